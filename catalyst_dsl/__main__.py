@@ -1,0 +1,5 @@
+"""`python -m catalyst_dsl` runs the command line."""
+
+from catalyst_dsl.cli import main
+
+main()

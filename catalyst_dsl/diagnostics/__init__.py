@@ -1,0 +1,5 @@
+"""Diagnostics: one model for every problem a user can fix, and the registry of codes."""
+
+from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity, DiagnosticSink
+
+__all__ = ["Diagnostic", "Label", "Severity", "DiagnosticSink"]

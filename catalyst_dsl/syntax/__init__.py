@@ -1,0 +1,1 @@
+"""Syntax layer: source text into nodes and expression trees that carry spans."""

@@ -1,0 +1,213 @@
+"""The expression parser: one Lark LALR grammar, built once, errors mapped to our own.
+
+Lark is imported lazily and the parser is built on first use (with Lark's on-disk cache,
+so later processes load the table instead of rebuilding it).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from catalyst_dsl.syntax import expr_ast as ast
+
+GRAMMAR_FILE = "expressions.lark"
+
+
+def grammar_path() -> Path:
+    """The grammar: inside the installed package, or at the top of a source checkout."""
+    packaged = resources.files("catalyst_dsl").joinpath("grammar", GRAMMAR_FILE)
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_FILE
+
+
+@functools.lru_cache(maxsize=1)
+def _parser():
+    from lark import Lark
+
+    text = grammar_path().read_text(encoding="utf-8")
+    options = dict(parser="lalr", start=["reference", "expression"], propagate_positions=True, maybe_placeholders=False)
+    cache_dir = os.path.join(tempfile.gettempdir(), f"catalyst-lark-{os.getuid() if hasattr(os, 'getuid') else 'u'}")
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        return Lark(text, cache=os.path.join(cache_dir, "expressions.cache"), **options)
+    except OSError:  # an unwritable temp dir costs start-up time, nothing else
+        return Lark(text, **options)
+
+
+class ExpressionSyntaxError(Exception):
+    def __init__(self, error: ast.TemplateError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+_STRING_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _unquote(token: str) -> str:
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            e = body[i + 1]
+            if e == "u" and i + 5 < len(body) + 0 and all(ch in "0123456789abcdefABCDEF" for ch in body[i + 2 : i + 6]) and len(body[i + 2 : i + 6]) == 4:
+                out.append(chr(int(body[i + 2 : i + 6], 16)))
+                i += 6
+                continue
+            out.append(_STRING_ESCAPES.get(e, e))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _number(text: str) -> int | float:
+    value = float(text)
+    return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def _build(tree, offset: int):
+    """Lark tree into AST nodes; iterative enough for the depths a guard allows."""
+    from lark import Token
+
+    def pos(node):
+        if isinstance(node, Token):
+            return node.start_pos + offset, node.end_pos + offset
+        return node.meta.start_pos + offset, node.meta.end_pos + offset
+
+    def conv(node):
+        if isinstance(node, Token):  # `?primary` passes bare tokens through only via rules
+            raise AssertionError(node.type)
+        kind = node.data
+        start, end = pos(node)
+        c = node.children
+        if kind == "expression":
+            return conv(c[0])
+        if kind == "number":
+            return ast.Literal(_number(str(c[0])), "number", start=start, end=end)
+        if kind == "string":
+            return ast.Literal(_unquote(str(c[0])), "string", start=start, end=end)
+        if kind in ("true", "false"):
+            return ast.Literal(kind == "true", "boolean", start=start, end=end)
+        if kind == "null":
+            return ast.Literal(None, "null", start=start, end=end)
+        if kind == "undefined":
+            return ast.Literal(None, "undefined", start=start, end=end)
+        if kind == "name":
+            return ast.Name(str(c[0]), start=start, end=end)
+        if kind == "member":
+            return ast.Member(conv(c[0]), str(c[1]), start=start, end=end)
+        if kind == "index":
+            return ast.Index(conv(c[0]), conv(c[1]), start=start, end=end)
+        if kind == "call":
+            return ast.Call(conv(c[0]), tuple(conv(a) for a in c[1:] if a is not None), start=start, end=end)
+        if kind == "unary":
+            return ast.Unary(str(c[0]), conv(c[1]), start=start, end=end)
+        if kind == "binary":
+            return ast.Binary(str(c[1]), conv(c[0]), conv(c[2]), start=start, end=end)
+        if kind in ("logic_or", "logic_and", "nullish"):
+            op = {"logic_or": "||", "logic_and": "&&", "nullish": "??"}[kind]
+            return ast.Binary(op, conv(c[0]), conv(c[1]), start=start, end=end)
+        if kind == "conditional":
+            return ast.Conditional(conv(c[0]), conv(c[1]), conv(c[2]), start=start, end=end)
+        if kind == "array":
+            return ast.ArrayExpr(tuple(conv(a) for a in c if a is not None), start=start, end=end)
+        if kind == "object":
+            entries = []
+            for pair in c:
+                if pair is None:
+                    continue
+                key_token, value = pair.children
+                key = _unquote(str(key_token)) if key_token.type == "STRING" else str(key_token)
+                ps, pe = pos(pair)
+                entries.append(ast.ObjectEntry(key, conv(value), start=ps, end=pe))
+            return ast.ObjectExpr(tuple(entries), start=start, end=end)
+        if kind == "path_ref":
+            return ast.PathRef(str(c[0]), tuple(str(t) for t in c[1:]), start=start, end=end)
+        if kind == "protocol_ref":
+            text = str(c[0])
+            protocol, _, path = text.partition("://")
+            return ast.ProtocolRef(protocol, path, start=start, end=end)
+        raise AssertionError(f"unhandled grammar rule {kind}")  # a grammar/AST mismatch is our bug
+
+    return conv(tree)
+
+
+# Constructs people reach for that the subset leaves out, and what to write instead.
+_OUTSIDE_SUBSET = (
+    ("=>", "arrow functions are not part of the expression language", "compute the value in a `script` step and read it with get()"),
+    ("++", "increment operators are not allowed in expressions", "write `get('x') + 1`"),
+    ("--", "decrement operators are not allowed in expressions", "write `get('x') - 1`"),
+    ("`", "template literals are not supported in expressions", "use `+` to join strings, or {{ }} in the surrounding text"),
+    (";", "a statement separator is not allowed: an expression is one value", "keep a single expression; use a `script` step for statements"),
+    ("new ", "`new` is not allowed in expressions", "use a `script` step for object construction"),
+    ("=", "assignment is not allowed in expressions", "compare with `===`; set variables with a `var` step"),
+    ("/", "regular expression literals are not supported in expressions", "use string methods such as includes() or startsWith()"),
+)
+
+
+def _describe(error, text: str) -> tuple[str, str | None, int, int]:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+    if isinstance(error, UnexpectedEOF):
+        return "the expression ends too early", "complete the expression or remove the dangling operator", len(text), len(text)
+    pos = getattr(error, "pos_in_stream", None)
+    if pos is None:
+        pos = 0
+    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
+        return "the expression ends too early", "complete the expression or remove the dangling operator", len(text), len(text)
+    rest = text[pos:]
+    for needle, message, help_text in _OUTSIDE_SUBSET:
+        if rest.startswith(needle) and not (needle == "=" and rest.startswith(("==", "=>"))):
+            if needle == "/" and not isinstance(error, UnexpectedCharacters):
+                continue
+            return message, help_text, pos, pos + len(needle.strip())
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        return f"unexpected '{token}' in expression", None, pos, pos + max(1, len(str(token)))
+    if isinstance(error, UnexpectedCharacters):
+        return f"unexpected character '{text[pos:pos + 1]}' in expression", None, pos, pos + 1
+    return "invalid expression", None, pos, pos + 1
+
+
+@functools.lru_cache(maxsize=16384)
+def parse(text: str, start: str):
+    """Parse `text` with the `reference` or `expression` start rule.
+
+    Returns an AST node whose offsets are relative to `text`; raises
+    ExpressionSyntaxError. Cached: the same text is parsed once per process.
+    """
+    from lark.exceptions import LarkError, UnexpectedInput
+
+    parser = _parser()  # outside the try: a grammar error is our bug, not the user's
+    try:
+        tree = parser.parse(text, start=start)
+    except UnexpectedInput as exc:
+        message, help_text, s, e = _describe(exc, text)
+        if start == "reference":
+            code, help_text = "C102", _reference_help(text)
+            message = f"'{text.strip()}' is not a reference"
+        else:
+            code = "C103" if help_text and "not" in message else "C101"
+        raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None
+    except (LarkError, RecursionError):
+        raise ExpressionSyntaxError(ast.TemplateError("C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps")) from None
+    return _build(tree, 0)
+
+
+def _reference_help(text: str) -> str:
+    body = text.strip()
+    if not body:
+        return "put a name between the braces, such as {{ feature-id }}"
+    if any(op in body for op in ("==", "!=", "&&", "||", "(", "+", "?", "<", ">", "'", '"', " ")):
+        return f"{{{{ }}}} takes a name or a dotted path; for an expression write ${{{{ {body} }}}}"
+    return "a reference is a name followed by .field or .0 segments, or a protocol path such as xe://spec"

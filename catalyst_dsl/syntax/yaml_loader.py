@@ -1,0 +1,517 @@
+"""Load YAML into nodes with spans, reporting what YAML itself lets slip.
+
+libyaml (through PyYAML's event API) does the scanning; this module composes the
+events into `YNode`s itself, because that is the one pass where duplicate keys,
+alias expansion, nesting depth and scalar typing can all be seen with their positions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.syntax.source import SourceFile
+from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
+
+try:  # libyaml when it is there: the pure-Python parser is ten times slower
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+#: Deeper flow nesting makes libyaml quadratic; no playbook needs it.
+MAX_DEPTH = 64
+#: Alias expansion budget: nodes reachable through aliases, beyond the nodes written.
+ALIAS_BUDGET_BASE = 10_000
+ALIAS_BUDGET_FACTOR = 10
+
+# -- YAML 1.2 core schema -------------------------------------------------------------
+# The original engine reads playbooks with a YAML 1.2 parser, so `yes` is a string and
+# `0755` is 755. We read them the same way and report where YAML 1.1 tools disagree.
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT10 = re.compile(r"^[-+]?[0-9]+$")
+_INT8 = re.compile(r"^0o[0-7]+$")
+_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+
+
+def core_value(text: str) -> object:
+    """The YAML 1.2 core-schema value of a plain scalar."""
+    if not text:
+        return None
+    first = text[0]
+    if first in "~nN" and _NULL.match(text):
+        return None
+    if first in "tTfF" and text in _BOOL:
+        return _BOOL[text]
+    if first in "-+0123456789.":
+        if _INT10.match(text):
+            return int(text)
+        if _INT8.match(text):
+            return int(text[2:], 8)
+        if _INT16.match(text):
+            return int(text[2:], 16)
+        if _FLOAT.match(text) and any(c.isdigit() for c in text):
+            return float(text)
+        if _INF.match(text):
+            return float("-inf") if first == "-" else float("inf")
+    if first == "." and _NAN.match(text):
+        return float("nan")
+    return text
+
+
+_YAML11_RESOLVER = yaml.resolver.Resolver()
+_YAML11_NAMES = {
+    "tag:yaml.org,2002:bool": "a boolean",
+    "tag:yaml.org,2002:int": "a number",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:timestamp": "a date",
+    "tag:yaml.org,2002:null": "null",
+}
+
+
+def yaml11_reading(node: YScalar) -> str | None:
+    """What a YAML 1.1 parser would make of a plain scalar, when that is not a string.
+
+    Returns None when YAML 1.1 and 1.2 agree, else a phrase such as "a boolean".
+    """
+    if not node.is_plain or node.tag is not None:
+        return None
+    tag = _YAML11_RESOLVER.resolve(yaml.ScalarNode, node.text, (True, False))
+    if tag == "tag:yaml.org,2002:str":
+        return None
+    reading = _YAML11_NAMES.get(tag)
+    if reading is None:
+        return None
+    core = node.value
+    if tag == "tag:yaml.org,2002:bool" and isinstance(core, bool):
+        return None
+    if tag == "tag:yaml.org,2002:null" and core is None:
+        return None
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") and isinstance(core, (int, float)) and not isinstance(core, bool):
+        # Both read a number; they disagree only on forms such as 0755 or 1_000.
+        if not (len(node.text) > 1 and node.text.lstrip("+-").startswith("0") and node.text.lstrip("+-")[1:2].isdigit()):
+            return None
+    return reading
+
+
+# -- Scalar tags ---------------------------------------------------------------------
+_STANDARD_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:map",
+}
+
+
+def _tagged_value(text: str, tag: str) -> object:
+    if tag == "tag:yaml.org,2002:str":
+        return text
+    value = core_value(text)
+    if tag == "tag:yaml.org,2002:int" and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise ValueError(f"'{text}' is not an integer")
+    if tag == "tag:yaml.org,2002:float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"'{text}' is not a number")
+        return float(value)
+    if tag == "tag:yaml.org,2002:bool" and not isinstance(value, bool):
+        raise ValueError(f"'{text}' is not a boolean")
+    if tag == "tag:yaml.org,2002:null" and value is not None:
+        raise ValueError(f"'{text}' is not null")
+    return value
+
+
+# -- Entry points --------------------------------------------------------------------
+
+
+def decode(data: bytes, path: str, sink: DiagnosticSink) -> SourceFile | None:
+    """Bytes into text: a byte-order mark is dropped (with a warning), bad UTF-8 reported."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+        sink.report(
+            "C003",
+            "the file starts with a UTF-8 byte-order mark",
+            SourceFile(path, "").span(0),
+            help="save the file as UTF-8 without a byte-order mark",
+        )
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        sink.report(
+            "C001",
+            "the file is UTF-16; playbooks are UTF-8",
+            SourceFile(path, "").span(0),
+            help="save the file as UTF-8",
+        )
+        return None
+    if b"\x00" in data[:8192]:
+        where = data.index(b"\x00")
+        prefix = data[:where].decode("utf-8", errors="replace")
+        sink.report(
+            "C001",
+            "this is a binary file, not a playbook (it contains NUL bytes)",
+            SourceFile(path, prefix).span(len(prefix)),
+            help="pass only YAML (.yaml, .yml) or Markdown (.md) playbooks",
+        )
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8", errors="replace")
+        sink.report(
+            "C001",
+            f"invalid UTF-8: byte 0x{data[exc.start]:02x} cannot start or continue a character",
+            SourceFile(path, good).span(len(good), len(good) + 1),
+            help="save the file as UTF-8; re-encode it with `iconv -f latin1 -t utf-8` if it was Latin-1",
+        )
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return SourceFile(path, text)
+
+
+def load_yaml(
+    source: SourceFile,
+    sink: DiagnosticSink,
+    *,
+    start: int = 0,
+    end: int | None = None,
+) -> YNode | None:
+    """Compose the single YAML document in `source.text[start:end]`.
+
+    Spans always point into `source`, so front matter cut out of a Markdown file keeps
+    the file's own lines and columns. Returns None when there is nothing usable.
+    """
+    text = source.text[start:end]
+    if _flow_too_deep(source, text, start, sink):
+        return None
+    composer = _Composer(source, sink, start)
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if composer.feed(event):
+                break
+    except yaml.MarkedYAMLError as exc:
+        _report_yaml_error(source, sink, start, exc)
+        return None
+    except yaml.YAMLError as exc:  # reader errors carry no mark in the C parser
+        _report_reader_error(source, sink, start, text, exc)
+        return None
+    return composer.result()
+
+
+def _flow_too_deep(source: SourceFile, text: str, base: int, sink: DiagnosticSink) -> bool:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    quote = ""
+    for i, c in enumerate(text):
+        if quote:
+            if c == quote:
+                quote = ""
+            elif c == "\n" and quote == "#":
+                quote = ""
+            continue
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                sink.report(
+                    "C009",
+                    f"collections are nested more than {MAX_DEPTH} levels deep",
+                    source.span(base + i, base + i + 1),
+                    help="flatten the structure; no playbook needs this depth",
+                )
+                return True
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        elif c in "'\"" and depth:
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\n"):
+            quote = "#"
+    return False
+
+
+_HELP_BY_PROBLEM = (
+    ("found character '\\t'", "C005", "indent with spaces: YAML does not allow tabs for indentation"),
+    ("mapping values are not allowed", "C002", "quote the value: a plain value cannot contain ': '"),
+    ("found undefined alias", "C008", "define the anchor (&name) before using the alias (*name)"),
+    ("found duplicate anchor", "C002", "give each anchor a different name"),
+    ("could not find expected ':'", "C002", "a key needs ': ' after it; check the indentation of this line"),
+    ("found unexpected end of stream", "C002", "close the quote or bracket that is still open"),
+    ("did not find expected key", "C002", "check the indentation: this line does not line up with the keys above"),
+    ("did not find expected '-' indicator", "C002", "check the indentation of this list item"),
+    ("found character that cannot start any token", "C002", "quote the value: it starts with a character YAML reserves (such as @ or `)"),
+)
+
+
+def _report_yaml_error(source: SourceFile, sink: DiagnosticSink, base: int, exc: yaml.MarkedYAMLError) -> None:
+    problem = exc.problem or exc.context or "invalid YAML"
+    mark = exc.problem_mark or exc.context_mark
+    code, help_text = "C002", "fix the YAML syntax at this position"
+    for needle, c, h in _HELP_BY_PROBLEM:
+        if needle in problem:
+            code, help_text = c, h
+            break
+    if code == "C005":
+        problem = "a tab is used for indentation"
+    span = source.span(base + mark.index, base + mark.index + 1) if mark else source.span(base)
+    labels = []
+    if exc.context and exc.context_mark and exc.context_mark is not mark:
+        at = base + exc.context_mark.index
+        labels.append(Label(source.span(at, at + 1), exc.context))
+    sink.report(code, problem[0].lower() + problem[1:], span, labels=labels, help=help_text)
+
+
+def _report_reader_error(source: SourceFile, sink: DiagnosticSink, base: int, text: str, exc: yaml.YAMLError) -> None:
+    bad = next((i for i, c in enumerate(text) if _unprintable(c)), None)
+    where = source.span(base + bad, base + bad + 1) if bad is not None else source.span(base)
+    char = f" (U+{ord(text[bad]):04X})" if bad is not None else ""
+    sink.report(
+        "C001",
+        f"the file contains a control character YAML does not allow{char}",
+        where,
+        help="remove the character, or write it as an escape inside a double-quoted string",
+    )
+
+
+def _unprintable(c: str) -> bool:
+    o = ord(c)
+    if c in "\t\n\r" or 0x20 <= o <= 0x7E or o == 0x85:
+        return False
+    if 0xA0 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF:
+        return o == 0xFEFF
+    return True
+
+
+class _Frame:
+    __slots__ = ("node", "anchor", "key", "keys", "size", "merges")
+
+    def __init__(self, node: YSeq | YMap, anchor: str | None) -> None:
+        self.node = node
+        self.anchor = anchor
+        self.key: YScalar | None = None
+        self.keys: dict[str, YScalar] = {}
+        self.size = 1
+        self.merges: list[tuple[YScalar, YNode]] = []
+
+
+class _Composer:
+    """Turns the event stream into nodes, one document, checking as it goes."""
+
+    def __init__(self, source: SourceFile, sink: DiagnosticSink, base: int) -> None:
+        self.source = source
+        self.sink = sink
+        self.base = base
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[YNode, int] | None] = {}
+        self.root: YNode | None = None
+        self.documents = 0
+        self.written = 0
+        self.expanded = 0
+        self.failed = False
+
+    # Each feed returns True to stop reading events.
+    def feed(self, event: yaml.Event) -> bool:
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            return self._scalar(event)
+        if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            return self._start(event, kind is yaml.MappingStartEvent)
+        if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            return self._end(event)
+        if kind is yaml.AliasEvent:
+            return self._alias(event)
+        if kind is yaml.DocumentStartEvent:
+            self.documents += 1
+            if self.documents > 1:
+                at = self.base + event.start_mark.index
+                self.sink.report(
+                    "C004",
+                    "a playbook file holds one YAML document; a second one starts here",
+                    self.source.span(at, at + 3),
+                    help="move the second playbook into a file of its own, or remove the '---' line",
+                )
+                return True
+        return False
+
+    def _span_of(self, event: yaml.Event) -> tuple[int, int]:
+        return self.base + event.start_mark.index, self.base + event.end_mark.index
+
+    def _check_tag(self, event: yaml.Event, start: int, end: int) -> str | None:
+        tag = event.tag
+        if tag is None or tag == "!":
+            return None
+        if tag not in _STANDARD_TAGS:
+            self.sink.report(
+                "C010",
+                f"the YAML tag '{tag}' is not supported in playbooks",
+                self.source.span(start, end),
+                help="remove the tag; playbooks use plain YAML values",
+            )
+            return None
+        return tag
+
+    def _scalar(self, event: yaml.ScalarEvent) -> bool:
+        start, end = self._span_of(event)
+        tag = self._check_tag(event, start, end)
+        text = event.value
+        style = event.style or ""
+        if tag is not None:
+            try:
+                value = _tagged_value(text, tag)
+            except ValueError as exc:
+                self.sink.report("C010", f"{exc} (tag {tag})", self.source.span(start, end), help="remove the tag or fix the value")
+                value = text
+        elif style:
+            value = text
+        else:
+            value = core_value(text)
+        node = YScalar(value, text, style, start, end, self.source, tag)
+        self.written += 1
+        return self._add(node, event.anchor, 1)
+
+    def _start(self, event: yaml.Event, mapping: bool) -> bool:
+        start, end = self._span_of(event)
+        self._check_tag(event, start, end)
+        flow = bool(event.flow_style)
+        node: YSeq | YMap = YMap([], start, end, self.source, flow) if mapping else YSeq([], start, end, self.source, flow)
+        if len(self.stack) >= MAX_DEPTH:
+            self.sink.report(
+                "C009",
+                f"collections are nested more than {MAX_DEPTH} levels deep",
+                self.source.span(start, start + 1),
+                help="flatten the structure; no playbook needs this depth",
+            )
+            return True
+        if event.anchor is not None:
+            self.anchors[event.anchor] = None  # in progress: an alias to it is recursive
+        self.written += 1
+        self.stack.append(_Frame(node, event.anchor))
+        return False
+
+    def _end(self, event: yaml.Event) -> bool:
+        frame = self.stack.pop()
+        node = frame.node
+        node.end = self.base + event.end_mark.index
+        if isinstance(node, YMap) and frame.merges:
+            self._apply_merges(frame)
+        if frame.key is not None:  # a key with no value cannot happen in valid YAML
+            frame.key = None
+        return self._add(node, frame.anchor, frame.size)
+
+    def _alias(self, event: yaml.AliasEvent) -> bool:
+        start, end = self._span_of(event)
+        name = event.anchor
+        if name not in self.anchors:
+            self.sink.report("C008", f"the alias *{name} has no anchor &{name} before it", self.source.span(start, end), help=f"define &{name} before using *{name}")
+            return True
+        target = self.anchors[name]
+        if target is None:
+            self.sink.report("C008", f"the alias *{name} refers to the node that contains it", self.source.span(start, end), help="an alias cannot refer to its own ancestor; copy the content instead")
+            return True
+        node, size = target
+        self.expanded += size
+        budget = ALIAS_BUDGET_BASE + ALIAS_BUDGET_FACTOR * self.written
+        if self.expanded > budget:
+            self.sink.report(
+                "C007",
+                f"aliases expand to more than {budget:,} nodes (an alias bomb)",
+                self.source.span(start, end),
+                help="use fewer nested aliases; write the repeated content out where it is needed",
+            )
+            return True
+        return self._add(_at_alias(node, start, end), None, size)
+
+    def _add(self, node: YNode, anchor: str | None, size: int) -> bool:
+        if anchor is not None:
+            self.anchors[anchor] = (node, size)
+        if not self.stack:
+            self.root = node
+            return False
+        frame = self.stack[-1]
+        frame.size += size
+        parent = frame.node
+        if isinstance(parent, YSeq):
+            parent.items.append(node)
+            return False
+        if frame.key is None:
+            frame.key = self._key(node)
+            return False
+        key, frame.key = frame.key, None
+        if key.text == "<<" and key.is_plain:
+            frame.merges.append((key, node))
+            return False
+        first = frame.keys.get(key.text)
+        if first is not None:
+            self.sink.report(
+                "C006",
+                f"the key '{key.text}' appears twice in this mapping",
+                key.span,
+                labels=[Label(first.span, "first defined here")],
+                help="remove one of them: YAML parsers silently keep only the last one",
+            )
+            return False
+        frame.keys[key.text] = key
+        parent.pairs.append((key, node))
+        return False
+
+    def _key(self, node: YNode) -> YScalar:
+        if isinstance(node, YScalar):
+            if node.is_plain and node.text and not isinstance(node.value, str):
+                reading = yaml11_reading(node) or f"{_kind_of(node.value)}"
+                self.sink.report(
+                    "C011",
+                    f"the key {node.text} is read as {reading}, not as text",
+                    node.span,
+                    help=f"quote the key: '{node.text}'",
+                )
+            elif (reading := yaml11_reading(node)) is not None:
+                self.sink.report(
+                    "C011",
+                    f"YAML 1.1 tools read the key {node.text} as {reading}",
+                    node.span,
+                    help=f"quote the key: '{node.text}'",
+                )
+            return node
+        self.sink.report("C012", "a mapping key must be a plain string, not a collection", node.span, help="use a string key")
+        return YScalar("?", "?", "", node.start, node.end, self.source)
+
+    def _apply_merges(self, frame: _Frame) -> None:
+        node = frame.node
+        assert isinstance(node, YMap)
+        for key, value in frame.merges:
+            sources = value.items if isinstance(value, YSeq) else [value]
+            for merged in sources:
+                if not isinstance(merged, YMap):
+                    self.sink.report("C002", "a merge key (<<) needs a mapping or a list of mappings", key.span, help="merge an anchored mapping: <<: *defaults")
+                    continue
+                for k, v in merged.pairs:
+                    if k.text not in frame.keys:  # keys written here win over merged ones
+                        frame.keys[k.text] = k
+                        node.pairs.append((k, v))
+
+    def result(self) -> YNode | None:
+        return self.root
+
+
+def _at_alias(node: YNode, start: int, end: int) -> YNode:
+    """The aliased node, re-positioned at the alias (its children stay where they were written)."""
+    if isinstance(node, YScalar):
+        return YScalar(node.value, node.text, node.style, start, end, node.source, node.tag)
+    if isinstance(node, YSeq):
+        return YSeq(node.items, start, end, node.source, node.flow)
+    return YMap(node.pairs, start, end, node.source, node.flow)
+
+
+def _kind_of(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "text"

@@ -1,0 +1,110 @@
+"""YAML nodes with spans: what the loader produces and the dialects read."""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+
+@attrs.define(slots=True, eq=False)
+class YScalar:
+    """A scalar with its YAML 1.2 core value and the text as written.
+
+    `text` is the decoded string (escapes applied, lines folded); `value` is what the
+    YAML 1.2 core schema makes of it (a plain `7` is an int, a quoted `"7"` a str).
+    """
+
+    value: object
+    text: str
+    style: str  # "" plain, "'" / '"' quoted, "|" literal, ">" folded
+    start: int
+    end: int
+    source: SourceFile = attrs.field(repr=False)
+    tag: str | None = None  # an explicit tag such as !!str, if any
+
+    @property
+    def span(self) -> Span:
+        return self.source.span(self.start, self.end)
+
+    @property
+    def is_plain(self) -> bool:
+        return self.style == ""
+
+    @property
+    def kind(self) -> str:
+        return "scalar"
+
+
+@attrs.define(slots=True, eq=False)
+class YSeq:
+    items: list["YNode"]
+    start: int
+    end: int
+    source: SourceFile = attrs.field(repr=False)
+    flow: bool = False
+
+    @property
+    def span(self) -> Span:
+        return self.source.span(self.start, self.end)
+
+    @property
+    def kind(self) -> str:
+        return "list"
+
+
+@attrs.define(slots=True, eq=False)
+class YMap:
+    """A mapping; `pairs` keeps order and the key nodes (duplicates are reported, not kept)."""
+
+    pairs: list[tuple[YScalar, "YNode"]]
+    start: int
+    end: int
+    source: SourceFile = attrs.field(repr=False)
+    flow: bool = False
+
+    @property
+    def span(self) -> Span:
+        return self.source.span(self.start, self.end)
+
+    @property
+    def kind(self) -> str:
+        return "mapping"
+
+    def get(self, key: str) -> "YNode | None":
+        for k, v in self.pairs:
+            if k.text == key:
+                return v
+        return None
+
+    def key_node(self, key: str) -> YScalar | None:
+        for k, _ in self.pairs:
+            if k.text == key:
+                return k
+        return None
+
+
+YNode = Union[YScalar, YSeq, YMap]
+
+
+def head_span(node: YNode) -> Span:
+    """A short span for a node: a scalar whole, a collection only its first line."""
+    if isinstance(node, YScalar):
+        return node.span
+    source = node.source
+    line, _ = source.position(node.start)
+    line_end = source.offset(line, len(source.line_text(line)) + 1)
+    return source.span(node.start, min(node.end, max(line_end, node.start + 1)))
+
+
+def to_python(node: YNode | None) -> object:
+    """Plain Python data from a node tree (for defaults, literals and tests)."""
+    if node is None:
+        return None
+    if isinstance(node, YScalar):
+        return node.value
+    if isinstance(node, YSeq):
+        return [to_python(item) for item in node.items]
+    return {k.text: to_python(v) for k, v in node.pairs}
