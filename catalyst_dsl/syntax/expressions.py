@@ -195,7 +195,13 @@ def parse(text: str, start: str):
         message, help_text, s, e = _describe(exc, text)
         if start == "reference":
             code, help_text = "C102", _reference_help(text)
-            message = f"'{text.strip()}' is not a reference"
+            body = text.strip()
+            if "\n" in body or len(body) > 40:
+                message = "this {{ }} holds text, not a reference"
+                help_text = "write \\{{ for literal braces, or put a single name between {{ and }}"
+                s, e = 0, len(text)
+            else:
+                message = f"'{body}' is not a reference"
         else:
             code = "C103" if help_text and "not" in message else "C101"
         raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None

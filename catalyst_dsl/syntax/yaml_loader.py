@@ -256,11 +256,16 @@ def _report_yaml_error(source: SourceFile, sink: DiagnosticSink, base: int, exc:
         if needle in problem:
             code, help_text = c, h
             break
+    if mark is not None and source.text[base + mark.index : base + mark.index + 1] == "\t":
+        code, help_text = "C005", _HELP_BY_PROBLEM[0][2]
     if code == "C005":
         problem = "a tab is used for indentation"
+        labels_allowed = False
+    else:
+        labels_allowed = True
     span = source.span(base + mark.index, base + mark.index + 1) if mark else source.span(base)
     labels = []
-    if exc.context and exc.context_mark and exc.context_mark is not mark:
+    if labels_allowed and exc.context and exc.context_mark and exc.context_mark.index != getattr(mark, "index", None):
         at = base + exc.context_mark.index
         labels.append(Label(source.span(at, at + 1), exc.context))
     sink.report(code, problem[0].lower() + problem[1:], span, labels=labels, help=help_text)

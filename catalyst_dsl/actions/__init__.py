@@ -1,0 +1,1 @@
+"""Actions: the catalog of declarations (and, later, their implementations)."""

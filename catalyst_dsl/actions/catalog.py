@@ -1,0 +1,95 @@
+"""The action catalog: one declaration per action, the single source every phase reads.
+
+A declaration says what an action accepts (config schema and primary property), what it
+gives back (result type), what kind of effect it has, what it writes, and how it behaves
+under --what-if. The checker, the interpreter and the what-if report read these; nothing
+about an action is written twice.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from typing import Iterable
+
+import attrs
+
+from catalyst_dsl.ir.types import ObjectT, Type
+
+
+class Effect(enum.Enum):
+    PURE = "pure"          # computes a value; safe to run anywhere
+    READ = "read"          # reads files or the repository; run for real under what-if
+    WRITE = "write"        # changes files in the project
+    NETWORK = "network"    # talks to a remote service
+    EXTERNAL = "external"  # runs a program or an AI whose effects we cannot see
+    CONTROL = "control"    # structures other steps; its effect is theirs
+    HUMAN = "human"        # waits for a person
+
+
+class WhatIf(enum.Enum):
+    RUN = "run"            # run for real (pure and read actions)
+    DIFF = "diff"          # a file change, shown as a diff
+    DESCRIBE = "describe"  # the request, commit or call it would make, described
+    UNKNOWN = "unknown"    # cannot be simulated; its result is unknown downstream
+    PAUSE = "pause"        # would wait for approval
+    CONTROL = "control"    # the steps it contains are simulated one by one
+
+
+@attrs.frozen
+class WriteDecl:
+    """A config key whose value names what the action writes."""
+
+    key: str
+    kind: str  # "file" | "files" (patterns) | "branch"
+    doc: str = ""
+
+
+@attrs.frozen
+class ActionSpec:
+    name: str
+    group: str
+    summary: str
+    config: ObjectT
+    primary: str | None
+    result: Type
+    effect: Effect
+    what_if: WhatIf
+    writes: tuple[WriteDecl, ...] = ()
+    #: Runs an opaque program: its writes are declared with the step's `writes:` key.
+    shell_like: bool = False
+    #: Needs a program on the machine (node, pwsh) to run.
+    requires: str | None = None
+
+    def config_keys(self) -> list[str]:
+        return self.config.names()
+
+
+class Catalog:
+    """The actions known in one compilation: built-ins, then plugins (later, functions)."""
+
+    def __init__(self, specs: Iterable[ActionSpec]) -> None:
+        self._specs: dict[str, ActionSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"action {spec.name} declared twice")  # our bug, at import time
+            self._specs[spec.name] = spec
+
+    def get(self, name: str) -> ActionSpec | None:
+        return self._specs.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._specs
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def specs(self) -> list[ActionSpec]:
+        return list(self._specs.values())
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_catalog() -> Catalog:
+    from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
+
+    return Catalog(BUILTIN_ACTIONS)

@@ -1,0 +1,1 @@
+"""Checks on the IR: each rule reports diagnostics and never raises on user mistakes."""

@@ -1,0 +1,584 @@
+"""References and types: every template resolved in order of definition, then typed.
+
+Walks the steps in the order they run, keeping the names each point can see (inputs,
+`var`s, named step results, loop variables, function parameters, `$error` in catch
+steps). Each `{{ }}` and `${{ }}` is resolved against that scope and typed; the type is
+compared with what the action's config key (or the condition) expects.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import attrs
+
+from catalyst_dsl import expr_builtins as B
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.dialects.catalyst import input_type
+from catalyst_dsl.dialects.values import a_type, suggest
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t
+from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.source import Span
+
+
+@attrs.define
+class Binding:
+    name: str
+    type: t.Type
+    kind: str  # input | var | step | loop | parameter | error | script
+    span: Span | None
+
+
+class Scope:
+    def __init__(self, parent: "Scope | None" = None) -> None:
+        self.parent = parent
+        self.names: dict[str, Binding] = {}
+
+    def lookup(self, name: str) -> Binding | None:
+        scope: Scope | None = self
+        while scope is not None:
+            found = scope.names.get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def define(self, binding: Binding) -> None:
+        self.names[binding.name] = binding
+
+    def assign(self, binding: Binding) -> None:
+        """`var` updates the variable where it was defined, else defines it here."""
+        existing = self.lookup(binding.name)
+        if existing is not None and existing.kind in ("var", "script"):
+            existing.type = t.union(existing.type, binding.type)
+            return
+        self.define(binding)
+
+    def visible(self) -> list[str]:
+        names: list[str] = []
+        scope: Scope | None = self
+        while scope is not None:
+            names.extend(scope.names)
+            scope = scope.parent
+        return names
+
+
+_SCRIPT_SET = re.compile(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
+
+
+class _Part:
+    """The template part being checked: turns expression offsets into file spans."""
+
+    def __init__(self, tmpl: ir.Tmpl, base: int) -> None:
+        self.tmpl = tmpl
+        self.base = base
+
+    def span(self, node) -> Span | None:
+        if self.tmpl.smap is None:
+            return self.tmpl.span
+        return self.tmpl.smap.span(self.base + node.start, self.base + node.end)
+
+
+class ReferenceChecker:
+    def __init__(self, playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> None:
+        self.playbook = playbook
+        self.sink = sink
+        self.catalog = catalog
+        self.function_results: dict[str, t.Type] = {}
+        self.step_names: dict[str, Span | None] = {}
+        self.all_definitions: dict[str, Span | None] = {}
+        self.inputs = {i.name: i for i in playbook.inputs}
+        self._collect_definitions(playbook.steps)
+
+    # -- entry ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        top = Scope()
+        for decl in self.playbook.inputs:
+            top.define(Binding(decl.name, input_type(decl), "input", decl.span))
+        self.walk(self.playbook.steps, top)
+        for clause in self.playbook.catch:
+            scope = Scope(top)
+            scope.define(Binding("$error", B.ERROR_TYPE, "error", clause.span))
+            self.walk(clause.steps, scope)
+        self.walk(self.playbook.finally_, Scope(top))
+        for artifact in self.playbook.artifacts:
+            self.value(artifact, top)
+
+    def _collect_definitions(self, steps: Iterable[ir.Step]) -> None:
+        """Every name defined anywhere, to tell 'used too early' from 'never defined'."""
+        for step in steps:
+            if step.name:
+                self.all_definitions.setdefault(step.name, step.name_span)
+            if step.action == "var":
+                v = step.config.get("name")
+                if isinstance(v, ir.Lit) and isinstance(v.value, str):
+                    self.all_definitions.setdefault(v.value, v.span)
+            for entry in step.config.entries:
+                for nested in _nested_steps(entry.value):
+                    self._collect_definitions(nested)
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def walk(self, steps: Iterable[ir.Step], scope: Scope) -> None:
+        for step in steps:
+            self.step(step, scope)
+
+    def step(self, step: ir.Step, scope: Scope) -> None:
+        if step.condition is not None:
+            self.condition(step.condition, scope, "condition")
+        for w in step.writes:
+            self.value(w, scope)
+        result: t.Type = t.ANY
+        cfg = step.config
+        action = step.action
+        if not step.known:
+            self.config_values(cfg, scope)
+        elif action == "var":
+            value = cfg.get("value")
+            vtype = self.value(value, scope) if value is not None else t.NULL
+            name = cfg.get("name")
+            if isinstance(name, ir.Lit) and isinstance(name.value, str):
+                scope.assign(Binding(name.value, vtype, "var", name.span))
+        elif action == "if":
+            cond = cfg.get("condition")
+            if cond is not None:
+                self.condition(cond, scope, "if")
+            for branch in ("then", "else"):
+                body = cfg.get(branch)
+                if isinstance(body, ir.StepsV):
+                    self.walk(body.steps, Scope(scope))
+            result = self.catalog.get("if").result
+        elif action == "for-each":
+            items = cfg.get("in")
+            itype = self.value(items, scope) if items is not None else t.ANY
+            element = t.ANY
+            if isinstance(itype, t.ArrayT):
+                element = itype.item  # a non-array is reported where `in` is typed
+            body = Scope(scope)
+            item = cfg.get("item")
+            if isinstance(item, ir.Lit) and isinstance(item.value, str):
+                body.define(Binding(item.value, element, "loop", item.span))
+            index = cfg.get("index")
+            index_name = index.value if isinstance(index, ir.Lit) and isinstance(index.value, str) else "index"
+            body.define(Binding(index_name, t.NUMBER, "loop", index.span if index is not None else step.span))
+            steps = cfg.get("steps")
+            if isinstance(steps, ir.StepsV):
+                self.walk(steps.steps, body)
+            result = self.catalog.get("for-each").result
+        elif action == "try":
+            steps = cfg.get("steps")
+            if isinstance(steps, ir.StepsV):
+                self.walk(steps.steps, Scope(scope))
+            catch = cfg.get("catch")
+            if isinstance(catch, ir.ListV):
+                for clause in catch.items:
+                    if isinstance(clause, ir.MapV):
+                        handler = Scope(scope)
+                        handler.define(Binding("$error", B.ERROR_TYPE, "error", clause.span))
+                        body = clause.get("steps")
+                        if isinstance(body, ir.StepsV):
+                            self.walk(body.steps, handler)
+            final = cfg.get("finally")
+            if isinstance(final, ir.StepsV):
+                self.walk(final.steps, Scope(scope))
+            result = self.catalog.get("try").result
+        elif action == "function":
+            self.function(step, scope)
+            result = t.NULL
+        elif action == "parallel":
+            steps = cfg.get("steps")
+            if isinstance(steps, ir.StepsV):
+                self.walk(steps.steps, Scope(scope))
+            result = self.catalog.get("parallel").result
+        elif action in self.function_results or self.catalog.get(action) is None:
+            self.config_values(cfg, scope)
+            result = self.function_results.get(action, t.ANY)
+        else:
+            spec = self.catalog.get(action)
+            self.config_values(cfg, scope)
+            result = spec.result
+            if action == "script":
+                code = cfg.get("code")
+                text = code.value if isinstance(code, ir.Lit) else code.text if isinstance(code, ir.Tmpl) else ""
+                for match in _SCRIPT_SET.finditer(str(text)):
+                    scope.assign(Binding(match.group(2), t.ANY, "script", code.span if code else step.span))
+        if step.name:
+            first = self.step_names.get(step.name)
+            if step.name in self.step_names:
+                self.sink.report("C411", f"two steps are named '{step.name}'", step.name_span, labels=[Label(first, "first used here")] if first else (), help="step names are unique in a playbook; rename one")
+            elif step.name in self.inputs:
+                self.sink.report("C411", f"the step name '{step.name}' is also the name of an input", step.name_span, labels=[Label(self.inputs[step.name].span, "input declared here")] if self.inputs[step.name].span else (), help="rename the step: its result would hide the input")
+            else:
+                self.step_names[step.name] = step.name_span
+            scope.define(Binding(step.name, result, "step", step.name_span))
+
+    def function(self, step: ir.Step, scope: Scope) -> None:
+        name = step.config.get("name")
+        body = Scope(scope)
+        inputs = step.config.get("inputs")
+        if isinstance(inputs, ir.InputsV):
+            for decl in inputs.inputs:
+                body.define(Binding(decl.name, input_type(decl), "parameter", decl.span))
+        steps = step.config.get("steps")
+        returns: list[t.Type] = []
+        if isinstance(steps, ir.StepsV):
+            self.walk(steps.steps, body)
+            for ret in _returns(steps.steps):
+                returns.append(self.return_type(ret, body))
+        if isinstance(name, ir.Lit) and isinstance(name.value, str):
+            self.function_results[name.value] = returns[0] if len(returns) == 1 else t.ANY
+
+    def return_type(self, ret: ir.Step, scope: Scope) -> t.Type:
+        entries = ret.config.entries
+        if len(entries) == 1 and entries[0].key == "result":
+            return t.ObjectT((("result", t.Field(self._quiet_type(entries[0].value, scope), True)),), None)
+        return t.ObjectT(tuple((e.key, t.Field(self._quiet_type(e.value, scope), True)) for e in entries), None)
+
+    def _quiet_type(self, value: ir.Value, scope: Scope) -> t.Type:
+        quiet = ReferenceChecker.__new__(ReferenceChecker)
+        quiet.__dict__.update(self.__dict__)
+        quiet.sink = DiagnosticSink()
+        return quiet.value(value, scope)
+
+    # -- values -------------------------------------------------------------------------------------
+
+    def config_values(self, cfg: ir.MapV, scope: Scope) -> None:
+        for entry in cfg.entries:
+            if not isinstance(entry.value, (ir.StepsV, ir.InputsV)):
+                self.value(entry.value, scope)
+
+    def condition(self, value: ir.Value, scope: Scope, where: str) -> None:
+        vtype = self.value(value, scope)
+        if isinstance(value, ir.Tmpl) and value.parts and (len(value.parts) > 1 or not value.parts[0].__class__.__name__.endswith("Part")):
+            if len(value.parts) > 1:
+                self.sink.report("C507", f"this {where} is text with a template inside, so it is always true", value.span, help="make the whole value one expression: ${{ ... }}")
+                return
+        if isinstance(value, ir.Lit) and isinstance(value.value, str):
+            self.sink.report("C507", f"this {where} is the fixed text '{value.value}', so it is always true", value.span, help="write an expression: ${{ get('name') === 'value' }}")
+            return
+        if any(isinstance(o, (t.ArrayT, t.ObjectT)) for o in t.options_of(vtype)) and not t.is_any(vtype):
+            self.sink.report("C507", f"this {where} is {a_type(vtype)}, which is always true", value.span, help="test something about it, such as .length > 0")
+
+    def value(self, value: ir.Value | None, scope: Scope) -> t.Type:
+        if value is None:
+            return t.NULL
+        if isinstance(value, ir.Lit):
+            return t.type_of_value(value.value)
+        if isinstance(value, ir.ListV):
+            return t.ArrayT(t.join(self.value(i, scope) for i in value.items) if value.items else t.ANY)
+        if isinstance(value, ir.MapV):
+            return t.ObjectT(tuple((e.key, t.Field(self.value(e.value, scope), True)) for e in value.entries), None)
+        if isinstance(value, ir.Tmpl):
+            return self.template(value, scope)
+        return t.ANY
+
+    def template(self, tmpl: ir.Tmpl, scope: Scope) -> t.Type:
+        types = []
+        for part in tmpl.parts:
+            if isinstance(part, ast.RefPart):
+                types.append(self.reference(part.ref, _Part(tmpl, part.base), scope))
+            elif isinstance(part, ast.ExprPart):
+                types.append(self.expr(part.expr, _Part(tmpl, part.base), scope))
+        single = len(tmpl.parts) == 1 and types
+        result = types[0] if single else t.STRING
+        expected = tmpl.expected
+        if isinstance(expected, t.Type) and single and not t.assignable(result, expected):
+            self.sink.report("C502", f"this value is {a_type(result)}, but {a_type(expected)} is expected here", tmpl.span, help=_fix_for(result, expected))
+        elif isinstance(expected, t.Type) and not single and not isinstance(expected, t.BooleanT) and not t.assignable(t.STRING, expected):
+            self.sink.report("C502", f"text with templates is a string, but {a_type(expected)} is expected here", tmpl.span, help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type")
+        return result
+
+    # -- references -------------------------------------------------------------------------------------
+
+    def reference(self, ref, part: _Part, scope: Scope) -> t.Type:
+        if isinstance(ref, ast.ProtocolRef):
+            self.protocol(ref.protocol, ref.path, part.span(ref))
+            return t.STRING
+        root_type = self.resolve_name(ref.root, part.span(ref), scope, ref)
+        if root_type is None:
+            return t.ANY
+        segments = ref.segments
+        current = root_type
+        if ref.root == "inputs" and root_type is _INPUTS_MARK:
+            if not segments:
+                return t.ObjectT(tuple((i.name, t.Field(input_type(i))) for i in self.playbook.inputs), None)
+            decl = self.inputs.get(segments[0])
+            if decl is None:
+                self.sink.report("C501", f"there is no input named '{segments[0]}'", part.span(ref), help=suggest(segments[0], self.inputs) or "declare it under `inputs:`")
+                return t.ANY
+            current, segments = input_type(decl), segments[1:]
+        path = ref.root
+        for segment in segments:
+            current = self.member(current, segment, path, part.span(ref))
+            path = f"{path}.{segment}"
+            if current is None:
+                return t.ANY
+        return current
+
+    def resolve_name(self, name: str, span: Span | None, scope: Scope, node=None) -> t.Type | None:
+        binding = scope.lookup(name)
+        if binding is not None:
+            return binding.type
+        if name == "inputs":
+            return _INPUTS_MARK
+        if name == "$error":
+            self.sink.report("C501", "$error is only defined inside catch steps", span, help="move this step into a `catch:` block")
+            return None
+        if name in self.all_definitions:
+            where = self.all_definitions[name]
+            self.sink.report("C503", f"'{name}' is used before it is defined", span, labels=[Label(where, "defined here")] if where else (), help="move this step after the one that defines it, or define the variable earlier (names defined inside if/for-each/try are visible only inside them)")
+            return None
+        hint = suggest(name, scope.visible())
+        self.sink.report("C501", f"'{name}' is not defined", span, help=hint or "define it with a `var` step, name the step that produces it, or declare it as an input")
+        return None
+
+    def member(self, current: t.Type, segment: str, path: str, span: Span | None) -> t.Type | None:
+        if t.is_any(current):
+            return t.ANY
+        options = [o for o in t.options_of(current) if not isinstance(o, t.NullT)]
+        if not options:
+            self.sink.report("C505", f"'{path}' is null; it has no member '{segment}'", span)
+            return None
+        found: list[t.Type] = []
+        for option in options:
+            got = _member_of(option, segment)
+            if got is not None:
+                found.append(got)
+        if found:
+            return t.join(found)
+        if len(options) == 1 and isinstance(options[0], t.ObjectT):
+            names = options[0].names()
+            self.sink.report("C504", f"'{path}' has no member '{segment}'", span, help=suggest(segment, names) or (f"its members are: {', '.join(names)}" if names else None))
+            return None
+        self.sink.report("C505", f"'{path}' is {a_type(current)}; it has no member '{segment}'", span, help="only objects have members (and strings and arrays have .length)")
+        return None
+
+    def protocol(self, protocol: str, path: str, span: Span | None) -> None:
+        if protocol not in B.PROTOCOLS:
+            self.sink.report("C106", f"unknown path protocol '{protocol}://'", span, help=suggest(protocol, B.PROTOCOLS, prefix="did you mean ") or f"protocols are: {', '.join(p + '://' for p in B.PROTOCOLS)}")
+            return
+        if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
+            self.sink.report("C106", f"'{protocol}://{path}' is an absolute path; protocol paths are relative to their base", span, help=f"drop the leading '/': {protocol}://{path.lstrip('/')}")
+        elif ".." in re.split(r"[\\/]", path):
+            self.sink.report("C106", f"'{protocol}://{path}' climbs out of its base with '..'", span, help="name the file inside the protocol's base directory")
+
+    # -- expressions -------------------------------------------------------------------------------------
+
+    def expr(self, node, part: _Part, scope: Scope) -> t.Type:
+        if isinstance(node, ast.Literal):
+            return {"number": t.NUMBER, "string": t.STRING, "boolean": t.BOOLEAN}.get(node.kind, t.NULL)
+        if isinstance(node, ast.ArrayExpr):
+            return t.ArrayT(t.join(self.expr(i, part, scope) for i in node.items) if node.items else t.ANY)
+        if isinstance(node, ast.ObjectExpr):
+            return t.ObjectT(tuple((e.key, t.Field(self.expr(e.value, part, scope), True)) for e in node.entries), None)
+        if isinstance(node, ast.Name):
+            if node.name in B.NAMESPACES or node.name in B.FUNCTIONS:
+                self.sink.report("C107", f"'{node.name}' can only be called", part.span(node), help=f"call it: {node.name}(...)" if node.name in B.FUNCTIONS else f"use one of its functions: {', '.join(node.name + '.' + f for f in B.NAMESPACES[node.name])}")
+                return t.ANY
+            found = self.resolve_name(node.name, part.span(node), scope)
+            return t.ANY if found is None or found is _INPUTS_MARK else found
+        if isinstance(node, ast.Member):
+            target = self.expr(node.target, part, scope)
+            got = self.member(target, node.name, _describe_expr(node.target), part.span(node))
+            return got if got is not None else t.ANY
+        if isinstance(node, ast.Index):
+            target = self.expr(node.target, part, scope)
+            index = self.expr(node.index, part, scope)
+            if isinstance(node.index, ast.Literal) and node.index.kind in ("string", "number"):
+                got = self.member(target, str(node.index.value), _describe_expr(node.target), part.span(node))
+                return got if got is not None else t.ANY
+            if isinstance(target, t.ArrayT):
+                return target.item
+            return t.ANY
+        if isinstance(node, ast.Call):
+            return self.call(node, part, scope)
+        if isinstance(node, ast.Unary):
+            operand = self.expr(node.operand, part, scope)
+            if node.op == "!":
+                return t.BOOLEAN
+            self._arithmetic(operand, node.operand, node.op, part)
+            return t.NUMBER
+        if isinstance(node, ast.Binary):
+            left = self.expr(node.left, part, scope)
+            right = self.expr(node.right, part, scope)
+            op = node.op
+            if op in ("==", "!=", "===", "!==", "<", "<=", ">", ">="):
+                return t.BOOLEAN
+            if op in ("&&", "||"):
+                return t.union(left, right)
+            if op == "??":
+                return t.union(*[o for o in t.options_of(left) if not isinstance(o, t.NullT)], right)
+            if op == "+":
+                if any(t.is_stringish(o) for o in t.options_of(left) + t.options_of(right)):
+                    return t.STRING
+                if isinstance(left, t.NumberT) and isinstance(right, t.NumberT):
+                    return t.NUMBER
+                return t.ANY
+            self._arithmetic(left, node.left, op, part)
+            self._arithmetic(right, node.right, op, part)
+            return t.NUMBER
+        if isinstance(node, ast.Conditional):
+            self.expr(node.test, part, scope)
+            return t.union(self.expr(node.then, part, scope), self.expr(node.otherwise, part, scope))
+        return t.ANY
+
+    def _arithmetic(self, operand: t.Type, node, op: str, part: _Part) -> None:
+        if t.is_any(operand):
+            return
+        bad = [o for o in t.options_of(operand) if not isinstance(o, (t.NumberT, t.NullT, t.AnyT))]
+        if bad and len(bad) == len(t.options_of(operand)):
+            self.sink.report("C506", f"'{op}' needs numbers, but this is {a_type(operand)}", part.span(node), help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None)
+
+    def call(self, node: ast.Call, part: _Part, scope: Scope) -> t.Type:
+        callee = node.callee
+        args = node.args
+        if isinstance(callee, ast.Name):
+            name = callee.name
+            if name == "get":
+                return self.get_call(node, part, scope)
+            for a in args:
+                self.expr(a, part, scope)
+            if name in B.FUNCTIONS:
+                return B.FUNCTIONS[name]
+            self.sink.report("C107", f"'{name}' is not a function the expression language allows", part.span(callee), help=suggest(name, B.FUNCTIONS) or f"allowed functions: {', '.join(B.FUNCTIONS)}, and the methods of strings and arrays")
+            return t.ANY
+        if isinstance(callee, ast.Member):
+            for a in args:
+                self.expr(a, part, scope)
+            if isinstance(callee.target, ast.Name) and callee.target.name in B.NAMESPACES and scope.lookup(callee.target.name) is None:
+                functions = B.NAMESPACES[callee.target.name]
+                if callee.name in functions:
+                    return functions[callee.name]
+                self.sink.report("C107", f"'{callee.target.name}.{callee.name}' is not allowed in expressions", part.span(callee), help=suggest(callee.name, functions) or f"allowed: {', '.join(callee.target.name + '.' + f for f in functions)}")
+                return t.ANY
+            receiver = self.expr(callee.target, part, scope)
+            return self.method(receiver, callee, part)
+        for a in args:
+            self.expr(a, part, scope)
+        self.sink.report("C107", "only named functions and methods can be called in expressions", part.span(callee))
+        return t.ANY
+
+    def method(self, receiver: t.Type, callee: ast.Member, part: _Part) -> t.Type:
+        name = callee.name
+        results: list[t.Type] = []
+        for option in t.options_of(receiver):
+            if isinstance(option, t.AnyT):
+                for table in (B.STRING_METHODS, B.ARRAY_METHODS, B.NUMBER_METHODS):
+                    if name in table:
+                        return t.ANY
+                continue
+            table = B.STRING_METHODS if t.is_stringish(option) else B.ARRAY_METHODS if isinstance(option, t.ArrayT) else B.NUMBER_METHODS if isinstance(option, t.NumberT) else {}
+            got = table.get(name)
+            if got == "SAME":
+                results.append(option)
+            elif got == "ITEM":
+                results.append(option.item)  # type: ignore[union-attr]
+            elif got is not None:
+                results.append(got)  # type: ignore[arg-type]
+        if results:
+            return t.join(results)
+        known = sorted(set(B.STRING_METHODS) | set(B.ARRAY_METHODS) | set(B.NUMBER_METHODS))
+        what = "this value" if t.is_any(receiver) else a_type(receiver)
+        self.sink.report("C107", f"the method '{name}' is not allowed on {what}", part.span(callee), help=suggest(name, known) or "see the list of allowed methods in the docs")
+        return t.ANY
+
+    def get_call(self, node: ast.Call, part: _Part, scope: Scope) -> t.Type:
+        if len(node.args) != 1:
+            self.sink.report("C107", f"get() takes one argument, got {len(node.args)}", part.span(node), help="get('name') or get('name.field')")
+            for a in node.args:
+                self.expr(a, part, scope)
+            return t.ANY
+        arg = node.args[0]
+        if not (isinstance(arg, ast.Literal) and arg.kind == "string"):
+            self.expr(arg, part, scope)
+            return t.ANY  # a dynamic get is checked at run time
+        text = str(arg.value)
+        if "://" in text:
+            protocol, _, path = text.partition("://")
+            self.protocol(protocol, path, part.span(arg))
+            return t.union(t.STRING, t.NULL)
+        pieces = text.split(".")
+        ref = ast.PathRef(pieces[0], tuple(pieces[1:]), start=arg.start + 1, end=arg.end - 1)
+        return self.reference(ref, part, scope)
+
+
+class _InputsMark(t.AnyT):
+    pass
+
+
+_INPUTS_MARK = _InputsMark()
+
+
+def _member_of(option: t.Type, segment: str) -> t.Type | None:
+    if isinstance(option, t.AnyT):
+        return t.ANY
+    if isinstance(option, t.ArrayT):
+        if segment == "length":
+            return t.NUMBER
+        if segment.isdigit():
+            return option.item
+        return None
+    if t.is_stringish(option):
+        return t.NUMBER if segment == "length" else None
+    if isinstance(option, t.ObjectT):
+        return option.member(segment)
+    return None
+
+
+def _describe_expr(node) -> str:
+    if isinstance(node, ast.Name):
+        return node.name
+    if isinstance(node, ast.Member):
+        return f"{_describe_expr(node.target)}.{node.name}"
+    if isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and node.callee.name == "get" and node.args and isinstance(node.args[0], ast.Literal):
+        return f"get('{node.args[0].value}')"
+    if isinstance(node, ast.Call):
+        return f"{_describe_expr(node.callee)}(…)"
+    return "the value"
+
+
+def _fix_for(actual: t.Type, expected: t.Type) -> str | None:
+    if isinstance(expected, t.ArrayT):
+        return "pass a list, or a reference to one"
+    if isinstance(expected, t.NumberT) and t.is_stringish(actual):
+        return "convert it with ${{ Number(get('name')) }}"
+    if isinstance(expected, t.StringT) and isinstance(actual, (t.ArrayT, t.ObjectT)):
+        return "pick a field of it, or put it in text (mixed text turns values into strings)"
+    return None
+
+
+def _nested_steps(value: ir.Value):
+    if isinstance(value, ir.StepsV):
+        yield value.steps
+    elif isinstance(value, ir.ListV):
+        for item in value.items:
+            yield from _nested_steps(item)
+    elif isinstance(value, ir.MapV):
+        for e in value.entries:
+            yield from _nested_steps(e.value)
+
+
+def _returns(steps: Iterable[ir.Step]):
+    """`return` steps of a body, looking into if/try/for-each but not nested functions."""
+    for step in steps:
+        if step.action == "return":
+            yield step
+        elif step.action != "function":
+            for entry in step.config.entries:
+                for nested in _nested_steps(entry.value):
+                    yield from _returns(nested)
+
+
+def playbook_returns(playbook: ir.Playbook):
+    yield from _returns(playbook.steps)
+    for clause in playbook.catch:
+        yield from _returns(clause.steps)
+    yield from _returns(playbook.finally_)
+
+
+def check_references(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> None:
+    ReferenceChecker(playbook, sink, catalog).run()

@@ -1,0 +1,93 @@
+"""The registry of diagnostic codes: stable, each with a name, a severity and a summary.
+
+Codes never change meaning; a retired code is kept and marked so. docs/diagnostics.md is
+generated from this table and the golden cases (tests/golden/check/CXXX-*.yaml|md).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from catalyst_dsl.diagnostics.model import Severity
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@attrs.frozen
+class Code:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+
+
+_TABLE = [
+    # C0xx: the file and its YAML
+    Code("C001", "unreadable-file", E, "The file is not UTF-8 text: binary, UTF-16, invalid bytes or control characters."),
+    Code("C002", "yaml-syntax", E, "The YAML does not parse."),
+    Code("C003", "byte-order-mark", W, "The file starts with a UTF-8 byte-order mark."),
+    Code("C004", "multiple-documents", E, "A playbook file holds more than one YAML document."),
+    Code("C005", "tab-indentation", E, "A tab is used for indentation."),
+    Code("C006", "duplicate-key", E, "A key appears twice in one mapping (YAML would keep only the last)."),
+    Code("C007", "alias-bomb", E, "Aliases expand to far more nodes than the file holds."),
+    Code("C008", "bad-alias", E, "An alias has no anchor before it, or refers to its own ancestor."),
+    Code("C009", "too-deep", E, "Collections are nested deeper than any playbook needs."),
+    Code("C010", "unsupported-tag", E, "A YAML tag other than the standard ones, or a value its tag does not fit."),
+    Code("C011", "non-string-key", W, "A key that YAML reads as something other than text (on, yes, 1)."),
+    Code("C012", "complex-key", E, "A collection used as a mapping key."),
+    Code("C013", "yaml11-value", W, "A plain value that YAML 1.1 tools read as a boolean, number or date."),
+    Code("C014", "empty-file", E, "The file is empty."),
+    Code("C015", "file-too-large", E, "The file is larger than a playbook can reasonably be."),
+    # C1xx: templates and expressions
+    Code("C101", "expression-syntax", E, "A ${{ }} expression does not parse."),
+    Code("C102", "reference-syntax", E, "A {{ }} holds something other than a name, a dotted path or a protocol path."),
+    Code("C103", "outside-subset", E, "An expression uses a construct the safe expression language leaves out."),
+    Code("C104", "unclosed-template", E, "A {{ or ${{ is never closed."),
+    Code("C105", "nested-template", E, "A {{ }} inside another template."),
+    Code("C106", "protocol-path", E, "A protocol path is unknown, absolute or climbs out of its base."),
+    Code("C107", "not-allowed-call", E, "A function or method that the expression language does not allow."),
+    # C2xx: the playbook's structure
+    Code("C201", "not-a-playbook", E, "The document is not a mapping of playbook keys."),
+    Code("C202", "unknown-key", E, "A key that is not part of the language at this place."),
+    Code("C203", "missing-key", E, "A required key is missing."),
+    Code("C204", "no-steps", E, "The playbook has no steps."),
+    Code("C205", "name-id-conflict", E, "`name` and its alias `id` are both given and differ."),
+    Code("C206", "not-kebab-case", E, "A playbook, step or function name is not kebab-case."),
+    Code("C207", "language-version", E, "The `catalyst` language version is not supported."),
+    # C3xx: values and declarations
+    Code("C302", "wrong-type", E, "A value of the wrong type for its key."),
+    Code("C303", "invalid-value", E, "A value outside the allowed set (enum, policy, transform, type name)."),
+    Code("C304", "bad-regex", E, "A validation regex does not compile."),
+    Code("C305", "min-above-max", E, "A minimum above its maximum: no value can pass."),
+    Code("C306", "duplicate-input", E, "Two inputs with the same name."),
+    Code("C307", "two-input-types", E, "An input declaration with two type keys."),
+    Code("C308", "enum-without-values", E, "An enum input without `allowed` values."),
+    Code("C309", "error-code-case", W, "An error code that is not PascalCase."),
+    # C4xx: steps and actions
+    Code("C401", "step-not-mapping", E, "A step that is not a mapping."),
+    Code("C402", "no-action", E, "A step with no action key."),
+    Code("C403", "two-actions", E, "A step with two action keys."),
+    Code("C404", "unknown-action", E, "An action that is neither built in, defined by a function earlier, nor registered by a plugin."),
+    Code("C408", "writes-not-shell", W, "`writes:` on a step whose action declares its own writes."),
+    Code("C409", "timeout-milliseconds", W, "A bare-number timeout so large it was probably meant in milliseconds."),
+    Code("C410", "function-shadows-action", E, "A function named like a built-in action."),
+    Code("C411", "duplicate-step-name", E, "Two steps with one name, or a step named like an input."),
+    # C5xx: references and types
+    Code("C501", "undefined-reference", E, "A reference to a name that is not defined anywhere visible."),
+    Code("C502", "type-mismatch", E, "A template whose type does not fit where it is used."),
+    Code("C503", "used-before-defined", E, "A reference to a name defined only later, or only inside another block."),
+    Code("C504", "no-such-member", E, "A member that the value's type does not have."),
+    Code("C505", "member-of-non-object", E, "Member access on a value that has no members."),
+    Code("C506", "operand-type", E, "An operator or loop given a value of the wrong type."),
+    Code("C507", "always-true-condition", E, "A condition that can never be false."),
+    # C6xx: outputs and artifacts
+    Code("C601", "outputs-as-artifacts", I, "`outputs` written as a list of paths: read as artifacts."),
+    Code("C602", "output-never-set", E, "A declared output that no `return` sets."),
+    Code("C603", "undeclared-return", W, "A `return` key that is not a declared output."),
+    # C7xx: Markdown playbooks
+    Code("C701", "unclosed-front-matter", E, "Front matter opened with --- and never closed."),
+    Code("C702", "empty-input-name", E, "An `## Inputs` list item with no input name."),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in _TABLE}
+assert len(CODES) == len(_TABLE), "a diagnostic code is declared twice"

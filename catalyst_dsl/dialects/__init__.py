@@ -1,0 +1,1 @@
+"""Dialects: each lowers its syntax tree into the one IR."""

@@ -1,0 +1,598 @@
+"""The native dialect: Catalyst YAML playbooks lowered into the IR (LANGUAGE.md 2-4).
+
+Lowering checks structure as it goes (keys, required keys, literal types, names, the
+action-key rule); references and expression types are checked afterwards, on the IR.
+"""
+
+from __future__ import annotations
+
+import re
+
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog
+from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.dialects.values import ValueLowerer, a_type, kind_of, parse_duration, suggest, warn_milliseconds
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t
+from catalyst_dsl.syntax.source import SourceFile, Span
+from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
+
+KEBAB = re.compile(r"^[a-z][a-z0-9-]*$")
+PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+SUPPORTED_LANGUAGE_VERSIONS = (1,)
+RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated")
+POLICY_ACTIONS = ("Stop", "Continue", "SilentlyContinue", "Ignore", "Inquire", "Suspend")
+INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object")
+TRANSFORMS = ("kebab-case", "snake-case", "camel-case")
+TOP_LEVEL_KEYS = (
+    "name", "id", "description", "owner", "catalyst", "reviewers", "triggers", "inputs", "outputs",
+    "artifacts", "allowedWritePaths", "errorPolicy", "steps", "catch", "finally",
+)
+
+REVIEWERS = t.obj(required=t.opt(t.ArrayT(t.STRING)), optional=t.opt(t.ArrayT(t.STRING)))
+TRIGGER = t.obj(event=t.req(t.STRING), action=t.opt(t.STRING), args=t.opt(t.ObjectT((), t.ANY)))
+
+
+class CatalystLowerer:
+    def __init__(self, source: SourceFile, sink: DiagnosticSink, catalog: Catalog, dialect: str = "catalyst-yaml") -> None:
+        self.source = source
+        self.sink = sink
+        self.catalog = catalog
+        self.dialect = dialect
+        self.values = ValueLowerer(sink, self.steps, self.inputs_value)
+        #: Functions defined so far, in document order: name -> their input declarations.
+        self.functions: dict[str, tuple[ir.InputDecl, ...]] = {}
+
+    # -- the playbook --------------------------------------------------------------------
+
+    def playbook(self, root: YNode | None, *, defaults: dict[str, str] | None = None, extra_steps: tuple[ir.Step, ...] = (), calls=(), markdown_inputs=()) -> ir.Playbook | None:
+        defaults = defaults or {}
+        if root is None:
+            if not defaults:
+                self.sink.report("C014", "the file is empty", self.source.span(0), help="a playbook needs at least name, description, owner and steps")
+                return None
+            root = YMap([], 0, 0, self.source)
+        if not isinstance(root, YMap):
+            self.sink.report("C201", f"a playbook is a mapping of keys, not {kind_of(root)}", head_span(root), help="start the file with `name:`, `description:`, `owner:` and `steps:`")
+            return None
+        keys = {k.text: (k, v) for k, v in root.pairs}
+        for k, _ in root.pairs:
+            if k.text not in TOP_LEVEL_KEYS and not (self.dialect == "markdown" and k.text == "steps"):
+                hint = suggest(k.text, TOP_LEVEL_KEYS)
+                self.sink.report("C202", f"unknown top-level key '{k.text}'", k.span, help=hint or f"top-level keys are: {', '.join(TOP_LEVEL_KEYS)}")
+
+        name = self._name(keys, defaults.get("name"), root)
+        description = self._text(keys, "description", defaults.get("description"), root)
+        owner = self._text(keys, "owner", defaults.get("owner"), root, required=self.dialect != "markdown")
+        language = self._language(keys)
+        reviewers = self._reviewers(keys.get("reviewers"))
+        triggers = self._triggers(keys.get("triggers"))
+        inputs = self.inputs_value(keys["inputs"][1]).inputs if "inputs" in keys else ()
+        inputs = (*inputs, *[i for i in markdown_inputs if i.name not in {x.name for x in inputs}])
+        outputs, artifacts = self._outputs(keys.get("outputs"))
+        artifacts = (*artifacts, *self._path_list(keys.get("artifacts"), "artifacts"))
+        allowed = self._path_list(keys.get("allowedWritePaths"), "allowedWritePaths") if "allowedWritePaths" in keys else None
+        policy = self.error_policy(keys["errorPolicy"][1]) if "errorPolicy" in keys else None
+
+        steps: tuple[ir.Step, ...] = ()
+        if "steps" in keys:
+            steps = self.steps(keys["steps"][1], top_level=True).steps
+            if not steps and not extra_steps and isinstance(keys["steps"][1], YSeq):
+                self.sink.report("C204", "a playbook needs at least one step; `steps` is empty", keys["steps"][0].span, help="add a step, for example `- display: \"hello\"`")
+        elif not extra_steps:
+            self.sink.report("C203", "the playbook is missing the required key 'steps'", head_span(root), help="add `steps:` with at least one step")
+        steps = (*steps, *extra_steps)
+        catch = self.catch_clauses(keys["catch"][1], "the playbook's catch") if "catch" in keys else ()
+        final = self.steps(keys["finally"][1]).steps if "finally" in keys else ()
+        return ir.Playbook(
+            name=name, description=description or "", owner=owner, dialect=self.dialect, file=self.source.path,
+            language=language, reviewers=reviewers, triggers=triggers, inputs=inputs, outputs=outputs,
+            artifacts=artifacts, allowed_write_paths=allowed, error_policy=policy, steps=steps, catch=catch,
+            finally_=final, calls=tuple(calls), span=root.span,
+        )
+
+    def _scalar_text(self, node: YNode, where: str) -> str | None:
+        if isinstance(node, YScalar) and node.value is not None:
+            if not isinstance(node.value, str):
+                return node.text
+            return node.value
+        self.sink.report("C302", f"{where} expects a string, got {kind_of(node)}", head_span(node))
+        return None
+
+    def _name(self, keys, default: str | None, root: YMap) -> str:
+        name_entry, id_entry = keys.get("name"), keys.get("id")
+        name = self._scalar_text(name_entry[1], "'name'") if name_entry else None
+        ident = self._scalar_text(id_entry[1], "'id'") if id_entry else None
+        if name is not None and ident is not None and name != ident:
+            self.sink.report("C205", f"'name' ({name}) and 'id' ({ident}) differ", id_entry[0].span, labels=[Label(name_entry[0].span, "name given here")], help="keep one of them: `id` is only an alias of `name`")
+        chosen = name if name is not None else ident
+        node = (name_entry or id_entry or (None, None))[1]
+        if chosen is None:
+            if default is not None:
+                return default
+            self.sink.report("C203", "the playbook is missing the required key 'name'", head_span(root), help="add `name:` with a kebab-case name, such as `name: create-feature`")
+            return ""
+        if not KEBAB.match(chosen):
+            fixed = re.sub(r"[^a-z0-9]+", "-", chosen.lower()).strip("-")
+            self.sink.report("C206", f"the playbook name '{chosen}' is not kebab-case", node.span if node is not None else None, help=f"use lower-case words joined by '-': {fixed or 'my-playbook'}")
+        return chosen
+
+    def _text(self, keys, key: str, default: str | None, root: YMap, required: bool = True) -> str | None:
+        if key in keys:
+            node = keys[key][1]
+            tmpl_or_lit = self.values.value(node, t.STRING, f"'{key}'")
+            if isinstance(tmpl_or_lit, ir.Lit):
+                if tmpl_or_lit.value is None:
+                    self.sink.report("C203", f"'{key}' has no value", keys[key][0].span, help=f"write the {key} after '{key}:'")
+                    return None
+                return str(tmpl_or_lit.value)
+            return node.text if isinstance(node, YScalar) else None
+        if default is not None:
+            return default
+        if required:
+            self.sink.report("C203", f"the playbook is missing the required key '{key}'", head_span(root), help=f"add `{key}:`")
+        return None
+
+    def _language(self, keys) -> int:
+        if "catalyst" not in keys:
+            return 1
+        key, node = keys["catalyst"]
+        value = node.value if isinstance(node, YScalar) else None
+        if isinstance(value, bool) or not isinstance(value, int) or value not in SUPPORTED_LANGUAGE_VERSIONS:
+            supported = ", ".join(str(v) for v in SUPPORTED_LANGUAGE_VERSIONS)
+            self.sink.report("C207", f"language version {getattr(node, 'text', '?')} is not supported", head_span(node), help=f"supported versions: {supported}")
+            return 1
+        return value
+
+    def _reviewers(self, entry) -> ir.Reviewers:
+        if entry is None:
+            return ir.Reviewers()
+        value = self.values.value(entry[1], REVIEWERS, "'reviewers'")
+        if not isinstance(value, ir.MapV):
+            return ir.Reviewers()
+
+        def roles(key: str) -> tuple[str, ...]:
+            v = value.get(key)
+            return tuple(str(i.value) for i in v.items if isinstance(i, ir.Lit) and i.value is not None) if isinstance(v, ir.ListV) else ()
+
+        return ir.Reviewers(roles("required"), roles("optional"))
+
+    def _triggers(self, entry) -> tuple[ir.Trigger, ...]:
+        if entry is None:
+            return ()
+        value = self.values.value(entry[1], t.ArrayT(TRIGGER), "'triggers'")
+        triggers = []
+        if isinstance(value, ir.ListV):
+            for item in value.items:
+                if isinstance(item, ir.MapV):
+                    event, action = item.get("event"), item.get("action")
+                    triggers.append(ir.Trigger(
+                        event=str(event.value) if isinstance(event, ir.Lit) else "",
+                        action=str(action.value) if isinstance(action, ir.Lit) and action.value is not None else None,
+                        args=item.get("args"), span=item.span))
+        return tuple(triggers)
+
+    def _outputs(self, entry) -> tuple[tuple[ir.OutputDecl, ...], tuple[ir.Value, ...]]:
+        if entry is None:
+            return (), ()
+        key, node = entry
+        if isinstance(node, YSeq):
+            self.sink.report("C601", "`outputs` as a list of paths is the older form of `artifacts`; it is read as artifacts", key.span, help="rename `outputs:` to `artifacts:`, and use `outputs:` for typed values (name: type)")
+            return (), tuple(self.values.value(n, t.STRING, "an artifact") for n in node.items)
+        if not isinstance(node, YMap):
+            self.sink.report("C302", f"'outputs' expects a mapping of name: type, got {kind_of(node)}", head_span(node))
+            return (), ()
+        outputs = []
+        for k, v in node.pairs:
+            type_name = v.text if isinstance(v, YScalar) else None
+            if type_name not in t.OUTPUT_TYPES:
+                hint = suggest(type_name or "", t.OUTPUT_TYPES)
+                self.sink.report("C303", f"the output '{k.text}' has an unknown type '{getattr(v, 'text', kind_of(v))}'", head_span(v), help=hint or f"use one of: {', '.join(t.OUTPUT_TYPES)}")
+                type_name = "any"
+            outputs.append(ir.OutputDecl(k.text, type_name, span=k.span))
+        return tuple(outputs), ()
+
+    def _path_list(self, entry, key: str) -> tuple[ir.Value, ...]:
+        if entry is None:
+            return ()
+        value = self.values.value(entry[1], t.ArrayT(t.STRING), f"'{key}'")
+        return value.items if isinstance(value, ir.ListV) else ()
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def inputs_value(self, node: YNode) -> ir.InputsV:
+        if not isinstance(node, YSeq):
+            self.sink.report("C302", f"'inputs' expects a list of input declarations, got {kind_of(node)}", head_span(node), help="write each input as `- string: name`")
+            return ir.InputsV(())
+        decls: list[ir.InputDecl] = []
+        seen: dict[str, ir.InputDecl] = {}
+        for item in node.items:
+            decl = self.input_decl(item)
+            if decl is None:
+                continue
+            if decl.name in seen:
+                self.sink.report("C306", f"the input '{decl.name}' is declared twice", decl.span, labels=[Label(seen[decl.name].span, "first declared here")], help="remove or rename one of them")
+                continue
+            seen[decl.name] = decl
+            decls.append(decl)
+        return ir.InputsV(tuple(decls), span=node.span)
+
+    def input_decl(self, node: YNode) -> ir.InputDecl | None:
+        if not isinstance(node, YMap):
+            self.sink.report("C302", f"an input declaration is a mapping, got {kind_of(node)}", head_span(node), help="write `- string: name` with its keys below")
+            return None
+        type_keys = [k for k, _ in node.pairs if k.text in INPUT_TYPE_KEYS]
+        common = ("description", "required", "default", "allowed", "transform", "validation", "secret")
+        if len(type_keys) > 1:
+            self.sink.report("C307", f"the input declares two types: {type_keys[0].text} and {type_keys[1].text}", type_keys[1].span, help="keep one type key")
+        if type_keys:
+            type_key = type_keys[0]
+            type_name = type_key.text
+            name_node = node.get(type_name)
+            extra = ("name", "type", "values")
+            name_span = name_node.span if name_node is not None else type_key.span
+            name = name_node.text if isinstance(name_node, YScalar) and name_node.value is not None else None
+            if name is None:
+                self.sink.report("C203", f"the {type_name} input has no name", type_key.span, help=f"write the name after the type: `- {type_name}: my-input`")
+                return None
+            allowed_keys = (*INPUT_TYPE_KEYS, *common)
+        else:
+            type_node, name_node = node.get("type"), node.get("name")
+            if name_node is None or type_node is None:
+                self.sink.report("C203", "an input declaration needs a type key with its name, such as `- string: feature-id`", head_span(node), help="write `- string: my-input` (or the longer form `name:` and `type:`)")
+                return None
+            name = name_node.text if isinstance(name_node, YScalar) else ""
+            name_span = name_node.span
+            type_name = type_node.text if isinstance(type_node, YScalar) else ""
+            if type_name not in INPUT_TYPE_KEYS:
+                hint = suggest(type_name, INPUT_TYPE_KEYS)
+                self.sink.report("C303", f"unknown input type '{type_name}'", head_span(type_node), help=hint or f"use one of: {', '.join(INPUT_TYPE_KEYS)}")
+                type_name = "string"
+            extra = ()
+            allowed_keys = ("name", "type", "values", *common)
+        for k, _ in node.pairs:
+            if k.text not in allowed_keys and k.text not in extra:
+                self.sink.report("C202", f"unknown key '{k.text}' in the input '{name}'", k.span, help=suggest(k.text, allowed_keys) or f"input keys are: {', '.join(common)}")
+        where = f"the input '{name}'"
+        description = self._opt_text(node.get("description"), f"'description' of {where}")
+        required = self._opt_bool(node.get("required"), f"'required' of {where}")
+        secret = self._opt_bool(node.get("secret"), f"'secret' of {where}")
+        transform = None
+        tnode = node.get("transform")
+        if tnode is not None:
+            transform = tnode.text if isinstance(tnode, YScalar) else None
+            if transform not in TRANSFORMS:
+                self.sink.report("C303", f"unknown transform '{getattr(tnode, 'text', '')}' in {where}", head_span(tnode), help=suggest(transform or "", TRANSFORMS) or f"use one of: {', '.join(TRANSFORMS)}")
+                transform = None
+        allowed_node = node.get("allowed") or node.get("values")
+        allowed = None
+        if allowed_node is not None:
+            if isinstance(allowed_node, YSeq) and all(isinstance(i, YScalar) for i in allowed_node.items):
+                allowed = tuple(i.value if not (type_name in ("string", "enum") and i.is_plain) else i.text for i in allowed_node.items)  # type: ignore[union-attr]
+            else:
+                self.sink.report("C302", f"'allowed' of {where} expects a list of values", head_span(allowed_node))
+        if type_name == "enum" and allowed is None:
+            self.sink.report("C308", f"the enum input '{name}' has no `allowed` values", name_span, help="add `allowed: [a, b, c]`")
+        value_type = t.EnumT(tuple(str(a) for a in allowed)) if allowed and type_name in ("string", "enum") else t.INPUT_TYPES.get(type_name, t.ANY)
+        default = None
+        dnode = node.get("default")
+        if dnode is not None:
+            default = self.values.value(dnode, value_type, f"the default of {where}")
+            if isinstance(default, ir.Lit) and allowed is not None and default.value is not None and default.value not in allowed and not isinstance(value_type, t.EnumT):
+                self.sink.report("C303", f"the default of {where} is not one of its allowed values", dnode.span if dnode is not None else None, help=f"use one of: {', '.join(map(str, allowed))}")
+        rules = self._rules(node.get("validation"), where, type_name)
+        return ir.InputDecl(
+            name=name, type=type_name, description=description, required=required, default=default,
+            allowed=allowed, transform=transform, validation=rules, secret=secret, span=name_span,
+        )
+
+    def _opt_text(self, node: YNode | None, where: str) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, YScalar):
+            return node.text
+        self.sink.report("C302", f"{where} expects a string, got {kind_of(node)}", head_span(node))
+        return None
+
+    def _opt_bool(self, node: YNode | None, where: str) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, YScalar) and isinstance(node.value, bool):
+            return node.value
+        self.values.check_literal(node, t.BOOLEAN, where) if isinstance(node, YScalar) else self.sink.report("C302", f"{where} expects a boolean, got {kind_of(node)}", head_span(node))
+        return False
+
+    def _rules(self, node: YNode | None, where: str, type_name: str) -> tuple[ir.Rule, ...]:
+        if node is None:
+            return ()
+        items = node.items if isinstance(node, YSeq) else [node]
+        rules: list[ir.Rule] = []
+        kinds = {"regex": t.STRING, "minLength": t.NUMBER, "maxLength": t.NUMBER, "min": t.NUMBER, "max": t.NUMBER}
+        for item in items:
+            if not isinstance(item, YMap):
+                self.sink.report("C302", f"a validation rule of {where} is a mapping such as `regex: ...`", head_span(item))
+                continue
+            code_node, message_node = item.get("code"), item.get("message")
+            code = code_node.text if isinstance(code_node, YScalar) else None
+            message = message_node.text if isinstance(message_node, YScalar) else None
+            if code is not None and not PASCAL.match(code):
+                self.sink.report("C309", f"the error code '{code}' is not PascalCase", code_node.span, help="error codes look like InvalidFeatureId")
+            found: dict[str, ir.Rule] = {}
+            for k, v in item.pairs:
+                if k.text in ("code", "message"):
+                    continue
+                if k.text not in kinds:
+                    self.sink.report("C202", f"unknown validation rule '{k.text}' in {where}", k.span, help=suggest(k.text, kinds) or f"rules are: {', '.join(kinds)}")
+                    continue
+                if not isinstance(v, YScalar):
+                    self.sink.report("C302", f"'{k.text}' expects a {kinds[k.text].describe()}", head_span(v))
+                    continue
+                self.values.check_literal(v, kinds[k.text], f"'{k.text}'")
+                if k.text == "regex":
+                    try:
+                        re.compile(v.text)
+                    except re.error as exc:
+                        self.sink.report("C304", f"the regex of {where} does not compile: {exc.msg}", v.span, help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
+                found[k.text] = ir.Rule(k.text, v.text if k.text == "regex" else v.value, code, message, span=k.span)
+            for low, high in (("minLength", "maxLength"), ("min", "max")):
+                lo, hi = found.get(low), found.get(high)
+                if lo and hi and isinstance(lo.value, (int, float)) and isinstance(hi.value, (int, float)) and lo.value > hi.value:
+                    self.sink.report("C305", f"{low} ({lo.value}) is greater than {high} ({hi.value}) in {where}", lo.span, labels=[Label(hi.span, f"{high} here")], help="no value can satisfy both; swap them")
+            rules.extend(found.values())
+        return tuple(rules)
+
+    # -- error policies ------------------------------------------------------------------------
+
+    def error_policy(self, node: YNode) -> ir.ErrorPolicy | None:
+        if isinstance(node, YScalar):
+            action = self._policy_action(node)
+            return ir.ErrorPolicy(default=action, span=node.span) if action else None
+        if not isinstance(node, YMap):
+            self.sink.report("C302", f"'errorPolicy' expects a policy name or a mapping, got {kind_of(node)}", head_span(node), help="write `errorPolicy: Continue` or `errorPolicy: {default: {action: Stop}}`")
+            return None
+        if node.get("action") is not None:
+            return ir.ErrorPolicy(default=self._policy_entry(node), span=node.span)
+        default = None
+        by_code = []
+        for k, v in node.pairs:
+            entry = self._policy_entry(v)
+            if entry is None:
+                continue
+            if k.text == "default":
+                default = entry
+            else:
+                if not PASCAL.match(k.text):
+                    self.sink.report("C309", f"the error code '{k.text}' is not PascalCase", k.span, help="error codes look like RateLimitExceeded; `default` matches any code")
+                by_code.append((k.text, entry))
+        return ir.ErrorPolicy(default=default, by_code=tuple(by_code), span=node.span)
+
+    def _policy_entry(self, node: YNode) -> ir.PolicyAction | None:
+        if isinstance(node, YScalar):
+            return self._policy_action(node)
+        if not isinstance(node, YMap):
+            self.sink.report("C302", f"a policy is a name or a mapping with `action`, got {kind_of(node)}", head_span(node))
+            return None
+        retry = 0
+        for k, v in node.pairs:
+            if k.text not in ("action", "retryCount"):
+                self.sink.report("C202", f"unknown key '{k.text}' in an error policy", k.span, help=suggest(k.text, ("action", "retryCount")) or "policy keys are action and retryCount")
+        rnode = node.get("retryCount")
+        if rnode is not None:
+            if isinstance(rnode, YScalar) and isinstance(rnode.value, int) and not isinstance(rnode.value, bool) and rnode.value >= 0:
+                retry = rnode.value
+            else:
+                self.sink.report("C302", "'retryCount' expects a whole number of retries", head_span(rnode))
+        anode = node.get("action")
+        if anode is None:
+            self.sink.report("C203", "the error policy is missing the required key 'action'", head_span(node), help=f"add `action:` ({', '.join(POLICY_ACTIONS)})")
+            return None
+        action = self._policy_action(anode)
+        return ir.PolicyAction(action.action, retry, span=action.span) if action else None
+
+    def _policy_action(self, node: YNode) -> ir.PolicyAction | None:
+        text = node.text if isinstance(node, YScalar) else ""
+        by_lower = {a.lower(): a for a in POLICY_ACTIONS}
+        action = by_lower.get(str(text).lower())
+        if action is None:
+            hint = suggest(str(text), POLICY_ACTIONS)
+            self.sink.report("C303", f"unknown error policy action '{text}'", head_span(node), help=hint or f"use one of: {', '.join(POLICY_ACTIONS)}")
+            return None
+        return ir.PolicyAction(action, span=node.span)
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def steps(self, node: YNode, *, top_level: bool = False) -> ir.StepsV:
+        if not isinstance(node, YSeq):
+            self.sink.report("C302", f"steps must be a list, got {kind_of(node)}", head_span(node), help="write each step as a list item starting with '- '")
+            return ir.StepsV((), span=node.span)
+        steps = []
+        for item in node.items:
+            step = self.step(item)
+            if step is not None:
+                steps.append(step)
+        return ir.StepsV(tuple(steps), span=node.span)
+
+    def catch_clauses(self, node: YNode, where: str) -> tuple[ir.CatchClause, ...]:
+        if not isinstance(node, YSeq):
+            self.sink.report("C302", f"{where} expects a list of `- code: ... steps: [...]`, got {kind_of(node)}", head_span(node))
+            return ()
+        clauses = []
+        for item in node.items:
+            if not isinstance(item, YMap):
+                self.sink.report("C302", f"a catch clause is a mapping with `code` and `steps`, got {kind_of(item)}", head_span(item))
+                continue
+            value = self.values.mapping(item, t.obj(code=t.req(t.STRING), steps=t.req(t.STEPS)), "a catch clause")
+            code = value.get("code")
+            steps = value.get("steps")
+            clauses.append(ir.CatchClause(
+                code=str(code.value) if isinstance(code, ir.Lit) else "",
+                steps=steps.steps if isinstance(steps, ir.StepsV) else (), span=item.span))
+        return tuple(clauses)
+
+    def step(self, node: YNode) -> ir.Step | None:
+        if not isinstance(node, YMap):
+            hint = None
+            if isinstance(node, YScalar) and isinstance(node.value, str) and node.value in self.catalog:
+                hint = f"write `- {node.value}: ...` with the action's value after the colon"
+            self.sink.report("C401", f"a step is a mapping with one action key, not {kind_of(node)}", head_span(node), help=hint or "write a step like `- display: \"hello\"`")
+            return None
+        pairs = node.pairs
+        action_keys = [(k, v) for k, v in pairs if k.text != "checkpoint" and (k.text in self.catalog or k.text in self.functions) and k.text not in RESERVED_STEP_KEYS]
+        checkpoint_entry = next(((k, v) for k, v in pairs if k.text == "checkpoint"), None)
+        if not action_keys and checkpoint_entry is not None:
+            action_keys = [checkpoint_entry]
+            checkpoint_entry = None
+        if len(action_keys) > 1:
+            # A key that is a config key of another candidate is config (ai-prompt's `return`).
+            narrowed = [
+                (k, v) for k, v in action_keys
+                if not any(other is not k and (spec := self.catalog.get(other.text)) is not None and spec.config.field(k.text) is not None for other, _ in action_keys)
+            ]
+            action_keys = narrowed or action_keys
+        if len(action_keys) > 1:
+            first, second = action_keys[0][0], action_keys[1][0]
+            self.sink.report("C403", f"the step names two actions: '{first.text}' and '{second.text}'", second.span, labels=[Label(first.span, "first action here")], help="a step runs exactly one action; split it into two steps")
+        known = True
+        if not action_keys:
+            candidates = [(k, v) for k, v in pairs if k.text not in RESERVED_STEP_KEYS]
+            if not candidates:
+                self.sink.report("C402", "the step has no action", head_span(node), help="add an action key such as `display:`, `bash:` or `ai-prompt:`")
+                return None
+            key, value = candidates[0]
+            hint = suggest(key.text, [*self.catalog.names(), *self.functions])
+            self.sink.report("C404", f"unknown action '{key.text}'", _where(key, node), help=hint or "the built-in actions are listed in docs/actions.md; a `function` must be defined before the steps that call it")
+            action_keys = [(key, value)]
+            known = False
+        action_key, action_value = action_keys[0]
+        action = action_key.text
+        spec = self.catalog.get(action) if known and action not in self.functions else None
+        siblings = [(k, v) for k, v in pairs if k is not action_key and k.text not in RESERVED_STEP_KEYS and (k, v) not in action_keys[1:] and not (checkpoint_entry and k is checkpoint_entry[0])]
+        config = self._config(action, spec, action_key, action_value, siblings, node, known)
+
+        reserved = {k.text: (k, v) for k, v in pairs if k.text in RESERVED_STEP_KEYS and not (k is action_key)}
+        name = name_span = None
+        if "name" in reserved:
+            nk, nv = reserved["name"]
+            if isinstance(nv, YScalar) and isinstance(nv.value, str) and KEBAB.match(nv.value):
+                name, name_span = nv.value, nv.span
+            else:
+                text = nv.text if isinstance(nv, YScalar) else ""
+                fixed = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+                self.sink.report("C206", f"the step name '{text}' is not kebab-case", head_span(nv), help=f"use lower-case words joined by '-'" + (f": {fixed}" if fixed else ""))
+                if isinstance(nv, YScalar) and nv.text:
+                    name, name_span = nv.text, nv.span
+        condition = None
+        if "condition" in reserved:
+            condition = self.values.value(reserved["condition"][1], t.BOOLEAN, "'condition'")
+        policy = self.error_policy(reserved["errorPolicy"][1]) if "errorPolicy" in reserved else None
+        timeout = self._timeout(reserved["timeout"][1]) if "timeout" in reserved else None
+        checkpoint = None
+        if checkpoint_entry is not None:
+            cv = checkpoint_entry[1]
+            if isinstance(cv, YScalar) and isinstance(cv.value, (bool, str)):
+                checkpoint = cv.value
+            else:
+                self.sink.report("C302", f"'checkpoint' next to an action expects true or a message, got {kind_of(cv)}", head_span(cv))
+        writes: tuple[ir.Value, ...] = ()
+        if "writes" in reserved:
+            wv = self.values.value(reserved["writes"][1], t.ArrayT(t.STRING), "'writes'")
+            writes = wv.items if isinstance(wv, ir.ListV) else (wv,)
+            if spec is not None and not spec.shell_like:
+                self.sink.report("C408", f"'writes' is for shell-like steps; {action} declares its own writes", reserved["writes"][0].span, help="remove `writes:`; the action's path is checked already")
+        isolated = self._opt_bool(reserved["isolated"][1], "'isolated'") if "isolated" in reserved else False
+        if action == "function" and known:
+            self._define_function(config, action_key)
+        return ir.Step(
+            action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
+            checkpoint=checkpoint, writes=writes, isolated=isolated, known=known,
+            span=head_span(node), action_span=action_key.span, name_span=name_span,
+        )
+
+    def _timeout(self, node: YNode) -> float | None:
+        value = node.value if isinstance(node, YScalar) else None
+        seconds = parse_duration(value)
+        if seconds is None:
+            self.sink.report("C302", f"'timeout' is not a duration: {getattr(node, 'text', kind_of(node))}", head_span(node), help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h")
+            return None
+        if isinstance(node, YScalar):
+            warn_milliseconds(self.sink, node, "'timeout'")
+        return seconds
+
+    def _config(self, action: str, spec: ActionSpec | None, action_key: YScalar, action_value: YNode, siblings, step: YMap, known: bool) -> ir.MapV:
+        where = f"the {action} step"
+        if not known:
+            entries = []
+            if isinstance(action_value, YMap):
+                entries = [ir.Entry(k.text, self.values.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in action_value.pairs]
+            elif not (isinstance(action_value, YScalar) and action_value.value is None):
+                entries = [ir.Entry("value", self.values.value(action_value, t.ANY, where), span=action_key.span)]
+            entries += [ir.Entry(k.text, self.values.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in siblings]
+            return ir.MapV(tuple(entries), span=step.span)
+        if spec is None:  # a call of a function defined earlier in this playbook
+            return self._function_call(action, action_key, action_value, siblings, step)
+        schema = spec.config
+        pairs: list[tuple[YScalar, YNode]] = []
+        if isinstance(action_value, YMap):
+            sibling_keys = {k.text for k, _ in siblings}
+            pairs = [(k, v) for k, v in action_value.pairs if k.text not in sibling_keys]
+        elif isinstance(action_value, YScalar) and action_value.value is None:
+            pass  # `action: ~` means the sibling keys are the config
+        else:
+            if spec.primary is None:
+                self.sink.report("C302", f"{action} takes a mapping of settings, not {kind_of(action_value)}", head_span(action_value))
+            else:
+                pairs = [(YScalar(spec.primary, spec.primary, "", action_key.start, action_key.end, action_key.source), action_value)]
+        pairs += siblings
+        fake = YMap(pairs, step.start, step.end, step.source)
+        return self.values.mapping(fake, schema, where, suggestions=RESERVED_STEP_KEYS)
+
+    # -- functions -------------------------------------------------------------------------------
+
+    def _define_function(self, config: ir.MapV, key: YScalar) -> None:
+        name_value = config.get("name")
+        if not isinstance(name_value, ir.Lit) or not isinstance(name_value.value, str):
+            return
+        name = name_value.value
+        if name in self.catalog:
+            self.sink.report("C410", f"the function '{name}' has the name of a built-in action", name_value.span, help="give the function a name of its own")
+            return
+        if not KEBAB.match(name):
+            self.sink.report("C206", f"the function name '{name}' is not kebab-case", name_value.span, help="use lower-case words joined by '-'")
+        inputs = config.get("inputs")
+        self.functions[name] = inputs.inputs if isinstance(inputs, ir.InputsV) else ()
+
+    def _function_call(self, action: str, key: YScalar, value: YNode, siblings, step: YMap) -> ir.MapV:
+        inputs = self.functions[action]
+        schema = t.ObjectT(tuple((i.name, t.Field(_input_type(i), i.required and i.default is None)) for i in inputs), None)
+        where = f"the call of {action}"
+        if isinstance(value, YSeq):  # positional: mapped by index to the inputs
+            if len(value.items) > len(inputs):
+                self.sink.report("C302", f"{action} takes {len(inputs)} input(s), got {len(value.items)}", value.items[len(inputs)].span if isinstance(value.items[len(inputs)], YScalar) else head_span(value), help=f"inputs in order: {', '.join(i.name for i in inputs) or 'none'}")
+            pairs = [(YScalar(i.name, i.name, "", n.start, n.end, n.source), n) for i, n in zip(inputs, value.items)]
+        elif isinstance(value, YMap):
+            pairs = list(value.pairs)
+        elif isinstance(value, YScalar) and value.value is None:
+            pairs = []
+        elif inputs:
+            pairs = [(YScalar(inputs[0].name, inputs[0].name, "", key.start, key.end, key.source), value)]
+        else:
+            self.sink.report("C302", f"{action} takes no inputs, got {kind_of(value)}", head_span(value))
+            pairs = []
+        pairs += siblings
+        return self.values.mapping(YMap(pairs, step.start, step.end, step.source), schema, where, suggestions=RESERVED_STEP_KEYS)
+
+
+def _where(inner: YNode, outer: YNode) -> Span:
+    """`inner`'s span, or `outer`'s when `inner` was written elsewhere (an aliased step)."""
+    if outer.start <= inner.start < max(outer.end, outer.start + 1):
+        return inner.span
+    return head_span(outer)
+
+
+def _input_type(decl: ir.InputDecl) -> t.Type:
+    if decl.allowed and decl.type in ("string", "enum"):
+        return t.EnumT(tuple(str(a) for a in decl.allowed))
+    return t.INPUT_TYPES.get(decl.type, t.ANY)
+
+
+def input_type(decl: ir.InputDecl) -> t.Type:
+    return _input_type(decl)

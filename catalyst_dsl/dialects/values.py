@@ -1,0 +1,271 @@
+"""Lowering YAML values against an expected type: literals, templates and collections.
+
+This is the one place that turns a YAML node into an IR value, reports literal type
+mistakes and YAML 1.1 readings, and parses templates (reporting their syntax errors
+at the right column). Step lists are lowered by the dialect through `lower_steps`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t
+from catalyst_dsl.syntax.scalar_map import ScalarMap
+from catalyst_dsl.syntax.templates import might_be_template, parse_template
+from catalyst_dsl.syntax.yaml_loader import yaml11_reading
+from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
+
+
+def suggest(word: str, candidates, *, prefix: str = "did you mean ") -> str | None:
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"{prefix}'{matches[0]}'?" if matches else None
+
+
+def kind_of(node: YNode) -> str:
+    if isinstance(node, YScalar):
+        v = node.value
+        if v is None:
+            return "null"
+        if isinstance(v, bool):
+            return f"the boolean {node.text}"
+        if isinstance(v, (int, float)):
+            return f"the number {node.text}"
+        return f"the string '{_short(node.text)}'"
+    return "a list" if isinstance(node, YSeq) else "a mapping"
+
+
+def _reading_here(node: YScalar) -> str:
+    return f"the text '{node.text}'" if isinstance(node.value, str) else f"the number {node.value}"
+
+
+def _short(text: str, width: int = 40) -> str:
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+class ValueLowerer:
+    """Lowers values for one file; `lower_steps` is supplied by the dialect."""
+
+    def __init__(self, sink: DiagnosticSink, lower_steps: Callable[[YNode], ir.StepsV], lower_inputs: Callable[[YNode], ir.InputsV]) -> None:
+        self.sink = sink
+        self.lower_steps = lower_steps
+        self.lower_inputs = lower_inputs
+
+    # -- scalars ---------------------------------------------------------------------------
+
+    def template(self, node: YScalar, expected: t.Type | None) -> ir.Tmpl | None:
+        text = node.text
+        if not might_be_template(text):
+            return None
+        parsed = parse_template(text)
+        if not parsed.errors and not parsed.has_templates:
+            return None
+        smap = ScalarMap(node)
+        for error in parsed.errors:
+            self.sink.report(error.code, error.message, smap.span(error.start, error.end), help=error.help)
+        if not parsed.has_templates:
+            return None
+        return ir.Tmpl(text, parsed.parts, span=node.span, smap=smap, expected=expected)
+
+    def scalar(self, node: YScalar, expected: t.Type, where: str) -> ir.Value:
+        value = node.value
+        if isinstance(value, str):
+            tmpl = self.template(node, expected)
+            if tmpl is not None:
+                return tmpl
+            if node.is_plain and isinstance(expected, (t.StringT, t.AnyT, t.EnumT)):
+                self._yaml11(node)
+        elif node.is_plain and isinstance(expected, (t.StringT, t.EnumT)) and value is not None:
+            # A string was expected: take the text as written, and say why it matters.
+            reading = yaml11_reading(node)
+            if reading is not None:
+                self._yaml11(node)
+            return ir.Lit(node.text, span=node.span)
+        elif node.is_plain and isinstance(expected, t.AnyT):
+            self._yaml11(node)
+        self.check_literal(node, expected, where)
+        return ir.Lit(value, span=node.span)
+
+    def _yaml11(self, node: YScalar) -> None:
+        reading = yaml11_reading(node)
+        if reading is None:
+            return
+        self.sink.report(
+            "C013",
+            f"{node.text} is read here as {_reading_here(node)}, but YAML 1.1 tools read it as {reading}",
+            node.span,
+            help=f'quote it to make the meaning plain to every tool: "{node.text}"',
+        )
+
+    def check_literal(self, node: YScalar, expected: t.Type, where: str) -> None:
+        actual = t.type_of_value(node.value)
+        if isinstance(node.value, float) and node.value != node.value:
+            actual = t.NUMBER
+        if actual == t.NULL:
+            return  # a null where a value is required is reported as missing by the caller
+        if isinstance(expected, t.EnumT) and isinstance(node.value, str):
+            if node.value not in expected.values:
+                hint = suggest(node.value, expected.values)
+                self.sink.report(
+                    "C303",
+                    f"{where} must be one of {', '.join(expected.values)}, not '{node.text}'",
+                    node.span,
+                    help=hint or f"use one of: {', '.join(expected.values)}",
+                )
+            return
+        if isinstance(expected, t.DurationT):
+            if parse_duration(node.value) is None:
+                self.sink.report("C302", f"{where} is not a duration: '{node.text}'", node.span, help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h")
+            else:
+                warn_milliseconds(self.sink, node, where)
+            return
+        if t.assignable(actual, expected):
+            return
+        help_text = None
+        if isinstance(expected, t.NumberT) and isinstance(node.value, str) and _is_number_text(node.value):
+            help_text = f"remove the quotes: {node.value}"
+        elif isinstance(expected, t.BooleanT) and isinstance(node.value, str):
+            help_text = "write true or false" + (" (yes/no/on/off are text here)" if node.text.lower() in ("yes", "no", "on", "off", "y", "n") else "")
+        elif isinstance(expected, t.ArrayT):
+            help_text = f"write a list: [{node.text}]"
+        self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span, help=help_text)
+
+    # -- any node --------------------------------------------------------------------------
+
+    def value(self, node: YNode | None, expected: t.Type, where: str) -> ir.Value:
+        if node is None:
+            return ir.Lit(None)
+        if isinstance(expected, t.StepsT):
+            return self.lower_steps(node)
+        if isinstance(expected, t.InputsT):
+            return self.lower_inputs(node)
+        if isinstance(expected, t.UnionT):
+            return self._union(node, expected, where)
+        if isinstance(node, YScalar):
+            return self.scalar(node, expected, where)
+        if isinstance(node, YSeq):
+            if isinstance(expected, t.ArrayT):
+                item = expected.item
+                return ir.ListV(tuple(self.value(n, item, f"an item of {where}") for n in node.items), span=node.span)
+            if not isinstance(expected, t.AnyT):
+                self.sink.report("C302", f"{where} expects {_a(expected)}, got a list", head_span(node))
+            return ir.ListV(tuple(self.value(n, t.ANY, where) for n in node.items), span=node.span)
+        # mapping
+        if isinstance(expected, t.ObjectT):
+            return self.mapping(node, expected, where)
+        if not isinstance(expected, t.AnyT):
+            self.sink.report("C302", f"{where} expects {_a(expected)}, got a mapping", head_span(node))
+        return ir.MapV(tuple(ir.Entry(k.text, self.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in node.pairs), span=node.span)
+
+    def _union(self, node: YNode, expected: t.UnionT, where: str) -> ir.Value:
+        for option in expected.options:
+            if isinstance(node, YSeq) and isinstance(option, t.ArrayT):
+                return self.value(node, option, where)
+            if isinstance(node, YMap) and isinstance(option, t.ObjectT):
+                return self.value(node, option, where)
+        if isinstance(node, YScalar):
+            tmpl = self.template(node, expected) if isinstance(node.value, str) else None
+            if tmpl is not None:
+                return tmpl
+            actual = t.type_of_value(node.value)
+            if node.value is not None and not t.assignable(actual, expected):
+                self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span)
+            return ir.Lit(node.value, span=node.span)
+        self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", head_span(node))
+        return self.value(node, t.ANY, where)
+
+    def mapping(self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=()) -> ir.MapV:
+        entries = []
+        for key, value in node.pairs:
+            field = schema.field(key.text)
+            if field is None and not schema.open:
+                if key.text in extra_allowed:
+                    continue
+                hint = suggest(key.text, [*schema.names(), *suggestions])
+                self.sink.report(
+                    "C202",
+                    f"unknown key '{key.text}' in {where}",
+                    key.span,
+                    help=hint or (f"allowed keys: {', '.join(schema.names())}" if schema.names() else None),
+                )
+                continue
+            ftype = field.type if field is not None else schema.rest or t.ANY
+            entries.append(ir.Entry(key.text, self.value(value, ftype, f"'{key.text}'"), span=key.span))
+        self.require(node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)})
+        return ir.MapV(tuple(entries), span=node.span)
+
+    def require(self, node: YMap, schema: t.ObjectT, where: str, present: set[str]) -> None:
+        for name, field in schema.fields:
+            if field.required and name not in present:
+                self.sink.report("C203", f"{where} is missing the required key '{name}'", head_span(node), help=f"add '{name}:'" + (f" ({field.doc})" if field.doc else ""))
+
+
+def _a(type_: t.Type) -> str:
+    text = type_.describe()
+    if isinstance(type_, t.EnumT):
+        return f"one of {text}"
+    if isinstance(type_, t.ObjectT):
+        return "a mapping"
+    return ("an " if text[:1] in "aeiou" else "a ") + text
+
+
+#: Durations of this many seconds or more are almost always milliseconds from another engine.
+SUSPICIOUS_SECONDS = 1000
+
+
+def warn_milliseconds(sink: DiagnosticSink, node: YScalar, where: str) -> None:
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < SUSPICIOUS_SECONDS:
+        return
+    sink.report(
+        "C409",
+        f"{where} of {node.text} is {_human(float(value))}: a bare number counts seconds",
+        node.span,
+        help=f"if milliseconds were meant, write {node.text}ms" + (f" (or {int(value) // 1000}s)" if value % 1000 == 0 else ""),
+    )
+
+
+def _human(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} hours"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds:g} seconds"
+
+
+def parse_duration(value: object) -> float | None:
+    """Seconds from a number or a string such as 500ms, 30s, 5m, 1h."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if value >= 0 else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    for unit, scale in (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
+        if text.endswith(unit):
+            number = text[: -len(unit)].strip()
+            try:
+                amount = float(number)
+            except ValueError:
+                continue
+            return amount * scale if amount >= 0 else None
+    try:
+        amount = float(text)
+    except ValueError:
+        return None
+    return amount if amount >= 0 else None
+
+
+a_type = _a

@@ -1,0 +1,1 @@
+"""The IR: typed, frozen playbooks that every later phase consumes."""

@@ -1,0 +1,205 @@
+"""IR nodes: frozen attrs classes, one shape for every dialect.
+
+Positions are `eq=False` fields: equality and the canonical JSON ignore them, while
+diagnostics and, later, the interpreter's messages use them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import attrs
+
+from catalyst_dsl.syntax.expr_ast import Part
+from catalyst_dsl.syntax.source import Span
+
+IR_VERSION = 1
+
+
+def _span():
+    return attrs.field(default=None, eq=False, kw_only=True, repr=False)
+
+
+# -- values ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Lit:
+    """A literal scalar: string, number, boolean or null."""
+
+    value: object
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Tmpl:
+    """A string holding `{{ }}` or `${{ }}`: its text and parsed parts.
+
+    `smap` maps offsets in the text to the file; `expected` is the type the context
+    asks for (an action config key, a condition); both are for checking only.
+    """
+
+    text: str
+    parts: tuple[Part, ...] = ()
+    span: Optional[Span] = _span()
+    smap: object = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+    expected: object = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+
+
+@attrs.frozen
+class ListV:
+    items: tuple["Value", ...]
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Entry:
+    key: str
+    value: "Value"
+    span: Optional[Span] = _span()  # the key's position
+
+
+@attrs.frozen
+class MapV:
+    entries: tuple[Entry, ...]
+    span: Optional[Span] = _span()
+
+    def get(self, key: str) -> "Value | None":
+        for e in self.entries:
+            if e.key == key:
+                return e.value
+        return None
+
+
+@attrs.frozen
+class StepsV:
+    steps: tuple["Step", ...]
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class InputsV:
+    inputs: tuple["InputDecl", ...]
+    span: Optional[Span] = _span()
+
+
+Value = Union[Lit, Tmpl, ListV, MapV, StepsV, InputsV]
+
+
+# -- declarations ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Rule:
+    """One validation rule of an input: regex, minLength, maxLength, min or max."""
+
+    kind: str
+    value: object
+    code: Optional[str] = None
+    message: Optional[str] = None
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class InputDecl:
+    name: str
+    type: str  # string | number | boolean | enum | array | object
+    description: Optional[str] = None
+    required: bool = False
+    default: Optional[Value] = None
+    allowed: Optional[tuple[object, ...]] = None
+    transform: Optional[str] = None
+    validation: tuple[Rule, ...] = ()
+    secret: bool = False
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class OutputDecl:
+    name: str
+    type: str
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class PolicyAction:
+    action: str  # Stop | Continue | SilentlyContinue | Ignore | Inquire | Suspend
+    retry_count: int = 0
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class ErrorPolicy:
+    default: Optional[PolicyAction] = None
+    by_code: tuple[tuple[str, PolicyAction], ...] = ()
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Step:
+    action: str
+    config: MapV
+    name: Optional[str] = None
+    condition: Optional[Value] = None
+    error_policy: Optional[ErrorPolicy] = None
+    timeout: Optional[float] = None  # seconds
+    checkpoint: Union[bool, str, None] = None
+    writes: tuple[Value, ...] = ()
+    isolated: bool = False
+    known: bool = True  # False when the action is unknown (already reported)
+    span: Optional[Span] = _span()
+    action_span: Optional[Span] = _span()
+    name_span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class CatchClause:
+    code: str
+    steps: tuple[Step, ...]
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Trigger:
+    event: str
+    action: Optional[str] = None
+    args: Optional[Value] = None
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Reviewers:
+    required: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class CallRef:
+    """A reference to another playbook: a Markdown `@path`, resolved by the library checks."""
+
+    target: str
+    kind: str  # "markdown-ref"
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Playbook:
+    name: str
+    description: str
+    owner: Optional[str]
+    dialect: str  # "catalyst-yaml" | "markdown"
+    file: str = attrs.field(default="", eq=False, kw_only=True)
+    language: int = 1
+    reviewers: Reviewers = Reviewers()
+    triggers: tuple[Trigger, ...] = ()
+    inputs: tuple[InputDecl, ...] = ()
+    outputs: tuple[OutputDecl, ...] = ()
+    artifacts: tuple[Value, ...] = ()
+    allowed_write_paths: Optional[tuple[Value, ...]] = None
+    error_policy: Optional[ErrorPolicy] = None
+    steps: tuple[Step, ...] = ()
+    catch: tuple[CatchClause, ...] = ()
+    finally_: tuple[Step, ...] = ()
+    calls: tuple[CallRef, ...] = ()
+    ir_version: int = IR_VERSION
+    span: Optional[Span] = _span()

@@ -1,0 +1,1 @@
+"""Reports: diagnostics rendered as text or JSON (later: plans, SARIF, annotations)."""
