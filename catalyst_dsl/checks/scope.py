@@ -253,10 +253,9 @@ class ReferenceChecker:
 
     def condition(self, value: ir.Value, scope: Scope, where: str) -> None:
         vtype = self.value(value, scope)
-        if isinstance(value, ir.Tmpl) and value.parts and (len(value.parts) > 1 or not value.parts[0].__class__.__name__.endswith("Part")):
-            if len(value.parts) > 1:
-                self.sink.report("C507", f"this {where} is text with a template inside, so it is always true", value.span, help="make the whole value one expression: ${{ ... }}")
-                return
+        if isinstance(value, ir.Tmpl) and len(value.parts) > 1:
+            self.sink.report("C507", f"this {where} is text with a template inside, so it is always true", value.span, help="make the whole value one expression: ${{ ... }}")
+            return
         if isinstance(value, ir.Lit) and isinstance(value.value, str):
             self.sink.report("C507", f"this {where} is the fixed text '{value.value}', so it is always true", value.span, help="write an expression: ${{ get('name') === 'value' }}")
             return

@@ -75,7 +75,7 @@ class CatalystLowerer:
 
         steps: tuple[ir.Step, ...] = ()
         if "steps" in keys:
-            steps = self.steps(keys["steps"][1], top_level=True).steps
+            steps = self.steps(keys["steps"][1]).steps
             if not steps and not extra_steps and isinstance(keys["steps"][1], YSeq):
                 self.sink.report("C204", "a playbook needs at least one step; `steps` is empty", keys["steps"][0].span, help="add a step, for example `- display: \"hello\"`")
         elif not extra_steps:
@@ -400,7 +400,7 @@ class CatalystLowerer:
 
     # -- steps ---------------------------------------------------------------------------------
 
-    def steps(self, node: YNode, *, top_level: bool = False) -> ir.StepsV:
+    def steps(self, node: YNode) -> ir.StepsV:
         if not isinstance(node, YSeq):
             self.sink.report("C302", f"steps must be a list, got {kind_of(node)}", head_span(node), help="write each step as a list item starting with '- '")
             return ir.StepsV((), span=node.span)
@@ -562,7 +562,7 @@ class CatalystLowerer:
 
     def _function_call(self, action: str, key: YScalar, value: YNode, siblings, step: YMap) -> ir.MapV:
         inputs = self.functions[action]
-        schema = t.ObjectT(tuple((i.name, t.Field(_input_type(i), i.required and i.default is None)) for i in inputs), None)
+        schema = t.ObjectT(tuple((i.name, t.Field(input_type(i), i.required and i.default is None)) for i in inputs), None)
         where = f"the call of {action}"
         if isinstance(value, YSeq):  # positional: mapped by index to the inputs
             if len(value.items) > len(inputs):
@@ -588,11 +588,8 @@ def _where(inner: YNode, outer: YNode) -> Span:
     return head_span(outer)
 
 
-def _input_type(decl: ir.InputDecl) -> t.Type:
+def input_type(decl: ir.InputDecl) -> t.Type:
+    """The type of an input's value: an enum when it lists allowed strings."""
     if decl.allowed and decl.type in ("string", "enum"):
         return t.EnumT(tuple(str(a) for a in decl.allowed))
     return t.INPUT_TYPES.get(decl.type, t.ANY)
-
-
-def input_type(decl: ir.InputDecl) -> t.Type:
-    return _input_type(decl)

@@ -15,7 +15,7 @@ import attrs
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects.catalyst import KEBAB, CatalystLowerer
+from catalyst_dsl.dialects.catalyst import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.source import SourceFile
@@ -52,14 +52,13 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
             return None
         fm_end = 4 + close.start()
         front = load_yaml(source, sink, start=4, end=fm_end)
-        if front is None and text[4:fm_end].strip() and not sink.items:
-            pass
         body_start = 4 + close.end() + 1
         if sink.has_errors:
             return None
     body = text[body_start:]
     lines = _lines(text, body_start)
-    headings = _headings(lines)
+    code = _code_ranges(lines)
+    headings = _headings(lines, code)
     title = next((h for h in headings if h[1] == 1), None)
     stem = Path(source.path).stem
     inputs = _inputs(source, sink, lines, headings)
@@ -67,9 +66,9 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
     calls = tuple(
         ir.CallRef(m.group(1), "markdown-ref", span=source.span(body_start + m.start(), body_start + m.end()))
         for m in AT_REF.finditer(body)
-        if not _in_code(lines, body_start + m.start())
+        if not _in_code(code, body_start + m.start())
     )
-    stops = [(offset, m) for offset, line in lines if (m := STOP.search(line)) and not _in_code(lines, offset)]
+    stops = [(offset, m) for offset, line in lines if (m := STOP.search(line)) and not _in_code(code, offset)]
     steps: list[ir.Step] = []
     if phases:
         for section in phases:
@@ -82,10 +81,7 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
         for offset, match in stops:
             steps.append(_checkpoint_step(source, offset, match))
     defaults = {"name": stem, "description": title[2] if title else stem, "owner": ""}
-    playbook = lowerer.playbook(front, defaults=defaults, extra_steps=tuple(steps), calls=calls, markdown_inputs=inputs)
-    if playbook is not None and not KEBAB.match(playbook.name):
-        pass  # reported by the lowerer when `name` is written; a file stem is the user's choice
-    return playbook
+    return lowerer.playbook(front, defaults=defaults, extra_steps=tuple(steps), calls=calls, markdown_inputs=inputs)
 
 
 def _lines(text: str, start: int) -> list[tuple[int, str]]:
@@ -112,29 +108,16 @@ def _code_ranges(lines):
     return ranges
 
 
-def _in_code(lines, offset: int) -> bool:
-    return any(a <= offset <= b for a, b in _code_ranges_cached(lines))
+def _in_code(ranges, offset: int) -> bool:
+    return any(a <= offset <= b for a, b in ranges)
 
 
-_RANGE_CACHE: dict[int, list] = {}
-
-
-def _code_ranges_cached(lines):
-    key = id(lines)
-    cached = _RANGE_CACHE.get(key)
-    if cached is None or cached[0] is not lines:
-        cached = (lines, _code_ranges(lines))
-        _RANGE_CACHE.clear()
-        _RANGE_CACHE[key] = cached
-    return cached[1]
-
-
-def _headings(lines) -> list[tuple[int, int, str]]:
+def _headings(lines, code) -> list[tuple[int, int, str]]:
     """(offset, level, title) of each heading outside code blocks."""
     found = []
     for offset, line in lines:
         m = HEADING.match(line)
-        if m and not _in_code(lines, offset):
+        if m and not _in_code(code, offset):
             found.append((offset, len(m.group(1)), m.group(2).strip()))
     return found
 

@@ -88,9 +88,7 @@ class ValueLowerer:
                 self._yaml11(node)
         elif node.is_plain and isinstance(expected, (t.StringT, t.EnumT)) and value is not None:
             # A string was expected: take the text as written, and say why it matters.
-            reading = yaml11_reading(node)
-            if reading is not None:
-                self._yaml11(node)
+            self._yaml11(node)
             return ir.Lit(node.text, span=node.span)
         elif node.is_plain and isinstance(expected, t.AnyT):
             self._yaml11(node)

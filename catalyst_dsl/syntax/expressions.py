@@ -58,8 +58,9 @@ def _unquote(token: str) -> str:
         c = body[i]
         if c == "\\" and i + 1 < len(body):
             e = body[i + 1]
-            if e == "u" and i + 5 < len(body) + 0 and all(ch in "0123456789abcdefABCDEF" for ch in body[i + 2 : i + 6]) and len(body[i + 2 : i + 6]) == 4:
-                out.append(chr(int(body[i + 2 : i + 6], 16)))
+            digits = body[i + 2 : i + 6]
+            if e == "u" and len(digits) == 4 and all(ch in "0123456789abcdefABCDEF" for ch in digits):
+                out.append(chr(int(digits, 16)))
                 i += 6
                 continue
             out.append(_STRING_ESCAPES.get(e, e))

@@ -404,8 +404,6 @@ class _Composer:
         node.end = self.base + event.end_mark.index
         if isinstance(node, YMap) and frame.merges:
             self._apply_merges(frame)
-        if frame.key is not None:  # a key with no value cannot happen in valid YAML
-            frame.key = None
         return self._add(node, frame.anchor, frame.size)
 
     def _alias(self, event: yaml.AliasEvent) -> bool:
