@@ -26,7 +26,7 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
 
     PATHS are files or directories (default: playbooks/ and .xe/playbooks/).
     """
-    from catalyst_dsl.compiler import compile_path, discover
+    from catalyst_dsl.compiler import collector_tuned_for_checking, compile_path, discover
     from catalyst_dsl.diagnostics.model import Diagnostic
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
 
@@ -38,11 +38,12 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
     diagnostics: list[Diagnostic] = []
     sources = {}
-    for path in files:
-        result = compile_path(path)
-        diagnostics.extend(result.diagnostics)
-        if result.source is not None:
-            sources[path] = result.source
+    with collector_tuned_for_checking():
+        for path in files:
+            result = compile_path(path)
+            diagnostics.extend(result.diagnostics)
+            if result.source is not None:
+                sources[path] = result.source
     here = os.getcwd()
     if fmt == "json":
         click.echo(render_json(diagnostics, files, relative_to=here), nl=False)
