@@ -1,4 +1,4 @@
-"""The `catalyst` command line: check and compile (run and its lifecycle come later)."""
+"""The `catalyst` command line: check, list and compile (run and its lifecycle come later)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ import sys
 import click
 
 from catalyst_dsl import __version__
-
-DEFAULT_DIRS = ("playbooks", ".xe/playbooks")
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="catalyst")
@@ -24,35 +21,70 @@ def cli() -> None:
 def check(paths: tuple[str, ...], fmt: str) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
-    PATHS are files or directories (default: playbooks/ and .xe/playbooks/).
+    PATHS are files or directories (default: the project's playbook directories,
+    playbooks/ and .xe/playbooks/ unless the settings say otherwise). What they call is
+    loaded and checked with them: calls, inputs, cycles and write permissions.
     """
-    from catalyst_dsl.compiler import collector_tuned_for_checking, compile_path, discover
-    from catalyst_dsl.diagnostics.model import Diagnostic
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
 
-    targets = list(paths) or [d for d in DEFAULT_DIRS if os.path.isdir(d)]
+    project, settings, files = _project_files(paths)
+    result = _check(project, files, settings)
+    here = os.getcwd()
+    if fmt == "json":
+        click.echo(render_json(result.diagnostics, files, relative_to=here), nl=False)
+    else:
+        if result.diagnostics:
+            click.echo(render_text(result.diagnostics, result.sources, relative_to=here))
+        click.echo(summary_line(result.diagnostics, len(files)))
+    if result.has_errors:
+        sys.exit(1)
+
+
+@cli.command("list")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_(paths: tuple[str, ...], as_json: bool) -> None:
+    """List the playbooks of the project with their metadata.
+
+    PATHS default to the project's playbook directories. A file that does not compile is
+    listed with its errors counted; `catalyst check` shows them.
+    """
+    from catalyst_dsl.report.listing import listing_json, listing_text
+
+    project, settings, files = _project_files(paths)
+    result = _check(project, files, settings)
+    here = os.getcwd()
+    compiled = [result.library.compiled(f) for f in result.files]
+    if as_json:
+        click.echo(listing_json(compiled, result.diagnostics, relative_to=here), nl=False)
+    else:
+        click.echo(listing_text(compiled, result.diagnostics, relative_to=here), nl=False)
+
+
+def _project_files(paths: tuple[str, ...]):
+    """The project around the first PATH (or here), its settings findings, and the files."""
+    from pathlib import Path
+
+    from catalyst_dsl.compiler import discover
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+
+    sink = DiagnosticSink()
+    project = load_project(Path(paths[0]) if paths else Path.cwd(), sink)
+    targets = list(paths) or [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
     if not targets:
-        raise click.UsageError("no PATH given and no playbooks/ or .xe/playbooks/ directory here")
+        dirs = ", ".join(f"{d}/" for d in project.config.playbook_dirs)
+        raise click.UsageError(f"no PATH given and no playbook directory ({dirs}) in the project at {project.root}")
     files = discover(targets)
     if not files:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
-    diagnostics: list[Diagnostic] = []
-    sources = {}
-    with collector_tuned_for_checking():
-        for path in files:
-            result = compile_path(path)
-            diagnostics.extend(result.diagnostics)
-            if result.source is not None:
-                sources[path] = result.source
-    here = os.getcwd()
-    if fmt == "json":
-        click.echo(render_json(diagnostics, files, relative_to=here), nl=False)
-    else:
-        if diagnostics:
-            click.echo(render_text(diagnostics, sources, relative_to=here))
-        click.echo(summary_line(diagnostics, len(files)))
-    if any(d.severity.value == "error" for d in diagnostics):
-        sys.exit(1)
+    return project, sink.sorted(), files
+
+
+def _check(project, files, settings):
+    from catalyst_dsl.project.check import check_project
+
+    return check_project(project, files, settings=settings)
 
 
 @cli.command()

@@ -26,6 +26,8 @@ class Compiled:
     source: SourceFile | None
     playbook: ir.Playbook | None
     diagnostics: list[Diagnostic]
+    #: The `playbook` steps, with the types of what they pass (for the library checks).
+    calls: list = attrs.Factory(list)
 
     @property
     def has_errors(self) -> bool:
@@ -57,10 +59,11 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
             root = load_yaml(source, sink)
             if root is not None:
                 playbook = CatalystLowerer(source, sink, catalog).playbook(root)
+    calls = []
     if playbook is not None:
-        check_references(playbook, sink, catalog)
+        calls = check_references(playbook, sink, catalog)
         check_outputs(playbook, sink)
-    return Compiled(path, source, playbook, sink.sorted())
+    return Compiled(path, source, playbook, sink.sorted(), calls)
 
 
 def compile_path(path: str, catalog: Catalog | None = None) -> Compiled:

@@ -82,6 +82,18 @@ class _Part:
         return self.tmpl.smap.span(self.base + node.start, self.base + node.end)
 
 
+@attrs.frozen
+class CallSite:
+    """A `playbook` step, whether a condition guards it, and the types of the inputs it passes.
+
+    `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
+    """
+
+    step: ir.Step
+    guarded: bool
+    input_types: dict[str, t.Type] | None = attrs.field(eq=False)
+
+
 class ReferenceChecker:
     def __init__(self, playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> None:
         self.playbook = playbook
@@ -91,6 +103,10 @@ class ReferenceChecker:
         self.step_names: dict[str, Span | None] = {}
         self.all_definitions: dict[str, Span | None] = {}
         self.inputs = {i.name: i for i in playbook.inputs}
+        #: `playbook` steps with the types of the inputs they pass, for the library checks.
+        self.calls: list[CallSite] = []
+        #: How many conditions enclose the step being checked (if, for-each, catch, condition).
+        self._guards = 0
         self._collect_definitions(playbook.steps)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -103,7 +119,7 @@ class ReferenceChecker:
         for clause in self.playbook.catch:
             scope = Scope(top)
             scope.define(Binding("$error", B.ERROR_TYPE, "error", clause.span))
-            self.walk(clause.steps, scope)
+            self.guarded(clause.steps, scope)
         self.walk(self.playbook.finally_, Scope(top))
         for artifact in self.playbook.artifacts:
             self.value(artifact, top)
@@ -126,6 +142,14 @@ class ReferenceChecker:
     def walk(self, steps: Iterable[ir.Step], scope: Scope) -> None:
         for step in steps:
             self.step(step, scope)
+
+    def guarded(self, steps: Iterable[ir.Step], scope: Scope) -> None:
+        """Walk steps that run only when something holds: a branch, a loop body, a handler."""
+        self._guards += 1
+        try:
+            self.walk(steps, scope)
+        finally:
+            self._guards -= 1
 
     def step(self, step: ir.Step, scope: Scope) -> None:
         if step.condition is not None:
@@ -150,7 +174,7 @@ class ReferenceChecker:
             for branch in ("then", "else"):
                 body = cfg.get(branch)
                 if isinstance(body, ir.StepsV):
-                    self.walk(body.steps, Scope(scope))
+                    self.guarded(body.steps, Scope(scope))
             result = self.catalog.get("if").result
         elif action == "for-each":
             items = cfg.get("in")
@@ -167,7 +191,7 @@ class ReferenceChecker:
             body.define(Binding(index_name, t.NUMBER, "loop", index.span if index is not None else step.span))
             steps = cfg.get("steps")
             if isinstance(steps, ir.StepsV):
-                self.walk(steps.steps, body)
+                self.guarded(steps.steps, body)
             result = self.catalog.get("for-each").result
         elif action == "try":
             steps = cfg.get("steps")
@@ -181,7 +205,7 @@ class ReferenceChecker:
                         handler.define(Binding("$error", B.ERROR_TYPE, "error", clause.span))
                         body = clause.get("steps")
                         if isinstance(body, ir.StepsV):
-                            self.walk(body.steps, handler)
+                            self.guarded(body.steps, handler)
             final = cfg.get("finally")
             if isinstance(final, ir.StepsV):
                 self.walk(final.steps, Scope(scope))
@@ -194,6 +218,8 @@ class ReferenceChecker:
             if isinstance(steps, ir.StepsV):
                 self.walk(steps.steps, Scope(scope))
             result = self.catalog.get("parallel").result
+        elif action == "playbook":
+            self.playbook_call(step, scope)
         elif action in self.function_results or self.catalog.get(action) is None:
             self.config_values(cfg, scope)
             result = self.function_results.get(action, t.ANY)
@@ -215,6 +241,16 @@ class ReferenceChecker:
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
+
+    def playbook_call(self, step: ir.Step, scope: Scope) -> None:
+        input_types: dict[str, t.Type] | None = None
+        for entry in step.config.entries:
+            if entry.key == "inputs" and isinstance(entry.value, ir.MapV):
+                input_types = {e.key: self.value(e.value, scope) for e in entry.value.entries}
+            else:
+                self.value(entry.value, scope)
+        guarded = self._guards > 0 or step.condition is not None
+        self.calls.append(CallSite(step, guarded, input_types))
 
     def function(self, step: ir.Step, scope: Scope) -> None:
         name = step.config.get("name")
@@ -579,5 +615,8 @@ def playbook_returns(playbook: ir.Playbook):
     yield from _returns(playbook.finally_)
 
 
-def check_references(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> None:
-    ReferenceChecker(playbook, sink, catalog).run()
+def check_references(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> list[CallSite]:
+    """Check every reference and type; return the `playbook` steps for the library checks."""
+    checker = ReferenceChecker(playbook, sink, catalog)
+    checker.run()
+    return checker.calls

@@ -87,6 +87,25 @@ _TABLE = [
     # C7xx: Markdown playbooks
     Code("C701", "unclosed-front-matter", E, "Front matter opened with --- and never closed."),
     Code("C702", "empty-input-name", E, "An `## Inputs` list item with no input name."),
+    # C8xx: the library as a whole: settings, calls, cycles, permissions
+    Code("C801", "bad-settings", E, "The project settings (catalyst.toml or [tool.catalyst]) are not valid."),
+    Code("C802", "duplicate-playbook", E, "Two playbooks in the library have the same name."),
+    Code("C803", "file-name-mismatch", W, "A playbook's file name differs from its `name`, so calls by name cannot find it by location."),
+    Code("C804", "unknown-playbook", E, "A call or `@` reference to a playbook that is not in the library."),
+    Code("C805", "missing-call-input", E, "A call leaves out an input the called playbook requires."),
+    Code("C806", "unknown-call-input", E, "A call passes an input the called playbook does not declare."),
+    Code("C807", "call-input-type", E, "A call passes a value whose type the called playbook's input cannot take."),
+    Code("C808", "dynamic-call", I, "A call whose target is computed at run time: it is not checked."),
+    Code("C809", "call-cycle", E, "Playbooks that call each other in a cycle."),
+    Code("C810", "conditional-self-call", W, "A playbook that calls itself under a condition: the run's depth limit applies."),
+    Code("C811", "unconditional-self-call", E, "A playbook that calls itself unconditionally: it can never finish."),
+    Code("C812", "bad-path", E, "A write path or pattern that is absolute, climbs out of the project, or is not a valid pattern."),
+    Code("C813", "write-not-allowed", E, "A write to a path outside the playbook's `allowedWritePaths` and `artifacts`."),
+    Code("C814", "writes-anywhere", I, "A playbook that writes but declares no `allowedWritePaths`: it may write anywhere in the project."),
+    Code("C815", "child-writes-read-only", E, "A called playbook that writes, called without `inheritPermissions: true`, so it runs read-only."),
+    Code("C816", "child-writes-beyond-parent", E, "A called playbook that writes where its caller may not."),
+    Code("C817", "unchecked-shell-writes", I, "A shell-like step without `writes:`: what it writes is not checked."),
+    Code("C818", "parallel-write-overlap", E, "Steps of one `parallel` group that may write the same paths."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

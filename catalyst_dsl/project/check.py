@@ -1,0 +1,59 @@
+"""`catalyst check` over a project: each file's own checks, then the library's.
+
+The files asked for are compiled with everything they call; findings are reported for
+the files asked for, and for every cycle that passes through one of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.checks.calls import check_calls, check_names
+from catalyst_dsl.checks.cycles import check_cycles
+from catalyst_dsl.compiler import collector_tuned_for_checking
+from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
+from catalyst_dsl.project.config import Project
+from catalyst_dsl.project.library import Library, _absolute
+from catalyst_dsl.syntax.source import SourceFile
+
+
+@attrs.define
+class LibraryCheck:
+    library: Library
+    files: list[str]
+    diagnostics: list[Diagnostic]
+
+    @property
+    def sources(self) -> dict[str, SourceFile]:
+        found = {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
+        settings = self.library.project.config_file
+        if settings is not None:
+            try:
+                found[str(settings)] = SourceFile(str(settings), settings.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                pass  # reported as C801 when the settings were read
+        return found
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity.value == "error" for d in self.diagnostics)
+
+
+def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = ()) -> LibraryCheck:
+    files = [_absolute(f) for f in files]
+    library = Library(project, files, catalog)
+    sink = DiagnosticSink()
+    with collector_tuned_for_checking():
+        library.load_closure(files)
+        for path in files:
+            sink.extend(library.compiled(path).diagnostics)
+            check_calls(library, path, sink)
+        check_names(library, set(files), sink)
+        loaded = library.loaded()
+        graph = {path: library.edges(path) for path in loaded}
+        names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}
+        check_cycles(graph, names, set(files), sink, project.config.max_depth)
+    return LibraryCheck(library, files, [*settings, *sink.sorted()])

@@ -1,0 +1,226 @@
+"""Project settings: `catalyst.toml`, or `[tool.catalyst]` in `pyproject.toml`.
+
+The project root is the nearest directory, from where the check starts and upwards,
+holding either file (catalyst.toml wins when both do, as it is the more specific one).
+Without one, the root is the nearest directory with `.git`, else the starting directory,
+and every setting has its default. Settings are read with the project's one cattrs
+converter style: strict types, unknown keys refused, kebab-case names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+@attrs.frozen
+class ProjectConfig:
+    #: Where playbooks are found, searched in this order (project-relative).
+    playbook_dirs: tuple[str, ...] = ("playbooks", ".xe/playbooks")
+    #: Prefix rewrites for Markdown `@` references: {"node_modules/x/playbooks/": "playbooks/"}.
+    aliases: dict[str, str] = attrs.field(factory=dict)
+    #: Roles an `owner` or reviewer may name; empty means any role is accepted.
+    roles: tuple[str, ...] = ()
+    #: How deep playbooks may call each other (a conditional self-call recurses up to it).
+    max_depth: int = 10
+    #: Where runs keep their state and locks.
+    state_dir: str = ".xe/runs"
+
+
+@attrs.frozen
+class Project:
+    root: Path
+    config: ProjectConfig
+    #: The file the settings came from, or None when every setting is a default.
+    config_file: Path | None = None
+
+    def resolve(self, relative: str) -> Path:
+        return self.root / relative
+
+
+SETTINGS = {f.name.replace("_", "-"): f for f in attrs.fields(ProjectConfig)}
+
+
+def _strict(kind: type, word: str):
+    def hook(value, _type):
+        if type(value) is not kind:
+            raise TypeError(f"expected {word}, got {_toml_type(value)}")
+        return value
+
+    return hook
+
+
+def _strings(value, _type) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list of strings, got {_toml_type(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"expected a list of strings, found {_toml_type(item)} {item!r}")
+    return tuple(value)
+
+
+def _string_table(value, _type) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a table of strings, got {_toml_type(value)}")
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise TypeError(f"expected a table of strings, but '{key}' is {_toml_type(item)}")
+    return dict(value)
+
+
+def _toml_type(value: object) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook_func(lambda t: t == tuple[str, ...], _strings)
+    conv.register_structure_hook_func(lambda t: t == dict[str, str], _string_table)
+    conv.register_structure_hook(
+        ProjectConfig,
+        make_dict_structure_fn(ProjectConfig, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=key) for key, f in SETTINGS.items()}),
+    )
+    return conv
+
+
+_CONVERTER = _converter()
+
+
+def find_root(start: Path) -> tuple[Path, Path | None]:
+    """The project root for a check starting at `start`, and the settings file if any."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    git_root = None
+    for directory in (start, *start.parents):
+        candidate = directory / "catalyst.toml"
+        if candidate.is_file():
+            return directory, candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return directory, pyproject
+        if git_root is None and (directory / ".git").exists():
+            git_root = directory
+            break
+    return (git_root or start), None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return re.search(r"^\s*\[\s*tool\s*\.\s*catalyst\s*[\].]", path.read_text(encoding="utf-8"), re.MULTILINE) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def load_project(start: Path, sink: DiagnosticSink) -> Project:
+    """The project around `start`; a bad settings file is reported (C801) and defaults used."""
+    root, config_file = find_root(start)
+    if config_file is None:
+        return Project(root, ProjectConfig())
+    return Project(root, read_config(config_file, sink), config_file)
+
+
+def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        sink.report("C801", f"cannot read the settings file: {exc}", SourceFile(str(path), "").span(0), help="fix or remove the file; defaults are used meanwhile")
+        return ProjectConfig()
+    source = SourceFile(str(path), text)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib puts the position in the message: "... (at line 3, column 7)".
+        where = re.search(r"\s*\(at line (\d+), column (\d+)\)$", str(exc))
+        offset = source.offset(int(where.group(1)), int(where.group(2))) if where else 0
+        reason = str(exc)[: where.start()] if where else str(exc)
+        sink.report("C801", f"the settings file is not valid TOML: {reason}", source.span(offset, offset + 1), help="fix the TOML syntax; defaults are used meanwhile")
+        return ProjectConfig()
+    table_header = None
+    if path.name == "pyproject.toml":
+        tool = document.get("tool", {})
+        table = tool.get("catalyst", {}) if isinstance(tool, dict) else None
+        table_header = "tool.catalyst"
+    else:
+        table = document
+    if not isinstance(table, dict):
+        sink.report("C801", "[tool.catalyst] is not a table", source.span(0), help="write the settings as keys under [tool.catalyst]")
+        return ProjectConfig()
+    # Each bad setting is reported at its line; the good ones are kept.
+    good = {}
+    for key, value in table.items():
+        problem = _problem(key, value)
+        if problem is None:
+            good[key] = value
+        else:
+            message, hint = problem
+            sink.report("C801", message, _key_span(source, key, table_header), help=hint)
+    return _CONVERTER.structure(good, ProjectConfig)
+
+
+def _problem(key: str, value: object) -> tuple[str, str] | None:
+    from catalyst_dsl.dialects.values import suggest
+
+    if key not in SETTINGS:
+        return f"unknown setting '{key}'", suggest(key, SETTINGS) or f"the settings are: {', '.join(SETTINGS)}"
+    try:
+        _CONVERTER.structure({key: value}, ProjectConfig)
+    except cattrs.BaseValidationError as exc:
+        return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
+    if key == "max-depth" and value < 1:
+        return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
+    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "aliases": lambda: list(value.values())}
+    for directory in directories.get(key, list)():
+        if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
+            return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"
+    return None
+
+
+def _leaf_messages(exc: BaseException) -> list[str]:
+    if isinstance(exc, cattrs.BaseValidationError):
+        return [m for sub in exc.exceptions for m in _leaf_messages(sub)]
+    return [str(exc)]
+
+
+def _key_span(source: SourceFile, key: str, header: str | None) -> Span:
+    """Where `key = …` (or a `[key]` table) is written: tomllib keeps no positions."""
+    home = header or ""
+    full = f"{header}.{key}" if header else key
+    assignment = re.compile(r"^\s*([\"']?)" + re.escape(key) + r"\1\s*=")
+    table = ""
+    for number, line in enumerate(source.text.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            table = stripped.strip("[] ").replace(" ", "")
+            if table == full:
+                start = source.offset(number, line.index("[") + 1)
+                return source.span(start, start + len(stripped))
+        elif table == home and assignment.match(line):
+            start = source.offset(number, line.index(key) + 1)
+            return source.span(start, start + len(key))
+    return source.span(0)
+
+
+def relative_to_root(project: Project, path: str | os.PathLike[str]) -> str:
+    """A project-relative, `/`-separated path (or the absolute path when it is outside)."""
+    absolute = Path(path).resolve()
+    try:
+        return absolute.relative_to(project.root).as_posix()
+    except ValueError:
+        return absolute.as_posix()

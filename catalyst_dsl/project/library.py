@@ -1,0 +1,180 @@
+"""The playbook library: every playbook of a project, found by location, and its calls.
+
+Files are compiled on demand and once. A check of one file loads what it calls, and what
+those call, so that a cycle through the file is found from it; a check of the playbook
+directories loads them all. Calls resolve by location only, never through a registry:
+
+- `playbook: name` finds the playbook whose `name` is that, looking first at files whose
+  stem is the name (the file name must equal the name) and only then at every file;
+- `playbook: path/to/x.yaml` (anything with a `/` or a playbook suffix) is a path, tried
+  relative to the calling file, then to the project root, then to each playbook directory;
+- a Markdown `@path` has the longest matching alias prefix rewritten, then is tried
+  relative to the project root and to the calling file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.checks.scope import CallSite
+from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_path, discover
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.project.config import Project
+from catalyst_dsl.syntax.source import Span
+
+
+@attrs.frozen
+class Edge:
+    """One call from a playbook to another, as written, with where it resolved to."""
+
+    caller: str
+    target: str
+    kind: str  # "playbook" (a YAML step) | "markdown-ref"
+    span: Span | None = attrs.field(eq=False)
+    #: The file called, or None when nothing matches (or the target is computed at run time).
+    callee: str | None = None
+    #: Under an `if`, a loop, a catch handler or a `condition`.
+    guarded: bool = False
+    dynamic: bool = False
+    site: CallSite | None = attrs.field(default=None, eq=False)
+
+
+class Library:
+    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None) -> None:
+        self.project = project
+        self.catalog = catalog or builtin_catalog()
+        dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
+        found = discover([d for d in dirs if os.path.isdir(d)])
+        self.files: list[str] = _unique([_absolute(f) for f in [*found, *extra_files]])
+        self._compiled: dict[str, Compiled] = {}
+        self._edges: dict[str, list[Edge]] = {}
+        self._by_stem: dict[str, list[str]] = {}
+        for path in self.files:
+            self._by_stem.setdefault(Path(path).stem, []).append(path)
+        self._indexed = False
+
+    # -- files -----------------------------------------------------------------------------------
+
+    def compiled(self, path: str) -> Compiled:
+        path = _absolute(path)
+        result = self._compiled.get(path)
+        if result is None:
+            result = self._compiled[path] = compile_path(path, self.catalog)
+        return result
+
+    def loaded(self) -> dict[str, Compiled]:
+        return dict(self._compiled)
+
+    def playbook_name(self, path: str) -> str | None:
+        pb = self.compiled(path).playbook
+        return pb.name if pb is not None else None
+
+    def named(self, name: str) -> list[str]:
+        """Files whose playbook is called `name`, in search order."""
+        matches = [p for p in self._by_stem.get(name, []) if self.playbook_name(p) == name]
+        if matches:
+            return matches
+        if not self._indexed:  # a file whose stem differs from its name: look at them all
+            for path in self.files:
+                self.compiled(path)
+            self._indexed = True
+        return [p for p in self.files if p in self._compiled and self.playbook_name(p) == name]
+
+    def names(self) -> list[str]:
+        return sorted({Path(p).stem for p in self.files})
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def edges(self, path: str) -> list[Edge]:
+        path = _absolute(path)
+        if path not in self._edges:
+            self._edges[path] = list(self._find_edges(path))
+        return self._edges[path]
+
+    def _find_edges(self, path: str):
+        result = self.compiled(path)
+        if result.playbook is None:
+            return
+        for site in result.calls:
+            target = site.step.config.get("name")
+            span = target.span if target is not None and target.span is not None else site.step.span
+            if isinstance(target, ir.Lit) and isinstance(target.value, str) and target.value.startswith("temp://"):
+                # Scratch space exists only during a run: the playbook is written there by an
+                # earlier step, so there is nothing to check it against yet.
+                yield Edge(path, target.value, "playbook", span, None, site.guarded, dynamic=True, site=site)
+            elif isinstance(target, ir.Lit) and isinstance(target.value, str):
+                callee = self.resolve_call(target.value, path)
+                yield Edge(path, target.value, "playbook", span, callee, site.guarded, site=site)
+            elif isinstance(target, ir.Tmpl):
+                yield Edge(path, target.text, "playbook", span, None, site.guarded, dynamic=True, site=site)
+        for ref in result.playbook.calls:
+            callee = self.resolve_reference(ref.target, path)
+            if callee is not None or self.names_a_playbook(ref.target):
+                yield Edge(path, ref.target, "markdown-ref", ref.span, callee)
+
+    def names_a_playbook(self, reference: str) -> bool:
+        """Whether an `@` reference claims to be a playbook, not a document (a standard, a template).
+
+        It does when, after the aliases, it points into a playbook directory, or when one of
+        its directories is called `playbooks`.
+        """
+        rewritten = self.unalias(reference).replace("\\", "/")
+        dirs = [d.rstrip("/") + "/" for d in self.project.config.playbook_dirs]
+        return rewritten.startswith(tuple(dirs)) or "playbooks" in rewritten.split("/")[:-1]
+
+    @staticmethod
+    def is_path(target: str) -> bool:
+        """A call target written as a path rather than a playbook name."""
+        return "/" in target or "\\" in target or target.endswith(PLAYBOOK_SUFFIXES)
+
+    def resolve_call(self, target: str, caller: str) -> str | None:
+        if target.startswith("xe://"):
+            target = ".xe/" + target[len("xe://"):]
+        if self.is_path(target):
+            bases = [Path(caller).parent, self.project.root, *(self.project.resolve(d) for d in self.project.config.playbook_dirs)]
+            return self._first_file(self.unalias(target), bases)
+        named = self.named(target)
+        return named[0] if named else None
+
+    def resolve_reference(self, target: str, caller: str) -> str | None:
+        return self._first_file(self.unalias(target), [self.project.root, Path(caller).parent])
+
+    def unalias(self, target: str) -> str:
+        for prefix in sorted(self.project.config.aliases, key=len, reverse=True):
+            if target.startswith(prefix):
+                return self.project.config.aliases[prefix] + target[len(prefix):]
+        return target
+
+    def _first_file(self, relative: str, bases) -> str | None:
+        if os.path.isabs(relative):
+            return None
+        names = [relative] if relative.endswith(PLAYBOOK_SUFFIXES) else [relative + s for s in PLAYBOOK_SUFFIXES]
+        for base in bases:
+            for name in names:
+                candidate = os.path.normpath(os.path.join(base, name))
+                if os.path.isfile(candidate):
+                    return _absolute(candidate)
+        return None
+
+    def load_closure(self, roots: list[str]) -> None:
+        """Compile the given files and everything they call, transitively."""
+        pending = [_absolute(r) for r in roots]
+        seen = set(pending)
+        while pending:
+            path = pending.pop()
+            for edge in self.edges(path):
+                if edge.callee is not None and edge.callee not in seen:
+                    seen.add(edge.callee)
+                    pending.append(edge.callee)
+
+
+def _absolute(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _unique(paths: list[str]) -> list[str]:
+    return list(dict.fromkeys(paths))

@@ -1,0 +1,67 @@
+"""`catalyst list`: the playbooks of a project with their metadata, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from catalyst_dsl.compiler import Compiled
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.report.diagnostics import _display_path
+
+
+def _entry(compiled: Compiled, errors: int, relative_to: str | None) -> dict:
+    pb = compiled.playbook
+    entry: dict = {"file": _display_path(compiled.path, relative_to), "errors": errors}
+    if pb is None:
+        return entry
+    entry.update(
+        name=pb.name,
+        description=pb.description,
+        owner=pb.owner or None,
+        dialect=pb.dialect,
+        reviewers={"required": list(pb.reviewers.required), "optional": list(pb.reviewers.optional)},
+        inputs=[{"name": i.name, "type": i.type, "required": i.required and i.default is None} for i in pb.inputs],
+        outputs=[{"name": o.name, "type": o.type} for o in pb.outputs],
+    )
+    return entry
+
+
+def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], relative_to: str | None) -> list[dict]:
+    errors: dict[str, int] = {}
+    for d in diagnostics:
+        if d.severity.value == "error" and d.span is not None:
+            errors[d.span.file] = errors.get(d.span.file, 0) + 1
+    entries = [_entry(c, errors.get(c.path, 0), relative_to) for c in compiled]
+    return sorted(entries, key=lambda e: (e.get("name") or "", e["file"]))
+
+
+def listing_json(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], *, relative_to: str | None = None) -> str:
+    return json.dumps({"version": 1, "playbooks": _entries(compiled, diagnostics, relative_to)}, indent=2, ensure_ascii=False) + "\n"
+
+
+def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], *, relative_to: str | None = None) -> str:
+    lines: list[str] = []
+    entries = _entries(compiled, diagnostics, relative_to)
+    for e in entries:
+        if "name" not in e:
+            lines += [f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}; see catalyst check)", ""]
+            continue
+        head = f"{e['name']}  ({e['file']})"
+        if e["errors"]:
+            head += f"  [{e['errors']} error{'s' if e['errors'] != 1 else ''}]"
+        lines.append(head)
+        if e["description"]:
+            lines.append(f"  {e['description']}")
+        if e["owner"]:
+            lines.append(f"  owner: {e['owner']}")
+        reviewers = e["reviewers"]["required"] + [f"{r} (optional)" for r in e["reviewers"]["optional"]]
+        if reviewers:
+            lines.append(f"  reviewers: {', '.join(reviewers)}")
+        if e["inputs"]:
+            lines.append("  inputs: " + ", ".join(f"{i['name']}: {i['type']}{'' if i['required'] else '?'}" for i in e["inputs"]))
+        if e["outputs"]:
+            lines.append("  outputs: " + ", ".join(f"{o['name']}: {o['type']}" for o in e["outputs"]))
+        lines.append("")
+    lines.append(f"{len(entries)} playbook{'s' if len(entries) != 1 else ''}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,108 @@
+"""Reference pages generated from the single sources they describe.
+
+docs/actions.md comes from the action catalog; docs/diagnostics.md from the code registry
+and the golden cases, whose expected output is real checker output. tests/test_docs.py
+fails when a page is stale; `pytest --update-golden` rewrites it, like a golden file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.codes import CODES
+
+_GROUP_TITLES = {
+    "C0": "The file and its YAML",
+    "C1": "Templates and expressions",
+    "C2": "The playbook's structure",
+    "C3": "Values and declarations",
+    "C4": "Steps and actions",
+    "C5": "References and types",
+    "C6": "Outputs and artifacts",
+    "C7": "Markdown playbooks",
+    "C8": "The playbook library: calls, cycles and permissions",
+}
+
+#: A rendered diagnostic starts with its severity and code in brackets.
+_HEADER = re.compile(r"^(error|warning|info)\[(C\d{3})\]", re.MULTILINE)
+
+
+def actions_page(catalog: Catalog) -> str:
+    lines = [
+        "# Built-in actions",
+        "",
+        "Generated from `catalyst_dsl/actions/builtin.py` (the catalog) by `pytest --update-golden`;",
+        "do not edit by hand. Required keys are marked *. *Writes* names the config key whose value",
+        "is a path the step writes (checked against `allowedWritePaths`).",
+        "",
+        "| action | group | primary | config keys | result | effect | what-if | writes |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for spec in catalog.specs():
+        keys = ", ".join(f"`{name}`{'*' if field.required else ''}" for name, field in spec.config.fields)
+        primary = f"`{spec.primary}`" if spec.primary else ""
+        if spec.shell_like:
+            writes = "its `writes:`"
+        else:
+            writes = ", ".join(f"`{w.key}`" for w in spec.writes)
+        lines.append(
+            f"| `{spec.name}` | {spec.group} | {primary} | {keys} | {spec.result.describe()} "
+            f"| {spec.effect.value} | {spec.what_if.value} | {writes} |"
+        )
+    lines += ["", "## Summaries", ""]
+    lines += [f"- `{spec.name}`: {spec.summary}" for spec in catalog.specs()]
+    return "\n".join(lines) + "\n"
+
+
+def golden_examples(golden_dir: Path) -> dict[str, tuple[str, str]]:
+    """The first rendered diagnostic of each code in the golden cases: code → (case, text).
+
+    Cases named after a code (`C202-…`) are preferred for that code, so each example shows
+    the code in the case written for it.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    expected = sorted(golden_dir.glob("*.expected"), key=lambda p: p.name)
+    for owner_first in (True, False):
+        for path in expected:
+            text = path.read_text(encoding="utf-8")
+            starts = [m.start() for m in _HEADER.finditer(text)] + [len(text)]
+            for begin, end in zip(starts, starts[1:]):
+                block = text[begin:end].rstrip("\n")
+                code = _HEADER.match(block).group(2)  # type: ignore[union-attr]
+                if code in found or path.name.startswith(code) != owner_first:
+                    continue
+                case = path.name[: -len(".expected")]
+                found[code] = (case, block)
+    return found
+
+
+def diagnostics_page(golden_dir: Path) -> str:
+    examples = golden_examples(golden_dir)
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Every code `catalyst check` reports. Codes are stable: a code never changes meaning.",
+        "Generated from the code registry (`catalyst_dsl/diagnostics/codes.py`) and the golden",
+        "cases in `tests/golden/check/` by `pytest --update-golden`; do not edit by hand. Each",
+        "example is real checker output for the golden case named under it.",
+        "",
+        "`catalyst check --format json` gives the same findings with `code`, `name`, `severity`,",
+        "`message`, `span`, `labels`, `notes` and `help` fields. Exit status: 0 when no error was",
+        "found, 1 when one was, 2 on a usage mistake.",
+    ]
+    group = None
+    for code in sorted(CODES):
+        entry = CODES[code]
+        if code[:2] != group:
+            group = code[:2]
+            lines += ["", f"## {code[:2]}xx: {_GROUP_TITLES.get(group, 'Other')}"]
+        lines += ["", f"### {code} `{entry.name}` ({entry.severity.value})", "", entry.summary, ""]
+        example = examples.get(code)
+        if example is None:
+            lines.append("No example yet.")
+            continue
+        case, block = example
+        lines += [f"Example (`tests/golden/check/{case}`):", "", "```text", block, "```"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,32 @@
+"""The generated reference pages match their sources; `--update-golden` rewrites them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.report.reference import actions_page, diagnostics_page
+
+ROOT = Path(__file__).parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "check"
+
+PAGES = {
+    "actions.md": lambda: actions_page(builtin_catalog()),
+    "diagnostics.md": lambda: diagnostics_page(GOLDEN),
+}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_reference_page_is_current(page: str, update_golden: bool) -> None:
+    path = ROOT / "docs" / page
+    actual = PAGES[page]()
+    if update_golden:
+        path.write_text(actual, encoding="utf-8", newline="\n")
+    assert path.exists(), f"docs/{page} is missing: run pytest --update-golden"
+    assert actual == path.read_text(encoding="utf-8"), f"docs/{page} is stale: run pytest --update-golden and review the diff"
+
+
+def test_every_code_has_an_example() -> None:
+    assert "No example yet." not in diagnostics_page(GOLDEN)
