@@ -10,7 +10,7 @@ from catalyst_dsl.actions.catalog import builtin_catalog
 from catalyst_dsl.report.reference import actions_page, diagnostics_page
 
 ROOT = Path(__file__).parents[1]
-GOLDEN = ROOT / "tests" / "golden" / "check"
+GOLDEN = [ROOT / "tests" / "golden" / "check", ROOT / "tests" / "golden" / "library"]
 
 PAGES = {
     "actions.md": lambda: actions_page(builtin_catalog()),

@@ -134,7 +134,7 @@ class ReferenceChecker:
                 if isinstance(v, ir.Lit) and isinstance(v.value, str):
                     self.all_definitions.setdefault(v.value, v.span)
             for entry in step.config.entries:
-                for nested in _nested_steps(entry.value):
+                for nested in ir.nested_steps(entry.value):
                     self._collect_definitions(nested)
 
     # -- steps -----------------------------------------------------------------------------------
@@ -586,17 +586,6 @@ def _fix_for(actual: t.Type, expected: t.Type) -> str | None:
     return None
 
 
-def _nested_steps(value: ir.Value):
-    if isinstance(value, ir.StepsV):
-        yield value.steps
-    elif isinstance(value, ir.ListV):
-        for item in value.items:
-            yield from _nested_steps(item)
-    elif isinstance(value, ir.MapV):
-        for e in value.entries:
-            yield from _nested_steps(e.value)
-
-
 def _returns(steps: Iterable[ir.Step]):
     """`return` steps of a body, looking into if/try/for-each but not nested functions."""
     for step in steps:
@@ -604,7 +593,7 @@ def _returns(steps: Iterable[ir.Step]):
             yield step
         elif step.action != "function":
             for entry in step.config.entries:
-                for nested in _nested_steps(entry.value):
+                for nested in ir.nested_steps(entry.value):
                     yield from _returns(nested)
 
 

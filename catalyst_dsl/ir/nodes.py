@@ -6,7 +6,7 @@ diagnostics and, later, the interpreter's messages use them.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
 import attrs
 
@@ -203,3 +203,30 @@ class Playbook:
     calls: tuple[CallRef, ...] = ()
     ir_version: int = IR_VERSION
     span: Optional[Span] = _span()
+
+
+def nested_steps(value: "Value") -> Iterator[tuple[Step, ...]]:
+    """The step lists held in a config value (then/else, loop and try bodies, catch clauses)."""
+    if isinstance(value, StepsV):
+        yield value.steps
+    elif isinstance(value, ListV):
+        for item in value.items:
+            yield from nested_steps(item)
+    elif isinstance(value, MapV):
+        for entry in value.entries:
+            yield from nested_steps(entry.value)
+
+
+def steps_within(step: Step) -> Iterator[Step]:
+    """The step and every step nested in it, in document order."""
+    yield step
+    for entry in step.config.entries:
+        for steps in nested_steps(entry.value):
+            for inner in steps:
+                yield from steps_within(inner)
+
+
+def all_steps(playbook: Playbook) -> Iterator[Step]:
+    """Every step of a playbook, nested ones included: main steps, catch, finally."""
+    for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_):
+        yield from steps_within(top)

@@ -56,14 +56,14 @@ def actions_page(catalog: Catalog) -> str:
     return "\n".join(lines) + "\n"
 
 
-def golden_examples(golden_dir: Path) -> dict[str, tuple[str, str]]:
+def golden_examples(golden_dirs: list[Path]) -> dict[str, tuple[str, str]]:
     """The first rendered diagnostic of each code in the golden cases: code → (case, text).
 
     Cases named after a code (`C202-…`) are preferred for that code, so each example shows
     the code in the case written for it.
     """
     found: dict[str, tuple[str, str]] = {}
-    expected = sorted(golden_dir.glob("*.expected"), key=lambda p: p.name)
+    expected = [p for d in golden_dirs for p in sorted(d.glob("*.expected"), key=lambda p: p.name)]
     for owner_first in (True, False):
         for path in expected:
             text = path.read_text(encoding="utf-8")
@@ -74,19 +74,20 @@ def golden_examples(golden_dir: Path) -> dict[str, tuple[str, str]]:
                 if code in found or path.name.startswith(code) != owner_first:
                     continue
                 case = path.name[: -len(".expected")]
-                found[code] = (case, block)
+                found[code] = (f"{path.parent.name}/{case}", block)
     return found
 
 
-def diagnostics_page(golden_dir: Path) -> str:
-    examples = golden_examples(golden_dir)
+def diagnostics_page(golden_dirs: list[Path]) -> str:
+    examples = golden_examples(golden_dirs)
     lines = [
         "# Diagnostic codes",
         "",
         "Every code `catalyst check` reports. Codes are stable: a code never changes meaning.",
         "Generated from the code registry (`catalyst_dsl/diagnostics/codes.py`) and the golden",
-        "cases in `tests/golden/check/` by `pytest --update-golden`; do not edit by hand. Each",
-        "example is real checker output for the golden case named under it.",
+        "cases in `tests/golden/` by `pytest --update-golden`; do not edit by hand. Each example",
+        "is real checker output for the golden case named under it (a file in `check/`, or a",
+        "whole project in `library/`, checked by `catalyst check` run in it).",
         "",
         "`catalyst check --format json` gives the same findings with `code`, `name`, `severity`,",
         "`message`, `span`, `labels`, `notes` and `help` fields. Exit status: 0 when no error was",
@@ -104,5 +105,5 @@ def diagnostics_page(golden_dir: Path) -> str:
             lines.append("No example yet.")
             continue
         case, block = example
-        lines += [f"Example (`tests/golden/check/{case}`):", "", "```text", block, "```"]
+        lines += [f"Example (`tests/golden/{case}`):", "", "```text", block, "```"]
     return "\n".join(lines) + "\n"

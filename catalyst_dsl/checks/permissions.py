@@ -1,0 +1,236 @@
+"""Write permissions, checked before anything runs (LANGUAGE.md section 7).
+
+What a step writes comes from the action catalog (the config keys an action declares as
+written paths) and from the `writes:` of shell-like steps. Each statically known path is
+checked against the playbook's grants (`allowedWritePaths` plus `artifacts`); a path
+with templates stands for every value they could take, so it is an error only when no
+value could land inside the grants (the rest is checked in the pre-flight before the
+step runs). Calls pass permissions down only with `inheritPermissions: true`, and the
+steps of one `parallel` group may not write where another of its steps writes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import attrs
+
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.globs import Glob, GlobError, classify, find_overlaps
+from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.syntax.source import Span
+
+
+@attrs.frozen
+class Write:
+    """One place a step may write: a pattern, or None for an opaque shell-like step."""
+
+    step: ir.Step
+    glob: Glob | None
+    text: str
+    span: Span | None
+
+
+def path_text(value: ir.Value) -> str | None:
+    """The path a value names, with templates kept as written; None when not text."""
+    if isinstance(value, ir.Lit) and isinstance(value.value, str):
+        return value.value
+    if isinstance(value, ir.Tmpl):
+        return value.text
+    return None
+
+
+def project_path(text: str) -> tuple[str | None, str | None]:
+    """(project-relative pattern, problem): protocol paths mapped to where they write.
+
+    `temp://` is the run's scratch space, always writable: no pattern and no problem.
+    """
+    if text.startswith("temp://"):
+        return None, None
+    if text.startswith("xe://"):
+        return ".xe/" + text[len("xe://"):], None
+    if text.startswith("catalyst://"):
+        return None, "catalyst:// holds catalyst's own resources, which are read-only"
+    return text, None
+
+
+def compile_path_pattern(text: str) -> Glob:
+    return Glob.from_template(text) if "{{" in text else Glob.compile(text)
+
+
+class PermissionChecker:
+    def __init__(self, library: Library, sink: DiagnosticSink) -> None:
+        self.library = library
+        self.catalog: Catalog = library.catalog
+        self.sink = sink
+        self._writes: dict[str, list[Write]] = {}
+
+    # -- what a playbook writes -----------------------------------------------------------------
+
+    def writes(self, path: str, report: bool = False) -> list[Write]:
+        """Every write of the playbook in `path`; bad paths are reported when `report`."""
+        if path in self._writes and not report:
+            return self._writes[path]
+        pb = self.library.compiled(path).playbook
+        found = [] if pb is None else [w for step in ir.all_steps(pb) for w in self._step_writes(step, report)]
+        self._writes[path] = found
+        return found
+
+    def _step_writes(self, step: ir.Step, report: bool) -> Iterator[Write]:
+        spec = self.catalog.get(step.action)
+        if spec is None or not step.known:
+            return
+        if spec.shell_like:
+            if not step.writes:
+                if report:
+                    self.sink.report("C817", f"what this {step.action} step writes is not checked: it declares no `writes:`", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
+                yield Write(step, None, "", step.action_span or step.span)
+            for value in step.writes:
+                yield from self._paths(step, value, report)
+            return
+        for decl in spec.writes:
+            if decl.kind == "branch":
+                continue  # branches are locked at run time; they are not paths
+            value = step.config.get(decl.key)
+            if value is None:
+                continue
+            items = value.items if isinstance(value, ir.ListV) else (value,)
+            for item in items:
+                yield from self._paths(step, item, report)
+
+    def _paths(self, step: ir.Step, value: ir.Value, report: bool) -> Iterator[Write]:
+        text = path_text(value)
+        if text is None:
+            return
+        pattern, problem = project_path(text)
+        if problem is not None:
+            if report:
+                self.sink.report("C812", f"cannot write to '{text}': {problem}", value.span, help="write into the project or to temp://")
+            return
+        if pattern is None:
+            return
+        try:
+            glob = compile_path_pattern(pattern)
+        except GlobError as exc:
+            if report:
+                self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
+            return
+        yield Write(step, glob, text, value.span)
+
+    # -- grants ----------------------------------------------------------------------------------
+
+    def grants(self, path: str, report: bool = False) -> list[Glob] | None:
+        """The patterns the playbook may write, or None for anywhere in the project."""
+        pb = self.library.compiled(path).playbook
+        if pb is None or pb.allowed_write_paths is None:
+            return None
+        found: list[Glob] = []
+        for value in (*pb.allowed_write_paths, *pb.artifacts):
+            text = path_text(value)
+            if text is None:
+                continue
+            pattern, problem = project_path(text)
+            if pattern is None:
+                continue
+            try:
+                found.append(compile_path_pattern(pattern))
+            except GlobError as exc:
+                if report:
+                    self.sink.report("C812", f"'{text}' is not a valid path pattern: {exc.message}", value.span, help="patterns are relative to the project root; see docs/globs.md")
+        return found
+
+    # -- the checks ----------------------------------------------------------------------------
+
+    def check(self, path: str) -> None:
+        pb = self.library.compiled(path).playbook
+        if pb is None:
+            return
+        grants = self.grants(path, report=True)
+        writes = self.writes(path, report=True)
+        known = [w for w in writes if w.glob is not None]
+        if grants is None:
+            if known:
+                self.sink.report("C814", f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project", pb.span, help="list where it writes under allowedWritePaths to have every write checked")
+        else:
+            for write in known:
+                if classify(grants, write.glob) == "outside":
+                    allowed = ", ".join(g.text for g in grants) or "nothing"
+                    self.sink.report("C813", f"'{write.text}' is outside what this playbook may write ({allowed})", write.span, help="add a pattern for it to allowedWritePaths, or write somewhere allowed")
+        for step in ir.all_steps(pb):
+            if step.action == "parallel":
+                self._parallel(step)
+        for edge in self.library.edges(path):
+            if edge.kind == "playbook" and edge.callee is not None and edge.site is not None:
+                self._call(path, edge, grants)
+
+    def _parallel(self, group: ir.Step) -> None:
+        body = group.config.get("steps")
+        if not isinstance(body, ir.StepsV):
+            return
+        tagged: list[tuple[int, Write]] = []
+        for index, branch in enumerate(body.steps):
+            for step in ir.steps_within(branch):
+                tagged += [(index, w) for w in self._step_writes(step, report=False) if w.glob is not None]
+        reported: set[tuple[int, int]] = set()
+        for i, j, witness in find_overlaps([w.glob for _, w in tagged]):
+            (bi, a), (bj, b) = tagged[i], tagged[j]
+            if bi == bj or (min(bi, bj), max(bi, bj)) in reported:
+                continue
+            reported.add((min(bi, bj), max(bi, bj)))
+            first, second = (a, b) if bi < bj else (b, a)
+            self.sink.report(
+                "C818",
+                f"steps {_step_label(first.step)} and {_step_label(second.step)} of one parallel group may both write '{witness}' ('{first.text}' and '{second.text}')",
+                second.span,
+                labels=[Label(first.span, "the other write")] if first.span else (),
+                help="run them one after the other, or make their paths disjoint",
+            )
+
+    def _call(self, parent: str, edge: Edge, grants: list[Glob] | None) -> None:
+        child = self.library.compiled(edge.callee).playbook
+        if child is None:
+            return
+        # A shell-like step without `writes:` counts as writing nothing here: the language
+        # asks every writing step to declare it, and the step itself is noted (C817).
+        child_writes = [w for w in self.writes(edge.callee) if w.glob is not None]
+        if not child_writes:
+            return
+        inherit = edge.site.step.config.get("inheritPermissions")
+        if not (isinstance(inherit, ir.Lit) and inherit.value is True):
+            shown = _describe_writes(child_writes)
+            self.sink.report(
+                "C815",
+                f"'{child.name}' writes ({shown}), but it is called without inheritPermissions: true, so it runs read-only",
+                edge.span,
+                labels=[Label(w.span, "it writes here") for w in child_writes[:3] if w.span is not None],
+                help="add `inheritPermissions: true` to this step if the child should write with this playbook's permissions",
+            )
+            return
+        if grants is None:
+            return
+        for write in child_writes:
+            if classify(grants, write.glob) == "outside":
+                self.sink.report(
+                    "C816",
+                    f"'{child.name}' writes '{write.text}', which this playbook may not write",
+                    edge.span,
+                    labels=[Label(write.span, "the child writes here")] if write.span else (),
+                    help="allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere",
+                )
+
+
+def _describe_writes(writes: list[Write]) -> str:
+    shown = list(dict.fromkeys(w.text for w in writes))
+    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+
+
+def _step_label(step: ir.Step) -> str:
+    return f"'{step.name}'" if step.name else f"{step.action} (line {step.span.line})" if step.span else step.action
+
+
+def check_permissions(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+    checker = PermissionChecker(library, sink)
+    for path in files:
+        checker.check(path)

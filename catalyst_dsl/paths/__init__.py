@@ -1,0 +1,1 @@
+"""Project paths: write-path globs and the questions the checker asks about them."""
