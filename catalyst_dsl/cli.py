@@ -44,7 +44,7 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_(paths: tuple[str, ...], as_json: bool) -> None:
-    """List the playbooks of the project with their metadata.
+    """List the playbooks of the project with their metadata and the calls they make.
 
     PATHS default to the project's playbook directories. A file that does not compile is
     listed with its errors counted; `catalyst check` shows them.
@@ -55,10 +55,9 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
     result = _check(project, files, settings)
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
-    if as_json:
-        click.echo(listing_json(compiled, result.diagnostics, relative_to=here), nl=False)
-    else:
-        click.echo(listing_text(compiled, result.diagnostics, relative_to=here), nl=False)
+    calls = {f: result.library.edges(f) for f in result.files}
+    render = listing_json if as_json else listing_text
+    click.echo(render(compiled, result.diagnostics, calls, relative_to=here), nl=False)
 
 
 def _project_files(paths: tuple[str, ...]):

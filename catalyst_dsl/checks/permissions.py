@@ -66,6 +66,15 @@ class PermissionChecker:
         self.catalog: Catalog = library.catalog
         self.sink = sink
         self._writes: dict[str, list[Write]] = {}
+        self._placements: dict[tuple[tuple[str, ...], str], str] = {}
+
+    def placement(self, grants: list[Glob], glob: Glob) -> str:
+        """classify(), remembered: a child's writes are placed again for every caller."""
+        key = (tuple(g.text for g in grants), glob.text)
+        found = self._placements.get(key)
+        if found is None:
+            found = self._placements[key] = "inside" if _under_plain_grant(grants, glob.text) else classify(grants, glob)
+        return found
 
     # -- what a playbook writes -----------------------------------------------------------------
 
@@ -155,7 +164,7 @@ class PermissionChecker:
                 self.sink.report("C814", f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project", pb.span, help="list where it writes under allowedWritePaths to have every write checked")
         else:
             for write in known:
-                if classify(grants, write.glob) == "outside":
+                if self.placement(grants, write.glob) == "outside":
                     allowed = ", ".join(g.text for g in grants) or "nothing"
                     self.sink.report("C813", f"'{write.text}' is outside what this playbook may write ({allowed})", write.span, help="add a pattern for it to allowedWritePaths, or write somewhere allowed")
         for step in ir.all_steps(pb):
@@ -211,7 +220,7 @@ class PermissionChecker:
         if grants is None:
             return
         for write in child_writes:
-            if classify(grants, write.glob) == "outside":
+            if self.placement(grants, write.glob) == "outside":
                 self.sink.report(
                     "C816",
                     f"'{child.name}' writes '{write.text}', which this playbook may not write",
@@ -219,6 +228,23 @@ class PermissionChecker:
                     labels=[Label(write.span, "the child writes here")] if write.span else (),
                     help="allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere",
                 )
+
+
+_WILDCARDS = ("*", "?", "[", "\\", "{")
+
+
+def _under_plain_grant(grants: list[Glob], text: str) -> bool:
+    """The common case without automata: a grant `dir/**` whose `dir/` is plain text.
+
+    Any path starting with that text lies under it (a template inside the rest stands for
+    one segment's text, so it cannot climb out: `..` values are refused at run time).
+    """
+    for grant in grants:
+        if grant.text.endswith("/**"):
+            prefix = grant.text[:-2]
+            if not any(w in prefix for w in _WILDCARDS) and text.startswith(prefix) and "/../" not in text:
+                return True
+    return False
 
 
 def _describe_writes(writes: list[Write]) -> str:

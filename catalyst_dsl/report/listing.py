@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.project.library import Edge
 from catalyst_dsl.report.diagnostics import _display_path
 
 
-def _entry(compiled: Compiled, errors: int, relative_to: str | None) -> dict:
+def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: str | None) -> dict:
     pb = compiled.playbook
     entry: dict = {"file": _display_path(compiled.path, relative_to), "errors": errors}
     if pb is None:
@@ -23,26 +24,36 @@ def _entry(compiled: Compiled, errors: int, relative_to: str | None) -> dict:
         reviewers={"required": list(pb.reviewers.required), "optional": list(pb.reviewers.optional)},
         inputs=[{"name": i.name, "type": i.type, "required": i.required and i.default is None} for i in pb.inputs],
         outputs=[{"name": o.name, "type": o.type} for o in pb.outputs],
+        calls=[
+            {
+                "target": e.target,
+                "line": e.span.line if e.span else None,
+                "kind": e.kind,
+                "file": _display_path(e.callee, relative_to) if e.callee else None,
+            }
+            for e in calls
+        ],
     )
     return entry
 
 
-def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], relative_to: str | None) -> list[dict]:
+def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], relative_to: str | None) -> list[dict]:
     errors: dict[str, int] = {}
     for d in diagnostics:
         if d.severity.value == "error" and d.span is not None:
             errors[d.span.file] = errors.get(d.span.file, 0) + 1
-    entries = [_entry(c, errors.get(c.path, 0), relative_to) for c in compiled]
+    entries = [_entry(c, errors.get(c.path, 0), calls.get(c.path, ()), relative_to) for c in compiled]
     return sorted(entries, key=lambda e: (e.get("name") or "", e["file"]))
 
 
-def listing_json(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], *, relative_to: str | None = None) -> str:
-    return json.dumps({"version": 1, "playbooks": _entries(compiled, diagnostics, relative_to)}, indent=2, ensure_ascii=False) + "\n"
+def listing_json(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:
+    return json.dumps({"version": 1, "playbooks": _entries(compiled, diagnostics, calls, relative_to)}, indent=2, ensure_ascii=False) + "\n"
 
 
-def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], *, relative_to: str | None = None) -> str:
+def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:
+    """One block per playbook; its calls (the call graph) as `→ target (line N)` lines."""
     lines: list[str] = []
-    entries = _entries(compiled, diagnostics, relative_to)
+    entries = _entries(compiled, diagnostics, calls, relative_to)
     for e in entries:
         if "name" not in e:
             lines += [f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}; see catalyst check)", ""]
@@ -62,6 +73,9 @@ def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic]
             lines.append("  inputs: " + ", ".join(f"{i['name']}: {i['type']}{'' if i['required'] else '?'}" for i in e["inputs"]))
         if e["outputs"]:
             lines.append("  outputs: " + ", ".join(f"{o['name']}: {o['type']}" for o in e["outputs"]))
+        for call in e["calls"]:
+            where = call["file"] or ("not checked: computed at run time" if "{{" in call["target"] or call["target"].startswith("temp://") else "NOT FOUND")
+            lines.append(f"  → {call['target']} (line {call['line']}): {where}")
         lines.append("")
     lines.append(f"{len(entries)} playbook{'s' if len(entries) != 1 else ''}")
     return "\n".join(lines) + "\n"
