@@ -56,10 +56,6 @@ def project_path(text: str) -> tuple[str | None, str | None]:
     return text, None
 
 
-def compile_path_pattern(text: str) -> Glob:
-    return Glob.from_template(text) if "{{" in text else Glob.compile(text)
-
-
 class PermissionChecker:
     def __init__(self, library: Library, sink: DiagnosticSink) -> None:
         self.library = library
@@ -121,7 +117,7 @@ class PermissionChecker:
         if pattern is None:
             return
         try:
-            glob = compile_path_pattern(pattern)
+            glob = Glob.from_template(pattern)
         except GlobError as exc:
             if report:
                 self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
@@ -144,7 +140,7 @@ class PermissionChecker:
             if pattern is None:
                 continue
             try:
-                found.append(compile_path_pattern(pattern))
+                found.append(Glob.from_template(pattern))
             except GlobError as exc:
                 if report:
                     self.sink.report("C812", f"'{text}' is not a valid path pattern: {exc.message}", value.span, help="patterns are relative to the project root; see docs/globs.md")
