@@ -11,16 +11,20 @@ steps of one `parallel` group may not write where another of its steps writes.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import attrs
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.paths.globs import Glob, GlobError, classify, find_overlaps
 from catalyst_dsl.project.library import Edge, Library
 from catalyst_dsl.syntax.source import Span
+
+if TYPE_CHECKING:
+    from catalyst_dsl.paths.globs import Glob
+
+# The glob automata are imported when a playbook writes something, not at start-up.
 
 
 @attrs.frozen
@@ -69,6 +73,8 @@ class PermissionChecker:
         key = (tuple(g.text for g in grants), glob.text)
         found = self._placements.get(key)
         if found is None:
+            from catalyst_dsl.paths.globs import classify
+
             found = self._placements[key] = "inside" if _under_plain_grant(grants, glob.text) else classify(grants, glob)
         return found
 
@@ -116,6 +122,8 @@ class PermissionChecker:
             return
         if pattern is None:
             return
+        from catalyst_dsl.paths.globs import Glob, GlobError
+
         try:
             glob = Glob.from_template(pattern)
         except GlobError as exc:
@@ -139,6 +147,8 @@ class PermissionChecker:
             pattern, problem = project_path(text)
             if pattern is None:
                 continue
+            from catalyst_dsl.paths.globs import Glob, GlobError
+
             try:
                 found.append(Glob.from_template(pattern))
             except GlobError as exc:
@@ -179,6 +189,8 @@ class PermissionChecker:
             for step in ir.steps_within(branch):
                 tagged += [(index, w) for w in self._step_writes(step, report=False) if w.glob is not None]
         reported: set[tuple[int, int]] = set()
+        from catalyst_dsl.paths.globs import find_overlaps
+
         for i, j, witness in find_overlaps([w.glob for _, w in tagged]):
             (bi, a), (bj, b) = tagged[i], tagged[j]
             if bi == bj or (min(bi, bj), max(bi, bj)) in reported:

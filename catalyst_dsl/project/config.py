@@ -14,17 +14,27 @@ import re
 import sys
 from pathlib import Path
 
+import functools
+from typing import TYPE_CHECKING
+
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, override
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.syntax.source import SourceFile, Span
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+if TYPE_CHECKING:
+    import cattrs
+
+# cattrs and tomllib are imported only when a settings file exists: most checks of a
+# single file have none, and start-up time is part of what `catalyst check` promises.
+
+
+def _tomllib():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 
 @attrs.frozen
@@ -86,7 +96,11 @@ def _toml_type(value: object) -> str:
     return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
 
 
+@functools.cache
 def _converter() -> cattrs.Converter:
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, override
+
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(int, _strict(int, "an integer"))
@@ -97,9 +111,6 @@ def _converter() -> cattrs.Converter:
         make_dict_structure_fn(ProjectConfig, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=key) for key, f in SETTINGS.items()}),
     )
     return conv
-
-
-_CONVERTER = _converter()
 
 
 def find_root(start: Path) -> tuple[Path, Path | None]:
@@ -143,6 +154,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
         sink.report("C801", f"cannot read the settings file: {exc}", SourceFile(str(path), "").span(0), help="fix or remove the file; defaults are used meanwhile")
         return ProjectConfig()
     source = SourceFile(str(path), text)
+    tomllib = _tomllib()
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -171,7 +183,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
         else:
             message, hint = problem
             sink.report("C801", message, _key_span(source, key, table_header), help=hint)
-    return _CONVERTER.structure(good, ProjectConfig)
+    return _converter().structure(good, ProjectConfig)
 
 
 def _problem(key: str, value: object) -> tuple[str, str] | None:
@@ -179,8 +191,10 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
 
     if key not in SETTINGS:
         return f"unknown setting '{key}'", suggest(key, SETTINGS) or f"the settings are: {', '.join(SETTINGS)}"
+    import cattrs
+
     try:
-        _CONVERTER.structure({key: value}, ProjectConfig)
+        _converter().structure({key: value}, ProjectConfig)
     except cattrs.BaseValidationError as exc:
         return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
     if key == "max-depth" and value < 1:
@@ -193,6 +207,8 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
 
 
 def _leaf_messages(exc: BaseException) -> list[str]:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         return [m for sub in exc.exceptions for m in _leaf_messages(sub)]
     return [str(exc)]
