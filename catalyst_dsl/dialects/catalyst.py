@@ -75,9 +75,16 @@ class CatalystLowerer:
 
         steps: tuple[ir.Step, ...] = ()
         if "steps" in keys:
-            steps = self.steps(keys["steps"][1]).steps
-            if not steps and not extra_steps and isinstance(keys["steps"][1], YSeq):
-                self.sink.report("C204", "a playbook needs at least one step; `steps` is empty", keys["steps"][0].span, help="add a step, for example `- display: \"hello\"`")
+            steps_key, steps_node = keys["steps"]
+            # C204 means there is really no step written: an empty list, or `steps:` with
+            # no value. Steps that were written but are wrong (C401, C402) are not "no steps".
+            if isinstance(steps_node, YScalar) and steps_node.value is None:
+                if not extra_steps:
+                    self.sink.report("C204", "a playbook needs at least one step; `steps` has no value", steps_key.span, help="write the steps below `steps:`, for example `  - display: \"hello\"`")
+            else:
+                steps = self.steps(steps_node).steps
+                if isinstance(steps_node, YSeq) and not steps_node.items and not extra_steps:
+                    self.sink.report("C204", "a playbook needs at least one step; `steps` is empty", steps_key.span, help="add a step, for example `- display: \"hello\"`")
         elif not extra_steps:
             self.sink.report("C203", "the playbook is missing the required key 'steps'", head_span(root), help="add `steps:` with at least one step")
         steps = (*steps, *extra_steps)
@@ -136,10 +143,24 @@ class CatalystLowerer:
         if "catalyst" not in keys:
             return 1
         key, node = keys["catalyst"]
-        value = node.value if isinstance(node, YScalar) else None
-        if isinstance(value, bool) or not isinstance(value, int) or value not in SUPPORTED_LANGUAGE_VERSIONS:
-            supported = ", ".join(str(v) for v in SUPPORTED_LANGUAGE_VERSIONS)
-            self.sink.report("C207", f"language version {getattr(node, 'text', '?')} is not supported", head_span(node), help=f"supported versions: {supported}")
+        supported = ", ".join(str(v) for v in SUPPORTED_LANGUAGE_VERSIONS)
+        if not isinstance(node, YScalar):
+            self.sink.report("C207", f"the language version is a number, not {kind_of(node)}", head_span(node), help=f"write the version as a plain number, such as `catalyst: 1` (supported versions: {supported})")
+            return 1
+        value = node.value
+        if value is None:
+            self.sink.report("C207", "`catalyst` has no value; it gives the language version, a number", key.span, help="write `catalyst: 1`, or remove the key: the version is 1 when it is left out")
+            return 1
+        if isinstance(value, str) and re.fullmatch(r"[0-9]+", value) and int(value) in SUPPORTED_LANGUAGE_VERSIONS:
+            # The version the user meant is plain; only its type is wrong (LANGUAGE.md 2:
+            # `catalyst` is an integer). Say so, and read the playbook as that version.
+            self.sink.report("C302", f"'catalyst' expects a number, got {kind_of(node)}", node.span, help=f"remove the quotes: catalyst: {int(value)}")
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.sink.report("C207", f"the language version is a number, not {kind_of(node)}", node.span, help=f"supported versions: {supported}")
+            return 1
+        if value not in SUPPORTED_LANGUAGE_VERSIONS:
+            self.sink.report("C207", f"language version {node.text} is not supported", node.span, help=f"supported versions: {supported}")
             return 1
         return value
 

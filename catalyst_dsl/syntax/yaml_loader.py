@@ -206,33 +206,172 @@ def load_yaml(
 
 def _flow_too_deep(source: SourceFile, text: str, base: int, sink: DiagnosticSink) -> bool:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # cannot be too deep: skip the scan
+    at = _too_deep_flow_at(text)
+    if at is None:
         return False
-    depth = 0
-    quote = ""
-    for i, c in enumerate(text):
-        if quote:
-            if c == quote:
-                quote = ""
-            elif c == "\n" and quote == "#":
-                quote = ""
+    sink.report(
+        "C009",
+        f"collections are nested more than {MAX_DEPTH} levels deep",
+        source.span(base + at, base + at + 1),
+        help="flatten the structure; no playbook needs this depth",
+    )
+    return True
+
+
+# The rest of a quoted scalar after its opening quote, through the closing one. Both are
+# written as "unrolled loops" (no nested repetition), so a match is linear in its length.
+_DOUBLE_QUOTED_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_SINGLE_QUOTED_REST = re.compile(r"[^']*(?:''[^']*)*'")
+#: Inside a flow collection only these matter; everything else is scalar text.
+_FLOW_SPECIAL = re.compile(r"[\[\]{}\"'#]")
+#: Where plain text in block context can stop: a value indicator `: `, a comment ` #`, the line end.
+_PLAIN_STOP = re.compile(r":(?=[ \t\n]|$)|[ \t]#|\n")
+_NOT_BLANK = re.compile(r"[^ \t\n]*")
+
+
+def _too_deep_flow_at(text: str) -> int | None:
+    """The offset of the first `[` or `{` that opens a flow collection deeper than MAX_DEPTH.
+
+    A one-pass (linear) approximation of YAML's tokenizer that knows just enough to tell a
+    flow bracket from a bracket in text: quoted scalars (which may span lines), block
+    scalars (`|`, `>` and the lines indented below them), multi-line plain scalars and
+    comments. Where it is unsure it reads text, never nesting: a missed deep collection is
+    still stopped by the composer's own depth check; a bracket in text taken for nesting
+    would be a false C009 on a valid playbook.
+    """
+    n = len(text)
+    k = 0
+    #: Lines indented more than this column are text (a block scalar's content or the
+    #: continuation of a plain scalar); None when no such text is open.
+    text_above: int | None = None
+    #: The owner column of a node still to come from an earlier line (after `key:` or
+    #: `- ` at a line end; the document root at first), None when nothing is pending.
+    pending: int | None = -1
+    while k < n:
+        line_start = k
+        line_end = text.find("\n", k)
+        if line_end == -1:
+            line_end = n
+        while k < line_end and text[k] == " ":
+            k += 1
+        indent = k - line_start
+        if text_above is not None:
+            if not text[k:line_end].strip(" \t") or indent > text_above:
+                k = line_end + 1
+                continue
+            text_above = None
+        if text.startswith("%", line_start):  # a directive line
+            k = line_end + 1
             continue
-        if c in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                sink.report(
-                    "C009",
-                    f"collections are nested more than {MAX_DEPTH} levels deep",
-                    source.span(base + i, base + i + 1),
-                    help="flatten the structure; no playbook needs this depth",
-                )
-                return True
-        elif c in "]}":
-            depth = max(0, depth - 1)
-        elif c in "'\"" and depth:
-            quote = c
-        elif c == "#" and (i == 0 or text[i - 1] in " \t\n"):
-            quote = "#"
-    return False
+        if k == line_end or text[k] == "#":
+            k = line_end + 1  # blank or comment only: nothing changes, not even `pending`
+            continue
+        # The column of the structure that owns a node starting here: a block scalar's
+        # content or a plain scalar's continuation must be indented more than it.
+        owner = pending if pending is not None else indent - 1
+        key_col = indent  # where the current node (a key, perhaps) started
+        props_col: int | None = None  # where the current node's anchor or tag started
+        node = True  # a node may start here, so `[`, `{`, quotes, `|` and `>` are indicators
+        plain = False  # inside a plain scalar
+        while k < line_end:
+            c = text[k]
+            if c in " \t":
+                k += 1
+                continue
+            # A `#` after a space starts a comment; so does one right after a quoted
+            # scalar, flow collection or alias (libyaml needs no space there).
+            if c == "#" and (text[k - 1] in " \t" or not (node or plain)):
+                plain = False  # a comment ends a plain scalar: no continuation after it
+                break
+            col = k - line_start
+            if not node:
+                # Plain text, or what follows a closed quote, flow collection or alias:
+                # only a `: ` (a value starts) or a comment can matter on the rest of the line.
+                m = _PLAIN_STOP.search(text, k, line_end + 1)
+                if m is None or m.group() == "\n":
+                    break
+                if m.group() != ":":
+                    plain = False
+                    break
+                node, plain, owner, props_col = True, False, key_col, None
+                k = m.end()
+                continue
+            after = text[k + 1] if k + 1 < line_end else "\n"
+            if c in "-?:" and after in " \t\n":  # block sequence entry, explicit key or value
+                # `!!str : x` is a mapping whose empty key has a tag: it is indented at the tag.
+                owner = props_col if c == ":" and props_col is not None else col
+                props_col = None
+                k += 1
+                continue
+            if k == line_start and (text.startswith("---", k) or text.startswith("...", k)) and (k + 3 >= line_end or text[k + 3] in " \t"):
+                if c == ".":  # document end: nothing follows on the line
+                    break
+                owner = -1  # `--- |` starts a block scalar at the root
+                k += 3
+                continue
+            if c in "&!":  # an anchor or a tag: the node itself comes after it
+                props_col = col if props_col is None else props_col
+                k = _NOT_BLANK.match(text, k, line_end).end()
+                continue
+            # A key's properties belong to it: a mapping whose first key is `!!str a`
+            # is indented at the tag, not at the `a`.
+            key_col = col if props_col is None else props_col
+            node = False
+            if c == "*":  # an alias
+                k = _NOT_BLANK.match(text, k, line_end).end()
+            elif c in "|>":  # a block scalar: the rest of the line is its header
+                text_above = owner
+                break
+            elif c in "\"'":
+                m = (_DOUBLE_QUOTED_REST if c == '"' else _SINGLE_QUOTED_REST).match(text, k + 1)
+                if m is None:
+                    return None  # never closed: the rest is text, and YAML reports the quote
+                k = m.end()
+                if k > line_end:  # the scalar spanned lines: carry on in the line it ends in
+                    line_start = text.rfind("\n", 0, k) + 1
+                    line_end = text.find("\n", k)
+                    line_end = n if line_end == -1 else line_end
+            elif c in "[{":
+                depth = 1
+                k += 1
+                quote_end = -1  # where the last quoted scalar inside the collection ended
+                while depth:
+                    m = _FLOW_SPECIAL.search(text, k)
+                    if m is None:
+                        return None  # never closed: YAML reports it
+                    q = m.start()
+                    c = text[q]
+                    k = q + 1
+                    if c in "[{":
+                        depth += 1
+                        if depth > MAX_DEPTH:
+                            return q
+                    elif c in "]}":
+                        depth -= 1
+                    elif c == "#":
+                        # A comment when it starts a token; else text, as in [a#b].
+                        if text[q - 1] in " \t\n[]{}," or q == quote_end:
+                            k = text.find("\n", q)
+                            if k == -1:
+                                return None
+                    elif text[q - 1] in " \t\n[{,:":  # a quote that starts a quoted scalar
+                        m = (_DOUBLE_QUOTED_REST if c == '"' else _SINGLE_QUOTED_REST).match(text, k)
+                        if m is None:
+                            return None
+                        k = quote_end = m.end()
+                    # else: a quote inside a plain scalar such as [don't], which is text
+                if k > line_end:  # the collection spanned lines
+                    line_start = text.rfind("\n", 0, k) + 1
+                    line_end = text.find("\n", k)
+                    line_end = n if line_end == -1 else line_end
+            else:
+                plain = True
+        if plain:
+            text_above = owner  # more-indented lines continue the plain scalar
+        pending = owner if node else None
+        k = line_end + 1
+    return None
 
 
 _HELP_BY_PROBLEM = (
@@ -293,12 +432,14 @@ def _unprintable(c: str) -> bool:
 
 
 class _Frame:
-    __slots__ = ("node", "anchor", "key", "keys", "size", "merges")
+    __slots__ = ("node", "anchor", "key", "has_key", "keys", "size", "merges")
 
     def __init__(self, node: YSeq | YMap, anchor: str | None) -> None:
         self.node = node
         self.anchor = anchor
+        #: The key waiting for its value; None with has_key set for a collection key (C012).
         self.key: YScalar | None = None
+        self.has_key = False
         self.keys: dict[str, YScalar] = {}
         self.size = 1
         self.merges: list[tuple[YScalar, YNode]] = []
@@ -353,12 +494,32 @@ class _Composer:
         if tag not in _STANDARD_TAGS:
             self.sink.report(
                 "C010",
-                f"the YAML tag '{tag}' is not supported in playbooks",
+                f"the YAML tag '{self._written_tag(start, tag)}' is not supported in playbooks",
                 self.source.span(start, end),
                 help="remove the tag; playbooks use plain YAML values",
             )
             return None
         return tag
+
+    def _written_tag(self, start: int, tag: str) -> str:
+        """The tag as the user wrote it (`!!int`), not as YAML resolves it (`tag:yaml.org,2002:int`).
+
+        A node's properties (its `&anchor` and `!tag`, in either order) come first in its
+        span; the one starting with `!` is the tag.
+        """
+        text = self.source.text
+        at = start
+        for _ in range(2):
+            written = _NOT_BLANK.match(text, at).group()
+            if written.startswith("!"):
+                return written
+            if not written.startswith("&"):
+                break
+            at += len(written)
+            while text[at : at + 1] in (" ", "\t", "\n"):
+                at += 1
+        # Not found where expected: give the standard shorthand back where there is one.
+        return "!!" + tag[len("tag:yaml.org,2002:") :] if tag.startswith("tag:yaml.org,2002:") else tag
 
     def _scalar(self, event: yaml.ScalarEvent) -> bool:
         start, end = self._span_of(event)
@@ -369,7 +530,7 @@ class _Composer:
             try:
                 value = _tagged_value(text, tag)
             except ValueError as exc:
-                self.sink.report("C010", f"{exc} (tag {tag})", self.source.span(start, end), help="remove the tag or fix the value")
+                self.sink.report("C010", f"{exc} (tag {self._written_tag(start, tag)})", self.source.span(start, end), help="remove the tag or fix the value")
                 value = text
         elif style:
             value = text
@@ -441,10 +602,15 @@ class _Composer:
         if isinstance(parent, YSeq):
             parent.items.append(node)
             return False
-        if frame.key is None:
-            frame.key = self._key(node)
+        if not frame.has_key:
+            frame.key, frame.has_key = self._key(node), True
             return False
-        key, frame.key = frame.key, None
+        key, frame.key, frame.has_key = frame.key, None, False
+        if key is None:
+            # A collection key (reported as C012) is dropped with its value: a stand-in
+            # key would take part in duplicate detection (a false C006 when two of them,
+            # or one and a real "?" key, share a mapping) and in every later key check.
+            return False
         if key.text == "<<" and key.is_plain:
             frame.merges.append((key, node))
             return False
@@ -462,7 +628,7 @@ class _Composer:
         parent.pairs.append((key, node))
         return False
 
-    def _key(self, node: YNode) -> YScalar:
+    def _key(self, node: YNode) -> YScalar | None:
         if isinstance(node, YScalar):
             if node.is_plain and node.text and not isinstance(node.value, str):
                 reading = yaml11_reading(node) or f"{_kind_of(node.value)}"
@@ -481,7 +647,7 @@ class _Composer:
                 )
             return node
         self.sink.report("C012", "a mapping key must be a plain string, not a collection", node.span, help="use a string key")
-        return YScalar("?", "?", "", node.start, node.end, self.source)
+        return None
 
     def _apply_merges(self, frame: _Frame) -> None:
         node = frame.node
