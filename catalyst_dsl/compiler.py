@@ -44,8 +44,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     catalog = catalog or builtin_catalog()
     sink = DiagnosticSink()
     if len(data) > MAX_FILE_BYTES:
-        sink.report("C015", f"the file is {len(data) / 1024 / 1024:.1f} MiB; playbooks are limited to {MAX_FILE_BYTES // 1024 // 1024} MiB", SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other")
-        return Compiled(path, None, None, sink.sorted())
+        return _too_large(path, len(data))
     source = decode(data, path, sink)
     if source is None:
         return Compiled(path, None, None, sink.sorted())
@@ -53,12 +52,10 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     if path.endswith(".md"):
         playbook = compile_markdown(source, sink, catalog)
     else:
-        if not source.text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in source.text.splitlines()):
-            sink.report("C014", "the file is empty", source.span(0), help="a playbook needs at least name, description, owner and steps")
-        else:
-            root = load_yaml(source, sink)
-            if root is not None:
-                playbook = CatalystLowerer(source, sink, catalog).playbook(root)
+        root = load_yaml(source, sink)
+        # An empty document (no root) is the dialect's to report, as C014; a YAML error is not.
+        if root is not None or not sink.has_errors:
+            playbook = CatalystLowerer(source, sink, catalog).playbook(root)
     calls = []
     if playbook is not None:
         calls = check_references(playbook, sink, catalog)
@@ -66,14 +63,30 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     return Compiled(path, source, playbook, sink.sorted(), calls)
 
 
+def _too_large(path: str, size: int | None) -> Compiled:
+    """C015 for a file of `size` bytes (None: over the limit by an amount not known)."""
+    limit = f"playbooks are limited to {MAX_FILE_BYTES // 1024 // 1024} MiB"
+    message = f"the file is {size / 1024 / 1024:.1f} MiB; {limit}" if size is not None else f"the file is larger than the limit; {limit}"
+    sink = DiagnosticSink()
+    sink.report("C015", message, SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other")
+    return Compiled(path, None, None, sink.sorted())
+
+
 def compile_path(path: str, catalog: Catalog | None = None) -> Compiled:
     try:
         with open(path, "rb") as handle:
+            # Never read more than one byte past the limit: a huge file costs nothing.
+            # Its size for the message comes from the file system, not from what was read.
             data = handle.read(MAX_FILE_BYTES + 1)
+            stat = os.fstat(handle.fileno())
     except OSError as exc:
         sink = DiagnosticSink()
         sink.report("C001", f"cannot read the file: {exc.strerror or exc}", SourceFile(path, "").span(0), help="check that the path exists and is readable")
         return Compiled(path, None, None, sink.sorted())
+    if len(data) > MAX_FILE_BYTES:
+        # A pipe or device has no meaningful size: then all that is known is "too large".
+        size = stat.st_size if stat.st_size >= len(data) else None
+        return _too_large(path, size)
     return compile_bytes(data, path, catalog)
 
 

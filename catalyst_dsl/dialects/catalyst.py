@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.actions.catalog import ActionSpec, Catalog
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import ValueLowerer, a_type, kind_of, parse_duration, suggest, warn_milliseconds
 from catalyst_dsl.ir import nodes as ir
@@ -28,6 +28,9 @@ TOP_LEVEL_KEYS = (
     "artifacts", "allowedWritePaths", "errorPolicy", "steps", "catch", "finally",
 )
 
+#: What a Markdown playbook needs to do something (LANGUAGE.md 9), for the help of C014 and C204.
+MARKDOWN_NEEDS = "write the prompt as Markdown text, or phases as headings such as `## Phase 1: Spec`; front matter between --- lines is optional"
+
 REVIEWERS = t.obj(required=t.opt(t.ArrayT(t.STRING)), optional=t.opt(t.ArrayT(t.STRING)))
 TRIGGER = t.obj(event=t.req(t.STRING), action=t.opt(t.STRING), args=t.opt(t.ObjectT((), t.ANY)))
 
@@ -46,9 +49,17 @@ class CatalystLowerer:
 
     def playbook(self, root: YNode | None, *, defaults: dict[str, str] | None = None, extra_steps: tuple[ir.Step, ...] = (), calls=(), markdown_inputs=()) -> ir.Playbook | None:
         defaults = defaults or {}
-        if root is None:
-            if not defaults:
+        markdown = self.dialect == "markdown"
+        # The one place that tells a file with no playbook in it (C014) from a playbook
+        # that lacks something: no YAML document (no front matter), or one that is only
+        # `---`, and for Markdown no body either. (compile_bytes skips the loader for YAML
+        # text that is blank or comments only, with the same diagnostic.)
+        if root is None or _empty_document(root):
+            if not markdown:
                 self.sink.report("C014", "the file is empty", self.source.span(0), help="a playbook needs at least name, description, owner and steps")
+                return None
+            if not extra_steps:
+                self.sink.report("C014", "the file is empty", self.source.span(0), help=MARKDOWN_NEEDS)
                 return None
             root = YMap([], 0, 0, self.source)
         if not isinstance(root, YMap):
@@ -85,6 +96,13 @@ class CatalystLowerer:
                 steps = self.steps(steps_node).steps
                 if isinstance(steps_node, YSeq) and not steps_node.items and not extra_steps:
                     self.sink.report("C204", "a playbook needs at least one step; `steps` is empty", steps_key.span, help="add a step, for example `- display: \"hello\"`")
+        elif markdown and not extra_steps:
+            # A Markdown playbook's steps come from its body, so "missing `steps:`" would
+            # send the user the wrong way. Point at where the body should start: the last
+            # line written, which is the front matter's closing ---.
+            end = len(self.source.text.rstrip())
+            at = self.source.span(self.source.text.rfind("\n", 0, end) + 1, end)
+            self.sink.report("C204", "the Markdown playbook has no body: the text after the front matter is what it runs", at, help=MARKDOWN_NEEDS)
         elif not extra_steps:
             self.sink.report("C203", "the playbook is missing the required key 'steps'", head_span(root), help="add `steps:` with at least one step")
         steps = (*steps, *extra_steps)
@@ -518,7 +536,7 @@ class CatalystLowerer:
             wv = self.values.value(reserved["writes"][1], t.ArrayT(t.STRING), "'writes'")
             writes = wv.items if isinstance(wv, ir.ListV) else (wv,)
             if spec is not None and not spec.shell_like:
-                self.sink.report("C408", f"'writes' is for shell-like steps; {action} declares its own writes", reserved["writes"][0].span, help="remove `writes:`; the action's path is checked already")
+                self._writes_not_shell(spec, reserved["writes"][0])
         isolated = self._opt_bool(reserved["isolated"][1], "'isolated'") if "isolated" in reserved else False
         if action == "function" and known:
             self._define_function(config, action_key)
@@ -527,6 +545,24 @@ class CatalystLowerer:
             checkpoint=checkpoint, writes=writes, isolated=isolated, known=known,
             span=head_span(node), action_span=action_key.span, name_span=name_span,
         )
+
+    def _writes_not_shell(self, spec: ActionSpec, key: YScalar) -> None:
+        """C408: `writes:` belongs to shell-like steps only (LANGUAGE.md 7).
+
+        Two different mistakes share the code, each with its own message: the action
+        already declares what it writes (file-write's `path`), or it is not a step that
+        writes through `writes:` at all (display, http-get, playbook).
+        """
+        if spec.writes:
+            keys = " and ".join(f"`{w.key}`" for w in spec.writes)
+            self.sink.report("C408", f"'writes' is for shell-like steps; {spec.name} declares its own writes (its {keys})", key.span, help=f"remove `writes:`; what {spec.name} writes is checked from its {keys} already")
+            return
+        shell = ", ".join(s.name for s in self.catalog.specs() if s.shell_like)
+        if spec.effect is Effect.CONTROL:
+            why = f"remove `writes:`; the steps that {spec.name} runs declare what they write"
+        else:
+            why = "remove `writes:`"
+        self.sink.report("C408", f"'writes' is only for shell-like steps ({shell}); {spec.name} is not one", key.span, help=why)
 
     def _timeout(self, node: YNode) -> float | None:
         value = node.value if isinstance(node, YScalar) else None
@@ -600,6 +636,14 @@ class CatalystLowerer:
             pairs = []
         pairs += siblings
         return self.values.mapping(YMap(pairs, step.start, step.end, step.source), schema, where, suggestions=RESERVED_STEP_KEYS)
+
+
+def _empty_document(root: YNode) -> bool:
+    """A document with nothing in it: `---` alone gives an empty, untagged plain scalar.
+
+    `~` or `null` written out are values (not a playbook: C201), not an empty file.
+    """
+    return isinstance(root, YScalar) and root.is_plain and root.text == "" and root.tag is None
 
 
 def _where(inner: YNode, outer: YNode) -> Span:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Iterable, Sequence
 
 from catalyst_dsl.diagnostics.codes import CODES
@@ -11,6 +12,23 @@ from catalyst_dsl.diagnostics.model import Diagnostic, Severity
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]
+
+#: Characters that must not reach a terminal as they are: C0 and C1 controls (ESC starts
+#: the sequences that move the cursor, recolour or retitle the terminal; CR and BS can
+#: overwrite what was printed), DEL, line and paragraph separators, and the bidirectional
+#: controls that make text display in another order than it is read ("Trojan source").
+#: Tab is not here: it is shown as a space.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """`text` with every character that could drive the terminal written as an escape (\\x1b)."""
+    return _UNSAFE.sub(lambda m: _escape(m.group()), text)
 
 
 def _display_path(path: str, relative_to: str | None) -> str:
@@ -31,41 +49,52 @@ def render_text(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, rel
 
 
 def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None) -> str:
-    lines = [f"{d.severity.value}[{d.code}]: {d.message}"]
+    # Messages, paths and help quote the file (a key, a value, a file name), so they are
+    # made safe like the source lines.
+    lines = [f"{d.severity.value}[{d.code}]: {safe_text(d.message)}"]
     span = d.span
     if span is not None:
-        path = _display_path(span.file, relative_to)
+        path = safe_text(_display_path(span.file, relative_to))
         lines.append(f"  --> {path}:{span.line}:{span.col}")
         source = sources.get(span.file)
         if source is not None:
             lines.extend(_snippet(source, span.line, span.col, span.end_line, span.end_col, "^"))
     for label in d.labels:
-        lpath = _display_path(label.span.file, relative_to)
-        lines.append(f"  ::: {lpath}:{label.span.line}:{label.span.col}: {label.message}")
+        lpath = safe_text(_display_path(label.span.file, relative_to))
+        lines.append(f"  ::: {lpath}:{label.span.line}:{label.span.col}: {safe_text(label.message)}")
         source = sources.get(label.span.file)
         if source is not None:
             lines.extend(_snippet(source, label.span.line, label.span.col, label.span.end_line, label.span.end_col, "-"))
     for note in d.notes:
-        lines.append(f"   = note: {note}")
+        lines.append(f"   = note: {safe_text(note)}")
     if d.help:
-        lines.append(f"   = help: {d.help}")
+        lines.append(f"   = help: {safe_text(d.help)}")
     return "\n".join(lines) + "\n"
 
 
 def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: int, mark: str) -> list[str]:
     text = source.line_text(line)
+    last = end_col if end_line == line else len(text) + 1  # end column, exclusive
     if len(text) > 200:  # keep a window around the column on very long lines
         start = max(0, col - 80)
         shown = ("…" if start else "") + text[start : start + 160] + ("…" if start + 160 < len(text) else "")
-        col = col - start + (1 if start else 0)
+        shift = start - (1 if start else 0)  # the "…" takes the place of one character
+        col, last = col - shift, last - shift
         text = shown
+    # Each character as printed, and the printed column where each one starts: an escaped
+    # control character is several columns wide, so the carets are placed by these.
+    pieces = [" " if c == "\t" else _escape(c) if _UNSAFE.match(c) else c for c in text]
+    starts = [0]
+    for piece in pieces:
+        starts.append(starts[-1] + len(piece))
+    first = min(max(col, 1), len(text) + 1) - 1  # 0-based index of the first marked character
+    stop = min(max(last - 1, first + 1), len(text))  # exclusive index after the last one
+    begin = starts[first]
+    length = max(1, starts[stop] - begin) if stop > first else 1
     width = len(str(line))
     gutter = " " * width
-    expanded = text.replace("\t", " ")
-    last = end_col if end_line == line else len(expanded) + 1
-    length = max(1, min(last, len(expanded) + 1) - col)
-    underline = " " * (col - 1) + mark + ("~" * (length - 1) if mark == "^" else mark * (length - 1))
-    return [f"{gutter} |", f"{line} | {expanded}", f"{gutter} | {underline}"]
+    underline = " " * begin + mark + ("~" * (length - 1) if mark == "^" else mark * (length - 1))
+    return [f"{gutter} |", f"{line} | {''.join(pieces)}", f"{gutter} | {underline}"]
 
 
 def summary_line(diagnostics: Iterable[Diagnostic], files: int) -> str:
