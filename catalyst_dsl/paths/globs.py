@@ -15,6 +15,8 @@ from typing import Literal
 
 import attrs
 
+from catalyst_dsl.syntax.templates import find_expression_end
+
 from catalyst_dsl.paths.automata import GLOBSTAR, STAR, Nfa, Segment, Token, accepts, build_nfa, common_path, uncovered_path
 from catalyst_dsl.paths.charsets import MAX_CODE, SEGMENT_CHAR, Spans, complement, contains, intersect, merge, single
 
@@ -431,26 +433,6 @@ def _convert_template(text: str) -> tuple[str, list[int]]:
 def _template_end(text: str, i: int, expression: bool) -> int:
     """Index of the `}}` closing a template whose body starts at `i`; -1 when unclosed.
 
-    Inside `${{ }}` quoted strings and object braces may hold `}}`.
+    The template parser decides where a `${{ }}` ends (strings and braces inside it).
     """
-    if not expression:
-        return text.find("}}", i)
-    depth = 0
-    quote = ""
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"`":
-            quote = char
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0 and text.startswith("}}", i):
-                return i
-            depth = max(0, depth - 1)
-        i += 1
-    return -1
+    return find_expression_end(text, i) if expression else text.find("}}", i)

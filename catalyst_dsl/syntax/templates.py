@@ -121,7 +121,7 @@ class _Splitter:
     def expression(self, open_at: int) -> int:
         text = self.text
         base = open_at + 3
-        close = _find_expression_end(text, base)
+        close = find_expression_end(text, base)
         if close == -1:
             self.errors.append(ast.TemplateError("C104", "this ${{ is never closed", open_at, open_at + 3, "close it with }}"))
             if not self.buffer:
@@ -152,7 +152,7 @@ class _Splitter:
         return end
 
 
-def _find_expression_end(text: str, i: int) -> int:
+def find_expression_end(text: str, i: int) -> int:
     """The index of the `}}` closing an expression, skipping strings and object braces."""
     depth = 0
     quote = ""
