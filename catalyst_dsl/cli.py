@@ -25,10 +25,11 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     playbooks/ and .xe/playbooks/ unless the settings say otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     """
+    from catalyst_dsl.project.check import check_project
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
 
     project, settings, files = _project_files(paths)
-    result = _check(project, files, settings)
+    result = check_project(project, files, settings=settings)
     here = os.getcwd()
     if fmt == "json":
         click.echo(render_json(result.diagnostics, files, relative_to=here), nl=False)
@@ -49,10 +50,11 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
     PATHS default to the project's playbook directories. A file that does not compile is
     listed with its errors counted; `catalyst check` shows them.
     """
+    from catalyst_dsl.project.check import check_project
     from catalyst_dsl.report.listing import listing_json, listing_text
 
     project, settings, files = _project_files(paths)
-    result = _check(project, files, settings)
+    result = check_project(project, files, settings=settings)
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
     calls = {f: result.library.edges(f) for f in result.files}
@@ -78,12 +80,6 @@ def _project_files(paths: tuple[str, ...]):
     if not files:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
     return project, sink.sorted(), files
-
-
-def _check(project, files, settings):
-    from catalyst_dsl.project.check import check_project
-
-    return check_project(project, files, settings=settings)
 
 
 @cli.command()

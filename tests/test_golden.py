@@ -25,6 +25,7 @@ from catalyst_dsl.cli import cli
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_path
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.report.diagnostics import render_text
+from catalyst_dsl.report.reference import HEADER
 
 HERE = Path(__file__).parent / "golden" / "check"
 LIBRARY = Path(__file__).parent / "golden" / "library"
@@ -58,8 +59,6 @@ GENERATED: dict[str, Callable[[], bytes]] = {
 
 NAMES = sorted([*(c.name for c in CASES), *GENERATED])
 
-#: A rendered diagnostic starts with its severity and code: `error[C202]: ...`.
-HEADER = re.compile(r"^(?:error|warning|info)\[(C\d{3})\]", re.MULTILINE)
 
 
 def render(path: Path) -> str:
@@ -122,7 +121,7 @@ def test_golden_library(name: str, monkeypatch: pytest.MonkeyPatch, update_golde
 
 def _codes_in(name: str) -> set[str]:
     path = expected_file(name) if name not in PROJECTS else LIBRARY / (name + ".expected")
-    return set(HEADER.findall(path.read_text(encoding="utf-8"))) if path.exists() else set()
+    return {m.group(2) for m in HEADER.finditer(path.read_text(encoding="utf-8"))} if path.exists() else set()
 
 
 def test_every_code_has_a_golden_case() -> None:

@@ -8,6 +8,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.catalyst import input_type
 from catalyst_dsl.dialects.values import a_type, suggest
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.project.library import Edge, Library
 
@@ -15,10 +16,11 @@ from catalyst_dsl.project.library import Edge, Library
 def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> None:
     """C803 for a file stem that is not the playbook's name; C802 for a name used twice."""
     first_of: dict[str, str] = {}
+    loaded = library.loaded()
     for path in library.files:
-        if path not in library.loaded():
+        if path not in loaded:
             continue
-        pb = library.compiled(path).playbook
+        pb = loaded[path].playbook
         if pb is None:
             continue
         stem = Path(path).stem
@@ -38,7 +40,7 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
 
 def check_calls(library: Library, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
-        if edge.dynamic and edge.target.startswith("temp://"):
+        if edge.dynamic and place(edge.target).scratch:
             sink.report("C808", f"the playbook called here ({edge.target}) is written during the run, so this call is not checked", edge.span, help="keep generated playbooks to a minimum: a playbook in the library is checked before it runs")
         elif edge.dynamic:
             sink.report("C808", f"the playbook called here is computed at run time ({edge.target}), so this call is not checked", edge.span, help="call a playbook by its name or path to have the call checked")
@@ -57,7 +59,7 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
         return
     where = ", ".join(f"{d}/" for d in library.project.config.playbook_dirs)
     if library.is_path(edge.target):
-        sink.report("C804", f"no playbook file at '{edge.target}'", edge.span, help=f"a path is looked up from the calling file, then from the project root and from {where}")
+        sink.report("C804", f"no playbook file at '{edge.target}'", edge.span, help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project")
         return
     hint = suggest(edge.target, library.names())
     sink.report("C804", f"no playbook named '{edge.target}' in the library", edge.span, help=hint or f"playbooks are found by location in {where}; the file name must be the playbook's name")

@@ -18,6 +18,7 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.library import Edge, Library
 from catalyst_dsl.syntax.source import Span
 
@@ -44,20 +45,6 @@ def path_text(value: ir.Value) -> str | None:
     if isinstance(value, ir.Tmpl):
         return value.text
     return None
-
-
-def project_path(text: str) -> tuple[str | None, str | None]:
-    """(project-relative pattern, problem): protocol paths mapped to where they write.
-
-    `temp://` is the run's scratch space, always writable: no pattern and no problem.
-    """
-    if text.startswith("temp://"):
-        return None, None
-    if text.startswith("xe://"):
-        return ".xe/" + text[len("xe://"):], None
-    if text.startswith("catalyst://"):
-        return None, "catalyst:// holds catalyst's own resources, which are read-only"
-    return text, None
 
 
 class PermissionChecker:
@@ -115,11 +102,12 @@ class PermissionChecker:
         text = path_text(value)
         if text is None:
             return
-        pattern, problem = project_path(text)
-        if problem is not None:
+        placed = place(text)
+        if placed.problem is not None:
             if report:
-                self.sink.report("C812", f"cannot write to '{text}': {problem}", value.span, help="write into the project or to temp://")
+                self.sink.report("C812", f"cannot write to '{text}': {placed.problem}", value.span, help="write into the project or to temp://")
             return
+        pattern = placed.path
         if pattern is None:
             return
         from catalyst_dsl.paths.globs import Glob, GlobError
@@ -144,7 +132,7 @@ class PermissionChecker:
             text = path_text(value)
             if text is None:
                 continue
-            pattern, problem = project_path(text)
+            pattern = place(text).path
             if pattern is None:
                 continue
             from catalyst_dsl.paths.globs import Glob, GlobError

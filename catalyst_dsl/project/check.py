@@ -17,7 +17,7 @@ from catalyst_dsl.checks.permissions import check_permissions
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project
-from catalyst_dsl.project.library import Library, _absolute
+from catalyst_dsl.project.library import Library, absolute
 from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -44,7 +44,7 @@ class LibraryCheck:
 
 
 def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = ()) -> LibraryCheck:
-    files = [_absolute(f) for f in files]
+    files = [absolute(f) for f in files]
     library = Library(project, files, catalog)
     sink = DiagnosticSink()
     with collector_tuned_for_checking():

@@ -23,6 +23,7 @@ from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.scope import CallSite
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_path, discover
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.syntax.source import Span
 
@@ -49,7 +50,7 @@ class Library:
         self.catalog = catalog or builtin_catalog()
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = discover([d for d in dirs if os.path.isdir(d)])
-        self.files: list[str] = _unique([_absolute(f) for f in [*found, *extra_files]])
+        self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
         self._compiled: dict[str, Compiled] = {}
         self._edges: dict[str, list[Edge]] = {}
         self._by_stem: dict[str, list[str]] = {}
@@ -60,7 +61,7 @@ class Library:
     # -- files -----------------------------------------------------------------------------------
 
     def compiled(self, path: str) -> Compiled:
-        path = _absolute(path)
+        path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
             result = self._compiled[path] = compile_path(path, self.catalog)
@@ -90,7 +91,7 @@ class Library:
     # -- calls -------------------------------------------------------------------------------------
 
     def edges(self, path: str) -> list[Edge]:
-        path = _absolute(path)
+        path = absolute(path)
         if path not in self._edges:
             self._edges[path] = list(self._find_edges(path))
         return self._edges[path]
@@ -102,7 +103,7 @@ class Library:
         for site in result.calls:
             target = site.step.config.get("name")
             span = target.span if target is not None and target.span is not None else site.step.span
-            if isinstance(target, ir.Lit) and isinstance(target.value, str) and target.value.startswith("temp://"):
+            if isinstance(target, ir.Lit) and isinstance(target.value, str) and place(target.value).scratch:
                 # Scratch space exists only during a run: the playbook is written there by an
                 # earlier step, so there is nothing to check it against yet.
                 yield Edge(path, target.value, "playbook", span, None, site.guarded, dynamic=True, site=site)
@@ -132,16 +133,15 @@ class Library:
         return "/" in target or "\\" in target or target.endswith(PLAYBOOK_SUFFIXES)
 
     def resolve_call(self, target: str, caller: str) -> str | None:
-        if target.startswith("xe://"):
-            target = ".xe/" + target[len("xe://"):]
+        target = place(target).path or target
         if self.is_path(target):
             bases = [Path(caller).parent, self.project.root, *(self.project.resolve(d) for d in self.project.config.playbook_dirs)]
-            return self._first_file(self.unalias(target), bases)
+            return self._first_file(self.unalias(target), bases, caller)
         named = self.named(target)
         return named[0] if named else None
 
     def resolve_reference(self, target: str, caller: str) -> str | None:
-        return self._first_file(self.unalias(target), [self.project.root, Path(caller).parent])
+        return self._first_file(self.unalias(target), [self.project.root, Path(caller).parent], caller)
 
     def unalias(self, target: str) -> str:
         for prefix in sorted(self.project.config.aliases, key=len, reverse=True):
@@ -149,20 +149,28 @@ class Library:
                 return self.project.config.aliases[prefix] + target[len(prefix):]
         return target
 
-    def _first_file(self, relative: str, bases) -> str | None:
+    def _first_file(self, relative: str, bases, caller: str) -> str | None:
+        """The first existing playbook file; never one outside the project (or, for a file
+        checked from outside the project, outside its own directory)."""
         if os.path.isabs(relative):
             return None
         names = [relative] if relative.endswith(PLAYBOOK_SUFFIXES) else [relative + s for s in PLAYBOOK_SUFFIXES]
         for base in bases:
             for name in names:
-                candidate = os.path.normpath(os.path.join(base, name))
-                if os.path.isfile(candidate):
-                    return _absolute(candidate)
+                candidate = absolute(os.path.join(base, name))
+                if os.path.isfile(candidate) and self._may_call(candidate, caller):
+                    return candidate
         return None
+
+    def _may_call(self, candidate: str, caller: str) -> bool:
+        fences = [str(self.project.root)]
+        if not _inside(caller, fences[0]):
+            fences.append(os.path.dirname(caller))  # a file checked from outside the project
+        return any(_inside(candidate, fence) for fence in fences)
 
     def load_closure(self, roots: list[str]) -> None:
         """Compile the given files and everything they call, transitively."""
-        pending = [_absolute(r) for r in roots]
+        pending = [absolute(r) for r in roots]
         seen = set(pending)
         while pending:
             path = pending.pop()
@@ -172,8 +180,14 @@ class Library:
                     pending.append(edge.callee)
 
 
-def _absolute(path: str) -> str:
+def absolute(path: str) -> str:
+    """The one spelling of a file's path in the library: absolute, not resolved through links."""
     return os.path.abspath(path)
+
+
+def _inside(path: str, directory: str) -> bool:
+    directory = absolute(directory)
+    return os.path.commonpath([absolute(path), directory]) == directory
 
 
 def _unique(paths: list[str]) -> list[str]:

@@ -31,7 +31,7 @@ def safe_text(text: str) -> str:
     return _UNSAFE.sub(lambda m: _escape(m.group()), text)
 
 
-def _display_path(path: str, relative_to: str | None) -> str:
+def display_path(path: str, relative_to: str | None) -> str:
     if relative_to is None:
         return path
     try:
@@ -54,13 +54,13 @@ def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None) -> str:
     lines = [f"{d.severity.value}[{d.code}]: {safe_text(d.message)}"]
     span = d.span
     if span is not None:
-        path = safe_text(_display_path(span.file, relative_to))
+        path = safe_text(display_path(span.file, relative_to))
         lines.append(f"  --> {path}:{span.line}:{span.col}")
         source = sources.get(span.file)
         if source is not None:
             lines.extend(_snippet(source, span.line, span.col, span.end_line, span.end_col, "^"))
     for label in d.labels:
-        lpath = safe_text(_display_path(label.span.file, relative_to))
+        lpath = safe_text(display_path(label.span.file, relative_to))
         lines.append(f"  ::: {lpath}:{label.span.line}:{label.span.col}: {safe_text(label.message)}")
         source = sources.get(label.span.file)
         if source is not None:
@@ -112,7 +112,7 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
         if span is None:
             return None
         obj = span.to_json()
-        obj["file"] = _display_path(span.file, relative_to)
+        obj["file"] = display_path(span.file, relative_to)
         return obj
 
     return {
@@ -130,7 +130,7 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
 def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None) -> str:
     payload = {
         "version": 1,
-        "files": [_display_path(f, relative_to) for f in files],
+        "files": [display_path(f, relative_to) for f in files],
         "diagnostics": [to_json_obj(d, relative_to) for d in diagnostics],
         "summary": {s.value: sum(1 for d in diagnostics if d.severity is s) for s in Severity},
     }

@@ -8,12 +8,12 @@ from typing import Mapping, Sequence
 from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.project.library import Edge
-from catalyst_dsl.report.diagnostics import _display_path
+from catalyst_dsl.report.diagnostics import display_path
 
 
 def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: str | None) -> dict:
     pb = compiled.playbook
-    entry: dict = {"file": _display_path(compiled.path, relative_to), "errors": errors}
+    entry: dict = {"file": display_path(compiled.path, relative_to), "errors": errors}
     if pb is None:
         return entry
     entry.update(
@@ -29,7 +29,8 @@ def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: 
                 "target": e.target,
                 "line": e.span.line if e.span else None,
                 "kind": e.kind,
-                "file": _display_path(e.callee, relative_to) if e.callee else None,
+                "file": display_path(e.callee, relative_to) if e.callee else None,
+                "checked": not e.dynamic,
             }
             for e in calls
         ],
@@ -74,7 +75,7 @@ def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic]
         if e["outputs"]:
             lines.append("  outputs: " + ", ".join(f"{o['name']}: {o['type']}" for o in e["outputs"]))
         for call in e["calls"]:
-            where = call["file"] or ("not checked: computed at run time" if "{{" in call["target"] or call["target"].startswith("temp://") else "NOT FOUND")
+            where = call["file"] or ("not checked: computed at run time" if not call["checked"] else "NOT FOUND")
             lines.append(f"  → {call['target']} (line {call['line']}): {where}")
         lines.append("")
     lines.append(f"{len(entries)} playbook{'s' if len(entries) != 1 else ''}")

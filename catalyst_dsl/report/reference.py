@@ -26,7 +26,7 @@ _GROUP_TITLES = {
 }
 
 #: A rendered diagnostic starts with its severity and code in brackets.
-_HEADER = re.compile(r"^(error|warning|info)\[(C\d{3})\]", re.MULTILINE)
+HEADER = re.compile(r"^(error|warning|info)\[(C\d{3})\]", re.MULTILINE)
 
 
 def actions_page(catalog: Catalog) -> str:
@@ -67,10 +67,10 @@ def golden_examples(golden_dirs: list[Path]) -> dict[str, tuple[str, str]]:
     for owner_first in (True, False):
         for path in expected:
             text = path.read_text(encoding="utf-8")
-            starts = [m.start() for m in _HEADER.finditer(text)] + [len(text)]
+            starts = [m.start() for m in HEADER.finditer(text)] + [len(text)]
             for begin, end in zip(starts, starts[1:]):
                 block = text[begin:end].rstrip("\n")
-                code = _HEADER.match(block).group(2)  # type: ignore[union-attr]
+                code = HEADER.match(block).group(2)  # type: ignore[union-attr]
                 if code in found or path.name.startswith(code) != owner_first:
                     continue
                 case = path.name[: -len(".expected")]

@@ -1,0 +1,38 @@
+"""Where a protocol path (`xe://`, `temp://`, `catalyst://`) lands, for files and calls.
+
+One answer for every phase that turns a written path into a project path: the write
+permissions, the call resolution of the library, and later the interpreter's pre-flight.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+#: The run's scratch space: always writable, and empty until the run writes into it.
+SCRATCH = "temp://"
+
+
+@attrs.frozen
+class Placed:
+    """A written path placed in the project.
+
+    `path` is project-relative, or None when the path is not in the project (`temp://`,
+    or a `problem`, such as catalyst's own read-only resources).
+    """
+
+    path: str | None
+    problem: str | None = None
+
+    @property
+    def scratch(self) -> bool:
+        return self.path is None and self.problem is None
+
+
+def place(text: str) -> Placed:
+    if text.startswith(SCRATCH):
+        return Placed(None)
+    if text.startswith("xe://"):
+        return Placed(".xe/" + text[len("xe://"):])
+    if text.startswith("catalyst://"):
+        return Placed(None, "catalyst:// holds catalyst's own resources, which are read-only")
+    return Placed(text)

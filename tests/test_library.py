@@ -1,0 +1,23 @@
+"""Library behaviour that golden projects cannot show: files outside the project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalyst_dsl.compiler import discover
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.project.check import check_project
+from catalyst_dsl.project.config import load_project
+
+PLAYBOOK = "name: {name}\ndescription: d\nowner: Engineer\nsteps:\n  - {step}\n"
+
+
+def test_a_call_never_reaches_a_file_outside_the_project(tmp_path: Path) -> None:
+    (tmp_path / "outside.yaml").write_text(PLAYBOOK.format(name="outside", step='display: "secret"'))
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "caller.yaml").write_text(PLAYBOOK.format(name="caller", step="playbook: ../../outside.yaml"))
+    result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
+    assert [d.code for d in result.diagnostics] == ["C804"]
+    assert str(tmp_path / "outside.yaml") not in result.library.loaded()
