@@ -1,4 +1,4 @@
-"""The `catalyst` command line: check, list and compile (run and its lifecycle come later)."""
+"""The `catalyst` command line: check, list and compile here; run and its lifecycle in `cli_run`."""
 
 from __future__ import annotations
 
@@ -103,6 +103,16 @@ def compile(path: str, output: str | None) -> None:
             handle.write(text)
     else:
         click.echo(text, nl=False)
+
+
+def _add_run_commands() -> None:
+    from catalyst_dsl.cli_run import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_add_run_commands()
 
 
 def main() -> None:

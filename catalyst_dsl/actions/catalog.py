@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Iterable
+from typing import Callable, Iterable
 
 import attrs
 
@@ -68,18 +68,28 @@ class ActionSpec:
 class Catalog:
     """The actions known in one compilation: built-ins, then plugins (later, functions)."""
 
-    def __init__(self, specs: Iterable[ActionSpec]) -> None:
+    def __init__(self, specs: Iterable[ActionSpec], fallback: Callable[[str], ActionSpec | None] | None = None) -> None:
         self._specs: dict[str, ActionSpec] = {}
         for spec in specs:
             if spec.name in self._specs:
                 raise ValueError(f"action {spec.name} declared twice")  # our bug, at import time
             self._specs[spec.name] = spec
+        #: Asked for names not declared here: the installed plugins, looked up lazily so
+        #: a check that meets only built-in actions never scans entry points.
+        self._fallback = fallback
 
     def get(self, name: str) -> ActionSpec | None:
-        return self._specs.get(name)
+        spec = self._specs.get(name)
+        if spec is None and self._fallback is not None:
+            spec = self._fallback(name)
+        return spec
+
+    def declares(self, name: str) -> bool:
+        """Whether `name` is one of this catalog's own actions (never a plugin's)."""
+        return name in self._specs
 
     def __contains__(self, name: str) -> bool:
-        return name in self._specs
+        return self.get(name) is not None
 
     def names(self) -> list[str]:
         return list(self._specs)
@@ -92,4 +102,6 @@ class Catalog:
 def builtin_catalog() -> Catalog:
     from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
 
-    return Catalog(BUILTIN_ACTIONS)
+    from catalyst_dsl.actions.plugins import plugin_spec
+
+    return Catalog(BUILTIN_ACTIONS, fallback=plugin_spec)

@@ -1,0 +1,228 @@
+"""Plugins: actions and AI adapters other distributions register through entry points.
+
+`catalyst.actions` entry points load an object with `spec` (an ActionSpec, declared like
+the built-ins) and `run(ctx, config)`; `catalyst.adapters` entry points load a factory
+`(options) -> AIAdapter`. Nothing is imported until a name is asked for (or everything
+is listed), and a plugin that fails is reported by name with where it came from while
+the others still load: one broken distribution never stops a run or a check.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Iterable, Mapping
+
+import attrs
+
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf, builtin_catalog
+from catalyst_dsl.ir.types import ObjectT, Type
+
+ACTIONS = "catalyst.actions"
+ADAPTERS = "catalyst.adapters"
+#: Adapter names plugins may not take.
+BUILTIN_ADAPTERS = ("mock",)
+
+
+@attrs.frozen
+class PluginAction:
+    spec: ActionSpec
+    run: Callable[[Any, Any], Any]
+    #: The distribution and entry point it came from, for messages.
+    origin: str
+
+
+@attrs.frozen
+class PluginProblem:
+    """A plugin that was not loaded, and why."""
+
+    group: str
+    name: str
+    origin: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"plugin '{self.name}' ({self.origin}): {self.message}"
+
+
+class _Refused(Exception):
+    """A plugin loaded but does not fit; the message says how."""
+
+
+def _origin(entry_point: Any) -> str:
+    where = f"{getattr(entry_point, 'name', '?')} = {getattr(entry_point, 'value', '?')}"
+    try:
+        dist = entry_point.dist
+        name, version = dist.name, dist.version
+    except Exception:  # no distribution (a bare EntryPoint) or unreadable metadata
+        return where
+    return f"{name} {version}, {where}"
+
+
+class Plugins:
+    """The plugins installed in this environment, loaded on demand and at most once.
+
+    `entry_points_fn` is `importlib.metadata.entry_points` (injectable for tests); it is
+    called with `group=` only.
+    """
+
+    def __init__(self, entry_points_fn: Callable[..., Iterable[Any]] | None = None, *, builtins: Catalog | None = None) -> None:
+        self._entry_points_fn = entry_points_fn
+        self._builtins = builtins
+        self._lock = threading.RLock()
+        self._entries: dict[str, dict[str, list[Any]]] = {}
+        self._resolved: dict[str, set[str]] = {ACTIONS: set(), ADAPTERS: set()}
+        self._actions: dict[str, PluginAction] = {}
+        self._adapters: dict[str, Callable[[Mapping[str, object]], Any]] = {}
+        self._problems: list[PluginProblem] = []
+
+    # --- lookups ---------------------------------------------------------------------
+
+    def action(self, name: str) -> PluginAction | None:
+        """The plugin action `name`, importing only the plugins that declare that name."""
+        self._resolve(ACTIONS, name)
+        return self._actions.get(name)
+
+    def adapter(self, name: str) -> Callable[[Mapping[str, object]], Any] | None:
+        self._resolve(ADAPTERS, name)
+        return self._adapters.get(name)
+
+    def actions(self) -> dict[str, PluginAction]:
+        for name in self._group(ACTIONS):
+            self._resolve(ACTIONS, name)
+        return dict(self._actions)
+
+    def adapters(self) -> dict[str, Callable[[Mapping[str, object]], Any]]:
+        for name in self._group(ADAPTERS):
+            self._resolve(ADAPTERS, name)
+        return dict(self._adapters)
+
+    def problems(self) -> list[PluginProblem]:
+        """Every plugin that could not be used (this loads all of them)."""
+        self.actions()
+        self.adapters()
+        return list(self._problems)
+
+    def catalog(self, base: Catalog) -> Catalog:
+        """`base` plus the plugin actions; one whose name `base` already has is reported and left out."""
+        extra = []
+        for name, action in self.actions().items():
+            if base.declares(name):
+                self._problem(ACTIONS, name, action.origin, f"an action named '{name}' already exists; the plugin's is not used")
+            else:
+                extra.append(action.spec)
+        return Catalog([*base.specs(), *extra])
+
+    # --- loading ---------------------------------------------------------------------
+
+    def _group(self, group: str) -> dict[str, list[Any]]:
+        with self._lock:
+            if group not in self._entries:
+                self._entries[group] = self._list(group)
+            return self._entries[group]
+
+    def _list(self, group: str) -> dict[str, list[Any]]:
+        by_name: dict[str, list[Any]] = {}
+        fn = self._entry_points_fn
+        if fn is None:
+            import importlib.metadata
+
+            fn = importlib.metadata.entry_points
+        try:
+            for entry_point in fn(group=group):
+                by_name.setdefault(entry_point.name, []).append(entry_point)
+        except Exception as exc:  # a distribution with broken metadata
+            self._problem(group, "*", "installed distributions", f"cannot list the plugins: {type(exc).__name__}: {exc}")
+        return by_name
+
+    def _resolve(self, group: str, name: str) -> None:
+        with self._lock:
+            if name in self._resolved[group]:
+                return
+            self._resolved[group].add(name)
+            taken_by: str | None = None
+            for entry_point in self._group(group).get(name, []):
+                origin = _origin(entry_point)
+                if taken_by is not None:
+                    # Never imported: only one plugin may own a name.
+                    self._problem(group, name, origin, f"'{name}' is also declared by {taken_by}, which is used instead")
+                    continue
+                try:
+                    if group == ACTIONS:
+                        self._actions[name] = self._load_action(entry_point, origin)
+                    else:
+                        self._adapters[name] = self._load_adapter(entry_point)
+                except _Refused as refusal:
+                    self._problem(group, name, origin, str(refusal))
+                    continue
+                except Exception as exc:  # whatever the plugin's own code raises
+                    self._problem(group, name, origin, f"failed to load: {type(exc).__name__}: {exc}")
+                    continue
+                taken_by = origin
+
+    def _load_action(self, entry_point: Any, origin: str) -> PluginAction:
+        from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS
+
+        name = entry_point.name
+        # Checked before importing anything: such a plugin is never used.
+        builtins = self._builtins if self._builtins is not None else builtin_catalog()
+        if builtins.declares(name):
+            raise _Refused(f"'{name}' is a built-in action; a plugin adds actions and cannot replace one")
+        if name in RESERVED_STEP_KEYS:
+            raise _Refused(f"'{name}' is a reserved step key and cannot name an action")
+        loaded = entry_point.load()
+        spec, run = getattr(loaded, "spec", None), getattr(loaded, "run", None)
+        if not isinstance(spec, ActionSpec):
+            what = "has no 'spec'" if spec is None else f"has a 'spec' of type {type(spec).__name__}"
+            raise _Refused(f"{what}; it needs an ActionSpec from catalyst_dsl.actions.catalog")
+        if not callable(run):
+            raise _Refused("has no callable 'run(ctx, config)'")
+        if spec.name != name:
+            raise _Refused(f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the same")
+        problem = _spec_problem(spec)
+        if problem is not None:
+            raise _Refused(f"its spec is inconsistent: {problem}")
+        return PluginAction(spec=spec, run=run, origin=origin)
+
+    def _load_adapter(self, entry_point: Any) -> Callable[[Mapping[str, object]], Any]:
+        if entry_point.name in BUILTIN_ADAPTERS:
+            raise _Refused(f"'{entry_point.name}' is a built-in AI adapter and cannot be replaced")
+        factory = entry_point.load()
+        if not callable(factory):
+            raise _Refused(f"loads a {type(factory).__name__}, not a factory (options) -> AIAdapter")
+        return factory
+
+    def _problem(self, group: str, name: str, origin: str, message: str) -> None:
+        problem = PluginProblem(group=group, name=name, origin=origin, message=message)
+        with self._lock:
+            if problem not in self._problems:
+                self._problems.append(problem)
+
+
+def _spec_problem(spec: ActionSpec) -> str | None:
+    """What in a plugin's declaration would make the checker or interpreter trip later."""
+    if not isinstance(spec.config, ObjectT):
+        return f"config is a {type(spec.config).__name__}, not an ObjectT"
+    if not isinstance(spec.result, Type):
+        return f"result is a {type(spec.result).__name__}, not a Type"
+    if not isinstance(spec.effect, Effect) or not isinstance(spec.what_if, WhatIf):
+        return "effect and what_if must be an Effect and a WhatIf"
+    keys = spec.config_keys()
+    if spec.primary is not None and spec.primary not in keys:
+        return f"the primary property '{spec.primary}' is not a config key ({', '.join(keys) or 'none'})"
+    for write in spec.writes:
+        if getattr(write, "key", None) not in keys:
+            return f"it declares writes through '{getattr(write, 'key', write)}', which is not a config key"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def installed() -> Plugins:
+    """The plugins of this environment, shared by the checker and the interpreter."""
+    return Plugins()
+
+
+def plugin_spec(name: str) -> ActionSpec | None:
+    """The declaration of the plugin action `name`, or None (the catalog's fallback)."""
+    action = installed().action(name)
+    return action.spec if action is not None else None

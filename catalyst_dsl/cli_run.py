@@ -1,0 +1,223 @@
+"""The run commands of the CLI: run, resume, approve, cancel and runs list|show|prune|export.
+
+Each command builds a `Session` for the project around the current directory (or the
+playbook given) and turns a `RunAbort` into its message, its fix and its exit code:
+bad input never ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+MODES = click.Choice(["manual", "autonomous"])
+LOG_FORMATS = click.Choice(["text", "json"])
+
+
+def _aborts(command):
+    """Print a RunAbort (or a damaged-secret-file error) as an error with its fix and exit."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        from catalyst_dsl.runtime.errors import RunAbort
+
+        try:
+            return command(*args, **kwargs)
+        except RunAbort as abort:
+            click.echo(f"error: {abort.message}", err=True)
+            for detail in abort.details:
+                click.echo(f"  {detail}", err=True)
+            if abort.help:
+                click.echo(f"  help: {abort.help}", err=True)
+            sys.exit(abort.exit_code)
+
+    return wrapper
+
+
+def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False):
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.session import RunOptions, Session
+
+    project = load_project(start, DiagnosticSink())
+    return Session(project, RunOptions(mode=mode, log_format=log_format, verbose=verbose))
+
+
+def _given(pairs: tuple[str, ...]) -> dict[str, str]:
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+    from catalyst_dsl.runtime.inputs import parse_assignments
+
+    given, problems = parse_assignments(pairs)
+    if problems:
+        raise RunAbort(EXIT_INVALID, "the -i options are not all key=value", details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+    return given
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM stops a run the way Ctrl-C does: state saved, locks released."""
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _locate(session, name: str) -> str:
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+
+    if os.path.isfile(name):
+        return os.path.abspath(name)
+    found = session.library.named(name)
+    if found:
+        return found[0]
+    from catalyst_dsl.dialects.values import suggest
+
+    hint = suggest(name, session.library.names())
+    raise RunAbort(EXIT_INVALID, f"no playbook named `{name}` in {', '.join(session.project.config.playbook_dirs)}",
+                   help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too")
+
+
+@click.command()
+@click.argument("name")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.")
+@click.option("--mode", type=MODES, default="manual", show_default=True, help="autonomous approves checkpoints by itself and records that it did.")
+@click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event.")
+@click.option("-v", "--verbose", is_flag=True, help="Also show step starts and verbose/debug log entries.")
+@_aborts
+def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool) -> None:
+    """Run the playbook NAME (a playbook name or a file).
+
+    Exit codes: 0 done, 1 invalid playbook or inputs, 2 a step failed, 3 state error,
+    4 paused for approval.
+    """
+    start = Path(name).parent if os.path.isfile(name) else Path.cwd()
+    session = _session(start, mode, log_format, verbose)
+    given = _given(inputs)
+    file = _locate(session, name)
+    _terminate_as_interrupt()
+    sys.exit(session.start(file, given))
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved).")
+@click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True)
+@click.option("-v", "--verbose", is_flag=True)
+@_aborts
+def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool) -> None:
+    """Continue a paused or interrupted run: completed steps are not run again."""
+    session = _session(Path.cwd(), log_format=log_format, verbose=verbose)
+    given = _given(inputs)
+    _terminate_as_interrupt()
+    sys.exit(session.resume(run_id, given))
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--as", "role", required=True, help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
+@click.option("--by", help="Who approves (default: your user name).")
+@click.option("--comment", help="Why.")
+@click.option("--select", help="The option key chosen, for a checkpoint with options.")
+@_aborts
+def approve(run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> None:
+    """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`."""
+    click.echo(_session(Path.cwd()).approve(run_id, role, by, comment, select))
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--reason", required=True, help="Why the run is cancelled (kept in the snapshot).")
+@click.option("--by", help="Who cancels (default: your user name).")
+@_aborts
+def cancel(run_id: str, reason: str, by: str | None) -> None:
+    """Cancel a run: it is never resumed, and its locks are released."""
+    click.echo(_session(Path.cwd()).cancel(run_id, reason, by))
+
+
+@click.group()
+def runs() -> None:
+    """Saved runs: list, show, prune, export."""
+
+
+@runs.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@_aborts
+def runs_list(as_json: bool) -> None:
+    """Live and archived runs, newest first."""
+    session = _session(Path.cwd())
+    summaries = session.store.list()
+    if as_json:
+        click.echo(json.dumps([_summary_dict(s) for s in summaries], indent=2))
+        return
+    if not summaries:
+        click.echo("no runs yet")
+    for s in summaries:
+        click.echo(f"{s.run_id}  {s.status:<9}  {s.playbook}  started {s.started_at}")
+
+
+@runs.command("show")
+@click.argument("run_id", metavar="RUN")
+@_aborts
+def runs_show(run_id: str) -> None:
+    """A run's snapshot: status, where it is, its steps, approvals and failures."""
+    session = _session(Path.cwd())
+    state = session.store.load(run_id)
+    click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {state.status}, mode {state.mode}")
+    if state.pause is not None:
+        roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
+        click.echo(f"  waiting at {state.pause.path}{roles}: {state.pause.message}")
+    if state.in_flight:
+        click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
+    for record in state.steps:
+        reason = f" ({record.reason.splitlines()[0]})" if record.reason else ""
+        click.echo(f"  {record.status:<9} {record.name or record.action:<24} {record.path}{reason}")
+    for approval in state.approvals:
+        state_word = "released" if approval.released else "recorded only"
+        click.echo(f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}: {state_word}")
+    for failure in state.failures:
+        click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
+    if state.cancel is not None:
+        click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
+
+
+@runs.command("prune")
+@click.option("--keep-days", type=click.IntRange(min=0), help="Keep archived runs started in the last N days.")
+@click.option("--keep-last", type=click.IntRange(min=0), help="Keep the N newest archived runs.")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+@_aborts
+def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> None:
+    """Remove archived runs beyond the retention; live and paused runs are never removed."""
+    session = _session(Path.cwd())
+    retention = session.project.config
+    keep_days = keep_days if keep_days is not None else getattr(retention, "retention_days", None)
+    keep_last = keep_last if keep_last is not None else getattr(retention, "retention_runs", None)
+    if keep_days is None and keep_last is None:
+        raise click.UsageError("say what to keep: --keep-days or --keep-last (or set retention-days / retention-runs)")
+    removed = session.store.prune(keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{verb} {len(removed)} archived run{'s' if len(removed) != 1 else ''}")
+
+
+@runs.command("export")
+@click.argument("run_id", metavar="RUN")
+@_aborts
+def runs_export(run_id: str) -> None:
+    """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
+    session = _session(Path.cwd())
+    click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _summary_dict(summary) -> dict:
+    import attrs
+
+    data = attrs.asdict(summary)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+
+
+COMMANDS = [run, resume, approve, cancel, runs]

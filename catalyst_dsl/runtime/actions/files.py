@@ -1,0 +1,145 @@
+"""File and JSON actions. Writes and deletes go through the gateway; reads stay in the project."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from pathlib import Path
+
+import yaml
+
+from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.errors import StepError
+
+#: Files larger than this are not read into a variable (they would also swell the state).
+MAX_READ_BYTES = 50 * 1024 * 1024
+
+
+def _text(value: object) -> str:
+    from catalyst_dsl.runtime.evaluate import to_text
+
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    return "" if value is None else to_text(value)
+
+
+def _read_bytes(ctx: ActionContext, written: str) -> bytes:
+    path = ctx.read_path(written)
+    try:
+        if path.stat().st_size > MAX_READ_BYTES:
+            raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_READ_BYTES // 1024 // 1024} MiB")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise StepError("FileNotFound", f"'{written}' does not exist", guidance="check the path, or test it first with file-exists") from None
+    except IsADirectoryError:
+        raise StepError("FileNotFound", f"'{written}' is a directory, not a file") from None
+    except OSError as error:
+        raise StepError("FileReadError", f"cannot read '{written}': {error.strerror or error}") from None
+
+
+def _decode(data: bytes, written: str, encoding: str | None) -> str:
+    try:
+        return data.decode(encoding or "utf-8")
+    except (UnicodeDecodeError, LookupError) as error:
+        raise StepError("FileReadError", f"cannot decode '{written}' as {encoding or 'utf-8'}: {error}") from None
+
+
+def file_read(ctx: ActionContext, config: dict) -> str:
+    return _decode(_read_bytes(ctx, config["path"]), config["path"], config.get("encoding"))
+
+
+def file_exists(ctx: ActionContext, config: dict) -> bool:
+    try:
+        return ctx.read_path(config["path"]).is_file()
+    except StepError:
+        return False
+
+
+def file_list(ctx: ActionContext, config: dict) -> list[str]:
+    base = ctx.read_path(config["path"])
+    if not base.is_dir():
+        raise StepError("FileNotFound", f"'{config['path']}' is not a directory")
+    pattern = config.get("pattern") or "*"
+    relative_to = config.get("relativeTo") or "root"
+    found = []
+    for directory, dirs, names in os.walk(base):
+        dirs.sort()
+        for name in sorted(names):
+            full = Path(directory) / name
+            inside = full.relative_to(base).as_posix()
+            if fnmatch.fnmatchcase(inside, pattern) or fnmatch.fnmatchcase(name, pattern):
+                if relative_to == "absolute":
+                    found.append(str(full))
+                elif relative_to == "cwd":
+                    found.append(os.path.relpath(full))
+                else:
+                    found.append(full.relative_to(ctx.gateway.real_root).as_posix())
+    return found
+
+
+def file_write(ctx: ActionContext, config: dict) -> dict:
+    content = _text(config.get("content"))
+    for old, new in (config.get("replace") or {}).items():
+        content = content.replace(str(old), _text(new))
+    front = config.get("frontMatter")
+    if front and config["path"].endswith(".md"):
+        content = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
+    data = content.encode(config.get("encoding") or "utf-8")
+    target = ctx.gateway.write_file(config["path"], data)
+    return {"path": target.relative or config["path"], "bytesWritten": len(data)}
+
+
+def file_delete(ctx: ActionContext, config: dict) -> bool:
+    return ctx.gateway.delete_file(config["path"])
+
+
+def json_read(ctx: ActionContext, config: dict):
+    text = _decode(_read_bytes(ctx, config["path"]), config["path"], None)
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise StepError("InvalidJson", f"'{config['path']}' is not valid JSON: {error}") from None
+
+
+def json_write(ctx: ActionContext, config: dict) -> dict:
+    pretty = config.get("pretty", True)
+    text = json.dumps(config.get("value"), indent=2 if pretty else None, ensure_ascii=False) + "\n"
+    data = text.encode("utf-8")
+    target = ctx.gateway.write_file(config["path"], data)
+    return {"path": target.relative or config["path"], "bytesWritten": len(data)}
+
+
+def gitignore_edit(ctx: ActionContext, config: dict) -> dict:
+    written = config["path"]
+    try:
+        before = ctx.read_path(written).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = ""
+    lines = before.splitlines()
+    header = f"# {config.get('header') or 'catalyst'}"
+    remove = set(config.get("remove") or ())
+    lines = [line for line in lines if line not in remove]
+    missing = [p for p in (config.get("add") or ()) if p not in lines]
+    if missing:
+        if header in lines:
+            at = lines.index(header) + 1
+            while at < len(lines) and lines[at].strip() and not lines[at].startswith("# "):
+                at += 1
+            lines[at:at] = missing
+        else:
+            if lines and lines[-1].strip():
+                lines.append("")
+            lines += [header, *missing]
+    after = "\n".join(lines) + "\n" if lines else ""
+    changed = after != before
+    data = after.encode("utf-8")
+    if changed:
+        ctx.gateway.write_file(written, data)
+    return {"path": written, "bytesWritten": len(data) if changed else 0, "changed": changed}
+
+
+ACTIONS = {
+    "file-read": file_read, "file-exists": file_exists, "file-list": file_list, "file-write": file_write,
+    "file-delete": file_delete, "json-read": json_read, "json-write": json_write, "gitignore-edit": gitignore_edit,
+}

@@ -1,0 +1,43 @@
+"""`bash` and `command`: programs run through the gateway, output streamed to the log."""
+
+from __future__ import annotations
+
+import shutil
+
+from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.errors import StepError
+
+
+def _run(ctx: ActionContext, argv: list[str], config: dict, stdin: str | None = None) -> dict:
+    env = {str(k): str(v) for k, v in (config.get("env") or {}).items()}
+    outcome = ctx.gateway.run_process(argv, declared_writes=ctx.writes, cwd=config.get("cwd"), env=env,
+                                      timeout=ctx.remaining(), on_output=ctx.output, stdin=stdin)
+    result = {"stdout": outcome.stdout, "stderr": outcome.stderr, "exitCode": outcome.exit_code}
+    if outcome.timed_out:
+        raise StepError("StepTimeout", f"`{argv[0]}` was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result)
+    if outcome.exit_code != 0:
+        last = outcome.stderr.strip().splitlines()[-1:] or outcome.stdout.strip().splitlines()[-1:]
+        detail = f": {last[0]}" if last else ""
+        raise StepError("CommandFailed", f"`{argv[0]}` exited with code {outcome.exit_code}{detail}", metadata=result,
+                        guidance="set errorPolicy: {default: {action: Continue}} on the step to go on and read its exitCode")
+    return result
+
+
+def bash(ctx: ActionContext, config: dict) -> dict:
+    shell = shutil.which("bash")
+    if shell is None:
+        raise StepError("ActionUnavailable", "bash is not installed on this machine", guidance="install bash, or use `command` with an argv list")
+    # The script goes in on stdin, so no length limit of the command line applies.
+    return _run(ctx, [shell, "-e", "-o", "pipefail", "-s"], config, stdin=config["script"])
+
+
+def command(ctx: ActionContext, config: dict) -> dict:
+    argv = [str(a) for a in config["argv"]]
+    if not argv:
+        raise StepError("InvalidConfig", "`command` needs at least the program name in argv")
+    if shutil.which(argv[0], path=None) is None and "/" not in argv[0]:
+        raise StepError("CommandNotFound", f"the program `{argv[0]}` is not installed or not on PATH")
+    return _run(ctx, argv, config)
+
+
+ACTIONS = {"bash": bash, "command": command}

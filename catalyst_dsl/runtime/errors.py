@@ -1,0 +1,46 @@
+"""Errors a run can meet, as values error policies, `catch` blocks and the snapshot use.
+
+`StepError` is a failure of the playbook's own making (a command failed, a file is
+missing, a `throw`): it carries a PascalCase code that error policies and `catch`
+clauses match. `RunAbort` ends the whole run with one of the documented exit codes; it
+is never caught by a playbook.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Exit codes of LANGUAGE.md section 8.
+EXIT_OK = 0
+EXIT_INVALID = 1   # the playbook or its inputs are invalid
+EXIT_FAILED = 2    # a step failed
+EXIT_STATE = 3     # a snapshot is corrupted or no longer fits the playbook
+EXIT_PAUSED = 4    # waiting for approval
+
+
+class StepError(Exception):
+    """A step failed with a code a playbook can match (`catch`, `errorPolicy`)."""
+
+    def __init__(self, code: str, message: str, *, guidance: str | None = None, metadata: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.guidance = guidance
+        self.metadata = metadata
+        #: Filled in by the interpreter: the step id it happened in.
+        self.step: str | None = None
+
+    def as_value(self) -> dict[str, Any]:
+        """What `$error` holds inside a catch block."""
+        return {"code": self.code, "message": self.message, "guidance": self.guidance, "metadata": self.metadata, "step": self.step}
+
+
+class RunAbort(Exception):
+    """The run cannot go on: exit with `exit_code`, printing `message` and `help`."""
+
+    def __init__(self, exit_code: int, message: str, help: str | None = None, details: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.message = message
+        self.help = help
+        self.details = details

@@ -1,0 +1,101 @@
+"""What a run tells the person watching it: console progress or one JSON object per event.
+
+Every line passes the run's `Masker` first, so a secret value never reaches the
+terminal or a log, whatever step printed it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+import threading
+from typing import Any, Callable, TextIO
+
+from catalyst_dsl.report.diagnostics import safe_text
+
+LEVELS = ("error", "warning", "info", "display", "verbose", "debug", "trace")
+
+_MARKS = {"completed": "✓", "failed": "✗", "skipped": "↷", "running": "▶", "paused": "⏸", "continued": "!"}
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Events:
+    """Reports run events as text (`log_format="text"`) or JSON lines (`"json"`)."""
+
+    def __init__(self, *, log_format: str = "text", out: TextIO | None = None, mask: Callable[[Any], Any] = lambda v: v,
+                 verbose: bool = False) -> None:
+        self.log_format = log_format
+        self.out = out or sys.stdout
+        self.mask = mask
+        self.verbose = verbose
+        self.run_id: str | None = None
+        self.playbook: str | None = None
+        #: Entries of the log-* actions, for the `logs()` expression function.
+        self.entries: list[dict] = []
+        self._lock = threading.Lock()
+
+    # -- the one writer ------------------------------------------------------------------------------
+
+    def _emit(self, event: str, level: str, status: str | None, message: str, step: str | None = None, **extra: Any) -> None:
+        message = self.mask(message)
+        with self._lock:
+            if self.log_format == "json":
+                record = {"timestamp": utc_now(), "runId": self.run_id, "playbookId": self.playbook, "stepId": step,
+                          "event": event, "level": level, "status": status, "message": message}
+                record.update({k: self.mask(v) for k, v in extra.items() if v is not None})
+                self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            else:
+                self.out.write("\n".join(safe_text(line) for line in message.split("\n")) + "\n")
+            self.out.flush()
+
+    # -- events ---------------------------------------------------------------------------------------
+
+    def run_started(self, run_id: str, playbook: str, resumed: bool) -> None:
+        self.run_id, self.playbook = run_id, playbook
+        verb = "resuming" if resumed else "running"
+        self._emit("run-started", "info", "running", f"{verb} {playbook} · run {run_id}")
+
+    def step_started(self, step: str, action: str, depth: int) -> None:
+        if self.log_format == "json" or self.verbose:
+            self._emit("step-started", "debug", "running", f"{'  ' * depth}▶ {step} ({action})", step=step, action=action)
+
+    def step_finished(self, step: str, action: str, status: str, seconds: float, depth: int, detail: str = "") -> None:
+        mark = _MARKS.get(status, "·")
+        tail = f": {detail}" if detail else ""
+        self._emit("step-finished", "error" if status == "failed" else "info", status,
+                   f"{'  ' * depth}{mark} {step} ({action}) {_duration(seconds)}{tail}", step=step, action=action, duration=round(seconds, 6))
+
+    def step_skipped(self, step: str, action: str, reason: str, depth: int) -> None:
+        self._emit("step-skipped", "info", "skipped", f"{'  ' * depth}{_MARKS['skipped']} {step} ({action}) skipped: {reason}", step=step, action=action)
+
+    def message(self, level: str, text: str, step: str | None = None, data: Any = None, depth: int = 0) -> None:
+        if level in ("error", "warning", "info", "verbose", "debug", "trace"):
+            self.entries.append({"level": level, "message": self.mask(text), "action": None, "source": step, "data": self.mask(data), "timestamp": utc_now()})
+        if level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text":
+            return
+        prefix = "" if level == "display" else f"[{level}] "
+        self._emit("message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step)
+
+    def output(self, step: str, stream: str, line: str, depth: int) -> None:
+        self._emit("output", "info", None, f"{'  ' * (depth + 1)}│ {line}", step=step, stream=stream)
+
+    def paused(self, step: str, message: str, roles: list[str], run_id: str) -> None:
+        who = f" (one of: {', '.join(roles)})" if roles else ""
+        self._emit("paused", "warning", "paused",
+                   f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE\n  then continue: catalyst resume {run_id}", step=step)
+
+    def run_finished(self, status: str, seconds: float, detail: str = "") -> None:
+        tail = f": {detail}" if detail else ""
+        self._emit("run-finished", "error" if status == "failed" else "info", status, f"{status} in {_duration(seconds)}{tail}", duration=round(seconds, 6))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.001 else f"{seconds * 1000:.1f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"

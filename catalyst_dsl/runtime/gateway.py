@@ -1,0 +1,220 @@
+"""The effects gateway: the one place a run's side effects pass through.
+
+Every file write, delete and program run asks the gateway, which checks the path
+against the project, symlinks and the write grants of every playbook on the call
+stack before anything happens (LANGUAGE.md section 7). The gateway then performs the
+effect through its `Performer`; `--what-if` gives it one that records instead, so the
+checks a plan shows are the checks a run makes.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+from typing import Callable, Mapping, Protocol, Sequence
+
+import attrs
+
+from catalyst_dsl.paths.globs import Glob, GlobError, classify
+from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.runtime.errors import StepError
+
+
+@attrs.frozen
+class Grants:
+    """What one playbook on the call stack lets its steps write.
+
+    `patterns` None means anywhere in the project (a playbook without
+    `allowedWritePaths`); an empty tuple means nothing (a child called without
+    `inheritPermissions`).
+    """
+
+    owner: str
+    patterns: tuple[Glob, ...] | None
+
+    @classmethod
+    def of(cls, owner: str, texts: Sequence[str] | None) -> "Grants":
+        if texts is None:
+            return cls(owner, None)
+        globs = []
+        for text in texts:
+            try:
+                globs.append(Glob.compile(place(text).path or text))
+            except GlobError:
+                continue  # reported by `catalyst check` (C812); a bad grant grants nothing
+        return cls(owner, tuple(globs))
+
+    def allows(self, relative: str) -> bool:
+        return self.patterns is None or any(g.matches(relative) for g in self.patterns)
+
+    def allows_pattern(self, pattern: Glob) -> bool:
+        return self.patterns is None or (bool(self.patterns) and classify(self.patterns, pattern) == "inside")
+
+    def describe(self) -> str:
+        if self.patterns is None:
+            return f"{self.owner} may write anywhere in the project"
+        if not self.patterns:
+            return f"{self.owner} may write nothing (called without inheritPermissions: true)"
+        return f"{self.owner} may write {', '.join(g.text for g in self.patterns)}"
+
+
+@attrs.frozen
+class Target:
+    """A checked write target: where it is on disk and how the playbook named it."""
+
+    written: str
+    path: Path
+    #: Project-relative POSIX path, or None for the run's scratch space.
+    relative: str | None
+
+
+@attrs.frozen
+class ProcessOutcome:
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+class Performer(Protocol):
+    """Carries out effects the gateway has allowed. A what-if performer records them."""
+
+    def write_file(self, target: Target, data: bytes) -> None: ...
+    def delete_file(self, target: Target) -> bool: ...
+    def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
+                    on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome: ...
+
+
+def denied(message: str, help: str) -> StepError:
+    return StepError("PermissionDenied", message, guidance=help)
+
+
+class EffectsGateway:
+    """Checks and performs the effects of one playbook frame.
+
+    `layers` are the grants of this playbook and, when it inherited permissions, of each
+    caller: a write must be allowed by all of them (the intersection of section 7).
+    """
+
+    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer) -> None:
+        self.root = root
+        self.real_root = Path(os.path.realpath(root))
+        self.scratch = scratch
+        self.layers = layers
+        self.performer = performer
+
+    def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
+        """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
+        layers = (*self.layers, grants) if inherit else (Grants(grants.owner, ()),)
+        return EffectsGateway(self.root, self.scratch, layers, self.performer)
+
+    # -- checks ------------------------------------------------------------------------------------
+
+    def target(self, written: str) -> Target:
+        """Where a written path lands, or PermissionDenied: checked before any write."""
+        placed = place(written)
+        if placed.problem:
+            raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files")
+        if placed.scratch:
+            inner = written[len("temp://"):]
+            clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+            if not clean or clean == ".":
+                raise denied(f"'{written}' names the scratch space itself, not a file in it", "add a file name after temp://")
+            return Target(written, self.scratch / clean, None)
+        text = placed.path or written
+        if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
+            raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root")
+        clean = posixpath.normpath(text.replace("\\", "/"))
+        if clean == ".." or clean.startswith("../"):
+            raise denied(f"cannot write '{written}': it leads outside the project", "remove the `..` segments; paths are relative to the project root")
+        if clean == ".":
+            raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project")
+        path = self.root / clean
+        real = Path(os.path.realpath(path))
+        if not _is_within(real, self.real_root):
+            raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project")
+        real_relative = real.relative_to(self.real_root).as_posix()
+        for layer in self.layers:
+            for candidate in {clean, real_relative}:
+                if not layer.allows(candidate):
+                    raise denied(f"cannot write '{written}': {layer.describe()}", "add the path to allowedWritePaths (or artifacts), or write elsewhere")
+        return Target(written, path, clean)
+
+    def check_pattern(self, written: str) -> None:
+        """A shell-like step's declared `writes:` pattern: every path it names must be allowed."""
+        placed = place(written)
+        if placed.problem:
+            raise denied(f"this step declares it writes '{written}': {placed.problem}", "declare paths inside the project")
+        if placed.scratch:
+            return
+        try:
+            glob = Glob.compile(placed.path or written)
+        except GlobError as error:
+            raise denied(f"this step declares it writes '{written}': {error.message}", "declare paths relative to the project root, without `..`") from None
+        for layer in self.layers:
+            if not layer.allows_pattern(glob):
+                raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths")
+
+    def working_directory(self, written: str | None) -> Path:
+        if not written:
+            return self.root
+        placed = place(written)
+        if placed.scratch:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            return self.target(written).path
+        text = placed.path or written
+        real = Path(os.path.realpath(self.root / text))
+        if os.path.isabs(text) or not _is_within(real, self.real_root):
+            raise denied(f"the working directory '{written}' is outside the project", "use a directory inside the project")
+        return real
+
+    # -- effects ------------------------------------------------------------------------------------
+
+    def write_file(self, written: str, data: bytes) -> Target:
+        target = self.target(written)
+        self.performer.write_file(target, data)
+        return target
+
+    def delete_file(self, written: str) -> bool:
+        return self.performer.delete_file(self.target(written))
+
+    def run_process(self, argv: Sequence[str], *, declared_writes: Sequence[str], cwd: str | None, env: Mapping[str, str],
+                    timeout: float | None, on_output: Callable[[str, str], None], stdin: str | None = None) -> ProcessOutcome:
+        for pattern in declared_writes:
+            self.check_pattern(pattern)
+        return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+
+
+def _is_within(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+class RealPerformer:
+    """Performs effects for real: atomic file writes and processes with timeouts."""
+
+    def write_file(self, target: Target, data: bytes) -> None:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.path.with_name(f".{target.path.name}.catalyst-{os.getpid()}.tmp")
+        try:
+            with open(temp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, target.path)
+        finally:
+            if temp.exists():
+                temp.unlink()
+
+    def delete_file(self, target: Target) -> bool:
+        try:
+            target.path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def run_process(self, argv, *, cwd, env, timeout, on_output, stdin) -> ProcessOutcome:
+        from catalyst_dsl.runtime.process import run_streaming
+
+        return run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+

@@ -1,0 +1,552 @@
+"""The interpreter: runs a playbook's IR step by step, exactly as written.
+
+Steps run in definition order; only a step's own `condition` skips it. Each step's
+outcome goes into the run's journal and the snapshot is saved after every step (and
+before every effect and checkpoint), so a run killed at any instant resumes where it
+stopped: completed steps are not run again, their recorded results are restored, and
+the step that was in flight runs again. Pure and read steps (`var`, `file-read`…) are
+re-run instead of restored, which keeps file contents out of the snapshot.
+
+Control actions live here because they run other steps; every other action is an
+implementation in `runtime/actions` (or a plugin) that acts only through the gateway.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import attrs
+
+from catalyst_dsl.actions.catalog import Catalog, Effect
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
+from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.events import Events, utc_now
+from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+from catalyst_dsl.runtime.scope import RunEnv, Scope
+
+#: Actions re-run on resume instead of restored: cheap, no effect, and their results
+#: may hold file contents, which the snapshot never stores.
+RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
+CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var"})
+
+#: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
+RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
+RETRY_MAX_SECONDS = 30.0
+
+
+class Paused(Exception):
+    """The run must wait for a person: unwinds to the top, where the snapshot is saved."""
+
+    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list) -> None:
+        super().__init__(message)
+        self.path, self.step_id, self.kind, self.message, self.roles, self.options = path, step_id, kind, message, list(roles), options
+
+
+class Cancelled(Exception):
+    """`catalyst cancel` asked this live run to stop."""
+
+
+class _Return(Exception):
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__("return")
+        self.values = values
+
+
+@attrs.define
+class Frame:
+    """One playbook being run: the top one, or one called by a `playbook` step."""
+
+    playbook: ir.Playbook
+    file: str
+    inputs: dict[str, Any]
+    gateway: EffectsGateway
+    depth: int = 0
+    functions: dict[str, tuple[ir.Step, Scope]] = attrs.Factory(dict)
+
+
+@attrs.define
+class Hooks:
+    """What the interpreter needs from around it, supplied by the session (`runtime/session.py`)."""
+
+    #: record(StepRecord-like dict) then save; save() alone.
+    record_step: Callable[[dict], None]
+    save: Callable[[], None]
+    set_in_flight: Callable[[str | None], None]
+    record_failure: Callable[[StepError, str, int, float], None]
+    #: approval_for(path) -> approval dict that released the checkpoint at path, or None.
+    approval_for: Callable[[str], dict | None]
+    #: approve(path, via, role, by, comment, released, selected)
+    approve: Callable[..., None]
+    #: ask(message, options, default) -> (selected, text) on a terminal, or None without one.
+    ask: Callable[[str, list, Any], tuple[Any, str | None] | None] | None
+    cancel_requested: Callable[[], bool]
+    #: load(frame, step, target) -> (file, playbook) for a `playbook` step.
+    load_playbook: Callable[[Frame, ir.Step, str], tuple[str, ir.Playbook]]
+    #: adapter(name) -> AIAdapter
+    adapter: Callable[[str | None], Any]
+    mask: Callable[[Any], Any]
+
+
+class Interpreter:
+    def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
+                 mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None) -> None:
+        self.run_id = run_id
+        self.catalog = catalog
+        self.plugins = plugins
+        self.events = events
+        self.hooks = hooks
+        self.mode = mode
+        self.scratch = scratch
+        self.max_depth = max_depth
+        #: path -> journal entry of a run being resumed.
+        self.replay = replay or {}
+        self._lock = threading.RLock()
+
+    # -- frames ------------------------------------------------------------------------------------------
+
+    def run_playbook(self, frame: Frame, prefix: str = "") -> dict[str, Any]:
+        """Run a playbook's steps, then `catch` on failure and always `finally`; its outputs."""
+        scope = Scope()
+        outputs: dict[str, Any] = {}
+        try:
+            try:
+                self.run_steps(frame.playbook.steps, frame, scope, paths.join(prefix, "steps"))
+            except _Return as done:
+                outputs = done.values
+            except StepError as error:
+                handled = self._top_catch(frame, scope, prefix, error)
+                if handled is None:
+                    raise
+                outputs = handled
+        finally:
+            if frame.playbook.finally_:
+                self.run_steps(frame.playbook.finally_, frame, scope, paths.join(prefix, "finally"))
+        return outputs
+
+    def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
+        for k, clause in enumerate(frame.playbook.catch):
+            if clause.code in (error.code, "default"):
+                handler = Scope(scope, {"$error": error.as_value()})
+                try:
+                    self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
+                except _Return as done:
+                    return done.values
+                return {}
+        return None
+
+    def run_steps(self, steps: Sequence[ir.Step], frame: Frame, scope: Scope, prefix: str) -> None:
+        for i, step in enumerate(steps):
+            self.run_step(step, frame, scope, f"{prefix}/{i}")
+
+    # -- one step -------------------------------------------------------------------------------------------
+
+    def step_id(self, step: ir.Step) -> str:
+        if step.name:
+            return step.name
+        line = step.span.line if step.span is not None else "?"
+        return f"{step.action}@{line}"
+
+    def env(self, frame: Frame, scope: Scope) -> RunEnv:
+        return RunEnv(scope, frame.inputs, self.scratch, lambda: self.events.entries)
+
+    def run_step(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
+        if self.hooks.cancel_requested():
+            raise Cancelled()
+        record = self.replay.get(path)
+        if record is not None and record["status"] in ("completed", "skipped", "failed") and step.action not in RERUN_ON_RESUME and step.action not in CONTROL:
+            # Done before the run stopped: restore what it left, never do it twice.
+            if step.name and record["status"] != "skipped":
+                scope.define(step.name, record.get("result"))
+            if step.checkpoint and record["status"] != "skipped":
+                self._flag_checkpoint(step, frame, path)
+            return
+        sid = self.step_id(step)
+        env = self.env(frame, scope)
+        if step.condition is not None:
+            from catalyst_dsl.runtime.evaluate import truthy
+
+            holds = truthy(self._value(step.condition, env))
+            if not holds:
+                reason = self._explain_false(step.condition, env)
+                self.events.step_skipped(sid, step.action, reason, frame.depth)
+                self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
+                return
+        self._attempts(step, frame, scope, path, sid)
+        if step.checkpoint:
+            self._flag_checkpoint(step, frame, path)
+
+    def _flag_checkpoint(self, step: ir.Step, frame: Frame, path: str) -> None:
+        """`checkpoint: true` (or a message) next to an action: pause after the step."""
+        sid = self.step_id(step)
+        message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
+        self.checkpoint(paths.join(path, "checkpoint"), sid, message, [], None, frame)
+
+    def _attempts(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            effectful = step.action not in CONTROL and self._effect(step.action) not in (Effect.PURE, Effect.READ)
+            if effectful:
+                self.hooks.set_in_flight(path)  # written ahead: a crash now re-runs this step
+            self.events.step_started(sid, step.action, frame.depth)
+            try:
+                result = self._execute(step, frame, scope, path, sid)
+            except StepError as error:
+                error.step = error.step or sid
+                seconds = time.monotonic() - started
+                policy = self._policy(step, frame, error.code)
+                self.hooks.record_failure(error, sid, attempt, seconds)
+                if attempt <= policy.retry_count:
+                    delay = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
+                    self.events.message("warning", f"{sid} failed ({error.code}: {error.message}); attempt {attempt + 1} of {policy.retry_count + 1} in {delay:g}s", sid, depth=frame.depth)
+                    time.sleep(delay)
+                    continue
+                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started)
+                return
+            seconds = time.monotonic() - started
+            if step.name and step.action not in ("var", "function"):
+                scope.define(step.name, result)
+            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook"):
+                self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
+            self._journal(path, step, "completed", attempt, started, result, None)
+            return
+
+    def _apply_policy(self, action: str, error: StepError, step: ir.Step, frame: Frame, scope: Scope, path: str,
+                      sid: str, attempt: int, started: float) -> None:
+        seconds = time.monotonic() - started
+        detail = f"{error.code}: {error.message}"
+        decision = self.hooks.approval_for(path)
+        if action == "Inquire" and decision is None:
+            if self.mode == "autonomous":
+                self.hooks.approve(path, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
+            else:
+                answer = self.hooks.ask(f"{sid} failed ({detail}). Continue the run?", [], None) if self.hooks.ask else None
+                if answer is None:
+                    self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
+                    raise Paused(path, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it", [], [])
+                self.hooks.approve(path, "terminal", None, _user(), "continued after a failure", True, None)
+            action = "Continue"
+        elif action == "Inquire":
+            action = "Continue"
+        if action == "Suspend":
+            self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
+            raise Paused(path, sid, "suspend", f"{sid} failed ({detail}); the run is suspended, resume runs the step again", [], [])
+        if action in ("Continue", "SilentlyContinue", "Ignore"):
+            # The run goes on; a process's result (with its exitCode) stays readable.
+            result = error.metadata if isinstance(error.metadata, dict) else None
+            if step.name:
+                scope.define(step.name, result)
+            status = "completed" if action == "Ignore" else "failed"
+            if action == "Continue":
+                self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
+            self._journal(path, step, status, attempt, started, result, detail)
+            return
+        self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
+        self._journal(path, step, "failed", attempt, started, None, detail)
+        raise error
+
+    def _policy(self, step: ir.Step, frame: Frame, code: str) -> ir.PolicyAction:
+        for policy in (step.error_policy, frame.playbook.error_policy):
+            if policy is None:
+                continue
+            for name, action in policy.by_code:
+                if name == code:
+                    return action
+            if policy.default is not None:
+                return policy.default
+        return ir.PolicyAction("Stop")
+
+    def _journal(self, path: str, step: ir.Step, status: str, attempts: int, started: float, result: Any, reason: str | None) -> None:
+        if path in self.replay:
+            return  # a step re-run on resume (a `var`, a read, a loop) is in the journal already
+        keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
+        entry = {"path": path, "name": step.name, "action": step.action, "status": status, "attempts": attempts,
+                 "startedAt": utc_now(), "duration": round(time.monotonic() - started, 6),
+                 "result": self.hooks.mask(_jsonable(result)) if keep else None, "reason": reason,
+                 "fingerprint": paths.fingerprint(step)}
+        with self._lock:
+            self.hooks.record_step(entry)
+
+    def _effect(self, action: str) -> Effect | None:
+        spec = self.catalog.get(action)
+        return spec.effect if spec is not None else None
+
+    # -- values ------------------------------------------------------------------------------------------
+
+    def _value(self, value: ir.Value, env: RunEnv) -> Any:
+        from catalyst_dsl.runtime.evaluate import materialize
+
+        return materialize(value, env)
+
+    def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
+        return {e.key: self._value(e.value, env) for e in step.config.entries}
+
+    def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
+        from catalyst_dsl.runtime.evaluate import explain
+
+        if not isinstance(condition, ir.Tmpl):
+            return f"condition is {condition.value!r}" if isinstance(condition, ir.Lit) else "condition is false"
+        lines = [f"condition is false: {condition.text}"]
+        for i, (source, shown) in enumerate(explain(condition.text, env)):
+            lines.append(f"  {'where' if i == 0 else 'and  '} {source} = {shown}")
+        return "\n".join(lines)
+
+    # -- actions -------------------------------------------------------------------------------------------
+
+    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+        action = step.action
+        control = getattr(self, "_do_" + action.replace("-", "_"), None) if action in CONTROL else None
+        if control is not None:
+            return control(step, frame, scope, path, sid)
+        if action == "checkpoint":
+            env = self.env(frame, scope)
+            config = self._config(step, env)
+            return self.checkpoint(path, sid, str(config.get("message") or "approve to continue"), list(config.get("options") or []), config.get("default"), frame)
+        if action in frame.functions:
+            return self._call_function(step, frame, scope, path, sid)
+        env = self.env(frame, scope)
+        config = self._config(step, env)
+        run = IMPLEMENTATIONS.get(action)
+        if run is None and action not in OUTSIDE_WORLD:
+            plugin = self.plugins(action)
+            run = plugin.run if plugin is not None else None
+        if run is None:
+            if action in OUTSIDE_WORLD:
+                raise StepError("ActionUnavailable", f"`{action}` reaches outside systems and is not available in this version of catalyst",
+                                guidance="it arrives with the actions for HTTP, git, GitHub, tests and scripts; guard the step with a condition until then")
+            raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
+        writes = tuple(str(self._value(w, env)) for w in step.writes)
+        ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, step.timeout,
+                            lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
+                            lambda stream, line: self.events.output(sid, stream, line, frame.depth),
+                            self.hooks.adapter)
+        return run(ctx, config)
+
+    def _do_var(self, step, frame, scope, path, sid):
+        env = self.env(frame, scope)
+        name = self._value(step.config.get("name"), env)
+        value = step.config.get("value")
+        scope.assign(str(name), self._value(value, env) if value is not None else None)
+        return None
+
+    def _do_if(self, step, frame, scope, path, sid):
+        from catalyst_dsl.runtime.evaluate import truthy
+
+        holds = truthy(self._value(step.config.get("condition"), self.env(frame, scope)))
+        branch = "then" if holds else "else"
+        body = step.config.get(branch)
+        if isinstance(body, ir.StepsV):
+            self.run_steps(body.steps, frame, Scope(scope), paths.join(path, branch))
+        return {"branch": branch, "executed": isinstance(body, ir.StepsV)}
+
+    def _do_for_each(self, step, frame, scope, path, sid):
+        env = self.env(frame, scope)
+        items = self._value(step.config.get("in"), env)
+        if isinstance(items, dict):
+            items = list(items.items())
+        if not isinstance(items, list):
+            raise StepError("TypeError", f"for-each needs an array in `in`, got {type(items).__name__}")
+        item_name = str(self._value(step.config.get("item"), env))
+        index_value = step.config.get("index")
+        index_name = str(self._value(index_value, env)) if index_value is not None else "index"
+        body = step.config.get("steps")
+        steps = body.steps if isinstance(body, ir.StepsV) else ()
+        for i, item in enumerate(items):
+            loop = Scope(scope, {item_name: item, index_name: i})
+            self.run_steps(steps, frame, loop, paths.join(path, "each", i))
+        return {"iterations": len(items), "completed": len(items), "failed": 0}
+
+    def _do_try(self, step, frame, scope, path, sid):
+        body = step.config.get("steps")
+        outcome, caught = "completed", None
+        try:
+            try:
+                if isinstance(body, ir.StepsV):
+                    self.run_steps(body.steps, frame, Scope(scope), paths.join(path, "steps"))
+            except StepError as error:
+                clauses = step.config.get("catch")
+                for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
+                    code = clause.get("code") if isinstance(clause, ir.MapV) else None
+                    code_text = code.value if isinstance(code, ir.Lit) else None
+                    if code_text in (error.code, "default"):
+                        handler = clause.get("steps")
+                        outcome, caught = "caught", error.code
+                        if isinstance(handler, ir.StepsV):
+                            self.run_steps(handler.steps, frame, Scope(scope, {"$error": error.as_value()}), paths.join(path, "catch", k))
+                        break
+                else:
+                    raise
+        finally:
+            final = step.config.get("finally")
+            if isinstance(final, ir.StepsV):
+                self.run_steps(final.steps, frame, Scope(scope), paths.join(path, "finally"))
+        return {"outcome": outcome, "caughtError": caught}
+
+    def _do_throw(self, step, frame, scope, path, sid):
+        config = self._config(step, self.env(frame, scope))
+        raise StepError(str(config.get("code") or "Error"), str(config.get("message") or config.get("code") or "thrown"),
+                        guidance=config.get("guidance"), metadata=config.get("metadata"))
+
+    def _do_return(self, step, frame, scope, path, sid):
+        config = self._config(step, self.env(frame, scope))
+        # `code` and `message` say how the run ended; they are not outputs (docs/decisions.md).
+        raise _Return({k: v for k, v in config.items() if k not in ("code", "message")})
+
+    def _do_function(self, step, frame, scope, path, sid):
+        name = self._value(step.config.get("name"), self.env(frame, scope))
+        frame.functions[str(name)] = (step, scope)
+        return None
+
+    def _call_function(self, step, frame, scope, path, sid):
+        definition, defined_in = frame.functions[step.action]
+        env = self.env(frame, scope)
+        given = self._config(step, env)
+        decls = definition.config.get("inputs")
+        from catalyst_dsl.runtime.inputs import resolve_inputs
+
+        values, problems = resolve_inputs(decls.inputs if isinstance(decls, ir.InputsV) else (), given, from_text=False)
+        if problems:
+            raise StepError("InvalidInputs", f"{step.action}: " + "; ".join(p.message for p in problems))
+        body = definition.config.get("steps")
+        try:
+            if isinstance(body, ir.StepsV):
+                self.run_steps(body.steps, frame, Scope(defined_in, dict(values)), paths.join(path, "fn"))
+        except _Return as done:
+            return done.values
+        return None
+
+    def _do_parallel(self, step, frame, scope, path, sid):
+        body = step.config.get("steps")
+        steps = body.steps if isinstance(body, ir.StepsV) else ()
+        limit = self._value(step.config.get("maxConcurrency"), self.env(frame, scope)) if step.config.get("maxConcurrency") else None
+        shared = Scope(scope)
+        failures: list[BaseException] = []
+
+        def branch(i: int, inner: ir.Step) -> None:
+            try:
+                self.run_step(inner, frame, shared, paths.join(path, "branch", i))
+            except BaseException as error:  # collected and re-raised below, in the run's thread
+                failures.append(error)
+
+        with ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1)) as pool:
+            for future in [pool.submit(branch, i, s) for i, s in enumerate(steps)]:
+                future.result()
+        if failures:
+            # A pause or a cancel wins over step errors: the run must stop cleanly first.
+            for kind in (Cancelled, KeyboardInterrupt, Paused):
+                for error in failures:
+                    if isinstance(error, kind):
+                        raise error
+            raise failures[0]
+        return {"completed": len(steps), "failed": 0}
+
+    def _do_playbook(self, step, frame, scope, path, sid):
+        env = self.env(frame, scope)
+        config = self._config(step, env)
+        if frame.depth + 1 > self.max_depth:
+            raise StepError("RecursionLimit", f"calling {config.get('name')} would go deeper than max-depth {self.max_depth}",
+                            guidance="raise max-depth in catalyst.toml, or check the condition that ends the recursion")
+        file, child = self.hooks.load_playbook(frame, step, str(config.get("name")))
+        from catalyst_dsl.runtime.inputs import resolve_inputs
+
+        values, problems = resolve_inputs(child.inputs, dict(config.get("inputs") or {}), from_text=False)
+        if problems:
+            raise StepError("InvalidInputs", f"{child.name}: " + "; ".join(p.message for p in problems),
+                            guidance="pass the inputs the called playbook declares")
+        inherit = bool(config.get("inheritPermissions"))
+        grants = Grants.of(child.name, granted_paths(child, RunEnv(Scope(), values, self.scratch, lambda: [])))
+        child_frame = Frame(child, file, values, frame.gateway.child(grants, inherit), frame.depth + 1)
+        outputs = self.run_playbook(child_frame, paths.join(path, "call"))
+        check_outputs(child, outputs)
+        return outputs
+
+    # -- checkpoints ----------------------------------------------------------------------------------------
+
+    def checkpoint(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame) -> dict[str, Any]:
+        roles = list(frame.playbook.reviewers.required)
+        approval = self.hooks.approval_for(path)
+        if approval is not None:
+            return _selection(approval.get("selected", default), options)
+        if self.mode == "autonomous":
+            self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default)
+            return _selection(default, options)
+        answer = None
+        if self.hooks.ask is not None:
+            self.hooks.save()  # state first: a crash while waiting loses nothing
+            answer = self.hooks.ask(message, options, default)
+        if answer is None:
+            raise Paused(path, sid, "checkpoint", message, roles, options)
+        selected, text = answer
+        self.hooks.approve(path, "terminal", None, _user(), text, True, selected)
+        return _selection(selected, options, text)
+
+
+def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:
+    return {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user database entry (containers): still record something
+        return "unknown"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    from catalyst_dsl.runtime.evaluate import UNDEFINED
+
+    return None if value is UNDEFINED else str(value)
+
+
+def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
+    """The playbook's allowedWritePaths plus artifacts, rendered; None when it declares none."""
+    from catalyst_dsl.runtime.evaluate import materialize, to_text
+
+    if playbook.allowed_write_paths is None:
+        return None
+    texts = []
+    for value in (*playbook.allowed_write_paths, *playbook.artifacts):
+        try:
+            texts.append(to_text(materialize(value, env)))
+        except StepError:
+            continue
+    return texts
+
+
+def check_outputs(playbook: ir.Playbook, outputs: dict[str, Any]) -> None:
+    """Declared outputs must be returned with their declared type (LANGUAGE.md section 2)."""
+    problems = []
+    for decl in playbook.outputs:
+        if decl.name not in outputs:
+            problems.append(f"output `{decl.name}` was not returned")
+        elif not _fits(outputs[decl.name], decl.type):
+            problems.append(f"output `{decl.name}` should be {decl.type}, got {type(outputs[decl.name]).__name__}")
+    if problems:
+        raise StepError("OutputMissing", f"{playbook.name}: " + "; ".join(problems), guidance="return every declared output with a `return` step")
+
+
+def _fits(value: Any, declared: str) -> bool:
+    kinds = {"string": str, "number": (int, float), "boolean": bool, "array": list, "object": dict}
+    kind = kinds.get(declared)
+    if kind is None:
+        return True
+    if declared == "number" and isinstance(value, bool):
+        return False
+    return isinstance(value, kind)

@@ -1,0 +1,494 @@
+"""A run's lifecycle around the interpreter: start, resume, approve, cancel.
+
+The session validates before anything happens (the playbook through the same checks
+as `catalyst check`, then every input), creates the snapshot, takes the locks, and
+hands the interpreter the hooks it records through. Whatever ends the run (success,
+a failed step, a pause, Ctrl-C, a cancel), the snapshot is saved first and the locks
+are released after.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import attrs
+
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.globs import glob_from_template
+from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.project.config import Project
+from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
+from catalyst_dsl.runtime.events import Events, utc_now
+from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
+from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
+from catalyst_dsl.runtime.scope import RunEnv, Scope
+
+EXIT_INTERRUPTED = 130
+
+
+@attrs.define
+class RunOptions:
+    mode: str = "manual"
+    log_format: str = "text"
+    verbose: bool = False
+    #: Ask at checkpoints on this terminal; None: only when stdin is a terminal.
+    interactive: bool | None = None
+    performer: Performer | None = None
+    out: Any = None
+
+
+class Session:
+    """Runs of one project: the store, the locks, the library and the plugins they share."""
+
+    def __init__(self, project: Project, options: RunOptions | None = None) -> None:
+        from catalyst_dsl.project.library import Library
+        from catalyst_dsl.runtime.locks import LockManager
+        from catalyst_dsl.actions.plugins import installed
+        from catalyst_dsl.runtime.secrets import Masker
+        from catalyst_dsl.runtime.state import StateStore
+
+        self.project = project
+        self.options = options or RunOptions()
+        self.state_dir = project.resolve(project.config.state_dir)
+        self.store = StateStore(self.state_dir)
+        self.locks = LockManager(self.state_dir / "locks")
+        self.plugins = installed()
+        self.catalog = _builtins()  # plugin actions join it when a playbook names them
+        self.library = Library(project, catalog=self.catalog)
+        self.masker = Masker()
+        self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
+
+    # -- starting --------------------------------------------------------------------------------------
+
+    def start(self, file: str, given: Mapping[str, str]) -> int:
+        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.state import Owner, PlaybookRef, RunState
+
+        from catalyst_dsl.runtime.secrets import EnvSecretProvider
+
+        playbook = self._checked(file)
+        given = dict(given)
+        provider = EnvSecretProvider()
+        for decl in playbook.inputs:
+            # A secret need not be typed on the command line (where shells keep history).
+            if decl.secret and decl.name not in given and provider.lookup(decl.name) is not None:
+                given[decl.name] = provider.lookup(decl.name)
+        values, problems = resolve_inputs(playbook.inputs, given, from_text=True, render_default=self._default_renderer())
+        if problems:
+            raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
+                           details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        secrets = [d.name for d in playbook.inputs if d.secret]
+        for name in secrets:
+            self.masker.add(values.get(name))
+        now = utc_now()
+        state = RunState(
+            run_id="", playbook=PlaybookRef(name=playbook.name, file=self._relative(file), fingerprint=paths.fingerprint(playbook)),
+            status="running", mode=self.options.mode,
+            inputs={k: (secret_placeholder(k) if k in secrets else v) for k, v in values.items()}, secret_inputs=secrets,
+            started_at=now, updated_at=now, ended_at=None, owner=_owner(), steps=[], in_flight=None, pause=None,
+            approvals=[], failures=[], outputs=None, cancel=None,
+            permissions={"allowedWritePaths": granted_paths(playbook, self._inputs_env(values)), "calls": {}}, locks=[], error=None,
+        )
+        state = self.store.create(state)
+        return self._drive(state, file, playbook, values, resumed=False)
+
+    def _checked(self, file: str) -> ir.Playbook:
+        """The playbook, or RunAbort(1) with every error `catalyst check` would print."""
+        from catalyst_dsl.project.check import check_project
+        from catalyst_dsl.report.diagnostics import render_text, summary_line
+
+        result = check_project(self.project, [file])
+        compiled = result.library.compiled(file)
+        if result.has_errors or compiled.playbook is None:
+            errors = [d for d in result.diagnostics if d.severity.value == "error"]
+            text = render_text(errors, result.sources, relative_to=os.getcwd())
+            raise RunAbort(EXIT_INVALID, f"{self._relative(file)} has errors; nothing was run", help="fix them (`catalyst check` shows the same)",
+                           details=(text, summary_line(errors, 1)))
+        self.library = result.library
+        return compiled.playbook
+
+    # -- resuming ----------------------------------------------------------------------------------------
+
+    def resume(self, run_id: str, given: Mapping[str, str]) -> int:
+        from catalyst_dsl.runtime.secrets import EnvSecretProvider
+
+        state = self.store.load(run_id)
+        if state.status in ("completed", "cancelled", "failed"):
+            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}; only paused or interrupted runs resume",
+                           help=f"start a new run: catalyst run {state.playbook.name}")
+        if state.status == "running" and _alive(state.owner):
+            raise RunAbort(EXIT_STATE, f"run {state.run_id} is still running (process {state.owner.pid} on {state.owner.host})",
+                           help="wait for it, or stop it with `catalyst cancel`")
+        file = str(self.project.resolve(state.playbook.file))
+        if not os.path.isfile(file):
+            raise RunAbort(EXIT_STATE, f"the playbook of run {state.run_id}, {state.playbook.file}, no longer exists",
+                           help="restore the file, or start a new run")
+        playbook = self._checked(file)
+        self._check_compatible(state, playbook, file)
+        values = dict(state.inputs)
+        missing = []
+        provider = EnvSecretProvider()
+        for name in state.secret_inputs:
+            value = given.get(name) if name in given else provider.lookup(name)
+            if value is None:
+                missing.append(name)
+            else:
+                values[name] = value
+                self.masker.add(value)
+        if missing:
+            raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
+                           help=f"secrets are never saved; pass -i {missing[0]}=… or set {provider.variable(missing[0])}")
+        state.status = "running"
+        state.owner = _owner()
+        return self._drive(state, file, playbook, values, resumed=True)
+
+    def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
+        if state.playbook.fingerprint == paths.fingerprint(playbook):
+            return
+
+        def callee(parent: ir.Playbook, step: ir.Step) -> ir.Playbook | None:
+            target = step.config.get("name")
+            if not isinstance(target, ir.Lit):
+                return None
+            resolved = self.library.resolve_call(str(target.value), parent.file or file)
+            return self.library.compiled(resolved).playbook if resolved else None
+
+        for record in state.steps:
+            step = paths.step_at(playbook, record.path, callee)
+            if step is None or (record.fingerprint and paths.fingerprint(step) != record.fingerprint):
+                where = f"step {record.name or record.action} ({record.path})"
+                change = "was removed" if step is None else "changed"
+                raise RunAbort(EXIT_STATE, f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
+                               help="resume with the playbook as it was (e.g. `git stash`), or start a new run")
+
+    # -- the run ------------------------------------------------------------------------------------------
+
+    def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
+        from catalyst_dsl.runtime.locks import LockConflict
+
+        started = time.monotonic()
+        self.events.run_started(state.run_id, playbook.name, resumed)
+        resources = self.lock_resources(playbook, values, file)
+        try:
+            self.locks.acquire(state.run_id, resources)
+        except LockConflict as conflict:
+            owner = conflict.owner
+            message = f"another run holds {conflict.resource}: run {getattr(owner, 'run_id', owner)}"
+            if resumed:
+                self.store.save(state)
+                raise RunAbort(EXIT_FAILED, message + "; this run stays paused", help="resume it once the other run has finished") from None
+            state.status, state.ended_at = "failed", utc_now()
+            state.error = self._failure(StepError("LockConflict", message), None, 1, 0.0)
+            self.store.save(state)
+            self.store.archive(state)
+            raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
+        state.locks = list(resources)
+        state.pause = None
+        self.store.save(state)
+        scratch = self.state_dir / "tmp" / state.run_id
+        gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
+                                 self.options.performer or RealPerformer())
+        interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
+                                  events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
+                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps})
+        frame = Frame(playbook, file, values, gateway)
+        try:
+            outputs = interpreter.run_playbook(frame)
+            check_outputs(playbook, outputs)
+            self._check_artifacts(playbook, values)
+        except Paused as pause:
+            from catalyst_dsl.runtime.state import Pause
+
+            state.status = "paused"
+            state.in_flight = None
+            state.pause = Pause(path=pause.path, message=pause.message, roles=pause.roles, options=_jsonable(pause.options), since=utc_now())
+            self.store.save(state)
+            self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
+            return EXIT_PAUSED
+        except Cancelled:
+            return self._finish(state, "cancelled", started, "cancelled by `catalyst cancel`")
+        except KeyboardInterrupt:
+            self.store.save(state)  # status stays running, inFlight names the step to re-run
+            self.events.run_finished("interrupted", time.monotonic() - started, f"resume with: catalyst resume {state.run_id}")
+            return EXIT_INTERRUPTED
+        except StepError as error:
+            state.error = self._failure(error, error.step, 1, 0.0)
+            return self._finish(state, "failed", started, f"{error.code}: {error.message}")
+        finally:
+            self.locks.release(state.run_id)
+            _remove_tree(scratch)
+        state.outputs = self.masker.mask(_jsonable(outputs))
+        return self._finish(state, "completed", started, "")
+
+    def _finish(self, state, status: str, started: float, detail: str) -> int:
+        state.status, state.in_flight, state.ended_at = status, None, utc_now()
+        self.store.save(state)
+        self.store.archive(state)
+        self._clear_cancel(state.run_id)
+        self.events.run_finished(status, time.monotonic() - started, detail)
+        return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_FAILED}[status]
+
+    def _check_artifacts(self, playbook: ir.Playbook, values: dict[str, Any]) -> None:
+        from catalyst_dsl.paths.globs import Glob
+        from catalyst_dsl.runtime.evaluate import materialize, to_text
+
+        missing = []
+        env = self._inputs_env(values)
+        for value in playbook.artifacts:
+            text = to_text(materialize(value, env))
+            rel = place(text).path
+            if rel is None:
+                continue
+            glob = Glob.compile(rel)
+            if glob.is_literal:
+                found = (self.project.root / rel).exists()
+            else:
+                found = any(glob.matches(p.relative_to(self.project.root).as_posix()) for p in self.project.root.rglob("*") if p.is_file())
+            if not found:
+                missing.append(text)
+        if missing:
+            raise StepError("ArtifactMissing", f"the run finished but these artifacts do not exist: {', '.join(missing)}",
+                            guidance="the steps that should create them did not; check their paths")
+
+    def _failure(self, error: StepError, step: str | None, attempt: int, duration: float):
+        from catalyst_dsl.runtime.state import Failure
+
+        return Failure(code=error.code, message=self.masker.mask_text(error.message), step=step, attempt=attempt, duration=round(duration, 6), at=utc_now())
+
+    def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
+        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.state import Approval, StepRecord
+
+        cancel_file = self.state_dir / f"run-{state.run_id}.cancel"
+
+        def record_step(entry: dict) -> None:
+            state.steps.append(StepRecord(path=entry["path"], name=entry["name"], action=entry["action"], status=entry["status"],
+                                          attempts=entry["attempts"], started_at=entry["startedAt"], duration=entry["duration"],
+                                          result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"]))
+            if state.in_flight == entry["path"]:
+                state.in_flight = None
+            self.store.save(state)
+
+        def set_in_flight(path: str | None) -> None:
+            state.in_flight = path
+            self.store.save(state)
+
+        def record_failure(error: StepError, sid: str, attempt: int, seconds: float) -> None:
+            state.failures.append(self._failure(error, sid, attempt, seconds))
+
+        def approval_for(path: str) -> dict | None:
+            for approval in state.approvals:
+                if approval.path == path and approval.released:
+                    return {"selected": getattr(approval, "selected", None), "role": approval.role}
+            return None
+
+        def approve(path, via, role, by, comment, released, selected) -> None:
+            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
+                                            selected=_jsonable(selected)))
+            self.store.save(state)
+
+        return Hooks(
+            record_step=record_step, save=lambda: self.store.save(state), set_in_flight=set_in_flight, record_failure=record_failure,
+            approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
+            load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
+            adapter=self._adapter, mask=self.masker.mask,
+        )
+
+    def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
+        resolved = self.library.resolve_call(target, frame.file)
+        if resolved is None:
+            raise StepError("PlaybookNotFound", f"no playbook `{target}` was found", guidance="`catalyst list` shows the playbooks of the project")
+        compiled = self.library.compiled(resolved)
+        if compiled.playbook is None or compiled.has_errors:
+            raise StepError("InvalidPlaybook", f"{self._relative(resolved)} has errors", guidance=f"run `catalyst check {self._relative(resolved)}`")
+        inherit = step.config.get("inheritPermissions")
+        state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
+            "file": self._relative(resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
+        return resolved, compiled.playbook
+
+    def _asker(self) -> Callable | None:
+        interactive = self.options.interactive
+        if interactive is None:
+            interactive = sys.stdin.isatty() and sys.stdout.isatty() and self.options.log_format == "text"
+        if not interactive:
+            return None
+
+        def ask(message: str, options: list, default: Any):
+            import click
+
+            click.echo(f"⏸ {message}")
+            if options:
+                keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
+                for option in options:
+                    if isinstance(option, dict):
+                        click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
+                choice = click.prompt("choose", type=click.Choice(keys), default=str(default) if default in keys else None)
+                return choice, None
+            click.prompt("press ENTER to approve", default="", show_default=False)
+            return default, None
+
+        return ask
+
+    def _adapter(self, name: str | None):
+        from catalyst_dsl.runtime.adapters import MockAdapter, select_adapter
+
+        available = {"mock": lambda options: MockAdapter(root=self.project.root), **self.plugins.adapters()}
+        return select_adapter(name, (), available)
+
+    # -- locks -----------------------------------------------------------------------------------------
+
+    def lock_resources(self, playbook: ir.Playbook, values: dict[str, Any], file: str) -> list[str]:
+        """What the run will write, as lock resources: `path:<glob>` and `branch:<name>`.
+
+        Paths come from every write the catalog declares and every `writes:`, rendered with
+        the inputs where they are enough, otherwise read as globs (`{{x}}` is `*`).
+        """
+        from catalyst_dsl.runtime.evaluate import materialize, to_text
+
+        env = self._inputs_env(values)
+        found: list[str] = []
+        seen_files = {os.path.abspath(file)}
+        pending = [playbook]
+        while pending:
+            current = pending.pop()
+            for step in ir.all_steps(current):
+                spec = self.catalog.get(step.action)
+                written: list[tuple[str, ir.Value]] = [("file", w) for w in step.writes]
+                if spec is not None:
+                    for decl in spec.writes:
+                        value = step.config.get(decl.key)
+                        items = value.items if isinstance(value, ir.ListV) else (value,) if value is not None else ()
+                        written += [("branch" if decl.kind == "branch" else "file", item) for item in items]
+                for kind, value in written:
+                    try:
+                        text = to_text(materialize(value, env))
+                    except StepError:
+                        text = glob_from_template(value.text) if isinstance(value, ir.Tmpl) else None
+                    if text is None:
+                        continue
+                    if kind == "branch":
+                        found.append(f"branch:{text}")
+                    elif place(text).path is not None:
+                        found.append(f"path:{place(text).path}")
+                if step.action == "playbook" and isinstance(step.config.get("inheritPermissions"), ir.Lit):
+                    target = step.config.get("name")
+                    if isinstance(target, ir.Lit):
+                        resolved = self.library.resolve_call(str(target.value), current.file or file)
+                        if resolved and resolved not in seen_files:
+                            seen_files.add(resolved)
+                            child = self.library.compiled(resolved).playbook
+                            if child is not None:
+                                pending.append(child)
+        return sorted(set(found))
+
+    # -- lifecycle commands ------------------------------------------------------------------------------------
+
+    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> str:
+        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.state import Approval
+
+        state = self.store.load(run_id)
+        if state.status != "paused" or state.pause is None:
+            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
+        released = releases(role, state.pause.roles)
+        state.approvals.append(Approval(path=state.pause.path, role=role, by=by or _user(), at=utc_now(), comment=comment, via="cli",
+                                        released=released, selected=select))
+        self.store.save(state)
+        if released:
+            return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
+        return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
+                f"the run stays paused")
+
+    def cancel(self, run_id: str, reason: str, by: str | None) -> str:
+        from catalyst_dsl.runtime.state import Cancel
+
+        state = self.store.load(run_id)
+        if state.status in ("completed", "failed", "cancelled"):
+            raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
+        if state.status == "running" and _alive(state.owner):
+            # A live run stops itself before its next step, saving its state on the way out.
+            (self.state_dir / f"run-{state.run_id}.cancel").write_text(reason, encoding="utf-8")
+            return f"asked run {state.run_id} to stop before its next step"
+        state.cancel = Cancel(by=by or _user(), reason=reason, at=utc_now())
+        state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
+        self.store.save(state)
+        self.store.archive(state)
+        self.locks.release(state.run_id)
+        return f"cancelled run {state.run_id}"
+
+    def _clear_cancel(self, run_id: str) -> None:
+        cancel_file = self.state_dir / f"run-{run_id}.cancel"
+        if cancel_file.exists():
+            cancel_file.unlink()
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    def _inputs_env(self, values: dict[str, Any]) -> RunEnv:
+        return RunEnv(Scope(), values, self.state_dir / "tmp", lambda: [])
+
+    def _default_renderer(self) -> Callable[[ir.Value], Any]:
+        from catalyst_dsl.runtime.evaluate import materialize
+
+        return lambda value, resolved: materialize(value, self._inputs_env(dict(resolved)))
+
+    def _relative(self, file: str) -> str:
+        try:
+            return Path(os.path.abspath(file)).relative_to(self.project.root).as_posix()
+        except ValueError:
+            return Path(file).as_posix()
+
+
+def _builtins():
+    from catalyst_dsl.actions.catalog import builtin_catalog
+
+    return builtin_catalog()
+
+
+def _record_dict(record) -> dict:
+    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name}
+
+
+def _owner():
+    from catalyst_dsl.runtime.state import Owner
+
+    return Owner(pid=os.getpid(), host=socket.gethostname(), user=_user())
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # no user database entry (containers)
+        return "unknown"
+
+
+def _alive(owner) -> bool:
+    if owner is None or owner.host != socket.gethostname() or owner.pid == os.getpid():
+        return False
+    try:
+        os.kill(owner.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _jsonable(value: Any) -> Any:
+    from catalyst_dsl.runtime.interpreter import _jsonable as plain
+
+    return plain(value)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
