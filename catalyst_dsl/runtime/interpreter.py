@@ -250,8 +250,8 @@ class Interpreter:
                 self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
             self._journal(path, step, status, attempt, started, result, detail)
             return
+        # Not journaled: the step did not complete, so resuming a failed run runs it again.
         self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-        self._journal(path, step, "failed", attempt, started, None, detail)
         raise error
 
     def _policy(self, step: ir.Step, frame: Frame, code: str) -> ir.PolicyAction:

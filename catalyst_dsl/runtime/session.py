@@ -28,6 +28,7 @@ from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
 from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.state import current_owner, pid_alive
 
 EXIT_INTERRUPTED = 130
 
@@ -57,7 +58,7 @@ class Session:
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
         self.store = StateStore(self.state_dir)
-        self.locks = LockManager(self.state_dir / "locks")
+        self.locks = LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
         self.plugins = installed()
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
@@ -69,7 +70,7 @@ class Session:
     def start(self, file: str, given: Mapping[str, str]) -> int:
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.state import Owner, PlaybookRef, RunState
+        from catalyst_dsl.runtime.state import PlaybookRef, RunState
 
         from catalyst_dsl.runtime.secrets import EnvSecretProvider
 
@@ -92,7 +93,7 @@ class Session:
             run_id="", playbook=PlaybookRef(name=playbook.name, file=self._relative(file), fingerprint=paths.fingerprint(playbook)),
             status="running", mode=self.options.mode,
             inputs={k: (secret_placeholder(k) if k in secrets else v) for k, v in values.items()}, secret_inputs=secrets,
-            started_at=now, updated_at=now, ended_at=None, owner=_owner(), steps=[], in_flight=None, pause=None,
+            started_at=now, updated_at=now, ended_at=None, owner=current_owner(), steps=[], in_flight=None, pause=None,
             approvals=[], failures=[], outputs=None, cancel=None,
             permissions={"allowedWritePaths": granted_paths(playbook, self._inputs_env(values)), "calls": {}}, locks=[], error=None,
         )
@@ -119,13 +120,20 @@ class Session:
     def resume(self, run_id: str, given: Mapping[str, str]) -> int:
         from catalyst_dsl.runtime.secrets import EnvSecretProvider
 
+        from catalyst_dsl.runtime.state import ensure_resumable
+
         state = self.store.load(run_id)
-        if state.status in ("completed", "cancelled", "failed"):
-            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}; only paused or interrupted runs resume",
-                           help=f"start a new run: catalyst run {state.playbook.name}")
-        if state.status == "running" and _alive(state.owner):
-            raise RunAbort(EXIT_STATE, f"run {state.run_id} is still running (process {state.owner.pid} on {state.owner.host})",
-                           help="wait for it, or stop it with `catalyst cancel`")
+        if state.finished and self.store.path_of(state.run_id).exists():
+            # It ended, but the process stopped before moving it to history: finish that.
+            self.store.archive(state)
+            if state.status == "completed":
+                self.events.run_finished("completed", 0.0, "it had already finished; archived now")
+                return EXIT_OK
+        ensure_resumable(state)
+        if state.status == "failed":
+            # A failed run resumes from the step that failed, once its cause is fixed.
+            self.store.reopen(state)
+            state.error, state.ended_at = None, None
         file = str(self.project.resolve(state.playbook.file))
         if not os.path.isfile(file):
             raise RunAbort(EXIT_STATE, f"the playbook of run {state.run_id}, {state.playbook.file}, no longer exists",
@@ -146,7 +154,7 @@ class Session:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {provider.variable(missing[0])}")
         state.status = "running"
-        state.owner = _owner()
+        state.owner = current_owner()
         return self._drive(state, file, playbook, values, resumed=True)
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
@@ -222,8 +230,10 @@ class Session:
             state.error = self._failure(error, error.step, 1, 0.0)
             return self._finish(state, "failed", started, f"{error.code}: {error.message}")
         finally:
-            self.locks.release(state.run_id)
-            _remove_tree(scratch)
+            if state.status != "paused":
+                # A paused run keeps its locks: nobody else writes what is under review.
+                self.locks.release(state.run_id)
+                _remove_tree(scratch)
         state.outputs = self.masker.mask(_jsonable(outputs))
         return self._finish(state, "completed", started, "")
 
@@ -412,7 +422,7 @@ class Session:
         state = self.store.load(run_id)
         if state.status in ("completed", "failed", "cancelled"):
             raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
-        if state.status == "running" and _alive(state.owner):
+        if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
             # A live run stops itself before its next step, saving its state on the way out.
             (self.state_dir / f"run-{state.run_id}.cancel").write_text(reason, encoding="utf-8")
             return f"asked run {state.run_id} to stop before its next step"
@@ -455,12 +465,6 @@ def _record_dict(record) -> dict:
     return {"path": record.path, "status": record.status, "result": record.result, "name": record.name}
 
 
-def _owner():
-    from catalyst_dsl.runtime.state import Owner
-
-    return Owner(pid=os.getpid(), host=socket.gethostname(), user=_user())
-
-
 def _user() -> str:
     import getpass
 
@@ -468,18 +472,6 @@ def _user() -> str:
         return getpass.getuser()
     except Exception:  # no user database entry (containers)
         return "unknown"
-
-
-def _alive(owner) -> bool:
-    if owner is None or owner.host != socket.gethostname() or owner.pid == os.getpid():
-        return False
-    try:
-        os.kill(owner.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _jsonable(value: Any) -> Any:

@@ -73,9 +73,17 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
                     found.append(str(full))
                 elif relative_to == "cwd":
                     found.append(os.path.relpath(full))
+                elif _within(full, ctx.gateway.scratch):
+                    # Scratch files keep their protocol name: the scratch directory is the run's own.
+                    found.append("temp://" + full.relative_to(ctx.gateway.scratch.resolve()).as_posix())
                 else:
                     found.append(full.relative_to(ctx.gateway.real_root).as_posix())
     return found
+
+
+def _within(path: Path, directory: Path) -> bool:
+    directory = directory.resolve()
+    return directory == path or directory in path.parents
 
 
 def file_write(ctx: ActionContext, config: dict) -> dict:
