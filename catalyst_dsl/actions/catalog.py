@@ -84,6 +84,15 @@ class Catalog:
             spec = self._fallback(name)
         return spec
 
+    def why_missing(self, name: str) -> str | None:
+        """Why an action that a plugin declares could not be used, or None (never declared)."""
+        if self._fallback is None:
+            return None
+        from catalyst_dsl.actions.plugins import installed
+
+        problems = [str(p) for p in installed().problems() if p.name == name]
+        return problems[0] if problems else None
+
     def declares(self, name: str) -> bool:
         """Whether `name` is one of this catalog's own actions (never a plugin's)."""
         return name in self._specs

@@ -498,6 +498,9 @@ class CatalystLowerer:
                 return None
             key, value = candidates[0]
             hint = suggest(key.text, [*self.catalog.names(), *self.functions])
+            broken = self.catalog.why_missing(key.text)
+            if broken:
+                hint = f"{broken}; fix or reinstall that plugin"
             self.sink.report("C404", f"unknown action '{key.text}'", _where(key, node), help=hint or "the built-in actions are listed in docs/actions.md; a `function` must be defined before the steps that call it")
             action_keys = [(key, value)]
             known = False

@@ -13,6 +13,7 @@ implementation in `runtime/actions` (or a plugin) that acts only through the gat
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 import time
@@ -28,7 +29,7 @@ from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.events import Events, utc_now
+from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 
@@ -40,6 +41,11 @@ CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
 RETRY_MAX_SECONDS = 30.0
+
+
+#: When the innermost step with a timeout that runs other steps must have finished
+#: (a monotonic time); per thread of a `parallel` group through the context it copies.
+DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("catalyst_deadline", default=float("inf"))
 
 
 class Paused(Exception):
@@ -116,6 +122,7 @@ class Interpreter:
         """Run a playbook's steps, then `catch` on failure and always `finally`; its outputs."""
         scope = Scope()
         outputs: dict[str, Any] = {}
+        final = lambda: self.run_steps(frame.playbook.finally_, frame, scope, paths.join(prefix, "finally"))  # noqa: E731
         try:
             try:
                 self.run_steps(frame.playbook.steps, frame, scope, paths.join(prefix, "steps"))
@@ -126,9 +133,12 @@ class Interpreter:
                 if handled is None:
                     raise
                 outputs = handled
-        finally:
-            if frame.playbook.finally_:
-                self.run_steps(frame.playbook.finally_, frame, scope, paths.join(prefix, "finally"))
+        except StepError:
+            # `finally` runs when the playbook ends, failed or not; a pause, a cancel or
+            # Ctrl-C is not an end (the run resumes later), so it does not run then.
+            final()
+            raise
+        final()
         return outputs
 
     def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
@@ -169,6 +179,14 @@ class Interpreter:
                 self._flag_checkpoint(step, frame, path)
             return
         sid = self.step_id(step)
+        if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
+            # It failed before the pause, and a reviewer approved going on past it.
+            self.events.step_finished(sid, step.action, "continued", 0.0, frame.depth, "failure accepted by approval")
+            if step.name:
+                scope.define(step.name, None)
+            self._journal(path, step, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
+            return
+        self._check_deadline()
         env = self.env(frame, scope)
         if step.condition is not None:
             from catalyst_dsl.runtime.evaluate import truthy
@@ -198,9 +216,15 @@ class Interpreter:
             if effectful:
                 self.hooks.set_in_flight(path)  # written ahead: a crash now re-runs this step
             self.events.step_started(sid, step.action, frame.depth)
+            deadline = None
+            if step.timeout is not None and (step.action in CONTROL or step.action in frame.functions):
+                # A step that runs other steps: they must all finish within its timeout.
+                deadline = DEADLINE.set(min(DEADLINE.get(), time.monotonic() + step.timeout))
             try:
                 result = self._execute(step, frame, scope, path, sid)
             except StepError as error:
+                if deadline is not None and error.code == "StepTimeout" and time.monotonic() >= DEADLINE.get():
+                    error = StepError("StepTimeout", f"{sid} took longer than its timeout of {step.timeout:g}s")
                 error.step = error.step or sid
                 seconds = time.monotonic() - started
                 policy = self._policy(step, frame, error.code)
@@ -212,6 +236,9 @@ class Interpreter:
                     continue
                 self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started)
                 return
+            finally:
+                if deadline is not None:
+                    DEADLINE.reset(deadline)
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
@@ -220,22 +247,27 @@ class Interpreter:
             self._journal(path, step, "completed", attempt, started, result, None)
             return
 
+    def _check_deadline(self) -> None:
+        if time.monotonic() > DEADLINE.get():
+            raise StepError("StepTimeout", "the enclosing step's timeout passed before this step could start")
+
     def _apply_policy(self, action: str, error: StepError, step: ir.Step, frame: Frame, scope: Scope, path: str,
                       sid: str, attempt: int, started: float) -> None:
         seconds = time.monotonic() - started
         detail = f"{error.code}: {error.message}"
-        decision = self.hooks.approval_for(path)
-        if action == "Inquire" and decision is None:
+        if action == "Inquire":
+            inquiry = paths.join(path, "inquire")
             if self.mode == "autonomous":
-                self.hooks.approve(path, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
+                self.hooks.approve(inquiry, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
             else:
                 answer = self.hooks.ask(f"{sid} failed ({detail}). Continue the run?", [], None) if self.hooks.ask else None
                 if answer is None:
+                    # On resume, an approval of this inquiry continues past the step
+                    # without running it again (see run_step).
                     self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-                    raise Paused(path, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it", [], [])
-                self.hooks.approve(path, "terminal", None, _user(), "continued after a failure", True, None)
-            action = "Continue"
-        elif action == "Inquire":
+                    raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
+                                 frame.playbook.reviewers.required, [])
+                self.hooks.approve(inquiry, "terminal", None, _user(), "continued after a failure", True, None)
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
@@ -270,7 +302,7 @@ class Interpreter:
             return  # a step re-run on resume (a `var`, a read, a loop) is in the journal already
         keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
         entry = {"path": path, "name": step.name, "action": step.action, "status": status, "attempts": attempts,
-                 "startedAt": utc_now(), "duration": round(time.monotonic() - started, 6),
+                 "startedAt": _wall_time_of(started), "duration": round(time.monotonic() - started, 6),
                  "result": self.hooks.mask(_jsonable(result)) if keep else None, "reason": reason,
                  "fingerprint": paths.fingerprint(step)}
         with self._lock:
@@ -325,7 +357,11 @@ class Interpreter:
                                 guidance="it arrives with the actions for HTTP, git, GitHub, tests and scripts; guard the step with a condition until then")
             raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
         writes = tuple(str(self._value(w, env)) for w in step.writes)
-        ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, step.timeout,
+        timeout = step.timeout
+        left = DEADLINE.get() - time.monotonic()
+        if left != float("inf"):
+            timeout = left if timeout is None else min(timeout, left)
+        ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, timeout,
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
                             self.hooks.adapter)
@@ -368,6 +404,12 @@ class Interpreter:
     def _do_try(self, step, frame, scope, path, sid):
         body = step.config.get("steps")
         outcome, caught = "completed", None
+        final_steps = step.config.get("finally")
+
+        def final() -> None:
+            if isinstance(final_steps, ir.StepsV):
+                self.run_steps(final_steps.steps, frame, Scope(scope), paths.join(path, "finally"))
+
         try:
             try:
                 if isinstance(body, ir.StepsV):
@@ -385,10 +427,10 @@ class Interpreter:
                         break
                 else:
                     raise
-        finally:
-            final = step.config.get("finally")
-            if isinstance(final, ir.StepsV):
-                self.run_steps(final.steps, frame, Scope(scope), paths.join(path, "finally"))
+        except (StepError, _Return):
+            final()  # the block ended (failed or returned); a pause is not an end
+            raise
+        final()
         return {"outcome": outcome, "caughtError": caught}
 
     def _do_throw(self, step, frame, scope, path, sid):
@@ -438,7 +480,7 @@ class Interpreter:
                 failures.append(error)
 
         with ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1)) as pool:
-            for future in [pool.submit(branch, i, s) for i, s in enumerate(steps)]:
+            for future in [pool.submit(contextvars.copy_context().run, branch, i, s) for i, s in enumerate(steps)]:
                 future.result()
         if failures:
             # A pause or a cancel wins over step errors: the run must stop cleanly first.
@@ -475,7 +517,8 @@ class Interpreter:
         roles = list(frame.playbook.reviewers.required)
         approval = self.hooks.approval_for(path)
         if approval is not None:
-            return _selection(approval.get("selected", default), options)
+            selected = approval.get("selected")
+            return _selection(default if selected is None else selected, options)
         if self.mode == "autonomous":
             self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default)
             return _selection(default, options)
@@ -488,6 +531,14 @@ class Interpreter:
         selected, text = answer
         self.hooks.approve(path, "terminal", None, _user(), text, True, selected)
         return _selection(selected, options, text)
+
+
+def _wall_time_of(monotonic: float) -> str:
+    """The UTC time at which `time.monotonic()` read `monotonic`."""
+    import datetime
+
+    moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=time.monotonic() - monotonic)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:

@@ -63,6 +63,7 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
+        self._mock = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
 
     # -- starting --------------------------------------------------------------------------------------
@@ -153,9 +154,18 @@ class Session:
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {provider.variable(missing[0])}")
+        if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and state.mode == "manual" and self._asker() is None:
+            # Nothing to do until someone approves: do not run anything again meanwhile.
+            roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
+            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
+            return EXIT_PAUSED
         state.status = "running"
         state.owner = current_owner()
         return self._drive(state, file, playbook, values, resumed=True)
+
+    @staticmethod
+    def _released(state) -> bool:
+        return any(a.path == state.pause.path and a.released for a in state.approvals)
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
         if state.playbook.fingerprint == paths.fingerprint(playbook):
@@ -216,7 +226,8 @@ class Session:
 
             state.status = "paused"
             state.in_flight = None
-            state.pause = Pause(path=pause.path, message=pause.message, roles=pause.roles, options=_jsonable(pause.options), since=utc_now())
+            state.pause = Pause(path=pause.path, message=pause.message, roles=pause.roles, options=_jsonable(pause.options), since=utc_now(),
+                                kind=pause.kind)
             self.store.save(state)
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
             return EXIT_PAUSED
@@ -227,7 +238,8 @@ class Session:
             self.events.run_finished("interrupted", time.monotonic() - started, f"resume with: catalyst resume {state.run_id}")
             return EXIT_INTERRUPTED
         except StepError as error:
-            state.error = self._failure(error, error.step, 1, 0.0)
+            last = state.failures[-1] if state.failures else None
+            state.error = last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
             return self._finish(state, "failed", started, f"{error.code}: {error.message}")
         finally:
             if state.status != "paused":
@@ -349,7 +361,11 @@ class Session:
     def _adapter(self, name: str | None):
         from catalyst_dsl.runtime.adapters import MockAdapter, select_adapter
 
-        available = {"mock": lambda options: MockAdapter(root=self.project.root), **self.plugins.adapters()}
+        if self._mock is None:
+            # One mock per session: a scripted answer is used once across all steps.
+            self._mock = MockAdapter(root=self.project.root)
+        mock = self._mock
+        available = {"mock": lambda options: mock, **(self.plugins.adapters() if name not in (None, "mock") else {})}
         return select_adapter(name, (), available)
 
     # -- locks -----------------------------------------------------------------------------------------
@@ -385,7 +401,7 @@ class Session:
                         continue
                     if kind == "branch":
                         found.append(f"branch:{text}")
-                    elif place(text).path is not None:
+                    elif place(text).path is not None and _lockable(place(text).path):
                         found.append(f"path:{place(text).path}")
                 if step.action == "playbook" and isinstance(step.config.get("inheritPermissions"), ir.Lit):
                     target = step.config.get("name")
@@ -405,8 +421,12 @@ class Session:
         from catalyst_dsl.runtime.state import Approval
 
         state = self.store.load(run_id)
-        if state.status != "paused" or state.pause is None:
+        if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
             raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
+        keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
+        if select is not None and select not in keys:
+            offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
+            raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
         released = releases(role, state.pause.roles)
         state.approvals.append(Approval(path=state.pause.path, role=role, by=by or _user(), at=utc_now(), comment=comment, via="cli",
                                         released=released, selected=select))
@@ -453,6 +473,17 @@ class Session:
             return Path(os.path.abspath(file)).relative_to(self.project.root).as_posix()
         except ValueError:
             return Path(file).as_posix()
+
+
+def _lockable(path: str) -> bool:
+    """Paths that can be locked; the others (absolute, `..`) the gateway refuses before writing."""
+    from catalyst_dsl.paths.globs import Glob, GlobError
+
+    try:
+        Glob.compile(path)
+    except GlobError:
+        return False
+    return True
 
 
 def _builtins():

@@ -101,6 +101,8 @@ class Pause:
     roles: list[str]
     options: list[Any]
     since: str
+    #: "checkpoint" and "inquire" wait for an approval; "suspend" only for `resume`.
+    kind: Literal["checkpoint", "inquire", "suspend"] = "checkpoint"
 
 
 @attrs.define(kw_only=True)

@@ -22,11 +22,15 @@ def _send(ctx: ActionContext, prompt: str, config: dict):
     if config.get("context") is not None:
         options["context"] = config["context"]
     chunks = []
+    pending = ""  # the part of a line not ended yet: shown once it is whole
     for chunk in adapter.invoke(prompt, tools, options):
         ctx.check_deadline()
         chunks.append(chunk)
-        for line in chunk.splitlines():
+        *lines, pending = (pending + chunk).split("\n")
+        for line in lines:
             ctx.output("ai", line)
+    if pending:
+        ctx.output("ai", pending)
     answer = "".join(chunks)
     if config.get("return"):
         # A prompt that asks for a structured answer gets it parsed when it is JSON.

@@ -1,0 +1,102 @@
+"""Helpers for tests that run playbooks: a throwaway project, `catalyst` in-process, snapshots.
+
+A project is a directory with `catalyst.toml` and `playbooks/*.yaml`. `RunProject.cli`
+invokes the real command line (`catalyst_dsl.cli:cli`) through click's CliRunner from
+inside the project, so runs go through the same session, checks and exit codes as a user's.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from catalyst_dsl.cli import cli
+
+
+class RunProject:
+    def __init__(self, root: Path, monkeypatch) -> None:
+        self.root = root
+        self.monkeypatch = monkeypatch
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "playbooks").mkdir(exist_ok=True)
+        self.settings("")
+        monkeypatch.chdir(root)
+
+    # -- files
+
+    def settings(self, toml: str) -> None:
+        (self.root / "catalyst.toml").write_text(textwrap.dedent(toml), encoding="utf-8")
+
+    def playbook(self, name: str, yaml_text: str) -> Path:
+        """Write playbooks/NAME.yaml; the text is dedented."""
+        path = self.root / "playbooks" / f"{name}.yaml"
+        path.write_text(textwrap.dedent(yaml_text).lstrip("\n"), encoding="utf-8")
+        return path
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def read(self, relative: str) -> str:
+        return (self.root / relative).read_text(encoding="utf-8")
+
+    def exists(self, relative: str) -> bool:
+        return (self.root / relative).exists()
+
+    # -- the command line
+
+    def cli(self, *args: str) -> Result:
+        """`catalyst ARGS` in-process; the SIGTERM handler a run installs is put back after."""
+        before = signal.getsignal(signal.SIGTERM)
+        try:
+            return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+        finally:
+            signal.signal(signal.SIGTERM, before)
+
+    def run(self, name: str, *args: str, **inputs: Any) -> Result:
+        """`catalyst run NAME -i k=v … ARGS`; keyword inputs use `_` for `-`."""
+        given = [f"{key.replace('_', '-')}={value}" for key, value in inputs.items()]
+        return self.cli("run", name, *[a for pair in given for a in ("-i", pair)], *args)
+
+    # -- snapshots
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".xe" / "runs"
+
+    def live_snapshots(self) -> list[Path]:
+        return sorted(self.state_dir.glob("run-*.json")) if self.state_dir.is_dir() else []
+
+    def archived_snapshots(self) -> list[Path]:
+        return sorted((self.state_dir / "history").glob("*/*/*/run-*.json")) if self.state_dir.is_dir() else []
+
+    def snapshot_files(self) -> list[Path]:
+        return sorted(self.live_snapshots() + self.archived_snapshots(), key=lambda p: p.name)
+
+    def snapshot(self, run_id: str | None = None) -> dict[str, Any]:
+        """The snapshot of RUN_ID, or of the only (else the newest) run."""
+        files = self.snapshot_files()
+        if run_id is not None:
+            files = [p for p in files if p.name == f"run-{run_id}.json"]
+        assert files, f"no snapshot{' of ' + run_id if run_id else ''} under {self.state_dir}"
+        return json.loads(files[-1].read_text(encoding="utf-8"))
+
+    def run_id(self) -> str:
+        return self.snapshot()["runId"]
+
+    def steps(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        return self.snapshot(run_id)["steps"]
+
+    def step(self, name: str, run_id: str | None = None) -> dict[str, Any]:
+        """The last journal entry of the step named NAME."""
+        found = [s for s in self.steps(run_id) if s["name"] == name]
+        assert found, f"no journal entry for {name}: {[s['name'] for s in self.steps(run_id)]}"
+        return found[-1]
+
