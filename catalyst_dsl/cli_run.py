@@ -120,14 +120,23 @@ def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool)
 
 @click.command()
 @click.argument("run_id", metavar="RUN")
-@click.option("--as", "role", required=True, help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
+@click.option("--as", "role", help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
 @click.option("--by", help="Who approves (default: your user name).")
 @click.option("--comment", help="Why.")
 @click.option("--select", help="The option key chosen, for a checkpoint with options.")
+@click.option("--token", help="A signed approval token (from `catalyst runs token`), for approvals that arrive from outside.")
 @_aborts
-def approve(run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> None:
+def approve(run_id: str, role: str | None, by: str | None, comment: str | None, select: str | None, token: str | None) -> None:
     """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`."""
-    click.echo(_session(Path.cwd()).approve(run_id, role, by, comment, select))
+    session = _session(Path.cwd())
+    if token is not None:
+        if role or by or select:
+            raise click.UsageError("--token carries the role and the approver; do not combine it with --as, --by or --select")
+        click.echo(session.approve_with_token(run_id, token, comment))
+        return
+    if not role:
+        raise click.UsageError("say which role you approve as: --as ROLE (or pass --token)")
+    click.echo(session.approve(run_id, role, by, comment, select))
 
 
 @click.command()
@@ -202,6 +211,24 @@ def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> N
     removed = session.store.prune(keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{verb} {len(removed)} archived run{'s' if len(removed) != 1 else ''}")
+
+
+@runs.command("token")
+@click.argument("run_id", metavar="RUN")
+@click.option("--as", "role", required=True, help="The role the token approves as.")
+@click.option("--by", help="Who the token speaks for (default: your user name).")
+@click.option("--decision", type=click.Choice(["approve", "request-changes", "comment"]), default="approve", show_default=True)
+@click.option("--ttl", type=click.IntRange(min=60), default=86400, show_default=True, help="Seconds the token stays valid.")
+@_aborts
+def runs_token(run_id: str, role: str, by: str | None, decision: str, ttl: int) -> None:
+    """Issue a single-use signed approval token for the step a paused run waits at.
+
+    The token is bound to the run, the step and the state as it is now: it is refused
+    once used, after it expires, or when the run has moved on. Hand it to the system
+    that collects the review (a webhook, a pull-request bot), which passes it to
+    `catalyst approve RUN --token`.
+    """
+    click.echo(_session(Path.cwd()).issue_token(run_id, role, by, decision, ttl))
 
 
 @runs.command("export")

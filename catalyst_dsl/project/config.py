@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import functools
-from typing import TYPE_CHECKING
+from typing import Optional, TYPE_CHECKING
 
 import attrs
 
@@ -49,6 +49,14 @@ class ProjectConfig:
     max_depth: int = 10
     #: Where runs keep their state and locks.
     state_dir: str = ".xe/runs"
+    #: `catalyst runs prune` keeps archived runs younger than this many days…
+    retention_days: Optional[int] = None
+    #: …and this many newest archived runs.
+    retention_runs: Optional[int] = None
+    #: A file (or directory) of secrets, read by the file secret provider.
+    secrets_file: Optional[str] = None
+    #: AI adapters in order of preference; the first installed one is used (else the mock).
+    ai_adapters: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -197,9 +205,11 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         _converter().structure({key: value}, ProjectConfig)
     except cattrs.BaseValidationError as exc:
         return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
+    if key in ("retention-days", "retention-runs") and value is not None and value < 0:
+        return f"setting '{key}' is {value}; it cannot be negative", "leave it out to keep every run"
     if key == "max-depth" and value < 1:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
-    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "aliases": lambda: list(value.values())}
+    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values())}
     for directory in directories.get(key, list)():
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
             return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"

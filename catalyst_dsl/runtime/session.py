@@ -73,15 +73,14 @@ class Session:
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.state import PlaybookRef, RunState
 
-        from catalyst_dsl.runtime.secrets import EnvSecretProvider
-
         playbook = self._checked(file)
         given = dict(given)
-        provider = EnvSecretProvider()
         for decl in playbook.inputs:
             # A secret need not be typed on the command line (where shells keep history).
-            if decl.secret and decl.name not in given and provider.lookup(decl.name) is not None:
-                given[decl.name] = provider.lookup(decl.name)
+            if decl.secret and decl.name not in given:
+                found = self.secret(decl.name)
+                if found is not None:
+                    given[decl.name] = found
         values, problems = resolve_inputs(playbook.inputs, given, from_text=True, render_default=self._default_renderer())
         if problems:
             raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
@@ -143,9 +142,8 @@ class Session:
         self._check_compatible(state, playbook, file)
         values = dict(state.inputs)
         missing = []
-        provider = EnvSecretProvider()
         for name in state.secret_inputs:
-            value = given.get(name) if name in given else provider.lookup(name)
+            value = given.get(name) if name in given else self.secret(name)
             if value is None:
                 missing.append(name)
             else:
@@ -153,7 +151,7 @@ class Session:
                 self.masker.add(value)
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
-                           help=f"secrets are never saved; pass -i {missing[0]}=… or set {provider.variable(missing[0])}")
+                           help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
         if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and state.mode == "manual" and self._asker() is None:
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
@@ -165,7 +163,19 @@ class Session:
 
     @staticmethod
     def _released(state) -> bool:
-        return any(a.path == state.pause.path and a.released for a in state.approvals)
+        return any(a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals)
+
+    def secret(self, name: str) -> str | None:
+        """A secret input's value from the providers: the environment, then `secrets-file`."""
+        from catalyst_dsl.runtime.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
+
+        value = EnvSecretProvider().lookup(name)
+        if value is None and self.project.config.secrets_file:
+            try:
+                value = FileSecretProvider(self.project.resolve(self.project.config.secrets_file)).lookup(name)
+            except SecretFileError as error:
+                raise RunAbort(EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix) from None
+        return value
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
         if state.playbook.fingerprint == paths.fingerprint(playbook):
@@ -306,9 +316,12 @@ class Session:
             state.failures.append(self._failure(error, sid, attempt, seconds))
 
         def approval_for(path: str) -> dict | None:
-            for approval in state.approvals:
+            for approval in reversed(state.approvals):  # the latest decision counts
+                if approval.path == path and approval.decision == "request-changes":
+                    raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
+                                    guidance="the step's errorPolicy decides what happens next")
                 if approval.path == path and approval.released:
-                    return {"selected": getattr(approval, "selected", None), "role": approval.role}
+                    return {"selected": approval.selected, "role": approval.role}
             return None
 
         def approve(path, via, role, by, comment, released, selected) -> None:
@@ -365,8 +378,8 @@ class Session:
             # One mock per session: a scripted answer is used once across all steps.
             self._mock = MockAdapter(root=self.project.root)
         mock = self._mock
-        available = {"mock": lambda options: mock, **(self.plugins.adapters() if name not in (None, "mock") else {})}
-        return select_adapter(name, (), available)
+        available = {"mock": lambda options: mock, **(self.plugins.adapters() if name != "mock" and (name or self.project.config.ai_adapters) else {})}
+        return select_adapter(name, self.project.config.ai_adapters, available)
 
     # -- locks -----------------------------------------------------------------------------------------
 
@@ -416,13 +429,57 @@ class Session:
 
     # -- lifecycle commands ------------------------------------------------------------------------------------
 
+    def _waiting(self, run_id: str):
+        state = self.store.load(run_id)
+        if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
+            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
+        return state
+
+    @staticmethod
+    def state_hash(state) -> str:
+        """What an approval token is bound to: the run, its playbook, its journal and where it waits."""
+        from catalyst_dsl.runtime.approvals import canonical_hash
+
+        return canonical_hash({"runId": state.run_id, "playbook": state.playbook.fingerprint,
+                               "journal": [[r.path, r.status] for r in state.steps], "pause": state.pause.path if state.pause else None})
+
+    def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
+        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, issue_token
+
+        state = self._waiting(run_id)
+        try:
+            return issue_token(ApprovalKeys(self.state_dir), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
+                               decision=decision, role=role, actor=by or _user(), ttl_seconds=ttl)
+        except TokenError as error:
+            raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
+
+    def approve_with_token(self, run_id: str, token: str, comment: str | None) -> str:
+        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, releases, verify_token
+        from catalyst_dsl.runtime.state import Approval
+
+        state = self._waiting(run_id)
+        used = {a.token for a in state.approvals if a.token}
+        try:
+            claims = verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
+                                  state_hash=self.state_hash(state), used=used)
+        except TokenError as error:
+            raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+        # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
+        released = claims.decision == "approve" and releases(claims.role, state.pause.roles)
+        state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
+                                        released=released, decision=claims.decision, token=claims.nonce))
+        self.store.save(state)
+        if claims.decision == "request-changes":
+            return f"changes requested by {claims.actor} ({claims.role}); on resume the step fails with ChangesRequested"
+        if released:
+            return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
+        return f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused"
+
     def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> str:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.state import Approval
 
-        state = self.store.load(run_id)
-        if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
-            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
+        state = self._waiting(run_id)
         keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
         if select is not None and select not in keys:
             offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"

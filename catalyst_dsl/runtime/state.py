@@ -108,7 +108,8 @@ class Pause:
 @attrs.define(kw_only=True)
 class Approval:
     path: str
-    role: str
+    #: None for approvals that name no role: ENTER on a terminal, autonomous mode.
+    role: str | None
     by: str
     at: str
     comment: str | None
@@ -117,6 +118,10 @@ class Approval:
     released: bool
     #: The option chosen at a checkpoint that offers options.
     selected: Any = None
+    #: "approve", "request-changes" or "comment" (LANGUAGE.md section 6).
+    decision: Literal["approve", "request-changes", "comment"] = "approve"
+    #: The nonce of the approval token that brought it: a token is used once.
+    token: str | None = None
 
 
 @attrs.define(kw_only=True)
