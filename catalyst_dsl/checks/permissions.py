@@ -81,7 +81,7 @@ class PermissionChecker:
         if spec is None or not step.known:
             return
         if spec.shell_like:
-            if not step.writes:
+            if not step.writes_declared:
                 if report:
                     self.sink.report("C817", f"what this {step.action} step writes is not checked: it declares no `writes:`", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
                 yield Write(step, None, "", step.action_span or step.span)

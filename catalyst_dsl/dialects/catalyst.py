@@ -545,7 +545,7 @@ class CatalystLowerer:
             self._define_function(config, action_key)
         return ir.Step(
             action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
-            checkpoint=checkpoint, writes=writes, isolated=isolated, known=known,
+            checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, known=known,
             span=head_span(node), action_span=action_key.span, name_span=name_span,
         )
 

@@ -145,6 +145,8 @@ class Step:
     timeout: Optional[float] = None  # seconds
     checkpoint: Union[bool, str, None] = None
     writes: tuple[Value, ...] = ()
+    #: Whether the step has a `writes:` key at all: `writes: []` says "writes nothing".
+    writes_declared: bool = False
     isolated: bool = False
     known: bool = True  # False when the action is unknown (already reported)
     span: Optional[Span] = _span()

@@ -18,6 +18,7 @@ import attrs
 
 from catalyst_dsl.paths.globs import Glob, GlobError, classify
 from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.runtime import durable
 from catalyst_dsl.runtime.errors import StepError
 
 
@@ -195,16 +196,7 @@ class RealPerformer:
 
     def write_file(self, target: Target, data: bytes) -> None:
         target.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.path.with_name(f".{target.path.name}.catalyst-{os.getpid()}.tmp")
-        try:
-            with open(temp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, target.path)
-        finally:
-            if temp.exists():
-                temp.unlink()
+        durable.replace(target.path, data)
 
     def delete_file(self, target: Target) -> bool:
         try:

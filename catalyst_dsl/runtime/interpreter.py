@@ -176,7 +176,7 @@ class Interpreter:
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, record.get("result"))
             if step.checkpoint and record["status"] != "skipped":
-                self._flag_checkpoint(step, frame, path)
+                self._flag_checkpoint(step, frame, scope, path)
             return
         sid = self.step_id(step)
         if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
@@ -199,12 +199,17 @@ class Interpreter:
                 return
         self._attempts(step, frame, scope, path, sid)
         if step.checkpoint:
-            self._flag_checkpoint(step, frame, path)
+            self._flag_checkpoint(step, frame, scope, path)
 
-    def _flag_checkpoint(self, step: ir.Step, frame: Frame, path: str) -> None:
+    def _flag_checkpoint(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
+        from catalyst_dsl.runtime.evaluate import render, to_text
+
         sid = self.step_id(step)
-        message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
+        if isinstance(step.checkpoint, str):
+            message = to_text(render(step.checkpoint, self.env(frame, scope)))
+        else:
+            message = f"review the result of {sid}"
         self.checkpoint(paths.join(path, "checkpoint"), sid, message, [], None, frame)
 
     def _attempts(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:

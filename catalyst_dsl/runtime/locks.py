@@ -11,7 +11,10 @@ How a lock is taken, and why:
   file and hard-linked to its name, which fails when the name exists (the same promise
   as an `O_CREAT|O_EXCL` create, without a moment where the file is empty; where hard
   links are unsupported it is an `O_EXCL` create). Of any number of runs racing for one
-  resource, exactly one wins.
+  resource, exactly one wins. The content is fsynced before it gets the name
+  (`durable.create`): else a power cut can leave the name with no content, a damaged
+  lock that blocks its resource until removed by hand. (A lost lock is harmless: its
+  holder died in the same power cut.)
 - **Overlap after creation.** Different globs have different files, so after creating
   its own files a run reads every other lock and backs off (releasing what it took) if
   one of another live run overlaps.
@@ -49,9 +52,13 @@ from pathlib import Path
 
 import attrs
 
-from catalyst_dsl.runtime.state import FINISHED, pid_alive, utc_now
+from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, utc_now
 
 _BINARY = getattr(os, "O_BINARY", 0)
+
+#: Lock files, like `.guard`, are 0644 less the umask.
+_LOCK_MODE = 0o644
 
 #: How long to wait for the guard. Holders keep it for microseconds; a wait this long
 #: means a process stopped (Ctrl-Z, a debugger) in the middle of taking its locks.
@@ -154,7 +161,7 @@ class LockManager:
         path = self.path_for(key)
         body = json.dumps({"resource": resource, "runId": run_id, "pid": os.getpid(), "host": self._host, "since": utc_now()}).encode("utf-8")
         while True:
-            if _create(path, body):
+            if durable.create(path, body, mode=_LOCK_MODE):
                 return True
             try:
                 holder = self._read(path)
@@ -166,7 +173,7 @@ class LockManager:
                 # Ours from before (a resumed run in a new process): name this process,
                 # or a later reader would think the lock's process is gone.
                 if holder.pid != os.getpid() or holder.host != self._host:
-                    _replace(path, body)
+                    durable.replace(path, body, mode=_LOCK_MODE)
                 return False
             if not self._stale(holder):
                 raise LockConflict(resource, holder)
@@ -187,7 +194,7 @@ class LockManager:
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
         """Hold `locks/.guard` exclusively (see the module docstring); closing drops it."""
-        fd = os.open(self.locks_dir / ".guard", os.O_RDWR | os.O_CREAT | _BINARY, 0o644)
+        fd = os.open(self.locks_dir / ".guard", os.O_RDWR | os.O_CREAT | _BINARY, _LOCK_MODE)
         try:
             _hold(fd, self.locks_dir)
             yield
@@ -356,41 +363,3 @@ def _conflict(a: str, b: str) -> tuple[bool, str | None]:
         example = overlap(Glob.compile(value_a), Glob.compile(value_b))
         return example is not None, example
     return value_a == value_b, None
-
-
-def _create(path: Path, body: bytes) -> bool:
-    """Create `path` holding `body` unless it exists; never visible half-written."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    _write_file(temporary, body, os.O_CREAT | os.O_EXCL)
-    try:
-        try:
-            os.link(temporary, path)
-            return True
-        except FileExistsError:
-            return False
-        except OSError:
-            pass  # no hard links on this file system: an exclusive create, then the write
-        try:
-            _write_file(path, body, os.O_CREAT | os.O_EXCL)
-            return True
-        except FileExistsError:
-            return False
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def _replace(path: Path, body: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    _write_file(temporary, body, os.O_CREAT | os.O_EXCL)
-    os.replace(temporary, path)
-
-
-def _write_file(path: Path, body: bytes, flags: int) -> None:
-    fd = os.open(path, os.O_WRONLY | flags | _BINARY, 0o644)
-    with os.fdopen(fd, "wb") as file:
-        file.write(body)
-        file.flush()
-        # Else a power cut can leave the name with no content: a damaged lock that
-        # blocks its resource until removed by hand. (A lost lock is harmless: its
-        # holder died in the same power cut.)
-        os.fsync(file.fileno())

@@ -9,6 +9,7 @@ import pytest
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import evaluate as ev
+from catalyst_dsl.runtime import jsbuiltins
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import (
     UNDEFINED,
@@ -516,11 +517,11 @@ def test_method_errors():
 
 
 def test_every_allowlisted_name_has_exactly_one_implementation():
-    assert set(ev._STRING_METHODS) == set(B.STRING_METHODS)
-    assert set(ev._ARRAY_METHODS) == set(B.ARRAY_METHODS)
-    assert set(ev._NUMBER_METHODS) == set(B.NUMBER_METHODS)
-    assert set(ev._FUNCTIONS) == set(B.FUNCTIONS)
-    assert {ns: set(fns) for ns, fns in ev._NAMESPACES.items()} == {ns: set(fns) for ns, fns in B.NAMESPACES.items()}
+    assert set(jsbuiltins.STRING_METHODS) == set(B.STRING_METHODS)
+    assert set(jsbuiltins.ARRAY_METHODS) == set(B.ARRAY_METHODS)
+    assert set(jsbuiltins.NUMBER_METHODS) == set(B.NUMBER_METHODS)
+    assert set(jsbuiltins.FUNCTIONS) == set(B.FUNCTIONS)
+    assert {ns: set(fns) for ns, fns in jsbuiltins.NAMESPACES.items()} == {ns: set(fns) for ns, fns in B.NAMESPACES.items()}
 
 
 # -- namespaces and functions ---------------------------------------------------------------------------------------

@@ -1,0 +1,252 @@
+"""The run snapshot (`RunState`): what a run records about itself, step by step.
+
+The interpreter updates one `RunState` in place and the store (`state.py`) saves it
+after every step; `snapshot_codec.py` turns it into a file's bytes and back.
+
+Invariants a snapshot must keep (the interpreter keeps them, and loading checks them):
+the journal records each step path once (a step re-run on resume is not recorded again);
+a finished run (completed, failed, cancelled) has `endedAt` and nothing in flight, an
+unfinished one no `endedAt`; a paused run says what it waits for (`pause`); `runId`
+matches the file name.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import attrs
+
+from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+
+FORMAT = "catalyst-run"
+VERSION = 1
+
+RunStatus = Literal["running", "paused", "completed", "failed", "cancelled"]
+FINISHED = frozenset({"completed", "failed", "cancelled"})
+
+
+# -- the snapshot model -------------------------------------------------------------------
+# Mutable on purpose: the interpreter updates one RunState in place and saves it.
+# Fields have no defaults where a missing key in a file would lose information (an
+# absent `steps` must not read as "nothing done yet").
+
+
+@attrs.define(kw_only=True)
+class PlaybookRef:
+    name: str
+    #: Project-relative, POSIX separators.
+    file: str
+    #: The interpreter's hash of the playbook, to refuse resuming a changed one.
+    fingerprint: str
+
+
+@attrs.define(kw_only=True)
+class Owner:
+    pid: int
+    host: str
+    user: str
+
+
+@attrs.define(kw_only=True)
+class StepRecord:
+    #: Where the step sits in the playbook ("steps/2/then/0"); opaque to the store.
+    path: str
+    name: str | None
+    action: str
+    status: Literal["completed", "failed", "skipped"]
+    attempts: int
+    started_at: str
+    #: Seconds.
+    duration: float
+    result: Any = None
+    reason: str | None = None
+    fingerprint: str | None = None
+
+
+@attrs.define(kw_only=True)
+class Pause:
+    path: str
+    message: str
+    roles: list[str]
+    options: list[Any]
+    since: str
+    #: "checkpoint" and "inquire" wait for an approval; "suspend" only for `resume`.
+    kind: Literal["checkpoint", "inquire", "suspend"] = "checkpoint"
+
+
+@attrs.define(kw_only=True)
+class Approval:
+    path: str
+    #: None for approvals that name no role: ENTER on a terminal, autonomous mode.
+    role: str | None
+    by: str
+    at: str
+    comment: str | None
+    via: Literal["terminal", "cli", "token", "autonomous"]
+    #: False when the role may not release the checkpoint: recorded, not effective.
+    released: bool
+    #: The option chosen at a checkpoint that offers options.
+    selected: Any = None
+    #: "approve", "request-changes" or "comment" (LANGUAGE.md section 6).
+    decision: Literal["approve", "request-changes", "comment"] = "approve"
+    #: The nonce of the approval token that brought it: a token is used once.
+    token: str | None = None
+
+
+@attrs.define(kw_only=True)
+class Failure:
+    code: str
+    message: str
+    #: None for a failure of the run itself rather than of one step.
+    step: str | None
+    attempt: int
+    #: Seconds.
+    duration: float
+    at: str
+
+
+@attrs.define(kw_only=True)
+class Cancel:
+    by: str
+    reason: str
+    at: str
+
+
+@attrs.define(kw_only=True)
+class RunState:
+    format: Literal["catalyst-run"] = FORMAT
+    version: Literal[1] = VERSION
+    #: Empty until `StateStore.create` claims one.
+    run_id: str
+    playbook: PlaybookRef
+    status: RunStatus
+    mode: Literal["manual", "autonomous"]
+    #: Secret values are already placeholders when they get here.
+    inputs: dict[str, Any]
+    secret_inputs: list[str]
+    started_at: str
+    updated_at: str
+    ended_at: str | None
+    owner: Owner
+    #: The journal, in completion order.
+    steps: list[StepRecord]
+    #: The path of the step running now: set before it starts, cleared when recorded.
+    in_flight: str | None
+    pause: Pause | None
+    approvals: list[Approval]
+    failures: list[Failure]
+    outputs: dict[str, Any] | None
+    cancel: Cancel | None
+    #: What the run may write, recorded for audit.
+    permissions: dict[str, Any]
+    locks: list[str]
+    #: What ended a failed run.
+    error: Failure | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+# -- times, owners, new and resumed runs ----------------------------------------------------
+
+
+def utc_now() -> str:
+    """Now as the snapshot writes times: ISO 8601, UTC, milliseconds, `Z`."""
+    return format_time(datetime.now(timezone.utc))
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> datetime:
+    """The inverse of `format_time`; ValueError for anything that is not an ISO time."""
+    # Python 3.10's fromisoformat does not read `Z`.
+    moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return moment
+
+
+def current_owner() -> Owner:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (containers) and no USER variable
+        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+    return Owner(pid=os.getpid(), host=socket.gethostname(), user=user)
+
+
+def new_run_state(
+    playbook: PlaybookRef,
+    *,
+    mode: Literal["manual", "autonomous"] = "manual",
+    inputs: dict[str, Any] | None = None,
+    secret_inputs: list[str] | None = None,
+    permissions: dict[str, Any] | None = None,
+    locks: list[str] | None = None,
+    started_at: str | None = None,
+) -> RunState:
+    """A fresh, running snapshot owned by this process; `StateStore.create` gives it an id."""
+    now = started_at or utc_now()
+    return RunState(
+        run_id="",
+        playbook=playbook,
+        status="running",
+        mode=mode,
+        inputs=dict(inputs or {}),
+        secret_inputs=list(secret_inputs or []),
+        started_at=now,
+        updated_at=now,
+        ended_at=None,
+        owner=current_owner(),
+        steps=[],
+        in_flight=None,
+        pause=None,
+        approvals=[],
+        failures=[],
+        outputs=None,
+        cancel=None,
+        permissions=dict(permissions or {}),
+        locks=list(locks or []),
+        error=None,
+    )
+
+
+def ensure_resumable(state: RunState) -> None:
+    """Refuse to resume a run that is over, or that another live process is running."""
+    if state.status in ("completed", "cancelled"):
+        raise RunAbort(
+            EXIT_STATE,
+            f"run {state.run_id} is {state.status}; a {state.status} run cannot be resumed",
+            help=f"start a new run with `catalyst run {state.playbook.name}`",
+        )
+    owner = state.owner
+    # A paused run's process normally exits (code 4), but one waiting for ENTER on a
+    # terminal is still there: resuming beside it would run the same steps twice.
+    if owner.host == socket.gethostname() and owner.pid != os.getpid() and pid_alive(owner.pid):
+        doing = "still running" if state.status == "running" else f"{state.status} and its process is still there"
+        raise RunAbort(
+            EXIT_STATE,
+            f"run {state.run_id} is {doing} (process {owner.pid} on {owner.host})",
+            help=f"wait for it to end or stop it with `catalyst cancel {state.run_id}`; if process {owner.pid} is not catalyst, its number was reused: stop the run with `catalyst cancel` and resume it",
+        )
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (True when we cannot tell)."""
+    if pid <= 0:
+        return False  # 0 and negatives name process groups, never a run
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would terminate the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # EPERM: it exists and belongs to someone else
+    return True
