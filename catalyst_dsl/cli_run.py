@@ -76,6 +76,10 @@ def _locate(session, name: str) -> str:
     found = session.library.named(name)
     if found:
         return found[0]
+    # A file of that name that does not compile: running it shows why.
+    broken = [f for f in session.library.files if Path(f).stem == name]
+    if broken:
+        return broken[0]
     from catalyst_dsl.dialects.values import suggest
 
     hint = suggest(name, session.library.names())

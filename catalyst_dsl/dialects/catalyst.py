@@ -7,6 +7,7 @@ action-key rule); references and expression types are checked afterwards, on the
 from __future__ import annotations
 
 import re
+import warnings
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
@@ -368,7 +369,10 @@ class CatalystLowerer:
                 self.values.check_literal(v, kinds[k.text], f"'{k.text}'")
                 if k.text == "regex":
                     try:
-                        re.compile(v.text)
+                        with warnings.catch_warnings():
+                            # Python's hints about future regex syntax are not the user's problem.
+                            warnings.simplefilter("ignore", FutureWarning)
+                            re.compile(v.text)
                     except re.error as exc:
                         self.sink.report("C304", f"the regex of {where} does not compile: {exc.msg}", v.span, help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
                 found[k.text] = ir.Rule(k.text, v.text if k.text == "regex" else v.value, code, message, span=k.span)

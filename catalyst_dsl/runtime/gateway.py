@@ -98,31 +98,40 @@ class EffectsGateway:
     caller: a write must be allowed by all of them (the intersection of section 7).
     """
 
-    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer) -> None:
+    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer, protected: tuple[str, ...] = ()) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.scratch = scratch
         self.layers = layers
         self.performer = performer
+        #: Project-relative directories no step may write (the state directory).
+        self.protected = protected
 
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
         layers = (*self.layers, grants) if inherit else (Grants(grants.owner, ()),)
-        return EffectsGateway(self.root, self.scratch, layers, self.performer)
+        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected)
 
     # -- checks ------------------------------------------------------------------------------------
 
+    def scratch_path(self, written: str) -> Path:
+        """Where `temp://x` is: always inside the run's scratch space (`..` cannot leave it)."""
+        inner = written[len("temp://"):]
+        clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+        return self.scratch if not clean or clean == "." else self.scratch / clean
+
     def target(self, written: str) -> Target:
         """Where a written path lands, or PermissionDenied: checked before any write."""
+        if "\0" in written:
+            raise denied(f"cannot write {written!r}: the path holds a NUL character", "check how the path is built")
         placed = place(written)
         if placed.problem:
             raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files")
         if placed.scratch:
-            inner = written[len("temp://"):]
-            clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
-            if not clean or clean == ".":
+            path = self.scratch_path(written)
+            if path == self.scratch:
                 raise denied(f"'{written}' names the scratch space itself, not a file in it", "add a file name after temp://")
-            return Target(written, self.scratch / clean, None)
+            return Target(written, path, None)
         text = placed.path or written
         if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
             raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root")
@@ -136,6 +145,10 @@ class EffectsGateway:
         if not _is_within(real, self.real_root):
             raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project")
         real_relative = real.relative_to(self.real_root).as_posix()
+        for protected in self.protected:
+            if real_relative == protected or real_relative.startswith(protected + "/"):
+                raise denied(f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
+                             "write somewhere else in the project")
         for layer in self.layers:
             for candidate in {clean, real_relative}:
                 if not layer.allows(candidate):
@@ -162,8 +175,9 @@ class EffectsGateway:
             return self.root
         placed = place(written)
         if placed.scratch:
-            self.scratch.mkdir(parents=True, exist_ok=True)
-            return self.target(written).path
+            path = self.scratch_path(written)
+            path.mkdir(parents=True, exist_ok=True)
+            return path
         text = placed.path or written
         real = Path(os.path.realpath(self.root / text))
         if os.path.isabs(text) or not _is_within(real, self.real_root):

@@ -220,6 +220,8 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
         return text, None
     if kind == "number":
         stripped = text.strip()
+        if len(stripped) > MAX_NUMBER_DIGITS:
+            return None, f"has more than {MAX_NUMBER_DIGITS} characters, too many for a number"
         if _INT.fullmatch(stripped):
             return int(stripped), None
         if _FLOAT.fullmatch(stripped):
@@ -234,10 +236,33 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
     if kind in ("array", "object"):
         try:
             value = json.loads(text, parse_constant=_refuse_constant)
+        except RecursionError:
+            return None, f"is nested too deeply (at most {MAX_DEPTH} levels)"
         except ValueError:
             return None, f"is not a JSON {kind}"
+        if _depth(value) > MAX_DEPTH:
+            return None, f"is nested too deeply (at most {MAX_DEPTH} levels)"
         return _check_typed(decl, value)
     return text, None
+
+
+#: Limits on values from the command line: beyond them a value is a mistake or an attack,
+#: and would only fail later (a snapshot cannot hold it) with a worse message.
+MAX_NUMBER_DIGITS = 300
+MAX_DEPTH = 64
+
+
+def _depth(value: object) -> int:
+    """How deeply lists and objects nest in `value` (iteratively: no recursion limit)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        current, level = pending.pop()
+        if isinstance(current, (list, dict)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            pending.extend((item, level + 1) for item in (current.values() if isinstance(current, dict) else current))
+    return deepest
 
 
 def _refuse_constant(name: str) -> object:

@@ -28,6 +28,8 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.config_check import check_config
+from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
@@ -115,6 +117,8 @@ class Interpreter:
         #: path -> journal entry of a run being resumed.
         self.replay = replay or {}
         self._lock = threading.RLock()
+        #: Set when the run is being interrupted: no step starts any more.
+        self._stopping = False
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -168,6 +172,8 @@ class Interpreter:
         return RunEnv(scope, frame.inputs, self.scratch, lambda: self.events.entries)
 
     def run_step(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
+        if self._stopping:
+            raise KeyboardInterrupt
         if self.hooks.cancel_requested():
             raise Cancelled()
         record = self.replay.get(path)
@@ -176,7 +182,7 @@ class Interpreter:
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, record.get("result"))
             if step.checkpoint and record["status"] != "skipped":
-                self._flag_checkpoint(step, frame, scope, path)
+                self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
             return
         sid = self.step_id(step)
         if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
@@ -187,19 +193,38 @@ class Interpreter:
             self._journal(path, step, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
             return
         self._check_deadline()
-        env = self.env(frame, scope)
         if step.condition is not None:
-            from catalyst_dsl.runtime.evaluate import truthy
-
-            holds = truthy(self._value(step.condition, env))
+            holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
-                reason = self._explain_false(step.condition, env)
-                self.events.step_skipped(sid, step.action, reason, frame.depth)
-                self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
                 return
         self._attempts(step, frame, scope, path, sid)
         if step.checkpoint:
-            self._flag_checkpoint(step, frame, scope, path)
+            self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
+
+    def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+        from catalyst_dsl.runtime.evaluate import truthy
+
+        env = self.env(frame, scope)
+        if truthy(self._value(step.condition, env)):
+            return True
+        reason = self._explain_false(step.condition, env)
+        self.events.step_skipped(sid, step.action, reason, frame.depth)
+        self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
+        return False
+
+    def _guarded(self, work: Callable[[], Any], step: ir.Step, frame: Frame, scope: Scope, path: str) -> Any:
+        """Work around a step (its condition, its checkpoint flag) whose errors are the step's:
+        they go through the step's error policy, without retries."""
+        started = time.monotonic()
+        try:
+            return work()
+        except StepError as error:
+            sid = self.step_id(step)
+            error.step = error.step or sid
+            self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
+            policy = self._policy(step, frame, error.code)
+            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
+            return False
 
     def _flag_checkpoint(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
@@ -361,7 +386,10 @@ class Interpreter:
                 raise StepError("ActionUnavailable", f"`{action}` reaches outside systems and is not available in this version of catalyst",
                                 guidance="it arrives with the actions for HTTP, git, GitHub, tests and scripts; guard the step with a condition until then")
             raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
-        writes = tuple(str(self._value(w, env)) for w in step.writes)
+        spec = self.catalog.get(action)
+        if spec is not None:
+            check_config(spec, config)
+        writes = tuple(self._text(self._value(w, env), "writes") for w in step.writes)
         timeout = step.timeout
         left = DEADLINE.get() - time.monotonic()
         if left != float("inf"):
@@ -370,7 +398,21 @@ class Interpreter:
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
                             self.hooks.adapter)
-        return run(ctx, config)
+        try:
+            return run(ctx, config)
+        except (OSError, UnicodeError, LookupError, ValueError) as error:
+            if isinstance(error, StepError):
+                raise
+            # What the system refused (a directory where a file belongs, an encoding that
+            # cannot hold the text…) is the step's failure, not the engine's.
+            detail = getattr(error, "strerror", None) or str(error)
+            raise StepError("ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values") from None
+
+    @staticmethod
+    def _text(value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise StepError("InvalidConfig", f"`{key}` should hold text, got {value!r}")
+        return value
 
     def _do_var(self, step, frame, scope, path, sid):
         env = self.env(frame, scope)
@@ -474,7 +516,9 @@ class Interpreter:
     def _do_parallel(self, step, frame, scope, path, sid):
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
-        limit = self._value(step.config.get("maxConcurrency"), self.env(frame, scope)) if step.config.get("maxConcurrency") else None
+        limit = self._value(step.config.get("maxConcurrency"), self.env(frame, scope)) if step.config.get("maxConcurrency") is not None else None
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1):
+            raise StepError("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {limit!r}")
         shared = Scope(scope)
         failures: list[BaseException] = []
 
@@ -484,9 +528,18 @@ class Interpreter:
             except BaseException as error:  # collected and re-raised below, in the run's thread
                 failures.append(error)
 
-        with ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1)) as pool:
+        pool = ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1))
+        try:
             for future in [pool.submit(contextvars.copy_context().run, branch, i, s) for i, s in enumerate(steps)]:
                 future.result()
+        except BaseException:
+            # Ctrl-C reaches only this thread: stop the branches' programs and let no
+            # branch start another step, then stop the run.
+            self._stopping = True
+            stop_all_processes()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         if failures:
             # A pause or a cancel wins over step errors: the run must stop cleanly first.
             for kind in (Cancelled, KeyboardInterrupt, Paused):

@@ -253,7 +253,10 @@ class LockManager:
 
     def _read(self, path: Path) -> LockInfo:
         """The lock in `path`; ValueError when it is not a lock file we wrote."""
-        raw = path.read_bytes()
+        try:
+            raw = path.read_bytes()
+        except (IsADirectoryError, PermissionError) as exc:
+            raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
         try:
             data = json.loads(raw)
         except ValueError:

@@ -26,6 +26,8 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
         list(argv), cwd=cwd, env=full_env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    with _LIVE_LOCK:
+        _LIVE.add(process)
     captured: dict[str, list[str]] = {"stdout": [], "stderr": []}
 
     def pump(stream, name: str) -> None:
@@ -50,16 +52,32 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
             pass
     timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process)
-    except BaseException:
-        _kill_group(process)  # Ctrl-C: the step's programs stop with the run
-        raise
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(process)
+        except BaseException:
+            _kill_group(process)  # Ctrl-C: the step's programs stop with the run
+            raise
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(process)
     for reader in readers:
         reader.join(timeout=5)
     return ProcessOutcome(process.returncode, "".join(captured["stdout"]), "".join(captured["stderr"]), timed_out)
+
+
+#: Programs running now, in any thread: Ctrl-C during a `parallel` group stops them all.
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all_processes() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        _kill_group(process)
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -9,6 +9,7 @@ are released after.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -57,6 +58,9 @@ class Session:
         self.project = project
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
+        if self.state_dir.exists() and not self.state_dir.is_dir():
+            raise RunAbort(EXIT_STATE, f"the state directory {self._relative(str(self.state_dir))} is a file",
+                           help="remove or rename it, or set state-dir in catalyst.toml to a directory")
         self.store = StateStore(self.state_dir)
         self.locks = LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
         self.plugins = installed()
@@ -87,15 +91,15 @@ class Session:
                            details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
-            self.masker.add(values.get(name))
+            self._add_secret(values.get(name))
         now = utc_now()
         state = RunState(
             run_id="", playbook=PlaybookRef(name=playbook.name, file=self._relative(file), fingerprint=paths.fingerprint(playbook)),
             status="running", mode=self.options.mode,
-            inputs={k: (secret_placeholder(k) if k in secrets else v) for k, v in values.items()}, secret_inputs=secrets,
+            inputs={k: (secret_placeholder(k) if k in secrets else self.masker.mask(v)) for k, v in values.items()}, secret_inputs=secrets,
             started_at=now, updated_at=now, ended_at=None, owner=current_owner(), steps=[], in_flight=None, pause=None,
             approvals=[], failures=[], outputs=None, cancel=None,
-            permissions={"allowedWritePaths": granted_paths(playbook, self._inputs_env(values)), "calls": {}}, locks=[], error=None,
+            permissions={"allowedWritePaths": self.masker.mask(granted_paths(playbook, self._inputs_env(values))), "calls": {}}, locks=[], error=None,
         )
         state = self.store.create(state)
         return self._drive(state, file, playbook, values, resumed=False)
@@ -130,10 +134,6 @@ class Session:
                 self.events.run_finished("completed", 0.0, "it had already finished; archived now")
                 return EXIT_OK
         ensure_resumable(state)
-        if state.status == "failed":
-            # A failed run resumes from the step that failed, once its cause is fixed.
-            self.store.reopen(state)
-            state.error, state.ended_at = None, None
         file = str(self.project.resolve(state.playbook.file))
         if not os.path.isfile(file):
             raise RunAbort(EXIT_STATE, f"the playbook of run {state.run_id}, {state.playbook.file}, no longer exists",
@@ -148,7 +148,7 @@ class Session:
                 missing.append(name)
             else:
                 values[name] = value
-                self.masker.add(value)
+                self._add_secret(value)
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
@@ -157,13 +157,20 @@ class Session:
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
             self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
             return EXIT_PAUSED
-        state.status = "running"
-        state.owner = current_owner()
         return self._drive(state, file, playbook, values, resumed=True)
 
     @staticmethod
     def _released(state) -> bool:
         return any(a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals)
+
+    def _add_secret(self, value: Any) -> None:
+        self.masker.add(value)
+        if isinstance(value, str) and "\n" in value:
+            # Output is shown line by line: each line of a multi-line secret (a key file)
+            # must be recognisable alone.
+            for line in value.splitlines():
+                if len(line.strip()) >= 6:
+                    self.masker.add(line.strip())
 
     def secret(self, name: str) -> str | None:
         """A secret input's value from the providers: the environment, then `secrets-file`."""
@@ -178,9 +185,7 @@ class Session:
         return value
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
-        if state.playbook.fingerprint == paths.fingerprint(playbook):
-            return
-
+        # Checked even when the top playbook is unchanged: a called playbook may have changed.
         def callee(parent: ir.Playbook, step: ir.Step) -> ir.Playbook | None:
             target = step.config.get("name")
             if not isinstance(target, ir.Lit):
@@ -199,7 +204,7 @@ class Session:
     # -- the run ------------------------------------------------------------------------------------------
 
     def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
-        from catalyst_dsl.runtime.locks import LockConflict
+        from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
 
         started = time.monotonic()
         self.events.run_started(state.run_id, playbook.name, resumed)
@@ -207,22 +212,30 @@ class Session:
         try:
             self.locks.acquire(state.run_id, resources)
         except LockConflict as conflict:
-            owner = conflict.owner
-            message = f"another run holds {conflict.resource}: run {getattr(owner, 'run_id', owner)}"
+            if isinstance(conflict, DamagedLock):
+                message = str(conflict)
+            else:
+                message = f"another run holds {conflict.resource}: run {conflict.owner.run_id}"
             if resumed:
-                self.store.save(state)
-                raise RunAbort(EXIT_FAILED, message + "; this run stays paused", help="resume it once the other run has finished") from None
+                # Nothing was changed yet: the snapshot stays as it was (paused, failed…).
+                raise RunAbort(EXIT_FAILED, f"{message}; run {state.run_id} stays {state.status}", help="resume it once the other run has finished") from None
             state.status, state.ended_at = "failed", utc_now()
             state.error = self._failure(StepError("LockConflict", message), None, 1, 0.0)
             self.store.save(state)
             self.store.archive(state)
             raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
+        if resumed and state.status == "failed":
+            # A failed run resumes from the step that failed, once its cause is fixed.
+            self.store.reopen(state)
+            state.error, state.ended_at = None, None
+        state.status = "running"
+        state.owner = current_owner()
         state.locks = list(resources)
         state.pause = None
         self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
-                                 self.options.performer or RealPerformer())
+                                 self.options.performer or RealPerformer(), protected=(self._relative(str(self.state_dir)),))
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps})
@@ -236,18 +249,29 @@ class Session:
 
             state.status = "paused"
             state.in_flight = None
-            state.pause = Pause(path=pause.path, message=pause.message, roles=pause.roles, options=_jsonable(pause.options), since=utc_now(),
+            state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=_jsonable(pause.options), since=utc_now(),
                                 kind=pause.kind)
             self.store.save(state)
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
             return EXIT_PAUSED
         except Cancelled:
-            return self._finish(state, "cancelled", started, "cancelled by `catalyst cancel`")
+            from catalyst_dsl.runtime.state import Cancel
+
+            by, reason = self._cancel_request(state.run_id)
+            state.cancel = Cancel(by=by, reason=reason, at=utc_now())
+            return self._finish(state, "cancelled", started, f"cancelled by {by}: {reason}")
         except KeyboardInterrupt:
             self.store.save(state)  # status stays running, inFlight names the step to re-run
             self.events.run_finished("interrupted", time.monotonic() - started, f"resume with: catalyst resume {state.run_id}")
             return EXIT_INTERRUPTED
-        except StepError as error:
+        except Exception as error:
+            if isinstance(error, RunAbort):
+                raise
+            if not isinstance(error, StepError):
+                # Our own bug: the snapshot still ends, so the run is not left "running".
+                state.error = self._failure(StepError("InternalError", f"{type(error).__name__}: {error}"), state.in_flight, 1, 0.0)
+                self._finish(state, "failed", started, "internal error (a bug in catalyst; please report it)")
+                raise
             last = state.failures[-1] if state.failures else None
             state.error = last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
             return self._finish(state, "failed", started, f"{error.code}: {error.message}")
@@ -425,7 +449,9 @@ class Session:
                             child = self.library.compiled(resolved).playbook
                             if child is not None:
                                 pending.append(child)
-        return sorted(set(found))
+        # A path built from a secret locks the masked pattern: `***` is a glob, so the lock
+        # covers more than the real path, never less, and the secret stays out of lock files.
+        return sorted({self.masker.mask_text(resource) for resource in found})
 
     # -- lifecycle commands ------------------------------------------------------------------------------------
 
@@ -501,7 +527,7 @@ class Session:
             raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
         if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
             # A live run stops itself before its next step, saving its state on the way out.
-            (self.state_dir / f"run-{state.run_id}.cancel").write_text(reason, encoding="utf-8")
+            (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or _user(), "reason": reason}), encoding="utf-8")
             return f"asked run {state.run_id} to stop before its next step"
         state.cancel = Cancel(by=by or _user(), reason=reason, at=utc_now())
         state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
@@ -509,6 +535,13 @@ class Session:
         self.store.archive(state)
         self.locks.release(state.run_id)
         return f"cancelled run {state.run_id}"
+
+    def _cancel_request(self, run_id: str) -> tuple[str, str]:
+        try:
+            request = json.loads((self.state_dir / f"run-{run_id}.cancel").read_text(encoding="utf-8"))
+            return str(request.get("by") or "unknown"), str(request.get("reason") or "no reason given")
+        except (OSError, ValueError, AttributeError):
+            return "unknown", "the cancel request could not be read"
 
     def _clear_cancel(self, run_id: str) -> None:
         cancel_file = self.state_dir / f"run-{run_id}.cancel"

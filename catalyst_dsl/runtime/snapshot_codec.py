@@ -212,6 +212,14 @@ class Damaged(Exception):
         self.version = version
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise _NotFinite(name)
+
+
 def read(path: Path) -> RunState:
     """The snapshot in `path`, or Damaged (FileNotFoundError when it is not there)."""
     try:
@@ -227,7 +235,11 @@ def read(path: Path) -> RunState:
     if not text.strip():
         raise Damaged(["is empty"])
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except _NotFinite as exc:
+        raise Damaged([f"holds {exc.args[0]}, which is not a JSON number"]) from None
+    except RecursionError:
+        raise Damaged(["is nested too deeply to be a run snapshot"]) from None
     except json.JSONDecodeError as exc:
         # Snapshots end with their closing brace: without it the file was cut short
         # (a full disk, a copy interrupted), rather than edited wrong.
@@ -235,6 +247,8 @@ def read(path: Path) -> RunState:
             last = text.rstrip().count("\n") + 1
             raise Damaged([f"is truncated: its JSON stops unfinished at line {last}"]) from None
         raise Damaged([f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]) from None
+    except ValueError as exc:  # an integer too long to convert, among others
+        raise Damaged([f"is not a usable snapshot: {exc}"]) from None
     if type(data) is not dict:
         raise Damaged([f"does not hold a run snapshot: its JSON is {_kind(data)}, not an object"])
     playbook = data.get("playbook")

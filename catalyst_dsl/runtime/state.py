@@ -29,6 +29,7 @@ import.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -139,7 +140,9 @@ class StateStore:
         for candidate in (self.path_of(run_id), self.archived_path(run_id)):
             if candidate.exists():
                 return candidate
-        return next(self.history_dir.glob(f"*/*/*/run-{run_id}.json"), None) if self.history_dir.is_dir() else None
+        if not self.history_dir.is_dir() or glob.has_magic(run_id):
+            return None  # a run id never holds * ? [ ]: such text names no run
+        return next(self.history_dir.glob(f"*/*/*/run-{run_id}.json"), None)
 
     # -- creating and saving
 

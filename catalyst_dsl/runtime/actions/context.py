@@ -56,7 +56,9 @@ class ActionContext:
         if placed.problem:
             raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
         if placed.scratch:
-            return self.gateway.scratch / written[len("temp://"):].lstrip("/")
+            return self.gateway.scratch_path(written)
+        if "\0" in written:
+            raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
         text = placed.path or written
         real = Path(os.path.realpath(self.root / text))
         if os.path.isabs(text) or not (real == self.gateway.real_root or self.gateway.real_root in real.parents):

@@ -1,0 +1,181 @@
+"""Golden what-if plans as pytest items: each `*.plan.json` under the golden directory is re-planned and compared.
+
+A golden plan (`golden/<name>.plan.json`, canonical JSON as `catalyst run NAME --what-if
+--what-if-report FILE` writes it) names its playbook and the inputs it was planned with.
+Its item plans that playbook again with those inputs and fails with a diff of the two
+plans when they differ; `pytest --update-golden` rewrites the file instead, to be
+reviewed as a diff. Settings (ini): `catalyst_playbook_dirs` (default `playbooks`): a
+golden plan's playbook must lie under one of them; `catalyst_golden_dir` (default
+`golden`): where golden plans are collected. Both are relative to the rootdir, and the
+golden directory must be among the paths pytest collects (`testpaths`, or an argument).
+
+Registered under the `pytest11` entry point as `catalyst`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from catalyst_dsl.report import plan as plan_report
+
+UPDATE_OPTION = "--update-golden"
+SUFFIX = ".plan.json"
+HINT = "run pytest --update-golden to accept the new plan, after reviewing the diff above"
+
+_REWRITTEN = pytest.StashKey[list]()
+
+
+class GoldenPlanProblem(Exception):
+    """A golden plan that does not hold: its message is the whole failure report (no traceback)."""
+
+
+# -- options -------------------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    parser.addini("catalyst_playbook_dirs", type="args", default=["playbooks"],
+                  help="catalyst: directories (relative to the rootdir) that golden plans' playbooks may be in")
+    parser.addini("catalyst_golden_dir", default="golden",
+                  help="catalyst: directory (relative to the rootdir) of golden what-if plans, *.plan.json")
+    # Registered through the entry point or -p, this plugin adds its options before any
+    # conftest.py is loaded, and a conftest.py that still defines --update-golden would
+    # then fail; so the flag is added once the initial conftests are in (below). Loaded by
+    # a conftest.py's pytest_plugins, the plugin arrives after that moment: add it now.
+    if any(_is_conftest(plugin) for plugin in pluginmanager.get_plugins()):
+        _add_update_option(parser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(parser: pytest.Parser):
+    result = yield
+    _add_update_option(parser)
+    return result
+
+
+def _add_update_option(parser: pytest.Parser) -> None:
+    """Add --update-golden unless a conftest.py (or another plugin) already has: both spell it alike."""
+    if _defines(parser, UPDATE_OPTION):
+        return
+    try:
+        parser.getgroup("catalyst", "catalyst golden plans").addoption(
+            UPDATE_OPTION, action="store_true", default=False, dest="update_golden",
+            help="rewrite golden expected files (golden what-if plans included) from the current output",
+        )
+    except (ValueError, argparse.ArgumentError):  # defined where _defines cannot see it
+        pass
+
+
+def _defines(parser: pytest.Parser, name: str) -> bool:
+    # pytest has no public index of the options added so far; its groups hold them (the
+    # anonymous group of Parser.addoption apart before pytest 9, among the groups since).
+    groups = [getattr(parser, "_anonymous", None), *getattr(parser, "_groups", ())]
+    return any(name in option.names() for group in groups if group is not None for option in group.options)
+
+
+def _is_conftest(plugin: object) -> bool:
+    return Path(getattr(plugin, "__file__", None) or "").name == "conftest.py"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_REWRITTEN] = []
+
+
+# -- collection ----------------------------------------------------------------------------------------------
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not file_path.name.endswith(SUFFIX):
+        return None
+    golden_dir = (parent.config.rootpath / parent.config.getini("catalyst_golden_dir")).resolve()
+    if golden_dir not in file_path.resolve().parents:
+        return None
+    return GoldenPlanFile.from_parent(parent, path=file_path)
+
+
+class GoldenPlanFile(pytest.File):
+    def collect(self):
+        yield GoldenPlanItem.from_parent(self, name="what-if")
+
+
+class GoldenPlanItem(pytest.Item):
+    """One golden plan: its playbook planned again with its inputs must give the same bytes."""
+
+    def runtest(self) -> None:
+        config = self.config
+        root = config.rootpath
+        shown = self._shown(self.path)
+        # Read with universal newlines: a checkout with CRLF line endings is the same plan.
+        expected = self.path.read_text(encoding="utf-8")
+        golden = _golden(expected, shown)
+        _check_playbook(root, golden, config.getini("catalyst_playbook_dirs"), shown)
+        try:
+            actual = plan_report.canonical_json(plan_report.with_hash(plan_report.replan(root, golden)))
+        except plan_report.ReplanError as problem:
+            raise GoldenPlanProblem(f"{shown}: {golden['playbook']['file']} cannot be planned:\n{problem}") from None
+        if actual == expected:
+            return
+        if config.getoption("update_golden", default=False):
+            self.path.write_text(actual, encoding="utf-8", newline="\n")
+            config.stash[_REWRITTEN].append(shown)
+            return
+        raise GoldenPlanProblem(
+            f"{shown}: the what-if plan of {golden['playbook']['file']} has changed\n\n"
+            f"{plan_report.plan_diff(expected, actual, shown)}\n{HINT}"
+        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None):
+        if isinstance(excinfo.value, GoldenPlanProblem):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"golden plan {self._shown(self.path)}"
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.config.rootpath).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def _golden(text: str, shown: str) -> dict[str, Any]:
+    """The golden plan, with the two fields a re-plan needs checked."""
+    try:
+        golden = json.loads(text)
+    except ValueError as error:
+        raise GoldenPlanProblem(f"{shown} is not valid JSON ({error}); restore it from version control, "
+                                "or write it again with `catalyst run NAME --what-if --what-if-report FILE`") from None
+    playbook = golden.get("playbook") if isinstance(golden, dict) else None
+    if not isinstance(playbook, dict) or not isinstance(playbook.get("file"), str) or not isinstance(golden.get("inputs"), dict):
+        raise GoldenPlanProblem(f"{shown} is not a what-if plan: it needs `playbook.file` (a string) and `inputs` (an object) "
+                                "to be planned again")
+    return golden
+
+
+def _check_playbook(root: Path, golden: dict[str, Any], dirs: list[str], shown: str) -> None:
+    file = golden["playbook"]["file"]
+    path = (root / file).resolve()
+    bases = [(root / d).resolve() for d in dirs]
+    if not any(base in path.parents for base in bases):
+        raise GoldenPlanProblem(
+            f"{shown}: its playbook {file} is outside the playbook directories ({', '.join(dirs) or 'none'}); "
+            "move the playbook there, or add its directory to the catalyst_playbook_dirs ini setting"
+        )
+    if not path.is_file():
+        raise GoldenPlanProblem(
+            f"{shown}: its playbook {file} no longer exists; delete this golden plan, "
+            "or restore the playbook (if it moved, set playbook.file and run pytest --update-golden)"
+        )
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    rewritten = config.stash.get(_REWRITTEN, [])
+    if rewritten:
+        terminalreporter.write_sep("-", f"catalyst: {len(rewritten)} golden plan{'s' if len(rewritten) != 1 else ''} rewritten, review the diff")
+        for shown in rewritten:
+            terminalreporter.write_line(shown)

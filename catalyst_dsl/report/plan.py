@@ -1,0 +1,462 @@
+"""What-if plans (docs/plan-format.md): canonical JSON and its hash, plan diffs, text and Markdown reports.
+
+The plan dict comes from the what-if engine; nothing here changes what it says, only how
+it is ordered, hashed and shown. The Markdown report is the Jinja2 template
+`templates/plan.md.j2`, fed a small view prepared here: the limits that keep a
+pull-request comment short for a 100-step plan are applied in Python, the layout in
+the template.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import html
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+FORMAT = "catalyst-plan"
+VERSION = 1
+
+#: Every change type, in the order docs/plan-format.md lists them.
+CHANGE_TYPES = ("create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused")
+
+#: The mark of each change type, after Terraform's.
+SYMBOLS = {
+    "create": "+",
+    "modify": "~",
+    "delete": "-",
+    "unknown": "?",
+    "no-op": "=",
+    "read": "=",
+    "skipped": "↷",
+    "would-pause": "⏸",
+    "refused": "✗",
+}
+#: The mark of a change type this version does not know (a plan from a newer engine).
+OTHER_SYMBOL = "•"
+
+
+class ReplanError(Exception):
+    """A golden plan cannot be re-planned: the project or the playbook has a problem the user can fix."""
+
+
+# -- canonical JSON ---------------------------------------------------------------------------------------
+
+
+def canonical_json(plan: Mapping[str, Any]) -> str:
+    """The plan as it is committed: sorted keys, two-space indent, UTF-8 text, LF, a final newline."""
+    # NaN and Infinity are not JSON: a golden file must load in any JSON reader.
+    return json.dumps(plan, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def plan_hash(plan: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of `plan` without its `planHash`."""
+    body = {key: value for key, value in plan.items() if key != "planHash"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def with_hash(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `plan` with `planHash` (re)computed; `plan` itself is left as it was."""
+    body = {key: value for key, value in plan.items() if key != "planHash"}
+    return {**body, "planHash": plan_hash(body)}
+
+
+# -- diffs of two plans -------------------------------------------------------------------------------------
+
+#: A `"key": value` line of canonical JSON; group 1 the indent, 2 the key, 3 the value.
+_KEY_LINE = re.compile(r'^( *)"((?:[^"\\]|\\.)*)": (.*?),?$')
+
+
+def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
+    """A unified diff from the expected plan to the actual one ("" when they are equal).
+
+    Each hunk header names where its changes are, as `git diff` names a function: the
+    path and name of the step entry most of its changed lines are in, or the top-level
+    key (`summary`, `inputs`), so a change deep in a 100-step plan is found at a glance.
+    """
+    if expected_text == actual_text:
+        return ""
+    old = expected_text.splitlines(keepends=True)
+    new = actual_text.splitlines(keepends=True)
+    where_old, where_new = _locations(old), _locations(new)
+    out = [f"--- {name} (expected)\n", f"+++ {name} (actual)\n"]
+    # autojunk would treat the many `},` lines of a long plan as noise and misalign hunks.
+    for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3):
+        where = _hunk_location(group, where_old, where_new)
+        header = f"@@ -{_hunk_range(group[0][1], group[-1][2])} +{_hunk_range(group[0][3], group[-1][4])} @@"
+        out.append(f"{header} {where}\n" if where else header + "\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[i1:i2]]
+                continue
+            out += ["-" + line for line in old[i1:i2]]
+            out += ["+" + line for line in new[j1:j2]]
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+
+
+def _hunk_location(group: Sequence[tuple[str, int, int, int, int]], where_old: Sequence[str], where_new: Sequence[str]) -> str:
+    """Where most changed lines of a hunk are: a step inserted after another starts with the end of that other."""
+    changed = Counter()
+    for tag, i1, i2, j1, j2 in group:
+        if tag != "equal":
+            changed.update(where_old[i1:i2])
+            changed.update(where_new[j1:j2])
+    return changed.most_common(1)[0][0]
+
+
+def _hunk_range(start: int, stop: int) -> str:
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+def _locations(lines: Sequence[str]) -> list[str]:
+    """For each line of a canonical plan: the innermost step entry around it, else its top-level key."""
+    labels = [""] * len(lines)
+    open_: list[dict[str, Any] | None] = []  # the containers open at a line: an object's keys, or None for a list
+    steps: list[tuple[int, int, str]] = []
+    top = ""
+    for index, line in enumerate(lines):
+        text = line.rstrip("\r\n")
+        match = _KEY_LINE.match(text)
+        if match:
+            if len(match.group(1)) == 2:
+                top = match.group(2)
+            if open_ and open_[-1] is not None:
+                open_[-1]["keys"][match.group(2)] = match.group(3)
+        labels[index] = top
+        stripped = text.strip()
+        if stripped.endswith("{"):
+            open_.append({"start": index, "keys": {}})
+        elif stripped.endswith("["):
+            open_.append(None)
+        elif stripped in ("}", "},", "]", "],") and open_:
+            closed = open_.pop()
+            if closed is not None and {"path", "step", "action", "change"} <= closed["keys"].keys():
+                steps.append((closed["start"], index, _step_label(closed["keys"])))
+    # Outer entries first, so that the entries nested in them overwrite their own lines.
+    for start, end, label in sorted(steps, key=lambda s: s[0] - s[1]):
+        labels[start : end + 1] = [label] * (end + 1 - start)
+    return labels
+
+
+def _step_label(keys: Mapping[str, str]) -> str:
+    try:
+        return f"{json.loads(keys['path'])} {json.loads(keys['step'])}"
+    except (ValueError, TypeError):
+        return keys["path"]
+
+
+# -- walking and counting -------------------------------------------------------------------------------------
+
+
+def walk(steps: Iterable[Mapping[str, Any]], depth: int = 0) -> Iterator[tuple[Mapping[str, Any], int]]:
+    """Every step entry with its depth, nested ones right after their parent, in plan order."""
+    for step in steps:
+        yield step, depth
+        yield from walk(step.get("steps") or (), depth + 1)
+
+
+def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The `summary` of a plan with these steps: every change type, 0 when absent, nested entries counted."""
+    counts = dict.fromkeys(CHANGE_TYPES, 0)
+    for step, _depth in walk(steps):
+        counts[step["change"]] = counts.get(step["change"], 0) + 1
+    return counts
+
+
+def summary_counts(plan: Mapping[str, Any]) -> str:
+    """`2 to create, 1 to modify, 0 to delete, 3 unknown, 1 would pause` (and `, N refused` when any are)."""
+    counts = {**dict.fromkeys(CHANGE_TYPES, 0), **(plan.get("summary") or count_changes(plan.get("steps") or ()))}
+    parts = [f"{counts['create']} to create", f"{counts['modify']} to modify", f"{counts['delete']} to delete",
+             f"{counts['unknown']} unknown", f"{counts['would-pause']} would pause"]
+    if counts["refused"]:
+        parts.append(f"{counts['refused']} refused")
+    return ", ".join(parts)
+
+
+def summary_line(plan: Mapping[str, Any]) -> str:
+    return f"Plan: {summary_counts(plan)}."
+
+
+def _short_json(value: Any, limit: int) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _lines(text: str | None) -> list[str]:
+    return text.splitlines() if text else []
+
+
+# -- text --------------------------------------------------------------------------------------------------------
+
+
+def render_text(plan: Mapping[str, Any]) -> str:
+    """The plan for a terminal: what it runs as, one line per step with its mark, details under it, the summary.
+
+    Every line is made safe for the terminal (file contents and names may hold escape
+    sequences); the whole plan is shown, diffs included: the terminal has no length limit.
+    """
+    from catalyst_dsl.report.diagnostics import safe_text
+
+    playbook = plan["playbook"]
+    lines = [f"What-if plan for {playbook['name']} ({playbook['file']})"]
+    inputs = plan.get("inputs") or {}
+    if inputs:
+        lines.append("  inputs: " + ", ".join(f"{name}={_short_json(inputs[name], 60)}" for name in sorted(inputs)))
+    allowed = (plan.get("permissions") or {}).get("allowedWritePaths")
+    lines.append("  may write: " + ("anywhere in the project" if allowed is None else ", ".join(allowed) or "nothing"))
+    if plan.get("locks"):
+        lines.append("  locks: " + ", ".join(plan["locks"]))
+    for conflict in plan.get("conflicts") or ():
+        lines.append(f"  conflict: {conflict['resource']} is held by live run {conflict['run']}")
+    lines.append("")
+    steps = plan.get("steps") or ()
+    for step in steps:
+        _text_step(step, "", lines)
+    if not steps:
+        lines.append("(no steps)")
+    lines += ["", summary_line(plan)]
+    return "".join(safe_text(line) + "\n" for line in lines)
+
+
+def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
+    change = step["change"]
+    head = f"{pad}{SYMBOLS.get(change, OTHER_SYMBOL)} {step['step']} ({step['action']})"
+    if change not in SYMBOLS:
+        head += f" [{change}]"
+    if step.get("conditional"):
+        head += " [conditional]"
+    lines.append(head)
+    inner = pad + "    "
+    lines += [f"{inner}# {line}" for line in _lines(step.get("reason"))]
+    approval = step.get("approval")
+    if approval:
+        roles = ", ".join(approval.get("roles") or ())
+        message = _lines(approval.get("message"))
+        lines.append(f"{inner}approval{' by ' + roles if roles else ''}" + (f": {message[0]}" if message else ""))
+        lines += [f"{inner}  {line}" for line in message[1:]]
+    for write in step.get("writes") or ():
+        if write.get("allowed") is False:
+            lines.append(f"{inner}{SYMBOLS['refused']} {write['path']}: {write.get('refusal') or 'refused'}")
+    if step.get("request"):
+        lines.append(f"{inner}request: {_short_json(step['request'], 160)}")
+    for effect in step.get("effects") or ():
+        line = f"{inner}{SYMBOLS.get(effect['change'], OTHER_SYMBOL)} {effect['path']}"
+        lines.append(line + (f"  # {' '.join(_lines(effect['reason']))}" if effect.get("reason") else ""))
+        lines += [f"{inner}    {diff_line}" for diff_line in _lines(effect.get("diff"))]
+    for child in step.get("steps") or ():
+        _text_step(child, inner, lines)
+
+
+# -- Markdown --------------------------------------------------------------------------------------------------
+
+#: The limits that keep a pull-request comment readable, and far under GitHub's 65,536
+#: characters: a reviewer reads the attention list and the table; the JSON plan has the rest.
+MD_ATTENTION_EACH = 20  # steps listed per kind under "Needs attention"
+MD_DIFF_BUDGET = 200  # lines of diff blocks (each block costs its lines plus 6)
+MD_DIFF_EACH = 60  # lines shown of one diff
+MD_DIFF_BLOCK = 6  # lines a diff block adds around its diff
+MD_HIDDEN_NAMED = 20  # files named in the "not shown" line
+MD_LINE_CHARS = 200  # characters of one diff line
+MD_TEXT_CHARS = 300  # characters of a reason or an approval message
+MD_NAME_CHARS = 80  # characters of a step name
+MD_TABLE_OPEN = 30  # the step table starts open up to this many rows
+
+#: What needs a reviewer first, in this order: what destroys or fails, what the plan
+#: cannot know, what waits for a person.
+ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
+
+
+def render_markdown(plan: Mapping[str, Any]) -> str:
+    """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes."""
+    return _environment().get_template("plan.md.j2").render(view=markdown_view(plan))
+
+
+@functools.cache
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("catalyst_dsl.report", "templates"),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(md=md_text, code=md_code, html=html.escape)
+    return env
+
+
+def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Markdown template shows, cut to the limits above; strings are raw (the template escapes)."""
+    playbook = plan["playbook"]
+    entries = list(walk(plan.get("steps") or ()))
+    inputs = plan.get("inputs") or {}
+    hash_ = plan.get("planHash")
+    return {
+        "marker": re.sub(r"-{2,}|[<>]", "-", playbook["file"]),
+        "name": playbook["name"],
+        "file": playbook["file"],
+        "counts": summary_counts(plan),
+        "inputs": [{"name": name, "value": _short_json(inputs[name], 60)} for name in sorted(inputs)],
+        "hash": hash_[:12] if hash_ else None,
+        "attention": _attention([step for step, _depth in entries]),
+        "conflicts": list(plan.get("conflicts") or ()),
+        "rows": [
+            {
+                "path": step["path"],
+                "step": _clip(step["step"], MD_NAME_CHARS),
+                "action": step["action"],
+                "change": step["change"],
+                "symbol": SYMBOLS.get(step["change"], OTHER_SYMBOL),
+                "conditional": bool(step.get("conditional")),
+                "depth": depth,
+            }
+            for step, depth in entries
+        ],
+        "table_open": len(entries) <= MD_TABLE_OPEN,
+        **_diff_blocks([step for step, _depth in entries]),
+    }
+
+
+def _attention_kind(step: Mapping[str, Any]) -> str | None:
+    """The one kind a step is listed under, the most serious first; None when it needs no attention."""
+    change = step["change"]
+    if change == "refused" or any(w.get("allowed") is False for w in step.get("writes") or ()):
+        return "refused"
+    if change == "delete" or any(e.get("change") == "delete" for e in step.get("effects") or ()):
+        return "delete"
+    return change if change in ("unknown", "would-pause") else None
+
+
+def _attention(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    kinds: dict[str, list[Mapping[str, Any]]] = {kind: [] for kind, _label in ATTENTION}
+    for step in steps:
+        kind = _attention_kind(step)
+        if kind is not None:
+            kinds[kind].append(step)
+    groups = []
+    for kind, label in ATTENTION:
+        found = kinds[kind]
+        if not found:
+            continue
+        entries = []
+        for step in found[:MD_ATTENTION_EACH]:
+            approval = step.get("approval") or {}
+            entries.append({
+                "path": step["path"],
+                "step": _clip(step["step"], MD_NAME_CHARS),
+                "action": step["action"],
+                "conditional": bool(step.get("conditional")),
+                "reason": _clip(step.get("reason"), MD_TEXT_CHARS),
+                "deletes": [e["path"] for e in step.get("effects") or () if e.get("change") == "delete"],
+                "refusals": [{"path": w["path"], "refusal": _clip(w.get("refusal"), MD_TEXT_CHARS)}
+                             for w in step.get("writes") or () if w.get("allowed") is False],
+                "roles": list(approval.get("roles") or ()),
+                "message": _clip(approval.get("message"), MD_TEXT_CHARS),
+            })
+        groups.append({"kind": kind, "label": label, "entries": entries, "more": len(found) - len(entries)})
+    return groups
+
+
+def _diff_blocks(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The file changes shown as diffs, in plan order while the budget lasts, and the files past it."""
+    budget = MD_DIFF_BUDGET
+    shown: list[dict[str, Any]] = []
+    hidden: list[str] = []
+    for step in steps:
+        for effect in step.get("effects") or ():
+            if not effect.get("diff"):
+                continue
+            lines = effect["diff"].splitlines()
+            take = min(len(lines), MD_DIFF_EACH, budget - MD_DIFF_BLOCK)
+            if take < min(len(lines), 3):  # a diff cut to a line or two says nothing
+                budget = 0
+                hidden.append(effect["path"])
+                continue
+            budget -= take + MD_DIFF_BLOCK
+            text = "\n".join(_clip(line, MD_LINE_CHARS) for line in lines[:take])
+            shown.append({
+                "file": effect["path"],
+                "change": effect["change"],
+                "symbol": SYMBOLS.get(effect["change"], OTHER_SYMBOL),
+                "path": step["path"],
+                "step": _clip(step["step"], MD_NAME_CHARS),
+                "diff": text,
+                "fence": _fence(text),
+                "cut": len(lines) - take,
+            })
+    return {"diffs": shown, "hidden": hidden[:MD_HIDDEN_NAMED], "hidden_more": max(0, len(hidden) - MD_HIDDEN_NAMED)}
+
+
+def _clip(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in `text`, so the text cannot close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+#: Characters with a meaning in GitHub Markdown inline text; `|` ends a table cell.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
+
+
+def md_text(text: str | None) -> str:
+    """`text` shown as it is in Markdown (in a table cell too): specials escaped, newlines as `<br>`."""
+    if not text:
+        return ""
+    escaped = _MD_SPECIAL.sub(r"\\\1", text)
+    return "<br>".join(escaped.splitlines())
+
+
+def md_code(text: str | None, cell: bool = False) -> str:
+    """`text` as an inline code span; `cell=True` inside a table, where `|` must be escaped even in code."""
+    if not text:
+        return ""
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    if text.startswith("`") or text.endswith("`"):
+        text = f" {text} "
+    if cell:
+        text = text.replace("|", "\\|")
+    return f"{ticks}{text}{ticks}"
+
+
+# -- golden plans ------------------------------------------------------------------------------------------------
+
+
+def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan of the golden plan's playbook today, with the inputs the golden plan recorded.
+
+    Raises ReplanError when the project settings or the playbook have errors, or an
+    input no longer fits: the golden test reports it rather than a traceback.
+    """
+    import io
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.errors import RunAbort
+    from catalyst_dsl.runtime.session import RunOptions, Session
+
+    sink = DiagnosticSink()
+    project = load_project(root, sink)
+    errors = [d for d in sink.items if d.severity.value == "error"]
+    if errors:
+        raise ReplanError("the project settings have errors: " + "; ".join(d.message for d in errors))
+    session = Session(project, RunOptions(out=io.StringIO(), interactive=False))
+    file = str(root / golden["playbook"]["file"])
+    try:
+        return session.plan(file, golden["inputs"], from_text=False)
+    except RunAbort as abort:
+        raise ReplanError("\n".join([abort.message, *abort.details, *([abort.help] if abort.help else [])])) from None

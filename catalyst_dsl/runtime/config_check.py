@@ -1,0 +1,89 @@
+"""A step's config as rendered at run time, checked against its action's declaration.
+
+The checker types config statically; a value computed at run time (`${{ }}`, a whole
+`{{ }}`) is only known now. Before an action sees its config, every declared key must
+hold a value of its type, so an action never meets `undefined` where a path belongs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalyst_dsl.actions.catalog import ActionSpec
+from catalyst_dsl.ir import types as t
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.jsvalues import UNDEFINED
+
+
+def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
+    problems = []
+    for key, value in config.items():
+        field = spec.config.field(key)
+        if field is None:
+            continue  # open configs (plugins, `return`) take any key
+        if value is None and not field.required:
+            continue
+        wrong = _mismatch(value, field.type)
+        if wrong:
+            problems.append(f"`{key}` {wrong}")
+    for key, field in spec.config.fields:
+        if field.required and (config.get(key) is None or config.get(key) is UNDEFINED):
+            problems.append(f"`{key}` is required but has no value")
+    if problems:
+        raise StepError("InvalidConfig", f"{spec.name}: " + "; ".join(dict.fromkeys(problems)),
+                        guidance="the value is computed when the step runs; check the expression that builds it")
+
+
+def _mismatch(value: Any, expected: t.Type) -> str | None:
+    """Why `value` does not fit `expected`, or None when it does."""
+    if value is UNDEFINED:
+        return "is undefined"
+    if isinstance(expected, (t.AnyT, t.StepsT, t.InputsT)):
+        return None
+    if isinstance(expected, t.UnionT):
+        reasons = [_mismatch(value, option) for option in expected.options]
+        return None if any(r is None for r in reasons) else f"should be {expected.describe()}, got {_kind(value)}"
+    if isinstance(expected, (t.StringT, t.EnumT)):
+        return None if isinstance(value, str) else f"should be text, got {_kind(value)}"
+    if isinstance(expected, t.NumberT):
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"should be a number, got {_kind(value)}"
+    if isinstance(expected, t.BooleanT):
+        return None if isinstance(value, bool) else f"should be true or false, got {_kind(value)}"
+    if isinstance(expected, t.DurationT):
+        return None if isinstance(value, (int, float, str)) and not isinstance(value, bool) else f"should be a duration, got {_kind(value)}"
+    if isinstance(expected, t.NullT):
+        return None if value is None else f"should be null, got {_kind(value)}"
+    if isinstance(expected, t.ArrayT):
+        if not isinstance(value, list):
+            return f"should be a list, got {_kind(value)}"
+        for item in value:
+            inner = _mismatch(item, expected.item)
+            if inner:
+                return f"has an item that {inner}"
+        return None
+    if isinstance(expected, t.ObjectT):
+        if not isinstance(value, dict):
+            return f"should be an object, got {_kind(value)}"
+        for key, item in value.items():
+            member = expected.member(str(key))
+            inner = _mismatch(item, member) if member is not None else None
+            if inner:
+                return f"has `{key}` that {inner}"
+        return None
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,110 @@
+"""What-if: the performer that records effects instead of performing them.
+
+The interpreter runs a what-if exactly as a real run, through the same gateway and the
+same action code; only the performer differs. Writes land in an overlay of the project
+(later steps of the same plan read what earlier ones would have written), each becoming
+a unified diff against the file as it is; processes are never started: they are
+`unknown`, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from catalyst_dsl.runtime.gateway import ProcessOutcome, Target
+
+#: The effects recorded for the step being simulated (a list per step; per thread of a
+#: `parallel` group through the context it copies).
+EFFECTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_effects", default=None)
+
+#: Diffs of files larger than this are summarised, not shown line by line.
+MAX_DIFF_BYTES = 256 * 1024
+
+
+class Unknowable(Exception):
+    """An effect a what-if cannot simulate; its step's result is unknown downstream."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def record(effect: dict[str, Any]) -> None:
+    effects = EFFECTS.get()
+    if effects is not None:
+        effects.append(effect)
+
+
+class RecordingPerformer:
+    """Keeps the files as the run would leave them, and records every change as a diff."""
+
+    def __init__(self) -> None:
+        #: path -> the content the run would leave (None: deleted).
+        self.overlay: dict[Path, bytes | None] = {}
+
+    def read_file(self, path: Path) -> bytes | None:
+        if path in self.overlay:
+            return self.overlay[path]
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
+        """Files the run would add under `directory`, and files it would delete there."""
+        added = {p for p, data in self.overlay.items() if data is not None and directory in p.parents}
+        removed = {p for p, data in self.overlay.items() if data is None and directory in p.parents}
+        return added, removed
+
+    def write_file(self, target: Target, data: bytes) -> None:
+        before = self.read_file(target.path)
+        self.overlay[target.path] = data
+        name = target.relative or target.written
+        if before is None:
+            record({"change": "create", "path": name, "diff": unified_diff(name, None, data)})
+        elif before == data:
+            record({"change": "no-op", "path": name})
+        else:
+            record({"change": "modify", "path": name, "diff": unified_diff(name, before, data)})
+
+    def delete_file(self, target: Target) -> bool:
+        before = self.read_file(target.path)
+        name = target.relative or target.written
+        if before is None:
+            record({"change": "no-op", "path": name, "reason": "the file does not exist"})
+            return False
+        self.overlay[target.path] = None
+        record({"change": "delete", "path": name, "diff": unified_diff(name, before, None)})
+        return True
+
+    def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
+                    on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome:
+        raise Unknowable(f"`{Path(argv[0]).name}` would run a program, which a what-if never starts")
+
+
+def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
+    """A unified diff of one file, LF only; binary or huge files are described instead."""
+    old, new = _text(before), _text(after)
+    if old is None or new is None:
+        sizes = f"{len(before or b'')} -> {len(after or b'')} bytes"
+        return f"binary or large file changed ({sizes})\n"
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 "/dev/null" if before is None else f"a/{name}", "/dev/null" if after is None else f"b/{name}", n=3)
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None:
+        return ""
+    if len(data) > MAX_DIFF_BYTES or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError:
+        return None
