@@ -81,6 +81,12 @@ def _is_conftest(plugin: object) -> bool:
     return Path(getattr(plugin, "__file__", None) or "").name == "conftest.py"
 
 
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether --update-golden was given: a golden test then writes its expected file instead of comparing."""
+    return bool(request.config.getoption("update_golden", default=False))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_REWRITTEN] = []
 

@@ -101,7 +101,7 @@ def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
 
 def _hunk_location(group: Sequence[tuple[str, int, int, int, int]], where_old: Sequence[str], where_new: Sequence[str]) -> str:
     """Where most changed lines of a hunk are: a step inserted after another starts with the end of that other."""
-    changed = Counter()
+    changed: Counter[str] = Counter()
     for tag, i1, i2, j1, j2 in group:
         if tag != "equal":
             changed.update(where_old[i1:i2])

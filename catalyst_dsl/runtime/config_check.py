@@ -12,7 +12,7 @@ from typing import Any
 from catalyst_dsl.actions.catalog import ActionSpec
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import UNDEFINED
+from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN
 
 
 def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
@@ -36,6 +36,8 @@ def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
 
 def _mismatch(value: Any, expected: t.Type) -> str | None:
     """Why `value` does not fit `expected`, or None when it does."""
+    if value is UNKNOWN:
+        return None  # a what-if value; the step that meets it is simulated, not run
     if value is UNDEFINED:
         return "is undefined"
     if isinstance(expected, (t.AnyT, t.StepsT, t.InputsT)):

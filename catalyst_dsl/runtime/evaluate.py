@@ -22,6 +22,8 @@ from catalyst_dsl.runtime import jsbuiltins
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.jsvalues import (
     UNDEFINED,
+    UNKNOWN,
+    contains_unknown,
     Fault,
     a_kind,
     arithmetic,
@@ -133,11 +135,14 @@ class _Evaluator:
     # -- member access
 
     def member(self, node: ast.Member) -> object:
-        return self.property(self.eval(node.target), node.name, node)
+        target = self.eval(node.target)
+        return UNKNOWN if target is UNKNOWN else self.property(target, node.name, node)
 
     def index(self, node: ast.Index) -> object:
         target = self.eval(node.target)
         key = self.eval(node.index)
+        if target is UNKNOWN or key is UNKNOWN:
+            return UNKNOWN
         return self.property(target, key if isinstance(key, str) else to_text(key), node)
 
     def property(self, value: object, key: str, node) -> object:
@@ -155,6 +160,8 @@ class _Evaluator:
             self.fail(f"'{ref.root}' is not defined", ref)
         path = ref.root
         for segment in ref.segments:
+            if value is UNKNOWN:
+                return UNKNOWN
             try:
                 value = _property(value, segment)
             except Fault:
@@ -166,6 +173,8 @@ class _Evaluator:
 
     def unary(self, node: ast.Unary) -> object:
         value = self.eval(node.operand)
+        if value is UNKNOWN:
+            return UNKNOWN
         if node.op == "!":
             return not truthy(value)
         if node.op == "-":
@@ -177,6 +186,8 @@ class _Evaluator:
     def binary(self, node: ast.Binary) -> object:
         op = node.op
         left = self.eval(node.left)
+        if left is UNKNOWN:
+            return UNKNOWN  # which side decides, or what it yields, is not known
         # The logical operators return an operand, not a boolean, and skip the right side
         # when the left decides: `get('x') || 'default'` is the common idiom.
         if op == "&&":
@@ -186,6 +197,8 @@ class _Evaluator:
         if op == "??":
             return self.eval(node.right) if left is None or left is UNDEFINED else left
         right = self.eval(node.right)
+        if right is UNKNOWN:
+            return UNKNOWN
         if op == "===":
             return strict_equal(left, right)
         if op == "!==":
@@ -204,7 +217,10 @@ class _Evaluator:
         self.fail(f"the operator '{op}' is not part of the expression language", node)
 
     def conditional(self, node: ast.Conditional) -> object:
-        return self.eval(node.then) if truthy(self.eval(node.test)) else self.eval(node.otherwise)
+        test = self.eval(node.test)
+        if test is UNKNOWN:
+            return UNKNOWN
+        return self.eval(node.then) if truthy(test) else self.eval(node.otherwise)
 
     # -- calls: only the allowlist, looked up by name, never by attribute
 
@@ -215,6 +231,8 @@ class _Evaluator:
             if impl is None:
                 self.fail(f"'{callee.name}' is not a function the expression language allows", callee)
             args = [self.eval(a) for a in node.args]
+            if any(contains_unknown(a) for a in args):
+                return UNKNOWN
             return self.run(node, lambda: impl(self.env, args))
         if isinstance(callee, ast.Member):
             target = callee.target
@@ -224,10 +242,14 @@ class _Evaluator:
                 if function is None:
                     self.fail(f"'{target.name}.{callee.name}' is not allowed in expressions", callee)
                 args = [self.eval(a) for a in node.args]
+                if any(contains_unknown(a) for a in args):
+                    return UNKNOWN
                 return self.run(node, lambda: function(args))
             receiver = self.eval(target)
-            method = self.method(receiver, callee)
             args = [self.eval(a) for a in node.args]
+            if contains_unknown(receiver) or any(contains_unknown(a) for a in args):
+                return UNKNOWN
+            method = self.method(receiver, callee)
             return self.run(node, lambda: method(receiver, args))
         self.fail("only named functions and methods can be called in expressions", callee)
 
@@ -317,7 +339,10 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         return _part_value(single, env)
     pieces = []
     for part in parsed.parts:
-        pieces.append(part.text if isinstance(part, ast.TextPart) else to_text(_part_value(part, env)))
+        value = part.text if isinstance(part, ast.TextPart) else _part_value(part, env)
+        if value is UNKNOWN:
+            return UNKNOWN  # text around an unknown value is unknown too
+        pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     return "".join(pieces)
 
 

@@ -78,8 +78,18 @@ class ProcessOutcome:
     timed_out: bool = False
 
 
+class FileTooLarge(OSError):
+    """A file larger than a reader accepts."""
+
+
 class Performer(Protocol):
-    """Carries out effects the gateway has allowed. A what-if performer records them."""
+    """Carries out effects the gateway has allowed. A what-if performer records them.
+
+    Reads go through it too, so a what-if reads the files as its earlier steps would
+    have left them.
+    """
+
+    def read_file(self, path: Path, limit: int) -> bytes | None: ...
 
     def write_file(self, target: Target, data: bytes) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
@@ -207,6 +217,15 @@ def _is_within(path: Path, directory: Path) -> bool:
 
 class RealPerformer:
     """Performs effects for real: atomic file writes and processes with timeouts."""
+
+    def read_file(self, path: Path, limit: int) -> bytes | None:
+        """The file's bytes; None when it does not exist; FileTooLarge beyond `limit`."""
+        try:
+            if path.stat().st_size > limit:
+                raise FileTooLarge(str(path))
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
 
     def write_file(self, target: Target, data: bytes) -> None:
         target.path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,6 +56,38 @@ class _Undefined:
 UNDEFINED = _Undefined()
 
 
+class _Unknown:
+    """A value a what-if cannot know (an AI answer, a program's output) and everything
+    computed from it. Operators and calls given it give it back; it is never truthy or
+    falsy, so whoever branches on it must decide what "both ways" means."""
+
+    _instance: "_Unknown | None" = None
+
+    def __new__(cls) -> "_Unknown":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+    def __reduce__(self):
+        return (_Unknown, ())
+
+
+UNKNOWN = _Unknown()
+
+
+def contains_unknown(value: object) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, list):
+        return any(contains_unknown(v) for v in value)
+    if isinstance(value, dict):
+        return any(contains_unknown(v) for v in value.values())
+    return False
+
+
 class Fault(Exception):
     """A built-in or an operator refused its arguments; the evaluator turns it into an
     EvaluationError located at the call or operator."""

@@ -64,7 +64,7 @@ class RunEnv:
             raise
 
     def get(self, path: str) -> Any:
-        from catalyst_dsl.runtime.evaluate import UNDEFINED
+        from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN
 
         root, *segments = str(path).split(".")
         try:
@@ -72,6 +72,8 @@ class RunEnv:
         except KeyError:
             return UNDEFINED
         for segment in segments:
+            if value is UNKNOWN:
+                return UNKNOWN
             if isinstance(value, dict):
                 value = value.get(segment, UNDEFINED)
             elif isinstance(value, (list, str)) and segment == "length":

@@ -14,7 +14,7 @@ import difflib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from catalyst_dsl.runtime.gateway import ProcessOutcome, Target
+from catalyst_dsl.runtime.gateway import ProcessOutcome, RealPerformer, Target
 
 #: The effects recorded for the step being simulated (a list per step; per thread of a
 #: `parallel` group through the context it copies).
@@ -44,14 +44,12 @@ class RecordingPerformer:
     def __init__(self) -> None:
         #: path -> the content the run would leave (None: deleted).
         self.overlay: dict[Path, bytes | None] = {}
+        self._disk = RealPerformer()
 
-    def read_file(self, path: Path) -> bytes | None:
+    def read_file(self, path: Path, limit: int = 50 * 1024 * 1024) -> bytes | None:
         if path in self.overlay:
             return self.overlay[path]
-        try:
-            return path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
+        return self._disk.read_file(path, limit)
 
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
         """Files the run would add under `directory`, and files it would delete there."""
@@ -60,7 +58,7 @@ class RecordingPerformer:
         return added, removed
 
     def write_file(self, target: Target, data: bytes) -> None:
-        before = self.read_file(target.path)
+        before = self.read_file(target.path, 1 << 62)
         self.overlay[target.path] = data
         name = target.relative or target.written
         if before is None:
@@ -71,7 +69,7 @@ class RecordingPerformer:
             record({"change": "modify", "path": name, "diff": unified_diff(name, before, data)})
 
     def delete_file(self, target: Target) -> bool:
-        before = self.read_file(target.path)
+        before = self.read_file(target.path, 1 << 62)
         name = target.relative or target.written
         if before is None:
             record({"change": "no-op", "path": name, "reason": "the file does not exist"})

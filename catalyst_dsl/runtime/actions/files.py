@@ -11,6 +11,7 @@ import yaml
 
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge
 
 #: Files larger than this are not read into a variable (they would also swell the state).
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -27,9 +28,12 @@ def _text(value: object) -> str:
 def _read_bytes(ctx: ActionContext, written: str) -> bytes:
     path = ctx.read_path(written)
     try:
-        if path.stat().st_size > MAX_READ_BYTES:
-            raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_READ_BYTES // 1024 // 1024} MiB")
-        return path.read_bytes()
+        data = ctx.gateway.performer.read_file(path, MAX_READ_BYTES)
+        if data is None:
+            raise FileNotFoundError(written)
+        return data
+    except _TooLarge:
+        raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
     except FileNotFoundError:
         raise StepError("FileNotFound", f"'{written}' does not exist", guidance="check the path, or test it first with file-exists") from None
     except IsADirectoryError:
@@ -51,9 +55,11 @@ def file_read(ctx: ActionContext, config: dict) -> str:
 
 def file_exists(ctx: ActionContext, config: dict) -> bool:
     try:
-        return ctx.read_path(config["path"]).is_file()
-    except StepError:
-        return False
+        return ctx.gateway.performer.read_file(ctx.read_path(config["path"]), MAX_READ_BYTES) is not None
+    except _TooLarge:
+        return True  # it exists; it is only too large to read
+    except (StepError, OSError):
+        return False  # outside the project, a directory, unreadable: not a file we can use
 
 
 def file_list(ctx: ActionContext, config: dict) -> list[str]:
@@ -121,8 +127,10 @@ def json_write(ctx: ActionContext, config: dict) -> dict:
 def gitignore_edit(ctx: ActionContext, config: dict) -> dict:
     written = config["path"]
     try:
-        before = ctx.read_path(written).read_text(encoding="utf-8")
-    except FileNotFoundError:
+        before = _decode(_read_bytes(ctx, written), written, None)
+    except StepError as error:
+        if error.code != "FileNotFound":
+            raise
         before = ""
     lines = before.splitlines()
     header = f"# {config.get('header') or 'catalyst'}"
