@@ -93,17 +93,43 @@ def _locate(session, name: str) -> str:
 @click.option("--mode", type=MODES, default="manual", show_default=True, help="autonomous approves checkpoints by itself and records that it did.")
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show step starts and verbose/debug log entries.")
+@click.option("--what-if", "--dry-run", "what_if", is_flag=True, help="Show what the run would do; change nothing (docs/plan-format.md).")
+@click.option("--what-if-report", type=click.Path(dir_okay=False), help="With --what-if: also write the plan as canonical JSON to this file.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True, help="With --what-if: how to print the plan.")
+@click.option("--expect-plan", type=click.Path(exists=True, dir_okay=False), help="Run only if the what-if plan of this run equals this approved plan.")
 @_aborts
-def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool) -> None:
+def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool, what_if: bool, what_if_report: str | None,
+        fmt: str, expect_plan: str | None) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
-    Exit codes: 0 done, 1 invalid playbook or inputs, 2 a step failed, 3 state error,
-    4 paused for approval.
+    Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
+    --expect-plan), 2 a step failed, 3 state error, 4 paused for approval.
     """
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     session = _session(start, mode, log_format, verbose)
     given = _given(inputs)
     file = _locate(session, name)
+    if (what_if_report or fmt != "text") and not what_if:
+        raise click.UsageError("--what-if-report and --format describe a plan: add --what-if")
+    if what_if or expect_plan:
+        from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
+
+        plan = session.plan(file, given)
+        text = canonical_json(plan)
+        if what_if:
+            if what_if_report:
+                with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
+            click.echo({"json": text, "markdown": render_markdown(plan), "text": render_text(plan)}[fmt], nl=fmt == "text")
+            return
+        with open(expect_plan, encoding="utf-8") as handle:
+            approved = handle.read().replace("\r\n", "\n")
+        if approved != text:
+            click.echo(plan_diff(approved, text, os.path.basename(expect_plan)), err=True)
+            from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+
+            raise RunAbort(EXIT_INVALID, f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
+                           help="review the difference above; approve the new plan with --what-if-report, or run without --expect-plan")
     _terminate_as_interrupt()
     sys.exit(session.start(file, given))
 

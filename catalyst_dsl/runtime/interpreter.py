@@ -13,6 +13,7 @@ implementation in `runtime/actions` (or a plugin) that acts only through the gat
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import threading
@@ -23,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
-from catalyst_dsl.actions.catalog import Catalog, Effect
+from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
@@ -33,7 +34,10 @@ from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
+from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
 #: may hold file contents, which the snapshot never stores.
@@ -105,7 +109,8 @@ class Hooks:
 
 class Interpreter:
     def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
-                 mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None) -> None:
+                 mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None,
+                 plan: "PlanRecorder | None" = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
         self.plugins = plugins
@@ -119,6 +124,8 @@ class Interpreter:
         self._lock = threading.RLock()
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False
+        #: A what-if: steps are simulated into this plan (runtime/planning.py).
+        self.plan = plan
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -193,6 +200,9 @@ class Interpreter:
             self._journal(path, step, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
             return
         self._check_deadline()
+        if self.plan is not None:
+            self._simulate(step, frame, scope, path, sid)
+            return
         if step.condition is not None:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
@@ -201,15 +211,113 @@ class Interpreter:
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
 
+    # -- what-if -------------------------------------------------------------------------------------------
+
+    def _simulate(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
+        """A step of a what-if: run what is safe, record what is not, never stop the plan."""
+        maybe = False
+        if step.condition is not None:
+            try:
+                maybe = self._value(step.condition, self.env(frame, scope)) is UNKNOWN
+                if not maybe and not self._condition_holds(step, frame, scope, path, sid):
+                    return
+            except StepError as error:
+                entry = self.plan.open(path, sid, step.action)
+                entry["change"], entry["reason"] = "unknown", f"its condition would fail: {error.code}: {error.message}"
+                return
+        with (self.plan.conditional() if maybe else contextlib.nullcontext()):
+            entry = self.plan.open(path, sid, step.action)
+            if maybe:
+                entry["reason"] = "runs only if its condition holds, which depends on a value the plan cannot know"
+            effects: list[dict] = []
+            token = EFFECTS.set(effects)
+            result: Any = UNKNOWN
+            try:
+                with self.plan.inside(entry):
+                    result = self._simulate_action(step, frame, scope, path, sid, entry)
+            except Unknowable as unknown:
+                entry["change"], entry["reason"] = "unknown", unknown.reason
+            except StepError as error:
+                if error.code == "PermissionDenied":
+                    entry["change"], entry["reason"] = "refused", error.message
+                    entry["writes"].append({"allowed": False, "refusal": error.message})
+                else:
+                    entry["change"], entry["reason"] = "unknown", f"would fail: {error.code}: {error.message}"
+            finally:
+                EFFECTS.reset(token)
+                self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
+            if step.name and step.action not in ("var", "function"):
+                scope.define(step.name, result)
+            if step.checkpoint:
+                flag = self.plan.open(paths.join(path, "checkpoint"), sid, "checkpoint")
+                message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
+                flag["change"] = "would-pause"
+                flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+
+    def _safe_render(self, text: str, frame: Frame, scope: Scope) -> Any:
+        from catalyst_dsl.runtime.evaluate import render
+
+        try:
+            return render(text, self.env(frame, scope))
+        except StepError:
+            return text
+
+    def _simulate_action(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, entry: dict) -> Any:
+        action = step.action
+        if action in CONTROL or action in frame.functions:
+            return self._execute(step, frame, scope, path, sid)
+        config = self._config(step, self.env(frame, scope))
+        entry["config"] = self.plan.shown(config)
+        spec = self.catalog.get(action)
+        if action == "checkpoint":
+            entry["change"] = "would-pause"
+            entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
+                                 "roles": list(frame.playbook.reviewers.required)}
+            return _selection(config.get("default"), list(config.get("options") or []))
+        if spec is None:
+            raise StepError("UnknownAction", f"no action `{action}` is installed")
+        if action in OUTSIDE_WORLD:
+            entry["change"], entry["reason"] = "unknown", f"`{action}` reaches outside systems, which this version cannot do yet"
+            if spec.what_if is WhatIf.DESCRIBE:
+                entry["request"] = entry["config"]
+            return UNKNOWN
+        if spec.what_if is WhatIf.UNKNOWN:
+            what = "asks an AI, which a what-if never calls" if spec.group == "ai" else "runs a program, which a what-if never starts"
+            entry["change"], entry["reason"] = "unknown", f"`{action}` {what}"
+            return UNKNOWN
+        if spec.what_if is WhatIf.DESCRIBE:
+            entry["change"], entry["reason"], entry["request"] = "unknown", f"`{action}` would send this request", entry["config"]
+            return UNKNOWN
+        if contains_unknown(config):
+            targets = [config.get(w.key) for w in spec.writes if w.kind == "file"]
+            if spec.what_if is WhatIf.DIFF and targets and all(isinstance(t, str) for t in targets):
+                # Where it writes is known, what it writes is not: show the files, not a diff.
+                for written in targets:
+                    target = frame.gateway.target(written)
+                    exists = frame.gateway.performer.read_file(target.path, 1 << 62) is not None
+                    change = ("delete" if exists else "no-op") if action == "file-delete" else ("modify" if exists else "create")
+                    record({"change": change, "path": target.relative or written, "reason": "its content depends on a value the plan cannot know"})
+                entry["reason"] = "what it writes depends on a value the plan cannot know"
+            else:
+                entry["change"], entry["reason"] = "unknown", "its config depends on a value the plan cannot know"
+            return UNKNOWN
+        return self._execute(step, frame, scope, path, sid)
+
     def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
         from catalyst_dsl.runtime.evaluate import truthy
 
         env = self.env(frame, scope)
-        if truthy(self._value(step.condition, env)):
+        value = self._value(step.condition, env)
+        if value is UNKNOWN:
+            return True  # only in a what-if: the step is simulated as one that may run
+        if truthy(value):
             return True
         reason = self._explain_false(step.condition, env)
         self.events.step_skipped(sid, step.action, reason, frame.depth)
         self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
+        if self.plan is not None:
+            entry = self.plan.open(path, sid, step.action)
+            entry["change"], entry["reason"] = "skipped", reason
         return False
 
     def _guarded(self, work: Callable[[], Any], step: ir.Step, frame: Frame, scope: Scope, path: str) -> Any:
@@ -424,7 +532,19 @@ class Interpreter:
     def _do_if(self, step, frame, scope, path, sid):
         from catalyst_dsl.runtime.evaluate import truthy
 
-        holds = truthy(self._value(step.config.get("condition"), self.env(frame, scope)))
+        value = self._value(step.config.get("condition"), self.env(frame, scope))
+        if value is UNKNOWN:
+            # A what-if cannot tell which branch runs: it shows both, each as conditional.
+            with self.plan.conditional():
+                for branch in ("then", "else"):
+                    body = step.config.get(branch)
+                    if isinstance(body, ir.StepsV):
+                        try:
+                            self.run_steps(body.steps, frame, Scope(scope), paths.join(path, branch))
+                        except _Return:
+                            pass  # a return in one possible branch: the plan goes on with the other
+            return UNKNOWN
+        holds = truthy(value)
         branch = "then" if holds else "else"
         body = step.config.get(branch)
         if isinstance(body, ir.StepsV):
@@ -434,6 +554,16 @@ class Interpreter:
     def _do_for_each(self, step, frame, scope, path, sid):
         env = self.env(frame, scope)
         items = self._value(step.config.get("in"), env)
+        if items is UNKNOWN and self.plan is not None:
+            # How many items, and which, is not known: the body is shown once, for an unknown item.
+            item_name = str(self._value(step.config.get("item"), env))
+            index_value = step.config.get("index")
+            index_name = str(self._value(index_value, env)) if index_value is not None else "index"
+            body = step.config.get("steps")
+            with self.plan.conditional():
+                self.run_steps(body.steps if isinstance(body, ir.StepsV) else (), frame,
+                               Scope(scope, {item_name: UNKNOWN, index_name: UNKNOWN}), paths.join(path, "each", 0))
+            return UNKNOWN
         if isinstance(items, dict):
             items = list(items.items())
         if not isinstance(items, list):
@@ -520,6 +650,11 @@ class Interpreter:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1):
             raise StepError("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {limit!r}")
         shared = Scope(scope)
+        if self.plan is not None:
+            # A plan is the same every time: branches are simulated one after another.
+            for i, inner in enumerate(steps):
+                self.run_step(inner, frame, shared, paths.join(path, "branch", i))
+            return {"completed": len(steps), "failed": 0}
         failures: list[BaseException] = []
 
         def branch(i: int, inner: ir.Step) -> None:
@@ -558,7 +693,11 @@ class Interpreter:
         file, child = self.hooks.load_playbook(frame, step, str(config.get("name")))
         from catalyst_dsl.runtime.inputs import resolve_inputs
 
-        values, problems = resolve_inputs(child.inputs, dict(config.get("inputs") or {}), from_text=False)
+        given = dict(config.get("inputs") or {})
+        unknown = {k for k, v in given.items() if contains_unknown(v)}  # only in a what-if
+        values, problems = resolve_inputs(child.inputs, {k: v for k, v in given.items() if k not in unknown}, from_text=False)
+        problems = [p for p in problems if p.input not in unknown]
+        values.update({k: UNKNOWN for k in unknown})
         if problems:
             raise StepError("InvalidInputs", f"{child.name}: " + "; ".join(p.message for p in problems),
                             guidance="pass the inputs the called playbook declares")
@@ -645,7 +784,7 @@ def check_outputs(playbook: ir.Playbook, outputs: dict[str, Any]) -> None:
     for decl in playbook.outputs:
         if decl.name not in outputs:
             problems.append(f"output `{decl.name}` was not returned")
-        elif not _fits(outputs[decl.name], decl.type):
+        elif outputs[decl.name] is not UNKNOWN and not _fits(outputs[decl.name], decl.type):
             problems.append(f"output `{decl.name}` should be {decl.type}, got {type(outputs[decl.name]).__name__}")
     if problems:
         raise StepError("OutputMissing", f"{playbook.name}: " + "; ".join(problems), guidance="return every declared output with a `return` step")

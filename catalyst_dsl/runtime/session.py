@@ -119,6 +119,72 @@ class Session:
         self.library = result.library
         return compiled.playbook
 
+    # -- planning -----------------------------------------------------------------------------------------
+
+    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True) -> dict[str, Any]:
+        """What a run would do, as a plan (docs/plan-format.md): nothing is written, no lock
+        is taken, no program or remote AI is started."""
+        import io
+
+        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.planning import PlanRecorder
+        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.whatif import RecordingPerformer
+
+        playbook = self._checked(file)
+        given = dict(given)
+        secrets = [d.name for d in playbook.inputs if d.secret]
+        for name in secrets:
+            if name not in given:
+                # A plan never needs the real secret: it only masks it.
+                given[name] = self.secret(name) or secret_placeholder(name)
+        values, problems = resolve_inputs(playbook.inputs, given, from_text=from_text, render_default=self._default_renderer())
+        if problems:
+            raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was planned",
+                           details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        for name in secrets:
+            if values.get(name) != secret_placeholder(name):
+                self._add_secret(values.get(name))
+        events = Events(log_format="text", out=io.StringIO(), mask=self.masker.mask)
+        recorder = PlanRecorder(self.masker.mask)
+        scratch = self.state_dir / "tmp" / "what-if"
+        grants = granted_paths(playbook, self._inputs_env(values))
+        performer = RecordingPerformer()
+        gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
+                                 protected=(self._relative(str(self.state_dir)),))
+        interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
+                                  hooks=self._plan_hooks(), mode="manual", scratch=scratch,
+                                  max_depth=self.project.config.max_depth, plan=recorder)
+        outputs: Any = None
+        try:
+            outputs = interpreter.run_playbook(Frame(playbook, file, values, gateway))
+        except StepError as error:  # a failure outside any step (a `finally` that cannot run)
+            recorder.steps.append({"path": "", "step": playbook.name, "action": "playbook", "change": "unknown",
+                                   "reason": f"would fail: {error.code}: {error.message}", "conditional": False, "config": {},
+                                   "effects": [], "writes": [], "approval": None, "request": None, "steps": []})
+        resources = self.lock_resources(playbook, values, file)
+        conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in self.locks.conflicts("what-if", resources)]
+        from catalyst_dsl.report.plan import count_changes, with_hash
+
+        plan = {
+            "format": "catalyst-plan", "version": 1,
+            "playbook": {"name": playbook.name, "file": self._relative(file)},
+            "inputs": {k: (secret_placeholder(k) if k in secrets else recorder.shown(v)) for k, v in values.items()},
+            "permissions": {"allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None},
+            "locks": resources, "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
+            "steps": recorder.steps,
+            "outputs": recorder.shown(outputs) if outputs is not None else None,
+        }
+        plan["summary"] = count_changes(plan["steps"])
+        return with_hash(plan)
+
+    def _plan_hooks(self) -> Hooks:
+        nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
+        return Hooks(record_step=nothing, save=nothing, set_in_flight=nothing, record_failure=nothing,
+                     approval_for=lambda path: None, approve=nothing, ask=None, cancel_requested=lambda: False,
+                     load_playbook=lambda frame, step, target: self._load_child(None, frame, step, target),
+                     adapter=self._adapter, mask=self.masker.mask)
+
     # -- resuming ----------------------------------------------------------------------------------------
 
     def resume(self, run_id: str, given: Mapping[str, str]) -> int:
@@ -368,6 +434,8 @@ class Session:
         if compiled.playbook is None or compiled.has_errors:
             raise StepError("InvalidPlaybook", f"{self._relative(resolved)} has errors", guidance=f"run `catalyst check {self._relative(resolved)}`")
         inherit = step.config.get("inheritPermissions")
+        if state is None:  # a what-if: no snapshot to record the call in
+            return resolved, compiled.playbook
         state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
             "file": self._relative(resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
         return resolved, compiled.playbook
