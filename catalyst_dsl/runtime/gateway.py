@@ -90,6 +90,7 @@ class Performer(Protocol):
     """
 
     def read_file(self, path: Path, limit: int) -> bytes | None: ...
+    def listing(self, directory: Path) -> tuple[set[Path], set[Path]]: ...
 
     def write_file(self, target: Target, data: bytes) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
@@ -226,6 +227,10 @@ class RealPerformer:
             return path.read_bytes()
         except FileNotFoundError:
             return None
+
+    def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
+        """Files added and removed under `directory` beyond what the disk shows: none here."""
+        return set(), set()
 
     def write_file(self, target: Target, data: bytes) -> None:
         target.path.parent.mkdir(parents=True, exist_ok=True)

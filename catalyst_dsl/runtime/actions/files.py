@@ -64,27 +64,34 @@ def file_exists(ctx: ActionContext, config: dict) -> bool:
 
 def file_list(ctx: ActionContext, config: dict) -> list[str]:
     base = ctx.read_path(config["path"])
-    if not base.is_dir():
+    # A what-if lists the files as its earlier steps would have left them.
+    added, removed = ctx.gateway.performer.listing(base)
+    if not base.is_dir() and not added:
         raise StepError("FileNotFound", f"'{config['path']}' is not a directory")
     pattern = config.get("pattern") or "*"
     relative_to = config.get("relativeTo") or "root"
     found = []
+    on_disk = [Path(directory) / name for directory, dirs, names in _walk(base) for name in names]
+    for full in sorted({*on_disk, *added} - removed):
+        inside = full.relative_to(base).as_posix()
+        if not (fnmatch.fnmatchcase(inside, pattern) or fnmatch.fnmatchcase(full.name, pattern)):
+            continue
+        if relative_to == "absolute":
+            found.append(str(full))
+        elif relative_to == "cwd":
+            found.append(os.path.relpath(full))
+        elif _within(full, ctx.gateway.scratch):
+            # Scratch files keep their protocol name: the scratch directory is the run's own.
+            found.append("temp://" + full.relative_to(ctx.gateway.scratch.resolve()).as_posix())
+        else:
+            found.append(full.relative_to(ctx.gateway.real_root).as_posix())
+    return found
+
+
+def _walk(base: Path):
     for directory, dirs, names in os.walk(base):
         dirs.sort()
-        for name in sorted(names):
-            full = Path(directory) / name
-            inside = full.relative_to(base).as_posix()
-            if fnmatch.fnmatchcase(inside, pattern) or fnmatch.fnmatchcase(name, pattern):
-                if relative_to == "absolute":
-                    found.append(str(full))
-                elif relative_to == "cwd":
-                    found.append(os.path.relpath(full))
-                elif _within(full, ctx.gateway.scratch):
-                    # Scratch files keep their protocol name: the scratch directory is the run's own.
-                    found.append("temp://" + full.relative_to(ctx.gateway.scratch.resolve()).as_posix())
-                else:
-                    found.append(full.relative_to(ctx.gateway.real_root).as_posix())
-    return found
+        yield directory, dirs, sorted(names)
 
 
 def _within(path: Path, directory: Path) -> bool:
