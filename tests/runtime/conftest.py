@@ -1,28 +1,36 @@
-"""Fixtures for runtime tests: `plugin_wheel` gives the wheel-building helpers.
+"""Fixtures for runtime tests: `project` (a throwaway project driven through the CLI,
+see run_helpers.py) and `plugin_wheel` (the wheel-building helpers).
 
-The helper module is loaded from its file, so it works without `__init__.py` and under
+Helper modules are loaded from their files, so they work without `__init__.py` and under
 any pytest import mode.
 """
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-_MODULE = "catalyst_tests_plugin_wheel"
-
-
-def _load_plugin_wheel():
-    if _MODULE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(_MODULE, Path(__file__).with_name("plugin_wheel.py"))
+def _load(name: str, file: str):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
         module = importlib.util.module_from_spec(spec)
-        sys.modules[_MODULE] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
-    return sys.modules[_MODULE]
+    return sys.modules[name]
 
 
 @pytest.fixture(scope="session")
 def plugin_wheel():
     """The `plugin_wheel` module: build_wheel, install_wheel, plugin_env."""
-    return _load_plugin_wheel()
+    return _load("catalyst_tests_plugin_wheel", "plugin_wheel.py")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A throwaway project (catalyst.toml, playbooks/) as the current directory, with no
+    catalyst settings leaking in from the environment."""
+    for key in [k for k in os.environ if k.startswith("CATALYST_")]:
+        monkeypatch.delenv(key)
+    return _load("catalyst_tests_run_helpers", "run_helpers.py").RunProject(tmp_path / "project", monkeypatch)

@@ -7,7 +7,6 @@ run snapshot under `.xe/runs/`.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,24 +17,10 @@ from pathlib import Path
 import pytest
 
 
-def _load_helpers():
-    # Loaded from its file: tests/ has no __init__.py, and this works under any import mode.
-    name = "catalyst_tests_run_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("run_helpers.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
-RunProject = _load_helpers().RunProject
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("CATALYST_MOCK_AI_SCRIPT", raising=False)
-    return RunProject(tmp_path / "project", monkeypatch)
 
 
 @pytest.fixture

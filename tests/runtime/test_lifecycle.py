@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
-
-import pytest
 
 
-def _helpers():
-    name = "catalyst_tests_run_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("run_helpers.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+
 
 
 REVIEWED = """
@@ -34,11 +22,6 @@ REVIEWED = """
 """
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("CATALYST_MOCK_AI_SCRIPT", raising=False)
-    monkeypatch.delenv("CATALYST_APPROVAL_KEY", raising=False)
-    return _helpers().RunProject(tmp_path / "project", monkeypatch)
 
 
 def paused(project) -> str:

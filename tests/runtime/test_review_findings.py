@@ -6,7 +6,6 @@ error with an exit code, never a traceback; secrets must stay out of files and o
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -16,29 +15,13 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from catalyst_dsl.cli import cli
 
 
-def _helpers():
-    name = "catalyst_tests_run_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("run_helpers.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("CATALYST_MOCK_AI_SCRIPT", raising=False)
-    monkeypatch.delenv("CATALYST_APPROVAL_KEY", raising=False)
-    for key in [k for k in os.environ if k.startswith("CATALYST_SECRET_")]:
-        monkeypatch.delenv(key)
-    return _helpers().RunProject(tmp_path / "project", monkeypatch)
 
 
 def invoke(*args: str):
