@@ -120,7 +120,8 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
             if what_if_report:
                 with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
                     handle.write(text)
-            click.echo({"json": text, "markdown": render_markdown(plan), "text": render_text(plan)}[fmt], nl=fmt == "text")
+            render = {"json": lambda: text, "markdown": lambda: render_markdown(plan), "text": lambda: render_text(plan)}[fmt]
+            click.echo(render(), nl=fmt == "text")
             return
         with open(expect_plan, encoding="utf-8") as handle:
             approved = handle.read().replace("\r\n", "\n")

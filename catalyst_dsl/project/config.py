@@ -57,6 +57,17 @@ class ProjectConfig:
     secrets_file: Optional[str] = None
     #: AI adapters in order of preference; the first installed one is used (else the mock).
     ai_adapters: tuple[str, ...] = ()
+    #: The program the `command` AI adapter pipes prompts to (argv).
+    ai_command: tuple[str, ...] = ()
+    #: The OpenAI-compatible endpoint of the `openai` AI adapter, and its default model.
+    openai_base_url: Optional[str] = None
+    openai_model: Optional[str] = None
+    #: At most this many AI requests per minute (None: no limit).
+    ai_rate_limit: Optional[float] = None
+    #: The GitHub REST API the github-* actions call.
+    github_api_url: str = "https://api.github.com"
+    #: Branches git-commit refuses to commit to directly.
+    protected_branches: tuple[str, ...] = ()
 
 
 @attrs.frozen

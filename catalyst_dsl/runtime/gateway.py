@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 from pathlib import Path
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 import attrs
 
@@ -20,6 +20,9 @@ from catalyst_dsl.paths.globs import Glob, GlobError, classify
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime import durable
 from catalyst_dsl.runtime.errors import StepError
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
 
 
 @attrs.frozen
@@ -96,10 +99,12 @@ class Performer(Protocol):
     def delete_file(self, target: Target) -> bool: ...
     def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
                     on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome: ...
+    def send(self, request: "HttpRequest") -> "HttpResponse": ...
 
 
-def denied(message: str, help: str) -> StepError:
-    return StepError("PermissionDenied", message, guidance=help)
+def denied(message: str, help: str, written: str | None = None) -> StepError:
+    """PermissionDenied; `metadata.path` names the path as the playbook wrote it."""
+    return StepError("PermissionDenied", message, guidance=help, metadata={"path": written} if written is not None else None)
 
 
 class EffectsGateway:
@@ -134,52 +139,52 @@ class EffectsGateway:
     def target(self, written: str) -> Target:
         """Where a written path lands, or PermissionDenied: checked before any write."""
         if "\0" in written:
-            raise denied(f"cannot write {written!r}: the path holds a NUL character", "check how the path is built")
+            raise denied(f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written)
         placed = place(written)
         if placed.problem:
-            raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files")
+            raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files", written)
         if placed.scratch:
             path = self.scratch_path(written)
             if path == self.scratch:
-                raise denied(f"'{written}' names the scratch space itself, not a file in it", "add a file name after temp://")
+                raise denied(f"'{written}' names the scratch space itself, not a file in it", "add a file name after temp://", written)
             return Target(written, path, None)
         text = placed.path or written
         if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
-            raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root")
+            raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root", written)
         clean = posixpath.normpath(text.replace("\\", "/"))
         if clean == ".." or clean.startswith("../"):
-            raise denied(f"cannot write '{written}': it leads outside the project", "remove the `..` segments; paths are relative to the project root")
+            raise denied(f"cannot write '{written}': it leads outside the project", "remove the `..` segments; paths are relative to the project root", written)
         if clean == ".":
-            raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project")
+            raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project", written)
         path = self.root / clean
         real = Path(os.path.realpath(path))
         if not _is_within(real, self.real_root):
-            raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project")
+            raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project", written)
         real_relative = real.relative_to(self.real_root).as_posix()
         for protected in self.protected:
             if real_relative == protected or real_relative.startswith(protected + "/"):
                 raise denied(f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
-                             "write somewhere else in the project")
+                             "write somewhere else in the project", written)
         for layer in self.layers:
             for candidate in {clean, real_relative}:
                 if not layer.allows(candidate):
-                    raise denied(f"cannot write '{written}': {layer.describe()}", "add the path to allowedWritePaths (or artifacts), or write elsewhere")
+                    raise denied(f"cannot write '{written}': {layer.describe()}", "add the path to allowedWritePaths (or artifacts), or write elsewhere", written)
         return Target(written, path, clean)
 
     def check_pattern(self, written: str) -> None:
         """A shell-like step's declared `writes:` pattern: every path it names must be allowed."""
         placed = place(written)
         if placed.problem:
-            raise denied(f"this step declares it writes '{written}': {placed.problem}", "declare paths inside the project")
+            raise denied(f"this step declares it writes '{written}': {placed.problem}", "declare paths inside the project", written)
         if placed.scratch:
             return
         try:
             glob = Glob.compile(placed.path or written)
         except GlobError as error:
-            raise denied(f"this step declares it writes '{written}': {error.message}", "declare paths relative to the project root, without `..`") from None
+            raise denied(f"this step declares it writes '{written}': {error.message}", "declare paths relative to the project root, without `..`", written) from None
         for layer in self.layers:
             if not layer.allows_pattern(glob):
-                raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths")
+                raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
 
     def working_directory(self, written: str | None) -> Path:
         if not written:
@@ -192,7 +197,7 @@ class EffectsGateway:
         text = placed.path or written
         real = Path(os.path.realpath(self.root / text))
         if os.path.isabs(text) or not _is_within(real, self.real_root):
-            raise denied(f"the working directory '{written}' is outside the project", "use a directory inside the project")
+            raise denied(f"the working directory '{written}' is outside the project", "use a directory inside the project", written)
         return real
 
     # -- effects ------------------------------------------------------------------------------------
@@ -210,6 +215,11 @@ class EffectsGateway:
         for pattern in declared_writes:
             self.check_pattern(pattern)
         return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+
+
+    def send(self, request: "HttpRequest") -> "HttpResponse":
+        """An HTTP request (the network effect): the performer sends it, or a what-if records it."""
+        return self.performer.send(request)
 
 
 def _is_within(path: Path, directory: Path) -> bool:
@@ -247,4 +257,9 @@ class RealPerformer:
         from catalyst_dsl.runtime.process import run_streaming
 
         return run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+
+    def send(self, request):
+        from catalyst_dsl.runtime.network import send
+
+        return send(request)
 

@@ -105,12 +105,14 @@ class Hooks:
     #: adapter(name) -> AIAdapter
     adapter: Callable[[str | None], Any]
     mask: Callable[[Any], Any]
+    #: secret(name) -> a value from the secret providers, or None.
+    secret: Callable[[str], str | None] = lambda name: None
 
 
 class Interpreter:
     def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
                  mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None,
-                 plan: "PlanRecorder | None" = None) -> None:
+                 plan: "PlanRecorder | None" = None, settings: Any = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
         self.plugins = plugins
@@ -126,6 +128,8 @@ class Interpreter:
         self._stopping = False
         #: A what-if: steps are simulated into this plan (runtime/planning.py).
         self.plan = plan
+        #: The project's settings, for actions that need them (GitHub URL, protected branches…).
+        self.settings = settings
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -240,7 +244,8 @@ class Interpreter:
             except StepError as error:
                 if error.code == "PermissionDenied":
                     entry["change"], entry["reason"] = "refused", error.message
-                    entry["writes"].append({"allowed": False, "refusal": error.message})
+                    written = error.metadata.get("path") if isinstance(error.metadata, dict) else None
+                    entry["writes"].append({"path": written, "allowed": False, "refusal": error.message})
                 else:
                     entry["change"], entry["reason"] = "unknown", f"would fail: {error.code}: {error.message}"
             finally:
@@ -265,10 +270,24 @@ class Interpreter:
     def _simulate_action(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, entry: dict) -> Any:
         action = step.action
         if action in CONTROL or action in frame.functions:
+            env = self.env(frame, scope)
+            try:
+                entry["config"] = self.plan.shown({e.key: self._value(e.value, env) for e in step.config.entries
+                                                   if not isinstance(e.value, (ir.StepsV, ir.InputsV))})
+            except StepError:
+                pass  # the step itself reports what fails
             return self._execute(step, frame, scope, path, sid)
         config = self._config(step, self.env(frame, scope))
         entry["config"] = self.plan.shown(config)
         spec = self.catalog.get(action)
+        if spec is not None and spec.shell_like:
+            # A program's declared writes are checked as in a real run, before it would start.
+            env = self.env(frame, scope)
+            for value in step.writes:
+                written = self._value(value, env)
+                if isinstance(written, str):
+                    frame.gateway.check_pattern(written)
+                    entry["writes"].append({"path": written, "allowed": True})
         if action == "checkpoint":
             entry["change"] = "would-pause"
             entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
@@ -505,7 +524,7 @@ class Interpreter:
         ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, timeout,
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
-                            self.hooks.adapter)
+                            self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path)
         try:
             return run(ctx, config)
         except (OSError, UnicodeError, LookupError, ValueError) as error:

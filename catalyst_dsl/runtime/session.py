@@ -154,7 +154,7 @@ class Session:
                                  protected=(self._relative(str(self.state_dir)),))
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
-                                  max_depth=self.project.config.max_depth, plan=recorder)
+                                  max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)
         outputs: Any = None
         try:
             outputs = interpreter.run_playbook(Frame(playbook, file, values, gateway))
@@ -172,7 +172,8 @@ class Session:
             "inputs": {k: (secret_placeholder(k) if k in secrets else recorder.shown(v)) for k, v in values.items()},
             "permissions": {"allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None},
             "locks": resources, "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
-            "steps": recorder.steps,
+            # Diffs, paths and reasons can hold a secret value too: the whole tree is masked.
+            "steps": self.masker.mask(recorder.steps),
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
         plan["summary"] = count_changes(plan["steps"])
@@ -183,7 +184,7 @@ class Session:
         return Hooks(record_step=nothing, save=nothing, set_in_flight=nothing, record_failure=nothing,
                      approval_for=lambda path: None, approve=nothing, ask=None, cancel_requested=lambda: False,
                      load_playbook=lambda frame, step, target: self._load_child(None, frame, step, target),
-                     adapter=self._adapter, mask=self.masker.mask)
+                     adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret)
 
     # -- resuming ----------------------------------------------------------------------------------------
 
@@ -228,6 +229,13 @@ class Session:
     @staticmethod
     def _released(state) -> bool:
         return any(a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals)
+
+    def _provided_secret(self, name: str) -> str | None:
+        """A secret an action asks for by name (a token): found, then masked everywhere."""
+        value = self.secret(name)
+        if value is not None:
+            self._add_secret(value)
+        return value
 
     def _add_secret(self, value: Any) -> None:
         self.masker.add(value)
@@ -304,7 +312,8 @@ class Session:
                                  self.options.performer or RealPerformer(), protected=(self._relative(str(self.state_dir)),))
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
-                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps})
+                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps},
+                                  settings=self.project.config)
         frame = Frame(playbook, file, values, gateway)
         try:
             outputs = interpreter.run_playbook(frame)
@@ -423,7 +432,7 @@ class Session:
             record_step=record_step, save=lambda: self.store.save(state), set_in_flight=set_in_flight, record_failure=record_failure,
             approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
             load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
-            adapter=self._adapter, mask=self.masker.mask,
+            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret,
         )
 
     def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:

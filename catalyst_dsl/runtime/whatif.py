@@ -82,6 +82,12 @@ class RecordingPerformer:
                     on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome:
         raise Unknowable(f"`{Path(argv[0]).name}` would run a program, which a what-if never starts")
 
+    def send(self, request):
+        """Reads (GET, HEAD) are sent for real, as the catalog says; anything else is recorded."""
+        if request.method.upper() in ("GET", "HEAD"):
+            return _send_for_real(request)
+        raise Unknowable(f"{request.method.upper()} {request.url} would change a remote system, which a what-if never does")
+
 
 def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
     """A unified diff of one file, LF only; binary or huge files are described instead."""
@@ -106,3 +112,9 @@ def _text(data: bytes | None) -> str | None:
         return data.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError:
         return None
+
+
+def _send_for_real(request):
+    from catalyst_dsl.runtime.network import send
+
+    return send(request)

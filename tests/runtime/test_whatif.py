@@ -1,15 +1,15 @@
 """`catalyst run --what-if`: the plan of docs/plan-format.md, through the real command line.
 
-Each test writes small playbooks into a throwaway project (run_helpers.RunProject) and
-asks for the plan in-process; the determinism tests and the lock holder run
-`python -m catalyst_dsl` in subprocesses, so that the working directory, the time zone
-and the hash seed really differ between the runs compared.
+Each test writes small playbooks into a throwaway project (the `project` fixture of
+conftest.py, a run_helpers.RunProject) and asks for the plan in-process; the
+determinism tests and the lock holder run `python -m catalyst_dsl` in subprocesses, so
+that the working directory, the time zone and the hash seed really differ between the
+runs compared.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import stat
@@ -24,16 +24,6 @@ import pytest
 from catalyst_dsl.report.plan import canonical_json, with_hash
 
 
-def _helpers():
-    name = "catalyst_tests_run_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("run_helpers.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 REPO = Path(__file__).resolve().parents[2]
 
 #: Every change type docs/plan-format.md lists.
@@ -41,12 +31,6 @@ CHANGE_TYPES = {"create", "modify", "delete", "no-op", "read", "unknown", "skipp
 
 #: The keys of every step entry (docs/plan-format.md, "Step entries").
 ENTRY_KEYS = {"path", "step", "action", "change", "reason", "conditional", "config", "effects", "writes", "approval", "request", "steps"}
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    monkeypatch.delenv("CATALYST_MOCK_AI_SCRIPT", raising=False)
-    return _helpers().RunProject(tmp_path / "project", monkeypatch)
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -269,16 +253,16 @@ def test_the_plan_is_canonical_and_names_no_machine_specific_thing(project, tmp_
 # =====================================================================================
 
 
-def test_a_what_if_changes_nothing_in_the_project(project, tmp_path):
+def test_a_what_if_changes_nothing_in_the_project(project, tmp_path, tmp_path_factory):
     everything(project)
     before = tree(tmp_path)
     for fmt in ("text", "json", "markdown"):
         result = project.run("everything", "--what-if", "--format", fmt)
         assert result.exit_code == 0, result.output
-    report = tmp_path.parent / f"{tmp_path.name}-plan.json"
+    report = tmp_path_factory.mktemp("report") / "plan.json"
     result = project.run("everything", "--dry-run", "--what-if-report", str(report))
     assert result.exit_code == 0, result.output
-    report.unlink()
+    assert report.is_file()
     after = tree(tmp_path)
     assert tree_changes(before, after) == []
     assert not (project.root / ".xe").exists()
@@ -534,6 +518,29 @@ def test_a_write_outside_the_grants_is_refused_with_the_refusal(project):
     assert refused["writes"] == [{"path": "elsewhere/x.txt", "allowed": False, "refusal": refused["reason"]}]
     assert plan["summary"]["refused"] == 1
     assert plan["permissions"] == {"allowedWritePaths": ["out/**"]}
+
+
+def test_a_program_declaring_a_write_outside_the_grants_is_refused_not_unknown(project):
+    project.playbook("declared", """
+        name: declared
+        description: a program that says it writes outside the grants
+        owner: Engineer
+        inputs:
+          - string: dest
+            default: elsewhere/y.txt
+        allowedWritePaths:
+          - "out/**"
+        steps:
+          - bash: "touch {{dest}}"
+            writes: ["{{dest}}"]
+    """)
+    step = plan_of(project, "declared")["steps"][0]
+    # A real run fails here with PermissionDenied before starting the program.
+    real = project.run("declared")
+    assert real.exit_code == 2 and project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert not project.exists("elsewhere/y.txt")
+    assert step["change"] == "refused", step
+    assert [(w["path"], w["allowed"]) for w in step["writes"]] == [("elsewhere/y.txt", False)]
 
 
 def test_the_text_plan_names_the_refused_path(project):

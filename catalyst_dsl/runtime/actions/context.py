@@ -34,6 +34,12 @@ class ActionContext:
     output: Callable[[str, str], None]
     #: adapter(name_or_None) -> AIAdapter, by the documented precedence.
     adapter: Callable[[str | None], Any]
+    #: The project's settings (catalyst_dsl.project.config.ProjectConfig).
+    settings: Any = None
+    #: secret(name) -> the value from the secret providers (environment, secrets-file), or None.
+    secret: Callable[[str], str | None] = lambda name: None
+    #: Where the step sits in the run (its journal path), stable across resumes.
+    path: str = ""
     started: float = attrs.field(factory=time.monotonic)
 
     @property
