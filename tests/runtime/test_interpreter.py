@@ -1464,7 +1464,7 @@ def test_scripted_ai_error_fails_the_step_with_its_code(project, monkeypatch):
 
 @pytest.mark.parametrize("step", [
     'http-get: "https://example.com/api"',
-    'git-commit: "a commit message"',
+    'powershell: "Write-Host 1"',
     'script: "console.log(1)"',
     'github-issue-create: "a title"',
 ])
