@@ -28,6 +28,7 @@ from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
+from catalyst_dsl.runtime.actions import script as script_action
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.config_check import check_config
 from catalyst_dsl.runtime.process import stop_all_processes
@@ -192,6 +193,8 @@ class Interpreter:
             # Done before the run stopped: restore what it left, never do it twice.
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, record.get("result"))
+            if step.action == "script" and record["status"] == "completed":
+                script_action.apply_set(scope.assign, record.get("result"))
             if step.checkpoint and record["status"] != "skipped":
                 self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
             return
@@ -524,9 +527,13 @@ class Interpreter:
         ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, timeout,
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
-                            self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path)
+                            self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path,
+                            variables=lambda: script_action.visible_variables(scope, frame.inputs))
         try:
-            return run(ctx, config)
+            result = run(ctx, config)
+            if action == "script":
+                script_action.apply_set(scope.assign, result)  # set('name', value) inside the script
+            return result
         except (OSError, UnicodeError, LookupError, ValueError) as error:
             if isinstance(error, StepError):
                 raise

@@ -68,6 +68,7 @@ class Session:
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
         self._mock = None
+        self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
 
     # -- starting --------------------------------------------------------------------------------------
@@ -152,6 +153,7 @@ class Session:
         performer = RecordingPerformer()
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
                                  protected=(self._relative(str(self.state_dir)),))
+        self._gateway = gateway
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
                                   max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)
@@ -310,6 +312,7 @@ class Session:
         scratch = self.state_dir / "tmp" / state.run_id
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
                                  self.options.performer or RealPerformer(), protected=(self._relative(str(self.state_dir)),))
+        self._gateway = gateway  # AI adapters that run a program go through it too
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps},
@@ -479,7 +482,13 @@ class Session:
             # One mock per session: a scripted answer is used once across all steps.
             self._mock = MockAdapter(root=self.project.root)
         mock = self._mock
-        available = {"mock": lambda options: mock, **(self.plugins.adapters() if name != "mock" and (name or self.project.config.ai_adapters) else {})}
+        available = {"mock": lambda options: mock}
+        if name != "mock" and (name or self.project.config.ai_adapters):
+            from catalyst_dsl.runtime.ai_adapters import available_adapters, gateway_runner
+
+            available.update(self.plugins.adapters())
+            available.update(available_adapters(self.project.config, self._provided_secret,
+                                                runner=gateway_runner(self._gateway), mask=self._add_secret))
         return select_adapter(name, self.project.config.ai_adapters, available)
 
     # -- locks -----------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ def _send(ctx: ActionContext, prompt: str, config: dict):
     options = {k: config[k] for k in OPTIONS if config.get(k) is not None}
     if config.get("context") is not None:
         options["context"] = config["context"]
+    if ctx.remaining() is not None:
+        options["timeout"] = ctx.remaining()  # the adapter stops a silent program or server in time
     chunks = []
     pending = ""  # the part of a line not ended yet: shown once it is whole
     for chunk in adapter.invoke(prompt, tools, options):

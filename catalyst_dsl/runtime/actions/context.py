@@ -40,6 +40,8 @@ class ActionContext:
     secret: Callable[[str], str | None] = lambda name: None
     #: Where the step sits in the run (its journal path), stable across resumes.
     path: str = ""
+    #: variables() -> the names the step can see, as plain data (for `script`'s get()).
+    variables: Callable[[], dict] | None = None
     started: float = attrs.field(factory=time.monotonic)
 
     @property

@@ -1,0 +1,472 @@
+"""The built-in real AI adapters: a program on stdin/stdout, an OpenAI-compatible stream.
+
+The command adapter runs a small Python program through a real effects gateway; the
+OpenAI adapter talks to a local HTTP server that streams Server-Sent Events. Backoff is
+shortened so retries cost milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from catalyst_dsl.project.config import ProjectConfig
+from catalyst_dsl.runtime import ai_adapters
+from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AIAdapter, collect, select_adapter
+from catalyst_dsl.runtime.ai_adapters import (
+    CommandAdapter,
+    OpenAIAdapter,
+    RateLimiter,
+    available_adapters,
+    chat_completions_url,
+    gateway_runner,
+    shared_limiter,
+)
+from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+
+FAST = dict(backoff=0.01)
+
+# --- the command adapter -----------------------------------------------------------------------------
+
+PROGRAM = textwrap.dedent("""\
+    import os, sys, time
+    mode, state = sys.argv[1], sys.argv[2]
+    prompt = sys.stdin.read()
+    with open(os.path.join(state, "calls"), "a") as calls:
+        calls.write(prompt.replace("\\n", " ") + "|" + os.environ.get("CATALYST_AI_TOOLS", "") + "|" + os.environ.get("CATALYST_AI_MODEL", "-") + "\\n")
+    count = len(open(os.path.join(state, "calls")).read().splitlines())
+
+    def say(line):
+        print(line, flush=True)
+
+    if mode == "echo":
+        for word in prompt.split():
+            say(word.upper())
+    elif mode == "wait":  # the second line only once the test has read the first
+        say("first")
+        for _ in range(500):
+            if os.path.exists(os.path.join(state, "go")):
+                break
+            time.sleep(0.01)
+        say("second")
+    elif mode == "dies":
+        say("partial answer")
+        print("segfault-ish", file=sys.stderr, flush=True)
+        sys.exit(3)
+    elif mode == "fails":
+        print("bad flag --frobnicate", file=sys.stderr, flush=True)
+        sys.exit(2)
+    elif mode == "tempfail-once":
+        if count == 1:
+            print("busy, try later", file=sys.stderr, flush=True)
+            sys.exit(75)
+        say("fine now")
+    elif mode == "tempfail":
+        sys.exit(75)
+    elif mode == "slow":
+        say("thinking")
+        time.sleep(10)
+    """)
+
+
+@pytest.fixture
+def program(tmp_path):
+    path = tmp_path / "ai_program.py"
+    path.write_text(PROGRAM, encoding="utf-8")
+    state = tmp_path / "state"
+    state.mkdir()
+    gateway = EffectsGateway(tmp_path, tmp_path / "scratch", (Grants.of("test", None),), RealPerformer())
+    runner = gateway_runner(gateway)
+
+    def make(mode: str, **kw) -> CommandAdapter:
+        return CommandAdapter([sys.executable, str(path), mode, str(state)], runner, **{**FAST, **kw})
+
+    make.state = state
+    make.calls = lambda: (state / "calls").read_text().splitlines() if (state / "calls").exists() else []
+    make.runner = runner
+    return make
+
+
+def test_command_adapter_streams_stdout_lines_as_chunks(program):
+    adapter = program("echo")
+    assert isinstance(adapter, AIAdapter) and adapter.name == "command"
+    chunks = list(adapter.invoke("hello there\nworld", ["read"], {"model": "small"}))
+    assert chunks == ["HELLO\n", "THERE\n", "WORLD\n"]
+    # The prompt came on stdin; the grants and the model in the environment.
+    assert program.calls() == ["hello there world|read|small"]
+
+
+def test_command_adapter_chunks_arrive_before_the_program_ends(program):
+    stream = program("wait").invoke("q", (), {})
+    assert next(stream) == "first\n"  # the program is still waiting for "go"
+    assert len(program.calls()) == 1
+    (program.state / "go").touch()
+    assert list(stream) == ["second\n"]
+
+
+def test_command_adapter_reader_that_stops_early_lets_go(program):
+    stream = program("wait").invoke("q", (), {"timeout": 5})
+    assert next(stream) == "first\n"
+    started = time.monotonic()
+    stream.close()  # as when the step's deadline passes between chunks
+    assert time.monotonic() - started < 1
+    (program.state / "go").touch()
+
+
+def test_command_adapter_tools_are_empty_by_default(program):
+    collect(program("echo").invoke("x", (), {}))
+    assert program.calls() == ["x||-"]
+
+
+def test_command_adapter_non_zero_exit_quotes_stderr_and_is_not_retried(program):
+    with pytest.raises(AdapterError) as caught:
+        collect(program("fails").invoke("q", (), {}))
+    error = caught.value
+    assert error.code == AI_ADAPTER_ERROR
+    assert "exited with code 2" in error.message and "bad flag --frobnicate" in error.message
+    assert error.metadata["exitCode"] == 2
+    assert len(program.calls()) == 1
+
+
+def test_command_adapter_dying_mid_stream_is_an_early_end(program):
+    seen = []
+    with pytest.raises(AdapterError) as caught:
+        for chunk in program("dies").invoke("q", (), {}):
+            seen.append(chunk)
+    assert seen == ["partial answer\n"]
+    assert caught.value.code == AI_ADAPTER_ERROR
+    assert "the stream ended early" in caught.value.message and "segfault-ish" in caught.value.message
+    assert len(program.calls()) == 1  # never retried once part of the answer was out
+
+
+def test_command_adapter_retries_a_temporary_failure(program):
+    assert collect(program("tempfail-once").invoke("q", (), {})) == "fine now\n"
+    assert len(program.calls()) == 2
+
+
+def test_command_adapter_gives_up_after_three_attempts(program):
+    with pytest.raises(AdapterError, match="failed 3 times") as caught:
+        collect(program("tempfail").invoke("q", (), {}))
+    assert caught.value.code == AI_ADAPTER_ERROR
+    assert len(program.calls()) == 3
+
+
+def test_command_adapter_timeout_stops_the_program(program):
+    started = time.monotonic()
+    with pytest.raises(AdapterError) as caught:
+        collect(program("slow").invoke("q", (), {"timeout": 0.5}))
+    assert caught.value.code == "StepTimeout"
+    assert time.monotonic() - started < 5
+
+
+def test_command_adapter_missing_program_is_unavailable(program):
+    adapter = CommandAdapter(["no-such-ai-program-xyz"], program.runner, **FAST)
+    with pytest.raises(AdapterError) as caught:
+        collect(adapter.invoke("q", (), {}))
+    assert caught.value.code == AI_ADAPTER_UNAVAILABLE and "no-such-ai-program-xyz" in caught.value.message
+
+
+# --- a local OpenAI-compatible server ------------------------------------------------------------------
+
+def _event(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {} if content is None else {"content": content}
+    body = {"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+class Server:
+    """Answers each POST with the next planned reply; records every request."""
+
+    def __init__(self) -> None:
+        self.plan: list[tuple] = []
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
+                kind, *args = server.plan.pop(0) if server.plan else ("stream", ["ok"])
+                try:
+                    getattr(self, "_" + kind)(*args)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up (a timeout test)
+
+            def _stream(self, pieces, done=True, finish=True, delay=0.0):
+                time.sleep(delay)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(b": keep-alive comment\n\n")
+                self.wfile.write(_event())  # the role delta, no content
+                for piece in pieces:
+                    self.wfile.write(_event(piece))
+                    self.wfile.flush()
+                if finish:
+                    self.wfile.write(_event(None, "stop"))
+                if done:
+                    self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
+            def _status(self, code, message, headers=None):
+                data = json.dumps({"error": {"message": message, "type": "x"}}).encode()
+                self.send_response(code)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _drop(self):
+                self.close_connection = True  # no response at all
+
+            def _json(self, content):
+                data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server(monkeypatch):
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    running = Server()
+    yield running
+    running.close()
+
+
+def _openai(server, **kw):
+    return OpenAIAdapter(server.base_url, "test-model", kw.pop("api_key", "sk-test-secret"), **{**FAST, **kw})
+
+
+def test_openai_streams_the_deltas(server):
+    server.plan = [("stream", ["Hel", "lo", " world"])]
+    adapter = _openai(server)
+    assert isinstance(adapter, AIAdapter) and adapter.name == "openai"
+    assert list(adapter.invoke("Say hello", (), {})) == ["Hel", "lo", " world"]
+    request = server.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["Authorization"] == "Bearer sk-test-secret"
+    assert request["body"] == {"model": "test-model", "stream": True, "messages": [{"role": "user", "content": "Say hello"}]}
+
+
+def test_openai_options_and_tools_reach_the_request(server):
+    adapter = _openai(server)
+    collect(adapter.invoke("q", ["read", "write"], {"model": "other", "role": "You review code.", "context": {"a": 1},
+                                                     "maxTokens": 50, "temperature": 0.2}))
+    body = server.requests[0]["body"]
+    assert body["model"] == "other" and body["max_tokens"] == 50 and body["temperature"] == 0.2
+    assert body["metadata"] == {"catalyst_tools": "read,write"}
+    assert [m["role"] for m in body["messages"]] == ["system", "system", "user"]
+    assert body["messages"][0]["content"] == "You review code." and '"a": 1' in body["messages"][1]["content"]
+
+
+def test_openai_without_key_sends_no_authorization(server):
+    collect(_openai(server, api_key=None).invoke("q", (), {}))
+    assert "Authorization" not in server.requests[0]["headers"]
+
+
+def test_openai_retries_a_server_error(server):
+    server.plan = [("status", 500, "overloaded"), ("stream", ["fine"])]
+    assert collect(_openai(server).invoke("q", (), {})) == "fine"
+    assert len(server.requests) == 2
+
+
+def test_openai_retries_429_then_reports_rate_limit(server):
+    server.plan = [("status", 429, "slow down", {"Retry-After": "0"})] * 3
+    with pytest.raises(AdapterError) as caught:
+        collect(_openai(server).invoke("q", (), {}))
+    assert caught.value.code == "RateLimitExceeded"
+    assert "429" in caught.value.message and "slow down" in caught.value.message
+    assert len(server.requests) == 3
+
+
+def test_openai_429_then_ok(server):
+    server.plan = [("status", 429, "slow down", {"Retry-After": "0"}), ("stream", ["done"])]
+    assert collect(_openai(server).invoke("q", (), {})) == "done"
+
+
+def test_openai_client_errors_are_not_retried_and_hide_the_key(server):
+    server.plan = [("status", 401, "Incorrect API key provided")]
+    with pytest.raises(AdapterError) as caught:
+        collect(_openai(server).invoke("q", (), {}))
+    error = caught.value
+    assert error.code == AI_ADAPTER_ERROR and "401" in error.message and "Incorrect API key" in error.message
+    assert "openai-api-key" in error.guidance
+    assert len(server.requests) == 1
+    adapter = _openai(server)
+    assert "sk-test-secret" not in repr(adapter) + error.message + str(error.guidance)
+
+
+def test_openai_connection_dropped_before_any_chunk_is_retried(server):
+    server.plan = [("drop",), ("stream", ["after the drop"])]
+    assert collect(_openai(server).invoke("q", (), {})) == "after the drop"
+    assert len(server.requests) == 2
+
+
+def test_openai_stream_closed_before_done_with_nothing_sent_is_retried(server):
+    server.plan = [("stream", [], False, False), ("stream", ["second try"])]
+    assert collect(_openai(server).invoke("q", (), {})) == "second try"
+
+
+def test_openai_stream_dropped_after_chunks_is_an_error(server):
+    server.plan = [("stream", ["par", "tial"], False, False)]
+    seen = []
+    with pytest.raises(AdapterError) as caught:
+        for chunk in _openai(server).invoke("q", (), {}):
+            seen.append(chunk)
+    assert seen == ["par", "tial"]
+    assert caught.value.code == AI_ADAPTER_ERROR and "the stream ended early" in caught.value.message
+    assert len(server.requests) == 1
+
+
+def test_openai_refused_connection_fails_after_three_attempts():
+    # A port nothing listens on: every attempt is refused.
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    adapter = OpenAIAdapter(f"http://127.0.0.1:{port}/v1", "m", None, **FAST)
+    with pytest.raises(AdapterError, match="failed 3 times") as caught:
+        collect(adapter.invoke("q", (), {}))
+    assert caught.value.code == AI_ADAPTER_ERROR
+
+
+def test_openai_step_timeout(server):
+    server.plan = [("stream", ["late"], True, True, 1.0)]
+    with pytest.raises(AdapterError) as caught:
+        collect(_openai(server).invoke("q", (), {"timeout": 0.3}))
+    assert caught.value.code == "StepTimeout"
+
+
+def test_openai_answer_without_streaming_is_accepted(server):
+    server.plan = [("json", "all at once")]
+    assert collect(_openai(server).invoke("q", (), {})) == "all at once"
+
+
+def test_openai_needs_a_model(server):
+    adapter = OpenAIAdapter(server.base_url, None, None, **FAST)
+    with pytest.raises(AdapterError) as caught:
+        adapter.invoke("q", (), {})
+    assert caught.value.code == AI_ADAPTER_UNAVAILABLE and "openai-model" in caught.value.message
+    assert collect(adapter.invoke("q", (), {"model": "given"})) == "ok"
+
+
+def test_chat_completions_url():
+    assert chat_completions_url("https://api.openai.com/v1") == "https://api.openai.com/v1/chat/completions"
+    assert chat_completions_url("http://localhost:11434/") == "http://localhost:11434/v1/chat/completions"
+
+
+def test_sse_events_without_blank_lines_and_multiline_data():
+    lines = ['data: {"a": 1}', 'data: {"b":', "data: 2}", "", "event: ping", "data: [DONE]"]
+    events = list(ai_adapters._events(iter(lines)))
+    assert events[:2] == [{"a": 1}, {"b": 2}] and events[2] is ai_adapters._DONE
+
+
+# --- the rate limit -------------------------------------------------------------------------------------
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+        self.now += seconds
+
+
+def test_rate_limiter_spaces_requests():
+    clock = FakeClock()
+    limiter = RateLimiter(60, clock=clock, sleep=clock.sleep)  # one a second
+    assert [limiter.acquire() for _ in range(3)] == [0.0, 1.0, 1.0]
+    clock.now += 5  # idle time refills the bucket, up to its burst of one
+    assert limiter.acquire() == 0.0 and limiter.acquire() == 1.0
+
+
+def test_rate_limiter_reserves_tokens_for_waiting_callers():
+    clock = FakeClock()
+    limiter = RateLimiter(120, burst=2, clock=clock, sleep=lambda s: None)  # sleeping callers do not move the clock
+    assert [limiter.acquire() for _ in range(4)] == [0.0, 0.0, 0.5, 1.0]
+
+
+def test_rate_limiter_refuses_a_wait_past_the_deadline():
+    clock = FakeClock()
+    limiter = RateLimiter(6, clock=clock, sleep=clock.sleep)  # one every 10 s
+    limiter.acquire()
+    with pytest.raises(AdapterError) as caught:
+        limiter.acquire(deadline=clock.now + 2)
+    assert caught.value.code == "StepTimeout"
+    assert limiter.acquire(deadline=clock.now + 20) == 10.0  # the refused caller took no token
+
+
+def test_rate_limit_applies_to_real_requests(server):
+    adapter = _openai(server, limiter=RateLimiter(600))  # one every 0.1 s
+    started = time.monotonic()
+    for _ in range(3):
+        collect(adapter.invoke("q", (), {}))
+    assert time.monotonic() - started >= 0.19
+
+
+def test_shared_limiter_is_one_per_rate():
+    assert shared_limiter(None) is None
+    assert shared_limiter(30) is shared_limiter(30.0)
+    assert shared_limiter(30) is not shared_limiter(31)
+    with pytest.raises(AdapterError) as caught:
+        shared_limiter(0)
+    assert caught.value.code == AI_ADAPTER_UNAVAILABLE
+
+
+# --- what a project has ----------------------------------------------------------------------------------
+
+def test_available_adapters_follow_the_settings(program, server):
+    assert available_adapters(ProjectConfig(), lambda name: None) == {}
+    settings = ProjectConfig(ai_command=(sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"),
+                             openai_base_url=server.base_url, openai_model="m", ai_rate_limit=6000)
+    secrets = {"openai-api-key": "sk-from-secret"}
+    found = available_adapters(settings, secrets.get, runner=program.runner, environ={"OPENAI_API_KEY": "sk-from-env"})
+    assert sorted(found) == ["command", "openai"]
+    command = select_adapter("command", (), found)
+    assert collect(command.invoke("abc", (), {})) == "cba\n"
+    assert command.limiter is shared_limiter(6000)
+    openai = select_adapter(None, ("openai", "command"), found)
+    assert collect(openai.invoke("q", (), {})) == "ok"
+    assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-secret"
+    # Without the secret, the environment's key.
+    masked = []
+    found = available_adapters(settings, lambda name: None, runner=program.runner, environ={"OPENAI_API_KEY": "sk-from-env"},
+                               mask=masked.append)
+    collect(found["openai"]({}).invoke("q", (), {}))
+    assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-env"
+    assert masked == ["sk-from-env"]
+    # Not listed in ai-adapters and not named by the step: the mock stays the default.
+    assert select_adapter(None, (), found).name == "mock"
