@@ -71,7 +71,10 @@ class Env(Protocol):
         """`logs()`: the run's log entries."""
 
     def protocol(self, protocol: str, path: str) -> object:
-        """`{{xe://a/b}}` (and `get('xe://a/b')`): what a protocol path holds."""
+        """`{{xe://a/b}}`: the path a protocol path names."""
+
+    def read(self, protocol: str, path: str) -> object:
+        """`get('xe://a/b')`: what the file holds, UNDEFINED when there is no such file."""
 
 
 class EvaluationError(StepError):

@@ -27,7 +27,7 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
-from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, OUTSIDE_WORLD
+from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
 from catalyst_dsl.runtime.actions import script as script_action
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.config_check import check_config
@@ -181,7 +181,7 @@ class Interpreter:
         return f"{step.action}@{line}"
 
     def env(self, frame: Frame, scope: Scope) -> RunEnv:
-        return RunEnv(scope, frame.inputs, self.scratch, lambda: self.events.entries)
+        return RunEnv(scope, frame.inputs, self.scratch, lambda: self.events.entries, frame.gateway)
 
     def run_step(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         if self._stopping:
@@ -192,7 +192,7 @@ class Interpreter:
         if record is not None and record["status"] in ("completed", "skipped", "failed") and step.action not in RERUN_ON_RESUME and step.action not in CONTROL:
             # Done before the run stopped: restore what it left, never do it twice.
             if step.name and record["status"] != "skipped":
-                scope.define(step.name, record.get("result"))
+                scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
                 script_action.apply_set(scope.assign, record.get("result"))
             if step.checkpoint and record["status"] != "skipped":
@@ -298,11 +298,6 @@ class Interpreter:
             return _selection(config.get("default"), list(config.get("options") or []))
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
-        if action in OUTSIDE_WORLD:
-            entry["change"], entry["reason"] = "unknown", f"`{action}` reaches outside systems, which this version cannot do yet"
-            if spec.what_if is WhatIf.DESCRIBE:
-                entry["request"] = entry["config"]
-            return UNKNOWN
         if spec.what_if is WhatIf.UNKNOWN:
             what = "asks an AI, which a what-if never calls" if spec.group == "ai" else "runs a program, which a what-if never starts"
             entry["change"], entry["reason"] = "unknown", f"`{action}` {what}"
@@ -401,7 +396,7 @@ class Interpreter:
                     DEADLINE.reset(deadline)
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
-                scope.define(step.name, result)
+                scope.define(step.name, _visible(step, result))
             if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
@@ -508,13 +503,10 @@ class Interpreter:
         env = self.env(frame, scope)
         config = self._config(step, env)
         run = IMPLEMENTATIONS.get(action)
-        if run is None and action not in OUTSIDE_WORLD:
+        if run is None:
             plugin = self.plugins(action)
             run = plugin.run if plugin is not None else None
         if run is None:
-            if action in OUTSIDE_WORLD:
-                raise StepError("ActionUnavailable", f"`{action}` reaches outside systems and is not available in this version of catalyst",
-                                guidance="it arrives with the actions for HTTP, git, GitHub, tests and scripts; guard the step with a condition until then")
             raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
         spec = self.catalog.get(action)
         if spec is not None:
@@ -754,6 +746,14 @@ class Interpreter:
         selected, text = answer
         self.hooks.approve(path, "terminal", None, _user(), text, True, selected)
         return _selection(selected, options, text)
+
+
+def _visible(step: ir.Step, result: Any) -> Any:
+    """What a named step's result is to the playbook. A `script` step's is the value its code
+    returned; the journal keeps its `set` values beside it, to apply them again on resume."""
+    if step.action == "script" and isinstance(result, dict) and set(result) == {"result", "set"}:
+        return result["result"]
+    return result
 
 
 def _wall_time_of(monotonic: float) -> str:

@@ -487,10 +487,20 @@ def _get(env: Env, args: list) -> object:
     path = args[0]
     if not isinstance(path, str):
         raise Fault(f"get() needs a path string, got {a_kind(path)}")
-    if "://" in path:  # get('xe://spec') reads a protocol path, as the checker types it
+    if "://" in path:  # get('xe://spec') reads the file, as the checker types it (text or missing)
         protocol, _, rest = path.partition("://")
-        return env.protocol(protocol, rest)
+        return env.read(protocol, rest)
     return env.get(path)
+
+
+def _logs(env: Env, args: list) -> object:
+    """`logs()`: the run's log entries so far; `logs('warning')`: those of that level only."""
+    level = _arg(args, 0)
+    if level is UNDEFINED or level is None:
+        return env.logs()
+    if not isinstance(level, str):
+        raise Fault(f"logs() takes a level name (error, warning, info, verbose, debug, trace), got {a_kind(level)}")
+    return [entry for entry in env.logs() if entry.get("level") == level]
 
 
 FUNCTIONS: dict[str, Callable[[Env, list], object]] = {
@@ -500,7 +510,7 @@ FUNCTIONS: dict[str, Callable[[Env, list], object]] = {
     "parseInt": lambda env, a: _parse_int(a),
     "parseFloat": lambda env, a: _parse_float(a),
     "get": _get,
-    "logs": lambda env, a: env.logs(),
+    "logs": _logs,
 }
 
 

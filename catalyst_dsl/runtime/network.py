@@ -7,9 +7,11 @@ errors with codes error policies can match.
 
 from __future__ import annotations
 
+import http.client
 import socket
 import ssl
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Mapping
 
@@ -43,7 +45,12 @@ class _NoRedirectForMutations(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if req.get_method() not in ("GET", "HEAD"):
             return None
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+        follow = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if follow is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            # Credentials were meant for the host asked, never for the one it points to.
+            for name in ("Authorization", "Cookie", "Proxy-authorization"):
+                follow.remove_header(name)
+        return follow
 
 
 def send(request: HttpRequest) -> HttpResponse:
@@ -67,6 +74,8 @@ def send(request: HttpRequest) -> HttpResponse:
         if isinstance(reason, (socket.timeout, TimeoutError)):
             raise StepError("StepTimeout", f"{request.method} {request.url} got no answer within {request.timeout:g}s") from None
         raise StepError("ConnectionError", f"{request.method} {request.url}: {reason}") from None
+    except http.client.HTTPException as error:  # a response cut short, a malformed status line
+        raise StepError("ConnectionError", f"{request.method} {request.url}: the response was broken ({type(error).__name__})") from None
     except (ConnectionError, OSError) as error:
         raise StepError("ConnectionError", f"{request.method} {request.url}: {error}") from None
 

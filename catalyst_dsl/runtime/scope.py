@@ -8,11 +8,16 @@ there; named step results are defined where the step runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from catalyst_dsl.runtime.errors import StepError
 
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.gateway import EffectsGateway
+
 _MISSING = object()
+#: `get('xe://…')` reads files up to this size, as `file-read` does.
+MAX_READ_BYTES = 50 * 1024 * 1024
 
 
 class Scope:
@@ -47,11 +52,15 @@ class Scope:
 class RunEnv:
     """What `{{ }}` and `${{ }}` can reach: inputs, variables, `get()`, `logs()`, protocols."""
 
-    def __init__(self, scope: Scope, inputs: dict[str, Any], scratch: Path, logs: Callable[[], list[dict]]) -> None:
+    def __init__(self, scope: Scope, inputs: dict[str, Any], scratch: Path, logs: Callable[[], list[dict]],
+                 gateway: "EffectsGateway | None" = None) -> None:
         self.scope = scope
         self.inputs = inputs
         self.scratch = scratch
         self._logs = logs
+        #: The frame's gateway, through which protocol paths are found and read; None
+        #: where no file is looked at (inputs and grants are rendered before any step).
+        self.gateway = gateway
 
     def lookup(self, name: str) -> Any:
         try:
@@ -89,8 +98,37 @@ class RunEnv:
         return self._logs()
 
     def protocol(self, protocol: str, path: str) -> str:
+        """`{{xe://a}}`: the path itself, with the extension it is found with (`.xe/product.md`)."""
+        if protocol not in ("xe", "temp"):
+            raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read here: catalyst:// resources are not bundled with this version")
+        written = f"{protocol}://{path}"
+        if self.gateway is not None:
+            from catalyst_dsl.runtime.actions.context import located
+
+            written = located(self.gateway, written)
         if protocol == "xe":
-            return ".xe/" + path
-        if protocol == "temp":
-            return "temp://" + path  # the gateway maps it into the run's scratch space
-        raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read here: catalyst:// resources are not bundled with this version")
+            return ".xe/" + written[len("xe://"):]
+        return written  # the gateway maps temp:// into the run's scratch space
+
+    def read(self, protocol: str, path: str) -> Any:
+        """`get('xe://a')`: the file's text, `undefined` when there is no such file."""
+        from catalyst_dsl.runtime.actions.context import read_path
+        from catalyst_dsl.runtime.gateway import FileTooLarge
+        from catalyst_dsl.runtime.jsvalues import UNDEFINED
+
+        if protocol not in ("xe", "temp"):
+            self.protocol(protocol, path)  # says why it cannot be read
+        if self.gateway is None:
+            raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read before the run starts")
+        try:
+            data = self.gateway.performer.read_file(read_path(self.gateway, f"{protocol}://{path}"), MAX_READ_BYTES)
+        except FileTooLarge:
+            raise StepError("FileTooLarge", f"{protocol}://{path} is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
+        except (IsADirectoryError, NotADirectoryError):
+            return UNDEFINED
+        if data is None:
+            return UNDEFINED
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise StepError("FileReadError", f"cannot decode {protocol}://{path} as utf-8: {error}") from None

@@ -439,6 +439,8 @@ class Session:
         )
 
     def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
+        if target.startswith("temp://"):
+            return self._load_scratch_child(state, frame, step, target)
         resolved = self.library.resolve_call(target, frame.file)
         if resolved is None:
             raise StepError("PlaybookNotFound", f"no playbook `{target}` was found", guidance="`catalyst list` shows the playbooks of the project")
@@ -451,6 +453,30 @@ class Session:
         state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
             "file": self._relative(resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
         return resolved, compiled.playbook
+
+    def _load_scratch_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
+        """A playbook the run wrote to temp://: `catalyst check` could not see it (C808), so it
+        is checked now, as a run checks its playbook, each time it is called."""
+        from catalyst_dsl.project.check import check_project
+        from catalyst_dsl.runtime.whatif import Unknowable
+
+        path = frame.gateway.scratch_path(target)
+        if not path.is_file():
+            if state is None:  # a what-if: the file exists only in the plan
+                raise Unknowable(f"{target} is written during the run; the plan cannot check or run it")
+            raise StepError("PlaybookNotFound", f"no playbook `{target}` was found: the run has not written it",
+                            guidance="write the playbook to temp:// in an earlier step")
+        result = check_project(self.project, [str(path)])
+        compiled = result.library.compiled(str(path))
+        if result.has_errors or compiled.playbook is None:
+            first = next((d for d in result.diagnostics if d.severity.value == "error"), None)
+            detail = f": {first.message}" if first is not None else ""
+            raise StepError("InvalidPlaybook", f"{target} has errors{detail}", guidance="fix the step that writes it")
+        if state is not None:
+            inherit = step.config.get("inheritPermissions")
+            state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
+                "file": target, "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
+        return str(path), compiled.playbook
 
     def _asker(self) -> Callable | None:
         interactive = self.options.interactive

@@ -57,6 +57,9 @@ class DictEnv:
             raise StepError("FileNotFound", f"{protocol}://{path} does not exist")
         return f"<{protocol}:{path}>"
 
+    def read(self, protocol: str, path: str) -> object:
+        return UNDEFINED if path == "missing" else f"<{protocol}:{path}>"
+
 
 ENV_VALUES = {
     "n": 3,

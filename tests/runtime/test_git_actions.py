@@ -4,7 +4,7 @@ Most tests call the actions directly with an ActionContext built here (the gatew
 settings, a run id and a step path), so they need nothing registered. The tests under
 "through the command line" run `catalyst run` in a project that is a git repository;
 all but the crash test need the actions registered in
-`catalyst_dsl.runtime.actions.IMPLEMENTATIONS` (and gone from OUTSIDE_WORLD).
+`catalyst_dsl.runtime.actions.IMPLEMENTATIONS`.
 
 Every test runs with a git configuration of its own (HOME, no global or system config,
 no identity from the environment): the identity is set in each test repository.

@@ -1459,32 +1459,6 @@ def test_scripted_ai_error_fails_the_step_with_its_code(project, monkeypatch):
 
 
 # =====================================================================================
-# actions that reach outside are refused, never faked
-# =====================================================================================
-
-@pytest.mark.parametrize("step", [
-    'http-get: "https://example.com/api"',
-    'http-post: "https://example.com/api"',
-    'github-issue-create: "a title"',
-])
-def test_outside_world_actions_are_refused(project, step):
-    project.playbook("outside", f"""
-        name: outside
-        description: outside world
-        owner: Engineer
-        steps:
-          - name: reach
-            {step}
-    """)
-    result = project.run("outside")
-    assert result.exit_code == 2, result.output
-    snap = project.snapshot()
-    assert snap["error"]["code"] == "ActionUnavailable"
-    assert snap["failures"][0]["step"] == "reach"
-    assert "not available" in snap["error"]["message"]
-
-
-# =====================================================================================
 # --log-format json
 # =====================================================================================
 

@@ -9,16 +9,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from catalyst_dsl.runtime.actions import ai, console, files, git, process, script, testing
+from catalyst_dsl.runtime.actions import ai, console, files, git, github, http, process, script, testing
 
 #: action name -> run(ctx, config) -> result
 IMPLEMENTATIONS: dict[str, Callable] = {
     **files.ACTIONS, **process.ACTIONS, **console.ACTIONS, **ai.ACTIONS, **git.ACTIONS, **testing.ACTIONS, **script.ACTIONS,
+    **http.ACTIONS, **github.ACTIONS,
 }
-
-#: Catalog actions that reach systems outside the project; they arrive with the issue
-#: "Actions that reach the outside world" and are refused until then, never faked.
-OUTSIDE_WORLD = (
-    "http-get", "http-post", "http-put", "http-patch", "http-delete",
-    "github-issue-create", "github-issue-comment", "github-pr-create", "github-pr-comment", "github-repo",
-)

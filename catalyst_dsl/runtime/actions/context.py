@@ -14,7 +14,7 @@ import attrs
 
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway
+from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge
 
 
 @attrs.define
@@ -60,16 +60,57 @@ class ActionContext:
 
     def read_path(self, written: str) -> Path:
         """A path to read: inside the project or the run's scratch space, never elsewhere."""
-        placed = place(written)
-        if placed.problem:
-            raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
-        if placed.scratch:
-            return self.gateway.scratch_path(written)
-        if "\0" in written:
-            raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
-        text = placed.path or written
-        real = Path(os.path.realpath(self.root / text))
-        if os.path.isabs(text) or not (real == self.gateway.real_root or self.gateway.real_root in real.parents):
-            raise StepError("PermissionDenied", f"cannot read '{written}': it is outside the project",
-                            guidance="playbooks read files inside the project root")
-        return real
+        return read_path(self.gateway, written)
+
+
+#: Tried in order when a protocol path names nothing that exists, as the original engine
+#: does: `xe://product` reads `.xe/product.md`.
+AUTO_EXTENSIONS = (".md", ".json")
+PROTOCOLS = ("xe://", "temp://", "catalyst://")
+
+
+def read_path(gateway: EffectsGateway, written: str) -> Path:
+    """Where reading `written` reads: in the project or the run's scratch space, never elsewhere.
+
+    A protocol path that names nothing existing gets the first of AUTO_EXTENSIONS that
+    does (`located`); each candidate is checked like the path itself.
+    """
+    return _placed_for_reading(gateway, located(gateway, written))
+
+
+def located(gateway: EffectsGateway, written: str) -> str:
+    """`written`, or it with the extension a protocol path is found with (see AUTO_EXTENSIONS)."""
+    if not written.startswith(PROTOCOLS) or written.endswith("/") or _present(gateway, written):
+        return written
+    for extension in AUTO_EXTENSIONS:
+        if _present(gateway, written + extension):
+            return written + extension
+    return written
+
+
+def _present(gateway: EffectsGateway, written: str) -> bool:
+    try:
+        path = _placed_for_reading(gateway, written)
+        # A limit of 0 makes this a probe: None only when nothing is there (a what-if
+        # answers from the files its earlier steps would have left).
+        return gateway.performer.read_file(path, 0) is not None
+    except (FileTooLarge, IsADirectoryError):
+        return True
+    except (StepError, OSError):
+        return False
+
+
+def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
+    placed = place(written)
+    if placed.problem:
+        raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
+    if placed.scratch:
+        return gateway.scratch_path(written)
+    if "\0" in written:
+        raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
+    text = placed.path or written
+    real = Path(os.path.realpath(gateway.root / text))
+    if os.path.isabs(text) or not (real == gateway.real_root or gateway.real_root in real.parents):
+        raise StepError("PermissionDenied", f"cannot read '{written}': it is outside the project",
+                        guidance="playbooks read files inside the project root")
+    return real

@@ -120,7 +120,7 @@ def json_read(ctx: ActionContext, config: dict):
     try:
         return json.loads(text)
     except ValueError as error:
-        raise StepError("InvalidJson", f"'{config['path']}' is not valid JSON: {error}") from None
+        raise StepError("JsonParseError", f"'{config['path']}' is not valid JSON: {error}") from None
 
 
 def json_write(ctx: ActionContext, config: dict) -> dict:
