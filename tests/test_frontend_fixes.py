@@ -315,3 +315,11 @@ def test_markdown_front_matter_without_a_body_needs_a_body() -> None:
 
 def test_an_explicit_null_document_is_not_empty() -> None:
     assert codes(b"~\n") == ["C201"]
+
+
+def test_an_escaped_brace_without_templates_is_the_literal_text():
+    # `\{{` is a literal `{{`: with no real template in the string, the value must still
+    # lose the backslash, as it does when the string also holds a template.
+    result = compile_bytes(b'name: demo\ndescription: d\nowner: Engineer\nsteps:\n  - display: "Hi, \\\\{{name}}!"\n', "demo.yaml")
+    assert not result.diagnostics
+    assert result.playbook.steps[0].config.get("message").value == "Hi, {{name}}!"

@@ -84,6 +84,9 @@ class ValueLowerer:
             tmpl = self.template(node, expected)
             if tmpl is not None:
                 return tmpl
+            escaped = _unescaped(node)
+            if escaped is not None:
+                return ir.Lit(escaped, span=node.span)
             if node.is_plain and isinstance(expected, (t.StringT, t.AnyT, t.EnumT)):
                 self._yaml11(node)
         elif node.is_plain and isinstance(expected, (t.StringT, t.EnumT)) and value is not None:
@@ -176,6 +179,9 @@ class ValueLowerer:
             tmpl = self.template(node, expected) if isinstance(node.value, str) else None
             if tmpl is not None:
                 return tmpl
+            escaped = _unescaped(node) if isinstance(node.value, str) else None
+            if escaped is not None:
+                return ir.Lit(escaped, span=node.span)
             actual = t.type_of_value(node.value)
             if node.value is not None and not t.assignable(actual, expected):
                 self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span)
@@ -207,6 +213,18 @@ class ValueLowerer:
         for name, field in schema.fields:
             if field.required and name not in present:
                 self.sink.report("C203", f"{where} is missing the required key '{name}'", head_span(node), help=f"add '{name}:'" + (f" ({field.doc})" if field.doc else ""))
+
+
+def _unescaped(node: YScalar) -> str | None:
+    """The text of a string whose only template syntax is escapes (`\\{{`): the escapes
+    removed, as a template would render it. None when there is nothing to unescape."""
+    if not might_be_template(node.text):
+        return None
+    parsed = parse_template(node.text)
+    if parsed.errors or parsed.has_templates:
+        return None
+    text = "".join(part.text for part in parsed.parts)
+    return text if text != node.text else None
 
 
 def _a(type_: t.Type) -> str:

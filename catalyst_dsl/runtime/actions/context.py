@@ -101,6 +101,9 @@ def _present(gateway: EffectsGateway, written: str) -> bool:
 
 
 def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
+    if written.startswith("catalyst://"):
+        raise StepError("FileNotFound", f"cannot read '{written}': catalyst:// resources are not shipped with this version of catalyst",
+                        guidance="keep the file in the project and read it from there (xe:// is .xe/)")
     placed = place(written)
     if placed.problem:
         raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")

@@ -11,8 +11,9 @@
 
 `require` is there too, resolving from the working directory. `console.log` goes to
 the log like any program's output. The result is `{"result": <returned value>, "set":
-{name: value, …}}`; the interpreter applies `set` with `apply_set`. When the script
-finishes, node stops even if timers are still pending.
+{name: value, …}}`; the interpreter applies `set` with `apply_set`, and a named step's
+value is the returned value alone (`{{name}}`, `get('name')`), as in the original engine.
+When the script finishes, node stops even if timers are still pending.
 
 Code and variables go to node on stdin, never on the command line. The outcome comes
 back on one stdout line behind a marker with a random token per run, which the script
