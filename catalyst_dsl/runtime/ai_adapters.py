@@ -26,22 +26,17 @@ The OpenAI adapter sends through `send_streaming`, which always verifies certifi
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import queue
 import shlex
-import socket
-import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import HttpRequest
+from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
 
 COMMAND = "command"
 OPENAI = "openai"
@@ -61,8 +56,6 @@ EX_TEMPFAIL = 75
 #: How much of a program's stderr, or a server's error body, an error message quotes.
 TAIL_LINES = 20
 TAIL_CHARS = 2000
-#: Guards against a server that never ends a line or an error body that never ends.
-MAX_LINE_BYTES = 4 * 1024 * 1024
 MAX_ERROR_BODY = 64 * 1024
 
 RATE_LIMITED = "RateLimitExceeded"
@@ -330,96 +323,8 @@ class CommandAdapter(_Attempts):
 
 # --- HTTP streaming --------------------------------------------------------------------------------
 
-class StreamingResponse:
-    """An HTTP response whose body is read as it arrives. Close it (or use `with`)."""
-
-    def __init__(self, status: int, headers: Mapping[str, str], raw, url: str) -> None:
-        self.status = status
-        self.headers = headers
-        self._raw = raw
-        self._url = url
-
-    def header(self, name: str) -> str | None:
-        lowered = name.lower()
-        return next((value for key, value in self.headers.items() if key.lower() == lowered), None)
-
-    def lines(self) -> Iterator[str]:
-        """The body's lines without their line ends; StepError when the connection fails."""
-        while True:
-            try:
-                raw = self._raw.readline(MAX_LINE_BYTES + 1)
-            except (socket.timeout, TimeoutError):
-                raise StepError("StepTimeout", f"{self._url} went silent for longer than the inactivity timeout") from None
-            except (http.client.HTTPException, OSError, ValueError) as error:
-                raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
-            if not raw:
-                return
-            if len(raw) > MAX_LINE_BYTES:
-                raise StepError("ResponseTooLarge", f"{self._url} sent a line longer than {MAX_LINE_BYTES // 1024 // 1024} MiB")
-            yield raw.decode("utf-8", "replace").rstrip("\r\n")
-
-    def read(self, limit: int) -> bytes:
-        try:
-            return self._raw.read(limit)
-        except (http.client.HTTPException, OSError, ValueError) as error:
-            raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
-
-    def close(self) -> None:
-        try:
-            self._raw.close()
-        except (OSError, http.client.HTTPException):
-            pass
-
-    def __enter__(self) -> "StreamingResponse":
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self.close()
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect of a POST is not followed: it would lose the body or change the method."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
-
-
-def _reason(error: BaseException) -> str:
-    text = str(error) or type(error).__name__
-    return text if len(text) < 300 else text[:300] + "…"
-
-
-def send_streaming(request: HttpRequest) -> StreamingResponse:
-    """Send `request` and return the response before its body is read.
-
-    Every status comes back as a response (an error status included). Certificates are
-    always verified with the system's trust store. Failing to connect is
-    StepError `ConnectionError`; no answer within `request.timeout` is `StepTimeout` (the
-    timeout also bounds each read of the body); an untrusted certificate is
-    `CertificateError`.
-    """
-    if not request.url.lower().startswith(("http://", "https://")):
-        raise StepError("InvalidUrl", f"only http:// and https:// URLs can be requested, not {request.url[:80]!r}")
-    opener = urllib.request.build_opener(_NoRedirects(), urllib.request.HTTPSHandler(context=ssl.create_default_context()))
-    raw = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method.upper())
-    what = f"{request.method.upper()} {request.url}"
-    try:
-        response = opener.open(raw, timeout=request.timeout)
-    except urllib.error.HTTPError as error:
-        return StreamingResponse(error.code, dict(error.headers.items()) if error.headers else {}, error, request.url)
-    except (socket.timeout, TimeoutError):
-        raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
-    except urllib.error.URLError as error:
-        reason = error.reason
-        if isinstance(reason, ssl.SSLCertVerificationError):
-            raise StepError("CertificateError", f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
-                            guidance="certificates are always verified; install the CA the server uses into the system's trust store") from None
-        if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
-        raise StepError("ConnectionError", f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}") from None
-    except (http.client.HTTPException, OSError) as error:
-        raise StepError("ConnectionError", f"{what}: {_reason(error)}") from None
-    return StreamingResponse(response.status, dict(response.headers.items()), response, request.url)
+# The streaming response and its sender live in network.py, with the one HTTP opener.
+send_streaming = open_response
 
 
 # --- the OpenAI-compatible adapter -----------------------------------------------------------------

@@ -13,7 +13,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Mapping
+from typing import Iterator, Mapping
 
 import attrs
 
@@ -21,6 +21,8 @@ from catalyst_dsl.runtime.errors import StepError
 
 #: Response bodies beyond this are refused: they would swell the state and the logs.
 MAX_RESPONSE_BYTES = 20 * 1024 * 1024
+#: A streamed line beyond this is refused (an AI stream's events are far shorter).
+MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
 @attrs.frozen
@@ -53,35 +55,100 @@ class _NoRedirectForMutations(urllib.request.HTTPRedirectHandler):
         return follow
 
 
-def send(request: HttpRequest) -> HttpResponse:
+def open_response(request: HttpRequest) -> "StreamingResponse":
+    """Send `request` and return the response before its body is read (close it after).
+
+    Every status comes back as a response, an error status included: the caller judges
+    it. Failing to connect is `ConnectionError`, no answer within `request.timeout` is
+    `StepTimeout` (the timeout also bounds each read), an untrusted certificate is
+    `CertificateError`.
+    """
     if not request.url.lower().startswith(("http://", "https://")):
         raise StepError("InvalidUrl", f"only http:// and https:// URLs can be requested, not {request.url[:80]!r}")
     opener = urllib.request.build_opener(_NoRedirectForMutations(), urllib.request.HTTPSHandler(context=ssl.create_default_context()))
     raw = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method.upper())
+    what = f"{request.method.upper()} {request.url}"
     try:
-        with opener.open(raw, timeout=request.timeout) as response:
-            return HttpResponse(response.status, dict(response.headers.items()), _read(response))
+        response = opener.open(raw, timeout=request.timeout)
     except urllib.error.HTTPError as error:
-        # A status the server chose (4xx, 5xx): a response, for the action to judge.
-        return HttpResponse(error.code, dict(error.headers.items()) if error.headers else {}, _read(error))
+        return StreamingResponse(error.code, dict(error.headers.items()) if error.headers else {}, error, request.url)
     except (socket.timeout, TimeoutError):
-        raise StepError("StepTimeout", f"{request.method} {request.url} got no answer within {request.timeout:g}s") from None
+        raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
     except urllib.error.URLError as error:
         reason = error.reason
         if isinstance(reason, ssl.SSLCertVerificationError):
             raise StepError("CertificateError", f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
                             guidance="certificates are always verified; install the CA the server uses into the system's trust store") from None
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise StepError("StepTimeout", f"{request.method} {request.url} got no answer within {request.timeout:g}s") from None
-        raise StepError("ConnectionError", f"{request.method} {request.url}: {reason}") from None
-    except http.client.HTTPException as error:  # a response cut short, a malformed status line
-        raise StepError("ConnectionError", f"{request.method} {request.url}: the response was broken ({type(error).__name__})") from None
-    except (ConnectionError, OSError) as error:
-        raise StepError("ConnectionError", f"{request.method} {request.url}: {error}") from None
+            raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
+        raise StepError("ConnectionError", f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}") from None
+    except (http.client.HTTPException, OSError) as error:  # a broken status line, a reset
+        raise StepError("ConnectionError", f"{what}: {_reason(error)}") from None
+    return StreamingResponse(response.status, dict(response.headers.items()), response, request.url)
 
 
-def _read(response) -> bytes:
-    data = response.read(MAX_RESPONSE_BYTES + 1)
-    if len(data) > MAX_RESPONSE_BYTES:
-        raise StepError("ResponseTooLarge", f"the response is larger than {MAX_RESPONSE_BYTES // 1024 // 1024} MiB")
-    return data
+def send(request: HttpRequest) -> HttpResponse:
+    """Send `request` and read its whole body (at most MAX_RESPONSE_BYTES)."""
+    with open_response(request) as response:
+        body = response.read(MAX_RESPONSE_BYTES + 1)
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise StepError("ResponseTooLarge", f"the response is larger than {MAX_RESPONSE_BYTES // 1024 // 1024} MiB")
+        # http.client returns a body cut short of its Content-Length without a word: check it.
+        promised = (response.header("Content-Length") or "").strip()
+        if (promised.isdigit() and len(body) < int(promised) and request.method.upper() != "HEAD"
+                and response.status not in (204, 304) and not response.header("Content-Encoding")):
+            raise StepError("ConnectionError", f"{request.method.upper()} {request.url}: the connection broke before the answer was complete "
+                                               f"({len(body)} of {promised} bytes)")
+        return HttpResponse(response.status, response.headers, body)
+
+
+class StreamingResponse:
+    """An HTTP response whose body is read as it arrives. Close it (or use `with`)."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], raw, url: str) -> None:
+        self.status = status
+        self.headers = headers
+        self._raw = raw
+        self._url = url
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((value for key, value in self.headers.items() if key.lower() == lowered), None)
+
+    def lines(self) -> Iterator[str]:
+        """The body's lines without their line ends; StepError when the connection fails."""
+        while True:
+            try:
+                raw = self._raw.readline(MAX_LINE_BYTES + 1)
+            except (socket.timeout, TimeoutError):
+                raise StepError("StepTimeout", f"{self._url} went silent for longer than the inactivity timeout") from None
+            except (http.client.HTTPException, OSError, ValueError) as error:
+                raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
+            if not raw:
+                return
+            if len(raw) > MAX_LINE_BYTES:
+                raise StepError("ResponseTooLarge", f"{self._url} sent a line longer than {MAX_LINE_BYTES // 1024 // 1024} MiB")
+            yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    def read(self, limit: int) -> bytes:
+        try:
+            return self._raw.read(limit)
+        except (http.client.HTTPException, OSError, ValueError) as error:
+            raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        except (OSError, http.client.HTTPException):
+            pass
+
+    def __enter__(self) -> "StreamingResponse":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) < 300 else text[:300] + "…"

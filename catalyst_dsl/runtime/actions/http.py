@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import email.utils
 import http
-import http.client
 import json
 import re
 import time
@@ -125,7 +124,7 @@ def exchange(ctx: ActionContext, method: str, url: str, *, headers: Mapping[str,
         ctx.log("info", f"{method} {shown}" + (f" (retry {attempt - 1} of {allowed})" if attempt > 1 else ""), None)
         started = time.monotonic()
         try:
-            response = _send(ctx, HttpRequest(method, url, dict(headers), body, timeout))
+            response = ctx.gateway.send(HttpRequest(method, url, dict(headers), body, timeout))
         except StepError as error:
             if error.code not in TRANSIENT_ERRORS or attempt > allowed:
                 raise
@@ -164,22 +163,6 @@ def _wait(ctx: ActionContext, delay: float, what: str, attempt: int, allowed: in
     ctx.log("warning", f"{what}; retrying in {delay:g}s ({attempt} of {allowed})", None)
     sleep(delay)
     return True
-
-
-def _send(ctx: ActionContext, request: HttpRequest) -> HttpResponse:
-    broke = f"{request.method} {shown_url(request.url)}: the connection broke before the answer was complete"
-    try:
-        response = ctx.gateway.send(request)
-    except http.client.HTTPException as error:
-        # A chunked answer cut short (IncompleteRead), a garbled status line…
-        detail = type(error).__name__ + (f": {error}" if str(error) else "")
-        raise StepError("ConnectionError", f"{broke} ({detail})") from None
-    # http.client returns a body cut short of its Content-Length without a word: check it.
-    promised = (header(response.headers, "Content-Length") or "").strip()
-    if (promised.isdigit() and len(response.body) < int(promised) and request.method != "HEAD"
-            and response.status not in (204, 304) and not header(response.headers, "Content-Encoding")):
-        raise StepError("ConnectionError", f"{broke} ({len(response.body)} of {promised} bytes)")
-    return response
 
 
 # -- the request a step describes ---------------------------------------------------------------------
