@@ -21,14 +21,22 @@ EXIT_PAUSED = 4    # waiting for approval
 class StepError(Exception):
     """A step failed with a code a playbook can match (`catch`, `errorPolicy`)."""
 
-    def __init__(self, code: str, message: str, *, guidance: str | None = None, metadata: Any = None) -> None:
+    def __init__(self, code: str, message: str, *, guidance: str | None = None, metadata: Any = None,
+                 aliases: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.code = code
+        #: Other codes it also answers to in `catch` and `errorPolicy`: the names the original
+        #: Catalyst engine gives the same failure, so real playbooks' handlers still match.
+        self.aliases = aliases
         self.message = message
         self.guidance = guidance
         self.metadata = metadata
         #: Filled in by the interpreter: the step id it happened in.
         self.step: str | None = None
+
+    def matches(self, code: str) -> bool:
+        """Whether a `catch` or `errorPolicy` entry for `code` handles this error."""
+        return code == self.code or code in self.aliases
 
     def as_value(self) -> dict[str, Any]:
         """What `$error` holds inside a catch block."""

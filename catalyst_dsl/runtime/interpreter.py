@@ -159,7 +159,7 @@ class Interpreter:
 
     def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
         for k, clause in enumerate(frame.playbook.catch):
-            if clause.code in (error.code, "default"):
+            if clause.code == "default" or error.matches(clause.code):
                 handler = Scope(scope, {"$error": error.as_value()})
                 try:
                     self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
@@ -347,7 +347,7 @@ class Interpreter:
             sid = self.step_id(step)
             error.step = error.step or sid
             self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
-            policy = self._policy(step, frame, error.code)
+            policy = self._policy(step, frame, error)
             self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
             return False
 
@@ -382,7 +382,7 @@ class Interpreter:
                     error = StepError("StepTimeout", f"{sid} took longer than its timeout of {step.timeout:g}s")
                 error.step = error.step or sid
                 seconds = time.monotonic() - started
-                policy = self._policy(step, frame, error.code)
+                policy = self._policy(step, frame, error)
                 self.hooks.record_failure(error, sid, attempt, seconds)
                 if attempt <= policy.retry_count:
                     delay = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
@@ -441,12 +441,12 @@ class Interpreter:
         self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
         raise error
 
-    def _policy(self, step: ir.Step, frame: Frame, code: str) -> ir.PolicyAction:
+    def _policy(self, step: ir.Step, frame: Frame, error: StepError) -> ir.PolicyAction:
         for policy in (step.error_policy, frame.playbook.error_policy):
             if policy is None:
                 continue
             for name, action in policy.by_code:
-                if name == code:
+                if error.matches(name):
                     return action
             if policy.default is not None:
                 return policy.default
@@ -614,7 +614,7 @@ class Interpreter:
                 for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
                     code = clause.get("code") if isinstance(clause, ir.MapV) else None
                     code_text = code.value if isinstance(code, ir.Lit) else None
-                    if code_text in (error.code, "default"):
+                    if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
                         handler = clause.get("steps")
                         outcome, caught = "caught", error.code
                         if isinstance(handler, ir.StepsV):

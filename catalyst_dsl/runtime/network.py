@@ -73,17 +73,19 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
     except urllib.error.HTTPError as error:
         return StreamingResponse(error.code, dict(error.headers.items()) if error.headers else {}, error, request.url)
     except (socket.timeout, TimeoutError):
-        raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
+        raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)) from None
     except urllib.error.URLError as error:
         reason = error.reason
         if isinstance(reason, ssl.SSLCertVerificationError):
             raise StepError("CertificateError", f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
                             guidance="certificates are always verified; install the CA the server uses into the system's trust store") from None
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s") from None
-        raise StepError("ConnectionError", f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}") from None
+            raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)) from None
+        dns = isinstance(reason, socket.gaierror)
+        raise StepError("ConnectionError", f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}",
+                        aliases=("HttpDnsError",) if dns else ("HttpNetworkError",)) from None
     except (http.client.HTTPException, OSError) as error:  # a broken status line, a reset
-        raise StepError("ConnectionError", f"{what}: {_reason(error)}") from None
+        raise StepError("ConnectionError", f"{what}: {_reason(error)}", aliases=("HttpNetworkError",)) from None
     return StreamingResponse(response.status, dict(response.headers.items()), response, request.url)
 
 

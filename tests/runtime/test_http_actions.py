@@ -520,3 +520,29 @@ def test_cli_an_unexpected_status_fails_the_run(project, server):
     assert result.exit_code == 2, result.output
     assert project.snapshot()["failures"][0]["code"] == "HttpError"
     assert "500" in project.snapshot()["failures"][0]["message"]
+
+
+def test_http_failures_also_answer_to_the_original_engines_codes(project):
+    # Real playbooks catch HttpNetworkError / HttpInvalidStatus; ours raise ConnectionError /
+    # NotFound, which answer to those names too.
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    project.playbook("compat", f"""
+        name: compat
+        description: catches by the original engine's codes
+        owner: Engineer
+        steps:
+          - try:
+              steps:
+                - http-get: "http://127.0.0.1:{port}/nothing-listens-here"
+            catch:
+              - code: HttpNetworkError
+                steps:
+                  - log-info: "caught {{{{$error.code}}}}"
+    """)
+    result = project.run("compat")
+    assert result.exit_code == 0, result.output
+    assert "caught ConnectionError" in result.output

@@ -392,7 +392,8 @@ def _judge(method: str, shown: str, response: HttpResponse, result: dict[str, An
         guidance = "check the credentials in the request's headers (give tokens through a `secret: true` input)"
     elif status == 404:
         guidance = "check the URL"
-    raise StepError(code, message, guidance=guidance, metadata=result)
+    # The original engine calls every unexpected status HttpInvalidStatus: its handlers match too.
+    raise StepError(code, message, guidance=guidance, metadata=result, aliases=("HttpInvalidStatus",))
 
 
 def _check_schema(schema: Any, result: dict[str, Any], method: str, shown: str) -> None:
