@@ -2049,3 +2049,23 @@ def test_secret_inputs_are_masked_in_the_console_and_the_snapshot(project):
     for path in project.snapshot_files():
         assert "hunter2-xyz" not in path.read_text()
     assert project.snapshot()["inputs"]["token"] != "hunter2-xyz"
+
+
+def test_temp_paths_in_a_bash_script_reach_the_scratch_space(project):
+    project.playbook("scratchy", """
+        name: scratchy
+        description: writes a scratch file, then reads it back in a script
+        owner: Engineer
+        steps:
+          - file-write: temp://notes/a.txt
+            content: "from the playbook"
+          - name: shown
+            bash: "cat temp://notes/a.txt; echo more > temp://notes/b.txt"
+            writes: ["temp://notes/b.txt"]
+          - name: back
+            file-read: temp://notes/b.txt
+          - log-info: "{{shown.stdout}}|{{back}}"
+    """)
+    result = project.run("scratchy")
+    assert result.exit_code == 0, result.output
+    assert "from the playbook|more" in result.output

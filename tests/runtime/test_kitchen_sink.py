@@ -308,8 +308,7 @@ def test_a_playbook_never_written_to_temp_is_not_found(project):
 @needs_node
 @pytest.mark.xfail(strict=True, reason=(
     "open blockers (lines of kitchen-sink.yaml): catalyst:// resources are not shipped (auq-standard 308, "
-    "catalyst-md-files 506, standards-absolute 516); `cwd: /tmp` is refused (directory-info 1025, env-test 1083); "
-    "raw temp:// paths inside a bash script are not resolved (env-test 1074-1077)"))
+    "catalyst-md-files 506, standards-absolute 516); `cwd: /tmp` is refused (directory-info 1025, env-test 1083)"))
 def test_kitchen_sink_runs_offline_to_its_own_return(project, monkeypatch):
     # Offline for certain: every HTTP request goes to a proxy port nobody listens on.
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 
 from catalyst_dsl.runtime.actions.context import ActionContext
@@ -28,7 +30,25 @@ def bash(ctx: ActionContext, config: dict) -> dict:
     if shell is None:
         raise StepError("ActionUnavailable", "bash is not installed on this machine", guidance="install bash, or use `command` with an argv list")
     # The script goes in on stdin, so no length limit of the command line applies.
-    return _run(ctx, [shell, "-e", "-o", "pipefail", "-s"], config, stdin=config["script"])
+    return _run(ctx, [shell, "-e", "-o", "pipefail", "-s"], config, stdin=scratch_paths(ctx, config["script"]))
+
+
+#: `temp://name` written in a script: the path runs to the first space, quote or shell operator.
+_SCRATCH_WORD = re.compile(r"temp://([^\s'\"`;|&<>()$]*)")
+
+
+def scratch_paths(ctx: ActionContext, script: str) -> str:
+    """The script with each `temp://x` replaced by where the run's scratch space really is.
+
+    A program cannot open `temp://`; the original engine rewrites these before running a
+    script, and playbooks rely on it. The directory is created so the script can write.
+    """
+    def real(match: re.Match) -> str:
+        path = ctx.gateway.scratch_path("temp://" + match.group(1))
+        ctx.gateway.scratch.mkdir(parents=True, exist_ok=True)
+        return shlex.quote(str(path))
+
+    return _SCRATCH_WORD.sub(real, script)
 
 
 def command(ctx: ActionContext, config: dict) -> dict:

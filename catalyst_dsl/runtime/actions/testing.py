@@ -22,6 +22,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.actions.process import scratch_paths
 from catalyst_dsl.runtime.errors import StepError
 
 #: Coverage reports larger than this are refused (JSON reports are read whole).
@@ -38,7 +39,7 @@ def test(ctx: ActionContext, config: dict) -> dict:
         raise StepError("ActionUnavailable", "bash is not installed on this machine; `test` runs its command with bash",
                         guidance="install bash")
     env = {str(key): str(value) for key, value in (config.get("env") or {}).items()}
-    outcome = ctx.gateway.run_process([shell, "-o", "pipefail", "-c", command], declared_writes=ctx.writes, cwd=config.get("cwd"),
+    outcome = ctx.gateway.run_process([shell, "-o", "pipefail", "-c", scratch_paths(ctx, command)], declared_writes=ctx.writes, cwd=config.get("cwd"),
                                       env=env, timeout=ctx.remaining(), on_output=ctx.output)
     result = {"exitCode": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
               "reports": _existing(ctx, config.get("reports") or ()), "coverage": None}
