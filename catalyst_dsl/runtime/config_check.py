@@ -12,7 +12,7 @@ from typing import Any
 from catalyst_dsl.actions.catalog import ActionSpec
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN
+from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, a_kind
 
 
 def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
@@ -44,20 +44,20 @@ def _mismatch(value: Any, expected: t.Type) -> str | None:
         return None
     if isinstance(expected, t.UnionT):
         reasons = [_mismatch(value, option) for option in expected.options]
-        return None if any(r is None for r in reasons) else f"should be {expected.describe()}, got {_kind(value)}"
+        return None if any(r is None for r in reasons) else f"should be {expected.describe()}, got {a_kind(value)}"
     if isinstance(expected, (t.StringT, t.EnumT)):
-        return None if isinstance(value, str) else f"should be text, got {_kind(value)}"
+        return None if isinstance(value, str) else f"should be text, got {a_kind(value)}"
     if isinstance(expected, t.NumberT):
-        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"should be a number, got {_kind(value)}"
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"should be a number, got {a_kind(value)}"
     if isinstance(expected, t.BooleanT):
-        return None if isinstance(value, bool) else f"should be true or false, got {_kind(value)}"
+        return None if isinstance(value, bool) else f"should be true or false, got {a_kind(value)}"
     if isinstance(expected, t.DurationT):
-        return None if isinstance(value, (int, float, str)) and not isinstance(value, bool) else f"should be a duration, got {_kind(value)}"
+        return None if isinstance(value, (int, float, str)) and not isinstance(value, bool) else f"should be a duration, got {a_kind(value)}"
     if isinstance(expected, t.NullT):
-        return None if value is None else f"should be null, got {_kind(value)}"
+        return None if value is None else f"should be null, got {a_kind(value)}"
     if isinstance(expected, t.ArrayT):
         if not isinstance(value, list):
-            return f"should be a list, got {_kind(value)}"
+            return f"should be a list, got {a_kind(value)}"
         for item in value:
             inner = _mismatch(item, expected.item)
             if inner:
@@ -65,7 +65,7 @@ def _mismatch(value: Any, expected: t.Type) -> str | None:
         return None
     if isinstance(expected, t.ObjectT):
         if not isinstance(value, dict):
-            return f"should be an object, got {_kind(value)}"
+            return f"should be an object, got {a_kind(value)}"
         for key, item in value.items():
             member = expected.member(str(key))
             inner = _mismatch(item, member) if member is not None else None
@@ -73,19 +73,3 @@ def _mismatch(value: Any, expected: t.Type) -> str | None:
                 return f"has `{key}` that {inner}"
         return None
     return None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

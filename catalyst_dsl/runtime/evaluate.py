@@ -44,6 +44,7 @@ __all__ = [
     "Env",
     "EvaluationError",
     "evaluate",
+    "member",
     "resolve_path",
     "render",
     "materialize",
@@ -150,7 +151,7 @@ class _Evaluator:
 
     def property(self, value: object, key: str, node) -> object:
         try:
-            return _property(value, key)
+            return member(value, key)
         except Fault as fault:
             self.fail(str(fault), node)
 
@@ -166,7 +167,7 @@ class _Evaluator:
             if value is UNKNOWN:
                 return UNKNOWN
             try:
-                value = _property(value, segment)
+                value = member(value, segment)
             except Fault:
                 self.fail(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", ref)
             path = f"{path}.{segment}"
@@ -293,7 +294,7 @@ def _is_index(key: str) -> bool:
     return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0")
 
 
-def _property(value: object, key: str) -> object:
+def member(value: object, key: str) -> object:
     """`value.key` / `value[key]`: own dict keys, list items and `.length`, nothing else."""
     if value is None or value is UNDEFINED:
         raise Fault(f"cannot read '{key}' of {to_text(value)}")

@@ -35,9 +35,10 @@ from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, as_json_data, contains_unknown
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.snapshot import current_user
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
@@ -422,7 +423,7 @@ class Interpreter:
                     self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
                     raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
                                  frame.playbook.reviewers.required, [])
-                self.hooks.approve(inquiry, "terminal", None, _user(), "continued after a failure", True, None)
+                self.hooks.approve(inquiry, "terminal", None, current_user(), "continued after a failure", True, None)
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
@@ -458,7 +459,7 @@ class Interpreter:
         keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
         entry = {"path": path, "name": step.name, "action": step.action, "status": status, "attempts": attempts,
                  "startedAt": _wall_time_of(started), "duration": round(time.monotonic() - started, 6),
-                 "result": self.hooks.mask(_jsonable(result)) if keep else None, "reason": reason,
+                 "result": self.hooks.mask(as_json_data(result)) if keep else None, "reason": reason,
                  "fingerprint": paths.fingerprint(step)}
         with self._lock:
             self.hooks.record_step(entry)
@@ -744,7 +745,7 @@ class Interpreter:
         if answer is None:
             raise Paused(path, sid, "checkpoint", message, roles, options)
         selected, text = answer
-        self.hooks.approve(path, "terminal", None, _user(), text, True, selected)
+        self.hooks.approve(path, "terminal", None, current_user(), text, True, selected)
         return _selection(selected, options, text)
 
 
@@ -766,27 +767,6 @@ def _wall_time_of(monotonic: float) -> str:
 
 def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:
     return {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
-
-
-def _user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except Exception:  # no user database entry (containers): still record something
-        return "unknown"
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    from catalyst_dsl.runtime.evaluate import UNDEFINED
-
-    return None if value is UNDEFINED else str(value)
 
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:

@@ -407,3 +407,19 @@ def arithmetic(op: str, a: object, b: object) -> object:
     if math.isinf(y):
         return x
     return canonical_number(math.fmod(x, y))
+
+
+def as_json_data(value: object) -> object:
+    """A value as plain JSON data, for snapshots and plans: `undefined` is null, an unknown
+    value is the text `<unknown>`, tuples are lists, anything else foreign is its text."""
+    if value is UNKNOWN:
+        return "<unknown>"
+    if value is UNDEFINED or value is None:
+        return None
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): as_json_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_json_data(v) for v in value]
+    return str(value)

@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 from typing import Any, Callable, Iterator
 
-from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN
+from catalyst_dsl.runtime.jsvalues import as_json_data
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)
@@ -56,7 +56,7 @@ class PlanRecorder:
 
     def shown(self, value: Any) -> Any:
         """A config value as the plan shows it: unknowns named, secrets masked, JSON only."""
-        return self.mask(_plain(value))
+        return self.mask(as_json_data(value))
 
     @staticmethod
     def settle(entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
@@ -66,17 +66,3 @@ class PlanRecorder:
         if entry["change"] is None:
             changes = [e["change"] for e in effects]
             entry["change"] = max(changes, key=_WEIGHT.__getitem__) if changes else fallback
-
-
-def _plain(value: Any) -> Any:
-    if value is UNKNOWN:
-        return "<unknown>"
-    if value is UNDEFINED:
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return str(value)

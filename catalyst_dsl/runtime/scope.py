@@ -73,7 +73,9 @@ class RunEnv:
             raise
 
     def get(self, path: str) -> Any:
-        from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN
+        """`get('a.b.0')`: like `{{a.b.0}}`, but lenient: a missing step is `undefined`."""
+        from catalyst_dsl.runtime.evaluate import member
+        from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, Fault
 
         root, *segments = str(path).split(".")
         try:
@@ -83,14 +85,9 @@ class RunEnv:
         for segment in segments:
             if value is UNKNOWN:
                 return UNKNOWN
-            if isinstance(value, dict):
-                value = value.get(segment, UNDEFINED)
-            elif isinstance(value, (list, str)) and segment == "length":
-                value = len(value)
-            elif isinstance(value, list) and segment.isdigit():
-                index = int(segment)
-                value = value[index] if index < len(value) else UNDEFINED
-            else:
+            try:
+                value = member(value, segment)
+            except Fault:  # a step into null or undefined
                 return UNDEFINED
         return value
 

@@ -22,14 +22,15 @@ import attrs
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.project.config import Project
+from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
 from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
-from catalyst_dsl.runtime.state import current_owner, pid_alive
+from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive
 
 EXIT_INTERRUPTED = 130
 
@@ -59,7 +60,7 @@ class Session:
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
         if self.state_dir.exists() and not self.state_dir.is_dir():
-            raise RunAbort(EXIT_STATE, f"the state directory {self._relative(str(self.state_dir))} is a file",
+            raise RunAbort(EXIT_STATE, f"the state directory {relative_to_root(self.project, str(self.state_dir))} is a file",
                            help="remove or rename it, or set state-dir in catalyst.toml to a directory")
         self.store = StateStore(self.state_dir)
         self.locks = LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
@@ -95,7 +96,7 @@ class Session:
             self._add_secret(values.get(name))
         now = utc_now()
         state = RunState(
-            run_id="", playbook=PlaybookRef(name=playbook.name, file=self._relative(file), fingerprint=paths.fingerprint(playbook)),
+            run_id="", playbook=PlaybookRef(name=playbook.name, file=relative_to_root(self.project, file), fingerprint=paths.fingerprint(playbook)),
             status="running", mode=self.options.mode,
             inputs={k: (secret_placeholder(k) if k in secrets else self.masker.mask(v)) for k, v in values.items()}, secret_inputs=secrets,
             started_at=now, updated_at=now, ended_at=None, owner=current_owner(), steps=[], in_flight=None, pause=None,
@@ -115,7 +116,7 @@ class Session:
         if result.has_errors or compiled.playbook is None:
             errors = [d for d in result.diagnostics if d.severity.value == "error"]
             text = render_text(errors, result.sources, relative_to=os.getcwd())
-            raise RunAbort(EXIT_INVALID, f"{self._relative(file)} has errors; nothing was run", help="fix them (`catalyst check` shows the same)",
+            raise RunAbort(EXIT_INVALID, f"{relative_to_root(self.project, file)} has errors; nothing was run", help="fix them (`catalyst check` shows the same)",
                            details=(text, summary_line(errors, 1)))
         self.library = result.library
         return compiled.playbook
@@ -152,7 +153,7 @@ class Session:
         grants = granted_paths(playbook, self._inputs_env(values))
         performer = RecordingPerformer()
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                                 protected=(self._relative(str(self.state_dir)),))
+                                 protected=(relative_to_root(self.project, str(self.state_dir)),))
         self._gateway = gateway
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
@@ -170,7 +171,7 @@ class Session:
 
         plan = {
             "format": "catalyst-plan", "version": 1,
-            "playbook": {"name": playbook.name, "file": self._relative(file)},
+            "playbook": {"name": playbook.name, "file": relative_to_root(self.project, file)},
             "inputs": {k: (secret_placeholder(k) if k in secrets else recorder.shown(v)) for k, v in values.items()},
             "permissions": {"allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None},
             "locks": resources, "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
@@ -311,7 +312,7 @@ class Session:
         self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
-                                 self.options.performer or RealPerformer(), protected=(self._relative(str(self.state_dir)),))
+                                 self.options.performer or RealPerformer(), protected=(relative_to_root(self.project, str(self.state_dir)),))
         self._gateway = gateway  # AI adapters that run a program go through it too
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
@@ -327,7 +328,7 @@ class Session:
 
             state.status = "paused"
             state.in_flight = None
-            state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=_jsonable(pause.options), since=utc_now(),
+            state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=as_json_data(pause.options), since=utc_now(),
                                 kind=pause.kind)
             self.store.save(state)
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
@@ -358,7 +359,7 @@ class Session:
                 # A paused run keeps its locks: nobody else writes what is under review.
                 self.locks.release(state.run_id)
                 _remove_tree(scratch)
-        state.outputs = self.masker.mask(_jsonable(outputs))
+        state.outputs = self.masker.mask(as_json_data(outputs))
         return self._finish(state, "completed", started, "")
 
     def _finish(self, state, status: str, started: float, detail: str) -> int:
@@ -428,7 +429,7 @@ class Session:
 
         def approve(path, via, role, by, comment, released, selected) -> None:
             state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
-                                            selected=_jsonable(selected)))
+                                            selected=as_json_data(selected)))
             self.store.save(state)
 
         return Hooks(
@@ -446,12 +447,12 @@ class Session:
             raise StepError("PlaybookNotFound", f"no playbook `{target}` was found", guidance="`catalyst list` shows the playbooks of the project")
         compiled = self.library.compiled(resolved)
         if compiled.playbook is None or compiled.has_errors:
-            raise StepError("InvalidPlaybook", f"{self._relative(resolved)} has errors", guidance=f"run `catalyst check {self._relative(resolved)}`")
+            raise StepError("InvalidPlaybook", f"{relative_to_root(self.project, resolved)} has errors", guidance=f"run `catalyst check {relative_to_root(self.project, resolved)}`")
         inherit = step.config.get("inheritPermissions")
         if state is None:  # a what-if: no snapshot to record the call in
             return resolved, compiled.playbook
         state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
-            "file": self._relative(resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
+            "file": relative_to_root(self.project, resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
         return resolved, compiled.playbook
 
     def _load_scratch_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -587,7 +588,7 @@ class Session:
         state = self._waiting(run_id)
         try:
             return issue_token(ApprovalKeys(self.state_dir), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
-                               decision=decision, role=role, actor=by or _user(), ttl_seconds=ttl)
+                               decision=decision, role=role, actor=by or current_user(), ttl_seconds=ttl)
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
 
@@ -623,7 +624,7 @@ class Session:
             offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
             raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
         released = releases(role, state.pause.roles)
-        state.approvals.append(Approval(path=state.pause.path, role=role, by=by or _user(), at=utc_now(), comment=comment, via="cli",
+        state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
                                         released=released, selected=select))
         self.store.save(state)
         if released:
@@ -639,9 +640,9 @@ class Session:
             raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
         if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
             # A live run stops itself before its next step, saving its state on the way out.
-            (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or _user(), "reason": reason}), encoding="utf-8")
+            (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
             return f"asked run {state.run_id} to stop before its next step"
-        state.cancel = Cancel(by=by or _user(), reason=reason, at=utc_now())
+        state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
         state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
         self.store.save(state)
         self.store.archive(state)
@@ -670,11 +671,6 @@ class Session:
 
         return lambda value, resolved: materialize(value, self._inputs_env(dict(resolved)))
 
-    def _relative(self, file: str) -> str:
-        try:
-            return Path(os.path.abspath(file)).relative_to(self.project.root).as_posix()
-        except ValueError:
-            return Path(file).as_posix()
 
 
 def _lockable(path: str) -> bool:
@@ -696,21 +692,6 @@ def _builtins():
 
 def _record_dict(record) -> dict:
     return {"path": record.path, "status": record.status, "result": record.result, "name": record.name}
-
-
-def _user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except Exception:  # no user database entry (containers)
-        return "unknown"
-
-
-def _jsonable(value: Any) -> Any:
-    from catalyst_dsl.runtime.interpreter import _jsonable as plain
-
-    return plain(value)
 
 
 def _remove_tree(path: Path) -> None:

@@ -173,12 +173,16 @@ def parse_time(text: str) -> datetime:
     return moment
 
 
-def current_owner() -> Owner:
+def current_user() -> str:
+    """Who runs this process, for records (approvals, cancels, owners)."""
     try:
-        user = getpass.getuser()
+        return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers) and no USER variable
-        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
-    return Owner(pid=os.getpid(), host=socket.gethostname(), user=user)
+        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+
+def current_owner() -> Owner:
+    return Owner(pid=os.getpid(), host=socket.gethostname(), user=current_user())
 
 
 def new_run_state(
