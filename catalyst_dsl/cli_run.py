@@ -118,13 +118,19 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
         text = canonical_json(plan)
         if what_if:
             if what_if_report:
-                with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(text)
+                try:
+                    with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
+                        handle.write(text)
+                except OSError as error:
+                    raise click.FileError(what_if_report, hint=f"cannot write the plan there: {error.strerror or error}") from None
             render = {"json": lambda: text, "markdown": lambda: render_markdown(plan), "text": lambda: render_text(plan)}[fmt]
             click.echo(render(), nl=fmt == "text")
             return
-        with open(expect_plan, encoding="utf-8") as handle:
-            approved = handle.read().replace("\r\n", "\n")
+        try:
+            with open(expect_plan, encoding="utf-8") as handle:
+                approved = handle.read().replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as error:
+            raise click.FileError(expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}") from None
         if approved != text:
             click.echo(plan_diff(approved, text, os.path.basename(expect_plan)), err=True)
             from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort

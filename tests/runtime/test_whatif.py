@@ -761,3 +761,19 @@ def test_the_summary_counts_every_entry_nested_ones_too(project):
     assert any(step["steps"] for step in plan["steps"])
     for change in ("create", "modify", "delete", "no-op", "read", "unknown", "would-pause"):
         assert plan["summary"][change] > 0, change
+
+
+def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(project, tmp_path):
+    project.playbook("tiny", """
+        name: tiny
+        description: one step
+        owner: Engineer
+        steps:
+          - log-info: hi
+    """)
+    unwritable = project.cli("run", "tiny", "--what-if", "--what-if-report", str(tmp_path / "missing-dir" / "plan.json"))
+    assert unwritable.exit_code == 1 and "cannot write the plan" in unwritable.output
+    binary = tmp_path / "plan.bin"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    unreadable = project.cli("run", "tiny", "--expect-plan", str(binary))
+    assert unreadable.exit_code == 1 and "cannot read the approved plan" in unreadable.output
