@@ -10,3 +10,15 @@ def pytest_addoption(parser):
 @pytest.fixture
 def update_golden(request):
     return request.config.getoption("--update-golden")
+
+
+@pytest.fixture
+def node_but_no_pwsh(tmp_path_factory, monkeypatch):
+    """A PATH on which `node` is installed and `pwsh` is not, for output that C819 (a program
+    the machine lacks) would otherwise make depend on the machine the tests run on."""
+    programs = tmp_path_factory.mktemp("programs")
+    node = programs / "node"
+    node.write_text("#!/bin/sh\n", encoding="utf-8")
+    node.chmod(0o755)
+    monkeypatch.setenv("PATH", str(programs))
+    return programs

@@ -30,3 +30,11 @@ def test_reference_page_is_current(page: str, update_golden: bool) -> None:
 
 def test_every_code_has_an_example() -> None:
     assert "No example yet." not in diagnostics_page(GOLDEN)
+
+
+def test_every_setting_is_in_the_configuration_page() -> None:
+    from catalyst_dsl.project.config import SETTINGS
+
+    table = [line for line in (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    documented = [line.split("`")[1] for line in table]
+    assert sorted(documented) == sorted(SETTINGS)

@@ -109,7 +109,7 @@ def render_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.mark.parametrize("name", PROJECTS)
-def test_golden_library(name: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool) -> None:
+def test_golden_library(name: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool, node_but_no_pwsh: Path) -> None:
     expected = LIBRARY / (name + ".expected")
     actual = render_project(LIBRARY / name, monkeypatch)
     if update_golden:

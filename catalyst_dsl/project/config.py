@@ -68,6 +68,8 @@ class ProjectConfig:
     github_api_url: str = "https://api.github.com"
     #: Branches git-commit refuses to commit to directly.
     protected_branches: tuple[str, ...] = ()
+    #: Where `catalyst://` paths are read from (read-only; may be outside the project).
+    resources_dir: Optional[str] = None
 
 
 @attrs.frozen
@@ -79,6 +81,19 @@ class Project:
 
     def resolve(self, relative: str) -> Path:
         return self.root / relative
+
+    def resources_dir(self) -> Path | None:
+        """The directory `catalyst://` paths name: the `resources-dir` setting, else the
+        original engine's npm package when the project has it installed (NPM_RESOURCES)."""
+        if self.config.resources_dir is not None:
+            return self.root / self.config.resources_dir
+        installed = self.root / NPM_RESOURCES
+        return installed if installed.is_dir() else None
+
+
+#: Where npm installs the original engine's package, whose files `catalyst://` names there;
+#: a project that already uses it needs no setting.
+NPM_RESOURCES = "node_modules/@xerilium/catalyst"
 
 
 SETTINGS = {f.name.replace("_", "-"): f for f in attrs.fields(ProjectConfig)}

@@ -114,7 +114,8 @@ class EffectsGateway:
     caller: a write must be allowed by all of them (the intersection of section 7).
     """
 
-    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer, protected: tuple[str, ...] = ()) -> None:
+    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer, protected: tuple[str, ...] = (),
+                 resources: Path | None = None) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.scratch = scratch
@@ -122,11 +123,13 @@ class EffectsGateway:
         self.performer = performer
         #: Project-relative directories no step may write (the state directory).
         self.protected = protected
+        #: The directory `catalyst://` paths are read from (never written), or None.
+        self.resources = resources
 
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
         layers = (*self.layers, grants) if inherit else (Grants(grants.owner, ()),)
-        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected)
+        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected, self.resources)
 
     # -- checks ------------------------------------------------------------------------------------
 
@@ -135,6 +138,21 @@ class EffectsGateway:
         inner = written[len("temp://"):]
         clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
         return self.scratch if not clean or clean == "." else self.scratch / clean
+
+    def resource_path(self, written: str) -> Path:
+        """Where `catalyst://x` is: inside the resources directory, which nothing leaves."""
+        if self.resources is None:
+            raise StepError("FileNotFound", f"cannot read '{written}': this project has no catalyst:// resources",
+                            guidance="set `resources-dir` in catalyst.toml to the directory that holds them "
+                                     "(they are found without it in node_modules/@xerilium/catalyst)")
+        inner = written[len("catalyst://"):]
+        clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+        base = Path(os.path.realpath(self.resources))
+        path = base if not clean or clean == "." else base / clean
+        if not _is_within(Path(os.path.realpath(path)), base):
+            raise StepError("PermissionDenied", f"cannot read '{written}': a symbolic link leads it outside the resources directory",
+                            guidance="catalyst:// reads only inside `resources-dir`")
+        return path
 
     def target(self, written: str) -> Target:
         """Where a written path lands, or PermissionDenied: checked before any write."""
@@ -195,9 +213,16 @@ class EffectsGateway:
             path.mkdir(parents=True, exist_ok=True)
             return path
         text = placed.path or written
+        if os.path.isabs(text):
+            # Where a program starts is not a grant: it can reach any path its user can, and
+            # what the step may write is its `writes:`, checked against the project either
+            # way. An absolute directory (`cwd: /tmp`) is taken as meant; it must exist.
+            if not os.path.isdir(text):
+                raise denied(f"the working directory '{written}' does not exist", "create it first, or use a directory inside the project", written)
+            return Path(text)
         real = Path(os.path.realpath(self.root / text))
-        if os.path.isabs(text) or not _is_within(real, self.real_root):
-            raise denied(f"the working directory '{written}' is outside the project", "use a directory inside the project", written)
+        if not _is_within(real, self.real_root):
+            raise denied(f"the working directory '{written}' leads outside the project", "remove the `..` segments, or write the absolute directory you mean", written)
         return real
 
     # -- effects ------------------------------------------------------------------------------------

@@ -95,9 +95,11 @@ class RunEnv:
         return self._logs()
 
     def protocol(self, protocol: str, path: str) -> str:
-        """`{{xe://a}}`: the path itself, with the extension it is found with (`.xe/product.md`)."""
-        if protocol not in ("xe", "temp"):
-            raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read here: catalyst:// resources are not bundled with this version")
+        """`{{xe://a}}`: the path itself, with the extension it is found with (`.xe/product.md`).
+
+        A resource (`{{catalyst://a}}`) is its file's path: project-relative when the
+        resources are inside the project, else absolute.
+        """
         written = f"{protocol}://{path}"
         if self.gateway is not None:
             from catalyst_dsl.runtime.actions.context import located
@@ -105,6 +107,12 @@ class RunEnv:
             written = located(self.gateway, written)
         if protocol == "xe":
             return ".xe/" + written[len("xe://"):]
+        if protocol == "catalyst":
+            if self.gateway is None:
+                raise StepError("PathNotAvailable", f"{written} cannot be placed before the run starts")
+            resource = self.gateway.resource_path(written)
+            inside = resource.relative_to(self.gateway.real_root) if self.gateway.real_root in resource.parents else None
+            return inside.as_posix() if inside is not None else str(resource)
         return written  # the gateway maps temp:// into the run's scratch space
 
     def read(self, protocol: str, path: str) -> Any:
@@ -113,8 +121,6 @@ class RunEnv:
         from catalyst_dsl.runtime.gateway import FileTooLarge
         from catalyst_dsl.runtime.jsvalues import UNDEFINED
 
-        if protocol not in ("xe", "temp"):
-            self.protocol(protocol, path)  # says why it cannot be read
         if self.gateway is None:
             raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read before the run starts")
         try:

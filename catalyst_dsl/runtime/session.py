@@ -153,7 +153,7 @@ class Session:
         grants = granted_paths(playbook, self._inputs_env(values))
         performer = RecordingPerformer()
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                                 protected=(relative_to_root(self.project, str(self.state_dir)),))
+                                 protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir())
         self._gateway = gateway
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
@@ -312,7 +312,8 @@ class Session:
         self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
         gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
-                                 self.options.performer or RealPerformer(), protected=(relative_to_root(self.project, str(self.state_dir)),))
+                                 self.options.performer or RealPerformer(), protected=(relative_to_root(self.project, str(self.state_dir)),),
+                                 resources=self.project.resources_dir())
         self._gateway = gateway  # AI adapters that run a program go through it too
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
@@ -353,7 +354,8 @@ class Session:
                 raise
             last = state.failures[-1] if state.failures else None
             state.error = last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
-            return self._finish(state, "failed", started, f"{error.code}: {error.message}")
+            fix = f"\n  fix: {error.guidance}" if error.guidance else ""
+            return self._finish(state, "failed", started, f"{error.code}: {error.message}{fix}")
         finally:
             if state.status != "paused":
                 # A paused run keeps its locks: nobody else writes what is under review.

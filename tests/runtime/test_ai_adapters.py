@@ -470,3 +470,48 @@ def test_available_adapters_follow_the_settings(program, server):
     assert masked == ["sk-from-env"]
     # Not listed in ai-adapters and not named by the step: the mock stays the default.
     assert select_adapter(None, (), found).name == "mock"
+
+
+# --- through `catalyst run`, selected by the project's settings -------------------------------------
+
+
+def test_cli_a_run_asks_the_adapters_its_settings_choose(project, server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-secret-4711")
+    server.plan = [("stream", ["The spec ", "looks complete."])]
+    reverse = [sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"]
+    project.settings(f"""
+        ai-adapters = ["openai", "command"]
+        ai-command = {json.dumps(reverse)}
+        openai-base-url = "{server.base_url}"
+        openai-model = "review-model"
+    """)
+    project.playbook("review", """
+        name: review
+        description: asks two AI adapters
+        owner: Engineer
+        steps:
+          - name: verdict
+            ai-prompt:
+              prompt: Is the spec complete?
+          - name: backwards
+            ai-prompt:
+              prompt: stressed
+              provider: command
+          - return:
+              verdict: "{{verdict}}"
+              backwards: "{{backwards}}"
+    """)
+    result = project.run("review")
+    assert result.exit_code == 0, result.output
+    snap = project.snapshot()
+    assert snap["outputs"] == {"verdict": "The spec looks complete.", "backwards": "desserts\n"}
+    # The first adapter of ai-adapters answered the step that named none, with the model and
+    # key of the settings, and no tools: grants are minimal unless the step gives some.
+    [request] = server.requests
+    assert request["body"]["model"] == "review-model" and "metadata" not in request["body"]
+    assert request["headers"]["Authorization"] == "Bearer sk-cli-secret-4711"
+    # The key is in no output and no file the run left.
+    assert "sk-cli-secret-4711" not in result.output
+    for path in project.root.rglob("*"):
+        if path.is_file():
+            assert b"sk-cli-secret-4711" not in path.read_bytes(), path

@@ -123,7 +123,7 @@ def test_an_extension_candidate_is_checked_like_the_path_itself(project, tmp_pat
     assert "FileNotFound" in result.output  # the candidate does not count as found; the path itself is missing
 
 
-def test_reading_a_catalyst_resource_says_they_are_not_shipped(project):
+def test_without_resources_reading_catalyst_paths_says_where_to_set_them(project):
     project.playbook("resource", """
         name: resource
         description: reads catalyst's own resources
@@ -139,7 +139,166 @@ def test_reading_a_catalyst_resource_says_they_are_not_shipped(project):
     """)
     result = project.run("resource")
     assert result.exit_code == 0, result.output
-    assert outputs(project) == {"said": "cannot read 'catalyst://standards/auq': catalyst:// resources are not shipped with this version of catalyst"}
+    assert outputs(project) == {"said": "cannot read 'catalyst://standards/auq': this project has no catalyst:// resources"}
+    unguarded = project.playbook("unguarded", """
+        name: unguarded
+        description: reads a resource without a handler
+        owner: Engineer
+        steps:
+          - file-read: catalyst://standards/auq
+    """)
+    assert unguarded.is_file()
+    failed = project.run("unguarded")
+    assert failed.exit_code == 2
+    assert "set `resources-dir` in catalyst.toml" in failed.output
+
+
+RESOURCES = """
+    name: resources
+    description: every way to read a resource
+    owner: Engineer
+    steps:
+      - name: text
+        file-read: catalyst://standards/auq
+      - name: listed
+        file-list:
+          path: catalyst://playbooks
+          pattern: "*.md"
+      - name: absolute
+        file-list:
+          path: catalyst://standards
+          relativeTo: absolute
+      - name: again
+        file-read: "{{listed.0}}"
+      - name: exists
+        file-exists: catalyst://standards/auq
+      - name: missing
+        file-exists: catalyst://standards/none
+      - return:
+          text: "{{text}}"
+          got: ${{ get('catalyst://standards/auq') }}
+          path: "{{catalyst://standards/auq}}"
+          listed: "{{listed}}"
+          absolute: "{{absolute}}"
+          again: "{{again}}"
+          exists: "{{exists}}"
+          missing: "{{missing}}"
+"""
+
+
+def test_resources_are_read_from_the_resources_dir_setting_even_outside_the_project(project, tmp_path):
+    shared = tmp_path / "shared-resources"
+    (shared / "standards").mkdir(parents=True)
+    (shared / "playbooks").mkdir()
+    (shared / "standards" / "auq.md").write_text("ask well", encoding="utf-8")
+    (shared / "playbooks" / "a.md").write_text("# A", encoding="utf-8")
+    project.settings(f'resources-dir = "{shared.as_posix()}"\n')
+    project.playbook("resources", RESOURCES)
+    result = project.run("resources")
+    assert result.exit_code == 0, result.output
+    assert outputs(project) == {
+        "text": "ask well", "got": "ask well", "path": str(shared.resolve() / "standards" / "auq.md"),
+        "listed": ["catalyst://playbooks/a.md"], "absolute": [str(shared.resolve() / "standards" / "auq.md")],
+        "again": "# A", "exists": True, "missing": False,
+    }
+
+
+def test_without_a_setting_resources_are_the_original_engines_npm_package(project):
+    package = "node_modules/@xerilium/catalyst"
+    project.write(f"{package}/standards/auq.md", "ask well")
+    project.write(f"{package}/playbooks/a.md", "# A")
+    project.playbook("resources", RESOURCES)
+    result = project.run("resources")
+    assert result.exit_code == 0, result.output
+    final = outputs(project)
+    assert final["text"] == "ask well" and final["listed"] == ["catalyst://playbooks/a.md"]
+    assert final["path"] == f"{package}/standards/auq.md"  # inside the project: project-relative
+
+
+def test_resources_are_never_written_and_never_left(project, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("not a resource", encoding="utf-8")
+    package = project.root / "node_modules/@xerilium/catalyst"
+    (package / "standards").mkdir(parents=True)
+    (package / "standards" / "leak.md").symlink_to(outside)
+    project.write("node_modules/@xerilium/catalyst/standards/auq.md", "ask well")
+    # Writes are refused before the run (C812); a computed path would be refused when it runs.
+    for name, step, code, said in [
+        ("write", "{file-write: 'catalyst://standards/auq.md', content: changed}", 1, "catalyst:// holds catalyst's own resources, which are read-only"),
+        ("delete", "file-delete: catalyst://standards/auq.md", 1, "catalyst:// holds catalyst's own resources, which are read-only"),
+        ("computed", "{file-write: \"{{inputs.where}}\", content: changed}", 2, "catalyst:// holds catalyst's own resources, which are read-only"),
+        ("link", "file-read: catalyst://standards/leak.md", 2, "a symbolic link leads it outside the resources directory"),
+    ]:
+        project.playbook(name, f"""
+            name: {name}
+            description: tries to get around the resources' walls
+            owner: Engineer
+            inputs:
+              - string: where
+                default: catalyst://standards/auq.md
+            steps:
+              - {step}
+        """)
+        result = project.run(name)
+        assert result.exit_code == code, (name, result.output)
+        assert said in result.output, (name, result.output)
+        assert "not a resource" not in result.output
+    assert project.read("node_modules/@xerilium/catalyst/standards/auq.md") == "ask well"
+    # `..` is refused where it is written (the checker); a computed one stays inside:
+    # catalyst://standards/../../x is the resources' own x.
+    project.write("node_modules/@xerilium/catalyst/x.md", "inner")
+    project.playbook("dots", """
+        name: dots
+        description: climbs with ..
+        owner: Engineer
+        inputs:
+          - string: where
+            default: catalyst://standards/../../x.md
+        steps:
+          - name: got
+            file-read: "{{inputs.where}}"
+          - return:
+              got: "{{got}}"
+    """)
+    dots = project.run("dots")
+    assert dots.exit_code == 0, dots.output
+    run_id = dots.output.split(" · run ", 1)[1].split()[0]
+    assert project.snapshot(run_id)["outputs"] == {"got": "inner"}
+
+
+# -- cwd: an absolute directory is taken as meant ----------------------------------------------------
+
+
+def test_an_absolute_working_directory_is_used_and_a_relative_one_stays_in_the_project(project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project.playbook("places", f"""
+        name: places
+        description: programs started outside the project
+        owner: Engineer
+        steps:
+          - name: where
+            bash: pwd
+            cwd: {elsewhere.as_posix()}
+          - return:
+              where: "{{{{where.stdout}}}}"
+    """)
+    result = project.run("places")
+    assert result.exit_code == 0, result.output
+    assert outputs(project) == {"where": f"{elsewhere.resolve()}\n"}
+    for name, cwd, said in [("missing", (tmp_path / "no-such-dir").as_posix(), "does not exist"),
+                            ("climbing", "../..", "leads outside the project")]:
+        project.playbook(name, f"""
+            name: {name}
+            description: a bad working directory
+            owner: Engineer
+            steps:
+              - bash: pwd
+                cwd: {cwd}
+        """)
+        failed = project.run(name)
+        assert failed.exit_code == 2, failed.output
+        assert said in failed.output, failed.output
 
 
 # -- json-read: malformed JSON is JsonParseError ---------------------------------------------------------
@@ -306,9 +465,6 @@ def test_a_playbook_never_written_to_temp_is_not_found(project):
 
 @pytest.mark.skipif(not KITCHEN_SINK.is_file(), reason="the shared corpus is not beside this checkout")
 @needs_node
-@pytest.mark.xfail(strict=True, reason=(
-    "open blockers (lines of kitchen-sink.yaml): catalyst:// resources are not shipped (auq-standard 308, "
-    "catalyst-md-files 506, standards-absolute 516); `cwd: /tmp` is refused (directory-info 1025, env-test 1083)"))
 def test_kitchen_sink_runs_offline_to_its_own_return(project, monkeypatch):
     # Offline for certain: every HTTP request goes to a proxy port nobody listens on.
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
@@ -320,6 +476,11 @@ def test_kitchen_sink_runs_offline_to_its_own_return(project, monkeypatch):
     # Catalyst project) and the files Act II checks for.
     project.write(".xe/product.md", "# AwesomeSauce\n\nThe product the grand tour launches.\n")
     project.write("README.md", "# demo\n")
+    # The original engine's package, where npm installs it: catalyst:// reads from there.
+    project.write("node_modules/@xerilium/catalyst/standards/auq.md", "# Asking the user questions\n")
+    project.write("node_modules/@xerilium/catalyst/standards/style.md", "# Style\n")
+    project.write("node_modules/@xerilium/catalyst/playbooks/create-feature.md", "# Create a feature\n")
+    project.write("node_modules/@xerilium/catalyst/playbooks/actions/feature-spec.md", "# Write the spec\n")
     project.write("package.json", '{"name": "demo", "version": "1.0.0"}\n')
 
     checked = project.cli("check", "playbooks/kitchen-sink.yaml")

@@ -59,7 +59,7 @@ class ActionContext:
             raise StepError("StepTimeout", f"the step took longer than its timeout of {self.timeout:g}s")
 
     def read_path(self, written: str) -> Path:
-        """A path to read: inside the project or the run's scratch space, never elsewhere."""
+        """A path to read: inside the project, the run's scratch space or the resources, never elsewhere."""
         return read_path(self.gateway, written)
 
 
@@ -70,7 +70,8 @@ PROTOCOLS = ("xe://", "temp://", "catalyst://")
 
 
 def read_path(gateway: EffectsGateway, written: str) -> Path:
-    """Where reading `written` reads: in the project or the run's scratch space, never elsewhere.
+    """Where reading `written` reads: in the project, the run's scratch space or the resources
+    directory (`catalyst://`), never elsewhere.
 
     A protocol path that names nothing existing gets the first of AUTO_EXTENSIONS that
     does (`located`); each candidate is checked like the path itself.
@@ -102,8 +103,7 @@ def _present(gateway: EffectsGateway, written: str) -> bool:
 
 def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
     if written.startswith("catalyst://"):
-        raise StepError("FileNotFound", f"cannot read '{written}': catalyst:// resources are not shipped with this version of catalyst",
-                        guidance="keep the file in the project and read it from there (xe:// is .xe/)")
+        return gateway.resource_path(written)
     placed = place(written)
     if placed.problem:
         raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")

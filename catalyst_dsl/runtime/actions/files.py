@@ -83,6 +83,9 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
         elif _within(full, ctx.gateway.scratch):
             # Scratch files keep their protocol name: the scratch directory is the run's own.
             found.append("temp://" + full.relative_to(ctx.gateway.scratch.resolve()).as_posix())
+        elif config["path"].startswith("catalyst://"):
+            # So do resources listed as resources: they may be outside the project.
+            found.append("catalyst://" + full.relative_to(ctx.gateway.resources.resolve()).as_posix())
         else:
             found.append(full.relative_to(ctx.gateway.real_root).as_posix())
     return found
