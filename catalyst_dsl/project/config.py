@@ -233,6 +233,8 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
     if key in ("retention-days", "retention-runs") and value is not None and value < 0:
         return f"setting '{key}' is {value}; it cannot be negative", "leave it out to keep every run"
+    if key == "resources-dir" and not value.strip():
+        return "setting 'resources-dir' is empty", "name the directory that holds the catalyst:// resources, or leave the setting out"
     if key == "max-depth" and value < 1:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
     directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values())}

@@ -88,9 +88,13 @@ class Events:
         self._emit("paused", "warning", "paused",
                    f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE\n  then continue: catalyst resume {run_id}", step=step)
 
-    def run_finished(self, status: str, seconds: float, detail: str = "") -> None:
+    def run_finished(self, status: str, seconds: float, detail: str = "", fix: str | None = None) -> None:
+        """The last line. A failure's fix follows it in text (indented, like a diagnostic's
+        help) and is the `guidance` field in JSON, so the line itself keeps the error."""
         tail = f": {detail}" if detail else ""
-        self._emit("run-finished", "error" if status == "failed" else "info", status, f"{status} in {_duration(seconds)}{tail}", duration=round(seconds, 6))
+        text_fix = "" if self.log_format == "json" or not fix else "\n  fix: " + fix.strip().replace("\n", "\n       ")
+        self._emit("run-finished", "error" if status == "failed" else "info", status, f"{status} in {_duration(seconds)}{tail}{text_fix}",
+                   duration=round(seconds, 6), guidance=fix if self.log_format == "json" else None)
 
 
 def _duration(seconds: float) -> str:

@@ -135,9 +135,7 @@ class EffectsGateway:
 
     def scratch_path(self, written: str) -> Path:
         """Where `temp://x` is: always inside the run's scratch space (`..` cannot leave it)."""
-        inner = written[len("temp://"):]
-        clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
-        return self.scratch if not clean or clean == "." else self.scratch / clean
+        return _under(self.scratch, written[len("temp://"):])
 
     def resource_path(self, written: str) -> Path:
         """Where `catalyst://x` is: inside the resources directory, which nothing leaves."""
@@ -145,11 +143,14 @@ class EffectsGateway:
             raise StepError("FileNotFound", f"cannot read '{written}': this project has no catalyst:// resources",
                             guidance="set `resources-dir` in catalyst.toml to the directory that holds them "
                                      "(they are found without it in node_modules/@xerilium/catalyst)")
-        inner = written[len("catalyst://"):]
-        clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+        if "\0" in written:
+            raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
         base = Path(os.path.realpath(self.resources))
-        path = base if not clean or clean == "." else base / clean
-        if not _is_within(Path(os.path.realpath(path)), base):
+        if not base.is_dir():
+            raise StepError("FileNotFound", f"cannot read '{written}': the resources directory {base} is not a directory",
+                            guidance="point `resources-dir` in catalyst.toml at the directory that holds the resources")
+        path = _under(base, written[len("catalyst://"):])
+        if not is_within(Path(os.path.realpath(path)), base):
             raise StepError("PermissionDenied", f"cannot read '{written}': a symbolic link leads it outside the resources directory",
                             guidance="catalyst:// reads only inside `resources-dir`")
         return path
@@ -176,8 +177,11 @@ class EffectsGateway:
             raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project", written)
         path = self.root / clean
         real = Path(os.path.realpath(path))
-        if not _is_within(real, self.real_root):
+        if not is_within(real, self.real_root):
             raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project", written)
+        if self.resources is not None and is_within(real, Path(os.path.realpath(self.resources))):
+            raise denied(f"cannot write '{written}': it is in the catalyst:// resources directory, which is read-only",
+                         "write somewhere else in the project", written)
         real_relative = real.relative_to(self.real_root).as_posix()
         for protected in self.protected:
             if real_relative == protected or real_relative.startswith(protected + "/"):
@@ -205,25 +209,33 @@ class EffectsGateway:
                 raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
 
     def working_directory(self, written: str | None) -> Path:
+        """Where a program starts. Not a grant: a program can reach any path its user can,
+        and what the step may write is its `writes:`, checked against the project either
+        way. So an absolute directory (`cwd: /tmp`) is taken as meant; a relative one is in
+        the project (`..` may not climb out of it). Either must be an existing directory."""
         if not written:
             return self.root
+        if "\0" in written:
+            raise StepError("FileNotFound", f"the working directory {written!r} holds a NUL character")
         placed = place(written)
         if placed.scratch:
             path = self.scratch_path(written)
             path.mkdir(parents=True, exist_ok=True)
             return path
+        if placed.problem:
+            raise denied(f"the working directory '{written}' cannot be used: {placed.problem}", "start the program in the project or temp://", written)
         text = placed.path or written
         if os.path.isabs(text):
-            # Where a program starts is not a grant: it can reach any path its user can, and
-            # what the step may write is its `writes:`, checked against the project either
-            # way. An absolute directory (`cwd: /tmp`) is taken as meant; it must exist.
-            if not os.path.isdir(text):
-                raise denied(f"the working directory '{written}' does not exist", "create it first, or use a directory inside the project", written)
-            return Path(text)
-        real = Path(os.path.realpath(self.root / text))
-        if not _is_within(real, self.real_root):
-            raise denied(f"the working directory '{written}' leads outside the project", "remove the `..` segments, or write the absolute directory you mean", written)
-        return real
+            path = Path(text)
+        else:
+            clean = posixpath.normpath(text.replace("\\", "/"))
+            if clean == ".." or clean.startswith("../"):
+                raise denied(f"the working directory '{written}' climbs out of the project", "remove the `..` segments, or write the absolute directory you mean", written)
+            path = self.root / clean
+        if not path.is_dir():
+            raise StepError("FileNotFound", f"the working directory '{written}' does not exist or is not a directory",
+                            guidance="create it in an earlier step, or correct `cwd`")
+        return path
 
     # -- effects ------------------------------------------------------------------------------------
 
@@ -247,8 +259,15 @@ class EffectsGateway:
         return self.performer.send(request)
 
 
-def _is_within(path: Path, directory: Path) -> bool:
+def is_within(path: Path, directory: Path) -> bool:
+    """Whether `path` is `directory` or below it (compare resolved paths for real containment)."""
     return path == directory or directory in path.parents
+
+
+def _under(base: Path, inner: str) -> Path:
+    """`inner` (a protocol path's rest) as a path below `base`: `..` and leading slashes stay inside."""
+    clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+    return base if not clean or clean == "." else base / clean
 
 
 class RealPerformer:

@@ -110,9 +110,12 @@ class RunEnv:
         if protocol == "catalyst":
             if self.gateway is None:
                 raise StepError("PathNotAvailable", f"{written} cannot be placed before the run starts")
+            from catalyst_dsl.runtime.gateway import is_within
+
             resource = self.gateway.resource_path(written)
-            inside = resource.relative_to(self.gateway.real_root) if self.gateway.real_root in resource.parents else None
-            return inside.as_posix() if inside is not None else str(resource)
+            if is_within(resource, self.gateway.real_root):
+                return resource.relative_to(self.gateway.real_root).as_posix() or "."
+            return str(resource)
         return written  # the gateway maps temp:// into the run's scratch space
 
     def read(self, protocol: str, path: str) -> Any:
@@ -129,6 +132,8 @@ class RunEnv:
             raise StepError("FileTooLarge", f"{protocol}://{path} is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
         except (IsADirectoryError, NotADirectoryError):
             return UNDEFINED
+        except OSError as error:  # unreadable, a symbolic link loop, …
+            raise StepError("FileReadError", f"cannot read {protocol}://{path}: {error.strerror or error}") from None
         if data is None:
             return UNDEFINED
         try:

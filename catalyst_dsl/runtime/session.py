@@ -354,8 +354,7 @@ class Session:
                 raise
             last = state.failures[-1] if state.failures else None
             state.error = last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
-            fix = f"\n  fix: {error.guidance}" if error.guidance else ""
-            return self._finish(state, "failed", started, f"{error.code}: {error.message}{fix}")
+            return self._finish(state, "failed", started, f"{error.code}: {error.message}", fix=error.guidance)
         finally:
             if state.status != "paused":
                 # A paused run keeps its locks: nobody else writes what is under review.
@@ -364,12 +363,12 @@ class Session:
         state.outputs = self.masker.mask(as_json_data(outputs))
         return self._finish(state, "completed", started, "")
 
-    def _finish(self, state, status: str, started: float, detail: str) -> int:
+    def _finish(self, state, status: str, started: float, detail: str, fix: str | None = None) -> int:
         state.status, state.in_flight, state.ended_at = status, None, utc_now()
         self.store.save(state)
         self.store.archive(state)
         self._clear_cancel(state.run_id)
-        self.events.run_finished(status, time.monotonic() - started, detail)
+        self.events.run_finished(status, time.monotonic() - started, detail, fix)
         return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_FAILED}[status]
 
     def _check_artifacts(self, playbook: ir.Playbook, values: dict[str, Any]) -> None:

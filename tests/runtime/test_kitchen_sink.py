@@ -266,6 +266,90 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
     assert project.snapshot(run_id)["outputs"] == {"got": "inner"}
 
 
+def test_resources_inside_the_project_cannot_be_written_by_their_project_path_either(project):
+    project.write("node_modules/@xerilium/catalyst/standards/auq.md", "ask well")
+    for name, step in [("direct", "{file-write: 'node_modules/@xerilium/catalyst/standards/auq.md', content: changed}"),
+                       ("placed", "{file-write: '{{catalyst://standards/auq}}', content: changed}"),
+                       ("deleted", "{file-delete: '{{catalyst://standards/auq}}'}")]:
+        project.playbook(name, f"""
+            name: {name}
+            description: writes into the resources through the project
+            owner: Engineer
+            steps:
+              - {step}
+        """)
+        result = project.run(name)
+        assert result.exit_code == 2, (name, result.output)
+        assert "is in the catalyst:// resources directory, which is read-only" in result.output
+    assert project.read("node_modules/@xerilium/catalyst/standards/auq.md") == "ask well"
+
+
+def test_hostile_resource_paths_fail_as_steps_never_as_tracebacks(project):
+    package = project.root / "node_modules/@xerilium/catalyst"
+    package.mkdir(parents=True)
+    (package / "loop").symlink_to("loop")
+    project.playbook("hostile", """
+        name: hostile
+        description: paths that cannot be read
+        owner: Engineer
+        inputs:
+          - string: nul
+            default: "standards/a\\u0000b"
+        steps:
+          - var: nul-said
+            value: ""
+          - name: exists
+            file-exists: "catalyst://{{inputs.nul}}"
+          - try:
+              - return:
+                  got: ${{ get('catalyst://' + inputs.nul) }}
+            catch:
+              - code: FileNotFound
+                steps:
+                  - var: nul-said
+                    value: "{{$error.message}}"
+          - try:
+              - return:
+                  got: ${{ get('catalyst://loop') }}
+            catch:
+              - code: FileReadError
+                steps:
+                  - return:
+                      exists: "{{exists}}"
+                      nul: "{{nul-said}}"
+                      loop: "{{$error.message}}"
+    """)
+    result = project.run("hostile")
+    assert result.exit_code == 0, result.output
+    final = outputs(project)
+    assert final["exists"] is False
+    assert "holds a NUL character" in final["nul"]
+    assert final["loop"].startswith("cannot read catalyst://loop:")
+
+
+def test_a_failed_runs_fix_follows_its_last_line_and_is_a_json_field(project):
+    import json
+
+    project.playbook("fails", """
+        name: fails
+        description: fails with guidance
+        owner: Engineer
+        steps:
+          - throw: BadThing
+            message: it broke
+            guidance: |
+              first do this
+              then that
+    """)
+    result = project.run("fails")
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-3:] == [result.output.splitlines()[-3], "  fix: first do this", "       then that"]
+    assert result.output.splitlines()[-3].endswith("BadThing: it broke")
+    as_json = project.run("fails", "--log-format", "json")
+    last = json.loads(as_json.output.strip().splitlines()[-1])
+    assert last["message"].endswith("BadThing: it broke") and last["guidance"] == "first do this\nthen that\n"
+
+
 # -- cwd: an absolute directory is taken as meant ----------------------------------------------------
 
 
@@ -286,8 +370,10 @@ def test_an_absolute_working_directory_is_used_and_a_relative_one_stays_in_the_p
     result = project.run("places")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {"where": f"{elsewhere.resolve()}\n"}
-    for name, cwd, said in [("missing", (tmp_path / "no-such-dir").as_posix(), "does not exist"),
-                            ("climbing", "../..", "leads outside the project")]:
+    for name, cwd, said in [("missing", (tmp_path / "no-such-dir").as_posix(), "FileNotFound: the working directory"),
+                            ("missing-inside", "no/such/dir", "does not exist or is not a directory"),
+                            ("climbing", "../..", "PermissionDenied: the working directory '../..' climbs out of the project"),
+                            ("resource", "catalyst://standards", "catalyst:// holds catalyst's own resources")]:
         project.playbook(name, f"""
             name: {name}
             description: a bad working directory

@@ -14,7 +14,7 @@ import attrs
 
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge
+from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge, is_within
 
 
 @attrs.define
@@ -102,6 +102,8 @@ def _present(gateway: EffectsGateway, written: str) -> bool:
 
 
 def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
+    if "\0" in written:
+        raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
     if written.startswith("catalyst://"):
         return gateway.resource_path(written)
     placed = place(written)
@@ -109,11 +111,9 @@ def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
         raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
     if placed.scratch:
         return gateway.scratch_path(written)
-    if "\0" in written:
-        raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
     text = placed.path or written
     real = Path(os.path.realpath(gateway.root / text))
-    if os.path.isabs(text) or not (real == gateway.real_root or gateway.real_root in real.parents):
+    if os.path.isabs(text) or not is_within(real, gateway.real_root):
         raise StepError("PermissionDenied", f"cannot read '{written}': it is outside the project",
                         guidance="playbooks read files inside the project root")
     return real

@@ -11,7 +11,7 @@ import yaml
 
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge
+from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge, is_within
 
 #: Files larger than this are not read into a variable (they would also swell the state).
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -80,12 +80,12 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
             found.append(str(full))
         elif relative_to == "cwd":
             found.append(os.path.relpath(full))
-        elif _within(full, ctx.gateway.scratch):
+        elif is_within(full, _real(ctx.gateway.scratch)):
             # Scratch files keep their protocol name: the scratch directory is the run's own.
-            found.append("temp://" + full.relative_to(ctx.gateway.scratch.resolve()).as_posix())
+            found.append("temp://" + full.relative_to(_real(ctx.gateway.scratch)).as_posix())
         elif config["path"].startswith("catalyst://"):
             # So do resources listed as resources: they may be outside the project.
-            found.append("catalyst://" + full.relative_to(ctx.gateway.resources.resolve()).as_posix())
+            found.append("catalyst://" + full.relative_to(_real(ctx.gateway.resources)).as_posix())
         else:
             found.append(full.relative_to(ctx.gateway.real_root).as_posix())
     return found
@@ -97,9 +97,8 @@ def _walk(base: Path):
         yield directory, dirs, sorted(names)
 
 
-def _within(path: Path, directory: Path) -> bool:
-    directory = directory.resolve()
-    return directory == path or directory in path.parents
+def _real(directory: Path) -> Path:
+    return Path(os.path.realpath(directory))
 
 
 def file_write(ctx: ActionContext, config: dict) -> dict:
