@@ -67,7 +67,11 @@ def spawn(project: Path, *args: str, env: dict[str, str] | None = None, log: Pat
     out = open(log.with_suffix(".out"), "w", encoding="utf-8")
     err = open(log.with_suffix(".err"), "w", encoding="utf-8")
     try:
-        return subprocess.Popen([*CATALYST, *args], cwd=project, env=env or _env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        # As a terminal starts it: with Ctrl-C's default action even when the tests run in a
+        # background job, which inherits SIGINT ignored (and Python then never raises
+        # KeyboardInterrupt).
+        return subprocess.Popen([*CATALYST, *args], cwd=project, env=env or _env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     finally:
         out.close()
         err.close()
