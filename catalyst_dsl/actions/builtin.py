@@ -89,6 +89,18 @@ _HUMAN = [
           "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING), Effect.HUMAN, WhatIf.PAUSE),
 ]
 
+#: AI tool grants that only look: any other grant (edit, write, bash, …) lets the AI change
+#: things, so it needs allowedWritePaths (C820) and, in manual mode, an approval to run.
+READ_ONLY_TOOLS = frozenset({"read", "search", "grep", "glob", "list", "web-search", "web-fetch"})
+
+
+def writing_tools(tools: object) -> list[str]:
+    """The grants in a step's `tools` that are not read-only (names compared without case)."""
+    if not isinstance(tools, (list, tuple)):
+        return []
+    return [str(t) for t in tools if str(t).strip().lower() not in READ_ONLY_TOOLS]
+
+
 _AI_CONFIG = dict(
     context=opt(ANY, "values the prompt may use"), tools=opt(STRINGS, "tool grants; read-only when absent"),
     provider=opt(STRING), model=opt(STRING), role=opt(STRING), maxTokens=opt(NUMBER), inactivityTimeout=opt(DURATION),

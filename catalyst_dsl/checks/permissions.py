@@ -164,9 +164,25 @@ class PermissionChecker:
         for step in ir.all_steps(pb):
             if step.action == "parallel":
                 self._parallel(step)
+            if grants is None:
+                self._ai_write_tools(pb, step)
         for edge in self.library.edges(path):
             if edge.kind == "playbook" and edge.callee is not None and edge.site is not None:
                 self._call(path, edge, grants)
+
+    def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
+        """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
+        from catalyst_dsl.actions.builtin import writing_tools
+
+        spec = self.catalog.get(step.action)
+        tools = step.config.get("tools")
+        if spec is None or spec.group != "ai" or not isinstance(tools, ir.ListV):
+            return
+        granted = writing_tools([item.value for item in tools.items if isinstance(item, ir.Lit)])
+        if granted:
+            self.sink.report("C820", f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
+                             tools.span or step.span,
+                             help="list where the AI may write under allowedWritePaths, or grant only read-only tools (read, search, grep, glob, list, web-search, web-fetch)")
 
     def _parallel(self, group: ir.Step) -> None:
         body = group.config.get("steps")

@@ -26,6 +26,7 @@ import attrs
 
 from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
 from catalyst_dsl.runtime.actions import script as script_action
@@ -45,6 +46,8 @@ from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 #: may hold file contents, which the snapshot never stores.
 RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
 CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var"})
+#: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
+APPROVE_EFFECTS = "approve-effects"
 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
@@ -215,6 +218,8 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
+        if not self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path):
+            return
         self._attempts(step, frame, scope, path, sid)
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
@@ -234,6 +239,7 @@ class Interpreter:
                 entry["change"], entry["reason"] = "unknown", f"its condition would fail: {error.code}: {error.message}"
                 return
         with (self.plan.conditional() if maybe else contextlib.nullcontext()):
+            self._plan_approval(step, frame, scope, path, sid)
             entry = self.plan.open(path, sid, step.action)
             if maybe:
                 entry["reason"] = "runs only if its condition holds, which depends on a value the plan cannot know"
@@ -262,6 +268,18 @@ class Interpreter:
                 message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
                 flag["change"] = "would-pause"
                 flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+
+    def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
+        """The approval a step's effects would wait for (a plan is of a manual run), as an
+        entry just before the step's own."""
+        try:
+            what = self._unbounded_effects(step, frame, scope, frame.gateway)
+        except StepError:
+            return  # refused or failing: the step's own entry says so
+        if what is not None:
+            flag = self.plan.open(paths.join(path, APPROVE_EFFECTS), sid, "checkpoint")
+            flag["change"] = "would-pause"
+            flag["approval"] = {"message": self.plan.shown(f"approve before it {what}"), "roles": list(frame.playbook.reviewers.required)}
 
     def _safe_render(self, text: str, frame: Frame, scope: Scope) -> Any:
         from catalyst_dsl.runtime.evaluate import render
@@ -351,6 +369,40 @@ class Interpreter:
             policy = self._policy(step, frame, error)
             self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
             return False
+
+    def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+        """A step whose effects no declaration bounds runs only once approved (LANGUAGE 7,
+        FR-5.4): a program that declares writes, an AI given tools that change things. On a
+        terminal ENTER approves; otherwise the run pauses for `catalyst approve`; autonomous
+        mode approves by itself and records that it did. An approval covers every attempt."""
+        what = self._unbounded_effects(step, frame, scope, frame.gateway)
+        if what is not None:
+            self.checkpoint(paths.join(path, APPROVE_EFFECTS), sid, f"approve before it {what}", [], None, frame)
+        return True
+
+    def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
+        """What a step may do that needs an approval first, in words, or None. Declared
+        writes the grants refuse fail here (PermissionDenied): nobody approves a refusal."""
+        from catalyst_dsl.actions.builtin import writing_tools
+        from catalyst_dsl.runtime.evaluate import to_text
+
+        spec = self.catalog.get(step.action)
+        if spec is None:
+            return None
+        env = self.env(frame, scope)
+        if spec.shell_like and step.writes:
+            written = [to_text(self._value(value, env)) for value in step.writes]
+            for pattern in written:
+                gateway.check_pattern(pattern)
+            project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
+            if project:
+                return f"runs a program that may write {', '.join(project)}"
+        if spec.group == "ai":
+            tools = next((e.value for e in step.config.entries if e.key == "tools"), None)
+            granted = writing_tools(self._value(tools, env)) if tools is not None else []
+            if granted:
+                return f"gives the AI tools that change things ({', '.join(granted)})"
+        return None
 
     def _flag_checkpoint(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
@@ -741,7 +793,7 @@ class Interpreter:
         answer = None
         if self.hooks.ask is not None:
             self.hooks.save()  # state first: a crash while waiting loses nothing
-            answer = self.hooks.ask(message, options, default)
+            answer = self.hooks.ask(f"{sid}: {message}", options, default)
         if answer is None:
             raise Paused(path, sid, "checkpoint", message, roles, options)
         selected, text = answer

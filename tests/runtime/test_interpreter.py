@@ -146,7 +146,7 @@ def test_steps_run_in_definition_order(project):
           - bash: "echo three >> order.txt"
             writes: [order.txt]
     """)
-    result = project.run("order")
+    result = project.run("order", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("order.txt").split() == ["one", "two", "three"]
     assert [s["path"] for s in project.steps()] == ["steps/0", "steps/1", "steps/2"]
@@ -170,7 +170,7 @@ def test_false_condition_skips_with_sub_expression_values(project):
             writes: [small.txt]
             condition: "${{ get('x') <= 5 }}"
     """)
-    result = project.run("cond")
+    result = project.run("cond", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert not project.exists("big.txt") and project.exists("small.txt")
     assert "where get('x') = 3" in result.output
@@ -416,7 +416,7 @@ def test_catch_that_does_not_match_lets_the_error_through_but_finally_runs(proje
               - bash: "touch finally.txt"
                 writes: [finally.txt]
     """)
-    result = project.run("nomatch")
+    result = project.run("nomatch", "--mode", "autonomous")
     assert result.exit_code == 2
     assert project.exists("finally.txt") and not project.exists("caught.txt")
     assert project.snapshot()["error"]["code"] == "Boom"
@@ -440,7 +440,7 @@ def test_top_level_catch_matches_the_thrown_code(project):
               - bash: "echo '{{$error.message}}' > handled.txt"
                 writes: [handled.txt]
     """)
-    result = project.run("topcatch")
+    result = project.run("topcatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("handled.txt").strip() == "the deploy broke"
     assert not project.exists("other.txt")
@@ -460,7 +460,7 @@ def test_top_level_catch_default_matches_any_code(project):
               - bash: "echo '{{$error.code}}' > handled.txt"
                 writes: [handled.txt]
     """)
-    result = project.run("anycatch")
+    result = project.run("anycatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("handled.txt").strip() == "CommandFailed"
 
@@ -482,7 +482,7 @@ def test_top_level_finally_always_runs(project, fails):
           - bash: "touch finally.txt"
             writes: [finally.txt]
     """)
-    result = project.run("fin", fail=str(fails).lower())
+    result = project.run("fin", "--mode", "autonomous", fail=str(fails).lower())
     assert result.exit_code == (2 if fails else 0), result.output
     assert project.exists("finally.txt")
     assert project.exists("body.txt") is not fails
@@ -859,7 +859,7 @@ def test_silently_continue_goes_on_without_reporting_on_the_console(project):
           - bash: "touch after.txt"
             writes: [after.txt]
     """)
-    result = project.run("quiet")
+    result = project.run("quiet", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("after.txt")
     assert "CommandFailed" not in result.output
@@ -878,7 +878,7 @@ def test_ignore_policy_treats_the_failure_as_done(project):
           - bash: "touch after.txt"
             writes: [after.txt]
     """)
-    result = project.run("ignoring")
+    result = project.run("ignoring", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("after.txt")
     assert project.step("breaks")["status"] == "completed"
@@ -900,10 +900,10 @@ def test_per_code_policy_applies_only_to_its_code(project):
           - bash: "touch after.txt"
             writes: [after.txt]
     """)
-    assert project.run("bycode", code="CommandFailed").exit_code == 0
+    assert project.run("bycode", "--mode", "autonomous", code="CommandFailed").exit_code == 0
     assert project.exists("after.txt")
     (project.root / "after.txt").unlink()
-    assert project.run("bycode", code="OtherFailure").exit_code == 2
+    assert project.run("bycode", "--mode", "autonomous", code="OtherFailure").exit_code == 2
     assert not project.exists("after.txt")
     assert project.snapshot()["error"]["code"] == "OtherFailure"
 
@@ -924,7 +924,7 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
                 action: Stop
                 retryCount: 2
     """)
-    result = project.run("flaky")
+    result = project.run("flaky", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     step = project.step("flaky")
     assert step["status"] == "completed" and step["attempts"] == 2
@@ -993,7 +993,7 @@ def test_timeout_goes_through_the_error_policy(project):
           - bash: "touch after.txt"
             writes: [after.txt]
     """)
-    result = project.run("slow2")
+    result = project.run("slow2", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("after.txt")
     assert project.snapshot()["failures"][0]["code"] == "StepTimeout"
@@ -1069,6 +1069,8 @@ def test_timeout_applies_to_a_step_that_runs_other_steps(project):
 # checkpoints and approvals
 # =====================================================================================
 
+# Its bash steps declare no `writes:`: one that did would first pause for its own approval
+# (see the effects approval tests), which is not what these tests are about.
 REVIEWED = """
     name: reviewed
     description: a checkpoint between two steps
@@ -1078,10 +1080,8 @@ REVIEWED = """
       optional: [Engineer]
     steps:
       - bash: "echo before >> log.txt"
-        writes: [log.txt]
       - checkpoint: "Review the plan"
       - bash: "echo after >> log.txt"
-        writes: [log.txt]
 """
 
 
@@ -1150,10 +1150,8 @@ def test_checkpoint_flag_pauses_after_its_step_which_resume_does_not_rerun(proje
         steps:
           - name: draft
             bash: "echo draft >> log.txt; echo drafted"
-            writes: [log.txt]
             checkpoint: true
           - bash: "echo '{{draft.stdout}}' >> log.txt"
-            writes: [log.txt]
     """)
     assert project.run("flagged").exit_code == 4
     run_id = project.run_id()
@@ -1230,10 +1228,8 @@ def test_inquire_pauses_on_failure_and_approval_continues_past_it(project):
         steps:
           - name: shaky
             bash: "echo attempt >> tries.txt; exit 1"
-            writes: [tries.txt]
             errorPolicy: Inquire
           - bash: "touch after.txt"
-            writes: [after.txt]
     """)
     result = project.run("asking")
     assert result.exit_code == 4, result.output
@@ -1279,7 +1275,6 @@ def test_inquire_in_autonomous_mode_continues_and_records_it(project):
           - bash: "exit 1"
             errorPolicy: Inquire
           - bash: "touch after.txt"
-            writes: [after.txt]
     """)
     assert project.run("asking", "--mode", "autonomous").exit_code == 0
     assert project.exists("after.txt")
@@ -1294,7 +1289,6 @@ def test_suspend_pauses_and_resume_runs_the_step_again(project):
         steps:
           - name: needs-file
             bash: "echo attempt >> tries.txt; cat input.txt"
-            writes: [tries.txt]
             errorPolicy: Suspend
           - return:
               got: "{{needs-file.stdout}}"
@@ -1602,7 +1596,7 @@ def test_bash_is_strict_a_failing_command_stops_the_script(project):
               touch reached.txt
             writes: [reached.txt]
     """)
-    assert project.run("strict-shell").exit_code == 2
+    assert project.run("strict-shell", "--mode", "autonomous").exit_code == 2
     assert not project.exists("reached.txt")
 
 
@@ -1902,13 +1896,10 @@ def test_top_level_finally_runs_at_the_end_not_when_the_run_pauses(project):
         owner: Engineer
         steps:
           - bash: "echo before >> log.txt"
-            writes: [log.txt]
           - checkpoint: "Go on?"
           - bash: "echo after >> log.txt"
-            writes: [log.txt]
         finally:
           - bash: "echo cleanup >> log.txt"
-            writes: [log.txt]
     """)
     assert project.run("cleanup").exit_code == 4
     run_id = project.run_id()
@@ -1927,10 +1918,8 @@ def test_try_finally_runs_after_its_body_even_across_a_pause(project):
           - try:
               - checkpoint: "Go on?"
               - bash: "echo body >> log.txt"
-                writes: [log.txt]
             finally:
               - bash: "echo finally >> log.txt"
-                writes: [log.txt]
     """)
     assert project.run("tryfin").exit_code == 4
     run_id = project.run_id()
@@ -1952,10 +1941,8 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
           done: boolean
         steps:
           - bash: "echo child-before >> log.txt"
-            writes: [log.txt]
           - checkpoint: "Child review"
           - bash: "echo child-after >> log.txt"
-            writes: [log.txt]
           - return:
               done: true
     """)
@@ -1965,7 +1952,6 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
         owner: Engineer
         steps:
           - bash: "echo parent-before >> log.txt"
-            writes: [log.txt]
           - name: call
             playbook: inner
             inheritPermissions: true
@@ -2069,3 +2055,131 @@ def test_temp_paths_in_a_bash_script_reach_the_scratch_space(project):
     result = project.run("scratchy")
     assert result.exit_code == 0, result.output
     assert "from the playbook|more" in result.output
+
+
+# =====================================================================================
+# approval before unbounded effects (LANGUAGE 4 and 7): a program that declares writes,
+# an AI given tools that change things
+# =====================================================================================
+
+EFFECTS = """
+    name: effects
+    description: a program that writes, an AI that may edit
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    allowedWritePaths: [out/**]
+    inputs:
+      - string: where
+        default: out/log.txt
+    steps:
+      - bash: "mkdir -p out && echo ran >> out/log.txt"
+        writes: ["{{where}}"]
+      - name: look
+        ai-prompt: summarize the log
+        tools: [read, grep]
+      - name: edit
+        ai-prompt: tidy the log
+        tools: [read, Edit]
+      - bash: "echo scratch > temp://notes.txt"
+        writes: ["temp://notes.txt"]
+"""
+
+
+def test_a_program_that_declares_writes_waits_for_approval_before_it_runs(project):
+    project.playbook("effects", EFFECTS)
+    result = project.run("effects")
+    assert result.exit_code == 4, result.output
+    assert "⏸ paused at bash@11: approve before it runs a program that may write out/log.txt" in result.output
+    assert not project.exists("out/log.txt")  # nothing ran before the approval
+    snap = project.snapshot()
+    assert snap["pause"]["path"] == "steps/0/approve-effects" and snap["pause"]["roles"] == ["Architect"]
+    run_id = project.run_id()
+
+    assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    resumed = project.cli("resume", run_id)
+    # The program ran; the read-only AI step did not ask; the editing one does.
+    assert resumed.exit_code == 4, resumed.output
+    assert project.read("out/log.txt") == "ran\n"
+    assert "approve before it gives the AI tools that change things (Edit)" in resumed.output
+    assert project.snapshot(run_id)["pause"]["path"] == "steps/2/approve-effects"
+
+    assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    done = project.cli("resume", run_id)
+    # The scratch-only program needs no approval: the run's scratch space is its own.
+    assert done.exit_code == 0, done.output
+    snap = project.snapshot(run_id)
+    assert [a["path"] for a in snap["approvals"]] == ["steps/0/approve-effects", "steps/2/approve-effects"]
+    assert project.read("out/log.txt") == "ran\n"  # it ran once, not again on resume
+
+
+def test_autonomous_mode_approves_unbounded_effects_and_records_each(project):
+    project.playbook("effects", EFFECTS)
+    result = project.run("effects", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    approvals = project.snapshot()["approvals"]
+    assert [(a["path"], a["via"]) for a in approvals] == [("steps/0/approve-effects", "autonomous"), ("steps/2/approve-effects", "autonomous")]
+
+
+def test_a_declared_write_outside_the_grants_is_refused_without_asking(project):
+    project.playbook("effects", EFFECTS)
+    result = project.run("effects", where="elsewhere/x.txt")
+    assert result.exit_code == 2, result.output
+    assert "paused" not in result.output
+    assert project.snapshot()["error"]["code"] == "PermissionDenied"
+
+
+def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(project):
+    project.playbook("flaky", """
+        name: flaky
+        description: a writing program that fails once, and one that never runs
+        owner: Engineer
+        steps:
+          - bash: |
+              echo try >> tries.txt
+              test "$(wc -l < tries.txt)" -ge 2
+            writes: [tries.txt]
+            errorPolicy:
+              default: {action: Stop, retryCount: 2}
+          - condition: ${{ false }}
+            bash: "echo never > never.txt"
+            writes: [never.txt]
+    """)
+    assert project.run("flaky").exit_code == 4
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    resumed = project.cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output
+    assert project.read("tries.txt").split() == ["try", "try"]
+    assert len(project.snapshot(run_id)["approvals"]) == 1
+
+
+def test_unbounded_effects_are_approved_with_enter_on_a_terminal(project, monkeypatch, capsys):
+    import io
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.session import RunOptions, Session
+
+    project.playbook("effects", EFFECTS)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n\n"))
+    out = io.StringIO()
+    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=out, interactive=True))
+    code = session.start(str(project.root / "playbooks" / "effects.yaml"), {})
+    assert code == 0, out.getvalue()
+    assert [a["via"] for a in project.snapshot()["approvals"]] == ["terminal", "terminal"]
+    asked = capsys.readouterr().out
+    assert "⏸ bash@11: approve before it runs a program that may write out/log.txt" in asked
+    assert "⏸ edit: approve before it gives the AI tools that change things (Edit)" in asked
+
+
+def test_a_plan_shows_the_approvals_unbounded_effects_would_wait_for(project):
+    import json
+
+    project.playbook("effects", EFFECTS)
+    result = project.run("effects", "--what-if", "--format", "json")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    pauses = [(s["path"], s["approval"]["message"]) for s in plan["steps"] if s["change"] == "would-pause"]
+    assert pauses == [("steps/0/approve-effects", "approve before it runs a program that may write out/log.txt"),
+                      ("steps/2/approve-effects", "approve before it gives the AI tools that change things (Edit)")]

@@ -320,7 +320,9 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
         if run_id is not None and archived_path(project, run_id) is not None:
             finished = True
             break
-        args = ["run", "crash"] if run_id is None else ["resume", run_id]
+        # Autonomous: its programs' writes are approved by the run itself (and recorded), so
+        # a kill can also land between such an approval and the step.
+        args = ["run", "crash", "--mode", "autonomous"] if run_id is None else ["resume", run_id]
         log = tmp_path / f"cycle-{cycle}"
         if rule is None:
             proc = spawn(project, *args, log=log)
@@ -786,7 +788,7 @@ steps:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
     project = make_project(tmp_path / "project", {"slow": SLOW, "same-paths": SAME_PATHS})
-    proc = spawn(project, "run", "slow", log=tmp_path / "slow")
+    proc = spawn(project, "run", "slow", "--mode", "autonomous", log=tmp_path / "slow")
     deadline = time.monotonic() + 20
     snapshot = None
     try:
