@@ -389,17 +389,17 @@ class Interpreter:
         spec = self.catalog.get(step.action)
         if spec is None:
             return None
-        env = self.env(frame, scope)
         if spec.shell_like and step.writes:
+            env = self.env(frame, scope)
             written = [to_text(self._value(value, env)) for value in step.writes]
             for pattern in written:
                 gateway.check_pattern(pattern)
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
-        if spec.group == "ai":
-            tools = next((e.value for e in step.config.entries if e.key == "tools"), None)
-            granted = writing_tools(self._value(tools, env)) if tools is not None else []
+        tools = step.config.get("tools") if spec.group == "ai" else None
+        if tools is not None:
+            granted = writing_tools(self._value(tools, self.env(frame, scope)))
             if granted:
                 return f"gives the AI tools that change things ({', '.join(granted)})"
         return None
