@@ -96,9 +96,9 @@ READ_ONLY_TOOLS = frozenset({"read", "search", "grep", "glob", "list", "web-sear
 
 def writing_tools(tools: object) -> list[str]:
     """The grants in a step's `tools` that are not read-only (names compared without case)."""
-    if not isinstance(tools, (list, tuple)):
-        return []
-    return [str(t) for t in tools if str(t).strip().lower() not in READ_ONLY_TOOLS]
+    if not isinstance(tools, (list, tuple)) or not all(isinstance(t, str) for t in tools):
+        return []  # not a list of names: the step's config check refuses it before it runs
+    return [t for t in tools if t.strip().lower() not in READ_ONLY_TOOLS]
 
 
 _AI_CONFIG = dict(

@@ -36,7 +36,7 @@ from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, as_json_data, contains_unknown
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.snapshot import current_user
@@ -62,9 +62,10 @@ DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("catalyst_deadl
 class Paused(Exception):
     """The run must wait for a person: unwinds to the top, where the snapshot is saved."""
 
-    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list) -> None:
+    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list, subject: str | None = None) -> None:
         super().__init__(message)
         self.path, self.step_id, self.kind, self.message, self.roles, self.options = path, step_id, kind, message, list(roles), options
+        self.subject = subject
 
 
 class Cancelled(Exception):
@@ -98,9 +99,10 @@ class Hooks:
     save: Callable[[], None]
     set_in_flight: Callable[[str | None], None]
     record_failure: Callable[[StepError, str, int, float], None]
-    #: approval_for(path) -> approval dict that released the checkpoint at path, or None.
-    approval_for: Callable[[str], dict | None]
-    #: approve(path, via, role, by, comment, released, selected)
+    #: approval_for(path[, subject]) -> approval dict that released the pause at path (for
+    #: that subject, when given), or None; ChangesRequested when a reviewer held it back.
+    approval_for: Callable[..., dict | None]
+    #: approve(path, via, role, by, comment, released, selected[, subject])
     approve: Callable[..., None]
     #: ask(message, options, default) -> (selected, text) on a terminal, or None without one.
     ask: Callable[[str, list, Any], tuple[Any, str | None] | None] | None
@@ -377,7 +379,11 @@ class Interpreter:
         mode approves by itself and records that it did. An approval covers every attempt."""
         what = self._unbounded_effects(step, frame, scope, frame.gateway)
         if what is not None:
-            self.checkpoint(paths.join(path, APPROVE_EFFECTS), sid, f"approve before it {what}", [], None, frame)
+            message = f"approve before it {what}"
+            # Bound to what was shown and to the step as written: a resume after the playbook
+            # or the values changed asks again instead of reusing the approval.
+            subject = self.hooks.mask(f"{message} · step {paths.fingerprint(step)}")
+            self.checkpoint(paths.join(path, APPROVE_EFFECTS), sid, message, [], None, frame, subject)
         return True
 
     def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
@@ -391,9 +397,14 @@ class Interpreter:
             return None
         if spec.shell_like and step.writes:
             env = self.env(frame, scope)
-            written = [to_text(self._value(value, env)) for value in step.writes]
-            for pattern in written:
-                gateway.check_pattern(pattern)
+            values = [self._value(value, env) for value in step.writes]
+            for value in values:
+                if isinstance(value, str):
+                    gateway.check_pattern(value)
+                elif value is not UNKNOWN:  # a plan may not know a path; a run always does
+                    raise StepError("InvalidConfig", f"`writes:` holds paths, but one of them is {a_kind(value)}",
+                                    guidance="make each entry of writes: a path or a pattern")
+            written = [to_text(value) for value in values]
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
@@ -781,23 +792,26 @@ class Interpreter:
 
     # -- checkpoints ----------------------------------------------------------------------------------------
 
-    def checkpoint(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame) -> dict[str, Any]:
+    def checkpoint(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame,
+                   subject: str | None = None) -> dict[str, Any]:
+        """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
+        approval given for that same subject counts."""
         roles = list(frame.playbook.reviewers.required)
-        approval = self.hooks.approval_for(path)
+        approval = self.hooks.approval_for(path, subject) if subject is not None else self.hooks.approval_for(path)
         if approval is not None:
             selected = approval.get("selected")
             return _selection(default if selected is None else selected, options)
         if self.mode == "autonomous":
-            self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default)
+            self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
             return _selection(default, options)
         answer = None
         if self.hooks.ask is not None:
             self.hooks.save()  # state first: a crash while waiting loses nothing
-            answer = self.hooks.ask(f"{sid}: {message}", options, default)
+            answer = self.hooks.ask(self.hooks.mask(f"{sid}: {message}"), options, default)
         if answer is None:
-            raise Paused(path, sid, "checkpoint", message, roles, options)
+            raise Paused(path, sid, "checkpoint", message, roles, options, subject)
         selected, text = answer
-        self.hooks.approve(path, "terminal", None, current_user(), text, True, selected)
+        self.hooks.approve(path, "terminal", None, current_user(), text, True, selected, subject)
         return _selection(selected, options, text)
 
 

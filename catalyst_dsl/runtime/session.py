@@ -185,7 +185,7 @@ class Session:
     def _plan_hooks(self) -> Hooks:
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
         return Hooks(record_step=nothing, save=nothing, set_in_flight=nothing, record_failure=nothing,
-                     approval_for=lambda path: None, approve=nothing, ask=None, cancel_requested=lambda: False,
+                     approval_for=nothing, approve=nothing, ask=None, cancel_requested=lambda: False,
                      load_playbook=lambda frame, step, target: self._load_child(None, frame, step, target),
                      adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret)
 
@@ -330,7 +330,7 @@ class Session:
             state.status = "paused"
             state.in_flight = None
             state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=as_json_data(pause.options), since=utc_now(),
-                                kind=pause.kind)
+                                kind=pause.kind, subject=pause.subject)
             self.store.save(state)
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
             return EXIT_PAUSED
@@ -419,18 +419,23 @@ class Session:
         def record_failure(error: StepError, sid: str, attempt: int, seconds: float) -> None:
             state.failures.append(self._failure(error, sid, attempt, seconds))
 
-        def approval_for(path: str) -> dict | None:
+        def approval_for(path: str, subject: str | None = None) -> dict | None:
             for approval in reversed(state.approvals):  # the latest decision counts
-                if approval.path == path and approval.decision == "request-changes":
+                if approval.path != path or (subject is not None and approval.subject != subject):
+                    continue
+                if approval.decision == "request-changes" and approval.released:
+                    if approval.delivered:
+                        return None  # it failed the step once; the step now needs a new approval
+                    approval.delivered = True
                     raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
-                                    guidance="the step's errorPolicy decides what happens next")
-                if approval.path == path and approval.released:
+                                    guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again")
+                if approval.released and approval.decision == "approve":
                     return {"selected": approval.selected, "role": approval.role}
             return None
 
-        def approve(path, via, role, by, comment, released, selected) -> None:
+        def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
             state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
-                                            selected=as_json_data(selected)))
+                                            selected=as_json_data(selected), subject=subject))
             self.store.save(state)
 
         return Hooks(
@@ -605,11 +610,14 @@ class Session:
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
         # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
-        released = claims.decision == "approve" and releases(claims.role, state.pause.roles)
+        # Only a role that may release the step may also hold it back; others are recorded.
+        released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
         state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
-                                        released=released, decision=claims.decision, token=claims.nonce))
+                                        released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
         self.store.save(state)
         if claims.decision == "request-changes":
+            if not released:
+                return f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused"
             return f"changes requested by {claims.actor} ({claims.role}); on resume the step fails with ChangesRequested"
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
@@ -626,7 +634,7 @@ class Session:
             raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
         released = releases(role, state.pause.roles)
         state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
-                                        released=released, selected=select))
+                                        released=released, selected=select, subject=state.pause.subject))
         self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"

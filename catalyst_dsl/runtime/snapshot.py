@@ -76,6 +76,9 @@ class Pause:
     since: str
     #: "checkpoint" and "inquire" wait for an approval; "suspend" only for `resume`.
     kind: Literal["checkpoint", "inquire", "suspend"] = "checkpoint"
+    #: What an approval here approves, when more than the place: the effects a step would
+    #: have and the step itself (Approval.subject). None for checkpoints.
+    subject: str | None = None
 
 
 @attrs.define(kw_only=True)
@@ -95,6 +98,11 @@ class Approval:
     decision: Literal["approve", "request-changes", "comment"] = "approve"
     #: The nonce of the approval token that brought it: a token is used once.
     token: str | None = None
+    #: The pause's subject when it was approved: it counts only while the step would still
+    #: do the same (a changed step, or other paths to write, is asked about again).
+    subject: str | None = None
+    #: A request-changes that already failed its step: later runs of the step ask anew.
+    delivered: bool = False
 
 
 @attrs.define(kw_only=True)

@@ -2183,3 +2183,114 @@ def test_a_plan_shows_the_approvals_unbounded_effects_would_wait_for(project):
     pauses = [(s["path"], s["approval"]["message"]) for s in plan["steps"] if s["change"] == "would-pause"]
     assert pauses == [("steps/0/approve-effects", "approve before it runs a program that may write out/log.txt"),
                       ("steps/2/approve-effects", "approve before it gives the AI tools that change things (Edit)")]
+
+
+def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(project):
+    project.write("in/m.txt", "m")
+    project.playbook("each", """
+        name: each
+        description: a writing program per file
+        owner: Engineer
+        steps:
+          - name: files
+            file-list: in
+          - for-each: f
+            in: "{{files}}"
+            steps:
+              - bash: "mkdir -p out && echo {{f}} >> out/log.txt"
+                writes: ["out/{{f}}"]
+    """)
+    assert project.run("each").exit_code == 4
+    run_id = project.run_id()
+    assert "may write out/in/m.txt" in project.snapshot(run_id)["pause"]["message"]
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    # Another file now comes first: the approval of out/in/m.txt does not let it through.
+    project.write("in/a.txt", "a")
+    again = project.cli("resume", run_id)
+    assert again.exit_code == 4, again.output
+    assert "may write out/in/a.txt" in project.snapshot(run_id)["pause"]["message"]
+    assert not project.exists("out/log.txt")
+
+    # The step itself changed while paused: asked again too, though the paths are the same.
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    edited = project.root / "playbooks" / "each.yaml"
+    edited.write_text(edited.read_text().replace("echo {{f}}", "echo changed {{f}}"))
+    changed = project.cli("resume", run_id)
+    assert changed.exit_code == 4, changed.output
+    assert not project.exists("out/log.txt")
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 4  # the second file's step asks for itself
+    assert project.read("out/log.txt") == "changed in/a.txt\n"
+
+
+def test_request_changes_fails_the_step_once_then_a_resume_asks_again(project):
+    project.playbook("effects", EFFECTS)
+    assert project.run("effects").exit_code == 4
+    run_id = project.run_id()
+    token = project.cli("runs", "token", run_id, "--as", "Architect", "--decision", "request-changes").output.strip()
+    assert project.cli("approve", run_id, "--token", token, "--comment", "log elsewhere").exit_code == 0
+    failed = project.cli("resume", run_id)
+    assert failed.exit_code == 2 and project.snapshot(run_id)["error"]["code"] == "ChangesRequested"
+    # Fixed (or not): resuming asks for a fresh approval instead of failing forever.
+    asks = project.cli("resume", run_id)
+    assert asks.exit_code == 4, asks.output
+    assert project.snapshot(run_id)["pause"]["path"] == "steps/0/approve-effects"
+    assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 4  # now at the AI step's pause
+    assert project.read("out/log.txt") == "ran\n"
+
+
+def test_a_request_changes_from_a_role_that_cannot_release_holds_nothing_back(project):
+    project.playbook("effects", EFFECTS)
+    assert project.run("effects").exit_code == 4
+    run_id = project.run_id()
+    token = project.cli("runs", "token", run_id, "--as", "Intern", "--decision", "request-changes").output.strip()
+    said = project.cli("approve", run_id, "--token", token)
+    assert "may not hold this step back" in said.output
+    assert project.cli("resume", run_id).exit_code == 4  # still waiting, not failed
+
+
+def test_a_plan_shows_the_pause_of_a_program_whose_writes_it_cannot_know(project):
+    import json
+
+    project.playbook("unknown-writes", """
+        name: unknown-writes
+        description: a program writes where another said
+        owner: Engineer
+        steps:
+          - name: where
+            bash: "printf out/gen.txt"
+            writes: []
+          - bash: "touch {{where.stdout}}"
+            writes: ["{{where.stdout}}"]
+    """)
+    plan = json.loads(project.run("unknown-writes", "--what-if", "--format", "json").output)
+    assert [s["approval"]["message"] for s in plan["steps"] if s["change"] == "would-pause"] == [
+        "approve before it runs a program that may write <unknown>"]
+
+
+def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
+    import io
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.session import RunOptions, Session
+
+    monkeypatch.setenv("CATALYST_SECRET_TOKEN", "hunter2xyz")
+    project.playbook("secretive", """
+        name: secretive
+        description: writes a file named after a secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - bash: "true"
+            writes: ["out/{{token}}.txt"]
+    """)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=io.StringIO(), interactive=True))
+    assert session.start(str(project.root / "playbooks" / "secretive.yaml"), {}) == 0
+    asked = capsys.readouterr().out
+    assert "may write out/***.txt" in asked and "hunter2xyz" not in asked
+    assert "hunter2xyz" not in json.dumps(project.snapshot())
