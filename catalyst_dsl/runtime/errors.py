@@ -31,8 +31,9 @@ class StepError(Exception):
         self.message = message
         self.guidance = guidance
         self.metadata = metadata
-        #: Filled in by the interpreter: the step id it happened in.
+        #: Filled in by the interpreter: the step id it happened in, and that step's path.
         self.step: str | None = None
+        self.path: str | None = None
 
     def matches(self, code: str) -> bool:
         """Whether a `catch` or `errorPolicy` entry for `code` handles this error."""
@@ -41,6 +42,17 @@ class StepError(Exception):
     def as_value(self) -> dict[str, Any]:
         """What `$error` holds inside a catch block."""
         return {"code": self.code, "message": self.message, "guidance": self.guidance, "metadata": self.metadata, "step": self.step}
+
+    def as_record(self) -> dict[str, Any]:
+        """Everything to raise it again on resume (`from_record`)."""
+        return {**self.as_value(), "aliases": list(self.aliases), "path": self.path}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "StepError":
+        error = cls(str(record.get("code")), str(record.get("message")), guidance=record.get("guidance"),
+                    metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()))
+        error.step, error.path = record.get("step"), record.get("path")
+        return error
 
 
 class RunAbort(Exception):

@@ -48,6 +48,8 @@ RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "js
 CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var"})
 #: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
 APPROVE_EFFECTS = "approve-effects"
+#: The journal entry of a failure a `catch` handled (see Interpreter._catching).
+CAUGHT = "catch"
 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
@@ -130,6 +132,12 @@ class Interpreter:
         self.max_depth = max_depth
         #: path -> journal entry of a run being resumed.
         self.replay = replay or {}
+        #: Failures a `catch` handled before the run stopped, by the path of the step that
+        #: failed: on resume that step fails the same way again instead of running, so the
+        #: same handler picks up where it paused and nothing the body did runs twice.
+        self._caught = {r["result"]["error"]["path"]: StepError.from_record(r["result"]["error"])
+                        for r in self.replay.values() if r.get("action") == CAUGHT and isinstance(r.get("result"), dict)
+                        and isinstance(r["result"].get("error"), dict) and r["result"]["error"].get("path")}
         self._lock = threading.RLock()
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False
@@ -166,6 +174,7 @@ class Interpreter:
     def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
         for k, clause in enumerate(frame.playbook.catch):
             if clause.code == "default" or error.matches(clause.code):
+                self._catching(paths.join(prefix, "catch"), error)
                 handler = Scope(scope, {"$error": error.as_value()})
                 try:
                     self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
@@ -204,6 +213,9 @@ class Interpreter:
             if step.checkpoint and record["status"] != "skipped":
                 self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
             return
+        caught = self._caught.get(path) if record is None else None
+        if caught is not None:
+            raise caught
         sid = self.step_id(step)
         if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
             # It failed before the pause, and a reviewer approved going on past it.
@@ -501,8 +513,11 @@ class Interpreter:
                 self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
             self._journal(path, step, status, attempt, started, result, detail)
             return
-        # Not journaled: the step did not complete, so resuming a failed run runs it again.
+        # Not journaled: the step did not complete, so resuming a failed run runs it again
+        # (unless a `catch` handles it: see _catching).
         self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
+        if error.path is None:
+            error.path = path
         raise error
 
     def _policy(self, step: ir.Step, frame: Frame, error: StepError) -> ir.PolicyAction:
@@ -681,6 +696,7 @@ class Interpreter:
                     if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
                         handler = clause.get("steps")
                         outcome, caught = "caught", error.code
+                        self._catching(paths.join(path, "catch"), error)
                         if isinstance(handler, ir.StepsV):
                             self.run_steps(handler.steps, frame, Scope(scope, {"$error": error.as_value()}), paths.join(path, "catch", k))
                         break
@@ -691,6 +707,20 @@ class Interpreter:
             raise
         final()
         return {"outcome": outcome, "caughtError": caught}
+
+    def _catching(self, where: str, error: StepError) -> None:
+        """Journal that a `catch` took `error` (at `where`/caught), before its handler runs."""
+        if error.path is None or self.plan is not None:
+            return
+        entry_path = paths.join(where, "caught")
+        if entry_path in self.replay:
+            return
+        entry = {"path": entry_path, "name": None, "action": CAUGHT, "status": "completed", "attempts": 1,
+                 "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0,
+                 "result": {"error": self.hooks.mask(as_json_data(error.as_record()))}, "reason": f"{error.code} from {error.step}",
+                 "fingerprint": None}
+        with self._lock:
+            self.hooks.record_step(entry)
 
     def _do_throw(self, step, frame, scope, path, sid):
         config = self._config(step, self.env(frame, scope))

@@ -270,8 +270,15 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
+        from catalyst_dsl.runtime.interpreter import CAUGHT
+
         for record in state.steps:
-            step = paths.step_at(playbook, record.path, callee)
+            at = record.path
+            if record.action == CAUGHT:
+                # A handled failure: the step that failed must still be there to fail again.
+                error = record.result.get("error") if isinstance(record.result, dict) else None
+                at = error.get("path") if isinstance(error, dict) and isinstance(error.get("path"), str) else record.path
+            step = paths.step_at(playbook, at, callee)
             if step is None or (record.fingerprint and paths.fingerprint(step) != record.fingerprint):
                 where = f"step {record.name or record.action} ({record.path})"
                 change = "was removed" if step is None else "changed"
@@ -700,7 +707,7 @@ def _builtins():
 
 
 def _record_dict(record) -> dict:
-    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name}
+    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name, "action": record.action}
 
 
 def _remove_tree(path: Path) -> None:

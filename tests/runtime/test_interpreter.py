@@ -2294,3 +2294,66 @@ def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
     asked = capsys.readouterr().out
     assert "may write out/***.txt" in asked and "hunter2xyz" not in asked
     assert "hunter2xyz" not in json.dumps(project.snapshot())
+
+
+def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
+    project.playbook("handled", """
+        name: handled
+        description: a failing body whose catch and finally wait for approval
+        owner: Engineer
+        steps:
+          - try:
+              - bash: "echo body >> t.txt; exit 1"
+                writes: [t.txt]
+            catch:
+              - code: CommandFailed
+                steps:
+                  - bash: "echo catch {{$error.code}} >> t.txt"
+                    writes: [t.txt]
+            finally:
+              - bash: "echo finally >> t.txt"
+                writes: [t.txt]
+        catch:
+          - code: default
+            steps:
+              - log-error: "never: the try handled it"
+    """)
+    assert project.run("handled").exit_code == 4
+    run_id = project.run_id()
+    for _ in range(2):
+        assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+        assert project.cli("resume", run_id).exit_code == 4
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert project.read("t.txt").split("\n") == ["body", "catch CommandFailed", "finally", ""]
+    assert "never" not in done.output
+    caught = [s for s in project.steps(run_id) if s["action"] == "catch"]
+    assert [(s["path"], s["result"]["error"]["code"], s["result"]["error"]["path"]) for s in caught] == [
+        ("steps/0/catch/caught", "CommandFailed", "steps/0/steps/0")]
+
+
+def test_a_caught_failure_keeps_its_aliases_across_a_resume(project, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    project.playbook("offline", """
+        name: offline
+        description: a network failure caught by the original engine's code
+        owner: Engineer
+        steps:
+          - try:
+              - http-get: http://example.invalid/
+            catch:
+              - code: HttpNetworkError
+                steps:
+                  - checkpoint: "offline: go on?"
+                  - return:
+                      said: "{{$error.code}}"
+    """)
+    assert project.run("offline").exit_code == 4
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    # Its code is ConnectionError; the catch matched it by its alias, before and after the resume.
+    assert project.snapshot(run_id)["outputs"] == {"said": "ConnectionError"}
