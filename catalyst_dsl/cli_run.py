@@ -215,9 +215,11 @@ def runs_show(run_id: str) -> None:
     session = _session(Path.cwd())
     state = session.store.load(run_id)
     click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {state.status}, mode {state.mode}")
-    if state.pause is not None:
+    if state.pause is not None and state.status == "paused":  # a cancelled run keeps where it was paused, for the record
         roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
         click.echo(f"  waiting at {state.pause.path}{roles}: {state.pause.message}")
+    elif state.pause is not None:
+        click.echo(f"  was paused at {state.pause.path}: {state.pause.message}")
     if state.in_flight:
         click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
     for record in state.steps:

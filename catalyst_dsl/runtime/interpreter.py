@@ -132,6 +132,7 @@ class Interpreter:
         self.max_depth = max_depth
         #: path -> journal entry of a run being resumed.
         self.replay = replay or {}
+        self._asking = threading.Lock()
         #: Failures a `catch` handled before the run stopped, by the path of the step that
         #: failed: on resume that step fails the same way again instead of running, so the
         #: same handler picks up where it paused and nothing the body did runs twice.
@@ -491,7 +492,10 @@ class Interpreter:
             if self.mode == "autonomous":
                 self.hooks.approve(inquiry, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
             else:
-                answer = self.hooks.ask(f"{sid} failed ({detail}). Continue the run?", [], None) if self.hooks.ask else None
+                answer = None
+                if self.hooks.ask is not None:
+                    with self._asking:
+                        answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). Continue the run?"), [], None)
                 if answer is None:
                     # On resume, an approval of this inquiry continues past the step
                     # without running it again (see run_step).
@@ -837,7 +841,8 @@ class Interpreter:
         answer = None
         if self.hooks.ask is not None:
             self.hooks.save()  # state first: a crash while waiting loses nothing
-            answer = self.hooks.ask(self.hooks.mask(f"{sid}: {message}"), options, default)
+            with self._asking:  # parallel branches ask one at a time, each prompt whole
+                answer = self.hooks.ask(self.hooks.mask(f"{sid}: {message}"), options, default)
         if answer is None:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject)
         selected, text = answer
