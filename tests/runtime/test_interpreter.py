@@ -1069,6 +1069,21 @@ def test_timeout_applies_to_a_step_that_runs_other_steps(project):
 # checkpoints and approvals
 # =====================================================================================
 
+def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]:
+    """Run playbook NAME as on a terminal whose user types KEYS; the exit code and the log."""
+    import io
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.session import RunOptions, Session
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(keys))
+    out = io.StringIO()
+    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=out, interactive=True))
+    code = session.start(str(project.root / "playbooks" / f"{name}.yaml"), {})
+    return code, out.getvalue()
+
+
 # Its bash steps declare no `writes:`: one that did would first pause for its own approval
 # (see the effects approval tests), which is not what these tests are about.
 REVIEWED = """
@@ -1984,18 +1999,9 @@ def test_resuming_a_completed_run_is_refused(project):
 
 
 def test_checkpoint_on_a_terminal_is_approved_with_enter(project, monkeypatch):
-    import io
-
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.session import RunOptions, Session
-
     project.playbook("reviewed", REVIEWED)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
-    out = io.StringIO()
-    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=out, interactive=True))
-    code = session.start(str(project.root / "playbooks" / "reviewed.yaml"), {})
-    assert code == 0, out.getvalue()
+    code, log = on_a_terminal(project, monkeypatch, "reviewed", "\n")
+    assert code == 0, log
     snap = project.snapshot()
     assert snap["status"] == "completed"
     [approval] = snap["approvals"]
@@ -2155,18 +2161,9 @@ def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(proj
 
 
 def test_unbounded_effects_are_approved_with_enter_on_a_terminal(project, monkeypatch, capsys):
-    import io
-
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.session import RunOptions, Session
-
     project.playbook("effects", EFFECTS)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("\n\n"))
-    out = io.StringIO()
-    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=out, interactive=True))
-    code = session.start(str(project.root / "playbooks" / "effects.yaml"), {})
-    assert code == 0, out.getvalue()
+    code, log = on_a_terminal(project, monkeypatch, "effects", "\n\n")
+    assert code == 0, log
     assert [a["via"] for a in project.snapshot()["approvals"]] == ["terminal", "terminal"]
     asked = capsys.readouterr().out
     assert "⏸ bash@11: approve before it runs a program that may write out/log.txt" in asked
@@ -2223,12 +2220,18 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
     assert project.read("out/log.txt") == "changed in/a.txt\n"
 
 
-def test_request_changes_fails_the_step_once_then_a_resume_asks_again(project):
+def _changes_requested(project, role: str, comment: str):
+    """EFFECTS paused at its first approval, and a request-changes token from ROLE handed in."""
     project.playbook("effects", EFFECTS)
     assert project.run("effects").exit_code == 4
     run_id = project.run_id()
-    token = project.cli("runs", "token", run_id, "--as", "Architect", "--decision", "request-changes").output.strip()
-    assert project.cli("approve", run_id, "--token", token, "--comment", "log elsewhere").exit_code == 0
+    token = project.cli("runs", "token", run_id, "--as", role, "--decision", "request-changes").output.strip()
+    return run_id, project.cli("approve", run_id, "--token", token, "--comment", comment)
+
+
+def test_request_changes_fails_the_step_once_then_a_resume_asks_again(project):
+    run_id, said = _changes_requested(project, "Architect", "log elsewhere")
+    assert said.exit_code == 0
     failed = project.cli("resume", run_id)
     assert failed.exit_code == 2 and project.snapshot(run_id)["error"]["code"] == "ChangesRequested"
     # Fixed (or not): resuming asks for a fresh approval instead of failing forever.
@@ -2241,11 +2244,7 @@ def test_request_changes_fails_the_step_once_then_a_resume_asks_again(project):
 
 
 def test_a_request_changes_from_a_role_that_cannot_release_holds_nothing_back(project):
-    project.playbook("effects", EFFECTS)
-    assert project.run("effects").exit_code == 4
-    run_id = project.run_id()
-    token = project.cli("runs", "token", run_id, "--as", "Intern", "--decision", "request-changes").output.strip()
-    said = project.cli("approve", run_id, "--token", token)
+    run_id, said = _changes_requested(project, "Intern", "no")
     assert "may not hold this step back" in said.output
     assert project.cli("resume", run_id).exit_code == 4  # still waiting, not failed
 
@@ -2270,12 +2269,6 @@ def test_a_plan_shows_the_pause_of_a_program_whose_writes_it_cannot_know(project
 
 
 def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
-    import io
-
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.session import RunOptions, Session
-
     monkeypatch.setenv("CATALYST_SECRET_TOKEN", "hunter2xyz")
     project.playbook("secretive", """
         name: secretive
@@ -2288,9 +2281,7 @@ def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
           - bash: "true"
             writes: ["out/{{token}}.txt"]
     """)
-    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
-    session = Session(load_project(project.root, DiagnosticSink()), RunOptions(out=io.StringIO(), interactive=True))
-    assert session.start(str(project.root / "playbooks" / "secretive.yaml"), {}) == 0
+    assert on_a_terminal(project, monkeypatch, "secretive", "\n")[0] == 0
     asked = capsys.readouterr().out
     assert "may write out/***.txt" in asked and "hunter2xyz" not in asked
     assert "hunter2xyz" not in json.dumps(project.snapshot())
