@@ -50,6 +50,8 @@ CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", 
 APPROVE_EFFECTS = "approve-effects"
 #: The journal entry of a failure a `catch` handled (see Interpreter._catching).
 CAUGHT = "catch"
+#: The pause after a step whose result asks for a review (see _review_wanted).
+REVIEW = "review"
 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
@@ -211,8 +213,8 @@ class Interpreter:
                 scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
                 script_action.apply_set(scope.assign, record.get("result"))
-            if step.checkpoint and record["status"] != "skipped":
-                self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
+            if record["status"] != "skipped":
+                self._pauses_after(step, frame, scope, path, record.get("result") if record["status"] == "completed" else None)
             return
         caught = self._caught.get(path) if record is None else None
         if caught is not None:
@@ -235,7 +237,17 @@ class Interpreter:
                 return
         if not self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path):
             return
-        self._attempts(step, frame, scope, path, sid)
+        result = self._attempts(step, frame, scope, path, sid)
+        self._pauses_after(step, frame, scope, path, result)
+
+    def _pauses_after(self, step: ir.Step, frame: Frame, scope: Scope, path: str, result: Any) -> None:
+        """The pauses after a step: the review its result asks for (`waitForReview`), then
+        its `checkpoint:` flag. Run again when a resume restores the step, where the
+        approvals already given let them pass."""
+        review = _review_wanted(result)
+        if review is not None:
+            sid = self.step_id(step)
+            self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, review, [], None, frame), step, frame, scope, path)
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
 
@@ -278,6 +290,10 @@ class Interpreter:
                 self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
+            if entry["config"].get("waitForReview") is True:
+                flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
+                flag["change"] = "would-pause"
+                flag["approval"] = {"message": "review the pull request before the run goes on", "roles": list(frame.playbook.reviewers.required)}
             if step.checkpoint:
                 flag = self.plan.open(paths.join(path, "checkpoint"), sid, "checkpoint")
                 message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
@@ -439,7 +455,8 @@ class Interpreter:
             message = f"review the result of {sid}"
         self.checkpoint(paths.join(path, "checkpoint"), sid, message, [], None, frame)
 
-    def _attempts(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
+    def _attempts(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+        """Run the step with its retries; its result, or None when it failed (the policy decided)."""
         attempt = 0
         while True:
             attempt += 1
@@ -467,7 +484,7 @@ class Interpreter:
                     time.sleep(delay)
                     continue
                 self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started)
-                return
+                return None
             finally:
                 if deadline is not None:
                     DEADLINE.reset(deadline)
@@ -477,7 +494,7 @@ class Interpreter:
             if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
-            return
+            return result
 
     def _check_deadline(self) -> None:
         if time.monotonic() > DEADLINE.get():
@@ -848,6 +865,15 @@ class Interpreter:
         selected, text = answer
         self.hooks.approve(path, "terminal", None, current_user(), text, True, selected, subject)
         return _selection(selected, options, text)
+
+
+def _review_wanted(result: Any) -> str | None:
+    """What to review when an action's result asks the run to wait for a review: a result
+    with `waitForReview: true` (github-pr-create's option) and the `url` to look at."""
+    if not isinstance(result, dict) or result.get("waitForReview") is not True:
+        return None
+    what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
+    return f"review {what} before the run goes on: {result.get('url') or 'see the step result'}"
 
 
 def _visible(step: ir.Step, result: Any) -> Any:

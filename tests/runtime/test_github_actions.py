@@ -8,6 +8,7 @@ in catalyst_dsl/runtime/actions/__init__.py.
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import textwrap
@@ -152,12 +153,11 @@ def test_pr_create_on_a_detached_head_needs_head(tmp_path, fake):
     assert fake.writes() == []
 
 
-def test_wait_for_review_is_in_the_result_and_the_log_says_how_to_pause(tmp_path, fake):
-    ctx, log = context(tmp_path, fake, "github-pr-create")
+def test_wait_for_review_is_in_the_result(tmp_path, fake):
+    ctx, _ = context(tmp_path, fake, "github-pr-create")
     result = ACTIONS["github-pr-create"](ctx, {"title": "t", "head": "feature", "base": "main", "waitForReview": True,
                                               "repository": "acme/widgets"})
     assert result["waitForReview"] is True
-    assert "checkpoint" in log.text()
 
 
 def test_an_invalid_pull_request_is_a_validation_failure_with_githubs_message(tmp_path, fake):
@@ -408,29 +408,53 @@ def test_cli_an_issue_and_a_comment(project, fake, monkeypatch):
     assert TOKEN not in result.output and TOKEN not in _state_text(project)
 
 
-def test_cli_a_pull_request_waits_for_review_at_its_checkpoint(project, fake, monkeypatch):
+PROPOSE = """
+    - name: pr
+      github-pr-create: Add the widget
+      head: feature
+      base: main
+      repository: acme/widgets
+      waitForReview: true
+    - return:
+        number: "${{ get('pr').number }}"
+        waited: "${{ get('pr').waitForReview }}"
+"""
+
+
+def test_cli_a_pull_request_with_wait_for_review_pauses_the_run_until_approved(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
-    _playbook(project, "propose", """
-        - name: pr
-          github-pr-create: Add the widget
-          head: feature
-          base: main
-          repository: acme/widgets
-          waitForReview: true
-          checkpoint: "Review ${{ get('pr').url }}"
-        - return:
-            number: "${{ get('pr').number }}"
-            waited: "${{ get('pr').waitForReview }}"
-    """)
+    _playbook(project, "propose", PROPOSE)
     result = project.run("propose")
     assert result.exit_code == 4, result.output
-    assert "https://github.com/acme/widgets/pull/1" in result.output
+    assert "⏸ paused at pr: review pull request #1 before the run goes on: https://github.com/acme/widgets/pull/1" in result.output
     run_id = project.run_id()
+    assert project.snapshot(run_id)["pause"]["path"] == "steps/0/review"
+    assert project.cli("resume", run_id).exit_code == 4  # not reviewed yet: still waiting
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert project.snapshot()["outputs"] == {"number": 1, "waited": True}
-    assert len(fake.pulls()) == 1
+    assert project.snapshot(run_id)["outputs"] == {"number": 1, "waited": True}
+    assert len(fake.pulls()) == 1  # the resume did not open it again
+
+
+def test_cli_a_review_asking_for_changes_fails_the_step_through_its_policy(project, fake, monkeypatch):
+    _project(project, fake, monkeypatch)
+    _playbook(project, "propose", PROPOSE)
+    assert project.run("propose").exit_code == 4
+    run_id = project.run_id()
+    token = project.cli("runs", "token", run_id, "--as", "Engineer", "--decision", "request-changes").output.strip()
+    assert project.cli("approve", run_id, "--token", token, "--comment", "split it up").exit_code == 0
+    failed = project.cli("resume", run_id)
+    assert failed.exit_code == 2
+    assert project.snapshot(run_id)["error"]["code"] == "ChangesRequested" and "split it up" in project.snapshot(run_id)["error"]["message"]
+
+
+def test_a_plan_shows_the_review_pause(project, fake, monkeypatch):
+    _project(project, fake, monkeypatch)
+    _playbook(project, "propose", PROPOSE)
+    plan = json.loads(project.run("propose", "--what-if", "--format", "json").output)
+    assert [(s["path"], s["change"]) for s in plan["steps"]][:2] == [("steps/0", "unknown"), ("steps/0/review", "would-pause")]
+    assert fake.pulls() == []
 
 
 def test_cli_github_repo_reads_the_origin_remote(project, fake, monkeypatch):

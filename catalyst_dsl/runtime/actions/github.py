@@ -16,9 +16,9 @@
   comment the step looks for one with its marker, and a pull request GitHub refuses as
   already existing is taken when it carries the marker; so a step that runs again after
   an interruption returns what its first attempt made.
-- `waitForReview: true` on `github-pr-create` does not block: the result says
-  `waitForReview: true` and the log says to pause with a checkpoint, e.g. `checkpoint:
-  "Review PR #..."` on the same step or a `checkpoint` step right after it.
+- `waitForReview: true` on `github-pr-create` puts `waitForReview: true` in the result,
+  and the run pauses after the step until the pull request's review is approved
+  (`catalyst approve`, or a token handed back by whatever watches the review).
 """
 
 from __future__ import annotations
@@ -404,8 +404,6 @@ def pr_create(ctx: ActionContext, config: dict) -> dict[str, Any]:
         made = "was created by an earlier attempt of this step; not creating another:"
     result = {**_created(data, "the pull request"), "waitForReview": config.get("waitForReview") is True}
     ctx.log("info", f"pull request #{result['number']} ({head} into {base}) {made} {result['url']}", None)
-    if result["waitForReview"]:
-        ctx.log("info", f"pull request #{result['number']} waits for review: a checkpoint on this step or right after it pauses the run until then", None)
     return result
 
 
