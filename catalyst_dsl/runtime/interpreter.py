@@ -50,6 +50,8 @@ CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", 
 APPROVE_EFFECTS = "approve-effects"
 #: The journal entry of a failure a `catch` handled (see Interpreter._catching).
 CAUGHT = "catch"
+#: The journal entry naming the item a loop iteration ran for (see Interpreter._same_item).
+LOOP_ITEM = "for-each-item"
 #: The pause after a step whose result asks for a review (see _review_wanted).
 REVIEW = "review"
 
@@ -98,8 +100,8 @@ class Frame:
 class Hooks:
     """What the interpreter needs from around it, supplied by the session (`runtime/session.py`)."""
 
-    #: record(StepRecord-like dict) then save; save() alone.
-    record_step: Callable[[dict], None]
+    #: record_step(StepRecord-like dict[, save=True]) then save, unless told not to; save() alone.
+    record_step: Callable[..., None]
     save: Callable[[], None]
     set_in_flight: Callable[[str | None], None]
     record_failure: Callable[[StepError, str, int, float], None]
@@ -692,9 +694,36 @@ class Interpreter:
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         for i, item in enumerate(items):
+            self._same_item(path, i, item)
             loop = Scope(scope, {item_name: item, index_name: i})
             self.run_steps(steps, frame, loop, paths.join(path, "each", i))
         return {"iterations": len(items), "completed": len(items), "failed": 0}
+
+    def _same_item(self, path: str, index: int, item: Any) -> None:
+        """Journal which item iteration `index` of the loop at `path` ran for; on resume,
+        refuse when the list changed under it. Completed steps are restored by position, so
+        an iteration restored for another item would skip that item's work (or redo one)."""
+        if self.plan is not None:
+            return
+        marker = paths.join(path, "each", index, "item")
+        digest = paths.value_digest(self.hooks.mask(as_json_data(item)))
+        recorded = self.replay.get(marker)
+        if recorded is None:
+            entry = {"path": marker, "name": None, "action": LOOP_ITEM, "status": "completed", "attempts": 1,
+                     "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0, "result": {"item": digest},
+                     "reason": None, "fingerprint": None}
+            with self._lock:
+                # Saved with the iteration's first step or in-flight mark: until then there
+                # is nothing of the iteration to restore.
+                self.hooks.record_step(entry, save=False)
+            return
+        was = recorded.get("result", {}).get("item") if isinstance(recorded.get("result"), dict) else None
+        if was != digest:
+            # A failure of the loop step, so the run ends consistently (failed, locks
+            # released) and resumes from here once the list is as it was.
+            raise StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: item {index} is not the one it ran for",
+                            guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
+
 
     def _do_try(self, step, frame, scope, path, sid):
         body = step.config.get("steps")

@@ -26,6 +26,12 @@ def join(prefix: str, *segments: object) -> str:
 _FINGERPRINTS: dict[int, tuple[object, str]] = {}
 
 
+def value_digest(value: object) -> str:
+    """A short hash of a plain (JSON-like) value, keys in any order: what a loop item was."""
+    data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
 def fingerprint(node: object) -> str:
     """A hash of a step or playbook as the IR says it (positions left out)."""
     known = _FINGERPRINTS.get(id(node))

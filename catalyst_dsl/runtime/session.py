@@ -270,11 +270,13 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
-        from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.runtime.interpreter import CAUGHT, LOOP_ITEM
 
         for record in state.steps:
             at = record.path
-            if record.action == CAUGHT:
+            if record.action == LOOP_ITEM:
+                at = record.path.rsplit("/each/", 1)[0]  # the for-each step must still be there
+            elif record.action == CAUGHT:
                 # A handled failure: the step that failed must still be there to fail again.
                 error = record.result.get("error") if isinstance(record.result, dict) else None
                 at = error.get("path") if isinstance(error, dict) and isinstance(error.get("path"), str) else record.path
@@ -411,13 +413,14 @@ class Session:
 
         cancel_file = self.state_dir / f"run-{state.run_id}.cancel"
 
-        def record_step(entry: dict) -> None:
+        def record_step(entry: dict, save: bool = True) -> None:
             state.steps.append(StepRecord(path=entry["path"], name=entry["name"], action=entry["action"], status=entry["status"],
                                           attempts=entry["attempts"], started_at=entry["startedAt"], duration=entry["duration"],
                                           result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"]))
             if state.in_flight == entry["path"]:
                 state.in_flight = None
-            self.store.save(state)
+            if save:
+                self.store.save(state)
 
         def set_in_flight(path: str | None) -> None:
             state.in_flight = path

@@ -2201,23 +2201,23 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
     run_id = project.run_id()
     assert "may write out/in/m.txt" in project.snapshot(run_id)["pause"]["message"]
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
-    # Another file now comes first: the approval of out/in/m.txt does not let it through.
+    # Another file now comes first: the loop refuses to go on for another item.
     project.write("in/a.txt", "a")
     again = project.cli("resume", run_id)
-    assert again.exit_code == 4, again.output
-    assert "may write out/in/a.txt" in project.snapshot(run_id)["pause"]["message"]
+    assert again.exit_code == 2 and "LoopListChanged" in again.output, again.output
     assert not project.exists("out/log.txt")
+    (project.root / "in" / "a.txt").unlink()
 
-    # The step itself changed while paused: asked again too, though the paths are the same.
-    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    # The step itself changed while paused: asked again, though the paths are the same.
     edited = project.root / "playbooks" / "each.yaml"
     edited.write_text(edited.read_text().replace("echo {{f}}", "echo changed {{f}}"))
     changed = project.cli("resume", run_id)
     assert changed.exit_code == 4, changed.output
+    assert "may write out/in/m.txt" in project.snapshot(run_id)["pause"]["message"]
     assert not project.exists("out/log.txt")
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
-    assert project.cli("resume", run_id).exit_code == 4  # the second file's step asks for itself
-    assert project.read("out/log.txt") == "changed in/a.txt\n"
+    assert project.cli("resume", run_id).exit_code == 0
+    assert project.read("out/log.txt") == "changed in/m.txt\n"
 
 
 def _changes_requested(project, role: str, comment: str):
@@ -2348,3 +2348,38 @@ def test_a_caught_failure_keeps_its_aliases_across_a_resume(project, monkeypatch
     assert done.exit_code == 0, done.output
     # Its code is ConnectionError; the catch matched it by its alias, before and after the resume.
     assert project.snapshot(run_id)["outputs"] == {"said": "ConnectionError"}
+
+
+LOOPED = """
+    name: looped
+    description: a checkpoint in every iteration over a file's lines
+    owner: Engineer
+    steps:
+      - name: lines
+        file-read: items.txt
+      - for-each: item
+        in: "${{ get('lines').trim().split('\\\\n') }}"
+        steps:
+          - log-info: "doing {{item}}"
+          - checkpoint: "done {{item}}?"
+"""
+
+
+def test_a_loop_whose_list_changed_while_paused_is_refused_on_resume(project):
+    project.write("items.txt", "a\nb\n")
+    project.playbook("looped", LOOPED)
+    assert project.run("looped").exit_code == 4
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    # Items after the ones it went through may change; an item it went through may not.
+    project.write("items.txt", "z\nb\n")
+    refused = project.cli("resume", run_id)
+    assert refused.exit_code == 2, refused.output
+    assert "LoopListChanged: the list of the for-each at steps/1 changed since this run went through it: item 0" in refused.output
+    assert "fix: put the list back as it was" in refused.output
+    project.write("items.txt", "a\nb\nc\n")
+    resumed = project.cli("resume", run_id)
+    assert resumed.exit_code == 4, resumed.output  # on to item 1's checkpoint
+    assert "doing b" in resumed.output and "doing a" not in resumed.output
+    markers = [s["path"] for s in project.steps(run_id) if s["action"] == "for-each-item"]
+    assert markers == ["steps/1/each/0/item", "steps/1/each/1/item"]

@@ -177,6 +177,8 @@ steps:
 CRASH_PATHS = {
     "steps/0", "steps/1", "steps/2", "steps/3", "steps/4", "steps/5", "steps/6", "steps/7", "steps/8", "steps/9", "steps/10", "steps/11",
     "steps/5/each/0/0", "steps/5/each/0/1", "steps/5/each/1/0", "steps/5/each/1/1", "steps/5/each/2/0", "steps/5/each/2/1",
+    # What each loop iteration ran for (a resume refuses a list that changed under it).
+    "steps/5/each/0/item", "steps/5/each/1/item", "steps/5/each/2/item",
 }
 
 #: The step path that appends each log line.
