@@ -222,7 +222,11 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  was paused at {state.pause.path}: {state.pause.message}")
     if state.in_flight:
         click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
+    from catalyst_dsl.runtime.interpreter import LOOP_ITEM
+
     for record in state.steps:
+        if record.action == LOOP_ITEM:
+            continue  # bookkeeping for resume, not a step
         reason = f" ({record.reason.splitlines()[0]})" if record.reason else ""
         click.echo(f"  {record.status:<9} {record.name or record.action:<24} {record.path}{reason}")
     for approval in state.approvals:
