@@ -14,11 +14,12 @@ def update_golden(request):
 
 @pytest.fixture
 def node_but_no_pwsh(tmp_path_factory, monkeypatch):
-    """A PATH on which `node` is installed and `pwsh` is not, for output that C819 (a program
-    the machine lacks) would otherwise make depend on the machine the tests run on."""
+    """A PATH on which `node` and `git` are installed and `pwsh` is not, for output that C819
+    (a program the machine lacks) would otherwise make depend on the machine the tests run on."""
     programs = tmp_path_factory.mktemp("programs")
-    node = programs / "node"
-    node.write_text("#!/bin/sh\n", encoding="utf-8")
-    node.chmod(0o755)
+    for name in ("node", "git"):
+        program = programs / name
+        program.write_text("#!/bin/sh\n", encoding="utf-8")
+        program.chmod(0o755)
     monkeypatch.setenv("PATH", str(programs))
     return programs

@@ -170,10 +170,10 @@ _HTTP = [_http("get", False), _http("post", True), _http("put", True), _http("pa
 _REPO = dict(repository=opt(STRING, "owner/name; the current repository when absent"))
 _GIT = [
     _spec("git-branch", "git", "Switch to a branch, creating it if needed.", obj(name=req(STRING), requireNew=opt(BOOLEAN), base=opt(STRING)),
-          "name", obj(name=STRING, created=BOOLEAN), Effect.WRITE, WhatIf.DESCRIBE, writes=(WriteDecl("name", "branch"),)),
+          "name", obj(name=STRING, created=BOOLEAN), Effect.WRITE, WhatIf.DESCRIBE, writes=(WriteDecl("name", "branch"),), requires="git"),
     _spec("git-commit", "git", "Commit the files matching the patterns; idempotent on resume.",
           obj(message=req(STRING), files=opt(STRINGS), push=opt(BOOLEAN), pull=opt(BOOLEAN)),
-          "message", obj(sha=STRING, files=STRINGS, created=BOOLEAN), Effect.WRITE, WhatIf.DESCRIBE, writes=(WriteDecl("files", "files"),)),
+          "message", obj(sha=STRING, files=STRINGS, created=BOOLEAN), Effect.WRITE, WhatIf.DESCRIBE, writes=(WriteDecl("files", "files"),), requires="git"),
 ]
 _GITHUB = [
     _spec("github-issue-create", "github", "Create an issue.", obj(title=req(STRING), body=opt(STRING), labels=opt(STRINGS), assignees=opt(STRINGS), **_REPO),
