@@ -182,7 +182,7 @@ _GITHUB = [
           "issue", COMMENT, Effect.NETWORK, WhatIf.DESCRIBE),
     _spec("github-pr-create", "github", "Open a pull request, optionally pausing the run until it is reviewed.",
           obj(title=req(STRING), body=opt(STRING), head=opt(STRING), base=opt(STRING), draft=opt(BOOLEAN), waitForReview=opt(BOOLEAN, "pause the run until the review is approved"), **_REPO),
-          "title", obj(number=NUMBER, url=STRING, id=NUMBER, waitForReview=BOOLEAN), Effect.NETWORK, WhatIf.DESCRIBE),
+          "title", obj(number=NUMBER, url=STRING, id=NUMBER, waitForReview=BOOLEAN), Effect.NETWORK, WhatIf.DESCRIBE, pauses_for_review=True),
     _spec("github-pr-comment", "github", "Comment on a pull request.", obj(pr=req(ID), body=req(STRING), **_REPO),
           "pr", COMMENT, Effect.NETWORK, WhatIf.DESCRIBE),
     _spec("github-repo", "github", "Read repository information.", obj(**_REPO),

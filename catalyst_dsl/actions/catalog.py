@@ -60,6 +60,8 @@ class ActionSpec:
     shell_like: bool = False
     #: Needs a program on the machine (node, pwsh) to run.
     requires: str | None = None
+    #: Its `waitForReview: true` pauses the run after it until what it made is reviewed.
+    pauses_for_review: bool = False
 
     def config_keys(self) -> list[str]:
         return self.config.names()

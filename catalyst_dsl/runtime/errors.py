@@ -34,6 +34,10 @@ class StepError(Exception):
         #: Filled in by the interpreter: the step id it happened in, and that step's path.
         self.step: str | None = None
         self.path: str | None = None
+        #: Failures of other parallel branches that ended with this one.
+        self.also: tuple["StepError", ...] = ()
+        #: The failing step's fingerprint, so a resume can tell the step changed.
+        self.fingerprint: str | None = None
 
     def matches(self, code: str) -> bool:
         """Whether a `catch` or `errorPolicy` entry for `code` handles this error."""
@@ -45,13 +49,13 @@ class StepError(Exception):
 
     def as_record(self) -> dict[str, Any]:
         """Everything to raise it again on resume (`from_record`)."""
-        return {**self.as_value(), "aliases": list(self.aliases), "path": self.path}
+        return {**self.as_value(), "aliases": list(self.aliases), "path": self.path, "fingerprint": self.fingerprint}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "StepError":
         error = cls(str(record.get("code")), str(record.get("message")), guidance=record.get("guidance"),
                     metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()))
-        error.step, error.path = record.get("step"), record.get("path")
+        error.step, error.path, error.fingerprint = record.get("step"), record.get("path"), record.get("fingerprint")
         return error
 
 

@@ -140,9 +140,12 @@ class Interpreter:
         #: Failures a `catch` handled before the run stopped, by the path of the step that
         #: failed: on resume that step fails the same way again instead of running, so the
         #: same handler picks up where it paused and nothing the body did runs twice.
-        self._caught = {r["result"]["error"]["path"]: StepError.from_record(r["result"]["error"])
-                        for r in self.replay.values() if r.get("action") == CAUGHT and isinstance(r.get("result"), dict)
-                        and isinstance(r["result"].get("error"), dict) and r["result"]["error"].get("path")}
+        self._caught: dict[str, tuple[StepError, int]] = {}  # failing path -> (error, journal position)
+        for record in self.replay.values():
+            if record.get("action") == CAUGHT and isinstance(record.get("result"), dict):
+                for kept in [record["result"].get("error"), *(record["result"].get("also") or [])]:
+                    if isinstance(kept, dict) and kept.get("path"):
+                        self._caught[kept["path"]] = (StepError.from_record(kept), record.get("seq", 0))
         self._lock = threading.RLock()
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False
@@ -209,17 +212,19 @@ class Interpreter:
         if self.hooks.cancel_requested():
             raise Cancelled()
         record = self.replay.get(path)
+        caught, caught_at = self._caught.get(path, (None, -1))
         if record is not None and record["status"] in ("completed", "skipped", "failed") and step.action not in RERUN_ON_RESUME and step.action not in CONTROL:
             # Done before the run stopped: restore what it left, never do it twice.
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
                 script_action.apply_set(scope.assign, record.get("result"))
+            if caught is not None and caught_at > record.get("seq", 0):
+                raise caught  # it failed after it completed (a review asked for changes), and a catch took that
             if record["status"] != "skipped":
                 self._pauses_after(step, frame, scope, path, record.get("result") if record["status"] == "completed" else None)
             return
-        caught = self._caught.get(path) if record is None else None
-        if caught is not None:
+        if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
         if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
@@ -246,7 +251,8 @@ class Interpreter:
         """The pauses after a step: the review its result asks for (`waitForReview`), then
         its `checkpoint:` flag. Run again when a resume restores the step, where the
         approvals already given let them pass."""
-        review = _review_wanted(result)
+        spec = self.catalog.get(step.action)
+        review = _review_wanted(result) if spec is not None and spec.pauses_for_review else None
         if review is not None:
             sid = self.step_id(step)
             self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, review, [], None, frame), step, frame, scope, path)
@@ -292,7 +298,8 @@ class Interpreter:
                 self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
-            if entry["config"].get("waitForReview") is True:
+            spec = self.catalog.get(step.action)
+            if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
                 flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
                 flag["change"] = "would-pause"
                 flag["approval"] = {"message": "review the pull request before the run goes on", "roles": list(frame.playbook.reviewers.required)}
@@ -540,7 +547,7 @@ class Interpreter:
         # (unless a `catch` handles it: see _catching).
         self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
         if error.path is None:
-            error.path = path
+            error.path, error.fingerprint = path, paths.fingerprint(step)
         raise error
 
     def _policy(self, step: ir.Step, frame: Frame, error: StepError) -> ir.PolicyAction:
@@ -555,6 +562,8 @@ class Interpreter:
         return ir.PolicyAction("Stop")
 
     def _journal(self, path: str, step: ir.Step, status: str, attempts: int, started: float, result: Any, reason: str | None) -> None:
+        if status == "completed" and path in self._caught:
+            del self._caught[path]  # a later attempt succeeded: the old failure is not replayed
         if path in self.replay:
             return  # a step re-run on resume (a `var`, a read, a loop) is in the journal already
         keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
@@ -693,6 +702,10 @@ class Interpreter:
         index_name = str(self._value(index_value, env)) if index_value is not None else "index"
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
+        if self.plan is None and paths.join(path, "each", len(items), "item") in self.replay:
+            # Fewer items than the run already went through: their work would be dropped unseen.
+            raise StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: it had more than {len(items)} item(s)",
+                            guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
         for i, item in enumerate(items):
             self._same_item(path, i, item)
             loop = Scope(scope, {item_name: item, index_name: i})
@@ -765,9 +778,12 @@ class Interpreter:
         entry_path = paths.join(where, "caught")
         if entry_path in self.replay:
             return
+        # Branches of a parallel group that failed beside it are kept too: on resume they
+        # fail the same way instead of running again.
+        also = [self.hooks.mask(as_json_data(other.as_record())) for other in getattr(error, "also", ()) if other.path]
         entry = {"path": entry_path, "name": None, "action": CAUGHT, "status": "completed", "attempts": 1,
                  "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0,
-                 "result": {"error": self.hooks.mask(as_json_data(error.as_record()))}, "reason": f"{error.code} from {error.step}",
+                 "result": {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also}, "reason": f"{error.code} from {error.step}",
                  "fingerprint": None}
         with self._lock:
             self.hooks.record_step(entry)
@@ -817,13 +833,13 @@ class Interpreter:
             for i, inner in enumerate(steps):
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
             return {"completed": len(steps), "failed": 0}
-        failures: list[BaseException] = []
+        failures: list[tuple[int, BaseException]] = []
 
         def branch(i: int, inner: ir.Step) -> None:
             try:
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
             except BaseException as error:  # collected and re-raised below, in the run's thread
-                failures.append(error)
+                failures.append((i, error))
 
         pool = ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1))
         try:
@@ -838,12 +854,18 @@ class Interpreter:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         if failures:
+            errors = [error for _, error in sorted(failures, key=lambda pair: pair[0])]
             # A pause or a cancel wins over step errors: the run must stop cleanly first.
             for kind in (Cancelled, KeyboardInterrupt, Paused):
-                for error in failures:
+                for error in errors:
                     if isinstance(error, kind):
                         raise error
-            raise failures[0]
+            # The first branch's failure, whichever finished first, so a resume that raises
+            # them again from the journal gives a catch the same one; the others ride along.
+            first, *others = errors
+            if isinstance(first, StepError):
+                first.also = tuple(e for e in others if isinstance(e, StepError))
+            raise first
         return {"completed": len(steps), "failed": 0}
 
     def _do_playbook(self, step, frame, scope, path, sid):
@@ -897,8 +919,8 @@ class Interpreter:
 
 
 def _review_wanted(result: Any) -> str | None:
-    """What to review when an action's result asks the run to wait for a review: a result
-    with `waitForReview: true` (github-pr-create's option) and the `url` to look at."""
+    """What to review when the result of an action that `pauses_for_review` asks the run to
+    wait: `waitForReview: true` (github-pr-create's option), with the `url` to look at."""
     if not isinstance(result, dict) or result.get("waitForReview") is not True:
         return None
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"

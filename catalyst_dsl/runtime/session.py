@@ -273,15 +273,16 @@ class Session:
         from catalyst_dsl.runtime.interpreter import CAUGHT, LOOP_ITEM
 
         for record in state.steps:
-            at = record.path
+            at, fingerprint = record.path, record.fingerprint
             if record.action == LOOP_ITEM:
                 at = record.path.rsplit("/each/", 1)[0]  # the for-each step must still be there
             elif record.action == CAUGHT:
-                # A handled failure: the step that failed must still be there to fail again.
+                # A handled failure: the step that failed must still be there, as it was, to fail again.
                 error = record.result.get("error") if isinstance(record.result, dict) else None
-                at = error.get("path") if isinstance(error, dict) and isinstance(error.get("path"), str) else record.path
+                if isinstance(error, dict) and isinstance(error.get("path"), str):
+                    at, fingerprint = error["path"], error.get("fingerprint")
             step = paths.step_at(playbook, at, callee)
-            if step is None or (record.fingerprint and paths.fingerprint(step) != record.fingerprint):
+            if step is None or (fingerprint and paths.fingerprint(step) != fingerprint):
                 where = f"step {record.name or record.action} ({record.path})"
                 change = "was removed" if step is None else "changed"
                 raise RunAbort(EXIT_STATE, f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
@@ -311,9 +312,13 @@ class Session:
             self.store.archive(state)
             raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
         if resumed and state.status == "failed":
-            # A failed run resumes from the step that failed, once its cause is fixed.
+            # A failed run resumes from the step that failed, once its cause is fixed; the
+            # failures catches handled run again too (their handlers may be what failed).
+            from catalyst_dsl.runtime.interpreter import CAUGHT
+
             self.store.reopen(state)
             state.error, state.ended_at = None, None
+            state.steps = [r for r in state.steps if r.action != CAUGHT]
         state.status = "running"
         state.owner = current_owner()
         state.locks = list(resources)
@@ -326,7 +331,7 @@ class Session:
         self._gateway = gateway  # AI adapters that run a program go through it too
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
-                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r) for r in state.steps},
+                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},
                                   settings=self.project.config)
         frame = Frame(playbook, file, values, gateway)
         try:
@@ -412,8 +417,14 @@ class Session:
         from catalyst_dsl.runtime.state import Approval, StepRecord
 
         cancel_file = self.state_dir / f"run-{state.run_id}.cancel"
+        journaled = {r.path for r in state.steps}
 
         def record_step(entry: dict, save: bool = True) -> None:
+            # One entry per path: a step run again in this run (a retried loop or try)
+            # replaces its entry, which moves to the end, so the order stays the order of events.
+            if entry["path"] in journaled:
+                state.steps[:] = [r for r in state.steps if r.path != entry["path"]]
+            journaled.add(entry["path"])
             state.steps.append(StepRecord(path=entry["path"], name=entry["name"], action=entry["action"], status=entry["status"],
                                           attempts=entry["attempts"], started_at=entry["startedAt"], duration=entry["duration"],
                                           result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"]))
@@ -709,8 +720,8 @@ def _builtins():
     return builtin_catalog()
 
 
-def _record_dict(record) -> dict:
-    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name, "action": record.action}
+def _record_dict(record, seq: int) -> dict:
+    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name, "action": record.action, "seq": seq}
 
 
 def _remove_tree(path: Path) -> None:

@@ -2383,3 +2383,149 @@ def test_a_loop_whose_list_changed_while_paused_is_refused_on_resume(project):
     assert "doing b" in resumed.output and "doing a" not in resumed.output
     markers = [s["path"] for s in project.steps(run_id) if s["action"] == "for-each-item"]
     assert markers == ["steps/1/each/0/item", "steps/1/each/1/item"]
+
+
+def test_a_retried_try_or_loop_keeps_one_journal_entry_per_path_and_resumes(project):
+    project.playbook("retried", """
+        name: retried
+        description: a try and a loop that are retried, then fail
+        owner: Engineer
+        steps:
+          - try:
+              - file-read: flag.txt
+            catch:
+              - code: FileNotFound
+                steps:
+                  - throw: Again
+            errorPolicy:
+              default: {action: Stop, retryCount: 1}
+          - for-each: it
+            in: [a, b]
+            steps:
+              - file-read: "f-{{it}}.txt"
+            errorPolicy:
+              default: {action: Stop, retryCount: 1}
+          - log-info: "END"
+    """)
+    assert project.run("retried", "--mode", "autonomous").exit_code == 2
+    run_id = project.run_id()
+    assert project.cli("runs", "show", run_id).exit_code == 0  # the snapshot is sound
+    project.write("flag.txt", "x")
+    project.write("f-a.txt", "a")
+    assert project.cli("resume", run_id).exit_code == 2  # on to the loop, which still fails at b
+    paths_seen = [s["path"] for s in project.steps(run_id)]
+    assert len(paths_seen) == len(set(paths_seen))
+    project.write("f-b.txt", "b")
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert "END" in done.output
+
+
+def test_a_failed_run_whose_catch_rethrew_runs_the_failed_step_again_on_resume(project):
+    project.playbook("notify", """
+        name: notify
+        description: a top-level catch that notifies and fails
+        owner: Engineer
+        steps:
+          - name: inp
+            file-read: input.txt
+          - log-info: "GOT {{inp}}"
+        catch:
+          - code: default
+            steps:
+              - log-error: "notify: {{$error.code}}"
+              - throw: Failed
+                message: "run failed: {{$error.message}}"
+        finally:
+          - log-info: "FINALLY"
+    """)
+    assert project.run("notify").exit_code == 2
+    run_id = project.run_id()
+    project.write("input.txt", "data")
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert "GOT data" in done.output
+
+
+def test_changes_requested_on_a_completed_step_resume_in_the_handler_that_took_them(project):
+    project.playbook("reviewed-body", """
+        name: reviewed-body
+        description: a reviewed step whose change request a catch handles
+        owner: Engineer
+        steps:
+          - try:
+              - log-info: "BODY"
+                checkpoint: "review the body"
+              - log-info: "BODY-AFTER"
+            catch:
+              - code: ChangesRequested
+                steps:
+                  - log-info: "HANDLER"
+                  - checkpoint: "handler pause"
+                  - log-info: "HANDLER-END"
+    """)
+    assert project.run("reviewed-body").exit_code == 4
+    run_id = project.run_id()
+    token = project.cli("runs", "token", run_id, "--as", "Engineer", "--decision", "request-changes").output.strip()
+    assert project.cli("approve", run_id, "--token", token).exit_code == 0
+    handler = project.cli("resume", run_id)
+    assert handler.exit_code == 4 and "HANDLER" in handler.output, handler.output
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert "HANDLER-END" in done.output and "BODY-AFTER" not in done.output
+
+
+def test_only_the_pull_request_action_pauses_for_a_review(project):
+    project.write("data.json", '{"waitForReview": true, "number": 7, "url": "https://example.test/7"}')
+    project.playbook("lookalike", """
+        name: lookalike
+        description: a result that merely looks like a pull request's
+        owner: Engineer
+        steps:
+          - json-read: data.json
+          - log-info: "AFTER"
+    """)
+    result = project.run("lookalike")
+    assert result.exit_code == 0, result.output
+
+
+def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
+    project.playbook("branches", """
+        name: branches
+        description: two failing branches, a handler that pauses
+        owner: Engineer
+        steps:
+          - try:
+              - parallel:
+                  steps:
+                    - bash: "echo A >> par.log; exit 1"
+                    - bash: "sleep 0.2; echo B >> par.log; exit 1"
+            catch:
+              - code: default
+                steps:
+                  - checkpoint: "handler"
+                  - return:
+                      step: "{{$error.step}}"
+    """)
+    assert project.run("branches").exit_code == 4
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    done = project.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert sorted(project.read("par.log").split()) == ["A", "B"]
+    assert project.snapshot(run_id)["outputs"] == {"step": "bash@8"}  # the first branch's failure, both times
+
+
+def test_a_loop_whose_list_shrank_under_it_is_refused_too(project):
+    project.write("items.txt", "a\nb\nc\n")
+    project.playbook("looped", LOOPED)
+    run_id = None
+    for _ in range(2):  # through item a, paused at item b
+        result = project.run("looped") if run_id is None else project.cli("resume", run_id)
+        assert result.exit_code == 4, result.output
+        run_id = run_id or project.run_id()
+        assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    project.write("items.txt", "a\n")
+    refused = project.cli("resume", run_id)
+    assert refused.exit_code == 2 and "it had more than 1 item(s)" in refused.output, refused.output
