@@ -1084,6 +1084,14 @@ def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]
     return code, out.getvalue()
 
 
+def paused_approved_resumed(project, name: str, role: str = "Engineer"):
+    """Run NAME to its first pause, approve it as ROLE and resume: the run id and the resume."""
+    assert project.run(name).exit_code == 4
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", role).exit_code == 0
+    return run_id, project.cli("resume", run_id)
+
+
 # Its bash steps declare no `writes:`: one that did would first pause for its own approval
 # (see the effects approval tests), which is not what these tests are about.
 REVIEWED = """
@@ -2341,10 +2349,7 @@ def test_a_caught_failure_keeps_its_aliases_across_a_resume(project, monkeypatch
                   - return:
                       said: "{{$error.code}}"
     """)
-    assert project.run("offline").exit_code == 4
-    run_id = project.run_id()
-    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
-    done = project.cli("resume", run_id)
+    run_id, done = paused_approved_resumed(project, "offline")
     assert done.exit_code == 0, done.output
     # Its code is ConnectionError; the catch matched it by its alias, before and after the resume.
     assert project.snapshot(run_id)["outputs"] == {"said": "ConnectionError"}
@@ -2508,10 +2513,7 @@ def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
                   - return:
                       step: "{{$error.step}}"
     """)
-    assert project.run("branches").exit_code == 4
-    run_id = project.run_id()
-    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
-    done = project.cli("resume", run_id)
+    run_id, done = paused_approved_resumed(project, "branches")
     assert done.exit_code == 0, done.output
     assert sorted(project.read("par.log").split()) == ["A", "B"]
     assert project.snapshot(run_id)["outputs"] == {"step": "bash@8"}  # the first branch's failure, both times
