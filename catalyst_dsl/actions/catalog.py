@@ -45,6 +45,15 @@ class WriteDecl:
     doc: str = ""
 
 
+#: Programs that actions run, and where to get them: one source for `catalyst check`'s
+#: C819 and for the error a step gets when the program is missing.
+PROGRAMS = {
+    "git": "install git (https://git-scm.com) and make sure `git` is on PATH",
+    "node": "install Node.js (https://nodejs.org) and make sure `node` is on PATH, or write the step as `bash`",
+    "pwsh": "install PowerShell 7 (https://aka.ms/powershell) and make sure `pwsh` is on PATH, or write the step as `bash`",
+}
+
+
 @attrs.frozen
 class ActionSpec:
     name: str
@@ -58,7 +67,7 @@ class ActionSpec:
     writes: tuple[WriteDecl, ...] = ()
     #: Runs an opaque program: its writes are declared with the step's `writes:` key.
     shell_like: bool = False
-    #: Needs a program on the machine (node, pwsh) to run.
+    #: Needs a program on the machine to run (a key of PROGRAMS).
     requires: str | None = None
     #: Its `waitForReview: true` pauses the run after it until what it made is reviewed.
     pauses_for_review: bool = False

@@ -172,7 +172,7 @@ class PermissionChecker:
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
-        from catalyst_dsl.actions.builtin import writing_tools
+        from catalyst_dsl.actions.builtin import READ_ONLY_TOOLS, writing_tools
 
         spec = self.catalog.get(step.action)
         tools = step.config.get("tools")
@@ -182,7 +182,7 @@ class PermissionChecker:
         if granted:
             self.sink.report("C820", f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
                              tools.span or step.span,
-                             help="list where the AI may write under allowedWritePaths, or grant only read-only tools (read, search, grep, glob, list, web-search, web-fetch)")
+                             help=f"list where the AI may write under allowedWritePaths, or grant only read-only tools ({', '.join(sorted(READ_ONLY_TOOLS))})")
 
     def _parallel(self, group: ir.Step) -> None:
         body = group.config.get("steps")

@@ -1,4 +1,4 @@
-"""Steps whose action needs a program this machine does not have (node, pwsh).
+"""Steps whose action needs a program this machine does not have (PROGRAMS: git, node, pwsh).
 
 The one check that looks at the machine instead of the files: the same playbook is fine
 where the program is installed and fails here with ActionUnavailable. So it is a note,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Callable
 
+from catalyst_dsl.actions.catalog import PROGRAMS
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 
@@ -41,5 +42,5 @@ def check_programs(library, files: list[str], sink: DiagnosticSink, find: Callab
                 f"{count} `{program}`, which is not installed on this machine (`{first.action}` runs with it)",
                 first.action_span or first.span,
                 labels=[Label(s.action_span or s.span, f"also needs {program}") for s in others[:MORE_LABELS]],
-                help=f"install {program} and put it on PATH to run this playbook here; without it these steps fail with ActionUnavailable",
+                help=f"{PROGRAMS.get(program, f'install {program} and put it on PATH')}; without it these steps fail with ActionUnavailable here",
             )

@@ -107,7 +107,7 @@ _TABLE = [
     Code("C817", "unchecked-shell-writes", I, "A shell-like step without `writes:`: what it writes is not checked."),
     Code("C818", "parallel-write-overlap", E, "Steps of one `parallel` group that may write the same paths."),
     Code("C819", "program-not-installed", I, "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not on this machine's PATH: it fails here with ActionUnavailable."),
-    Code("C820", "ai-write-tools-unbounded", E, "An AI step granted tools that change things (anything but read, search, grep, glob, list, web-search, web-fetch) in a playbook with no `allowedWritePaths`."),
+    Code("C820", "ai-write-tools-unbounded", E, "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook with no `allowedWritePaths`."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -125,6 +125,9 @@ class EffectsGateway:
         self.protected = protected
         #: The directory `catalyst://` paths are read from (never written), or None.
         self.resources = resources
+        # Resolved once, like the root: containment is decided on real paths.
+        self.real_scratch = Path(os.path.realpath(scratch))
+        self.real_resources = Path(os.path.realpath(resources)) if resources is not None else None
 
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
@@ -145,7 +148,7 @@ class EffectsGateway:
                                      "(they are found without it in node_modules/@xerilium/catalyst)")
         if "\0" in written:
             raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
-        base = Path(os.path.realpath(self.resources))
+        base = self.real_resources
         if not base.is_dir():
             raise StepError("FileNotFound", f"cannot read '{written}': the resources directory {base} is not a directory",
                             guidance="point `resources-dir` in catalyst.toml at the directory that holds the resources")
@@ -179,7 +182,7 @@ class EffectsGateway:
         real = Path(os.path.realpath(path))
         if not is_within(real, self.real_root):
             raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project", written)
-        if self.resources is not None and is_within(real, Path(os.path.realpath(self.resources))):
+        if self.real_resources is not None and is_within(real, self.real_resources):
             raise denied(f"cannot write '{written}': it is in the catalyst:// resources directory, which is read-only",
                          "write somewhere else in the project", written)
         real_relative = real.relative_to(self.real_root).as_posix()

@@ -142,10 +142,9 @@ class Interpreter:
         #: same handler picks up where it paused and nothing the body did runs twice.
         self._caught: dict[str, tuple[StepError, int]] = {}  # failing path -> (error, journal position)
         for record in self.replay.values():
-            if record.get("action") == CAUGHT and isinstance(record.get("result"), dict):
-                for kept in [record["result"].get("error"), *(record["result"].get("also") or [])]:
-                    if isinstance(kept, dict) and kept.get("path"):
-                        self._caught[kept["path"]] = (StepError.from_record(kept), record.get("seq", 0))
+            if record.get("action") == CAUGHT:
+                for kept in caught_errors(record.get("result")):
+                    self._caught[kept["path"]] = (StepError.from_record(kept), record.get("seq", 0))
         self._lock = threading.RLock()
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False
@@ -242,8 +241,8 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
-        if not self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path):
-            return
+        if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
+            return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
         self._pauses_after(step, frame, scope, path, result)
 
@@ -344,11 +343,8 @@ class Interpreter:
         spec = self.catalog.get(action)
         if spec is not None and spec.shell_like:
             # A program's declared writes are checked as in a real run, before it would start.
-            env = self.env(frame, scope)
-            for value in step.writes:
-                written = self._value(value, env)
+            for written in self._declared_writes(step, self.env(frame, scope), frame.gateway):
                 if isinstance(written, str):
-                    frame.gateway.check_pattern(written)
                     entry["writes"].append({"path": written, "allowed": True})
         if action == "checkpoint":
             entry["change"] = "would-pause"
@@ -410,7 +406,7 @@ class Interpreter:
             self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
             return False
 
-    def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+    def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """A step whose effects no declaration bounds runs only once approved (LANGUAGE 7,
         FR-5.4): a program that declares writes, an AI given tools that change things. On a
         terminal ENTER approves; otherwise the run pauses for `catalyst approve`; autonomous
@@ -422,7 +418,18 @@ class Interpreter:
             # or the values changed asks again instead of reusing the approval.
             subject = self.hooks.mask(f"{message} · step {paths.fingerprint(step)}")
             self.checkpoint(paths.join(path, APPROVE_EFFECTS), sid, message, [], None, frame, subject)
-        return True
+
+    def _declared_writes(self, step: ir.Step, env: RunEnv, gateway: EffectsGateway) -> list[Any]:
+        """The step's `writes:` rendered, each checked against the grants before anything
+        runs (PermissionDenied). A plan may not know a path (UNKNOWN); a run always does."""
+        values = [self._value(value, env) for value in step.writes]
+        for value in values:
+            if isinstance(value, str):
+                gateway.check_pattern(value)
+            elif value is not UNKNOWN:
+                raise StepError("InvalidConfig", f"`writes:` holds paths, but one of them is {a_kind(value)}",
+                                guidance="make each entry of writes: a path or a pattern")
+        return values
 
     def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
         """What a step may do that needs an approval first, in words, or None. Declared
@@ -434,15 +441,7 @@ class Interpreter:
         if spec is None:
             return None
         if spec.shell_like and step.writes:
-            env = self.env(frame, scope)
-            values = [self._value(value, env) for value in step.writes]
-            for value in values:
-                if isinstance(value, str):
-                    gateway.check_pattern(value)
-                elif value is not UNKNOWN:  # a plan may not know a path; a run always does
-                    raise StepError("InvalidConfig", f"`writes:` holds paths, but one of them is {a_kind(value)}",
-                                    guidance="make each entry of writes: a path or a pattern")
-            written = [to_text(value) for value in values]
+            written = [to_text(value) for value in self._declared_writes(step, self.env(frame, scope), gateway)]
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
@@ -622,7 +621,7 @@ class Interpreter:
         spec = self.catalog.get(action)
         if spec is not None:
             check_config(spec, config)
-        writes = tuple(self._text(self._value(w, env), "writes") for w in step.writes)
+        writes = tuple(self._declared_writes(step, env, frame.gateway))
         timeout = step.timeout
         left = DEADLINE.get() - time.monotonic()
         if left != float("inf"):
@@ -644,12 +643,6 @@ class Interpreter:
             # cannot hold the text…) is the step's failure, not the engine's.
             detail = getattr(error, "strerror", None) or str(error)
             raise StepError("ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values") from None
-
-    @staticmethod
-    def _text(value: Any, key: str) -> str:
-        if not isinstance(value, str):
-            raise StepError("InvalidConfig", f"`{key}` should hold text, got {value!r}")
-        return value
 
     def _do_var(self, step, frame, scope, path, sid):
         env = self.env(frame, scope)
@@ -704,8 +697,7 @@ class Interpreter:
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         if self.plan is None and paths.join(path, "each", len(items), "item") in self.replay:
             # Fewer items than the run already went through: their work would be dropped unseen.
-            raise StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: it had more than {len(items)} item(s)",
-                            guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
+            raise _loop_list_changed(path, f"it had more than {len(items)} item(s)")
         for i, item in enumerate(items):
             self._same_item(path, i, item)
             loop = Scope(scope, {item_name: item, index_name: i})
@@ -722,20 +714,13 @@ class Interpreter:
         digest = paths.value_digest(self.hooks.mask(as_json_data(item)))
         recorded = self.replay.get(marker)
         if recorded is None:
-            entry = {"path": marker, "name": None, "action": LOOP_ITEM, "status": "completed", "attempts": 1,
-                     "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0, "result": {"item": digest},
-                     "reason": None, "fingerprint": None}
-            with self._lock:
-                # Saved with the iteration's first step or in-flight mark: until then there
-                # is nothing of the iteration to restore.
-                self.hooks.record_step(entry, save=False)
+            # Saved with the iteration's first step or in-flight mark: until then there is
+            # nothing of the iteration to restore.
+            self._bookkeep(marker, LOOP_ITEM, {"item": digest}, None, save=False)
             return
-        was = recorded.get("result", {}).get("item") if isinstance(recorded.get("result"), dict) else None
+        was = recorded["result"].get("item") if isinstance(recorded.get("result"), dict) else None
         if was != digest:
-            # A failure of the loop step, so the run ends consistently (failed, locks
-            # released) and resumes from here once the list is as it was.
-            raise StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: item {index} is not the one it ran for",
-                            guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
+            raise _loop_list_changed(path, f"item {index} is not the one it ran for")
 
 
     def _do_try(self, step, frame, scope, path, sid):
@@ -780,13 +765,15 @@ class Interpreter:
             return
         # Branches of a parallel group that failed beside it are kept too: on resume they
         # fail the same way instead of running again.
-        also = [self.hooks.mask(as_json_data(other.as_record())) for other in getattr(error, "also", ()) if other.path]
-        entry = {"path": entry_path, "name": None, "action": CAUGHT, "status": "completed", "attempts": 1,
-                 "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0,
-                 "result": {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also}, "reason": f"{error.code} from {error.step}",
-                 "fingerprint": None}
+        also = [self.hooks.mask(as_json_data(other.as_record())) for other in error.also if other.path]
+        self._bookkeep(entry_path, CAUGHT, {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also}, f"{error.code} from {error.step}")
+
+    def _bookkeep(self, path: str, action: str, result: dict, reason: str | None, save: bool = True) -> None:
+        """A journal entry that is not a step's (CAUGHT, LOOP_ITEM): what resume needs to know."""
+        entry = {"path": path, "name": None, "action": action, "status": "completed", "attempts": 1,
+                 "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0, "result": result, "reason": reason, "fingerprint": None}
         with self._lock:
-            self.hooks.record_step(entry)
+            self.hooks.record_step(entry, save=save)
 
     def _do_throw(self, step, frame, scope, path, sid):
         config = self._config(step, self.env(frame, scope))
@@ -899,7 +886,7 @@ class Interpreter:
         """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
         approval given for that same subject counts."""
         roles = list(frame.playbook.reviewers.required)
-        approval = self.hooks.approval_for(path, subject) if subject is not None else self.hooks.approval_for(path)
+        approval = self.hooks.approval_for(path, subject)
         if approval is not None:
             selected = approval.get("selected")
             return _selection(default if selected is None else selected, options)
@@ -916,6 +903,21 @@ class Interpreter:
         selected, text = answer
         self.hooks.approve(path, "terminal", None, current_user(), text, True, selected, subject)
         return _selection(selected, options, text)
+
+
+def caught_errors(result: Any) -> list[dict[str, Any]]:
+    """The failures a CAUGHT journal entry keeps (the one the catch took, then the parallel
+    branches' that ended with it), each with the `path` of the step that failed."""
+    if not isinstance(result, dict):
+        return []
+    return [kept for kept in [result.get("error"), *(result.get("also") or [])] if isinstance(kept, dict) and isinstance(kept.get("path"), str)]
+
+
+def _loop_list_changed(path: str, how: str) -> StepError:
+    """A failure of the loop step, so the run ends consistently (failed, locks released) and
+    resumes from the loop once the list is as it was."""
+    return StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: {how}",
+                     guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
 
 
 def _review_wanted(result: Any) -> str | None:

@@ -5,6 +5,11 @@ called playbook it ran in: `steps/2/then/0`, `steps/3/each/1/0` (iteration 1),
 `steps/4/call/steps/0` (inside a called playbook), `steps/5/fn/0` (inside the function
 that step 5 calls). The snapshot keys its journal by path; resume finds each recorded
 step again with `step_at` to tell whether the playbook changed under the run.
+
+A few paths name what happens at a step rather than a step: its pauses
+(`…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and two journal entries
+that only resume reads: `…/catch/caught` (a failure a catch handled) and
+`…/each/N/item` (the item loop iteration N ran for).
 """
 
 from __future__ import annotations
@@ -39,8 +44,7 @@ def fingerprint(node: object) -> str:
         return known[1]
     from catalyst_dsl.ir.serialize import converter
 
-    data = json.dumps(converter().unstructure(node), sort_keys=True, ensure_ascii=False, default=str)
-    digest = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+    digest = value_digest(converter().unstructure(node))
     _FINGERPRINTS[id(node)] = (node, digest)
     return digest
 

@@ -114,7 +114,7 @@ class RunEnv:
 
             resource = self.gateway.resource_path(written)
             if is_within(resource, self.gateway.real_root):
-                return resource.relative_to(self.gateway.real_root).as_posix() or "."
+                return resource.relative_to(self.gateway.real_root).as_posix()
             return str(resource)
         return written  # the gateway maps temp:// into the run's scratch space
 

@@ -151,10 +151,7 @@ class Session:
         recorder = PlanRecorder(self.masker.mask)
         scratch = self.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, self._inputs_env(values))
-        performer = RecordingPerformer()
-        gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                                 protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir())
-        self._gateway = gateway
+        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer())
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
                                   max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)
@@ -261,6 +258,12 @@ class Session:
                 raise RunAbort(EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix) from None
         return value
 
+    def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
+        """The effects gateway of a run or a plan: the playbook's grants, the state directory
+        protected, the resources readable."""
+        return EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
+                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir())
+
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
         # Checked even when the top playbook is unchanged: a called playbook may have changed.
         def callee(parent: ir.Playbook, step: ir.Step) -> ir.Playbook | None:
@@ -270,20 +273,20 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
-        from catalyst_dsl.runtime.interpreter import CAUGHT, LOOP_ITEM
+        from catalyst_dsl.runtime.interpreter import CAUGHT, LOOP_ITEM, caught_errors
 
+        checks = []  # (path, fingerprint or None, how the journal names it)
         for record in state.steps:
-            at, fingerprint = record.path, record.fingerprint
-            if record.action == LOOP_ITEM:
-                at = record.path.rsplit("/each/", 1)[0]  # the for-each step must still be there
-            elif record.action == CAUGHT:
-                # A handled failure: the step that failed must still be there, as it was, to fail again.
-                error = record.result.get("error") if isinstance(record.result, dict) else None
-                if isinstance(error, dict) and isinstance(error.get("path"), str):
-                    at, fingerprint = error["path"], error.get("fingerprint")
+            if record.action == LOOP_ITEM:  # the for-each step must still be there
+                checks.append((record.path.rsplit("/each/", 1)[0], None, "the for-each"))
+            elif record.action == CAUGHT:  # each handled failure's step, as it was, to fail again
+                checks += [(kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']}") for kept in caught_errors(record.result)]
+            else:
+                checks.append((record.path, record.fingerprint, f"step {record.name or record.action}"))
+        for at, fingerprint, named in checks:
             step = paths.step_at(playbook, at, callee)
             if step is None or (fingerprint and paths.fingerprint(step) != fingerprint):
-                where = f"step {record.name or record.action} ({record.path})"
+                where = f"{named} ({at})"
                 change = "was removed" if step is None else "changed"
                 raise RunAbort(EXIT_STATE, f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
                                help="resume with the playbook as it was (e.g. `git stash`), or start a new run")
@@ -325,10 +328,9 @@ class Session:
         state.pause = None
         self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
-        gateway = EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, granted_paths(playbook, self._inputs_env(values))),),
-                                 self.options.performer or RealPerformer(), protected=(relative_to_root(self.project, str(self.state_dir)),),
-                                 resources=self.project.resources_dir())
-        self._gateway = gateway  # AI adapters that run a program go through it too
+        # AI adapters that run a program go through the gateway too.
+        grants = granted_paths(playbook, self._inputs_env(values))
+        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, self.options.performer or RealPerformer())
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},

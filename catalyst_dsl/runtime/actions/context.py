@@ -58,6 +58,18 @@ class ActionContext:
         if self.timeout is not None and time.monotonic() - self.started > self.timeout:
             raise StepError("StepTimeout", f"the step took longer than its timeout of {self.timeout:g}s")
 
+    def program(self, name: str) -> str:
+        """Where the program `name` (a key of PROGRAMS) is, or ActionUnavailable naming it."""
+        import shutil
+
+        from catalyst_dsl.actions.catalog import PROGRAMS
+
+        found = shutil.which(name)
+        if found is None:
+            raise StepError("ActionUnavailable", f"`{self.action}` needs {name}, which is not installed on this machine (or not on PATH)",
+                            guidance=PROGRAMS.get(name))
+        return found
+
     def read_path(self, written: str) -> Path:
         """A path to read: inside the project, the run's scratch space or the resources, never elsewhere."""
         return read_path(self.gateway, written)

@@ -80,12 +80,12 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
             found.append(str(full))
         elif relative_to == "cwd":
             found.append(os.path.relpath(full))
-        elif is_within(full, _real(ctx.gateway.scratch)):
+        elif is_within(full, ctx.gateway.real_scratch):
             # Scratch files keep their protocol name: the scratch directory is the run's own.
-            found.append("temp://" + full.relative_to(_real(ctx.gateway.scratch)).as_posix())
+            found.append("temp://" + full.relative_to(ctx.gateway.real_scratch).as_posix())
         elif config["path"].startswith("catalyst://"):
             # So do resources listed as resources: they may be outside the project.
-            found.append("catalyst://" + full.relative_to(_real(ctx.gateway.resources)).as_posix())
+            found.append("catalyst://" + full.relative_to(ctx.gateway.real_resources).as_posix())
         else:
             found.append(full.relative_to(ctx.gateway.real_root).as_posix())
     return found
@@ -97,8 +97,6 @@ def _walk(base: Path):
         yield directory, dirs, sorted(names)
 
 
-def _real(directory: Path) -> Path:
-    return Path(os.path.realpath(directory))
 
 
 def file_write(ctx: ActionContext, config: dict) -> dict:

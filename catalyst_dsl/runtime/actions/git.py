@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 from typing import Any, Sequence
 
 from catalyst_dsl.paths.globs import Glob, GlobError
@@ -54,11 +53,7 @@ class Git:
 
     def __init__(self, ctx: ActionContext) -> None:
         self.ctx = ctx
-        program = shutil.which("git")
-        if program is None:
-            raise StepError("ActionUnavailable", f"`{ctx.action}` needs git, which is not installed or not on PATH",
-                            guidance="install git (https://git-scm.com) and make sure `git` is on PATH")
-        self.program = program
+        self.program = ctx.program("git")
         self._prefix: str | None = None
 
     def run(self, *args: str, stdin: str | None = None, writes: Sequence[str] = (), env: dict[str, str] | None = None,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import secrets
-import shutil
 from typing import Any, Callable, Mapping
 
 from catalyst_dsl.runtime.actions.context import ActionContext
@@ -123,10 +122,7 @@ def script(ctx: ActionContext, config: dict) -> dict:
     code = config.get("code")
     if not isinstance(code, str):
         raise StepError("InvalidConfig", "`script` needs the JavaScript to run in `code`")
-    node = shutil.which("node")
-    if node is None:
-        raise StepError("ActionUnavailable", "`script` runs JavaScript with node, and node is not installed on this machine (or not on PATH)",
-                        guidance="install Node.js (https://nodejs.org), or write the step as `bash`")
+    node = ctx.program("node")
     marker = f"\x1e__catalyst_script_{secrets.token_hex(12)}__ "
     job = json.dumps({"code": code, "variables": _plain(_variables(ctx)), "marker": marker}, ensure_ascii=False, allow_nan=False)
     reports: list[str] = []
@@ -223,10 +219,7 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
     program an error on PowerShell 7.3+), as `bash` runs with `-e`: line numbers in
     PowerShell's messages are one more than in the step's script.
     """
-    pwsh = shutil.which("pwsh")
-    if pwsh is None:
-        raise StepError("ActionUnavailable", "`powershell` runs scripts with pwsh (PowerShell 7), and pwsh is not installed on this machine (or not on PATH)",
-                        guidance="install PowerShell (https://aka.ms/powershell), or write the step as `bash`")
+    pwsh = ctx.program("pwsh")
     text = config.get("script")
     if not isinstance(text, str):
         raise StepError("InvalidConfig", "`powershell` needs the script to run in `script`")
