@@ -53,26 +53,30 @@ def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None) -> str:
     # made safe like the source lines.
     lines = [f"{d.severity.value}[{d.code}]: {safe_text(d.message)}"]
     span = d.span
+    # One gutter for the whole diagnostic, as wide as its widest line number, so every
+    # `|`, `-->` and `=` lines up (rustc's layout); at least 1.
+    shown = [s.line for s in (span, *(label.span for label in d.labels)) if s is not None and sources.get(s.file) is not None]
+    gutter = " " * max([1, *(len(str(line)) for line in shown)])
     if span is not None:
         path = safe_text(display_path(span.file, relative_to))
-        lines.append(f"  --> {path}:{span.line}:{span.col}")
+        lines.append(f"{gutter}--> {path}:{span.line}:{span.col}")
         source = sources.get(span.file)
         if source is not None:
-            lines.extend(_snippet(source, span.line, span.col, span.end_line, span.end_col, "^"))
+            lines.extend(_snippet(source, span.line, span.col, span.end_line, span.end_col, "^", gutter))
     for label in d.labels:
         lpath = safe_text(display_path(label.span.file, relative_to))
-        lines.append(f"  ::: {lpath}:{label.span.line}:{label.span.col}: {safe_text(label.message)}")
+        lines.append(f"{gutter}::: {lpath}:{label.span.line}:{label.span.col}: {safe_text(label.message)}")
         source = sources.get(label.span.file)
         if source is not None:
-            lines.extend(_snippet(source, label.span.line, label.span.col, label.span.end_line, label.span.end_col, "-"))
+            lines.extend(_snippet(source, label.span.line, label.span.col, label.span.end_line, label.span.end_col, "-", gutter))
     for note in d.notes:
-        lines.append(f"   = note: {safe_text(note)}")
+        lines.append(f"{gutter} = note: {safe_text(note)}")
     if d.help:
-        lines.append(f"   = help: {safe_text(d.help)}")
+        lines.append(f"{gutter} = help: {safe_text(d.help)}")
     return "\n".join(lines) + "\n"
 
 
-def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: int, mark: str) -> list[str]:
+def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: int, mark: str, gutter: str) -> list[str]:
     text = source.line_text(line)
     last = end_col if end_line == line else len(text) + 1  # end column, exclusive
     if len(text) > 200:  # keep a window around the column on very long lines
@@ -91,10 +95,8 @@ def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: in
     stop = min(max(last - 1, first + 1), len(text))  # exclusive index after the last one
     begin = starts[first]
     length = max(1, starts[stop] - begin) if stop > first else 1
-    width = len(str(line))
-    gutter = " " * width
     underline = " " * begin + mark + ("~" * (length - 1) if mark == "^" else mark * (length - 1))
-    return [f"{gutter} |", f"{line} | {''.join(pieces)}", f"{gutter} | {underline}"]
+    return [f"{gutter} |", f"{str(line).rjust(len(gutter))} | {''.join(pieces)}", f"{gutter} | {underline}"]
 
 
 def summary_line(diagnostics: Iterable[Diagnostic], files: int) -> str:
