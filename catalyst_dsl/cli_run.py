@@ -290,4 +290,45 @@ def _summary_dict(summary) -> dict:
     return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
 
-COMMANDS = [run, resume, approve, cancel, runs]
+@click.group()
+def webhooks() -> None:
+    """Receivers for other systems' events: GitHub pull-request reviews approve runs."""
+
+
+@webhooks.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (put a proxy with TLS in front to reach it from GitHub).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="The port; 0 picks a free one.")
+@_aborts
+def webhooks_serve(host: str, port: int) -> None:
+    """Receive GitHub `pull_request_review` webhooks at POST /github.
+
+    A review of a pull request a paused run waits for (`github-pr-create` with
+    `waitForReview: true`) is recorded on the run: approved releases it when the reviewer's
+    login maps to a required role in `github-reviewers`, changes_requested fails the step on
+    resume. The webhook's secret is the secret `github-webhook-secret`
+    (CATALYST_SECRET_GITHUB_WEBHOOK_SECRET or the secrets-file); deliveries without its
+    signature are refused. Stop with Ctrl-C.
+    """
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+    from catalyst_dsl.runtime.webhooks import SECRET_NAME, make_server
+
+    session = _session(Path.cwd())
+    secret = session.secret(SECRET_NAME)
+    if not secret:
+        raise RunAbort(EXIT_INVALID, f"no webhook secret: the secret '{SECRET_NAME}' is not set",
+                       help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook")
+    try:
+        server = make_server(host, port, secret, lambda review: session.review_received(review.url, review.login, review.decision, review.comment),
+                             log=lambda line: click.echo(line))
+    except OSError as error:
+        raise RunAbort(EXIT_INVALID, f"cannot listen on {host}:{port}: {error.strerror or error}", help="choose another --port or --host") from None
+    click.echo(f"listening on http://{server.server_address[0]}:{server.server_address[1]}/github (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped")
+    finally:
+        server.server_close()
+
+
+COMMANDS = [run, resume, approve, cancel, runs, webhooks]

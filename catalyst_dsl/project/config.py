@@ -70,6 +70,8 @@ class ProjectConfig:
     protected_branches: tuple[str, ...] = ()
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).
     resources_dir: Optional[str] = None
+    #: GitHub logins and the role their pull-request reviews approve as (webhooks).
+    github_reviewers: dict[str, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -254,7 +254,10 @@ class Interpreter:
         review = _review_wanted(result) if spec is not None and spec.pauses_for_review else None
         if review is not None:
             sid = self.step_id(step)
-            self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, review, [], None, frame), step, frame, scope, path)
+            message, url = review
+            # The subject is what was opened: a review of it (a webhook finds the run by it) releases the pause.
+            subject = self.hooks.mask(url) if url else None
+            self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, message, [], None, frame, subject), step, frame, scope, path)
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
 
@@ -920,13 +923,14 @@ def _loop_list_changed(path: str, how: str) -> StepError:
                      guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
 
 
-def _review_wanted(result: Any) -> str | None:
-    """What to review when the result of an action that `pauses_for_review` asks the run to
-    wait: `waitForReview: true` (github-pr-create's option), with the `url` to look at."""
+def _review_wanted(result: Any) -> tuple[str, str | None] | None:
+    """What to review, and its URL, when the result of an action that `pauses_for_review`
+    asks the run to wait: `waitForReview: true` (github-pr-create's option)."""
     if not isinstance(result, dict) or result.get("waitForReview") is not True:
         return None
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
-    return f"review {what} before the run goes on: {result.get('url') or 'see the step result'}"
+    url = result.get("url") if isinstance(result.get("url"), str) else None
+    return f"review {what} before the run goes on: {url or 'see the step result'}", url
 
 
 def _visible(step: ir.Step, result: Any) -> Any:

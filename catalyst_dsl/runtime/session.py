@@ -664,6 +664,31 @@ class Session:
         return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
                 f"the run stays paused")
 
+    def review_received(self, url: str, login: str, decision: str, comment: str | None) -> list[dict[str, Any]]:
+        """A pull-request review (a webhook's): recorded on each paused run that waits for the
+        review of that pull request (its pause's subject is the URL). It releases the pause
+        when `login` maps to a required role in `github-reviewers` (or no role is required);
+        otherwise it is recorded only. The runs then go on with `catalyst resume`."""
+        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.interpreter import REVIEW
+        from catalyst_dsl.runtime.state import Approval
+
+        role = self.project.config.github_reviewers.get(login)
+        touched = []
+        for summary in self.store.list(include_history=False):
+            if summary.status != "paused":
+                continue
+            state = self.store.load(summary.run_id)
+            pause = state.pause
+            if pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
+                continue
+            released = decision in ("approve", "request-changes") and releases(role or "", pause.roles)
+            state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
+                                            released=released, decision=decision, subject=pause.subject))
+            self.store.save(state)
+            touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
+        return touched
+
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
         from catalyst_dsl.runtime.state import Cancel
 

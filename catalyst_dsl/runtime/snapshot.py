@@ -89,7 +89,7 @@ class Approval:
     by: str
     at: str
     comment: str | None
-    via: Literal["terminal", "cli", "token", "autonomous"]
+    via: Literal["terminal", "cli", "token", "autonomous", "webhook"]
     #: False when the role may not release the checkpoint: recorded, not effective.
     released: bool
     #: The option chosen at a checkpoint that offers options.

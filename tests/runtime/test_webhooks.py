@@ -1,0 +1,190 @@
+"""GitHub pull-request reviews received as webhooks approve the runs that wait for them.
+
+The runs are real: a playbook opens a pull request on the local fake of GitHub's API with
+`waitForReview: true` and pauses; the receiver is the real HTTP server, and deliveries are
+signed as GitHub signs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import importlib.util
+import json
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.project.config import load_project
+from catalyst_dsl.runtime.session import RunOptions, Session
+from catalyst_dsl.runtime.webhooks import Review, handle, make_server, review_of, signature_valid
+
+SECRET = "webhook-secret-for-tests"
+
+
+def _load(name: str, file: str):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+fakes = _load("catalyst_tests_fake_github", "fake_github.py")
+
+
+def signed(body: bytes, secret: str = SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def review_payload(url: str, login: str, state: str, body: str = "") -> dict:
+    return {"action": "submitted", "review": {"state": state, "body": body, "user": {"login": login}},
+            "pull_request": {"html_url": url, "number": 1}}
+
+
+# -- the pieces ----------------------------------------------------------------------------------------
+
+
+def test_signatures_are_checked_in_full():
+    body = b'{"a": 1}'
+    assert signature_valid(SECRET, body, signed(body))
+    assert not signature_valid(SECRET, body, signed(body, "other"))
+    assert not signature_valid(SECRET, body + b" ", signed(body))
+    assert not signature_valid(SECRET, body, None)
+    assert not signature_valid(SECRET, body, signed(body).replace("sha256=", "sha1="))
+
+
+@pytest.mark.parametrize("state, decision", [("approved", "approve"), ("CHANGES_REQUESTED", "request-changes"), ("commented", "comment")])
+def test_a_submitted_review_becomes_a_decision(state, decision):
+    review = review_of("pull_request_review", review_payload("https://github.com/a/b/pull/1", "alice", state, "ok"))
+    assert review == Review("https://github.com/a/b/pull/1", "alice", decision, "ok")
+
+
+@pytest.mark.parametrize("event, payload", [
+    ("push", review_payload("u", "alice", "approved")),
+    ("pull_request_review", {**review_payload("u", "alice", "approved"), "action": "dismissed"}),
+    ("pull_request_review", review_payload("u", "alice", "pending")),
+    ("pull_request_review", {"action": "submitted", "review": "not an object"}),
+    ("pull_request_review", ["not", "an", "object"]),
+])
+def test_other_events_and_malformed_reviews_are_not_reviews(event, payload):
+    assert review_of(event, payload) is None
+
+
+def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
+    never = lambda review: pytest.fail("nothing should be recorded")  # noqa: E731
+    body = json.dumps(review_payload("u", "alice", "approved")).encode()
+    assert handle(SECRET, "pull_request_review", None, body, never).status == 401
+    assert handle(SECRET, "pull_request_review", signed(body, "wrong"), body, never).status == 401
+    assert handle(SECRET, "ping", signed(b"{}"), b"{}", never).status == 200
+    assert handle(SECRET, "pull_request_review", signed(b"{nope"), b"{nope", never).status == 400
+    assert handle(SECRET, "push", signed(b"{}"), b"{}", never).status == 202
+
+
+# -- against real runs ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake():
+    with fakes.FakeGitHub() as running:
+        yield running
+
+
+@pytest.fixture
+def receiver(project):
+    """The receiver of `catalyst webhooks serve` for the project, on a free port."""
+    session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
+    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/github"
+    server.shutdown()
+    server.server_close()
+
+
+def deliver(url: str, event: str, payload, signature: str | None = None) -> tuple[int, dict]:
+    body = json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": event, "X-Hub-Signature-256": signature or signed(body)}
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+PROPOSE = """
+    name: propose
+    description: opens a pull request and waits for its review
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    steps:
+      - name: pr
+        github-pr-create: Add the widget
+        head: feature
+        base: main
+        repository: acme/widgets
+        waitForReview: true
+      - log-info: "merged after review"
+"""
+
+
+@pytest.fixture
+def waiting(project, fake, monkeypatch):
+    """A run paused for the review of the pull request it opened: (run id, its URL)."""
+    project.settings(f'github-api-url = "{fake.url}"\n\n[github-reviewers]\nalice = "Architect"\nbob = "Intern"\n')
+    monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
+    project.playbook("propose", PROPOSE)
+    assert project.run("propose").exit_code == 4
+    return project.run_id(), "https://github.com/acme/widgets/pull/1"
+
+
+def test_an_approving_review_from_a_required_role_releases_the_run(project, waiting, receiver):
+    run_id, pr = waiting
+    status, said = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "approved", "ship it"))
+    assert status == 200
+    assert said["runs"] == [{"run": run_id, "step": "steps/0/review", "decision": "approve", "released": True}]
+    approval = project.snapshot(run_id)["approvals"][-1]
+    assert (approval["by"], approval["role"], approval["via"], approval["comment"]) == ("alice", "Architect", "webhook", "ship it")
+    resumed = project.cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output
+    assert "merged after review" in resumed.output
+
+
+def test_a_review_from_a_login_without_a_required_role_is_recorded_only(project, waiting, receiver):
+    run_id, pr = waiting
+    for login in ("bob", "mallory"):
+        status, said = deliver(receiver, "pull_request_review", review_payload(pr, login, "approved"))
+        assert status == 200 and said["runs"][0]["released"] is False
+    assert project.cli("resume", run_id).exit_code == 4  # still waiting
+
+
+def test_changes_requested_fails_the_step_on_resume(project, waiting, receiver):
+    run_id, pr = waiting
+    deliver(receiver, "pull_request_review", review_payload(pr, "alice", "changes_requested", "split it"))
+    failed = project.cli("resume", run_id)
+    assert failed.exit_code == 2
+    assert project.snapshot(run_id)["error"]["code"] == "ChangesRequested"
+
+
+def test_a_review_of_another_pull_request_or_unsigned_touches_nothing(project, waiting, receiver):
+    run_id, pr = waiting
+    status, said = deliver(receiver, "pull_request_review", review_payload(pr.replace("/1", "/2"), "alice", "approved"))
+    assert status == 200 and said["runs"] == []
+    status, _ = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "approved"), signature="sha256=00")
+    assert status == 401
+    assert project.snapshot(run_id)["approvals"] == []
+
+
+def test_serve_needs_the_webhook_secret(project):
+    result = project.cli("webhooks", "serve", "--port", "0")
+    assert result.exit_code == 1
+    assert "the secret 'github-webhook-secret' is not set" in result.output
