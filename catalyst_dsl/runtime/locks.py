@@ -133,7 +133,7 @@ class LockManager:
         if not wanted:
             return
         self.locks_dir.mkdir(parents=True, exist_ok=True)
-        with self._guard():
+        with self.guard():
             taken: list[Path] = []
             try:
                 for key, resource in wanted:
@@ -187,13 +187,16 @@ class LockManager:
             paths = [self.path_for(canonical(r)) for r in resources]
         if not paths or not self.locks_dir.is_dir():
             return
-        with self._guard():
+        with self.guard():
             for path in paths:
                 self._remove_if(path, None, run_id)
 
     @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
-        """Hold `locks/.guard` exclusively (see the module docstring); closing drops it."""
+    def guard(self) -> Iterator[None]:
+        """Hold `locks/.guard` exclusively (see the module docstring); closing drops it. The
+        session also holds it to change a run's snapshot it does not own (an approval, a
+        cancel, the claim of a resume), so two such changes never interleave. Not re-entrant."""
+        self.locks_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.locks_dir / ".guard", os.O_RDWR | os.O_CREAT | _BINARY, _LOCK_MODE)
         try:
             _hold(fd, self.locks_dir)

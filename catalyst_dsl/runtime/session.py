@@ -314,19 +314,28 @@ class Session:
             self.store.save(state)
             self.store.archive(state)
             raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
-        if resumed and state.status == "failed":
-            # A failed run resumes from the step that failed, once its cause is fixed; the
-            # failures catches handled run again too (their handlers may be what failed).
-            from catalyst_dsl.runtime.interpreter import CAUGHT
+        with self.locks.guard():
+            if resumed:
+                # Claimed as one change with a fresh read: approvals given since it was
+                # loaded count, and a run another process claimed meanwhile is refused.
+                fresh = self.store.load(state.run_id)
+                if fresh.status != state.status:
+                    raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started: it is {fresh.status} now",
+                                   help="`catalyst runs show` tells where it is")
+                state.approvals, state.cancel = fresh.approvals, fresh.cancel
+            if resumed and state.status == "failed":
+                # A failed run resumes from the step that failed, once its cause is fixed; the
+                # failures catches handled run again too (their handlers may be what failed).
+                from catalyst_dsl.runtime.interpreter import CAUGHT
 
-            self.store.reopen(state)
-            state.error, state.ended_at = None, None
-            state.steps = [r for r in state.steps if r.action != CAUGHT]
-        state.status = "running"
-        state.owner = current_owner()
-        state.locks = list(resources)
-        state.pause = None
-        self.store.save(state)
+                self.store.reopen(state)
+                state.error, state.ended_at = None, None
+                state.steps = [r for r in state.steps if r.action != CAUGHT]
+            state.status = "running"
+            state.owner = current_owner()
+            state.locks = list(resources)
+            state.pause = None
+            self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
         grants = granted_paths(playbook, self._inputs_env(values))
@@ -625,19 +634,20 @@ class Session:
         from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, releases, verify_token
         from catalyst_dsl.runtime.state import Approval
 
-        state = self._waiting(run_id)
-        used = {a.token for a in state.approvals if a.token}
-        try:
-            claims = verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
-                                  state_hash=self.state_hash(state), used=used)
-        except TokenError as error:
-            raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
-        # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
-        # Only a role that may release the step may also hold it back; others are recorded.
-        released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-        state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
-                                        released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
-        self.store.save(state)
+        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+            state = self._waiting(run_id)
+            used = {a.token for a in state.approvals if a.token}
+            try:
+                claims = verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
+                                      state_hash=self.state_hash(state), used=used)
+            except TokenError as error:
+                raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+            # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
+            # Only a role that may release the step may also hold it back; others are recorded.
+            released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
+            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
+                                            released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
+            self.store.save(state)
         if claims.decision == "request-changes":
             if not released:
                 return f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused"
@@ -650,15 +660,16 @@ class Session:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.state import Approval
 
-        state = self._waiting(run_id)
-        keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
-        if select is not None and select not in keys:
-            offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
-            raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
-        released = releases(role, state.pause.roles)
-        state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
-                                        released=released, selected=select, subject=state.pause.subject))
-        self.store.save(state)
+        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+            state = self._waiting(run_id)
+            keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
+            if select is not None and select not in keys:
+                offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
+                raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
+            released = releases(role, state.pause.roles)
+            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
+                                            released=released, selected=select, subject=state.pause.subject))
+            self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
         return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
@@ -678,31 +689,37 @@ class Session:
         for summary in self.store.list(include_history=False):
             if summary.status != "paused":
                 continue
-            state = self.store.load(summary.run_id)
-            pause = state.pause
-            if pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
-                continue
-            released = decision in ("approve", "request-changes") and releases(role or "", pause.roles)
-            state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
-                                            released=released, decision=decision, subject=pause.subject))
-            self.store.save(state)
+            with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+                try:
+                    state = self.store.load(summary.run_id)
+                except RunAbort as damaged:  # one damaged snapshot must not stop the others' reviews
+                    touched.append({"run": summary.run_id, "skipped": damaged.message})
+                    continue
+                pause = state.pause
+                if state.status != "paused" or pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
+                    continue
+                released = decision in ("approve", "request-changes") and releases(role or "", pause.roles)
+                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
+                                                released=released, decision=decision, subject=pause.subject))
+                self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
         return touched
 
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
         from catalyst_dsl.runtime.state import Cancel
 
-        state = self.store.load(run_id)
-        if state.status in ("completed", "failed", "cancelled"):
-            raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
-        if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
-            # A live run stops itself before its next step, saving its state on the way out.
-            (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
-            return f"asked run {state.run_id} to stop before its next step"
-        state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
-        state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
-        self.store.save(state)
-        self.store.archive(state)
+        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+            state = self.store.load(run_id)
+            if state.status in ("completed", "failed", "cancelled"):
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
+            if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
+                # A live run stops itself before its next step, saving its state on the way out.
+                (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
+                return f"asked run {state.run_id} to stop before its next step"
+            state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
+            state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
+            self.store.save(state)
+            self.store.archive(state)
         self.locks.release(state.run_id)
         return f"cancelled run {state.run_id}"
 

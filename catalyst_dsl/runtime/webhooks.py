@@ -96,6 +96,8 @@ def make_server(host: str, port: int, secret: str, received: Callable[[Review], 
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "catalyst-webhooks"
+        #: Seconds a client may take to send its request: a stalled one loses its thread, not the server.
+        timeout = 15
 
         def log_message(self, *args):
             pass  # requests are logged below, without their bodies

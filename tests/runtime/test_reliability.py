@@ -462,6 +462,32 @@ def test_concurrent_runs_on_the_same_path_only_one_proceeds(tmp_path):
     assert lock_holders(project) == [], "locks left behind"
 
 
+PAUSED_THEN_SLOW = """
+name: paused-then-slow
+description: A checkpoint, then a slow step that appends a line.
+owner: Engineer
+steps:
+  - checkpoint: "go on?"
+  - bash: "sleep 0.5; echo once >> resumed.txt"
+    writes: []
+"""
+
+
+def test_concurrent_resumes_of_one_paused_run_only_one_proceeds(tmp_path):
+    project = make_project(tmp_path / "project", {"paused-then-slow": PAUSED_THEN_SLOW})
+    paused = catalyst(project, "run", "paused-then-slow")
+    assert paused.returncode == 4, describe(paused)
+    run_id = run_id_of(paused.stdout)
+    assert catalyst(project, "approve", run_id, "--as", "Engineer").returncode == 0
+    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(3)]
+    codes = [p.wait(timeout=60) for p in procs]
+    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(3))
+    assert "Traceback" not in logs, logs
+    assert codes.count(0) == 1, logs
+    assert (project / "resumed.txt").read_text() == "once\n", logs
+    assert archived(project, run_id)["status"] == "completed"
+
+
 def test_concurrent_runs_on_disjoint_paths_both_succeed(tmp_path):
     project = make_project(tmp_path / "project", {
         "writer-a": WRITER.format(name="writer-a", path="out/a.txt"),
