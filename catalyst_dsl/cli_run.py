@@ -313,12 +313,13 @@ def webhooks_serve(host: str, port: int) -> None:
     from catalyst_dsl.runtime.webhooks import SECRET_NAME, make_server
 
     session = _session(Path.cwd())
-    secret = session.secret(SECRET_NAME)
-    if not secret:
-        raise RunAbort(EXIT_INVALID, f"no webhook secret: the secret '{SECRET_NAME}' is not set",
+    secret = session.secret(SECRET_NAME) or ""
+    if not secret.strip():
+        raise RunAbort(EXIT_INVALID, f"no webhook secret: the secret '{SECRET_NAME}' is not set (or blank)",
                        help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook")
     try:
-        server = make_server(host, port, secret, lambda review: session.review_received(review.url, review.login, review.decision, review.comment),
+        server = make_server(host, port, secret, lambda review: session.review_received(review.url, review.login, review.decision, review.comment,
+                                                                                         review.submitted_at, review.delivery),
                              log=lambda line: click.echo(line))
     except OSError as error:
         raise RunAbort(EXIT_INVALID, f"cannot listen on {host}:{port}: {error.strerror or error}", help="choose another --port or --host") from None

@@ -675,16 +675,21 @@ class Session:
         return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
                 f"the run stays paused")
 
-    def review_received(self, url: str, login: str, decision: str, comment: str | None) -> list[dict[str, Any]]:
+    def review_received(self, url: str, login: str, decision: str, comment: str | None,
+                        submitted_at: str | None = None, delivery: str | None = None) -> list[dict[str, Any]]:
         """A pull-request review (a webhook's): recorded on each paused run that waits for the
-        review of that pull request (its pause's subject is the URL). It releases the pause
-        when `login` maps to a required role in `github-reviewers` (or no role is required);
-        otherwise it is recorded only. The runs then go on with `catalyst resume`."""
+        review of that pull request (its pause's subject is the URL). Only a login listed in
+        `github-reviewers` releases the pause (and only with a role it requires, when it
+        requires any); any other review is recorded only. A review submitted before the run
+        paused there, or a delivery already recorded, is ignored. The runs then go on with
+        `catalyst resume`."""
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.interpreter import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
-        role = self.project.config.github_reviewers.get(login)
+        reviewers = {name.strip().lower(): role for name, role in self.project.config.github_reviewers.items()}
+        role = reviewers.get(login.strip().lower())  # GitHub logins ignore case
+        nonce = f"github-delivery:{delivery}" if delivery else None
         touched = []
         for summary in self.store.list(include_history=False):
             if summary.status != "paused":
@@ -698,9 +703,15 @@ class Session:
                 pause = state.pause
                 if state.status != "paused" or pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
                     continue
-                released = decision in ("approve", "request-changes") and releases(role or "", pause.roles)
+                if nonce is not None and any(a.token == nonce for a in state.approvals):
+                    touched.append({"run": state.run_id, "ignored": "this delivery was recorded already"})
+                    continue
+                if submitted_at is not None and _instant(submitted_at) < _instant(pause.since):
+                    touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
+                    continue
+                released = role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
                 state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
-                                                released=released, decision=decision, subject=pause.subject))
+                                                released=released, decision=decision, subject=pause.subject, token=nonce))
                 self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
         return touched
@@ -762,6 +773,17 @@ def _builtins():
     from catalyst_dsl.actions.catalog import builtin_catalog
 
     return builtin_catalog()
+
+
+def _instant(text: str):
+    """An ISO 8601 time (GitHub's `...Z` or ours) as an aware datetime; the epoch when unreadable."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.fromtimestamp(0, timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _record_dict(record, seq: int) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -34,11 +35,18 @@ DECISIONS = {"approved": "approve", "changes_requested": "request-changes", "com
 
 
 def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
-    """Whether `header` is `sha256=` and the HMAC-SHA256 of `body` with `secret`, compared in constant time."""
+    """Whether `header` is `sha256=` and the HMAC-SHA256 of `body` with `secret` (64 hex
+    digits), compared in constant time."""
     if not header or not header.startswith("sha256="):
         return False
+    given = header[len("sha256="):].strip().lower()
+    if not _HEX64.fullmatch(given):
+        return False
     expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, header[len("sha256="):].strip())
+    return hmac.compare_digest(expected, given)
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 @attrs.frozen
@@ -47,6 +55,10 @@ class Review:
     login: str
     decision: str
     comment: str | None
+    #: When it was submitted (ISO 8601, as GitHub gives it), if the delivery says.
+    submitted_at: str | None = None
+    #: GitHub's delivery id (X-GitHub-Delivery): a delivery is recorded once per run.
+    delivery: str | None = None
 
 
 def review_of(event: str | None, payload: Any) -> Review | None:
@@ -61,8 +73,9 @@ def review_of(event: str | None, payload: Any) -> Review | None:
     url, login = pull.get("html_url"), user.get("login")
     if decision is None or not isinstance(url, str) or not isinstance(login, str):
         return None
-    body = review.get("body")
-    return Review(url, login, decision, body if isinstance(body, str) and body else None)
+    body, submitted = review.get("body"), review.get("submitted_at")
+    return Review(url, login, decision, body if isinstance(body, str) and body else None,
+                  submitted if isinstance(submitted, str) else None)
 
 
 @attrs.frozen
@@ -72,7 +85,7 @@ class Answer:
 
 
 def handle(secret: str, event: str | None, signature: str | None, body: bytes,
-           received: Callable[[Review], list[dict[str, Any]]]) -> Answer:
+           received: Callable[[Review], list[dict[str, Any]]], delivery: str | None = None) -> Answer:
     """One delivery: checked, then recorded through `received` (Session.review_received)."""
     if not signature_valid(secret, body, signature):
         return Answer(401, {"error": "the signature (X-Hub-Signature-256) is missing or does not match the webhook's secret"})
@@ -80,12 +93,18 @@ def handle(secret: str, event: str | None, signature: str | None, body: bytes,
         return Answer(200, {"ok": "pong"})
     try:
         payload = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return Answer(400, {"error": "the body is not JSON"})
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return Answer(400, {"error": "the body is not JSON this receiver can read"})
     review = review_of(event, payload)
     if review is None:
         return Answer(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
+    review = attrs.evolve(review, delivery=delivery)
     return Answer(200, {"pullRequest": review.url, "by": review.login, "decision": review.decision, "runs": received(review)})
+
+
+def _shown(header: str | None) -> str:
+    """A header as the log may show it: on one line, short."""
+    return json.dumps((header or "-")[:80])
 
 
 def make_server(host: str, port: int, secret: str, received: Callable[[Review], list[dict[str, Any]]],
@@ -105,20 +124,25 @@ def make_server(host: str, port: int, secret: str, received: Callable[[Review], 
         def do_POST(self):
             if self.path.split("?", 1)[0] != "/github":
                 return self._answer(Answer(404, {"error": "deliveries go to /github"}))
-            try:
-                length = int(self.headers.get("Content-Length") or "-1")
-            except ValueError:
-                length = -1
-            if length < 0 or length > MAX_BODY:
-                return self._answer(Answer(413, {"error": f"a delivery must state its length, at most {MAX_BODY} bytes"}))
-            body = self.rfile.read(length)
+            stated = (self.headers.get("Content-Length") or "").strip()
+            if not stated.isdigit():
+                return self._answer(Answer(411, {"error": "a delivery must state its length (Content-Length)"}))
+            if int(stated) > MAX_BODY:
+                return self._answer(Answer(413, {"error": f"a delivery may be at most {MAX_BODY} bytes"}))
+            body = self.rfile.read(int(stated))
             with one_at_a_time:
-                answer = handle(secret, self.headers.get("X-GitHub-Event"), self.headers.get("X-Hub-Signature-256"), body, received)
-            log(f"{self.headers.get('X-GitHub-Event') or '-'} {self.headers.get('X-GitHub-Delivery') or '-'}: {answer.status} {json.dumps(answer.body)}")
+                answer = handle(secret, self.headers.get("X-GitHub-Event"), self.headers.get("X-Hub-Signature-256"), body, received,
+                                self.headers.get("X-GitHub-Delivery"))
+            if answer.status == 401:
+                log(f"refused an unsigned or wrongly signed delivery from {self.client_address[0]}")
+            else:
+                log(f"{_shown(self.headers.get('X-GitHub-Event'))} {_shown(self.headers.get('X-GitHub-Delivery'))}: {answer.status} {json.dumps(answer.body)}")
             self._answer(answer)
 
-        def do_GET(self):
+        def _not_allowed(self):
             self._answer(Answer(405, {"error": "GitHub posts deliveries to /github"}))
+
+        do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_allowed
 
         def _answer(self, answer: Answer) -> None:
             data = json.dumps(answer.body).encode("utf-8")

@@ -58,6 +58,8 @@ def test_signatures_are_checked_in_full():
     assert not signature_valid(SECRET, body + b" ", signed(body))
     assert not signature_valid(SECRET, body, None)
     assert not signature_valid(SECRET, body, signed(body).replace("sha256=", "sha1="))
+    assert not signature_valid(SECRET, body, "sha256=\xe9" * 3)  # not hex: refused, not a TypeError
+    assert signature_valid(SECRET, body, signed(body).upper().replace("SHA256=", "sha256="))
 
 
 @pytest.mark.parametrize("state, decision", [("approved", "approve"), ("CHANGES_REQUESTED", "request-changes"), ("commented", "comment")])
@@ -85,6 +87,8 @@ def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
     assert handle(SECRET, "ping", signed(b"{}"), b"{}", never).status == 200
     assert handle(SECRET, "pull_request_review", signed(b"{nope"), b"{nope", never).status == 400
     assert handle(SECRET, "push", signed(b"{}"), b"{}", never).status == 202
+    deep = b"[" * 100000 + b"]" * 100000
+    assert handle(SECRET, "pull_request_review", signed(deep), deep, never).status == 400
 
 
 # -- against real runs ---------------------------------------------------------------------------------
@@ -100,7 +104,7 @@ def fake():
 def receiver(project):
     """The receiver of `catalyst webhooks serve` for the project, on a free port."""
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
-    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment))
+    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.delivery))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/github"
@@ -108,9 +112,11 @@ def receiver(project):
     server.server_close()
 
 
-def deliver(url: str, event: str, payload, signature: str | None = None) -> tuple[int, dict]:
+def deliver(url: str, event: str, payload, signature: str | None = None, delivery: str | None = None) -> tuple[int, dict]:
     body = json.dumps(payload).encode()
     headers = {"Content-Type": "application/json", "X-GitHub-Event": event, "X-Hub-Signature-256": signature or signed(body)}
+    if delivery:
+        headers["X-GitHub-Delivery"] = delivery
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
@@ -188,3 +194,42 @@ def test_serve_needs_the_webhook_secret(project):
     result = project.cli("webhooks", "serve", "--port", "0")
     assert result.exit_code == 1
     assert "the secret 'github-webhook-secret' is not set" in result.output
+
+
+def test_a_delivery_counts_once_and_a_review_from_before_the_pause_not_at_all(project, waiting, receiver):
+    run_id, pr = waiting
+    comment = review_payload(pr, "alice", "commented", "looks fine")
+    assert deliver(receiver, "pull_request_review", comment, delivery="d-1")[1]["runs"][0]["decision"] == "comment"
+    _, again = deliver(receiver, "pull_request_review", comment, delivery="d-1")
+    assert again["runs"] == [{"run": run_id, "ignored": "this delivery was recorded already"}]
+    old = review_payload(pr, "alice", "approved")
+    old["review"]["submitted_at"] = "2000-01-01T00:00:00Z"
+    _, stale = deliver(receiver, "pull_request_review", old, delivery="d-2")
+    assert stale["runs"] == [{"run": run_id, "ignored": "the review was submitted before the run paused for it"}]
+    assert len(project.snapshot(run_id)["approvals"]) == 1
+
+
+@pytest.fixture
+def open_review(project, fake, monkeypatch):
+    """A run paused for a review, of a playbook that requires no reviewer role."""
+    project.settings(f'github-api-url = "{fake.url}"\n\n[github-reviewers]\nAlice = "Engineer"\n')
+    monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
+    project.playbook("open", PROPOSE.replace("name: propose", "name: open").replace("    reviewers:\n      required: [Architect]\n", ""))
+    assert project.run("open").exit_code == 4
+    return "https://github.com/acme/widgets/pull/1"
+
+
+def test_only_listed_logins_release_even_when_no_role_is_required(project, open_review, receiver):
+    pr = open_review
+    _, said = deliver(receiver, "pull_request_review", review_payload(pr, "mallory", "approved"))
+    assert said["runs"][0]["released"] is False
+    _, said = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "approved"))  # logins ignore case
+    assert said["runs"][0]["released"] is True
+
+
+def test_a_delivery_without_a_length_is_refused(receiver):
+    request = urllib.request.Request(receiver, data=iter([b"{}"]), headers={"X-GitHub-Event": "ping", "Transfer-Encoding": "chunked"}, method="POST")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        opener.open(request, timeout=10)
+    assert refused.value.code == 411
