@@ -7,10 +7,8 @@ in catalyst_dsl/runtime/actions/__init__.py.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -22,18 +20,9 @@ from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.whatif import RecordingPerformer
 
+import fake_github as fakes
+import http_servers as servers
 
-def _load(name: str, file: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-servers = _load("catalyst_tests_http_servers", "http_servers.py")
-fakes = _load("catalyst_tests_fake_github", "fake_github.py")
 TOKEN = fakes.TOKEN
 ACTIONS = gh.ACTIONS
 

@@ -7,14 +7,11 @@ in catalyst_dsl/runtime/actions/__init__.py.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import ssl
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,17 +19,8 @@ from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.whatif import RecordingPerformer, Unknowable
 
+import http_servers as servers
 
-def _load(name: str, file: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-servers = _load("catalyst_tests_http_servers", "http_servers.py")
 GET, POST = http_actions.ACTIONS["http-get"], http_actions.ACTIONS["http-post"]
 
 

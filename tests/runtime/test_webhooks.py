@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib.util
 import json
-import sys
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -24,19 +21,9 @@ from catalyst_dsl.project.config import load_project
 from catalyst_dsl.runtime.session import RunOptions, Session
 from catalyst_dsl.runtime.webhooks import Review, handle, make_server, review_of, signature_valid
 
+import fake_github as fakes
+
 SECRET = "webhook-secret-for-tests"
-
-
-def _load(name: str, file: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-fakes = _load("catalyst_tests_fake_github", "fake_github.py")
 
 
 def signed(body: bytes, secret: str = SECRET) -> str:
