@@ -302,6 +302,8 @@ class ReferenceChecker:
         if value is None:
             return t.NULL
         if isinstance(value, ir.Lit):
+            if isinstance(value.value, str):
+                self.literal_path(value.value, value.span)
             return t.type_of_value(value.value)
         if isinstance(value, ir.ListV):
             return t.ArrayT(t.join(self.value(i, scope) for i in value.items) if value.items else t.ANY)
@@ -391,6 +393,13 @@ class ReferenceChecker:
             return None
         self.sink.report("C505", f"'{path}' is {a_type(current)}; it has no member '{segment}'", span, help="only objects have members (and strings and arrays have .length)")
         return None
+
+    def literal_path(self, text: str, span: Span | None) -> None:
+        """A plain string that is a protocol path (`file-read: xe://../x`) gets the same checks
+        as one in a template. Other schemes (https://) are not paths and are left alone."""
+        protocol, sep, path = text.partition("://")
+        if sep and protocol in B.PROTOCOLS:
+            self.protocol(protocol, path, span)
 
     def protocol(self, protocol: str, path: str, span: Span | None) -> None:
         if protocol not in B.PROTOCOLS:
