@@ -21,3 +21,12 @@ def test_a_call_never_reaches_a_file_outside_the_project(tmp_path: Path) -> None
     result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
     assert [d.code for d in result.diagnostics] == ["C804"]
     assert str(tmp_path / "outside.yaml") not in result.library.loaded()
+
+
+def test_a_write_to_a_protocol_path_that_leaves_its_base_is_reported_once(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "escape.yaml").write_text(PLAYBOOK.format(name="escape", step="file-write: xe://../x.md"))
+    result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
+    assert [d.code for d in result.diagnostics if d.severity.value == "error"] == ["C106"]

@@ -18,7 +18,7 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.paths.protocols import leaves_base, place
 from catalyst_dsl.project.library import Edge, Library
 from catalyst_dsl.syntax.source import Span
 
@@ -115,7 +115,8 @@ class PermissionChecker:
         try:
             glob = Glob.from_template(pattern)
         except GlobError as exc:
-            if report:
+            protocol, sep, rest = text.partition("://")
+            if report and not (sep and leaves_base(rest)):  # a protocol path leaving its base is C106 already
                 self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
             return
         yield Write(step, glob, text, value.span)

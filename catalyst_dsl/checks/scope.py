@@ -20,6 +20,7 @@ from catalyst_dsl.dialects.catalyst import input_type
 from catalyst_dsl.dialects.values import a_type, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.paths.protocols import leaves_base
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
@@ -405,9 +406,10 @@ class ReferenceChecker:
         if protocol not in B.PROTOCOLS:
             self.sink.report("C106", f"unknown path protocol '{protocol}://'", span, help=suggest(protocol, B.PROTOCOLS, prefix="did you mean ") or f"protocols are: {', '.join(p + '://' for p in B.PROTOCOLS)}")
             return
-        if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
+        how = leaves_base(path)
+        if how == "absolute":
             self.sink.report("C106", f"'{protocol}://{path}' is an absolute path; protocol paths are relative to their base", span, help=f"drop the leading '/': {protocol}://{path.lstrip('/')}")
-        elif ".." in re.split(r"[\\/]", path):
+        elif how == "climbs":
             self.sink.report("C106", f"'{protocol}://{path}' climbs out of its base with '..'", span, help="name the file inside the protocol's base directory")
 
     # -- expressions -------------------------------------------------------------------------------------

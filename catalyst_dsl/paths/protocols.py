@@ -6,6 +6,8 @@ permissions, the call resolution of the library, and later the interpreter's pre
 
 from __future__ import annotations
 
+import re
+
 import attrs
 
 #: The run's scratch space: always writable, and empty until the run writes into it.
@@ -36,3 +38,13 @@ def place(text: str) -> Placed:
     if text.startswith("catalyst://"):
         return Placed(None, "catalyst:// holds catalyst's own resources, which are read-only")
     return Placed(text)
+
+
+def leaves_base(path: str) -> str | None:
+    """How the part after `protocol://` leaves its base directory: "absolute", "climbs"
+    (a `..` segment), or None. C106 reports it, so write checks need not say it again."""
+    if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
+        return "absolute"
+    if ".." in re.split(r"[\\/]", path):
+        return "climbs"
+    return None
