@@ -21,21 +21,30 @@ LOG_FORMATS = click.Choice(["text", "json"])
 
 
 def _aborts(command):
-    """Print a RunAbort (or a damaged-secret-file error) as an error with its fix and exit."""
+    """Print a RunAbort as an error with its fix and exit; so too a lock directory that stays
+    busy and a state directory the file system refuses (never a traceback)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from catalyst_dsl.runtime.errors import RunAbort
+        from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_STATE, RunAbort
+        from catalyst_dsl.runtime.locks import LockConflict
 
         try:
             return command(*args, **kwargs)
-        except RunAbort as abort:
-            click.echo(f"error: {abort.message}", err=True)
-            for detail in abort.details:
-                click.echo(f"  {detail}", err=True)
-            if abort.help:
-                click.echo(f"  help: {abort.help}", err=True)
-            sys.exit(abort.exit_code)
+        except LockConflict as conflict:
+            abort = RunAbort(EXIT_FAILED, str(conflict), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
+        except RunAbort as caught:
+            abort = caught
+        except OSError as error:
+            where = f" {error.filename}" if error.filename else ""
+            abort = RunAbort(EXIT_STATE, f"the run state cannot be read or written:{where}: {error.strerror or error}",
+                             help="check the permissions of the state directory (state-dir, .xe/runs by default)")
+        click.echo(f"error: {abort.message}", err=True)
+        for detail in abort.details:
+            click.echo(f"  {detail}", err=True)
+        if abort.help:
+            click.echo(f"  help: {abort.help}", err=True)
+        sys.exit(abort.exit_code)
 
     return wrapper
 

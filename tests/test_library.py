@@ -30,3 +30,14 @@ def test_a_write_to_a_protocol_path_that_leaves_its_base_is_reported_once(tmp_pa
     (root / "playbooks" / "escape.yaml").write_text(PLAYBOOK.format(name="escape", step="file-write: xe://../x.md"))
     result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
     assert [d.code for d in result.diagnostics if d.severity.value == "error"] == ["C106"]
+
+
+def test_a_write_to_a_templated_protocol_path_that_climbs_is_still_reported(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    step = 'file-write: "xe://../{{inputs.where}}"\n    content: x'
+    text = PLAYBOOK.format(name="escape", step=step).replace("steps:", "inputs:\n  - string: where\n    default: x.md\nsteps:")
+    (root / "playbooks" / "escape.yaml").write_text(text)
+    result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
+    assert "C812" in [d.code for d in result.diagnostics]

@@ -18,7 +18,7 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.paths.protocols import leaves_base, place
+from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.project.library import Edge, Library
 from catalyst_dsl.syntax.source import Span
 
@@ -115,8 +115,8 @@ class PermissionChecker:
         try:
             glob = Glob.from_template(pattern)
         except GlobError as exc:
-            protocol, sep, rest = text.partition("://")
-            if report and not (sep and leaves_base(rest)):  # a protocol path leaving its base is C106 already
+            # A plain protocol path leaving its base is C106 already (see literal_path there).
+            if report and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
                 self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
             return
         yield Write(step, glob, text, value.span)

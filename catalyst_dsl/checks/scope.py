@@ -20,7 +20,7 @@ from catalyst_dsl.dialects.catalyst import input_type
 from catalyst_dsl.dialects.values import a_type, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.paths.protocols import leaves_base
+from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
@@ -396,10 +396,10 @@ class ReferenceChecker:
         return None
 
     def literal_path(self, text: str, span: Span | None) -> None:
-        """A plain string that is a protocol path (`file-read: xe://../x`) gets the same checks
-        as one in a template. Other schemes (https://) are not paths and are left alone."""
-        protocol, sep, path = text.partition("://")
-        if sep and protocol in B.PROTOCOLS:
+        """A plain string that is one protocol path (`file-read: xe://../x`) gets the same
+        checks as one in a template; text that mentions one, and other schemes, do not."""
+        if literal_leaving_base(text) is not None:
+            protocol, _, path = text.partition("://")
             self.protocol(protocol, path, span)
 
     def protocol(self, protocol: str, path: str, span: Span | None) -> None:

@@ -10,6 +10,8 @@ import re
 
 import attrs
 
+from catalyst_dsl.expr_builtins import PROTOCOLS
+
 #: The run's scratch space: always writable, and empty until the run writes into it.
 SCRATCH = "temp://"
 
@@ -38,6 +40,15 @@ def place(text: str) -> Placed:
     if text.startswith("catalyst://"):
         return Placed(None, "catalyst:// holds catalyst's own resources, which are read-only")
     return Placed(text)
+
+
+def literal_leaving_base(text: str) -> str | None:
+    """For a plain value that is one protocol path (`xe://../x`: a known protocol, no
+    whitespace, so not prose that mentions one), how it leaves its base; else None."""
+    protocol, sep, rest = text.partition("://")
+    if not sep or protocol not in PROTOCOLS or any(c.isspace() for c in text):
+        return None
+    return leaves_base(rest)
 
 
 def leaves_base(path: str) -> str | None:

@@ -9,6 +9,7 @@ are released after.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -258,6 +259,41 @@ class Session:
                 raise RunAbort(EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix) from None
         return value
 
+    @contextlib.contextmanager
+    def _changing(self, run_id: str):
+        """Load-change-save of a run's snapshot from outside the run, as one change under the
+        guard: a concurrent resume sees it, or refuses it. A run that does not exist is
+        reported before anything (the guard's directory) is created."""
+        self.store.load(run_id)
+        with self.locks.guard():
+            yield
+
+    def _claim(self, state, resources: list[str]):
+        """Make a resumed run this process's, as one change under the guard, before it takes
+        any lock: a fresh read must be the snapshot this resume loaded (a run another resume
+        claimed or moved on meanwhile is refused), and approvals given since count. Returns
+        the snapshot as it was, to give the claim back if the run cannot take its locks."""
+        from catalyst_dsl.runtime.interpreter import CAUGHT
+
+        with self.locks.guard():
+            fresh = self.store.load(state.run_id)
+            if (fresh.status, fresh.updated_at, len(fresh.steps)) != (state.status, state.updated_at, len(state.steps)):
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
+                               help="`catalyst runs show` tells where it is")
+            state.approvals, state.cancel = fresh.approvals, fresh.cancel
+            if state.status == "failed":
+                # A failed run resumes from the step that failed, once its cause is fixed; the
+                # failures catches handled run again too (their handlers may be what failed).
+                self.store.reopen(state)
+                state.error, state.ended_at = None, None
+                state.steps = [r for r in state.steps if r.action != CAUGHT]
+            state.status = "running"
+            state.owner = current_owner()
+            state.locks = list(resources)
+            state.pause = None
+            self.store.save(state)
+        return fresh
+
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
@@ -299,6 +335,7 @@ class Session:
         started = time.monotonic()
         self.events.run_started(state.run_id, playbook.name, resumed)
         resources = self.lock_resources(playbook, values, file)
+        previous = self._claim(state, resources) if resumed else None
         try:
             self.locks.acquire(state.run_id, resources)
         except LockConflict as conflict:
@@ -306,35 +343,22 @@ class Session:
                 message = str(conflict)
             else:
                 message = f"another run holds {conflict.resource}: run {conflict.owner.run_id}"
-            if resumed:
-                # Nothing was changed yet: the snapshot stays as it was (paused, failed…).
-                raise RunAbort(EXIT_FAILED, f"{message}; run {state.run_id} stays {state.status}", help="resume it once the other run has finished") from None
+            if previous is not None:
+                # Give the claim back: the snapshot is as it was (paused, failed…).
+                with self.locks.guard():
+                    self.store.save(previous)
+                    if previous.finished:
+                        self.store.archive(previous)
+                raise RunAbort(EXIT_FAILED, f"{message}; run {state.run_id} stays {previous.status}", help="resume it once the other run has finished") from None
             state.status, state.ended_at = "failed", utc_now()
             state.error = self._failure(StepError("LockConflict", message), None, 1, 0.0)
             self.store.save(state)
             self.store.archive(state)
             raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
-        with self.locks.guard():
-            if resumed:
-                # Claimed as one change with a fresh read: approvals given since it was
-                # loaded count, and a run another process claimed meanwhile is refused.
-                fresh = self.store.load(state.run_id)
-                if fresh.status != state.status:
-                    raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started: it is {fresh.status} now",
-                                   help="`catalyst runs show` tells where it is")
-                state.approvals, state.cancel = fresh.approvals, fresh.cancel
-            if resumed and state.status == "failed":
-                # A failed run resumes from the step that failed, once its cause is fixed; the
-                # failures catches handled run again too (their handlers may be what failed).
-                from catalyst_dsl.runtime.interpreter import CAUGHT
-
-                self.store.reopen(state)
-                state.error, state.ended_at = None, None
-                state.steps = [r for r in state.steps if r.action != CAUGHT]
+        if previous is None:
             state.status = "running"
             state.owner = current_owner()
             state.locks = list(resources)
-            state.pause = None
             self.store.save(state)
         scratch = self.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
@@ -634,7 +658,7 @@ class Session:
         from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, releases, verify_token
         from catalyst_dsl.runtime.state import Approval
 
-        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+        with self._changing(run_id):
             state = self._waiting(run_id)
             used = {a.token for a in state.approvals if a.token}
             try:
@@ -660,7 +684,7 @@ class Session:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.state import Approval
 
-        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+        with self._changing(run_id):
             state = self._waiting(run_id)
             keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
             if select is not None and select not in keys:
@@ -719,7 +743,7 @@ class Session:
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
         from catalyst_dsl.runtime.state import Cancel
 
-        with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
+        with self._changing(run_id):
             state = self.store.load(run_id)
             if state.status in ("completed", "failed", "cancelled"):
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")

@@ -148,3 +148,10 @@ def test_an_unknown_adapter_in_the_precedence_falls_back_to_the_mock(project):
     result = project.run("asks")
     assert result.exit_code == 0, result.output
     assert "mock answer to: Say hi" in result.output
+
+
+def test_approving_or_cancelling_a_run_that_does_not_exist_creates_nothing(project):
+    for args in (["approve", "no-such-run", "--as", "Architect"], ["cancel", "no-such-run", "--reason", "x"]):
+        result = project.cli(*args)
+        assert result.exit_code != 0 and "no-such-run" in result.output, result.output
+    assert not (project.root / ".xe").exists()

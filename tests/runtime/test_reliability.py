@@ -488,6 +488,60 @@ def test_concurrent_resumes_of_one_paused_run_only_one_proceeds(tmp_path):
     assert archived(project, run_id)["status"] == "completed"
 
 
+CRASHABLE = """
+name: crashable
+description: A step that marks its start, then takes a while.
+owner: Engineer
+steps:
+  - bash: "echo started >> started.txt; sleep 1"
+    writes: []
+"""
+
+
+def test_concurrent_resumes_of_one_crashed_run_only_one_proceeds(tmp_path):
+    project = make_project(tmp_path / "project", {"crashable": CRASHABLE})
+    proc = spawn(project, "run", "crashable", log=tmp_path / "first")
+    deadline = time.monotonic() + 20
+    while not (project / "started.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    [snapshot] = live_snapshots(project)
+    run_id = snapshot.name[4:-5]
+    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(4)]
+    codes = [p.wait(timeout=60) for p in procs]
+    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(4))
+    assert "Traceback" not in logs, logs
+    assert codes.count(0) == 1, logs
+    time.sleep(1.2)  # the killed run's own program finishes meanwhile; it started before the kill
+    assert (project / "started.txt").read_text() == "started\nstarted\n", logs  # the first run's, and one resume's
+
+
+CHECKPOINTS_AROUND_A_STEP = """
+name: around
+description: A step between two checkpoints.
+owner: Engineer
+steps:
+  - checkpoint: "first"
+  - bash: "echo once >> ran.txt"
+    writes: []
+  - checkpoint: "second"
+"""
+
+
+def test_a_late_resume_never_runs_a_step_another_resume_ran(tmp_path):
+    project = make_project(tmp_path / "project", {"around": CHECKPOINTS_AROUND_A_STEP})
+    paused = catalyst(project, "run", "around")
+    run_id = run_id_of(paused.stdout)
+    assert catalyst(project, "approve", run_id, "--as", "Engineer").returncode == 0
+    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(6)]
+    codes = [p.wait(timeout=60) for p in procs]
+    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(6))
+    assert "Traceback" not in logs, logs
+    assert set(codes) <= {3, 4}, logs  # one reached the second checkpoint; the others were refused or found it waiting
+    assert (project / "ran.txt").read_text() == "once\n", logs
+
+
 def test_concurrent_runs_on_disjoint_paths_both_succeed(tmp_path):
     project = make_project(tmp_path / "project", {
         "writer-a": WRITER.format(name="writer-a", path="out/a.txt"),
