@@ -462,6 +462,16 @@ def test_concurrent_runs_on_the_same_path_only_one_proceeds(tmp_path):
     assert lock_holders(project) == [], "locks left behind"
 
 
+def resumed_together(project: Path, run_id: str, count: int, tmp_path: Path) -> tuple[list[int], str]:
+    """`catalyst resume RUN` started COUNT times at once: their exit codes and all their output,
+    which holds no traceback."""
+    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(count)]
+    codes = [p.wait(timeout=60) for p in procs]
+    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(count))
+    assert "Traceback" not in logs, logs
+    return codes, logs
+
+
 PAUSED_THEN_SLOW = """
 name: paused-then-slow
 description: A checkpoint, then a slow step that appends a line.
@@ -479,10 +489,7 @@ def test_concurrent_resumes_of_one_paused_run_only_one_proceeds(tmp_path):
     assert paused.returncode == 4, describe(paused)
     run_id = run_id_of(paused.stdout)
     assert catalyst(project, "approve", run_id, "--as", "Engineer").returncode == 0
-    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(3)]
-    codes = [p.wait(timeout=60) for p in procs]
-    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(3))
-    assert "Traceback" not in logs, logs
+    codes, logs = resumed_together(project, run_id, 3, tmp_path)
     assert codes.count(0) == 1, logs
     assert (project / "resumed.txt").read_text() == "once\n", logs
     assert archived(project, run_id)["status"] == "completed"
@@ -508,10 +515,7 @@ def test_concurrent_resumes_of_one_crashed_run_only_one_proceeds(tmp_path):
     proc.wait()
     [snapshot] = live_snapshots(project)
     run_id = snapshot.name[4:-5]
-    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(4)]
-    codes = [p.wait(timeout=60) for p in procs]
-    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(4))
-    assert "Traceback" not in logs, logs
+    codes, logs = resumed_together(project, run_id, 4, tmp_path)
     assert codes.count(0) == 1, logs
     time.sleep(1.2)  # the killed run's own program finishes meanwhile; it started before the kill
     assert (project / "started.txt").read_text() == "started\nstarted\n", logs  # the first run's, and one resume's
@@ -534,10 +538,7 @@ def test_a_late_resume_never_runs_a_step_another_resume_ran(tmp_path):
     paused = catalyst(project, "run", "around")
     run_id = run_id_of(paused.stdout)
     assert catalyst(project, "approve", run_id, "--as", "Engineer").returncode == 0
-    procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(6)]
-    codes = [p.wait(timeout=60) for p in procs]
-    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(6))
-    assert "Traceback" not in logs, logs
+    codes, logs = resumed_together(project, run_id, 6, tmp_path)
     assert set(codes) <= {3, 4}, logs  # one reached the second checkpoint; the others were refused or found it waiting
     assert (project / "ran.txt").read_text() == "once\n", logs
 
