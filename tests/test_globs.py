@@ -390,7 +390,7 @@ def test_classify_agrees_with_brute_force(grant_texts: list[str], pattern_text: 
 
 @PROPERTY
 @given(st.lists(texts, min_size=2, max_size=8))
-def test_find_overlaps_agrees_with_every_pair(pattern_texts: list[str]) -> None:
+def test_find_overlaps_agrees_with_every_pair_of_random_patterns(pattern_texts: list[str]) -> None:
     patterns = [compiled(t) for t in pattern_texts]
     expected = {(i, j) for i, j in itertools.combinations(range(len(patterns)), 2) if overlap(patterns[i], patterns[j])}
     found = find_overlaps(patterns)

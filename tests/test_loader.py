@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes
 from catalyst_dsl.ir.serialize import from_dict, to_dict
 

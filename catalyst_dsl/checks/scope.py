@@ -433,7 +433,7 @@ class ReferenceChecker:
             return got if got is not None else t.ANY
         if isinstance(node, ast.Index):
             target = self.expr(node.target, part, scope)
-            index = self.expr(node.index, part, scope)
+            self.expr(node.index, part, scope)  # its own mistakes are reported; its type does not matter here
             if isinstance(node.index, ast.Literal) and node.index.kind in ("string", "number"):
                 got = self.member(target, str(node.index.value), _describe_expr(node.target), part.span(node))
                 return got if got is not None else t.ANY

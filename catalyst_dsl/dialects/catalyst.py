@@ -11,7 +11,7 @@ import warnings
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects.values import ValueLowerer, a_type, kind_of, parse_duration, suggest, warn_milliseconds
+from catalyst_dsl.dialects.values import ValueLowerer, kind_of, parse_duration, suggest, warn_milliseconds
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.source import SourceFile, Span
@@ -523,7 +523,7 @@ class CatalystLowerer:
             else:
                 text = nv.text if isinstance(nv, YScalar) else ""
                 fixed = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
-                self.sink.report("C206", f"the step name '{text}' is not kebab-case", head_span(nv), help=f"use lower-case words joined by '-'" + (f": {fixed}" if fixed else ""))
+                self.sink.report("C206", f"the step name '{text}' is not kebab-case", head_span(nv), help="use lower-case words joined by '-'" + (f": {fixed}" if fixed else ""))
                 if isinstance(nv, YScalar) and nv.text:
                     name, name_span = nv.text, nv.span
         condition = None

@@ -141,10 +141,10 @@ class Interpreter:
         #: failed: on resume that step fails the same way again instead of running, so the
         #: same handler picks up where it paused and nothing the body did runs twice.
         self._caught: dict[str, tuple[StepError, int]] = {}  # failing path -> (error, journal position)
-        for record in self.replay.values():
-            if record.get("action") == CAUGHT:
-                for kept in caught_errors(record.get("result")):
-                    self._caught[kept["path"]] = (StepError.from_record(kept), record.get("seq", 0))
+        for entry in self.replay.values():
+            if entry.get("action") == CAUGHT:
+                for kept in caught_errors(entry.get("result")):
+                    self._caught[kept["path"]] = (StepError.from_record(kept), entry.get("seq", 0))
         self._lock = threading.RLock()
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False

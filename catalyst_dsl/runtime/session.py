@@ -448,7 +448,6 @@ class Session:
         return Failure(code=error.code, message=self.masker.mask_text(error.message), step=step, attempt=attempt, duration=round(duration, 6), at=utc_now())
 
     def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
-        from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.state import Approval, StepRecord
 
         cancel_file = self.state_dir / f"run-{state.run_id}.cancel"

@@ -1,5 +1,6 @@
 """Fixtures for runtime tests: `project` (a throwaway project driven through the CLI,
-see run_helpers.py) and `plugin_wheel` (the wheel-building helpers).
+see run_helpers.py), `plugin_wheel` (the wheel-building helpers), `fake` (the local fake
+of GitHub's REST API) and `waits` (retry waits recorded instead of slept).
 
 Helper modules sit beside the tests and are imported by name (pyproject's pytest
 `pythonpath` adds this directory), so they work without `__init__.py` and under any
@@ -10,8 +11,11 @@ import os
 
 import pytest
 
+import fake_github
 import plugin_wheel as wheel_helpers
 import run_helpers
+
+from catalyst_dsl.runtime.actions import http as http_actions
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +31,18 @@ def project(tmp_path, monkeypatch):
     for key in [k for k in os.environ if k.startswith("CATALYST_")]:
         monkeypatch.delenv(key)
     return run_helpers.RunProject(tmp_path / "project", monkeypatch)
+
+
+@pytest.fixture
+def fake():
+    """The local fake of GitHub's REST API, running."""
+    with fake_github.FakeGitHub() as running:
+        yield running
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The waits between HTTP retries, recorded instead of slept."""
+    delays: list[float] = []
+    monkeypatch.setattr(http_actions, "sleep", delays.append)
+    return delays

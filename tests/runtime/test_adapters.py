@@ -72,7 +72,7 @@ def test_match_picks_the_first_unused_matching_entry(tmp_path):
 
 
 def test_json_response(tmp_path):
-    path = _script(tmp_path, json.dumps([{"json": {"verdict": "ok", "score": 9, "notes": ["é"]}}]), name="script.json")
+    _script(tmp_path, json.dumps([{"json": {"verdict": "ok", "score": 9, "notes": ["é"]}}]), name="script.json")
     answer = _ask(MockAdapter(environ={}, root=tmp_path), "q", script="script.json")
     assert json.loads(answer) == {"verdict": "ok", "score": 9, "notes": ["é"]}
 

@@ -32,19 +32,6 @@ def no_ambient_token(monkeypatch):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
 
 
-@pytest.fixture
-def fake():
-    with fakes.FakeGitHub() as running:
-        yield running
-
-
-@pytest.fixture
-def waits(monkeypatch):
-    delays: list[float] = []
-    monkeypatch.setattr(http_actions, "sleep", delays.append)
-    return delays
-
-
 def context(tmp_path, fake, action: str, *, token: str | None = TOKEN, path: str = "steps/0", performer=None):
     return servers.action_context(tmp_path, action, settings=ProjectConfig(github_api_url=fake.url),
                                   secrets={"github-token": token} if token else {}, path=path, performer=performer)

@@ -30,14 +30,6 @@ def server():
         yield running
 
 
-@pytest.fixture
-def waits(monkeypatch):
-    """The waits between retries, recorded instead of slept."""
-    delays: list[float] = []
-    monkeypatch.setattr(http_actions, "sleep", delays.append)
-    return delays
-
-
 def context(tmp_path, action="http-get", **kw):
     return servers.action_context(tmp_path, action, **kw)
 

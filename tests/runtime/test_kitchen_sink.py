@@ -12,7 +12,6 @@ Each fix the playbook needed has a focused test below, on a small playbook of it
 from __future__ import annotations
 
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest

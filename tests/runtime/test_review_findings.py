@@ -6,7 +6,6 @@ error with an exit code, never a traceback; secrets must stay out of files and o
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

@@ -82,12 +82,6 @@ def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
 
 
 @pytest.fixture
-def fake():
-    with fakes.FakeGitHub() as running:
-        yield running
-
-
-@pytest.fixture
 def receiver(project):
     """The receiver of `catalyst webhooks serve` for the project, on a free port."""
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
