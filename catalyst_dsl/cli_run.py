@@ -36,9 +36,9 @@ def _aborts(command):
         except RunAbort as caught:
             abort = caught
         except OSError as error:
-            where = f" {error.filename}" if error.filename else ""
-            abort = RunAbort(EXIT_STATE, f"the run state cannot be read or written:{where}: {error.strerror or error}",
-                             help="check the permissions of the state directory (state-dir, .xe/runs by default)")
+            from catalyst_dsl.runtime.state_errors import state_abort
+
+            abort = state_abort(error)
         click.echo(f"error: {abort.message}", err=True)
         for detail in abort.details:
             click.echo(f"  {detail}", err=True)

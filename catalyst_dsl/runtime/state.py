@@ -189,11 +189,19 @@ class StateStore:
         data = snapshot_codec.encode(state, self._journal)
         backup = target.with_name(target.name + ".bak")
         try:
-            durable.replace(target, data, mode=_PRIVATE, backup=backup)
-        except FileNotFoundError:
-            # The state directory was removed under a running run: recreate it, once.
-            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            durable.replace(target, data, mode=_PRIVATE, backup=backup)
+            try:
+                durable.replace(target, data, mode=_PRIVATE, backup=backup)
+            except FileNotFoundError:
+                # The state directory was removed under a running run: recreate it, once.
+                self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                durable.replace(target, data, mode=_PRIVATE, backup=backup)
+        except OSError as error:
+            # The file on disk is still the previous, whole snapshot: the run stops here and
+            # resumes from it once the cause (a full disk, a read-only mount...) is fixed.
+            from catalyst_dsl.runtime.state_errors import state_abort
+
+            kept = _display(target) if target.exists() else None
+            raise state_abort(error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id) from None
 
     # -- loading
 

@@ -159,8 +159,9 @@ def test_save_is_atomic_when_replace_fails(store, monkeypatch):
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(RunAbort) as stopped:
         store.save(state)
+    assert stopped.value.exit_code == EXIT_STATE and "disk on fire" in stopped.value.message
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
