@@ -55,7 +55,7 @@ class ProjectConfig:
     retention_runs: Optional[int] = None
     #: A file (or directory) of secrets, read by the file secret provider.
     secrets_file: Optional[str] = None
-    #: AI adapters in order of preference; the first installed one is used (else the mock).
+    #: AI adapters in order of preference; the first installed one is used (none installed, or one unusable: an error).
     ai_adapters: tuple[str, ...] = ()
     #: The program the `command` AI adapter pipes prompts to (argv).
     ai_command: tuple[str, ...] = ()

@@ -1,9 +1,11 @@
 """AI adapters: the interface `ai-prompt` talks to, the scripted mock, and which one a step gets.
 
 An adapter streams text chunks for a prompt; `collect` joins them while passing each one
-on (to the log, as it arrives). The mock is the default and the only built-in adapter:
+on (to the log, as it arrives). The mock is the default when no adapter is configured:
 it never leaves the machine and answers the same prompt the same way, so runs and tests
-are reproducible. Real providers come as plugins (`catalyst.adapters` entry points).
+are reproducible. The real ones are built in (`ai_adapters.py`) or come as plugins
+(`catalyst.adapters` entry points); one that is configured but unusable is an error, never
+a quiet switch to the mock.
 """
 
 from __future__ import annotations
@@ -292,22 +294,58 @@ def _converter() -> cattrs.Converter:
 
 # --- choosing an adapter -------------------------------------------------------------------
 
-def select_adapter(name: str | None, precedence: Sequence[str], available: Mapping[str, AdapterFactory], *,
-                   options: Mapping[str, object] | None = None) -> AIAdapter:
-    """The adapter for a step: its explicit `provider`, else the first available of the
-    configured precedence, else the mock. `options` go to the factory."""
-    options = {} if options is None else options
+@attrs.frozen
+class Unusable:
+    """Why an adapter the settings configure cannot be used, and where to fix that."""
+
+    problem: str
+    fix: str
+
+
+def choose_adapter(name: str | None, precedence: Sequence[str], available: Mapping[str, AdapterFactory],
+                   unusable: Mapping[str, Unusable] | None = None) -> str:
+    """The name of the adapter a step gets: its explicit `provider`, else the first installed
+    adapter of the precedence, else (when the precedence is empty: nothing configured) the mock.
+
+    Never a silent fallback: a provider or a precedence entry that is configured but
+    `unusable` is an AdapterError with the fix, and so is a precedence none of whose
+    adapters is installed. Only plugin adapters missing from this machine are skipped.
+    """
+    unusable = {} if unusable is None else unusable
     if name is not None:
-        if name not in available and name != MOCK:
+        if name == MOCK:
+            return MOCK
+        if name in unusable:
+            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{name}' cannot be used: {unusable[name].problem}", guidance=unusable[name].fix)
+        if name not in available:
             from catalyst_dsl.dialects.values import suggest
 
-            known = sorted({*available, MOCK})
+            known = sorted({*available, MOCK} - set(unusable))
             hint = suggest(name, known)
             raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{name}' is not available; available: {', '.join(known)}",
                                guidance=hint or "install the plugin that provides it, or choose an available provider")
-        chosen = name
-    else:
-        chosen = next((candidate for candidate in precedence if candidate in available), MOCK)
+        return name
+    for candidate in precedence:
+        if candidate == MOCK:
+            return MOCK
+        if candidate in unusable:
+            why = unusable[candidate]
+            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"the AI adapter '{candidate}' (ai-adapters) cannot be used: {why.problem}",
+                               guidance=f"{why.fix}; or remove it from ai-adapters")
+        if candidate in available:
+            return candidate
+    if precedence:
+        raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"none of the AI adapters of the ai-adapters setting is installed: {', '.join(precedence)}",
+                           guidance="install the plugin that provides one, or fix ai-adapters in catalyst.toml "
+                                    "(built in: command, openai, and mock for the deterministic answers)")
+    return MOCK
+
+
+def select_adapter(name: str | None, precedence: Sequence[str], available: Mapping[str, AdapterFactory], *,
+                   options: Mapping[str, object] | None = None, unusable: Mapping[str, Unusable] | None = None) -> AIAdapter:
+    """The adapter for a step, chosen by `choose_adapter`. `options` go to the factory."""
+    options = {} if options is None else options
+    chosen = choose_adapter(name, precedence, available, unusable)
     factory = available.get(chosen)
     if factory is None:  # the mock, not overridden by the caller
         return MockAdapter()

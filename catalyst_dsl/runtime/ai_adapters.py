@@ -34,7 +34,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory
+from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory, Unusable
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
 
@@ -573,3 +573,75 @@ def available_adapters(settings, secret: Callable[[str], str | None], *, runner:
 
         found[OPENAI] = openai
     return found
+
+
+def precedence(settings) -> tuple[str, ...]:
+    """The adapters a step without `provider` gets, in order: `ai-adapters`, else the built-in
+    ones the settings configure (`ai-command`: command, `openai-*`: openai). Empty: nothing is
+    configured, and the mock answers."""
+    listed = tuple(getattr(settings, "ai_adapters", ()) or ())
+    if listed:
+        return listed
+    implied = []
+    if getattr(settings, "ai_command", None):
+        implied.append(COMMAND)
+    if getattr(settings, "openai_base_url", None) or getattr(settings, "openai_model", None):
+        implied.append(OPENAI)
+    return tuple(implied)
+
+
+def unusable_adapters(settings, secret: Callable[[str], str | None], *, environ: Mapping[str, str] | None = None,
+                      root: os.PathLike[str] | str | None = None) -> dict[str, Unusable]:
+    """The built-in adapters that cannot be used with these settings, each with what is
+    missing and where to set it. What only the provider can tell (a model it does not know,
+    a key it refuses) is an error of the step that asks it."""
+    environ = os.environ if environ is None else environ
+    found: dict[str, Unusable] = {}
+    argv = getattr(settings, "ai_command", None)
+    if not argv:
+        found[COMMAND] = Unusable("the ai-command setting is not set", 'set ai-command in catalyst.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
+    else:
+        words = shlex.split(argv) if isinstance(argv, str) else [str(part) for part in argv]
+        program = words[0] if words else ""
+        if not _runnable(program, root, environ):
+            found[COMMAND] = Unusable(f"its program `{program}` (the first word of ai-command) is not found on PATH or is not executable",
+                                      "install the program, or fix ai-command in catalyst.toml")
+    base_url = getattr(settings, "openai_base_url", None)
+    if not base_url:
+        found[OPENAI] = Unusable("the openai-base-url setting is not set",
+                                 'set openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+    else:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            found[OPENAI] = Unusable(f"openai-base-url is {base_url!r}, which is not an http(s) URL",
+                                     'fix openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+        elif not (secret(API_KEY_SECRET) or environ.get(API_KEY_ENV)) and not _on_this_machine(parts.hostname):
+            found[OPENAI] = Unusable(f"it has no API key for {parts.hostname}",
+                                     f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
+                                     f"only a server on this machine (localhost) is asked without a key")
+    return found
+
+
+def _runnable(program: str, root: os.PathLike[str] | str | None, environ: Mapping[str, str]) -> bool:
+    import shutil
+
+    if not program:
+        return False
+    if os.sep in program or (os.altsep and os.altsep in program):
+        # A path: the gateway starts programs in the project root.
+        path = os.path.join(root, program) if root is not None and not os.path.isabs(program) else program
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program, path=environ.get("PATH", os.defpath)) is not None
+
+
+def _on_this_machine(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -80,6 +80,10 @@ class Events:
         prefix = "" if level == "display" else f"[{level}] "
         self._emit("message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step)
 
+    def notice(self, text: str) -> None:
+        """A fact about the whole run the reader should know (not a log entry of a step)."""
+        self._emit("notice", "info", None, f"note: {text}")
+
     def output(self, step: str, stream: str, line: str, depth: int) -> None:
         self._emit("output", "info", None, f"{'  ' * (depth + 1)}│ {line}", step=step, stream=stream)
 

@@ -69,9 +69,9 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
-        self._mock = None
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
+        self.ai = self._adapter_choice()
 
     # -- starting --------------------------------------------------------------------------------------
 
@@ -95,6 +95,7 @@ class Session:
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
             self._add_secret(values.get(name))
+        self.ai.preflight(playbook)
         now = utc_now()
         state = RunState(
             run_id="", playbook=PlaybookRef(name=playbook.name, file=relative_to_root(self.project, file), fingerprint=paths.fingerprint(playbook)),
@@ -225,6 +226,7 @@ class Session:
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
             self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
             return EXIT_PAUSED
+        self.ai.preflight(playbook)
         return self._drive(state, file, playbook, values, resumed=True)
 
     @staticmethod
@@ -334,6 +336,7 @@ class Session:
 
         started = time.monotonic()
         self.events.run_started(state.run_id, playbook.name, resumed)
+        self.ai.announce()
         resources = self.lock_resources(playbook, values, file)
         previous = self._claim(state, resources) if resumed else None
         try:
@@ -563,21 +566,16 @@ class Session:
 
         return ask
 
+    def _adapter_choice(self):
+        from catalyst_dsl.runtime.ai_adapters import gateway_runner
+        from catalyst_dsl.runtime.ai_choice import AdapterChoice
+
+        # One per session: a scripted mock answer is used once across all steps.
+        return AdapterChoice(self.project, self.plugins, self._provided_secret, runner=lambda: gateway_runner(self._gateway),
+                             notice=lambda text: self.events.notice(text), mask=self._add_secret)
+
     def _adapter(self, name: str | None):
-        from catalyst_dsl.runtime.adapters import MockAdapter, select_adapter
-
-        if self._mock is None:
-            # One mock per session: a scripted answer is used once across all steps.
-            self._mock = MockAdapter(root=self.project.root)
-        mock = self._mock
-        available = {"mock": lambda options: mock}
-        if name != "mock" and (name or self.project.config.ai_adapters):
-            from catalyst_dsl.runtime.ai_adapters import available_adapters, gateway_runner
-
-            available.update(self.plugins.adapters())
-            available.update(available_adapters(self.project.config, self._provided_secret,
-                                                runner=gateway_runner(self._gateway), mask=self._add_secret))
-        return select_adapter(name, self.project.config.ai_adapters, available)
+        return self.ai.adapter(name)
 
     # -- locks -----------------------------------------------------------------------------------------
 

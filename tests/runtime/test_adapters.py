@@ -12,6 +12,7 @@ from catalyst_dsl.runtime.adapters import (
     AdapterError,
     AIAdapter,
     MockAdapter,
+    Unusable,
     collect,
     select_adapter,
     split,
@@ -181,9 +182,24 @@ def test_first_available_of_precedence():
     assert select_adapter(None, ["gemini", "copilot", "claude"], AVAILABLE).name == "copilot"
 
 
-def test_mock_when_nothing_configured_is_available():
-    assert isinstance(select_adapter(None, ["gemini"], AVAILABLE), MockAdapter)
+def test_mock_only_when_nothing_is_configured():
     assert isinstance(select_adapter(None, [], {}), MockAdapter)
+    assert isinstance(select_adapter(None, [], AVAILABLE), MockAdapter)
+    with pytest.raises(AdapterError, match="none of the AI adapters of the ai-adapters setting is installed: gemini") as caught:
+        select_adapter(None, ["gemini"], AVAILABLE)
+    assert caught.value.code == AI_ADAPTER_UNAVAILABLE and "install the plugin" in caught.value.guidance
+
+
+def test_a_configured_but_unusable_adapter_is_an_error_with_the_fix_never_the_mock():
+    broken = {"openai": Unusable("the openai-base-url setting is not set", "set openai-base-url in catalyst.toml")}
+    with pytest.raises(AdapterError, match="the AI adapter 'openai' \\(ai-adapters\\) cannot be used: the openai-base-url setting is not set") as caught:
+        select_adapter(None, ["openai", "claude"], {**AVAILABLE, "openai": _factory("openai")}, unusable=broken)
+    assert caught.value.guidance == "set openai-base-url in catalyst.toml; or remove it from ai-adapters"
+    with pytest.raises(AdapterError, match="AI provider 'openai' cannot be used: the openai-base-url setting is not set"):
+        select_adapter("openai", [], AVAILABLE, unusable=broken)
+    # A plugin not installed here is skipped for the next one listed; the mock only when listed.
+    assert select_adapter(None, ["gemini", "claude"], AVAILABLE, unusable=broken).name == "claude"
+    assert isinstance(select_adapter(None, ["gemini", "mock"], AVAILABLE, unusable=broken), MockAdapter)
 
 
 def test_callers_mock_factory_is_used():

@@ -468,7 +468,7 @@ def test_available_adapters_follow_the_settings(program, server):
     collect(found["openai"]({}).invoke("q", (), {}))
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert masked == ["sk-from-env"]
-    # Not listed in ai-adapters and not named by the step: the mock stays the default.
+    # An empty precedence gives the mock; the session's precedence() lists the configured built-ins first (test_ai_choice.py).
     assert select_adapter(None, (), found).name == "mock"
 
 

@@ -134,7 +134,7 @@ def test_a_shared_secrets_file_is_refused_with_the_fix(project):
     assert "chmod 600" in result.output and "Traceback" not in result.output
 
 
-def test_an_unknown_adapter_in_the_precedence_falls_back_to_the_mock(project):
+def test_an_unknown_adapter_in_the_precedence_is_an_error_not_the_mock(project):
     project.settings('ai-adapters = ["no-such-adapter"]\n')
     project.playbook("asks", """
         name: asks
@@ -146,8 +146,9 @@ def test_an_unknown_adapter_in_the_precedence_falls_back_to_the_mock(project):
           - log-info: "{{answer}}"
     """)
     result = project.run("asks")
-    assert result.exit_code == 0, result.output
-    assert "mock answer to: Say hi" in result.output
+    assert result.exit_code == 1, result.output
+    assert "none of the AI adapters of the ai-adapters setting is installed: no-such-adapter; nothing was run" in result.output
+    assert "mock answer" not in result.output and not project.snapshot_files()
 
 
 def test_approving_or_cancelling_a_run_that_does_not_exist_creates_nothing(project):

@@ -1,0 +1,109 @@
+"""Which AI adapter each step of a run gets, checked before any step runs: never a silent mock.
+
+The settings configure adapters (`ai-adapters`, `ai-command`, `openai-*`) and steps name
+them (`provider:`). One that is configured but cannot be used (its setting missing, its
+program not installed, no API key for a remote server) stops the run at pre-flight with
+what is missing and where to set it, when the step names its provider plainly; a provider
+chosen by a template is checked when its step runs. The deterministic mock answers only
+when nothing is configured, and the run says so once, in the console and the JSON log.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime.adapters import MOCK, AdapterError, MockAdapter, Unusable, choose_adapter, select_adapter
+from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+
+#: The actions that send a prompt to an adapter.
+AI_ACTIONS = ("ai-prompt", "markdown")
+
+MOCK_NOTICE = "no AI adapter is configured: ai-prompt steps get the deterministic mock's answers"
+
+
+class AdapterChoice:
+    """The adapters of one session: what the settings configure, what is installed, and the
+    one mock whose scripted answers are shared by every step."""
+
+    def __init__(self, project, plugins, secret: Callable[[str], str | None], runner: Callable[[], Any],
+                 notice: Callable[[str], None], mask: Callable[[str], None]) -> None:
+        self.project = project
+        self.plugins = plugins
+        self._secret = secret
+        self._runner = runner
+        self._notice = notice
+        self._mask = mask
+        self._mock: MockAdapter | None = None
+        self._known: tuple[tuple[str, ...], dict[str, Unusable]] | None = None
+        self._noticed = False
+        #: Pre-flight found a step the mock will answer by default: `announce` says so.
+        self._mock_by_default = False
+
+    def _settings(self) -> tuple[tuple[str, ...], dict[str, Unusable]]:
+        """The precedence and the configured-but-unusable built-in adapters, looked up once."""
+        if self._known is None:
+            from catalyst_dsl.runtime.ai_adapters import precedence, unusable_adapters
+
+            self._known = (precedence(self.project.config), unusable_adapters(self.project.config, self._secret, root=self.project.root))
+        return self._known
+
+    def _available(self, name: str | None, order: tuple[str, ...]) -> dict[str, Any]:
+        if self._mock is None:
+            self._mock = MockAdapter(root=self.project.root)
+        mock = self._mock
+        available: dict[str, Any] = {MOCK: lambda options: mock}
+        if name != MOCK and (name or order):
+            from catalyst_dsl.runtime.ai_adapters import available_adapters
+
+            available.update(self.plugins.adapters())
+            available.update(available_adapters(self.project.config, self._secret, runner=self._runner(), mask=self._mask))
+        return available
+
+    def adapter(self, name: str | None):
+        """The adapter a step gets (its `provider`, or None); AdapterError when it cannot be used."""
+        order, unusable = self._settings()
+        adapter = select_adapter(name, order, self._available(name, order), unusable=unusable)
+        if name is None and not order and not self._noticed:
+            self._noticed = True
+            self._notice(MOCK_NOTICE)
+        return adapter
+
+    def preflight(self, playbook: ir.Playbook) -> None:
+        """RunAbort (exit 1) when an AI step of `playbook` names, or would get, an adapter that
+        cannot be used; the mock's notice when a step will get it by default. Nothing runs first."""
+        order, unusable = self._settings()
+        problems = []
+        implicit_mock = False
+        for step in ir.all_steps(playbook):
+            if step.action not in AI_ACTIONS:
+                continue
+            provider = step.config.get("provider") if isinstance(step.config, ir.MapV) else None
+            if provider is not None and not isinstance(provider, ir.Lit):
+                continue  # a template: known when the step runs
+            name = None if provider is None else str(provider.value)
+            try:
+                chosen = choose_adapter(name, order, self._available(name, order), unusable)
+            except AdapterError as error:
+                problems.append((_named(step), error.message, error.guidance))
+                continue
+            implicit_mock = implicit_mock or (name is None and not order)
+            if chosen == "openai" and step.config.get("model") is None and not self.project.config.openai_model:
+                problems.append((_named(step), "the openai AI adapter has no model: the step names none and openai-model is not set",
+                                 "set openai-model in catalyst.toml, or `model:` on the step"))
+        if problems:
+            first = problems[0]
+            raise RunAbort(EXIT_INVALID, f"{first[0]} cannot get its AI adapter: {first[1]}; nothing was run", help=first[2],
+                           details=tuple(f"{where}: {message}\n    fix: {fix}" for where, message, fix in problems[1:]))
+        self._mock_by_default = implicit_mock
+
+    def announce(self) -> None:
+        """Say once, when the run has started, that the mock answers by default (if it will)."""
+        if self._mock_by_default and not self._noticed:
+            self._noticed = True
+            self._notice(MOCK_NOTICE)
+
+
+def _named(step: ir.Step) -> str:
+    where = f" (line {step.span.line})" if step.span is not None else ""
+    return f"step {step.name or step.action}{where}"
