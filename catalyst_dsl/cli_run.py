@@ -328,7 +328,7 @@ def webhooks_serve(host: str, port: int) -> None:
                        help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook")
     try:
         server = make_server(host, port, secret, lambda review: session.review_received(review.url, review.login, review.decision, review.comment,
-                                                                                         review.submitted_at, review.delivery),
+                                                                                         review.submitted_at, review.key),
                              log=lambda line: click.echo(line))
     except OSError as error:
         raise RunAbort(EXIT_INVALID, f"cannot listen on {host}:{port}: {error.strerror or error}", help="choose another --port or --host") from None

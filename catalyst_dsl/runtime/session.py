@@ -697,20 +697,20 @@ class Session:
                 f"the run stays paused")
 
     def review_received(self, url: str, login: str, decision: str, comment: str | None,
-                        submitted_at: str | None = None, delivery: str | None = None) -> list[dict[str, Any]]:
+                        submitted_at: str | None = None, review_key: str | None = None) -> list[dict[str, Any]]:
         """A pull-request review (a webhook's): recorded on each paused run that waits for the
         review of that pull request (its pause's subject is the URL). Only a login listed in
         `github-reviewers` releases the pause (and only with a role it requires, when it
         requires any); any other review is recorded only. A review submitted before the run
-        paused there, or a delivery already recorded, is ignored. The runs then go on with
-        `catalyst resume`."""
+        paused there, or a review already recorded (`review_key`: the signed review id, never
+        the unsigned delivery header), is ignored. The runs then go on with `catalyst resume`."""
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.interpreter import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
         reviewers = {name.strip().lower(): role for name, role in self.project.config.github_reviewers.items()}
         role = reviewers.get(login.strip().lower())  # GitHub logins ignore case
-        nonce = f"github-delivery:{delivery}" if delivery else None
+        nonce = review_key or None
         touched = []
         for summary in self.store.list(include_history=False):
             if summary.status != "paused":
@@ -725,7 +725,9 @@ class Session:
                 if state.status != "paused" or pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
                     continue
                 if nonce is not None and any(a.token == nonce for a in state.approvals):
-                    touched.append({"run": state.run_id, "ignored": "this delivery was recorded already"})
+                    from catalyst_dsl.runtime.webhooks import ALREADY_RECORDED
+
+                    touched.append({"run": state.run_id, "ignored": ALREADY_RECORDED})
                     continue
                 if submitted_at is not None and _instant(submitted_at) < _instant(pause.since):
                     touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})

@@ -9,7 +9,10 @@ run (Session.review_received): `approved` approves, `changes_requested` requests
 the runs stays with whoever resumes them (`catalyst resume`).
 
 Nothing here trusts the network: an unsigned or wrongly signed delivery is refused
-before its body is parsed, and bodies are limited in size.
+before its body is parsed, and bodies are limited in size. A review counts once per run,
+known by its id, repository and pull request inside the signed body; the unsigned
+X-GitHub-Delivery header is only logged, so a new delivery id cannot replay a review.
+Slow or numerous clients are held within the limits of `webhook_server.py`.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import hmac
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 import attrs
 
-#: GitHub's deliveries are at most 25 MB; a review's is a few KB.
-MAX_BODY = 1024 * 1024
+from catalyst_dsl.runtime.webhook_server import Limits, ReceiverServer, Request, Response
+
+#: What Session.review_received says of a review a run has recorded already.
+ALREADY_RECORDED = "this review was recorded already"
 
 #: The secret's name in the secret providers (CATALYST_SECRET_GITHUB_WEBHOOK_SECRET, secrets-file).
 SECRET_NAME = "github-webhook-secret"
@@ -57,8 +61,19 @@ class Review:
     comment: str | None
     #: When it was submitted (ISO 8601, as GitHub gives it), if the delivery says.
     submitted_at: str | None = None
-    #: GitHub's delivery id (X-GitHub-Delivery): a delivery is recorded once per run.
+    #: The review's identity inside the signed body: GitHub's review id, the repository
+    #: and the pull request's number. A review is recorded once per run, whatever delivery
+    #: brings it (see `key`).
+    review_id: int | None = None
+    repository: str | None = None
+    number: int | None = None
+    #: GitHub's delivery id (X-GitHub-Delivery): unsigned, so it is only logged.
     delivery: str | None = None
+
+    @property
+    def key(self) -> str:
+        """What makes this review single-use on a run: signed fields only, never a header."""
+        return f"github-review:{self.repository or '-'}#{self.number if self.number is not None else '-'}:{self.review_id}"
 
 
 def review_of(event: str | None, payload: Any) -> Review | None:
@@ -70,12 +85,19 @@ def review_of(event: str | None, payload: Any) -> Review | None:
         return None
     decision = DECISIONS.get(str(review.get("state", "")).lower())
     user = review.get("user") if isinstance(review.get("user"), dict) else {}
-    url, login = pull.get("html_url"), user.get("login")
-    if decision is None or not isinstance(url, str) or not isinstance(login, str):
-        return None
+    url, login, review_id = pull.get("html_url"), user.get("login"), review.get("id")
+    if decision is None or not isinstance(url, str) or not isinstance(login, str) or not _whole_number(review_id):
+        return None  # without its id a review could not be told from its replay
     body, submitted = review.get("body"), review.get("submitted_at")
+    repository = payload.get("repository") if isinstance(payload.get("repository"), dict) else {}
+    name, number = repository.get("full_name"), pull.get("number")
     return Review(url, login, decision, body if isinstance(body, str) and body else None,
-                  submitted if isinstance(submitted, str) else None)
+                  submitted if isinstance(submitted, str) else None, review_id=review_id,
+                  repository=name if isinstance(name, str) else None, number=number if _whole_number(number) else None)
+
+
+def _whole_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 @attrs.frozen
@@ -99,7 +121,8 @@ def handle(secret: str, event: str | None, signature: str | None, body: bytes,
     if review is None:
         return Answer(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
     review = attrs.evolve(review, delivery=delivery)
-    return Answer(200, {"pullRequest": review.url, "by": review.login, "decision": review.decision, "runs": received(review)})
+    return Answer(200, {"pullRequest": review.url, "review": review.review_id, "by": review.login, "decision": review.decision,
+                        "runs": received(review)})
 
 
 def _shown(header: str | None) -> str:
@@ -108,48 +131,25 @@ def _shown(header: str | None) -> str:
 
 
 def make_server(host: str, port: int, secret: str, received: Callable[[Review], list[dict[str, Any]]],
-                log: Callable[[str], None] = lambda line: None) -> ThreadingHTTPServer:
+                log: Callable[[str], None] = lambda line: None, limits: Limits | None = None) -> ReceiverServer:
     """The receiver, bound but not serving yet (`serve_forever`); port 0 picks a free one.
-    Deliveries are handled one at a time: each rewrites run snapshots."""
+    Connections are held by one event loop within `limits` (webhook_server.py); deliveries
+    are handled one at a time: each rewrites run snapshots."""
     one_at_a_time = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "catalyst-webhooks"
-        #: Seconds a client may take to send its request: a stalled one loses its thread, not the server.
-        timeout = 15
+    def respond(request: Request) -> Response:
+        event, delivery = request.header("X-GitHub-Event"), request.header("X-GitHub-Delivery")
+        with one_at_a_time:
+            answer = handle(secret, event, request.header("X-Hub-Signature-256"), request.body, received, delivery)
+        if answer.status == 401:
+            log(f"refused an unsigned or wrongly signed delivery from {request.client}")
+            return Response(answer.status, answer.body)
+        for run in answer.body.get("runs", ()):
+            if run.get("ignored") == ALREADY_RECORDED:
+                # The unsigned delivery id is new, the signed review is not: a replay (or GitHub redelivering).
+                log(f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: it was recorded already "
+                    f"(delivery {_shown(delivery)})")
+        log(f"{_shown(event)} {_shown(delivery)}: {answer.status} {json.dumps(answer.body)}")
+        return Response(answer.status, answer.body)
 
-        def log_message(self, *args):
-            pass  # requests are logged below, without their bodies
-
-        def do_POST(self):
-            if self.path.split("?", 1)[0] != "/github":
-                return self._answer(Answer(404, {"error": "deliveries go to /github"}))
-            stated = (self.headers.get("Content-Length") or "").strip()
-            if not stated.isdigit():
-                return self._answer(Answer(411, {"error": "a delivery must state its length (Content-Length)"}))
-            if int(stated) > MAX_BODY:
-                return self._answer(Answer(413, {"error": f"a delivery may be at most {MAX_BODY} bytes"}))
-            body = self.rfile.read(int(stated))
-            with one_at_a_time:
-                answer = handle(secret, self.headers.get("X-GitHub-Event"), self.headers.get("X-Hub-Signature-256"), body, received,
-                                self.headers.get("X-GitHub-Delivery"))
-            if answer.status == 401:
-                log(f"refused an unsigned or wrongly signed delivery from {self.client_address[0]}")
-            else:
-                log(f"{_shown(self.headers.get('X-GitHub-Event'))} {_shown(self.headers.get('X-GitHub-Delivery'))}: {answer.status} {json.dumps(answer.body)}")
-            self._answer(answer)
-
-        def _not_allowed(self):
-            self._answer(Answer(405, {"error": "GitHub posts deliveries to /github"}))
-
-        do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_allowed
-
-        def _answer(self, answer: Answer) -> None:
-            data = json.dumps(answer.body).encode("utf-8")
-            self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return ThreadingHTTPServer((host, port), Handler)
+    return ReceiverServer(host, port, respond, log=log, limits=limits)

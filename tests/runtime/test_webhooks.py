@@ -7,6 +7,7 @@ signed as GitHub signs them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -19,7 +20,7 @@ import pytest
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.runtime.session import RunOptions, Session
-from catalyst_dsl.runtime.webhooks import Review, handle, make_server, review_of, signature_valid
+from catalyst_dsl.runtime.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
 
 import fake_github as fakes
 
@@ -30,9 +31,14 @@ def signed(body: bytes, secret: str = SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def review_payload(url: str, login: str, state: str, body: str = "") -> dict:
-    return {"action": "submitted", "review": {"state": state, "body": body, "user": {"login": login}},
-            "pull_request": {"html_url": url, "number": 1}}
+_REVIEW_IDS = iter(range(1000, 10**9))
+
+
+def review_payload(url: str, login: str, state: str, body: str = "", review_id: int | None = None) -> dict:
+    """A `pull_request_review` delivery's body, as GitHub sends it; each review a new id unless given."""
+    return {"action": "submitted", "review": {"id": next(_REVIEW_IDS) if review_id is None else review_id, "state": state, "body": body,
+                                              "user": {"login": login}},
+            "pull_request": {"html_url": url, "number": 1}, "repository": {"full_name": "acme/widgets"}}
 
 
 # -- the pieces ----------------------------------------------------------------------------------------
@@ -51,8 +57,9 @@ def test_signatures_are_checked_in_full():
 
 @pytest.mark.parametrize("state, decision", [("approved", "approve"), ("CHANGES_REQUESTED", "request-changes"), ("commented", "comment")])
 def test_a_submitted_review_becomes_a_decision(state, decision):
-    review = review_of("pull_request_review", review_payload("https://github.com/a/b/pull/1", "alice", state, "ok"))
-    assert review == Review("https://github.com/a/b/pull/1", "alice", decision, "ok")
+    review = review_of("pull_request_review", review_payload("https://github.com/a/b/pull/1", "alice", state, "ok", review_id=7))
+    assert review == Review("https://github.com/a/b/pull/1", "alice", decision, "ok", review_id=7, repository="acme/widgets", number=1)
+    assert review.key == "github-review:acme/widgets#1:7"
 
 
 @pytest.mark.parametrize("event, payload", [
@@ -61,6 +68,8 @@ def test_a_submitted_review_becomes_a_decision(state, decision):
     ("pull_request_review", review_payload("u", "alice", "pending")),
     ("pull_request_review", {"action": "submitted", "review": "not an object"}),
     ("pull_request_review", ["not", "an", "object"]),
+    ("pull_request_review", {**review_payload("u", "alice", "approved"), "review": {"state": "approved", "user": {"login": "alice"}}}),
+    ("pull_request_review", {**review_payload("u", "alice", "approved"), "review": {"id": "7", "state": "approved", "user": {"login": "alice"}}}),
 ])
 def test_other_events_and_malformed_reviews_are_not_reviews(event, payload):
     assert review_of(event, payload) is None
@@ -81,16 +90,31 @@ def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
 # -- against real runs ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def receiver(project):
-    """The receiver of `catalyst webhooks serve` for the project, on a free port."""
+@contextlib.contextmanager
+def serving(project, limits: Limits | None = None, log: list[str] | None = None):
+    """The receiver of `catalyst webhooks serve` for the project, on a free port: its URL."""
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
-    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.delivery))
+    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.key),
+                         log=(log if log is not None else []).append, limits=limits)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/github"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/github"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@pytest.fixture
+def receiver_log() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def receiver(project, receiver_log):
+    with serving(project, log=receiver_log) as url:
+        yield url
 
 
 def deliver(url: str, event: str, payload, signature: str | None = None, delivery: str | None = None) -> tuple[int, dict]:
@@ -177,12 +201,12 @@ def test_serve_needs_the_webhook_secret(project):
     assert "the secret 'github-webhook-secret' is not set" in result.output
 
 
-def test_a_delivery_counts_once_and_a_review_from_before_the_pause_not_at_all(project, waiting, receiver):
+def test_a_review_counts_once_and_a_review_from_before_the_pause_not_at_all(project, waiting, receiver):
     run_id, pr = waiting
     comment = review_payload(pr, "alice", "commented", "looks fine")
     assert deliver(receiver, "pull_request_review", comment, delivery="d-1")[1]["runs"][0]["decision"] == "comment"
     _, again = deliver(receiver, "pull_request_review", comment, delivery="d-1")
-    assert again["runs"] == [{"run": run_id, "ignored": "this delivery was recorded already"}]
+    assert again["runs"] == [{"run": run_id, "ignored": "this review was recorded already"}]
     old = review_payload(pr, "alice", "approved")
     old["review"]["submitted_at"] = "2000-01-01T00:00:00Z"
     _, stale = deliver(receiver, "pull_request_review", old, delivery="d-2")
@@ -214,3 +238,21 @@ def test_a_delivery_without_a_length_is_refused(receiver):
     with pytest.raises(urllib.error.HTTPError) as refused:
         opener.open(request, timeout=10)
     assert refused.value.code == 411
+
+
+def test_a_signed_review_replayed_under_a_new_delivery_id_is_refused(project, waiting, receiver, receiver_log):
+    run_id, pr = waiting
+    approval = review_payload(pr, "alice", "approved", "ship it", review_id=4242)
+    status, said = deliver(receiver, "pull_request_review", approval, delivery="d-original")
+    assert status == 200 and said["runs"][0]["released"] is True
+    # The same signed body again: the delivery header is new (it is not signed), the review is not.
+    status, said = deliver(receiver, "pull_request_review", approval, delivery="d-forged-new-id")
+    assert status == 200 and said["runs"] == [{"run": run_id, "ignored": "this review was recorded already"}]
+    approvals = project.snapshot(run_id)["approvals"]
+    assert len(approvals) == 1 and approvals[0]["token"] == "github-review:acme/widgets#1:4242"
+    assert [line for line in receiver_log if line.startswith("refused a replay")] == [
+        f'refused a replay of review 4242 on run {run_id}: it was recorded already (delivery "d-forged-new-id")']
+    # Another review of the same pull request (a new id) is a new decision.
+    status, said = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "commented", "one more thing"), delivery="d-original")
+    assert said["runs"][0]["decision"] == "comment"
+    assert len(project.snapshot(run_id)["approvals"]) == 2
