@@ -31,6 +31,8 @@ import attrs
 
 #: GitHub's deliveries are at most 25 MB; a review's is a few KB.
 MAX_BODY = 1024 * 1024
+#: How long an answered connection is read from (and what it sends dropped) before it is closed.
+LINGER_SECONDS = 1.0
 
 
 @attrs.frozen
@@ -93,6 +95,8 @@ class ReceiverServer:
         self._waiting = 0
         #: Addresses told once that they hold too many connections (until they hold none).
         self._warned: set[str] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._stopping = threading.Event()
@@ -132,6 +136,12 @@ class ReceiverServer:
             await self._stop.wait()
         finally:
             server.close()
+            # Connections still open end as if their clients had gone: no task is left to be
+            # cancelled mid-read (asyncio 3.11 logs those as errors).
+            for writer in list(self._writers):
+                writer.transport.abort()
+            if self._tasks:
+                await asyncio.wait(list(self._tasks), timeout=5)
             self._loop = None
 
     # -- one connection
@@ -145,6 +155,9 @@ class ReceiverServer:
             return
         self._total += 1
         self._open[client] = self._open.get(client, 0) + 1
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        self._writers.add(writer)
         try:
             try:
                 request = await self._read(reader, client)
@@ -153,8 +166,10 @@ class ReceiverServer:
                 response = refused.response
             except (asyncio.IncompleteReadError, ConnectionError):
                 return  # the client went away
-            await self._send(writer, response)
+            await self._send(reader, writer, response)
         finally:
+            self._tasks.discard(task)
+            self._writers.discard(writer)
             self._total -= 1
             self._open[client] -= 1
             if not self._open[client]:
@@ -211,11 +226,22 @@ class ReceiverServer:
         finally:
             self._waiting -= 1
 
-    async def _send(self, writer: asyncio.StreamWriter, response: Response) -> None:
+    async def _send(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, response: Response) -> None:
         writer.write(_encode(response))
         try:
             async with asyncio.timeout(self.limits.head_seconds):
                 await writer.drain()  # a client that reads nothing cannot hold the answer forever
+            if writer.can_write_eof():
+                writer.write_eof()
+            # A client refused before its body was read may still be sending it; closing now
+            # would reset the connection and lose the answer. Read and drop what comes, briefly.
+            async with asyncio.timeout(LINGER_SECONDS):
+                dropped = 0
+                while dropped <= self.limits.max_body:
+                    chunk = await reader.read(64 * 1024)
+                    if not chunk:
+                        break
+                    dropped += len(chunk)
         except (TimeoutError, ConnectionError):
             pass
 

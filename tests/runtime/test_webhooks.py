@@ -11,7 +11,11 @@ import contextlib
 import hashlib
 import hmac
 import json
+import select
+import selectors
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -92,14 +96,14 @@ def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
 
 @contextlib.contextmanager
 def serving(project, limits: Limits | None = None, log: list[str] | None = None):
-    """The receiver of `catalyst webhooks serve` for the project, on a free port: its URL."""
+    """The receiver of `catalyst webhooks serve` for the project, on a free port: its URL and the server."""
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
     server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.key),
                          log=(log if log is not None else []).append, limits=limits)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/github"
+        yield f"http://127.0.0.1:{server.server_address[1]}/github", server
     finally:
         server.shutdown()
         server.server_close()
@@ -113,7 +117,7 @@ def receiver_log() -> list[str]:
 
 @pytest.fixture
 def receiver(project, receiver_log):
-    with serving(project, log=receiver_log) as url:
+    with serving(project, log=receiver_log) as (url, _server):
         yield url
 
 
@@ -256,3 +260,151 @@ def test_a_signed_review_replayed_under_a_new_delivery_id_is_refused(project, wa
     status, said = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "commented", "one more thing"), delivery="d-original")
     assert said["runs"][0]["decision"] == "comment"
     assert len(project.snapshot(run_id)["approvals"]) == 2
+
+
+# -- limits: slow and numerous clients -------------------------------------------------------------------
+
+
+def _connect(server, source: str = "127.0.0.1") -> socket.socket:
+    """A client socket from `source` (any 127.x address is this machine), closing itself after 30 s at most."""
+    client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    client.settimeout(30)
+    client.bind((source, 0))
+    client.connect(server.server_address)
+    return client
+
+
+def _answer_of(client: socket.socket) -> bytes:
+    """Everything the server sent until it closed the connection."""
+    data = b""
+    while True:
+        try:
+            chunk = client.recv(4096)
+        except ConnectionResetError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _until(condition, tries: int = 300) -> bool:
+    """Whether `condition()` becomes true within `tries` looks, 0.05 s apart (the server's loop is another thread)."""
+    for _ in range(tries):
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.slow
+def test_a_thousand_slow_clients_take_a_bounded_number_of_threads_and_a_delivery_still_gets_through(project, waiting):
+    run_id, pr = waiting
+    log: list[str] = []
+    before = threading.active_count()
+    limits = Limits(head_seconds=60, per_client=16, max_connections=256)
+    clients: list[socket.socket] = []
+    with serving(project, limits, log) as (url, server):
+        try:
+            for index in range(1000):
+                # Ten addresses, a hundred clients each: each sends part of a head and hangs.
+                client = _connect(server, f"127.0.0.{2 + index % 10}")
+                client.sendall(b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Len")
+                clients.append(client)
+            # Each address holds at most 16 connections; the others were answered 503 and closed.
+            assert _until(lambda: server._total == 160)
+            refused = []
+            pending = set(clients)
+            with selectors.DefaultSelector() as watch:  # select() cannot watch descriptors above 1023
+                for client in clients:
+                    watch.register(client, selectors.EVENT_READ)
+                while len(refused) < 840:
+                    ready = watch.select(10)
+                    if not ready:
+                        break
+                    for key, _ in ready:
+                        watch.unregister(key.fileobj)
+                        pending.discard(key.fileobj)
+                        refused.append(_answer_of(key.fileobj))
+            assert len(refused) == 840 and all(answer.startswith(b"HTTP/1.1 503 ") for answer in refused)
+            assert len(pending) == 160
+            # The hanging clients cost no thread: the loop's, one worker at most, nothing per connection.
+            assert threading.active_count() <= before + 2
+            # A genuine delivery from another address is answered while they hang.
+            status, said = deliver(url, "pull_request_review", review_payload(pr, "alice", "approved", "ship it"))
+            assert status == 200 and said["runs"][0]["released"] is True
+            assert threading.active_count() <= before + 2
+            assert server._total == 160
+            with selectors.DefaultSelector() as watch:
+                for client in pending:
+                    watch.register(client, selectors.EVENT_READ)
+                assert watch.select(0) == []  # nothing was answered to the hanging clients: they still hang
+        finally:
+            for client in clients:
+                client.close()
+    assert project.snapshot(run_id)["approvals"][-1]["by"] == "alice"
+    assert sorted(line for line in log if line.startswith("refusing")) == sorted(
+        f"refusing connections from 127.0.0.{n}: 16 connections from it are open (at most 16)" for n in range(2, 12))
+
+
+@pytest.mark.parametrize("part", ["head", "body"])
+def test_a_client_sending_a_byte_at_a_time_is_cut_at_the_deadline(project, part):
+    head = b"POST /github HTTP/1.1\r\nHost: receiver\r\nX-GitHub-Event: ping\r\nContent-Length: 300\r\n\r\n"
+    trickled = head if part == "head" else b"{" + b" " * 298 + b"}"
+    with serving(project, Limits(head_seconds=1, body_seconds=1)) as (_url, server):
+        client = _connect(server)
+        try:
+            if part == "body":
+                client.sendall(head)
+            sent = 0
+            # At most one byte every 0.1 s: the whole part would take 8 s or more, the deadline is 1 s.
+            for byte in trickled:
+                if select.select([client], [], [], 0.1)[0]:
+                    break  # the server answered: it stopped reading
+                try:
+                    client.sendall(bytes([byte]))
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                sent += 1
+            answer = _answer_of(client)
+        finally:
+            client.close()
+    assert sent < len(trickled)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert f"did not arrive within 1s".encode() in answer
+
+
+def test_connections_beyond_the_overall_limit_are_refused_at_once(project):
+    log: list[str] = []
+    with serving(project, Limits(max_connections=3, per_client=16), log) as (url, server):
+        held = [_connect(server, f"127.0.0.{n}") for n in (2, 3, 4)]
+        try:
+            assert _until(lambda: server._total == 3)
+            extra = _connect(server, "127.0.0.5")
+            assert _answer_of(extra).startswith(b"HTTP/1.1 503 ")
+            extra.close()
+            assert log == ["refusing connections from 127.0.0.5: 3 connections are open (at most 3)"]
+            held.pop().close()  # one leaves: there is room again
+            assert _until(lambda: server._total == 2)
+            assert deliver(url, "ping", {})[0] == 200
+        finally:
+            for client in held:
+                client.close()
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"GET /github HTTP/1.1\r\n\r\n", 405),
+    (b"POST /elsewhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 404),
+    (b"POST /github HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
+    (b"POST /github HTTP/1.1\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
+    (b"nonsense\r\n\r\n", 400),
+    (b"POST /github HTTP/1.1\r\nno colon here\r\n\r\n", 400),
+])
+def test_malformed_or_oversized_requests_get_their_status(project, request_bytes, status):
+    with serving(project) as (_url, server):
+        client = _connect(server)
+        try:
+            client.sendall(request_bytes)
+            answer = _answer_of(client)
+        finally:
+            client.close()
+    assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer
