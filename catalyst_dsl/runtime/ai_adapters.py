@@ -60,6 +60,10 @@ MAX_ERROR_BODY = 64 * 1024
 
 RATE_LIMITED = "RateLimitExceeded"
 
+#: An `openai` step with no model (checked at pre-flight too, see ai_choice.py).
+NO_MODEL = Unusable("the openai AI adapter has no model: the step names none and openai-model is not set",
+                    "set openai-model in catalyst.toml, or `model:` on the step")
+
 
 # --- the process runner ----------------------------------------------------------------------------
 
@@ -426,8 +430,7 @@ class OpenAIAdapter(_Attempts):
     def invoke(self, prompt: str, tools: Sequence[str], options: Mapping[str, object]) -> Iterator[str]:
         model = options.get("model") or self.model
         if not model:
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, "the openai AI adapter has no model: the step names none and openai-model is not set",
-                               guidance="set openai-model in catalyst.toml, or `model:` on the step")
+            raise AdapterError(AI_ADAPTER_UNAVAILABLE, NO_MODEL.problem, guidance=NO_MODEL.fix)
         body = json.dumps(self.payload(prompt, tools, {**options, "model": model}), ensure_ascii=False, default=str).encode("utf-8")
         inactivity = _seconds(options.get("inactivityTimeout"))
         inactivity = self.inactivity_timeout if inactivity is None else inactivity

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.adapters import MOCK, AdapterError, MockAdapter, Unusable, choose_adapter, select_adapter
+from catalyst_dsl.runtime.ai_adapters import NO_MODEL, OPENAI, available_adapters, precedence, unusable_adapters
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
 #: The actions that send a prompt to an adapter.
@@ -43,8 +44,6 @@ class AdapterChoice:
     def _settings(self) -> tuple[tuple[str, ...], dict[str, Unusable]]:
         """The precedence and the configured-but-unusable built-in adapters, looked up once."""
         if self._known is None:
-            from catalyst_dsl.runtime.ai_adapters import precedence, unusable_adapters
-
             self._known = (precedence(self.project.config), unusable_adapters(self.project.config, self._secret, root=self.project.root))
         return self._known
 
@@ -54,8 +53,6 @@ class AdapterChoice:
         mock = self._mock
         available: dict[str, Any] = {MOCK: lambda options: mock}
         if name != MOCK and (name or order):
-            from catalyst_dsl.runtime.ai_adapters import available_adapters
-
             available.update(self.plugins.adapters())
             available.update(available_adapters(self.project.config, self._secret, runner=self._runner(), mask=self._mask))
         return available
@@ -78,7 +75,7 @@ class AdapterChoice:
         for step in ir.all_steps(playbook):
             if step.action not in AI_ACTIONS:
                 continue
-            provider = step.config.get("provider") if isinstance(step.config, ir.MapV) else None
+            provider = step.config.get("provider")
             if provider is not None and not isinstance(provider, ir.Lit):
                 continue  # a template: known when the step runs
             name = None if provider is None else str(provider.value)
@@ -88,9 +85,8 @@ class AdapterChoice:
                 problems.append((_named(step), error.message, error.guidance))
                 continue
             implicit_mock = implicit_mock or (name is None and not order)
-            if chosen == "openai" and step.config.get("model") is None and not self.project.config.openai_model:
-                problems.append((_named(step), "the openai AI adapter has no model: the step names none and openai-model is not set",
-                                 "set openai-model in catalyst.toml, or `model:` on the step"))
+            if chosen == OPENAI and step.config.get("model") is None and not self.project.config.openai_model:
+                problems.append((_named(step), NO_MODEL.problem, NO_MODEL.fix))
         if problems:
             first = problems[0]
             raise RunAbort(EXIT_INVALID, f"{first[0]} cannot get its AI adapter: {first[1]}; nothing was run", help=first[2],

@@ -163,7 +163,15 @@ class StateStore:
             state.run_id = f"{prefix}-{index:03d}"
             state.updated_at = utc_now()
             target = self.path_of(state.run_id)
-            if not durable.create(target, snapshot_codec.encode(state), mode=_PRIVATE):
+            data = snapshot_codec.encode(state)
+            try:
+                created = durable.create(target, data, mode=_PRIVATE)
+            except OSError as error:
+                from catalyst_dsl.runtime.state_errors import state_abort
+
+                raise state_abort(error, path=_display(self.state_dir), snapshot_bytes=len(data),
+                                  retry="start the run again (nothing of it ran)") from None
+            if not created:
                 continue  # another run took this index a moment ago
             # A run with this id may have been archived between our listing and our
             # claim (a run of under a second): its live file was gone when we linked.

@@ -17,12 +17,13 @@ _DENIED = {errno.EACCES, errno.EPERM}
 
 
 def state_abort(error: OSError, *, path: str | None = None, snapshot_bytes: int | None = None, kept: str | None = None,
-                run_id: str | None = None) -> RunAbort:
+                run_id: str | None = None, retry: str | None = None) -> RunAbort:
     """The RunAbort (exit 3) for `error`, met while reading or writing the run state.
 
     `path` names the file meant (else the error's own, which may be a temporary file).
     `snapshot_bytes`, `kept` and `run_id` describe a failed snapshot save: its size, the
     last good snapshot that stays on disk, and the run to resume once the cause is gone.
+    `retry` says what to do once it is gone instead (a run that never started: run it again).
     """
     named = path or error.filename
 
@@ -31,7 +32,7 @@ def state_abort(error: OSError, *, path: str | None = None, snapshot_bytes: int 
         return f"the run state cannot be {verb}: {named}" if named else f"the run state cannot be {verb}"
 
     said = error.strerror or str(error) or type(error).__name__
-    resume = f"`catalyst resume {run_id}`" if run_id else "`catalyst resume RUN`"
+    resume = retry or (f"`catalyst resume {run_id}`" if run_id else "`catalyst resume RUN`")
     keeps = f"the last good snapshot is kept at {kept}" if kept is not None else None
     code = error.errno
     if code in _FULL:

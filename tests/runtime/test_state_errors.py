@@ -107,3 +107,13 @@ def test_the_size_needed_is_readable():
     assert message(1).endswith("the snapshot needed 1 byte")
     assert message(900).endswith("the snapshot needed 900 bytes")
     assert message(3 * 1024 * 1024 + 200 * 1024).endswith("the snapshot needed 3.2 MiB")
+
+
+def test_a_full_disk_when_a_run_starts_says_nothing_ran(project, monkeypatch):
+    project.playbook("five-steps", STEPS)
+    FailingDisk(monkeypatch, errno.ENOSPC, nth=1)
+    result = project.run("five-steps")
+    assert result.exit_code == EXIT_STATE, result.output
+    assert "error: the run state cannot be written: .xe/runs: the disk is full (No space left on device); the snapshot needed " in result.output
+    assert "help: free space on that disk, then start the run again (nothing of it ran)" in result.output
+    assert "[info] one" not in result.output and not project.snapshot_files()
