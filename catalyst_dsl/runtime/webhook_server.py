@@ -12,7 +12,8 @@ may wait for it. The limits (`Limits`):
 - at most `per_client` connections from one address and `max_connections` in all; an
   excess connection is answered 503 and closed at once, before anything of it is read;
 - a head of at most `max_head` bytes (431), a body of at most `max_body` (413), and a
-  length stated up front (411: no chunked bodies).
+  length stated up front (411: no chunked bodies); the bodies being read at once stay
+  under `bodies_in_flight` bytes together (503), so slow bodies cannot pile up memory.
 
 One request per connection (`Connection: close`): GitHub sends one delivery each.
 """
@@ -43,6 +44,8 @@ class Limits:
     per_client: int = 16
     max_head: int = 16 * 1024
     max_body: int = MAX_BODY
+    #: The bodies being read at once may hold at most this many bytes together.
+    bodies_in_flight: int = 8 * MAX_BODY
     workers: int = 1
     queued: int = 32
 
@@ -93,6 +96,7 @@ class ReceiverServer:
         self._open: dict[str, int] = {}
         self._total = 0
         self._waiting = 0
+        self._body_bytes = 0
         #: Addresses told once that they hold too many connections (until they hold none).
         self._warned: set[str] = set()
         self._tasks: set[asyncio.Task] = set()
@@ -205,13 +209,19 @@ class ReceiverServer:
         stated = (headers.get("content-length") or "").strip()
         if not stated.isdigit() or "transfer-encoding" in headers:
             raise _Refused(Response(411, {"error": "a delivery must state its length (Content-Length)"}))
-        if int(stated) > limits.max_body:
+        length = int(stated)
+        if length > limits.max_body:
             raise _Refused(Response(413, {"error": f"a delivery may be at most {limits.max_body} bytes"}))
+        if self._body_bytes + length > limits.bodies_in_flight:
+            raise _Refused(Response(503, {"error": "too many large deliveries are arriving at once; try again later"}))
+        self._body_bytes += length
         try:
             async with asyncio.timeout(limits.body_seconds):
-                body = await reader.readexactly(int(stated))
+                body = await reader.readexactly(length)
         except TimeoutError:
             raise _Refused(Response(408, {"error": f"the body did not arrive within {limits.body_seconds:g}s"})) from None
+        finally:
+            self._body_bytes -= length
         return Request(method, path, headers, body, client)
 
     async def _answer(self, request: Request) -> Response:

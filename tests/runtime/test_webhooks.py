@@ -408,3 +408,17 @@ def test_malformed_or_oversized_requests_get_their_status(project, request_bytes
         finally:
             client.close()
     assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer
+
+
+def test_bodies_being_read_at_once_stay_within_their_budget(project):
+    head = b"POST /github HTTP/1.1\r\nX-GitHub-Event: ping\r\nContent-Length: 600\r\n\r\n"
+    with serving(project, Limits(bodies_in_flight=1000, body_seconds=30)) as (_url, server):
+        first, second = _connect(server, "127.0.0.2"), _connect(server, "127.0.0.3")
+        try:
+            first.sendall(head + b"{")  # 600 bytes promised, one sent: the budget holds 600 of 1000
+            assert _until(lambda: server._body_bytes == 600)
+            second.sendall(head)
+            assert _answer_of(second).startswith(b"HTTP/1.1 503 ")
+        finally:
+            first.close()
+            second.close()
