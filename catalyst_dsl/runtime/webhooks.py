@@ -100,28 +100,22 @@ def _whole_number(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-@attrs.frozen
-class Answer:
-    status: int
-    body: dict[str, Any]
-
-
 def handle(secret: str, event: str | None, signature: str | None, body: bytes,
-           received: Callable[[Review], list[dict[str, Any]]], delivery: str | None = None) -> Answer:
+           received: Callable[[Review], list[dict[str, Any]]], delivery: str | None = None) -> Response:
     """One delivery: checked, then recorded through `received` (Session.review_received)."""
     if not signature_valid(secret, body, signature):
-        return Answer(401, {"error": "the signature (X-Hub-Signature-256) is missing or does not match the webhook's secret"})
+        return Response(401, {"error": "the signature (X-Hub-Signature-256) is missing or does not match the webhook's secret"})
     if event == "ping":
-        return Answer(200, {"ok": "pong"})
+        return Response(200, {"ok": "pong"})
     try:
         payload = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return Answer(400, {"error": "the body is not JSON this receiver can read"})
+        return Response(400, {"error": "the body is not JSON this receiver can read"})
     review = review_of(event, payload)
     if review is None:
-        return Answer(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
+        return Response(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
     review = attrs.evolve(review, delivery=delivery)
-    return Answer(200, {"pullRequest": review.url, "review": review.review_id, "by": review.login, "decision": review.decision,
+    return Response(200, {"pullRequest": review.url, "review": review.review_id, "by": review.login, "decision": review.decision,
                         "runs": received(review)})
 
 
@@ -143,13 +137,13 @@ def make_server(host: str, port: int, secret: str, received: Callable[[Review], 
             answer = handle(secret, event, request.header("X-Hub-Signature-256"), request.body, received, delivery)
         if answer.status == 401:
             log(f"refused an unsigned or wrongly signed delivery from {request.client}")
-            return Response(answer.status, answer.body)
+            return answer
         for run in answer.body.get("runs", ()):
             if run.get("ignored") == ALREADY_RECORDED:
                 # The unsigned delivery id is new, the signed review is not: a replay (or GitHub redelivering).
                 log(f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: it was recorded already "
                     f"(delivery {_shown(delivery)})")
         log(f"{_shown(event)} {_shown(delivery)}: {answer.status} {json.dumps(answer.body)}")
-        return Response(answer.status, answer.body)
+        return answer
 
     return ReceiverServer(host, port, respond, log=log, limits=limits)

@@ -333,7 +333,7 @@ def test_a_thousand_slow_clients_take_a_bounded_number_of_threads_and_a_delivery
             status, said = deliver(url, "pull_request_review", review_payload(pr, "alice", "approved", "ship it"))
             assert status == 200 and said["runs"][0]["released"] is True
             assert threading.active_count() <= before + 2
-            assert server._total == 160
+            assert _until(lambda: server._total == 160)  # the delivery's own connection has closed
             with selectors.DefaultSelector() as watch:
                 for client in pending:
                     watch.register(client, selectors.EVENT_READ)
@@ -370,7 +370,7 @@ def test_a_client_sending_a_byte_at_a_time_is_cut_at_the_deadline(project, part)
             client.close()
     assert sent < len(trickled)
     assert answer.startswith(b"HTTP/1.1 408 "), answer
-    assert f"did not arrive within 1s".encode() in answer
+    assert b"did not arrive within 1s" in answer
 
 
 def test_connections_beyond_the_overall_limit_are_refused_at_once(project):
