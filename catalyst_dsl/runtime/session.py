@@ -81,6 +81,7 @@ class Session:
         from catalyst_dsl.runtime.state import PlaybookRef, RunState
 
         playbook = self._checked(file)
+        self._warn_about_key()
         given = dict(given)
         for decl in playbook.inputs:
             # A secret need not be typed on the command line (where shells keep history).
@@ -189,12 +190,25 @@ class Session:
 
     # -- resuming ----------------------------------------------------------------------------------------
 
-    def resume(self, run_id: str, given: Mapping[str, str]) -> int:
+    def resume(self, run_id: str, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
+        """Go on with a run. `trust_edited_state`: accept a snapshot that does not verify (an
+        edit, a copy put back, no seal), record that in its audit trail and seal it anew."""
         from catalyst_dsl.runtime.secrets import EnvSecretProvider
 
         from catalyst_dsl.runtime.state import ensure_resumable
 
-        state = self.store.load(run_id)
+        self._warn_about_key()
+        if trust_edited_state:
+            state, trusted = self.store.load_trusting(run_id)
+        else:
+            state, trusted = self.store.load(run_id), []
+        if trusted:
+            ensure_resumable(state)
+            # Sealed anew at once, so approve, cancel and the next resume accept it too.
+            with self.locks.guard():
+                self.store.save(state)
+            for change in trusted:
+                self.events.message("warning", f"trusted although it does not verify: {change}")
         if state.finished and self.store.path_of(state.run_id).exists():
             # It ended, but the process stopped before moving it to history: finish that.
             self.store.archive(state)
@@ -226,6 +240,15 @@ class Session:
             self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
             return EXIT_PAUSED
         return self._drive(state, file, playbook, values, resumed=True)
+
+    def _warn_about_key(self) -> None:
+        """Say once when snapshots are sealed with the key kept beside them (integrity/run_key.py)."""
+        from catalyst_dsl.runtime.integrity.run_key import KEY_ENV
+
+        key = self.store.run_key()
+        if not key.outside_state:
+            self.events.message("warning", f"snapshots are sealed with {relative_to_root(self.project, key.source)}, a key in the state directory: "
+                                           f"it does not protect them from anyone who can write there; set {KEY_ENV} or make your config directory writable")
 
     @staticmethod
     def _released(state) -> bool:
@@ -264,7 +287,7 @@ class Session:
         """Load-change-save of a run's snapshot from outside the run, as one change under the
         guard: a concurrent resume sees it, or refuses it. A run that does not exist is
         reported before anything (the guard's directory) is created."""
-        self.store.load(run_id)
+        self.store.load(run_id, results=False)
         with self.locks.guard():
             yield
 
@@ -276,7 +299,7 @@ class Session:
         from catalyst_dsl.runtime.interpreter import CAUGHT
 
         with self.locks.guard():
-            fresh = self.store.load(state.run_id)
+            fresh = self.store.load(state.run_id, results=False)
             if (fresh.status, fresh.updated_at, len(fresh.steps)) != (state.status, state.updated_at, len(state.steps)):
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
                                help="`catalyst runs show` tells where it is")
