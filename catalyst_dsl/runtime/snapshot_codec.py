@@ -274,9 +274,10 @@ class Sealed:
     """A snapshot as read, with what its seal is checked against (integrity/seal.py)."""
 
     state: RunState
-    #: The seal, exactly as written; None when the file has none; {} when it is not well formed.
-    seal: dict[str, Any] | None
-    #: The file's bytes before the seal: what its MAC covers.
+    #: The seal as read; None when the file has none.
+    seal: Any
+    #: The file's bytes before the seal: what its MAC covers (the whole file when the
+    #: seal is not last, written as `seal_text` writes it: then no MAC verifies).
     body: bytes
 
 
@@ -336,18 +337,19 @@ def read_sealed(path: Path) -> Sealed:
     return Sealed(state, found, body)
 
 
-def _seal_of(text: str, data: dict[str, Any]) -> tuple[dict[str, Any] | None, bytes]:
+def _seal_of(text: str, data: dict[str, Any]) -> tuple[Any, bytes]:
     """The seal (taken out of `data`) and the text before it, as bytes.
 
     A seal counts only as the last key, written exactly as `seal_text` writes it: then
     nothing after the sealed bytes can add to or override what they say.
     """
+    whole = text.encode("utf-8", "surrogateescape")
     if seal.SEAL not in data:
-        return None, text.encode("utf-8", "surrogateescape")
+        return None, whole
     found = data.pop(seal.SEAL)
     at = text.rfind(_SEAL_MARK)
-    if at < 0 or text[at:] != seal_text(found) or not seal.well_formed(found):
-        return {}, text.encode("utf-8", "surrogateescape")
+    if at < 0 or text[at:] != seal_text(found):
+        return found, whole
     return found, text[:at].encode("utf-8", "surrogateescape")
 
 

@@ -69,8 +69,8 @@ class Guard:
         problems: list[str] = []
         if found is None:
             problems.append("it has no seal: it was written by a catalyst from before sealed snapshots, or its seal was removed")
-        elif not found:
-            problems.append("its seal is not written the way catalyst writes it: the seal was edited")
+        elif not seal.well_formed(found):
+            problems.append("its seal was edited: it is not a seal as catalyst writes it")
         elif not seal.verifies(key, found, sealed.body):
             if found["key"] != key.id:
                 problems.append(f"it was sealed with another run key (id {found['key']}); the key in use here, from {key.source}, has id {key.id}")
@@ -86,7 +86,7 @@ class Guard:
             elif latest == 0 and seq > 1:
                 problems.append(f"the snapshot ledger ({LEDGER}) has no record of this run, which was saved {seq} times: the ledger was deleted or cut")
         seqs = [self.ledger.latest(state.run_id)]
-        if found:
+        if seal.well_formed(found):
             seqs.append(found["seq"])
         # A save after this load must outnumber every copy seen, the one refused included.
         self._seqs[state.run_id] = max(seqs)

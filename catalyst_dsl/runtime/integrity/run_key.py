@@ -93,7 +93,7 @@ class _Unwritable(Exception):
 def _read_or_create(path: Path) -> bytes:
     try:
         return _read(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         pass
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
