@@ -44,7 +44,8 @@ class ResultStore:
         sha = hashlib.sha256(data).hexdigest()
         target = self.path_of(run_id, sha)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            target.parent.mkdir(exist_ok=True, mode=0o700)
             durable.create(target, data, mode=0o600)  # False: a racing writer stored the same bytes
         return sha
 
