@@ -203,9 +203,13 @@ class Session:
         else:
             state, trusted = self.store.load(run_id), []
         if trusted:
-            ensure_resumable(state)
-            # Sealed anew at once, so approve, cancel and the next resume accept it too.
+            if not state.finished:
+                ensure_resumable(state)
+            # Sealed anew at once, so approve, cancel and the next resume accept it too; a
+            # failed run comes back among the live ones first (it resumes from there).
             with self.locks.guard():
+                if state.status == "failed":
+                    self.store.reopen(state)
                 self.store.save(state)
             for change in trusted:
                 self.events.message("warning", f"trusted although it does not verify: {change}")
@@ -653,7 +657,9 @@ class Session:
     # -- lifecycle commands ------------------------------------------------------------------------------------
 
     def _waiting(self, run_id: str):
-        state = self.store.load(run_id)
+        # Results kept beside the snapshot stay unread: approving needs none, and an entry
+        # saves back the same reference it was loaded with.
+        state = self.store.load(run_id, results=False)
         if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
             raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
         return state
@@ -742,7 +748,7 @@ class Session:
                 continue
             with self.locks.guard():  # loaded and saved as one change: a concurrent resume sees it, or refuses it
                 try:
-                    state = self.store.load(summary.run_id)
+                    state = self.store.load(summary.run_id, results=False)
                 except RunAbort as damaged:  # one damaged snapshot must not stop the others' reviews
                     touched.append({"run": summary.run_id, "skipped": damaged.message})
                     continue
@@ -766,7 +772,7 @@ class Session:
         from catalyst_dsl.runtime.state import Cancel
 
         with self._changing(run_id):
-            state = self.store.load(run_id)
+            state = self.store.load(run_id, results=False)
             if state.status in ("completed", "failed", "cancelled"):
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
             if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):

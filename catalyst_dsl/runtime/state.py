@@ -191,14 +191,17 @@ class StateStore:
             state.run_id = f"{prefix}-{index:03d}"
             state.updated_at = utc_now()
             target = self.path_of(state.run_id)
-            if not durable.create(target, self._sealed(state, 1), mode=_PRIVATE):
+            # Past any number the ledger still holds for this id (a pruned run's, from the
+            # same second): a new run must never look like an older copy of itself.
+            seq = self.guard.next_seq(state.run_id)
+            if not durable.create(target, self._sealed(state, seq), mode=_PRIVATE):
                 continue  # another run took this index a moment ago
             # A run with this id may have been archived between our listing and our
             # claim (a run of under a second): its live file was gone when we linked.
             if self.archived_path(state.run_id).exists():
                 target.unlink()
                 continue
-            self.guard.recorded(state.run_id, 1, keep=self._exists)
+            self.guard.recorded(state.run_id, seq, keep=self._exists)
             return state
 
     def _names_like(self, prefix: str) -> list[str]:
@@ -216,14 +219,7 @@ class StateStore:
         state.updated_at = utc_now()
         target = self.path_of(state.run_id)
         seq = self.guard.next_seq(state.run_id)
-        try:
-            data = self._sealed(state, seq, self._journal)
-        except FileNotFoundError:
-            # The state directory was removed under a running run (a big result was being
-            # kept beside the snapshot): recreate it, once.
-            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._journal.forget()
-            data = self._sealed(state, seq, self._journal)
+        data = self._sealed(state, seq, self._journal)
         backup = target.with_name(target.name + ".bak")
         try:
             durable.replace(target, data, mode=_PRIVATE, backup=backup)

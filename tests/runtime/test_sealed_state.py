@@ -305,3 +305,48 @@ def test_an_edited_or_missing_big_result_is_refused_naming_the_step(project, dam
         blob.write_text(json.dumps({"stdout": "touch PWNED", "stderr": "", "exitCode": 0}), encoding="utf-8")
     result = project.cli("resume", run_id)
     assert result.exit_code == 3 and f"the result of steps/0, kept in" in result.output and f"is {damage}" in result.output.replace("was edited", "is edited"), result.output
+
+
+def test_approving_keeps_the_reference_to_a_big_result(project):
+    project.playbook("big", BIG)
+    assert project.run("big").exit_code == 4
+    run_id = project.run_id()
+    blob = project.snapshot()["steps"][0]["resultBlob"]
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert project.snapshot()["steps"][0]["resultBlob"] == blob and project.snapshot()["steps"][0]["result"] is None
+
+
+def test_a_new_run_numbers_its_saves_past_the_ledger_lines_of_its_id(tmp_path):
+    from test_state import make_state
+
+    store = StateStore(tmp_path / "runs")
+    first = store.create(make_state())
+    for _ in range(3):
+        store.save(first)
+    store.path_of(first.run_id).unlink()  # gone (pruned), its ledger lines not yet compacted away
+    fresh = StateStore(tmp_path / "runs")
+    again = fresh.create(make_state())
+    assert again.run_id == first.run_id
+    assert StateStore(tmp_path / "runs").load(again.run_id).run_id == again.run_id
+
+
+def test_a_failed_run_from_history_is_trusted_and_resumed(project):
+    project.playbook("flaky", """
+        name: flaky
+        description: Fails until out/ok exists.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - name: first
+            bash: "echo first"
+          - name: check
+            bash: "test -f out/ok"
+    """)
+    assert project.run("flaky").exit_code == 2
+    run_id = project.run_id()
+    archived = project.archived_snapshots()[0]
+    edit(archived, lambda data: data["steps"][0]["result"].update(stdout="changed"))
+    refused(project, project.cli("resume", run_id), "the result of steps/0 was edited")
+    project.write("out/ok", "")
+    assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 0
+    assert project.snapshot()["trustedEdits"][0]["changes"] == ["the result of steps/0 was edited"]

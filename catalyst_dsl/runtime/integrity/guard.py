@@ -66,6 +66,7 @@ class Guard:
         """
         state, found = sealed.state, sealed.seal
         key = self.key()
+        latest = self.ledger.latest(state.run_id)
         problems: list[str] = []
         if found is None:
             problems.append("it has no seal: it was written by a catalyst from before sealed snapshots, or its seal was removed")
@@ -80,16 +81,13 @@ class Guard:
                     "it was edited where no field can be named (the seal itself, or the file's layout)"
                 ]
         else:
-            seq, latest = found["seq"], self.ledger.latest(state.run_id)
+            seq = found["seq"]
             if seq < latest:
                 problems.append(f"it is an older copy put back: it is save {seq} of the run, and save {latest} was made since")
             elif latest == 0 and seq > 1:
                 problems.append(f"the snapshot ledger ({LEDGER}) has no record of this run, which was saved {seq} times: the ledger was deleted or cut")
-        seqs = [self.ledger.latest(state.run_id)]
-        if seal.well_formed(found):
-            seqs.append(found["seq"])
         # A save after this load must outnumber every copy seen, the one refused included.
-        self._seqs[state.run_id] = max(seqs)
+        self._seqs[state.run_id] = max(latest, found["seq"] if seal.well_formed(found) else 0)
         if with_results:
             problems += self._fill_results(state)
         return problems
