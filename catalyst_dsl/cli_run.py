@@ -155,13 +155,15 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
 @click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved).")
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True)
+@click.option("--trust-edited-state", is_flag=True,
+              help="Accept a snapshot that does not verify (edited by hand, an older copy put back, or from before sealed snapshots); recorded in the run's audit trail.")
 @_aborts
-def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool) -> None:
+def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
     """Continue a paused or interrupted run: completed steps are not run again."""
     session = _session(Path.cwd(), log_format=log_format, verbose=verbose)
     given = _given(inputs)
     _terminate_as_interrupt()
-    sys.exit(session.resume(run_id, given))
+    sys.exit(session.resume(run_id, given, trust_edited_state=trust_edited_state))
 
 
 @click.command()
@@ -222,8 +224,10 @@ def runs_list(as_json: bool) -> None:
 def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
     session = _session(Path.cwd())
-    state = session.store.load(run_id)
+    state, unverified = session.store.inspect(run_id)
     click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {state.status}, mode {state.mode}")
+    for problem in unverified:
+        click.echo(f"  warning: the snapshot does not verify: {problem}")
     if state.pause is not None and state.status == "paused":  # a cancelled run keeps where it was paused, for the record
         roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
         click.echo(f"  waiting at {state.pause.path}{roles}: {state.pause.message}")
@@ -245,6 +249,8 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
         click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
+    for edit in state.trusted_edits:
+        click.echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
 
 
 @runs.command("prune")

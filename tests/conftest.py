@@ -7,6 +7,18 @@ def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite golden expected files from current output")
 
 
+@pytest.fixture(scope="session")
+def _config_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("config-home")
+
+
+@pytest.fixture(autouse=True)
+def _private_config_home(_config_home, monkeypatch):
+    """Run keys (which seal snapshots) are made in a config directory of the tests' own,
+    never in the user's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_config_home))
+
+
 @pytest.fixture
 def update_golden(request):
     return request.config.getoption("--update-golden")

@@ -65,6 +65,9 @@ class StepRecord:
     result: Any = None
     reason: str | None = None
     fingerprint: str | None = None
+    #: The SHA-256 of a result too big for the snapshot, kept beside it (integrity/results.py);
+    #: `result` is then null in the file and filled in when loaded.
+    result_blob: str | None = None
 
 
 @attrs.define(kw_only=True)
@@ -125,6 +128,16 @@ class Cancel:
 
 
 @attrs.define(kw_only=True)
+class TrustedEdit:
+    """A snapshot that did not verify, accepted with `resume --trust-edited-state`: the audit record."""
+
+    by: str
+    at: str
+    #: What did not verify, as the refusal named it ("the result of steps/3 was edited").
+    changes: list[str]
+
+
+@attrs.define(kw_only=True)
 class RunState:
     format: Literal["catalyst-run"] = FORMAT
     version: Literal[1] = VERSION
@@ -154,6 +167,8 @@ class RunState:
     locks: list[str]
     #: What ended a failed run.
     error: Failure | None
+    #: Snapshots that did not verify and were accepted on purpose, oldest first.
+    trusted_edits: list[TrustedEdit] = attrs.Factory(list)
 
     @property
     def finished(self) -> bool:

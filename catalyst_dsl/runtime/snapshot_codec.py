@@ -17,10 +17,11 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
 
 import attrs
 
+from catalyst_dsl.runtime.integrity import results, seal
 from catalyst_dsl.runtime.snapshot import FORMAT, VERSION, RunState, StepRecord, parse_time
 
 if TYPE_CHECKING:
@@ -159,13 +160,19 @@ class JournalCache:
     """The encoded journal, so a save costs about the same after step 1,000 as after step 1.
 
     A journal only grows, and an entry never changes once appended: each is unstructured
-    and encoded once, and the text of the journal so far is kept and extended. Any other
-    change (a different state, an edited list) is noticed by identity and rebuilds it.
+    and encoded once (with its seal digest, integrity/seal.py), and the text of the
+    journal so far is kept and extended. Any other change (a different state, an edited
+    list) is noticed by identity and rebuilds it.
+
+    `spill(data) -> sha256`, when given, keeps a result whose JSON is over
+    `results.LIMIT` bytes outside the snapshot; the entry then holds its hash.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Callable[[bytes], str] | None = None) -> None:
+        self._spill = spill
         self._records: list[StepRecord] = []
         self._text = ""
+        self._digests: list[str] = []
 
     def text(self, journal: list[StepRecord]) -> str:
         known = len(self._records)
@@ -174,27 +181,69 @@ class JournalCache:
             known = 0
         fresh = journal[known:]
         if fresh:
-            encoded = ",\n  ".join(_to_json(converter().unstructure(record)) for record in fresh)
-            self._text = f"{self._text},\n  {encoded}" if self._text else encoded
+            encoded = []
+            for record in fresh:
+                entry, digest = self._encode(record)
+                encoded.append(entry)
+                self._digests.append(digest)
+            joined = ",\n  ".join(encoded)
+            self._text = f"{self._text},\n  {joined}" if self._text else joined
             self._records.extend(fresh)
         return self._text
 
+    def digests(self, journal: list[StepRecord]) -> list[str]:
+        self.text(journal)
+        return list(self._digests)
+
+    def _encode(self, record: StepRecord) -> tuple[str, str]:
+        values = {key: _to_json(value) for key, value in converter().unstructure(record).items()}
+        if self._spill is not None and len(values["result"]) > results.LIMIT:
+            values["resultBlob"] = _to_json(self._spill(values["result"].encode("ascii")))
+            values["result"] = "null"
+        # The entry is assembled from its values' JSON exactly as the encoder would write the
+        # object, so each value is encoded once for both the file and its digest.
+        entry = "{" + ", ".join(f"{_to_json(key)}: {value}" for key, value in values.items()) + "}"
+        return entry, seal.entry_digest(list(values.values()))
+
     def forget(self) -> None:
-        self._records, self._text = [], ""
+        self._records, self._text, self._digests = [], "", []
 
 
 def encode(state: RunState, cache: JournalCache | None = None) -> bytes:
-    """The file's bytes for `state`; a `cache` kept across one run's saves spares re-encoding its journal."""
+    """The file's bytes for `state`, unsealed (see `encode_parts` for what the store saves)."""
+    body, _ = encode_parts(state, cache)
+    return (body + "\n}\n").encode("ascii")
+
+
+def encode_parts(state: RunState, cache: JournalCache | None = None) -> tuple[str, dict[str, Any]]:
+    """The file's text up to its last value (the seal goes after it), and the seal's field digests.
+
+    A `cache` kept across one run's saves spares re-encoding its journal.
+    """
     cache = cache or JournalCache()
     lines = []
+    fields: dict[str, Any] = {}
     for key, value in converter().unstructure(attrs.evolve(state, steps=[])).items():
         if key == "steps":
             lines.append(f'"{key}": [\n  ' + cache.text(state.steps) + "\n ]" if state.steps else f'"{key}": []')
+            fields[key] = cache.digests(state.steps)
         elif key in _ONE_PER_LINE and value:
-            lines.append(f'"{key}": [\n  ' + ",\n  ".join(map(_to_json, value)) + "\n ]")
+            encoded = list(map(_to_json, value))
+            lines.append(f'"{key}": [\n  ' + ",\n  ".join(encoded) + "\n ]")
+            fields[key] = list(map(seal.digest, encoded)) if key == "approvals" else seal.digest(_to_json(value))
         else:
-            lines.append(f'"{key}": {_to_json(value)}')
-    return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("ascii")
+            encoded_value = _to_json(value)
+            lines.append(f'"{key}": {encoded_value}')
+            fields[key] = [] if key == "approvals" else seal.digest(encoded_value)
+    return "{\n " + ",\n ".join(lines), fields
+
+
+def seal_text(sealed: dict[str, Any]) -> str:
+    """What follows the body of a sealed snapshot file: the seal, last, and the closing brace."""
+    return _SEAL_MARK + _to_json(sealed) + "\n}\n"
+
+
+_SEAL_MARK = f',\n "{seal.SEAL}": '
 
 
 # -- reading files --------------------------------------------------------------------------
@@ -220,8 +269,25 @@ def _refuse_constant(name: str):
     raise _NotFinite(name)
 
 
+@attrs.frozen
+class Sealed:
+    """A snapshot as read, with what its seal is checked against (integrity/seal.py)."""
+
+    state: RunState
+    #: The seal as read; None when the file has none.
+    seal: Any
+    #: The file's bytes before the seal: what its MAC covers (the whole file when the
+    #: seal is not last, written as `seal_text` writes it: then no MAC verifies).
+    body: bytes
+
+
 def read(path: Path) -> RunState:
-    """The snapshot in `path`, or Damaged (FileNotFoundError when it is not there)."""
+    """The snapshot in `path`, or Damaged (FileNotFoundError when it is not there); its seal unchecked."""
+    return read_sealed(path).state
+
+
+def read_sealed(path: Path) -> Sealed:
+    """The snapshot in `path` with its seal and sealed bytes; Damaged or FileNotFoundError as `read`."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -251,6 +317,7 @@ def read(path: Path) -> RunState:
         raise Damaged([f"is not a usable snapshot: {exc}"]) from None
     if type(data) is not dict:
         raise Damaged([f"does not hold a run snapshot: its JSON is {_kind(data)}, not an object"])
+    found, body = _seal_of(text, data)
     playbook = data.get("playbook")
     name = playbook.get("name") if type(playbook) is dict and type(playbook.get("name")) is str else None
     if data.get("format") != FORMAT:
@@ -267,7 +334,23 @@ def read(path: Path) -> RunState:
     problems = _inconsistencies(state, path)
     if problems:
         raise Damaged(problems, name)
-    return state
+    return Sealed(state, found, body)
+
+
+def _seal_of(text: str, data: dict[str, Any]) -> tuple[Any, bytes]:
+    """The seal (taken out of `data`) and the text before it, as bytes.
+
+    A seal counts only as the last key, written exactly as `seal_text` writes it: then
+    nothing after the sealed bytes can add to or override what they say.
+    """
+    whole = text.encode("utf-8", "surrogateescape")
+    if seal.SEAL not in data:
+        return None, whole
+    found = data.pop(seal.SEAL)
+    at = text.rfind(_SEAL_MARK)
+    if at < 0 or text[at:] != seal_text(found):
+        return found, whole
+    return found, text[:at].encode("utf-8", "surrogateescape")
 
 
 def _inconsistencies(state: RunState, path: Path) -> list[str]:

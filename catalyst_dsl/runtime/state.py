@@ -16,6 +16,11 @@ A run saves its snapshot (`snapshot.py`) after every step, so the store's promis
   hard-linking its first, complete snapshot to the final name (`durable.create`): the
   link fails when the name exists, so two runs started in the same second never share an
   id and the file is never seen empty.
+- **Sealed, numbered saves** (`integrity/`). Every save carries an HMAC with the run key
+  and a save number that the snapshot ledger also records; a load that acts on a run
+  refuses a snapshot edited by hand, sealed with another key, or older than the ledger
+  (a copy put back), naming what is wrong. Results too big for a snapshot are kept
+  beside it, named by hash.
 - **Loading never shows a traceback.** A missing file, or any damage `snapshot_codec.py`
   finds in one, is a `RunAbort(EXIT_STATE)` naming the file, the JSON path
   (`$.steps[3].attempts`) and how to recover (from the backup, when it is good).
@@ -41,6 +46,8 @@ import attrs
 
 from catalyst_dsl.runtime import durable, snapshot_codec
 from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.integrity.guard import Guard
+from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.snapshot import (
     FINISHED,
     FORMAT,
@@ -54,7 +61,9 @@ from catalyst_dsl.runtime.snapshot import (
     RunState,
     RunStatus,
     StepRecord,
+    TrustedEdit,
     current_owner,
+    current_user,
     ensure_resumable,
     format_time,
     new_run_state,
@@ -78,6 +87,7 @@ __all__ = [
     "RunSummary",
     "StateStore",
     "StepRecord",
+    "TrustedEdit",
     "current_owner",
     "ensure_resumable",
     "format_time",
@@ -118,7 +128,10 @@ class StateStore:
         self.history_dir = self.state_dir / "history"
         #: Kept by `locks.LockManager`; named here so the layout is written down once.
         self.locks_dir = self.state_dir / "locks"
-        self._journal = snapshot_codec.JournalCache()
+        self.guard = Guard(self.state_dir)
+        #: The run being saved, whose big results `_spill` keeps beside it.
+        self._saving = ""
+        self._journal = snapshot_codec.JournalCache(spill=self._spill)
 
     # -- paths
 
@@ -144,7 +157,22 @@ class StateStore:
             return None  # a run id never holds * ? [ ]: such text names no run
         return next(self.history_dir.glob(f"*/*/*/run-{run_id}.json"), None)
 
+    def run_key(self) -> RunKey:
+        """The key that seals this store's snapshots; RunAbort when it is there but unusable."""
+        try:
+            return self.guard.key()
+        except RunKeyError as error:
+            raise RunAbort(EXIT_STATE, error.message, help=error.fix) from None
+
     # -- creating and saving
+
+    def _spill(self, data: bytes) -> str:
+        return self.guard.results.put(self._saving, data)
+
+    def _sealed(self, state: RunState, seq: int, cache: snapshot_codec.JournalCache | None = None) -> bytes:
+        self.run_key()
+        self._saving = state.run_id
+        return self.guard.seal(state, seq, cache or snapshot_codec.JournalCache(spill=self._spill))
 
     def create(self, state: RunState) -> RunState:
         """Give `state` the first free id for its start time and playbook, and save it.
@@ -163,7 +191,10 @@ class StateStore:
             state.run_id = f"{prefix}-{index:03d}"
             state.updated_at = utc_now()
             target = self.path_of(state.run_id)
-            data = snapshot_codec.encode(state)
+            # Past any number the ledger still holds for this id (a pruned run's, from the
+            # same second): a new run must never look like an older copy of itself.
+            seq = self.guard.next_seq(state.run_id)
+            data = self._sealed(state, seq)
             try:
                 created = durable.create(target, data, mode=_PRIVATE)
             except OSError as error:
@@ -178,6 +209,7 @@ class StateStore:
             if self.archived_path(state.run_id).exists():
                 target.unlink()
                 continue
+            self.guard.recorded(state.run_id, seq, keep=self._exists)
             return state
 
     def _names_like(self, prefix: str) -> list[str]:
@@ -194,7 +226,8 @@ class StateStore:
         """Write the snapshot atomically (see the module docstring); sets `updated_at`."""
         state.updated_at = utc_now()
         target = self.path_of(state.run_id)
-        data = snapshot_codec.encode(state, self._journal)
+        seq = self.guard.next_seq(state.run_id)
+        data = self._sealed(state, seq, self._journal)
         backup = target.with_name(target.name + ".bak")
         try:
             try:
@@ -210,11 +243,59 @@ class StateStore:
 
             kept = _display(target) if target.exists() else None
             raise state_abort(error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id) from None
+        self.guard.recorded(state.run_id, seq, keep=self._exists)
+
+    def _exists(self, run_id: str) -> bool:
+        try:
+            return self._find(run_id) is not None
+        except ValueError:
+            return False
 
     # -- loading
 
-    def load(self, run_id_or_path: str) -> RunState:
-        """A live or archived run by id (or a snapshot file by path); RunAbort(EXIT_STATE) on any problem."""
+    def load(self, run_id_or_path: str, *, results: bool = True) -> RunState:
+        """A live or archived run by id (or a snapshot file by path), to act on.
+
+        RunAbort(EXIT_STATE) on any problem, a snapshot that does not verify included
+        (integrity/guard.py). `results=False` leaves results kept beside the snapshot unread.
+        """
+        return self._load(run_id_or_path, trust=False, results=results)[0]
+
+    def load_trusting(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
+        """`load`, but a snapshot that does not verify is accepted: what did not verify is
+        returned and added to its `trustedEdits` (kept by its next save, which seals it anew)."""
+        return self._load(run_id_or_path, trust=True, results=True)
+
+    def _load(self, run_id_or_path: str, *, trust: bool, results: bool) -> tuple[RunState, list[str]]:
+        path = self._path_to_load(run_id_or_path)
+        self.run_key()
+        sealed = self._read(path)
+        problems = self.guard.check(sealed, with_results=results)
+        state = sealed.state
+        if problems and not trust:
+            raise RunAbort(EXIT_STATE, f"the run snapshot {_display(path)} cannot be trusted: {problems[0]}", details=tuple(problems[1:]),
+                           help=f"if the change was yours (a repair, a copy restored on purpose), `catalyst resume {state.run_id} --trust-edited-state` "
+                                f"accepts it and records it in the run's audit trail; otherwise start a new run with `catalyst run {state.playbook.name}`")
+        if problems:
+            state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
+        return state, problems
+
+    def inspect(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
+        """A run to show, not act on: its snapshot and what in it does not verify (not refused)."""
+        path = self._path_to_load(run_id_or_path)
+        self.run_key()
+        sealed = self._read(path)
+        return sealed.state, self.guard.check(sealed, with_results=False)
+
+    def _read(self, path: Path) -> snapshot_codec.Sealed:
+        try:
+            return snapshot_codec.read_sealed(path)
+        except FileNotFoundError:
+            raise RunAbort(EXIT_STATE, f"there is no run snapshot {_display(path)}", help="`catalyst runs list` shows the runs kept here") from None
+        except snapshot_codec.Damaged as damage:
+            raise self._abort(path, damage) from None
+
+    def _path_to_load(self, run_id_or_path: str) -> Path:
         given = str(run_id_or_path)
         if "/" in given or os.sep in given:
             path: Path | None = Path(given)
@@ -228,12 +309,7 @@ class StateStore:
                 path = None
             if path is None:
                 raise RunAbort(EXIT_STATE, f"there is no run {given!r} in {_display(self.state_dir)}", help="`catalyst runs list` shows the runs kept here")
-        try:
-            return snapshot_codec.read(path)
-        except FileNotFoundError:
-            raise RunAbort(EXIT_STATE, f"there is no run snapshot {_display(path)}", help="`catalyst runs list` shows the runs kept here") from None
-        except snapshot_codec.Damaged as damage:
-            raise self._abort(path, damage) from None
+        return path
 
     def _abort(self, path: Path, damage: snapshot_codec.Damaged) -> RunAbort:
         first, *rest = damage.problems
@@ -256,7 +332,7 @@ class StateStore:
                     steps = f"{len(good.steps)} step{'' if len(good.steps) == 1 else 's'} recorded"
                     help = (
                         f"the last good copy is {_display(backup)} (saved {good.updated_at}, {steps}): "
-                        f"copy it over {_display(path)} and resume, or {new_run}; the damaged file is kept for inspection"
+                        f"copy it over {_display(path)} and resume with --trust-edited-state, or {new_run}; the damaged file is kept for inspection"
                     )
         text, at, where = first.rpartition(" @ ")
         sentence = f"is damaged at {where}: {text}" if at else first
@@ -350,6 +426,7 @@ class StateStore:
         if not dry_run:
             for path in doomed:
                 path.unlink(missing_ok=True)
+                self.guard.forget_run(path.name[4:-5])
                 for directory in (path.parent, path.parent.parent, path.parent.parent.parent):
                     try:
                         directory.rmdir()  # only succeeds once a day, month or year is empty
@@ -371,11 +448,17 @@ class StateStore:
         return parse_time(state.started_at)
 
     def export(self, run_id: str) -> dict[str, Any]:
-        """The audit view of a run: who ran what, approvals, failures, and the journal without results."""
-        data = snapshot_codec.converter().unstructure(self.load(run_id))
+        """The audit view of a run: who ran what, approvals, failures, and the journal without results.
+
+        A snapshot that does not verify is exported all the same (it is evidence), with
+        what does not verify under `unverified`.
+        """
+        state, problems = self.inspect(run_id)
+        data = snapshot_codec.converter().unstructure(state)
         audit: dict[str, Any] = {"format": "catalyst-audit", "version": VERSION}
-        for key in ("runId", "playbook", "status", "mode", "startedAt", "endedAt", "owner", "permissions", "locks", "approvals", "failures", "cancel", "error"):
+        for key in ("runId", "playbook", "status", "mode", "startedAt", "endedAt", "owner", "permissions", "locks", "approvals", "failures", "cancel", "error", "trustedEdits"):
             audit[key] = data[key]
+        audit["unverified"] = problems
         audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
         return audit
 
