@@ -26,9 +26,9 @@ def _text(value: object) -> str:
 
 
 def _read_bytes(ctx: ActionContext, written: str) -> bytes:
-    path = ctx.read_path(written)
+    target = ctx.read_target(written)
     try:
-        data = ctx.gateway.performer.read_file(path, MAX_READ_BYTES)
+        data = ctx.gateway.read_file(target, MAX_READ_BYTES)
         if data is None:
             raise FileNotFoundError(written)
         return data
@@ -55,7 +55,7 @@ def file_read(ctx: ActionContext, config: dict) -> str:
 
 def file_exists(ctx: ActionContext, config: dict) -> bool:
     try:
-        return ctx.gateway.performer.read_file(ctx.read_path(config["path"]), MAX_READ_BYTES) is not None
+        return ctx.gateway.read_file(ctx.read_target(config["path"]), MAX_READ_BYTES) is not None
     except _TooLarge:
         return True  # it exists; it is only too large to read
     except (StepError, OSError):
