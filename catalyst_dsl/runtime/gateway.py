@@ -63,6 +63,11 @@ class Grants:
         """Whether a grant names the `.git` directory `relative` lies in, in plain text."""
         return self.patterns is not None and any(g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns)
 
+    def names_git_pattern(self, pattern: Glob) -> bool:
+        """Whether the grants that name a `.git` directory in plain text cover `pattern`."""
+        naming = [g for g in self.patterns or () if reserved.names_git(g.text)]
+        return bool(naming) and classify(naming, pattern) == "inside"
+
     def allows_pattern(self, pattern: Glob) -> bool:
         return self.patterns is None or (bool(self.patterns) and classify(self.patterns, pattern) == "inside")
 
@@ -277,6 +282,9 @@ class EffectsGateway:
         for layer in self.layers:
             if not layer.allows_pattern(glob):
                 raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
+            if reserved.names_git(glob.text) and not layer.names_git_pattern(glob):
+                raise denied(f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                             "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
 
     def working_directory(self, written: str | None) -> Path:
         """Where a program starts. Not a grant: a program can reach any path its user can,
