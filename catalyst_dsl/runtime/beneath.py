@@ -104,6 +104,29 @@ def read(base: Path, inner: str, limit: int) -> bytes | None:
         return file.read()
 
 
+def files(base: Path, inner: str) -> list[str]:
+    """The files below the directory `inner` (paths relative to it, sorted), walked by
+    handle: links to directories are listed, never entered. NotADirectoryError when it is
+    not a directory."""
+    with walk(base, inner) as walked:
+        if walked.name and walked.inner != inner:
+            _expect(walked, inner)
+        try:
+            fd = os.open(walked.name or ".", _DIRECTORY, dir_fd=walked.directory)
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR):
+                raise NotADirectoryError(errno.ENOTDIR, "it is not a directory", inner) from None
+            raise _changed_into_link(error, inner) from None
+    try:
+        found = []
+        for directory, dirs, names, _ in os.fwalk(".", dir_fd=fd):
+            dirs.sort()
+            found += [os.path.normpath(os.path.join(directory, name)) for name in sorted(names)]
+        return found
+    finally:
+        os.close(fd)
+
+
 def write(base: Path, inner: str, data: bytes) -> None:
     """Put `data` at `inner` atomically, creating the directories above it; the walk must
     find exactly `inner` (links resolved): anything else changed after the check."""

@@ -25,7 +25,7 @@ from catalyst_dsl.paths.globs import Glob, GlobError, classify
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime import beneath
-from catalyst_dsl.runtime.beneath import FileTooLarge
+from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
@@ -330,6 +330,15 @@ class EffectsGateway:
             return self.performer.delete_file(self.target(written, follow_last=False))
         except beneath.Escape as escape:
             raise denied(f"cannot delete '{written}': {_leads(escape.reason, 'the project')}", "delete a real path inside the project", written) from None
+
+    def list_files(self, target: Target) -> list[str]:
+        """The files below a directory `source` placed, relative to it (on disk: a what-if
+        adds its own through `Performer.listing`)."""
+        try:
+            return beneath.files(target.base, target.inner)
+        except beneath.Escape as escape:
+            raise StepError("PermissionDenied", f"cannot list '{target.written}': {_leads(escape.reason, 'where it must stay')}",
+                            guidance="list a real directory inside the project", metadata={"path": target.written}) from None
 
     def read_file(self, target: Target, limit: int) -> bytes | None:
         """The bytes of a file `source` placed; None when it does not exist."""

@@ -177,6 +177,16 @@ def test_scratch_and_resources_stay_beneath_their_own_directories(root, outside)
     assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
 
 
+def test_listings_never_enter_a_link_out(root, outside):
+    (outside / "secret.md").write_text("secret", encoding="utf-8")
+    (root / "docs" / "guides").mkdir(parents=True)
+    (root / "docs" / "guides" / "a.md").write_text("a", encoding="utf-8")
+    (root / "docs" / "away").symlink_to(outside, target_is_directory=True)
+    files = gateway(root)
+    assert files.list_files(files.source("docs")) == ["guides/a.md"]
+    refused(files.source, "docs/away")
+
+
 def test_a_check_that_no_longer_holds_stops_the_write(root, outside):
     """The effect walks the path again and proceeds only where the check walked."""
     (root / "out" / "sub").mkdir(parents=True)
