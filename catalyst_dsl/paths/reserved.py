@@ -41,8 +41,14 @@ def plain_prefix(pattern: str) -> list[str]:
 
 
 def names_git(pattern: str) -> bool:
-    """Whether a pattern names a `.git` directory in plain text."""
+    """Whether a grant names a `.git` directory in plain text, before any wildcard."""
     return any(is_git(segment) for segment in plain_prefix(pattern))
+
+
+def writes_git(pattern: str) -> bool:
+    """Whether a write pattern surely writes into a `.git` directory: a segment of it is
+    `.git` (a wildcard or template elsewhere does not change that)."""
+    return any(is_git(segment) for segment in pattern.split("/"))
 
 
 def grant_names(pattern: str, path: str) -> bool:

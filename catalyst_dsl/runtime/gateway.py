@@ -282,7 +282,7 @@ class EffectsGateway:
         for layer in self.layers:
             if not layer.allows_pattern(glob):
                 raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
-            if reserved.names_git(glob.text) and not layer.names_git_pattern(glob):
+            if reserved.writes_git(glob.text) and not layer.names_git_pattern(glob):
                 raise denied(f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
                              "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
 

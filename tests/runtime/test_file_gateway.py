@@ -344,3 +344,29 @@ def test_check_reports_writes_into_git_without_a_grant_naming_it(project):
     result = project.cli("check", "--format", "json")
     found = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "C813"]
     assert len(found) == 1 and ".git directory" in found[0]["message"], result.output
+
+
+def test_check_reports_a_child_writing_into_git_for_a_caller_whose_grants_do_not_name_it(project):
+    project.playbook("install-hooks", """
+        name: install-hooks
+        description: writes git hooks
+        owner: Engineer
+        allowedWritePaths: [".git/hooks/**"]
+        steps:
+          - file-write: .git/hooks/pre-commit
+            content: "#!/bin/sh\\n"
+    """)
+    for name, grants, expected in [("careless", '["**"]', 1), ("careful", '["**", ".git/hooks/**"]', 0)]:
+        project.playbook(name, f"""
+            name: {name}
+            description: calls install-hooks
+            owner: Engineer
+            allowedWritePaths: {grants}
+            steps:
+              - playbook: install-hooks
+                inheritPermissions: true
+        """)
+    result = project.cli("check", "--format", "json")
+    found = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "C816"]
+    assert [d["span"]["file"] for d in found] == ["playbooks/careless.yaml"], result.output
+    assert ".git directory" in found[0]["message"]
