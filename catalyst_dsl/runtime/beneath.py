@@ -109,8 +109,7 @@ def files(base: Path, inner: str) -> list[str]:
     handle: links to directories are listed, never entered. NotADirectoryError when it is
     not a directory."""
     with walk(base, inner) as walked:
-        if walked.name and walked.inner != inner:
-            _expect(walked, inner)
+        _expect(walked, inner, directory=True)
         try:
             fd = os.open(walked.name or ".", _DIRECTORY, dir_fd=walked.directory)
         except OSError as error:
@@ -147,8 +146,9 @@ def delete(base: Path, inner: str) -> bool:
     return True
 
 
-def _expect(walked: Walked, inner: str) -> None:
-    if not walked.name:
+def _expect(walked: Walked, inner: str, *, directory: bool = False) -> None:
+    """The walk found the path the caller checked (and, unless `directory`, a file name)."""
+    if not walked.name and not directory:
         raise IsADirectoryError(errno.EISDIR, "it names a directory, not a file", inner)
     if walked.inner != inner:
         raise Escape(f"it changed while it was being used (it now leads to {walked.inner})")

@@ -189,7 +189,8 @@ class EffectsGateway:
         if placed.problem:
             raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
         if placed.scratch:
-            return self._scratch_target(written, lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {reason}"))
+            return self._scratch_target(written, lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the scratch space')}",
+                                                                          metadata={"path": written}))
         text = placed.path or written
         refuse = lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the project')}",  # noqa: E731
                                           guidance="playbooks read files inside the project root", metadata={"path": written})
@@ -214,7 +215,7 @@ class EffectsGateway:
         if placed.problem:
             raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files", written)
         if placed.scratch:
-            return self._scratch_target(written, lambda reason: denied(f"cannot write '{written}': {reason}", "write a path inside temp://", written),
+            return self._scratch_target(written, lambda reason: denied(f"cannot write '{written}': {_leads(reason, 'the scratch space')}", "write a path inside temp://", written),
                                         follow_last=follow_last)
         text = placed.path or written
         if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
@@ -257,6 +258,12 @@ class EffectsGateway:
             return beneath.resolve(base, inner, follow_last=follow_last)
         except beneath.Escape as escape:
             raise refuse(escape.reason) from None
+
+    def _named(self, base: Path) -> str:
+        """How messages name a base directory."""
+        if base == self.real_scratch:
+            return "the scratch space"
+        return "the resources directory" if base == self.real_resources else "the project"
 
     def _protected(self, inner: str) -> str | None:
         """The state directory `inner` lies in, or None. Names are compared without case:
@@ -322,14 +329,15 @@ class EffectsGateway:
         try:
             self.performer.write_file(target, data)
         except beneath.Escape as escape:
-            raise denied(f"cannot write '{written}': {_leads(escape.reason, 'the project')}", "write to a real path inside the project", written) from None
+            raise denied(f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}", "write to a real path inside the project", written) from None
         return target
 
     def delete_file(self, written: str) -> bool:
+        target = self.target(written, follow_last=False)
         try:
-            return self.performer.delete_file(self.target(written, follow_last=False))
+            return self.performer.delete_file(target)
         except beneath.Escape as escape:
-            raise denied(f"cannot delete '{written}': {_leads(escape.reason, 'the project')}", "delete a real path inside the project", written) from None
+            raise denied(f"cannot delete '{written}': {_leads(escape.reason, self._named(target.base))}", "delete a real path inside the project", written) from None
 
     def list_files(self, target: Target) -> list[str]:
         """The files below a directory `source` placed, relative to it (on disk: a what-if
@@ -337,7 +345,7 @@ class EffectsGateway:
         try:
             return beneath.files(target.base, target.inner)
         except beneath.Escape as escape:
-            raise StepError("PermissionDenied", f"cannot list '{target.written}': {_leads(escape.reason, 'where it must stay')}",
+            raise StepError("PermissionDenied", f"cannot list '{target.written}': {_leads(escape.reason, self._named(target.base))}",
                             guidance="list a real directory inside the project", metadata={"path": target.written}) from None
 
     def read_file(self, target: Target, limit: int) -> bytes | None:
@@ -345,7 +353,7 @@ class EffectsGateway:
         try:
             return self.performer.read_file(target, limit)
         except beneath.Escape as escape:
-            raise StepError("PermissionDenied", f"cannot read '{target.written}': {_leads(escape.reason, 'where it must stay')}",
+            raise StepError("PermissionDenied", f"cannot read '{target.written}': {_leads(escape.reason, self._named(target.base))}",
                             guidance="read a real path inside the project", metadata={"path": target.written}) from None
 
     def run_process(self, argv: Sequence[str], *, declared_writes: Sequence[str], cwd: str | None, env: Mapping[str, str],
