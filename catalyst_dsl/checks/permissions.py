@@ -162,6 +162,7 @@ class PermissionChecker:
                 if self.placement(grants, write.glob) == "outside":
                     allowed = ", ".join(g.text for g in grants) or "nothing"
                     self.sink.report("C813", f"'{write.text}' is outside what this playbook may write ({allowed})", write.span, help="add a pattern for it to allowedWritePaths, or write somewhere allowed")
+        self._git_writes(grants, known)
         for step in ir.all_steps(pb):
             if step.action == "parallel":
                 self._parallel(step)
@@ -170,6 +171,19 @@ class PermissionChecker:
         for edge in self.library.edges(path):
             if edge.kind == "playbook" and edge.callee is not None and edge.site is not None:
                 self._call(path, edge, grants)
+
+    def _git_writes(self, grants: list[Glob] | None, known: list[Write]) -> None:
+        """A write into a `.git` directory needs a grant that names it (paths/reserved.py):
+        `**`, or no allowedWritePaths at all, lets a run write anywhere but there."""
+        from catalyst_dsl.paths import reserved
+
+        naming = [g for g in grants or () if reserved.names_git(g.text)]
+        for write in known:
+            if grants is not None and self.placement(grants, write.glob) == "outside":
+                continue  # reported as outside the grants already
+            if reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside":
+                self.sink.report("C813", f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
+                                 write.span, help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not")
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
@@ -230,6 +244,7 @@ class PermissionChecker:
                 help="add `inheritPermissions: true` to this step if the child should write with this playbook's permissions",
             )
             return
+        self._child_git_writes(child, edge, grants, child_writes)
         if grants is None:
             return
         for write in child_writes:
@@ -240,6 +255,24 @@ class PermissionChecker:
                     edge.span,
                     labels=[Label(write.span, "the child writes here")] if write.span else (),
                     help="allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere",
+                )
+
+    def _child_git_writes(self, child: ir.Playbook, edge: Edge, grants: list[Glob] | None, child_writes: list[Write]) -> None:
+        """A child's write into `.git` needs a grant naming it in the caller as well: the
+        run allows a write only where every playbook on the call stack allows it."""
+        from catalyst_dsl.paths import reserved
+
+        naming = [g for g in grants or () if reserved.names_git(g.text)]
+        for write in child_writes:
+            if grants is not None and self.placement(grants, write.glob) == "outside":
+                continue  # C816 below says so
+            if reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside":
+                self.sink.report(
+                    "C816",
+                    f"'{child.name}' writes '{write.text}', inside a .git directory, which no grant of this playbook names",
+                    edge.span,
+                    labels=[Label(write.span, "the child writes here")] if write.span else (),
+                    help="name it in this playbook's allowedWritePaths (such as `.git/hooks/**`), or call a playbook that writes elsewhere",
                 )
 
 

@@ -67,13 +67,19 @@ class AdapterChoice:
         return adapter
 
     def preflight(self, playbook: ir.Playbook) -> None:
-        """RunAbort (exit 1) when an AI step of `playbook` names, or would get, an adapter that
-        cannot be used; the mock's notice when a step will get it by default. Nothing runs first."""
+        """RunAbort (exit 1) when an AI step that every run of `playbook` reaches names, or would
+        get, an adapter that cannot be used; the mock's notice when a step will get it by
+        default. Nothing runs first.
+
+        Only the playbook's own top-level steps without a `condition` are certain to run:
+        steps in `if` branches, loops and handlers are often guarded by exactly the setting
+        that makes their adapter usable (an API key present), so they are checked when they
+        run, where an unusable adapter is the same error, never the mock."""
         order, unusable = self._settings()
         problems = []
         implicit_mock = False
-        for step in ir.all_steps(playbook):
-            if step.action not in AI_ACTIONS:
+        for step in playbook.steps:
+            if step.action not in AI_ACTIONS or step.condition is not None:
                 continue
             provider = step.config.get("provider")
             if provider is not None and not isinstance(provider, ir.Lit):

@@ -10,8 +10,9 @@ cut as well:
 - `create` hard-links it to the name only if the name is free, so of any number of
   racing creators exactly one wins, and nobody ever sees the file empty.
 
-Run snapshots (`state.py`), lock files (`locks.py`) and the files a playbook writes
-(`gateway.py`) all go through here.
+Run snapshots (`state.py`) and lock files (`locks.py`) name their files by path; the
+files a playbook writes come through `replace_in`, which works in a directory handle
+that `beneath.py` walked to, so that no name is looked up twice.
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ def replace(target: Path, data: bytes, *, mode: int = DEFAULT_MODE, backup: Path
             _keep_backup(target, backup)
         os.replace(temporary, target)
     sync_directory(target.parent)
+
+
+def replace_in(directory: int, name: str, data: bytes, *, mode: int = DEFAULT_MODE) -> None:
+    """`replace` for the file `name` in the open directory `directory`: the temporary file
+    is created there (never through a link) and renamed within that same handle."""
+    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    try:
+        _write_new(temporary, data, mode, directory)
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=directory)
+    os.fsync(directory)
 
 
 def create(target: Path, data: bytes, *, mode: int = DEFAULT_MODE) -> bool:
@@ -73,9 +87,11 @@ def _temporary(target: Path, data: bytes, mode: int) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
-def _write_new(path: Path, data: bytes, mode: int) -> None:
-    """Create `path` holding `data`, synced to disk; FileExistsError when it exists."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, mode)
+def _write_new(path: Path | str, data: bytes, mode: int, directory: int | None = None) -> None:
+    """Create `path` (in `directory` when given) holding `data`, synced to disk;
+    FileExistsError when it exists, a link included."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, mode) if directory is None else os.open(path, flags, mode, dir_fd=directory)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
         file.flush()

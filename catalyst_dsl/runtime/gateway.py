@@ -5,6 +5,11 @@ against the project, symlinks and the write grants of every playbook on the call
 stack before anything happens (LANGUAGE.md section 7). The gateway then performs the
 effect through its `Performer`; `--what-if` gives it one that records instead, so the
 checks a plan shows are the checks a run makes.
+
+Paths are resolved beneath a directory handle (`beneath.py`), at the check and again at
+the effect, which proceeds only when both found the same path: a symbolic link swapped
+in between cannot carry a write out of the project. `.git` and the state directory are
+refused unless a grant names them (`paths/reserved.py`; the state directory never).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 import attrs
 
 from catalyst_dsl.paths.globs import Glob, GlobError, classify
+from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime import beneath
+from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
@@ -52,6 +59,15 @@ class Grants:
     def allows(self, relative: str) -> bool:
         return self.patterns is None or any(g.matches(relative) for g in self.patterns)
 
+    def names_git(self, relative: str) -> bool:
+        """Whether a grant names the `.git` directory `relative` lies in, in plain text."""
+        return self.patterns is not None and any(g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns)
+
+    def names_git_pattern(self, pattern: Glob) -> bool:
+        """Whether the grants that name a `.git` directory in plain text cover `pattern`."""
+        naming = [g for g in self.patterns or () if reserved.names_git(g.text)]
+        return bool(naming) and classify(naming, pattern) == "inside"
+
     def allows_pattern(self, pattern: Glob) -> bool:
         return self.patterns is None or (bool(self.patterns) and classify(self.patterns, pattern) == "inside")
 
@@ -65,12 +81,17 @@ class Grants:
 
 @attrs.frozen
 class Target:
-    """A checked write target: where it is on disk and how the playbook named it."""
+    """A checked file: where it is on disk and how the playbook named it."""
 
     written: str
+    #: The file's real path (`base / inner`): what-if keys its overlay by it.
     path: Path
-    #: Project-relative POSIX path, or None for the run's scratch space.
+    #: Project-relative POSIX path as written, or None for scratch files and resources.
     relative: str | None
+    #: The directory the file is reached from, by a handle (project, scratch, resources),
+    #: and the path below it with every link resolved: the effect must find the same.
+    base: Path = attrs.field(kw_only=True)
+    inner: str = attrs.field(kw_only=True)
 
 
 @attrs.frozen
@@ -81,10 +102,6 @@ class ProcessOutcome:
     timed_out: bool = False
 
 
-class FileTooLarge(OSError):
-    """A file larger than a reader accepts."""
-
-
 class Performer(Protocol):
     """Carries out effects the gateway has allowed. A what-if performer records them.
 
@@ -92,7 +109,7 @@ class Performer(Protocol):
     have left them.
     """
 
-    def read_file(self, path: Path, limit: int) -> bytes | None: ...
+    def read_file(self, target: Target, limit: int) -> bytes | None: ...
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]: ...
 
     def write_file(self, target: Target, data: bytes) -> None: ...
@@ -142,6 +159,10 @@ class EffectsGateway:
 
     def resource_path(self, written: str) -> Path:
         """Where `catalyst://x` is: inside the resources directory, which nothing leaves."""
+        return self.resource(written).path
+
+    def resource(self, written: str) -> Target:
+        """`catalyst://x` to read: inside the resources directory, which nothing leaves."""
         if self.resources is None:
             raise StepError("FileNotFound", f"cannot read '{written}': this project has no catalyst:// resources",
                             guidance="set `resources-dir` in catalyst.toml to the directory that holds them "
@@ -152,24 +173,50 @@ class EffectsGateway:
         if not base.is_dir():
             raise StepError("FileNotFound", f"cannot read '{written}': the resources directory {base} is not a directory",
                             guidance="point `resources-dir` in catalyst.toml at the directory that holds the resources")
-        path = _under(base, written[len("catalyst://"):])
-        if not is_within(Path(os.path.realpath(path)), base):
-            raise StepError("PermissionDenied", f"cannot read '{written}': a symbolic link leads it outside the resources directory",
-                            guidance="catalyst:// reads only inside `resources-dir`")
-        return path
+        inner = self._beneath(base, _clean_inner(written[len("catalyst://"):]), lambda reason: StepError(
+            "PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the resources directory')}", guidance="catalyst:// reads only inside `resources-dir`",
+            metadata={"path": written}))
+        return Target(written, base / inner, None, base=base, inner=inner)
 
-    def target(self, written: str) -> Target:
-        """Where a written path lands, or PermissionDenied: checked before any write."""
+    def source(self, written: str) -> Target:
+        """A file to read: in the project, the run's scratch space or the resources, never
+        elsewhere, and never in the state directory."""
+        if "\0" in written:
+            raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
+        if written.startswith("catalyst://"):
+            return self.resource(written)
+        placed = place(written)
+        if placed.problem:
+            raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
+        if placed.scratch:
+            return self._scratch_target(written, lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the scratch space')}",
+                                                                          metadata={"path": written}), whole=True)
+        text = placed.path or written
+        refuse = lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the project')}",  # noqa: E731
+                                          guidance="playbooks read files inside the project root", metadata={"path": written})
+        if os.path.isabs(text):
+            raise refuse("it is outside the project")
+        inner = self._beneath(self.real_root, text, refuse)
+        protected = self._protected(inner)
+        if protected is not None:
+            raise StepError("PermissionDenied", f"cannot read '{written}': {protected}/ holds catalyst's run state, which steps never read",
+                            guidance="read the run's state with `catalyst runs show`", metadata={"path": written})
+        return Target(written, self.real_root / inner, placed.path or written, base=self.real_root, inner=inner)
+
+    def target(self, written: str, *, follow_last: bool = True) -> Target:
+        """Where a written path lands, or PermissionDenied: checked before any write.
+
+        `follow_last`: a link at the end of the path is resolved (a write goes through it
+        to its target) or taken as itself (a delete removes the link).
+        """
         if "\0" in written:
             raise denied(f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written)
         placed = place(written)
         if placed.problem:
             raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files", written)
         if placed.scratch:
-            path = self.scratch_path(written)
-            if path == self.scratch:
-                raise denied(f"'{written}' names the scratch space itself, not a file in it", "add a file name after temp://", written)
-            return Target(written, path, None)
+            return self._scratch_target(written, lambda reason: denied(f"cannot write '{written}': {_leads(reason, 'the scratch space')}", "write a path inside temp://", written),
+                                        follow_last=follow_last)
         text = placed.path or written
         if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
             raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root", written)
@@ -178,23 +225,59 @@ class EffectsGateway:
             raise denied(f"cannot write '{written}': it leads outside the project", "remove the `..` segments; paths are relative to the project root", written)
         if clean == ".":
             raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project", written)
-        path = self.root / clean
-        real = Path(os.path.realpath(path))
-        if not is_within(real, self.real_root):
-            raise denied(f"cannot write '{written}': a symbolic link leads it outside the project, to {real}", "write to a real path inside the project", written)
+        inner = self._beneath(self.real_root, clean, lambda reason: denied(
+            f"cannot write '{written}': {_leads(reason, 'the project')}", "write to a real path inside the project", written), follow_last=follow_last)
+        real = self.real_root / inner
         if self.real_resources is not None and is_within(real, self.real_resources):
             raise denied(f"cannot write '{written}': it is in the catalyst:// resources directory, which is read-only",
                          "write somewhere else in the project", written)
-        real_relative = real.relative_to(self.real_root).as_posix()
-        for protected in self.protected:
-            if real_relative == protected or real_relative.startswith(protected + "/"):
-                raise denied(f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
-                             "write somewhere else in the project", written)
+        protected = self._protected(inner)
+        if protected is not None:
+            raise denied(f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
+                         "write somewhere else in the project", written)
         for layer in self.layers:
-            for candidate in {clean, real_relative}:
+            for candidate in {clean, inner}:
+                if reserved.git_segment(candidate) is not None and not layer.names_git(candidate):
+                    raise denied(f"cannot write '{written}': it is inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                                 "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
                 if not layer.allows(candidate):
                     raise denied(f"cannot write '{written}': {layer.describe()}", "add the path to allowedWritePaths (or artifacts), or write elsewhere", written)
-        return Target(written, path, clean)
+        return Target(written, real, clean, base=self.real_root, inner=inner)
+
+    def _scratch_target(self, written: str, refuse: Callable[[str], StepError], follow_last: bool = True,
+                        whole: bool = False) -> Target:
+        """A `temp://` path in the run's scratch space (`..` never leaves it). `whole`: the
+        scratch space itself may be named (a read or a listing of `temp://`, never a write)."""
+        inner = _clean_inner(written[len("temp://"):])
+        if not inner and whole:
+            return Target(written, self.real_scratch, None, base=self.real_scratch, inner="")
+        if not inner:
+            raise refuse("it names the scratch space itself, not a file in it; add a file name after temp://")
+        inner = self._beneath(self.real_scratch, inner, refuse, follow_last=follow_last)
+        return Target(written, self.real_scratch / inner, None, base=self.real_scratch, inner=inner)
+
+    @staticmethod
+    def _beneath(base: Path, inner: str, refuse: Callable[[str], StepError], follow_last: bool = True) -> str:
+        try:
+            return beneath.resolve(base, inner, follow_last=follow_last)
+        except beneath.Escape as escape:
+            raise refuse(escape.reason) from None
+
+    def _named(self, base: Path) -> str:
+        """How messages name a base directory."""
+        if base == self.real_scratch:
+            return "the scratch space"
+        return "the resources directory" if base == self.real_resources else "the project"
+
+    def _protected(self, inner: str) -> str | None:
+        """The state directory `inner` lies in, or None. Names are compared without case:
+        on a case-folding file system `.XE/RUNS` is the same directory."""
+        folded = inner.casefold()
+        for protected in self.protected:
+            mark = protected.casefold()
+            if folded == mark or folded.startswith(mark + "/"):
+                return protected
+        return None
 
     def check_pattern(self, written: str) -> None:
         """A shell-like step's declared `writes:` pattern: every path it names must be allowed."""
@@ -210,6 +293,9 @@ class EffectsGateway:
         for layer in self.layers:
             if not layer.allows_pattern(glob):
                 raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
+            if reserved.writes_git(glob.text) and not layer.names_git_pattern(glob):
+                raise denied(f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                             "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
 
     def working_directory(self, written: str | None) -> Path:
         """Where a program starts. Not a grant: a program can reach any path its user can,
@@ -244,11 +330,35 @@ class EffectsGateway:
 
     def write_file(self, written: str, data: bytes) -> Target:
         target = self.target(written)
-        self.performer.write_file(target, data)
+        try:
+            self.performer.write_file(target, data)
+        except beneath.Escape as escape:
+            raise denied(f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}", "write to a real path inside the project", written) from None
         return target
 
     def delete_file(self, written: str) -> bool:
-        return self.performer.delete_file(self.target(written))
+        target = self.target(written, follow_last=False)
+        try:
+            return self.performer.delete_file(target)
+        except beneath.Escape as escape:
+            raise denied(f"cannot delete '{written}': {_leads(escape.reason, self._named(target.base))}", "delete a real path inside the project", written) from None
+
+    def list_files(self, target: Target) -> list[str]:
+        """The files below a directory `source` placed, relative to it (on disk: a what-if
+        adds its own through `Performer.listing`)."""
+        try:
+            return beneath.files(target.base, target.inner)
+        except beneath.Escape as escape:
+            raise StepError("PermissionDenied", f"cannot list '{target.written}': {_leads(escape.reason, self._named(target.base))}",
+                            guidance="list a real directory inside the project", metadata={"path": target.written}) from None
+
+    def read_file(self, target: Target, limit: int) -> bytes | None:
+        """The bytes of a file `source` placed; None when it does not exist."""
+        try:
+            return self.performer.read_file(target, limit)
+        except beneath.Escape as escape:
+            raise StepError("PermissionDenied", f"cannot read '{target.written}': {_leads(escape.reason, self._named(target.base))}",
+                            guidance="read a real path inside the project", metadata={"path": target.written}) from None
 
     def run_process(self, argv: Sequence[str], *, declared_writes: Sequence[str], cwd: str | None, env: Mapping[str, str],
                     timeout: float | None, on_output: Callable[[str, str], None], stdin: str | None = None) -> ProcessOutcome:
@@ -267,38 +377,41 @@ def is_within(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
 
 
+def _leads(reason: str, where: str) -> str:
+    """An Escape's reason with its base named."""
+    return reason.replace("its base", where)
+
+
+def _clean_inner(inner: str) -> str:
+    """A protocol path's rest as a path below its base: `..` and leading slashes stay inside."""
+    clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
+    return "" if clean == "." else clean
+
+
 def _under(base: Path, inner: str) -> Path:
     """`inner` (a protocol path's rest) as a path below `base`: `..` and leading slashes stay inside."""
-    clean = posixpath.normpath("/" + inner.replace("\\", "/")).lstrip("/")
-    return base if not clean or clean == "." else base / clean
+    clean = _clean_inner(inner)
+    return base / clean if clean else base
 
 
 class RealPerformer:
-    """Performs effects for real: atomic file writes and processes with timeouts."""
+    """Performs effects for real: files beneath their base's handle (`beneath.py`),
+    written atomically, and processes with timeouts. Raises beneath.Escape when a path
+    no longer leads where the gateway checked."""
 
-    def read_file(self, path: Path, limit: int) -> bytes | None:
+    def read_file(self, target: Target, limit: int) -> bytes | None:
         """The file's bytes; None when it does not exist; FileTooLarge beyond `limit`."""
-        try:
-            if path.stat().st_size > limit:
-                raise FileTooLarge(str(path))
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
+        return beneath.read(target.base, target.inner, limit)
 
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
         """Files added and removed under `directory` beyond what the disk shows: none here."""
         return set(), set()
 
     def write_file(self, target: Target, data: bytes) -> None:
-        target.path.parent.mkdir(parents=True, exist_ok=True)
-        durable.replace(target.path, data)
+        beneath.write(target.base, target.inner, data)
 
     def delete_file(self, target: Target) -> bool:
-        try:
-            target.path.unlink()
-        except FileNotFoundError:
-            return False
-        return True
+        return beneath.delete(target.base, target.inner)
 
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin) -> ProcessOutcome:
         from catalyst_dsl.runtime.process import run_streaming

@@ -368,8 +368,8 @@ class Interpreter:
             if spec.what_if is WhatIf.DIFF and targets and all(isinstance(t, str) for t in targets):
                 # Where it writes is known, what it writes is not: show the files, not a diff.
                 for written in targets:
-                    target = frame.gateway.target(written)
-                    exists = frame.gateway.performer.read_file(target.path, 1 << 62) is not None
+                    target = frame.gateway.target(written, follow_last=action != "file-delete")
+                    exists = frame.gateway.read_file(target, 1 << 62) is not None
                     change = ("delete" if exists else "no-op") if action == "file-delete" else ("modify" if exists else "create")
                     record({"change": change, "path": target.relative or written, "reason": "its content depends on a value the plan cannot know"})
                 entry["reason"] = "what it writes depends on a value the plan cannot know"

@@ -120,14 +120,14 @@ class RunEnv:
 
     def read(self, protocol: str, path: str) -> Any:
         """`get('xe://a')`: the file's text, `undefined` when there is no such file."""
-        from catalyst_dsl.runtime.actions.context import read_path
+        from catalyst_dsl.runtime.actions.context import read_target
         from catalyst_dsl.runtime.gateway import FileTooLarge
         from catalyst_dsl.runtime.jsvalues import UNDEFINED
 
         if self.gateway is None:
             raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read before the run starts")
         try:
-            data = self.gateway.performer.read_file(read_path(self.gateway, f"{protocol}://{path}"), MAX_READ_BYTES)
+            data = self.gateway.read_file(read_target(self.gateway, f"{protocol}://{path}"), MAX_READ_BYTES)
         except FileTooLarge:
             raise StepError("FileTooLarge", f"{protocol}://{path} is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
         except (IsADirectoryError, NotADirectoryError):

@@ -46,10 +46,10 @@ class RecordingPerformer:
         self.overlay: dict[Path, bytes | None] = {}
         self._disk = RealPerformer()
 
-    def read_file(self, path: Path, limit: int = 50 * 1024 * 1024) -> bytes | None:
-        if path in self.overlay:
-            return self.overlay[path]
-        return self._disk.read_file(path, limit)
+    def read_file(self, target: Target, limit: int = 50 * 1024 * 1024) -> bytes | None:
+        if target.path in self.overlay:
+            return self.overlay[target.path]
+        return self._disk.read_file(target, limit)
 
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
         """Files the run would add under `directory`, and files it would delete there."""
@@ -58,7 +58,7 @@ class RecordingPerformer:
         return added, removed
 
     def write_file(self, target: Target, data: bytes) -> None:
-        before = self.read_file(target.path, 1 << 62)
+        before = self.read_file(target, 1 << 62)
         self.overlay[target.path] = data
         name = target.relative or target.written
         if before is None:
@@ -69,7 +69,7 @@ class RecordingPerformer:
             record({"change": "modify", "path": name, "diff": unified_diff(name, before, data)})
 
     def delete_file(self, target: Target) -> bool:
-        before = self.read_file(target.path, 1 << 62)
+        before = self.read_file(target, 1 << 62)
         name = target.relative or target.written
         if before is None:
             record({"change": "no-op", "path": name, "reason": "the file does not exist"})

@@ -57,10 +57,12 @@ def markdown(ctx: ActionContext, config: dict):
 
 
 def _read(ctx: ActionContext, written: str) -> str:
-    try:
-        return ctx.read_path(written).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StepError("FileNotFound", f"the prompt file '{written}' does not exist") from None
+    from catalyst_dsl.runtime.actions.files import MAX_READ_BYTES
+
+    data = ctx.gateway.read_file(ctx.read_target(written), MAX_READ_BYTES)
+    if data is None:
+        raise StepError("FileNotFound", f"the prompt file '{written}' does not exist")
+    return data.decode("utf-8")
 
 
 ACTIONS = {"ai-prompt": ai_prompt, "markdown": markdown}

@@ -5,16 +5,14 @@ Built-in and plugin actions get the same context; it is their only way to act.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import attrs
 
-from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge, is_within
+from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge, Target
 
 
 @attrs.define
@@ -74,6 +72,10 @@ class ActionContext:
         """A path to read: inside the project, the run's scratch space or the resources, never elsewhere."""
         return read_path(self.gateway, written)
 
+    def read_target(self, written: str) -> Target:
+        """The file to read for `written`, placed like `read_path`; read it with `gateway.read_file`."""
+        return read_target(self.gateway, written)
+
 
 #: Tried in order when a protocol path names nothing that exists, as the original engine
 #: does: `xe://product` reads `.xe/product.md`.
@@ -83,12 +85,17 @@ PROTOCOLS = ("xe://", "temp://", "catalyst://")
 
 def read_path(gateway: EffectsGateway, written: str) -> Path:
     """Where reading `written` reads: in the project, the run's scratch space or the resources
-    directory (`catalyst://`), never elsewhere.
+    directory (`catalyst://`), never elsewhere (see `read_target`)."""
+    return read_target(gateway, written).path
+
+
+def read_target(gateway: EffectsGateway, written: str) -> Target:
+    """The file reading `written` reads, placed by the gateway (`EffectsGateway.source`).
 
     A protocol path that names nothing existing gets the first of AUTO_EXTENSIONS that
     does (`located`); each candidate is checked like the path itself.
     """
-    return _placed_for_reading(gateway, located(gateway, written))
+    return gateway.source(located(gateway, written))
 
 
 def located(gateway: EffectsGateway, written: str) -> str:
@@ -103,29 +110,10 @@ def located(gateway: EffectsGateway, written: str) -> str:
 
 def _present(gateway: EffectsGateway, written: str) -> bool:
     try:
-        path = _placed_for_reading(gateway, written)
         # A limit of 0 makes this a probe: None only when nothing is there (a what-if
         # answers from the files its earlier steps would have left).
-        return gateway.performer.read_file(path, 0) is not None
+        return gateway.read_file(gateway.source(written), 0) is not None
     except (FileTooLarge, IsADirectoryError):
         return True
     except (StepError, OSError):
         return False
-
-
-def _placed_for_reading(gateway: EffectsGateway, written: str) -> Path:
-    if "\0" in written:
-        raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
-    if written.startswith("catalyst://"):
-        return gateway.resource_path(written)
-    placed = place(written)
-    if placed.problem:
-        raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
-    if placed.scratch:
-        return gateway.scratch_path(written)
-    text = placed.path or written
-    real = Path(os.path.realpath(gateway.root / text))
-    if os.path.isabs(text) or not is_within(real, gateway.real_root):
-        raise StepError("PermissionDenied", f"cannot read '{written}': it is outside the project",
-                        guidance="playbooks read files inside the project root")
-    return real

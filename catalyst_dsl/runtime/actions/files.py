@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from pathlib import Path
 
 import yaml
 
@@ -26,9 +25,9 @@ def _text(value: object) -> str:
 
 
 def _read_bytes(ctx: ActionContext, written: str) -> bytes:
-    path = ctx.read_path(written)
+    target = ctx.read_target(written)
     try:
-        data = ctx.gateway.performer.read_file(path, MAX_READ_BYTES)
+        data = ctx.gateway.read_file(target, MAX_READ_BYTES)
         if data is None:
             raise FileNotFoundError(written)
         return data
@@ -55,7 +54,7 @@ def file_read(ctx: ActionContext, config: dict) -> str:
 
 def file_exists(ctx: ActionContext, config: dict) -> bool:
     try:
-        return ctx.gateway.performer.read_file(ctx.read_path(config["path"]), MAX_READ_BYTES) is not None
+        return ctx.gateway.read_file(ctx.read_target(config["path"]), MAX_READ_BYTES) is not None
     except _TooLarge:
         return True  # it exists; it is only too large to read
     except (StepError, OSError):
@@ -63,15 +62,19 @@ def file_exists(ctx: ActionContext, config: dict) -> bool:
 
 
 def file_list(ctx: ActionContext, config: dict) -> list[str]:
-    base = ctx.read_path(config["path"])
+    target = ctx.read_target(config["path"])
+    base = target.path
     # A what-if lists the files as its earlier steps would have left them.
     added, removed = ctx.gateway.performer.listing(base)
-    if not base.is_dir() and not added:
-        raise StepError("FileNotFound", f"'{config['path']}' is not a directory")
+    try:
+        on_disk = [base / name for name in ctx.gateway.list_files(target)]
+    except (FileNotFoundError, NotADirectoryError):
+        if not added:
+            raise StepError("FileNotFound", f"'{config['path']}' is not a directory") from None
+        on_disk = []
     pattern = config.get("pattern") or "*"
     relative_to = config.get("relativeTo") or "root"
     found = []
-    on_disk = [Path(directory) / name for directory, dirs, names in _walk(base) for name in names]
     for full in sorted({*on_disk, *added} - removed):
         inside = full.relative_to(base).as_posix()
         if not (fnmatch.fnmatchcase(inside, pattern) or fnmatch.fnmatchcase(full.name, pattern)):
@@ -89,12 +92,6 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
         else:
             found.append(full.relative_to(ctx.gateway.real_root).as_posix())
     return found
-
-
-def _walk(base: Path):
-    for directory, dirs, names in os.walk(base):
-        dirs.sort()
-        yield directory, dirs, sorted(names)
 
 
 
