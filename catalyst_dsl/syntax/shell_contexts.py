@@ -154,7 +154,7 @@ _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ARITHMETIC_COMMANDS = frozenset({"let"})
 
 _COMMAND_HELP = ("a value cannot choose which program runs: write the command name in the script "
-                 "(e.g. a `case` over the allowed values), or use ${{ raw(x) }} for a trusted value")
+                 "(e.g. a `case` over the allowed values)")
 _ARITH_HELP = ("arithmetic evaluates text such as a[$(cmd)] as code: check the value is a number first "
                "(${{ Number(x) }} in a `var` step) and pass it in `env:`")
 
