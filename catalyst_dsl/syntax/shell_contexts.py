@@ -510,7 +510,9 @@ class _BashLexer(_Lexer):
             c = self.at(j)
             if isinstance(c, _Mark):
                 before, after = self.body_line(c, j)
-                if expansion:
+                if self.lost:
+                    c.unsafe(self.lost, "move the value out of the `$(...)` into a variable set before it")
+                elif expansion:
                     c.unsafe("inside an expansion ($(...), ${...} or backticks) in a here-document", "move the value out of the expansion")
                 elif not quoted and self.at(j - 1) == "$":
                     c.unsafe("right after a `$`, where it would change what the `$` expands", "put a space between the `$` and the placeholder")
