@@ -16,7 +16,7 @@ import re
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import Env, EvaluationError, part_value
+from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell_contexts import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
@@ -36,7 +36,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def escape(value: object, slot: Slot, language: str) -> str:
     """`value` as text that stands for exactly itself in `slot` of a `language` script."""
     text = to_text(value)
-    _representable(text, slot)
+    _representable(text)
     context = slot.context
     if context is Context.UNSAFE:
         raise StepError("UnsafeTemplate", f"a value stands {slot.problem}; it cannot be escaped there",
@@ -60,7 +60,7 @@ def escape(value: object, slot: Slot, language: str) -> str:
     return _BASH_HEREDOC.sub(r"\\\1", text) if context is Context.HEREDOC else text
 
 
-def _representable(text: str, slot: Slot) -> None:
+def _representable(text: str) -> None:
     if "\0" in text:
         raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
                         guidance="pass binary data through a file (file-write, then read it in the script)")
@@ -72,6 +72,9 @@ def _representable(text: str, slot: Slot) -> None:
 def _inside_body(text: str, slot: Slot, language: str) -> None:
     """Refuse a value that would end its here-document early (a line that is the delimiter)."""
     lines = text.split("\n")
+    if slot.strip_tabs and "\n\t" in text:
+        raise StepError("UnsafeValue", "a value in a <<- here-document has lines that start with a tab, which bash would remove",
+                        guidance="use << instead of <<-, or pass the value in `env:`")
     if slot.before is None or slot.after is None:
         # Another placeholder shares the line, so its whole text is not known here: any
         # line holding the delimiter might end the body.
@@ -92,8 +95,6 @@ def _inside_body(text: str, slot: Slot, language: str) -> None:
 def render_script(value: ir.Value, env: Env, language: str) -> object:
     """The script of a step with every placeholder escaped for where it stands."""
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
-        from catalyst_dsl.runtime.evaluate import materialize
-
         return materialize(value, env)
     parsed = parse_template(value.text)
     if parsed.errors:

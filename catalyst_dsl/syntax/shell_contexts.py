@@ -27,8 +27,6 @@ from catalyst_dsl.syntax.templates import parse_template
 BASH = "bash"
 POWERSHELL = "powershell"
 JAVASCRIPT = "javascript"
-#: The languages a catalog declaration may name for its script key.
-SCRIPT_LANGUAGES = (BASH, POWERSHELL, JAVASCRIPT)
 
 
 class Context(enum.Enum):
@@ -334,7 +332,7 @@ class _BashLexer(_Lexer):
             frame.heredoc = strip
             return i + 2 + strip
         j = i + 1
-        while self.at(j) in (">", "&", "|") and self.at(j) != "":
+        while self.at(j) in (">", "&", "|"):
             j += 1
         frame.redirect = True
         return j

@@ -326,6 +326,17 @@ def test_powershell_stand_in_receives_the_escaped_script(project, tmp_path, monk
     assert not project.exists("PWNED")
 
 
+def test_here_documents_refuse_values_they_would_change():
+    tabs = _slot(Context.HEREDOC, delimiter="EOF", strip_tabs=True, before="\t", after="")
+    assert escape("a\tb\nc", tabs, BASH) == "a\tb\nc"
+    with pytest.raises(StepError, match="start with a tab"):
+        escape("a\n\tb", tabs, BASH)  # <<- would strip that tab
+    shared = _slot(Context.HEREDOC_QUOTED, delimiter="EOF", before=None, after=None)
+    with pytest.raises(StepError, match="here-document early"):
+        escape("x\nEOF", shared, BASH)
+    assert escape("GEO", shared, BASH) == "GEO"
+
+
 def test_bash_escaping_never_quotes_a_plain_word():
     for word in ("hello", "a-b_c.d/e:f=g,h+i@j%k", "42"):
         assert escape(word, _slot(Context.WORD), BASH) == word
