@@ -92,6 +92,24 @@ def _inside_body(text: str, slot: Slot, language: str) -> None:
                             guidance="choose a delimiter the value cannot contain, or pass the value in `env:`")
 
 
+class Script(str):
+    """A rendered script that knows where its values are: `values` holds the (start, end)
+    offsets of each escaped value, so later rewriting of the author's text (`temp://`
+    paths, `actions/process.scratch_paths`) leaves the values alone."""
+
+    values: tuple[tuple[int, int], ...]
+
+    def __new__(cls, pieces: list[tuple[str, bool]]) -> "Script":
+        script = super().__new__(cls, "".join(text for text, _ in pieces))
+        spans, at = [], 0
+        for text, is_value in pieces:
+            if is_value:
+                spans.append((at, at + len(text)))
+            at += len(text)
+        script.values = tuple(spans)
+        return script
+
+
 def render_script(value: ir.Value, env: Env, language: str) -> object:
     """The script of a step with every placeholder escaped for where it stands."""
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
@@ -101,14 +119,17 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
     slots = iter(script_slots(value.text, language))
-    pieces = []
+    pieces: list[tuple[str, bool]] = []
     for part in parsed.parts:
         if isinstance(part, ast.TextPart):
-            pieces.append(part.text)
+            pieces.append((part.text, False))
             continue
         slot = next(slots)
         got = part_value(part, env)
         if got is UNKNOWN:
             return UNKNOWN  # what-if: the script is not known until the value is
-        pieces.append(to_text(got) if raw_argument(part) is not None else escape(got, slot, language))
-    return "".join(pieces)
+        if raw_argument(part) is not None:
+            pieces.append((to_text(got), False))  # trusted: it is the author's text
+        else:
+            pieces.append((escape(got, slot, language), True))
+    return Script(pieces)

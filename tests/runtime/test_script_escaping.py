@@ -342,3 +342,28 @@ def test_bash_escaping_never_quotes_a_plain_word():
         assert escape(word, _slot(Context.WORD), BASH) == word
     assert escape("", _slot(Context.WORD), BASH) == "''"
     assert re.fullmatch(r"'.*'", escape("a b", _slot(Context.WORD), BASH))
+
+
+def test_temp_paths_in_values_are_not_rewritten(project):
+    # `temp://` in the author's text becomes the scratch path; in a value it is data. A
+    # rewrite inside a value could otherwise break its quoting (a path ending in `\`).
+    project.playbook("scratch", """
+        name: scratch
+        description: temp paths in text and in values
+        owner: Engineer
+        inputs:
+          - name: a
+            type: string
+          - name: b
+            type: string
+        steps:
+          - bash: |
+              echo made > temp://made.txt
+              cat temp://made.txt > out.txt
+              printf '%s|' '{{a}}' '{{b}}' "{{a}}" >> out.txt
+            writes: [out.txt, "temp://**"]
+        """)
+    result = project.run("scratch", "--mode", "autonomous", a="temp://x\\", b="; touch PWNED; echo ")
+    assert result.exit_code == 0, result.output
+    assert not project.exists("PWNED")
+    assert project.read("out.txt") == "made\ntemp://x\\|; touch PWNED; echo |temp://x\\|"
