@@ -52,7 +52,8 @@ def escape(value: object, slot: Slot, language: str) -> str:
             return _PS_DOUBLE.sub(r"`\1", text)
         return _PS_HEREDOC.sub(r"`\1", text) if context is Context.HEREDOC else text
     if context is Context.WORD:
-        return text if _BASH_PLAIN.fullmatch(text) else "'" + text.replace("'", "'\\''") + "'"
+        plain = _BASH_PLAIN.fullmatch(text) and not slot.always_quote
+        return text if plain else "'" + text.replace("'", "'\\''") + "'"
     if context is Context.SINGLE:
         return text.replace("'", "'\\''")
     if context is Context.DOUBLE:
@@ -84,7 +85,7 @@ def _inside_body(text: str, slot: Slot, language: str) -> None:
         candidates[-1] += slot.after
     for line in candidates:
         if language == POWERSHELL:
-            ends = line.startswith(slot.delimiter)
+            ends = line.lstrip().startswith(slot.delimiter)
         else:
             ends = (line.lstrip("\t") if slot.strip_tabs else line) == slot.delimiter
         if ends:

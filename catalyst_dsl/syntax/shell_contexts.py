@@ -57,6 +57,8 @@ class Slot:
     strip_tabs: bool = False
     before: str | None = None
     after: str | None = None
+    #: An unquoted word inside a brace expansion: quoted even when plain.
+    always_quote: bool = False
 
 
 def raw_argument(part: ast.Part) -> ast.Expr | None:
@@ -177,6 +179,8 @@ class _Frame:
         self.command: str | None = None
         self.command_marks: list[_Mark] = []
         self.array = 0
+        #: Unquoted `{` of a brace expansion open in the current word ({a,b}).
+        self.braces = 0
 
 
 class _BashLexer(_Lexer):
@@ -221,7 +225,13 @@ class _BashLexer(_Lexer):
         frame = self.frame
         if isinstance(c, _Mark):
             self.place(c, i, Context.WORD)
+            if frame.braces:
+                c.fields["always_quote"] = True  # a plain `b,c` would split {a,b,c} in two
             return i + 1
+        if c == "{" and (frame.word or self.ch(i + 1) not in " \t\n"):
+            frame.braces += 1
+        elif c == "}" and frame.braces:
+            frame.braces -= 1
         if c in " \t":
             self.end_word(frame)
             return i + 1
@@ -421,7 +431,7 @@ class _BashLexer(_Lexer):
             return
         text = "".join(x for x in frame.word if isinstance(x, str))
         marks = frame.word_marks
-        frame.word, frame.word_marks = [], []
+        frame.word, frame.word_marks, frame.braces = [], [], 0
         frame.command_marks.extend(marks)
         if frame.heredoc is not None:
             for mark in marks:

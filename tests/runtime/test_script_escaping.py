@@ -35,6 +35,7 @@ PAYLOADS = {
     "here-doc-end": "EOF\ntouch PWNED",
     "unicode": "é ‘’ “” „ `$",
     "plain": "hello-world_1.0",
+    "comma": "b,c",
 }
 
 #: Quoting contexts: a script line that writes what the value became to out/NAME.
@@ -50,6 +51,7 @@ CONTEXTS = {
     "after-dashes": "set -- {{v}}; printf '%s' \"$1\" > out/after-dashes",
     "substitution": "got=\"$(printf '%s.' \"{{v}}\")\"; printf '%s' \"${got%.}\" > out/substitution",
     "assignment": "value={{v}}; printf '%s' \"$value\" > out/assignment",
+    "brace-expansion": "set -- x{,{{v}}}; printf '%s' \"${2#x}\" > out/brace-expansion",
 }
 
 
