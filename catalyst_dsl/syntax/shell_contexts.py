@@ -152,6 +152,10 @@ _KEEPS_COMMAND = frozenset({"if", "then", "else", "elif", "do", "while", "until"
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Builtins that evaluate their arguments as arithmetic.
 _ARITHMETIC_COMMANDS = frozenset({"let"})
+#: Builtins that run their arguments as shell code, and shells that run the word after -c.
+_CODE_COMMANDS = frozenset({"eval", "source", ".", "trap"})
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "/bin/bash", "/bin/sh"})
+_CODE_HELP = "pass the value as data instead: in `env:`, or as an argument after the code (bash -c 'echo \"$1\"' _ {{x}})"
 
 _COMMAND_HELP = ("a value cannot choose which program runs: write the command name in the script "
                  "(e.g. a `case` over the allowed values)")
@@ -179,6 +183,7 @@ class _Frame:
         self.command: str | None = None
         self.command_marks: list[_Mark] = []
         self.array = 0
+        self.last_word = ""
         #: Unquoted `{` of a brace expansion open in the current word ({a,b}).
         self.braces = 0
 
@@ -457,6 +462,10 @@ class _BashLexer(_Lexer):
             return
         if frame.array:
             return
+        if frame.command in _SHELLS and frame.last_word == "-c":
+            for mark in marks:
+                mark.unsafe(f"in the code `{frame.command} -c` runs", _CODE_HELP)
+        frame.last_word = text
         if not frame.command_position:
             return
         assignment = _ASSIGNMENT.match(text)
@@ -482,10 +491,14 @@ class _BashLexer(_Lexer):
         if frame.command in _ARITHMETIC_COMMANDS:
             for mark in frame.command_marks:
                 mark.unsafe(f"an argument of `{frame.command}`, which evaluates it as arithmetic", _ARITH_HELP)
+        if frame.command in _CODE_COMMANDS:
+            for mark in frame.command_marks:
+                mark.unsafe(f"an argument of `{frame.command}`, which runs it as shell code", _CODE_HELP)
         if frame.test_marks is not None:
             frame.test_marks = None
         frame.command_marks = []
         frame.command = None
+        frame.last_word = ""
         frame.command_position = True
         frame.redirect = False
 

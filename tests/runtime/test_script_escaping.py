@@ -222,6 +222,9 @@ def test_non_string_values_render_as_their_text(project):
     ("echo $(case a in a) echo {{v}};; esac) {{v}}", ["UNSAFE", "UNSAFE"]),
     ("cat <<{{v}}\nx\n", ["UNSAFE"]),
     ("echo x 2>&1 > {{v}} && cat < {{v}}", ["WORD", "WORD"]),
+    ("eval echo {{v}}; trap \"echo {{v}}\" EXIT; . {{v}}", ["UNSAFE"] * 3),
+    ("bash -c {{v}}; bash -c 'echo \"$1\"' _ {{v}}", ["UNSAFE", "WORD"]),
+    ("echo x{,{{v}}}", ["WORD"]),
 ])
 def test_bash_contexts(script, contexts):
     assert [slot.context.name for slot in script_slots(script, BASH)] == contexts
