@@ -30,6 +30,8 @@ _BASH_HEREDOC = re.compile(r"([\\$`])")
 _PS_SINGLE = re.compile("(['\u2018\u2019\u201a\u201b])")
 _PS_DOUBLE = re.compile('([`$"\u201c\u201d\u201e])')
 _PS_HEREDOC = re.compile("([`$])")
+#: A number PowerShell reads as one (NaN and Infinity would be command names).
+_PS_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -45,7 +47,8 @@ def escape(value: object, slot: Slot, language: str) -> str:
         _inside_body(text, slot, language)
     if language == POWERSHELL:
         if context is Context.WORD:
-            return text if is_number(value) and not isinstance(value, bool) else "'" + _PS_SINGLE.sub(r"\1\1", text) + "'"
+            number = is_number(value) and not isinstance(value, bool) and _PS_NUMBER.fullmatch(text)
+            return text if number else "'" + _PS_SINGLE.sub(r"\1\1", text) + "'"
         if context is Context.SINGLE:
             return _PS_SINGLE.sub(r"\1\1", text)
         if context is Context.DOUBLE:

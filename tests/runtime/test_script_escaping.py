@@ -297,6 +297,9 @@ def test_powershell_escaping_reads_back_as_the_value(payload):
 
 def test_powershell_numbers_stay_numbers_and_here_strings_cannot_be_ended():
     assert escape(42, _slot(Context.WORD), POWERSHELL) == "42"
+    assert escape(-1.5, _slot(Context.WORD), POWERSHELL) == "-1.5"
+    assert escape(float("nan"), _slot(Context.WORD), POWERSHELL) == "'NaN'"
+    assert escape(True, _slot(Context.WORD), POWERSHELL) == "'true'"
     assert escape("42", _slot(Context.WORD), POWERSHELL) == "'42'"
     with pytest.raises(StepError) as caught:
         escape("x\n'@\nRemove-Item -Recurse /", _slot(Context.HEREDOC_QUOTED, delimiter="'@", before="", after=""), POWERSHELL)
