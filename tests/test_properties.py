@@ -50,7 +50,7 @@ def test_random_yaml_text_under_a_step(text: str) -> None:
 @given(st.lists(st.sampled_from(list("{}$()`'\"\\#@<>-;|&[]\n\t =aEOFv‘“") + ["{{v}}", "<<EOF\n", "\nEOF\n", "$((", "${"]), max_size=40))
 def test_random_scripts(pieces: list[str]) -> None:
     text = "".join(pieces)
-    from catalyst_dsl.syntax.shell_contexts import BASH, POWERSHELL, script_slots
+    from catalyst_dsl.syntax.shell import BASH, POWERSHELL, script_slots
 
     placeholders = [p for p in parse_template(text).parts if type(p).__name__ != "TextPart"]
     for language in (BASH, POWERSHELL):

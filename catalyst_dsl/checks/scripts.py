@@ -14,7 +14,7 @@ from typing import Callable
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell_contexts import JAVASCRIPT, JS_HELP, Context, raw_argument, script_slots
+from catalyst_dsl.syntax.shell import JAVASCRIPT, JS_HELP, Context, raw_argument, script_slots
 
 #: Says where a value comes from when it is untrusted ("the input 'name'"), else None.
 Origin = Callable[[ast.Expr], "str | None"]

@@ -1,6 +1,6 @@
 """Escaping values into shell scripts: each value quoted for exactly the context it stands in.
 
-`syntax/shell_contexts.py` finds, once per script text, where every placeholder stands;
+`syntax/shell/` finds, once per script text, where every placeholder stands;
 `render_script` renders the script with each value escaped for that place, so the value
 is data and the command the author wrote is the command that runs. A plain word is left
 as it is, so benign values render as they always did.
@@ -19,7 +19,7 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell_contexts import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
+from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
 from catalyst_dsl.syntax.templates import parse_template
 
 #: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.

@@ -17,7 +17,7 @@ import pytest
 
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.escaping import escape
-from catalyst_dsl.syntax.shell_contexts import BASH, POWERSHELL, Context, Slot, script_slots
+from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, script_slots
 
 PAYLOADS = {
     "semicolon": "x; touch PWNED",

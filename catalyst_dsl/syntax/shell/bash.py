@@ -1,149 +1,14 @@
-"""Shell script templates: the quoting context of every `{{ }}` / `${{ }}` in a script.
+"""The bash lexer: the quoting context of each placeholder in a bash script.
 
-A value pasted into a script as text can end a quote, start a command substitution or
-a new line and run commands of its own. As Go's html/template does for HTML, the script
-template is lexed once (cached by its text) and each placeholder gets the context it
-stands in: an unquoted word, double quotes, single quotes, or the body of a quoted or
-unquoted here-document. The runtime escapes each value for exactly that context
-(`runtime/escaping.py`); the checker reports a placeholder whose context cannot be
-escaped with certainty (C822) instead of guessing.
-
-The lexers know the quoting rules of bash and PowerShell, not their whole grammars.
-Where they cannot prove what a character means (backticks, `${...}`, arithmetic, a
-comment, the name of the command to run) the slot is UNSAFE with the reason and the fix.
+It follows quotes, `$(...)` (where quoting starts afresh), here-documents, comments and
+which word is the command name; places whose meaning it cannot prove are UNSAFE.
 """
 
 from __future__ import annotations
 
-import enum
-import functools
 import re
 
-import attrs
-
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.templates import parse_template
-
-BASH = "bash"
-POWERSHELL = "powershell"
-JAVASCRIPT = "javascript"
-
-
-class Context(enum.Enum):
-    WORD = "an unquoted word"
-    DOUBLE = "double quotes"
-    SINGLE = "single quotes"
-    HEREDOC = "an unquoted here-document"
-    HEREDOC_QUOTED = "a quoted here-document"
-    UNSAFE = "a place that cannot be escaped"
-
-
-@attrs.frozen
-class Slot:
-    """Where one placeholder stands. `start`/`end` are its offsets in the template text.
-
-    For here-documents, `delimiter` ends the body (a line equal to it in bash, a line
-    starting with it in PowerShell) and `before`/`after` are the template text on the
-    placeholder's line around it (None when another placeholder shares the line), so the
-    runtime can refuse a value that would end the body early.
-    """
-
-    context: Context
-    start: int
-    end: int
-    problem: str = ""
-    help: str = ""
-    delimiter: str = ""
-    strip_tabs: bool = False
-    before: str | None = None
-    after: str | None = None
-    #: An unquoted word inside a brace expansion: quoted even when plain.
-    always_quote: bool = False
-
-
-def raw_argument(part: ast.Part) -> ast.Expr | None:
-    """The argument of `${{ raw(x) }}`: the author's opt-out from escaping, or None."""
-    if isinstance(part, ast.ExprPart):
-        expr = part.expr
-        if isinstance(expr, ast.Call) and isinstance(expr.callee, ast.Name) and expr.callee.name == "raw" and len(expr.args) == 1:
-            return expr.args[0]
-    return None
-
-
-@functools.lru_cache(maxsize=4096)
-def script_slots(text: str, language: str) -> tuple[Slot, ...]:
-    """One Slot per placeholder of the template `text`, in order, for a script in `language`."""
-    parts = parse_template(text).parts
-    if language == BASH:
-        return _BashLexer(text, parts).run()
-    if language == POWERSHELL:
-        return _PowerShellLexer(text, parts).run()
-    return tuple(Slot(Context.UNSAFE, p.start, p.end, "in JavaScript code, which is not escaped", JS_HELP)
-                 for p in parts if not isinstance(p, ast.TextPart))
-
-
-JS_HELP = "read the value inside the script with get('name') instead of pasting it into the code"
-
-
-class _Mark:
-    """A placeholder in the character sequence the lexers read."""
-
-    __slots__ = ("part", "fields")
-
-    def __init__(self, part: ast.Part) -> None:
-        self.part = part
-        self.fields: dict = {}
-
-    def set(self, context: Context, **more) -> None:
-        self.fields = {"context": context, **more}
-
-    def unsafe(self, problem: str, help: str) -> None:
-        if self.fields.get("context") is not Context.UNSAFE:
-            self.fields = {"context": Context.UNSAFE, "problem": problem, "help": help}
-
-
-class _Lexer:
-    def __init__(self, text: str, parts: tuple) -> None:
-        self.text = text
-        self.seq: list = []
-        self.marks: list[_Mark] = []
-        for part in parts:
-            if isinstance(part, ast.TextPart):
-                self.seq.extend(part.text)
-            else:
-                mark = _Mark(part)
-                self.marks.append(mark)
-                self.seq.append(mark)
-
-    def at(self, i: int) -> object:
-        return self.seq[i] if 0 <= i < len(self.seq) else ""
-
-    def ch(self, i: int) -> str:
-        """The character at `i` for membership tests: NUL for a placeholder or past the end."""
-        c = self.at(i)
-        return c if isinstance(c, str) and c else "\0"
-
-    def ahead(self, i: int, text: str) -> bool:
-        return all(self.at(i + k) == c for k, c in enumerate(text))
-
-    def slots(self) -> tuple[Slot, ...]:
-        return tuple(Slot(start=m.part.start, end=m.part.end, **(m.fields or {"context": Context.WORD})) for m in self.marks)
-
-    def body_line(self, mark: _Mark, i: int) -> tuple[str | None, str | None]:
-        """The template text before and after the placeholder at `i` on its line."""
-        start = i
-        while start > 0 and self.at(start - 1) != "\n":
-            start -= 1
-        end = i + 1
-        while end < len(self.seq) and self.at(end) != "\n":
-            end += 1
-        line = self.seq[start:end]
-        if sum(isinstance(c, _Mark) for c in line) > 1:
-            return None, None
-        return "".join(self.seq[start:i]), "".join(self.seq[i + 1:end])
-
-
-# -- bash -----------------------------------------------------------------------------------------
+from catalyst_dsl.syntax.shell.slots import COMMAND_HELP, Context, Lexer, Mark, Slot
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: Words after which the next word is still a command name.
@@ -155,12 +20,9 @@ _ARITHMETIC_COMMANDS = frozenset({"let"})
 #: Builtins that run their arguments as shell code, and shells that run the word after -c.
 _CODE_COMMANDS = frozenset({"eval", "source", ".", "trap"})
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "/bin/bash", "/bin/sh"})
-_CODE_HELP = "pass the value as data instead: in `env:`, or as an argument after the code (bash -c 'echo \"$1\"' _ {{x}})"
-
-_COMMAND_HELP = ("a value cannot choose which program runs: write the command name in the script "
-                 "(e.g. a `case` over the allowed values)")
 _ARITH_HELP = ("arithmetic evaluates text such as a[$(cmd)] as code: check the value is a number first "
                "(${{ Number(x) }} in a `var` step) and pass it in `env:`")
+_CODE_HELP = "pass the value as data instead: in `env:`, or as an argument after the code (bash -c 'echo \"$1\"' _ {{x}})"
 
 
 class _Frame:
@@ -171,24 +33,24 @@ class _Frame:
         #: The quoting modes of the enclosing frame, restored at the closing `)`.
         self.resume = resume or []
         #: Every placeholder inside this frame: they are also part of the word it stands in.
-        self.all_marks: list[_Mark] = []
+        self.all_marks: list[Mark] = []
         self.depth = 0
         self.command_position = True
         self.word: list = []
-        self.word_marks: list[_Mark] = []
+        self.word_marks: list[Mark] = []
         self.redirect = False
         self.heredoc: bool | None = None  # the next word is a here-document delimiter (strip tabs?)
-        self.test_marks: list[_Mark] | None = None  # inside [[ ]]
+        self.test_marks: list[Mark] | None = None  # inside [[ ]]
         self.test_arithmetic = False
         self.command: str | None = None
-        self.command_marks: list[_Mark] = []
+        self.command_marks: list[Mark] = []
         self.array = 0
         self.last_word = ""
         #: Unquoted `{` of a brace expansion open in the current word ({a,b}).
         self.braces = 0
 
 
-class _BashLexer(_Lexer):
+class BashLexer(Lexer):
     def run(self) -> tuple[Slot, ...]:
         self.frames = [_Frame(False)]
         #: Why nothing after this point can be proven (the rest of the script is unsafe).
@@ -206,14 +68,14 @@ class _BashLexer(_Lexer):
     def frame(self) -> _Frame:
         return self.frames[-1]
 
-    def add(self, item: object, mark: _Mark | None = None) -> None:
+    def add(self, item: object, mark: Mark | None = None) -> None:
         frame = self.frame
         frame.word.append(item)
         if mark is not None:
             frame.word_marks.append(mark)
             frame.all_marks.append(mark)
 
-    def place(self, mark: _Mark, i: int, context: Context) -> None:
+    def place(self, mark: Mark, i: int, context: Context) -> None:
         prev = self.at(i - 1)
         if prev == "$" and context is not Context.SINGLE:
             mark.unsafe("right after a `$`, where it would change what the `$` expands", "put a space or a quote between the `$` and the placeholder")
@@ -228,7 +90,7 @@ class _BashLexer(_Lexer):
         if self.modes:
             return self.quoted(i, c)
         frame = self.frame
-        if isinstance(c, _Mark):
+        if isinstance(c, Mark):
             self.place(c, i, Context.WORD)
             if frame.braces:
                 c.fields["always_quote"] = True  # a plain `b,c` would split {a,b,c} in two
@@ -251,7 +113,7 @@ class _BashLexer(_Lexer):
                 return i + 2
             self.add("\\")
             nxt = self.at(i + 1)
-            if isinstance(nxt, _Mark):
+            if isinstance(nxt, Mark):
                 nxt.unsafe("right after a backslash", "remove the backslash")
                 self.add("\0", nxt)
             elif nxt:
@@ -358,11 +220,11 @@ class _BashLexer(_Lexer):
             if c == "\n":
                 self.modes.pop()
                 return i  # the newline ends the command as usual
-            if isinstance(c, _Mark):
+            if isinstance(c, Mark):
                 c.unsafe("inside a comment, where a line break in the value would start a command",
                          "move it out of the comment")
             return i + 1
-        if isinstance(c, _Mark):
+        if isinstance(c, Mark):
             if mode == "single":
                 self.place(c, i, Context.SINGLE)
             elif mode == "double":
@@ -384,7 +246,7 @@ class _BashLexer(_Lexer):
             return i + 1
         if c == "\\" and mode != "arithmetic":
             nxt = self.at(i + 1)
-            if isinstance(nxt, _Mark):
+            if isinstance(nxt, Mark):
                 nxt.unsafe("right after a backslash", "remove the backslash")
                 self.add("\0", nxt)
             return i + 2
@@ -484,7 +346,7 @@ class _BashLexer(_Lexer):
             return
         frame.command = text
         for mark in marks:
-            mark.unsafe("as (part of) the name of the command to run", _COMMAND_HELP)
+            mark.unsafe("as (part of) the name of the command to run", COMMAND_HELP)
 
     def end_command(self, frame: _Frame) -> None:
         self.end_word(frame)
@@ -529,7 +391,7 @@ class _BashLexer(_Lexer):
         j = i
         while j < end:
             c = self.at(j)
-            if isinstance(c, _Mark):
+            if isinstance(c, Mark):
                 before, after = self.body_line(c, j)
                 if self.lost:
                     c.unsafe(self.lost, "move the value out of the `$(...)` into a variable set before it")
@@ -553,122 +415,3 @@ class _BashLexer(_Lexer):
                 elif c in ")}" and expansion:
                     expansion -= 1
             j += 1
-
-
-# -- PowerShell -----------------------------------------------------------------------------------
-
-_PS_SINGLE = "'\u2018\u2019\u201a\u201b"
-_PS_DOUBLE = '"\u201c\u201d\u201e'
-#: Characters that end a bare word in PowerShell.
-_PS_BOUNDARY = frozenset(" \t\r\n;,(){}|=")
-_PS_WORD_HELP = "put it inside quotes: '{{x}}' or \"{{x}}\""
-
-
-class _PowerShellLexer(_Lexer):
-    def run(self) -> tuple[Slot, ...]:
-        i = 0
-        n = len(self.seq)
-        mode = "code"
-        depth = 0
-        call_next = False  # the next word is run by `&` or `.`
-        here_end = ""
-        while i < n:
-            c = self.at(i)
-            line_start = i == 0 or self.at(i - 1) == "\n"
-            if mode == "code":
-                if isinstance(c, _Mark):
-                    alone = (i == 0 or self.ch(i - 1) in _PS_BOUNDARY) and (i + 1 >= n or self.ch(i + 1) in _PS_BOUNDARY)
-                    if call_next:
-                        c.unsafe("as the command that `&` or `.` runs", _COMMAND_HELP)
-                    elif self.at(i - 1) == "`":
-                        c.unsafe("right after a backtick escape", "remove the backtick")
-                    elif not alone:
-                        c.unsafe("joined to other characters outside quotes", _PS_WORD_HELP)
-                    else:
-                        c.set(Context.WORD)
-                    call_next = False
-                elif c == "#" and (i == 0 or self.ch(i - 1) in _PS_BOUNDARY):
-                    mode = "comment"
-                elif c == "<" and self.at(i + 1) == "#":
-                    mode, i = "block", i + 1
-                elif c == "`":
-                    i += 1
-                elif c in _PS_SINGLE:
-                    mode = "single"
-                elif c in _PS_DOUBLE:
-                    mode = "double"
-                elif c == "@" and self.ch(i + 1) in (_PS_SINGLE + _PS_DOUBLE) and self._line_break(i + 2):
-                    single = self.ch(i + 1) in _PS_SINGLE
-                    mode, here_end = ("here-single", "'@") if single else ("here-double", '"@')
-                    i = self._line_break(i + 2) - 1
-                elif c == "$" and self.at(i + 1) == "{":
-                    mode = "braced"
-                elif c in "&." and (self.at(i + 1) in (" ", "\t")) and (i == 0 or self.ch(i - 1) in _PS_BOUNDARY):
-                    call_next = True
-                elif c not in (" ", "\t"):
-                    call_next = False
-            elif mode in ("single", "double"):
-                quotes = _PS_SINGLE if mode == "single" else _PS_DOUBLE
-                if isinstance(c, _Mark):
-                    if mode == "double" and depth:
-                        c.unsafe("inside a $(...) subexpression in a string", "move the value out of the $(...)")
-                    elif mode == "double" and self.at(i - 1) in ("$", "`"):
-                        c.unsafe("right after a `$` or a backtick", "put a space before the placeholder")
-                    else:
-                        c.set(Context.SINGLE if mode == "single" else Context.DOUBLE)
-                elif mode == "double" and c == "`":
-                    i += 1
-                elif mode == "double" and c == "$" and self.at(i + 1) == "(":
-                    depth, i = depth + 1, i + 1
-                elif mode == "double" and depth and c == "(":
-                    depth += 1
-                elif mode == "double" and depth and c == ")":
-                    depth -= 1
-                elif c in quotes and not depth:
-                    if self.ch(i + 1) in quotes:
-                        i += 1  # '' or "": the quote itself
-                    else:
-                        mode = "code"
-            elif mode in ("here-single", "here-double"):
-                if isinstance(c, _Mark):
-                    before, after = self.body_line(c, i)
-                    if mode == "here-double" and (depth or self.at(i - 1) in ("$", "`")):
-                        c.unsafe("inside a $(...) subexpression, or right after `$` or a backtick, in a here-string",
-                                 "move the value out of the $(...)")
-                    else:
-                        c.set(Context.HEREDOC_QUOTED if mode == "here-single" else Context.HEREDOC,
-                              delimiter=here_end, before=before, after=after)
-                elif line_start and self.ahead(i, here_end):
-                    mode = "code"
-                    i += 1
-                elif mode == "here-double" and c == "`":
-                    i += 1
-                elif mode == "here-double" and c == "$" and self.at(i + 1) == "(":
-                    depth, i = depth + 1, i + 1
-                elif mode == "here-double" and depth and c == ")":
-                    depth -= 1
-            elif mode == "comment":
-                if isinstance(c, _Mark):
-                    c.unsafe("inside a comment, where a line break in the value would start a command", "move it out of the comment")
-                elif c == "\n":
-                    mode = "code"
-            elif mode == "block":
-                if isinstance(c, _Mark):
-                    c.unsafe("inside a <# #> comment, which the value could end", "move it out of the comment")
-                elif c == "#" and self.at(i + 1) == ">":
-                    mode, i = "code", i + 1
-            elif mode == "braced":
-                if isinstance(c, _Mark):
-                    c.unsafe("inside a ${...} variable name", "set a variable from the value first")
-                elif c == "}":
-                    mode = "code"
-            i += 1
-        return self.slots()
-
-    def _line_break(self, i: int) -> int:
-        """The index after the line break that must follow `@'` / `@"`, or 0 when there is none."""
-        while self.at(i) in (" ", "\t"):
-            i += 1
-        if self.at(i) == "\r":
-            i += 1
-        return i + 1 if self.at(i) == "\n" else 0
