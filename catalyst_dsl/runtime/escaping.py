@@ -64,6 +64,15 @@ def escape(value: object, slot: Slot, language: str) -> str:
     return _BASH_HEREDOC.sub(r"\\\1", text) if context is Context.HEREDOC else text
 
 
+def escaped_forms(text: str) -> set[str]:
+    """Every way `escape` can write `text` inside its quotes, for the secret masker: a
+    secret escaped into a script is still the secret."""
+    return {
+        text.replace("'", "'\\''"), _BASH_DOUBLE.sub(r"\\\1", text), _BASH_HEREDOC.sub(r"\\\1", text),
+        _PS_SINGLE.sub(r"\1\1", text), _PS_DOUBLE.sub(r"`\1", text), _PS_HEREDOC.sub(r"`\1", text),
+    }
+
+
 def _representable(text: str) -> None:
     if "\0" in text:
         raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",

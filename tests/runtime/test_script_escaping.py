@@ -375,3 +375,31 @@ def test_temp_paths_in_values_are_not_rewritten(project):
     assert result.exit_code == 0, result.output
     assert not project.exists("PWNED")
     assert project.read("out.txt") == "made\ntemp://x\\|; touch PWNED; echo |temp://x\\|"
+
+
+def test_a_secret_escaped_into_a_script_is_still_masked(project):
+    # Escaping changes how a secret is written (a quote becomes '\'' or \"), and the masker
+    # knows those forms, so the plan shows *** rather than the escaped secret.
+    secret = "it's $ecret \"q\" `x`"
+    project.playbook("hidden", """
+        name: hidden
+        description: a secret in every quoting context
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - bash: |
+              printf '%s' {{token}} "{{token}}" '{{token}}'
+              cat <<EOF
+              {{token}}
+              EOF
+            writes: []
+          - powershell: |
+              Write-Output {{token}} '{{token}}' "{{token}}"
+            writes: []
+        """)
+    result = project.run("hidden", "--what-if", "--format", "json", token=secret)
+    assert result.exit_code == 0, result.output
+    scripts = [s["config"]["script"] for s in json.loads(result.stdout)["steps"] if s["action"] in ("bash", "powershell")]
+    assert scripts == ["printf '%s' '***' \"***\" '***'\ncat <<EOF\n***\nEOF\n", "Write-Output '***' '***' \"***\"\n"]
