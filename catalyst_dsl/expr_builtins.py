@@ -38,6 +38,8 @@ LOG_ENTRY = ObjectT(tuple((k, Field(v)) for k, v in {"level": STRING, "message":
 FUNCTIONS: dict[str, Type] = {
     "String": STRING, "Number": NUMBER, "Boolean": BOOLEAN, "parseInt": NUMBER, "parseFloat": NUMBER,
     "get": ANY, "logs": ArrayT(LOG_ENTRY),
+    # `${{ raw(x) }}` in a script: x's text goes in unescaped (docs/running.md, "Values in scripts").
+    "raw": STRING,
 }
 
 #: The path protocols of LANGUAGE.md section 5.

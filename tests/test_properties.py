@@ -44,3 +44,15 @@ def test_mutated_playbook(at: int, cut: int, insert: bytes) -> None:
 def test_random_yaml_text_under_a_step(text: str) -> None:
     body = b"name: x\ndescription: d\nowner: o\nsteps:\n  - display: " + text.encode("utf-8", "replace") + b"\n"
     compile_bytes(body, "p.yaml")
+
+
+@FAST
+@given(st.lists(st.sampled_from(list("{}$()`'\"\\#@<>-;|&[]\n\t =aEOFv‘“") + ["{{v}}", "<<EOF\n", "\nEOF\n", "$((", "${"]), max_size=40))
+def test_random_scripts(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    from catalyst_dsl.syntax.shell import BASH, POWERSHELL, script_slots
+
+    placeholders = [p for p in parse_template(text).parts if type(p).__name__ != "TextPart"]
+    for language in (BASH, POWERSHELL):
+        slots = script_slots(text, language)
+        assert [(s.start, s.end) for s in slots] == [(p.start, p.end) for p in placeholders]

@@ -118,18 +118,20 @@ _AI = [
 _PROCESS_CONFIG = dict(cwd=opt(STRING, "working directory"), env=opt(STRING_MAP, "environment variables"))
 _PROCESS = [
     _spec("bash", "process", "Run a bash script.", obj(script=req(STRING), **_PROCESS_CONFIG),
-          "script", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True),
+          "script", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, script=("script", "bash")),
     _spec("powershell", "process", "Run a PowerShell script with pwsh.", obj(script=req(STRING), **_PROCESS_CONFIG),
-          "script", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="pwsh"),
+          "script", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="pwsh",
+          script=("script", "powershell")),
     _spec("command", "process", "Run a program with arguments, no shell.", obj(argv=req(STRINGS), **_PROCESS_CONFIG),
           "argv", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True),
     _spec("script", "process", "Run JavaScript with node; get() and set() reach playbook variables.",
           obj(code=req(STRING), cwd=opt(STRING)),
-          "code", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="node"),
+          "code", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="node",
+          script=("code", "javascript")),
     _spec("test", "process", "Run the project's test command; fails on a non-zero exit.",
           obj(command=req(STRING), reports=opt(STRINGS), coverageReport=opt(STRING), coverageThreshold=opt(NUMBER), **_PROCESS_CONFIG),
           "command", obj(exitCode=NUMBER, stdout=STRING, stderr=STRING, reports=STRINGS, coverage=union(NUMBER, NULL)),
-          Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True),
+          Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, script=("command", "bash")),
 ]
 
 _FILES = [

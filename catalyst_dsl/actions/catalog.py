@@ -71,6 +71,9 @@ class ActionSpec:
     requires: str | None = None
     #: Its `waitForReview: true` pauses the run after it until what it made is reviewed.
     pauses_for_review: bool = False
+    #: (config key, language) of the script it runs: values in that key are escaped for
+    #: where they stand (bash, powershell) or reported as unescaped (javascript).
+    script: tuple[str, str] | None = None
 
     def config_keys(self) -> list[str]:
         return self.config.names()

@@ -15,6 +15,7 @@ import attrs
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.checks.scripts import check_script
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.catalyst import input_type
 from catalyst_dsl.dialects.values import a_type, suggest
@@ -31,6 +32,8 @@ class Binding:
     type: t.Type
     kind: str  # input | var | step | loop | parameter | error | script
     span: Span | None
+    #: For a var or loop variable: the untrusted value it holds, if any (for C821).
+    source: str | None = None
 
 
 class Scope:
@@ -167,7 +170,7 @@ class ReferenceChecker:
             vtype = self.value(value, scope) if value is not None else t.NULL
             name = cfg.get("name")
             if isinstance(name, ir.Lit) and isinstance(name.value, str):
-                scope.assign(Binding(name.value, vtype, "var", name.span))
+                scope.assign(Binding(name.value, vtype, "var", name.span, self.value_origin(value, scope)))
         elif action == "if":
             cond = cfg.get("condition")
             if cond is not None:
@@ -186,7 +189,7 @@ class ReferenceChecker:
             body = Scope(scope)
             item = cfg.get("item")
             if isinstance(item, ir.Lit) and isinstance(item.value, str):
-                body.define(Binding(item.value, element, "loop", item.span))
+                body.define(Binding(item.value, element, "loop", item.span, self.value_origin(items, scope)))
             index = cfg.get("index")
             index_name = index.value if isinstance(index, ir.Lit) and isinstance(index.value, str) else "index"
             body.define(Binding(index_name, t.NUMBER, "loop", index.span if index is not None else step.span))
@@ -228,6 +231,9 @@ class ReferenceChecker:
             spec = self.catalog.get(action)
             self.config_values(cfg, scope)
             result = spec.result
+            script = cfg.get(spec.script[0]) if spec.script is not None else None
+            if isinstance(script, ir.Tmpl):
+                check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope))
             if action == "script":
                 code = cfg.get("code")
                 text = code.value if isinstance(code, ir.Lit) else code.text if isinstance(code, ir.Tmpl) else ""
@@ -242,6 +248,59 @@ class ReferenceChecker:
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
+
+    # -- where values come from (C821) ------------------------------------------------------------
+
+    def origin(self, node, scope: Scope) -> str | None:
+        """Where an untrusted value read by `node` comes from: an input, a step's result (an
+        AI answer is one), a value a script set, a function input, `$error`; None when
+        every name it reads holds only what the playbook wrote."""
+        if isinstance(node, ast.PathRef):
+            return self._name_origin(node.root, node.segments[:1], scope)
+        if isinstance(node, ast.Name):
+            return self._name_origin(node.name, (), scope)
+        if isinstance(node, ast.Member) and isinstance(node.target, ast.Name) and node.target.name == "inputs":
+            return self._name_origin("inputs", (node.name,), scope)
+        if isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and node.callee.name == "get":
+            if node.args and isinstance(node.args[0], ast.Literal) and isinstance(node.args[0].value, str):
+                root, *rest = node.args[0].value.split(".")
+                return self._name_origin(root, rest[:1], scope)
+            return "a value read with get()"
+        for child in ast.children(node):
+            if isinstance(node, ast.Call) and child is node.callee:
+                continue
+            found = self.origin(child, scope)
+            if found is not None:
+                return found
+        return None
+
+    def _name_origin(self, name: str, segments, scope: Scope) -> str | None:
+        binding = scope.lookup(name)
+        if binding is None:
+            if name == "inputs":
+                return f"the input '{segments[0]}'" if segments else "the inputs"
+            return None
+        described = {"input": f"the input '{name}'", "step": f"the result of step '{name}'",
+                     "script": f"'{name}', set by a script", "parameter": f"the function input '{name}'",
+                     "error": "$error"}.get(binding.kind)
+        if described is not None:
+            return described
+        return f"'{name}' (which holds {binding.source})" if binding.source else None
+
+    def value_origin(self, value: ir.Value | None, scope: Scope) -> str | None:
+        if isinstance(value, ir.Tmpl):
+            for part in value.parts:
+                node = part.ref if isinstance(part, ast.RefPart) else part.expr if isinstance(part, ast.ExprPart) else None
+                found = self.origin(node, scope) if node is not None else None
+                if found is not None:
+                    return found
+        elif isinstance(value, (ir.ListV, ir.MapV)):
+            items = value.items if isinstance(value, ir.ListV) else [e.value for e in value.entries]
+            for item in items:
+                found = self.value_origin(item, scope)
+                if found is not None:
+                    return found
+        return None
 
     def playbook_call(self, step: ir.Step, scope: Scope) -> None:
         input_types: dict[str, t.Type] | None = None

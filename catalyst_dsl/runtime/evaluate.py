@@ -48,6 +48,7 @@ __all__ = [
     "resolve_path",
     "render",
     "materialize",
+    "part_value",
     "truthy",
     "to_text",
     "to_number",
@@ -325,7 +326,8 @@ def resolve_path(ref: ast.PathRef | ast.ProtocolRef, env: Env, *, base: int = 0)
     return _Evaluator(env, base).reference(ref)
 
 
-def _part_value(part: ast.RefPart | ast.ExprPart, env: Env) -> object:
+def part_value(part: ast.RefPart | ast.ExprPart, env: Env) -> object:
+    """The value of one `{{ }}` / `${{ }}` part of a template."""
     if isinstance(part, ast.RefPart):
         return resolve_path(part.ref, env, base=part.base)
     return evaluate(part.expr, env, base=part.base)
@@ -340,10 +342,10 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         raise EvaluationError(error.message, error.start, error.end)
     single = parsed.single
     if single is not None:
-        return _part_value(single, env)
+        return part_value(single, env)
     pieces = []
     for part in parsed.parts:
-        value = part.text if isinstance(part, ast.TextPart) else _part_value(part, env)
+        value = part.text if isinstance(part, ast.TextPart) else part_value(part, env)
         if value is UNKNOWN:
             return UNKNOWN  # text around an unknown value is unknown too
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))

@@ -588,7 +588,15 @@ class Interpreter:
         return materialize(value, env)
 
     def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
-        return {e.key: self._value(e.value, env) for e in step.config.entries}
+        spec = self.catalog.get(step.action)
+        script = spec.script if spec is not None else None
+        if script is None:
+            return {e.key: self._value(e.value, env) for e in step.config.entries}
+        from catalyst_dsl.runtime.escaping import render_script
+
+        key, language = script
+        return {e.key: render_script(e.value, env, language) if e.key == key else self._value(e.value, env)
+                for e in step.config.entries}
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
         from catalyst_dsl.runtime.evaluate import explain

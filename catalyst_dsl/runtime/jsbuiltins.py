@@ -511,6 +511,8 @@ FUNCTIONS: dict[str, Callable[[Env, list], object]] = {
     "parseFloat": lambda env, a: _parse_float(a),
     "get": _get,
     "logs": _logs,
+    # The text itself; as a whole placeholder in a script, the renderer skips escaping it.
+    "raw": lambda env, a: to_text(a[0]) if a else "",
 }
 
 

@@ -158,7 +158,8 @@ def _refuse_shared(path: Path) -> None:
 
 
 class Masker:
-    """Replaces every known secret, and its JSON-escaped and URL-encoded forms, with `***`.
+    """Replaces every known secret, and its JSON-escaped, URL-encoded and shell-escaped
+    forms (runtime/escaping.py), with `***`.
 
     Where secrets overlap or touch in a text, their union becomes one `***`, so no part of
     either is left showing. Any non-empty string is a secret (also a short one: a short
@@ -182,7 +183,9 @@ class Masker:
         text = value if isinstance(value, str) else str(value)
         if not text:
             return
-        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+        from catalyst_dsl.runtime.escaping import escaped_forms
+
+        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], *escaped_forms(text)}
         try:
             forms |= {quote(text, safe=""), quote_plus(text, safe="")}
         except UnicodeEncodeError:

@@ -42,8 +42,14 @@ def scratch_paths(ctx: ActionContext, script: str) -> str:
 
     A program cannot open `temp://`; the original engine rewrites these before running a
     script, and playbooks rely on it. The directory is created so the script can write.
+    Only the author's text is rewritten: a value placed in the script (`escaping.Script`
+    says where) is data and arrives as it was.
     """
+    values = getattr(script, "values", ())
+
     def real(match: re.Match) -> str:
+        if any(start < match.end() and match.start() < end for start, end in values):
+            return match.group(0)
         path = ctx.gateway.scratch_path("temp://" + match.group(1))
         ctx.gateway.scratch.mkdir(parents=True, exist_ok=True)
         return shlex.quote(str(path))

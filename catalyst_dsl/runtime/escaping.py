@@ -1,0 +1,148 @@
+"""Escaping values into shell scripts: each value quoted for exactly the context it stands in.
+
+`syntax/shell/` finds, once per script text, where every placeholder stands;
+`render_script` renders the script with each value escaped for that place, so the value
+is data and the command the author wrote is the command that runs. A plain word is left
+as it is, so benign values render as they always did.
+
+Values are first turned into text as everywhere else (`to_text`: numbers as JavaScript
+writes them, true/false, null, arrays joined with commas, objects as JSON), then escaped.
+`${{ raw(x) }}` is the author's opt-out: the text goes in unescaped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
+from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
+from catalyst_dsl.syntax.templates import parse_template
+
+#: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
+_BASH_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
+_BASH_DOUBLE = re.compile(r'([\\"$`])')
+_BASH_HEREDOC = re.compile(r"([\\$`])")
+#: PowerShell's quote characters include the typographic ones.
+_PS_SINGLE = re.compile("(['\u2018\u2019\u201a\u201b])")
+_PS_DOUBLE = re.compile('([`$"\u201c\u201d\u201e])')
+_PS_HEREDOC = re.compile("([`$])")
+#: A number PowerShell reads as one (NaN and Infinity would be command names).
+_PS_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape(value: object, slot: Slot, language: str) -> str:
+    """`value` as text that stands for exactly itself in `slot` of a `language` script."""
+    text = to_text(value)
+    _representable(text)
+    context = slot.context
+    if context is Context.UNSAFE:
+        raise StepError("UnsafeTemplate", f"a value stands {slot.problem}; it cannot be escaped there",
+                        guidance=slot.help + " (`catalyst check` reports this as C822)")
+    if context in (Context.HEREDOC, Context.HEREDOC_QUOTED):
+        _inside_body(text, slot, language)
+    if language == POWERSHELL:
+        if context is Context.WORD:
+            number = is_number(value) and not isinstance(value, bool) and _PS_NUMBER.fullmatch(text)
+            return text if number else "'" + _PS_SINGLE.sub(r"\1\1", text) + "'"
+        if context is Context.SINGLE:
+            return _PS_SINGLE.sub(r"\1\1", text)
+        if context is Context.DOUBLE:
+            return _PS_DOUBLE.sub(r"`\1", text)
+        return _PS_HEREDOC.sub(r"`\1", text) if context is Context.HEREDOC else text
+    if context is Context.WORD:
+        plain = _BASH_PLAIN.fullmatch(text) and not slot.always_quote
+        return text if plain else "'" + text.replace("'", "'\\''") + "'"
+    if context is Context.SINGLE:
+        return text.replace("'", "'\\''")
+    if context is Context.DOUBLE:
+        return _BASH_DOUBLE.sub(r"\\\1", text)
+    return _BASH_HEREDOC.sub(r"\\\1", text) if context is Context.HEREDOC else text
+
+
+def escaped_forms(text: str) -> set[str]:
+    """Every way `escape` can write `text` inside its quotes, for the secret masker: a
+    secret escaped into a script is still the secret."""
+    return {
+        text.replace("'", "'\\''"), _BASH_DOUBLE.sub(r"\\\1", text), _BASH_HEREDOC.sub(r"\\\1", text),
+        _PS_SINGLE.sub(r"\1\1", text), _PS_DOUBLE.sub(r"`\1", text), _PS_HEREDOC.sub(r"`\1", text),
+    }
+
+
+def _representable(text: str) -> None:
+    if "\0" in text:
+        raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
+                        guidance="pass binary data through a file (file-write, then read it in the script)")
+    if _LONE_SURROGATE.search(text):
+        raise StepError("UnsafeValue", "a value for a script is not valid Unicode text (it holds a lone surrogate)",
+                        guidance="pass the value through a file, or fix its source")
+
+
+def _inside_body(text: str, slot: Slot, language: str) -> None:
+    """Refuse a value that would end its here-document early (a line that is the delimiter)."""
+    lines = text.split("\n")
+    if slot.strip_tabs and "\n\t" in text:
+        raise StepError("UnsafeValue", "a value in a <<- here-document has lines that start with a tab, which bash would remove",
+                        guidance="use << instead of <<-, or pass the value in `env:`")
+    if slot.before is None or slot.after is None:
+        # Another placeholder shares the line, so its whole text is not known here: any
+        # line holding the delimiter might end the body.
+        candidates = [slot.delimiter] if any(slot.delimiter in line for line in lines) else []
+    else:
+        candidates = [slot.before + lines[0], *lines[1:]]
+        candidates[-1] += slot.after
+    for line in candidates:
+        if language == POWERSHELL:
+            ends = line.lstrip().startswith(slot.delimiter)
+        else:
+            ends = (line.lstrip("\t") if slot.strip_tabs else line) == slot.delimiter
+        if ends:
+            raise StepError("UnsafeValue", f"a value would end its here-document early: it holds a line '{slot.delimiter}'",
+                            guidance="choose a delimiter the value cannot contain, or pass the value in `env:`")
+
+
+class Script(str):
+    """A rendered script that knows where its values are: `values` holds the (start, end)
+    offsets of each escaped value, so later rewriting of the author's text (`temp://`
+    paths, `actions/process.scratch_paths`) leaves the values alone."""
+
+    values: tuple[tuple[int, int], ...]
+
+    def __new__(cls, pieces: list[tuple[str, bool]]) -> "Script":
+        script = super().__new__(cls, "".join(text for text, _ in pieces))
+        spans, at = [], 0
+        for text, is_value in pieces:
+            if is_value:
+                spans.append((at, at + len(text)))
+            at += len(text)
+        script.values = tuple(spans)
+        return script
+
+
+def render_script(value: ir.Value, env: Env, language: str) -> object:
+    """The script of a step with every placeholder escaped for where it stands."""
+    if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
+        return materialize(value, env)
+    parsed = parse_template(value.text)
+    if parsed.errors:
+        error = parsed.errors[0]
+        raise EvaluationError(error.message, error.start, error.end)
+    slots = iter(script_slots(value.text, language))
+    pieces: list[tuple[str, bool]] = []
+    for part in parsed.parts:
+        if isinstance(part, ast.TextPart):
+            pieces.append((part.text, False))
+            continue
+        slot = next(slots)
+        got = part_value(part, env)
+        if got is UNKNOWN:
+            return UNKNOWN  # what-if: the script is not known until the value is
+        if raw_argument(part) is not None:
+            pieces.append((to_text(got), False))  # trusted: it is the author's text
+        else:
+            pieces.append((escape(got, slot, language), True))
+    return Script(pieces)
