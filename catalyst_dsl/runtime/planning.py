@@ -12,6 +12,7 @@ import contextvars
 from typing import Any, Callable, Iterator
 
 from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.taint import placeholders
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)
@@ -55,8 +56,9 @@ class PlanRecorder:
             CONDITIONAL.reset(token)
 
     def shown(self, value: Any) -> Any:
-        """A config value as the plan shows it: unknowns named, secrets masked, JSON only."""
-        return self.mask(as_json_data(value))
+        """A config value as the plan shows it: unknowns named, secrets and values computed
+        from them as placeholders (`<secret-derived:token>`), other secrets masked, JSON only."""
+        return self.mask(placeholders(as_json_data(value)))
 
     @staticmethod
     def settle(entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:

@@ -95,6 +95,7 @@ class Session:
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
             self._add_secret(values.get(name))
+        self._mark_secrets(values, secrets)
         now = utc_now()
         state = RunState(
             run_id="", playbook=PlaybookRef(name=playbook.name, file=relative_to_root(self.project, file), fingerprint=paths.fingerprint(playbook)),
@@ -148,6 +149,7 @@ class Session:
         for name in secrets:
             if values.get(name) != secret_placeholder(name):
                 self._add_secret(values.get(name))
+        self._mark_secrets(values, secrets)
         events = Events(log_format="text", out=io.StringIO(), mask=self.masker.mask)
         recorder = PlanRecorder(self.masker.mask)
         scratch = self.state_dir / "tmp" / "what-if"
@@ -217,6 +219,7 @@ class Session:
             else:
                 values[name] = value
                 self._add_secret(value)
+        self._mark_secrets(values, state.secret_inputs)
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
@@ -237,6 +240,14 @@ class Session:
         if value is not None:
             self._add_secret(value)
         return value
+
+    def _mark_secrets(self, values: dict[str, Any], secrets: list[str]) -> None:
+        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/taint.py)."""
+        from catalyst_dsl.runtime.taint import secret_text
+
+        for name in secrets:
+            if name in values:
+                values[name] = secret_text(values[name], name, self.masker)
 
     def _add_secret(self, value: Any) -> None:
         self.masker.add(value)
