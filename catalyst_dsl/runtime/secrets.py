@@ -182,20 +182,28 @@ class Masker:
     def __len__(self) -> int:
         return len(self._secrets)
 
-    def add(self, value: object) -> None:
-        """Mask `value` from now on. Numbers are masked as their text; empty strings, None and booleans are ignored."""
+    def add(self, value: object, *, as_text: bool = True) -> None:
+        """Mask `value` from now on. Numbers are masked as their text; empty strings, None and booleans are ignored.
+
+        `as_text=False`: only the forms a program makes of it (base64, reversed), for text
+        whose secret parts are masked already where it is shown as it is (a template).
+        """
         if value is None or isinstance(value, bool):
             return
         text = value if isinstance(value, str) else str(value)
         if not text:
             return
-        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
-        try:
-            forms |= {quote(text, safe=""), quote_plus(text, safe="")}
-        except UnicodeEncodeError:
-            pass  # a lone surrogate (an undecodable environment byte) has no URL form
+        forms: set[str] = set()
+        if as_text:
+            forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+            try:
+                forms |= {quote(text, safe=""), quote_plus(text, safe="")}
+            except UnicodeEncodeError:
+                pass  # a lone surrogate (an undecodable environment byte) has no URL form
         if len(text) >= MIN_PROGRAM_FORM_LENGTH:
             forms |= _program_forms(text)
+        if not forms:
+            return
         with self._lock:
             if not forms <= self._secrets:
                 self._secrets |= forms

@@ -141,8 +141,10 @@ def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None
 
 def _derived(text: str, taint: Taint, joined: bool, shown: str | None) -> SecretText:
     masker = taint.masker
-    if masker is not None and len(text) >= MIN_DERIVED_LENGTH and not (joined and masker.mask_text(text) != text):
-        masker.add(str(text))
+    if masker is not None and len(text) >= MIN_DERIVED_LENGTH:
+        # Text put together around a masked piece is shown with only that piece masked;
+        # what a program makes of the whole (its base64) is masked whole.
+        masker.add(str(text), as_text=not (joined and masker.mask_text(text) != text))
     sources = frozenset(taint.sources | (text.sources if isinstance(text, SecretText) else set()))
     return SecretText(text, sources, taint.masker, derived=True, shown=shown)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,137 @@ def test_programs_transforming_a_secret_are_masked_in_base64_and_reversed():
     short = Masker()
     short.add("abc")
     assert short.mask_text("cba YWJj") == "cba YWJj"  # too short to mask in program forms
+
+
+# -- whole runs: no artifact holds a derived form --------------------------------------------------
+
+#: name -> (the expression a playbook derives, the text it yields from SECRET).
+RUN_DERIVATIONS = {
+    "upper": ("${{ token.toUpperCase() }}", SECRET.upper()),
+    "lower": ("${{ token.toLowerCase() }}", SECRET.lower()),
+    "spaced": ("${{ token.split('').join(' ') }}", " ".join(SECRET)),
+    "slice": ("${{ token.slice(4, 11) }}", SECRET[4:11]),
+    "substring": ("${{ token.substring(2, 8) }}", SECRET[2:8]),
+    "concatenation": ("${{ 'key=' + token }}", "key=" + SECRET),
+    "json": ("${{ JSON.stringify({auth: {token: token}}) }}", json.dumps({"auth": {"token": SECRET}}, separators=(",", ":"))),
+    "template": ("prefix-{{token}}-suffix", f"prefix-{SECRET}-suffix"),
+    "conditional": ("${{ token.length > 3 ? token.toLowerCase() : 'short' }}", SECRET.lower()),
+    "array": ("${{ [token.toUpperCase(), 'other'] }}", SECRET.upper()),
+}
+#: How the playbook uses the derived value where text is expected (an array: its item).
+USE = {"array": "derived[0]"}
+
+LEAK = """
+name: leak
+description: derives a value from a secret and shows, saves, plans and hands it on
+owner: Engineer
+inputs:
+  - string: token
+    secret: true
+steps:
+  - var: derived
+    value: "{expression}"
+  - log-info: "derived: ${{{{ {use} }}}}"
+  - display: "${{{{ {use} }}}}"
+  - file-write: temp://derived.txt
+    content: "${{{{ {use} }}}}"
+  - name: echo
+    bash: |
+      printf 'echoed: %s\\n' "$DERIVED"
+      printf '%s' "$DERIVED" | base64 -w0; echo
+      printf '%s\\n' "$DERIVED" | base64 -w0; echo
+      printf '%s' "$DERIVED" | rev; echo
+    env:
+      DERIVED: "${{{{ {use} }}}}"
+  - return:
+      derived: "${{{{ derived }}}}"
+"""
+
+
+def forms_of(text: str) -> set[str]:
+    """What must appear nowhere: the text, and what the step's program made of it."""
+    forms = {text, json.dumps(text)[1:-1], text[::-1]}
+    if len(text) >= 6:
+        forms |= {base64.b64encode(text.encode()).decode(), base64.b64encode((text + "\n").encode()).decode()}
+    return forms
+
+
+def files_left(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", RUN_DERIVATIONS)
+def test_a_derived_secret_appears_in_no_output_file_plan_or_snapshot(project, tmp_path, case):
+    expression, derived = RUN_DERIVATIONS[case]
+    project.playbook("leak", LEAK.format(expression=expression, use=USE.get(case, "derived")))
+    shown: dict[str, str] = {}
+    text_run = project.run("leak", token=SECRET)
+    assert text_run.exit_code == 0, text_run.output
+    # The program got the value; the console shows its line with the secret part hidden.
+    assert re.search(r"echoed: \S*\*\*\*", text_run.output), text_run.output
+    shown["console"] = text_run.output
+    json_run = project.run("leak", "--log-format", "json", token=SECRET)
+    assert json_run.exit_code == 0, json_run.output
+    shown["json log"] = json_run.output
+    for run in project.archived_snapshots():
+        run_id = run.stem[len("run-"):]
+        shown[f"runs show {run_id}"] = project.cli("runs", "show", run_id).output
+        shown[f"runs export {run_id}"] = project.cli("runs", "export", run_id).output
+    report = tmp_path / "plan.json"
+    plan_run = project.run("leak", "--what-if", "--what-if-report", str(report), token=SECRET)
+    assert plan_run.exit_code == 0, plan_run.output
+    shown["what-if"] = plan_run.output
+    shown["what-if report"] = report.read_text(encoding="utf-8")
+    markdown = project.run("leak", "--what-if", "--format", "markdown", token=SECRET)
+    shown["what-if markdown"] = markdown.output
+    shown.update(files_left(project.root))
+    assert len(project.archived_snapshots()) == 2
+    for where, text in shown.items():
+        for form in forms_of(derived) | {SECRET}:
+            assert form not in text, f"{form!r} ({case}) appears in {where}"
+    plan = json.loads(shown["what-if report"])
+    assert "<secret-derived:token>" in json.dumps(plan["outputs"]) or case == "template"
+    assert "<secret:token>" in json.dumps(plan["outputs"]) or case != "template"
+    assert plan["inputs"] == {"token": "<secret:token>"}
+
+
+def test_a_derived_secret_in_an_approval_prompt_is_masked(project):
+    project.playbook("review", """
+        name: review
+        description: a checkpoint quoting a derived secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - name: review
+            checkpoint: "approve the key ${{ token.toLowerCase() }}"
+    """)
+    paused = project.run("review", token=SECRET)
+    assert paused.exit_code == 4, paused.output
+    assert "approve the key ***" in paused.output
+    shown = {"console": paused.output, "runs show": project.cli("runs", "show", project.run_id()).output,
+             **files_left(project.root)}
+    for where, text in shown.items():
+        assert SECRET.lower() not in text, f"the derived secret appears in {where}"
+
+
+def test_a_derived_secret_in_an_error_message_is_masked(project):
+    project.playbook("fails", """
+        name: fails
+        description: an error quoting a derived secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - throw: KeyRejected
+            message: "${{ 'rejected ' + token.toUpperCase().split('').join('.') }}"
+    """)
+    failed = project.run("fails", token=SECRET)
+    assert failed.exit_code != 0
+    assert "rejected ***" in failed.output
+    dotted = ".".join(SECRET.upper())
+    for where, text in {"console": failed.output, **files_left(project.root)}.items():
+        assert dotted not in text, f"the derived secret appears in {where}"
