@@ -275,3 +275,37 @@ def test_a_derived_secret_in_an_error_message_is_masked(project):
     dotted = ".".join(SECRET.upper())
     for where, text in {"console": failed.output, **files_left(project.root)}.items():
         assert dotted not in text, f"the derived secret appears in {where}"
+
+
+def test_on_resume_a_derived_value_is_computed_again_from_the_secret_asked_again(project):
+    project.playbook("resumed", """
+        name: resumed
+        description: derives a value, stops, and uses it after the resume
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - var: derived
+            value: "${{ token.toUpperCase() }}"
+          - name: use
+            bash: "cat input.txt && mkdir -p out && printf '%s' \\"$DERIVED\\" > out/got.txt && echo $DERIVED"
+            env:
+              DERIVED: "{{derived}}"
+            writes: [out/got.txt]
+            errorPolicy: Suspend
+    """)
+    first = project.run("resumed", "--mode", "autonomous", token=SECRET)
+    assert first.exit_code == 4, first.output
+    run_id = project.run_id()
+    saved = project.live_snapshots()[0].read_text(encoding="utf-8")
+    assert SECRET.upper() not in saved and "<secret:token>" in saved
+    project.write("input.txt", "ready\n")
+    asked = project.cli("resume", run_id)  # the secret is never saved: it is asked again
+    assert asked.exit_code != 0 and "needs its secret input again: token" in asked.output, asked.output
+    resumed = project.cli("resume", run_id, "-i", f"token={SECRET}")
+    assert resumed.exit_code == 0, resumed.output
+    assert project.read("out/got.txt") == SECRET.upper()  # the program's data holds the real value
+    for where, text in {"console": resumed.output, **files_left(project.root)}.items():
+        if where != "out/got.txt":
+            assert SECRET.upper() not in text, f"the derived secret appears in {where}"
