@@ -241,6 +241,19 @@ class Session:
             self._add_secret(value)
         return value
 
+    def _masked_comment(self, state, comment: str | None) -> str | None:
+        """An approval comment as it is stored: masked like everything else.
+
+        Outside the run (`approve`, a webhook) the run's secrets are known only from the
+        providers (environment, secrets-file); a secret given on the run's command line
+        alone cannot be recognised there.
+        """
+        if not comment:
+            return comment
+        for name in state.secret_inputs:
+            self._provided_secret(name)
+        return self.masker.mask_text(comment)
+
     def _mark_secrets(self, values: dict[str, Any], secrets: list[str]) -> None:
         """Mark the secret inputs' values, so every value computed from them is secret too (runtime/taint.py)."""
         from catalyst_dsl.runtime.taint import secret_text
@@ -500,7 +513,7 @@ class Session:
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
-            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
+            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=self._masked_comment(state, comment), via=via, released=released,
                                             selected=as_json_data(selected), subject=subject))
             self.store.save(state)
 
@@ -679,7 +692,7 @@ class Session:
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
+            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment), via="token",
                                             released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
             self.store.save(state)
         if claims.decision == "request-changes":
@@ -701,7 +714,7 @@ class Session:
                 offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
+            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
                                             released=released, selected=select, subject=state.pause.subject))
             self.store.save(state)
         if released:
@@ -744,7 +757,7 @@ class Session:
                     touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
                     continue
                 released = role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
-                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
+                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=self._masked_comment(state, comment), via="webhook",
                                                 released=released, decision=decision, subject=pause.subject, token=nonce))
                 self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})

@@ -309,3 +309,25 @@ def test_on_resume_a_derived_value_is_computed_again_from_the_secret_asked_again
     for where, text in {"console": resumed.output, **files_left(project.root)}.items():
         if where != "out/got.txt":
             assert SECRET.upper() not in text, f"the derived secret appears in {where}"
+
+
+def test_an_approval_comment_holding_the_secret_is_stored_masked(project, monkeypatch):
+    project.playbook("review", """
+        name: review
+        description: a checkpoint in a run with a secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - name: review
+            checkpoint: "look at it"
+    """)
+    monkeypatch.setenv("CATALYST_SECRET_TOKEN", SECRET)
+    assert project.run("review").exit_code == 4
+    run_id = project.run_id()
+    approved = project.cli("approve", run_id, "--as", "Engineer", "--comment", f"fine, the key {SECRET} works")
+    assert approved.exit_code == 0, approved.output
+    assert project.snapshot(run_id)["approvals"][-1]["comment"] == "fine, the key *** works"
+    for where, text in files_left(project.root).items():
+        assert SECRET not in text, f"the secret appears in {where}"
