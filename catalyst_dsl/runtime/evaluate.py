@@ -392,7 +392,7 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
     # A plan shows the template with each secret piece as its placeholder.
     shown = "".join(to_text(taint.placeholders(v)) if not isinstance(p, ast.TextPart) else v
                     for p, v in zip(parsed.parts, values))
-    return taint.mark(text, found, joined=True, shown=shown)
+    return taint.mark(text, found, joined=True, shown=shown, parts=tuple(taint.marked_texts(values)))
 
 
 def materialize(value: ir.Value, env: Env) -> object:
@@ -477,10 +477,11 @@ def explain(tmpl_text: str, env: Env) -> list[tuple[str, str]]:
             continue
         seen.add(source)
         try:
+            # A secret, or a value computed from one, is named by its placeholder.
             if isinstance(node, (ast.PathRef, ast.ProtocolRef)):
-                shown = show(resolve_path(node, env, base=base))
+                shown = show(taint.placeholders(resolve_path(node, env, base=base)))
             else:
-                shown = show(evaluate(node, env, base=base))
+                shown = show(taint.placeholders(evaluate(node, env, base=base)))
         except StepError as exc:
             shown = f"<error: {exc.message}>"
         if shown != source:

@@ -39,14 +39,17 @@ class SecretText(str):
     masker: "Masker | None"
     #: How a plan shows text put together from pieces: the pieces, secret ones as placeholders.
     shown: str | None
+    #: The secret pieces such text was put together from (a plan hides them in diffs too).
+    parts: tuple["SecretText", ...]
 
     def __new__(cls, text: str, sources: frozenset[str], masker: "Masker | None", derived: bool,
-                shown: str | None = None) -> "SecretText":
+                shown: str | None = None, parts: tuple["SecretText", ...] = ()) -> "SecretText":
         made = super().__new__(cls, text)
         made.sources = sources
         made.masker = masker
         made.derived = derived
         made.shown = shown
+        made.parts = parts
         return made
 
     # Text is immutable: a copy (deepcopy of a scope, a parallel branch) is the same
@@ -113,13 +116,15 @@ def taint_of(value: object) -> Taint:
     return found
 
 
-def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None = None) -> object:
+def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None = None,
+         parts: tuple[SecretText, ...] = ()) -> object:
     """`value` computed from the secrets of `taint`: its text marked and added to the masker.
 
     `joined`: the text is pieces put together (a template, `a + b`), each already marked
     and masked on its own; it is added to the masker only when none of it is masked yet
     (`'id-' + token.slice(0, 3)`), so `"deploying with {{token}}"` prints as
-    `deploying with ***`, not as `***`. `shown`: how a plan shows the text (see `placeholder`).
+    `deploying with ***`, not as `***`. `shown`, `parts`: how a plan shows the text (see
+    `placeholder`) and the secret pieces it holds.
 
     Lists and dicts are copied with their text marked (dict keys stay plain: they are
     names); numbers, booleans and null are returned unchanged.
@@ -127,9 +132,9 @@ def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None
     if isinstance(value, SecretText):
         if taint.sources <= value.sources:
             return value
-        return _derived(value, taint, joined, shown)
+        return _derived(value, taint, joined, shown, parts)
     if isinstance(value, str):
-        return _derived(value, taint, joined, shown)
+        return _derived(value, taint, joined, shown, parts)
     if isinstance(value, dict):
         return {k: mark(v, taint) for k, v in value.items()}
     if isinstance(value, list):
@@ -139,14 +144,14 @@ def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None
     return value
 
 
-def _derived(text: str, taint: Taint, joined: bool, shown: str | None) -> SecretText:
+def _derived(text: str, taint: Taint, joined: bool, shown: str | None, parts: tuple[SecretText, ...]) -> SecretText:
     masker = taint.masker
     if masker is not None and len(text) >= MIN_DERIVED_LENGTH:
         # Text put together around a masked piece is shown with only that piece masked;
         # what a program makes of the whole (its base64) is masked whole.
         masker.add(str(text), as_text=not (joined and masker.mask_text(text) != text))
     sources = frozenset(taint.sources | (text.sources if isinstance(text, SecretText) else set()))
-    return SecretText(text, sources, taint.masker, derived=True, shown=shown)
+    return SecretText(text, sources, taint.masker, derived=True, shown=shown, parts=parts)
 
 
 def placeholder(text: SecretText) -> str:
@@ -167,3 +172,19 @@ def placeholders(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [placeholders(v) for v in value]
     return value
+
+
+def marked_texts(value: object) -> list[SecretText]:
+    """Every marked text in `value`, and the secret pieces of text put together from them."""
+    found: list[SecretText] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, SecretText):
+            found.append(item)
+            stack.extend(item.parts)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found

@@ -331,3 +331,30 @@ def test_an_approval_comment_holding_the_secret_is_stored_masked(project, monkey
     assert project.snapshot(run_id)["approvals"][-1]["comment"] == "fine, the key *** works"
     for where, text in files_left(project.root).items():
         assert SECRET not in text, f"the secret appears in {where}"
+
+
+def test_a_plan_shows_secret_text_in_diffs_as_placeholders_also_short_pieces(project, tmp_path):
+    project.playbook("files", """
+        name: files
+        description: writes files computed from a secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - file-write: out/a.txt
+            content: "first ${{ token.slice(0, 2) }}\\nthen ${{ token.toUpperCase() }}\\n"
+    """)
+    result = project.run("files", "--what-if", "--format", "json", token=SECRET)
+    assert result.exit_code == 0, result.output
+    diff = json.loads(result.stdout)["steps"][0]["effects"][0]["diff"]
+    assert "+first <secret-derived:token>\n+then <secret-derived:token>\n" in diff
+    assert SECRET[:2] not in diff.split("@@")[-1]
+
+
+def test_a_failed_condition_names_a_secret_by_its_placeholder():
+    from catalyst_dsl.runtime.evaluate import explain
+
+    env, _ = env_with()
+    lines = dict(explain("${{ token.toLowerCase() === 'x' || token === 'y' }}", env))
+    assert lines == {"token.toLowerCase()": '"<secret-derived:token>"', "token": '"<secret:token>"'}
