@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import yaml
+
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.secrets import Masker
 
@@ -59,6 +61,10 @@ class SecretText(str):
 
     def __deepcopy__(self, memo: dict) -> "SecretText":
         return self
+
+
+# YAML writers (front matter of `file-write`) write a marked text as the text it holds.
+yaml.SafeDumper.add_representer(SecretText, yaml.representer.SafeRepresenter.represent_str)
 
 
 class Taint:

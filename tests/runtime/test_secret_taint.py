@@ -131,6 +131,15 @@ def test_marks_survive_copies_and_values_without_secrets_are_untouched():
     assert type(render("plain ${{ 'text' }}", env)) is str
 
 
+def test_marked_text_is_written_as_its_text_by_json_and_yaml():
+    import yaml
+
+    env, _ = env_with()
+    value = render("${{ {key: token.toLowerCase()} }}", env)
+    assert json.loads(json.dumps(value)) == {"key": SECRET.lower()}
+    assert yaml.safe_load(yaml.safe_dump(value)) == {"key": SECRET.lower()}
+
+
 def test_programs_transforming_a_secret_are_masked_in_base64_and_reversed():
     masker = Masker()
     masker.add(SECRET)
