@@ -127,6 +127,12 @@ class _Evaluator:
             self.seen = outer
         if type(node) in _HANDS_ON or (type(node) is ast.Binary and node.op in _CHOOSING):
             found = taint.taint_of(value)
+            if not found and isinstance(value, str):
+                # Text that holds a secret's known text (a program's output echoing it) is
+                # secret from here on, so what is computed from it is masked too.
+                found = taint.revealing(value, getattr(self.env, "masker", None))
+                if found:
+                    value = taint.mark(value, found, joined=True)
         else:
             found.take(value)  # `get('token')` hands on a marked value from a plain argument
             if found:
@@ -386,7 +392,16 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     text = "".join(pieces)
-    found = taint.taint_of(values) if taint.active() else None
+    if not taint.active():
+        return text
+    found = taint.taint_of(values)
+    masker = getattr(env, "masker", None)
+    for i, value in enumerate(values):
+        if isinstance(value, str) and not isinstance(value, taint.SecretText) and not isinstance(parsed.parts[i], ast.TextPart):
+            echoed = taint.revealing(value, masker)
+            if echoed:
+                values[i] = taint.mark(value, echoed, joined=True)
+                found.merge(echoed)
     if not found:
         return text
     # A plan shows the template with each secret piece as its placeholder.

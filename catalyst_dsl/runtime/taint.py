@@ -13,7 +13,9 @@ Only where values are shown or stored does the mark matter:
 - a plan shows a marked value as a placeholder: `<secret:NAME>` for the secret itself,
   `<secret-derived:NAME>` for a value computed from it (`placeholders`).
 
-Only text is marked: a number or boolean computed from a secret (`token.length`,
+Text read from elsewhere (a step's output) that holds text the masker hides is marked as
+`echoed` when an expression reads it, so what is computed from a program's echo of a
+secret is secret too. Only text is marked: a number or boolean computed from a secret (`token.length`,
 `token === 'x'`) says little about it and stays plain. Containers are not marked; the
 text inside them is.
 """
@@ -119,6 +121,19 @@ def secret_text(value: object, name: str, masker: "Masker") -> object:
 def taint_of(value: object) -> Taint:
     found = Taint()
     found.take(value)
+    return found
+
+
+#: The source named for text found to hold a secret's text (a program's output echoing it).
+ECHOED = "echoed"
+
+
+def revealing(text: str, masker: "Masker | None") -> Taint:
+    """A taint for plain `text` that holds text the masker hides (none when it holds none)."""
+    found = Taint()
+    if masker is not None and len(text) >= MIN_DERIVED_LENGTH and masker.mask_text(text) != text:
+        found.sources.add(ECHOED)
+        found.masker = masker
     return found
 
 

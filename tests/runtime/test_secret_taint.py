@@ -367,3 +367,27 @@ def test_a_failed_condition_names_a_secret_by_its_placeholder():
     env, _ = env_with()
     lines = dict(explain("${{ token.toLowerCase() === 'x' || token === 'y' }}", env))
     assert lines == {"token.toLowerCase()": '"<secret-derived:token>"', "token": '"<secret:token>"'}
+
+
+def test_a_value_computed_from_a_program_output_that_echoes_the_secret_is_secret(project):
+    project.playbook("echoes", """
+        name: echoes
+        description: a program prints the secret back; a later step derives from its output
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - name: echo
+            bash: printf '%s\\\\n' "$TOKEN"
+            env:
+              TOKEN: "{{token}}"
+          - log-info: "upper: ${{ echo.stdout.trim().toUpperCase() }}"
+          - log-info: "spaced: ${{ echo.stdout.trim().split('').join(' ') }}"
+    """)
+    result = project.run("echoes", token=SECRET)
+    assert result.exit_code == 0, result.output
+    assert "upper: ***" in result.output and "spaced: ***" in result.output
+    for where, text in {"console": result.output, **files_left(project.root)}.items():
+        for form in (SECRET, SECRET.upper(), " ".join(SECRET)):
+            assert form not in text, f"{form!r} appears in {where}"
