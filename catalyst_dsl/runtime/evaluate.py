@@ -392,22 +392,24 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     text = "".join(pieces)
-    if not taint.active():
-        return text
+    return _marked_template(text, parsed.parts, values, env) if taint.active() else text
+
+
+def _marked_template(text: str, parts: list, values: list, env: Env) -> str:
+    """A template's text, marked when a piece is secret (see `taint.py`), with how a plan shows it."""
     found = taint.taint_of(values)
     masker = getattr(env, "masker", None)
     for i, value in enumerate(values):
-        if isinstance(value, str) and not isinstance(value, taint.SecretText) and not isinstance(parsed.parts[i], ast.TextPart):
-            echoed = taint.revealing(value, masker)
+        if isinstance(value, str) and not isinstance(value, taint.SecretText) and not isinstance(parts[i], ast.TextPart):
+            echoed = taint.revealing(value, masker)  # a program's output that echoes a secret
             if echoed:
                 values[i] = taint.mark(value, echoed, joined=True)
                 found.merge(echoed)
     if not found:
         return text
     # A plan shows the template with each secret piece as its placeholder.
-    shown = "".join(to_text(taint.placeholders(v)) if not isinstance(p, ast.TextPart) else v
-                    for p, v in zip(parsed.parts, values))
-    return taint.mark(text, found, joined=True, shown=shown, parts=tuple(taint.marked_texts(values)))
+    shown = "".join(v if isinstance(p, ast.TextPart) else to_text(taint.placeholders(v)) for p, v in zip(parts, values))
+    return taint.mark(text, found, joined=True, shown=shown, parts=tuple(taint.marked_texts(values)))  # type: ignore[return-value]
 
 
 def materialize(value: ir.Value, env: Env) -> object:
