@@ -391,3 +391,28 @@ def test_a_value_computed_from_a_program_output_that_echoes_the_secret_is_secret
     for where, text in {"console": result.output, **files_left(project.root)}.items():
         for form in (SECRET, SECRET.upper(), " ".join(SECRET)):
             assert form not in text, f"{form!r} appears in {where}"
+
+
+def test_a_plan_is_the_same_bytes_whether_or_not_the_secret_is_known(project, monkeypatch):
+    project.playbook("deploy", """
+        name: deploy
+        description: writes a header computed from a secret
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - var: header
+            value: "Bearer ${{ token.toUpperCase() }}"
+          - log-info: "sending {{header}}"
+          - file-write: out/auth.txt
+            content: "{{header}}\\n${{ token.slice(0, 2) }}\\n"
+          - return:
+              header: "{{header}}"
+    """)
+    without = project.run("deploy", "--what-if", "--format", "json")
+    monkeypatch.setenv("CATALYST_SECRET_TOKEN", SECRET)
+    known = project.run("deploy", "--what-if", "--format", "json")
+    assert without.exit_code == known.exit_code == 0, known.output
+    assert without.stdout == known.stdout  # a golden plan does not depend on who made it
+    assert "+Bearer <secret-derived:token>\n+<secret-derived:token>\n" in json.loads(known.stdout)["steps"][2]["effects"][0]["diff"]
