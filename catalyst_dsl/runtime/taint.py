@@ -15,7 +15,9 @@ Only where values are shown or stored does the mark matter:
 
 Text read from elsewhere (a step's output) that holds text the masker hides is marked as
 `echoed` when an expression reads it, so what is computed from a program's echo of a
-secret is secret too. Only text is marked: a number or boolean computed from a secret (`token.length`,
+secret is secret too.
+
+Only text is marked: a number or boolean computed from a secret (`token.length`,
 `token === 'x'`) says little about it and stays plain. Containers are not marked; the
 text inside them is.
 """
