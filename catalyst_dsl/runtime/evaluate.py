@@ -18,7 +18,7 @@ from typing import Callable, NoReturn, Protocol
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import jsbuiltins
+from catalyst_dsl.runtime import jsbuiltins, taint
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.jsvalues import (
     UNDEFINED,
@@ -97,6 +97,8 @@ class _Evaluator:
     def __init__(self, env: Env, base: int = 0) -> None:
         self.env = env
         self.base = base
+        #: The secrets the values evaluated so far in the current node came from.
+        self.seen = taint.Taint()
 
     def fail(self, message: str, node) -> NoReturn:
         raise EvaluationError(message, self.base + node.start, self.base + node.end)
@@ -105,7 +107,39 @@ class _Evaluator:
         handler = _HANDLERS.get(type(node))
         if handler is None:
             self.fail(f"cannot evaluate a {type(node).__name__} here", node)
-        return handler(self, node)
+        if not taint.active():
+            return handler(self, node)
+        return self.tracked(handler, node)
+
+    def tracked(self, handler: Callable[["_Evaluator", object], object], node) -> object:
+        """`handler(node)`, marked as secret when computed from a secret (see `taint.py`).
+
+        The rule is applied here, once, for every node: a call, an operator or a template
+        computed from a marked operand, receiver or argument is marked, whatever built-in
+        ran. Nodes that hand on a value rather than compute one (names, members,
+        literals of arrays and objects, `?:`, `&&`, `||`, `??`) are marked by what they
+        hand on: the test of a conditional does not mark the branch it chooses.
+        """
+        outer, self.seen = self.seen, taint.Taint()
+        try:
+            value = handler(self, node)
+            found = self.seen
+        finally:
+            self.seen = outer
+        if type(node) in _HANDS_ON or (type(node) is ast.Binary and node.op in _CHOOSING):
+            found = taint.taint_of(value)
+            if not found and isinstance(value, str):
+                # Text that holds a secret's known text (a program's output echoing it) is
+                # secret from here on, so what is computed from it is masked too.
+                found = taint.revealing(value, getattr(self.env, "masker", None))
+                if found:
+                    value = taint.mark(value, found, joined=True)
+        else:
+            found.take(value)  # `get('token')` hands on a marked value from a plain argument
+            if found:
+                value = taint.mark(value, found, joined=type(node) is ast.Binary and node.op == "+")
+        outer.merge(found)
+        return value
 
     # -- leaves and literals
 
@@ -274,6 +308,10 @@ class _Evaluator:
             self.fail(str(fault), node)
 
 
+#: Nodes whose value is one they were given, not one they computed (see `_Evaluator.tracked`).
+_HANDS_ON = (ast.Name, ast.Member, ast.Index, ast.ArrayExpr, ast.ObjectExpr, ast.Conditional, ast.PathRef, ast.ProtocolRef)
+_CHOOSING = ("&&", "||", "??")
+
 _HANDLERS: dict[type, Callable[[_Evaluator, object], object]] = {
     ast.Literal: _Evaluator.literal,
     ast.ArrayExpr: _Evaluator.array,
@@ -306,7 +344,11 @@ def member(value: object, key: str) -> object:
             return len(value)  # type: ignore[arg-type]
         if _is_index(key):
             i = int(key)
-            return value[i] if i < len(value) else UNDEFINED  # type: ignore[index,arg-type]
+            if i >= len(value):  # type: ignore[arg-type]
+                return UNDEFINED
+            item = value[i]  # type: ignore[index]
+            # A character of a secret is part of it (never added to the masker: too short).
+            return taint.mark(item, taint.taint_of(value)) if isinstance(value, taint.SecretText) else item
     return UNDEFINED
 
 
@@ -344,12 +386,32 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
     if single is not None:
         return part_value(single, env)
     pieces = []
+    values = []
     for part in parsed.parts:
         value = part.text if isinstance(part, ast.TextPart) else part_value(part, env)
         if value is UNKNOWN:
             return UNKNOWN  # text around an unknown value is unknown too
+        values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
-    return "".join(pieces)
+    text = "".join(pieces)
+    return _marked_template(text, parsed.parts, values, env) if taint.active() else text
+
+
+def _marked_template(text: str, parts: list, values: list, env: Env) -> str:
+    """A template's text, marked when a piece is secret (see `taint.py`), with how a plan shows it."""
+    found = taint.taint_of(values)
+    masker = getattr(env, "masker", None)
+    for i, value in enumerate(values):
+        if isinstance(value, str) and not isinstance(value, taint.SecretText) and not isinstance(parts[i], ast.TextPart):
+            echoed = taint.revealing(value, masker)  # a program's output that echoes a secret
+            if echoed:
+                values[i] = taint.mark(value, echoed, joined=True)
+                found.merge(echoed)
+    if not found:
+        return text
+    # A plan shows the template with each secret piece as its placeholder.
+    shown = "".join(v if isinstance(p, ast.TextPart) else to_text(taint.placeholders(v)) for p, v in zip(parts, values))
+    return taint.mark(text, found, joined=True, shown=shown, parts=tuple(taint.marked_texts(values)))  # type: ignore[return-value]
 
 
 def materialize(value: ir.Value, env: Env) -> object:
@@ -434,10 +496,11 @@ def explain(tmpl_text: str, env: Env) -> list[tuple[str, str]]:
             continue
         seen.add(source)
         try:
+            # A secret, or a value computed from one, is named by its placeholder.
             if isinstance(node, (ast.PathRef, ast.ProtocolRef)):
-                shown = show(resolve_path(node, env, base=base))
+                shown = show(taint.placeholders(resolve_path(node, env, base=base)))
             else:
-                shown = show(evaluate(node, env, base=base))
+                shown = show(taint.placeholders(evaluate(node, env, base=base)))
         except StepError as exc:
             shown = f"<error: {exc.message}>"
         if shown != source:

@@ -342,7 +342,7 @@ class Interpreter:
                 pass  # the step itself reports what fails
             return self._execute(step, frame, scope, path, sid)
         config = self._config(step, self.env(frame, scope))
-        entry["config"] = self.plan.shown(config)
+        entry["config"] = self.plan.shown(config, entry)
         spec = self.catalog.get(action)
         if spec is not None and spec.shell_like:
             # A program's declared writes are checked as in a real run, before it would start.

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
+import threading
 from typing import Any, Callable, Iterator
 
 from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.taint import MIN_DERIVED_LENGTH, marked_texts, placeholder, placeholders
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)
@@ -26,6 +29,11 @@ class PlanRecorder:
     def __init__(self, mask: Callable[[Any], Any]) -> None:
         self.mask = mask
         self.steps: list[dict[str, Any]] = []
+        #: Secret text shown so far (text -> placeholder), for the diffs (see `settle`):
+        #: all of the plan's, and per entry (by id) also the short ones.
+        self._secret: dict[str, str] = {}
+        self._secret_of: dict[int, dict[str, str]] = {}
+        self._lock = threading.Lock()
 
     def open(self, path: str, step: str, action: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -54,15 +62,52 @@ class PlanRecorder:
         finally:
             CONDITIONAL.reset(token)
 
-    def shown(self, value: Any) -> Any:
-        """A config value as the plan shows it: unknowns named, secrets masked, JSON only."""
-        return self.mask(as_json_data(value))
+    def shown(self, value: Any, entry: dict[str, Any] | None = None) -> Any:
+        """A config value as the plan shows it: unknowns named, secrets and values computed
+        from them as placeholders (`<secret-derived:token>`), other secrets masked, JSON only.
 
-    @staticmethod
-    def settle(entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
-        """Fill in the entry's change from its effects, unless a handler already decided."""
+        `entry`: the step the value configures; its diffs then show that secret text as
+        its placeholder too, however short.
+        """
+        data = as_json_data(value)
+        found: dict[str, str] = {}
+        _secret_texts(data, found)
+        if found:
+            with self._lock:
+                self._secret.update({t: p for t, p in found.items() if len(t) >= MIN_DERIVED_LENGTH})
+                if entry is not None:
+                    self._secret_of.setdefault(id(entry), {}).update(found)
+        return self.mask(placeholders(data))
+
+    def settle(self, entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
+        """Fill in the entry's change from its effects, unless a handler already decided.
+
+        A diff of a file whose content was computed from a secret shows the placeholder
+        of that secret text, as the step's config does, never the text itself.
+        """
+        with self._lock:
+            secret = {**self._secret, **self._secret_of.pop(id(entry), {})}
+        if secret:
+            for effect in effects:
+                if isinstance(effect.get("diff"), str):
+                    effect["diff"] = _hide(effect["diff"], secret)
         entry["effects"] = effects
         entry["writes"] = [{"path": e["path"], "allowed": True} for e in effects] + entry["writes"]
         if entry["change"] is None:
             changes = [e["change"] for e in effects]
             entry["change"] = max(changes, key=_WEIGHT.__getitem__) if changes else fallback
+
+
+def _secret_texts(value: Any, found: dict[str, str]) -> None:
+    for text in marked_texts(value):
+        if text:
+            found[str(text)] = placeholder(text)
+
+
+def _hide(diff: str, secret: dict[str, str]) -> str:
+    """`diff` with each secret text its placeholder, in one pass (longest first); the
+    header lines (file names, hunk ranges) are left as they are."""
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(secret, key=lambda t: (-len(t), t))))
+    lines = diff.splitlines(keepends=True)
+    return "".join(line if line.startswith(("--- ", "+++ ", "@@")) else pattern.sub(lambda m: secret[m.group(0)], line)
+                   for line in lines)

@@ -62,6 +62,13 @@ class RunEnv:
         #: where no file is looked at (inputs and grants are rendered before any step).
         self.gateway = gateway
 
+    @property
+    def masker(self):
+        """The run's masker, known from a secret input's marked value; None in a run without secrets."""
+        from catalyst_dsl.runtime.taint import SecretText
+
+        return next((v.masker for v in self.inputs.values() if isinstance(v, SecretText)), None)
+
     def lookup(self, name: str) -> Any:
         try:
             return self.scope.lookup(name)

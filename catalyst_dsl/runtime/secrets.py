@@ -9,6 +9,7 @@ Snapshots and reports that must name a secret without showing it use
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -20,6 +21,11 @@ from urllib.parse import quote, quote_plus
 
 #: What a secret becomes in masked text.
 MASK = "***"
+
+#: Secrets at least this long are also masked in the forms a program turns them into:
+#: base64 (`printf %s "$TOKEN" | base64`, with or without a newline after) and reversed
+#: (`rev`). Shorter ones would make masks of ordinary text.
+MIN_PROGRAM_FORM_LENGTH = 6
 
 
 def secret_placeholder(name: str) -> str:
@@ -158,8 +164,9 @@ def _refuse_shared(path: Path) -> None:
 
 
 class Masker:
-    """Replaces every known secret, and its JSON-escaped, URL-encoded and shell-escaped
-    forms (runtime/escaping.py), with `***`.
+    """Replaces every known secret, its JSON-escaped, URL-encoded and shell-escaped forms
+    (runtime/escaping.py), and (for secrets of `MIN_PROGRAM_FORM_LENGTH` characters or more)
+    its base64 and reversed forms, with `***`.
 
     Where secrets overlap or touch in a text, their union becomes one `***`, so no part of
     either is left showing. Any non-empty string is a secret (also a short one: a short
@@ -176,20 +183,30 @@ class Masker:
     def __len__(self) -> int:
         return len(self._secrets)
 
-    def add(self, value: object) -> None:
-        """Mask `value` from now on. Numbers are masked as their text; empty strings, None and booleans are ignored."""
+    def add(self, value: object, *, as_text: bool = True) -> None:
+        """Mask `value` from now on. Numbers are masked as their text; empty strings, None and booleans are ignored.
+
+        `as_text=False`: only the forms a program makes of it (base64, reversed), for text
+        whose secret parts are masked already where it is shown as it is (a template).
+        """
         if value is None or isinstance(value, bool):
             return
         text = value if isinstance(value, str) else str(value)
         if not text:
             return
-        from catalyst_dsl.runtime.escaping import escaped_forms
+        forms: set[str] = set()
+        if as_text:
+            from catalyst_dsl.runtime.escaping import escaped_forms
 
-        forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], *escaped_forms(text)}
-        try:
-            forms |= {quote(text, safe=""), quote_plus(text, safe="")}
-        except UnicodeEncodeError:
-            pass  # a lone surrogate (an undecodable environment byte) has no URL form
+            forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], *escaped_forms(text)}
+            try:
+                forms |= {quote(text, safe=""), quote_plus(text, safe="")}
+            except UnicodeEncodeError:
+                pass  # a lone surrogate (an undecodable environment byte) has no URL form
+        if len(text) >= MIN_PROGRAM_FORM_LENGTH:
+            forms |= _program_forms(text)
+        if not forms:
+            return
         with self._lock:
             if not forms <= self._secrets:
                 self._secrets |= forms
@@ -248,3 +265,15 @@ class Masker:
             masked = self.mask_text(text)
             return value if masked == text else masked
         return value
+
+
+def _program_forms(text: str) -> set[str]:
+    """The base64 and reversed forms of a secret (see MIN_PROGRAM_FORM_LENGTH)."""
+    forms = {text[::-1]}
+    data = text.encode("utf-8", "surrogatepass")
+    for encoded in (data, data + b"\n"):
+        forms.add(base64.b64encode(encoded).decode("ascii"))
+    # The first whole 3-byte groups encode the same whatever follows the secret.
+    whole = len(data) // 3 * 3
+    forms.add(base64.b64encode(data[:whole]).decode("ascii"))
+    return forms

@@ -96,6 +96,7 @@ class Session:
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
             self._add_secret(values.get(name))
+        self._mark_secrets(values, secrets)
         self.ai.preflight(playbook)
         now = utc_now()
         state = RunState(
@@ -150,6 +151,7 @@ class Session:
         for name in secrets:
             if values.get(name) != secret_placeholder(name):
                 self._add_secret(values.get(name))
+        self._mark_secrets(values, secrets)
         events = Events(log_format="text", out=io.StringIO(), mask=self.masker.mask)
         recorder = PlanRecorder(self.masker.mask)
         scratch = self.state_dir / "tmp" / "what-if"
@@ -236,6 +238,7 @@ class Session:
             else:
                 values[name] = value
                 self._add_secret(value)
+        self._mark_secrets(values, state.secret_inputs)
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
@@ -266,6 +269,27 @@ class Session:
         if value is not None:
             self._add_secret(value)
         return value
+
+    def _masked_comment(self, state, comment: str | None) -> str | None:
+        """An approval comment as it is stored: masked like everything else.
+
+        Outside the run (`approve`, a webhook) the run's secrets are known only from the
+        providers (environment, secrets-file); a secret given on the run's command line
+        alone cannot be recognised there.
+        """
+        if not comment:
+            return comment
+        for name in state.secret_inputs:
+            self._provided_secret(name)
+        return self.masker.mask_text(comment)
+
+    def _mark_secrets(self, values: dict[str, Any], secrets: list[str]) -> None:
+        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/taint.py)."""
+        from catalyst_dsl.runtime.taint import secret_text
+
+        for name in secrets:
+            if name in values:
+                values[name] = secret_text(values[name], name, self.masker)
 
     def _add_secret(self, value: Any) -> None:
         self.masker.add(value)
@@ -519,7 +543,7 @@ class Session:
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
-            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
+            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=self._masked_comment(state, comment), via=via, released=released,
                                             selected=as_json_data(selected), subject=subject))
             self.store.save(state)
 
@@ -695,7 +719,7 @@ class Session:
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
+            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment), via="token",
                                             released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
             self.store.save(state)
         if claims.decision == "request-changes":
@@ -717,7 +741,7 @@ class Session:
                 offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
+            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
                                             released=released, selected=select, subject=state.pause.subject))
             self.store.save(state)
         if released:
@@ -762,7 +786,7 @@ class Session:
                     touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
                     continue
                 released = role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
-                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
+                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=self._masked_comment(state, comment), via="webhook",
                                                 released=released, decision=decision, subject=pause.subject, token=nonce))
                 self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
