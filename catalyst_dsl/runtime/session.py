@@ -69,6 +69,9 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
+        from catalyst_dsl.runtime.approvers import Approvers
+
+        self.approvers = Approvers(project.config.approvers)
         self._mock = None
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
@@ -489,7 +492,8 @@ class Session:
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
-            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=comment, via=via, released=released,
+            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=self.masker.mask_text(comment) if comment else comment,
+                                            via=via, released=released,
                                             selected=as_json_data(selected), subject=subject))
             self.store.save(state)
 
@@ -497,7 +501,7 @@ class Session:
             record_step=record_step, save=lambda: self.store.save(state), set_in_flight=set_in_flight, record_failure=record_failure,
             approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
             load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
-            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret,
+            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret, terminal_approver=self._terminal_approver,
         )
 
     def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -643,33 +647,72 @@ class Session:
         return canonical_hash({"runId": state.run_id, "playbook": state.playbook.fingerprint,
                                "journal": [[r.path, r.status] for r in state.steps], "pause": state.pause.path if state.pause else None})
 
+    @staticmethod
+    def pause_nonce(state) -> str:
+        """The nonce a signed direct approval of the pause a run waits at signs: new each time
+        the run pauses (it names the moment), spent once used."""
+        from catalyst_dsl.runtime.approvals import canonical_hash
+
+        return "pause-" + canonical_hash({"runId": state.run_id, "path": state.pause.path, "since": state.pause.since})[:32]
+
+    def approval_text(self, run_id: str, role: str | None, by: str | None, token: str | None) -> str:
+        """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
+        the pause run `run_id` waits at: as `role` by `by`, or the one `token` carries."""
+        from catalyst_dsl.runtime.approvers import approval_text
+
+        state = self._waiting(run_id)
+        if token is not None:
+            claims = self._token_claims(state, token, used=set())
+            role, approver, decision, nonce = claims.role, claims.actor, claims.decision, claims.nonce
+        else:
+            approver, decision, nonce = by or current_user(), "approve", self.pause_nonce(state)
+        return self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
+                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
+
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
         from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, issue_token
 
         state = self._waiting(run_id)
+        approver = by or current_user()
+        self._check_approver(approver, role)
         try:
             return issue_token(ApprovalKeys(self.state_dir), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
-                               decision=decision, role=role, actor=by or current_user(), ttl_seconds=ttl)
+                               decision=decision, role=role, actor=approver, ttl_seconds=ttl)
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
 
-    def approve_with_token(self, run_id: str, token: str, comment: str | None) -> str:
-        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, releases, verify_token
+    def _token_claims(self, state, token: str, used: set[str]):
+        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, verify_token
+
+        try:
+            return verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
+                                state_hash=self.state_hash(state), used=used)
+        except TokenError as error:
+            raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+
+    def approve_with_token(self, run_id: str, token: str, comment: str | None, sign_with: str | None = None,
+                           signature: str | None = None) -> str:
+        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
 
+        if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
+            signature = self._sign(self.approval_text(run_id, None, None, token), sign_with)
         with self._changing(run_id):
             state = self._waiting(run_id)
-            used = {a.token for a in state.approvals if a.token}
-            try:
-                claims = verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
-                                      state_hash=self.state_hash(state), used=used)
-            except TokenError as error:
-                raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+            ledger = SpentLedger(self.state_dir)
+            # Spent tokens are in the ledger too: a snapshot put back from before the use forgets them, the ledger does not.
+            used = {a.token for a in state.approvals if a.token} | self._refusing(ledger.spent)
+            claims = self._token_claims(state, token, used)
+            self._check_approver(claims.actor, claims.role)  # the settings may have changed since the token was issued
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=comment, via="token",
-                                            released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
+            signed_text = self._proof(state, claims.role, claims.actor, claims.decision, claims.nonce, signature, needed=released)
+            self._refusing(lambda: ledger.spend(claims.nonce, state.run_id))
+            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment),
+                                            via="token", released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject,
+                                            signed_text=signed_text, signature=signature if signed_text else None))
             self.store.save(state)
         if claims.decision == "request-changes":
             if not released:
@@ -679,10 +722,16 @@ class Session:
             return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
         return f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused"
 
-    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> str:
+    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None,
+                sign_with: str | None = None, signature: str | None = None) -> str:
         from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
 
+        approver = by or current_user()
+        self._check_approver(approver, role)
+        if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
+            signature = self._sign(self.approval_text(run_id, role, approver, None), sign_with)
         with self._changing(run_id):
             state = self._waiting(run_id)
             keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
@@ -690,13 +739,98 @@ class Session:
                 offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=comment, via="cli",
-                                            released=released, selected=select, subject=state.pause.subject))
+            nonce = self.pause_nonce(state)
+            signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released)
+            if signed_text is not None:
+                ledger = SpentLedger(self.state_dir)
+                if nonce in self._refusing(ledger.spent):
+                    raise RunAbort(EXIT_INVALID, "the approval signature is refused: it was already used",
+                                   help="each signature approves once; sign the text `catalyst runs approval-text` prints now")
+                self._refusing(lambda: ledger.spend(nonce, state.run_id))
+            state.approvals.append(Approval(path=state.pause.path, role=role, by=approver, at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
+                                            released=released, selected=select, subject=state.pause.subject,
+                                            signed_text=signed_text, signature=signature if signed_text else None))
             self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
         return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
                 f"the run stays paused")
+
+    # -- approvers -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _refusing(action: Callable[[], Any]) -> Any:
+        """`action()`, with an ApprovalRefused turned into the CLI's error."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused
+
+        try:
+            return action()
+        except ApprovalRefused as refused:
+            raise RunAbort(EXIT_INVALID, refused.message, help=refused.help) from None
+
+    def _check_approver(self, approver: str, role: str) -> None:
+        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when set)."""
+        if not self.approvers.holds(approver, role):
+            refused = self.approvers.refusal(approver, role)
+            raise RunAbort(EXIT_INVALID, f"the approval is refused: {refused.message}", help=refused.help)
+
+    def _signature_required(self, pause) -> bool:
+        """With `signed-approvals`, a pause that needs a role is released only by a signed approval."""
+        return self.project.config.signed_approvals and bool(pause.roles)
+
+    def _sign(self, text: str, key_file: str) -> str:
+        from catalyst_dsl.runtime.approvers import sign
+
+        return self._refusing(lambda: sign(text, os.path.expanduser(key_file)))
+
+    def _proof(self, state, role: str, approver: str, decision: str, nonce: str, signature: str | None, *, needed: bool) -> str | None:
+        """The signed text when `signature` proves this approval (None when none was given and
+        none is `needed`); RunAbort when a needed or given signature does not hold."""
+        from catalyst_dsl.runtime.approvers import approval_text, verify
+
+        needed = needed and self._signature_required(state.pause)
+        if signature is None:
+            if needed:
+                raise RunAbort(EXIT_INVALID, f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, but the approval is not signed",
+                               help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id}` prints and pass --signature FILE")
+            return None
+        if not self.approvers.configured:
+            raise RunAbort(EXIT_INVALID, "the approval is refused: a signature names a person, but no `approvers` are configured to give them roles",
+                           help="map approvers to roles in the `approvers` setting")
+        text = self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
+                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
+        self._refusing(lambda: verify(text, signature, approver, self.project.resolve(self.project.config.allowed_signers)))
+        return text
+
+    def _masked_comment(self, state, comment: str | None) -> str | None:
+        """A comment as the snapshot keeps it: the run's secrets (from the providers: they are
+        never saved) masked, like every other text of the run."""
+        if comment is None:
+            return None
+        for name in state.secret_inputs:
+            value = self.secret(name)
+            if value is not None:
+                self._add_secret(value)
+        return self.masker.mask_text(comment)
+
+    def _terminal_approver(self, roles: list[str]) -> tuple[str, str | None] | None:
+        """Who at this terminal releases a pause needing `roles`: the OS user, as a role they
+        hold when `approvers` is set. None (the run pauses) when they hold none of the roles,
+        or when signed approvals are on: ENTER proves no one's identity."""
+        user = current_user()
+        if not roles:
+            return user, None
+        if self.project.config.signed_approvals:
+            self.events.message("warning", "signed approvals are on: this checkpoint is released only by `catalyst approve` with a signature")
+            return None
+        if not self.approvers.configured:
+            return user, None
+        held = [role for role in roles if self.approvers.holds(user, role)]
+        if held:
+            return user, held[0]
+        self.events.message("warning", f"{user} holds none of the roles that may release this checkpoint ({', '.join(roles)}); "
+                                       f"one of them approves it with `catalyst approve`")
+        return None
 
     def review_received(self, url: str, login: str, decision: str, comment: str | None,
                         submitted_at: str | None = None, delivery: str | None = None) -> list[dict[str, Any]]:
@@ -732,8 +866,10 @@ class Session:
                 if submitted_at is not None and _instant(submitted_at) < _instant(pause.since):
                     touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
                     continue
-                released = role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
-                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=comment, via="webhook",
+                # A review carries no SSH signature: with signed approvals it is recorded, never releases a role.
+                released = (role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
+                            and not self._signature_required(pause))
+                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=self._masked_comment(state, comment), via="webhook",
                                                 released=released, decision=decision, subject=pause.subject, token=nonce))
                 self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
