@@ -108,6 +108,9 @@ _TABLE = [
     Code("C818", "parallel-write-overlap", E, "Steps of one `parallel` group that may write the same paths."),
     Code("C819", "program-not-installed", I, "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not on this machine's PATH: it fails here with ActionUnavailable."),
     Code("C820", "ai-write-tools-unbounded", E, "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook with no `allowedWritePaths`."),
+    Code("C826", "unknown-role", E, "A playbook's `owner` or reviewer role that the settings' `roles` do not list."),
+    Code("C827", "role-without-approver", E, "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's checkpoints."),
+    Code("C828", "unsignable-approval", E, "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no allowed-signers file, or no key in it for a holder of the role."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -156,7 +156,7 @@ def test_an_approval_comment_holding_a_secret_is_masked(project):
 
 # --- terminal approvals ---------------------------------------------------------------------
 
-def _terminal_run(project, monkeypatch, settings: str, user: str) -> int:
+def _terminal_run(project, monkeypatch, settings: str, user: str) -> tuple[int, list, str]:
     import click
     import io
 
@@ -164,6 +164,7 @@ def _terminal_run(project, monkeypatch, settings: str, user: str) -> int:
     from catalyst_dsl.diagnostics.model import DiagnosticSink
 
     project.settings(settings)
+    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
     project.playbook("reviewed", REVIEWED)
     monkeypatch.setenv("LOGNAME", user)
     monkeypatch.setenv("USER", user)
@@ -218,9 +219,8 @@ def allowed_signers(project, keys) -> None:
 
 
 def signed_pause(project, keys) -> str:
-    run_id = paused(project, SIGNED)
     allowed_signers(project, keys)
-    return run_id
+    return paused(project, SIGNED)
 
 
 def sign_file(project, key, text: str, name: str = "approval.txt"):
@@ -343,7 +343,8 @@ def test_redeeming_a_token_needs_its_approvers_signature(project, keys):
 
 @needs_ssh_keygen
 def test_a_missing_allowed_signers_file_refuses_with_the_fix(project, keys):
-    run_id = paused(project, SIGNED)
+    run_id = signed_pause(project, keys)
+    (project.root / ".catalyst" / "allowed_signers").unlink()
     refused = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
     assert refused.exit_code == 1 and "allowed-signers file" in refused.output and "does not exist" in refused.output
     assert "Traceback" not in refused.output
@@ -365,3 +366,21 @@ def test_settings_of_approvers_are_type_checked(project):
     assert "C801" in result.output and "expected a list of role names for 'ana'" in result.output
     project.settings('signed-approvals = "yes"\n')
     assert "expected a boolean" in project.cli("check", "playbooks/reviewed.yaml").output
+
+
+def test_preflight_refuses_a_run_whose_checkpoints_no_one_could_release(project):
+    project.settings('roles = ["Engineer", "Architect"]\n[approvers]\n"ana@example.com" = ["Engineer"]\n')
+    project.playbook("reviewed", REVIEWED)
+    refused = project.run("reviewed")
+    assert refused.exit_code == 1 and "C827" in refused.output and "nothing was run" in refused.output
+    assert project.live_snapshots() == []
+    project.settings('roles = ["Engineer"]\n')
+    refused = project.run("reviewed")
+    assert refused.exit_code == 1 and "C826" in refused.output and "'Architect' is not one of the project's roles" in refused.output
+
+
+def test_preflight_refuses_signed_approvals_without_a_key_for_the_role(project):
+    project.settings(SIGNED)
+    project.playbook("reviewed", REVIEWED)
+    refused = project.run("reviewed")
+    assert refused.exit_code == 1 and "C828" in refused.output and "cannot be read" in refused.output
