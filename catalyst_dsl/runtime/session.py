@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import socket
 import sys
 import time
@@ -708,7 +709,8 @@ class Session:
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            signed_text = self._proof(state, claims.role, claims.actor, claims.decision, claims.nonce, signature, needed=released)
+            signed_text = self._proof(state, claims.role, claims.actor, claims.decision, claims.nonce, signature, needed=released,
+                                      asked_as="--token TOKEN")
             self._refusing(lambda: ledger.spend(claims.nonce, state.run_id))
             state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment),
                                             via="token", released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject,
@@ -740,7 +742,8 @@ class Session:
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
             nonce = self.pause_nonce(state)
-            signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released)
+            signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released,
+                                      asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}")
             if signed_text is not None:
                 ledger = SpentLedger(self.state_dir)
                 if nonce in self._refusing(ledger.spent):
@@ -783,7 +786,8 @@ class Session:
 
         return self._refusing(lambda: sign(text, os.path.expanduser(key_file)))
 
-    def _proof(self, state, role: str, approver: str, decision: str, nonce: str, signature: str | None, *, needed: bool) -> str | None:
+    def _proof(self, state, role: str, approver: str, decision: str, nonce: str, signature: str | None, *, needed: bool,
+               asked_as: str) -> str | None:
         """The signed text when `signature` proves this approval (None when none was given and
         none is `needed`); RunAbort when a needed or given signature does not hold."""
         from catalyst_dsl.runtime.approvers import approval_text, verify
@@ -792,7 +796,8 @@ class Session:
         if signature is None:
             if needed:
                 raise RunAbort(EXIT_INVALID, f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, but the approval is not signed",
-                               help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id}` prints and pass --signature FILE")
+                               help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id} {asked_as}` prints "
+                                    f"(ssh-keygen -Y sign -n catalyst-approval) and pass --signature FILE")
             return None
         if not self.approvers.configured:
             raise RunAbort(EXIT_INVALID, "the approval is refused: a signature names a person, but no `approvers` are configured to give them roles",
