@@ -123,6 +123,9 @@ class Hooks:
     #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
     #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
     terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
+    #: autonomous_releases(required roles) -> whether autonomous mode may approve such a pause
+    #: by itself (not when approvals must be signed and a role is needed).
+    autonomous_releases: Callable[[list[str]], bool] = lambda roles: True
 
 
 class Interpreter:
@@ -520,7 +523,7 @@ class Interpreter:
         detail = f"{error.code}: {error.message}"
         if action == "Inquire":
             inquiry = paths.join(path, "inquire")
-            if self.mode == "autonomous":
+            if self.mode == "autonomous" and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
                 self.hooks.approve(inquiry, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
             else:
                 answer = None
@@ -897,7 +900,7 @@ class Interpreter:
         if approval is not None:
             selected = approval.get("selected")
             return _selection(default if selected is None else selected, options)
-        if self.mode == "autonomous":
+        if self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
             return _selection(default, options)
         answer = None

@@ -503,6 +503,7 @@ class Session:
             approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
             load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
             adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret, terminal_approver=self._terminal_approver,
+            autonomous_releases=self._autonomous_releases,
         )
 
     def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -817,6 +818,13 @@ class Session:
             if value is not None:
                 self._add_secret(value)
         return self.masker.mask_text(comment)
+
+    def _autonomous_releases(self, roles: list[str]) -> bool:
+        """Autonomous mode approves pauses by itself, except where a signed approval is required."""
+        if self.project.config.signed_approvals and roles:
+            self.events.message("warning", "signed approvals are on: autonomous mode does not release a checkpoint that needs a role")
+            return False
+        return True
 
     def _terminal_approver(self, roles: list[str]) -> tuple[str, str | None] | None:
         """Who at this terminal releases a pause needing `roles`: the OS user, as a role they

@@ -384,3 +384,14 @@ def test_preflight_refuses_signed_approvals_without_a_key_for_the_role(project):
     project.playbook("reviewed", REVIEWED)
     refused = project.run("reviewed")
     assert refused.exit_code == 1 and "C828" in refused.output and "cannot be read" in refused.output
+
+
+def test_autonomous_mode_does_not_release_what_needs_a_signature(project):
+    project.settings(SIGNED)
+    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.playbook("reviewed", REVIEWED)
+    result = project.run("reviewed", "--mode", "autonomous")
+    assert result.exit_code == 4, result.output
+    assert "autonomous mode does not release" in result.output and project.snapshot()["approvals"] == []
+    project.settings(APPROVERS)  # without signed approvals autonomous mode approves by itself, as before
+    assert project.run("reviewed", "--mode", "autonomous").exit_code == 0
