@@ -285,6 +285,7 @@ class Session:
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
                                help="`catalyst runs show` tells where it is")
             state.approvals, state.cancel = fresh.approvals, fresh.cancel
+            self._check_signed(state)
             if state.status == "failed":
                 # A failed run resumes from the step that failed, once its cause is fixed; the
                 # failures catches handled run again too (their handlers may be what failed).
@@ -807,6 +808,28 @@ class Session:
                                                     decision=decision, state_hash=self.state_hash(state), nonce=nonce))
         self._refusing(lambda: verify(text, signature, approver, self.project.resolve(self.project.config.allowed_signers)))
         return text
+
+    def _check_signed(self, state) -> None:
+        """With signed approvals, refuse to resume past a pause needing a role on the word of an
+        approval whose signature does not hold (one written into the snapshot by hand): the
+        signed text must name this run, step, role and approver, and verify again."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
+
+        pause = state.pause
+        if pause is None or not self._signature_required(pause):
+            return
+        for approval in state.approvals:
+            if approval.path != pause.path or not approval.released:
+                continue
+            expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
+            lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
+            try:
+                if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
+                    raise ApprovalRefused("it carries no signature over this run, step, role and approver")
+                verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
+            except ApprovalRefused as refused:
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {refused.message}",
+                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)") from None
 
     def _masked_comment(self, state, comment: str | None) -> str | None:
         """A comment as the snapshot keeps it: the run's secrets (from the providers: they are

@@ -395,3 +395,30 @@ def test_autonomous_mode_does_not_release_what_needs_a_signature(project):
     assert "autonomous mode does not release" in result.output and project.snapshot()["approvals"] == []
     project.settings(APPROVERS)  # without signed approvals autonomous mode approves by itself, as before
     assert project.run("reviewed", "--mode", "autonomous").exit_code == 0
+
+
+@needs_ssh_keygen
+def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project, keys):
+    run_id = signed_pause(project, keys)
+    snapshot = project.state_dir / f"run-{run_id}.json"
+    data = json.loads(snapshot.read_text())
+    forged = {"path": "steps/0", "role": "Architect", "by": "ana@example.com", "at": data["updatedAt"], "comment": None, "via": "cli",
+              "released": True, "selected": None, "decision": "approve", "token": None, "subject": None, "delivered": False,
+              "signedText": None, "signature": None}
+    data["approvals"].append(forged)
+    snapshot.write_text(json.dumps(data))
+    refused = project.cli("resume", run_id)
+    assert refused.exit_code == 3 and "not validly signed" in refused.output, refused.output
+    assert project.snapshot(run_id)["status"] == "paused"
+    # A genuine signature copied into the forged approval, but for another approver's name, fails too.
+    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    assert approved.exit_code == 0, approved.output
+    data = json.loads(snapshot.read_text())
+    genuine = data["approvals"][-1]
+    data["approvals"] = [dict(genuine, by="bob@example.com", role="Architect")]
+    snapshot.write_text(json.dumps(data))
+    refused = project.cli("resume", run_id)
+    assert refused.exit_code == 3 and "not validly signed" in refused.output
+    data["approvals"] = [genuine]
+    snapshot.write_text(json.dumps(data))
+    assert project.cli("resume", run_id).exit_code == 0
