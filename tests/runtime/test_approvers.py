@@ -422,3 +422,34 @@ def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project,
     data["approvals"] = [genuine]
     snapshot.write_text(json.dumps(data))
     assert project.cli("resume", run_id).exit_code == 0
+
+
+def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing(project, fake, monkeypatch):
+    import fake_github
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+
+    project.settings(f'github-api-url = "{fake.url}"\nsigned-approvals = true\n\n[github-reviewers]\nalice = "Architect"\n\n'
+                     '[approvers]\n"alice" = ["Architect"]\n')
+    project.write(".catalyst/allowed_signers", "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fake_github.TOKEN)
+    project.playbook("propose", """
+        name: propose
+        description: opens a pull request and waits for its review
+        owner: Engineer
+        reviewers:
+          required: [Architect]
+        steps:
+          - name: pr
+            github-pr-create: Add the widget
+            head: feature
+            base: main
+            repository: acme/widgets
+            waitForReview: true
+    """)
+    started = project.run("propose")
+    assert started.exit_code == 4, started.output
+    session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
+    said = session.review_received("https://github.com/acme/widgets/pull/1", "alice", "approve", "ship it")
+    assert said == [{"run": project.run_id(), "step": "steps/0/review", "decision": "approve", "released": False}]
+    assert project.cli("resume", project.run_id()).exit_code == 4
