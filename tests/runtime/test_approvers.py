@@ -453,3 +453,35 @@ def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing
     said = session.review_received("https://github.com/acme/widgets/pull/1", "alice", "approve", "ship it")
     assert said == [{"run": project.run_id(), "step": "steps/0/review", "decision": "approve", "released": False}]
     assert project.cli("resume", project.run_id()).exit_code == 4
+
+
+def test_a_token_redeemed_by_racing_processes_counts_once(project):
+    import threading
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.errors import RunAbort
+
+    run_id = paused(project)
+    token = project.cli("runs", "token", run_id, "--as", "Architect", "--by", "ana@example.com").output.strip()
+    outcomes: list[str] = []
+    start = threading.Barrier(6)
+
+    def redeem() -> None:
+        session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
+        start.wait()
+        try:
+            session.approve_with_token(run_id, token, None)
+            outcomes.append("approved")
+        except RunAbort as refused:
+            outcomes.append(refused.message)
+
+    threads = [threading.Thread(target=redeem) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("approved") == 1, outcomes
+    assert all("already used" in o for o in outcomes if o != "approved")
+    assert len(approvals(project, run_id)) == 1
+    assert (project.state_dir / "spent-approvals").read_text().count(run_id) == 1
