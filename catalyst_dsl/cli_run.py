@@ -169,22 +169,39 @@ def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool,
 @click.command()
 @click.argument("run_id", metavar="RUN")
 @click.option("--as", "role", help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
-@click.option("--by", help="Who approves (default: your user name).")
+@click.option("--by", help="Who approves (default: your user name); with `approvers` set, they must hold the role.")
 @click.option("--comment", help="Why.")
 @click.option("--select", help="The option key chosen, for a checkpoint with options.")
 @click.option("--token", help="A signed approval token (from `catalyst runs token`), for approvals that arrive from outside.")
+@click.option("--sign-with", "sign_with", metavar="KEY", help="Sign the approval with this SSH private key (runs ssh-keygen -Y sign).")
+@click.option("--signature", "signature_file", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="A signature of the text `catalyst runs approval-text` prints, made elsewhere with ssh-keygen -Y sign.")
 @_aborts
-def approve(run_id: str, role: str | None, by: str | None, comment: str | None, select: str | None, token: str | None) -> None:
+def approve(run_id: str, role: str | None, by: str | None, comment: str | None, select: str | None, token: str | None,
+            sign_with: str | None, signature_file: str | None) -> None:
     """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`."""
     session = _session(Path.cwd())
+    if sign_with is not None and signature_file is not None:
+        raise click.UsageError("--sign-with signs now and --signature brings a signature made elsewhere: pass one of them")
+    signature = _signature(signature_file)
     if token is not None:
         if role or by or select:
             raise click.UsageError("--token carries the role and the approver; do not combine it with --as, --by or --select")
-        click.echo(session.approve_with_token(run_id, token, comment))
+        click.echo(session.approve_with_token(run_id, token, comment, sign_with=sign_with, signature=signature))
         return
     if not role:
         raise click.UsageError("say which role you approve as: --as ROLE (or pass --token)")
-    click.echo(session.approve(run_id, role, by, comment, select))
+    click.echo(session.approve(run_id, role, by, comment, select, sign_with=sign_with, signature=signature))
+
+
+def _signature(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(64 * 1024)  # a signature is under 1 KiB; anything far bigger is not one
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.FileError(path, hint=f"cannot read the signature: {getattr(error, 'strerror', None) or error}") from None
 
 
 @click.command()
@@ -244,7 +261,8 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  {record.status:<9} {record.name or record.action:<24} {record.path}{reason}")
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
-        click.echo(f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}: {state_word}")
+        signed = ", signed" if approval.signature else ""
+        click.echo(f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}{signed}: {state_word}")
     for failure in state.failures:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
@@ -287,6 +305,25 @@ def runs_token(run_id: str, role: str, by: str | None, decision: str, ttl: int) 
     `catalyst approve RUN --token`.
     """
     click.echo(_session(Path.cwd()).issue_token(run_id, role, by, decision, ttl))
+
+
+@runs.command("approval-text")
+@click.argument("run_id", metavar="RUN")
+@click.option("--as", "role", help="The role you approve as.")
+@click.option("--by", help="Who approves (default: your user name).")
+@click.option("--token", help="The approval token you redeem, instead of --as and --by.")
+@_aborts
+def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str | None) -> None:
+    """Print the exact text to sign for an approval of the step a paused run waits at.
+
+    Sign it elsewhere with `ssh-keygen -Y sign -f KEY -n catalyst-approval FILE` and pass the
+    .sig file to `catalyst approve RUN --signature FILE` (with the same --as/--by, or --token).
+    """
+    if token is not None and (role or by):
+        raise click.UsageError("--token carries the role and the approver; do not combine it with --as or --by")
+    if token is None and not role:
+        raise click.UsageError("say which role you approve as: --as ROLE (or pass --token)")
+    click.echo(_session(Path.cwd()).approval_text(run_id, role, by, token), nl=False)
 
 
 @runs.command("export")

@@ -111,6 +111,9 @@ _TABLE = [
     Code("C821", "raw-untrusted-in-script", W, "An input, a step result (an AI answer too) or another outside value reaches a script through raw(), unescaped."),
     Code("C822", "unescapable-script-value", E, "A value in a script stands where it cannot be escaped: backticks, ${...}, arithmetic, a comment, the command name."),
     Code("C823", "unescaped-javascript-value", W, "A template pasted into a `script` step's JavaScript, which is not escaped: read values with get()."),
+    Code("C826", "unknown-role", E, "A playbook's `owner` or reviewer role that the settings' `roles` do not list."),
+    Code("C827", "role-without-approver", E, "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's checkpoints."),
+    Code("C828", "unsignable-approval", E, "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no allowed-signers file, or no key in it for a holder of the role."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -15,6 +15,7 @@ from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
 from catalyst_dsl.checks.permissions import check_permissions
 from catalyst_dsl.checks.programs import check_programs
+from catalyst_dsl.checks.roles import check_roles
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project
@@ -56,6 +57,7 @@ def check_project(project: Project, files: list[str], catalog: Catalog | None = 
         check_names(library, set(files), sink)
         check_permissions(library, files, sink)
         check_programs(library, files, sink)
+        check_roles(library, files, sink)
         loaded = library.loaded()
         graph = {path: library.edges(path) for path in loaded}
         names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}

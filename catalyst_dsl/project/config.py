@@ -72,6 +72,12 @@ class ProjectConfig:
     resources_dir: Optional[str] = None
     #: GitHub logins and the role their pull-request reviews approve as (webhooks).
     github_reviewers: dict[str, str] = attrs.field(factory=dict)
+    #: Who may approve as which role: approver name -> roles. Empty: roles are not verified.
+    approvers: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    #: Approvals that release a role-restricted pause must be SSH-signed by the approver.
+    signed_approvals: bool = False
+    #: The OpenSSH allowed-signers file (project-relative) that signed approvals are verified against.
+    allowed_signers: str = ".catalyst/allowed_signers"
 
 
 @attrs.frozen
@@ -128,6 +134,17 @@ def _string_table(value, _type) -> dict[str, str]:
     return dict(value)
 
 
+def _roles_table(value, _type) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a table of role lists, got {_toml_type(value)}")
+    table = {}
+    for key, item in value.items():
+        if not isinstance(item, list) or not all(isinstance(role, str) for role in item):
+            raise TypeError(f"expected a list of role names for '{key}', got {_toml_type(item)}")
+        table[key] = tuple(item)
+    return table
+
+
 def _toml_type(value: object) -> str:
     return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
 
@@ -140,8 +157,10 @@ def _converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
     conv.register_structure_hook_func(lambda t: t == tuple[str, ...], _strings)
     conv.register_structure_hook_func(lambda t: t == dict[str, str], _string_table)
+    conv.register_structure_hook_func(lambda t: t == dict[str, tuple[str, ...]], _roles_table)
     conv.register_structure_hook(
         ProjectConfig,
         make_dict_structure_fn(ProjectConfig, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=key) for key, f in SETTINGS.items()}),
@@ -239,7 +258,10 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         return "setting 'resources-dir' is empty", "name the directory that holds the catalyst:// resources, or leave the setting out"
     if key == "max-depth" and value < 1:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
-    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values())}
+    if key == "approvers" and any(not name.strip() or not re.fullmatch(r"[^\s\x00-\x1f\x7f]+", name) for name in value):
+        return "setting 'approvers': an approver name is empty or holds spaces or control characters", "name approvers as their allowed-signers principals, e.g. \"ana@example.com\""
+    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values()),
+                   "allowed-signers": lambda: [value]}
     for directory in directories.get(key, list)():
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
             return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"

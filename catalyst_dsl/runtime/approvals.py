@@ -6,8 +6,9 @@ signed with HMAC-SHA256 under a key only this machine holds, bound to one run, o
 and a canonical hash of the run's state, valid until it expires, and usable once.
 
 Single use needs memory across processes, so it is the caller's: after `verify_token`
-accepts a token, store `claims.nonce` in the run snapshot and pass the stored nonces as
-`used` next time. A nonce may be forgotten once `claims.expires` has passed: an expired
+accepts a token, store `claims.nonce` (the session appends it to the ledger of spent
+approvals in `approvers.py`, which a rolled-back snapshot cannot undo, and keeps it in the
+snapshot) and pass the stored nonces as `used` next time. A nonce may be forgotten once `claims.expires` has passed: an expired
 token is refused anyway.
 """
 

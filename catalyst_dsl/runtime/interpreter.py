@@ -120,6 +120,12 @@ class Hooks:
     mask: Callable[[Any], Any]
     #: secret(name) -> a value from the secret providers, or None.
     secret: Callable[[str], str | None] = lambda name: None
+    #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
+    #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
+    terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
+    #: autonomous_releases(required roles) -> whether autonomous mode may approve such a pause
+    #: by itself (not when approvals must be signed and a role is needed).
+    autonomous_releases: Callable[[list[str]], bool] = lambda roles: True
 
 
 class Interpreter:
@@ -517,11 +523,12 @@ class Interpreter:
         detail = f"{error.code}: {error.message}"
         if action == "Inquire":
             inquiry = paths.join(path, "inquire")
-            if self.mode == "autonomous":
+            if self.mode == "autonomous" and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
                 self.hooks.approve(inquiry, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
             else:
                 answer = None
-                if self.hooks.ask is not None:
+                who = self.hooks.terminal_approver(list(frame.playbook.reviewers.required)) if self.hooks.ask is not None else None
+                if who is not None:
                     with self._asking:
                         answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). Continue the run?"), [], None)
                 if answer is None:
@@ -530,7 +537,7 @@ class Interpreter:
                     self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
                     raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
                                  frame.playbook.reviewers.required, [])
-                self.hooks.approve(inquiry, "terminal", None, current_user(), "continued after a failure", True, None)
+                self.hooks.approve(inquiry, "terminal", who[1], who[0], "continued after a failure", True, None)
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
@@ -901,18 +908,20 @@ class Interpreter:
         if approval is not None:
             selected = approval.get("selected")
             return _selection(default if selected is None else selected, options)
-        if self.mode == "autonomous":
+        if self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
             return _selection(default, options)
         answer = None
-        if self.hooks.ask is not None:
+        # Who is at the terminal decides whether ENTER may release a role-restricted pause.
+        who = self.hooks.terminal_approver(roles) if self.hooks.ask is not None else None
+        if who is not None:
             self.hooks.save()  # state first: a crash while waiting loses nothing
             with self._asking:  # parallel branches ask one at a time, each prompt whole
                 answer = self.hooks.ask(self.hooks.mask(f"{sid}: {message}"), options, default)
         if answer is None:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject)
         selected, text = answer
-        self.hooks.approve(path, "terminal", None, current_user(), text, True, selected, subject)
+        self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
         return _selection(selected, options, text)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import socket
 import sys
 import time
@@ -69,6 +70,9 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
+        from catalyst_dsl.runtime.approvers import Approvers
+
+        self.approvers = Approvers(project.config.approvers)
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
         self.ai = self._adapter_choice()
@@ -334,6 +338,7 @@ class Session:
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
                                help="`catalyst runs show` tells where it is")
             state.approvals, state.cancel = fresh.approvals, fresh.cancel
+            self._check_signed(state)
             if state.status == "failed":
                 # A failed run resumes from the step that failed, once its cause is fixed; the
                 # failures catches handled run again too (their handlers may be what failed).
@@ -551,7 +556,8 @@ class Session:
             record_step=record_step, save=lambda: self.store.save(state), set_in_flight=set_in_flight, record_failure=record_failure,
             approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
             load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
-            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret,
+            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret, terminal_approver=self._terminal_approver,
+            autonomous_releases=self._autonomous_releases,
         )
 
     def _load_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -694,33 +700,73 @@ class Session:
         return canonical_hash({"runId": state.run_id, "playbook": state.playbook.fingerprint,
                                "journal": [[r.path, r.status] for r in state.steps], "pause": state.pause.path if state.pause else None})
 
+    @staticmethod
+    def pause_nonce(state) -> str:
+        """The nonce a signed direct approval of the pause a run waits at signs: new each time
+        the run pauses (it names the moment), spent once used."""
+        from catalyst_dsl.runtime.approvals import canonical_hash
+
+        return "pause-" + canonical_hash({"runId": state.run_id, "path": state.pause.path, "since": state.pause.since})[:32]
+
+    def approval_text(self, run_id: str, role: str | None, by: str | None, token: str | None) -> str:
+        """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
+        the pause run `run_id` waits at: as `role` by `by`, or the one `token` carries."""
+        from catalyst_dsl.runtime.approvers import approval_text
+
+        state = self._waiting(run_id)
+        if token is not None:
+            claims = self._token_claims(state, token, used=set())
+            role, approver, decision, nonce = claims.role, claims.actor, claims.decision, claims.nonce
+        else:
+            approver, decision, nonce = by or current_user(), "approve", self.pause_nonce(state)
+        return self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
+                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
+
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
         from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, issue_token
 
         state = self._waiting(run_id)
+        approver = by or current_user()
+        self._check_approver(approver, role)
         try:
             return issue_token(ApprovalKeys(self.state_dir), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
-                               decision=decision, role=role, actor=by or current_user(), ttl_seconds=ttl)
+                               decision=decision, role=role, actor=approver, ttl_seconds=ttl)
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
 
-    def approve_with_token(self, run_id: str, token: str, comment: str | None) -> str:
-        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, releases, verify_token
+    def _token_claims(self, state, token: str, used: set[str]):
+        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, verify_token
+
+        try:
+            return verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
+                                state_hash=self.state_hash(state), used=used)
+        except TokenError as error:
+            raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+
+    def approve_with_token(self, run_id: str, token: str, comment: str | None, sign_with: str | None = None,
+                           signature: str | None = None) -> str:
+        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
 
+        if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
+            signature = self._sign(self.approval_text(run_id, None, None, token), sign_with)
         with self._changing(run_id):
             state = self._waiting(run_id)
-            used = {a.token for a in state.approvals if a.token}
-            try:
-                claims = verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
-                                      state_hash=self.state_hash(state), used=used)
-            except TokenError as error:
-                raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+            ledger = SpentLedger(self.state_dir)
+            # Spent tokens are in the ledger too: a snapshot put back from before the use forgets them, the ledger does not.
+            used = {a.token for a in state.approvals if a.token} | self._refusing(ledger.spent)
+            claims = self._token_claims(state, token, used)
+            self._check_approver(claims.actor, claims.role)  # the settings may have changed since the token was issued
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment), via="token",
-                                            released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject))
+            signed_text = self._proof(state, claims.role, claims.actor, claims.decision, claims.nonce, signature, needed=released,
+                                      asked_as="--token TOKEN")
+            self._refusing(lambda: ledger.spend(claims.nonce, state.run_id))
+            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment),
+                                            via="token", released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject,
+                                            signed_text=signed_text, signature=signature if signed_text else None))
             self.store.save(state)
         if claims.decision == "request-changes":
             if not released:
@@ -730,10 +776,16 @@ class Session:
             return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
         return f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused"
 
-    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None) -> str:
+    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None,
+                sign_with: str | None = None, signature: str | None = None) -> str:
         from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
 
+        approver = by or current_user()
+        self._check_approver(approver, role)
+        if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
+            signature = self._sign(self.approval_text(run_id, role, approver, None), sign_with)
         with self._changing(run_id):
             state = self._waiting(run_id)
             keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
@@ -741,13 +793,119 @@ class Session:
                 offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
-            state.approvals.append(Approval(path=state.pause.path, role=role, by=by or current_user(), at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
-                                            released=released, selected=select, subject=state.pause.subject))
+            nonce = self.pause_nonce(state)
+            signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released,
+                                      asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}")
+            if signed_text is not None:
+                ledger = SpentLedger(self.state_dir)
+                if nonce in self._refusing(ledger.spent):
+                    raise RunAbort(EXIT_INVALID, "the approval signature is refused: it was already used",
+                                   help="each signature approves once; sign the text `catalyst runs approval-text` prints now")
+                self._refusing(lambda: ledger.spend(nonce, state.run_id))
+            state.approvals.append(Approval(path=state.pause.path, role=role, by=approver, at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
+                                            released=released, selected=select, subject=state.pause.subject,
+                                            signed_text=signed_text, signature=signature if signed_text else None))
             self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
         return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
                 f"the run stays paused")
+
+    # -- approvers -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _refusing(action: Callable[[], Any]) -> Any:
+        """`action()`, with an ApprovalRefused turned into the CLI's error."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused
+
+        try:
+            return action()
+        except ApprovalRefused as refused:
+            raise RunAbort(EXIT_INVALID, refused.message, help=refused.help) from None
+
+    def _check_approver(self, approver: str, role: str) -> None:
+        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when set)."""
+        if not self.approvers.holds(approver, role):
+            refused = self.approvers.refusal(approver, role)
+            raise RunAbort(EXIT_INVALID, f"the approval is refused: {refused.message}", help=refused.help)
+
+    def _signature_required(self, pause) -> bool:
+        """With `signed-approvals`, a pause that needs a role is released only by a signed approval."""
+        return self.project.config.signed_approvals and bool(pause.roles)
+
+    def _sign(self, text: str, key_file: str) -> str:
+        from catalyst_dsl.runtime.approvers import sign
+
+        return self._refusing(lambda: sign(text, os.path.expanduser(key_file)))
+
+    def _proof(self, state, role: str, approver: str, decision: str, nonce: str, signature: str | None, *, needed: bool,
+               asked_as: str) -> str | None:
+        """The signed text when `signature` proves this approval (None when none was given and
+        none is `needed`); RunAbort when a needed or given signature does not hold."""
+        from catalyst_dsl.runtime.approvers import approval_text, verify
+
+        needed = needed and self._signature_required(state.pause)
+        if signature is None:
+            if needed:
+                raise RunAbort(EXIT_INVALID, f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, but the approval is not signed",
+                               help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id} {asked_as}` prints "
+                                    f"(ssh-keygen -Y sign -n catalyst-approval) and pass --signature FILE")
+            return None
+        if not self.approvers.configured:
+            raise RunAbort(EXIT_INVALID, "the approval is refused: a signature names a person, but no `approvers` are configured to give them roles",
+                           help="map approvers to roles in the `approvers` setting")
+        text = self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
+                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
+        self._refusing(lambda: verify(text, signature, approver, self.project.resolve(self.project.config.allowed_signers)))
+        return text
+
+    def _check_signed(self, state) -> None:
+        """With signed approvals, refuse to resume past a pause needing a role on the word of an
+        approval whose signature does not hold (one written into the snapshot by hand): the
+        signed text must name this run, step, role and approver, and verify again."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
+
+        pause = state.pause
+        if pause is None or not self._signature_required(pause):
+            return
+        for approval in state.approvals:
+            if approval.path != pause.path or not approval.released:
+                continue
+            expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
+            lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
+            try:
+                if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
+                    raise ApprovalRefused("it carries no signature over this run, step, role and approver")
+                verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
+            except ApprovalRefused as refused:
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {refused.message}",
+                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)") from None
+
+    def _autonomous_releases(self, roles: list[str]) -> bool:
+        """Autonomous mode approves pauses by itself, except where a signed approval is required."""
+        if self.project.config.signed_approvals and roles:
+            self.events.message("warning", "signed approvals are on: autonomous mode does not release a checkpoint that needs a role")
+            return False
+        return True
+
+    def _terminal_approver(self, roles: list[str]) -> tuple[str, str | None] | None:
+        """Who at this terminal releases a pause needing `roles`: the OS user, as a role they
+        hold when `approvers` is set. None (the run pauses) when they hold none of the roles,
+        or when signed approvals are on: ENTER proves no one's identity."""
+        user = current_user()
+        if not roles:
+            return user, None
+        if self.project.config.signed_approvals:
+            self.events.message("warning", "signed approvals are on: this checkpoint is released only by `catalyst approve` with a signature")
+            return None
+        if not self.approvers.configured:
+            return user, None
+        held = [role for role in roles if self.approvers.holds(user, role)]
+        if held:
+            return user, held[0]
+        self.events.message("warning", f"{user} holds none of the roles that may release this checkpoint ({', '.join(roles)}); "
+                                       f"one of them approves it with `catalyst approve`")
+        return None
 
     def review_received(self, url: str, login: str, decision: str, comment: str | None,
                         submitted_at: str | None = None, review_key: str | None = None) -> list[dict[str, Any]]:
@@ -785,7 +943,9 @@ class Session:
                 if submitted_at is not None and _instant(submitted_at) < _instant(pause.since):
                     touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
                     continue
-                released = role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
+                # A review carries no SSH signature: with signed approvals it is recorded, never releases a role.
+                released = (role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
+                            and not self._signature_required(pause))
                 state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=self._masked_comment(state, comment), via="webhook",
                                                 released=released, decision=decision, subject=pause.subject, token=nonce))
                 self.store.save(state)
