@@ -72,6 +72,9 @@ class ProjectConfig:
     resources_dir: Optional[str] = None
     #: GitHub logins and the role their pull-request reviews approve as (webhooks).
     github_reviewers: dict[str, str] = attrs.field(factory=dict)
+    #: A machine that cannot confine programs (no Landlock) fails their steps instead of
+    #: running them with only the checks of their declared writes.
+    require_confinement: bool = False
 
 
 @attrs.frozen
@@ -140,6 +143,7 @@ def _converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(str, _strict(str, "a string"))
     conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook(bool, _strict(bool, "a boolean"))
     conv.register_structure_hook_func(lambda t: t == tuple[str, ...], _strings)
     conv.register_structure_hook_func(lambda t: t == dict[str, str], _string_table)
     conv.register_structure_hook(
