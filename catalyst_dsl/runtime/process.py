@@ -9,7 +9,9 @@ beside the run's snapshot (`process_groups.py`).
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +40,7 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
     go_read = go_write = -1
     command, fds = list(argv), ()
     if launched:
+        _must_exist(argv[0], cwd, full_env)
         # The launcher waits for one byte on this pipe: the group is recorded first.
         go_read, go_write = os.pipe()
         fds = (go_read,) if ruleset is None else (go_read, ruleset)
@@ -95,6 +98,17 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
     for reader in readers:
         reader.join(timeout=5)
     return ProcessOutcome(process.returncode, "".join(captured["stdout"]), "".join(captured["stderr"]), timed_out)
+
+
+def _must_exist(program: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """FileNotFoundError for a program that is not there, as starting it directly gives,
+    rather than the launcher's exit code 127."""
+    if "/" in program:
+        found = os.path.exists(os.path.join(cwd, program))
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _let_run(process: subprocess.Popen, go: int, groups: "ProcessGroups | None", program: str) -> None:
