@@ -83,7 +83,7 @@ class PermissionChecker:
         if spec.shell_like:
             if not step.writes_declared:
                 if report:
-                    self.sink.report("C817", f"what this {step.action} step writes is not checked: it declares no `writes:`", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
+                    self.sink.report("C817", f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
                 yield Write(step, None, "", step.action_span or step.span)
             for value in step.writes:
                 yield from self._paths(step, value, report)

@@ -104,7 +104,7 @@ _TABLE = [
     Code("C814", "writes-anywhere", I, "A playbook that writes but declares no `allowedWritePaths`: it may write anywhere in the project."),
     Code("C815", "child-writes-read-only", E, "A called playbook that writes, called without `inheritPermissions: true`, so it runs read-only."),
     Code("C816", "child-writes-beyond-parent", E, "A called playbook that writes where its caller may not."),
-    Code("C817", "unchecked-shell-writes", I, "A shell-like step without `writes:`: what it writes is not checked."),
+    Code("C817", "unchecked-shell-writes", I, "A shell-like step without `writes:`: its program may write only scratch and the temp folder (where Landlock confines it; elsewhere what it writes is not checked)."),
     Code("C818", "parallel-write-overlap", E, "Steps of one `parallel` group that may write the same paths."),
     Code("C819", "program-not-installed", I, "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not on this machine's PATH: it fails here with ActionUnavailable."),
     Code("C820", "ai-write-tools-unbounded", E, "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook with no `allowedWritePaths`."),
