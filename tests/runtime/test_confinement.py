@@ -195,3 +195,31 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
         if sleeper.poll() is None:
             sleeper.kill()
             sleeper.wait()
+
+
+@needs_landlock
+def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
+    project.settings('ai-adapters = ["command"]\nai-command = ["bash", "-c", "mkdir -p out && echo x > out/agent.txt && echo answer"]\n')
+    project.playbook("agent", """
+        name: agent
+        description: Asks an agent that writes a file.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        inputs:
+          - boolean: edit
+        steps:
+          - name: read-only
+            condition: ${{ !get('edit') }}
+            ai-prompt: look around
+          - name: editing
+            condition: ${{ get('edit') }}
+            ai-prompt: change things
+            tools: [read, edit]
+    """)
+    refused = project.run("agent", "--mode", "autonomous", edit="false")
+    assert refused.exit_code == 2, refused.output
+    assert "refused a write to 'out'" in project.snapshot()["error"]["message"]
+    assert not project.exists("out/agent.txt")
+    allowed = project.run("agent", "--mode", "autonomous", edit="true")
+    assert allowed.exit_code == 0, allowed.output
+    assert project.read("out/agent.txt") == "x\n"
