@@ -223,3 +223,21 @@ def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(p
     allowed = project.run("agent", "--mode", "autonomous", edit="true")
     assert allowed.exit_code == 0, allowed.output
     assert project.read("out/agent.txt") == "x\n"
+
+
+def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_path, monkeypatch):
+    from catalyst_dsl.runtime.confinement import Confinement
+
+    system_temp = tmp_path / "temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
+    root = tmp_path / "project"
+    for directory in (".git/hooks", ".xe/runs", ".xe/features", "src"):
+        (root / directory).mkdir(parents=True)
+    (root / "README.md").write_text("r")
+    (root / "link").symlink_to(tmp_path)
+    confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["**", "temp://x", "out/*.txt"], [".xe/runs"])
+    granted = {p.relative_to(root).as_posix() for p in confinement.writable_paths() if root in p.parents}
+    assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
+    assert Path(system_temp) in confinement.writable_paths()
+    assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
