@@ -52,7 +52,10 @@ def main(argv):
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != launcher:
             os._exit(_CANNOT_RUN)  # the launcher died before the signal was set
-        signal.signal(_PARENT_GONE, signal.SIG_DFL)
+        # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across
+        # exec: the program gets the defaults a shell would give it (`yes | head` ends).
+        for restored in (_PARENT_GONE, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(restored, signal.SIG_DFL)
         try:
             os.execvp(program[0], program)
         except OSError as error:
