@@ -397,3 +397,13 @@ def test_find_overlaps_agrees_with_every_pair_of_random_patterns(pattern_texts: 
     assert {(i, j) for i, j, _ in found} == expected
     for i, j, witness in found:
         assert patterns[i].matches(witness) and patterns[j].matches(witness)
+
+
+@pytest.mark.parametrize("pattern, prefix", [
+    ("out/**", "out"), ("out/", "out"), ("out/*.txt", "out"), ("out/report.txt", "out"), ("a/b/c/**", "a/b/c"),
+    ("a/*/c", "a"), ("README.md", ""), ("*.md", ""), ("**", ""), ("a/[bc]/d", "a"),
+])
+def test_fixed_prefix_is_the_directory_the_literal_part_names(pattern, prefix):
+    from catalyst_dsl.paths.globs import fixed_prefix
+
+    assert fixed_prefix(Glob.compile(pattern)) == prefix

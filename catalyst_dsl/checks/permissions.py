@@ -83,10 +83,13 @@ class PermissionChecker:
         if spec.shell_like:
             if not step.writes_declared:
                 if report:
-                    self.sink.report("C817", f"what this {step.action} step writes is not checked: it declares no `writes:`", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
+                    self.sink.report("C817", f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
                 yield Write(step, None, "", step.action_span or step.span)
             for value in step.writes:
-                yield from self._paths(step, value, report)
+                for write in self._paths(step, value, report):
+                    if report:
+                        self._never_writable(write)
+                    yield write
             return
         for decl in spec.writes:
             if decl.kind == "branch":
@@ -120,6 +123,19 @@ class PermissionChecker:
                 self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
             return
         yield Write(step, glob, text, value.span)
+
+    def _never_writable(self, write: Write) -> None:
+        """C824: a program's declared write inside `.git/` or the state directory, which its
+        confinement never grants (docs/running.md, "Programs are confined")."""
+        from catalyst_dsl.paths.globs import fixed_prefix
+
+        prefix = fixed_prefix(write.glob)
+        state_dir = self.library.project.config.state_dir.strip("/")
+        for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
+            if prefix == protected or prefix.startswith(protected + "/"):
+                self.sink.report("C824", f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
+                                 write.span, help="write somewhere else, or use the built-in action made for it (git-commit, file-write)")
+                return
 
     # -- grants ----------------------------------------------------------------------------------
 
@@ -181,6 +197,9 @@ class PermissionChecker:
         for write in known:
             if grants is not None and self.placement(grants, write.glob) == "outside":
                 continue  # reported as outside the grants already
+            spec = self.catalog.get(write.step.action)
+            if spec is not None and spec.shell_like:
+                continue  # a program never writes .git, grant or not: C824 says so, once
             if reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside":
                 self.sink.report("C813", f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
                                  write.span, help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not")

@@ -436,3 +436,17 @@ def _template_end(text: str, i: int, expression: bool) -> int:
     The template parser decides where a `${{ }}` ends (strings and braces inside it).
     """
     return find_expression_end(text, i) if expression else text.find("}}", i)
+
+
+def fixed_prefix(glob: Glob) -> str:
+    """The directory a pattern's literal part names ("" for the project root): `out/**` and
+    `out/*.txt` give `out`, `out/report.txt` gives `out` (its last segment may be a file),
+    `*.md` gives "". Everything the pattern names lies beneath it."""
+    segments = glob.segments
+    literal = []
+    for index, segment in enumerate(segments):
+        text = None if segment == GLOBSTAR else _literal_text(segment)  # type: ignore[arg-type]
+        if text is None or index == len(segments) - 1:
+            break
+        literal.append(text)
+    return "/".join(literal)

@@ -78,6 +78,9 @@ class ProjectConfig:
     signed_approvals: bool = False
     #: The OpenSSH allowed-signers file (project-relative) that signed approvals are verified against.
     allowed_signers: str = ".catalyst/allowed_signers"
+    #: A machine that cannot confine programs (no Landlock) fails their steps instead of
+    #: running them with only the checks of their declared writes.
+    require_confinement: bool = False
 
 
 @attrs.frozen

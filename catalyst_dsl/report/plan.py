@@ -242,6 +242,9 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
         message = _lines(approval.get("message"))
         lines.append(f"{inner}approval{' by ' + roles if roles else ''}" + (f": {message[0]}" if message else ""))
         lines += [f"{inner}  {line}" for line in message[1:]]
+    confinement = step.get("confinement")
+    if confinement:
+        lines.append(f"{inner}confined: may write {', '.join(confinement['mayWrite'])}; never {', '.join(confinement['neverWrites'])}")
     for write in step.get("writes") or ():
         if write.get("allowed") is False:
             lines.append(f"{inner}{SYMBOLS['refused']} {write['path']}: {write.get('refusal') or 'refused'}")
@@ -319,6 +322,11 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
                 "depth": depth,
             }
             for step, depth in entries
+        ],
+        "confined": [
+            {"path": step["path"], "step": _clip(step["step"], MD_NAME_CHARS), "may": step["confinement"]["mayWrite"],
+             "never": step["confinement"]["neverWrites"]}
+            for step, _depth in entries if step.get("confinement")
         ],
         "table_open": len(entries) <= MD_TABLE_OPEN,
         **_diff_blocks([step for step, _depth in entries]),

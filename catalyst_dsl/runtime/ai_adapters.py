@@ -77,11 +77,16 @@ class Runner(Protocol):
 
 
 def gateway_runner(gateway) -> Runner:
-    """A runner that runs programs through an `EffectsGateway` (in the project root)."""
+    """A runner that runs programs through an `EffectsGateway` (in the project root),
+    confined: an agent whose step grants writing tools (`CATALYST_AI_TOOLS`) may write
+    where the playbook's grants allow; any other agent only scratch and temp."""
+    from catalyst_dsl.actions.builtin import writing_tools
 
     def run(argv: Sequence[str], stdin: str, on_output: Callable[[str, str], None], timeout: float | None,
             env: Mapping[str, str]):
-        return gateway.run_process(argv, declared_writes=(), cwd=None, env=env, timeout=timeout,
+        tools = [tool for tool in str(env.get("CATALYST_AI_TOOLS", "")).split(",") if tool]
+        writes = gateway.granted_patterns() if writing_tools(tools) else ()
+        return gateway.run_process(argv, declared_writes=writes, cwd=None, env=env, timeout=timeout,
                                    on_output=on_output, stdin=stdin)
 
     return run

@@ -29,6 +29,8 @@ from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers ca
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
+    from catalyst_dsl.runtime.confinement import Confiner, Confinement
+    from catalyst_dsl.runtime.process_groups import ProcessGroups
     from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
 
 
@@ -115,7 +117,8 @@ class Performer(Protocol):
     def write_file(self, target: Target, data: bytes) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
     def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
-                    on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome: ...
+                    on_output: Callable[[str, str], None], stdin: str | None,
+                    confinement: "Confinement | None" = None) -> ProcessOutcome: ...
     def send(self, request: "HttpRequest") -> "HttpResponse": ...
 
 
@@ -361,10 +364,40 @@ class EffectsGateway:
                             guidance="read a real path inside the project", metadata={"path": target.written}) from None
 
     def run_process(self, argv: Sequence[str], *, declared_writes: Sequence[str], cwd: str | None, env: Mapping[str, str],
-                    timeout: float | None, on_output: Callable[[str, str], None], stdin: str | None = None) -> ProcessOutcome:
+                    timeout: float | None, on_output: Callable[[str, str], None], stdin: str | None = None,
+                    confined: bool = True) -> ProcessOutcome:
+        """Run a program once its declared writes pass the grants. `confined` programs (every
+        step's program; not catalyst's own git calls, which must write `.git/`) may write
+        only beneath those writes, scratch and temp (`confinement/`)."""
         for pattern in declared_writes:
             self.check_pattern(pattern)
-        return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+        confinement = self.confinement(declared_writes) if confined else None
+        return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin,
+                                          confinement=confinement)
+
+    def confinement(self, declared_writes: Sequence[str]) -> "Confinement":
+        """Where a program with these declared writes may write (`.git/`, the state directory
+        and the resources directory never)."""
+        from catalyst_dsl.runtime.confinement import Confinement
+
+        protected = list(self.protected)
+        if self.real_resources is not None and is_within(self.real_resources, self.real_root) and self.real_resources != self.real_root:
+            protected.append(self.real_resources.relative_to(self.real_root).as_posix())
+        return Confinement.of(self.root, self.scratch, declared_writes, protected)
+
+    def granted_patterns(self) -> list[str]:
+        """The write patterns of this frame's grants that every layer allows (`**` for a
+        playbook without allowedWritePaths): what an AI agent granted writing tools may write."""
+        patterns = []
+        for layer in self.layers:
+            for text in ("**",) if layer.patterns is None else (g.text for g in layer.patterns):
+                try:
+                    self.check_pattern(text)
+                except StepError:
+                    continue
+                if text not in patterns:
+                    patterns.append(text)
+        return patterns
 
 
     def send(self, request: "HttpRequest") -> "HttpResponse":
@@ -397,7 +430,15 @@ def _under(base: Path, inner: str) -> Path:
 class RealPerformer:
     """Performs effects for real: files beneath their base's handle (`beneath.py`),
     written atomically, and processes with timeouts. Raises beneath.Escape when a path
-    no longer leads where the gateway checked."""
+    no longer leads where the gateway checked.
+
+    `confiner` confines programs to their `Confinement` (none: programs run unconfined,
+    as in a what-if's reads); `groups` records the process groups a run has in flight.
+    """
+
+    def __init__(self, confiner: "Confiner | None" = None, groups: "ProcessGroups | None" = None) -> None:
+        self.confiner = confiner
+        self.groups = groups
 
     def read_file(self, target: Target, limit: int) -> bytes | None:
         """The file's bytes; None when it does not exist; FileTooLarge beyond `limit`."""
@@ -413,10 +454,24 @@ class RealPerformer:
     def delete_file(self, target: Target) -> bool:
         return beneath.delete(target.base, target.inner)
 
-    def run_process(self, argv, *, cwd, env, timeout, on_output, stdin) -> ProcessOutcome:
+    def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
+        from catalyst_dsl.runtime.confinement.refusals import explain_refusal
         from catalyst_dsl.runtime.process import run_streaming
 
-        return run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin)
+        ruleset = None
+        if confinement is not None and self.confiner is not None:
+            ruleset = self.confiner.ruleset(confinement)
+        try:
+            if ruleset is not None:
+                env = {**env, **confinement.environment()}
+            outcome = run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin,
+                                    ruleset=ruleset, groups=self.groups)
+        finally:
+            if ruleset is not None:
+                os.close(ruleset)
+        if ruleset is not None and outcome.exit_code != 0 and not outcome.timed_out:
+            explain_refusal(outcome, confinement, cwd)
+        return outcome
 
     def send(self, request):
         from catalyst_dsl.runtime.network import send

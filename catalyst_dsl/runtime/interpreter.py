@@ -352,9 +352,11 @@ class Interpreter:
         spec = self.catalog.get(action)
         if spec is not None and spec.shell_like:
             # A program's declared writes are checked as in a real run, before it would start.
-            for written in self._declared_writes(step, self.env(frame, scope), frame.gateway):
-                if isinstance(written, str):
-                    entry["writes"].append({"path": written, "allowed": True})
+            declared = [w for w in self._declared_writes(step, self.env(frame, scope), frame.gateway) if isinstance(w, str)]
+            for written in declared:
+                entry["writes"].append({"path": written, "allowed": True})
+            # Where the kernel would let it write (a write path the plan cannot know is left out).
+            entry["confinement"] = frame.gateway.confinement(declared).shown()
         if action == "checkpoint":
             entry["change"] = "would-pause"
             entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),

@@ -28,7 +28,9 @@ from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
+from catalyst_dsl.runtime.confinement import Confiner
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
+from catalyst_dsl.runtime.process_groups import ProcessGroups
 from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
@@ -352,6 +354,13 @@ class Session:
             self.store.save(state)
         return fresh
 
+    def _real_performer(self, run_id: str) -> RealPerformer:
+        """Effects for real: programs confined (or the run told once why not), their process
+        groups recorded beside the snapshot."""
+        confiner = Confiner(required=self.project.config.require_confinement,
+                            notice=lambda text: self.events.message("warning", text))
+        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id))
+
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
@@ -395,6 +404,10 @@ class Session:
         self.ai.announce()
         resources = self.lock_resources(playbook, values, file)
         previous = self._claim(state, resources) if resumed else None
+        if resumed:
+            # The step in flight when catalyst died may have left its programs running: they
+            # are confirmed dead before it runs again.
+            ProcessGroups.of_run(self.state_dir, state.run_id).reap()
         try:
             self.locks.acquire(state.run_id, resources)
         except LockConflict as conflict:
@@ -422,7 +435,7 @@ class Session:
         scratch = self.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
         grants = granted_paths(playbook, self._inputs_env(values))
-        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, self.options.performer or RealPerformer())
+        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, self.options.performer or self._real_performer(state.run_id))
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},

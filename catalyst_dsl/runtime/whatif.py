@@ -79,7 +79,7 @@ class RecordingPerformer:
         return True
 
     def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
-                    on_output: Callable[[str, str], None], stdin: str | None) -> ProcessOutcome:
+                    on_output: Callable[[str, str], None], stdin: str | None, confinement=None) -> ProcessOutcome:
         raise Unknowable(f"`{Path(argv[0]).name}` would run a program, which a what-if never starts")
 
     def send(self, request):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,12 @@ class RunProject:
         self.monkeypatch = monkeypatch
         root.mkdir(parents=True, exist_ok=True)
         (root / "playbooks").mkdir(exist_ok=True)
+        # The temp folder beside the project, not holding it, as on a user's machine: what a
+        # step's program may write without declaring it (tests keep their logs there).
+        self.temp = root.parent / "temp"
+        self.temp.mkdir(exist_ok=True)
+        monkeypatch.setenv("TMPDIR", str(self.temp))
+        monkeypatch.setattr(tempfile, "tempdir", str(self.temp))
         self.settings("")
         monkeypatch.chdir(root)
 
@@ -46,6 +53,10 @@ class RunProject:
 
     def read(self, relative: str) -> str:
         return (self.root / relative).read_text(encoding="utf-8")
+
+    def read_temp(self, name: str) -> str:
+        """A file a program wrote to `$TMPDIR/name`."""
+        return (self.temp / name).read_text(encoding="utf-8")
 
     def exists(self, relative: str) -> bool:
         return (self.root / relative).exists()

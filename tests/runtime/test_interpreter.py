@@ -96,8 +96,8 @@ def test_every_input_problem_is_reported_together_and_nothing_runs(project):
             allowed: [dev, prod]
           - boolean: dry
         steps:
-          - bash: "touch ran.txt"
-            writes: [ran.txt]
+          - bash: "touch out/ran.txt"
+            writes: [out/ran.txt]
     """)
     result = project.run("strict", feature_id="Not Kebab", retries="9", env="qa", dry="maybe")
     assert result.exit_code == 1
@@ -107,7 +107,7 @@ def test_every_input_problem_is_reported_together_and_nothing_runs(project):
         assert name in err
     assert "must be kebab-case" in err
     assert "fix:" in err
-    assert not project.exists("ran.txt")
+    assert not project.exists("out/ran.txt")
     assert project.snapshot_files() == []
 
 
@@ -138,16 +138,16 @@ def test_steps_run_in_definition_order(project):
         description: order
         owner: Engineer
         steps:
-          - bash: "echo one >> order.txt"
-            writes: [order.txt]
-          - bash: "echo two >> order.txt"
-            writes: [order.txt]
-          - bash: "echo three >> order.txt"
-            writes: [order.txt]
+          - bash: "echo one >> out/order.txt"
+            writes: [out/order.txt]
+          - bash: "echo two >> out/order.txt"
+            writes: [out/order.txt]
+          - bash: "echo three >> out/order.txt"
+            writes: [out/order.txt]
     """)
     result = project.run("order", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.read("order.txt").split() == ["one", "two", "three"]
+    assert project.read("out/order.txt").split() == ["one", "two", "three"]
     assert [s["path"] for s in project.steps()] == ["steps/0", "steps/1", "steps/2"]
 
 
@@ -161,17 +161,17 @@ def test_false_condition_skips_with_sub_expression_values(project):
             default: 3
         steps:
           - name: big
-            bash: "touch big.txt"
-            writes: [big.txt]
+            bash: "touch out/big.txt"
+            writes: [out/big.txt]
             condition: "${{ get('x') > 5 }}"
           - name: small
-            bash: "touch small.txt"
-            writes: [small.txt]
+            bash: "touch out/small.txt"
+            writes: [out/small.txt]
             condition: "${{ get('x') <= 5 }}"
     """)
     result = project.run("cond", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert not project.exists("big.txt") and project.exists("small.txt")
+    assert not project.exists("out/big.txt") and project.exists("out/small.txt")
     assert "where get('x') = 3" in result.output
     skipped = project.step("big")
     assert skipped["status"] == "skipped"
@@ -238,14 +238,14 @@ def test_a_name_used_outside_its_block_is_rejected_before_running(project):
             then:
               - var: inner
                 value: 1
-          - bash: "touch ran.txt"
-            writes: [ran.txt]
+          - bash: "touch out/ran.txt"
+            writes: [out/ran.txt]
           - display: "{{inner}}"
     """)
     result = project.run("outside")
     assert result.exit_code == 1
     assert "'inner' is used before it is defined" in result.stderr
-    assert not project.exists("ran.txt") and project.snapshot_files() == []
+    assert not project.exists("out/ran.txt") and project.snapshot_files() == []
 
 
 def test_named_step_results_are_usable_later(project):
@@ -409,15 +409,15 @@ def test_catch_that_does_not_match_lets_the_error_through_but_finally_runs(proje
             catch:
               - code: Other
                 steps:
-                  - bash: "touch caught.txt"
-                    writes: [caught.txt]
+                  - bash: "touch out/caught.txt"
+                    writes: [out/caught.txt]
             finally:
-              - bash: "touch finally.txt"
-                writes: [finally.txt]
+              - bash: "touch out/finally.txt"
+                writes: [out/finally.txt]
     """)
     result = project.run("nomatch", "--mode", "autonomous")
     assert result.exit_code == 2
-    assert project.exists("finally.txt") and not project.exists("caught.txt")
+    assert project.exists("out/finally.txt") and not project.exists("out/caught.txt")
     assert project.snapshot()["error"]["code"] == "Boom"
 
 
@@ -432,17 +432,17 @@ def test_top_level_catch_matches_the_thrown_code(project):
         catch:
           - code: Other
             steps:
-              - bash: "touch other.txt"
-                writes: [other.txt]
+              - bash: "touch out/other.txt"
+                writes: [out/other.txt]
           - code: DeployFailed
             steps:
-              - bash: "echo '{{$error.message}}' > handled.txt"
-                writes: [handled.txt]
+              - bash: "echo '{{$error.message}}' > out/handled.txt"
+                writes: [out/handled.txt]
     """)
     result = project.run("topcatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.read("handled.txt").strip() == "the deploy broke"
-    assert not project.exists("other.txt")
+    assert project.read("out/handled.txt").strip() == "the deploy broke"
+    assert not project.exists("out/other.txt")
     assert project.snapshot()["status"] == "completed"
 
 
@@ -456,12 +456,12 @@ def test_top_level_catch_default_matches_any_code(project):
         catch:
           - code: default
             steps:
-              - bash: "echo '{{$error.code}}' > handled.txt"
-                writes: [handled.txt]
+              - bash: "echo '{{$error.code}}' > out/handled.txt"
+                writes: [out/handled.txt]
     """)
     result = project.run("anycatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.read("handled.txt").strip() == "CommandFailed"
+    assert project.read("out/handled.txt").strip() == "CommandFailed"
 
 
 @pytest.mark.parametrize("fails", [False, True])
@@ -475,16 +475,16 @@ def test_top_level_finally_always_runs(project, fails):
         steps:
           - throw: Broken
             condition: "{{fail}}"
-          - bash: "touch body.txt"
-            writes: [body.txt]
+          - bash: "touch out/body.txt"
+            writes: [out/body.txt]
         finally:
-          - bash: "touch finally.txt"
-            writes: [finally.txt]
+          - bash: "touch out/finally.txt"
+            writes: [out/finally.txt]
     """)
     result = project.run("fin", "--mode", "autonomous", fail=str(fails).lower())
     assert result.exit_code == (2 if fails else 0), result.output
-    assert project.exists("finally.txt")
-    assert project.exists("body.txt") is not fails
+    assert project.exists("out/finally.txt")
+    assert project.exists("out/body.txt") is not fails
 
 
 def test_return_ends_the_run_with_its_outputs(project):
@@ -499,13 +499,13 @@ def test_return_ends_the_run_with_its_outputs(project):
           - return:
               answer: 42
               label: done
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("early")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"answer": 42, "label": "done"}
-    assert not project.exists("after.txt")
+    assert not project.exists("out/after.txt")
 
 
 def test_declared_output_not_returned_fails_the_run(project):
@@ -806,12 +806,12 @@ def test_stop_policy_fails_the_run_with_a_failure_record(project):
         steps:
           - name: breaks
             bash: "echo doomed >&2; exit 7"
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("stopping")
     assert result.exit_code == 2
-    assert not project.exists("after.txt")
+    assert not project.exists("out/after.txt")
     snap = project.snapshot()
     assert snap["status"] == "failed"
     [failure] = snap["failures"]
@@ -855,12 +855,12 @@ def test_silently_continue_goes_on_without_reporting_on_the_console(project):
           - name: breaks
             bash: "exit 3"
             errorPolicy: SilentlyContinue
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("quiet", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.exists("after.txt")
+    assert project.exists("out/after.txt")
     assert "CommandFailed" not in result.output
     assert project.step("breaks")["status"] == "failed"
 
@@ -874,12 +874,12 @@ def test_ignore_policy_treats_the_failure_as_done(project):
           - name: breaks
             bash: "exit 3"
             errorPolicy: Ignore
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("ignoring", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.exists("after.txt")
+    assert project.exists("out/after.txt")
     assert project.step("breaks")["status"] == "completed"
     assert project.snapshot()["status"] == "completed"
 
@@ -896,14 +896,14 @@ def test_per_code_policy_applies_only_to_its_code(project):
             errorPolicy:
               CommandFailed:
                 action: Continue
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     assert project.run("bycode", "--mode", "autonomous", code="CommandFailed").exit_code == 0
-    assert project.exists("after.txt")
-    (project.root / "after.txt").unlink()
+    assert project.exists("out/after.txt")
+    (project.root / "out/after.txt").unlink()
     assert project.run("bycode", "--mode", "autonomous", code="OtherFailure").exit_code == 2
-    assert not project.exists("after.txt")
+    assert not project.exists("out/after.txt")
     assert project.snapshot()["error"]["code"] == "OtherFailure"
 
 
@@ -915,9 +915,9 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
         steps:
           - name: flaky
             bash: |
-              if [ ! -f marker ]; then touch marker; exit 1; fi
+              if [ ! -f out/marker ]; then touch out/marker; exit 1; fi
               echo second time lucky
-            writes: [marker]
+            writes: [out/marker]
             errorPolicy:
               default:
                 action: Stop
@@ -989,12 +989,12 @@ def test_timeout_goes_through_the_error_policy(project):
             errorPolicy:
               StepTimeout:
                 action: Continue
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("slow2", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.exists("after.txt")
+    assert project.exists("out/after.txt")
     assert project.snapshot()["failures"][0]["code"] == "StepTimeout"
 
 
@@ -1010,15 +1010,15 @@ def test_playbook_level_error_policy_is_the_default_for_every_step(project):
           - name: strict
             bash: "exit 3"
             errorPolicy: Stop
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch out/after.txt"
+            writes: [out/after.txt]
     """)
     result = project.run("lenient")
     assert result.exit_code == 2
     assert [f["code"] for f in project.snapshot()["failures"]] == ["CommandFailed"] * 3
     assert project.snapshot()["error"]["step"] == "strict"
     assert "code 3" in project.snapshot()["error"]["message"]
-    assert not project.exists("after.txt")
+    assert not project.exists("out/after.txt")
 
 
 def test_the_run_error_record_names_the_attempt_that_ended_it(project, fast_retries):
@@ -1091,8 +1091,8 @@ def paused_approved_resumed(project, name: str, role: str = "Engineer"):
     return run_id, project.cli("resume", run_id)
 
 
-# Its bash steps declare no `writes:`: one that did would first pause for its own approval
-# (see the effects approval tests), which is not what these tests are about.
+# Its bash steps declare no `writes:` (they log to the temp folder): one that did would first
+# pause for its own approval (see the effects approval tests), which is not what these tests are about.
 REVIEWED = """
     name: reviewed
     description: a checkpoint between two steps
@@ -1101,9 +1101,9 @@ REVIEWED = """
       required: [Architect]
       optional: [Engineer]
     steps:
-      - bash: "echo before >> log.txt"
+      - bash: "echo before >> $TMPDIR/log.txt"
       - checkpoint: "Review the plan"
-      - bash: "echo after >> log.txt"
+      - bash: "echo after >> $TMPDIR/log.txt"
 """
 
 
@@ -1116,7 +1116,7 @@ def test_checkpoint_without_a_terminal_pauses_with_exit_4(project):
     assert snap["pause"]["message"] == "Review the plan"
     assert snap["pause"]["roles"] == ["Architect"]
     assert project.live_snapshots() and not project.archived_snapshots()
-    assert project.read("log.txt").split() == ["before"]
+    assert project.read_temp("log.txt").split() == ["before"]
     assert "Review the plan" in result.output and f"catalyst approve {snap['runId']}" in result.output
 
 
@@ -1133,7 +1133,7 @@ def test_approval_from_a_role_not_required_is_recorded_but_does_not_release(proj
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 4, resumed.output
     assert project.snapshot()["status"] == "paused"
-    assert project.read("log.txt").split() == ["before"]
+    assert project.read_temp("log.txt").split() == ["before"]
 
 
 def test_approval_from_a_required_role_releases_and_resume_completes(project):
@@ -1147,7 +1147,7 @@ def test_approval_from_a_required_role_releases_and_resume_completes(project):
     snap = project.snapshot(run_id)
     assert snap["status"] == "completed"
     assert project.archived_snapshots() and not project.live_snapshots()
-    assert project.read("log.txt").split() == ["before", "after"]  # the first step did not run again
+    assert project.read_temp("log.txt").split() == ["before", "after"]  # the first step did not run again
     [approval] = snap["approvals"]
     assert (approval["role"], approval["by"], approval["released"]) == ("Architect", "ada", True)
     assert approval["at"]
@@ -1161,7 +1161,7 @@ def test_autonomous_mode_approves_and_records_it(project):
     assert snap["mode"] == "autonomous" and snap["status"] == "completed"
     [approval] = snap["approvals"]
     assert approval["via"] == "autonomous" and approval["released"] is True
-    assert project.read("log.txt").split() == ["before", "after"]
+    assert project.read_temp("log.txt").split() == ["before", "after"]
 
 
 def test_checkpoint_flag_pauses_after_its_step_which_resume_does_not_rerun(project):
@@ -1171,19 +1171,19 @@ def test_checkpoint_flag_pauses_after_its_step_which_resume_does_not_rerun(proje
         owner: Engineer
         steps:
           - name: draft
-            bash: "echo draft >> log.txt; echo drafted"
+            bash: "echo draft >> $TMPDIR/log.txt; echo drafted"
             checkpoint: true
-          - bash: "echo '{{draft.stdout}}' >> log.txt"
+          - bash: "echo '{{draft.stdout}}' >> $TMPDIR/log.txt"
     """)
     assert project.run("flagged").exit_code == 4
     run_id = project.run_id()
-    assert project.read("log.txt").split() == ["draft"]
+    assert project.read_temp("log.txt").split() == ["draft"]
     assert project.snapshot()["pause"]["path"].startswith("steps/0")
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
     # draft ran once; its restored result feeds the next step
-    assert project.read("log.txt").split() == ["draft", "drafted"]
+    assert project.read_temp("log.txt").split() == ["draft", "drafted"]
 
 
 CHOICE = """
@@ -1249,21 +1249,21 @@ def test_inquire_pauses_on_failure_and_approval_continues_past_it(project):
         owner: Engineer
         steps:
           - name: shaky
-            bash: "echo attempt >> tries.txt; exit 1"
+            bash: "echo attempt >> $TMPDIR/tries.txt; exit 1"
             errorPolicy: Inquire
-          - bash: "touch after.txt"
+          - bash: "touch $TMPDIR/after.txt"
     """)
     result = project.run("asking")
     assert result.exit_code == 4, result.output
     run_id = project.run_id()
     snap = project.snapshot()
     assert snap["status"] == "paused" and "shaky" in snap["pause"]["message"]
-    assert not project.exists("after.txt")
+    assert not (project.temp / "after.txt").exists()
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert project.exists("after.txt")
-    assert project.read("tries.txt").split() == ["attempt"]  # continued past it, not run again
+    assert (project.temp / "after.txt").exists()
+    assert project.read_temp("tries.txt").split() == ["attempt"]  # continued past it, not run again
 
 
 def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
@@ -1276,8 +1276,8 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
         steps:
           - bash: "exit 1"
             errorPolicy: Inquire
-          - bash: "touch after.txt"
-            writes: [after.txt]
+          - bash: "touch $TMPDIR/after.txt"
+            writes: [out/after.txt]
     """)
     assert project.run("asking").exit_code == 4
     run_id = project.run_id()
@@ -1285,7 +1285,7 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
     approve = project.cli("approve", run_id, "--as", "Engineer")
     assert "stays paused" in approve.output
     assert project.cli("resume", run_id).exit_code == 4
-    assert not project.exists("after.txt")
+    assert not (project.temp / "after.txt").exists()
 
 
 def test_inquire_in_autonomous_mode_continues_and_records_it(project):
@@ -1296,10 +1296,10 @@ def test_inquire_in_autonomous_mode_continues_and_records_it(project):
         steps:
           - bash: "exit 1"
             errorPolicy: Inquire
-          - bash: "touch after.txt"
+          - bash: "touch $TMPDIR/after.txt"
     """)
     assert project.run("asking", "--mode", "autonomous").exit_code == 0
-    assert project.exists("after.txt")
+    assert (project.temp / "after.txt").exists()
     assert [a["via"] for a in project.snapshot()["approvals"]] == ["autonomous"]
 
 
@@ -1310,7 +1310,7 @@ def test_suspend_pauses_and_resume_runs_the_step_again(project):
         owner: Engineer
         steps:
           - name: needs-file
-            bash: "echo attempt >> tries.txt; cat input.txt"
+            bash: "echo attempt >> $TMPDIR/tries.txt; cat input.txt"
             errorPolicy: Suspend
           - return:
               got: "{{needs-file.stdout}}"
@@ -1322,7 +1322,7 @@ def test_suspend_pauses_and_resume_runs_the_step_again(project):
     project.write("input.txt", "now here\n")
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert project.read("tries.txt").split() == ["attempt", "attempt"]
+    assert project.read_temp("tries.txt").split() == ["attempt", "attempt"]
     assert project.snapshot(run_id)["outputs"] == {"got": "now here\n"}
 
 
@@ -1344,7 +1344,7 @@ def test_cancel_a_paused_run(project):
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 3
     assert "cancelled" in resumed.stderr
-    assert project.read("log.txt").split() == ["before"]
+    assert project.read_temp("log.txt").split() == ["before"]
 
 
 def test_cancelling_a_finished_run_is_refused(project):
@@ -1615,11 +1615,11 @@ def test_bash_is_strict_a_failing_command_stops_the_script(project):
         steps:
           - bash: |
               false
-              touch reached.txt
-            writes: [reached.txt]
+              touch out/reached.txt
+            writes: [out/reached.txt]
     """)
     assert project.run("strict-shell", "--mode", "autonomous").exit_code == 2
-    assert not project.exists("reached.txt")
+    assert not project.exists("out/reached.txt")
 
 
 def test_bash_output_is_streamed_while_the_step_runs(project):
@@ -1828,13 +1828,13 @@ def test_bash_declared_writes_are_checked_before_it_runs(project):
         allowedWritePaths:
           - "out/**"
         steps:
-          - bash: "touch ran.txt"
+          - bash: "touch out/ran.txt"
             writes: ["{{target}}"]
     """)
     result = project.run("declared", target="secret/x.txt")
     assert result.exit_code == 2
     assert project.snapshot()["error"]["code"] == "PermissionDenied"
-    assert not project.exists("ran.txt")
+    assert not project.exists("out/ran.txt")
 
 
 # =====================================================================================
@@ -1917,18 +1917,18 @@ def test_top_level_finally_runs_at_the_end_not_when_the_run_pauses(project):
         description: finally around a checkpoint
         owner: Engineer
         steps:
-          - bash: "echo before >> log.txt"
+          - bash: "echo before >> $TMPDIR/log.txt"
           - checkpoint: "Go on?"
-          - bash: "echo after >> log.txt"
+          - bash: "echo after >> $TMPDIR/log.txt"
         finally:
-          - bash: "echo cleanup >> log.txt"
+          - bash: "echo cleanup >> $TMPDIR/log.txt"
     """)
     assert project.run("cleanup").exit_code == 4
     run_id = project.run_id()
-    assert project.read("log.txt").split() == ["before"]
+    assert project.read_temp("log.txt").split() == ["before"]
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
-    assert project.read("log.txt").split() == ["before", "after", "cleanup"]
+    assert project.read_temp("log.txt").split() == ["before", "after", "cleanup"]
 
 
 def test_try_finally_runs_after_its_body_even_across_a_pause(project):
@@ -1939,16 +1939,16 @@ def test_try_finally_runs_after_its_body_even_across_a_pause(project):
         steps:
           - try:
               - checkpoint: "Go on?"
-              - bash: "echo body >> log.txt"
+              - bash: "echo body >> $TMPDIR/log.txt"
             finally:
-              - bash: "echo finally >> log.txt"
+              - bash: "echo finally >> $TMPDIR/log.txt"
     """)
     assert project.run("tryfin").exit_code == 4
     run_id = project.run_id()
     assert not project.exists("log.txt")
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
-    assert project.read("log.txt").split() == ["body", "finally"]
+    assert project.read_temp("log.txt").split() == ["body", "finally"]
 
 
 def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_there(project):
@@ -1962,9 +1962,9 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
         outputs:
           done: boolean
         steps:
-          - bash: "echo child-before >> log.txt"
+          - bash: "echo child-before >> $TMPDIR/log.txt"
           - checkpoint: "Child review"
-          - bash: "echo child-after >> log.txt"
+          - bash: "echo child-after >> $TMPDIR/log.txt"
           - return:
               done: true
     """)
@@ -1973,7 +1973,7 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
         description: calls inner
         owner: Engineer
         steps:
-          - bash: "echo parent-before >> log.txt"
+          - bash: "echo parent-before >> $TMPDIR/log.txt"
           - name: call
             playbook: inner
             inheritPermissions: true
@@ -1987,7 +1987,7 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert project.read("log.txt").split() == ["parent-before", "child-before", "child-after"]
+    assert project.read_temp("log.txt").split() == ["parent-before", "child-before", "child-after"]
     assert project.snapshot(run_id)["outputs"] == {"child-done": True}
 
 
@@ -2013,7 +2013,7 @@ def test_checkpoint_on_a_terminal_is_approved_with_enter(project, monkeypatch):
     assert snap["status"] == "completed"
     [approval] = snap["approvals"]
     assert approval["via"] == "terminal" and approval["released"] is True
-    assert project.read("log.txt").split() == ["before", "after"]
+    assert project.read_temp("log.txt").split() == ["before", "after"]
 
 
 def test_resuming_after_the_playbook_changed_a_completed_step_is_refused(project):
@@ -2025,7 +2025,7 @@ def test_resuming_after_the_playbook_changed_a_completed_step_is_refused(project
     result = project.cli("resume", run_id)
     assert result.exit_code == 3
     assert "changed" in result.stderr
-    assert project.read("log.txt").split() == ["before"]
+    assert project.read_temp("log.txt").split() == ["before"]
 
 
 def test_secret_inputs_are_masked_in_the_console_and_the_snapshot(project):
@@ -2149,9 +2149,9 @@ def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(proj
         owner: Engineer
         steps:
           - bash: |
-              echo try >> tries.txt
-              test "$(wc -l < tries.txt)" -ge 2
-            writes: [tries.txt]
+              echo try >> out/tries.txt
+              test "$(wc -l < out/tries.txt)" -ge 2
+            writes: [out/tries.txt]
             errorPolicy:
               default: {action: Stop, retryCount: 2}
           - condition: ${{ false }}
@@ -2163,7 +2163,7 @@ def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(proj
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert project.read("tries.txt").split() == ["try", "try"]
+    assert project.read("out/tries.txt").split() == ["try", "try"]
     assert len(project.snapshot(run_id)["approvals"]) == 1
 
 
@@ -2201,7 +2201,7 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
           - for-each: f
             in: "{{files}}"
             steps:
-              - bash: "mkdir -p out && echo {{f}} >> out/log.txt"
+              - bash: "echo {{f}} >> out/{{f}}"
                 writes: ["out/{{f}}"]
     """)
     assert project.run("each").exit_code == 4
@@ -2212,7 +2212,7 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
     project.write("in/a.txt", "a")
     again = project.cli("resume", run_id)
     assert again.exit_code == 2 and "LoopListChanged" in again.output, again.output
-    assert not project.exists("out/log.txt")
+    assert not project.exists("out/in/m.txt")
     (project.root / "in" / "a.txt").unlink()
 
     # The step itself changed while paused: asked again, though the paths are the same.
@@ -2221,10 +2221,10 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
     changed = project.cli("resume", run_id)
     assert changed.exit_code == 4, changed.output
     assert "may write out/in/m.txt" in project.snapshot(run_id)["pause"]["message"]
-    assert not project.exists("out/log.txt")
+    assert not project.exists("out/in/m.txt")
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
-    assert project.read("out/log.txt") == "changed in/m.txt\n"
+    assert project.read("out/in/m.txt") == "changed in/m.txt\n"
 
 
 def _changes_requested(project, role: str, comment: str):
@@ -2301,16 +2301,16 @@ def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
         owner: Engineer
         steps:
           - try:
-              - bash: "echo body >> t.txt; exit 1"
-                writes: [t.txt]
+              - bash: "echo body >> out/t.txt; exit 1"
+                writes: [out/t.txt]
             catch:
               - code: CommandFailed
                 steps:
-                  - bash: "echo catch {{$error.code}} >> t.txt"
-                    writes: [t.txt]
+                  - bash: "echo catch {{$error.code}} >> out/t.txt"
+                    writes: [out/t.txt]
             finally:
-              - bash: "echo finally >> t.txt"
-                writes: [t.txt]
+              - bash: "echo finally >> out/t.txt"
+                writes: [out/t.txt]
         catch:
           - code: default
             steps:
@@ -2324,7 +2324,7 @@ def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     done = project.cli("resume", run_id)
     assert done.exit_code == 0, done.output
-    assert project.read("t.txt").split("\n") == ["body", "catch CommandFailed", "finally", ""]
+    assert project.read("out/t.txt").split("\n") == ["body", "catch CommandFailed", "finally", ""]
     assert "never" not in done.output
     caught = [s for s in project.steps(run_id) if s["action"] == "catch"]
     assert [(s["path"], s["result"]["error"]["code"], s["result"]["error"]["path"]) for s in caught] == [
@@ -2503,8 +2503,8 @@ def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
           - try:
               - parallel:
                   steps:
-                    - bash: "echo A >> par.log; exit 1"
-                    - bash: "sleep 0.2; echo B >> par.log; exit 1"
+                    - bash: "echo A >> $TMPDIR/par.log; exit 1"
+                    - bash: "sleep 0.2; echo B >> $TMPDIR/par.log; exit 1"
             catch:
               - code: default
                 steps:
@@ -2514,7 +2514,7 @@ def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
     """)
     run_id, done = paused_approved_resumed(project, "branches")
     assert done.exit_code == 0, done.output
-    assert sorted(project.read("par.log").split()) == ["A", "B"]
+    assert sorted(project.read_temp("par.log").split()) == ["A", "B"]
     assert project.snapshot(run_id)["outputs"] == {"step": "bash@8"}  # the first branch's failure, both times
 
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -314,13 +315,28 @@ def test_a_secret_in_a_write_path_stays_out_of_locks_and_permissions(project, mo
 
 
 def test_cancelling_a_live_run_records_who_and_why(project):
-    playbook(project, "p", f"""
+    # The cancel comes from outside the run (its programs may not write the state directory),
+    # while its first step waits for it.
+    playbook(project, "p", """
         - bash: |
-            id=$(ls .xe/runs | grep -m1 -o '^run-.*\\.json$' | sed 's/^run-//; s/\\.json$//')
-            "{sys.executable}" -m catalyst_dsl cancel "$id" --reason "stop it now" --by alice
+            touch "$TMPDIR/ready"
+            while [ ! -f "$TMPDIR/go" ]; do sleep 0.05; done
         - log-info: "must not run"
     """)
+
+    def cancel_when_ready() -> None:
+        while not (project.temp / "ready").exists():
+            time.sleep(0.05)
+        run = next((project.root / ".xe" / "runs").glob("run-*.json")).name[len("run-"):-len(".json")]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        subprocess.run([sys.executable, "-m", "catalyst_dsl", "cancel", run, "--reason", "stop it now", "--by", "alice"],
+                       cwd=project.root, env=env, check=True, capture_output=True, timeout=60)
+        (project.temp / "go").touch()
+
+    canceller = threading.Thread(target=cancel_when_ready, daemon=True)
+    canceller.start()
     result = project.run("p")
+    canceller.join(timeout=60)
     assert result.exit_code == 2, result.output
     assert "must not run" not in result.output
     snap = project.snapshot()

@@ -147,12 +147,12 @@ def test_raw_opts_out_of_escaping(project):
         steps:
           - var: redirect
             value: "> out.txt"
-          - bash: echo hi ${{ raw(redirect) }}
-            writes: [out.txt]
+          - bash: mkdir -p out && cd out && echo hi ${{ raw(redirect) }}
+            writes: [out/**]
         """)
     result = project.run("trusted", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.read("out.txt") == "hi\n"
+    assert project.read("out/out.txt") == "hi\n"
 
 
 def test_an_unescapable_place_stops_the_run_before_any_step(project):
@@ -199,12 +199,12 @@ def test_non_string_values_render_as_their_text(project):
           - var: things
             value: '${{ {"n": 1.5, "yes": true, "none": null, "list": ["a b", "c"], "obj": {"k": "it''s"}} }}'
           - bash: |
-              printf '%s|' {{things.n}} {{things.yes}} {{things.none}} {{things.list}} {{things.obj}} > out.txt
-            writes: [out.txt]
+              printf '%s|' {{things.n}} {{things.yes}} {{things.none}} {{things.list}} {{things.obj}} > out/out.txt
+            writes: [out/**]
         """)
     result = project.run("kinds", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert project.read("out.txt") == "1.5|true|null|a b,c|{\"k\":\"it's\"}|"
+    assert project.read("out/out.txt") == "1.5|true|null|a b,c|{\"k\":\"it's\"}|"
 
 
 # --- the lexer -------------------------------------------------------------------------------------------
@@ -367,14 +367,14 @@ def test_temp_paths_in_values_are_not_rewritten(project):
         steps:
           - bash: |
               echo made > temp://made.txt
-              cat temp://made.txt > out.txt
-              printf '%s|' '{{a}}' '{{b}}' "{{a}}" >> out.txt
-            writes: [out.txt, "temp://**"]
+              cat temp://made.txt > out/out.txt
+              printf '%s|' '{{a}}' '{{b}}' "{{a}}" >> out/out.txt
+            writes: [out/**, "temp://**"]
         """)
     result = project.run("scratch", "--mode", "autonomous", a="temp://x\\", b="; touch PWNED; echo ")
     assert result.exit_code == 0, result.output
     assert not project.exists("PWNED")
-    assert project.read("out.txt") == "made\ntemp://x\\|; touch PWNED; echo |temp://x\\|"
+    assert project.read("out/out.txt") == "made\ntemp://x\\|; touch PWNED; echo |temp://x\\|"
 
 
 def test_a_secret_escaped_into_a_script_is_still_masked(project):

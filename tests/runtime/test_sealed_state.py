@@ -350,3 +350,22 @@ def test_a_failed_run_from_history_is_trusted_and_resumed(project):
     project.write("out/ok", "")
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 0
     assert project.snapshot()["trustedEdits"][0]["changes"] == ["the result of steps/0 was edited"]
+
+
+def test_programs_never_see_the_run_key_or_catalysts_secret_variables(project, monkeypatch):
+    monkeypatch.setenv("CATALYST_RUN_KEY", "k" * 40)
+    monkeypatch.setenv("CATALYST_SECRET_API_TOKEN", "hunter2-from-env")
+    monkeypatch.setenv("ORDINARY_SETTING", "kept")
+    project.playbook("env-dump", """
+        name: env-dump
+        description: a program prints its environment
+        owner: Engineer
+        steps:
+          - bash: env > "$TMPDIR/seen.env"
+            writes: []
+        """)
+    result = project.run("env-dump", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    seen = (project.temp / "seen.env").read_text() if (project.temp / "seen.env").exists() else ""
+    assert "ORDINARY_SETTING=kept" in seen
+    assert "CATALYST_RUN_KEY" not in seen and "hunter2-from-env" not in seen

@@ -241,7 +241,8 @@ def test_the_plan_is_canonical_and_names_no_machine_specific_thing(project, tmp_
     assert text.endswith("}\n") and "\r" not in text
     plan = json.loads(text)
     assert text == canonical_json(plan)
-    for machine in (str(tmp_path), str(project.root), os.path.realpath(project.root), ".xe/", "tmp/what-if"):
+    # The state directory is named (programs never write it), its scratch space is not.
+    for machine in (str(tmp_path), str(project.root), os.path.realpath(project.root), ".xe/runs/tmp", "tmp/what-if"):
         assert machine not in text, machine
     assert plan["playbook"] == {"name": "everything", "file": "playbooks/everything.yaml"}
     # The listing is in name order, whatever order the directory gives.
@@ -274,8 +275,10 @@ def test_the_plan_shows_what_the_run_would_do_where_it_would_do_it(project):
     plan = plan_of(project, "everything")
     steps = by_path(plan)
     for entry in steps.values():
-        assert entry.keys() == ENTRY_KEYS, entry["path"]
+        program = entry["action"] in ("bash", "powershell", "test", "script", "command")
+        assert entry.keys() == (ENTRY_KEYS | {"confinement"} if program else ENTRY_KEYS), entry["path"]
     assert steps["steps/6"]["change"] == "unknown" and "bash" in steps["steps/6"]["reason"]
+    assert steps["steps/6"]["confinement"]["neverWrites"] == [".git/", ".xe/runs/"]
     assert steps["steps/7"]["change"] == "unknown" and "AI" in steps["steps/7"]["reason"]
     assert steps["steps/2"]["change"] == "create"
     assert steps["steps/4"]["change"] == "delete"

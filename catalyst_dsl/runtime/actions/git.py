@@ -60,6 +60,7 @@ class Git:
             show: bool = False) -> ProcessOutcome:
         """`git ARGS`; its output goes to the log when `show` (commands that change something)."""
         outcome = self.ctx.gateway.run_process([self.program, *args], declared_writes=writes, cwd=None, env={**_ENV, **(env or {})},
+                                               confined=False,  # git itself writes .git/; what it writes is the action's
                                                timeout=self.ctx.remaining(), on_output=self.ctx.output if show else _silent, stdin=stdin)
         if outcome.timed_out:
             raise StepError("StepTimeout", f"`git {args[0]}` was stopped after the step's timeout of {self.ctx.timeout:g}s")

@@ -231,7 +231,7 @@ def _git(ctx: ActionContext, *args: str) -> str | None:
     if shutil.which("git") is None:
         return None
     left = ctx.remaining()
-    outcome = ctx.gateway.run_process(["git", *args], declared_writes=(), cwd=None, env={"GIT_TERMINAL_PROMPT": "0"},
+    outcome = ctx.gateway.run_process(["git", *args], declared_writes=(), cwd=None, env={"GIT_TERMINAL_PROMPT": "0"}, confined=False,
                                       timeout=GIT_TIMEOUT if left is None else min(left, GIT_TIMEOUT),
                                       # Not shown: a remote URL may hold a token.
                                       on_output=lambda stream, line: None)

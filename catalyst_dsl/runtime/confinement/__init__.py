@@ -1,0 +1,180 @@
+"""Confinement of the programs steps run: what each may write, and the kernel enforcing it.
+
+A shell-like step's program (and an AI agent run by the `command` adapter) may read and
+execute anything its user can, but write only beneath:
+
+- the fixed directory prefix of each declared `writes:` pattern (`out/**` -> `out/`),
+- the run's scratch space (`temp://`) and the system temp folder,
+- a few device files every program expects (`DEVICES`).
+
+`.git/` and the state directory are never writable, even beneath a prefix that holds
+them: Landlock rules only add rights, so such a prefix is granted entry by entry around
+them (entries made there later are not covered). Linux Landlock enforces this
+(`landlock.py`, applied by `launch.py`); without it the run says so once and keeps the
+gateway's checks of declared writes (or fails, with `require-confinement = true`).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable, Sequence
+
+import attrs
+
+from catalyst_dsl.paths.globs import Glob, GlobError, fixed_prefix
+from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.runtime.confinement import landlock
+from catalyst_dsl.runtime.errors import StepError
+
+#: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
+#: shared memory (`/dev/shm`, used by semaphores and multiprocessing).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/shm")
+#: Never writable to a program, whatever its grants (project-relative).
+ALWAYS_PROTECTED = (".git",)
+#: How the plan names the system temp folder (a real path would differ per machine).
+TEMP_FOLDER = "$TMPDIR"
+SCRATCH = "temp://"
+
+
+@attrs.frozen
+class Confinement:
+    """Where one program may write: directory prefixes in the project, and never `protected`."""
+
+    root: Path
+    scratch: Path
+    #: Project-relative directory prefixes, "" for the whole project.
+    prefixes: tuple[str, ...]
+    #: Project-relative directories no prefix reaches into (`.git`, the state directory).
+    protected: tuple[str, ...]
+
+    @classmethod
+    def of(cls, root: Path, scratch: Path, patterns: Sequence[str], protected: Sequence[str]) -> "Confinement":
+        prefixes = []
+        for written in patterns:
+            placed = place(written)
+            if placed.scratch or placed.problem:
+                continue  # scratch is always writable; a bad pattern the gateway refused already
+            try:
+                prefix = fixed_prefix(Glob.compile(placed.path or written))
+            except GlobError:
+                continue
+            if prefix not in prefixes:
+                prefixes.append(prefix)
+        return cls(root, scratch, tuple(prefixes), tuple(dict.fromkeys((*ALWAYS_PROTECTED, *protected))))
+
+    def shown(self) -> dict:
+        """The confinement in a plan: what the program may write, and what it never may."""
+        may = [f"{p}/" if p else "./" for p in self.prefixes if not self._inside_protected(p)]
+        return {"mayWrite": [*may, SCRATCH, TEMP_FOLDER], "neverWrites": [f"{p}/" for p in self.protected]}
+
+    def writable_paths(self) -> list[Path]:
+        """The paths to allow writes beneath, for the kernel. Missing prefix directories are
+        made first (a rule needs something to open); a prefix that leads out of the project
+        through a symbolic link is left out, so writes there are refused."""
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        real_root = Path(os.path.realpath(self.root))
+        paths = [self.scratch]
+        temp = self._temp_folder()
+        if temp is not None and _holds(temp, real_root):
+            # A project inside the temp folder (a test's tmp_path): the temp folder is granted
+            # around it, else the whole project would be writable; TMPDIR is scratch then.
+            paths += _around(temp, [real_root.relative_to(temp).as_posix()] if real_root != temp else ["."], "")
+        elif temp is not None:
+            paths.append(temp)
+        paths += [Path(device) for device in DEVICES if os.path.exists(device)]
+        for prefix in self.prefixes:
+            path = self.root / prefix if prefix else self.root
+            real = Path(os.path.realpath(path))
+            if not (real == real_root or real_root in real.parents):
+                continue
+            relative = real.relative_to(real_root).as_posix() if real != real_root else ""
+            if self._inside_protected(relative):
+                continue
+            if not real.exists():
+                real.mkdir(parents=True, exist_ok=True)
+            paths += _around(real_root, list(self.protected), relative)
+        return paths
+
+    def environment(self) -> dict[str, str]:
+        """Variables a confined program needs: TMPDIR when the temp folder is not writable."""
+        temp = self._temp_folder()
+        if temp is not None and _holds(temp, Path(os.path.realpath(self.root))):
+            return {"TMPDIR": str(self.scratch)}
+        return {}
+
+    @staticmethod
+    def _temp_folder() -> Path | None:
+        temp = Path(os.path.realpath(tempfile.gettempdir()))
+        return temp if temp.is_dir() else None
+
+    def _inside_protected(self, relative: str) -> bool:
+        return any(relative == p or relative.startswith(p + "/") for p in self.protected)
+
+def _holds(directory: Path, path: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def _around(base: Path, excluded: list[str], relative: str) -> list[Path]:
+    """`base/relative` itself, or, when an excluded path (relative to `base`) lies beneath
+    it, each of its entries but the excluded ones (symbolic links are skipped: a rule
+    would follow them)."""
+    path = base / relative if relative else base
+    if not any(relative == "" or x.startswith(relative + "/") for x in excluded):
+        return [path]
+    if "." in excluded and relative == "":
+        return []
+    granted: list[Path] = []
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        inner = posixpath.join(relative, entry.name) if relative else entry.name
+        if entry.is_symlink() or any(inner == x or inner.startswith(x + "/") for x in excluded):
+            continue
+        if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+            granted += _around(base, excluded, inner)
+    return granted
+
+
+class Confiner:
+    """Turns a confinement into a Landlock ruleset for one run, or says once why it cannot."""
+
+    def __init__(self, *, required: bool, notice: Callable[[str], None] | None = None) -> None:
+        self.required = required
+        self.notice = notice
+        self._abi: int | None = None
+        self._told = False
+        self._lock = threading.Lock()
+
+    @property
+    def abi(self) -> int:
+        if self._abi is None:
+            self._abi = landlock.abi_version()
+        return self._abi
+
+    def ruleset(self, confinement: Confinement) -> int | None:
+        """An open ruleset fd for the launcher, or None when this machine cannot confine
+        (told once) and confinement is not required; ConfinementUnavailable when it is."""
+        if self.abi > 0:
+            try:
+                return landlock.build_ruleset(self.abi, confinement.writable_paths())
+            except OSError as error:
+                reason = str(error)
+        elif os.environ.get("CATALYST_LANDLOCK", "").lower() == "off":
+            reason = "CATALYST_LANDLOCK=off is set"
+        else:
+            reason = "this kernel has no Landlock (Linux 5.13 or later, enabled at boot and not blocked by seccomp)"
+        if self.required:
+            raise StepError("ConfinementUnavailable", f"the program cannot be confined to its writes: {reason}",
+                            guidance="run on a Linux kernel with Landlock enabled, or set require-confinement = false in "
+                                     "catalyst.toml to run programs with only the checks of their declared writes")
+        with self._lock:
+            first, self._told = not self._told, True
+        if first and self.notice is not None:
+            self.notice(f"programs run unconfined: {reason}; only their declared writes are checked")
+        return None

@@ -1,0 +1,243 @@
+"""Programs confined by the kernel (Landlock) to their declared writes, and programs that
+die with their run: through `catalyst run` and `catalyst resume`, for real."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from catalyst_dsl.runtime.confinement import landlock
+from catalyst_dsl.runtime.process_groups import ProcessGroups, start_time
+
+from test_reliability import _env, make_project, run_id_of, spawn, catalyst
+
+needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
+
+
+def _writer(project, writes: str, script: str, grants: str = "allowedWritePaths: [out/**]") -> None:
+    body = "\n".join(" " * 14 + line for line in script.strip().splitlines())
+    project.playbook("writer", f"""
+        name: writer
+        description: Writes where its script says.
+        owner: Engineer
+        {grants}
+        steps:
+          - name: write
+            {writes}
+            bash: |
+{body}
+    """)
+
+
+@pytest.fixture
+def git_project(project):
+    (project.root / ".git").mkdir()
+    project.write(".git/config", "[core]\n")
+    project.write("README.md", "readme\n")
+    return project
+
+
+@needs_landlock
+@pytest.mark.parametrize("outside", ["../OUTSIDE", ".xe/runs/x", "README.md", ".git/config"])
+def test_a_write_outside_the_declared_writes_is_refused_by_the_kernel(git_project, outside):
+    _writer(git_project, "writes: [out/**]", f"echo planted >> {outside}")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied", error
+    assert f"refused a write to '{outside}'" in error["message"]
+    target = git_project.root / outside
+    assert not target.exists() or "planted" not in target.read_text()
+
+
+@needs_landlock
+def test_a_write_beneath_the_declared_prefix_succeeds(project):
+    _writer(project, "writes: [out/reports/**]", "mkdir -p out/reports/deep && echo ok > out/reports/deep/r.txt")
+    result = project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert project.read("out/reports/deep/r.txt") == "ok\n"
+
+
+@needs_landlock
+def test_scratch_and_the_temp_folder_are_writable_without_writes(project, tmp_path, monkeypatch):
+    # The temp folder beside the project, not holding it (as on a real machine).
+    system_temp = tmp_path / "system-temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
+    monkeypatch.setenv("TMPDIR", str(system_temp))
+    _writer(project, "", f"echo s > temp://scratch.txt && cat temp://scratch.txt\necho t > {system_temp}/t.txt\nmktemp > /dev/null")
+    result = project.run("writer")
+    assert result.exit_code == 0, result.output
+    assert (system_temp / "t.txt").read_text() == "t\n"
+
+
+@needs_landlock
+def test_a_step_without_writes_writes_nothing_in_the_project(project):
+    _writer(project, "", "echo x > new.txt", grants="")
+    result = project.run("writer")
+    assert result.exit_code == 2, result.output
+    assert project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert not project.exists("new.txt")
+
+
+@needs_landlock
+def test_git_is_refused_even_when_the_step_writes_everything(git_project):
+    _writer(git_project, 'writes: ["**"]', "echo changed > README.md\necho '[core] fsmonitor = touch PWNED' >> .git/config", grants="")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "refused a write to '.git/config'" in git_project.snapshot()["error"]["message"]
+    assert git_project.read("README.md") == "changed\n"  # the rest of the project is writable
+    assert git_project.read(".git/config") == "[core]\n"
+
+
+def test_without_landlock_the_run_says_so_once_and_falls_back(project, monkeypatch):
+    monkeypatch.setenv("CATALYST_LANDLOCK", "off")
+    project.playbook("twice", """
+        name: twice
+        description: Two programs.
+        owner: Engineer
+        steps:
+          - bash: echo one > temp://a
+          - bash: echo two > ../OUTSIDE-fallback
+    """)
+    result = project.run("twice")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("programs run unconfined: CATALYST_LANDLOCK=off is set") == 1
+    assert (project.root.parent / "OUTSIDE-fallback").exists()  # today's checks only: undeclared writes are not seen
+
+
+def test_require_confinement_makes_a_missing_landlock_an_error(project, monkeypatch):
+    monkeypatch.setenv("CATALYST_LANDLOCK", "off")
+    project.settings("require-confinement = true\n")
+    _writer(project, "", "echo x > temp://a")
+    result = project.run("writer")
+    assert result.exit_code == 2, result.output
+    error = project.snapshot()["error"]
+    assert error["code"] == "ConfinementUnavailable"
+    assert "require-confinement = false" in result.output
+
+
+def test_require_confinement_must_be_a_boolean(project):
+    project.settings('require-confinement = "yes"\n')
+    _writer(project, "", "echo x > temp://a")
+    result = project.cli("check", "playbooks")
+    assert "C801" in result.output and "require-confinement" in result.output
+
+
+# -- programs die with their run --------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    return start_time(pid) is not None
+
+
+def _wait_until(predicate, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.slow
+def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_more(tmp_path):
+    project = make_project(tmp_path / "project", {"loop": """
+        name: loop
+        description: A step whose program outlives a kill unless it dies with its run.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - name: looping
+            writes: [out/**]
+            bash: |
+              echo "start $$" >> out/marker
+              sleep 2 &
+              child=$!
+              echo "child $child" >> out/marker
+              wait $child
+              echo "end $$" >> out/marker
+    """})
+    marker = project / "out" / "marker"
+    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first")
+    assert _wait_until(lambda: marker.exists() and "child" in marker.read_text()), (tmp_path / "first.err").read_text()
+    child = int(marker.read_text().split("child ")[1].split()[0])
+    records = list((project / ".xe" / "runs").glob("run-*.processes"))
+    assert len(records) == 1  # the group is on record while the program runs
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=10)
+    assert _wait_until(lambda: not _alive(child)), "the step's child outlived its run"
+    run_id = run_id_of((tmp_path / "first.out").read_text())
+    resumed = catalyst(project, "resume", run_id, env=_env())
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    lines = marker.read_text().splitlines()
+    assert [line.split()[0] for line in lines] == ["start", "child", "start", "child", "end"], lines
+    assert not list((project / ".xe" / "runs").glob("run-*.processes"))
+
+
+def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path):
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        groups = ProcessGroups(tmp_path / "run-x.processes")
+        groups.add(sleeper.pid, start_time(sleeper.pid) + 1, "sleep")  # a stale or forged record
+        assert groups.reap() == []
+        assert sleeper.poll() is None and not groups.path.exists()
+        groups.add(sleeper.pid, start_time(sleeper.pid), "sleep")
+        assert groups.reap() == [sleeper.pid]
+        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+
+
+@needs_landlock
+def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
+    project.settings('ai-adapters = ["command"]\nai-command = ["bash", "-c", "mkdir -p out && echo x > out/agent.txt && echo answer"]\n')
+    project.playbook("agent", """
+        name: agent
+        description: Asks an agent that writes a file.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        inputs:
+          - boolean: edit
+        steps:
+          - name: read-only
+            condition: ${{ !get('edit') }}
+            ai-prompt: look around
+          - name: editing
+            condition: ${{ get('edit') }}
+            ai-prompt: change things
+            tools: [read, edit]
+    """)
+    refused = project.run("agent", "--mode", "autonomous", edit="false")
+    assert refused.exit_code == 2, refused.output
+    assert "refused a write to 'out'" in project.snapshot()["error"]["message"]
+    assert not project.exists("out/agent.txt")
+    allowed = project.run("agent", "--mode", "autonomous", edit="true")
+    assert allowed.exit_code == 0, allowed.output
+    assert project.read("out/agent.txt") == "x\n"
+
+
+def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_path, monkeypatch):
+    from catalyst_dsl.runtime.confinement import Confinement
+
+    system_temp = tmp_path / "temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
+    root = tmp_path / "project"
+    for directory in (".git/hooks", ".xe/runs", ".xe/features", "src"):
+        (root / directory).mkdir(parents=True)
+    (root / "README.md").write_text("r")
+    (root / "link").symlink_to(tmp_path)
+    confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["**", "temp://x", "out/*.txt"], [".xe/runs"])
+    granted = {p.relative_to(root).as_posix() for p in confinement.writable_paths() if root in p.parents}
+    assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
+    assert Path(system_temp) in confinement.writable_paths()
+    assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
