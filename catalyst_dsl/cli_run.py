@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from catalyst_dsl.runtime.events import discard_stdout
+
 MODES = click.Choice(["manual", "autonomous"])
 LOG_FORMATS = click.Choice(["text", "json"])
 
@@ -35,6 +37,11 @@ def _aborts(command):
             abort = RunAbort(EXIT_FAILED, str(conflict), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
         except RunAbort as caught:
             abort = caught
+        except BrokenPipeError:
+            # The reader of our output left (`catalyst runs list | head -1`): not the state's
+            # fault. Nothing more can be said to it; later writes go nowhere.
+            discard_stdout()
+            sys.exit(0)
         except OSError as error:
             from catalyst_dsl.runtime.state_errors import state_abort
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sys
 import threading
 from typing import Any, Callable, TextIO
@@ -21,6 +22,17 @@ _MARKS = {"completed": "✓", "failed": "✗", "skipped": "↷", "running": "▶
 
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def discard_stdout() -> None:
+    """Send what is still written to standard output nowhere, once its reader has closed
+    the pipe: Python would otherwise fail again on the flush at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # no real descriptor behind stdout (a test's capture): nothing to redirect
 
 
 class Events:
@@ -37,20 +49,30 @@ class Events:
         #: Entries of the log-* actions, for the `logs()` expression function.
         self.entries: list[dict] = []
         self._lock = threading.Lock()
+        self._closed = False
 
     # -- the one writer ------------------------------------------------------------------------------
 
     def _emit(self, event: str, level: str, status: str | None, message: str, step: str | None = None, **extra: Any) -> None:
         message = self.mask(message)
         with self._lock:
-            if self.log_format == "json":
-                record = {"timestamp": utc_now(), "runId": self.run_id, "playbookId": self.playbook, "stepId": step,
-                          "event": event, "level": level, "status": status, "message": message}
-                record.update({k: self.mask(v) for k, v in extra.items() if v is not None})
-                self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-            else:
-                self.out.write("\n".join(safe_text(line) for line in message.split("\n")) + "\n")
-            self.out.flush()
+            if self._closed:
+                return
+            try:
+                if self.log_format == "json":
+                    record = {"timestamp": utc_now(), "runId": self.run_id, "playbookId": self.playbook, "stepId": step,
+                              "event": event, "level": level, "status": status, "message": message}
+                    record.update({k: self.mask(v) for k, v in extra.items() if v is not None})
+                    self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                else:
+                    self.out.write("\n".join(safe_text(line) for line in message.split("\n")) + "\n")
+                self.out.flush()
+            except BrokenPipeError:
+                # Whoever read the run's output has gone (`| head -1`): the run goes on to
+                # its end, its state saved as always; only the telling stops.
+                self._closed = True
+                if self.out is sys.stdout:
+                    discard_stdout()
 
     # -- events ---------------------------------------------------------------------------------------
 

@@ -930,3 +930,48 @@ def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
     assert (project / "out/last.txt").read_text() == "last"
     assert (project / "out/first.txt").read_text() == "first"
     assert lock_holders(project) == []
+
+
+# -- a reader that leaves ---------------------------------------------------------------------
+
+
+def test_a_closed_output_never_fails_the_run(tmp_path):
+    """`catalyst run … | head -1`: the reader goes after the first line; the run goes on to
+    its end, its state says completed, and no error is printed about the state."""
+    project = make_project(tmp_path / "project", {"chatty": """
+        name: chatty
+        description: says a lot, slowly
+        owner: Engineer
+        steps:
+          - log-info: "one"
+          - bash: sleep 0.3
+            writes: []
+          - log-info: "two"
+          - log-info: "three"
+        """})
+    run = subprocess.Popen([*CATALYST, "run", "chatty", "--mode", "autonomous"], cwd=project, env=_env(), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout.readline().startswith(b"running chatty")
+    run.stdout.close()  # what `head -1` does once it has its line
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err.decode()
+    assert b"Broken pipe" not in err and b"state" not in err
+    listed = catalyst(project, "runs", "list")
+    assert " completed " in listed.stdout, listed.stdout
+
+
+def test_a_listing_cut_short_by_its_reader_is_not_a_state_error(tmp_path):
+    project = make_project(tmp_path / "project", {"quiet": """
+        name: quiet
+        description: does nothing
+        owner: Engineer
+        steps:
+          - log-info: "x"
+        """})
+    for _ in range(3):
+        assert catalyst(project, "run", "quiet", "--mode", "autonomous").returncode == 0
+    listing = subprocess.Popen([*CATALYST, "runs", "list"], cwd=project, env=_env(), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    listing.stdout.close()
+    _, err = listing.communicate(timeout=60)
+    assert b"cannot be read or written" not in err and b"Traceback" not in err, err.decode()
