@@ -28,7 +28,7 @@ def _aborts(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_STATE, RunAbort
+        from catalyst_dsl.runtime.errors import EXIT_FAILED, RunAbort
         from catalyst_dsl.runtime.locks import LockConflict
 
         try:
@@ -66,12 +66,12 @@ def _session(start: Path, mode: str = "manual", log_format: str = "text", verbos
 
 
 def _given(pairs: tuple[str, ...]) -> dict[str, str]:
-    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+    from catalyst_dsl.runtime.errors import EXIT_USAGE, RunAbort
     from catalyst_dsl.runtime.inputs import parse_assignments
 
     given, problems = parse_assignments(pairs)
     if problems:
-        raise RunAbort(EXIT_INVALID, "the -i options are not all key=value", details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        raise RunAbort(EXIT_USAGE, "the -i options are not all key=value", details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
     return given
 
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import attrs
 
-from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 
 FORMAT = "catalyst-run"
 VERSION = 1
@@ -252,7 +252,7 @@ def ensure_resumable(state: RunState) -> None:
     """Refuse to resume a run that is over, or that another live process is running."""
     if state.status in ("completed", "cancelled"):
         raise RunAbort(
-            EXIT_STATE,
+            EXIT_INVALID,  # nothing is wrong with the snapshot: the run is over
             f"run {state.run_id} is {state.status}; a {state.status} run cannot be resumed",
             help=f"start a new run with `catalyst run {state.playbook.name}`",
         )

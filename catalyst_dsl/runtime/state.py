@@ -45,7 +45,7 @@ from typing import Any
 import attrs
 
 from catalyst_dsl.runtime import durable, snapshot_codec
-from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.integrity.guard import Guard
 from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.snapshot import (
@@ -291,7 +291,7 @@ class StateStore:
         try:
             return snapshot_codec.read_sealed(path)
         except FileNotFoundError:
-            raise RunAbort(EXIT_STATE, f"there is no run snapshot {_display(path)}", help="`catalyst runs list` shows the runs kept here") from None
+            raise RunAbort(EXIT_INVALID, f"there is no run snapshot {_display(path)}", help="`catalyst runs list` shows the runs kept here") from None
         except snapshot_codec.Damaged as damage:
             raise self._abort(path, damage) from None
 
@@ -308,7 +308,7 @@ class StateStore:
             except ValueError:
                 path = None
             if path is None:
-                raise RunAbort(EXIT_STATE, f"there is no run {given!r} in {_display(self.state_dir)}", help="`catalyst runs list` shows the runs kept here")
+                raise RunAbort(EXIT_INVALID, f"there is no run {given!r} in {_display(self.state_dir)}", help="`catalyst runs list` shows the runs kept here")
         return path
 
     def _abort(self, path: Path, damage: snapshot_codec.Damaged) -> RunAbort:

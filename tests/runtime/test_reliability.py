@@ -975,3 +975,18 @@ def test_a_listing_cut_short_by_its_reader_is_not_a_state_error(tmp_path):
     listing.stdout.close()
     _, err = listing.communicate(timeout=60)
     assert b"cannot be read or written" not in err and b"Traceback" not in err, err.decode()
+
+
+def test_mistakes_on_the_command_line_exit_2_and_a_missing_run_exits_1(tmp_path):
+    project = make_project(tmp_path / "project", {"quiet": """
+        name: quiet
+        description: does nothing
+        owner: Engineer
+        steps:
+          - log-info: "x"
+        """})
+    for wrong in ("who", "=x"):
+        given = catalyst(project, "run", "quiet", "-i", wrong)
+        assert given.returncode == 2 and "-i" in given.stderr, given.stderr
+    assert catalyst(project, "runs", "show", "nosuch").returncode == 1
+    assert catalyst(project, "resume", "20260101-000000-quiet-001").returncode == 1

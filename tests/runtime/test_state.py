@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import catalyst_dsl
-from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.state import (
     Approval,
     Cancel,
@@ -257,9 +257,11 @@ def test_help_points_to_the_last_good_copy(store):
     assert f"run-{state.run_id}.json.bak" in error.help
 
 
-def test_missing_run_is_a_state_error(store):
-    error = abort_of(store, "20260101-000000-nothing-001")
-    assert "no run" in error.message
+def test_a_missing_run_is_a_mistake_of_the_command_not_a_damaged_snapshot(store):
+    with pytest.raises(RunAbort) as caught:
+        store.load("20260101-000000-nothing-001")
+    assert caught.value.exit_code == EXIT_INVALID
+    assert "no run" in caught.value.message and caught.value.help
 
 
 def test_newer_version_says_upgrade(store):
@@ -276,7 +278,7 @@ def test_finished_runs_are_not_resumable(status):
     state.status = status
     with pytest.raises(RunAbort) as caught:
         ensure_resumable(state)
-    assert caught.value.exit_code == EXIT_STATE
+    assert caught.value.exit_code == EXIT_INVALID
     assert "catalyst run create-feature" in caught.value.help
 
 
