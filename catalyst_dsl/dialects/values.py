@@ -99,6 +99,10 @@ class ValueLowerer:
         return ir.Lit(value, span=node.span)
 
     def _yaml11(self, node: YScalar) -> None:
+        from catalyst_dsl.syntax.yaml_loader import MAX_NUMBER_DIGITS
+
+        if len(node.text) > MAX_NUMBER_DIGITS:
+            return  # a number that long is C016 already, whatever a tool reads it as
         reading = yaml11_reading(node)
         if reading is None:
             return
@@ -265,7 +269,10 @@ def parse_duration(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value >= 0 else None
+        try:
+            return float(value) if value >= 0 else None
+        except OverflowError:
+            return None  # more seconds than a float holds: not a duration
     if not isinstance(value, str):
         return None
     text = value.strip()

@@ -39,8 +39,19 @@ _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 
 
+#: Digits a number may have. A playbook's numbers are counts, durations and limits; a
+#: longer one is a mistake or an attack (Python refuses decimals of over 4,300 digits, and
+#: any number past ~309 digits overflows a float).
+MAX_NUMBER_DIGITS = 100
+
+
+class NumberTooLarge(ValueError):
+    """A plain scalar that reads as a number with more than MAX_NUMBER_DIGITS digits."""
+
+
 def core_value(text: str) -> object:
-    """The YAML 1.2 core-schema value of a plain scalar."""
+    """The YAML 1.2 core-schema value of a plain scalar. NumberTooLarge for a number longer
+    than any playbook needs."""
     if not text:
         return None
     first = text[0]
@@ -49,6 +60,8 @@ def core_value(text: str) -> object:
     if first in "tTfF" and text in _BOOL:
         return _BOOL[text]
     if first in "-+0123456789.":
+        if len(text) > MAX_NUMBER_DIGITS and (_INT10.match(text) or _INT8.match(text) or _INT16.match(text) or _FLOAT.match(text)):
+            raise NumberTooLarge(f"the number {text[:12]}… has {len(text):,} characters; numbers in a playbook have at most {MAX_NUMBER_DIGITS}")
         if _INT10.match(text):
             return int(text)
         if _INT8.match(text):
@@ -535,7 +548,12 @@ class _Composer:
         elif style:
             value = text
         else:
-            value = core_value(text)
+            try:
+                value = core_value(text)
+            except NumberTooLarge as exc:
+                self.sink.report("C016", str(exc), self.source.span(start, end),
+                                 help="write a smaller number, or quote it if it is meant as text")
+                value = text
         node = YScalar(value, text, style, start, end, self.source, tag)
         self.written += 1
         return self._add(node, event.anchor, 1)
