@@ -323,3 +323,16 @@ def test_an_escaped_brace_without_templates_is_the_literal_text():
     result = compile_bytes(b'name: demo\ndescription: d\nowner: Engineer\nsteps:\n  - display: "Hi, \\\\{{name}}!"\n', "demo.yaml")
     assert not result.diagnostics
     assert result.playbook.steps[0].config.get("message").value == "Hi, {{name}}!"
+
+
+@pytest.mark.parametrize("expression, too_deep", [
+    (" + ".join(["1"] * 3000), True),
+    (" && ".join(["true"] * 2000), True),
+    ("get('x')" + ".trim()" * 1500, True),
+    (" + ".join(["1"] * 40), False),
+])
+def test_an_expression_chained_thousands_deep_is_a_diagnostic_not_a_recursion_error(expression, too_deep):
+    text = f'name: deep\ndescription: d\nowner: Engineer\nsteps:\n  - var: x\n    value: "${{{{ {expression} }}}}"\n'
+    result = compile_bytes(text.encode(), "deep.yaml")
+    nesting = [d for d in result.diagnostics if d.code == "C101" and "nest" in d.message]
+    assert bool(nesting) == too_deep, [d.message for d in result.diagnostics]

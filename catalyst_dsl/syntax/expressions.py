@@ -208,7 +208,30 @@ def parse(text: str, start: str):
         raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None
     except (LarkError, RecursionError):
         raise ExpressionSyntaxError(ast.TemplateError("C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps")) from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ExpressionSyntaxError(ast.TemplateError(
+            "C101", f"the expression nests {depth} operations deep; expressions may nest at most {MAX_DEPTH}", 0, len(text),
+            "split it into smaller steps: compute parts in `var` steps and combine them")) from None
     return _build(tree, 0)
+
+
+#: How deep an expression may nest (parentheses, operators chained one after another,
+#: calls inside calls). Real expressions stay far below it; the checker and the evaluator
+#: walk the tree recursively, so a deeper one would exhaust Python's stack.
+MAX_DEPTH = 100
+
+
+def _depth(tree) -> int:
+    """The depth of a parse tree, found without recursion."""
+    from lark import Tree
+
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
+    return deepest
 
 
 def _reference_help(text: str) -> str:
