@@ -336,3 +336,12 @@ def test_an_expression_chained_thousands_deep_is_a_diagnostic_not_a_recursion_er
     result = compile_bytes(text.encode(), "deep.yaml")
     nesting = [d for d in result.diagnostics if d.code == "C101" and "nest" in d.message]
     assert bool(nesting) == too_deep, [d.message for d in result.diagnostics]
+
+
+def test_half_a_surrogate_pair_in_an_expression_string_is_a_diagnostic_and_a_whole_pair_is_one_character():
+    head = "name: sur\ndescription: d\nowner: Engineer\nsteps:\n  - var: x\n    value: "
+    lone = compile_bytes((head + "'${{ \"\\ud800\" }}'\n").encode(), "sur.yaml")
+    assert [d.code for d in lone.diagnostics if d.severity.value == "error"] == ["C101"]
+    assert "surrogate" in lone.diagnostics[-1].message
+    pair = compile_bytes((head + "'${{ \"\\ud83d\\ude00\" }}'\n").encode(), "sur.yaml")
+    assert not [d for d in pair.diagnostics if d.severity.value == "error"]

@@ -64,6 +64,9 @@ class InputProblem:
     code: str | None = None  # the rule's PascalCase code, when the playbook declares one
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputProblem]]:
     """`-i key=value` strings as a mapping; the value is everything after the first `=`, kept as written."""
     values: dict[str, str] = {}
@@ -75,6 +78,13 @@ def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputP
                 problems.append(InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value"))
             else:
                 problems.append(InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>"))
+            continue
+        if _LONE_SURROGATE.search(pair):
+            # Bytes that are not UTF-8 on the command line arrive as lone surrogates: no text
+            # can be made of them, nor saved. The value is not quoted: it could be a secret.
+            name = key if not _LONE_SURROGATE.search(key) else "an -i name"
+            problems.append(InputProblem(name, "syntax", f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
+                                         "pass the value as UTF-8 text"))
             continue
         if key in values:
             if not any(p.input == key and p.rule == "duplicate" for p in problems):

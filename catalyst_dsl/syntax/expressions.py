@@ -68,12 +68,29 @@ def _unquote(token: str) -> str:
             continue
         out.append(c)
         i += 1
-    return "".join(out)
+    text = "".join(out)
+    try:  # \ud83d\ude00 written as two escapes is one character; half of a pair is no text at all
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        raise _LoneSurrogate() from None
+
+
+class _LoneSurrogate(ValueError):
+    """A string literal whose \\u escapes leave half of a UTF-16 surrogate pair."""
 
 
 def _number(text: str) -> int | float:
     value = float(text)
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
+
+
+def _text_of(token: str, start: int, end: int) -> str:
+    try:
+        return _unquote(token)
+    except _LoneSurrogate:
+        raise ExpressionSyntaxError(ast.TemplateError(
+            "C101", "this string holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape without its partner), which is not text",
+            start, end, "write the character itself, or both halves of the pair (\\ud83d\\ude00)")) from None
 
 
 def _build(tree, offset: int):
@@ -96,7 +113,7 @@ def _build(tree, offset: int):
         if kind == "number":
             return ast.Literal(_number(str(c[0])), "number", start=start, end=end)
         if kind == "string":
-            return ast.Literal(_unquote(str(c[0])), "string", start=start, end=end)
+            return ast.Literal(_text_of(str(c[0]), start, end), "string", start=start, end=end)
         if kind in ("true", "false"):
             return ast.Literal(kind == "true", "boolean", start=start, end=end)
         if kind == "null":
@@ -128,8 +145,8 @@ def _build(tree, offset: int):
                 if pair is None:
                     continue
                 key_token, value = pair.children
-                key = _unquote(str(key_token)) if key_token.type == "STRING" else str(key_token)
                 ps, pe = pos(pair)
+                key = _text_of(str(key_token), ps, pe) if key_token.type == "STRING" else str(key_token)
                 entries.append(ast.ObjectEntry(key, conv(value), start=ps, end=pe))
             return ast.ObjectExpr(tuple(entries), start=start, end=end)
         if kind == "path_ref":

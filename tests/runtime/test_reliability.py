@@ -990,3 +990,20 @@ def test_mistakes_on_the_command_line_exit_2_and_a_missing_run_exits_1(tmp_path)
         assert given.returncode == 2 and "-i" in given.stderr, given.stderr
     assert catalyst(project, "runs", "show", "nosuch").returncode == 1
     assert catalyst(project, "resume", "20260101-000000-quiet-001").returncode == 1
+
+
+def test_an_input_that_is_not_utf8_is_a_usage_mistake_not_a_failed_step(tmp_path):
+    project = make_project(tmp_path / "project", {"greet": """
+        name: greet
+        description: greets
+        owner: Engineer
+        inputs:
+          - name: who
+            type: string
+        steps:
+          - log-info: "hi {{who}}"
+        """})
+    result = subprocess.run([*CATALYST, "run", "greet", "-i", b"who=\xff".decode("utf-8", "surrogateescape"), "--mode", "autonomous"],
+                            cwd=project, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "not UTF-8" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not (project / ".xe" / "runs").exists()
