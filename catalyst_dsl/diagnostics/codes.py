@@ -58,7 +58,7 @@ _TABLE = [
     # C3xx: values and declarations
     Code("C302", "wrong-type", E, "A value of the wrong type for its key."),
     Code("C303", "invalid-value", E, "A value outside the allowed set (enum, policy, transform, type name)."),
-    Code("C304", "bad-regex", E, "A validation regex does not compile."),
+    Code("C304", "bad-regex", E, "A validation regex does not compile, or uses what linear-time matching (RE2) lacks: backreferences, lookaround."),
     Code("C305", "min-above-max", E, "A minimum above its maximum: no value can pass."),
     Code("C306", "duplicate-input", E, "Two inputs with the same name."),
     Code("C307", "two-input-types", E, "An input declaration with two type keys."),

@@ -7,7 +7,6 @@ action-key rule); references and expression types are checked afterwards, on the
 from __future__ import annotations
 
 import re
-import warnings
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
@@ -367,14 +366,14 @@ class CatalystLowerer:
                     self.sink.report("C302", f"'{k.text}' expects a {kinds[k.text].describe()}", head_span(v))
                     continue
                 self.values.check_literal(v, kinds[k.text], f"'{k.text}'")
-                if k.text == "regex":
+                if k.text == "regex" and isinstance(v.value, str):
+                    from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+
                     try:
-                        with warnings.catch_warnings():
-                            # Python's hints about future regex syntax are not the user's problem.
-                            warnings.simplefilter("ignore", FutureWarning)
-                            re.compile(v.text)
-                    except re.error as exc:
-                        self.sink.report("C304", f"the regex of {where} does not compile: {exc.msg}", v.span, help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
+                        compile_pattern(v.text)
+                    except PatternError as exc:
+                        self.sink.report("C304", f"the regex of {where} cannot be used: {exc.message}", v.span,
+                                         help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
                 found[k.text] = ir.Rule(k.text, v.text if k.text == "regex" else v.value, code, message, span=k.span)
             for low, high in (("minLength", "maxLength"), ("min", "max")):
                 lo, hi = found.get(low), found.get(high)

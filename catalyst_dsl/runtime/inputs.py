@@ -33,7 +33,6 @@ Decisions where LANGUAGE.md is silent:
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -318,10 +317,12 @@ def _check_rule(rule: ir.Rule, value: object) -> tuple[str, str] | None:
     if rule.kind == "regex":
         if not isinstance(value, str) or not isinstance(limit, str):
             return None
+        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+
         try:
-            pattern = _js_regex(limit)
-        except re.error as exc:
-            return f"cannot be checked: the playbook's regex does not compile ({exc.msg})", "<value>"
+            pattern = compile_pattern(limit)
+        except PatternError as exc:
+            return f"cannot be checked: the playbook's regex cannot be used ({exc.message})", "<value>"
         return None if pattern.search(value) else (f"does not match {limit}", f"<text matching {limit}>")
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return None
@@ -345,36 +346,6 @@ def _check_rule(rule: ir.Rule, value: object) -> tuple[str, str] | None:
         if rule.kind == "max" and value > limit:
             return f"is greater than the maximum {_num(limit)}", f"<number <= {_num(limit)}>"
     return None
-
-
-@functools.lru_cache(maxsize=256)
-def _js_regex(pattern: str) -> re.Pattern[str]:
-    """`pattern` compiled with `$` meaning the end of the text (outside character classes and unless multiline)."""
-    if re.compile(pattern).flags & re.MULTILINE:
-        return re.compile(pattern)
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            # A `]` right after `[` or `[^` is a literal, not the end of the class.
-            j = i + 1 + (pattern[i + 1 : i + 2] == "^")
-            if pattern[j : j + 1] == "]":
-                out.append(pattern[i : j + 1])
-                i = j + 1
-                continue
-        elif c == "$":
-            c = r"\Z"
-        out.append(c)
-        i += 1
-    return re.compile("".join(out))
 
 
 # -- transforms ------------------------------------------------------------------------------

@@ -378,6 +378,21 @@ def test_dollar_rewriting_keeps_literal_dollars(pattern, value, passes):
     assert (resolve_inputs(decls, {"s": value}, from_text=True)[1] == []) is passes
 
 
+def test_a_pattern_that_would_backtrack_for_ever_is_matched_in_linear_time():
+    # Python's own engine takes seconds per character added here (2**n paths); RE2 one pass.
+    decls = declare("- string: s\n  validation: [{regex: '^(a+)+$'}]")
+    problems = resolve_inputs(decls, {"s": "a" * 64 + "b"}, from_text=True)[1]
+    assert [p.rule for p in problems] == ["regex"]
+    assert resolve_inputs(decls, {"s": "a" * 64}, from_text=True)[1] == []
+
+
+def test_a_pattern_linear_matching_cannot_take_is_reported_not_run():
+    # `catalyst check` refuses it (C304); an IR made elsewhere still never runs it.
+    decls = (ir.InputDecl("s", "string", validation=(ir.Rule("regex", "^(?=a).*$"),)),)
+    [problem] = resolve_inputs(decls, {"s": "a"}, from_text=True)[1]
+    assert "lookahead" in problem.message
+
+
 def test_rules_for_other_types_do_not_apply():
     decls = (ir.InputDecl("s", "string", validation=(ir.Rule("min", 3), ir.Rule("minLength", "3"), ir.Rule("max", True))),)
     assert resolve_inputs(decls, {"s": "a"}, from_text=True) == ({"s": "a"}, [])
