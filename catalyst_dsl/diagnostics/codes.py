@@ -39,6 +39,7 @@ _TABLE = [
     Code("C014", "empty-file", E, "The file is empty."),
     Code("C015", "file-too-large", E, "The file is larger than a playbook can reasonably be."),
     Code("C016", "number-too-large", E, "A number with more digits than any playbook needs (over 100)."),
+    Code("C017", "merge-key", W, "A YAML merge key (<<): a YAML 1.1 extension that YAML 1.2 tools read as an ordinary key."),
     # C1xx: templates and expressions
     Code("C101", "expression-syntax", E, "A ${{ }} expression does not parse."),
     Code("C102", "reference-syntax", E, "A {{ }} holds something other than a name, a dotted path or a protocol path."),

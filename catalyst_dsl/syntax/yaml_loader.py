@@ -138,6 +138,8 @@ def _tagged_value(text: str, tag: str) -> object:
         raise ValueError(f"'{text}' is not a boolean")
     if tag == "tag:yaml.org,2002:null" and value is not None:
         raise ValueError(f"'{text}' is not null")
+    if tag in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
+        raise ValueError(f"'{text}' is a single value, not a {'mapping' if tag.endswith('map') else 'list'}")
     return value
 
 
@@ -672,6 +674,10 @@ class _Composer:
         assert isinstance(node, YMap)
         for key, value in frame.merges:
             sources = value.items if isinstance(value, YSeq) else [value]
+            if all(isinstance(merged, YMap) for merged in sources):
+                self.sink.report("C017", "a merge key (<<) is a YAML 1.1 extension: catalyst merges it, as the original engine did, "
+                                 "but YAML 1.2 tools read a key named '<<'", key.span,
+                                 help="write the keys out, or keep shared steps in a `function` or a called playbook")
             for merged in sources:
                 if not isinstance(merged, YMap):
                     self.sink.report("C002", "a merge key (<<) needs a mapping or a list of mappings", key.span, help="merge an anchored mapping: <<: *defaults")
