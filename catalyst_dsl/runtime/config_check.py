@@ -12,17 +12,20 @@ from typing import Any
 from catalyst_dsl.actions.catalog import ActionSpec
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, a_kind
+from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, a_kind, to_text
 
 
 def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
+    """Raise InvalidConfig naming every key whose value does not fit; a number or a boolean
+    where text belongs is written as its text first (in `config`), as a template would."""
     problems = []
-    for key, value in config.items():
+    for key, value in list(config.items()):
         field = spec.config.field(key)
         if field is None:
             continue  # open configs (plugins, `return`) take any key
         if value is None and not field.required:
             continue
+        value = config[key] = _as_text_where_text_belongs(value, field.type)
         wrong = _mismatch(value, field.type)
         if wrong:
             problems.append(f"`{key}` {wrong}")
@@ -32,6 +35,17 @@ def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
     if problems:
         raise StepError("InvalidConfig", f"{spec.name}: " + "; ".join(dict.fromkeys(problems)),
                         guidance="the value is computed when the step runs; check the expression that builds it")
+
+
+def _as_text_where_text_belongs(value: Any, expected: t.Type) -> Any:
+    """A number or boolean given where text is expected, as its text (`42`, `true`), the way
+    YAML and the original templates write them; lists and objects are left for _mismatch,
+    since no one text is obviously meant for them."""
+    if isinstance(expected, t.StringT) and isinstance(value, (bool, int, float)):
+        return to_text(value)
+    if isinstance(expected, t.ArrayT) and isinstance(value, list):
+        return [_as_text_where_text_belongs(item, expected.item) for item in value]
+    return value
 
 
 def _mismatch(value: Any, expected: t.Type) -> str | None:
@@ -46,7 +60,11 @@ def _mismatch(value: Any, expected: t.Type) -> str | None:
         reasons = [_mismatch(value, option) for option in expected.options]
         return None if any(r is None for r in reasons) else f"should be {expected.describe()}, got {a_kind(value)}"
     if isinstance(expected, (t.StringT, t.EnumT)):
-        return None if isinstance(value, str) else f"should be text, got {a_kind(value)}"
+        if isinstance(value, str):
+            return None
+        if isinstance(value, (dict, list)):
+            return f"should be text, got {a_kind(value)}: convert it explicitly, e.g. with JSON.stringify() or join()"
+        return f"should be text, got {a_kind(value)}"
     if isinstance(expected, t.NumberT):
         return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"should be a number, got {a_kind(value)}"
     if isinstance(expected, t.BooleanT):

@@ -2530,3 +2530,33 @@ def test_a_loop_whose_list_shrank_under_it_is_refused_too(project):
     project.write("items.txt", "a\n")
     refused = project.cli("resume", run_id)
     assert refused.exit_code == 2 and "it had more than 1 item(s)" in refused.output, refused.output
+
+
+def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
+    project.playbook("numtext", """
+        name: numtext
+        description: numbers written as text
+        owner: Engineer
+        steps:
+          - var: data
+            value: "${{ {answer: 42, ratio: 0.5, ok: true} }}"
+          - file-write: out/answer.txt
+            content: "{{data.answer}}"
+          - file-write: out/ratio.txt
+            content: "${{ get('data').ratio }}"
+          - file-write: out/ok.txt
+            content: "${{ get('data').ok }}"
+    """)
+    result = project.run("numtext", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert [project.read(f"out/{name}.txt") for name in ("answer", "ratio", "ok")] == ["42", "0.5", "true"]
+
+
+def test_an_object_where_text_belongs_says_how_to_convert_it():
+    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.runtime.config_check import check_config
+    from catalyst_dsl.runtime.errors import StepError
+
+    with pytest.raises(StepError) as caught:
+        check_config(builtin_catalog().get("file-write"), {"path": "out/x.txt", "content": {"a": 1}})
+    assert "JSON.stringify" in caught.value.message
