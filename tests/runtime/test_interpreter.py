@@ -1342,7 +1342,7 @@ def test_cancel_a_paused_run(project):
     assert snap["endedAt"]
     assert project.archived_snapshots() and not project.live_snapshots()
     resumed = project.cli("resume", run_id)
-    assert resumed.exit_code == 3
+    assert resumed.exit_code == 1  # the run is over (3 would say its snapshot is damaged)
     assert "cancelled" in resumed.stderr
     assert project.read_temp("log.txt").split() == ["before"]
 
@@ -1556,9 +1556,9 @@ def test_runs_commands(project):
     assert len(project.live_snapshots()) == 1  # the paused run is never pruned
 
 
-def test_runs_show_of_an_unknown_run_is_a_state_error(project):
+def test_runs_show_of_an_unknown_run_is_a_mistake_of_the_command(project):
     result = project.cli("runs", "show", "20990101-000000-nothing-001")
-    assert result.exit_code == 3
+    assert result.exit_code == 1 and "no run" in result.stderr
 
 
 # =====================================================================================
