@@ -266,3 +266,20 @@ def test_nothing_a_step_starts_outlives_it(project):
     assert result.exit_code == 0, result.output
     pids = {name: int(project.read(f"out/{name}")) for name in ("setsid", "orphan", "nohup")}
     assert {name: _alive(pid) for name, pid in pids.items()} == dict.fromkeys(pids, False)
+
+
+@needs_landlock
+def test_a_nested_repository_beneath_a_grant_is_not_writable(project):
+    # A vendored clone's .git/config can name a program git runs (core.fsmonitor), as the
+    # project's own can; the gateway refuses every .git segment, and so does the kernel.
+    project.write("vendor/lib/.git/config", "[core]\n")
+    project.write("vendor/lib/code.txt", "v1\n")
+    _writer(project, "writes: [vendor/**]", """
+        echo v2 > vendor/lib/code.txt
+        printf '\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config
+    """, grants="allowedWritePaths: [vendor/**]")
+    result = project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "refused a write to 'vendor/lib/.git/config'" in project.snapshot()["error"]["message"]
+    assert project.read("vendor/lib/code.txt") == "v2\n"
+    assert project.read("vendor/lib/.git/config") == "[core]\n"
