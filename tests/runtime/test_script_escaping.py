@@ -239,6 +239,10 @@ def test_bash_contexts(script, contexts):
     ("$a = @'\n{{v}}\n'@\n$b = @\"\n{{v}}\n\"@", ["HEREDOC_QUOTED", "HEREDOC"]),
     ("& {{v}}\nx{{v}}\n# {{v}}\n<# {{v}} #>\n\"$({{v}})\" ${ {{v}} }", ["UNSAFE"] * 6),
     ("'it''s {{v}}' \"say \"\"{{v}}\"\"\"", ["SINGLE", "DOUBLE"]),
+    # A `)` inside a string or parentheses within $(...) does not end the subexpression.
+    ("\"$( ')' + {{v}} )\" \"$( \"a)\" + {{v}} )\"", ["UNSAFE", "UNSAFE"]),
+    ("@\"\n$( (1) + {{v}} )\n\"@", ["UNSAFE"]),
+    ("\"$(Get-Date -f 'yyyy') {{v}}\" {{v}}", ["DOUBLE", "WORD"]),
 ])
 def test_powershell_contexts(script, contexts):
     assert [slot.context.name for slot in script_slots(script, POWERSHELL)] == contexts
