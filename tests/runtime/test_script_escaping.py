@@ -445,6 +445,9 @@ HOSTILE_SHAPES = [
     "env bash -c {{v}}",
     "bash -ec {{v}}",
     "sh -c -- {{v}}",
+    "builtin let n={{v}}",
+    "command printf -v {{v}} %s x",
+    "env -i A=1 bash -c {{v}}",
 ]
 
 

@@ -429,7 +429,7 @@ class BashLexer(Lexer):
                     mark.unsafe(f"an argument of `{command}` that sets a name, an integer or a reference", _ARITH_HELP)
             elif frame.integers and _NAME.fullmatch(name):
                 self.integers.add(name)
-        if command in _RUNS_OTHER and not marks and (text in _SHELLS or text in _CODE_COMMANDS):
+        if command in _RUNS_OTHER and not marks and not text.startswith("-") and "=" not in text:
             frame.command = text  # `builtin eval …` is eval, `env bash -c …` is bash -c
 
     def end_command(self, frame: _Frame) -> None:
