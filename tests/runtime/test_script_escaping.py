@@ -445,6 +445,8 @@ HOSTILE_SHAPES = [
     "env bash -c {{v}}",
     "bash -ec {{v}}",
     "sh -c -- {{v}}",
+    "echo \"$\\\n(echo {{v}})\"",
+    "echo \"$\\\n{a:-{{v}}}\"",
     "builtin let n={{v}}",
     "command printf -v {{v}} %s x",
     "env -i A=1 bash -c {{v}}",

@@ -129,6 +129,7 @@ class BashLexer(Lexer):
             return i + 1
         if c == "\\":
             if self.at(i + 1) == "\n":
+                self.continued(i)
                 return i + 2
             self.add("\\")
             nxt = self.at(i + 1)
@@ -186,6 +187,13 @@ class BashLexer(Lexer):
             self.modes.append(("subscript", 0))  # a=([index]=value): the index is arithmetic
         self.add(c)
         return i + 1
+
+    def continued(self, i: int) -> None:
+        """A line continuation at `i`: bash removes it before reading tokens, so one inside
+        a word can join `$` and `(` into `$(`. The lexer does not follow that."""
+        before = self.at(i - 1)
+        if isinstance(before, str) and before not in ("", " ", "\t", "\n"):
+            self.lost = "after a line continuation (\\ at the end of a line) inside a word, which the lexer does not follow"
 
     def dollar(self, i: int) -> int:
         if self.ahead(i, "$(("):
@@ -279,6 +287,8 @@ class BashLexer(Lexer):
             return i + 1
         if c == "\\" and not mode.startswith("arithmetic"):
             nxt = self.at(i + 1)
+            if nxt == "\n" and mode == "double":
+                self.continued(i)
             if isinstance(nxt, Mark):
                 nxt.unsafe("right after a backslash", "remove the backslash")
                 self.add("\0", nxt)
