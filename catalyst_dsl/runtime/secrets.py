@@ -257,7 +257,14 @@ class Masker:
         if isinstance(value, dict):
             return {self.mask(k): self.mask(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.mask(v) for v in value]
+            masked = [self.mask(v) for v in value]
+            # Pieces too short to mask alone (a secret split into characters) are masked
+            # together when their text, as a template shows a list, holds a secret.
+            if masked == value and value and all(isinstance(v, str) for v in value):
+                joined = ",".join(value)
+                if self.mask_text(joined) != joined:
+                    return [MASK]
+            return masked
         if isinstance(value, tuple):
             return tuple(self.mask(v) for v in value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and self._secrets:

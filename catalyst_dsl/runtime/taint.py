@@ -158,13 +158,25 @@ def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None
         return _derived(value, taint, joined, shown, parts)
     if isinstance(value, str):
         return _derived(value, taint, joined, shown, parts)
-    if isinstance(value, dict):
-        return {k: mark(v, taint) for k, v in value.items()}
-    if isinstance(value, list):
-        return [mark(v, taint) for v in value]
-    if isinstance(value, tuple):
-        return tuple(mark(v, taint) for v in value)
+    if isinstance(value, (dict, list, tuple)):
+        marked = ({k: mark(v, taint) for k, v in value.items()} if isinstance(value, dict)
+                  else type(value)(mark(v, taint) for v in value))
+        _whole(marked, taint)
+        return marked
     return value
+
+
+def _whole(container: object, taint: Taint) -> None:
+    """A list or object of pieces each too short to mask (`token.split('')`) still holds
+    the whole secret: its text, as a template or a program receives it, is masked."""
+    from catalyst_dsl.runtime.jsvalues import to_text
+
+    masker = taint.masker
+    if masker is None or not marked_texts(container):
+        return  # numbers and booleans computed from a secret stay plain
+    text = to_text(list(container) if isinstance(container, tuple) else container)
+    if len(text) >= MIN_DERIVED_LENGTH and masker.mask_text(text) == text:
+        masker.add(text)
 
 
 def _derived(text: str, taint: Taint, joined: bool, shown: str | None, parts: tuple[SecretText, ...]) -> SecretText:

@@ -241,3 +241,45 @@ def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_
     assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
     assert Path(system_temp) in confinement.writable_paths()
     assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_nothing_a_step_starts_outlives_it(project):
+    # In the background, in a new session (setsid), orphaned by a double fork, or shielded
+    # from hang-ups: each would keep running, confined or not, after its step has ended.
+    _writer(project, "writes: [out/**]", """
+        mkdir -p out
+        setsid sh -c 'echo $$ > out/setsid; exec sleep 60' </dev/null >/dev/null 2>&1 &
+        ( ( sh -c 'echo $$ > out/orphan; exec sleep 60' & ) ) </dev/null >/dev/null 2>&1
+        nohup sh -c 'trap "" HUP TERM; echo $$ > out/nohup; exec sleep 60' </dev/null >/dev/null 2>&1 &
+        for f in setsid orphan nohup; do while [ ! -s out/$f ]; do sleep 0.05; done; done
+    """)
+    result = project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    pids = {name: int(project.read(f"out/{name}")) for name in ("setsid", "orphan", "nohup")}
+    assert {name: _alive(pid) for name, pid in pids.items()} == dict.fromkeys(pids, False)
+
+
+@needs_landlock
+def test_a_nested_repository_beneath_a_grant_is_not_writable(project):
+    # A vendored clone's .git/config can name a program git runs (core.fsmonitor), as the
+    # project's own can; the gateway refuses every .git segment, and so does the kernel.
+    project.write("vendor/lib/.git/config", "[core]\n")
+    project.write("vendor/lib/code.txt", "v1\n")
+    _writer(project, "writes: [vendor/**]", """
+        echo v2 > vendor/lib/code.txt
+        printf '\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config
+    """, grants="allowedWritePaths: [vendor/**]")
+    result = project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "refused a write to 'vendor/lib/.git/config'" in project.snapshot()["error"]["message"]
+    assert project.read("vendor/lib/code.txt") == "v2\n"
+    assert project.read("vendor/lib/.git/config") == "[core]\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -226,6 +227,9 @@ def test_non_string_values_render_as_their_text(project):
     ("eval echo {{v}}; trap \"echo {{v}}\" EXIT; . {{v}}", ["UNSAFE"] * 3),
     ("bash -c {{v}}; bash -c 'echo \"$1\"' _ {{v}}", ["UNSAFE", "WORD"]),
     ("echo x{,{{v}}}", ["WORD"]),
+    # Quotes inside ${...} hide its `}`: the placeholder after it is unquoted.
+    ("echo ${a:-'}'} {{v}} \"${a:-\"}\"}\" {{v}}", ["WORD", "WORD"]),
+    ("export A={{v}}; read -p {{v}} x; bash -e -c 'echo \"$1\"' _ {{v}}", ["WORD", "WORD", "WORD"]),
 ])
 def test_bash_contexts(script, contexts):
     assert [slot.context.name for slot in script_slots(script, BASH)] == contexts
@@ -236,6 +240,10 @@ def test_bash_contexts(script, contexts):
     ("$a = @'\n{{v}}\n'@\n$b = @\"\n{{v}}\n\"@", ["HEREDOC_QUOTED", "HEREDOC"]),
     ("& {{v}}\nx{{v}}\n# {{v}}\n<# {{v}} #>\n\"$({{v}})\" ${ {{v}} }", ["UNSAFE"] * 6),
     ("'it''s {{v}}' \"say \"\"{{v}}\"\"\"", ["SINGLE", "DOUBLE"]),
+    # A `)` inside a string or parentheses within $(...) does not end the subexpression.
+    ("\"$( ')' + {{v}} )\" \"$( \"a)\" + {{v}} )\"", ["UNSAFE", "UNSAFE"]),
+    ("@\"\n$( (1) + {{v}} )\n\"@", ["UNSAFE"]),
+    ("\"$(Get-Date -f 'yyyy') {{v}}\" {{v}}", ["DOUBLE", "WORD"]),
 ])
 def test_powershell_contexts(script, contexts):
     assert [slot.context.name for slot in script_slots(script, POWERSHELL)] == contexts
@@ -404,3 +412,78 @@ def test_a_secret_escaped_into_a_script_is_still_masked(project):
     assert result.exit_code == 0, result.output
     scripts = [s["config"]["script"] for s in json.loads(result.stdout)["steps"] if s["action"] in ("bash", "powershell")]
     assert scripts == ["printf '%s' '***' \"***\" '***'\ncat <<EOF\n***\nEOF\n", "Write-Output '***' '***' \"***\"\n"]
+
+
+#: Script shapes where bash itself reads a quoted value as code: as arithmetic (where
+#: `a[$(cmd)]` runs cmd), as a variable name with a subscript, as the code of a shell or
+#: eval, or after a quote the lexer must not misread. Each must be refused before the run
+#: (UNSAFE) or, when rendered, run no command.
+HOSTILE_SHAPES = [
+    "echo ${a:-'}'} {{v}}",
+    "echo ${a:-\"}\"} {{v}}",
+    "echo ${a:-$(echo })} {{v}}",
+    "cat <<E\nx\\\nE\necho {{v}}\nE",
+    "declare -i n\nn={{v}}",
+    "declare -i n\nn=\"{{v}}\"",
+    "declare -i n={{v}}",
+    "typeset -i n=\"{{v}}\"",
+    "declare -n r={{v}}; echo $r",
+    "declare {{v}}=1",
+    "for (( i=0; i<{{v}}; i++ )); do :; done",
+    "echo $[ {{v}} + 1 ]",
+    "echo \"$[ {{v}} + 1 ]\"",
+    "a=([{{v}}]=1)",
+    "declare -a a=(x [{{v}}]=1)",
+    "[[ -v {{v}} ]]",
+    "[[ -v \"{{v}}\" ]]",
+    "test -v {{v}}",
+    "[ -v {{v}} ]",
+    "printf -v {{v}} %s x",
+    "read {{v}} <<< x",
+    "mapfile -C {{v}} -c 1 a <<< x",
+    "builtin eval {{v}}",
+    "command eval {{v}}",
+    "env bash -c {{v}}",
+    "bash -ec {{v}}",
+    "sh -c -- {{v}}",
+    "echo \"$\\\n(echo {{v}})\"",
+    "echo \"$\\\n{a:-{{v}}}\"",
+    "builtin let n={{v}}",
+    "command printf -v {{v}} %s x",
+    "env -i A=1 bash -c {{v}}",
+]
+
+
+@pytest.mark.parametrize("script", HOSTILE_SHAPES)
+@pytest.mark.parametrize("value", ["a[$(touch PWNED)]", "x;touch PWNED", "$(touch PWNED)"])
+def test_bash_never_reads_a_value_as_code(tmp_path, script, value):
+    slots = script_slots(script, BASH)
+    if any(slot.context is Context.UNSAFE for slot in slots):
+        return  # refused before the run (C822)
+    rendered, at = [], 0
+    for slot in slots:
+        rendered += [script[at:slot.start], escape(value, slot, BASH)]
+        at = slot.end
+    rendered.append(script[at:])
+    subprocess.run(["bash", "-c", "".join(rendered)], cwd=tmp_path, capture_output=True, timeout=30)
+    assert not (tmp_path / "PWNED").exists(), "".join(rendered)
+
+
+def test_a_quoted_brace_inside_a_parameter_expansion_does_not_hide_an_unquoted_value(project):
+    # bash skips the quoted `}` in ${a:-'}'}, so the placeholder after it is an unquoted word.
+    project.playbook("brace", """
+        name: brace
+        description: a quoted brace in a default value
+        owner: Engineer
+        inputs:
+          - name: v
+            type: string
+        steps:
+          - bash: |
+              mkdir -p out && printf '%s|' ${a:-'}'} {{v}} > out/got
+            writes: [out/**]
+        """)
+    result = project.run("brace", "--mode", "autonomous", v="x; touch PWNED")
+    assert result.exit_code == 0, result.output
+    assert not project.exists("PWNED")
+    assert project.read("out/got") == "}|x; touch PWNED|"

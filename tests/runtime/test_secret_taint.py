@@ -416,3 +416,30 @@ def test_a_plan_is_the_same_bytes_whether_or_not_the_secret_is_known(project, mo
     assert without.exit_code == known.exit_code == 0, known.output
     assert without.stdout == known.stdout  # a golden plan does not depend on who made it
     assert "+Bearer <secret-derived:token>\n+<secret-derived:token>\n" in json.loads(known.stdout)["steps"][2]["effects"][0]["diff"]
+
+
+def test_a_secret_split_into_short_pieces_is_masked_as_a_whole(project):
+    # Each character is too short to mask on its own, but the list holds the whole secret:
+    # its text (as a program or a log receives it) and the saved list are masked.
+    project.playbook("pieces", """
+        name: pieces
+        description: splits a secret into characters
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - var: chars
+            value: "${{ token.split('') }}"
+          - bash: echo "{{chars}}"
+            writes: []
+          - return:
+              chars: "${{ chars }}"
+    """)
+    result = project.run("pieces", "--mode", "autonomous", token=SECRET)
+    assert result.exit_code == 0, result.output
+    shown = ",".join(SECRET)
+    assert shown not in result.output
+    saved = json.dumps(project.snapshot())
+    assert shown not in saved and json.dumps(list(SECRET)) not in saved
+    assert json.dumps(list(SECRET), indent=0).replace("\n", "") not in saved.replace(" ", "")

@@ -7,7 +7,7 @@ execute anything its user can, but write only beneath:
 - the run's scratch space (`temp://`) and the system temp folder,
 - a few device files every program expects (`DEVICES`).
 
-`.git/` and the state directory are never writable, even beneath a prefix that holds
+`.git/` (a nested repository's too) and the state directory are never writable, even beneath a prefix that holds
 them: Landlock rules only add rights, so such a prefix is granted entry by entry around
 them (entries made there later are not covered). Linux Landlock enforces this
 (`landlock.py`, applied by `launch.py`); without it the run says so once and keeps the
@@ -96,7 +96,7 @@ class Confinement:
                 continue
             if not real.exists():
                 real.mkdir(parents=True, exist_ok=True)
-            paths += _around(real_root, list(self.protected), relative)
+            paths += _around(real_root, [*self.protected, *_git_directories(real_root, relative, self.protected)], relative)
         return paths
 
     def environment(self) -> dict[str, str]:
@@ -113,6 +113,20 @@ class Confinement:
 
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
+
+def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> list[str]:
+    """Every `.git` (any case, directory or file) beneath `root/relative`, project-relative:
+    a nested repository's config and hooks run code as git, as the project's own do."""
+    found = []
+    for directory, names, files in os.walk(root / relative if relative else root):
+        inside = Path(directory).relative_to(root).as_posix()
+        inside = "" if inside == "." else inside
+        for name in [*names, *files]:
+            if name.lower() == ".git":
+                found.append(posixpath.join(inside, name) if inside else name)
+        names[:] = [n for n in names if n.lower() != ".git" and posixpath.join(inside, n) not in protected]
+    return found
+
 
 def _holds(directory: Path, path: Path) -> bool:
     return path == directory or directory in path.parents

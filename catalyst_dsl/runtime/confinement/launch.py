@@ -16,6 +16,9 @@ threads never run Python between fork and exec, this single-threaded process doe
 4. It forks the program (with its own parent-death SIGKILL), waits for it, and exits as
    the program did. SIGTERM and SIGINT sent to the group reach the program; the launcher
    ignores them and ends when the program does.
+5. It is a child subreaper: whatever the program leaves behind (a background job, a
+   double fork, `setsid`, `nohup`) becomes the launcher's child when orphaned, and is
+   killed before the launcher exits, so nothing a step starts outlives it.
 """
 
 import ctypes
@@ -25,6 +28,7 @@ import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
 _RESTRICT_SELF = 446
 #: The launcher's parent-death signal: caught, so the group can be killed first.
 _PARENT_GONE = signal.SIGUSR2
@@ -46,6 +50,7 @@ def main(argv):
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset_fd, 0) != 0:
             _fail(f"cannot confine the program: {os.strerror(ctypes.get_errno())}")
         os.close(ruleset_fd)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     launcher = os.getpid()
     child = os.fork()
     if child == 0:
@@ -63,6 +68,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _, status = os.waitpid(child, 0)
+    _end_descendants()
     if os.WIFSIGNALED(status):
         killed_by = os.WTERMSIG(status)
         signal.signal(killed_by, signal.SIG_DFL)
@@ -72,7 +78,44 @@ def main(argv):
 
 
 def _kill_group(*_):
+    _end_descendants()
     os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def _end_descendants():
+    """Kill every process below the launcher, wherever its group or session. A killed
+    process's children are handed to the launcher (the subreaper) before it can be
+    reaped, so the loop ends only when none is left."""
+    while True:
+        children = _children()
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _children():
+    me = str(os.getpid())
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1].decode() == me and fields[0] != b"Z":
+            found.append(int(name))
+    return found
 
 
 def _fail(message):

@@ -14,7 +14,20 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: Words after which the next word is still a command name.
 _KEEPS_COMMAND = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done", "esac", "coproc"})
 #: Operators of `[[ ]]` that evaluate their operands as arithmetic (which runs `a[$(cmd)]`).
-_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"})
+#: Commands whose argument after `-v` names a variable, whose subscript a[...] is arithmetic.
+_NAME_OPTIONS = frozenset({"test", "[", "printf"})
+#: Builtins that run the builtin named by their first argument.
+_RUNS_OTHER = frozenset({"builtin", "command", "env", "exec", "nohup"})
+#: Builtins whose operands name variables: the options whose argument is not a name.
+_NAME_COMMANDS = {
+    "read": frozenset({"-p", "-d", "-t", "-n", "-N", "-u", "-i"}),
+    "mapfile": frozenset({"-d", "-n", "-O", "-s", "-u", "-c"}),
+    "readarray": frozenset({"-d", "-n", "-O", "-s", "-u", "-c"}),
+}
+#: Builtins that declare variables: `name=value` operands, where -i makes values arithmetic.
+_DECLARES = frozenset({"declare", "typeset", "local", "readonly", "export"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Builtins that evaluate their arguments as arithmetic.
 _ARITHMETIC_COMMANDS = frozenset({"let"})
 #: Builtins that run their arguments as shell code, and shells that run the word after -c.
@@ -46,6 +59,10 @@ class _Frame:
         self.command_marks: list[Mark] = []
         self.array = 0
         self.last_word = ""
+        #: bash -c was seen: True until its code operand, then False.
+        self.shell_code: bool | None = None
+        #: declare -i / -n was seen in this command.
+        self.integers = False
         #: Unquoted `{` of a brace expansion open in the current word ({a,b}).
         self.braces = 0
 
@@ -53,6 +70,8 @@ class _Frame:
 class BashLexer(Lexer):
     def run(self) -> tuple[Slot, ...]:
         self.frames = [_Frame(False)]
+        #: Variables declared -i (integer) or -n (reference): assigning them evaluates the value.
+        self.integers: set[str] = set()
         #: Why nothing after this point can be proven (the rest of the script is unsafe).
         self.lost = ""
         self.modes: list[tuple[str, int]] = []  # (mode, depth) above the innermost frame
@@ -110,6 +129,7 @@ class BashLexer(Lexer):
             return i + 1
         if c == "\\":
             if self.at(i + 1) == "\n":
+                self.continued(i)
                 return i + 2
             self.add("\\")
             nxt = self.at(i + 1)
@@ -126,7 +146,7 @@ class BashLexer(Lexer):
         if c == "$":
             return self.dollar(i)
         if c == "(":
-            if not frame.word and frame.command_position and self.at(i + 1) == "(":
+            if not frame.word and (frame.command_position or frame.last_word == "for") and self.at(i + 1) == "(":
                 self.modes.append(("arithmetic", 0))
                 return i + 2
             if frame.word and "".join(x for x in frame.word if isinstance(x, str)).endswith("="):
@@ -163,14 +183,27 @@ class BashLexer(Lexer):
             return i + 1
         if c in "<>":
             return self.redirection(i, c)
+        if c == "[" and frame.array and (not frame.word or frame.word[-1] == "("):
+            self.modes.append(("subscript", 0))  # a=([index]=value): the index is arithmetic
         self.add(c)
         return i + 1
+
+    def continued(self, i: int) -> None:
+        """A line continuation at `i`: bash removes it before reading tokens, so one inside
+        a word can join `$` and `(` into `$(`. The lexer does not follow that."""
+        before = self.at(i - 1)
+        if isinstance(before, str) and before not in ("", " ", "\t", "\n"):
+            self.lost = "after a line continuation (\\ at the end of a line) inside a word, which the lexer does not follow"
 
     def dollar(self, i: int) -> int:
         if self.ahead(i, "$(("):
             self.add("$")
             self.modes.append(("arithmetic", 0))
             return i + 3
+        if self.ahead(i, "$["):  # the old spelling of $((...))
+            self.add("$")
+            self.modes.append(("arithmetic-bracket", 0))
+            return i + 2
         if self.ahead(i, "$("):
             self.add("$")
             self.frames.append(_Frame(True))
@@ -234,7 +267,11 @@ class BashLexer(Lexer):
                     "backtick": ("inside backticks `...`, whose quoting cannot be proven", "write $(...) instead of backticks"),
                     "ansi": ("inside $'...', where backslashes are escapes", "use plain single quotes '...'"),
                     "parameter": ("inside ${...}", "set a variable from the value first, then expand it"),
+                    "parameter-single": ("inside ${...}", "set a variable from the value first, then expand it"),
+                    "parameter-double": ("inside ${...}", "set a variable from the value first, then expand it"),
                     "arithmetic": ("inside arithmetic $((...)) or ((...))", _ARITH_HELP),
+                    "arithmetic-bracket": ("inside arithmetic $[...]", _ARITH_HELP),
+                    "subscript": ("in an array index ([index]=value), which is arithmetic", _ARITH_HELP),
                 }
                 c.unsafe(*reasons[mode])
                 self.add("\0", c)
@@ -244,8 +281,14 @@ class BashLexer(Lexer):
                 self.modes.pop()
             self.add(c)
             return i + 1
-        if c == "\\" and mode != "arithmetic":
+        if mode == "parameter-single":
+            if c == "'":
+                self.modes.pop()
+            return i + 1
+        if c == "\\" and not mode.startswith("arithmetic"):
             nxt = self.at(i + 1)
+            if nxt == "\n" and mode == "double":
+                self.continued(i)
             if isinstance(nxt, Mark):
                 nxt.unsafe("right after a backslash", "remove the backslash")
                 self.add("\0", nxt)
@@ -257,6 +300,9 @@ class BashLexer(Lexer):
                 if self.ahead(i, "$(("):
                     self.modes.append(("arithmetic", 0))
                     return i + 3
+                if self.ahead(i, "$["):
+                    self.modes.append(("arithmetic-bracket", 0))
+                    return i + 2
                 if self.ahead(i, "$("):
                     self.frames.append(_Frame(True, self.modes))
                     self.modes = []
@@ -272,7 +318,20 @@ class BashLexer(Lexer):
             if c == ("`" if mode == "backtick" else "'"):
                 self.modes.pop()
             return i + 1
+        if mode == "parameter-double":
+            if c == '"':
+                self.modes.pop()
+            elif c == "`" or self.ahead(i, "$("):
+                self.lost = "after a command substitution inside ${...}, whose end cannot be proven"
+            return i + 1
         if mode == "parameter":
+            # Quotes inside ${...} hide a `}` from bash, even within double quotes.
+            if c in "'\"":
+                self.modes.append(("parameter-single" if c == "'" else "parameter-double", 0))
+                return i + 1
+            if c == "`" or self.ahead(i, "$("):
+                self.lost = "after a command substitution inside ${...}, whose end cannot be proven"
+                return i + 1
             if c == "{":
                 self.modes[-1] = (mode, depth + 1)
             elif c == "}":
@@ -280,6 +339,13 @@ class BashLexer(Lexer):
                     self.modes.pop()
                 else:
                     self.modes[-1] = (mode, depth - 1)
+            return i + 1
+        if mode in ("arithmetic-bracket", "subscript"):
+            if c in "[]":
+                if c == "]" and depth == 0:
+                    self.modes.pop()
+                else:
+                    self.modes[-1] = (mode, depth + (1 if c == "[" else -1))
             return i + 1
         # arithmetic: ends at the `))` that balances it
         if c == "(":
@@ -315,7 +381,7 @@ class BashLexer(Lexer):
             if text == "]]" and not marks:
                 if frame.test_arithmetic:
                     for mark in frame.test_marks:
-                        mark.unsafe("in a [[ ]] test that compares numbers (-eq, -lt, …)", _ARITH_HELP)
+                        mark.unsafe("in a [[ ]] test that compares numbers or names a variable (-eq, -lt, -v …)", _ARITH_HELP)
                 frame.test_marks = None
                 return
             if text in _ARITHMETIC_TESTS:
@@ -324,14 +390,15 @@ class BashLexer(Lexer):
             return
         if frame.array:
             return
-        if frame.command in _SHELLS and frame.last_word == "-c":
-            for mark in marks:
-                mark.unsafe(f"in the code `{frame.command} -c` runs", _CODE_HELP)
+        self.argument(frame, text, marks)
         frame.last_word = text
         if not frame.command_position:
             return
         assignment = _ASSIGNMENT.match(text)
         if assignment and ("\0" not in text or text.index("\0") >= assignment.end()):
+            if _NAME.match(text).group() in self.integers:
+                for mark in marks:
+                    mark.unsafe("assigned to a variable declared with -i or -n, whose value is arithmetic or a name", _ARITH_HELP)
             return  # VAR=value: the next word is still the command
         if text in _KEEPS_COMMAND and not marks:
             return
@@ -348,6 +415,33 @@ class BashLexer(Lexer):
         for mark in marks:
             mark.unsafe("as (part of) the name of the command to run", COMMAND_HELP)
 
+    def argument(self, frame: _Frame, text: str, marks: list[Mark]) -> None:
+        """Arguments that bash itself reads as code, arithmetic or a variable name."""
+        command, last = frame.command, frame.last_word
+        if command in _SHELLS and frame.shell_code is None and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", last):
+            frame.shell_code = True  # the first operand after -c is the code
+        if frame.shell_code and text != "--" and not (text.startswith("-") and "\0" not in text):
+            frame.shell_code = False
+            for mark in marks:
+                mark.unsafe(f"in the code `{command} -c` runs", _CODE_HELP)
+        if command in _NAME_OPTIONS and last == "-v":
+            for mark in marks:
+                mark.unsafe(f"as the name after `{command} -v`, whose subscript a[...] is arithmetic", _ARITH_HELP)
+        if command in _NAME_COMMANDS and last not in _NAME_COMMANDS[command]:
+            for mark in marks:
+                mark.unsafe(f"as a variable name `{command}` sets, whose subscript a[...] is arithmetic", _ARITH_HELP)
+        if command in _DECLARES:
+            if text.startswith(("-", "+")) and not marks and set(text[1:]) & set("in"):
+                frame.integers = True  # declare -i / -n: every value is arithmetic or a name
+            name = text.split("=", 1)[0]
+            if marks and (frame.integers or "\0" in name or "$()" in name):
+                for mark in marks:
+                    mark.unsafe(f"an argument of `{command}` that sets a name, an integer or a reference", _ARITH_HELP)
+            elif frame.integers and _NAME.fullmatch(name):
+                self.integers.add(name)
+        if command in _RUNS_OTHER and not marks and not text.startswith("-") and "=" not in text:
+            frame.command = text  # `builtin eval …` is eval, `env bash -c …` is bash -c
+
     def end_command(self, frame: _Frame) -> None:
         self.end_word(frame)
         if frame.command in _ARITHMETIC_COMMANDS:
@@ -361,6 +455,8 @@ class BashLexer(Lexer):
         frame.command_marks = []
         frame.command = None
         frame.last_word = ""
+        frame.shell_code = None
+        frame.integers = False
         frame.command_position = True
         frame.redirect = False
 
@@ -373,16 +469,21 @@ class BashLexer(Lexer):
 
     def body(self, i: int, delimiter: str, quoted: bool, strip: bool) -> int:
         n = len(self.seq)
+        continued = False
         while i < n:
             end = i
             while end < n and self.at(end) != "\n":
                 end += 1
             line = self.seq[i:end]
-            if all(isinstance(c, str) for c in line):
+            if not continued and all(isinstance(c, str) for c in line):
                 text = "".join(line)
                 if (text.lstrip("\t") if strip else text) == delimiter:
                     return end + 1
             self.body_marks(i, end, delimiter, quoted, strip)
+            # In an unquoted body a line ending in an odd number of backslashes joins the
+            # next, which is then not the delimiter. (A value's backslashes are doubled.)
+            tail = len(line) - len("".join(c if isinstance(c, str) else "\0" for c in line).rstrip("\\"))
+            continued = not quoted and tail % 2 == 1
             i = end + 1
         return i
 

@@ -70,6 +70,8 @@ class PowerShellLexer(Lexer):
                         c.set(Context.SINGLE if mode == "single" else Context.DOUBLE)
                 elif mode == "double" and c == "`":
                     i += 1
+                elif depth and c in _PS_SINGLE + _PS_DOUBLE:
+                    i = self._inner_string(i)
                 elif mode == "double" and c == "$" and self.at(i + 1) == "(":
                     depth, i = depth + 1, i + 1
                 elif mode == "double" and depth and c == "(":
@@ -97,6 +99,10 @@ class PowerShellLexer(Lexer):
                     i += 1
                 elif mode == "here-double" and c == "$" and self.at(i + 1) == "(":
                     depth, i = depth + 1, i + 1
+                elif mode == "here-double" and depth and c in _PS_SINGLE + _PS_DOUBLE:
+                    i = self._inner_string(i)
+                elif mode == "here-double" and depth and c == "(":
+                    depth += 1
                 elif mode == "here-double" and depth and c == ")":
                     depth -= 1
             elif mode == "comment":
@@ -116,6 +122,24 @@ class PowerShellLexer(Lexer):
                     mode = "code"
             i += 1
         return self.slots()
+
+    def _inner_string(self, i: int) -> int:
+        """Skip a string inside a $(...) subexpression (its `)` do not end the
+        subexpression); the index of its closing quote. Placeholders in it are code's."""
+        quotes = _PS_SINGLE if self.ch(i) in _PS_SINGLE else _PS_DOUBLE
+        i += 1
+        while i < len(self.seq):
+            c = self.at(i)
+            if isinstance(c, Mark):
+                c.unsafe("inside a $(...) subexpression in a string", "move the value out of the $(...)")
+            elif c == "`" and quotes is _PS_DOUBLE:
+                i += 1
+            elif c in quotes:
+                if self.ch(i + 1) not in quotes:
+                    return i
+                i += 1
+            i += 1
+        return i
 
     def _line_break(self, i: int) -> int:
         """The index after the line break that must follow `@'` / `@"`, or 0 when there is none."""
