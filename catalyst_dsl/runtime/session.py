@@ -17,7 +17,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -546,9 +546,15 @@ class Session:
         def record_failure(error: StepError, sid: str, attempt: int, seconds: float) -> None:
             state.failures.append(self._failure(error, sid, attempt, seconds))
 
-        def approval_for(path: str, subject: str | None = None) -> dict | None:
+        def approval_for(path: str, subject: str | None = None, roles: list[str] = ()) -> dict | None:
             for approval in reversed(state.approvals):  # the latest decision counts
                 if approval.path != path or (subject is not None and approval.subject != subject):
+                    continue
+                unsigned = self._unsigned(state, approval, roles) if approval.released else None
+                if unsigned is not None:
+                    # Written into the snapshot by hand for a pause the run had not reached yet
+                    # (the resume checks only the pause it starts from): it releases nothing.
+                    self.events.message("warning", f"the approval of {path} by {approval.by} is not validly signed ({unsigned}); it does not release the checkpoint")
                     continue
                 if approval.decision == "request-changes" and approval.released:
                     if approval.delivered:
@@ -876,23 +882,34 @@ class Session:
         """With signed approvals, refuse to resume past a pause needing a role on the word of an
         approval whose signature does not hold (one written into the snapshot by hand): the
         signed text must name this run, step, role and approver, and verify again."""
-        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
-
         pause = state.pause
-        if pause is None or not self._signature_required(pause):
+        if pause is None:
             return
         for approval in state.approvals:
             if approval.path != pause.path or not approval.released:
                 continue
-            expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
-            lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
-            try:
-                if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
-                    raise ApprovalRefused("it carries no signature over this run, step, role and approver")
-                verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
-            except ApprovalRefused as refused:
-                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {refused.message}",
-                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)") from None
+            why = self._unsigned(state, approval, pause.roles)
+            if why is not None:
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {why}",
+                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)")
+
+    def _unsigned(self, state, approval, roles: Sequence[str]) -> str | None:
+        """Why `approval` may not release a pause requiring `roles`, when signed approvals are
+        on and it needs one; None when it may (signed over this run, step, role and approver,
+        and verified again)."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
+
+        if not (self.project.config.signed_approvals and roles):
+            return None
+        expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
+        lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
+        try:
+            if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
+                raise ApprovalRefused("it carries no signature over this run, step, role and approver")
+            verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
+        except ApprovalRefused as refused:
+            return refused.message
+        return None
 
     def _autonomous_releases(self, roles: list[str]) -> bool:
         """Autonomous mode approves pauses by itself, except where a signed approval is required."""

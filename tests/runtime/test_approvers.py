@@ -502,3 +502,44 @@ def test_a_token_redeemed_by_racing_processes_counts_once(project):
     assert all("already used" in o for o in outcomes if o != "approved")
     assert len(approvals(project, run_id)) == 1
     assert (project.state_dir / "spent-approvals").read_text().count(run_id) == 1
+
+
+TWO_CHECKPOINTS = """
+    name: reviewed
+    description: pauses twice for an architect
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    steps:
+      - name: review
+        checkpoint: "Look at it"
+      - name: again
+        checkpoint: "Look at it again"
+      - name: after
+        log-info: "after the reviews"
+"""
+
+
+@needs_ssh_keygen
+def test_an_unsigned_approval_planted_for_a_later_checkpoint_does_not_release_it(project, keys):
+    allowed_signers(project, keys)
+    project.settings(SIGNED)
+    project.playbook("reviewed", TWO_CHECKPOINTS)
+    assert project.run("reviewed").exit_code == 4
+    run_id = project.run_id()
+    snapshot = project.state_dir / f"run-{run_id}.json"
+    data = json.loads(snapshot.read_text())
+    assert data["pause"]["path"] == "steps/0"
+    # An approval of the second checkpoint, written by hand before the run reaches it.
+    forged = {"path": "steps/1", "role": "Architect", "by": "ana@example.com", "at": data["updatedAt"], "comment": None, "via": "cli",
+              "released": True, "selected": None, "decision": "approve", "token": None, "subject": None, "delivered": False,
+              "signedText": None, "signature": None}
+    data["approvals"].append(forged)
+    snapshot.write_text(json.dumps(data))
+    assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4  # still paused at steps/0
+    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    assert approved.exit_code == 0, approved.output
+    resumed = project.cli("resume", run_id)
+    # The first checkpoint goes by its signature; the second is not released by the planted approval.
+    assert resumed.exit_code in (3, 4) and "after the reviews" not in resumed.output, resumed.output
+    assert project.snapshot(run_id)["status"] == "paused"
