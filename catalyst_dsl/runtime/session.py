@@ -359,7 +359,7 @@ class Session:
         groups recorded beside the snapshot."""
         confiner = Confiner(required=self.project.config.require_confinement,
                             notice=lambda text: self.events.message("warning", text))
-        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id))
+        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret))
 
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
@@ -407,7 +407,7 @@ class Session:
         if resumed:
             # The step in flight when catalyst died may have left its programs running: they
             # are confirmed dead before it runs again.
-            ProcessGroups.of_run(self.state_dir, state.run_id).reap()
+            ProcessGroups.of_run(self.state_dir, state.run_id, self.store.run_key().secret).reap()
         try:
             self.locks.acquire(state.run_id, resources)
         except LockConflict as conflict:

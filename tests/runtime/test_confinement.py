@@ -184,8 +184,8 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
 
     sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
-        groups = ProcessGroups(tmp_path / "run-x.processes")
-        groups.add(sleeper.pid, start_time(sleeper.pid) + 1, "sleep")  # a stale or forged record
+        groups = ProcessGroups(tmp_path / "run-x.processes", b"k" * 32)
+        groups.add(sleeper.pid, start_time(sleeper.pid) + 1, "sleep")  # a stale record
         assert groups.reap() == []
         assert sleeper.poll() is None and not groups.path.exists()
         groups.add(sleeper.pid, start_time(sleeper.pid), "sleep")
@@ -196,6 +196,32 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
             sleeper.kill()
             sleeper.wait()
 
+
+
+def test_resume_never_kills_a_group_recorded_by_hand(tmp_path):
+    # Anyone can read a process's start time in /proc: a record written by someone who can
+    # write the state directory but does not hold the run key names it rightly, and is
+    # still not believed.
+    import json
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        path = tmp_path / "run-x.processes"
+        path.write_text(json.dumps({str(sleeper.pid): {"start": start_time(sleeper.pid), "program": "sleep"}}))
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        assert sleeper.poll() is None and not path.exists()
+        # Nor is a genuine record of another run's file, or sealed with another key.
+        ProcessGroups(tmp_path / "run-y.processes", b"k" * 32).add(sleeper.pid, start_time(sleeper.pid), "sleep")
+        os.replace(tmp_path / "run-y.processes", path)
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        ProcessGroups(path, b"j" * 32).add(sleeper.pid, start_time(sleeper.pid), "sleep")
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        assert sleeper.poll() is None
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
 
 @needs_landlock
 def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
