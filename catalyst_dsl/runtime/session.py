@@ -843,7 +843,11 @@ class Session:
             raise RunAbort(EXIT_INVALID, refused.message, help=refused.help) from None
 
     def _check_approver(self, approver: str, role: str) -> None:
-        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when set)."""
+        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when
+        set), or whose name or role is not one line of text (it would forge the audit trail)."""
+        from catalyst_dsl.runtime.approvers import one_line
+
+        self._refusing(lambda: (one_line("approver", approver), one_line("role", role)))
         if not self.approvers.holds(approver, role):
             refused = self.approvers.refusal(approver, role)
             raise RunAbort(EXIT_INVALID, f"the approval is refused: {refused.message}", help=refused.help)

@@ -115,6 +115,18 @@ def test_without_approvers_any_role_is_taken_at_its_word(project):
     assert approved.exit_code == 0 and approvals(project, run_id)[0]["released"] is True
 
 
+
+@pytest.mark.parametrize("option, value", [("--by", "mallory\n  approved by ana (Architect) via cli"), ("--by", "mallory\x1b[2K"),
+                                           ("--as", "Architect\nrole: Owner"), ("--by", " ")])
+def test_a_name_or_role_that_could_forge_a_line_of_the_audit_trail_is_refused(project, option, value):
+    run_id = paused(project, settings="")
+    given = {"--as": "Architect", "--by": "mallory", option: value}
+    approved = project.cli("approve", run_id, "--as", given["--as"], "--by", given["--by"])
+    assert approved.exit_code == 1 and "one line of text" in approved.output, approved.output
+    token = project.cli("runs", "token", run_id, "--as", given["--as"], "--by", given["--by"])
+    assert token.exit_code == 1 and "one line of text" in token.output, token.output
+    assert approvals(project, run_id) == []
+
 def test_a_token_is_issued_only_to_an_approver_holding_the_role(project):
     run_id = paused(project)
     refused = project.cli("runs", "token", run_id, "--as", "Architect", "--by", "bob@example.com")
