@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
 import shlex
 import socket
 import sys
@@ -365,7 +366,16 @@ class Session:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
         return EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir())
+                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir(),
+                              guarded=self._approval_files())
+
+    def _approval_files(self) -> tuple[str, ...]:
+        """The project files that decide who may approve: the settings (and `catalyst.toml`,
+        which would win over `pyproject.toml` if a step made one) and the allowed signers."""
+        files = ["catalyst.toml", posixpath.normpath(self.project.config.allowed_signers)]
+        if self.project.config_file is not None:
+            files.append(relative_to_root(self.project, str(self.project.config_file)))
+        return tuple(dict.fromkeys(f for f in files if not f.startswith("../") and not os.path.isabs(f)))
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
         # Checked even when the top playbook is unchanged: a called playbook may have changed.

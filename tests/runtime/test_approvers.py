@@ -555,3 +555,41 @@ def test_an_unsigned_approval_planted_for_a_later_checkpoint_does_not_release_it
     # The first checkpoint goes by its signature; the second is not released by the planted approval.
     assert resumed.exit_code in (3, 4) and "after the reviews" not in resumed.output, resumed.output
     assert project.snapshot(run_id)["status"] == "paused"
+
+
+SETTINGS_WRITER = """
+    name: reviewed
+    description: writes a file a value names, then pauses for an architect
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    inputs:
+      - string: target
+      - string: notes
+    steps:
+      - name: save-notes
+        file-write: "{{ target }}"
+        content: "{{ notes }}"
+      - name: review
+        checkpoint: "Look at it"
+"""
+
+
+@pytest.mark.parametrize("target", ["catalyst.toml", ".catalyst/allowed_signers"])
+def test_a_step_never_rewrites_who_may_approve_unless_a_grant_names_the_file(project, target):
+    # Without allowedWritePaths a step may write anywhere in the project, but not the
+    # settings or the allowed-signers file: a value written there would choose approvers.
+    project.settings(SIGNED)
+    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.playbook("reviewed", SETTINGS_WRITER)
+    before = project.read(target)
+    forged = 'roles = ["Engineer", "Architect"]\n[approvers]\n"mallory" = ["Architect"]\n'
+    result = project.run("reviewed", target=target, notes=forged)
+    assert result.exit_code == 2 and "decides who may approve" in result.output, result.output
+    assert project.read(target) == before
+    # A grant naming the file in plain text allows it, as the author's decision.
+    granted = SETTINGS_WRITER.replace("steps:", f"allowedWritePaths: [{target}]\n    steps:", 1).replace('"{{ target }}"', target)
+    project.playbook("reviewed", granted)
+    project.settings(SIGNED.replace("signed-approvals = true\n", ""))
+    allowed = project.run("reviewed", target=target, notes=before)
+    assert allowed.exit_code == 4, allowed.output

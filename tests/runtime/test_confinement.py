@@ -267,3 +267,24 @@ def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_
     assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
     assert Path(system_temp) in confinement.writable_paths()
     assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
+
+
+def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_grant_names_them(tmp_path):
+    from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+
+    root = tmp_path / "project"
+    for directory in (".git", ".xe/runs", ".catalyst"):
+        (root / directory).mkdir(parents=True)
+    for name in ("catalyst.toml", "README.md", ".catalyst/allowed_signers", ".catalyst/notes.md"):
+        (root / name).write_text("x")
+
+    def writable(grants, declared) -> set[str]:
+        gateway = EffectsGateway(root, root / ".xe/runs/tmp/run-1", (Grants.of("p", grants),), RealPerformer(), protected=(".xe/runs",),
+                                 guarded=("catalyst.toml", ".catalyst/allowed_signers"))
+        paths = gateway.confinement(declared).writable_paths()
+        return {p.relative_to(root).as_posix() for p in paths if root in p.parents}
+
+    anywhere = writable(None, ["**"])
+    assert "README.md" in anywhere and ".catalyst/notes.md" in anywhere
+    assert "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
+    assert "catalyst.toml" in writable(["catalyst.toml", "README.md"], ["catalyst.toml"])
