@@ -84,15 +84,22 @@ class Approvers:
                                f"{role} is held by: {who}")
 
 
+def one_line(name: str, value: str) -> str:
+    """`value` when it is one line of text; ApprovalRefused when it is empty, padded with
+    spaces or holds a control character. A value holding a newline could forge the line
+    after it, in the signed text or in the audit trail `runs show` prints."""
+    if not _ONE_LINE.fullmatch(value):
+        raise ApprovalRefused(f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
+                              f"give the {name} as one line of text")
+    return value
+
+
 def approval_text(*, run_id: str, path: str, role: str, approver: str, decision: str, state_hash: str, nonce: str) -> str:
     """The exact text an approver signs: one `name: value` line each, in this order."""
     fields = (("run", run_id), ("step", path), ("role", role), ("approver", approver), ("decision", decision),
               ("state", state_hash), ("nonce", nonce))
     for name, value in fields:
-        # A value holding a newline could forge the line after it.
-        if not _ONE_LINE.fullmatch(value):
-            raise ApprovalRefused(f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
-                                  f"give the {name} as one line of text")
+        one_line(name, value)
     return TEXT_HEADER + "\n" + "".join(f"{name}: {value}\n" for name, value in fields)
 
 

@@ -65,6 +65,10 @@ class Grants:
         """Whether a grant names the `.git` directory `relative` lies in, in plain text."""
         return self.patterns is not None and any(g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns)
 
+    def names_file(self, relative: str) -> bool:
+        """Whether a grant is exactly `relative`, in plain text."""
+        return self.patterns is not None and any(posixpath.normpath(g.text) == relative for g in self.patterns)
+
     def names_git_pattern(self, pattern: Glob) -> bool:
         """Whether the grants that name a `.git` directory in plain text cover `pattern`."""
         naming = [g for g in self.patterns or () if reserved.names_git(g.text)]
@@ -135,7 +139,7 @@ class EffectsGateway:
     """
 
     def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer, protected: tuple[str, ...] = (),
-                 resources: Path | None = None) -> None:
+                 resources: Path | None = None, guarded: tuple[str, ...] = ()) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.scratch = scratch
@@ -145,6 +149,10 @@ class EffectsGateway:
         self.protected = protected
         #: The directory `catalyst://` paths are read from (never written), or None.
         self.resources = resources
+        #: Project-relative files that decide who may approve (the settings, the allowed
+        #: signers): a value written there would choose approvers, so they are written only
+        #: where every grant names them in plain text, like `.git`.
+        self.guarded = guarded
         # Resolved once, like the root: containment is decided on real paths.
         self.real_scratch = Path(os.path.realpath(scratch))
         self.real_resources = Path(os.path.realpath(resources)) if resources is not None else None
@@ -152,7 +160,7 @@ class EffectsGateway:
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
         layers = (*self.layers, grants) if inherit else (Grants(grants.owner, ()),)
-        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected, self.resources)
+        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected, self.resources, self.guarded)
 
     # -- checks ------------------------------------------------------------------------------------
 
@@ -240,6 +248,9 @@ class EffectsGateway:
                          "write somewhere else in the project", written)
         for layer in self.layers:
             for candidate in {clean, inner}:
+                if candidate in self.guarded and not layer.names_file(candidate):
+                    raise denied(f"cannot write '{written}': it decides who may approve, and {layer.owner} does not name it in allowedWritePaths",
+                                 f"a grant that names it in plain text (`{candidate}`) allows it; `**` does not", written)
                 if reserved.git_segment(candidate) is not None and not layer.names_git(candidate):
                     raise denied(f"cannot write '{written}': it is inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
                                  "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
@@ -381,9 +392,11 @@ class EffectsGateway:
         from catalyst_dsl.runtime.confinement import Confinement
 
         protected = list(self.protected)
+        named = {posixpath.normpath(place(p).path or p) for p in declared_writes}
+        files = [f for f in self.guarded if not (f in named and all(layer.names_file(f) for layer in self.layers))]
         if self.real_resources is not None and is_within(self.real_resources, self.real_root) and self.real_resources != self.real_root:
             protected.append(self.real_resources.relative_to(self.real_root).as_posix())
-        return Confinement.of(self.root, self.scratch, declared_writes, protected)
+        return Confinement.of(self.root, self.scratch, declared_writes, protected, files)
 
     def granted_patterns(self) -> list[str]:
         """The write patterns of this frame's grants that every layer allows (`**` for a

@@ -105,8 +105,9 @@ class Hooks:
     save: Callable[[], None]
     set_in_flight: Callable[[str | None], None]
     record_failure: Callable[[StepError, str, int, float], None]
-    #: approval_for(path[, subject]) -> approval dict that released the pause at path (for
-    #: that subject, when given), or None; ChangesRequested when a reviewer held it back.
+    #: approval_for(path[, subject][, roles=]) -> approval dict that released the pause at path
+    #: (for that subject, when given), or None; ChangesRequested when a reviewer held it back.
+    #: `roles`: those the pause requires, which decide whether the approval must be signed.
     approval_for: Callable[..., dict | None]
     #: approve(path, via, role, by, comment, released, selected[, subject])
     approve: Callable[..., None]
@@ -232,7 +233,7 @@ class Interpreter:
         if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
-        if record is None and self.hooks.approval_for(paths.join(path, "inquire")) is not None:
+        if record is None and self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) is not None:
             # It failed before the pause, and a reviewer approved going on past it.
             self.events.step_finished(sid, step.action, "continued", 0.0, frame.depth, "failure accepted by approval")
             if step.name:
@@ -906,7 +907,7 @@ class Interpreter:
         """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
         approval given for that same subject counts."""
         roles = list(frame.playbook.reviewers.required)
-        approval = self.hooks.approval_for(path, subject)
+        approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
             return _selection(default if selected is None else selected, options)

@@ -7,12 +7,16 @@ when the program ends. The snapshot format is untouched.
 
 A resume calls `reap` before any step runs: a group whose leader is still alive with the
 recorded start time is killed and waited for, so a step that was in flight when catalyst
-was killed never runs twice side by side. A pid whose start time differs (reused, or a
-forged record) is never signalled.
+was killed never runs twice side by side. A pid whose start time differs (reused) is
+never signalled. Anyone can read a start time in /proc, so each entry also carries a MAC
+with the run key over the file's name, the group and the start time: an entry written
+by hand, copied from another run's file or made with another key names nothing to kill.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -43,20 +47,26 @@ def start_time(pid: int) -> int | None:
 class ProcessGroups:
     """The record of one run's groups in flight (`run-{id}.processes`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key: bytes) -> None:
         self.path = path
+        #: The run key's secret (integrity/run_key.py), which vouches for each entry.
+        self._key = key
         self._lock = threading.Lock()
 
     @classmethod
-    def of_run(cls, state_dir: Path, run_id: str) -> "ProcessGroups":
-        return cls(state_dir / f"run-{run_id}.processes")
+    def of_run(cls, state_dir: Path, run_id: str, key: bytes) -> "ProcessGroups":
+        return cls(state_dir / f"run-{run_id}.processes", key)
 
     def add(self, pgid: int, started: int, program: str) -> None:
         """Record a group (durably) before its program is let run."""
         with self._lock:
             groups = self._read()
-            groups[str(pgid)] = {"start": started, "program": program}
+            groups[str(pgid)] = {"start": started, "program": program, "mac": self._mac(pgid, started)}
             self._write(groups)
+
+    def _mac(self, pgid: int, started: int) -> str:
+        message = f"catalyst-processes/1\n{self.path.name}\n{pgid}\n{started}".encode("utf-8", "surrogateescape")
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def remove(self, pgid: int) -> None:
         with self._lock:
@@ -72,10 +82,11 @@ class ProcessGroups:
             killed = []
             for key, entry in groups.items():
                 try:
-                    pgid, started = int(key), int(entry["start"])
+                    pgid, started, mac = int(key), int(entry["start"]), entry["mac"]
+                    genuine = hmac.compare_digest(str(mac), self._mac(pgid, started))
                 except (KeyError, TypeError, ValueError):
                     continue  # a damaged entry names nothing that may be killed
-                if pgid > 1 and start_time(pgid) == started:
+                if genuine and pgid > 1 and start_time(pgid) == started:
                     try:
                         os.killpg(pgid, signal.SIGKILL)
                     except OSError:

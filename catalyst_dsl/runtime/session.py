@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
 import shlex
 import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import attrs
 
@@ -359,13 +360,22 @@ class Session:
         groups recorded beside the snapshot."""
         confiner = Confiner(required=self.project.config.require_confinement,
                             notice=lambda text: self.events.message("warning", text))
-        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id))
+        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret))
 
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
         return EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir())
+                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir(),
+                              guarded=self._approval_files())
+
+    def _approval_files(self) -> tuple[str, ...]:
+        """The project files that decide who may approve: the settings (and `catalyst.toml`,
+        which would win over `pyproject.toml` if a step made one) and the allowed signers."""
+        files = ["catalyst.toml", posixpath.normpath(self.project.config.allowed_signers)]
+        if self.project.config_file is not None:
+            files.append(relative_to_root(self.project, str(self.project.config_file)))
+        return tuple(dict.fromkeys(f for f in files if not f.startswith("../") and not os.path.isabs(f)))
 
     def _check_compatible(self, state, playbook: ir.Playbook, file: str) -> None:
         # Checked even when the top playbook is unchanged: a called playbook may have changed.
@@ -407,7 +417,7 @@ class Session:
         if resumed:
             # The step in flight when catalyst died may have left its programs running: they
             # are confirmed dead before it runs again.
-            ProcessGroups.of_run(self.state_dir, state.run_id).reap()
+            ProcessGroups.of_run(self.state_dir, state.run_id, self.store.run_key().secret).reap()
         try:
             self.locks.acquire(state.run_id, resources)
         except LockConflict as conflict:
@@ -546,9 +556,15 @@ class Session:
         def record_failure(error: StepError, sid: str, attempt: int, seconds: float) -> None:
             state.failures.append(self._failure(error, sid, attempt, seconds))
 
-        def approval_for(path: str, subject: str | None = None) -> dict | None:
+        def approval_for(path: str, subject: str | None = None, roles: list[str] = ()) -> dict | None:
             for approval in reversed(state.approvals):  # the latest decision counts
                 if approval.path != path or (subject is not None and approval.subject != subject):
+                    continue
+                unsigned = self._unsigned(state, approval, roles) if approval.released else None
+                if unsigned is not None:
+                    # Written into the snapshot by hand for a pause the run had not reached yet
+                    # (the resume checks only the pause it starts from): it releases nothing.
+                    self.events.message("warning", f"the approval of {path} by {approval.by} is not validly signed ({unsigned}); it does not release the checkpoint")
                     continue
                 if approval.decision == "request-changes" and approval.released:
                     if approval.delivered:
@@ -837,7 +853,11 @@ class Session:
             raise RunAbort(EXIT_INVALID, refused.message, help=refused.help) from None
 
     def _check_approver(self, approver: str, role: str) -> None:
-        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when set)."""
+        """Refuse an approval as `role` by someone the `approvers` setting does not give it (when
+        set), or whose name or role is not one line of text (it would forge the audit trail)."""
+        from catalyst_dsl.runtime.approvers import one_line
+
+        self._refusing(lambda: (one_line("approver", approver), one_line("role", role)))
         if not self.approvers.holds(approver, role):
             refused = self.approvers.refusal(approver, role)
             raise RunAbort(EXIT_INVALID, f"the approval is refused: {refused.message}", help=refused.help)
@@ -876,23 +896,34 @@ class Session:
         """With signed approvals, refuse to resume past a pause needing a role on the word of an
         approval whose signature does not hold (one written into the snapshot by hand): the
         signed text must name this run, step, role and approver, and verify again."""
-        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
-
         pause = state.pause
-        if pause is None or not self._signature_required(pause):
+        if pause is None:
             return
         for approval in state.approvals:
             if approval.path != pause.path or not approval.released:
                 continue
-            expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
-            lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
-            try:
-                if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
-                    raise ApprovalRefused("it carries no signature over this run, step, role and approver")
-                verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
-            except ApprovalRefused as refused:
-                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {refused.message}",
-                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)") from None
+            why = self._unsigned(state, approval, pause.roles)
+            if why is not None:
+                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {why}",
+                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)")
+
+    def _unsigned(self, state, approval, roles: Sequence[str]) -> str | None:
+        """Why `approval` may not release a pause requiring `roles`, when signed approvals are
+        on and it needs one; None when it may (signed over this run, step, role and approver,
+        and verified again)."""
+        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
+
+        if not (self.project.config.signed_approvals and roles):
+            return None
+        expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
+        lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
+        try:
+            if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
+                raise ApprovalRefused("it carries no signature over this run, step, role and approver")
+            verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
+        except ApprovalRefused as refused:
+            return refused.message
+        return None
 
     def _autonomous_releases(self, roles: list[str]) -> bool:
         """Autonomous mode approves pauses by itself, except where a signed approval is required."""

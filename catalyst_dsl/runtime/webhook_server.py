@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import http
 import json
+import re
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,7 @@ import attrs
 
 #: GitHub's deliveries are at most 25 MB; a review's is a few KB.
 MAX_BODY = 1024 * 1024
+_DIGITS = re.compile(r"[0-9]+")
 #: How long an answered connection is read from (and what it sends dropped) before it is closed.
 LINGER_SECONDS = 1.0
 
@@ -207,9 +209,12 @@ class ReceiverServer:
         if path.split("?", 1)[0] != "/github":
             raise _Refused(Response(404, {"error": "deliveries go to /github"}))
         stated = (headers.get("content-length") or "").strip()
-        if not stated.isdigit() or "transfer-encoding" in headers:
+        # ASCII digits only: str.isdigit() also passes "²", which int() refuses.
+        if not _DIGITS.fullmatch(stated) or "transfer-encoding" in headers:
             raise _Refused(Response(411, {"error": "a delivery must state its length (Content-Length)"}))
-        length = int(stated)
+        digits = stated.lstrip("0") or "0"
+        # More digits than any body limit has: too long, without asking int() (it refuses past 4300 digits).
+        length = int(digits) if len(digits) <= 18 else limits.max_body + 1
         if length > limits.max_body:
             raise _Refused(Response(413, {"error": f"a delivery may be at most {limits.max_body} bytes"}))
         if self._body_bytes + length > limits.bodies_in_flight:

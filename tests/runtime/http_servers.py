@@ -14,6 +14,7 @@ Routes (any method):
 | `/limited/KEY?times=N&after=S` | 429 with `Retry-After: S` N times, then 200 |
 | `/drop` | headers promising 100 bytes, 11 of them, then the connection is closed |
 | `/hangup` | the connection is closed before any answer |
+| `/odd-length` | 200 whose `Content-Length` is `²` (a digit to str.isdigit(), not to int()), then closed |
 | `/redirect/CODE` | CODE with `Location: /echo` |
 
 `server.hits` lists every request as `{method, path, headers, body}`.
@@ -90,6 +91,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self._hang_up()
         elif route == "hangup":
+            self._hang_up()
+        elif route == "odd-length":
+            self.wfile.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \u00b2\r\n\r\n{}".encode("latin-1"))
+            self.wfile.flush()
             self._hang_up()
         elif route == "redirect":
             self._json(int(argument), {"moved": True}, {"Location": "/echo"})

@@ -115,6 +115,18 @@ def test_without_approvers_any_role_is_taken_at_its_word(project):
     assert approved.exit_code == 0 and approvals(project, run_id)[0]["released"] is True
 
 
+
+@pytest.mark.parametrize("option, value", [("--by", "mallory\n  approved by ana (Architect) via cli"), ("--by", "mallory\x1b[2K"),
+                                           ("--as", "Architect\nrole: Owner"), ("--by", " ")])
+def test_a_name_or_role_that_could_forge_a_line_of_the_audit_trail_is_refused(project, option, value):
+    run_id = paused(project, settings="")
+    given = {"--as": "Architect", "--by": "mallory", option: value}
+    approved = project.cli("approve", run_id, "--as", given["--as"], "--by", given["--by"])
+    assert approved.exit_code == 1 and "one line of text" in approved.output, approved.output
+    token = project.cli("runs", "token", run_id, "--as", given["--as"], "--by", given["--by"])
+    assert token.exit_code == 1 and "one line of text" in token.output, token.output
+    assert approvals(project, run_id) == []
+
 def test_a_token_is_issued_only_to_an_approver_holding_the_role(project):
     run_id = paused(project)
     refused = project.cli("runs", "token", run_id, "--as", "Architect", "--by", "bob@example.com")
@@ -502,3 +514,82 @@ def test_a_token_redeemed_by_racing_processes_counts_once(project):
     assert all("already used" in o for o in outcomes if o != "approved")
     assert len(approvals(project, run_id)) == 1
     assert (project.state_dir / "spent-approvals").read_text().count(run_id) == 1
+
+
+TWO_CHECKPOINTS = """
+    name: reviewed
+    description: pauses twice for an architect
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    steps:
+      - name: review
+        checkpoint: "Look at it"
+      - name: again
+        checkpoint: "Look at it again"
+      - name: after
+        log-info: "after the reviews"
+"""
+
+
+@needs_ssh_keygen
+def test_an_unsigned_approval_planted_for_a_later_checkpoint_does_not_release_it(project, keys):
+    allowed_signers(project, keys)
+    project.settings(SIGNED)
+    project.playbook("reviewed", TWO_CHECKPOINTS)
+    assert project.run("reviewed").exit_code == 4
+    run_id = project.run_id()
+    snapshot = project.state_dir / f"run-{run_id}.json"
+    data = json.loads(snapshot.read_text())
+    assert data["pause"]["path"] == "steps/0"
+    # An approval of the second checkpoint, written by hand before the run reaches it.
+    forged = {"path": "steps/1", "role": "Architect", "by": "ana@example.com", "at": data["updatedAt"], "comment": None, "via": "cli",
+              "released": True, "selected": None, "decision": "approve", "token": None, "subject": None, "delivered": False,
+              "signedText": None, "signature": None}
+    data["approvals"].append(forged)
+    snapshot.write_text(json.dumps(data))
+    assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4  # still paused at steps/0
+    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    assert approved.exit_code == 0, approved.output
+    resumed = project.cli("resume", run_id)
+    # The first checkpoint goes by its signature; the second is not released by the planted approval.
+    assert resumed.exit_code in (3, 4) and "after the reviews" not in resumed.output, resumed.output
+    assert project.snapshot(run_id)["status"] == "paused"
+
+
+SETTINGS_WRITER = """
+    name: reviewed
+    description: writes a file a value names, then pauses for an architect
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    inputs:
+      - string: target
+      - string: notes
+    steps:
+      - name: save-notes
+        file-write: "{{ target }}"
+        content: "{{ notes }}"
+      - name: review
+        checkpoint: "Look at it"
+"""
+
+
+@pytest.mark.parametrize("target", ["catalyst.toml", ".catalyst/allowed_signers"])
+def test_a_step_never_rewrites_who_may_approve_unless_a_grant_names_the_file(project, target):
+    # Without allowedWritePaths a step may write anywhere in the project, but not the
+    # settings or the allowed-signers file: a value written there would choose approvers.
+    project.settings(SIGNED)
+    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.playbook("reviewed", SETTINGS_WRITER)
+    before = project.read(target)
+    forged = 'roles = ["Engineer", "Architect"]\n[approvers]\n"mallory" = ["Architect"]\n'
+    result = project.run("reviewed", target=target, notes=forged)
+    assert result.exit_code == 2 and "decides who may approve" in result.output, result.output
+    assert project.read(target) == before
+    # A grant naming the file in plain text allows it, as the author's decision.
+    granted = SETTINGS_WRITER.replace("steps:", f"allowedWritePaths: [{target}]\n    steps:", 1).replace('"{{ target }}"', target)
+    project.playbook("reviewed", granted)
+    project.settings(SIGNED.replace("signed-approvals = true\n", ""))
+    allowed = project.run("reviewed", target=target, notes=before)
+    assert allowed.exit_code == 4, allowed.output

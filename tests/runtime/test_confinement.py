@@ -184,8 +184,8 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
 
     sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
-        groups = ProcessGroups(tmp_path / "run-x.processes")
-        groups.add(sleeper.pid, start_time(sleeper.pid) + 1, "sleep")  # a stale or forged record
+        groups = ProcessGroups(tmp_path / "run-x.processes", b"k" * 32)
+        groups.add(sleeper.pid, start_time(sleeper.pid) + 1, "sleep")  # a stale record
         assert groups.reap() == []
         assert sleeper.poll() is None and not groups.path.exists()
         groups.add(sleeper.pid, start_time(sleeper.pid), "sleep")
@@ -196,6 +196,32 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
             sleeper.kill()
             sleeper.wait()
 
+
+
+def test_resume_never_kills_a_group_recorded_by_hand(tmp_path):
+    # Anyone can read a process's start time in /proc: a record written by someone who can
+    # write the state directory but does not hold the run key names it rightly, and is
+    # still not believed.
+    import json
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        path = tmp_path / "run-x.processes"
+        path.write_text(json.dumps({str(sleeper.pid): {"start": start_time(sleeper.pid), "program": "sleep"}}))
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        assert sleeper.poll() is None and not path.exists()
+        # Nor is a genuine record of another run's file, or sealed with another key.
+        ProcessGroups(tmp_path / "run-y.processes", b"k" * 32).add(sleeper.pid, start_time(sleeper.pid), "sleep")
+        os.replace(tmp_path / "run-y.processes", path)
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        ProcessGroups(path, b"j" * 32).add(sleeper.pid, start_time(sleeper.pid), "sleep")
+        assert ProcessGroups(path, b"k" * 32).reap() == []
+        assert sleeper.poll() is None
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
 
 @needs_landlock
 def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
@@ -283,3 +309,22 @@ def test_a_nested_repository_beneath_a_grant_is_not_writable(project):
     assert "refused a write to 'vendor/lib/.git/config'" in project.snapshot()["error"]["message"]
     assert project.read("vendor/lib/code.txt") == "v2\n"
     assert project.read("vendor/lib/.git/config") == "[core]\n"
+def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_grant_names_them(tmp_path):
+    from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+
+    root = tmp_path / "project"
+    for directory in (".git", ".xe/runs", ".catalyst"):
+        (root / directory).mkdir(parents=True)
+    for name in ("catalyst.toml", "README.md", ".catalyst/allowed_signers", ".catalyst/notes.md"):
+        (root / name).write_text("x")
+
+    def writable(grants, declared) -> set[str]:
+        gateway = EffectsGateway(root, root / ".xe/runs/tmp/run-1", (Grants.of("p", grants),), RealPerformer(), protected=(".xe/runs",),
+                                 guarded=("catalyst.toml", ".catalyst/allowed_signers"))
+        paths = gateway.confinement(declared).writable_paths()
+        return {p.relative_to(root).as_posix() for p in paths if root in p.parents}
+
+    anywhere = writable(None, ["**"])
+    assert "README.md" in anywhere and ".catalyst/notes.md" in anywhere
+    assert "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
+    assert "catalyst.toml" in writable(["catalyst.toml", "README.md"], ["catalyst.toml"])

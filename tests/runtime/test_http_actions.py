@@ -221,6 +221,22 @@ def test_retry_after_is_capped(tmp_path, server, waits):
     assert waits == [http_actions.RETRY_AFTER_CAP]
 
 
+
+@pytest.mark.parametrize("after", ["%C2%B2", "9" * 5000])
+def test_a_retry_after_python_cannot_read_as_a_number_is_ignored(tmp_path, server, waits, after):
+    # A superscript two passes str.isdigit() but not float(); the server is not trusted.
+    ctx, _ = context(tmp_path)
+    result = GET(ctx, {"url": f"{server.url}/limited/j{len(after)}?times=1&after={after}", "retries": 1})
+    assert result["status"] == 200 and len(waits) == 1 and waits[0] <= http_actions.RETRY_AFTER_CAP
+    error = failure(GET, ctx, {"url": f"{server.url}/limited/k{len(after)}?times=1&after={after}"})
+    assert error.code == "RateLimitExceeded"
+
+
+def test_a_content_length_python_cannot_read_as_a_number_is_not_a_crash(tmp_path, server):
+    ctx, _ = context(tmp_path)
+    result = GET(ctx, {"url": f"{server.url}/odd-length"})
+    assert result["status"] == 200 and result["bodyAsJson"] == {}
+
 def test_a_429_without_retries_is_rate_limit_exceeded(tmp_path, server):
     ctx, _ = context(tmp_path)
     error = failure(GET, ctx, {"url": f"{server.url}/limited/h?times=1&after=7"})

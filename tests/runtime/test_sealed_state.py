@@ -166,6 +166,17 @@ def test_a_snapshot_one_save_ahead_of_the_ledger_is_accepted(tmp_path):
     assert StateStore(tmp_path / "runs").load(state.run_id).run_id == state.run_id
 
 
+
+@pytest.mark.parametrize("number", ["\u00b2", "\u0661", "9" * 5000])
+def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, number):
+    # Superscript and Arabic-Indic digits pass str.isdigit() but not int(); so does no
+    # number longer than Python's bound on digits.
+    run_id, _ = paused(project)
+    with open(project.state_dir / LEDGER, "a", encoding="utf-8") as ledger:
+        ledger.write(f"{run_id} {number} 0123456789abcdef\n")
+    assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 0
+
 def test_the_ledger_is_compacted_and_keeps_each_runs_latest_save(tmp_path, monkeypatch):
     from test_state import make_state
 
@@ -216,6 +227,17 @@ def test_trust_edited_state_accepts_a_rollback_and_numbers_past_it(project):
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
 
+
+
+def test_a_save_number_too_long_to_write_is_an_edited_seal_not_a_crash(project):
+    run_id, snapshot = paused(project)
+    # The longest integer Python reads from JSON: one more save could not be written as text.
+    edit(snapshot, lambda data: data["seal"].update(seq=int("9" * 4300)))
+    refused(project, project.cli("resume", run_id), "its seal was edited")
+    trusted = project.cli("resume", run_id, "--trust-edited-state")
+    assert trusted.exit_code == 4, trusted.output
+    assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 0
 
 # -- the run key --------------------------------------------------------------------------------
 

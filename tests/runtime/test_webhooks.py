@@ -398,6 +398,9 @@ def test_connections_beyond_the_overall_limit_are_refused_at_once(project):
     (b"POST /github HTTP/1.1\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
     (b"nonsense\r\n\r\n", 400),
     (b"POST /github HTTP/1.1\r\nno colon here\r\n\r\n", 400),
+    # Digits str.isdigit() passes but int() refuses: a superscript two, and more digits than Python converts.
+    ("POST /github HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1"), 411),
+    (b"POST /github HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
 ])
 def test_malformed_or_oversized_requests_get_their_status(project, request_bytes, status):
     with serving(project) as (_url, server):

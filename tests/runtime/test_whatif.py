@@ -278,7 +278,7 @@ def test_the_plan_shows_what_the_run_would_do_where_it_would_do_it(project):
         program = entry["action"] in ("bash", "powershell", "test", "script", "command")
         assert entry.keys() == (ENTRY_KEYS | {"confinement"} if program else ENTRY_KEYS), entry["path"]
     assert steps["steps/6"]["change"] == "unknown" and "bash" in steps["steps/6"]["reason"]
-    assert steps["steps/6"]["confinement"]["neverWrites"] == [".git/", ".xe/runs/"]
+    assert steps["steps/6"]["confinement"]["neverWrites"] == [".git/", ".xe/runs/", "catalyst.toml", ".catalyst/allowed_signers"]
     assert steps["steps/7"]["change"] == "unknown" and "AI" in steps["steps/7"]["reason"]
     assert steps["steps/2"]["change"] == "create"
     assert steps["steps/4"]["change"] == "delete"

@@ -181,7 +181,8 @@ def _reset(response: HttpResponse, wait: float | None) -> tuple[str, str | None]
     if wait is not None:  # a secondary limit: its Retry-After is what counts
         return f"GitHub asks to wait {wait:.0f}s before retrying", None
     value = (header(response.headers, "X-RateLimit-Reset") or "").strip()
-    if value.isdigit():
+    # Seconds since the epoch in ASCII digits ("²" passes isdigit(), not int()), within what a clock shows.
+    if value.isascii() and value.isdigit() and len(value) <= 11:
         at = int(value)
         minutes = max(0, round((at - time.time()) / 60))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))

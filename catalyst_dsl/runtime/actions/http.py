@@ -95,7 +95,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # not "²", which isdigit() passes and float() refuses
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

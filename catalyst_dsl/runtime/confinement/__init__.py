@@ -48,11 +48,14 @@ class Confinement:
     scratch: Path
     #: Project-relative directory prefixes, "" for the whole project.
     prefixes: tuple[str, ...]
-    #: Project-relative directories no prefix reaches into (`.git`, the state directory).
+    #: Project-relative directories (and `files`) no prefix reaches into (`.git`, the state directory).
     protected: tuple[str, ...]
+    #: Those of `protected` that are files (the ones deciding who may approve), shown without a slash.
+    files: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, root: Path, scratch: Path, patterns: Sequence[str], protected: Sequence[str]) -> "Confinement":
+    def of(cls, root: Path, scratch: Path, patterns: Sequence[str], protected: Sequence[str],
+           files: Sequence[str] = ()) -> "Confinement":
         prefixes = []
         for written in patterns:
             placed = place(written)
@@ -64,12 +67,12 @@ class Confinement:
                 continue
             if prefix not in prefixes:
                 prefixes.append(prefix)
-        return cls(root, scratch, tuple(prefixes), tuple(dict.fromkeys((*ALWAYS_PROTECTED, *protected))))
+        return cls(root, scratch, tuple(prefixes), tuple(dict.fromkeys((*ALWAYS_PROTECTED, *protected, *files))), tuple(files))
 
     def shown(self) -> dict:
         """The confinement in a plan: what the program may write, and what it never may."""
         may = [f"{p}/" if p else "./" for p in self.prefixes if not self._inside_protected(p)]
-        return {"mayWrite": [*may, SCRATCH, TEMP_FOLDER], "neverWrites": [f"{p}/" for p in self.protected]}
+        return {"mayWrite": [*may, SCRATCH, TEMP_FOLDER], "neverWrites": [p if p in self.files else f"{p}/" for p in self.protected]}
 
     def writable_paths(self) -> list[Path]:
         """The paths to allow writes beneath, for the kernel. Missing prefix directories are

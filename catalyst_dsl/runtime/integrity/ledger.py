@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -37,6 +38,9 @@ from catalyst_dsl.runtime.integrity.run_key import RunKey
 
 LEDGER = "snapshot-ledger"
 COMPACT_AT = 256 * 1024
+#: A save number as written: ASCII digits (str.isdigit() also passes "²", which int()
+#: refuses), as many as a seal's number may have (seal.MAX_SEQ).
+_SEQ = re.compile(r"[0-9]{1,19}")
 
 
 class Ledger:
@@ -80,7 +84,7 @@ class Ledger:
         for raw in data.split(b"\n"):
             # A line cut short by a crash, or glued to the next, or written by hand: ignored.
             parts = raw.decode("utf-8", "replace").rsplit(" ", 2)
-            if len(parts) != 3 or not parts[1].isdigit():
+            if len(parts) != 3 or not _SEQ.fullmatch(parts[1]):
                 continue
             run_id, seq_text, mac = parts
             seq = int(seq_text)

@@ -53,8 +53,13 @@ def _mac(key: RunKey, seq: int, fields: dict[str, Any], body: bytes) -> str:
     return hmac.new(key.secret, message, hashlib.sha256).hexdigest()
 
 
+#: Far beyond any run's saves; a larger number was written by hand, and one more save of
+#: it might not even be writable as text (Python's bound on integer digits).
+MAX_SEQ = 2**63 - 1
+
+
 def well_formed(seal: Any) -> bool:
-    return (type(seal) is dict and set(seal) == {"seq", "key", "fields", "mac"} and type(seal["seq"]) is int and seal["seq"] >= 1
+    return (type(seal) is dict and set(seal) == {"seq", "key", "fields", "mac"} and type(seal["seq"]) is int and 1 <= seal["seq"] <= MAX_SEQ
             and type(seal["key"]) is str and type(seal["fields"]) is dict and type(seal["mac"]) is str)
 
 
