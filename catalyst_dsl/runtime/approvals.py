@@ -100,26 +100,39 @@ class TokenClaims:
 
 
 class ApprovalKeys:
-    """The HMAC key: `CATALYST_APPROVAL_KEY` (hex) when set, else `state_dir/approval.key`.
+    """The HMAC key: `CATALYST_APPROVAL_KEY` (hex) when set; else derived from the run key
+    when that is kept outside the state directory (`run_secret`); else `state_dir/approval.key`.
 
+    Programs of a run may read any file their user can (confinement limits writes only),
+    the state directory included, so a key kept there would let one mint tokens; the run
+    key of the user's config directory is never handed to programs by the environment.
     The key file is made on first use (32 random bytes, mode 0600, never overwritten)
     and refused when other users may read or write it. The key is read once.
     """
 
-    def __init__(self, state_dir: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, state_dir: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None,
+                 run_secret: bytes | None = None) -> None:
         self.path = Path(state_dir) / KEY_FILE
         self._environ = os.environ if environ is None else environ
+        self._run_secret = run_secret
         self._key: bytes | None = None
 
     @property
     def source(self) -> str:
         """Where the key comes from, for messages."""
-        return KEY_ENV if self._environ.get(KEY_ENV) else str(self.path)
+        if self._environ.get(KEY_ENV):
+            return KEY_ENV
+        return "the run key" if self._run_secret is not None else str(self.path)
 
     def key(self) -> bytes:
         if self._key is None:
             text = self._environ.get(KEY_ENV)
-            self._key = _env_key(text) if text else self._file_key()
+            if text:
+                self._key = _env_key(text)
+            elif self._run_secret is not None:
+                self._key = hmac.new(self._run_secret, b"catalyst approval tokens v1", hashlib.sha256).digest()
+            else:
+                self._key = self._file_key()
         return self._key
 
     def _file_key(self) -> bytes:

@@ -752,22 +752,30 @@ class Session:
                                                     decision=decision, state_hash=self.state_hash(state), nonce=nonce))
 
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
-        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, issue_token
+        from catalyst_dsl.runtime.approvals import TokenError, issue_token
 
         state = self._waiting(run_id)
         approver = by or current_user()
         self._check_approver(approver, role)
         try:
-            return issue_token(ApprovalKeys(self.state_dir), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
+            return issue_token(self._approval_keys(), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
                                decision=decision, role=role, actor=approver, ttl_seconds=ttl)
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
 
+    def _approval_keys(self):
+        """The token key: derived from the run key when that is kept outside the state
+        directory, where a step's program could read a key file (runtime/approvals.py)."""
+        from catalyst_dsl.runtime.approvals import ApprovalKeys
+
+        run_key = self.store.run_key()
+        return ApprovalKeys(self.state_dir, run_secret=run_key.secret if run_key.outside_state else None)
+
     def _token_claims(self, state, token: str, used: set[str]):
-        from catalyst_dsl.runtime.approvals import ApprovalKeys, TokenError, verify_token
+        from catalyst_dsl.runtime.approvals import TokenError, verify_token
 
         try:
-            return verify_token(ApprovalKeys(self.state_dir), token, run_id=state.run_id, path=state.pause.path,
+            return verify_token(self._approval_keys(), token, run_id=state.run_id, path=state.pause.path,
                                 state_hash=self.state_hash(state), used=used)
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None

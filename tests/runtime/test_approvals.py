@@ -191,6 +191,16 @@ def test_env_key_wins_and_writes_no_file(tmp_path):
     assert _verify(ApprovalKeys(tmp_path / "other", environ={KEY_ENV: HEX_KEY}), token).role == "lead"
 
 
+def test_a_run_key_kept_outside_the_state_directory_gives_the_key_and_writes_no_file(tmp_path):
+    # A key file in the state directory could be read by any program a step runs.
+    keys = ApprovalKeys(tmp_path, environ={}, run_secret=b"r" * 32)
+    token = _token(keys)
+    assert not (tmp_path / "approval.key").exists() and keys.source == "the run key"
+    assert _verify(ApprovalKeys(tmp_path / "other", environ={}, run_secret=b"r" * 32), token).role == "lead"
+    with pytest.raises(TokenError):
+        _verify(ApprovalKeys(tmp_path, environ={}, run_secret=b"s" * 32), token)
+
+
 def test_env_key_from_the_process_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, HEX_KEY)
     assert ApprovalKeys(tmp_path).key() == bytes.fromhex(HEX_KEY)

@@ -157,6 +157,9 @@ def test_a_used_token_stays_used_after_the_snapshot_is_rolled_back(project):
     assert replayed.exit_code == 1 and "already used" in replayed.output
     assert approvals(project, run_id) == []
     assert (project.state_dir / "spent-approvals").read_text().count(run_id) == 1
+    # The token key comes from the run key of the user's config directory: no key file sits
+    # in the state directory, which a step's program could read.
+    assert not (project.state_dir / "approval.key").exists()
 
 
 def test_an_approval_comment_holding_a_secret_is_masked(project):
