@@ -119,7 +119,8 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
-    --expect-plan), 2 a step failed, 3 state error, 4 paused for approval.
+    --expect-plan), 2 a step failed or a usage mistake, 3 state error, 4 paused for
+    approval, 130 interrupted (Ctrl-C or SIGTERM; the state is saved).
     """
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     session = _session(start, mode, log_format, verbose)
@@ -194,11 +195,21 @@ def approve(run_id: str, role: str | None, by: str | None, comment: str | None, 
     if token is not None:
         if role or by or select:
             raise click.UsageError("--token carries the role and the approver; do not combine it with --as, --by or --select")
-        click.echo(session.approve_with_token(run_id, token, comment, sign_with=sign_with, signature=signature))
+        _said_of_approval(session.approve_with_token(run_id, token, comment, sign_with=sign_with, signature=signature))
         return
     if not role:
         raise click.UsageError("say which role you approve as: --as ROLE (or pass --token)")
-    click.echo(session.approve(run_id, role, by, comment, select, sign_with=sign_with, signature=signature))
+    _said_of_approval(session.approve(run_id, role, by, comment, select, sign_with=sign_with, signature=signature))
+
+
+def _said_of_approval(said: str) -> None:
+    """Print what an approval did; one that released nothing exits 4, as the run is still paused."""
+    from catalyst_dsl.runtime.errors import EXIT_PAUSED
+    from catalyst_dsl.runtime.session import StillPaused
+
+    click.echo(said)
+    if isinstance(said, StillPaused):
+        sys.exit(EXIT_PAUSED)
 
 
 def _signature(path: str | None) -> str | None:

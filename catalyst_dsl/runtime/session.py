@@ -51,6 +51,10 @@ class RunOptions:
     out: Any = None
 
 
+class StillPaused(str):
+    """What an approval that released nothing says: the command then exits 4 (still paused)."""
+
+
 class Session:
     """Runs of one project: the store, the locks, the library and the plugins they share."""
 
@@ -807,11 +811,11 @@ class Session:
             self.store.save(state)
         if claims.decision == "request-changes":
             if not released:
-                return f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused"
+                return StillPaused(f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused")
             return f"changes requested by {claims.actor} ({claims.role}); on resume the step fails with ChangesRequested"
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
-        return f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused"
+        return StillPaused(f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused")
 
     def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None,
                 sign_with: str | None = None, signature: str | None = None) -> str:
@@ -845,8 +849,8 @@ class Session:
             self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
-        return (f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
-                f"the run stays paused")
+        return StillPaused(f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
+                           f"the run stays paused")
 
     # -- approvers -----------------------------------------------------------------------------------------
 

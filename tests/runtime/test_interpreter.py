@@ -1125,7 +1125,7 @@ def test_approval_from_a_role_not_required_is_recorded_but_does_not_release(proj
     assert project.run("reviewed").exit_code == 4
     run_id = project.run_id()
     approve = project.cli("approve", run_id, "--as", "Engineer", "--by", "eve", "--comment", "looks fine")
-    assert approve.exit_code == 0, approve.output
+    assert approve.exit_code == 4, approve.output  # recorded; the run is still paused
     assert "stays paused" in approve.output
     [approval] = project.snapshot()["approvals"]
     assert (approval["role"], approval["by"], approval["comment"], approval["via"], approval["released"]) == (
@@ -1283,7 +1283,7 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
     run_id = project.run_id()
     assert project.snapshot()["pause"]["roles"] == ["Architect"]
     approve = project.cli("approve", run_id, "--as", "Engineer")
-    assert "stays paused" in approve.output
+    assert "stays paused" in approve.output and approve.exit_code == 4
     assert project.cli("resume", run_id).exit_code == 4
     assert not (project.temp / "after.txt").exists()
 
