@@ -122,14 +122,14 @@ def test_an_older_copy_put_back_is_refused_naming_the_saves(project):
     run_id, snapshot = paused(project)
     older = snapshot.read_bytes()
     before = json.loads(older)["seal"]["seq"]
-    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 0  # recorded only: one more save
+    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4  # recorded only: one more save
     snapshot.write_bytes(older)
     refused(project, project.cli("resume", run_id), f"it is save {before} of the run, and save {before + 1} was made since")
 
 
 def test_the_backup_put_back_is_refused(project):
     run_id, snapshot = paused(project)
-    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 0
+    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4
     backup = snapshot.with_name(snapshot.name + ".bak")
     shutil.copyfile(backup, snapshot)
     refused(project, project.cli("resume", run_id), "older copy put back")
@@ -221,7 +221,7 @@ def test_trust_edited_state_accepts_records_and_seals_anew(project):
 def test_trust_edited_state_accepts_a_rollback_and_numbers_past_it(project):
     run_id, snapshot = paused(project)
     older = snapshot.read_bytes()
-    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 0
+    assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4
     snapshot.write_bytes(older)
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
