@@ -191,18 +191,23 @@ class PermissionChecker:
     def _git_writes(self, grants: list[Glob] | None, known: list[Write]) -> None:
         """A write into a `.git` directory needs a grant that names it (paths/reserved.py):
         `**`, or no allowedWritePaths at all, lets a run write anywhere but there."""
-        from catalyst_dsl.paths import reserved
-
-        naming = [g for g in grants or () if reserved.names_git(g.text)]
         for write in known:
             if grants is not None and self.placement(grants, write.glob) == "outside":
                 continue  # reported as outside the grants already
-            spec = self.catalog.get(write.step.action)
-            if spec is not None and spec.shell_like:
-                continue  # a program never writes .git, grant or not: C824 says so, once
-            if reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside":
+            if self._unnamed_git(write, grants):
                 self.sink.report("C813", f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
                                  write.span, help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not")
+
+    def _unnamed_git(self, write: Write, grants: list[Glob] | None) -> bool:
+        """Whether `write` reaches into a `.git` directory that no grant names in plain text.
+        A program's write is never one: programs never write `.git`, grant or not (C824)."""
+        from catalyst_dsl.paths import reserved
+
+        spec = self.catalog.get(write.step.action)
+        if spec is not None and spec.shell_like:
+            return False
+        naming = [g for g in grants or () if reserved.names_git(g.text)]
+        return reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside"
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
@@ -279,13 +284,10 @@ class PermissionChecker:
     def _child_git_writes(self, child: ir.Playbook, edge: Edge, grants: list[Glob] | None, child_writes: list[Write]) -> None:
         """A child's write into `.git` needs a grant naming it in the caller as well: the
         run allows a write only where every playbook on the call stack allows it."""
-        from catalyst_dsl.paths import reserved
-
-        naming = [g for g in grants or () if reserved.names_git(g.text)]
         for write in child_writes:
             if grants is not None and self.placement(grants, write.glob) == "outside":
                 continue  # C816 below says so
-            if reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside":
+            if self._unnamed_git(write, grants):
                 self.sink.report(
                     "C816",
                     f"'{child.name}' writes '{write.text}', inside a .git directory, which no grant of this playbook names",

@@ -18,6 +18,37 @@ from click.testing import CliRunner, Result
 
 from catalyst_dsl.cli import cli
 
+#: Playbooks several test files share: one that pauses for an Architect, and one that opens
+#: a pull request and waits for its review (against the fake GitHub API).
+REVIEWED = """
+    name: reviewed
+    description: pauses for an architect
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    steps:
+      - name: review
+        checkpoint: "Look at it"
+      - name: after
+        log-info: "after the review"
+"""
+
+PROPOSE = """
+    name: propose
+    description: opens a pull request and waits for its review
+    owner: Engineer
+    reviewers:
+      required: [Architect]
+    steps:
+      - name: pr
+        github-pr-create: Add the widget
+        head: feature
+        base: main
+        repository: acme/widgets
+        waitForReview: true
+      - log-info: "merged after review"
+"""
+
 
 class RunProject:
     def __init__(self, root: Path, monkeypatch) -> None:

@@ -10,24 +10,12 @@ import subprocess
 
 import pytest
 
-from catalyst_dsl.project.config import Project, ProjectConfig
 from catalyst_dsl.runtime.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
 from catalyst_dsl.runtime.session import RunOptions, Session
+from run_helpers import PROPOSE, REVIEWED
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
-REVIEWED = """
-    name: reviewed
-    description: pauses for an architect
-    owner: Engineer
-    reviewers:
-      required: [Architect]
-    steps:
-      - name: review
-        checkpoint: "Look at it"
-      - name: after
-        log-info: "after the review"
-"""
 
 APPROVERS = """
     roles = ["Engineer", "Architect", "Intern"]
@@ -465,20 +453,7 @@ def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing
                      '[approvers]\n"alice" = ["Architect"]\n')
     project.write(".catalyst/allowed_signers", "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fake_github.TOKEN)
-    project.playbook("propose", """
-        name: propose
-        description: opens a pull request and waits for its review
-        owner: Engineer
-        reviewers:
-          required: [Architect]
-        steps:
-          - name: pr
-            github-pr-create: Add the widget
-            head: feature
-            base: main
-            repository: acme/widgets
-            waitForReview: true
-    """)
+    project.playbook("propose", PROPOSE)
     started = project.run("propose")
     assert started.exit_code == 4, started.output
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())

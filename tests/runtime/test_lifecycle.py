@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import os
+from run_helpers import REVIEWED
 
 
 
 
 
-REVIEWED = """
-    name: reviewed
-    description: pauses for an architect
-    owner: Engineer
-    reviewers:
-      required: [Architect]
-    steps:
-      - name: review
-        checkpoint: "Look at it"
-      - name: after
-        log-info: "after the review"
-"""
 
 
 

@@ -27,6 +27,7 @@ from catalyst_dsl.runtime.session import RunOptions, Session
 from catalyst_dsl.runtime.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
 
 import fake_github as fakes
+from run_helpers import PROPOSE
 
 SECRET = "webhook-secret-for-tests"
 
@@ -135,21 +136,6 @@ def deliver(url: str, event: str, payload, signature: str | None = None, deliver
         return error.code, json.loads(error.read())
 
 
-PROPOSE = """
-    name: propose
-    description: opens a pull request and waits for its review
-    owner: Engineer
-    reviewers:
-      required: [Architect]
-    steps:
-      - name: pr
-        github-pr-create: Add the widget
-        head: feature
-        base: main
-        repository: acme/widgets
-        waitForReview: true
-      - log-info: "merged after review"
-"""
 
 
 @pytest.fixture
