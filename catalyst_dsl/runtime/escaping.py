@@ -21,6 +21,7 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
 from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 #: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
 _BASH_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
@@ -32,7 +33,6 @@ _PS_DOUBLE = re.compile('([`$"\u201c\u201d\u201e])')
 _PS_HEREDOC = re.compile("([`$])")
 #: A number PowerShell reads as one (NaN and Infinity would be command names).
 _PS_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def escape(value: object, slot: Slot, language: str) -> str:
@@ -77,7 +77,7 @@ def _representable(text: str) -> None:
     if "\0" in text:
         raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
                         guidance="pass binary data through a file (file-write, then read it in the script)")
-    if _LONE_SURROGATE.search(text):
+    if LONE_SURROGATE.search(text):
         raise StepError("UnsafeValue", "a value for a script is not valid Unicode text (it holds a lone surrogate)",
                         guidance="pass the value through a file, or fix its source")
 

@@ -43,6 +43,7 @@ import attrs
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.secrets import secret_placeholder
+from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 #: Renders a templated default; gets the template and the inputs resolved so far.
 RenderDefault = Callable[[ir.Value, Mapping[str, object]], object]
@@ -63,7 +64,6 @@ class InputProblem:
     code: str | None = None  # the rule's PascalCase code, when the playbook declares one
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputProblem]]:
@@ -78,10 +78,10 @@ def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputP
             else:
                 problems.append(InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>"))
             continue
-        if _LONE_SURROGATE.search(pair):
+        if LONE_SURROGATE.search(pair):
             # Bytes that are not UTF-8 on the command line arrive as lone surrogates: no text
             # can be made of them, nor saved. The value is not quoted: it could be a secret.
-            name = key if not _LONE_SURROGATE.search(key) else "an -i name"
+            name = key if not LONE_SURROGATE.search(key) else "an -i name"
             problems.append(InputProblem(name, "syntax", f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
                                          "pass the value as UTF-8 text"))
             continue

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import bisect
+import re
 
 import attrs
+
+#: Half of a UTF-16 surrogate pair standing alone: what undecodable bytes become on a
+#: command line (surrogateescape) or a `\ud800` escape; no text can be saved or passed on
+#: with one in it.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @attrs.frozen(order=True)
