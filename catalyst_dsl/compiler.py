@@ -38,6 +38,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     from catalyst_dsl.checks.outputs import check_outputs
     from catalyst_dsl.checks.scope import check_references
     from catalyst_dsl.dialects.catalyst import CatalystLowerer
+    from catalyst_dsl.dialects import registry
     from catalyst_dsl.dialects.markdown import compile_markdown
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
@@ -49,13 +50,19 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     if source is None:
         return Compiled(path, None, None, sink.sorted())
     playbook = None
-    if path.endswith(".md"):
+    dialect = registry.by_place(path)
+    if path.endswith(".md") and dialect is None:
         playbook = compile_markdown(source, sink, catalog)
     else:
         root = load_yaml(source, sink)
         # An empty document (no root) is the dialect's to report, as C014; a YAML error is not.
         if root is not None or not sink.has_errors:
-            playbook = CatalystLowerer(source, sink, catalog).playbook(root)
+            if dialect is None and root is not None:
+                dialect = registry.by_content(root, sink)
+            if dialect is None:
+                playbook = CatalystLowerer(source, sink, catalog).playbook(root)
+            else:
+                playbook = dialect.reader().compile_document(source, root, sink, catalog)
     calls = []
     if playbook is not None:
         calls = check_references(playbook, sink, catalog)
@@ -112,15 +119,42 @@ def collector_tuned_for_checking() -> Iterator[None]:
 
 
 def discover(paths: list[str]) -> list[str]:
-    """Playbook files under the given files and directories, in a stable order."""
+    """Playbook files under the given files and directories, in a stable order.
+
+    Hidden folders are skipped, except those a dialect keeps its playbooks in (and only the
+    playbooks there: kai's session files beside them are not playbooks).
+    """
+    from catalyst_dsl.dialects import registry
+
+    suffixes = PLAYBOOK_SUFFIXES + registry.scanned_suffixes()
+    hidden = registry.hidden_folders()
     found: list[str] = []
     for path in paths:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d == ".xe")
+                hidden_part = _from_first_hidden(os.path.relpath(root, path))
+                dirs[:] = sorted(d for d in dirs if _may_enter((*hidden_part, d), hidden))
                 for name in sorted(files):
-                    if name.endswith(PLAYBOOK_SUFFIXES) and name.lower() not in ("readme.md", "changelog.md"):
-                        found.append(os.path.join(root, name))
+                    candidate = os.path.join(root, name)
+                    if hidden_part and registry.by_place(candidate) is None:
+                        continue
+                    if name.endswith(suffixes) and name.lower() not in ("readme.md", "changelog.md") \
+                            and not registry.not_playbook(candidate):
+                        found.append(candidate)
         else:
             found.append(path)
     return found
+
+
+def _from_first_hidden(relative: str) -> tuple[str, ...]:
+    """The components of `relative` from its first hidden one on (empty when none is hidden)."""
+    parts = [p for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
+    first = next((i for i, p in enumerate(parts) if p.startswith(".") and p != ".xe"), None)
+    return () if first is None else tuple(parts[first:])
+
+
+def _may_enter(parts: tuple[str, ...], hidden: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether a scan enters a folder: `parts` are its components from the first hidden one."""
+    if len(parts) == 1 and (not parts[0].startswith(".") or parts[0] == ".xe"):
+        return True
+    return any(folder[:len(parts)] == parts for folder in hidden)

@@ -189,7 +189,7 @@ class Playbook:
     name: str
     description: str
     owner: Optional[str]
-    dialect: str  # "catalyst-yaml" | "markdown"
+    dialect: str  # "catalyst-yaml" | "markdown" | a foreign dialect's name (dialects/registry.py)
     file: str = attrs.field(default="", eq=False, kw_only=True)
     language: int = 1
     reviewers: Reviewers = Reviewers()
@@ -205,6 +205,10 @@ class Playbook:
     calls: tuple[CallRef, ...] = ()
     ir_version: int = IR_VERSION
     span: Optional[Span] = _span()
+    #: Why this version can check the playbook but not run it (a construct of its dialect
+    #: that the interpreter does not have yet); `catalyst run` refuses with these reasons.
+    #: Not in the IR's JSON (like positions): it depends on this version, not on the file.
+    unrunnable: tuple[str, ...] = attrs.field(default=(), eq=False, kw_only=True)
 
 
 def nested_steps(value: "Value") -> Iterator[tuple[Step, ...]]:

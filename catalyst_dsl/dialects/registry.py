@@ -1,0 +1,95 @@
+"""The dialect registry: which dialect reads a file, and where scans look for them.
+
+Every playbook format catalyst reads lowers to the one IR; this table is the only place
+that knows which formats exist. A file's dialect is decided in this order:
+
+1. by place: a file one level inside a dialect's folder (kai's `.playbooks/playbooks/`),
+   or with a dialect's own suffix anywhere (cleo's `.cantbook`);
+2. Markdown (`.md`) is the Markdown form of the native language;
+3. by content: each dialect that sniffs looks at the YAML root, in table order; the first
+   that claims it reads it;
+4. otherwise the native YAML language.
+
+A foreign dialect is a module under `catalyst_dsl/dialects/` imported only when a file of
+its own is read (so checking native playbooks costs nothing for it), providing:
+
+    compile_document(source, root, sink, catalog) -> ir.Playbook | None
+        lower the YAML root node (None for an empty document) into the IR, reporting
+        every mistake into `sink`;
+    sniff(root, sink) -> bool                        (only when `sniffs` is set)
+        whether a YAML file found elsewhere is this dialect's; a file that could be read
+        either way is reported here (the dialect's own code) and left to the native
+        language by returning False.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Optional
+
+import attrs
+
+
+@attrs.frozen
+class Dialect:
+    name: str
+    #: The module that reads it, imported on first use.
+    module: str
+    #: Suffixes that make a file this dialect's wherever it is.
+    suffixes: tuple[str, ...] = ()
+    #: Folders, as path components from the project root, whose files (one level deep, with
+    #: one of `folder_suffixes`) are this dialect's.
+    folders: tuple[tuple[str, ...], ...] = ()
+    folder_suffixes: tuple[str, ...] = (".yaml",)
+    #: File names in those folders that are not playbooks (a template, an index).
+    not_playbooks: tuple[str, ...] = ()
+    #: Whether `sniff` is asked about YAML files found elsewhere.
+    sniffs: bool = False
+
+    def reader(self):
+        return importlib.import_module(self.module)
+
+    def owns_place(self, path: str) -> bool:
+        if path.endswith(self.suffixes) and self.suffixes:
+            return True
+        parts = _components(path)
+        folder = tuple(parts[:-1])
+        return any(folder[-len(f):] == f for f in self.folders) and parts[-1].endswith(self.folder_suffixes) \
+            and parts[-1] not in self.not_playbooks
+
+
+#: The foreign dialects, in the order their sniffing is tried. The native language (YAML and
+#: Markdown) is not listed: it is what every file is when no dialect claims it.
+DIALECTS: tuple[Dialect, ...] = (
+)
+
+
+def by_place(path: str) -> Optional[Dialect]:
+    """The dialect whose folder or suffix `path` is in, if any."""
+    return next((d for d in DIALECTS if d.owns_place(path)), None)
+
+
+def by_content(root, sink) -> Optional[Dialect]:
+    """The first sniffing dialect that claims the YAML `root`, if any."""
+    return next((d for d in DIALECTS if d.sniffs and d.reader().sniff(root, sink)), None)
+
+
+def scanned_suffixes() -> tuple[str, ...]:
+    """Suffixes a directory scan takes besides the native ones."""
+    return tuple(s for d in DIALECTS for s in d.suffixes)
+
+
+def hidden_folders() -> tuple[tuple[str, ...], ...]:
+    """Dot-folders (as path components) a directory scan enters for a dialect."""
+    return tuple(f for d in DIALECTS for f in d.folders if any(part.startswith(".") for part in f))
+
+
+def not_playbook(path: str) -> bool:
+    """Whether `path` sits in a dialect's folder but is one of its non-playbook files."""
+    parts = _components(path)
+    return any(tuple(parts[:-1])[-len(f):] == f and parts[-1] in d.not_playbooks for d in DIALECTS for f in d.folders)
+
+
+def _components(path: str) -> list[str]:
+    return [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")] or [os.path.basename(path)]
