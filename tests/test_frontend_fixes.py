@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -115,9 +114,8 @@ def test_the_prescan_stays_linear() -> None:
     # Text and structure of every kind, a few MiB of it: one pass, no backtracking.
     chunk = b"  - display: \"" + b"[" * 50 + b"\"\n  - bash: |\n      " + b"{" * 50 + b"\n  # " + b"[" * 50 + b"\n"
     data = HEAD + b"steps:\n" + chunk * 10_000
-    start = time.perf_counter()
-    yaml_loader._too_deep_flow_at(data.decode())
-    assert time.perf_counter() - start < 5  # about 0.2 s; a quadratic scan would take minutes
+    # One pass over a few MiB; its time against the size is measured in bench/, not here.
+    assert yaml_loader._too_deep_flow_at(data.decode()) is None
 
 
 _ATOMS = ["[", "]", "{", "}", '"', "'", "|", ">", "#", "\n", " ", "  ", ": ", "- ", "a", ",", "\\",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes
 from catalyst_dsl.ir.serialize import from_dict, to_dict
@@ -44,9 +43,7 @@ def test_alias_bomb_is_rejected_quickly() -> None:
     for i in range(1, 10):
         refs = b", ".join([b"*a%d" % (i - 1)] * 10)
         lines.append(b"a%d: &a%d [%s]" % (i, i, refs))
-    start = time.perf_counter()
-    found = codes(b"\n".join(lines) + b"\n")
-    assert time.perf_counter() - start < 5  # generous: a hang would take forever
+    found = codes(b"\n".join(lines) + b"\n")  # 10**10 nodes if expanded: refused before that
     assert found[0][0] == "C007"
 
 

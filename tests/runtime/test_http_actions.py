@@ -161,10 +161,10 @@ def test_a_2xx_that_is_not_the_expected_status_fails(tmp_path, server):
 
 def test_a_slow_answer_ends_at_the_steps_timeout(tmp_path, server):
     ctx, _ = context(tmp_path, timeout=0.3)
-    started = time.monotonic()
     error = failure(GET, ctx, {"url": f"{server.url}/slow?seconds=5", "retries": 3})
     assert error.code == "StepTimeout"
-    assert time.monotonic() - started < 2
+    # Once the step's time is up nothing is retried, although three retries were allowed.
+    assert [hit["path"] for hit in server.hits] == ["/slow"]
 
 
 def test_backoff_doubles_from_the_base_and_is_capped():
@@ -180,12 +180,11 @@ def test_a_get_is_retried_after_5xx_until_it_succeeds(tmp_path, server, waits):
     assert "retrying in 0.5s (1 of 3)" in log.text()
 
 
-def test_the_retry_base_is_a_module_constant(tmp_path, server, monkeypatch):
+def test_the_retry_base_is_a_module_constant(tmp_path, server, monkeypatch, waits):
     monkeypatch.setattr(http_actions, "RETRY_BASE", 0.01)
     ctx, _ = context(tmp_path)
-    started = time.monotonic()
     assert GET(ctx, {"url": f"{server.url}/flaky/b?fail=2", "retries": 2})["status"] == 200
-    assert time.monotonic() - started < 1
+    assert waits == [0.01, 0.02]
 
 
 def test_when_retries_run_out_the_last_status_fails(tmp_path, server, waits):
@@ -500,10 +499,8 @@ def test_cli_the_step_timeout_bounds_a_request(project, server):
           http-get: "{{base}}/slow?seconds=5"
           timeout: 0.3s
     """)
-    started = time.monotonic()
     result = project.run("slow", base=server.url)
-    assert result.exit_code == 2, result.output
-    assert time.monotonic() - started < 3
+    assert result.exit_code == 2, result.output  # an answer after 5 s would have passed
     assert project.snapshot()["error"]["code"] == "StepTimeout"
 
 
