@@ -378,3 +378,23 @@ def test_the_scratch_space_itself_can_be_listed_and_read_from_but_never_written(
     whole = gate.source("temp://")
     assert gate.list_files(whole) == ["notes/a.txt"]
     assert refused(gate.write_file, "temp://", b"x").code == "PermissionDenied"
+
+
+def test_a_grant_of_a_folder_stops_at_its_name_at_run_time(project):
+    project.playbook("notes", """
+        name: notes
+        description: writes notes in a folder given at run time
+        owner: Engineer
+        allowedWritePaths: ["docs/**"]
+        inputs:
+          - string: folder
+        steps:
+          - file-write: "{{folder}}/notes.md"
+            content: notes
+    """)
+    refused = project.run("notes", "--mode", "autonomous", folder="docs-old")
+    assert refused.exit_code == 2 and "PermissionDenied" in refused.output, refused.output
+    assert not (project.root / "docs-old").exists()
+    granted = project.run("notes", "--mode", "autonomous", folder="docs")
+    assert granted.exit_code == 0, granted.output
+    assert project.read("docs/notes.md") == "notes"
