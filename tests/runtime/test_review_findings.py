@@ -375,7 +375,8 @@ def test_sigterm_during_parallel_stops_the_branches_promptly(project):
               - bash: "sleep 4; echo late-a"
               - bash: "sleep 4; echo late-b"
     """)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    repo = str(Path(__file__).resolve().parents[2])  # this checkout, whatever is installed
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, (repo, os.environ.get("PYTHONPATH"))))}
     proc = subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "run", "p"], cwd=project.root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
