@@ -260,7 +260,9 @@ def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
     session = _session(Path.cwd())
     state, unverified = session.store.inspect(run_id)
-    click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {state.status}, mode {state.mode}")
+    from catalyst_dsl.runtime.snapshot import shown_status
+
+    click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}")
     for problem in unverified:
         click.echo(f"  warning: the snapshot does not verify: {problem}")
     if state.pause is not None and state.status == "paused":  # a cancelled run keeps where it was paused, for the record

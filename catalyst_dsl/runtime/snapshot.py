@@ -268,6 +268,16 @@ def ensure_resumable(state: RunState) -> None:
         )
 
 
+def shown_status(state) -> str:
+    """The status to show a person: a snapshot says "running" from its start to its end, so a
+    run stopped by Ctrl-C, SIGTERM or a crash still says so; when its process is gone from this
+    host it is shown as "interrupted" (resume continues it). On another host nobody can tell."""
+    owner = state.owner
+    if state.status == "running" and owner is not None and owner.host == socket.gethostname() and not pid_alive(owner.pid):
+        return "interrupted"
+    return state.status
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process with this id exists on this host (True when we cannot tell)."""
     if pid <= 0:

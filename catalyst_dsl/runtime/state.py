@@ -69,6 +69,7 @@ from catalyst_dsl.runtime.snapshot import (
     new_run_state,
     parse_time,
     pid_alive,
+    shown_status,
     utc_now,
 )
 
@@ -385,7 +386,7 @@ class StateStore:
             return RunSummary(run_id, None, "missing", None, None, path, archived, "the file went away while listing")
         except snapshot_codec.Damaged as damage:
             return RunSummary(run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems)))
-        return RunSummary(state.run_id, state.playbook.name, state.status, state.started_at, state.updated_at, path, archived)
+        return RunSummary(state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived)
 
     def _live_files(self) -> list[Path]:
         try:

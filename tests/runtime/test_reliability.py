@@ -909,6 +909,10 @@ def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
     state = json.loads(snapshot.read_text())
     assert state["status"] == "running"
     assert state["inFlight"] == "steps/1"
+    # Its process is gone: shown as interrupted, not as running.
+    listed = catalyst(project, "runs", "list")
+    assert f"{run_id}  interrupted" in listed.stdout, describe(listed)
+    assert "is interrupted" in catalyst(project, "runs", "show", run_id).stdout
     assert [e["path"] for e in state["steps"]] == ["steps/0"]
     assert run_id not in lock_holders(project), "the interrupted run kept its locks"
     time.sleep(0.3)
