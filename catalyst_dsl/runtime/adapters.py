@@ -31,8 +31,6 @@ AI_ADAPTER_UNAVAILABLE = "AIAdapterUnavailable"
 
 MOCK = "mock"
 SCRIPT_ENV = "CATALYST_MOCK_AI_SCRIPT"
-#: How much of the prompt's first line the unscripted mock repeats.
-ECHO_CHARS = 80
 
 
 @runtime_checkable
@@ -188,8 +186,9 @@ class MockAdapter:
 
 
 def _first_line(prompt: str) -> str:
-    line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return line[:ECHO_CHARS]
+    """The prompt's first line that is not blank, whole: a test that checks what was sent
+    must see all of it, however long."""
+    return next((line.strip() for line in prompt.splitlines() if line.strip()), "")
 
 
 def load_script(path: Path) -> list[ScriptEntry]:

@@ -38,8 +38,9 @@ def test_mock_default_answer_is_deterministic():
     assert _ask(MockAdapter(environ={}), prompt) == _ask(adapter, prompt)
 
 
-def test_mock_default_answer_is_cut_at_80_characters():
-    assert _ask(MockAdapter(environ={}), "x" * 200) == "mock answer to: " + "x" * 80
+def test_mock_default_answer_repeats_the_whole_first_line():
+    assert _ask(MockAdapter(environ={}), "x" * 200) == "mock answer to: " + "x" * 200
+    assert _ask(MockAdapter(environ={}), "\n  \nfirst\nsecond") == "mock answer to: first"
     assert _ask(MockAdapter(environ={}), "") == "mock answer to: "
 
 
@@ -226,3 +227,4 @@ def test_factory_failure_is_an_adapter_error():
     with pytest.raises(AdapterError, match="'broken' failed to start: RuntimeError: no credentials") as caught:
         select_adapter("broken", [], {"broken": broken})
     assert caught.value.code == AI_ADAPTER_UNAVAILABLE
+
