@@ -105,6 +105,35 @@ def compile(path: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List every code with its severity and name.")
+def explain(code: str | None, list_all: bool) -> None:
+    """Explain a diagnostic code (C813, 813 or write-not-allowed), with an example."""
+    from catalyst_dsl.report.explain import UnknownName, code_list, explain_code
+
+    if list_all or code is None:
+        click.echo(code_list(), nl=False)
+        return
+    try:
+        click.echo(explain_code(code), nl=False)
+    except UnknownName as unknown:
+        raise click.UsageError(str(unknown)) from None
+
+
+@cli.command()
+@click.argument("name", required=False)
+def actions(name: str | None) -> None:
+    """List the built-in actions, or describe one: its config keys, result and effects."""
+    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.report.explain import UnknownName, explain_action
+
+    try:
+        click.echo(explain_action(builtin_catalog(), name), nl=False)
+    except UnknownName as unknown:
+        raise click.UsageError(str(unknown)) from None
+
+
 def _add_run_commands() -> None:
     from catalyst_dsl.cli_run import COMMANDS
 

@@ -64,3 +64,28 @@ def test_compile_refuses_a_playbook_with_errors(tmp_path: Path) -> None:
     result = run("compile", str(bad))
     assert result.exit_code == 1
     assert "C203" in result.stderr
+
+
+def test_explain_a_code_by_code_number_or_name() -> None:
+    for asked in ("C813", "813", "write-not-allowed"):
+        result = run("explain", asked)
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("C813 write-not-allowed (error)\n")
+        assert "error[C813]" in result.output  # the packaged example
+    listed = run("explain", "--list")
+    assert "C404  error    unknown-action" in listed.output
+
+
+def test_explain_an_unknown_code_suggests_one() -> None:
+    result = run("explain", "unknown-actoin")
+    assert result.exit_code == 2
+    assert "did you mean 'unknown-action'?" in result.output
+
+
+def test_actions_lists_and_describes_the_catalog() -> None:
+    listed = run("actions")
+    assert listed.exit_code == 0 and any(line.startswith("file-write ") for line in listed.output.splitlines())
+    one = run("actions", "file-write")
+    assert "path (required)" in one.output and "result: {path, bytesWritten}" in one.output
+    wrong = run("actions", "file-writ")
+    assert wrong.exit_code == 2 and "did you mean 'file-write'?" in wrong.output

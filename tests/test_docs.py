@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.actions.catalog import builtin_catalog
-from catalyst_dsl.report.reference import actions_page, diagnostics_page
+from catalyst_dsl.report.reference import actions_page, diagnostics_page, examples_json
 
 ROOT = Path(__file__).parents[1]
 GOLDEN = [ROOT / "tests" / "golden" / "check", ROOT / "tests" / "golden" / "library"]
@@ -26,6 +26,15 @@ def test_reference_page_is_current(page: str, update_golden: bool) -> None:
         path.write_text(actual, encoding="utf-8", newline="\n")
     assert path.exists(), f"docs/{page} is missing: run pytest --update-golden"
     assert actual == path.read_text(encoding="utf-8"), f"docs/{page} is stale: run pytest --update-golden and review the diff"
+
+
+def test_the_packaged_examples_are_current(update_golden: bool) -> None:
+    """`catalyst explain` shows the same examples as docs/diagnostics.md, from the package."""
+    path = ROOT / "catalyst_dsl" / "diagnostics" / "examples.json"
+    actual = examples_json(GOLDEN)
+    if update_golden:
+        path.write_text(actual, encoding="utf-8", newline="\n")
+    assert actual == path.read_text(encoding="utf-8"), "catalyst_dsl/diagnostics/examples.json is stale: run pytest --update-golden"
 
 
 def test_every_code_has_an_example() -> None:

@@ -158,7 +158,7 @@ class PermissionChecker:
                 found.append(Glob.from_template(pattern))
             except GlobError as exc:
                 if report:
-                    self.sink.report("C812", f"'{text}' is not a valid path pattern: {exc.message}", value.span, help="patterns are relative to the project root; see docs/globs.md")
+                    self.sink.report("C812", f"'{text}' is not a valid path pattern: {exc.message}", value.span, help="patterns are relative to the project root: `*` is one name, `**` any depth (`catalyst explain C812`)")
         return found
 
     # -- the checks ----------------------------------------------------------------------------

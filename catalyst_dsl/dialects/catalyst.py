@@ -504,7 +504,7 @@ class CatalystLowerer:
             broken = self.catalog.why_missing(key.text)
             if broken:
                 hint = f"{broken}; fix or reinstall that plugin"
-            self.sink.report("C404", f"unknown action '{key.text}'", _where(key, node), help=hint or "the built-in actions are listed in docs/actions.md; a `function` must be defined before the steps that call it")
+            self.sink.report("C404", f"unknown action '{key.text}'", _where(key, node), help=hint or "`catalyst actions` lists the built-in actions; a `function` must be defined before the steps that call it")
             action_keys = [(key, value)]
             known = False
         action_key, action_value = action_keys[0]

@@ -107,3 +107,13 @@ def diagnostics_page(golden_dirs: list[Path]) -> str:
         case, block = example
         lines += [f"Example (`tests/golden/{case}`):", "", "```text", block, "```"]
     return "\n".join(lines) + "\n"
+
+
+def examples_json(golden_dirs: list[Path]) -> str:
+    """The golden examples as the package ships them for `catalyst explain` (an installed
+    catalyst has no tests/ and no docs/): code → {case, output}."""
+    import json
+
+    examples = golden_examples(golden_dirs)
+    data = {code: {"case": case, "output": block} for code, (case, block) in sorted(examples.items())}
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
