@@ -28,15 +28,15 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     from catalyst_dsl.project.check import check_project
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
 
-    project, settings, files = _project_files(paths)
-    result = check_project(project, files, settings=settings)
+    project, settings, files, scanned = _project_files(paths)
+    result = check_project(project, files, settings=settings, scanned=scanned)
     here = os.getcwd()
     if fmt == "json":
-        click.echo(render_json(result.diagnostics, files, relative_to=here), nl=False)
+        click.echo(render_json(result.diagnostics, result.files, relative_to=here), nl=False)
     else:
         if result.diagnostics:
             click.echo(render_text(result.diagnostics, result.sources, relative_to=here))
-        click.echo(summary_line(result.diagnostics, len(files)))
+        click.echo(summary_line(result.diagnostics, len(result.files)))
     if result.has_errors:
         sys.exit(1)
 
@@ -53,8 +53,8 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
     from catalyst_dsl.project.check import check_project
     from catalyst_dsl.report.listing import listing_json, listing_text
 
-    project, settings, files = _project_files(paths)
-    result = check_project(project, files, settings=settings)
+    project, settings, files, scanned = _project_files(paths)
+    result = check_project(project, files, settings=settings, scanned=scanned)
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
     calls = {f: result.library.edges(f) for f in result.files}
@@ -63,7 +63,8 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
 
 
 def _project_files(paths: tuple[str, ...]):
-    """The project around the first PATH (or here), its settings findings, and the files."""
+    """The project around the first PATH (or here), its settings findings, the files, and
+    which of them a directory scan found (rather than being named)."""
     from pathlib import Path
 
     from catalyst_dsl.compiler import discover
@@ -79,7 +80,9 @@ def _project_files(paths: tuple[str, ...]):
     files = discover(targets)
     if not files:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
-    return project, sink.sorted(), files
+    named = {os.path.abspath(p) for p in targets if not os.path.isdir(p)}
+    scanned = frozenset(f for f in files if os.path.abspath(f) not in named)
+    return project, sink.sorted(), files, scanned
 
 
 @cli.command()

@@ -30,6 +30,11 @@ class Compiled:
     calls: list = attrs.Factory(list)
 
     @property
+    def not_a_playbook(self) -> bool:
+        """YAML that is no playbook at all (C018): a directory scan leaves it out."""
+        return self.playbook is None and [d.code for d in self.diagnostics] == ["C018"]
+
+    @property
     def has_errors(self) -> bool:
         return any(d.severity.value == "error" for d in self.diagnostics)
 
@@ -37,7 +42,7 @@ class Compiled:
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
     from catalyst_dsl.checks.outputs import check_outputs
     from catalyst_dsl.checks.scope import check_references
-    from catalyst_dsl.dialects.catalyst import CatalystLowerer
+    from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
     from catalyst_dsl.dialects import registry
     from catalyst_dsl.dialects.markdown import compile_markdown
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
@@ -59,7 +64,10 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
         if root is not None or not sink.has_errors:
             if dialect is None and root is not None:
                 dialect = registry.by_content(root, sink)
-            if dialect is None:
+            if dialect is None and ordinary_yaml(root, catalog.declares):
+                sink.report("C018", "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys", source.span(0, min(len(source.text), 1)),
+                            help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)")
+            elif dialect is None:
                 playbook = CatalystLowerer(source, sink, catalog).playbook(root)
             else:
                 playbook = dialect.reader().compile_document(source, root, sink, catalog)

@@ -89,3 +89,18 @@ def test_actions_lists_and_describes_the_catalog() -> None:
     assert "path (required)" in one.output and "result: {path, bytesWritten}" in one.output
     wrong = run("actions", "file-writ")
     assert wrong.exit_code == 2 and "did you mean 'file-write'?" in wrong.output
+
+
+def test_a_directory_scan_skips_yaml_that_is_no_playbook(tmp_path, monkeypatch) -> None:
+    (tmp_path / "catalyst.toml").write_text("")
+    playbooks = tmp_path / "playbooks"
+    playbooks.mkdir()
+    (playbooks / "config.yaml").write_text("server:\n  port: 8080\n")
+    (playbooks / "list.yaml").write_text("- just\n- a list\n")
+    (playbooks / "hello.yaml").write_text("name: hello\ndescription: d\nowner: Engineer\nsteps:\n  - display: hi\n")
+    monkeypatch.chdir(tmp_path)
+    scanned = run("check")
+    assert scanned.exit_code == 0, scanned.output
+    assert "checked 1 file(s): 0 error(s)" in scanned.output
+    named = run("check", "playbooks/config.yaml")
+    assert named.exit_code == 1 and named.output.count("error[C018]") == 1, named.output

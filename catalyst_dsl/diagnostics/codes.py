@@ -40,6 +40,7 @@ _TABLE = [
     Code("C015", "file-too-large", E, "The file is larger than a playbook can reasonably be."),
     Code("C016", "number-too-large", E, "A number with more digits than any playbook needs (over 100)."),
     Code("C017", "merge-key", W, "A YAML merge key (<<): a YAML 1.1 extension that YAML 1.2 tools read as an ordinary key."),
+    Code("C018", "not-a-playbook", E, "A YAML file that is not a playbook (none of a playbook's keys) was named to be checked; directory scans skip such files."),
     # C1xx: templates and expressions
     Code("C101", "expression-syntax", E, "A ${{ }} expression does not parse."),
     Code("C102", "reference-syntax", E, "A {{ }} holds something other than a name, a dotted path or a protocol path."),

@@ -28,6 +28,23 @@ TOP_LEVEL_KEYS = (
     "artifacts", "allowedWritePaths", "errorPolicy", "steps", "catch", "finally",
 )
 
+def ordinary_yaml(root, is_action) -> bool:
+    """Whether a YAML document is no playbook at all (a `config.yaml`, a list of hooks): a
+    mapping with none of a playbook's keys, a list of anything but steps, or a lone value
+    (an empty document is C014's). Such a file found by a directory scan is skipped; named
+    explicitly, it gets one C018 instead of a list of errors about keys it never meant."""
+    from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq
+
+    def keys(node) -> list[str]:
+        return [k.value for k, _ in node.pairs if isinstance(k.value, str)] if isinstance(node, YMap) else []
+
+    if isinstance(root, YMap):
+        return not any(k in TOP_LEVEL_KEYS for k in keys(root))
+    if isinstance(root, YSeq):  # steps without the playbook around them are C201's
+        return not any(is_action(k) for item in root.items for k in keys(item))
+    return isinstance(root, YScalar) and root.value is not None
+
+
 #: What a Markdown playbook needs to do something (LANGUAGE.md 9), for the help of C014 and C204.
 MARKDOWN_NEEDS = "write the prompt as Markdown text, or phases as headings such as `## Phase 1: Spec`; front matter between --- lines is optional"
 

@@ -45,9 +45,14 @@ class LibraryCheck:
         return any(d.severity.value == "error" for d in self.diagnostics)
 
 
-def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = ()) -> LibraryCheck:
+def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
+                  scanned: frozenset[str] = frozenset()) -> LibraryCheck:
+    """Check `files` with what they call. Files in `scanned` were found by a directory scan,
+    not named: those that are ordinary YAML, not playbooks, are left out without a finding."""
+    scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
     library = Library(project, files, catalog)
+    files = [f for f in files if f not in scanned or not library.compiled(f).not_a_playbook]
     sink = DiagnosticSink()
     with collector_tuned_for_checking():
         library.load_closure(files)
