@@ -9,6 +9,7 @@ for every `@path` reference.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 import attrs
@@ -22,6 +23,8 @@ from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_loader import load_yaml
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 
+#: A code span: a run of backticks, then text, then a run of the same length (CommonMark).
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 PHASE = re.compile(r"^phase\b", re.IGNORECASE)
@@ -57,7 +60,7 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
             return None
     body = text[body_start:]
     lines = _lines(text, body_start)
-    code = _code_ranges(lines)
+    code = _Code(_code_ranges(lines))
     headings = _headings(lines, code)
     title = next((h for h in headings if h[1] == 1), None)
     stem = Path(source.path).stem
@@ -70,14 +73,15 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
     )
     stops = [(offset, m) for offset, line in lines if (m := STOP.search(line)) and not _in_code(code, offset)]
     steps: list[ir.Step] = []
+    stop_offsets = [offset for offset, _ in stops]
     if phases:
         for section in phases:
-            steps.append(_prompt_step(lowerer, source, section.start, section.end, _slug(section.title), section.title))
-            for offset, match in stops:
-                if section.start <= offset < section.end:
-                    steps.append(_checkpoint_step(source, offset, match))
+            steps.append(_prompt_step(lowerer, source, section.start, section.end, _slug(section.title), section.title, code))
+            first, last = bisect_left(stop_offsets, section.start), bisect_left(stop_offsets, section.end)
+            for offset, match in stops[first:last]:
+                steps.append(_checkpoint_step(source, offset, match))
     elif body.strip():
-        steps.append(_prompt_step(lowerer, source, body_start, len(text), "prompt", title[2] if title else stem))
+        steps.append(_prompt_step(lowerer, source, body_start, len(text), "prompt", title[2] if title else stem, code))
         for offset, match in stops:
             steps.append(_checkpoint_step(source, offset, match))
     defaults = {"name": stem, "description": title[2] if title else stem, "owner": ""}
@@ -108,8 +112,27 @@ def _code_ranges(lines):
     return ranges
 
 
-def _in_code(ranges, offset: int) -> bool:
-    return any(a <= offset <= b for a, b in ranges)
+class _Code:
+    """The fenced code blocks of a file, in order, for lookups in logarithmic time (a file
+    of many blocks and headings must not cost their product)."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        self.ranges = ranges
+        self.starts = [a for a, _ in ranges]
+
+    def __contains__(self, offset: int) -> bool:
+        i = bisect_right(self.starts, offset) - 1
+        return i >= 0 and offset <= self.ranges[i][1]
+
+    def within(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The blocks that overlap [start, end)."""
+        i = max(bisect_right(self.starts, start) - 1, 0)
+        j = bisect_left(self.starts, end)
+        return [r for r in self.ranges[i:j] if r[1] >= start]
+
+
+def _in_code(code: "_Code", offset: int) -> bool:
+    return offset in code
 
 
 def _headings(lines, code) -> list[tuple[int, int, str]]:
@@ -123,17 +146,14 @@ def _headings(lines, code) -> list[tuple[int, int, str]]:
 
 
 def _phases(headings, text_end: int) -> list[Section]:
-    sections = []
-    for i, (offset, level, title) in enumerate(headings):
-        if not PHASE.match(title):
-            continue
-        end = text_end
-        for later_offset, later_level, _ in headings[i + 1 :]:
-            if later_level <= level:
-                end = later_offset
-                break
-        sections.append(Section(title, level, offset, offset, end))
-    return sections
+    """A phase runs from its heading to the next heading of its level or higher."""
+    ends = [text_end] * len(headings)
+    open_headings: list[int] = []  # indexes whose end is not found yet, levels increasing
+    for i, (offset, level, _) in enumerate(headings):
+        while open_headings and headings[open_headings[-1]][1] >= level:
+            ends[open_headings.pop()] = offset
+        open_headings.append(i)
+    return [Section(title, level, offset, offset, ends[i]) for i, (offset, level, title) in enumerate(headings) if PHASE.match(title)]
 
 
 def _inputs(source: SourceFile, sink: DiagnosticSink, lines, headings) -> tuple[ir.InputDecl, ...]:
@@ -166,11 +186,28 @@ def _slug(title: str) -> str:
     return slug if slug and slug[0].isalpha() else f"phase-{slug}" if slug else "phase"
 
 
-def _prompt_step(lowerer: CatalystLowerer, source: SourceFile, start: int, end: int, name: str, title: str) -> ir.Step:
+def _code_in(text: str, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The code in a prompt's text: its fenced blocks (given, as offsets in `text`) and the
+    code spans (`like this`, on one line) outside them. `{{ }}` there is an example."""
+    fences = [(max(a, 0), min(b + 1, len(text))) for a, b in fences if b >= 0 and a < len(text)]
+    found = list(fences)
+    offset, fence = 0, 0  # lines and fences both in order: one pass over each
+    for line in text.split("\n"):
+        while fence < len(fences) and fences[fence][1] <= offset:
+            fence += 1
+        inside = fence < len(fences) and fences[fence][0] <= offset
+        if not inside and "`" in line:
+            found += [(offset + m.start(), offset + m.end()) for m in CODE_SPAN.finditer(line)]
+        offset += len(line) + 1
+    return found
+
+
+def _prompt_step(lowerer: CatalystLowerer, source: SourceFile, start: int, end: int, name: str, title: str, code) -> ir.Step:
     text = source.text[start:end].strip("\n")
     start = start + (len(source.text[start:end]) - len(source.text[start:end].lstrip("\n")))
     node = YScalar(text, text, "", start, start + len(text), source)
-    prompt = lowerer.values.template(node, t.STRING) or ir.Lit(text, span=node.span)
+    fences = [(a - start, b - start) for a, b in code.within(start, start + len(text))]
+    prompt = lowerer.values.template(node, t.STRING, literal=_code_in(text, fences)) or ir.Lit(text, span=node.span)
     heading_end = source.text.find("\n", start)
     span = source.span(start, heading_end if heading_end != -1 else start + len(text))
     config = ir.MapV((ir.Entry("prompt", prompt, span=span),), span=span)

@@ -8,7 +8,8 @@ at the right column). Step lists are lowered by the dialect through `lower_steps
 from __future__ import annotations
 
 import difflib
-from typing import Callable
+from bisect import bisect_right
+from typing import Callable, Sequence
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
@@ -64,11 +65,13 @@ class ValueLowerer:
 
     # -- scalars ---------------------------------------------------------------------------
 
-    def template(self, node: YScalar, expected: t.Type | None) -> ir.Tmpl | None:
+    def template(self, node: YScalar, expected: t.Type | None, literal: Sequence[tuple[int, int]] = ()) -> ir.Tmpl | None:
+        """The template `node` holds, or None when it holds none. `literal` are ranges of
+        its text (Markdown code) whose braces are text, not templates."""
         text = node.text
         if not might_be_template(text):
             return None
-        parsed = parse_template(text)
+        parsed = parse_template(_blanked(text, literal) if literal else text)
         if not parsed.errors and not parsed.has_templates:
             return None
         smap = ScalarMap(node)
@@ -76,7 +79,8 @@ class ValueLowerer:
             self.sink.report(error.code, error.message, smap.span(error.start, error.end), help=error.help)
         if not parsed.has_templates:
             return None
-        return ir.Tmpl(text, parsed.parts, span=node.span, smap=smap, expected=expected)
+        parts = _with_literal_text(parsed.parts, text, literal) if literal else parsed.parts
+        return ir.Tmpl(text, parts, span=node.span, smap=smap, expected=expected)
 
     def scalar(self, node: YScalar, expected: t.Type, where: str) -> ir.Value:
         value = node.value
@@ -292,3 +296,47 @@ def parse_duration(value: object) -> float | None:
 
 
 a_type = _a
+
+
+def _blanked(text: str, ranges: Sequence[tuple[int, int]]) -> str:
+    """`text` with each range replaced by spaces (newlines kept): offsets stay the same, and
+    nothing in a range can open or close a template."""
+    chars = list(text)
+    for start, end in ranges:
+        for i in range(start, min(end, len(chars))):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _with_literal_text(parts, text: str, ranges: Sequence[tuple[int, int]]):
+    """The parts of a blanked template with the literal ranges' own text put back (as
+    written: escapes mean nothing in code), the rest of each text part as parsed."""
+    from catalyst_dsl.syntax import expr_ast as ast
+
+    ranges = sorted(ranges)
+    ends = [end for _, end in ranges]
+    restored = []
+    for part in parts:
+        if not isinstance(part, ast.TextPart):
+            restored.append(part)
+            continue
+        pieces, at = [], part.start
+        # Only the ranges that end after the part starts, up to the first that starts after it.
+        for start, end in ranges[bisect_right(ends, part.start):]:
+            if start >= part.end:
+                break
+            start, end = max(start, part.start), min(end, part.end)
+            if start >= end:
+                continue
+            pieces.append(_plain_text(text[at:start]))
+            pieces.append(text[start:end])
+            at = end
+        pieces.append(_plain_text(text[at:part.end]))
+        restored.append(ast.TextPart("".join(pieces), start=part.start, end=part.end))
+    return tuple(restored)
+
+
+def _plain_text(raw: str) -> str:
+    """Text between templates as a template reads it (escaped braces unescaped)."""
+    return "".join(p.text for p in parse_template(raw).parts) if raw else ""
