@@ -111,6 +111,11 @@ class ReferenceChecker:
         self.calls: list[CallSite] = []
         #: How many conditions enclose the step being checked (if, for-each, catch, condition).
         self._guards = 0
+        #: The type each step or variable name gets where it is first defined, and the members
+        #: read on names used before that (C503): checked once the definitions are known, so
+        #: a reference with a scope problem still has its wrong member reported.
+        self.defined_types: dict[str, t.Type] = {}
+        self.early_members: list[tuple[str, tuple[str, ...], Span | None]] = []
         self._collect_definitions(playbook.steps)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -127,6 +132,7 @@ class ReferenceChecker:
         self.walk(self.playbook.finally_, Scope(top))
         for artifact in self.playbook.artifacts:
             self.value(artifact, top)
+        self._check_early_members()
 
     def _collect_definitions(self, steps: Iterable[ir.Step]) -> None:
         """Every name defined anywhere, to tell 'used too early' from 'never defined'."""
@@ -164,13 +170,19 @@ class ReferenceChecker:
         cfg = step.config
         action = step.action
         if not step.known:
+            # What it does is unknown (C404): its values are checked, and the steps under it
+            # walked in this scope, so what they define is seen after it (no false C501).
             self.config_values(cfg, scope)
+            for entry in cfg.entries:
+                for nested in ir.nested_steps(entry.value):
+                    self.walk(nested, scope)
         elif action == "var":
             value = cfg.get("value")
             vtype = self.value(value, scope) if value is not None else t.NULL
             name = cfg.get("name")
             if isinstance(name, ir.Lit) and isinstance(name.value, str):
                 scope.assign(Binding(name.value, vtype, "var", name.span, self.value_origin(value, scope)))
+                self.defined_types.setdefault(name.value, vtype)
         elif action == "if":
             cond = cfg.get("condition")
             if cond is not None:
@@ -248,6 +260,7 @@ class ReferenceChecker:
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
+            self.defined_types.setdefault(step.name, result)
 
     # -- where values come from (C821) ------------------------------------------------------------
 
@@ -397,6 +410,8 @@ class ReferenceChecker:
             return t.STRING
         root_type = self.resolve_name(ref.root, part.span(ref), scope, ref)
         if root_type is None:
+            if ref.segments and ref.root in self.all_definitions and scope.lookup(ref.root) is None:
+                self.early_members.append((ref.root, tuple(ref.segments), part.span(ref)))
             return t.ANY
         segments = ref.segments
         current = root_type
@@ -415,6 +430,16 @@ class ReferenceChecker:
             if current is None:
                 return t.ANY
         return current
+
+    def _check_early_members(self) -> None:
+        for name, segments, span in self.early_members:
+            current = self.defined_types.get(name)
+            path = name
+            for segment in segments:
+                if current is None:
+                    break
+                current = self.member(current, segment, path, span)
+                path = f"{path}.{segment}"
 
     def resolve_name(self, name: str, span: Span | None, scope: Scope, node=None) -> t.Type | None:
         binding = scope.lookup(name)

@@ -600,12 +600,15 @@ class CatalystLowerer:
     def _config(self, action: str, spec: ActionSpec | None, action_key: YScalar, action_value: YNode, siblings, step: YMap, known: bool) -> ir.MapV:
         where = f"the {action} step"
         if not known:
+            # Read on as far as it can be understood, like a compiler after a syntax error:
+            # lists of steps under the unknown action are steps (checked, and the names they
+            # define seen by later steps); the rest is data. The action itself is not invented.
             entries = []
             if isinstance(action_value, YMap):
-                entries = [ir.Entry(k.text, self.values.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in action_value.pairs]
+                entries = [ir.Entry(k.text, self._unknown_value(v, f"'{k.text}'"), span=k.span) for k, v in action_value.pairs]
             elif not (isinstance(action_value, YScalar) and action_value.value is None):
-                entries = [ir.Entry("value", self.values.value(action_value, t.ANY, where), span=action_key.span)]
-            entries += [ir.Entry(k.text, self.values.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in siblings]
+                entries = [ir.Entry("value", self._unknown_value(action_value, where), span=action_key.span)]
+            entries += [ir.Entry(k.text, self._unknown_value(v, f"'{k.text}'"), span=k.span) for k, v in siblings]
             return ir.MapV(tuple(entries), span=step.span)
         if spec is None:  # a call of a function defined earlier in this playbook
             return self._function_call(action, action_key, action_value, siblings, step)
@@ -624,6 +627,14 @@ class CatalystLowerer:
         pairs += siblings
         fake = YMap(pairs, step.start, step.end, step.source)
         return self.values.mapping(fake, schema, where, suggestions=RESERVED_STEP_KEYS)
+
+    def _unknown_value(self, node: YNode, where: str) -> ir.Value:
+        """A value under an unknown action: a list of mappings of which one names an action
+        is a list of steps; anything else is data of any type."""
+        if isinstance(node, YSeq) and node.items and all(isinstance(i, YMap) for i in node.items) and any(
+                k.text in self.catalog or k.text in self.functions for i in node.items for k, _ in i.pairs):
+            return self.steps(node)
+        return self.values.value(node, t.ANY, where)
 
     # -- functions -------------------------------------------------------------------------------
 

@@ -211,6 +211,8 @@ class ValueLowerer:
                     key.span,
                     help=hint or (f"allowed keys: {', '.join(schema.names())}" if schema.names() else None),
                 )
+                # Not config, but its templates are still read, so their own mistakes show.
+                self.value(value, t.ANY, f"'{key.text}'")
                 continue
             ftype = field.type if field is not None else schema.rest or t.ANY
             entries.append(ir.Entry(key.text, self.value(value, ftype, f"'{key.text}'"), span=key.span))
