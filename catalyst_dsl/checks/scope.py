@@ -34,6 +34,21 @@ class Binding:
     span: Span | None
     #: For a var or loop variable: the untrusted value it holds, if any (for C821).
     source: str | None = None
+    #: Defined only on some paths to here: why (the block and when it defines the name),
+    #: and the branch key a later `if` on the same condition matches. None: on every path.
+    maybe: "Maybe | None" = None
+
+
+@attrs.frozen
+class Maybe:
+    reason: str  # "defined only when the `if` at line 4 takes its `then` branch"
+    block: Span | None
+    #: ("if", condition text, branch) for an `if` branch; None for other blocks.
+    key: tuple | None = None
+
+
+#: Bindings that belong to their block and never leave it.
+_BLOCK_OWN = ("loop", "error", "parameter")
 
 
 class Scope:
@@ -116,6 +131,8 @@ class ReferenceChecker:
         #: a reference with a scope problem still has its wrong member reported.
         self.defined_types: dict[str, t.Type] = {}
         self.early_members: list[tuple[str, tuple[str, ...], Span | None]] = []
+        #: Names defined in one branch of an `if`, by (condition text, branch).
+        self.maybe_by_key: dict[tuple, list[str]] = {}
         self._collect_definitions(playbook.steps)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -187,10 +204,18 @@ class ReferenceChecker:
             cond = cfg.get("condition")
             if cond is not None:
                 self.condition(cond, scope, "if")
+            text = cond.text if isinstance(cond, ir.Tmpl) else repr(cond.value) if isinstance(cond, ir.Lit) else None
+            branches = []
             for branch in ("then", "else"):
                 body = cfg.get(branch)
+                inner = Scope(scope)
+                key = ("if", "".join(text.split()), branch) if text is not None else None
+                self._known_on_this_branch(inner, key)
                 if isinstance(body, ir.StepsV):
-                    self.guarded(body.steps, Scope(scope))
+                    self.guarded(body.steps, inner)
+                where = _line(step.span)
+                branches.append((inner, f"defined only when the `if` at {where} takes its `{branch}` branch", key))
+            self._flow_out(scope, branches, step.span)
             result = self.catalog.get("if").result
         elif action == "for-each":
             items = cfg.get("in")
@@ -208,31 +233,46 @@ class ReferenceChecker:
             steps = cfg.get("steps")
             if isinstance(steps, ir.StepsV):
                 self.guarded(steps.steps, body)
+            # A loop over a written, non-empty list runs its body; any other may run it never.
+            runs = isinstance(items, ir.ListV) and len(items.items) > 0
+            reason = f"defined only when the for-each at {_line(step.span)} runs at least once"
+            self._flow_out(scope, [(body, reason, None)] + ([] if runs else [(Scope(scope), reason, None)]), step.span)
             result = self.catalog.get("for-each").result
         elif action == "try":
             steps = cfg.get("steps")
+            body = Scope(scope)
             if isinstance(steps, ir.StepsV):
-                self.walk(steps.steps, Scope(scope))
+                self.walk(steps.steps, body)
             catch = cfg.get("catch")
+            where = _line(step.span)
+            # Without a handler an error ends the run, so after the try its steps all ran;
+            # with handlers, what follows is reached through the steps or through a handler.
+            paths_out = [(body, f"defined only when the steps of the try at {where} end without an error", None)]
             if isinstance(catch, ir.ListV):
                 for clause in catch.items:
                     if isinstance(clause, ir.MapV):
                         handler = Scope(scope)
                         handler.define(Binding("$error", B.ERROR_TYPE, "error", clause.span))
-                        body = clause.get("steps")
-                        if isinstance(body, ir.StepsV):
-                            self.guarded(body.steps, handler)
+                        clause_steps = clause.get("steps")
+                        if isinstance(clause_steps, ir.StepsV):
+                            self.guarded(clause_steps.steps, handler)
+                        paths_out.append((handler, f"defined only when the try at {where} catches an error", None))
+            self._flow_out(scope, paths_out, step.span)
             final = cfg.get("finally")
             if isinstance(final, ir.StepsV):
-                self.walk(final.steps, Scope(scope))
+                after = Scope(scope)
+                self.walk(final.steps, after)
+                self._flow_out(scope, [(after, None, None)], step.span)
             result = self.catalog.get("try").result
         elif action == "function":
             self.function(step, scope)
             result = t.NULL
         elif action == "parallel":
             steps = cfg.get("steps")
+            branches = Scope(scope)
             if isinstance(steps, ir.StepsV):
-                self.walk(steps.steps, Scope(scope))
+                self.walk(steps.steps, branches)
+            self._flow_out(scope, [(branches, None, None)], step.span)  # every branch ends before what follows
             result = self.catalog.get("parallel").result
         elif action == "playbook":
             self.playbook_call(step, scope)
@@ -431,6 +471,37 @@ class ReferenceChecker:
                 return t.ANY
         return current
 
+    # -- names that flow out of blocks ---------------------------------------------------------
+
+    def _flow_out(self, scope: Scope, paths_out: list[tuple[Scope, str | None, tuple | None]], block: Span | None) -> None:
+        """Make the names the paths through a block define visible after it. `paths_out` are
+        the alternative ways through the block (an `if`'s two branches, a loop that runs or
+        not, a try's steps or one of its handlers): (the path's scope, why a name only it
+        defines may be missing, the branch key). A name every path defines is defined after
+        the block; one that only some define may be undefined (C508 where it is read)."""
+        seen: dict[str, list[tuple[Binding, str | None, tuple | None]]] = {}
+        for inner, reason, key in paths_out:
+            for name, binding in inner.names.items():
+                if binding.kind not in _BLOCK_OWN and scope.lookup(name) is None:
+                    seen.setdefault(name, []).append((binding, reason, key))
+        for name, found in seen.items():
+            binding = found[0][0]
+            maybe = next((b.maybe for b, _, _ in found if b.maybe is not None), None)
+            if maybe is None and len(found) < len(paths_out):
+                _, reason, key = found[0]
+                maybe = Maybe(reason or "defined only on some paths", block, key)
+                if key is not None:
+                    self.maybe_by_key.setdefault(key, []).append(name)
+            scope.define(attrs.evolve(binding, maybe=maybe, type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type))
+
+    def _known_on_this_branch(self, branch: Scope, key: tuple | None) -> None:
+        """In a branch of an `if` on the same condition as an earlier one, the names that
+        earlier branch defined are defined."""
+        for name in self.maybe_by_key.get(key, ()) if key is not None else ():
+            binding = branch.lookup(name)
+            if binding is not None and binding.maybe is not None and binding.maybe.key == key:
+                branch.define(attrs.evolve(binding, maybe=None))
+
     def _check_early_members(self) -> None:
         for name, segments, span in self.early_members:
             current = self.defined_types.get(name)
@@ -444,6 +515,12 @@ class ReferenceChecker:
     def resolve_name(self, name: str, span: Span | None, scope: Scope, node=None) -> t.Type | None:
         binding = scope.lookup(name)
         if binding is not None:
+            if binding.maybe is not None:
+                labels = [Label(binding.span, "defined here")] if binding.span else []
+                if binding.maybe.block is not None:
+                    labels.append(Label(binding.maybe.block, binding.maybe.reason))
+                self.sink.report("C508", f"'{name}' may be undefined here: {binding.maybe.reason}", span, labels=labels,
+                                 help="define it on every path (in both branches, or before the block), or read it only where it is defined")
             return binding.type
         if name == "inputs":
             return _INPUTS_MARK
@@ -452,7 +529,7 @@ class ReferenceChecker:
             return None
         if name in self.all_definitions:
             where = self.all_definitions[name]
-            self.sink.report("C503", f"'{name}' is used before it is defined", span, labels=[Label(where, "defined here")] if where else (), help="move this step after the one that defines it, or define the variable earlier (names defined inside if/for-each/try are visible only inside them)")
+            self.sink.report("C503", f"'{name}' is used before it is defined", span, labels=[Label(where, "defined here")] if where else (), help="move this step after the one that defines it, or define the name earlier")
             return None
         hint = suggest(name, scope.visible())
         self.sink.report("C501", f"'{name}' is not defined", span, help=hint or "define it with a `var` step, name the step that produces it, or declare it as an input")
@@ -704,3 +781,7 @@ def check_references(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catal
     checker = ReferenceChecker(playbook, sink, catalog)
     checker.run()
     return checker.calls
+
+
+def _line(span: Span | None) -> str:
+    return f"line {span.line}" if span is not None else "a block"

@@ -83,6 +83,7 @@ _TABLE = [
     Code("C505", "member-of-non-object", E, "Member access on a value that has no members."),
     Code("C506", "operand-type", E, "An operator or loop given a value of the wrong type."),
     Code("C507", "always-true-condition", E, "A condition that can never be false."),
+    Code("C508", "maybe-undefined", W, "A name defined only on some paths through an earlier block (one branch of an `if`, a loop that may not run, a `try` that may fail) is read where it may be missing."),
     # C6xx: outputs and artifacts
     Code("C601", "outputs-as-artifacts", I, "`outputs` written as a list of paths: read as artifacts."),
     Code("C602", "output-never-set", E, "A declared output that no `return` sets."),

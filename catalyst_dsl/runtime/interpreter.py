@@ -682,16 +682,20 @@ class Interpreter:
                 for branch in ("then", "else"):
                     body = step.config.get(branch)
                     if isinstance(body, ir.StepsV):
+                        inner = Scope(scope)
                         try:
-                            self.run_steps(body.steps, frame, Scope(scope), paths.join(path, branch))
+                            self.run_steps(body.steps, frame, inner, paths.join(path, branch))
                         except _Return:
                             pass  # a return in one possible branch: the plan goes on with the other
+                        inner.hand_out()
             return UNKNOWN
         holds = truthy(value)
         branch = "then" if holds else "else"
         body = step.config.get(branch)
         if isinstance(body, ir.StepsV):
-            self.run_steps(body.steps, frame, Scope(scope), paths.join(path, branch))
+            inner = Scope(scope)
+            self.run_steps(body.steps, frame, inner, paths.join(path, branch))
+            inner.hand_out()
         return {"branch": branch, "executed": isinstance(body, ir.StepsV)}
 
     def _do_for_each(self, step, frame, scope, path, sid):
@@ -703,9 +707,10 @@ class Interpreter:
             index_value = step.config.get("index")
             index_name = str(self._value(index_value, env)) if index_value is not None else "index"
             body = step.config.get("steps")
+            loop = Scope(scope, {item_name: UNKNOWN, index_name: UNKNOWN})
             with self.plan.conditional():
-                self.run_steps(body.steps if isinstance(body, ir.StepsV) else (), frame,
-                               Scope(scope, {item_name: UNKNOWN, index_name: UNKNOWN}), paths.join(path, "each", 0))
+                self.run_steps(body.steps if isinstance(body, ir.StepsV) else (), frame, loop, paths.join(path, "each", 0))
+            loop.hand_out(item_name, index_name)
             return UNKNOWN
         if isinstance(items, dict):
             items = list(items.items())
@@ -723,6 +728,7 @@ class Interpreter:
             self._same_item(path, i, item)
             loop = Scope(scope, {item_name: item, index_name: i})
             self.run_steps(steps, frame, loop, paths.join(path, "each", i))
+            loop.hand_out(item_name, index_name)
         return {"iterations": len(items), "completed": len(items), "failed": 0}
 
     def _same_item(self, path: str, index: int, item: Any) -> None:
@@ -751,12 +757,18 @@ class Interpreter:
 
         def final() -> None:
             if isinstance(final_steps, ir.StepsV):
-                self.run_steps(final_steps.steps, frame, Scope(scope), paths.join(path, "finally"))
+                after = Scope(scope)
+                self.run_steps(final_steps.steps, frame, after, paths.join(path, "finally"))
+                after.hand_out()
 
+        steps_scope = Scope(scope)
         try:
             try:
                 if isinstance(body, ir.StepsV):
-                    self.run_steps(body.steps, frame, Scope(scope), paths.join(path, "steps"))
+                    try:
+                        self.run_steps(body.steps, frame, steps_scope, paths.join(path, "steps"))
+                    finally:
+                        steps_scope.hand_out()  # what the steps defined before an error, too
             except StepError as error:
                 clauses = step.config.get("catch")
                 for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
@@ -767,7 +779,9 @@ class Interpreter:
                         outcome, caught = "caught", error.code
                         self._catching(paths.join(path, "catch"), error)
                         if isinstance(handler, ir.StepsV):
-                            self.run_steps(handler.steps, frame, Scope(scope, {"$error": error.as_value()}), paths.join(path, "catch", k))
+                            handling = Scope(scope, {"$error": error.as_value()})
+                            self.run_steps(handler.steps, frame, handling, paths.join(path, "catch", k))
+                            handling.hand_out("$error")
                         break
                 else:
                     raise
@@ -840,6 +854,7 @@ class Interpreter:
             # A plan is the same every time: branches are simulated one after another.
             for i, inner in enumerate(steps):
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
+            shared.hand_out()
             return {"completed": len(steps), "failed": 0}
         failures: list[tuple[int, BaseException]] = []
 
@@ -874,6 +889,7 @@ class Interpreter:
             if isinstance(first, StepError):
                 first.also = tuple(e for e in others if isinstance(e, StepError))
             raise first
+        shared.hand_out()
         return {"completed": len(steps), "failed": 0}
 
     def _do_playbook(self, step, frame, scope, path, sid):

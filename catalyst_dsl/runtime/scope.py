@@ -2,7 +2,9 @@
 
 Scoping follows the checker (`checks/scope.py`): a body (`if` branch, loop, `try`,
 function) gets a child scope; a `var` whose name exists in an outer scope updates it
-there; named step results are defined where the step runs.
+there; named step results are defined where the step runs. When a block other than a
+function body ends, the names it defined are handed out to the enclosing scope, so steps
+after the block see them (the checker warns, C508, where only some paths define one).
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ class Scope:
 
     def define(self, name: str, value: Any) -> None:
         self.values[name] = value
+
+    def hand_out(self, *own: str) -> None:
+        """Define in the parent every name this block scope defined, but its `own` (a
+        loop's item and index, a handler's $error), which belong to the block."""
+        if self.parent is None:
+            return
+        for name, value in self.values.items():
+            if name not in own:
+                self.parent.values[name] = value
 
     def assign(self, name: str, value: Any) -> None:
         scope: Scope | None = self
