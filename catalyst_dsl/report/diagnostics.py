@@ -87,10 +87,13 @@ def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: in
         text = shown
     # Each character as printed, and the printed column where each one starts: an escaped
     # control character is several columns wide, so the carets are placed by these.
-    pieces = [" " if c == "\t" else _escape(c) if _UNSAFE.match(c) else c for c in text]
-    starts = [0]
-    for piece in pieces:
-        starts.append(starts[-1] + len(piece))
+    if "\t" not in text and not _UNSAFE.search(text):
+        pieces, starts = [text], range(len(text) + 1)  # the common case: one column a character
+    else:
+        pieces = [" " if c == "\t" else _escape(c) if _UNSAFE.match(c) else c for c in text]
+        starts = [0]
+        for piece in pieces:
+            starts.append(starts[-1] + len(piece))
     first = min(max(col, 1), len(text) + 1) - 1  # 0-based index of the first marked character
     stop = min(max(last - 1, first + 1), len(text))  # exclusive index after the last one
     begin = starts[first]
