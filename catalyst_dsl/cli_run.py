@@ -99,7 +99,10 @@ def _locate(session, name: str) -> str:
     from catalyst_dsl.dialects.values import suggest
 
     hint = suggest(name, session.library.names())
-    raise RunAbort(EXIT_INVALID, f"no playbook named `{name}` in {', '.join(session.project.config.playbook_dirs)}",
+    root = session.project.root
+    marker = "" if session.project.config_file is not None or (root / ".git").exists() or (root / "pyproject.toml").exists() \
+        else "; no catalyst.toml, pyproject.toml or .git was found above it, so the working directory is the root"
+    raise RunAbort(EXIT_INVALID, f"no playbook named `{name}` in {session.library.searched_folders()} (project root {root}{marker})",
                    help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too")
 
 

@@ -57,7 +57,7 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
         hint = "add an alias for its prefix in catalyst.toml, or fix the path" if rewritten == edge.target else "check the alias in catalyst.toml and the path"
         sink.report("C804", f"no playbook at {shown}", edge.span, help=hint)
         return
-    where = ", ".join(f"{d}/" for d in library.project.config.playbook_dirs)
+    where = library.searched_folders()
     if library.is_path(edge.target):
         sink.report("C804", f"no playbook file at '{edge.target}'", edge.span, help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project")
         return

@@ -171,23 +171,29 @@ def _converter() -> cattrs.Converter:
     return conv
 
 
-def find_root(start: Path) -> tuple[Path, Path | None]:
-    """The project root for a check starting at `start`, and the settings file if any."""
+def find_root(start: Path, cwd: Path | None = None) -> tuple[Path, Path | None]:
+    """The project root for a check starting at `start`, and the settings file if any.
+
+    The nearest directory, from `start` up, holding `catalyst.toml`, a `pyproject.toml`
+    (its `[tool.catalyst]` table, if any, is the settings) or `.git`. Without any marker,
+    the working directory when `start` is inside it (as the original engine resolves
+    against it: `catalyst check playbooks/a.yaml` and `catalyst check` then agree), else
+    `start`'s own directory.
+    """
     start = start.resolve()
     if start.is_file():
         start = start.parent
-    git_root = None
     for directory in (start, *start.parents):
         candidate = directory / "catalyst.toml"
         if candidate.is_file():
             return directory, candidate
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return directory, pyproject
-        if git_root is None and (directory / ".git").exists():
-            git_root = directory
-            break
-    return (git_root or start), None
+        if pyproject.is_file():
+            return directory, (pyproject if _has_tool_table(pyproject) else None)
+        if (directory / ".git").exists():
+            return directory, None
+    here = (cwd or Path.cwd()).resolve()
+    return (here if start == here or here in start.parents else start), None
 
 
 def _has_tool_table(path: Path) -> bool:

@@ -85,6 +85,16 @@ class Library:
             self._indexed = True
         return [p for p in self.files if p in self._compiled and self.playbook_name(p) == name]
 
+    def searched_folders(self) -> str:
+        """The playbook folders a name is looked up in, as a person at the terminal finds
+        them (relative to the working directory): "playbooks/, .xe/playbooks/" in the root."""
+        here = os.getcwd()
+        shown = []
+        for folder in self.project.config.playbook_dirs:
+            path = os.path.relpath(self.project.resolve(folder), here)
+            shown.append(path.replace(os.sep, "/") + "/")
+        return ", ".join(shown)
+
     def names(self) -> list[str]:
         return sorted({Path(p).stem for p in self.files})
 
