@@ -35,8 +35,6 @@ playbook-dirs = ["playbooks", "cli-commands", "fixtures"]
 EXPECTED_LIBRARY = {
     # The README: init calls install-ai-providers, which writes (its gitignore edit), read-only.
     ("cli-commands/init.yaml", "C815"): 1,
-    # Both versions of the same playbook are in playbooks/: a call by name is ambiguous.
-    ("playbooks/update-pull-request.yaml", "C802"): 1,
     # kitchen-sink writes a playbook to temp:// and runs it: not checkable before the run.
     ("cli-commands/kitchen-sink.yaml", "C808"): 1,
     ("playbooks/install-ai-providers.yaml", "C814"): 1,

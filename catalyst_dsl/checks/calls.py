@@ -10,7 +10,7 @@ from catalyst_dsl.dialects.values import a_type, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.project.library import Edge, Library, twins
 
 
 def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> None:
@@ -27,7 +27,7 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
         if path in files and pb.name != stem and pb.dialect != "markdown":
             sink.report("C803", f"the playbook '{pb.name}' is in the file '{Path(path).name}'", pb.span, help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'")
         first = first_of.setdefault(pb.name, path)
-        if first != path and (path in files or first in files):
+        if first != path and (path in files or first in files) and not twins(first, path):
             other = library.compiled(first).playbook
             sink.report(
                 "C802",

@@ -75,15 +75,17 @@ class Library:
         return pb.name if pb is not None else None
 
     def named(self, name: str) -> list[str]:
-        """Files whose playbook is called `name`, in search order."""
+        """Files whose playbook is called `name`, in search order; of a YAML file and a
+        Markdown file of the same name side by side (one playbook in two forms), the YAML
+        one first, as the original engine resolves a name to `.yaml`/`.yml` only."""
         matches = [p for p in self._by_stem.get(name, []) if self.playbook_name(p) == name]
-        if matches:
-            return matches
-        if not self._indexed:  # a file whose stem differs from its name: look at them all
+        if not matches and not self._indexed:  # a file whose stem differs from its name: look at them all
             for path in self.files:
                 self.compiled(path)
             self._indexed = True
-        return [p for p in self.files if p in self._compiled and self.playbook_name(p) == name]
+        if not matches:
+            matches = [p for p in self.files if p in self._compiled and self.playbook_name(p) == name]
+        return sorted(matches, key=lambda p: p.endswith(".md") and any(twins(p, other) for other in matches))
 
     def searched_folders(self) -> str:
         """The playbook folders a name is looked up in, as a person at the terminal finds
@@ -188,6 +190,13 @@ class Library:
                 if edge.callee is not None and edge.callee not in seen:
                     seen.add(edge.callee)
                     pending.append(edge.callee)
+
+
+def twins(one: str, other: str) -> bool:
+    """Whether two files are one playbook in two forms: a Markdown file and a YAML file with
+    the same stem in the same folder."""
+    a, b = Path(one), Path(other)
+    return a.parent == b.parent and a.stem == b.stem and {a.suffix == ".md", b.suffix == ".md"} == {True, False}
 
 
 def absolute(path: str) -> str:
