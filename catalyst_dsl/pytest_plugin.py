@@ -131,7 +131,7 @@ class GoldenPlanItem(pytest.Item):
             return
         raise GoldenPlanProblem(
             f"{shown}: the what-if plan of {golden['playbook']['file']} has changed\n\n"
-            f"{plan_report.plan_diff(expected, actual, shown)}\n{HINT}"
+            f"{plan_report.plan_diff(expected, actual, shown)}\n{_uncommitted_note(root, expected, actual)}{HINT}"
         )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None):
@@ -185,3 +185,52 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.write_sep("-", f"catalyst: {len(rewritten)} golden plan{'s' if len(rewritten) != 1 else ''} rewritten, review the diff")
         for shown in rewritten:
             terminalreporter.write_line(shown)
+
+
+def _uncommitted_note(root: Path, expected: str, actual: str) -> str:
+    """Why a plan may differ without any change to the playbook: a file it reads or writes
+    is not as committed (a run left it there, say). Named, so the diff is not a puzzle."""
+    import subprocess
+
+    paths = sorted(_plan_paths(json.loads(expected)) | _plan_paths(json.loads(actual)))
+    if not paths:
+        return ""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *paths], cwd=root,
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        status = None
+    if status is None or status.returncode != 0:
+        present = [p for p in paths if (root / p).exists()]
+        if not present:
+            return ""
+        return ("note: the plan reads or writes these files, which exist now; a golden plan is made against the "
+                f"files as they were when it was written: {', '.join(present)}\n")
+    changed = []
+    for line in status.stdout.splitlines():
+        state, name = line[:2], line[3:]
+        what = "not committed" if state == "??" else "deleted" if "D" in state else "changed since the last commit"
+        changed.append(f"{name} ({what})")
+    if not changed:
+        return ""
+    return ("note: files this plan reads or writes are not as committed, which changes the plan without any change "
+            f"to the playbook: {', '.join(changed)}; restore them (or commit them) and run the tests again\n")
+
+
+def _plan_paths(plan: dict[str, Any]) -> set[str]:
+    """The project paths a plan's steps read or write (their `path` settings and effects)."""
+    found: set[str] = set()
+
+    def visit(step: dict[str, Any]) -> None:
+        config = step.get("config") if isinstance(step.get("config"), dict) else {}
+        for value in (config.get("path"), *(e.get("path") for e in step.get("effects") or () if isinstance(e, dict))):
+            if isinstance(value, str) and value and "://" not in value and not value.startswith(("/", "<")) and ".." not in value.split("/"):
+                found.add(value)
+        for inner in step.get("steps") or ():
+            if isinstance(inner, dict):
+                visit(inner)
+
+    for step in plan.get("steps") or ():
+        if isinstance(step, dict):
+            visit(step)
+    return found

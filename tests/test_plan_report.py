@@ -468,6 +468,26 @@ def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
     assert "Traceback" not in result.stdout.str() and "def runtest" not in result.stdout.str()
 
 
+def test_plugin_names_a_file_the_plan_reads_that_is_not_as_committed(golden_project) -> None:
+    import subprocess
+
+    pytester, state = golden_project
+    reads = lambda exists: plan("hello", [step("steps/0", "existing", "file-exists", "read", config={"path": "out/spec.md"}, reason="exists" if exists else None)],
+                                inputs={"who": "world"})
+    (pytester.path / "golden" / "hello.plan.json").write_text(canonical_json(with_hash(reads(False))), encoding="utf-8")
+    git = lambda *args: subprocess.run(["git", *args], cwd=pytester.path, check=True, capture_output=True)
+    git("init", "-q")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "add", "-A")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "plans")
+    # A run wrote the file the plan looks for; the plan changes with no change to the playbook.
+    (pytester.path / "out").mkdir()
+    (pytester.path / "out" / "spec.md").write_text("# Spec\n", encoding="utf-8")
+    state["plan"] = reads(True)
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["note: files this plan reads or writes are not as committed*out/spec.md (not committed)*"])
+
+
 def test_plugin_update_golden_rewrites_the_plan(golden_project) -> None:
     pytester, state = golden_project
     state["plan"] = hello_plan("hello there")
