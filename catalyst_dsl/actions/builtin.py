@@ -108,7 +108,7 @@ _AI_CONFIG = dict(
 )
 _AI = [
     _spec("ai-prompt", "ai", "Send a prompt to the configured AI adapter.",
-          obj(prompt=opt(STRING), promptFile=opt(STRING, ".md or .yaml prompt file"), **_AI_CONFIG),
+          obj(prompt=opt(STRING), promptFile=opt(STRING, "a file holding the prompt; its {{ }} are filled in when the step runs"), **_AI_CONFIG),
           "prompt", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN),
     _spec("markdown", "ai", "Run a Markdown playbook file as a prompt.",
           obj(file=req(STRING), **_AI_CONFIG),

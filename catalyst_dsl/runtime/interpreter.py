@@ -651,7 +651,8 @@ class Interpreter:
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
                             self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path,
-                            variables=lambda: script_action.visible_variables(scope, frame.inputs))
+                            variables=lambda: script_action.visible_variables(scope, frame.inputs),
+                            render=lambda text: _render_at_run_time(text, env))
         try:
             result = run(ctx, config)
             if action == "script":
@@ -1024,3 +1025,10 @@ def _fits(value: Any, declared: str) -> bool:
     if declared == "number" and isinstance(value, bool):
         return False
     return isinstance(value, kind)
+
+
+def _render_at_run_time(text: str, env) -> Any:
+    """A template an action reads during the run (a prompt file), rendered in the step's scope."""
+    from catalyst_dsl.runtime.evaluate import render
+
+    return render(text, env)

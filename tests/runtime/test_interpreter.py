@@ -2609,3 +2609,46 @@ def test_names_defined_in_blocks_are_seen_after_them(project):
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
     assert "depth=3 last=b handled=by the handler LR" in resumed.output
+
+
+PROMPT_FILE = """
+    name: from-file
+    description: a prompt kept in a file
+    owner: Engineer
+    inputs:
+      - string: topic
+      - string: token
+        secret: true
+        required: false
+    steps:
+      - name: ask
+        ai-prompt:
+          promptFile: prompts/ask.md
+      - display: "{{ ask }}"
+"""
+
+
+def test_a_prompt_file_is_rendered_like_an_inline_prompt(project):
+    project.write("prompts/ask.md", "Write about {{ topic }} in ${{ 1 + 2 }} lines; a literal \\{{ brace }}.\n")
+    project.playbook("from-file", PROMPT_FILE)
+    result = project.run("from-file", "--mode", "autonomous", topic="cats")
+    assert result.exit_code == 0, result.output
+    assert "mock answer to: Write about cats in 3 lines; a literal {{ brace }}." in result.output
+
+
+def test_a_prompt_file_whose_template_fails_names_the_file(project):
+    project.write("prompts/ask.md", "Write about {{ nowhere }}\n")
+    project.playbook("from-file", PROMPT_FILE)
+    result = project.run("from-file", "--mode", "autonomous", topic="cats")
+    assert result.exit_code == 2, result.output
+    error = project.snapshot()["error"]
+    assert error["code"] == "TemplateError" and "prompts/ask.md" in error["message"]
+
+
+def test_a_prompt_file_may_not_put_a_secret_into_the_prompt(project):
+    project.write("prompts/ask.md", "Here is the key: {{ token }}\n")
+    project.playbook("from-file", PROMPT_FILE)
+    result = project.run("from-file", "--mode", "autonomous", topic="cats", token="s3cr3t-value-123")
+    assert result.exit_code == 2, result.output
+    assert project.snapshot()["error"]["code"] == "SecretInPrompt"
+    assert "s3cr3t-value-123" not in result.output

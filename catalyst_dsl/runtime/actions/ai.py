@@ -46,7 +46,7 @@ def _send(ctx: ActionContext, prompt: str, config: dict):
 def ai_prompt(ctx: ActionContext, config: dict):
     prompt = config.get("prompt")
     if prompt is None and config.get("promptFile"):
-        prompt = _read(ctx, config["promptFile"])
+        prompt = _rendered(ctx, config["promptFile"], _read(ctx, config["promptFile"]))
     if not prompt:
         raise StepError("InvalidConfig", "ai-prompt needs `prompt` or `promptFile`")
     return _send(ctx, str(prompt), config)
@@ -54,6 +54,31 @@ def ai_prompt(ctx: ActionContext, config: dict):
 
 def markdown(ctx: ActionContext, config: dict):
     return _send(ctx, _read(ctx, config["file"]), config)
+
+
+def _rendered(ctx: ActionContext, written: str, text: str) -> str:
+    """A prompt file's text with its `{{ }}` and `${{ }}` filled in, like an inline prompt.
+
+    The file is read at run time, so the checker never saw its templates: a template that
+    does not resolve fails the step naming the file, and one that would put a secret into
+    the prompt is refused (a prompt file can be written during the run, from data nobody
+    vetted, and must not be a way to send the run's secrets to an AI).
+    """
+    from catalyst_dsl.runtime import taint
+    from catalyst_dsl.runtime.evaluate import EvaluationError, to_text
+    from catalyst_dsl.syntax.templates import might_be_template
+
+    if ctx.render is None or not might_be_template(text):
+        return text
+    try:
+        value = ctx.render(text)
+    except (EvaluationError, KeyError, LookupError) as error:
+        raise StepError("TemplateError", f"the prompt file '{written}' has a template that cannot be filled in: {error}",
+                        guidance="fix the template in the file, or escape braces meant as text as \\{{") from None
+    if isinstance(value, taint.SecretText) or taint.taint_of([value]):
+        raise StepError("SecretInPrompt", f"the prompt file '{written}' would put a secret into the prompt",
+                        guidance="pass secrets to programs through their environment, never in a prompt")
+    return to_text(value)
 
 
 def _read(ctx: ActionContext, written: str) -> str:

@@ -40,6 +40,9 @@ class ActionContext:
     path: str = ""
     #: variables() -> the names the step can see, as plain data (for `script`'s get()).
     variables: Callable[[], dict] | None = None
+    #: render(text) -> the value of a template read at run time (a prompt file), with the
+    #: names the step can see; None where nothing is rendered.
+    render: Callable[[str], Any] | None = None
     started: float = attrs.field(factory=time.monotonic)
 
     @property
