@@ -81,6 +81,8 @@ class ProjectConfig:
     #: A machine that cannot confine programs (no Landlock) fails their steps instead of
     #: running them with only the checks of their declared writes.
     require_confinement: bool = False
+    #: The prompts AI steps sent are kept in the run's snapshot (masked), for audit.
+    keep_prompts: bool = True
 
 
 @attrs.frozen

@@ -153,6 +153,8 @@ class Interpreter:
                 for kept in caught_errors(entry.get("result")):
                     self._caught[kept["path"]] = (StepError.from_record(kept), entry.get("seq", 0))
         self._lock = threading.RLock()
+        #: The prompt each AI step sent, by its journal path, until the step is journaled.
+        self._prompts: dict[str, str] = {}
         #: Set when the run is being interrupted: no step starts any more.
         self._stopping = False
         #: A what-if: steps are simulated into this plan (runtime/planning.py).
@@ -579,12 +581,18 @@ class Interpreter:
         if path in self.replay:
             return  # a step re-run on resume (a `var`, a read, a loop) is in the journal already
         keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
+        with self._lock:
+            prompt = self._prompts.pop(path, None)
         entry = {"path": path, "name": step.name, "action": step.action, "status": status, "attempts": attempts,
                  "startedAt": _wall_time_of(started), "duration": round(time.monotonic() - started, 6),
                  "result": self.hooks.mask(as_json_data(result)) if keep else None, "reason": reason,
-                 "fingerprint": paths.fingerprint(step)}
+                 "fingerprint": paths.fingerprint(step), "prompt": prompt}
         with self._lock:
             self.hooks.record_step(entry)
+
+    def _sent(self, path: str, prompt: str) -> None:
+        with self._lock:
+            self._prompts[path] = prompt  # the last attempt's, when a step is retried
 
     def _effect(self, action: str) -> Effect | None:
         spec = self.catalog.get(action)
@@ -652,7 +660,8 @@ class Interpreter:
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
                             self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path,
                             variables=lambda: script_action.visible_variables(scope, frame.inputs),
-                            render=lambda text: _render_at_run_time(text, env))
+                            render=lambda text: _render_at_run_time(text, env),
+                            transcript=lambda prompt: self._sent(path, prompt))
         try:
             result = run(ctx, config)
             if action == "script":

@@ -551,7 +551,8 @@ class Session:
             journaled.add(entry["path"])
             state.steps.append(StepRecord(path=entry["path"], name=entry["name"], action=entry["action"], status=entry["status"],
                                           attempts=entry["attempts"], started_at=entry["startedAt"], duration=entry["duration"],
-                                          result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"]))
+                                          result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"],
+                                          prompt=self.masker.mask(entry.get("prompt")) if self.project.config.keep_prompts else None))
             if state.in_flight == entry["path"]:
                 state.in_flight = None
             if save:

@@ -68,6 +68,8 @@ class StepRecord:
     #: The SHA-256 of a result too big for the snapshot, kept beside it (integrity/results.py);
     #: `result` is then null in the file and filled in when loaded.
     result_blob: str | None = None
+    #: The prompt an AI step sent, masked (the `keep-prompts` setting); its answer is `result`.
+    prompt: str | None = None
 
 
 @attrs.define(kw_only=True)

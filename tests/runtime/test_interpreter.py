@@ -2652,3 +2652,37 @@ def test_a_prompt_file_may_not_put_a_secret_into_the_prompt(project):
     assert result.exit_code == 2, result.output
     assert project.snapshot()["error"]["code"] == "SecretInPrompt"
     assert "s3cr3t-value-123" not in result.output
+
+
+def test_the_prompt_an_ai_step_sent_is_kept_masked_with_the_run(project):
+    project.playbook("ask", """
+        name: ask
+        description: asks with a secret nearby
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: true
+        steps:
+          - name: answer
+            ai-prompt: "Summarise the release; never print {{ token }}"
+    """)
+    result = project.run("ask", "--mode", "autonomous", token="tok-1234567890")
+    assert result.exit_code == 0, result.output
+    [record] = [s for s in project.snapshot()["steps"] if s["action"] == "ai-prompt"]
+    assert record["prompt"].startswith("Summarise the release; never print ")
+    assert "tok-1234567890" not in record["prompt"] and "tok-1234567890" not in json.dumps(project.snapshot())
+
+
+def test_keep_prompts_false_keeps_only_the_answers(project):
+    project.write("catalyst.toml", "keep-prompts = false\n")
+    project.playbook("ask", """
+        name: ask
+        description: asks
+        owner: Engineer
+        steps:
+          - name: answer
+            ai-prompt: "Summarise the release"
+    """)
+    assert project.run("ask", "--mode", "autonomous").exit_code == 0
+    [record] = [s for s in project.snapshot()["steps"] if s["action"] == "ai-prompt"]
+    assert record["prompt"] is None and record["result"] == "mock answer to: Summarise the release"

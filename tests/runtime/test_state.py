@@ -365,7 +365,7 @@ def test_export_is_the_audit_view(store):
     assert audit["runId"] == state.run_id
     assert audit["approvals"][0]["by"] == "ana"
     assert audit["steps"][0] == {"path": "steps/0", "name": "s0", "action": "bash", "status": "completed", "attempts": 1,
-                                 "startedAt": STARTED, "duration": 0.5, "reason": None, "fingerprint": None, "resultBlob": None}
+                                 "startedAt": STARTED, "duration": 0.5, "reason": None, "fingerprint": None, "resultBlob": None, "prompt": None}
     assert "inputs" not in audit
     json.dumps(audit)
 

@@ -23,6 +23,7 @@ def _send(ctx: ActionContext, prompt: str, config: dict):
         options["context"] = config["context"]
     if ctx.remaining() is not None:
         options["timeout"] = ctx.remaining()  # the adapter stops a silent program or server in time
+    ctx.transcript(prompt)
     chunks = []
     pending = ""  # the part of a line not ended yet: shown once it is whole
     for chunk in adapter.invoke(prompt, tools, options):

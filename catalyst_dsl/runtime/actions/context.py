@@ -43,6 +43,8 @@ class ActionContext:
     #: render(text) -> the value of a template read at run time (a prompt file), with the
     #: names the step can see; None where nothing is rendered.
     render: Callable[[str], Any] | None = None
+    #: transcript(prompt): the prompt an AI step sends, kept with its step for audit.
+    transcript: Callable[[str], None] = lambda prompt: None
     started: float = attrs.field(factory=time.monotonic)
 
     @property
