@@ -137,6 +137,14 @@ def actions(name: str | None) -> None:
         raise click.UsageError(str(unknown)) from None
 
 
+@cli.command()
+def lsp() -> None:
+    """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
+    from catalyst_dsl.lsp.server import serve
+
+    serve()
+
+
 def _add_run_commands() -> None:
     from catalyst_dsl.cli_run import COMMANDS
 

@@ -46,12 +46,12 @@ class LibraryCheck:
 
 
 def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
-                  scanned: frozenset[str] = frozenset()) -> LibraryCheck:
+                  scanned: frozenset[str] = frozenset(), overlay: dict[str, bytes] | None = None) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
-    library = Library(project, files, catalog)
+    library = Library(project, files, catalog, overlay)
     files = [f for f in files if f not in scanned or not library.compiled(f).not_a_playbook]
     sink = DiagnosticSink()
     with collector_tuned_for_checking():

@@ -21,7 +21,7 @@ import attrs
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.scope import CallSite
-from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_path, discover
+from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path, discover
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project
@@ -45,8 +45,11 @@ class Edge:
 
 
 class Library:
-    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None) -> None:
+    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None,
+                 overlay: dict[str, bytes] | None = None) -> None:
         self.project = project
+        #: Text to check instead of what is on disk, by absolute path (an editor's unsaved buffers).
+        self.overlay = {absolute(p): data for p, data in (overlay or {}).items()}
         self.catalog = catalog or builtin_catalog()
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = discover([d for d in dirs if os.path.isdir(d)])
@@ -64,7 +67,10 @@ class Library:
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
-            result = self._compiled[path] = compile_path(path, self.catalog)
+            if path in self.overlay:
+                result = self._compiled[path] = compile_bytes(self.overlay[path], path, self.catalog)
+            else:
+                result = self._compiled[path] = compile_path(path, self.catalog)
         return result
 
     def loaded(self) -> dict[str, Compiled]:

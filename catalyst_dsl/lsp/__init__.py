@@ -1,0 +1,1 @@
+"""The language server: `catalyst lsp` (LSP over stdio), from the checker's own model."""

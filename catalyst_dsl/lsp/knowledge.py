@@ -1,0 +1,194 @@
+"""What the editor asks about a playbook: completions, hovers, definitions, outlines.
+
+Pure functions over the compiled playbook, its source and the action catalog, the same
+data `catalyst check` works from, so the editor and the checker never disagree. The
+server (`server.py`) turns their answers into protocol messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import attrs
+
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog
+from catalyst_dsl.compiler import Compiled
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+#: A `{{` or `${{` opened before the cursor on its line and not closed yet.
+_OPEN_TEMPLATE = re.compile(r"\$?\{\{(?!.*\}\})([^{}]*)$")
+#: The name being written where a step's action key goes: `  - na` or `    na`.
+_KEY_AT_CURSOR = re.compile(r"^(\s*)(-\s+)?([A-Za-z][\w-]*)?$")
+_PLAYBOOK_VALUE = re.compile(r"^\s*(?:-\s+)?playbook:\s*['\"]?([\w./@-]*)$")
+_WORD = re.compile(r"[A-Za-z_$][\w$-]*")
+
+
+@attrs.frozen
+class Suggestion:
+    label: str
+    kind: str  # "action" | "name" | "member" | "playbook"
+    detail: str = ""
+    documentation: str = ""
+
+
+def completions(source: SourceFile, offset: int, compiled: Compiled | None, catalog: Catalog, playbook_names: list[str]) -> list[Suggestion]:
+    """What may be written at `offset`: names inside `{{ }}`, action names where a step key
+    goes, playbook names after `playbook:`."""
+    line_start = source.text.rfind("\n", 0, offset) + 1
+    before = source.text[line_start:offset]
+    template = _OPEN_TEMPLATE.search(before)
+    if template is not None:
+        return _names_in_template(template.group(1), compiled)
+    called = _PLAYBOOK_VALUE.match(before)
+    if called is not None:
+        return [Suggestion(name, "playbook", "playbook") for name in playbook_names if name.startswith(called.group(1))]
+    key = _KEY_AT_CURSOR.match(before)
+    if key is not None and (key.group(2) or _inside_steps(source, line_start)):
+        prefix = key.group(3) or ""
+        return [Suggestion(spec.name, "action", spec.group, describe_action(spec)) for spec in catalog.specs() if spec.name.startswith(prefix)]
+    return []
+
+
+def _inside_steps(source: SourceFile, line_start: int) -> bool:
+    """Whether a line continues a step (a key under `- action:`), where an action key may go."""
+    previous = source.text.rfind("\n", 0, max(line_start - 1, 0)) + 1
+    return source.text[previous:line_start].lstrip().startswith("- ")
+
+
+def _names_in_template(written: str, compiled: Compiled | None) -> list[Suggestion]:
+    if compiled is None or compiled.playbook is None:
+        return []
+    types = _known_types(compiled.playbook)
+    path = written.strip().split(".")
+    if len(path) > 1:
+        current = types.get(path[0])
+        for member in path[1:-1]:
+            current = _member_type(current, member)
+        return [Suggestion(name, "member", field.type.describe()) for name, field in _fields(current) if name.startswith(path[-1])]
+    return [Suggestion(name, "name", kind.describe()) for name, kind in sorted(types.items()) if name.startswith(path[0])]
+
+
+def _known_types(playbook: ir.Playbook) -> dict:
+    """Every input, step and variable name of the playbook with its type, as the checker
+    works them out (one run of its reference pass, without reporting)."""
+    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.checks.scope import ReferenceChecker
+    from catalyst_dsl.dialects.catalyst import input_type
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+
+    checker = ReferenceChecker(playbook, DiagnosticSink(), builtin_catalog())
+    checker.run()
+    types = {i.name: input_type(i) for i in playbook.inputs}
+    types.update(checker.defined_types)
+    return types
+
+
+def _fields(type_) -> list:
+    from catalyst_dsl.ir import types as t
+
+    return list(type_.fields) if isinstance(type_, t.ObjectT) else []
+
+
+def _member_type(type_, member: str):
+    return next((field.type for name, field in _fields(type_) if name == member), None)
+
+
+def describe_action(spec: ActionSpec) -> str:
+    """An action as Markdown: what it does, its config keys, its result."""
+    keys = ", ".join(f"`{name}`{' (required)' if field.required else ''}" for name, field in spec.config.fields)
+    lines = [f"**{spec.name}** ({spec.group})", "", spec.summary, "", f"config: {keys or 'none'}", "", f"result: `{spec.result.describe()}`"]
+    if spec.primary:
+        lines += ["", f"`- {spec.name}: <{spec.primary}>`"]
+    return "\n".join(lines)
+
+
+def word_at(source: SourceFile, offset: int) -> tuple[str, int] | None:
+    """The name under the cursor and where it starts."""
+    line_start = source.text.rfind("\n", 0, offset) + 1
+    line_end = source.text.find("\n", offset)
+    line = source.text[line_start: line_end if line_end != -1 else len(source.text)]
+    for match in _WORD.finditer(line):
+        if match.start() <= offset - line_start <= match.end():
+            return match.group(0), line_start + match.start()
+    return None
+
+
+def hover(source: SourceFile, offset: int, compiled: Compiled | None, catalog: Catalog) -> str | None:
+    found = word_at(source, offset)
+    if found is None:
+        return None
+    word, _ = found
+    spec = catalog.get(word) if catalog.declares(word) else None
+    if spec is not None:
+        return describe_action(spec)
+    if compiled is not None and compiled.playbook is not None:
+        for decl in compiled.playbook.inputs:
+            if decl.name == word:
+                default = f", default `{decl.default.value!r}`" if isinstance(decl.default, ir.Lit) else ""
+                return f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}" + (f"\n\n{decl.description}" if decl.description else "")
+        kind = _known_types(compiled.playbook).get(word)
+        if kind is not None:
+            return f"**{word}**: `{kind.describe()}`"
+    return None
+
+
+def called_playbook(source: SourceFile, offset: int) -> str | None:
+    """The playbook a `playbook:` line under the cursor calls."""
+    line_start = source.text.rfind("\n", 0, offset) + 1
+    line_end = source.text.find("\n", offset)
+    line = source.text[line_start: line_end if line_end != -1 else len(source.text)]
+    match = re.match(r"^\s*(?:-\s+)?playbook:\s*['\"]?([\w./@-]+)", line)
+    return match.group(1) if match else None
+
+
+def definition_of(source: SourceFile, offset: int, compiled: Compiled | None) -> Span | None:
+    """Where the input, step or variable under the cursor is defined."""
+    found = word_at(source, offset)
+    if found is None or compiled is None or compiled.playbook is None:
+        return None
+    word, _ = found
+    for decl in compiled.playbook.inputs:
+        if decl.name == word and decl.span is not None:
+            return decl.span
+    for step in walk(compiled.playbook.steps):
+        if step.name == word and step.name_span is not None:
+            return step.name_span
+        if step.action == "var":
+            name = step.config.get("name")
+            if isinstance(name, ir.Lit) and name.value == word and name.span is not None:
+                return name.span
+    return None
+
+
+def walk(steps) -> Iterator[ir.Step]:
+    for step in steps:
+        yield step
+        for entry in step.config.entries:
+            for nested in ir.nested_steps(entry.value):
+                yield from walk(nested)
+
+
+@attrs.frozen
+class Symbol:
+    name: str
+    detail: str
+    span: Span
+    children: tuple["Symbol", ...] = ()
+
+
+def outline(playbook: ir.Playbook) -> list[Symbol]:
+    """The steps as an outline: named steps by name, others by action and line."""
+
+    def symbols(steps) -> list[Symbol]:
+        found = []
+        for step in steps:
+            if step.span is None:
+                continue
+            children = tuple(s for entry in step.config.entries for nested in ir.nested_steps(entry.value) for s in symbols(nested))
+            name = step.name or f"{step.action}@{step.span.line}"
+            found.append(Symbol(name, step.action, step.span, children))
+        return found
+
+    return symbols(playbook.steps)

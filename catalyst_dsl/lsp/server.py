@@ -1,0 +1,259 @@
+"""`catalyst lsp`: a Language Server Protocol server over stdio, built on pygls.
+
+On every change the edited file is compiled from the editor's text and its own findings
+are published at once (a file compiles in milliseconds). The library checks (calls,
+cycles, permissions), which read the whole project, run after the edits pause, in a worker
+thread, with every open buffer in place of its file on disk; their findings are published
+for every file of the library, open or not, and a check made stale by a newer edit is
+dropped. The server never reads or writes outside the workspace it was opened on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from catalyst_dsl import __version__
+from catalyst_dsl.lsp import knowledge
+from catalyst_dsl.lsp.positions import to_offset, to_range
+
+#: Seconds of quiet after an edit before the library is checked again.
+LIBRARY_DELAY = 0.3
+#: A buffer larger than a playbook may be (compiler.MAX_FILE_BYTES) is not compiled.
+_SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
+_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'\?")
+
+log = logging.getLogger("catalyst.lsp")
+
+
+class CatalystServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("catalyst", __version__)
+        from catalyst_dsl.actions.catalog import builtin_catalog
+
+        self.catalog = builtin_catalog()
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        #: Files the last library check published findings for, to clear them when fixed.
+        self._published: set[str] = set()
+        #: The last compilation of each open document that gave a playbook: while a line is
+        #: half typed the file does not parse, and completion still knows its names.
+        self._last_good: dict[str, object] = {}
+
+    # -- documents ------------------------------------------------------------------------------
+
+    def path_of(self, uri: str) -> str | None:
+        """The file a URI names, when it is a file inside the workspace; None otherwise."""
+        parsed = urlparse(uri)
+        if parsed.scheme != "file":
+            return None
+        path = Path(unquote(parsed.path)).resolve()
+        roots = [Path(unquote(urlparse(f.uri).path)).resolve() for f in self.workspace.folders.values()]
+        if self.workspace.root_path:
+            roots.append(Path(self.workspace.root_path).resolve())
+        if roots and not any(path == root or root in path.parents for root in roots):
+            return None
+        return str(path)
+
+    def compile_open(self, uri: str):
+        """The open document's source and its compilation from the editor's text."""
+        from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes
+        from catalyst_dsl.syntax.source import SourceFile
+
+        path = self.path_of(uri)
+        if path is None:
+            return None, None
+        text = self.workspace.get_text_document(uri).source
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) > MAX_FILE_BYTES:
+            return SourceFile(path, ""), None
+        compiled = compile_bytes(data, path, self.catalog)
+        if compiled.playbook is not None:
+            self._last_good[uri] = compiled
+        return compiled.source or SourceFile(path, text), compiled
+
+    def known(self, uri: str, compiled):
+        """The compilation to answer from: this one, or the last that gave a playbook."""
+        return compiled if compiled is not None and compiled.playbook is not None else self._last_good.get(uri, compiled)
+
+    # -- diagnostics ----------------------------------------------------------------------------
+
+    def publish_file(self, uri: str) -> None:
+        source, compiled = self.compile_open(uri)
+        if compiled is None:
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            return
+        diagnostics = [self._diagnostic(d, {source.path: source}) for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+        self.schedule_library_check()
+
+    def schedule_library_check(self) -> None:
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(LIBRARY_DELAY, self._check_library, args=(generation,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _check_library(self, generation: int) -> None:
+        try:
+            self._check_library_now(generation)
+        except Exception:  # a bug in a check must not take the editor's server down
+            log.exception("the library check failed")
+
+    def _check_library_now(self, generation: int) -> None:
+        from catalyst_dsl.compiler import discover
+        from catalyst_dsl.diagnostics.model import DiagnosticSink
+        from catalyst_dsl.project.check import check_project
+        from catalyst_dsl.project.config import load_project
+
+        open_docs = {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
+                     if (path := self.path_of(uri)) is not None}
+        if not open_docs:
+            return
+        first = sorted(open_docs)[0]
+        project = load_project(Path(first), DiagnosticSink())
+        folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
+        files = sorted({*discover(folders), *open_docs})
+        result = check_project(project, files, overlay=open_docs)
+        with self._lock:
+            if generation != self._generation:
+                return  # an edit came in meanwhile: its own check will publish
+        sources = result.sources
+        by_file: dict[str, list] = {f: [] for f in files}
+        for d in result.diagnostics:
+            if d.span is not None and d.span.file in by_file:
+                by_file[d.span.file].append(self._diagnostic(d, sources))
+        for path in set(by_file) | self._published:
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
+        self._published = {p for p, found in by_file.items() if found}
+
+    def _diagnostic(self, d, sources) -> lsp.Diagnostic:
+        source = sources.get(d.span.file) if d.span is not None else None
+        where = to_range(source, d.span) if d.span is not None else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        related = [
+            lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=Path(label.span.file).as_uri(), range=to_range(sources.get(label.span.file), label.span)), message=label.message)
+            for label in d.labels
+        ]
+        if d.help and d.span is not None:
+            related.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=Path(d.span.file).as_uri(), range=where), message=f"help: {d.help}"))
+        fix = _DID_YOU_MEAN.search(d.help or "")
+        return lsp.Diagnostic(range=where, message=d.message, severity=_SEVERITY.get(d.severity.value), code=d.code,
+                              source="catalyst", related_information=related or None,
+                              data={"replacement": fix.group(1)} if fix else None)
+
+
+def build() -> CatalystServer:
+    server = CatalystServer()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CatalystServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.publish_file(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CatalystServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.publish_file(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: CatalystServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.schedule_library_check()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CatalystServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls._last_good.pop(params.text_document.uri, None)
+        ls.schedule_library_check()  # its file on disk counts again
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-"]))
+    def completion(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        source, compiled = ls.compile_open(params.text_document.uri)
+        if source is None:
+            return lsp.CompletionList(is_incomplete=False, items=[])
+        names = _playbook_names(ls, source.path)
+        kinds = {"action": lsp.CompletionItemKind.Function, "name": lsp.CompletionItemKind.Variable,
+                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module}
+        found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog, names)
+        items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
+                                    documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
+                 for s in found]
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: CatalystServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        source, compiled = ls.compile_open(params.text_document.uri)
+        if source is None:
+            return None
+        text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: CatalystServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+        source, compiled = ls.compile_open(params.text_document.uri)
+        if source is None:
+            return None
+        offset = to_offset(source, params.position)
+        target = knowledge.called_playbook(source, offset)
+        if target is not None:
+            path = _resolve_call(ls, source.path, target)
+            if path is not None and ls.path_of(Path(path).as_uri()) is not None:
+                return lsp.Location(uri=Path(path).as_uri(), range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+            return None
+        span = knowledge.definition_of(source, offset, ls.known(params.text_document.uri, compiled))
+        return lsp.Location(uri=params.text_document.uri, range=to_range(source, span)) if span is not None else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        source, compiled = ls.compile_open(params.text_document.uri)
+        compiled = ls.known(params.text_document.uri, compiled)
+        if compiled is None or compiled.playbook is None:
+            return []
+
+        def convert(symbol: knowledge.Symbol) -> lsp.DocumentSymbol:
+            where = to_range(source, symbol.span)
+            return lsp.DocumentSymbol(name=symbol.name, detail=symbol.detail, kind=lsp.SymbolKind.Function, range=where,
+                                      selection_range=where, children=[convert(c) for c in symbol.children] or None)
+
+        return [convert(s) for s in knowledge.outline(compiled.playbook)]
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
+    def code_actions(ls: CatalystServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        actions = []
+        for diagnostic in params.context.diagnostics:
+            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            replacement = data.get("replacement")
+            if isinstance(replacement, str):
+                edit = lsp.WorkspaceEdit(changes={params.text_document.uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
+                actions.append(lsp.CodeAction(title=f"Replace with '{replacement}'", kind=lsp.CodeActionKind.QuickFix,
+                                              diagnostics=[diagnostic], edit=edit, is_preferred=True))
+        return actions
+
+    return server
+
+
+def _library(ls: CatalystServer, path: str):
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.project.library import Library
+
+    return Library(load_project(Path(path), DiagnosticSink()), [path], ls.catalog)
+
+
+def _playbook_names(ls: CatalystServer, path: str) -> list[str]:
+    return _library(ls, path).names()
+
+
+def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
+    return _library(ls, path).resolve_call(target, path)
+
+
+def serve() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    build().start_io()
