@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
 
@@ -111,16 +111,21 @@ def collector_tuned_for_checking() -> Iterator[None]:
         gc.unfreeze()
 
 
-def discover(paths: list[str]) -> list[str]:
-    """Playbook files under the given files and directories, in a stable order."""
+def discover(paths: list[str], skip: Callable[[str, bool], bool] | None = None) -> list[str]:
+    """Playbook files under the given files and directories, in a stable order.
+
+    `skip(path, is_dir)` says what a directory scan passes over (project/scan.py: what
+    `.gitignore` ignores, the `exclude` settings); files named in `paths` are not asked.
+    """
     found: list[str] = []
     for path in paths:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d == ".xe")
+                dirs[:] = sorted(d for d in dirs if (not d.startswith(".") or d == ".xe") and not (skip and skip(os.path.join(root, d), True)))
                 for name in sorted(files):
                     if name.endswith(PLAYBOOK_SUFFIXES) and name.lower() not in ("readme.md", "changelog.md"):
-                        found.append(os.path.join(root, name))
+                        if not (skip and skip(os.path.join(root, name), False)):
+                            found.append(os.path.join(root, name))
         else:
             found.append(path)
     return found
