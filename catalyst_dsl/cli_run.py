@@ -245,7 +245,8 @@ def runs_list(as_json: bool) -> None:
     session = _session(Path.cwd())
     summaries = session.store.list()
     if as_json:
-        click.echo(json.dumps([_summary_dict(s) for s in summaries], indent=2))
+        listing = {"format": "catalyst-runs", "version": RUNS_JSON_VERSION, "runs": [_summary_dict(s) for s in summaries]}
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         return
     if not summaries:
         click.echo("no runs yet")
@@ -353,11 +354,18 @@ def runs_export(run_id: str) -> None:
     click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
 
 
+#: `runs list --json`: version 1 is an object with camelCase keys (before it, a bare list
+#: with snake_case keys).
+RUNS_JSON_VERSION = 1
+
+
 def _summary_dict(summary) -> dict:
     import attrs
 
+    from catalyst_dsl.ir.serialize import camel
+
     data = attrs.asdict(summary)
-    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+    return {camel(k): str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
 
 @click.group()

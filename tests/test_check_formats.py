@@ -121,19 +121,44 @@ def test_github_escaping() -> None:
     )
 
 
+def _keys(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)
+
+
 def test_json_is_camel_case_and_versioned(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     payload = json.loads(check(project, monkeypatch, "--format", "json").stdout)
     assert (payload["format"], payload["version"]) == ("catalyst-diagnostics", 2)
     span = payload["diagnostics"][0]["span"]
     assert set(span) == {"file", "line", "col", "endLine", "endCol"}
+    assert not [k for k in _keys(payload) if "_" in k or "-" in k]
 
-    def keys(value):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                yield key
-                yield from keys(item)
-        elif isinstance(value, list):
-            for item in value:
-                yield from keys(item)
 
-    assert not [k for k in keys(payload) if "_" in k or "-" in k]
+def test_compile_and_list_json_are_camel_case_and_versioned(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    ir = json.loads(runner.invoke(cli, ["compile", "playbooks/write-spec.yaml"]).stdout)
+    assert ir["irVersion"] == 2 and "allowedWritePaths" in ir and "finally" in ir
+    # Keys of the language's own (a step's config keys) are data and stay as written.
+    field_names = [k for k in _keys(ir) if "_" in k]
+    assert not field_names, field_names
+    listing = json.loads(runner.invoke(cli, ["list", "--json", "playbooks"]).stdout)
+    assert (listing["format"], listing["version"]) == ("catalyst-list", 1)
+    assert not [k for k in _keys(listing) if "_" in k]
+
+
+def test_ir_json_round_trips_and_refuses_other_versions() -> None:
+    from catalyst_dsl.compiler import compile_path
+    from catalyst_dsl.ir.serialize import from_dict, to_dict
+
+    playbook = compile_path(str(Path(__file__).resolve().parents[1] / "playbooks" / "write-spec.yaml")).playbook
+    data = to_dict(playbook)
+    assert from_dict(data) == playbook
+    with pytest.raises(ValueError, match="IR JSON version 1"):
+        from_dict({**data, "irVersion": 1})
