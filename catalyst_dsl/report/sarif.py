@@ -34,7 +34,6 @@ def render_sarif(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, re
             "driver": {
                 "name": "catalyst",
                 "version": __version__,
-                "informationUri": "https://pypi.org/project/catalyst-dsl/",
                 "rules": [_rule(code) for code in codes],
             }
         },
@@ -53,7 +52,6 @@ def _rule(code: str) -> dict:
         "name": entry.name,
         "shortDescription": {"text": entry.summary},
         "defaultConfiguration": {"level": _LEVELS[entry.severity]},
-        "properties": {"tags": ["catalyst"]},
     }
 
 
