@@ -177,3 +177,13 @@ def test_wants_colour_on_a_terminal_only() -> None:
     assert wants_colour(True, {}) and not wants_colour(False, {})
     assert not wants_colour(True, {"NO_COLOR": "1"})
     assert wants_colour(False, {"FORCE_COLOR": "true"})
+
+
+def test_each_comment_matches_its_own_finding_among_thousands(tmp_path, monkeypatch) -> None:
+    """2,000 findings, each silenced by the comment on its line, and three comments with
+    nothing to silence: findings are matched to comments by (file, code, line)."""
+    steps = "".join(f'  - display: "{i}"\n    timeout: 600000 # catalyst: ignore[C409]\n' for i in range(2000))
+    steps += "".join(f'  - display: "x{i}" # catalyst: ignore[C409]\n' for i in range(3))
+    root = make(tmp_path, **{"many.yaml": "name: many\ndescription: x\nowner: Engineer\nsteps:\n" + steps})
+    result = check(root, monkeypatch)
+    assert codes(result.output) == ["C040"] * 3

@@ -66,25 +66,27 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
 def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
     """`diagnostics` less those a comment silences, plus C040 and C041 for the comments."""
     sink = DiagnosticSink()
-    by_file: dict[str, list[Suppression]] = {}
+    written: list[Suppression] = []
+    # Indexed by (file, code, line), line None for the whole file: each finding looks up
+    # two keys, so the work grows with findings plus comments, not their product.
+    index: dict[tuple[str, str, int | None], list[Suppression]] = {}
     for source in sources:
-        by_file[source.path] = suppressions_in(source, sink)
+        for s in suppressions_in(source, sink):
+            written.append(s)
+            index.setdefault((source.path, s.code, s.line), []).append(s)
     kept: list[Diagnostic] = []
     for d in diagnostics:
-        if d.span is None or d.code in _ABOUT_SUPPRESSIONS or not _silence(d, by_file.get(d.span.file, ())):
+        if d.span is None or d.code in _ABOUT_SUPPRESSIONS or not _silence(d, index):
             kept.append(d)
-    for suppressions in by_file.values():
-        for s in suppressions:
-            if not s.used:
-                where = "in this file" if s.line is None else f"on line {s.line}"
-                sink.report("C040", f"the suppression of {s.code} silences nothing: no {s.code} {where}", s.span, help="remove it from the comment")
+    for s in written:
+        if not s.used:
+            where = "in this file" if s.line is None else f"on line {s.line}"
+            sink.report("C040", f"the suppression of {s.code} silences nothing: no {s.code} {where}", s.span, help="remove it from the comment")
     return sorted([*kept, *sink.items], key=Diagnostic.sort_key)
 
 
-def _silence(d: Diagnostic, suppressions: Iterable[Suppression]) -> bool:
-    silenced = False
-    for s in suppressions:
-        if s.code == d.code and (s.line is None or s.line == d.span.line):
-            s.used = True  # every matching comment counts as used, not only the first
-            silenced = True
-    return silenced
+def _silence(d: Diagnostic, index: dict[tuple[str, str, int | None], list[Suppression]]) -> bool:
+    matching = [*index.get((d.span.file, d.code, d.span.line), ()), *index.get((d.span.file, d.code, None), ())]
+    for s in matching:
+        s.used = True  # every matching comment counts as used, not only the first
+    return bool(matching)
