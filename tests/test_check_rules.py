@@ -187,3 +187,13 @@ def test_each_comment_matches_its_own_finding_among_thousands(tmp_path, monkeypa
     root = make(tmp_path, **{"many.yaml": "name: many\ndescription: x\nowner: Engineer\nsteps:\n" + steps})
     result = check(root, monkeypatch)
     assert codes(result.output) == ["C040"] * 3
+
+
+def test_gitignore_holds_when_the_project_is_reached_through_a_symlink(tmp_path, monkeypatch) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    make(real, **{"ok.yaml": SLOW.format(name="ok", tail=""), "gen/bad.yaml": "name: bad\nsteps: []\n"})
+    (real / ".gitignore").write_text("gen/\n")
+    (tmp_path / "link").symlink_to(real)
+    result = check(tmp_path, monkeypatch, "link/playbooks")
+    assert "checked 1 file(s)" in result.output and result.exit_code == 0

@@ -45,7 +45,10 @@ class ScanFilter:
         return self.excluded(path) or self.git_ignored(path, is_dir)
 
     def git_ignored(self, path: str, is_dir: bool) -> bool:
-        absolute = Path(os.path.abspath(path))
+        # The directory's real path (the root is resolved too), the file's own name: a
+        # symlinked playbook is ignored or not where it appears, as git sees it.
+        parent, name = os.path.split(os.path.abspath(path))
+        absolute = Path(os.path.realpath(parent)) / name
         try:
             rel = absolute.relative_to(self.root)
         except ValueError:
