@@ -49,7 +49,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool) ->
     shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
     here = os.getcwd()
     if fmt == "json":
-        click.echo(render_json(shown, files, relative_to=here), nl=False)
+        click.echo(render_json(shown, files, relative_to=here, counted=diagnostics), nl=False)
     elif fmt == "sarif":
         from catalyst_dsl.report.sarif import render_sarif
 

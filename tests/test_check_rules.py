@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,8 @@ def test_strict_and_quiet(tmp_path, monkeypatch) -> None:
     assert quiet.exit_code == 0 and quiet.output == "checked 1 file(s): 0 error(s), 1 warning(s)\n"
     quiet_strict = check(root, monkeypatch, "--quiet", "--strict")
     assert codes(quiet_strict.output) == ["C409"]
+    quiet_json = json.loads(check(root, monkeypatch, "--quiet", "--format", "json").output)
+    assert quiet_json["diagnostics"] == [] and quiet_json["summary"] == {"error": 0, "warning": 1, "info": 0}
 
 
 @pytest.mark.parametrize(

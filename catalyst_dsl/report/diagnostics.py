@@ -155,12 +155,15 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
     }
 
 
-def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None) -> str:
+def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None, counted: Sequence[Diagnostic] | None = None) -> str:
+    """`counted` (default: `diagnostics`) are what the summary counts: all findings, when
+    `--quiet` prints only those that fail."""
+    counted = diagnostics if counted is None else counted
     payload = {
         "format": FORMAT,
         "version": VERSION,
         "files": [display_path(f, relative_to) for f in files],
         "diagnostics": [to_json_obj(d, relative_to) for d in diagnostics],
-        "summary": {s.value: sum(1 for d in diagnostics if d.severity is s) for s in Severity},
+        "summary": {s.value: sum(1 for d in counted if d.severity is s) for s in Severity},
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
