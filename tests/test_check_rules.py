@@ -200,3 +200,13 @@ def test_gitignore_holds_when_the_project_is_reached_through_a_symlink(tmp_path,
     (tmp_path / "link").symlink_to(real)
     result = check(tmp_path, monkeypatch, "link/playbooks")
     assert "checked 1 file(s)" in result.output and result.exit_code == 0
+
+
+def test_a_gitignore_with_patterns_git_would_pass_over(tmp_path, monkeypatch) -> None:
+    """Invalid patterns are passed over (as git does) and the valid ones around them still
+    apply; a pattern that makes a backtracking matcher take exponential time on a long
+    file name is matched by RE2 and the check completes."""
+    root = make(tmp_path, **{"ok.yaml": SLOW.format(name="ok", tail=""), "gen/bad.yaml": "name: bad\nsteps: []\n", "a" * 200 + ".yaml": "name: x\n"})
+    (root / ".gitignore").write_text("!\n\\\n[z-a]\n" + "a" * 100_000 + "\n" + "*a" * 40 + "b\ngen/\n" + "a" * 150 + "*.yaml\n\xff\n")
+    result = check(root, monkeypatch)
+    assert "checked 1 file(s)" in result.output and result.exit_code == 0

@@ -80,4 +80,19 @@ def _spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
         return None
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    # Like git, a pattern that is not valid (`!` alone, a trailing `\`, a bad range) is
+    # passed over, not an error: a .gitignore is read by many tools, each as it can.
+    usable = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line], backend=_BACKEND)
+        except Exception:  # noqa: BLE001 - pathspec raises several kinds, re.error among them
+            continue
+        usable.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(usable, backend=_BACKEND)
+
+
+#: Matching runs on RE2 (google-re2, a dependency already), in time linear in the path:
+#: with Python's backtracking engine a pattern like `*a*a*a…b` from a checked repository
+#: takes time growing as a power of a file name's length.
+_BACKEND = "re2"
