@@ -17,27 +17,53 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="How to print the findings.")
-def check(paths: tuple[str, ...], fmt: str) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default=None,
+    help="How to print the findings: text (default), json, sarif (SARIF 2.1.0), github (workflow commands; the default when GITHUB_ACTIONS=true).",
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only what fails the check (errors; warnings too with --strict) and the summary.")
+def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
     playbooks/ and .xe/playbooks/ unless the settings say otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
+    Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
+    from catalyst_dsl.diagnostics.model import Severity
     from catalyst_dsl.project.check import check_project
-    from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
+    from catalyst_dsl.project.rules import reported
+    from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
 
+    if fmt is None:
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     project, settings, files, scanned = _project_files(paths)
     result = check_project(project, files, settings=settings, scanned=scanned)
+    sources = result.sources
+    diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
     here = os.getcwd()
     if fmt == "json":
-        click.echo(render_json(result.diagnostics, result.files, relative_to=here), nl=False)
+        click.echo(render_json(shown, result.files, relative_to=here, counted=diagnostics), nl=False)
+    elif fmt == "sarif":
+        from catalyst_dsl.report.sarif import render_sarif
+
+        click.echo(render_sarif(shown, sources, relative_to=here), nl=False)
     else:
-        if result.diagnostics:
-            click.echo(render_text(result.diagnostics, result.sources, relative_to=here))
-        click.echo(summary_line(result.diagnostics, len(result.files)))
-    if result.has_errors:
+        if fmt == "github":
+            from catalyst_dsl.report.github import render_github
+
+            click.echo(render_github(shown, relative_to=here), nl=False)
+        elif shown:
+            colour = wants_colour(sys.stdout.isatty(), os.environ)
+            click.echo(render_text(shown, sources, relative_to=here, colour=colour), color=colour)
+        click.echo(summary_line(diagnostics, len(result.files)))
+    if any(d.severity in failing for d in diagnostics):
         sys.exit(1)
 
 
@@ -70,6 +96,7 @@ def _project_files(paths: tuple[str, ...]):
     from catalyst_dsl.compiler import discover
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.project.scan import ScanFilter
 
     sink = DiagnosticSink()
     project = load_project(Path(paths[0]) if paths else Path.cwd(), sink)
@@ -77,9 +104,13 @@ def _project_files(paths: tuple[str, ...]):
     if not targets:
         dirs = ", ".join(f"{d}/" for d in project.config.playbook_dirs)
         raise click.UsageError(f"no PATH given and no playbook directory ({dirs}) in the project at {project.root}")
-    files = discover(targets)
-    if not files:
+    scan = ScanFilter(project)
+    found = discover(targets, scan.skipped)
+    if not found:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
+    # A file named on the command line is still subject to `exclude` (a pre-commit hook
+    # names every changed file); with everything excluded there is nothing to check.
+    files = [f for f in found if not scan.excluded(f)]
     named = {os.path.abspath(p) for p in targets if not os.path.isdir(p)}
     scanned = frozenset(f for f in files if os.path.abspath(f) not in named)
     return project, sink.sorted(), files, scanned

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from catalyst_dsl import completion
+
 from catalyst_dsl.runtime.events import discard_stdout
 
 MODES = click.Choice(["manual", "autonomous"])
@@ -107,8 +109,8 @@ def _locate(session, name: str) -> str:
 
 
 @click.command()
-@click.argument("name")
-@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.")
+@click.argument("name", shell_complete=completion.playbook_names)
+@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.", shell_complete=completion.input_assignments)
 @click.option("--mode", type=MODES, default="manual", show_default=True, help="autonomous approves checkpoints by itself and records that it did.")
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show step starts and verbose/debug log entries.")
@@ -162,7 +164,7 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
 
 
 @click.command()
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved).")
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True)
@@ -178,7 +180,7 @@ def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool,
 
 
 @click.command()
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("--as", "role", help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
 @click.option("--by", help="Who approves (default: your user name); with `approvers` set, they must hold the role.")
 @click.option("--comment", help="Why.")
@@ -226,7 +228,7 @@ def _signature(path: str | None) -> str | None:
 
 
 @click.command()
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("--reason", required=True, help="Why the run is cancelled (kept in the snapshot).")
 @click.option("--by", help="Who cancels (default: your user name).")
 @_aborts
@@ -248,7 +250,8 @@ def runs_list(as_json: bool) -> None:
     session = _session(Path.cwd())
     summaries = session.store.list()
     if as_json:
-        click.echo(json.dumps([_summary_dict(s) for s in summaries], indent=2))
+        listing = {"format": "catalyst-runs", "version": RUNS_JSON_VERSION, "runs": [_summary_dict(s) for s in summaries]}
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         return
     if not summaries:
         click.echo("no runs yet")
@@ -257,7 +260,7 @@ def runs_list(as_json: bool) -> None:
 
 
 @runs.command("show")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.any_run_ids)
 @_aborts
 def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
@@ -313,7 +316,7 @@ def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> N
 
 
 @runs.command("token")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("--as", "role", required=True, help="The role the token approves as.")
 @click.option("--by", help="Who the token speaks for (default: your user name).")
 @click.option("--decision", type=click.Choice(["approve", "request-changes", "comment"]), default="approve", show_default=True)
@@ -331,7 +334,7 @@ def runs_token(run_id: str, role: str, by: str | None, decision: str, ttl: int) 
 
 
 @runs.command("approval-text")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("--as", "role", help="The role you approve as.")
 @click.option("--by", help="Who approves (default: your user name).")
 @click.option("--token", help="The approval token you redeem, instead of --as and --by.")
@@ -350,7 +353,7 @@ def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str
 
 
 @runs.command("export")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", shell_complete=completion.any_run_ids)
 @_aborts
 def runs_export(run_id: str) -> None:
     """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
@@ -358,11 +361,18 @@ def runs_export(run_id: str) -> None:
     click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
 
 
+#: `runs list --json`: version 1 is an object with camelCase keys (before it, a bare list
+#: with snake_case keys).
+RUNS_JSON_VERSION = 1
+
+
 def _summary_dict(summary) -> dict:
     import attrs
 
+    from catalyst_dsl.ir.serialize import camel
+
     data = attrs.asdict(summary)
-    return {k: str(v) if isinstance(v, Path) else v for k, v in data.items()}
+    return {camel(k): str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
 
 @click.group()

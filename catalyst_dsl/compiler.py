@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
 
@@ -126,11 +126,13 @@ def collector_tuned_for_checking() -> Iterator[None]:
         gc.unfreeze()
 
 
-def discover(paths: list[str]) -> list[str]:
+def discover(paths: list[str], skip: Callable[[str, bool], bool] | None = None) -> list[str]:
     """Playbook files under the given files and directories, in a stable order.
 
     Hidden folders are skipped, except those a dialect keeps its playbooks in (and only the
-    playbooks there: kai's session files beside them are not playbooks).
+    playbooks there: kai's session files beside them are not playbooks). `skip(path,
+    is_dir)` says what else a directory scan passes over (project/scan.py: what
+    `.gitignore` ignores, the `exclude` settings); files named in `paths` are not asked.
     """
     from catalyst_dsl.dialects import registry
 
@@ -141,13 +143,13 @@ def discover(paths: list[str]) -> list[str]:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 hidden_part = _from_first_hidden(os.path.relpath(root, path))
-                dirs[:] = sorted(d for d in dirs if _may_enter((*hidden_part, d), hidden))
+                dirs[:] = sorted(d for d in dirs if _may_enter((*hidden_part, d), hidden) and not (skip and skip(os.path.join(root, d), True)))
                 for name in sorted(files):
                     candidate = os.path.join(root, name)
                     if hidden_part and registry.by_place(candidate) is None:
                         continue
                     if name.endswith(suffixes) and name.lower() not in ("readme.md", "changelog.md") \
-                            and not registry.not_playbook(candidate):
+                            and not registry.not_playbook(candidate) and not (skip and skip(candidate, False)):
                         found.append(candidate)
         else:
             found.append(path)

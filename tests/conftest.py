@@ -35,3 +35,11 @@ def node_but_no_pwsh(tmp_path_factory, monkeypatch):
         program.chmod(0o755)
     monkeypatch.setenv("PATH", str(programs))
     return programs
+
+
+@pytest.fixture(autouse=True)
+def _plain_check_output(monkeypatch):
+    """`catalyst check` picks its format and colour from the environment (GITHUB_ACTIONS,
+    NO_COLOR, FORCE_COLOR); the tests set them where they test that, and nowhere else."""
+    for name in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)

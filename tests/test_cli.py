@@ -54,7 +54,7 @@ def test_compile_prints_versioned_ir() -> None:
     result = run("compile", str(ROOT / "playbooks" / "write-spec.yaml"))
     assert result.exit_code == 0, result.output
     ir = json.loads(result.stdout)
-    assert ir["ir_version"] == 1 and ir["name"] == "write-spec"
+    assert ir["irVersion"] == 2 and ir["name"] == "write-spec"
     assert [s["action"] for s in ir["steps"]] == ["file-exists", "ai-prompt", "file-write", "checkpoint", "return"]
 
 

@@ -119,6 +119,9 @@ _TABLE = [
     Code("C826", "unknown-role", E, "A playbook's `owner` or reviewer role that the settings' `roles` do not list."),
     Code("C827", "role-without-approver", E, "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's checkpoints."),
     Code("C828", "unsignable-approval", E, "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no allowed-signers file, or no key in it for a holder of the role."),
+    # C04x: suppression comments (`# catalyst: ignore[…]`)
+    Code("C040", "unused-suppression", W, "A `catalyst: ignore[…]` comment names a code that nothing on its line (or in its file, for ignore-file) reports."),
+    Code("C041", "unknown-suppression-code", W, "A `catalyst: ignore[…]` comment names a code that does not exist."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -2,6 +2,12 @@
 
 Fields declared `eq=False` (spans, offsets, checking aids) are left out: the JSON, like
 IR equality, is about meaning, not position. Unions are tagged with `node`.
+
+The JSON `catalyst compile` prints spells field names in camelCase like the language
+(`allowedWritePaths`, `errorPolicy`, `finally`), and carries `irVersion` JSON_VERSION.
+Fingerprints of steps and playbooks (runtime/paths.py), which run snapshots and approval
+tokens record, hash the internal form (`converter()`, Python's names, `ir_version` 1),
+so a run paused before the JSON changed still resumes.
 """
 
 from __future__ import annotations
@@ -13,10 +19,29 @@ import typing
 import attrs
 
 
-def _omit_positions(converter, cls, tagged: frozenset):
-    from cattrs.gen import make_dict_unstructure_fn, override
+#: The version of the printed IR JSON; 1 had Python's snake_case field names.
+JSON_VERSION = 2
+
+
+def camel(name: str) -> str:
+    """`allowed_write_paths` -> `allowedWritePaths`; `finally_` -> `finally`."""
+    head, *rest = name.rstrip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _overrides(cls, camel_case: bool) -> dict:
+    from cattrs.gen import override
 
     overrides = {f.name: override(omit=True) for f in attrs.fields(cls) if not f.eq}
+    if camel_case:
+        overrides.update({f.name: override(rename=camel(f.name)) for f in attrs.fields(cls) if f.eq and camel(f.name) != f.name})
+    return overrides
+
+
+def _omit_positions(converter, cls, tagged: frozenset, camel_case: bool = False):
+    from cattrs.gen import make_dict_unstructure_fn
+
+    overrides = _overrides(cls, camel_case)
     plain = make_dict_unstructure_fn(cls, converter, **overrides)
     if cls.__name__ not in tagged:
         return plain
@@ -24,10 +49,10 @@ def _omit_positions(converter, cls, tagged: frozenset):
     return lambda value: {"node": cls.__name__, **plain(value)}
 
 
-def _structure_without_positions(converter, cls, tagged: frozenset):
-    from cattrs.gen import make_dict_structure_fn, override
+def _structure_without_positions(converter, cls, tagged: frozenset, camel_case: bool = False):
+    from cattrs.gen import make_dict_structure_fn
 
-    overrides = {f.name: override(omit=True) for f in attrs.fields(cls) if not f.eq}
+    overrides = _overrides(cls, camel_case)
     plain = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
     if cls.__name__ not in tagged:
         return plain
@@ -42,8 +67,8 @@ def _structure_without_positions(converter, cls, tagged: frozenset):
     return structure
 
 
-@functools.lru_cache(maxsize=1)
-def converter():
+@functools.lru_cache(maxsize=2)
+def converter(camel_case: bool = False):
     from cattrs.preconf.json import make_converter
     from cattrs.strategies import configure_tagged_union
 
@@ -57,8 +82,8 @@ def converter():
     conv = make_converter(forbid_extra_keys=True)
     unions = (ast.Expr, ast.Reference, ast.Part, ir.Value)
     tagged = frozenset(member.__name__ for union in unions for member in typing.get_args(union))
-    conv.register_unstructure_hook_factory(attrs.has, lambda cls: _omit_positions(conv, cls, tagged))
-    conv.register_structure_hook_factory(attrs.has, lambda cls: _structure_without_positions(conv, cls, tagged))
+    conv.register_unstructure_hook_factory(attrs.has, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
+    conv.register_structure_hook_factory(attrs.has, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
     # Strict primitives: a number is never silently turned into a string, nor back.
     for kind in (str, int, float, bool):
         conv.register_structure_hook(kind, _strict(kind))
@@ -92,7 +117,9 @@ def _check(value, kinds):
 
 
 def to_dict(playbook) -> dict:
-    return converter().unstructure(playbook)
+    data = converter(camel_case=True).unstructure(playbook)
+    data["irVersion"] = JSON_VERSION
+    return data
 
 
 def to_json(playbook) -> str:
@@ -100,6 +127,8 @@ def to_json(playbook) -> str:
 
 
 def from_dict(data: dict):
-    from catalyst_dsl.ir.nodes import Playbook
+    from catalyst_dsl.ir.nodes import IR_VERSION, Playbook
 
-    return converter().structure(data, Playbook)
+    if data.get("irVersion") != JSON_VERSION:
+        raise ValueError(f"IR JSON version {data.get('irVersion')!r}; this catalyst reads version {JSON_VERSION}")
+    return converter(camel_case=True).structure({**data, "irVersion": IR_VERSION}, Playbook)

@@ -11,7 +11,6 @@ dropped. The server never reads or writes outside the workspace it was opened on
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -20,6 +19,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
+from catalyst_dsl.diagnostics.fixes import replacement
 from catalyst_dsl.lsp import knowledge
 from catalyst_dsl.lsp.positions import to_offset, to_range
 
@@ -27,7 +27,6 @@ from catalyst_dsl.lsp.positions import to_offset, to_range
 LIBRARY_DELAY = 0.3
 #: A buffer larger than a playbook may be (compiler.MAX_FILE_BYTES) is not compiled.
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
-_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'\?")
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -146,10 +145,10 @@ class CatalystServer(LanguageServer):
         ]
         if d.help and d.span is not None:
             related.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=Path(d.span.file).as_uri(), range=where), message=f"help: {d.help}"))
-        fix = _DID_YOU_MEAN.search(d.help or "")
+        fix = replacement(d, source)  # the same edit SARIF offers
         return lsp.Diagnostic(range=where, message=d.message, severity=_SEVERITY.get(d.severity.value), code=d.code,
                               source="catalyst", related_information=related or None,
-                              data={"replacement": fix.group(1)} if fix else None)
+                              data={"replacement": fix.text} if fix else None)
 
 
 def build() -> CatalystServer:

@@ -83,6 +83,14 @@ class ProjectConfig:
     require_confinement: bool = False
     #: The prompts AI steps sent are kept in the run's snapshot (masked), for audit.
     keep_prompts: bool = True
+    #: `catalyst check` reports only these codes (empty: every code).
+    select: tuple[str, ...] = ()
+    #: …and never these.
+    ignore: tuple[str, ...] = ()
+    #: A severity of the project's own for some codes: code -> error, warning or info.
+    severity: dict[str, str] = attrs.field(factory=dict)
+    #: Globs (docs/globs.md) of project paths `catalyst check` and `list` never read.
+    exclude: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -271,12 +279,43 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
     if key == "approvers" and any(not name.strip() or not re.fullmatch(r"[^\s\x00-\x1f\x7f]+", name) for name in value):
         return "setting 'approvers': an approver name is empty or holds spaces or control characters", "name approvers as their allowed-signers principals, e.g. \"ana@example.com\""
+    rule = _rule_problem(key, value)
+    if rule is not None:
+        return rule
     directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values()),
                    "allowed-signers": lambda: [value]}
     for directory in directories.get(key, list)():
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
             return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"
     return None
+
+
+def _rule_problem(key: str, value) -> tuple[str, str] | None:
+    """Unknown codes in `select`, `ignore` and `severity`, bad severities, bad `exclude` globs."""
+    from catalyst_dsl.diagnostics.codes import CODES
+    from catalyst_dsl.dialects.values import suggest
+
+    codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(key, list)()
+    for code in codes:
+        if code not in CODES:
+            return f"setting '{key}': unknown code '{code}'", suggest(code, CODES) or "the codes are listed in docs/diagnostics.md"
+    if key == "severity":
+        for code, level in value.items():
+            if level not in SEVERITIES:
+                return f"setting 'severity': '{level}' for {code} is not a severity", f"use one of {', '.join(SEVERITIES)}"
+    if key == "exclude":
+        from catalyst_dsl.paths.globs import Glob, GlobError
+
+        for pattern in value:
+            try:
+                Glob.compile(pattern)
+            except GlobError as exc:
+                return f"setting 'exclude': '{pattern}' is not a valid pattern: {exc.message}", "patterns are project-relative globs (docs/globs.md), e.g. \"playbooks/drafts/**\""
+    return None
+
+
+#: The severities `severity.<code>` may give.
+SEVERITIES = ("error", "warning", "info")
 
 
 def _leaf_messages(exc: BaseException) -> list[str]:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]
+
+#: The JSON of `catalyst check --format json` (docs/diagnostics.md). Version 2 spells
+#: every key in camelCase, like the language (version 1 had `end_line`, `end_col`).
+FORMAT = "catalyst-diagnostics"
+VERSION = 2
 
 #: Characters that must not reach a terminal as they are: C0 and C1 controls (ESC starts
 #: the sequences that move the cursor, recolour or retitle the terminal; CR and BS can
@@ -41,17 +46,38 @@ def display_path(path: str, relative_to: str | None) -> str:
     return path if rel.startswith("..") and os.path.isabs(path) else rel
 
 
-def render_text(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, relative_to: str | None = None) -> str:
+#: SGR colours of each severity's heading: bold red, bold yellow, bold cyan.
+_COLOURS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+_RESET = "\x1b[0m"
+
+
+def wants_colour(is_terminal: bool, environ: Mapping[str, str]) -> bool:
+    """Colour on a terminal, unless NO_COLOR is set; FORCE_COLOR asks for it anywhere.
+
+    Both follow their conventions (no-color.org, force-color.org): set and not empty.
+    NO_COLOR wins when both are set.
+    """
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return is_terminal
+
+
+def render_text(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, relative_to: str | None = None, colour: bool = False) -> str:
     out: list[str] = []
     for d in diagnostics:
-        out.append(_one(d, sources, relative_to))
+        out.append(_one(d, sources, relative_to, colour))
     return "\n".join(out)
 
 
-def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None) -> str:
+def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None, colour: bool = False) -> str:
     # Messages, paths and help quote the file (a key, a value, a file name), so they are
     # made safe like the source lines.
-    lines = [f"{d.severity.value}[{d.code}]: {safe_text(d.message)}"]
+    heading = f"{d.severity.value}[{d.code}]"
+    if colour:
+        heading = f"{_COLOURS[d.severity]}{heading}{_RESET}"
+    lines = [f"{heading}: {safe_text(d.message)}"]
     span = d.span
     # One gutter for the whole diagnostic, as wide as its widest line number, so every
     # `|`, `-->` and `=` lines up (rustc's layout); at least 1.
@@ -132,11 +158,15 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
     }
 
 
-def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None) -> str:
+def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None, counted: Sequence[Diagnostic] | None = None) -> str:
+    """`counted` (default: `diagnostics`) are what the summary counts: all findings, when
+    `--quiet` prints only those that fail."""
+    counted = diagnostics if counted is None else counted
     payload = {
-        "version": 1,
+        "format": FORMAT,
+        "version": VERSION,
         "files": [display_path(f, relative_to) for f in files],
         "diagnostics": [to_json_obj(d, relative_to) for d in diagnostics],
-        "summary": {s.value: sum(1 for d in diagnostics if d.severity is s) for s in Severity},
+        "summary": {s.value: sum(1 for d in counted if d.severity is s) for s in Severity},
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True) + "\n"

@@ -48,7 +48,7 @@ def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], ca
 
 
 def listing_json(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:
-    return json.dumps({"version": 1, "playbooks": _entries(compiled, diagnostics, calls, relative_to)}, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps({"format": "catalyst-list", "version": 1, "playbooks": _entries(compiled, diagnostics, calls, relative_to)}, indent=2, ensure_ascii=False) + "\n"
 
 
 def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:

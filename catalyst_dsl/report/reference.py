@@ -23,6 +23,7 @@ _GROUP_TITLES = {
     "C6": "Outputs and artifacts",
     "C7": "Markdown playbooks",
     "C8": "The playbook library: calls, cycles and permissions",
+    "C04": "Suppression comments",
 }
 
 #: A rendered diagnostic starts with its severity and code in brackets.
@@ -89,16 +90,21 @@ def diagnostics_page(golden_dirs: list[Path]) -> str:
         "is real checker output for the golden case named under it (a file in `check/`, or a",
         "whole project in `library/`, checked by `catalyst check` run in it).",
         "",
-        "`catalyst check --format json` gives the same findings with `code`, `name`, `severity`,",
-        "`message`, `span`, `labels`, `notes` and `help` fields. Exit status: 0 when no error was",
-        "found, 1 when one was, 2 on a usage mistake.",
+        "`catalyst check --format json|sarif|github` gives the same findings as JSON, SARIF 2.1.0",
+        "or GitHub annotations; a `# catalyst: ignore[CODE]` comment silences one finding, and the",
+        "`select`, `ignore` and `severity` settings choose what is reported and how severe it is",
+        "(docs/checking.md). Exit status: 0 when no error was found (no warning either, with",
+        "`--strict`), 1 when one was, 2 on a usage mistake.",
     ]
     group = None
     for code in sorted(CODES):
         entry = CODES[code]
-        if code[:2] != group:
-            group = code[:2]
-            lines += ["", f"## {code[:2]}xx: {_GROUP_TITLES.get(group, 'Other')}"]
+        # A group is a code's first two characters (C0xx), or three where a range of ten
+        # has a title of its own (C04x).
+        prefix = code[:3] if code[:3] in _GROUP_TITLES else code[:2]
+        if prefix != group:
+            group = prefix
+            lines += ["", f"## {prefix}{'x' * (4 - len(prefix))}: {_GROUP_TITLES.get(group, 'Other')}"]
         lines += ["", f"### {code} `{entry.name}` ({entry.severity.value})", "", entry.summary, ""]
         example = examples.get(code)
         if example is None:

@@ -388,6 +388,12 @@ class StateStore:
             return RunSummary(run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems)))
         return RunSummary(state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived)
 
+    def run_ids(self, include_history: bool = True) -> list[str]:
+        """The ids of the runs kept here, newest first, read from file names only: cheap
+        enough for shell completion, and a damaged snapshot still has its id."""
+        files = self._live_files() + (self._archived_files() if include_history else [])
+        return sorted({path.name[4:-5] for path in files}, reverse=True)
+
     def _live_files(self) -> list[Path]:
         try:
             names = os.listdir(self.state_dir)

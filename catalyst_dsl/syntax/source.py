@@ -28,8 +28,8 @@ class Span:
             "file": self.file,
             "line": self.line,
             "col": self.col,
-            "end_line": self.end_line,
-            "end_col": self.end_col,
+            "endLine": self.end_line,
+            "endCol": self.end_col,
         }
 
 

@@ -1537,7 +1537,9 @@ def test_runs_commands(project):
     assert listed.exit_code == 0, listed.output
     assert paused in listed.output and "paused" in listed.output and "completed" in listed.output
     as_json = json.loads(project.cli("runs", "list", "--json").stdout)
-    assert sorted(r["status"] for r in as_json) == ["completed", "completed", "paused"]
+    assert (as_json["format"], as_json["version"]) == ("catalyst-runs", 1)
+    assert sorted(r["status"] for r in as_json["runs"]) == ["completed", "completed", "paused"]
+    assert {"runId", "startedAt", "updatedAt", "archived"} <= set(as_json["runs"][0])
 
     shown = project.cli("runs", "show", paused)
     assert shown.exit_code == 0, shown.output

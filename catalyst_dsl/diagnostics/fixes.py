@@ -1,0 +1,48 @@
+"""Replacements a diagnostic's help offers: a did-you-mean whose span holds the misspelt word.
+
+SARIF fixes and editors' quick fixes are both made from this, so a help text is turned
+into an edit in one place only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import attrs
+
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+_DID_YOU_MEAN = re.compile(r"did you mean '([^'\n]+)'\?")
+#: What a replaced word may look like: a key, a name or a dotted reference, never text
+#: with spaces or template braces (whose span covers more than the word).
+_WORD = re.compile(r"[A-Za-z0-9_.$@/-]+")
+
+
+@attrs.frozen
+class Replacement:
+    span: Span
+    text: str
+    #: The help it came from, e.g. "did you mean 'description'?".
+    description: str
+
+
+def replacement(diagnostic: Diagnostic, source: SourceFile | None) -> Replacement | None:
+    """The edit a did-you-mean help proposes, when the diagnostic's span is exactly the
+    word to replace (one line, a word close to the suggestion); None otherwise."""
+    span, help_text = diagnostic.span, diagnostic.help
+    if span is None or help_text is None or source is None or span.line != span.end_line:
+        return None
+    match = _DID_YOU_MEAN.search(help_text)
+    if match is None:
+        return None
+    line = source.line_text(span.line)
+    word = line[span.col - 1 : span.end_col - 1]
+    wanted = match.group(1)
+    if not _WORD.fullmatch(word) or word == wanted:
+        return None
+    # The span must be the misspelling itself, not a larger node the help talks about.
+    if difflib.SequenceMatcher(None, word, wanted).ratio() < 0.6:
+        return None
+    return Replacement(span, wanted, help_text)

@@ -1,0 +1,92 @@
+"""Inline suppressions: `# catalyst: ignore[C817]` comments (HTML comments in Markdown).
+
+`ignore[…]` at the end of a line silences those codes on that line; on a line of its own,
+on the next line. `ignore-file[…]` silences them in the whole file. A suppression that
+silences nothing is reported (C040), and so is a code the registry does not know (C041),
+so stale comments do not pile up. Only the start line of a finding counts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+import attrs
+
+from catalyst_dsl.diagnostics.codes import CODES
+from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
+from catalyst_dsl.dialects.values import suggest
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+_BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
+#: A YAML comment starts a line or follows a space; inside a quoted value the same text
+#: is data, but telling the two apart needs the parser, and such a value is rare.
+_YAML = re.compile(r"(?:^|(?<=\s))#\s*" + _BODY)
+_MARKDOWN = re.compile(r"<!--\s*" + _BODY + r"\s*-->")
+#: Codes never silenced by a comment: the findings about the comments themselves.
+_ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
+
+
+@attrs.define
+class Suppression:
+    code: str
+    #: The line it silences; None for the whole file.
+    line: int | None
+    #: Where the code is written in the comment.
+    span: Span
+    used: bool = False
+
+
+def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppression]:
+    """The suppressions written in `source`; unknown codes are reported as C041."""
+    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
+    found: list[Suppression] = []
+    for match in pattern.finditer(source.text):
+        kind, codes = match.group(1), match.group(2)
+        start = match.start()
+        line_start = source.text.rfind("\n", 0, start) + 1
+        alone = not source.text[line_start:start].strip()
+        line = source.position(start)[0]
+        target = None if kind == "ignore-file" else (line + 1 if alone else line)
+        offset = match.start(2)
+        for item in codes.split(","):
+            code = item.strip()
+            where = offset + (len(item) - len(item.lstrip()))
+            offset += len(item) + 1
+            span = source.span(where, where + max(len(code), 1))
+            if code not in CODES:
+                hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
+                what = "an empty code" if not code else f"unknown code '{code}'"
+                sink.report("C041", f"{what} in a catalyst suppression comment", span, help=hint)
+                continue
+            found.append(Suppression(code, target, span))
+    return found
+
+
+def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
+    """`diagnostics` less those a comment silences, plus C040 and C041 for the comments."""
+    sink = DiagnosticSink()
+    written: list[Suppression] = []
+    # Indexed by (file, code, line), line None for the whole file: each finding looks up
+    # two keys, so the work grows with findings plus comments, not their product.
+    index: dict[tuple[str, str, int | None], list[Suppression]] = {}
+    for source in sources:
+        for s in suppressions_in(source, sink):
+            written.append(s)
+            index.setdefault((source.path, s.code, s.line), []).append(s)
+    kept: list[Diagnostic] = []
+    for d in diagnostics:
+        if d.span is None or d.code in _ABOUT_SUPPRESSIONS or not _silence(d, index):
+            kept.append(d)
+    for s in written:
+        if not s.used:
+            where = "in this file" if s.line is None else f"on line {s.line}"
+            sink.report("C040", f"the suppression of {s.code} silences nothing: no {s.code} {where}", s.span, help="remove it from the comment")
+    return sorted([*kept, *sink.items], key=Diagnostic.sort_key)
+
+
+def _silence(d: Diagnostic, index: dict[tuple[str, str, int | None], list[Suppression]]) -> bool:
+    matching = [*index.get((d.span.file, d.code, d.span.line), ()), *index.get((d.span.file, d.code, None), ())]
+    for s in matching:
+        s.used = True  # every matching comment counts as used, not only the first
+    return bool(matching)

@@ -1,0 +1,38 @@
+"""What `catalyst check` reports: the findings after suppressions and the rule settings.
+
+Comments in the files silence findings first (diagnostics/suppressions.py); then the
+project's `severity`, `select` and `ignore` settings apply. A run's pre-flight does not
+pass through here: a silenced error still stops a run.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import attrs
+
+from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.diagnostics.suppressions import apply_suppressions
+from catalyst_dsl.project.config import ProjectConfig
+from catalyst_dsl.syntax.source import SourceFile
+
+
+def reported(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile], config: ProjectConfig) -> list[Diagnostic]:
+    """The findings to show for files whose texts are `sources`."""
+    kept = apply_suppressions(diagnostics, sources)
+    return [_with_severity(d, config) for d in kept if _selected(d.code, config)]
+
+
+def _selected(code: str, config: ProjectConfig) -> bool:
+    # Bad settings are always shown: ignoring C801 would hide why the other settings
+    # do not do what their author thinks.
+    if code == "C801":
+        return True
+    if config.select and code not in config.select:
+        return False
+    return code not in config.ignore
+
+
+def _with_severity(d: Diagnostic, config: ProjectConfig) -> Diagnostic:
+    level = config.severity.get(d.code)
+    return d if level is None else attrs.evolve(d, severity=Severity(level))

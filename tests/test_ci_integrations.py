@@ -1,0 +1,120 @@
+"""The pre-commit hook (with the real pre-commit's try-repo) and the composite GitHub
+Action's check step (its script, run by bash as GitHub runs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+
+GOOD = 'name: hello\ndescription: x\nowner: Engineer\nsteps:\n  - display: "hi"\n'
+BAD = 'name: broken\ndescription: x\nowner: Engineer\nsteps:\n  - dispaly: "hi"\n'
+SLOW = 'name: slow\ndescription: x\nowner: Engineer\nsteps:\n  - display: "hi"\n    timeout: 600000\n'
+
+
+def project(tmp_path: Path, **playbooks: str) -> Path:
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    for name, text in playbooks.items():
+        (root / "playbooks" / name).write_text(text)
+    return root
+
+
+# -- the GitHub Action -------------------------------------------------------------------
+
+
+def _check_step() -> dict:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    [step] = [s for s in action["runs"]["steps"] if s.get("name") == "Check playbooks"]
+    return step
+
+
+def run_check_step(root: Path, **inputs: str) -> subprocess.CompletedProcess:
+    """The step's script as GitHub runs a bash step (`bash -eo pipefail`), its inputs in
+    the environment exactly as its `env:` maps them, catalyst from this checkout."""
+    step = _check_step()
+    defaults = {"paths": "", "strict": "false", "sarif": ""}
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR")}
+    for name, value in step["env"].items():
+        assert value.startswith("${{ inputs.") and value.endswith(" }}")
+        env[name] = {**defaults, **inputs}[value[len("${{ inputs.") : -3]]
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    script = root.parent / "step.sh"
+    script.write_text(step["run"])
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_action_inputs_never_enter_the_script_text() -> None:
+    step = _check_step()
+    assert "${{" not in step["run"]
+    assert set(yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]) == {"paths", "strict", "sarif", "working-directory"}
+
+
+def test_action_annotates_and_fails_on_errors(tmp_path: Path) -> None:
+    root = project(tmp_path, **{"broken.yaml": BAD, "hello.yaml": GOOD})
+    done = run_check_step(root, sarif="out.sarif")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("::error file=playbooks/broken.yaml,line=5,col=5,")
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(json.loads((root / "out.sarif").read_text()))
+
+
+def test_action_paths_and_strict(tmp_path: Path) -> None:
+    root = project(tmp_path, **{"broken.yaml": BAD, "slow.yaml": SLOW})
+    only_slow = run_check_step(root, paths="playbooks/slow.yaml")
+    assert only_slow.returncode == 0 and "::warning file=playbooks/slow.yaml,line=6," in only_slow.stdout
+    assert run_check_step(root, paths="playbooks/slow.yaml", strict="true").returncode == 1
+
+
+# -- pre-commit --------------------------------------------------------------------------
+
+
+def test_hook_definition_matches_playbook_directories_only() -> None:
+    import re
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["id"] == "catalyst-check" and hook["entry"] == "catalyst check"
+    files = re.compile(hook["files"])
+    assert files.search("playbooks/deploy.yaml") and files.search("sub/.xe/playbooks/x.md")
+    assert not files.search(".github/workflows/ci.yml") and not files.search("docs/guide.md")
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo(tmp_path: Path) -> None:
+    """The real pre-commit installs catalyst from this repository into its own
+    environment (from PyPI's packages) and runs the hook on a project's commit."""
+    pre_commit = shutil.which("pre-commit", path=str(BIN)) or shutil.which("pre-commit")
+    if pre_commit is None:
+        pytest.fail("pre-commit is not installed: pip install -e '.[test]'")
+    root = project(tmp_path, **{"hello.yaml": GOOD, "broken.yaml": BAD})
+    (root / "notes.yml").write_text("just: some yaml\n")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env.pop("GITHUB_ACTIONS", None)
+    subprocess.run(["git", "init", "-q", "."], cwd=root, check=True, env=env)
+    subprocess.run(["git", "add", "."], cwd=root, check=True, env=env)
+
+    def try_repo() -> subprocess.CompletedProcess:
+        return subprocess.run([pre_commit, "try-repo", str(ROOT), "catalyst-check", "--all-files"], cwd=root, env=env, capture_output=True, text=True, timeout=900)
+
+    failed = try_repo()
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "error[C404]: unknown action 'dispaly'" in failed.stdout
+    assert "notes.yml" not in failed.stdout
+    (root / "playbooks" / "broken.yaml").write_text(BAD.replace("dispaly", "display"))
+    subprocess.run(["git", "add", "."], cwd=root, check=True, env=env)
+    passed = try_repo()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "catalyst check" in passed.stdout and "Passed" in passed.stdout
