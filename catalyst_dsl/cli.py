@@ -169,6 +169,14 @@ def actions(name: str | None) -> None:
 
 
 @cli.command()
+def schema() -> None:
+    """Print the JSON Schema (2020-12) of YAML playbooks, for YAML tooling (docs/editors.md)."""
+    from importlib import resources
+
+    click.echo(resources.files("catalyst_dsl.schema").joinpath("playbook.schema.json").read_text(encoding="utf-8"), nl=False)
+
+
+@cli.command()
 def lsp() -> None:
     """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
     from catalyst_dsl.lsp.server import serve
