@@ -18,7 +18,8 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="How to print the findings.")
-def check(paths: tuple[str, ...], fmt: str) -> None:
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def check(paths: tuple[str, ...], fmt: str, no_cache: bool) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
@@ -29,7 +30,7 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line
 
     project, settings, files = _project_files(paths)
-    result = check_project(project, files, settings=settings)
+    result = check_project(project, files, settings=settings, cache=_check_cache(project, no_cache))
     here = os.getcwd()
     if fmt == "json":
         click.echo(render_json(result.diagnostics, files, relative_to=here), nl=False)
@@ -44,7 +45,8 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
 @cli.command("list")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def list_(paths: tuple[str, ...], as_json: bool) -> None:
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def list_(paths: tuple[str, ...], as_json: bool, no_cache: bool) -> None:
     """List the playbooks of the project with their metadata and the calls they make.
 
     PATHS default to the project's playbook directories. A file that does not compile is
@@ -54,7 +56,7 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
     from catalyst_dsl.report.listing import listing_json, listing_text
 
     project, settings, files = _project_files(paths)
-    result = check_project(project, files, settings=settings)
+    result = check_project(project, files, settings=settings, cache=_check_cache(project, no_cache))
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
     calls = {f: result.library.edges(f) for f in result.files}
@@ -80,6 +82,36 @@ def _project_files(paths: tuple[str, ...]):
     if not files:
         raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
     return project, sink.sorted(), files
+
+
+def _check_cache(project, no_cache: bool):
+    """The project's check cache, unless `--no-cache` or the `check-cache` setting says no."""
+    if no_cache:
+        return None
+    from catalyst_dsl.project.check_cache import CheckCache
+
+    return CheckCache.for_project(project)
+
+
+@cli.group()
+def cache() -> None:
+    """The check cache: each playbook's compiled result, kept by content (`cache-dir`)."""
+
+
+@cache.command("clean")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+def cache_clean(path: str | None) -> None:
+    """Remove the check cache of the project at PATH (default: here)."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.check_cache import clean
+    from catalyst_dsl.project.config import load_project
+
+    project = load_project(Path(path) if path else Path.cwd(), DiagnosticSink())
+    directory = project.resolve(project.config.cache_dir)
+    count = clean(directory)
+    click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
 
 
 @cli.command()

@@ -19,6 +19,12 @@ def _private_config_home(_config_home, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_config_home))
 
 
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path_factory, monkeypatch):
+    """The check cache's key is made in a cache directory of the tests' own, never in the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache-home"))
+
+
 @pytest.fixture
 def update_golden(request):
     return request.config.getoption("--update-golden")

@@ -45,9 +45,11 @@ class LibraryCheck:
         return any(d.severity.value == "error" for d in self.diagnostics)
 
 
-def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = ()) -> LibraryCheck:
+def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (), cache=None) -> LibraryCheck:
+    """`cache`: a `check_cache.CheckCache` to read unchanged files' results from (and to
+    keep new ones in); the findings are the same with it and without."""
     files = [absolute(f) for f in files]
-    library = Library(project, files, catalog)
+    library = Library(project, files, catalog, cache)
     sink = DiagnosticSink()
     with collector_tuned_for_checking():
         library.load_closure(files)

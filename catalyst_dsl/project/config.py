@@ -81,6 +81,10 @@ class ProjectConfig:
     #: A machine that cannot confine programs (no Landlock) fails their steps instead of
     #: running them with only the checks of their declared writes.
     require_confinement: bool = False
+    #: `catalyst check` keeps each file's compiled result here, by content (project-relative).
+    cache_dir: str = ".xe/cache"
+    #: False: `catalyst check` neither reads nor writes that cache (as `--no-cache`).
+    check_cache: bool = True
 
 
 @attrs.frozen
@@ -263,7 +267,7 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
     if key == "approvers" and any(not name.strip() or not re.fullmatch(r"[^\s\x00-\x1f\x7f]+", name) for name in value):
         return "setting 'approvers': an approver name is empty or holds spaces or control characters", "name approvers as their allowed-signers principals, e.g. \"ana@example.com\""
-    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values()),
+    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "cache-dir": lambda: [value], "aliases": lambda: list(value.values()),
                    "allowed-signers": lambda: [value]}
     for directory in directories.get(key, list)():
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):

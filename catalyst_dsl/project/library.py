@@ -45,9 +45,11 @@ class Edge:
 
 
 class Library:
-    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None) -> None:
+    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None, cache=None) -> None:
         self.project = project
         self.catalog = catalog or builtin_catalog()
+        #: A `check_cache.CheckCache` that files are read through, or None to compile each.
+        self.cache = cache
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = discover([d for d in dirs if os.path.isdir(d)])
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
@@ -64,7 +66,8 @@ class Library:
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
-            result = self._compiled[path] = compile_path(path, self.catalog)
+            compiled = compile_path(path, self.catalog) if self.cache is None else self.cache.compiled(path, self.catalog)
+            result = self._compiled[path] = compiled
         return result
 
     def loaded(self) -> dict[str, Compiled]:
