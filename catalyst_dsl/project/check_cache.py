@@ -180,25 +180,24 @@ class CheckCache:
                 return None
             source = SourceFile(path, text)
         playbook, diagnostics, calls = entry["playbook"], entry["diagnostics"], entry["calls"]
-        if playbook is not None and type(playbook) is not _registry()["nodes.Playbook"] or type(diagnostics) is not list or type(calls) is not list:
+        if playbook is not None and type(playbook) is not _registry()["Playbook"] or type(diagnostics) is not list or type(calls) is not list:
             raise CacheEntryError("an entry holds a playbook, its diagnostics and its calls")
         return Compiled(path, source, playbook, diagnostics, calls)
 
     def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:
-        encoder = _Encoder(path)
+        entry = {
+            "name": name,
+            "path": path,
+            "plugins": [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
+            "text": None if result.source is None else _text_form(data),
+            "playbook": result.playbook,
+            "diagnostics": result.diagnostics,
+            "calls": result.calls,
+        }
         try:
-            entry = {
-                "name": name,
-                "path": path,
-                "plugins": [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
-                "text": None if result.source is None else _text_form(data),
-                "playbook": encoder.value(result.playbook),
-                "diagnostics": encoder.value(result.diagnostics),
-                "calls": encoder.value(result.calls),
-            }
+            body = _Encoder(path).encode(entry)
         except CacheEntryError:
             return  # something this format does not hold: the file is simply compiled each time
-        body = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogatepass")
         seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
         target = self._entry(name)
         try:
@@ -326,19 +325,31 @@ def _classes() -> dict[str, type]:
     for module in (nodes, types, expr_ast):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__ and attrs.has(value):
-                found[f"{module.__name__.rsplit('.', 1)[1]}.{value.__name__}"] = value
+                found[value.__name__] = value
     for cls in (CallSite, model.Diagnostic, model.Label):
         found[cls.__name__] = cls
     return found
 
 
+@attrs.frozen
+class _Shape:
+    """How one class is kept: its fields (attribute, init argument) and which of them
+    JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]
+    tuples: tuple[int, ...]
+    nested_tuples: tuple[int, ...]
+    dicts: tuple[int, ...]
+    scalars: tuple[int, ...]
+
+
 _CLASSES: dict[str, type] | None = None
-_NAMES: dict[type, str] = {}
-#: Per class: the fields an entry holds, as (attribute name, init argument name).
-_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+_SHAPES: dict[type, _Shape] = {}
 #: Fields that are never kept: a template's map back into the YAML nodes serves the
 #: file's own checks, which a cached result has had already.
 _DROPPED = {"smap"}
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _registry() -> dict[str, type]:
@@ -346,38 +357,55 @@ def _registry() -> dict[str, type]:
     if _CLASSES is None:
         classes = _classes()
         for name, cls in classes.items():
-            _NAMES[cls] = name
-            _FIELDS[cls] = tuple((f.name, f.alias or f.name.lstrip("_")) for f in attrs.fields(cls) if f.init and f.name not in _DROPPED)
+            kept = [f for f in attrs.fields(cls) if f.init and f.name not in _DROPPED]
+            kinds = [str(f.type).replace("Optional[", "") for f in kept]
+            _SHAPES[cls] = _Shape(
+                name,
+                tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[")),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
+                tuple(i for i, k in enumerate(kinds) if k == "object"),
+            )
         _CLASSES = classes
     return _CLASSES
 
 
 class _Encoder:
-    """Values into JSON: objects as {"@": class, "f": [fields]}, tuples as {"t": [...]},
-    dicts as {"d": [[key, value], ...]}, spans of this file as {"s": [line, col, end line, end col]}."""
+    """The `default` of json.dumps, for what JSON has no form of: objects as
+    {"@": class, "f": [fields]}, spans of this file as {"s": [line, col, end line, end col]}
+    (another file's as {"S": [file, ...]}), dicts as {"d": [[key, value], ...]}, a
+    severity as {"v": [value]}. Tuples become arrays; the decoder knows which fields hold them."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         _registry()
 
-    def value(self, value):
-        if value is None or type(value) in (str, int, float, bool):
-            return value
+    def encode(self, value) -> bytes:
+        try:
+            text = json.dumps(value, default=self.default, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+        except RecursionError:
+            raise CacheEntryError("nested too deeply") from None
+        return text.encode("utf-8", "surrogatepass")
+
+    def default(self, value):
         kind = type(value)
-        if kind is list:
-            return [self.value(v) for v in value]
-        if kind is tuple:
-            return {"t": [self.value(v) for v in value]}
         if kind is Span:
             if value.file == self.path:
                 return {"s": [value.line, value.col, value.end_line, value.end_col]}
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
-        if kind is dict:
-            return {"d": [[self.value(k), self.value(v)] for k, v in value.items()]}
+        shape = _SHAPES.get(kind)
+        if shape is not None:
+            fields = [getattr(value, name) for name, _ in shape.fields]
+            for i in shape.dicts:
+                if fields[i] is not None:
+                    fields[i] = {"d": list(fields[i].items())}
+            for i in shape.scalars:
+                if type(fields[i]) not in _SCALARS and _SHAPES.get(type(fields[i])) is None:
+                    raise CacheEntryError(f"a {type(fields[i]).__name__} in {shape.name}")
+            return {"@": shape.name, "f": fields}
         if kind is Severity:
             return {"v": [value.value]}
-        if kind in _NAMES:
-            return {"@": _NAMES[kind], "f": [self.value(getattr(value, name)) for name, _ in _FIELDS[kind]]}
         raise CacheEntryError(f"cannot keep a {kind.__name__}")
 
 
@@ -392,11 +420,17 @@ class _Decoder:
     def hook(self, value: dict):
         if "@" in value:
             cls = self.classes[value["@"]]
-            fields = _FIELDS[cls]
+            shape = _SHAPES[cls]
             values = value["f"]
-            if len(value) != 2 or type(values) is not list or len(values) != len(fields):
-                raise CacheEntryError(f"{value['@']} has {len(fields)} fields")
-            return cls(**{init: v for (_, init), v in zip(fields, values)})
+            if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
+                raise CacheEntryError(f"{value['@']} has {len(shape.fields)} fields")
+            for i in shape.tuples:
+                if type(values[i]) is list:
+                    values[i] = tuple(values[i])
+            for i in shape.nested_tuples:
+                if values[i] is not None:
+                    values[i] = tuple(tuple(item) for item in values[i])
+            return cls(**{init: v for (_, init), v in zip(shape.fields, values)})
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()
@@ -404,8 +438,6 @@ class _Decoder:
             raise CacheEntryError("a tagged value holds a list")
         if tag == "s":
             return Span(self.path, *_ints(body, 4))
-        if tag == "t":
-            return tuple(body)
         if tag == "S":
             if len(body) != 5 or type(body[0]) is not str:
                 raise CacheEntryError("a span names its file")
