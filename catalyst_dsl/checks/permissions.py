@@ -210,11 +210,13 @@ class PermissionChecker:
         A program's write is never one: programs never write `.git`, grant or not (C824)."""
         from catalyst_dsl.paths import reserved
 
+        if not reserved.writes_git(write.glob.text):
+            return False  # the common case, decided by the text alone
         spec = self.catalog.get(write.step.action)
         if spec is not None and spec.shell_like:
             return False
         naming = [g for g in grants or () if reserved.names_git(g.text)]
-        return reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside"
+        return self.placement(naming, write.glob) == "outside"
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""

@@ -144,8 +144,10 @@ def _class_char(text: str, i: int, end: int) -> tuple[int | None, int]:
     return ord(text[i]), i + 1
 
 
+@functools.lru_cache(maxsize=65536)
 def _literal_text(tokens: tuple[Token, ...]) -> str | None:
-    """The one text a segment matches, or None when it has a wildcard."""
+    """The one text a segment matches, or None when it has a wildcard. Remembered: the
+    patterns of a library share most of their segments."""
     chars = []
     for token in tokens:
         if token is STAR or len(token) != 1 or token[0][0] != token[0][1]:  # type: ignore[arg-type]
@@ -407,6 +409,9 @@ def glob_from_template(text: str) -> str:
     return _convert_template(text)[0]
 
 
+_SPECIAL = re.compile(r"[\\{$*]")
+
+
 def _convert_template(text: str) -> tuple[str, list[int]]:
     """The glob text and, for each of its characters (and its end), the offset in `text`."""
     out: list[str] = []
@@ -416,6 +421,16 @@ def _convert_template(text: str) -> tuple[str, list[int]]:
     last_star: Literal["template", "written"] | None = None
     i, n = 0, len(text)
     while i < n:
+        plain = _SPECIAL.search(text, i)
+        stop = n if plain is None else plain.start()
+        if stop > i:
+            # A run of ordinary characters is copied whole (never a `*`, so the merging
+            # of stars below, which looks at single `*` items, is not affected).
+            out.append(text[i:stop])
+            origin.extend(range(i, stop))
+            last_star = None
+            i = stop
+            continue
         if text[i] == "\\":
             # An escape pair is copied whole: `\{{` keeps its meaning of literal braces.
             out.append(text[i : i + 2])
