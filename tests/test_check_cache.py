@@ -104,7 +104,9 @@ def test_a_damaged_entry_is_ignored_and_replaced(tmp_path: Path) -> None:
     plain, count = check(root, new_cache(root))
     damaged = entries(root)
     damaged[0].write_bytes(damaged[0].read_bytes()[:-40])  # truncated
-    damaged[1].write_bytes(damaged[1].read_bytes().replace(b'"C', b'"D', 1))  # edited: the seal fails
+    edited = bytearray(damaged[1].read_bytes())
+    edited[-20] ^= 1  # one bit of the body: the seal fails
+    damaged[1].write_bytes(bytes(edited))
     damaged[2].write_bytes(b"\x00" * 10)
     warm = new_cache(root)
     assert check(root, warm)[0] == plain
@@ -197,6 +199,7 @@ def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, 
     key = home / ".cache" / "catalyst" / "cache-key"
     assert key.stat().st_mode & 0o777 == 0o600
     assert runner.invoke(cli, ["check", "--no-cache"]).output == cold.output
+    assert runner.invoke(cli, ["list", "--json"]).output == runner.invoke(cli, ["list", "--json", "--no-cache"]).output
     listed = runner.invoke(cli, ["cache", "clean"])
     assert listed.exit_code == 0 and "removed 4 cached result(s)" in listed.output
     assert not (root / ".xe" / "cache").exists()
@@ -220,4 +223,14 @@ def test_a_key_others_can_read_turns_the_cache_off(tmp_path: Path, monkeypatch: 
     (user_cache_dir() / "cache-key").chmod(0o644)
     assert cache_key() is None
     root = library(tmp_path / "project", 2)
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_cache_folder_linked_out_of_the_project_is_not_used(tmp_path: Path) -> None:
+    root = library(tmp_path / "project", 2)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".xe").mkdir()
+    (root / ".xe" / "cache").symlink_to(outside)
     assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None

@@ -129,8 +129,12 @@ class CheckCache:
         """The project's cache, or None when the settings turn it off or no key can be made."""
         if not project.config.check_cache:
             return None
+        directory = project.resolve(project.config.cache_dir)
+        root = Path(project.root).resolve()
+        if not directory.resolve().is_relative_to(root):
+            return None  # a link out of the project: entries are written only inside it
         key = cache_key()
-        return None if key is None else cls(project.resolve(project.config.cache_dir), key)
+        return None if key is None else cls(directory, key)
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
         data = read_playbook(path)
