@@ -133,10 +133,12 @@ def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
         full = str(root / "playbooks" / path)
         name_of[path] = hashlib.sha256(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), hashlib.sha256(data).hexdigest().encode())).hexdigest()
     donor_raw = cache._entry(name_of[donor]).read_bytes()
-    body = json.loads(donor_raw.split(b"\n", 2)[2])
-    body["name"], body["path"] = name_of[victim], str(root / "playbooks" / victim)
-    body["text"] = _text_form((root / "playbooks" / victim).read_bytes())
-    text = json.dumps(body).replace(str(root / "playbooks" / donor), str(root / "playbooks" / victim)).encode()
+    head, rest = donor_raw.split(b"\n", 2)[2].split(b"\n", 1)
+    head = json.loads(head)
+    head[0], head[1] = name_of[victim], str(root / "playbooks" / victim)
+    head[3] = _text_form((root / "playbooks" / victim).read_bytes())
+    rest = rest.replace(str(root / "playbooks" / donor).encode(), str(root / "playbooks" / victim).encode())
+    text = json.dumps(head).encode() + b"\n" + rest
     seal = hmac.new(key, text, hashlib.sha256).hexdigest().encode()
     cache._entry(name_of[victim]).write_bytes(MAGIC + seal + b"\n" + text)
 
@@ -144,7 +146,8 @@ def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
 def test_a_forged_entry_cannot_hide_findings(tmp_path: Path) -> None:
     """An entry claiming the broken playbook is clean is ignored unless sealed with the user's key."""
     root = library(tmp_path / "project", 3)
-    (root / "playbooks" / "broken.yaml").write_text(BROKEN.replace("\n  - display", "\n  - display: ok\n  - display"))
+    # Longer than the donor, so that the donor's positions fit in it.
+    (root / "playbooks" / "broken.yaml").write_text(BROKEN + "# " + "padding " * 400 + "\n")
     plain, count = check(root, new_cache(root))
     assert "C813" in plain
     forge(root, "broken.yaml", "flow-2.yaml", b"k" * 32)

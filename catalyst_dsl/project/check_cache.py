@@ -171,36 +171,34 @@ class CheckCache:
         seal, _, body = raw[len(MAGIC):].partition(b"\n")
         if not hmac.compare_digest(seal, hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()):
             return None
-        entry = json.loads(body, object_hook=_Decoder(path).hook)
-        if not isinstance(entry, dict) or entry.get("name") != name or entry.get("path") != path:
+        header, _, rest = body.partition(b"\n")
+        head = json.loads(header)
+        if type(head) is not list or len(head) != 4 or head[0] != name or head[1] != path:
             return None
-        plugins = entry["plugins"]
+        _, _, plugins, form = head
         if type(plugins) is not list or any(_plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)):
             return None
         source = None
-        if entry["text"] is not None:
-            text = _text(data, entry["text"])
+        if form is not None:
+            text = _text(data, form)
             if text is None:
                 return None
             source = SourceFile(path, text)
+        entry = json.loads(rest, object_hook=_Decoder(path, source).hook)
+        if type(entry) is not dict:
+            return None
         playbook, diagnostics, calls = entry["playbook"], entry["diagnostics"], entry["calls"]
         if playbook is not None and type(playbook) is not _registry()["Playbook"] or type(diagnostics) is not list or type(calls) is not list:
             raise CacheEntryError("an entry holds a playbook, its diagnostics and its calls")
         return Compiled(path, source, playbook, diagnostics, calls)
 
     def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:
-        entry = {
-            "name": name,
-            "path": path,
-            "plugins": [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
-            "text": None if result.source is None else _text_form(data),
-            "playbook": result.playbook,
-            "diagnostics": result.diagnostics,
-            "calls": result.calls,
-        }
+        head = [name, path, [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
+                None if result.source is None else _text_form(data)]
+        entry = {"playbook": result.playbook, "diagnostics": result.diagnostics, "calls": result.calls}
         try:
-            body = _Encoder(path).encode(entry)
-        except CacheEntryError:
+            body = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + _Encoder(path, result.source).encode(entry)
+        except (CacheEntryError, UnicodeEncodeError):
             return  # something this format does not hold: the file is simply compiled each time
         seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
         target = self._entry(name)
@@ -381,8 +379,9 @@ class _Encoder:
     (another file's as {"S": [file, ...]}), dicts as {"d": [[key, value], ...]}, a
     severity as {"v": [value]}. Tuples become arrays; the decoder knows which fields hold them."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
+        self.source = source
         _registry()
 
     def encode(self, value) -> bytes:
@@ -395,6 +394,8 @@ class _Encoder:
     def default(self, value):
         kind = type(value)
         if kind is Span:
+            if value._source is not None and value._source is self.source:
+                return {"o": [value._start, value._end]}  # not positioned yet: kept as offsets
             if value.file == self.path:
                 return {"s": [value.line, value.col, value.end_line, value.end_col]}
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
@@ -417,8 +418,9 @@ class _Decoder:
     """The reverse of `_Encoder`, run by the JSON parser on each object as it is read:
     only the classes of `_classes`, each with exactly its own fields."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
+        self.source = source
         self.classes = _registry()
 
     def hook(self, value: dict):
@@ -440,6 +442,10 @@ class _Decoder:
         (tag, body), = value.items()
         if type(body) is not list:
             raise CacheEntryError("a tagged value holds a list")
+        if tag == "o":
+            if self.source is None or len(body) != 2 or not 0 <= body[0] <= body[1] <= len(self.source.text):
+                raise CacheEntryError("offsets into the file's text")
+            return self.source.span(body[0], body[1])
         if tag == "s":
             return Span(self.path, *_ints(body, 4))
         if tag == "S":
