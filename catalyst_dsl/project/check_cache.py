@@ -26,10 +26,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import operator
 import os
 import secrets
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -123,6 +123,7 @@ class CheckCache:
         self.hits = 0
         self.misses = 0
         self._ready = False
+        self._shards: set[str] = set()
 
     @classmethod
     def for_project(cls, project) -> CheckCache | None:
@@ -204,8 +205,12 @@ class CheckCache:
         target = self._entry(name)
         try:
             self._prepare()
-            target.parent.mkdir(exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+            if target.parent.name not in self._shards:
+                target.parent.mkdir(exist_ok=True)
+                self._shards.add(target.parent.name)
+            # Named by process and entry: two checks never share a temporary file.
+            temporary = target.parent / f".tmp-{os.getpid()}-{target.name}"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(MAGIC + seal + b"\n" + body)
@@ -345,9 +350,20 @@ class _Shape:
     dicts: tuple[int, ...]
     scalars: tuple[int, ...]
 
+    def read(self, value) -> list:
+        """The values of the kept fields, in order."""
+        if len(self.fields) == 1:
+            return [getattr(value, self.fields[0][0])]
+        return list(self._getter(value)) if self.fields else []
+
+    @property
+    def _getter(self):
+        return _GETTERS[self.name]
+
 
 _CLASSES: dict[str, type] | None = None
 _SHAPES: dict[type, _Shape] = {}
+_GETTERS: dict[str, operator.attrgetter] = {}
 #: Fields that are never kept: a template's map back into the YAML nodes serves the
 #: file's own checks, which a cached result has had already.
 _DROPPED = {"smap"}
@@ -369,6 +385,8 @@ def _registry() -> dict[str, type]:
                 tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
                 tuple(i for i, k in enumerate(kinds) if k == "object"),
             )
+            if len(kept) > 1:
+                _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
         _CLASSES = classes
     return _CLASSES
 
@@ -401,7 +419,7 @@ class _Encoder:
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
         shape = _SHAPES.get(kind)
         if shape is not None:
-            fields = [getattr(value, name) for name, _ in shape.fields]
+            fields = shape.read(value)
             for i in shape.dicts:
                 if fields[i] is not None:
                     fields[i] = {"d": list(fields[i].items())}
