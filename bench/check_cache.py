@@ -1,6 +1,6 @@
 """Benchmark: `catalyst check` of a generated library, whole process, cold and warm.
 
-Usage: python bench/check_cache.py [N] [ROUNDS]   (default 200 playbooks, 5 rounds)
+Usage: python bench/check_cache.py [N] [ROUNDS] [BASELINE]   (default 200 playbooks, 5 rounds)
 
 Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) into a
 temporary project, then runs, ROUNDS times and interleaved so that load on the machine
@@ -8,7 +8,9 @@ hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
 `catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
 every entry read). Each figure is the child process's CPU time (user + system) and its
 peak memory (max RSS), as min / median / max. The user's cache key is made in a
-temporary XDG_CACHE_HOME, not in yours.
+temporary XDG_CACHE_HOME, not in yours. BASELINE, a directory holding another build's
+`catalyst_dsl` package (such as a copy of an older checkout), adds its `catalyst check`
+to each round, run the same way with that directory first on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -56,7 +58,14 @@ def main() -> None:
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
         measure(["check", "--no-cache"], root, env)  # the first run pays for .pyc files; not counted
         kinds: dict[str, list[tuple[float, float, float]]] = {"no cache": [], "cold": [], "warm": []}
+        baseline = None
+        if len(sys.argv) > 3:
+            baseline = {**env, "PYTHONPATH": os.pathsep.join([str(Path(sys.argv[3]).resolve()), env["PYTHONPATH"]])}
+            kinds["baseline"] = []
+            measure(["check"], root, baseline)  # its first run writes its .pyc files; not counted
         for _ in range(rounds):
+            if baseline is not None:
+                kinds["baseline"].append(measure(["check"], root, baseline))
             kinds["no cache"].append(measure(["check", "--no-cache"], root, env))
             measure(["cache", "clean"], root, env)
             kinds["cold"].append(measure(["check"], root, env))

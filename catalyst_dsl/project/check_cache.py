@@ -119,7 +119,7 @@ class CheckCache:
         self.directory = Path(directory)
         self._key = key
         self._fingerprint = fingerprint or code_fingerprint()
-        #: How many results were read from entries and how many were compiled, for tests and --verbose.
+        #: How many results were read from entries and how many were compiled (tests, benchmarks).
         self.hits = 0
         self.misses = 0
         self._ready = False
@@ -393,7 +393,8 @@ def _registry() -> dict[str, type]:
 
 class _Encoder:
     """The `default` of json.dumps, for what JSON has no form of: objects as
-    {"@": class, "f": [fields]}, spans of this file as {"s": [line, col, end line, end col]}
+    {"@": class, "f": [fields]}, spans of this file not yet positioned as {"o": [start, end]}
+    (offsets into its text), positioned ones as {"s": [line, col, end line, end col]}
     (another file's as {"S": [file, ...]}), dicts as {"d": [[key, value], ...]}, a
     severity as {"v": [value]}. Tuples become arrays; the decoder knows which fields hold them."""
 
