@@ -413,8 +413,9 @@ class _Encoder:
     def default(self, value):
         kind = type(value)
         if kind is Span:
-            if value._source is not None and value._source is self.source:
-                return {"o": [value._start, value._end]}  # not positioned yet: kept as offsets
+            offsets = value.offsets_in(self.source)
+            if offsets is not None:
+                return {"o": offsets}  # not positioned yet: kept as offsets
             if value.file == self.path:
                 return {"s": [value.line, value.col, value.end_line, value.end_col]}
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}

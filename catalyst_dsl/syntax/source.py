@@ -22,30 +22,32 @@ class Span:
     and immutable, like the attrs class it replaces.
     """
 
-    __slots__ = ("file", "_source", "_start", "_end", "_position")
+    #: `_at` is (line, col, end line, end col) once positioned, (source, start, end) before.
+    __slots__ = ("file", "_at")
 
     def __init__(self, file: str, line: int, col: int, end_line: int, end_col: int) -> None:
         object.__setattr__(self, "file", file)
-        object.__setattr__(self, "_source", None)
-        object.__setattr__(self, "_position", (line, col, end_line, end_col))
+        object.__setattr__(self, "_at", (line, col, end_line, end_col))
 
     @classmethod
     def _within(cls, source: SourceFile, start: int, end: int) -> Span:
         span = object.__new__(cls)
         object.__setattr__(span, "file", source.path)
-        object.__setattr__(span, "_source", source)
-        object.__setattr__(span, "_start", start)
-        object.__setattr__(span, "_end", end)
-        object.__setattr__(span, "_position", None)
+        object.__setattr__(span, "_at", (source, start, end))
         return span
 
     def _where(self) -> tuple[int, int, int, int]:
-        found = self._position
-        if found is None:
-            found = (*self._source.position(self._start), *self._source.position(self._end))
-            object.__setattr__(self, "_position", found)
-            object.__setattr__(self, "_source", None)  # the text is not needed any more
-        return found
+        at = self._at
+        if len(at) == 3:
+            source, start, end = at
+            at = (*source.position(start), *source.position(end))
+            object.__setattr__(self, "_at", at)  # the text is not needed any more
+        return at
+
+    def offsets_in(self, source: SourceFile) -> tuple[int, int] | None:
+        """The span's offsets into `source`, while it has not been positioned; else None."""
+        at = self._at
+        return (at[1], at[2]) if len(at) == 3 and at[0] is source else None
 
     line = property(lambda self: self._where()[0])
     col = property(lambda self: self._where()[1])
