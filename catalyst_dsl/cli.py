@@ -26,7 +26,8 @@ def cli() -> None:
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only what fails the check (errors; warnings too with --strict) and the summary.")
-def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool) -> None:
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no_cache: bool) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
@@ -42,7 +43,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool) ->
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     project, settings, files, scanned = _project_files(paths)
-    result = check_project(project, files, settings=settings, scanned=scanned)
+    result = check_project(project, files, settings=settings, scanned=scanned, cache=_check_cache(project, no_cache))
     sources = result.sources
     diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
@@ -70,7 +71,8 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool) ->
 @cli.command("list")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def list_(paths: tuple[str, ...], as_json: bool) -> None:
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def list_(paths: tuple[str, ...], as_json: bool, no_cache: bool) -> None:
     """List the playbooks of the project with their metadata and the calls they make.
 
     PATHS default to the project's playbook directories. A file that does not compile is
@@ -80,7 +82,7 @@ def list_(paths: tuple[str, ...], as_json: bool) -> None:
     from catalyst_dsl.report.listing import listing_json, listing_text
 
     project, settings, files, scanned = _project_files(paths)
-    result = check_project(project, files, settings=settings, scanned=scanned)
+    result = check_project(project, files, settings=settings, scanned=scanned, cache=_check_cache(project, no_cache))
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
     calls = {f: result.library.edges(f) for f in result.files}
@@ -114,6 +116,36 @@ def _project_files(paths: tuple[str, ...]):
     named = {os.path.abspath(p) for p in targets if not os.path.isdir(p)}
     scanned = frozenset(f for f in files if os.path.abspath(f) not in named)
     return project, sink.sorted(), files, scanned
+
+
+def _check_cache(project, no_cache: bool):
+    """The project's check cache, unless `--no-cache` or the `check-cache` setting says no."""
+    if no_cache:
+        return None
+    from catalyst_dsl.project.check_cache import CheckCache
+
+    return CheckCache.for_project(project)
+
+
+@cli.group()
+def cache() -> None:
+    """The check cache: each playbook's compiled result, kept by content (`cache-dir`)."""
+
+
+@cache.command("clean")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+def cache_clean(path: str | None) -> None:
+    """Remove the check cache of the project at PATH (default: here)."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.check_cache import clean
+    from catalyst_dsl.project.config import load_project
+
+    project = load_project(Path(path) if path else Path.cwd(), DiagnosticSink())
+    directory = project.resolve(project.config.cache_dir)
+    count = clean(directory)
+    click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
 
 
 @cli.command()

@@ -88,6 +88,12 @@ def _too_large(path: str, size: int | None) -> Compiled:
 
 
 def compile_path(path: str, catalog: Catalog | None = None) -> Compiled:
+    data = read_playbook(path)
+    return data if isinstance(data, Compiled) else compile_bytes(data, path, catalog)
+
+
+def read_playbook(path: str) -> bytes | Compiled:
+    """The file's bytes, or its C001/C015 result when it cannot be read or is too large."""
     try:
         with open(path, "rb") as handle:
             # Never read more than one byte past the limit: a huge file costs nothing.
@@ -102,7 +108,7 @@ def compile_path(path: str, catalog: Catalog | None = None) -> Compiled:
         # A pipe or device has no meaningful size: then all that is known is "too large".
         size = stat.st_size if stat.st_size >= len(data) else None
         return _too_large(path, size)
-    return compile_bytes(data, path, catalog)
+    return data
 
 
 @contextlib.contextmanager

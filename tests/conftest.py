@@ -1,5 +1,7 @@
 """Test options: `--update-golden` rewrites expected files instead of comparing."""
 
+from pathlib import Path
+
 import pytest
 
 
@@ -17,6 +19,23 @@ def _private_config_home(_config_home, monkeypatch):
     """Run keys (which seal snapshots) are made in a config directory of the tests' own,
     never in the user's."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_config_home))
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path_factory, monkeypatch):
+    """The check cache's key is made in a cache directory of the tests' own, never in the
+    user's; projects inside this checkout (the golden cases, the sample playbooks) are
+    checked without the cache, so the tests never write into the source tree."""
+    from catalyst_dsl.project.check_cache import CheckCache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache-home"))
+    for_project = CheckCache.for_project.__func__
+    checkout = Path(__file__).resolve().parents[1]
+
+    def outside_the_checkout(cls, project):
+        return None if Path(project.root).resolve().is_relative_to(checkout) else for_project(cls, project)
+
+    monkeypatch.setattr(CheckCache, "for_project", classmethod(outside_the_checkout))
 
 
 @pytest.fixture

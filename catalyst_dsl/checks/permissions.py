@@ -53,6 +53,8 @@ class PermissionChecker:
         self.catalog: Catalog = library.catalog
         self.sink = sink
         self._writes: dict[str, list[Write]] = {}
+        #: What was wrong with each playbook's writes, reported when that file is checked.
+        self._write_problems: dict[str, list] = {}
         self._placements: dict[tuple[tuple[str, ...], str], str] = {}
 
     def placement(self, grants: list[Glob], glob: Glob) -> str:
@@ -68,27 +70,32 @@ class PermissionChecker:
     # -- what a playbook writes -----------------------------------------------------------------
 
     def writes(self, path: str, report: bool = False) -> list[Write]:
-        """Every write of the playbook in `path`; bad paths are reported when `report`."""
-        if path in self._writes and not report:
-            return self._writes[path]
-        pb = self.library.compiled(path).playbook
-        found = [] if pb is None else [w for step in ir.all_steps(pb) for w in self._step_writes(step, report)]
-        self._writes[path] = found
+        """Every write of the playbook in `path`, worked out once however many playbooks
+        call it; bad paths are reported when `report` (the file's own check)."""
+        found = self._writes.get(path)
+        if found is None:
+            pb = self.library.compiled(path).playbook
+            problems = DiagnosticSink()
+            found = [] if pb is None else [w for step in ir.all_steps(pb) for w in self._step_writes(step, problems)]
+            self._writes[path] = found
+            self._write_problems[path] = problems.items
+        if report:
+            self.sink.extend(self._write_problems[path])
         return found
 
-    def _step_writes(self, step: ir.Step, report: bool) -> Iterator[Write]:
+    def _step_writes(self, step: ir.Step, report: DiagnosticSink | None) -> Iterator[Write]:
         spec = self.catalog.get(step.action)
         if spec is None or not step.known:
             return
         if spec.shell_like:
             if not step.writes_declared:
-                if report:
-                    self.sink.report("C817", f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
+                if report is not None:
+                    report.report("C817", f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
                 yield Write(step, None, "", step.action_span or step.span)
             for value in step.writes:
                 for write in self._paths(step, value, report):
-                    if report:
-                        self._never_writable(write)
+                    if report is not None:
+                        self._never_writable(write, report)
                     yield write
             return
         for decl in spec.writes:
@@ -101,14 +108,14 @@ class PermissionChecker:
             for item in items:
                 yield from self._paths(step, item, report)
 
-    def _paths(self, step: ir.Step, value: ir.Value, report: bool) -> Iterator[Write]:
+    def _paths(self, step: ir.Step, value: ir.Value, report: DiagnosticSink | None) -> Iterator[Write]:
         text = path_text(value)
         if text is None:
             return
         placed = place(text)
         if placed.problem is not None:
-            if report:
-                self.sink.report("C812", f"cannot write to '{text}': {placed.problem}", value.span, help="write into the project or to temp://")
+            if report is not None:
+                report.report("C812", f"cannot write to '{text}': {placed.problem}", value.span, help="write into the project or to temp://")
             return
         pattern = placed.path
         if pattern is None:
@@ -119,12 +126,12 @@ class PermissionChecker:
             glob = Glob.from_template(pattern)
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
-            if report and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
-                self.sink.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
+            if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
+                report.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
             return
         yield Write(step, glob, text, value.span)
 
-    def _never_writable(self, write: Write) -> None:
+    def _never_writable(self, write: Write, sink: DiagnosticSink) -> None:
         """C824: a program's declared write inside `.git/` or the state directory, which its
         confinement never grants (docs/running.md, "Programs are confined")."""
         from catalyst_dsl.paths.globs import fixed_prefix
@@ -133,7 +140,7 @@ class PermissionChecker:
         state_dir = self.library.project.config.state_dir.strip("/")
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
-                self.sink.report("C824", f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
+                sink.report("C824", f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
                                  write.span, help="write somewhere else, or use the built-in action made for it (git-commit, file-write)")
                 return
 
@@ -203,11 +210,13 @@ class PermissionChecker:
         A program's write is never one: programs never write `.git`, grant or not (C824)."""
         from catalyst_dsl.paths import reserved
 
+        if not reserved.writes_git(write.glob.text):
+            return False  # the common case, decided by the text alone
         spec = self.catalog.get(write.step.action)
         if spec is not None and spec.shell_like:
             return False
         naming = [g for g in grants or () if reserved.names_git(g.text)]
-        return reserved.writes_git(write.glob.text) and self.placement(naming, write.glob) == "outside"
+        return self.placement(naming, write.glob) == "outside"
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
@@ -230,7 +239,7 @@ class PermissionChecker:
         tagged: list[tuple[int, Write]] = []
         for index, branch in enumerate(body.steps):
             for step in ir.steps_within(branch):
-                tagged += [(index, w) for w in self._step_writes(step, report=False) if w.glob is not None]
+                tagged += [(index, w) for w in self._step_writes(step, None) if w.glob is not None]
         reported: set[tuple[int, int]] = set()
         from catalyst_dsl.paths.globs import find_overlaps
 

@@ -26,7 +26,9 @@ PLAIN_CHAR: Final[Spans] = ((0, DOT - 1), (SLASH + 1, MAX_CODE))  # neither `.` 
 READABLE: Final = "xabcdefghijklmnopqrstuvwyz0123456789_-"
 
 
+@functools.lru_cache(maxsize=4096)
 def single(char: str) -> Spans:
+    # One shared tuple per character: a library's patterns hold tens of thousands.
     return ((ord(char), ord(char)),)
 
 

@@ -144,8 +144,10 @@ def _class_char(text: str, i: int, end: int) -> tuple[int | None, int]:
     return ord(text[i]), i + 1
 
 
+@functools.lru_cache(maxsize=65536)
 def _literal_text(tokens: tuple[Token, ...]) -> str | None:
-    """The one text a segment matches, or None when it has a wildcard."""
+    """The one text a segment matches, or None when it has a wildcard. Remembered: the
+    patterns of a library share most of their segments."""
     chars = []
     for token in tokens:
         if token is STAR or len(token) != 1 or token[0][0] != token[0][1]:  # type: ignore[arg-type]
@@ -191,8 +193,16 @@ class Glob:
     #: Canonical text: `./a//b/` and `a/b/**` share one.
     key: str
     segments: tuple[Segment, ...] = attrs.field(eq=False, repr=False)
-    nfa: Nfa = attrs.field(eq=False, repr=False)
     _shape: _Shape = attrs.field(eq=False, repr=False)
+    #: The automaton, built on first use: most write patterns are placed by their text
+    #: alone (a plain `dir/**` grant), so most never need one.
+    _built: list = attrs.field(factory=list, eq=False, repr=False)
+
+    @property
+    def nfa(self) -> Nfa:
+        if not self._built:
+            self._built.append(build_nfa(self.segments))
+        return self._built[0]
 
     @classmethod
     def compile(cls, text: str) -> Glob:
@@ -203,14 +213,11 @@ class Glob:
     def from_template(cls, text: str) -> Glob:
         """A glob from a written path whose `{{ }}` / `${{ }}` parts are unknown.
 
-        GlobError offsets point into `text`, not into the converted glob.
+        GlobError offsets point into `text`, not into the converted glob. Compiled once
+        per text: a library repeats its patterns (a called playbook's writes are placed
+        against every caller's grants).
         """
-        glob_text, origin = _convert_template(text)
-        try:
-            glob = _compile(glob_text)
-        except GlobError as error:
-            raise GlobError(error.message, origin[error.offset]) from None
-        return attrs.evolve(glob, text=text)
+        return _from_template(text)
 
     def matches(self, path: str) -> bool:
         """Whether the pattern names `path` (normalised first; non-project paths never match)."""
@@ -226,7 +233,18 @@ class Glob:
 @functools.lru_cache(maxsize=16384)
 def _compile(text: str) -> Glob:
     segments = _parse(text)
-    return Glob(text, _render(segments), segments, build_nfa(segments), _Shape.of(segments))
+    return Glob(text, _render(segments), segments, _Shape.of(segments))
+
+
+@functools.lru_cache(maxsize=16384)
+def _from_template(text: str) -> Glob:
+    glob_text, origin = _convert_template(text)
+    try:
+        glob = _compile(glob_text)
+    except GlobError as error:
+        raise GlobError(error.message, origin[error.offset]) from None
+    # The automaton is shared with the converted text's glob: it depends on segments only.
+    return Glob(text, glob.key, glob.segments, glob._shape, glob._built)
 
 
 @attrs.frozen
@@ -391,6 +409,9 @@ def glob_from_template(text: str) -> str:
     return _convert_template(text)[0]
 
 
+_SPECIAL = re.compile(r"[\\{$*]")
+
+
 def _convert_template(text: str) -> tuple[str, list[int]]:
     """The glob text and, for each of its characters (and its end), the offset in `text`."""
     out: list[str] = []
@@ -400,6 +421,16 @@ def _convert_template(text: str) -> tuple[str, list[int]]:
     last_star: Literal["template", "written"] | None = None
     i, n = 0, len(text)
     while i < n:
+        plain = _SPECIAL.search(text, i)
+        stop = n if plain is None else plain.start()
+        if stop > i:
+            # A run of ordinary characters is copied whole (never a `*`, so the merging
+            # of stars below, which looks at single `*` items, is not affected).
+            out.append(text[i:stop])
+            origin.extend(range(i, stop))
+            last_star = None
+            i = stop
+            continue
         if text[i] == "\\":
             # An escape pair is copied whole: `\{{` keeps its meaning of literal braces.
             out.append(text[i : i + 2])

@@ -91,6 +91,10 @@ class ProjectConfig:
     severity: dict[str, str] = attrs.field(factory=dict)
     #: Globs (docs/globs.md) of project paths `catalyst check` and `list` never read.
     exclude: tuple[str, ...] = ()
+    #: `catalyst check` keeps each file's compiled result here, by content (project-relative).
+    cache_dir: str = ".xe/cache"
+    #: False: `catalyst check` neither reads nor writes that cache (as `--no-cache`).
+    check_cache: bool = True
 
 
 @attrs.frozen
@@ -282,7 +286,7 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
     rule = _rule_problem(key, value)
     if rule is not None:
         return rule
-    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "aliases": lambda: list(value.values()),
+    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "cache-dir": lambda: [value], "aliases": lambda: list(value.values()),
                    "allowed-signers": lambda: [value]}
     for directory in directories.get(key, list)():
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):

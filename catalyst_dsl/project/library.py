@@ -46,11 +46,13 @@ class Edge:
 
 class Library:
     def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None,
-                 overlay: dict[str, bytes] | None = None) -> None:
+                 overlay: dict[str, bytes] | None = None, cache=None) -> None:
         self.project = project
         #: Text to check instead of what is on disk, by absolute path (an editor's unsaved buffers).
         self.overlay = {absolute(p): data for p, data in (overlay or {}).items()}
         self.catalog = catalog or builtin_catalog()
+        #: A `check_cache.CheckCache` that files are read through, or None to compile each.
+        self.cache = cache
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = discover([d for d in dirs if os.path.isdir(d)])
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
@@ -67,10 +69,11 @@ class Library:
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
-            if path in self.overlay:
+            if path in self.overlay:  # an editor's buffer is never cached
                 result = self._compiled[path] = compile_bytes(self.overlay[path], path, self.catalog)
             else:
-                result = self._compiled[path] = compile_path(path, self.catalog)
+                compiled = compile_path(path, self.catalog) if self.cache is None else self.cache.compiled(path, self.catalog)
+                result = self._compiled[path] = compiled
         return result
 
     def loaded(self) -> dict[str, Compiled]:

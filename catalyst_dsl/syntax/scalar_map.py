@@ -64,9 +64,9 @@ class ScalarMap:
 
     def __init__(self, node: YScalar) -> None:
         self.node = node
-        self._offsets: list[int] | None = None
+        self._offsets: list[int] | range | None = None
 
-    def _build(self) -> list[int]:
+    def _build(self) -> list[int] | range:
         node = self.node
         value = node.text
         start = node.start
@@ -74,8 +74,8 @@ class ScalarMap:
         if node.style in ("'", '"'):
             raw = raw[1:-1]
             start += 1
-        if raw == value:  # the common case: a plain one-line scalar
-            return [start + i for i in range(len(value) + 1)]
+        if raw == value:  # the common case: a plain one-line scalar (a range: no list kept per scalar)
+            return range(start, start + len(value) + 1)
         units = _units(raw, node.style)
         offsets: list[int] = []
         u = 0

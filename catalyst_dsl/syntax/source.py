@@ -13,15 +13,80 @@ import attrs
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-@attrs.frozen(order=True)
 class Span:
-    """A range in a file: 1-based lines and columns, end-exclusive."""
+    """A range in a file: 1-based lines and columns, end-exclusive.
 
-    file: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
+    A span made by `SourceFile.span` keeps its two offsets and works out its lines and
+    columns when first asked: a check makes a span for every node, and only the few that
+    end up in a diagnostic are ever shown. Equal, ordered and hashed by file and position,
+    and immutable, like the attrs class it replaces.
+    """
+
+    #: `_at` is (line, col, end line, end col) once positioned, (source, start, end) before.
+    __slots__ = ("file", "_at")
+
+    def __init__(self, file: str, line: int, col: int, end_line: int, end_col: int) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "_at", (line, col, end_line, end_col))
+
+    @classmethod
+    def _within(cls, source: SourceFile, start: int, end: int) -> Span:
+        span = object.__new__(cls)
+        object.__setattr__(span, "file", source.path)
+        object.__setattr__(span, "_at", (source, start, end))
+        return span
+
+    def _where(self) -> tuple[int, int, int, int]:
+        at = self._at
+        if len(at) == 3:
+            source, start, end = at
+            at = (*source.position(start), *source.position(end))
+            object.__setattr__(self, "_at", at)  # the text is not needed any more
+        return at
+
+    def offsets_in(self, source: SourceFile) -> tuple[int, int] | None:
+        """The span's offsets into `source`, while it has not been positioned; else None."""
+        at = self._at
+        return (at[1], at[2]) if len(at) == 3 and at[0] is source else None
+
+    line = property(lambda self: self._where()[0])
+    col = property(lambda self: self._where()[1])
+    end_line = property(lambda self: self._where()[2])
+    end_col = property(lambda self: self._where()[3])
+
+    def _key(self) -> tuple:
+        return (self.file, *self._where())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Span cannot be changed ({name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Span cannot be changed ({name})")
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if type(other) is Span else NotImplemented
+
+    def __lt__(self, other: Span) -> bool:
+        return self._key() < other._key() if type(other) is Span else NotImplemented
+
+    def __le__(self, other: Span) -> bool:
+        return self._key() <= other._key() if type(other) is Span else NotImplemented
+
+    def __gt__(self, other: Span) -> bool:
+        return self._key() > other._key() if type(other) is Span else NotImplemented
+
+    def __ge__(self, other: Span) -> bool:
+        return self._key() >= other._key() if type(other) is Span else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        line, col, end_line, end_col = self._where()
+        return f"Span(file={self.file!r}, line={line!r}, col={col!r}, end_line={end_line!r}, end_col={end_col!r})"
+
+    def __reduce__(self):
+        return (Span, self._key())
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -69,9 +134,7 @@ class SourceFile:
 
     def span(self, start: int, end: int | None = None) -> Span:
         end = start if end is None else max(end, start)
-        line, col = self.position(start)
-        end_line, end_col = self.position(end)
-        return Span(self.path, line, col, end_line, end_col)
+        return Span._within(self, start, end)
 
     def line_text(self, line: int) -> str:
         if line < 1 or line > len(self._line_starts):

@@ -1,0 +1,80 @@
+"""Benchmark: `catalyst check` of a generated library, whole process, cold and warm.
+
+Usage: python bench/check_cache.py [N] [ROUNDS] [BASELINE]   (default 200 playbooks, 5 rounds)
+
+Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) into a
+temporary project, then runs, ROUNDS times and interleaved so that load on the machine
+hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
+`catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
+every entry read). Each figure is the child process's CPU time (user + system) and its
+peak memory (max RSS), as min / median / max. The user's cache key is made in a
+temporary XDG_CACHE_HOME, not in yours. BASELINE, a directory holding another build's
+`catalyst_dsl` package (such as a copy of an older checkout), adds its `catalyst check`
+to each round, run the same way with that directory first on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from library_graph import playbook  # noqa: E402
+
+CATALYST = [sys.executable, "-m", "catalyst_dsl"]
+
+
+def measure(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(CPU seconds, wall seconds, max RSS in MiB) of one `catalyst` process."""
+    start = time.perf_counter()
+    process = subprocess.Popen([*CATALYST, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"catalyst {' '.join(args)} exited {process.returncode}")
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+
+
+def spread(values: list[float], unit: str, digits: int = 2) -> str:
+    return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f} / {max(values):.{digits}f} {unit}"
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "project"
+        (root / "playbooks").mkdir(parents=True)
+        (root / "catalyst.toml").write_text("")
+        for i in range(count):
+            (root / "playbooks" / f"flow-{i}.yaml").write_text(playbook(i, count, 20))
+        env = {**os.environ, "XDG_CACHE_HOME": str(Path(tmp) / "cache-home")}
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        measure(["check", "--no-cache"], root, env)  # the first run pays for .pyc files; not counted
+        kinds: dict[str, list[tuple[float, float, float]]] = {"no cache": [], "cold": [], "warm": []}
+        baseline = None
+        if len(sys.argv) > 3:
+            baseline = {**env, "PYTHONPATH": os.pathsep.join([str(Path(sys.argv[3]).resolve()), env["PYTHONPATH"]])}
+            kinds["baseline"] = []
+            measure(["check"], root, baseline)  # its first run writes its .pyc files; not counted
+        for _ in range(rounds):
+            if baseline is not None:
+                kinds["baseline"].append(measure(["check"], root, baseline))
+            kinds["no cache"].append(measure(["check", "--no-cache"], root, env))
+            measure(["cache", "clean"], root, env)
+            kinds["cold"].append(measure(["check"], root, env))
+            kinds["warm"].append(measure(["check"], root, env))
+        print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds (load {os.getloadavg()[0]:.2f}); min / median / max")
+        for kind, runs in kinds.items():
+            cpu, wall, rss = zip(*runs)
+            print(f"  {kind:9} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,491 @@
+"""The check cache: each playbook's compiled result kept by content, so that checking an
+unchanged library reads its files' results instead of parsing them again.
+
+An entry is one file in the project's cache directory (the `cache-dir` setting, default
+`.xe/cache/`, which holds a `.gitignore` of `*`). Its name is a hash of everything the
+result depends on: the file's path and bytes, catalyst's version and the code that
+checked it (the size and time of each file of the package), and the format. Action
+names the file uses that are not built in are recorded with a digest of what the plugin
+catalog says about them now, and compared on every read, so installing or upgrading a
+plugin recomputes the files that use it (and only those: a library of built-in actions
+never scans the installed plugins).
+
+Entries are JSON written by this module (never pickle) and sealed with an HMAC under a
+key private to the user (`$XDG_CACHE_HOME/catalyst/cache-key`, mode 0600, made on first
+use). An entry whose seal, name, version, shape or plugin digests do not check out is
+ignored and recomputed: it can never stand in for a file's real findings, even when
+someone who may write the project (and so could as well edit the playbooks) plants one.
+Without a usable key (no home, a key readable by others) the cache is off.
+
+Entries are written to a temporary file and renamed into place, so concurrent checks
+never read half an entry; the last writer of identical content wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import operator
+import os
+import secrets
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from catalyst_dsl import __version__
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
+from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+#: Changes whenever the layout of an entry does.
+FORMAT = 1
+MAGIC = b"catalyst-check-cache 1\n"
+KEY_FILE = "cache-key"
+#: An entry larger than this is not a playbook's result: it is ignored, never parsed.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
+class CacheEntryError(ValueError):
+    """An entry that does not decode into the classes and shapes written here."""
+
+
+# -- where the key and the entries live ------------------------------------------------
+
+
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """`$XDG_CACHE_HOME/catalyst`, else `~/.cache/catalyst`; None when there is no home."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CACHE_HOME")
+    if not base or not os.path.isabs(base):
+        home = environ.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "catalyst"
+
+
+def cache_key(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The user's private sealing key, made on first use; None when none can be used."""
+    directory = user_cache_dir(environ)
+    if directory is None:
+        return None
+    path = directory / KEY_FILE
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            # Created whole or not at all: of two first checks, one key wins and both read it.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or (os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid())):
+            return None  # readable by others, or not ours: it seals nothing
+        text = path.read_text(encoding="ascii").strip()
+        return bytes.fromhex(text) if len(text) == 64 else None
+    except (OSError, ValueError):
+        return None
+
+
+def code_fingerprint() -> str:
+    """catalyst's version and the size and time of each of its files: a different build
+    of the checker never reads another's results."""
+    digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
+    package = Path(__file__).resolve().parent.parent
+    roots = [package, package.parent / "grammar"]
+    for root in roots:
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".lark", ".json", ".toml")):
+                    info = os.stat(os.path.join(directory, name))
+                    digest.update(f"{directory}/{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+# -- the cache ---------------------------------------------------------------------------
+
+
+class CheckCache:
+    """Compiled results by content in `directory`, sealed with `key`."""
+
+    def __init__(self, directory: Path, key: bytes, fingerprint: str | None = None) -> None:
+        self.directory = Path(directory)
+        self._key = key
+        self._fingerprint = fingerprint or code_fingerprint()
+        #: How many results were read from entries and how many were compiled (tests, benchmarks).
+        self.hits = 0
+        self.misses = 0
+        self._ready = False
+        self._shards: set[str] = set()
+
+    @classmethod
+    def for_project(cls, project) -> CheckCache | None:
+        """The project's cache, or None when the settings turn it off or no key can be made."""
+        if not project.config.check_cache:
+            return None
+        directory = project.resolve(project.config.cache_dir)
+        root = Path(project.root).resolve()
+        if not directory.resolve().is_relative_to(root):
+            return None  # a link out of the project: entries are written only inside it
+        key = cache_key()
+        return None if key is None else cls(directory, key)
+
+    def compiled(self, path: str, catalog: Catalog) -> Compiled:
+        data = read_playbook(path)
+        if isinstance(data, Compiled):
+            return data  # unreadable or too large: nothing worth keeping
+        name = hashlib.sha256(b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+        found = self._read(name, path, data, catalog)
+        if found is not None:
+            self.hits += 1
+            return found
+        self.misses += 1
+        asked: list[str] = []
+        result = compile_bytes(data, path, _Recording(catalog, asked))
+        self._write(name, path, data, result, catalog, asked)
+        return result
+
+    def _entry(self, name: str) -> Path:
+        return self.directory / name[:2] / name[2:]
+
+    def _read(self, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
+        try:
+            with open(self._entry(name), "rb") as handle:
+                raw = handle.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+        try:
+            return self._decode(raw, name, path, data, catalog)
+        except (CacheEntryError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            return None  # damaged, foreign or forged: compiled again, and the entry replaced
+
+    def _decode(self, raw: bytes, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
+        if len(raw) > MAX_ENTRY_BYTES or not raw.startswith(MAGIC):
+            return None
+        seal, _, body = raw[len(MAGIC):].partition(b"\n")
+        if not hmac.compare_digest(seal, hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()):
+            return None
+        header, _, rest = body.partition(b"\n")
+        head = json.loads(header)
+        if type(head) is not list or len(head) != 4 or head[0] != name or head[1] != path:
+            return None
+        _, _, plugins, form = head
+        if type(plugins) is not list or any(_plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)):
+            return None
+        source = None
+        if form is not None:
+            text = _text(data, form)
+            if text is None:
+                return None
+            source = SourceFile(path, text)
+        entry = json.loads(rest, object_hook=_Decoder(path, source).hook)
+        if type(entry) is not dict:
+            return None
+        playbook, diagnostics, calls = entry["playbook"], entry["diagnostics"], entry["calls"]
+        if playbook is not None and type(playbook) is not _registry()["Playbook"] or type(diagnostics) is not list or type(calls) is not list:
+            raise CacheEntryError("an entry holds a playbook, its diagnostics and its calls")
+        return Compiled(path, source, playbook, diagnostics, calls)
+
+    def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:
+        head = [name, path, [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
+                None if result.source is None else _text_form(data)]
+        entry = {"playbook": result.playbook, "diagnostics": result.diagnostics, "calls": result.calls}
+        try:
+            body = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + _Encoder(path, result.source).encode(entry)
+        except (CacheEntryError, UnicodeEncodeError):
+            return  # something this format does not hold: the file is simply compiled each time
+        seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+        target = self._entry(name)
+        try:
+            self._prepare()
+            if target.parent.name not in self._shards:
+                target.parent.mkdir(exist_ok=True)
+                self._shards.add(target.parent.name)
+            # Named by process and entry: two checks never share a temporary file.
+            temporary = target.parent / f".tmp-{os.getpid()}-{target.name}"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(MAGIC + seal + b"\n" + body)
+                os.replace(temporary, target)  # readers see the old entry or the new one, never half
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError:
+            pass  # a read-only project still checks; it only checks from scratch
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# catalyst's check cache: local, rebuilt when missing.\n*\n", encoding="utf-8")
+        self._ready = True
+
+    def clean(self) -> int:
+        """Remove every entry (and the folder); returns how many entries there were."""
+        return clean(self.directory)
+
+
+def clean(directory: Path) -> int:
+    """Remove the cache folder's entries, its `.gitignore` and the folder; the count of entries.
+
+    Only names this module writes are removed (two hex digits, then hex names), so a
+    `cache-dir` pointed at a folder with other files in it loses none of them.
+    """
+    removed = 0
+    try:
+        shards = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for shard in shards:
+        if not (shard.is_dir(follow_symlinks=False) and _hex(shard.name, 2)):
+            continue
+        for item in os.scandir(shard.path):
+            if item.is_file(follow_symlinks=False) and (_hex(item.name, 62) or item.name.startswith(".tmp-")):
+                os.unlink(item.path)
+                removed += 1
+        try:
+            os.rmdir(shard.path)
+        except OSError:
+            pass
+    ignore = Path(directory) / ".gitignore"
+    if ignore.is_file():
+        ignore.unlink()
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass  # other files are in it: they are not ours
+    return removed
+
+
+def _hex(name: str, length: int) -> bool:
+    return len(name) == length and all(c in "0123456789abcdef" for c in name)
+
+
+# -- what else a result depends on -------------------------------------------------------
+
+
+class _Recording(Catalog):
+    """The catalog as it is, noting each name it had to ask the plugins about."""
+
+    def __init__(self, base: Catalog, asked: list[str]) -> None:
+        self._specs = base._specs
+        self._base = base
+        self._asked = asked
+        self._fallback = base._fallback
+
+    def get(self, name: str):
+        if name not in self._specs:
+            self._asked.append(name)
+        return self._base.get(name)
+
+
+def _plugin_digest(catalog: Catalog, action: str) -> str:
+    """What the catalog says about an action that is not built in, as a digest."""
+    if not isinstance(action, str):
+        raise CacheEntryError("an action name is text")
+    spec = catalog.get(action)
+    said = repr(spec) if spec is not None else f"missing: {catalog.why_missing(action)}"
+    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _text_form(data: bytes) -> list:
+    """How the file's text comes from its bytes (see `_text`): [bom, length]."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    text = data[3 if bom else 0:].decode("utf-8")
+    return [bom, len(text.replace("\r\n", "\n").replace("\r", "\n"))]
+
+
+def _text(data: bytes, form) -> str | None:
+    """The text `decode` made of these bytes (a result with a source decoded without error)."""
+    if not (isinstance(form, list) and len(form) == 2 and isinstance(form[0], bool) and type(form[1]) is int):
+        raise CacheEntryError("the text form is [bom, length]")
+    try:
+        text = data[3 if form[0] else 0:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text if len(text) == form[1] else None
+
+
+# -- the format --------------------------------------------------------------------------
+
+
+def _classes() -> dict[str, type]:
+    """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
+    from catalyst_dsl.checks.scope import CallSite
+    from catalyst_dsl.diagnostics import model
+    from catalyst_dsl.ir import nodes, types
+    from catalyst_dsl.syntax import expr_ast
+
+    found: dict[str, type] = {}
+    for module in (nodes, types, expr_ast):
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__ and attrs.has(value):
+                found[value.__name__] = value
+    for cls in (CallSite, model.Diagnostic, model.Label):
+        found[cls.__name__] = cls
+    return found
+
+
+@attrs.frozen
+class _Shape:
+    """How one class is kept: its fields (attribute, init argument) and which of them
+    JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]
+    tuples: tuple[int, ...]
+    nested_tuples: tuple[int, ...]
+    dicts: tuple[int, ...]
+    scalars: tuple[int, ...]
+
+    def read(self, value) -> list:
+        """The values of the kept fields, in order."""
+        if len(self.fields) == 1:
+            return [getattr(value, self.fields[0][0])]
+        return list(self._getter(value)) if self.fields else []
+
+    @property
+    def _getter(self):
+        return _GETTERS[self.name]
+
+
+_CLASSES: dict[str, type] | None = None
+_SHAPES: dict[type, _Shape] = {}
+_GETTERS: dict[str, operator.attrgetter] = {}
+#: Fields that are never kept: a template's map back into the YAML nodes serves the
+#: file's own checks, which a cached result has had already.
+_DROPPED = {"smap"}
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _registry() -> dict[str, type]:
+    global _CLASSES
+    if _CLASSES is None:
+        classes = _classes()
+        for name, cls in classes.items():
+            kept = [f for f in attrs.fields(cls) if f.init and f.name not in _DROPPED]
+            kinds = [str(f.type).replace("Optional[", "") for f in kept]
+            _SHAPES[cls] = _Shape(
+                name,
+                tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[")),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
+                tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
+                tuple(i for i, k in enumerate(kinds) if k == "object"),
+            )
+            if len(kept) > 1:
+                _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
+        _CLASSES = classes
+    return _CLASSES
+
+
+class _Encoder:
+    """The `default` of json.dumps, for what JSON has no form of: objects as
+    {"@": class, "f": [fields]}, spans of this file not yet positioned as {"o": [start, end]}
+    (offsets into its text), positioned ones as {"s": [line, col, end line, end col]}
+    (another file's as {"S": [file, ...]}), dicts as {"d": [[key, value], ...]}, a
+    severity as {"v": [value]}. Tuples become arrays; the decoder knows which fields hold them."""
+
+    def __init__(self, path: str, source: SourceFile | None) -> None:
+        self.path = path
+        self.source = source
+        _registry()
+
+    def encode(self, value) -> bytes:
+        try:
+            text = json.dumps(value, default=self.default, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+        except RecursionError:
+            raise CacheEntryError("nested too deeply") from None
+        return text.encode("utf-8", "surrogatepass")
+
+    def default(self, value):
+        kind = type(value)
+        if kind is Span:
+            offsets = value.offsets_in(self.source)
+            if offsets is not None:
+                return {"o": offsets}  # not positioned yet: kept as offsets
+            if value.file == self.path:
+                return {"s": [value.line, value.col, value.end_line, value.end_col]}
+            return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
+        shape = _SHAPES.get(kind)
+        if shape is not None:
+            fields = shape.read(value)
+            for i in shape.dicts:
+                if fields[i] is not None:
+                    fields[i] = {"d": list(fields[i].items())}
+            for i in shape.scalars:
+                if type(fields[i]) not in _SCALARS and _SHAPES.get(type(fields[i])) is None:
+                    raise CacheEntryError(f"a {type(fields[i]).__name__} in {shape.name}")
+            return {"@": shape.name, "f": fields}
+        if kind is Severity:
+            return {"v": [value.value]}
+        raise CacheEntryError(f"cannot keep a {kind.__name__}")
+
+
+class _Decoder:
+    """The reverse of `_Encoder`, run by the JSON parser on each object as it is read:
+    only the classes of `_classes`, each with exactly its own fields."""
+
+    def __init__(self, path: str, source: SourceFile | None) -> None:
+        self.path = path
+        self.source = source
+        self.classes = _registry()
+
+    def hook(self, value: dict):
+        if "@" in value:
+            cls = self.classes[value["@"]]
+            shape = _SHAPES[cls]
+            values = value["f"]
+            if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
+                raise CacheEntryError(f"{value['@']} has {len(shape.fields)} fields")
+            for i in shape.tuples:
+                if type(values[i]) is list:
+                    values[i] = tuple(values[i])
+            for i in shape.nested_tuples:
+                if values[i] is not None:
+                    values[i] = tuple(tuple(item) for item in values[i])
+            return cls(**{init: v for (_, init), v in zip(shape.fields, values)})
+        if len(value) != 1:
+            return value  # the entry itself, checked by the reader
+        (tag, body), = value.items()
+        if type(body) is not list:
+            raise CacheEntryError("a tagged value holds a list")
+        if tag == "o":
+            if self.source is None or len(body) != 2 or not 0 <= body[0] <= body[1] <= len(self.source.text):
+                raise CacheEntryError("offsets into the file's text")
+            return self.source.span(body[0], body[1])
+        if tag == "s":
+            return Span(self.path, *_ints(body, 4))
+        if tag == "S":
+            if len(body) != 5 or type(body[0]) is not str:
+                raise CacheEntryError("a span names its file")
+            return Span(body[0], *_ints(body[1:], 4))
+        if tag == "d":
+            return dict(_pair(item) for item in body)
+        if tag == "v":
+            return Severity(*body)
+        raise CacheEntryError(f"an unknown tag {tag!r}")
+
+
+def _ints(values: list, count: int) -> list[int]:
+    if len(values) != count:
+        raise CacheEntryError("a span is four whole numbers")
+    return values
+
+
+def _pair(item) -> tuple:
+    if type(item) is not list or len(item) != 2:
+        raise CacheEntryError("a dict holds pairs")
+    return item[0], item[1]

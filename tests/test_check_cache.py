@@ -1,0 +1,239 @@
+"""The check cache: warm checks find exactly what cold ones do; entries that are damaged,
+foreign or forged are ignored and recomputed; nothing is written outside the project's
+cache folder and the user's cache directory."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.cli import cli
+from catalyst_dsl.compiler import discover
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.project.check import check_project
+from catalyst_dsl.project.check_cache import MAGIC, CheckCache, _text_form, cache_key, user_cache_dir
+from catalyst_dsl.project.config import load_project
+from catalyst_dsl.report.diagnostics import render_json, render_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from library_graph import playbook as generated_playbook  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "catalyst"
+CORPUS_SETTINGS = 'playbook-dirs = ["playbooks", "cli-commands", "fixtures"]\n\n[aliases]\n"node_modules/@xerilium/catalyst/playbooks/" = "playbooks/"\n'
+
+BROKEN = """\
+name: broken
+description: writes where it may not and calls what is not there
+owner: Engineer
+allowedWritePaths:
+  - "out/**"
+steps:
+  - file-write: "elsewhere/x.md"
+    content: "hi"
+  - playbook: flow-99
+  - playbook: flow-1
+  - bash: echo hi
+  - display: "${{ nope }}"
+"""
+
+
+def library(root: Path, count: int = 12) -> Path:
+    """A generated library whose playbooks call each other, plus one with findings of every layer."""
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("", encoding="utf-8")
+    for i in range(count):
+        (root / "playbooks" / f"flow-{i}.yaml").write_text(generated_playbook(i, count, 8), encoding="utf-8")
+    (root / "playbooks" / "broken.yaml").write_text(BROKEN, encoding="utf-8")
+    return root
+
+
+def check(root: Path, cache: CheckCache | None):
+    project = load_project(root, DiagnosticSink())
+    files = discover([str(root / d) for d in project.config.playbook_dirs if (root / d).is_dir()])
+    result = check_project(project, files, cache=cache)
+    text = render_text(result.diagnostics, result.sources, relative_to=str(root))
+    return text + render_json(result.diagnostics, files, relative_to=str(root)), len(files)
+
+
+def new_cache(root: Path, fingerprint: str | None = None) -> CheckCache:
+    return CheckCache(root / ".xe" / "cache", cache_key(), fingerprint)
+
+
+def entries(root: Path) -> list[Path]:
+    return sorted(p for p in (root / ".xe" / "cache").rglob("*") if p.is_file() and p.name != ".gitignore")
+
+
+def test_a_warm_check_finds_exactly_what_a_cold_one_does(tmp_path: Path) -> None:
+    root = library(tmp_path / "project")
+    plain, count = check(root, None)
+    cold = new_cache(root)
+    assert check(root, cold)[0] == plain
+    assert (cold.hits, cold.misses) == (0, count)
+    warm = new_cache(root)
+    assert check(root, warm)[0] == plain
+    assert (warm.hits, warm.misses) == (count, 0)
+    for code in ("C813", "C804", "C815", "C817"):  # per-file and library findings both there
+        assert code in plain
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
+def test_the_corpus_checks_the_same_warm_and_cold(tmp_path: Path, node_but_no_pwsh: Path) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(CORPUS, root)
+    (root / "catalyst.toml").write_text(CORPUS_SETTINGS, encoding="utf-8")
+    plain, count = check(root, None)
+    assert check(root, new_cache(root))[0] == plain
+    warm = new_cache(root)
+    assert check(root, warm)[0] == plain
+    # Every file that compiles without a size or read problem is served from its entry.
+    assert warm.misses == 0 and warm.hits >= count
+
+
+def test_a_damaged_entry_is_ignored_and_replaced(tmp_path: Path) -> None:
+    root = library(tmp_path / "project", 3)
+    plain, count = check(root, new_cache(root))
+    damaged = entries(root)
+    damaged[0].write_bytes(damaged[0].read_bytes()[:-40])  # truncated
+    edited = bytearray(damaged[1].read_bytes())
+    edited[-20] ^= 1  # one bit of the body: the seal fails
+    damaged[1].write_bytes(bytes(edited))
+    damaged[2].write_bytes(b"\x00" * 10)
+    warm = new_cache(root)
+    assert check(root, warm)[0] == plain
+    assert warm.misses == 3 and warm.hits == count - 3
+    again = new_cache(root)
+    check(root, again)
+    assert again.misses == 0  # the damaged entries were written anew
+
+
+def test_an_entry_of_another_version_is_never_read(tmp_path: Path) -> None:
+    root = library(tmp_path / "project", 3)
+    plain, count = check(root, new_cache(root, fingerprint="catalyst 0.0.1"))
+    other = new_cache(root, fingerprint="catalyst 0.0.2")
+    assert check(root, other)[0] == plain
+    assert other.hits == 0 and other.misses == count
+
+
+def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
+    """Put the donor's clean result in the victim's entry, sealed with `key`."""
+    cache = new_cache(root)
+    name_of = {}
+    for path in (victim, donor):
+        data = (root / "playbooks" / path).read_bytes()
+        full = str(root / "playbooks" / path)
+        name_of[path] = hashlib.sha256(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+    donor_raw = cache._entry(name_of[donor]).read_bytes()
+    head, rest = donor_raw.split(b"\n", 2)[2].split(b"\n", 1)
+    head = json.loads(head)
+    head[0], head[1] = name_of[victim], str(root / "playbooks" / victim)
+    head[3] = _text_form((root / "playbooks" / victim).read_bytes())
+    rest = rest.replace(str(root / "playbooks" / donor).encode(), str(root / "playbooks" / victim).encode())
+    text = json.dumps(head).encode() + b"\n" + rest
+    seal = hmac.new(key, text, hashlib.sha256).hexdigest().encode()
+    cache._entry(name_of[victim]).write_bytes(MAGIC + seal + b"\n" + text)
+
+
+def test_a_forged_entry_cannot_hide_findings(tmp_path: Path) -> None:
+    """An entry claiming the broken playbook is clean is ignored unless sealed with the user's key."""
+    root = library(tmp_path / "project", 3)
+    # Longer than the donor, so that the donor's positions fit in it.
+    (root / "playbooks" / "broken.yaml").write_text(BROKEN + "# " + "padding " * 400 + "\n")
+    plain, count = check(root, new_cache(root))
+    assert "C813" in plain
+    forge(root, "broken.yaml", "flow-2.yaml", b"k" * 32)
+    warm = new_cache(root)
+    assert check(root, warm)[0] == plain
+    assert warm.misses == 1
+    # The same forgery sealed with the user's key is read: the seal is what kept it out.
+    forge(root, "broken.yaml", "flow-2.yaml", cache_key())
+    trusted = new_cache(root)
+    assert check(root, trusted)[0] != plain and trusted.misses == 0
+
+
+def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "playbooks" / "uses-plugin.yaml").write_text("name: uses-plugin\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n")
+    missing = Catalog(builtin_catalog().specs(), fallback=lambda name: None)
+    display = builtin_catalog().get("display")
+    present = Catalog(builtin_catalog().specs(), fallback=lambda name: attrs.evolve(display, name=name) if name == "shout" else None)
+    path = str(root / "playbooks" / "uses-plugin.yaml")
+    first = new_cache(root)
+    assert first.compiled(path, missing).has_errors  # an unknown action
+    with_plugin = new_cache(root)
+    assert not with_plugin.compiled(path, present).has_errors
+    assert with_plugin.misses == 1
+    same = new_cache(root)
+    assert not same.compiled(path, present).has_errors and same.hits == 1
+
+
+def tree(base: Path) -> set[str]:
+    return {str(p.relative_to(base)) for p in base.rglob("*")}
+
+
+def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = library(tmp_path / "project", 3)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.chdir(root)
+    before = tree(tmp_path)
+    runner = CliRunner()
+    cold = runner.invoke(cli, ["check"])
+    warm = runner.invoke(cli, ["check"])
+    assert cold.output == warm.output and cold.exit_code == warm.exit_code == 1
+    added = tree(tmp_path) - before
+    assert added, "the check wrote its cache"
+    assert all(p.startswith(("project/.xe/cache", "home/.cache/catalyst")) or p in ("project/.xe", "home/.cache") for p in added), added
+    assert (root / ".xe" / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    key = home / ".cache" / "catalyst" / "cache-key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert runner.invoke(cli, ["check", "--no-cache"]).output == cold.output
+    assert runner.invoke(cli, ["list", "--json"]).output == runner.invoke(cli, ["list", "--json", "--no-cache"]).output
+    listed = runner.invoke(cli, ["cache", "clean"])
+    assert listed.exit_code == 0 and "removed 4 cached result(s)" in listed.output
+    assert not (root / ".xe" / "cache").exists()
+
+
+def test_no_cache_and_the_setting_write_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = library(tmp_path / "project", 2)
+    monkeypatch.chdir(root)
+    CliRunner().invoke(cli, ["check", "--no-cache"])
+    assert not (root / ".xe").exists()
+    (root / "catalyst.toml").write_text("check-cache = false\n")
+    CliRunner().invoke(cli, ["check"])
+    CliRunner().invoke(cli, ["list"])
+    assert not (root / ".xe").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_a_key_others_can_read_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    assert cache_key() is not None
+    (user_cache_dir() / "cache-key").chmod(0o644)
+    assert cache_key() is None
+    root = library(tmp_path / "project", 2)
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_cache_folder_linked_out_of_the_project_is_not_used(tmp_path: Path) -> None:
+    root = library(tmp_path / "project", 2)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".xe").mkdir()
+    (root / ".xe" / "cache").symlink_to(outside)
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
