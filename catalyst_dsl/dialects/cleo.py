@@ -9,6 +9,7 @@ so they never reach a cantbook.
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import PurePosixPath
 from typing import Optional
@@ -661,31 +662,12 @@ class Checker:
         seen = g.reachable(graph, roots[0])
         roots_set = set(roots)
         for n in range(graph.size):
+            # The other roots were reported above; what only they lead to is reported here.
             if not seen[n] and n not in roots_set:
-                # Nodes below another root are already explained by that root (CLE-13).
-                if self._below_other_root(n, roots[1:]):
-                    continue
                 node = book.nodes[n]
                 self.sink.report("C946", f"'{node.id}' cannot be reached from the entry '{entry.id}'", node.id_span, help="add an edge from a node that runs, or remove it")
         if len(roots) > 1:
             book.entry = None
-
-    def _below_other_root(self, node: int, others: list[int]) -> bool:
-        if not others:
-            return False
-        if not hasattr(self, "_other_reach"):
-            graph = self.book.graph
-            reach = [False] * graph.size
-            queue = list(others)
-            for r in others:
-                reach[r] = True
-            while queue:
-                for nxt in graph.successors(queue.pop()):
-                    if not reach[nxt]:
-                        reach[nxt] = True
-                        queue.append(nxt)
-            self._other_reach = reach
-        return self._other_reach[node]
 
     def routing(self) -> None:
         book, graph = self.book, self.book.graph
@@ -798,7 +780,7 @@ class Checker:
             if root == "inputs" and rest:
                 field = rest.split(".")[0]
                 if field not in inputs:
-                    self.sink.report("C501", f"`inputs.{field}` is not a declared input", span, help=suggest(field, inputs, prefix="did you mean inputs.") or "declare it under `inputs:`")
+                    self.sink.report("C501", f"`inputs.{field}` is not a declared input", span, help=_did_you_mean_input(field, inputs))
                 continue
             if root in inputs:
                 continue
@@ -807,6 +789,11 @@ class Checker:
                 continue
             self.sink.report("C955", f"`{name}` is neither a declared input nor a key an earlier node declares", span,
                              help=suggest(root, inputs, prefix="did you mean ") or "declare it under `inputs:`, or in an earlier node's `ensures.outputFiles`")
+
+
+def _did_you_mean_input(field: str, inputs: set[str]) -> str:
+    close = difflib.get_close_matches(field, sorted(inputs), n=1, cutoff=0.6)
+    return f"did you mean `inputs.{close[0]}`?" if close else "declare it under `inputs:`"
 
 
 def template_scalars(node: Node) -> list[YScalar]:
