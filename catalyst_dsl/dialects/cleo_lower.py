@@ -229,20 +229,32 @@ def _guard(node: Node, guard: Guard) -> ir.Tmpl:
     agent's answer, a program's `<id>_stdout`/`<id>_exitCode`), or an input of that name.
     """
     subject = _subject(node, guard.field)
-    literal = lambda v: json.dumps(v)  # YAML scalars as JavaScript literals
     op, value = guard.operator, guard.value
-    if op == "equals":
-        text = f"{subject} === {literal(value)}"
+    is_nan = lambda v: isinstance(v, float) and v != v
+    if op in ("equals", "notEquals") and is_nan(value):
+        # cleo compares like Object.is: NaN equals NaN, the one value not equal to itself.
+        text = f"{subject} !== {subject}" if op == "equals" else f"{subject} === {subject}"
+    elif op == "equals":
+        text = f"{subject} === {_literal(value)}"
     elif op == "notEquals":
-        text = f"{subject} !== {literal(value)}"
+        text = f"{subject} !== {_literal(value)}"
     elif op == "in":
-        text = f"[{', '.join(literal(v) for v in value)}].includes({subject})"
+        text = f"[{', '.join(_literal(v) for v in value if not is_nan(v))}].includes({subject})"
+        if any(is_nan(v) for v in value):
+            text += f" || {subject} !== {subject}"
     elif op == "exists":
         text = f"{subject} !== null" if value else f"{subject} === null"
     else:
         text = f"!!({subject})" if value else f"!({subject})"
     expression = "${{ " + text + " }}"
     return ir.Tmpl(expression, parse_template(expression).parts, span=guard.node.span)
+
+
+def _literal(value: object) -> str:
+    """A YAML scalar as an expression literal (infinities as numbers too large for a float)."""
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "1e999" if value > 0 else "-1e999"
+    return json.dumps(value)
 
 
 def _subject(node: Node, field: str) -> str:
