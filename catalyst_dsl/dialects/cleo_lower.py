@@ -45,16 +45,14 @@ class Lowerer:
     def __init__(self, book: Cantbook, sink: DiagnosticSink) -> None:
         self.book = book
         self.sink = sink
-        #: construct -> node ids that need it, in file order.
-        self.needs: dict[str, list[str]] = {}
+        #: construct -> node ids that need it, in the order met (a dict as an ordered set).
+        self.needs: dict[str, dict[str, None]] = {}
         self.inputs = {i.name for i in book.inputs}
         self.emitted: list[bool] = [False] * len(book.nodes)
         self.refused = False
 
     def need(self, construct: str, node_id: str) -> None:
-        ids = self.needs.setdefault(construct, [])
-        if node_id not in ids:
-            ids.append(node_id)
+        self.needs.setdefault(construct, {})[node_id] = None
 
     def playbook(self) -> ir.Playbook:
         book = self.book
@@ -66,7 +64,7 @@ class Lowerer:
             if writers and not self.refused:
                 self.sink.report("C967", "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project, never in .git/ or the state directory",
                                  _first_line(book), help="nothing to do; programs stay confined to the project")
-        unrunnable = tuple(MISSING[c].format(nodes=", ".join(f"'{i}'" for i in ids)) for c, ids in self.needs.items())
+        unrunnable = tuple(MISSING[c].format(nodes=_some(list(ids))) for c, ids in self.needs.items())
         if book.broken or self.refused:
             unrunnable = ("the cantbook has errors (see `catalyst check`)", *unrunnable)
         return ir.Playbook(
@@ -269,6 +267,12 @@ def _value(value: object, node: YNode) -> ir.Value:
     if isinstance(value, dict):
         return ir.MapV(tuple(ir.Entry(k, _value(v, node)) for k, v in value.items()))
     return ir.Lit(value)
+
+
+def _some(ids: list[str], shown: int = 5) -> str:
+    """Node ids for a message: the first few, then how many more."""
+    named = ", ".join(f"'{i}'" for i in ids[:shown])
+    return named if len(ids) <= shown else f"{named} and {len(ids) - shown:,} more"
 
 
 def _first_line(book: Cantbook):
