@@ -319,3 +319,27 @@ edges:
     assert result.playbook is not None
     errors = [d for d in result.diagnostics if d.severity.value == "error"]
     assert errors == [], errors
+
+
+def test_a_cap_of_3_gives_exactly_3_attempts(project):
+    # Confinement grants the project's directories (never the root itself, which holds .git/).
+    (project / "out").mkdir()
+    (project / ".cleo" / "playbooks" / "flaky.cantbook").write_text(f"""version: "1.0"
+name: flaky
+nodes:
+  - id: attempt
+    type: deterministic
+    command: {sys.executable}
+    args: [-c, "open('out/attempts.txt', 'a').write('x'); raise SystemExit(1)"]
+    on_failure:
+      max_iterations: 3
+  - id: after
+    type: deterministic
+    command: {sys.executable}
+    args: [-c, "open('out/after.txt', 'w').write('ran')"]
+    depends: [attempt]
+""")
+    run = _catalyst(project, "run", "flaky", "--mode", "autonomous")
+    assert run.returncode != 0
+    assert (project / "out" / "attempts.txt").read_text() == "xxx"
+    assert not (project / "out" / "after.txt").exists()
