@@ -343,3 +343,38 @@ nodes:
     assert run.returncode != 0
     assert (project / "out" / "attempts.txt").read_text() == "xxx"
     assert not (project / "out" / "after.txt").exists()
+
+
+def test_guards_out_of_dashed_ids_and_on_spaced_fields_are_valid_conditions():
+    text = b"""version: "1.0"
+name: dashed
+nodes:
+  - id: deep-research
+    type: agentic
+    skill: s
+  - id: b
+    type: agentic
+    skill: s
+  - id: c
+    type: agentic
+    skill: s
+edges:
+  - from: deep-research
+    to: b
+    when: { field: "needs more", equals: "x}} ${{ 1 }}" }
+  - from: deep-research
+    to: c
+    when: { field: "needs more", notEquals: "x}} ${{ 1 }}" }
+"""
+    result = compile_bytes(text, "dashed.cantbook")
+    assert [d for d in result.diagnostics if d.severity.value == "error"] == []
+    condition = result.playbook.steps[1].config.get("condition")
+    assert condition.text.startswith('${{ get("deep-research.needs more") === ')
+
+
+def test_timeout_ms_zero_is_no_limit_and_negative_is_an_error():
+    base = 'version: "1.0"\nname: t\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n    timeout_ms: {}\n'
+    zero = compile_bytes(base.format(0).encode(), "t.cantbook")
+    assert "C960" in {d.code for d in zero.diagnostics} and zero.playbook.steps[0].timeout is None
+    negative = compile_bytes(base.format(-5).encode(), "t.cantbook")
+    assert "C303" in {d.code for d in negative.diagnostics}

@@ -138,7 +138,7 @@ _TABLE = [
     Code("C957", "cleo-command-form", E, "A deterministic `command` holds spaces or a template: it names the program only, with no shell."),
     Code("C958", "cleo-denied-command", E, "A deterministic `command` is on cleo's deny list (rm, dd, kill, …)."),
     Code("C959", "cleo-policy-unguarded", W, "A command that cleo's default policy gives to a person (git push, npm publish, …) with no approval node before it on every path."),
-    Code("C960", "cleo-timeout", W, "`timeout_ms` is zero or negative, or has a fraction of a millisecond."),
+    Code("C960", "cleo-timeout", W, "`timeout_ms` is zero (no time limit) or has a fraction of a millisecond."),
     Code("C961", "cleo-duplicate-handler", W, "Two error handlers for the same `on`: only the first is used."),
     Code("C962", "cleo-context-file-outside", E, "A `context_files` entry is absolute or climbs out of the project."),
     Code("C963", "cleo-no-effect", I, "A key cleo reads but that changes nothing here (contracts on an approval node), or a `policy` catalyst gives its own meaning."),

@@ -478,8 +478,10 @@ class Reader:
             number = value.value if isinstance(value, YScalar) else None
             if not isinstance(number, (int, float)) or isinstance(number, bool) or number != number or number in (float("inf"), float("-inf")):
                 self.sink.report("C302", f"`timeout_ms` is a number of milliseconds, not {kind_of(value)}", head_span(value), help="write `timeout_ms: 60000` for a minute")
-            elif number <= 0:
-                self.sink.report("C960", f"`timeout_ms: {value.text}` gives the program no time", value.span, help="write a positive number of milliseconds, or leave it out")
+            elif number < 0:
+                self.sink.report("C303", f"`timeout_ms: {value.text}` is negative", value.span, help="write a positive number of milliseconds, or leave it out")
+            elif number == 0:
+                self.sink.report("C960", "`timeout_ms: 0` sets no time limit", value.span, help="write a positive number of milliseconds, or leave it out")
             elif number != int(number):
                 self.sink.report("C960", f"`timeout_ms: {value.text}` has a fraction of a millisecond", value.span, help=f"write `timeout_ms: {int(number) or 1}`")
 

@@ -11,6 +11,7 @@ refuses the cantbook instead of running it with other semantics.
 from __future__ import annotations
 
 import json
+import re
 from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -24,6 +25,7 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 
 #: How deeply guarded branches may nest; a deeper graph is refused with C966, not a crash.
 MAX_BRANCH_DEPTH = 200
+IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 #: Handler triggers and actions as catalyst error codes and policy actions (B4.8).
 HANDLER_CODES = {"contract_violation": "ContractViolation", "iteration_cap_exceeded": "IterationCapExceeded", "agentic_timeout": "StepTimeout"}
 HANDLER_ACTIONS = {"abort": "Stop", "hitl_escalate": "Inquire", "inject_hint": "Continue"}
@@ -138,8 +140,13 @@ class Lowerer:
         )), span=node.map.span)]
         for edge, steps in reversed(branches):
             self.edge_contract(edge)
+            condition = _guard(node, edge.guard)
+            if condition is None:
+                self.sink.report("C966", f"the guard of this edge out of '{node.id}' cannot be written as a condition", edge.span, help="compare the field with a string, number, boolean or null")
+                self.refused = True
+                continue
             otherwise = [ir.Step("if", ir.MapV((
-                ir.Entry("condition", _guard(node, edge.guard)),
+                ir.Entry("condition", condition),
                 ir.Entry("then", ir.StepsV(tuple(steps))),
                 ir.Entry("else", ir.StepsV(tuple(otherwise))),
             )), span=edge.span)]
@@ -196,7 +203,7 @@ class Lowerer:
             entries = tuple(ir.Entry(k.text, self.text(node, v), span=k.span) for k, v in keys["env"][1].pairs)
             config.append(ir.Entry("env", ir.MapV(entries), span=keys["env"][0].span))
         timeout = None
-        if "timeout_ms" in keys:
+        if "timeout_ms" in keys and keys["timeout_ms"][1].value > 0:  # 0 is no limit, as in cleo's runner
             timeout = keys["timeout_ms"][1].value / 1000
         return ir.Step("command", ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), timeout=timeout,
                        writes=(ir.Lit("**"),), writes_declared=True, span=node.map.span, action_span=keys["command"][0].span, name_span=node.id_span)
@@ -219,7 +226,7 @@ class Lowerer:
         return ir.Lit(value, span=scalar.span)
 
 
-def _guard(node: Node, guard: Guard) -> ir.Tmpl:
+def _guard(node: Node, guard: Guard) -> Optional[ir.Tmpl]:
     """A `when` guard as a condition on the routing node's result (B4.4).
 
     cleo reads `field` from the merged context (C-5); until that exists, the field is read
@@ -245,7 +252,10 @@ def _guard(node: Node, guard: Guard) -> ir.Tmpl:
     else:
         text = f"!!({subject})" if value else f"!({subject})"
     expression = "${{ " + text + " }}"
-    return ir.Tmpl(expression, parse_template(expression).parts, span=guard.node.span)
+    parsed = parse_template(expression)
+    if parsed.errors:  # not expected: every piece above is written to parse; never a crash
+        return None
+    return ir.Tmpl(expression, parsed.parts, span=guard.node.span)
 
 
 def _literal(value: object) -> str:
@@ -257,16 +267,11 @@ def _literal(value: object) -> str:
 
 def _subject(node: Node, field: str) -> str:
     if node.type == "deterministic" and field in (f"{node.id}_stdout", f"{node.id}_exitCode"):
-        return f"{node.id}.{field[len(node.id) + 1:]}"
-    return f"{node.id}.{field}"
-
-
-def _value(value: object, node: YNode) -> ir.Value:
-    if isinstance(value, list):
-        return ir.ListV(tuple(_value(v, node) for v in value))
-    if isinstance(value, dict):
-        return ir.MapV(tuple(ir.Entry(k, _value(v, node)) for k, v in value.items()))
-    return ir.Lit(value)
+        field = field[len(node.id) + 1:]
+    if IDENTIFIER.match(node.id) and IDENTIFIER.match(field):
+        return f"{node.id}.{field}"
+    # An id with '-' or a field with spaces cannot be written with dots in an expression.
+    return f"get({json.dumps(node.id + '.' + field)})"
 
 
 def _some(ids: list[str], shown: int = 5) -> str:
