@@ -378,3 +378,24 @@ def test_timeout_ms_zero_is_no_limit_and_negative_is_an_error():
     assert "C960" in {d.code for d in zero.diagnostics} and zero.playbook.steps[0].timeout is None
     negative = compile_bytes(base.format(-5).encode(), "t.cantbook")
     assert "C303" in {d.code for d in negative.diagnostics}
+
+
+def test_inputs_take_their_type_from_the_default():
+    text = b"""version: "1.0"
+name: typed
+inputs:
+  - name: count
+    default: 3
+  - name: tags
+    default: [a, b]
+  - name: options
+    default: {fast: true}
+  - name: who
+nodes:
+  - id: a
+    type: deterministic
+    command: "true"
+"""
+    inputs = {i.name: i for i in compile_bytes(text, "typed.cantbook").playbook.inputs}
+    assert [inputs[n].type for n in ("count", "tags", "options", "who")] == ["number", "array", "object", "string"]
+    assert inputs["tags"].default == ir.ListV((ir.Lit("a"), ir.Lit("b")))

@@ -274,6 +274,14 @@ def _subject(node: Node, field: str) -> str:
     return f"get({json.dumps(node.id + '.' + field)})"
 
 
+def _value(value: object, node: YNode) -> ir.Value:
+    if isinstance(value, list):
+        return ir.ListV(tuple(_value(v, node) for v in value))
+    if isinstance(value, dict):
+        return ir.MapV(tuple(ir.Entry(k, _value(v, node)) for k, v in value.items()))
+    return ir.Lit(value, span=node.span)
+
+
 def _some(ids: list[str], shown: int = 5) -> str:
     """Node ids for a message: the first few, then how many more."""
     named = ", ".join(f"'{i}'" for i in ids[:shown])
