@@ -16,7 +16,7 @@ from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo import DASHED_PLACEHOLDER, DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
+from catalyst_dsl.dialects.cleo_model import DASHED_PLACEHOLDER, DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
 from catalyst_dsl.dialects.values import ValueLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
