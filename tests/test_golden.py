@@ -29,7 +29,7 @@ from catalyst_dsl.report.reference import HEADER
 
 HERE = Path(__file__).parent / "golden" / "check"
 LIBRARY = Path(__file__).parent / "golden" / "library"
-SUFFIXES = (".yaml", ".yml", ".md")
+SUFFIXES = (".yaml", ".yml", ".md", ".cantbook")
 CASES = sorted(p for p in HERE.iterdir() if p.suffix in SUFFIXES)
 PROJECTS = sorted(p.name for p in LIBRARY.iterdir() if p.is_dir())
 

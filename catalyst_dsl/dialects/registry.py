@@ -46,6 +46,8 @@ class Dialect:
     not_playbooks: tuple[str, ...] = ()
     #: Whether `sniff` is asked about YAML files found elsewhere.
     sniffs: bool = False
+    #: Whether calls and listings address its playbooks by file stem rather than by `name`.
+    by_stem: bool = False
 
     def reader(self):
         return importlib.import_module(self.module)
@@ -62,12 +64,26 @@ class Dialect:
 #: The foreign dialects, in the order their sniffing is tried. The native language (YAML and
 #: Markdown) is not listed: it is what every file is when no dialect claims it.
 DIALECTS: tuple[Dialect, ...] = (
+    Dialect("cleo", "catalyst_dsl.dialects.cleo", suffixes=(".cantbook",), folders=((".cleo", "playbooks"),),
+            folder_suffixes=(".cantbook",), sniffs=True, by_stem=True),
 )
 
 
 def by_place(path: str) -> Optional[Dialect]:
     """The dialect whose folder or suffix `path` is in, if any."""
     return next((d for d in DIALECTS if d.owns_place(path)), None)
+
+
+def named(name: str) -> Optional[Dialect]:
+    """The foreign dialect called `name` (a playbook's `dialect`), if it is one."""
+    return next((d for d in DIALECTS if d.name == name), None)
+
+
+def address(playbook, path: str) -> str:
+    """What calls and listings name a playbook by: its `name`, or its file stem where its
+    dialect looks playbooks up that way (cleo)."""
+    dialect = named(playbook.dialect)
+    return os.path.splitext(os.path.basename(path))[0] if dialect is not None and dialect.by_stem else playbook.name
 
 
 def by_content(root, sink) -> Optional[Dialect]:

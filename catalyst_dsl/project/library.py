@@ -80,8 +80,10 @@ class Library:
         return dict(self._compiled)
 
     def playbook_name(self, path: str) -> str | None:
+        from catalyst_dsl.dialects import registry
+
         pb = self.compiled(path).playbook
-        return pb.name if pb is not None else None
+        return registry.address(pb, path) if pb is not None else None
 
     def named(self, name: str) -> list[str]:
         """Files whose playbook is called `name`, in search order; of a YAML file and a

@@ -16,8 +16,10 @@ def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: 
     entry: dict = {"file": display_path(compiled.path, relative_to), "errors": errors}
     if pb is None:
         return entry
+    from catalyst_dsl.dialects import registry
+
     entry.update(
-        name=pb.name,
+        name=registry.address(pb, compiled.path),
         description=pb.description,
         owner=pb.owner or None,
         dialect=pb.dialect,

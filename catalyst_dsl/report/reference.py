@@ -24,6 +24,7 @@ _GROUP_TITLES = {
     "C7": "Markdown playbooks",
     "C8": "The playbook library: calls, cycles and permissions",
     "C04": "Suppression comments",
+    "C9": "Foreign dialects (kai, cleo)",
 }
 
 #: A rendered diagnostic starts with its severity and code in brackets.
