@@ -1,14 +1,12 @@
-"""The expression parser: one Lark LALR grammar, built once, errors mapped to our own.
+"""The expression parser: one Lark LALR grammar, errors mapped to our own.
 
-Lark is imported lazily and the parser is built on first use (with Lark's on-disk cache,
-so later processes load the table instead of rebuilding it).
+Lark is imported lazily; the parser's tables come prebuilt with the package
+(`parser_tables.py`), so a first use costs no grammar build and writes nothing.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -27,16 +25,17 @@ def grammar_path() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _parser():
-    from lark import Lark
+    """The parser: from the tables shipped in the package (syntax/parser_tables.py), else,
+    when they were made from another grammar or Lark, built in memory. Never cached on disk."""
+    from catalyst_dsl.syntax import parser_tables
 
     text = grammar_path().read_text(encoding="utf-8")
-    options = dict(parser="lalr", start=["reference", "expression"], propagate_positions=True, maybe_placeholders=False)
-    cache_dir = os.path.join(tempfile.gettempdir(), f"catalyst-lark-{os.getuid() if hasattr(os, 'getuid') else 'u'}")
-    try:
-        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        return Lark(text, cache=os.path.join(cache_dir, "expressions.cache"), **options)
-    except OSError:  # an unwritable temp dir costs start-up time, nothing else
-        return Lark(text, **options)
+    shipped = parser_tables.load(text)
+    if shipped is not None:
+        return shipped
+    from lark import Lark
+
+    return Lark(text, **parser_tables.OPTIONS)
 
 
 class ExpressionSyntaxError(Exception):
