@@ -118,9 +118,10 @@ def _locate(session, name: str) -> str:
 @click.option("--what-if-report", type=click.Path(dir_okay=False), help="With --what-if: also write the plan as canonical JSON to this file.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True, help="With --what-if: how to print the plan.")
 @click.option("--expect-plan", type=click.Path(exists=True, dir_okay=False), help="Run only if the what-if plan of this run equals this approved plan.")
+@click.option("--refresh", is_flag=True, help="With --what-if: send the network reads (GET, HEAD) once instead of showing their results as unknown.")
 @_aborts
 def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool, what_if: bool, what_if_report: str | None,
-        fmt: str, expect_plan: str | None) -> None:
+        fmt: str, expect_plan: str | None, refresh: bool) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
@@ -129,10 +130,11 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     """
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     session = _session(start, mode, log_format, verbose)
+    session.options.refresh = refresh
     given = _given(inputs)
     file = _locate(session, name)
-    if (what_if_report or fmt != "text") and not what_if:
-        raise click.UsageError("--what-if-report and --format describe a plan: add --what-if")
+    if (what_if_report or fmt != "text" or refresh) and not what_if:
+        raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
     if what_if or expect_plan:
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
 

@@ -7,6 +7,7 @@ errors with codes error policies can match.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import socket
 import ssl
@@ -65,7 +66,7 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
     """
     if not request.url.lower().startswith(("http://", "https://")):
         raise StepError("InvalidUrl", f"only http:// and https:// URLs can be requested, not {request.url[:80]!r}")
-    opener = urllib.request.build_opener(_NoRedirectForMutations(), urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    opener = urllib.request.build_opener(_NoRedirectForMutations(), urllib.request.HTTPSHandler(context=tls_context()))
     raw = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method.upper())
     what = f"{request.method.upper()} {request.url}"
     try:
@@ -87,6 +88,13 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
     except (http.client.HTTPException, OSError) as error:  # a broken status line, a reset
         raise StepError("ConnectionError", f"{what}: {_reason(error)}", aliases=("HttpNetworkError",)) from None
     return StreamingResponse(response.status, dict(response.headers.items()), response, request.url)
+
+
+@functools.lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context of the process (verifying certificates, as by default): building
+    one reads the system's certificate store, which costs more than most requests."""
+    return ssl.create_default_context()
 
 
 def send(request: HttpRequest) -> HttpResponse:

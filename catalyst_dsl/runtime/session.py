@@ -49,6 +49,8 @@ class RunOptions:
     interactive: bool | None = None
     performer: Performer | None = None
     out: Any = None
+    #: A what-if sends its network reads (GET, HEAD) instead of leaving their results unknown.
+    refresh: bool = False
 
 
 class StillPaused(str):
@@ -171,7 +173,7 @@ class Session:
         recorder = PlanRecorder(self.masker.mask)
         scratch = self.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, self._inputs_env(values))
-        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer())
+        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh))
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
                                   max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)

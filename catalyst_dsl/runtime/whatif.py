@@ -39,12 +39,21 @@ def record(effect: dict[str, Any]) -> None:
 
 
 class RecordingPerformer:
-    """Keeps the files as the run would leave them, and records every change as a diff."""
+    """Keeps the files as the run would leave them, and records every change as a diff.
 
-    def __init__(self) -> None:
+    A what-if never waits and contacts no host unless asked: a read of the network (GET,
+    HEAD) is shown with its result unknown, or sent once with `refresh` (`--refresh`, like
+    Terraform's plan refresh); actions make one attempt (`simulated`), never retries.
+    """
+
+    #: Effects are simulated: actions do not retry or wait.
+    simulated = True
+
+    def __init__(self, refresh: bool = False) -> None:
         #: path -> the content the run would leave (None: deleted).
         self.overlay: dict[Path, bytes | None] = {}
         self._disk = RealPerformer()
+        self.refresh = refresh
 
     def read_file(self, target: Target, limit: int = 50 * 1024 * 1024) -> bytes | None:
         if target.path in self.overlay:
@@ -83,9 +92,12 @@ class RecordingPerformer:
         raise Unknowable(f"`{Path(argv[0]).name}` would run a program, which a what-if never starts")
 
     def send(self, request):
-        """Reads (GET, HEAD) are sent for real, as the catalog says; anything else is recorded."""
+        """Reads (GET, HEAD) are sent for real with `refresh`, else their result is unknown;
+        anything else is recorded."""
         if request.method.upper() in ("GET", "HEAD"):
-            return _send_for_real(request)
+            if self.refresh:
+                return _send_for_real(request)
+            raise Unknowable(f"{request.method.upper()} {request.url} would read from the network, which a what-if does only with --refresh")
         raise Unknowable(f"{request.method.upper()} {request.url} would change a remote system, which a what-if never does")
 
 

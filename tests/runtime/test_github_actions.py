@@ -176,8 +176,13 @@ def test_github_repo_takes_the_repository_from_the_origin_remote(tmp_path, fake)
     assert ACTIONS["github-repo"](ctx, {})["defaultBranch"] == "trunk"
 
 
-def test_a_what_if_reads_the_repository(tmp_path, fake):
+def test_a_what_if_reads_the_repository_only_with_refresh(tmp_path, fake):
+    from catalyst_dsl.runtime.whatif import Unknowable
+
     ctx, _ = context(tmp_path, fake, "github-repo", performer=RecordingPerformer())
+    with pytest.raises(Unknowable, match="--refresh"):
+        ACTIONS["github-repo"](ctx, {"repository": "acme/widgets"})
+    ctx, _ = context(tmp_path, fake, "github-repo", performer=RecordingPerformer(refresh=True))
     assert ACTIONS["github-repo"](ctx, {"repository": "acme/widgets"})["fullName"] == "acme/widgets"
 
 

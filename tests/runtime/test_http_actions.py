@@ -380,9 +380,36 @@ def test_a_what_if_records_a_post_instead_of_sending_it(tmp_path, server):
     assert server.hits == []
 
 
-def test_a_what_if_sends_a_get(tmp_path, server):
+def test_a_what_if_reads_nothing_from_the_network_unless_asked(tmp_path, server):
     ctx, _ = context(tmp_path, performer=RecordingPerformer())
+    with pytest.raises(Unknowable, match="--refresh"):
+        GET(ctx, {"url": f"{server.url}/json"})
+    assert server.hits == []
+
+
+def test_a_what_if_with_refresh_sends_a_get_once_and_never_waits(tmp_path, server, waits):
+    ctx, _ = context(tmp_path, performer=RecordingPerformer(refresh=True))
     assert GET(ctx, {"url": f"{server.url}/json"})["status"] == 200
+    # A failing read is not retried in a what-if, although the step allows retries.
+    error = failure(GET, ctx, {"url": f"{server.url}/flaky/w?fail=5&status=503", "retries": 3})
+    assert error.code == "HttpError"
+    assert [hit["path"] for hit in server.hits] == ["/json", "/flaky/w"] and waits == []
+
+
+def test_one_tls_context_serves_every_request(tmp_path, server, monkeypatch):
+    import ssl
+
+    from catalyst_dsl.runtime import network
+
+    made = []
+    real = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: made.append(1) or real(*a, **k))
+    network.tls_context.cache_clear()
+    ctx, _ = context(tmp_path)
+    for _ in range(3):
+        GET(ctx, {"url": f"{server.url}/json"})
+    assert len(made) == 1
+    network.tls_context.cache_clear()
 
 
 # -- HTTPS ----------------------------------------------------------------------------------------------
@@ -415,11 +442,17 @@ def test_a_self_signed_certificate_is_refused_never_ignored(tmp_path, self_signe
 
 
 def test_a_certificate_from_a_trusted_authority_is_accepted(tmp_path, self_signed, monkeypatch):
+    from catalyst_dsl.runtime import network
+
     cert, tls = self_signed
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the trust store OpenSSL reads
-    with servers.LocalServer(tls=tls) as secure:
-        ctx, _ = context(tmp_path)
-        assert GET(ctx, {"url": f"{secure.url}/json"})["bodyAsJson"]["name"] == "widget"
+    network.tls_context.cache_clear()  # the process reads its trust store once: read it anew
+    try:
+        with servers.LocalServer(tls=tls) as secure:
+            ctx, _ = context(tmp_path)
+            assert GET(ctx, {"url": f"{secure.url}/json"})["bodyAsJson"]["name"] == "widget"
+    finally:
+        network.tls_context.cache_clear()
 
 
 # -- through `catalyst run` (needs the actions registered) -----------------------------------------------------
@@ -539,3 +572,20 @@ def test_http_failures_also_answer_to_the_original_engines_codes(project):
     result = project.run("compat")
     assert result.exit_code == 0, result.output
     assert "caught ConnectionError" in result.output
+
+
+def test_cli_a_what_if_contacts_no_host_unless_refresh_is_given(project, server):
+    _playbook(project, "peek", """
+        - name: item
+          http-get: "{{base}}/json"
+          retries: 3
+        - display: "${{ get('item').status }}"
+    """)
+    plan = json.loads(project.run("peek", "--what-if", "--format", "json", base=server.url).output)
+    assert server.hits == []
+    assert plan["steps"][0]["change"] == "unknown" and "--refresh" in plan["steps"][0]["reason"]
+    refreshed = json.loads(project.run("peek", "--what-if", "--refresh", "--format", "json", base=server.url).output)
+    assert [hit["path"] for hit in server.hits] == ["/json"]
+    assert refreshed["steps"][0]["change"] != "unknown"
+    misused = project.run("peek", "--refresh", base=server.url)
+    assert misused.exit_code == 2 and "add --what-if" in misused.output

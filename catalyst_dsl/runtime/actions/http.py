@@ -117,6 +117,8 @@ def exchange(ctx: ActionContext, method: str, url: str, *, headers: Mapping[str,
     method = method.upper()
     shown = shown_url(url)
     allowed = retries if (method in IDEMPOTENT or retry_mutation) else 0
+    if getattr(ctx.gateway.performer, "simulated", False):
+        allowed = 0  # a what-if makes one attempt and never waits
     attempt = 0
     while True:
         attempt += 1
