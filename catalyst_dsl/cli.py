@@ -9,7 +9,25 @@ import click
 
 from catalyst_dsl import __version__
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: The run commands, defined in `cli_run` and imported only when one of them is asked for:
+#: checking, listing and `--version` never load the interpreter's command line.
+RUN_COMMANDS = ("run", "resume", "approve", "cancel", "runs", "webhooks")
+
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *RUN_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in RUN_COMMANDS and name not in self.commands:
+            from catalyst_dsl.cli_run import COMMANDS
+
+            for command in COMMANDS:
+                self.add_command(command)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="catalyst")
 def cli() -> None:
     """Check, compile and run Catalyst playbooks."""
@@ -214,16 +232,6 @@ def lsp() -> None:
     from catalyst_dsl.lsp.server import serve
 
     serve()
-
-
-def _add_run_commands() -> None:
-    from catalyst_dsl.cli_run import COMMANDS
-
-    for command in COMMANDS:
-        cli.add_command(command)
-
-
-_add_run_commands()
 
 
 def main() -> None:

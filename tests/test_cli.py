@@ -104,3 +104,18 @@ def test_a_directory_scan_skips_yaml_that_is_no_playbook(tmp_path, monkeypatch) 
     assert "checked 1 file(s): 0 error(s)" in scanned.output
     named = run("check", "playbooks/config.yaml")
     assert named.exit_code == 1 and named.output.count("error[C018]") == 1, named.output
+
+
+def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
+    import subprocess
+    import sys
+
+    from catalyst_dsl.cli import RUN_COMMANDS
+    from catalyst_dsl.cli_run import COMMANDS
+
+    assert sorted(RUN_COMMANDS) == sorted(c.name for c in COMMANDS)
+    probe = ("import sys; from click.testing import CliRunner; from catalyst_dsl.cli import cli; "
+             "CliRunner().invoke(cli, ['--version']); print('catalyst_dsl.cli_run' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr
+    assert "runs" in run("--help").output and run("runs", "--help").exit_code == 0

@@ -46,6 +46,9 @@ class Dialect:
     not_playbooks: tuple[str, ...] = ()
     #: Whether `sniff` is asked about YAML files found elsewhere.
     sniffs: bool = False
+    #: Top-level keys a document must have before `sniff` is asked, so that reading an
+    #: ordinary native playbook never imports this dialect's module.
+    sniff_needs: tuple[str, ...] = ()
     #: Whether calls and listings address its playbooks by file stem rather than by `name`.
     by_stem: bool = False
 
@@ -65,7 +68,7 @@ class Dialect:
 #: Markdown) is not listed: it is what every file is when no dialect claims it.
 DIALECTS: tuple[Dialect, ...] = (
     Dialect("cleo", "catalyst_dsl.dialects.cleo", suffixes=(".cantbook",), folders=((".cleo", "playbooks"),),
-            folder_suffixes=(".cantbook",), sniffs=True, by_stem=True),
+            folder_suffixes=(".cantbook",), sniffs=True, sniff_needs=("nodes", "version"), by_stem=True),
 )
 
 
@@ -88,7 +91,8 @@ def address(playbook, path: str) -> str:
 
 def by_content(root, sink) -> Optional[Dialect]:
     """The first sniffing dialect that claims the YAML `root`, if any."""
-    return next((d for d in DIALECTS if d.sniffs and d.reader().sniff(root, sink)), None)
+    keys = {k.value for k, _ in getattr(root, "pairs", ()) if isinstance(getattr(k, "value", None), str)}
+    return next((d for d in DIALECTS if d.sniffs and keys.issuperset(d.sniff_needs) and d.reader().sniff(root, sink)), None)
 
 
 def scanned_suffixes() -> tuple[str, ...]:
