@@ -158,6 +158,7 @@ class ReferenceChecker:
     def step(self, step: ir.Step, scope: Scope) -> None:
         if step.condition is not None:
             self.condition(step.condition, scope, "condition")
+        self.checks(step.requires, scope, "requires")
         for w in step.writes:
             self.value(w, scope)
         result: t.Type = t.ANY
@@ -248,6 +249,15 @@ class ReferenceChecker:
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
+        self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
+
+    def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
+        for check in checks.checks if checks is not None else ():
+            for entry in check.args.entries:
+                if check.kind == "expression":
+                    self.condition(entry.value, scope, f"check of {where}")
+                else:
+                    self.value(entry.value, scope)
 
     # -- where values come from (C821) ------------------------------------------------------------
 

@@ -86,6 +86,9 @@ _TABLE = [
     Code("C601", "outputs-as-artifacts", I, "`outputs` written as a list of paths: read as artifacts."),
     Code("C602", "output-never-set", E, "A declared output that no `return` sets."),
     Code("C603", "undeclared-return", W, "A `return` key that is not a declared output."),
+    Code("C610", "unknown-check", E, "A step's `requires:` or `ensures:` names a predicate that does not exist."),
+    Code("C611", "check-form", E, "A check of `requires:` or `ensures:` that is not `- predicate: argument` or a `${{ }}` expression, or lacks what its predicate needs."),
+    Code("C612", "check-pattern", E, "A check's regular expression does not compile, or uses what linear-time matching (RE2) lacks."),
     # C7xx: Markdown playbooks
     Code("C701", "unclosed-front-matter", E, "Front matter opened with --- and never closed."),
     Code("C702", "empty-input-name", E, "An `## Inputs` list item with no input name."),

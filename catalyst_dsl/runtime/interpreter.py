@@ -39,6 +39,7 @@ from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime import step_checks
 from catalyst_dsl.runtime.snapshot import current_user
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
@@ -132,7 +133,7 @@ class Hooks:
 class Interpreter:
     def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
                  mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None,
-                 plan: "PlanRecorder | None" = None, settings: Any = None) -> None:
+                 plan: "PlanRecorder | None" = None, settings: Any = None, recovering: str | None = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
         self.plugins = plugins
@@ -159,6 +160,9 @@ class Interpreter:
         self.plan = plan
         #: The project's settings, for actions that need them (GitHub URL, protected branches…).
         self.settings = settings
+        #: The path of the step that was in flight when the resumed run stopped: recovered
+        #: without running again when it has `ensures:` and they hold (see _recovered).
+        self.recovering = recovering
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -248,6 +252,8 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
+        if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
+            return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
@@ -291,8 +297,10 @@ class Interpreter:
             token = EFFECTS.set(effects)
             result: Any = UNKNOWN
             try:
+                self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
                 with self.plan.inside(entry):
                     result = self._simulate_action(step, frame, scope, path, sid, entry)
+                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry)
             except Unknowable as unknown:
                 entry["change"], entry["reason"] = "unknown", unknown.reason
             except StepError as error:
@@ -317,6 +325,19 @@ class Interpreter:
                 message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
                 flag["change"] = "would-pause"
                 flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+
+    def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict) -> None:
+        """A step's checks in its plan entry, each with whether it holds now (`unknown` when
+        that needs a program or a value the plan cannot know); a check that does not hold
+        fails the step as in a run."""
+        if checks is None:
+            return
+        env = self.env(frame, scope)
+        outcomes = [step_checks.evaluate(check, env, simulated=True) for check in checks.checks]
+        entry.setdefault("checks", []).extend(step_checks.plan_view([(when, o) for o in outcomes], self.plan.shown))
+        failed = next((o for o in outcomes if o.holds is False), None)
+        if failed is not None:
+            raise StepError(checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
 
     def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """The approval a step's effects would wait for (a plan is of a manual run), as an
@@ -490,7 +511,7 @@ class Interpreter:
                 # A step that runs other steps: they must all finish within its timeout.
                 deadline = DEADLINE.set(min(DEADLINE.get(), time.monotonic() + step.timeout))
             try:
-                result = self._execute(step, frame, scope, path, sid)
+                result = self._checked(step, frame, scope, path, sid)
             except StepError as error:
                 if deadline is not None and error.code == "StepTimeout" and time.monotonic() >= DEADLINE.get():
                     error = StepError("StepTimeout", f"{sid} took longer than its timeout of {step.timeout:g}s")
@@ -515,6 +536,35 @@ class Interpreter:
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
             return result
+
+    def _checked(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+        """One attempt: the step between its checks, `requires:` before and `ensures:` after,
+        so a retry runs the checks again with the step and a failed check is the step's."""
+        step_checks.enforce(step.requires, self.env(frame, scope), sid, "requires", step.timeout)
+        result = self._execute(step, frame, scope, path, sid)
+        step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), sid, "ensures", step.timeout)
+        return result
+
+    def _recovered(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+        """The step was in flight when the run stopped: when its `ensures:` hold now, what it
+        was doing got done, so it is completed without running again (with no result). A
+        step without `ensures:` always runs again: nothing says it finished."""
+        self.recovering = None
+        started = time.monotonic()
+        try:
+            failed = step_checks.failing(step.ensures, self.env(frame, _with_result(step, scope, None)), step.timeout)
+        except StepError as error:
+            self.events.message("warning", f"{sid} was interrupted and its ensures cannot be checked ({error.code}: {error.message}); it runs again", sid, depth=frame.depth)
+            return False
+        if failed is not None:
+            self.events.message("info", f"{sid} was interrupted and its ensures do not hold ({failed.shown}); it runs again", sid, depth=frame.depth)
+            return False
+        if step.name:
+            scope.define(step.name, None)
+        reason = "interrupted; its ensures held on resume, so it was not run again"
+        self.events.step_finished(sid, step.action, "completed", 0.0, frame.depth, reason)
+        self._journal(path, step, "completed", 1, started, None, reason)
+        return True
 
     def _check_deadline(self) -> None:
         if time.monotonic() > DEADLINE.get():
@@ -951,6 +1001,11 @@ def _review_wanted(result: Any) -> tuple[str, str | None] | None:
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
     url = result.get("url") if isinstance(result.get("url"), str) else None
     return f"review {what} before the run goes on: {url or 'see the step result'}", url
+
+
+def _with_result(step: ir.Step, scope: Scope, result: Any) -> Scope:
+    """Where a step's `ensures:` are evaluated: its own result readable by its name."""
+    return Scope(scope, {step.name: _visible(step, result)}) if step.name else scope
 
 
 def _visible(step: ir.Step, result: Any) -> Any:

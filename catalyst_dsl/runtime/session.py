@@ -453,7 +453,7 @@ class Session:
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},
-                                  settings=self.project.config)
+                                  settings=self.project.config, recovering=state.in_flight if resumed else None)
         frame = Frame(playbook, file, values, gateway)
         try:
             outputs = interpreter.run_playbook(frame)
