@@ -364,8 +364,7 @@ class Interpreter:
         if action in CONTROL or action in frame.functions:
             env = self.env(frame, scope)
             try:
-                entry["config"] = self.plan.shown({e.key: self._value(e.value, env) for e in step.config.entries
-                                                   if not isinstance(e.value, (ir.StepsV, ir.InputsV))})
+                entry["config"] = self.plan.shown(_data_only({e.key: self._value(e.value, env) for e in step.config.entries}))
             except StepError:
                 pass  # the step itself reports what fails
             return self._execute(step, frame, scope, path, sid)
@@ -1001,6 +1000,16 @@ def _review_wanted(result: Any) -> tuple[str, str | None] | None:
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
     url = result.get("url") if isinstance(result.get("url"), str) else None
     return f"review {what} before the run goes on: {url or 'see the step result'}", url
+
+
+def _data_only(value: Any) -> Any:
+    """A control step's config as a plan shows it: the steps it runs (a body, a catch
+    clause's steps) are entries of their own, not config values."""
+    if isinstance(value, dict):
+        return {k: _data_only(v) for k, v in value.items() if not isinstance(v, (ir.StepsV, ir.InputsV))}
+    if isinstance(value, list):
+        return [_data_only(v) for v in value]
+    return value
 
 
 def _with_result(step: ir.Step, scope: Scope, result: Any) -> Scope:
