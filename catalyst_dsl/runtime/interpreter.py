@@ -539,9 +539,9 @@ class Interpreter:
     def _checked(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
         """One attempt: the step between its checks, `requires:` before and `ensures:` after,
         so a retry runs the checks again with the step and a failed check is the step's."""
-        step_checks.enforce(step.requires, self.env(frame, scope), sid, "requires", step.timeout)
+        step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout)
         result = self._execute(step, frame, scope, path, sid)
-        step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), sid, "ensures", step.timeout)
+        step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), "ensures", step.timeout)
         return result
 
     def _recovered(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:

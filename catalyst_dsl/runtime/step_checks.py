@@ -43,7 +43,7 @@ def failing(checks: ir.Checks, env: RunEnv, timeout: float | None) -> Outcome | 
     return None
 
 
-def enforce(checks: ir.Checks | None, env: RunEnv, sid: str, when: str, timeout: float | None) -> None:
+def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | None) -> None:
     """Fail the step with the checks' code when one of them does not hold."""
     if checks is None:
         return
