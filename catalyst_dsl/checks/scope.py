@@ -25,6 +25,8 @@ from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
+_PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
 
 @attrs.define
 class Binding:
@@ -218,6 +220,9 @@ class ReferenceChecker:
         elif action == "function":
             self.function(step, scope)
             result = t.NULL
+        elif action == "retry-block":
+            self.retry_block(step, scope)
+            result = self.catalog.get("retry-block").result
         elif action == "parallel":
             steps = cfg.get("steps")
             if isinstance(steps, ir.StepsV):
@@ -250,6 +255,27 @@ class ReferenceChecker:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
         self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
+
+    def retry_block(self, step: ir.Step, scope: Scope) -> None:
+        """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
+        from catalyst_dsl.runtime.interpreter import LAST_ERROR, MAX_BLOCK_ATTEMPTS
+
+        cap = step.config.get("maxAttempts")
+        self.value(cap, scope)
+        if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):
+            if cap.value != int(cap.value) or not 1 <= cap.value <= MAX_BLOCK_ATTEMPTS:
+                self.sink.report("C613", f"maxAttempts is {cap.value}; a retry-block has from 1 to {MAX_BLOCK_ATTEMPTS} attempts", cap.span,
+                                 help="attempts are counted for the whole run; a block that needs more should fail and be looked at")
+        codes = step.config.get("retryOn")
+        self.value(codes, scope)
+        for code in codes.items if isinstance(codes, ir.ListV) else ():
+            if isinstance(code, ir.Lit) and isinstance(code.value, str) and not _PASCAL.match(code.value):
+                self.sink.report("C309", f"the error code '{code.value}' is not PascalCase", code.span, help="error codes look like PostconditionFailed")
+        body = Scope(scope)
+        body.define(Binding(LAST_ERROR, t.union(B.ERROR_TYPE, t.NULL), "error", step.span))
+        steps = step.config.get("steps")
+        if isinstance(steps, ir.StepsV):
+            self.walk(steps.steps, body)
 
     def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
         for check in checks.checks if checks is not None else ():

@@ -46,7 +46,7 @@ from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
 #: may hold file contents, which the snapshot never stores.
 RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
-CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var"})
+CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"})
 #: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
 APPROVE_EFFECTS = "approve-effects"
 #: The journal entry of a failure a `catch` handled (see Interpreter._catching).
@@ -55,6 +55,13 @@ CAUGHT = "catch"
 LOOP_ITEM = "for-each-item"
 #: The pause after a step whose result asks for a review (see _review_wanted).
 REVIEW = "review"
+#: The journal entry of a failed attempt of a `retry-block` (see Interpreter._do_retry_block).
+ATTEMPT_FAILED = "retry-block-attempt"
+
+#: The most attempts a `retry-block` may have (the checker says so too: C613).
+MAX_BLOCK_ATTEMPTS = 10
+#: The name a `retry-block`'s steps read the failure that started their attempt by.
+LAST_ERROR = "__lastError"
 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
@@ -531,7 +538,7 @@ class Interpreter:
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, _visible(step, result))
-            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook"):
+            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook", "retry-block"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
             return result
@@ -826,6 +833,39 @@ class Interpreter:
         final()
         return {"outcome": outcome, "caughtError": caught}
 
+    def _do_retry_block(self, step, frame, scope, path, sid):
+        """Run the block; when it fails with a code of `retryOn`, run it again from its first step
+        with `__lastError` set, up to `maxAttempts` in the whole run. Each attempt's steps
+        have their own paths (`…/attempt/N/i`), and each failed attempt is journaled
+        (`…/attempt/N/failed`), so a resumed run goes on with the attempt it was in."""
+        env = self.env(frame, scope)
+        cap = self._value(step.config.get("maxAttempts"), env)
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap != int(cap) or not 1 <= cap <= MAX_BLOCK_ATTEMPTS:
+            raise StepError("InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}")
+        codes_value = step.config.get("retryOn")
+        codes = [str(c) for c in self._value(codes_value, env) or ()] if codes_value is not None else None
+        body = step.config.get("steps")
+        steps = body.steps if isinstance(body, ir.StepsV) else ()
+        attempt, last = 1, None
+        while (kept := self.replay.get(paths.join(path, "attempt", attempt, "failed"))) is not None:
+            last = StepError.from_record((kept.get("result") or {}).get("error") or {})
+            attempt += 1
+        while True:
+            if attempt > cap:
+                raise _attempts_spent(sid, int(cap), last)
+            block = Scope(scope, {LAST_ERROR: last.as_value() if last is not None else None})
+            try:
+                self.run_steps(steps, frame, block, paths.join(path, "attempt", attempt))
+                return {"attempts": attempt}
+            except StepError as error:
+                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)):
+                    raise
+                record = {"error": self.hooks.mask(as_json_data(error.as_record()))}
+                self._bookkeep(paths.join(path, "attempt", attempt, "failed"), ATTEMPT_FAILED, record, f"{error.code} from {error.step}")
+                if attempt < cap:
+                    self.events.message("warning", f"{sid}: attempt {attempt} of {int(cap)} failed ({error.code}: {error.message}); the block runs again", sid, depth=frame.depth)
+                attempt, last = attempt + 1, error
+
     def _catching(self, where: str, error: StepError) -> None:
         """Journal that a `catch` took `error` (at `where`/caught), before its handler runs."""
         if error.path is None or self.plan is not None:
@@ -1000,6 +1040,13 @@ def _review_wanted(result: Any) -> tuple[str, str | None] | None:
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
     url = result.get("url") if isinstance(result.get("url"), str) else None
     return f"review {what} before the run goes on: {url or 'see the step result'}", url
+
+
+def _attempts_spent(sid: str, cap: int, last: StepError | None) -> StepError:
+    detail = f" (the last: {last.code}: {last.message})" if last is not None else ""
+    return StepError("IterationCapExceeded", f"{sid}: all {cap} attempt(s) of the block failed{detail}",
+                     guidance="fix what fails and start a new run: the attempts are counted for the whole run, resumes included",
+                     metadata={"attempts": cap, "lastError": last.as_value() if last is not None else None})
 
 
 def _data_only(value: Any) -> Any:

@@ -265,3 +265,80 @@ def test_a_step_killed_in_flight_without_ensures_always_runs_again(tmp_path):
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (side / "starts.txt").read_text() == "start\nstart\n"
     assert (project / "out/after.txt").read_text() == "after"
+
+
+# -- retry-block ----------------------------------------------------------------------------------------
+
+GROWING = """
+    name: growing
+    description: a block run again until its output is long enough
+    owner: Engineer
+    allowedWritePaths: [out/**]
+    steps:
+      - name: block
+        retry-block:
+          - name: note
+            bash: "echo ${{{{ __lastError == null ? 'none' : __lastError.code }}}} >> out/log.txt"
+            writes: [out/log.txt]
+            ensures:
+              - file-contains: {{path: out/log.txt, regex: "(.*\\\\n){{{need}}}"}}
+        maxAttempts: 3
+        retryOn: [{codes}]
+      - log-info: "attempts: {{{{ block.attempts }}}}"
+"""
+
+
+def test_a_retry_block_runs_its_steps_again_with_the_last_error_until_they_pass(project):
+    project.playbook("growing", GROWING.format(need=3, codes="PostconditionFailed"))
+    result = project.run("growing", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    # attempt 1 saw no error; attempts 2 and 3 the postcondition that ended the one before
+    assert project.read("out/log.txt") == "none\nPostconditionFailed\nPostconditionFailed\n"
+    assert "attempts: 3" in result.output
+    assert "block: attempt 1 of 3 failed (PostconditionFailed" in result.output
+    journal = {s["path"]: s for s in project.steps()}
+    assert {"steps/0/attempt/1/failed", "steps/0/attempt/2/failed", "steps/0/attempt/3/0"} <= set(journal)
+
+
+def test_a_retry_block_whose_attempts_are_spent_fails_with_iteration_cap_exceeded(project):
+    project.playbook("growing", GROWING.format(need=5, codes="PostconditionFailed"))
+    result = project.run("growing", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "IterationCapExceeded: block: all 3 attempt(s) of the block failed (the last: PostconditionFailed" in result.output
+    assert project.read("out/log.txt").count("\n") == 3
+
+
+def test_a_retry_block_lets_other_codes_through_at_once(project):
+    project.playbook("growing", GROWING.format(need=5, codes="CommandFailed"))
+    result = project.run("growing", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "PostconditionFailed" in result.output and "IterationCapExceeded" not in result.output
+    assert project.read("out/log.txt") == "none\n"
+
+
+def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
+    project.playbook("paused", """
+        name: paused
+        description: each attempt pauses, then fails
+        owner: Engineer
+        steps:
+          - name: block
+            retry-block:
+              - name: mark
+                bash: 'echo attempt >> "$TMPDIR/attempts.txt"'
+                writes: []
+              - checkpoint: "look at the attempt after ${{ __lastError == null ? 'none' : __lastError.code }}"
+              - throw: Flaky
+            maxAttempts: 2
+            retryOn: [Flaky]
+    """)
+    outcomes = [project.run("paused")]
+    run_id = project.run_id()
+    while project.snapshot(run_id)["status"] == "paused" and len(outcomes) < 4:
+        assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+        outcomes.append(project.cli("resume", run_id))
+    assert [o.exit_code for o in outcomes] == [4, 4, 2]
+    assert "look at the attempt after none" in outcomes[0].output
+    assert "look at the attempt after Flaky" in outcomes[1].output
+    assert project.read_temp("attempts.txt") == "attempt\nattempt\n"  # two attempts in all, over three processes
+    assert "IterationCapExceeded" in outcomes[-1].output
