@@ -22,7 +22,7 @@ PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 SUPPORTED_LANGUAGE_VERSIONS = (1,)
 RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated", "requires", "ensures")
 POLICY_ACTIONS = ("Stop", "Continue", "SilentlyContinue", "Ignore", "Inquire", "Suspend")
-INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object")
+INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object", "any")
 TRANSFORMS = ("kebab-case", "snake-case", "camel-case")
 TOP_LEVEL_KEYS = (
     "name", "id", "description", "owner", "catalyst", "reviewers", "triggers", "inputs", "outputs",

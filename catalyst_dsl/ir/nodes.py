@@ -103,7 +103,7 @@ class Rule:
 @attrs.frozen
 class InputDecl:
     name: str
-    type: str  # string | number | boolean | enum | array | object
+    type: str  # string | number | boolean | enum | array | object | any
     description: Optional[str] = None
     required: bool = False
     default: Optional[Value] = None
