@@ -26,6 +26,8 @@ from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
 _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+#: The name of the object steps merge values into with `bindings:` (docs/running.md).
+BINDINGS = "bindings"
 
 
 @attrs.define
@@ -119,7 +121,11 @@ class ReferenceChecker:
 
     def run(self) -> None:
         top = Scope()
+        top.define(Binding(BINDINGS, t.ObjectT((), t.ANY), "bindings", None))
         for decl in self.playbook.inputs:
+            if decl.name == BINDINGS:
+                self.sink.report("C614", "the input 'bindings' has the name of the playbook's bindings object", decl.span, help="rename the input; `bindings` holds what steps merge into it with `bindings:`")
+                continue
             top.define(Binding(decl.name, input_type(decl), "input", decl.span))
         self.walk(self.playbook.steps, top)
         for clause in self.playbook.catch:
@@ -255,6 +261,10 @@ class ReferenceChecker:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
         self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
+        if step.bindings is not None:
+            self.value(step.bindings, scope)
+        if step.name == BINDINGS:
+            self.sink.report("C614", "the step name 'bindings' is the name of the playbook's bindings object", step.name_span, help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`")
 
     def retry_block(self, step: ir.Step, scope: Scope) -> None:
         """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
@@ -318,7 +328,7 @@ class ReferenceChecker:
             return None
         described = {"input": f"the input '{name}'", "step": f"the result of step '{name}'",
                      "script": f"'{name}', set by a script", "parameter": f"the function input '{name}'",
-                     "error": "$error"}.get(binding.kind)
+                     "error": "$error", "bindings": "the bindings (step results merged into them)"}.get(binding.kind)
         if described is not None:
             return described
         return f"'{name}' (which holds {binding.source})" if binding.source else None

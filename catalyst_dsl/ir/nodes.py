@@ -179,6 +179,9 @@ class Step:
     #: Checked before each attempt of the step (`requires:`) and after it (`ensures:`).
     requires: Optional[Checks] = None
     ensures: Optional[Checks] = None
+    #: `bindings:`: name -> value merged into the playbook's `bindings` object once the step
+    #: has completed (its own result readable by its name).
+    bindings: Optional[MapV] = None
 
 
 @attrs.frozen

@@ -60,6 +60,8 @@ ATTEMPT_FAILED = "retry-block-attempt"
 
 #: The most attempts a `retry-block` may have (the checker says so too: C613).
 MAX_BLOCK_ATTEMPTS = 10
+#: The object steps merge values into with `bindings:`, readable as `{{ bindings.x }}`.
+BINDINGS = "bindings"
 #: The name a `retry-block`'s steps read the failure that started their attempt by.
 LAST_ERROR = "__lastError"
 
@@ -175,7 +177,7 @@ class Interpreter:
 
     def run_playbook(self, frame: Frame, prefix: str = "") -> dict[str, Any]:
         """Run a playbook's steps, then `catch` on failure and always `finally`; its outputs."""
-        scope = Scope()
+        scope = Scope(None, {BINDINGS: {}})  # what steps merge in with `bindings:`, for this playbook alone
         outputs: dict[str, Any] = {}
         final = lambda: self.run_steps(frame.playbook.finally_, frame, scope, paths.join(prefix, "finally"))  # noqa: E731
         try:
@@ -236,6 +238,8 @@ class Interpreter:
                 scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
                 script_action.apply_set(scope.assign, record.get("result"))
+            if record["status"] == "completed":
+                self._bind(step, frame, scope, record.get("result"))  # the bindings are rebuilt from the journal
             if caught is not None and caught_at > record.get("seq", 0):
                 raise caught  # it failed after it completed (a review asked for changes), and a catch took that
             if record["status"] != "skipped":
@@ -322,6 +326,10 @@ class Interpreter:
                 self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
+            try:
+                self._bind(step, frame, scope, result)
+            except StepError as error:
+                entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
             spec = self.catalog.get(step.action)
             if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
                 flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
@@ -538,6 +546,7 @@ class Interpreter:
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, _visible(step, result))
+            self._bind(step, frame, scope, result)
             if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook", "retry-block"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
@@ -550,6 +559,16 @@ class Interpreter:
         result = self._execute(step, frame, scope, path, sid)
         step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), "ensures", step.timeout)
         return result
+
+    def _bind(self, step: ir.Step, frame: Frame, scope: Scope, result: Any) -> None:
+        """Merge the step's `bindings:` into the playbook's `bindings` object, once it completed."""
+        if step.bindings is None:
+            return
+        values = self._value(step.bindings, self.env(frame, _with_result(step, scope, result)))
+        target = scope.lookup(BINDINGS)
+        if isinstance(target, dict) and isinstance(values, dict):
+            with self._lock:
+                target.update(values)
 
     def _recovered(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
         """The step was in flight when the run stopped: when its `ensures:` hold now, what it
