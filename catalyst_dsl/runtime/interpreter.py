@@ -586,6 +586,7 @@ class Interpreter:
             return False
         if step.name:
             scope.define(step.name, None)
+        self._bind(step, frame, scope, None)
         reason = "interrupted; its ensures held on resume, so it was not run again"
         self.events.step_finished(sid, step.action, "completed", 0.0, frame.depth, reason)
         self._journal(path, step, "completed", 1, started, None, reason)
@@ -626,6 +627,8 @@ class Interpreter:
             if step.name:
                 scope.define(step.name, result)
             status = "completed" if action == "Ignore" else "failed"
+            if status == "completed":
+                self._bind(step, frame, scope, result)  # as a resume would, from the journal
             if action == "Continue":
                 self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
             self._journal(path, step, status, attempt, started, result, detail)
