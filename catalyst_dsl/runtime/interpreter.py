@@ -546,7 +546,6 @@ class Interpreter:
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, _visible(step, result))
-            self._bind(step, frame, scope, result)
             if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook", "retry-block"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
@@ -554,10 +553,12 @@ class Interpreter:
 
     def _checked(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
         """One attempt: the step between its checks, `requires:` before and `ensures:` after,
-        so a retry runs the checks again with the step and a failed check is the step's."""
+        so a retry runs the checks again with the step and a failed check is the step's;
+        then its `bindings:`, merged only when all passed."""
         step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout)
         result = self._execute(step, frame, scope, path, sid)
         step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), "ensures", step.timeout)
+        self._bind(step, frame, scope, result)  # a binding that cannot be computed fails the attempt
         return result
 
     def _bind(self, step: ir.Step, frame: Frame, scope: Scope, result: Any) -> None:
