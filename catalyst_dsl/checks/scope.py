@@ -25,6 +25,10 @@ from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
+_PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+#: The name of the object steps merge values into with `bindings:` (docs/running.md).
+BINDINGS = "bindings"
+
 
 @attrs.define
 class Binding:
@@ -139,7 +143,11 @@ class ReferenceChecker:
 
     def run(self) -> None:
         top = Scope()
+        top.define(Binding(BINDINGS, t.ObjectT((), t.ANY), "bindings", None))
         for decl in self.playbook.inputs:
+            if decl.name == BINDINGS:
+                self.sink.report("C614", "the input 'bindings' has the name of the playbook's bindings object", decl.span, help="rename the input; `bindings` holds what steps merge into it with `bindings:`")
+                continue
             top.define(Binding(decl.name, input_type(decl), "input", decl.span))
         self.walk(self.playbook.steps, top)
         for clause in self.playbook.catch:
@@ -181,6 +189,7 @@ class ReferenceChecker:
     def step(self, step: ir.Step, scope: Scope) -> None:
         if step.condition is not None:
             self.condition(step.condition, scope, "condition")
+        self.checks(step.requires, scope, "requires")
         for w in step.writes:
             self.value(w, scope)
         result: t.Type = t.ANY
@@ -267,6 +276,9 @@ class ReferenceChecker:
         elif action == "function":
             self.function(step, scope)
             result = t.NULL
+        elif action == "retry-block":
+            self.retry_block(step, scope)
+            result = self.catalog.get("retry-block").result
         elif action == "parallel":
             steps = cfg.get("steps")
             branches = Scope(scope)
@@ -301,6 +313,40 @@ class ReferenceChecker:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
             self.defined_types.setdefault(step.name, result)
+        self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
+        if step.bindings is not None:
+            self.value(step.bindings, scope)
+        if step.name == BINDINGS:
+            self.sink.report("C614", "the step name 'bindings' is the name of the playbook's bindings object", step.name_span, help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`")
+
+    def retry_block(self, step: ir.Step, scope: Scope) -> None:
+        """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
+        from catalyst_dsl.runtime.interpreter import LAST_ERROR, MAX_BLOCK_ATTEMPTS
+
+        cap = step.config.get("maxAttempts")
+        self.value(cap, scope)
+        if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):
+            if cap.value != int(cap.value) or not 1 <= cap.value <= MAX_BLOCK_ATTEMPTS:
+                self.sink.report("C613", f"maxAttempts is {cap.value}; a retry-block has from 1 to {MAX_BLOCK_ATTEMPTS} attempts", cap.span,
+                                 help="attempts are counted for the whole run; a block that needs more should fail and be looked at")
+        codes = step.config.get("retryOn")
+        self.value(codes, scope)
+        for code in codes.items if isinstance(codes, ir.ListV) else ():
+            if isinstance(code, ir.Lit) and isinstance(code.value, str) and not _PASCAL.match(code.value):
+                self.sink.report("C309", f"the error code '{code.value}' is not PascalCase", code.span, help="error codes look like PostconditionFailed")
+        body = Scope(scope)
+        body.define(Binding(LAST_ERROR, t.union(B.ERROR_TYPE, t.NULL), "error", step.span))
+        steps = step.config.get("steps")
+        if isinstance(steps, ir.StepsV):
+            self.walk(steps.steps, body)
+
+    def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
+        for check in checks.checks if checks is not None else ():
+            for entry in check.args.entries:
+                if check.kind == "expression":
+                    self.condition(entry.value, scope, f"check of {where}")
+                else:
+                    self.value(entry.value, scope)
 
     # -- where values come from (C821) ------------------------------------------------------------
 
@@ -335,7 +381,7 @@ class ReferenceChecker:
             return None
         described = {"input": f"the input '{name}'", "step": f"the result of step '{name}'",
                      "script": f"'{name}', set by a script", "parameter": f"the function input '{name}'",
-                     "error": "$error"}.get(binding.kind)
+                     "error": "$error", "bindings": "the bindings (step results merged into them)"}.get(binding.kind)
         if described is not None:
             return described
         return f"'{name}' (which holds {binding.source})" if binding.source else None

@@ -10,6 +10,7 @@ import re
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.dialects.checks import lower_checks
 from catalyst_dsl.dialects.values import ValueLowerer, kind_of, parse_duration, suggest, warn_milliseconds
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
@@ -19,9 +20,9 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 KEBAB = re.compile(r"^[a-z][a-z0-9-]*$")
 PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 SUPPORTED_LANGUAGE_VERSIONS = (1,)
-RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated")
+RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated", "requires", "ensures", "bindings")
 POLICY_ACTIONS = ("Stop", "Continue", "SilentlyContinue", "Ignore", "Inquire", "Suspend")
-INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object")
+INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object", "any")
 TRANSFORMS = ("kebab-case", "snake-case", "camel-case")
 TOP_LEVEL_KEYS = (
     "name", "id", "description", "owner", "catalyst", "reviewers", "triggers", "inputs", "outputs",
@@ -48,6 +49,8 @@ def ordinary_yaml(root, is_action) -> bool:
 #: What a Markdown playbook needs to do something (LANGUAGE.md 9), for the help of C014 and C204.
 MARKDOWN_NEEDS = "write the prompt as Markdown text, or phases as headings such as `## Phase 1: Spec`; front matter between --- lines is optional"
 
+#: A step's `bindings:`: names and the values merged into the playbook's `bindings` object.
+BINDINGS = t.ObjectT((), t.ANY)
 REVIEWERS = t.obj(required=t.opt(t.ArrayT(t.STRING)), optional=t.opt(t.ArrayT(t.STRING)))
 TRIGGER = t.obj(event=t.req(t.STRING), action=t.opt(t.STRING), args=t.opt(t.ObjectT((), t.ANY)))
 
@@ -563,10 +566,13 @@ class CatalystLowerer:
         isolated = self._opt_bool(reserved["isolated"][1], "'isolated'") if "isolated" in reserved else False
         if action == "function" and known:
             self._define_function(config, action_key)
+        requires, ensures = (lower_checks(*reserved[k], self.values, self.sink) if k in reserved else None for k in ("requires", "ensures"))
+        bindings = self.values.value(reserved["bindings"][1], BINDINGS, "'bindings'") if "bindings" in reserved else None
         return ir.Step(
             action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
             checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, known=known,
-            span=head_span(node), action_span=action_key.span, name_span=name_span,
+            span=head_span(node), action_span=action_key.span, name_span=name_span, requires=requires, ensures=ensures,
+            bindings=bindings if isinstance(bindings, ir.MapV) else None,
         )
 
     def _writes_not_shell(self, spec: ActionSpec, key: YScalar) -> None:

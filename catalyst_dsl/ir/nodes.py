@@ -103,7 +103,7 @@ class Rule:
 @attrs.frozen
 class InputDecl:
     name: str
-    type: str  # string | number | boolean | enum | array | object
+    type: str  # string | number | boolean | enum | array | object | any
     description: Optional[str] = None
     required: bool = False
     default: Optional[Value] = None
@@ -136,6 +136,30 @@ class ErrorPolicy:
 
 
 @attrs.frozen
+class Check:
+    """One predicate of a step's `requires:` or `ensures:` (docs/actions.md, "Step checks").
+
+    `kind` is `file-exists`, `file-contains`, `command-output` or `expression`; `args`
+    holds its operands by name: `path`, `regex`, `argv`, `expect`, `match`, `expression`.
+    """
+
+    kind: str
+    args: MapV
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
+class Checks:
+    """A step's pre- or post-checks: predicates tried in order, and the error code the
+    step fails with when one does not hold (PreconditionFailed, PostconditionFailed, or
+    the code the playbook names, such as ContractViolation)."""
+
+    checks: tuple[Check, ...]
+    code: str
+    span: Optional[Span] = _span()
+
+
+@attrs.frozen
 class Step:
     action: str
     config: MapV
@@ -152,6 +176,12 @@ class Step:
     span: Optional[Span] = _span()
     action_span: Optional[Span] = _span()
     name_span: Optional[Span] = _span()
+    #: Checked before each attempt of the step (`requires:`) and after it (`ensures:`).
+    requires: Optional[Checks] = None
+    ensures: Optional[Checks] = None
+    #: `bindings:`: name -> value merged into the playbook's `bindings` object once the step
+    #: has completed (its own result readable by its name).
+    bindings: Optional[MapV] = None
 
 
 @attrs.frozen

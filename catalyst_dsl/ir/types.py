@@ -249,6 +249,7 @@ INPUT_TYPES: dict[str, Type] = {
     "enum": STRING,
     "array": ArrayT(ANY),
     "object": ObjectT((), ANY),
+    "any": ANY,
 }
 
 OUTPUT_TYPES: dict[str, Type] = {**INPUT_TYPES, "any": ANY}

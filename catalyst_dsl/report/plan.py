@@ -245,6 +245,9 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
     confinement = step.get("confinement")
     if confinement:
         lines.append(f"{inner}confined: may write {', '.join(confinement['mayWrite'])}; never {', '.join(confinement['neverWrites'])}")
+    for check in step.get("checks") or ():
+        holds = {True: "holds", False: "does not hold"}.get(check["holds"], "unknown now")
+        lines.append(f"{inner}{check['when']}: {' '.join(_lines(check['check']))} ({holds})")
     for write in step.get("writes") or ():
         if write.get("allowed") is False:
             lines.append(f"{inner}{SYMBOLS['refused']} {write['path']}: {write.get('refusal') or 'refused'}")

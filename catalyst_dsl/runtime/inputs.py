@@ -252,6 +252,15 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
         if _depth(value) > MAX_DEPTH:
             return None, f"is nested too deeply (at most {MAX_DEPTH} levels)"
         return _check_typed(decl, value)
+    if kind == "any":
+        # Untyped: JSON when the text is JSON (a number, a list, an object…), else the text.
+        try:
+            value = json.loads(text, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError):
+            return text, None
+        if _depth(value) > MAX_DEPTH:
+            return None, f"is nested too deeply (at most {MAX_DEPTH} levels)"
+        return value, None
     return text, None
 
 
@@ -407,7 +416,7 @@ def _hint(decl: ir.InputDecl, from_text: bool) -> str:
         return """'["a", "b"]' (a JSON array; comma-separated lists are not read)"""
     if from_text and decl.type == "object":
         return """'{"key": "value"}' (a JSON object)"""
-    return {"number": "<number>", "boolean": "true|false", "array": "[a, b]", "object": "{key: value}"}.get(decl.type, "<text>")
+    return {"number": "<number>", "boolean": "true|false", "array": "[a, b]", "object": "{key: value}", "any": "<JSON or text>"}.get(decl.type, "<text>")
 
 
 def _num(n: int | float) -> str:

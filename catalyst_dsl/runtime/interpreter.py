@@ -39,13 +39,14 @@ from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime import step_checks
 from catalyst_dsl.runtime.snapshot import current_user
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
 #: may hold file contents, which the snapshot never stores.
 RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
-CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var"})
+CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"})
 #: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
 APPROVE_EFFECTS = "approve-effects"
 #: The journal entry of a failure a `catch` handled (see Interpreter._catching).
@@ -54,6 +55,15 @@ CAUGHT = "catch"
 LOOP_ITEM = "for-each-item"
 #: The pause after a step whose result asks for a review (see _review_wanted).
 REVIEW = "review"
+#: The journal entry of a failed attempt of a `retry-block` (see Interpreter._do_retry_block).
+ATTEMPT_FAILED = "retry-block-attempt"
+
+#: The most attempts a `retry-block` may have (the checker says so too: C613).
+MAX_BLOCK_ATTEMPTS = 10
+#: The object steps merge values into with `bindings:`, readable as `{{ bindings.x }}`.
+BINDINGS = "bindings"
+#: The name a `retry-block`'s steps read the failure that started their attempt by.
+LAST_ERROR = "__lastError"
 
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
@@ -132,7 +142,7 @@ class Hooks:
 class Interpreter:
     def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
                  mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None,
-                 plan: "PlanRecorder | None" = None, settings: Any = None) -> None:
+                 plan: "PlanRecorder | None" = None, settings: Any = None, recovering: str | None = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
         self.plugins = plugins
@@ -161,12 +171,15 @@ class Interpreter:
         self.plan = plan
         #: The project's settings, for actions that need them (GitHub URL, protected branches…).
         self.settings = settings
+        #: The path of the step that was in flight when the resumed run stopped: recovered
+        #: without running again when it has `ensures:` and they hold (see _recovered).
+        self.recovering = recovering
 
     # -- frames ------------------------------------------------------------------------------------------
 
     def run_playbook(self, frame: Frame, prefix: str = "") -> dict[str, Any]:
         """Run a playbook's steps, then `catch` on failure and always `finally`; its outputs."""
-        scope = Scope()
+        scope = Scope(None, {BINDINGS: {}})  # what steps merge in with `bindings:`, for this playbook alone
         outputs: dict[str, Any] = {}
         final = lambda: self.run_steps(frame.playbook.finally_, frame, scope, paths.join(prefix, "finally"))  # noqa: E731
         try:
@@ -227,6 +240,8 @@ class Interpreter:
                 scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
                 script_action.apply_set(scope.assign, record.get("result"))
+            if record["status"] == "completed":
+                self._bind(step, frame, scope, record.get("result"))  # the bindings are rebuilt from the journal
             if caught is not None and caught_at > record.get("seq", 0):
                 raise caught  # it failed after it completed (a review asked for changes), and a catch took that
             if record["status"] != "skipped":
@@ -250,6 +265,8 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
+        if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
+            return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
@@ -293,8 +310,10 @@ class Interpreter:
             token = EFFECTS.set(effects)
             result: Any = UNKNOWN
             try:
+                self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
                 with self.plan.inside(entry):
                     result = self._simulate_action(step, frame, scope, path, sid, entry)
+                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry)
             except Unknowable as unknown:
                 entry["change"], entry["reason"] = "unknown", unknown.reason
             except StepError as error:
@@ -309,6 +328,10 @@ class Interpreter:
                 self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
+            try:
+                self._bind(step, frame, scope, result)
+            except StepError as error:
+                entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
             spec = self.catalog.get(step.action)
             if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
                 flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
@@ -319,6 +342,19 @@ class Interpreter:
                 message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
                 flag["change"] = "would-pause"
                 flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+
+    def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict) -> None:
+        """A step's checks in its plan entry, each with whether it holds now (`unknown` when
+        that needs a program or a value the plan cannot know); a check that does not hold
+        fails the step as in a run."""
+        if checks is None:
+            return
+        env = self.env(frame, scope)
+        outcomes = [step_checks.evaluate(check, env, simulated=True) for check in checks.checks]
+        entry.setdefault("checks", []).extend(step_checks.plan_view([(when, o) for o in outcomes], self.plan.shown))
+        failed = next((o for o in outcomes if o.holds is False), None)
+        if failed is not None:
+            raise StepError(checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
 
     def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """The approval a step's effects would wait for (a plan is of a manual run), as an
@@ -345,8 +381,7 @@ class Interpreter:
         if action in CONTROL or action in frame.functions:
             env = self.env(frame, scope)
             try:
-                entry["config"] = self.plan.shown({e.key: self._value(e.value, env) for e in step.config.entries
-                                                   if not isinstance(e.value, (ir.StepsV, ir.InputsV))})
+                entry["config"] = self.plan.shown(_data_only({e.key: self._value(e.value, env) for e in step.config.entries}))
             except StepError:
                 pass  # the step itself reports what fails
             return self._execute(step, frame, scope, path, sid)
@@ -492,7 +527,7 @@ class Interpreter:
                 # A step that runs other steps: they must all finish within its timeout.
                 deadline = DEADLINE.set(min(DEADLINE.get(), time.monotonic() + step.timeout))
             try:
-                result = self._execute(step, frame, scope, path, sid)
+                result = self._checked(step, frame, scope, path, sid)
             except StepError as error:
                 if deadline is not None and error.code == "StepTimeout" and time.monotonic() >= DEADLINE.get():
                     error = StepError("StepTimeout", f"{sid} took longer than its timeout of {step.timeout:g}s")
@@ -513,10 +548,52 @@ class Interpreter:
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, _visible(step, result))
-            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook"):
+            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook", "retry-block"):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
             return result
+
+    def _checked(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+        """One attempt: the step between its checks, `requires:` before and `ensures:` after,
+        so a retry runs the checks again with the step and a failed check is the step's;
+        then its `bindings:`, merged only when all passed."""
+        step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout)
+        result = self._execute(step, frame, scope, path, sid)
+        step_checks.enforce(step.ensures, self.env(frame, _with_result(step, scope, result)), "ensures", step.timeout)
+        self._bind(step, frame, scope, result)  # a binding that cannot be computed fails the attempt
+        return result
+
+    def _bind(self, step: ir.Step, frame: Frame, scope: Scope, result: Any) -> None:
+        """Merge the step's `bindings:` into the playbook's `bindings` object, once it completed."""
+        if step.bindings is None:
+            return
+        values = self._value(step.bindings, self.env(frame, _with_result(step, scope, result)))
+        target = scope.lookup(BINDINGS)
+        if isinstance(target, dict) and isinstance(values, dict):
+            with self._lock:
+                target.update(values)
+
+    def _recovered(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+        """The step was in flight when the run stopped: when its `ensures:` hold now, what it
+        was doing got done, so it is completed without running again (with no result). A
+        step without `ensures:` always runs again: nothing says it finished."""
+        self.recovering = None
+        started = time.monotonic()
+        try:
+            failed = step_checks.failing(step.ensures, self.env(frame, _with_result(step, scope, None)), step.timeout)
+        except StepError as error:
+            self.events.message("warning", f"{sid} was interrupted and its ensures cannot be checked ({error.code}: {error.message}); it runs again", sid, depth=frame.depth)
+            return False
+        if failed is not None:
+            self.events.message("info", f"{sid} was interrupted and its ensures do not hold ({failed.shown}); it runs again", sid, depth=frame.depth)
+            return False
+        if step.name:
+            scope.define(step.name, None)
+        self._bind(step, frame, scope, None)
+        reason = "interrupted; its ensures held on resume, so it was not run again"
+        self.events.step_finished(sid, step.action, "completed", 0.0, frame.depth, reason)
+        self._journal(path, step, "completed", 1, started, None, reason)
+        return True
 
     def _check_deadline(self) -> None:
         if time.monotonic() > DEADLINE.get():
@@ -553,6 +630,8 @@ class Interpreter:
             if step.name:
                 scope.define(step.name, result)
             status = "completed" if action == "Ignore" else "failed"
+            if status == "completed":
+                self._bind(step, frame, scope, result)  # as a resume would, from the journal
             if action == "Continue":
                 self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
             self._journal(path, step, status, attempt, started, result, detail)
@@ -801,6 +880,39 @@ class Interpreter:
         final()
         return {"outcome": outcome, "caughtError": caught}
 
+    def _do_retry_block(self, step, frame, scope, path, sid):
+        """Run the block; when it fails with a code of `retryOn`, run it again from its first step
+        with `__lastError` set, up to `maxAttempts` in the whole run. Each attempt's steps
+        have their own paths (`…/attempt/N/i`), and each failed attempt is journaled
+        (`…/attempt/N/failed`), so a resumed run goes on with the attempt it was in."""
+        env = self.env(frame, scope)
+        cap = self._value(step.config.get("maxAttempts"), env)
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap != int(cap) or not 1 <= cap <= MAX_BLOCK_ATTEMPTS:
+            raise StepError("InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}")
+        codes_value = step.config.get("retryOn")
+        codes = [str(c) for c in self._value(codes_value, env) or ()] if codes_value is not None else None
+        body = step.config.get("steps")
+        steps = body.steps if isinstance(body, ir.StepsV) else ()
+        attempt, last = 1, None
+        while (kept := self.replay.get(paths.join(path, "attempt", attempt, "failed"))) is not None:
+            last = StepError.from_record((kept.get("result") or {}).get("error") or {})
+            attempt += 1
+        while True:
+            if attempt > cap:
+                raise _attempts_spent(sid, int(cap), last)
+            block = Scope(scope, {LAST_ERROR: last.as_value() if last is not None else None})
+            try:
+                self.run_steps(steps, frame, block, paths.join(path, "attempt", attempt))
+                return {"attempts": attempt}
+            except StepError as error:
+                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)):
+                    raise
+                record = {"error": self.hooks.mask(as_json_data(error.as_record()))}
+                self._bookkeep(paths.join(path, "attempt", attempt, "failed"), ATTEMPT_FAILED, record, f"{error.code} from {error.step}")
+                if attempt < cap:
+                    self.events.message("warning", f"{sid}: attempt {attempt} of {int(cap)} failed ({error.code}: {error.message}); the block runs again", sid, depth=frame.depth)
+                attempt, last = attempt + 1, error
+
     def _catching(self, where: str, error: StepError) -> None:
         """Journal that a `catch` took `error` (at `where`/caught), before its handler runs."""
         if error.path is None or self.plan is not None:
@@ -977,6 +1089,28 @@ def _review_wanted(result: Any) -> tuple[str, str | None] | None:
     what = f"pull request #{result['number']}" if result.get("number") is not None else "the change"
     url = result.get("url") if isinstance(result.get("url"), str) else None
     return f"review {what} before the run goes on: {url or 'see the step result'}", url
+
+
+def _attempts_spent(sid: str, cap: int, last: StepError | None) -> StepError:
+    detail = f" (the last: {last.code}: {last.message})" if last is not None else ""
+    return StepError("IterationCapExceeded", f"{sid}: all {cap} attempt(s) of the block failed{detail}",
+                     guidance="fix what fails and start a new run: the attempts are counted for the whole run, resumes included",
+                     metadata={"attempts": cap, "lastError": last.as_value() if last is not None else None})
+
+
+def _data_only(value: Any) -> Any:
+    """A control step's config as a plan shows it: the steps it runs (a body, a catch
+    clause's steps) are entries of their own, not config values."""
+    if isinstance(value, dict):
+        return {k: _data_only(v) for k, v in value.items() if not isinstance(v, (ir.StepsV, ir.InputsV))}
+    if isinstance(value, list):
+        return [_data_only(v) for v in value]
+    return value
+
+
+def _with_result(step: ir.Step, scope: Scope, result: Any) -> Scope:
+    """Where a step's `ensures:` are evaluated: its own result readable by its name."""
+    return Scope(scope, {step.name: _visible(step, result)}) if step.name else scope
 
 
 def _visible(step: ir.Step, result: Any) -> Any:

@@ -3,13 +3,14 @@
 A path names where a step sits, including which loop iteration, function call or
 called playbook it ran in: `steps/2/then/0`, `steps/3/each/1/0` (iteration 1),
 `steps/4/call/steps/0` (inside a called playbook), `steps/5/fn/0` (inside the function
-that step 5 calls). The snapshot keys its journal by path; resume finds each recorded
+that step 5 calls), `steps/6/attempt/2/0` (attempt 2 of a `retry-block`). The snapshot keys its journal by path; resume finds each recorded
 step again with `step_at` to tell whether the playbook changed under the run.
 
 A few paths name what happens at a step rather than a step: its pauses
 (`…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and two journal entries
-that only resume reads: `…/catch/caught` (a failure a catch handled) and
-`…/each/N/item` (the item loop iteration N ran for).
+that only resume reads: `…/catch/caught` (a failure a catch handled),
+`…/each/N/item` (the item loop iteration N ran for) and `…/attempt/N/failed` (the failure
+that ended attempt N of a `retry-block`).
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def _walk(playbook: ir.Playbook, segments: list[str], callee) -> ir.Step | None:
         elif kind == "catch":
             k = _index(segments)
             step = _catch_body(step.config.get("catch"), k)[_index(segments)]
-        elif kind == "each":
-            _index(segments)  # the iteration: every iteration runs the same body
+        elif kind in ("each", "attempt"):
+            _index(segments)  # the iteration or attempt: each runs the same body
             step = _body(step, "steps")[_index(segments)]
         elif kind == "branch":
             step = _body(step, "steps")[_index(segments)]

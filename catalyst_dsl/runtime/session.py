@@ -396,12 +396,14 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
-        from catalyst_dsl.runtime.interpreter import CAUGHT, LOOP_ITEM, caught_errors
+        from catalyst_dsl.runtime.interpreter import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
 
         checks = []  # (path, fingerprint or None, how the journal names it)
         for record in state.steps:
             if record.action == LOOP_ITEM:  # the for-each step must still be there
                 checks.append((record.path.rsplit("/each/", 1)[0], None, "the for-each"))
+            elif record.action == ATTEMPT_FAILED:  # and so must the retry-block
+                checks.append((record.path.rsplit("/attempt/", 1)[0], None, "the retry-block"))
             elif record.action == CAUGHT:  # each handled failure's step, as it was, to fail again
                 checks += [(kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']}") for kept in caught_errors(record.result)]
             else:
@@ -459,7 +461,7 @@ class Session:
         interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
                                   events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
                                   max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},
-                                  settings=self.project.config)
+                                  settings=self.project.config, recovering=state.in_flight if resumed else None)
         frame = Frame(playbook, file, values, gateway)
         try:
             outputs = interpreter.run_playbook(frame)

@@ -472,3 +472,24 @@ def test_parse_assignment_problems():
         InputProblem("a", "duplicate", "a: given more than once", "pass -i a=... once"),
     ]
     assert not any("hunter2" in p.message or "2" in p.message for p in problems)
+
+
+# -- the untyped input (`any`) ----------------------------------------------------------------------
+
+ANY = declare("- any: v")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("3", 3), ("[1, \"x\"]", [1, "x"]), ('{"k": null}', {"k": None}), ("hello world", "hello world"), ('"3"', "3"), ("", ""), ("[1,", "[1,")],
+)
+def test_an_any_input_from_text_is_json_when_it_is_json_else_the_text(text, expected):
+    values, problems = resolve_inputs(ANY, {"v": text}, from_text=True)
+    assert problems == []
+    assert values["v"] == expected and type(values["v"]) is type(expected)
+
+
+def test_an_any_input_takes_any_value_and_still_refuses_json_nested_too_deeply():
+    assert resolve_inputs(ANY, {"v": {"a": [1, True]}}, from_text=False)[0]["v"] == {"a": [1, True]}
+    problem = only(resolve_inputs(ANY, {"v": "[" * 70 + "]" * 70}, from_text=True)[1])
+    assert "nested too deeply" in problem.message

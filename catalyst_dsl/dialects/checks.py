@@ -1,0 +1,106 @@
+"""Step checks: a step's `requires:` and `ensures:` lowered into `ir.Checks`.
+
+Either key holds a list of predicates, or a mapping `{code, checks}` when a failing
+predicate should raise another error code than the default (a cleo contract raises
+ContractViolation). A predicate is `- name: argument` or a `${{ }}` expression.
+Foreign dialects build the same `ir.Checks` directly (docs/checks.md, "For dialect authors").
+"""
+
+from __future__ import annotations
+
+import re
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.dialects.values import ValueLowerer, kind_of, suggest
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t
+from catalyst_dsl.syntax.templates import might_be_template, parse_template
+from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
+
+#: The error code a failing check raises unless the playbook names another.
+DEFAULT_CODES = {"requires": "PreconditionFailed", "ensures": "PostconditionFailed"}
+#: Each predicate and its operands; `file-exists` also takes its path alone.
+PREDICATES: dict[str, t.ObjectT] = {
+    "file-exists": t.obj(path=t.req(t.STRING, "the file's path")),
+    "file-contains": t.obj(path=t.req(t.STRING, "the file's path"), regex=t.req(t.STRING, "an RE2 pattern searched in the file")),
+    "command-output": t.obj(argv=t.req(t.ArrayT(t.STRING), "the program and its arguments"),
+                            expect=t.opt(t.STRING, "the exact output, trailing white space aside"),
+                            match=t.opt(t.STRING, "an RE2 pattern searched in the output")),
+}
+#: The operand a predicate written with a single value fills.
+PRIMARY = {"file-exists": "path"}
+#: Operands that are regular expressions, checked when written out (C612).
+PATTERNS = {"file-contains": "regex", "command-output": "match"}
+FORM = "a check is `- file-exists: path`, `- file-contains: {path, regex}`, `- command-output: {argv, expect or match}` or a `${{ expression }}`"
+_PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def lower_checks(key: YScalar, node: YNode, values: ValueLowerer, sink: DiagnosticSink) -> ir.Checks:
+    """The checks written under `key` (`requires` or `ensures`)."""
+    where = f"'{key.text}'"
+    code = DEFAULT_CODES[key.text]
+    items: YNode | None = node
+    if isinstance(node, YMap):
+        items = None
+        for k, v in node.pairs:
+            if k.text == "code":
+                if isinstance(v, YScalar) and isinstance(v.value, str) and v.value:
+                    code = v.value
+                if not (isinstance(v, YScalar) and isinstance(v.value, str) and _PASCAL.match(v.value)):
+                    sink.report("C309", f"the error code '{getattr(v, 'text', kind_of(v))}' of {where} is not PascalCase", head_span(v),
+                                help=f"error codes look like ContractViolation; leave `code` out for {DEFAULT_CODES[key.text]}")
+            elif k.text == "checks":
+                items = v
+            else:
+                sink.report("C202", f"unknown key '{k.text}' in {where}", k.span, help=suggest(k.text, ("code", "checks")) or "the keys are `code` and `checks`")
+        if items is None:
+            sink.report("C203", f"{where} is missing the required key 'checks'", head_span(node), help="list the predicates under `checks:`")
+            return ir.Checks((), code, span=node.span)
+    if not isinstance(items, YSeq):
+        sink.report("C611", f"{where} expects a list of checks, got {kind_of(items)}", head_span(items), help=FORM)
+        return ir.Checks((), code, span=node.span)
+    checks = [check for item in items.items if (check := _check(item, where, values, sink)) is not None]
+    return ir.Checks(tuple(checks), code, span=node.span)
+
+
+def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) -> ir.Check | None:
+    if isinstance(node, YScalar):
+        value = values.template(node, t.BOOLEAN) if isinstance(node.value, str) else None
+        if value is not None:
+            return ir.Check("expression", ir.MapV((ir.Entry("expression", value, span=node.span),), span=node.span), span=node.span)
+        if isinstance(node.value, str) and might_be_template(node.value) and parse_template(node.value).errors:
+            return None  # a broken template, reported where it breaks
+        sink.report("C611", f"a check of {where} is {kind_of(node)}, not a predicate", head_span(node), help=FORM)
+        return None
+    if not isinstance(node, YMap) or len(node.pairs) != 1:
+        sink.report("C611", f"a check of {where} names one predicate, got {kind_of(node)}", head_span(node), help=FORM)
+        return None
+    (key, arg), = node.pairs
+    schema = PREDICATES.get(key.text)
+    if schema is None:
+        sink.report("C610", f"unknown check '{key.text}' in {where}", key.span,
+                    help=suggest(key.text, PREDICATES) or f"the checks are: {', '.join(PREDICATES)}, or a ${{{{ expression }}}}")
+        return None
+    name = f"the {key.text} check"
+    if isinstance(arg, YMap):
+        args = values.mapping(arg, schema, name)
+    elif key.text in PRIMARY and isinstance(arg, YScalar) and arg.value is not None:
+        args = ir.MapV((ir.Entry(PRIMARY[key.text], values.value(arg, t.STRING, name), span=key.span),), span=arg.span)
+    else:
+        sink.report("C611", f"{name} takes a mapping of {', '.join(n for n, _ in schema.fields)}, got {kind_of(arg)}", head_span(arg), help=FORM)
+        return None
+    if key.text == "command-output":
+        given = [k for k in ("expect", "match") if args.get(k) is not None]
+        if len(given) != 1:
+            sink.report("C611", f"{name} needs exactly one of `expect` (the exact output) and `match` (a pattern), got {' and '.join(given) or 'neither'}",
+                        head_span(arg), help="write `expect: text` to compare the whole output, or `match: pattern` to search it")
+    pattern = args.get(PATTERNS.get(key.text, ""))
+    if isinstance(pattern, ir.Lit) and isinstance(pattern.value, str):
+        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+
+        try:
+            compile_pattern(pattern.value)
+        except PatternError as exc:
+            sink.report("C612", f"the pattern of {name} cannot be used: {exc.message}", pattern.span,
+                        help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
+    return ir.Check(key.text, args, span=node.span)

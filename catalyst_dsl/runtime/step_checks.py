@@ -1,0 +1,141 @@
+"""Step checks at run time: whether each predicate of a `requires:` or `ensures:` holds.
+
+Files are read through the gateway, as a `file-read` step reads them: inside the project,
+the run's scratch space or the resources, never elsewhere; in a what-if they are the files
+as the earlier steps would have left them. A `command-output` program is run through the
+gateway too, confined like a step's program, with no shell and no writes of its own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any, Callable
+
+import attrs
+
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime.actions.context import read_target
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.gateway import FileTooLarge
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
+from catalyst_dsl.runtime.scope import RunEnv
+
+#: Files larger than this are not searched by `file-contains` (as file-read refuses them).
+MAX_CHECKED_BYTES = 50 * 1024 * 1024
+
+
+@attrs.frozen
+class Outcome:
+    """One predicate tried: whether it holds (None: a what-if cannot know) and what it said."""
+
+    check: ir.Check
+    holds: bool | None
+    shown: str  # the predicate with its values, as messages and plans show it
+    why: str = ""
+
+
+def failing(checks: ir.Checks, env: RunEnv, timeout: float | None) -> Outcome | None:
+    """The first predicate that does not hold, or None when all do."""
+    for check in checks.checks:
+        outcome = evaluate(check, env, timeout)
+        if outcome.holds is False:
+            return outcome
+    return None
+
+
+def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | None) -> None:
+    """Fail the step with the checks' code when one of them does not hold."""
+    if checks is None:
+        return
+    failed = failing(checks, env, timeout)
+    if failed is not None:
+        index = checks.checks.index(failed.check)
+        raise StepError(checks.code, f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
+                        guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
+                        metadata={"check": index, "predicate": failed.check.kind, "when": when})
+
+
+def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simulated: bool = False) -> Outcome:
+    """Whether `check` holds. `simulated` (a what-if): a program is never started, so
+    what it would print is not known."""
+    from catalyst_dsl.runtime.evaluate import materialize, to_text, truthy
+
+    args: dict[str, Any] = {e.key: materialize(e.value, env) for e in check.args.entries}
+    if check.kind == "expression":
+        text = check.args.entries[0].value
+        shown = text.text if isinstance(text, ir.Tmpl) else str(args["expression"])
+        value = args["expression"]
+        return Outcome(check, None if value is UNKNOWN else truthy(value), shown)
+    if contains_unknown(args):
+        return Outcome(check, None, f"{check.kind} of a value the plan cannot know")
+    if check.kind == "command-output":
+        argv = [to_text(a) for a in args.get("argv") or []]
+        if simulated:
+            return Outcome(check, None, "command-output: " + " ".join(argv), "a what-if never starts a program")
+        return _command_output(check, argv, args, env, timeout)
+    path = to_text(args["path"])
+    data = _read(env, path)
+    if check.kind == "file-exists":
+        return Outcome(check, data is not None, f"file-exists: {path}", "" if data is not None else "no such file")
+    pattern = to_text(args["regex"])
+    shown = f"file-contains: {path} ~ /{pattern}/"
+    if data is None:
+        return Outcome(check, False, shown, "no such file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Outcome(check, False, shown, "not UTF-8 text")
+    found = _compiled(pattern, shown).search(text) is not None
+    return Outcome(check, found, shown, "" if found else "no match")
+
+
+def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, timeout: float | None) -> Outcome:
+    from catalyst_dsl.runtime.evaluate import to_text
+
+    expect, match = args.get("expect"), args.get("match")
+    shown = "command-output: " + " ".join(argv) + (f" = {to_text(expect)!r}" if expect is not None else f" ~ /{to_text(match)}/")
+    if not argv:
+        raise StepError("InvalidConfig", "a command-output check needs at least the program name in argv")
+    if shutil.which(argv[0]) is None and "/" not in argv[0]:
+        raise StepError("ConditionUnavailable", f"the program `{argv[0]}` of a check is not installed or not on PATH",
+                        guidance="install it, or check something else; a check that cannot run is not false")
+    outcome = env.gateway.run_process(argv, declared_writes=(), cwd=None, env={}, timeout=timeout, on_output=lambda stream, line: None)
+    if outcome.timed_out:
+        raise StepError("StepTimeout", f"the check `{' '.join(argv)}` was stopped after the step's timeout")
+    if outcome.exit_code != 0:
+        return Outcome(check, False, shown, f"it exited with code {outcome.exit_code}")
+    if expect is not None:
+        holds = outcome.stdout.rstrip() == to_text(expect).rstrip()
+    else:
+        holds = _compiled(to_text(match), shown).search(outcome.stdout) is not None
+    return Outcome(check, holds, shown, "" if holds else f"it printed {_short(outcome.stdout)!r}")
+
+
+def _read(env: RunEnv, written: str) -> bytes | None:
+    try:
+        return env.gateway.read_file(read_target(env.gateway, written), MAX_CHECKED_BYTES)
+    except FileTooLarge:
+        raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_CHECKED_BYTES // 1024 // 1024} MiB, too large to check") from None
+    except (IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise StepError("FileReadError", f"cannot read '{written}' for a check: {error.strerror or error}") from None
+
+
+def _compiled(pattern: str, shown: str):
+    from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+
+    try:
+        return compile_pattern(pattern)
+    except PatternError as error:
+        raise StepError("InvalidConfig", f"the pattern of {shown} cannot be used: {error.message}") from None
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = text.strip()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plan_view(outcomes: list[tuple[str, Outcome]], shown: Callable[[Any], Any]) -> list[dict[str, Any]]:
+    """The checks as a what-if plan lists them: when, the predicate, and whether it holds now."""
+    return [{"when": when, "check": shown(o.shown), "holds": "unknown" if o.holds is None else o.holds} for when, o in outcomes]
