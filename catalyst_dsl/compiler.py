@@ -35,6 +35,7 @@ class Compiled:
 
 
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
+    from catalyst_dsl.checks.gates import check_gates
     from catalyst_dsl.checks.outputs import check_outputs
     from catalyst_dsl.checks.scope import check_references
     from catalyst_dsl.dialects.catalyst import CatalystLowerer
@@ -60,6 +61,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     if playbook is not None:
         calls = check_references(playbook, sink, catalog)
         check_outputs(playbook, sink)
+        check_gates(playbook, sink, catalog)
     return Compiled(path, source, playbook, sink.sorted(), calls)
 
 

@@ -160,6 +160,8 @@ class ReferenceChecker:
             self.condition(step.condition, scope, "condition")
         for w in step.writes:
             self.value(w, scope)
+        if step.gate is not None and step.gate.when == "before":
+            self.gate_values(step.gate, scope)
         result: t.Type = t.ANY
         cfg = step.config
         action = step.action
@@ -248,6 +250,14 @@ class ReferenceChecker:
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
+        if step.gate is not None and step.gate.when == "after":
+            self.gate_values(step.gate, scope)
+
+    def gate_values(self, gate: ir.Gate, scope: Scope) -> None:
+        """A gate's message and policy read names as they are when it pauses: before the
+        step, or after it (then its result too)."""
+        self.value(gate.message, scope)
+        self.value(gate.policy, scope)
 
     # -- where values come from (C821) ------------------------------------------------------------
 

@@ -117,6 +117,13 @@ _TABLE = [
     Code("C826", "unknown-role", E, "A playbook's `owner` or reviewer role that the settings' `roles` do not list."),
     Code("C827", "role-without-approver", E, "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's checkpoints."),
     Code("C828", "unsignable-approval", E, "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no allowed-signers file, or no key in it for a holder of the role."),
+    # C63x: gates, approval policies and agent identity
+    Code("C630", "gate-options", E, "A `checkpoint:` on a step whose answers make no sense: `skip` after the step ran, no `yes`, or an answer twice."),
+    Code("C631", "approved-not-ai", E, "`approved: true` on a step that is not an AI step: only an AI step's effects can be pre-approved by the author."),
+    Code("C632", "approved-nothing", W, "`approved: true` on an AI step granted no tool that changes things: there is nothing to pre-approve."),
+    Code("C633", "policy-rule-pattern", E, "An approval-policy rule whose `pattern` is not a usable regular expression."),
+    Code("C634", "slash-command-form", E, "An `ai-prompt` `command` that is not a slash command (`/name` and its arguments)."),
+    Code("C635", "slash-command-missing", W, "An `ai-prompt` slash command with no `.claude/commands/<name>.md` in the project."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}
