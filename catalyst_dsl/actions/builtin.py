@@ -98,7 +98,7 @@ _CONTROL = [
 ]
 
 _HUMAN = [
-    _spec("checkpoint", "human", "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options.",
+    _spec("checkpoint", "human", "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options; an option with `cancel: true` ends the run `cancelled`; `policy` says who may pass it (`human`: never autonomous mode).",
           obj(message=opt(STRING), options=opt(ArrayT(CHECKPOINT_OPTION)), default=opt(ANY), timeout=opt(DURATION),
               multiSelect=opt(BOOLEAN), header=opt(STRING), headerColor=opt(STRING), context=opt(STRING),
               policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`")),
@@ -131,7 +131,7 @@ AI_IDENTITY = dict(
     skills=opt(STRINGS, "skill grants; restrict-only, like tools"),
 )
 _AI = [
-    _spec("ai-prompt", "ai", "Send a prompt to the configured AI adapter.",
+    _spec("ai-prompt", "ai", "Send a prompt to the configured AI adapter. `command` puts a slash command and its arguments on the prompt's first line; `agent`, `skill`, `profile`, `readPaths` and `skills` say who answers, where the adapter can honour them.",
           obj(prompt=opt(STRING), promptFile=opt(STRING, ".md or .yaml prompt file"), **_AI_CONFIG, **AI_IDENTITY),
           "prompt", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN),
     _spec("markdown", "ai", "Run a Markdown playbook file as a prompt.",

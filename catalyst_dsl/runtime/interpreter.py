@@ -396,9 +396,16 @@ class Interpreter:
             # Where the kernel would let it write (a write path the plan cannot know is left out).
             entry["confinement"] = frame.gateway.confinement(declared).shown()
         if action == "checkpoint":
-            entry["change"] = "would-pause"
-            entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
-                                 "roles": list(frame.playbook.reviewers.required)}
+            policy = policy_of(step.config.get("policy"))
+            verdict = policy.judge(policy.commands or ()) if policy is not None else None
+            if verdict is not None and verdict.passes:
+                entry["change"], entry["reason"] = "no-op", verdict.reason
+            else:
+                entry["change"] = "would-pause"
+                entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
+                                     "roles": list(frame.playbook.reviewers.required)}
+                if verdict is not None:
+                    entry["approval"]["policy"] = verdict.reason
             return _selection(config.get("default"), list(config.get("options") or []))
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")

@@ -7,7 +7,7 @@ that step 5 calls). The snapshot keys its journal by path; resume finds each rec
 step again with `step_at` to tell whether the playbook changed under the run.
 
 A few paths name what happens at a step rather than a step: its pauses
-(`…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and two journal entries
+(`…/before`, `…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and two journal entries
 that only resume reads: `…/catch/caught` (a failure a catch handled) and
 `…/each/N/item` (the item loop iteration N ran for).
 """
