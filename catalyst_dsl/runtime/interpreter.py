@@ -133,8 +133,9 @@ class Hooks:
     #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
     #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
     terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
-    #: autonomous_releases(required roles) -> whether autonomous mode may approve such a pause
-    #: by itself (not when approvals must be signed and a role is needed).
+    #: autonomous_releases(required roles) -> whether catalyst may approve such a pause by
+    #: itself: autonomous mode, approval rules, `approved: true` (not when approvals must be
+    #: signed and a role is needed).
     autonomous_releases: Callable[[list[str]], bool] = lambda roles: True
 
 
@@ -361,7 +362,7 @@ class Interpreter:
             return  # refused or failing: the step's own entry says so
         if what is not None:
             flag = self.plan.open(paths.join(path, APPROVE_EFFECTS), sid, "checkpoint")
-            if _pre_approved(step, self.catalog):
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
                 flag["change"], flag["reason"] = "no-op", f"pre-approved by the playbook's author (approved: true): it {what}"
                 return
             flag["change"] = "would-pause"
@@ -474,7 +475,7 @@ class Interpreter:
             # or the values changed asks again instead of reusing the approval.
             subject = self.hooks.mask(f"{message} · step {paths.fingerprint(step)}")
             where = paths.join(path, APPROVE_EFFECTS)
-            if _pre_approved(step, self.catalog):
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
                 # The author approved it in the playbook (reviewed like any code): recorded once.
                 if self.hooks.approval_for(where, subject) is None:
                     self.hooks.approve(where, "playbook", None, "catalyst", f"pre-approved by the playbook's author (approved: true): it {what}", True, None, subject)
@@ -973,11 +974,12 @@ class Interpreter:
             return _selection(default if selected is None else selected, options), str(approval.get("by") or "an approver")
         if policy is not None:
             verdict = policy.judge(policy.commands if policy.commands is not None else commands)
-            if verdict.passes:
+            if verdict.passes and self.hooks.autonomous_releases(roles):
                 self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
                 return _selection(default, options), "catalyst"
-            message = f"{message} ({verdict.reason})"
+            if not verdict.passes:
+                message = f"{message} ({verdict.reason})"
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
             return _selection(default, options), "catalyst"

@@ -938,9 +938,11 @@ class Session:
         return None
 
     def _autonomous_releases(self, roles: list[str]) -> bool:
-        """Autonomous mode approves pauses by itself, except where a signed approval is required."""
+        """catalyst approves pauses by itself (autonomous mode, approval rules, `approved: true`),
+        except where a signed approval is required."""
         if self.project.config.signed_approvals and roles:
-            self.events.message("warning", "signed approvals are on: autonomous mode does not release a checkpoint that needs a role")
+            self.events.message("warning", "signed approvals are on: catalyst does not release by itself a checkpoint that needs a role "
+                                           "(autonomous mode, approval rules, approved: true)")
             return False
         return True
 

@@ -264,3 +264,42 @@ def test_an_adapter_that_cannot_honour_an_identity_key_refuses_the_step(project)
     with pytest.raises(StepError) as refused:
         ai_prompt(Ctx(), {"prompt": "hello", "agent": "planner"})
     assert refused.value.code == "AIAdapterUnsupported" and "`agent`" in refused.value.message
+
+
+def test_what_if_shows_gates_with_their_answers_and_what_rules_pass(project):
+    project.playbook("ruled", RULED)
+    plan = project.run("ruled", "--what-if", "--format", "json")
+    assert plan.exit_code == 0, plan.output
+    entries = {e["path"]: e for e in json.loads(plan.stdout)["steps"]}
+    passed, asks = entries["steps/0/before"], entries["steps/1/before"]
+    assert passed["change"] == "no-op" and passed["reason"] == "passed by its approval rules: `pnpm test` (safe-qa-tool)"
+    assert asks["change"] == "would-pause"
+    assert asks["approval"]["options"] == ["yes", "skip", "abort"]
+    assert asks["approval"]["policy"] == "rule push asks for a person for `git push origin main`"
+
+
+def test_a_checkpoint_step_passes_by_the_rules_over_the_commands_it_lists(project):
+    project.playbook("release", """
+        name: release
+        description: a checkpoint step judged over the commands that follow it
+        owner: Engineer
+        steps:
+          - checkpoint:
+              message: "Run the checks?"
+              policy:
+                rules:
+                  - {action: auto-approve, reason: safe-cleo-read, pattern: "^cleo (?:verify|check)\\\\b"}
+                commands: ["cleo verify", "cleo check --all"]
+          - checkpoint:
+              message: "Publish?"
+              policy:
+                rules:
+                  - {action: auto-approve, reason: safe-cleo-read, pattern: "^cleo (?:verify|check)\\\\b"}
+                commands: ["cleo verify", "npm publish"]
+    """)
+    assert project.run("release", "--mode", "autonomous").exit_code == 4
+    snap = project.snapshot()
+    [passed] = snap["approvals"]
+    assert passed["via"] == "policy" and passed["path"] == "steps/0"
+    assert passed["comment"] == "passed by its approval rules: `cleo verify` (safe-cleo-read), `cleo check --all` (safe-cleo-read)"
+    assert snap["pause"]["path"] == "steps/1" and "rule default asks for a person for `npm publish`" in snap["pause"]["message"]
