@@ -345,8 +345,8 @@ class Interpreter:
         if verdict is not None and verdict.passes:
             flag["change"], flag["reason"] = "no-op", verdict.reason
             return
-        message = self._safe_render(gate.message.text if isinstance(gate.message, ir.Tmpl) else gate.message.value, frame, scope) \
-            if gate.message is not None else gate_message(gate, sid)
+        written = gate.message.text if isinstance(gate.message, ir.Tmpl) else gate.message.value if isinstance(gate.message, ir.Lit) else None
+        message = self._safe_render(str(written), frame, scope) if written is not None else gate_message(gate, sid)
         flag["change"] = "would-pause"
         flag["approval"] = {"message": self.plan.shown(message), "roles": list(frame.playbook.reviewers.required),
                             "options": list(gate.options)}
@@ -381,7 +381,7 @@ class Interpreter:
         if action in CONTROL or action in frame.functions:
             env = self.env(frame, scope)
             try:
-                entry["config"] = self.plan.shown({e.key: self._value(e.value, env) for e in step.config.entries
+                entry["config"] = self.plan.shown({e.key: _steps_summarised(self._value(e.value, env)) for e in step.config.entries
                                                    if not isinstance(e.value, (ir.StepsV, ir.InputsV))})
             except StepError:
                 pass  # the step itself reports what fails
@@ -1068,6 +1068,21 @@ def _wall_time_of(monotonic: float) -> str:
 
     moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=time.monotonic() - monotonic)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _steps_summarised(value: Any) -> Any:
+    """A control step's config for a plan, with the step lists nested in it (a `try`'s catch
+    clauses) as a count: their steps get entries of their own when they run, and the IR's
+    internals have no place in a plan."""
+    if isinstance(value, ir.StepsV):
+        return f"<{len(value.steps)} step{'s' if len(value.steps) != 1 else ''}>"
+    if isinstance(value, ir.InputsV):
+        return f"<{len(value.inputs)} input declaration{'s' if len(value.inputs) != 1 else ''}>"
+    if isinstance(value, dict):
+        return {k: _steps_summarised(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_steps_summarised(v) for v in value]
+    return value
 
 
 def _pre_approved(step: ir.Step, catalog: Catalog) -> bool:

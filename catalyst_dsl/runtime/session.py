@@ -256,7 +256,8 @@ class Session:
         if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and (state.mode == "manual" or state.pause.person) and self._asker() is None:
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
-            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
+            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id,
+                               state.pause.options)
             return EXIT_PAUSED
         self.ai.preflight(playbook)
         return self._drive(state, file, playbook, values, resumed=True)
@@ -467,7 +468,7 @@ class Session:
             state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=as_json_data(pause.options), since=utc_now(),
                                 kind=pause.kind, subject=pause.subject, person=pause.person)
             self.store.save(state)
-            self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
+            self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id, pause.options)
             return EXIT_PAUSED
         except Cancelled as cancel:
             from catalyst_dsl.runtime.state import Cancel

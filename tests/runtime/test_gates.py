@@ -33,6 +33,7 @@ def test_a_human_gate_pauses_before_its_step_even_in_autonomous_mode(project):
     assert [o["key"] for o in snap["pause"]["options"]] == ["yes", "skip", "abort"]
     assert "Deploy now?" in snap["pause"]["message"] and "asks for a person" in snap["pause"]["message"]
     assert snap["approvals"] == [] and not (project.temp / "deploy.txt").exists()
+    assert f"catalyst approve {run_id} --as ROLE [--select yes|skip|abort]" in result.output
     # Resuming in autonomous mode does not pass it either, and runs nothing meanwhile.
     assert project.cli("resume", run_id).exit_code == 4
     assert not (project.temp / "deploy.txt").exists()
