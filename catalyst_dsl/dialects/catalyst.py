@@ -570,6 +570,9 @@ class CatalystLowerer:
         value = self.values.mapping(node, GATE, "'checkpoint'")
         when = value.get("when")
         when_text = when.value if isinstance(when, ir.Lit) and when.value in ("before", "after") else "after"
+        written = node.get("when")
+        if isinstance(written, YScalar) and written.value is not None and not isinstance(written.value, str):  # text is the enum check's
+            self.sink.report("C303", f"'when' must be before or after, not {when.value!r}", when.span, help="write `when: before` or `when: after`")
         options = value.get("options")
         if isinstance(options, ir.ListV):
             chosen = tuple(str(o.value) for o in options.items if isinstance(o, ir.Lit) and o.value in ir.GATE_OPTIONS)

@@ -304,3 +304,32 @@ def test_a_checkpoint_step_passes_by_the_rules_over_the_commands_it_lists(projec
     assert passed["via"] == "policy" and passed["path"] == "steps/0"
     assert passed["comment"] == "passed by its approval rules: `cleo verify` (safe-cleo-read), `cleo check --all` (safe-cleo-read)"
     assert snap["pause"]["path"] == "steps/1" and "rule default asks for a person for `npm publish`" in snap["pause"]["message"]
+
+
+def test_a_gate_message_is_type_checked_where_it_pauses():
+    from catalyst_dsl.compiler import compile_bytes
+
+    compiled = compile_bytes(b"""
+name: typed
+description: gate messages read names as they are when the gate pauses
+owner: Engineer
+steps:
+  - name: build
+    bash: "echo hi"
+    writes: []
+    checkpoint:
+      when: before
+      message: "Build {{build.stdout}}?"
+  - name: test
+    bash: "echo hi"
+    writes: []
+    checkpoint:
+      when: after
+      message: "Tests said {{test.stdout}} and {{nope}}"
+""", "typed.yaml")
+    found = sorted((d.code, d.span.line) for d in compiled.diagnostics if d.severity.value == "error")
+    # Before its step, the step's result does not exist yet; after it, it does.
+    assert found == [("C501", 17), ("C503", 11)]
+    gate = compiled.playbook.steps[0].gate
+    assert gate.when == "before" and gate.options == ("yes", "skip", "abort")
+    assert compiled.playbook.steps[1].gate.options == ("yes", "abort")
