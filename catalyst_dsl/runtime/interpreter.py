@@ -346,7 +346,7 @@ class Interpreter:
             flag["change"], flag["reason"] = "no-op", verdict.reason
             return
         written = gate.message.text if isinstance(gate.message, ir.Tmpl) else gate.message.value if isinstance(gate.message, ir.Lit) else None
-        message = self._safe_render(str(written), frame, scope) if written is not None else gate_message(gate, sid)
+        message = self._safe_render(str(written), frame, scope) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
         flag["change"] = "would-pause"
         flag["approval"] = {"message": self.plan.shown(message), "roles": list(frame.playbook.reviewers.required),
                             "options": list(gate.options)}
@@ -1005,7 +1005,7 @@ class Interpreter:
 
         env = self.env(frame, scope)
         written = self._value(gate.message, env) if gate.message is not None else None
-        message = to_text(written) if written is not None else gate_message(gate, sid)
+        message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
         where = paths.join(path, "before" if gate.when == "before" else "checkpoint")
         selection, by = self.answer(where, sid, message, gate_options(gate), "yes", frame,
                                     policy=policy_of(gate.policy), commands=step_commands(step))
@@ -1015,6 +1015,15 @@ class Interpreter:
         if chosen not in gate.options:
             raise StepError("InvalidAnswer", f"{sid}: `{chosen}` is not an answer its checkpoint offers ({', '.join(gate.options)})")
         return chosen
+
+    def _shown_command(self, step: ir.Step, frame: Frame, scope: Scope) -> str | None:
+        """The command a step would run, rendered, to show at its gate (kai shows the command
+        and its resolved arguments); what cannot be rendered is shown as written."""
+        texts = [command.text for command in step_commands(step)]
+        if not texts:
+            return None
+        shown = self._safe_render(texts[0], frame, scope)
+        return shown if isinstance(shown, str) else texts[0]
 
     def _gate_before(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
         """The gate before the step; False when it was answered `skip` (journaled skipped)."""
@@ -1098,8 +1107,11 @@ def gate_options(gate: ir.Gate) -> list[dict[str, Any]]:
     return [{"key": key, "label": labels[key], **({"cancel": True} if key == "abort" else {})} for key in gate.options]
 
 
-def gate_message(gate: ir.Gate, sid: str) -> str:
-    return f"approve before {sid} runs" if gate.when == "before" else f"review the result of {sid}"
+def gate_message(gate: ir.Gate, sid: str, command: str | None = None) -> str:
+    """What a gate without a message asks; before a step, with the command it would run."""
+    if gate.when == "after":
+        return f"review the result of {sid}"
+    return f"approve before {sid} runs" + (f": {command}" if command else "")
 
 
 def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:

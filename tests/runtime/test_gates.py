@@ -54,6 +54,23 @@ def test_a_gate_without_policy_is_answered_yes_by_autonomous_mode(project):
     assert approval["via"] == "autonomous" and approval["selected"] == "yes"
 
 
+def test_a_gate_without_a_message_shows_the_command_it_guards(project):
+    project.playbook("shown", """
+        name: shown
+        description: the default question names the command, rendered
+        owner: Engineer
+        inputs:
+          - string: env
+        steps:
+          - name: deploy
+            command: [./deploy.sh, "{{env}}"]
+            writes: []
+            checkpoint: before
+    """)
+    assert project.run("shown", env="staging").exit_code == 4
+    assert project.snapshot()["pause"]["message"] == "approve before deploy runs: ./deploy.sh staging"
+
+
 def test_skip_at_a_gate_records_the_step_skipped_and_goes_on(project):
     project.playbook("gated", GATED)
     assert project.run("gated").exit_code == 4
