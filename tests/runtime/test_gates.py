@@ -350,3 +350,28 @@ steps:
     gate = compiled.playbook.steps[0].gate
     assert gate.when == "before" and gate.options == ("yes", "skip", "abort")
     assert compiled.playbook.steps[1].gate.options == ("yes", "abort")
+
+
+def test_abort_at_a_gate_after_a_step_cancels_and_the_step_is_not_run_again(project):
+    project.playbook("after", """
+        name: after
+        description: a review after the step, which a person may end the run at
+        owner: Engineer
+        steps:
+          - name: build
+            bash: "echo built | tee -a $TMPDIR/build.txt"
+            checkpoint:
+              when: after
+              message: "Ship {{build.stdout}}?"
+              policy: human
+          - bash: "touch $TMPDIR/shipped.txt"
+    """)
+    assert project.run("after", "--mode", "autonomous").exit_code == 4
+    run_id = project.run_id()
+    snap = project.snapshot()
+    assert snap["pause"]["path"] == "steps/0/checkpoint" and [o["key"] for o in snap["pause"]["options"]] == ["yes", "abort"]
+    assert snap["pause"]["message"].startswith("Ship built"), snap["pause"]["message"]
+    assert project.cli("approve", run_id, "--as", "Engineer", "--select", "abort").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 5
+    assert project.snapshot(run_id)["status"] == "cancelled"
+    assert project.read_temp("build.txt").split() == ["built"] and not (project.temp / "shipped.txt").exists()
