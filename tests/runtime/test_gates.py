@@ -375,3 +375,25 @@ def test_abort_at_a_gate_after_a_step_cancels_and_the_step_is_not_run_again(proj
     assert project.cli("resume", run_id).exit_code == 5
     assert project.snapshot(run_id)["status"] == "cancelled"
     assert project.read_temp("build.txt").split() == ["built"] and not (project.temp / "shipped.txt").exists()
+
+
+def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_starts(project):
+    project.settings("""
+        ai-adapters = ["openai"]
+        openai-base-url = "http://127.0.0.1:9"
+        openai-model = "review-model"
+    """)
+    project.playbook("agented", """
+        name: agented
+        description: a step that names an agent
+        owner: Engineer
+        steps:
+          - bash: "touch $TMPDIR/ran.txt"
+          - ai-prompt:
+              prompt: Review the spec
+              agent: reviewer
+    """)
+    result = project.run("agented")
+    assert result.exit_code == 1, result.output
+    assert "the openai AI adapter cannot honour `agent`; nothing was run" in result.output
+    assert not (project.temp / "ran.txt").exists()
