@@ -40,6 +40,7 @@ class Compiled:
 
 
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
+    from catalyst_dsl.checks.gates import check_gates
     from catalyst_dsl.checks.outputs import check_outputs
     from catalyst_dsl.checks.scope import check_references
     from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
@@ -75,6 +76,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     if playbook is not None:
         calls = check_references(playbook, sink, catalog)
         check_outputs(playbook, sink)
+        check_gates(playbook, sink, catalog)
     return Compiled(path, source, playbook, sink.sorted(), calls)
 
 

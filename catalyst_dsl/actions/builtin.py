@@ -45,6 +45,21 @@ CHECKPOINT_OPTION = obj(
     description=opt(STRING),
     emphasis=opt(EnumT(("recommended", "suggested"))),
     allowText=opt(BOOLEAN),
+    cancel=opt(BOOLEAN, "choosing this option ends the run `cancelled`"),
+)
+
+#: One rule of an approval policy: when `pattern` (a regular expression) is found in a
+#: command the pause guards, the rule decides, with `reason` recorded.
+POLICY_RULE = obj(
+    action=req(EnumT(("require-human", "auto-approve")), "`require-human` rules are tried first, then `auto-approve`"),
+    reason=req(STRING, "recorded with the decision"),
+    pattern=req(STRING, "a regular expression searched in each command"),
+)
+#: Who may pass a pause: `human` (only a person, never `--mode autonomous`), or rules over
+#: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
+APPROVAL_POLICY = union(
+    EnumT(("human",)),
+    obj(rules=req(ArrayT(POLICY_RULE)), commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent")),
 )
 
 
@@ -86,9 +101,10 @@ _CONTROL = [
 ]
 
 _HUMAN = [
-    _spec("checkpoint", "human", "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options.",
+    _spec("checkpoint", "human", "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options; an option with `cancel: true` ends the run `cancelled`; `policy` says who may pass it (`human`: never autonomous mode).",
           obj(message=opt(STRING), options=opt(ArrayT(CHECKPOINT_OPTION)), default=opt(ANY), timeout=opt(DURATION),
-              multiSelect=opt(BOOLEAN), header=opt(STRING), headerColor=opt(STRING), context=opt(STRING)),
+              multiSelect=opt(BOOLEAN), header=opt(STRING), headerColor=opt(STRING), context=opt(STRING),
+              policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`")),
           "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING), Effect.HUMAN, WhatIf.PAUSE),
 ]
 
@@ -109,9 +125,17 @@ _AI_CONFIG = dict(
     provider=opt(STRING), model=opt(STRING), role=opt(STRING), maxTokens=opt(NUMBER), inactivityTimeout=opt(DURATION),
     return_=opt(STRING, "what the answer must contain"), temperature=opt(NUMBER),
 )
+#: Who answers an `ai-prompt` (DIALECTS C-4, C-8): each adapter declares which of these it
+#: honours (`identity_keys`), and a step using one it cannot honour fails before it is sent.
+AI_IDENTITY = dict(
+    command=opt(STRING, "a slash command and its arguments, run in a fresh session: the prompt's first line"),
+    agent=opt(STRING, "the agent the adapter runs the prompt as"), skill=opt(STRING, "the skill the agent uses"),
+    profile=opt(STRING, "the adapter's named profile"), readPaths=opt(STRINGS, "what the agent may read"),
+    skills=opt(STRINGS, "skill grants; restrict-only, like tools"),
+)
 _AI = [
-    _spec("ai-prompt", "ai", "Send a prompt to the configured AI adapter.",
-          obj(prompt=opt(STRING), promptFile=opt(STRING, "a file holding the prompt; its {{ }} are filled in when the step runs"), **_AI_CONFIG),
+    _spec("ai-prompt", "ai", "Send a prompt to the configured AI adapter. `command` puts a slash command and its arguments on the prompt's first line; `agent`, `skill`, `profile`, `readPaths` and `skills` say who answers, where the adapter can honour them.",
+          obj(prompt=opt(STRING), promptFile=opt(STRING, "a file holding the prompt; its {{ }} are filled in when the step runs"), **_AI_CONFIG, **AI_IDENTITY),
           "prompt", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN),
     _spec("markdown", "ai", "Run a Markdown playbook file as a prompt.",
           obj(file=req(STRING), **_AI_CONFIG),

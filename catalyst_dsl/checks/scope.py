@@ -192,6 +192,8 @@ class ReferenceChecker:
         self.checks(step.requires, scope, "requires")
         for w in step.writes:
             self.value(w, scope)
+        if step.gate is not None and step.gate.when == "before":
+            self.gate_values(step.gate, scope)
         result: t.Type = t.ANY
         cfg = step.config
         action = step.action
@@ -318,6 +320,14 @@ class ReferenceChecker:
             self.value(step.bindings, scope)
         if step.name == BINDINGS:
             self.sink.report("C614", "the step name 'bindings' is the name of the playbook's bindings object", step.name_span, help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`")
+        if step.gate is not None and step.gate.when == "after":
+            self.gate_values(step.gate, scope)
+
+    def gate_values(self, gate: ir.Gate, scope: Scope) -> None:
+        """A gate's message and policy read names as they are when it pauses: before the
+        step, or after it (then its result too)."""
+        self.value(gate.message, scope)
+        self.value(gate.policy, scope)
 
     def retry_block(self, step: ir.Step, scope: Scope) -> None:
         """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""

@@ -157,6 +157,13 @@ _TABLE = [
     Code("C966", "cleo-irreducible-graph", E, "A cantbook graph that does not reduce to nested if/else (a node reached by two branches before they join), or nests too deep."),
     Code("C967", "cleo-project-write-grant", I, "cleo declares no writes: the cantbook's nodes may write anywhere in the project except .git/ and the state directory."),
     Code("C968", "cleo-ambiguous-file", W, "A YAML file with cleo's `nodes` and `version` and the native `steps`: it is read as a native playbook."),
+    # C63x: gates, approval policies and agent identity
+    Code("C630", "gate-options", E, "A `checkpoint:` on a step whose answers make no sense: `skip` after the step ran, no `yes`, or an answer twice."),
+    Code("C631", "approved-not-ai", E, "`approved: true` on a step that is not an AI step: only an AI step's effects can be pre-approved by the author."),
+    Code("C632", "approved-nothing", W, "`approved: true` on an AI step granted no tool that changes things: there is nothing to pre-approve."),
+    Code("C633", "policy-rule-pattern", E, "An approval-policy rule whose `pattern` is not a usable regular expression."),
+    Code("C634", "slash-command-form", E, "An `ai-prompt` `command` that is not a slash command (`/name` and its arguments)."),
+    Code("C635", "slash-command-missing", W, "An `ai-prompt` slash command with no `.claude/commands/<name>.md` in the project."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

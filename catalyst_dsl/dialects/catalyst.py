@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.actions.builtin import APPROVAL_POLICY
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.checks import lower_checks
@@ -20,7 +21,7 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 KEBAB = re.compile(r"^[a-z][a-z0-9-]*$")
 PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 SUPPORTED_LANGUAGE_VERSIONS = (1,)
-RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated", "requires", "ensures", "bindings")
+RESERVED_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint", "writes", "isolated", "requires", "ensures", "bindings", "approved")
 POLICY_ACTIONS = ("Stop", "Continue", "SilentlyContinue", "Ignore", "Inquire", "Suspend")
 INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object", "any")
 TRANSFORMS = ("kebab-case", "snake-case", "camel-case")
@@ -52,6 +53,10 @@ MARKDOWN_NEEDS = "write the prompt as Markdown text, or phases as headings such 
 #: A step's `bindings:`: names and the values merged into the playbook's `bindings` object.
 BINDINGS = t.ObjectT((), t.ANY)
 REVIEWERS = t.obj(required=t.opt(t.ArrayT(t.STRING)), optional=t.opt(t.ArrayT(t.STRING)))
+#: `checkpoint:` next to an action, long form (docs/actions.md, "Checkpoints on a step").
+GATE = t.obj(when=t.opt(t.EnumT(("before", "after")), "before or after the step runs (default after)"),
+             message=t.opt(t.STRING), options=t.opt(t.ArrayT(t.EnumT(ir.GATE_OPTIONS)), "the answers offered"),
+             policy=t.opt(APPROVAL_POLICY))
 TRIGGER = t.obj(event=t.req(t.STRING), action=t.opt(t.STRING), args=t.opt(t.ObjectT((), t.ANY)))
 
 
@@ -550,13 +555,10 @@ class CatalystLowerer:
             condition = self.values.value(reserved["condition"][1], t.BOOLEAN, "'condition'")
         policy = self.error_policy(reserved["errorPolicy"][1]) if "errorPolicy" in reserved else None
         timeout = self._timeout(reserved["timeout"][1]) if "timeout" in reserved else None
-        checkpoint = None
+        checkpoint, gate = None, None
         if checkpoint_entry is not None:
-            cv = checkpoint_entry[1]
-            if isinstance(cv, YScalar) and isinstance(cv.value, (bool, str)):
-                checkpoint = cv.value
-            else:
-                self.sink.report("C302", f"'checkpoint' next to an action expects true or a message, got {kind_of(cv)}", head_span(cv))
+            checkpoint, gate = self._checkpoint_flag(checkpoint_entry[1])
+        approved = self._opt_bool(reserved["approved"][1], "'approved'") if "approved" in reserved else False
         writes: tuple[ir.Value, ...] = ()
         if "writes" in reserved:
             wv = self.values.value(reserved["writes"][1], t.ArrayT(t.STRING), "'writes'")
@@ -570,10 +572,36 @@ class CatalystLowerer:
         bindings = self.values.value(reserved["bindings"][1], BINDINGS, "'bindings'") if "bindings" in reserved else None
         return ir.Step(
             action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
-            checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, known=known,
-            span=head_span(node), action_span=action_key.span, name_span=name_span, requires=requires, ensures=ensures,
-            bindings=bindings if isinstance(bindings, ir.MapV) else None,
+            checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, gate=gate,
+            approved=approved, known=known, span=head_span(node), action_span=action_key.span, name_span=name_span,
+            requires=requires, ensures=ensures, bindings=bindings if isinstance(bindings, ir.MapV) else None,
         )
+
+    def _checkpoint_flag(self, node: YNode) -> tuple[bool | str | None, ir.Gate | None]:
+        """`checkpoint:` next to an action: `true` or a message (a pause after the step), the
+        word `before` (a gate before it, answered yes / skip / abort), `after` (as `true`),
+        or the long form `{when, message, options, policy}`."""
+        if isinstance(node, YScalar) and node.is_plain and node.value in ("before", "after"):
+            if node.value == "after":
+                return True, None
+            return None, ir.Gate("before", options=ir.GATE_OPTIONS, span=node.span)
+        if isinstance(node, YScalar) and isinstance(node.value, (bool, str)):
+            return node.value, None
+        if not isinstance(node, YMap):
+            self.sink.report("C302", f"'checkpoint' next to an action expects true, a message, `before`, or a mapping with when/message/options/policy, got {kind_of(node)}", head_span(node))
+            return None, None
+        value = self.values.mapping(node, GATE, "'checkpoint'")
+        when = value.get("when")
+        when_text = when.value if isinstance(when, ir.Lit) and when.value in ("before", "after") else "after"
+        written = node.get("when")
+        if isinstance(written, YScalar) and written.value is not None and not isinstance(written.value, str):  # text is the enum check's
+            self.sink.report("C303", f"'when' must be before or after, not {when.value!r}", when.span, help="write `when: before` or `when: after`")
+        options = value.get("options")
+        if isinstance(options, ir.ListV):
+            chosen = tuple(str(o.value) for o in options.items if isinstance(o, ir.Lit) and o.value in ir.GATE_OPTIONS)
+        else:
+            chosen = ir.GATE_OPTIONS if when_text == "before" else ("yes", "abort")
+        return None, ir.Gate(when_text, message=value.get("message"), options=chosen, policy=value.get("policy"), span=node.span)
 
     def _writes_not_shell(self, spec: ActionSpec, key: YScalar) -> None:
         """C408: `writes:` belongs to shell-like steps only (LANGUAGE.md 7).

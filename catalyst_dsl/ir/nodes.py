@@ -160,6 +160,28 @@ class Checks:
 
 
 @attrs.frozen
+class Gate:
+    """`checkpoint:` next to an action in its long forms (`before`, or a mapping): a pause
+    before or after the step, whose answer may skip the step or cancel the run.
+
+    `options` are the answers offered, a subset of GATE_OPTIONS in that order. `policy`
+    (the APPROVAL_POLICY schema of actions/builtin.py, shared with the `checkpoint`
+    action) says who may pass it: absent, as every pause (`--mode autonomous` does);
+    `human`, only a person; `{rules: […]}`, the rules first (docs/running.md).
+    """
+
+    when: str  # "before" | "after"
+    message: Optional["Value"] = None
+    options: tuple[str, ...] = ()
+    policy: Optional["Value"] = None
+    span: Optional[Span] = _span()
+
+
+#: The answers a gate may offer: run the step (or go on), skip it, cancel the run.
+GATE_OPTIONS = ("yes", "skip", "abort")
+
+
+@attrs.frozen
 class Step:
     action: str
     config: MapV
@@ -172,6 +194,11 @@ class Step:
     #: Whether the step has a `writes:` key at all: `writes: []` says "writes nothing".
     writes_declared: bool = False
     isolated: bool = False
+    #: `checkpoint: before` or `checkpoint: {when, message, options, policy}` (the short
+    #: forms `true` and a message stay in `checkpoint`: a pause after the step).
+    gate: Optional[Gate] = None
+    #: `approved: true`: the author pre-approved this AI step's effects (no pause for them).
+    approved: bool = False
     known: bool = True  # False when the action is unknown (already reported)
     span: Optional[Span] = _span()
     action_span: Optional[Span] = _span()

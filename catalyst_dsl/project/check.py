@@ -14,6 +14,7 @@ from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
 from catalyst_dsl.checks.permissions import check_permissions
+from catalyst_dsl.checks.gates import check_slash_commands
 from catalyst_dsl.checks.programs import check_programs
 from catalyst_dsl.checks.roles import check_roles
 from catalyst_dsl.compiler import collector_tuned_for_checking
@@ -66,6 +67,7 @@ def check_project(project: Project, files: list[str], catalog: Catalog | None = 
         check_permissions(library, files, sink)
         check_programs(library, files, sink)
         check_roles(library, files, sink)
+        check_slash_commands(library, files, sink)
         loaded = library.loaded()
         graph = {path: library.edges(path) for path in loaded}
         names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}

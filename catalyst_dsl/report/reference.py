@@ -12,6 +12,7 @@ from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.codes import CODES
+from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS
 
 _GROUP_TITLES = {
     "C0": "The file and its YAML",
@@ -55,7 +56,27 @@ def actions_page(catalog: Catalog) -> str:
         )
     lines += ["", "## Summaries", ""]
     lines += [f"- `{spec.name}`: {spec.summary}" for spec in catalog.specs()]
+    lines += ["", "## Keys of every step", "", "Next to the action key; they are not config.", ""]
+    lines += [f"- `{key}`: {STEP_KEYS.get(key, '')}".rstrip() for key in RESERVED_STEP_KEYS]
     return "\n".join(lines) + "\n"
+
+
+#: What each reserved step key does, for the actions page (details: docs/running.md).
+STEP_KEYS = {
+    "name": "the step's name (kebab-case); later steps read its result by it.",
+    "condition": "run the step only when this holds; otherwise it is journaled skipped.",
+    "errorPolicy": "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`.",
+    "timeout": "seconds, or `500ms`, `30s`, `5m`, `1h`.",
+    "checkpoint": "`true` or a message: pause after the step. `before`: pause before it, answered `yes` (run it), "
+                  "`skip` (journal it skipped) or `abort` (end the run `cancelled`). Long form `{when: before|after, "
+                  "message, options, policy}`; `policy: human` is never passed by `--mode autonomous`, "
+                  "`policy: {rules: [{action, reason, pattern}], commands}` passes by itself when every command it "
+                  "guards is auto-approved.",
+    "writes": "the paths a shell-like step's program may write (glob patterns).",
+    "isolated": "accepted and kept in the IR (LANGUAGE.md section 3); the interpreter does nothing with it yet.",
+    "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
+                "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
+}
 
 
 def golden_examples(golden_dirs: list[Path]) -> dict[str, tuple[str, str]]:

@@ -146,6 +146,9 @@ class MockAdapter:
     """
 
     name = MOCK
+    #: A stand-in for any agent: it has no agents, skills or profiles to tell apart and reads
+    #: nothing, so every identity key holds for it (the run says once that the mock answers).
+    identity_keys = frozenset({"command", "agent", "skill", "profile", "readPaths", "skills"})
 
     def __init__(self, script: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> None:

@@ -239,6 +239,11 @@ def _tail(text: str) -> str:
 
 # --- the command adapter ----------------------------------------------------------------------------
 
+#: The environment variables that tell the program of the command adapter who answers
+#: (lists comma-separated, like CATALYST_AI_TOOLS; an absent key sets none).
+IDENTITY_ENV = {"command": "CATALYST_AI_COMMAND", "agent": "CATALYST_AI_AGENT", "skill": "CATALYST_AI_SKILL",
+                "profile": "CATALYST_AI_PROFILE", "readPaths": "CATALYST_AI_READ_PATHS", "skills": "CATALYST_AI_SKILLS"}
+
 class CommandAdapter(_Attempts):
     """Pipes the prompt to a program on stdin and streams its stdout, line by line.
 
@@ -254,6 +259,9 @@ class CommandAdapter(_Attempts):
     """
 
     name = COMMAND
+    #: Each is handed to the program, which enforces it (as it does `tools`): `command` as
+    #: the prompt's first line, the others in IDENTITY_ENV; every call is a new process.
+    identity_keys = frozenset({"command", "agent", "skill", "profile", "readPaths", "skills"})
 
     def __init__(self, argv: Sequence[str], runner: Runner, *, limiter: RateLimiter | None = None,
                  attempts: int = ATTEMPTS, backoff: float = BACKOFF_SECONDS, sleep: Callable[[float], None] = time.sleep) -> None:
@@ -273,6 +281,10 @@ class CommandAdapter(_Attempts):
                "CATALYST_AI_OPTIONS": json.dumps(dict(options), ensure_ascii=False, default=str)}
         if options.get("model"):
             env["CATALYST_AI_MODEL"] = str(options["model"])
+        for key, variable in IDENTITY_ENV.items():
+            value = options.get(key)
+            if value is not None:
+                env[variable] = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
         deadline = _deadline(options)
         return self._stream(lambda timeout: self._once(prompt, env, timeout), deadline)
 
@@ -417,6 +429,10 @@ class OpenAIAdapter(_Attempts):
     """
 
     name = OPENAI
+
+    #: A chat completion reads no files and uses no skills, so those restrictions hold; it
+    #: has no agents, skills or profiles to choose, so it refuses `agent`, `skill`, `profile`.
+    identity_keys = frozenset({"command", "readPaths", "skills"})
 
     def __init__(self, base_url: str, model: str | None, api_key: str | None = None, *,
                  send: Callable[[HttpRequest], StreamingResponse] = send_streaming, limiter: RateLimiter | None = None,

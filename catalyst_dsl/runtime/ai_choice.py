@@ -93,6 +93,10 @@ class AdapterChoice:
             implicit_mock = implicit_mock or (name is None and not order)
             if chosen == OPENAI and step.config.get("model") is None and not self.project.config.openai_model:
                 problems.append((_named(step), NO_MODEL.problem, NO_MODEL.fix))
+            refused = unhonoured_identity(chosen, step)
+            if refused:
+                problems.append((_named(step), f"the {chosen} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
+                                 "remove the key, or name an adapter that supports it with `provider:` (docs/running.md, \"Agent identity\")"))
         if problems:
             first = problems[0]
             raise RunAbort(EXIT_INVALID, f"{first[0]} cannot get its AI adapter: {first[1]}; nothing was run", help=first[2],
@@ -104,6 +108,18 @@ class AdapterChoice:
         if self._mock_by_default and not self._noticed:
             self._noticed = True
             self._notice(MOCK_NOTICE)
+
+
+def unhonoured_identity(chosen: str, step: ir.Step) -> list[str]:
+    """The identity keys of an `ai-prompt` step that the built-in adapter `chosen` cannot
+    honour (docs/running.md, "Agent identity"). A plugin's adapter is asked when the step runs."""
+    from catalyst_dsl.runtime.actions.ai import IDENTITY
+    from catalyst_dsl.runtime.ai_adapters import COMMAND, CommandAdapter, OpenAIAdapter
+
+    honoured = {MOCK: MockAdapter.identity_keys, COMMAND: CommandAdapter.identity_keys, OPENAI: OpenAIAdapter.identity_keys}.get(chosen)
+    if honoured is None or step.action != "ai-prompt":
+        return []
+    return [key for key in IDENTITY if step.config.get(key) is not None and key not in honoured]
 
 
 def _named(step: ir.Step) -> str:

@@ -16,6 +16,7 @@ EXIT_INVALID = 1   # the playbook or its inputs are invalid
 EXIT_FAILED = 2    # a step failed
 EXIT_STATE = 3     # a snapshot is corrupted or no longer fits the playbook
 EXIT_PAUSED = 4    # waiting for approval
+EXIT_CANCELLED = 5  # a person ended the run: `abort` at a checkpoint, or `catalyst cancel` of a live run
 #: A mistake on the command line; 2 as click says it (the number a failed step also has).
 EXIT_USAGE = 2
 

@@ -109,10 +109,12 @@ class Events:
     def output(self, step: str, stream: str, line: str, depth: int) -> None:
         self._emit("output", "info", None, f"{'  ' * (depth + 1)}│ {line}", step=step, stream=stream)
 
-    def paused(self, step: str, message: str, roles: list[str], run_id: str) -> None:
+    def paused(self, step: str, message: str, roles: list[str], run_id: str, options: list | None = None) -> None:
         who = f" (one of: {', '.join(roles)})" if roles else ""
+        keys = [str(o.get("key")) for o in options or () if isinstance(o, dict)]
+        select = f" [--select {'|'.join(keys)}]" if keys else ""
         self._emit("paused", "warning", "paused",
-                   f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE\n  then continue: catalyst resume {run_id}", step=step)
+                   f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then continue: catalyst resume {run_id}", step=step)
 
     def run_finished(self, status: str, seconds: float, detail: str = "", fix: str | None = None) -> None:
         """The last line. A failure's fix follows it in text (indented, like a diagnostic's

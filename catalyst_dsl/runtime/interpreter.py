@@ -31,6 +31,7 @@ from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
 from catalyst_dsl.runtime.actions import script as script_action
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.approval_policy import ApprovalPolicy, Command, policy_of, step_commands
 from catalyst_dsl.runtime.config_check import check_config
 from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
@@ -78,14 +79,22 @@ DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("catalyst_deadl
 class Paused(Exception):
     """The run must wait for a person: unwinds to the top, where the snapshot is saved."""
 
-    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list, subject: str | None = None) -> None:
+    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list, subject: str | None = None,
+                 person: bool = False) -> None:
         super().__init__(message)
         self.path, self.step_id, self.kind, self.message, self.roles, self.options = path, step_id, kind, message, list(roles), options
         self.subject = subject
+        #: Only a person releases it (an approval policy, an Inquire): autonomous mode does not.
+        self.person = person
 
 
 class Cancelled(Exception):
-    """`catalyst cancel` asked this live run to stop."""
+    """The run ends `cancelled`: `catalyst cancel` asked this live run to stop (no `by`: the
+    request file says who), or a person answered a checkpoint with an option that cancels."""
+
+    def __init__(self, by: str | None = None, reason: str | None = None) -> None:
+        super().__init__(reason or "cancelled")
+        self.by, self.reason = by, reason
 
 
 class _Return(Exception):
@@ -134,8 +143,9 @@ class Hooks:
     #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
     #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
     terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
-    #: autonomous_releases(required roles) -> whether autonomous mode may approve such a pause
-    #: by itself (not when approvals must be signed and a role is needed).
+    #: autonomous_releases(required roles) -> whether catalyst may approve such a pause by
+    #: itself: autonomous mode, approval rules, `approved: true` (not when approvals must be
+    #: signed and a role is needed).
     autonomous_releases: Callable[[list[str]], bool] = lambda roles: True
 
 
@@ -267,6 +277,8 @@ class Interpreter:
                 return
         if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
             return
+        if step.gate is not None and step.gate.when == "before" and not self._gate_before(step, frame, scope, path, sid):
+            return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
@@ -286,6 +298,8 @@ class Interpreter:
             self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, message, [], None, frame, subject), step, frame, scope, path)
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
+        if step.gate is not None and step.gate.when == "after":
+            self._guarded(lambda: self._gate(step, step.gate, frame, scope, path, self.step_id(step)), step, frame, scope, path)
 
     # -- what-if -------------------------------------------------------------------------------------------
 
@@ -302,6 +316,8 @@ class Interpreter:
                 entry["change"], entry["reason"] = "unknown", f"its condition would fail: {error.code}: {error.message}"
                 return
         with (self.plan.conditional() if maybe else contextlib.nullcontext()):
+            if step.gate is not None and step.gate.when == "before":
+                self._plan_gate(step, step.gate, frame, scope, path, sid)
             self._plan_approval(step, frame, scope, path, sid)
             entry = self.plan.open(path, sid, step.action)
             if maybe:
@@ -342,6 +358,25 @@ class Interpreter:
                 message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
                 flag["change"] = "would-pause"
                 flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+            if step.gate is not None and step.gate.when == "after":
+                self._plan_gate(step, step.gate, frame, scope, path, sid)
+
+    def _plan_gate(self, step: ir.Step, gate: ir.Gate, frame: Frame, scope: Scope, path: str, sid: str) -> None:
+        """A gate's entry in a plan: it would pause (the plan goes on as if answered yes),
+        or its approval rules would pass it by themselves."""
+        flag = self.plan.open(paths.join(path, "before" if gate.when == "before" else "checkpoint"), sid, "checkpoint")
+        policy = policy_of(gate.policy)
+        verdict = policy.judge(policy.commands if policy.commands is not None else step_commands(step)) if policy is not None else None
+        if verdict is not None and verdict.passes:
+            flag["change"], flag["reason"] = "no-op", verdict.reason
+            return
+        written = gate.message.text if isinstance(gate.message, ir.Tmpl) else gate.message.value if isinstance(gate.message, ir.Lit) else None
+        message = self._safe_render(str(written), frame, scope) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        flag["change"] = "would-pause"
+        flag["approval"] = {"message": self.plan.shown(message), "roles": list(frame.playbook.reviewers.required),
+                            "options": list(gate.options)}
+        if verdict is not None:
+            flag["approval"]["policy"] = verdict.reason
 
     def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict) -> None:
         """A step's checks in its plan entry, each with whether it holds now (`unknown` when
@@ -365,6 +400,9 @@ class Interpreter:
             return  # refused or failing: the step's own entry says so
         if what is not None:
             flag = self.plan.open(paths.join(path, APPROVE_EFFECTS), sid, "checkpoint")
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
+                flag["change"], flag["reason"] = "no-op", f"pre-approved by the playbook's author (approved: true): it {what}"
+                return
             flag["change"] = "would-pause"
             flag["approval"] = {"message": self.plan.shown(f"approve before it {what}"), "roles": list(frame.playbook.reviewers.required)}
 
@@ -396,9 +434,16 @@ class Interpreter:
             # Where the kernel would let it write (a write path the plan cannot know is left out).
             entry["confinement"] = frame.gateway.confinement(declared).shown()
         if action == "checkpoint":
-            entry["change"] = "would-pause"
-            entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
-                                 "roles": list(frame.playbook.reviewers.required)}
+            policy = policy_of(step.config.get("policy"))
+            verdict = policy.judge(policy.commands or ()) if policy is not None else None
+            if verdict is not None and verdict.passes:
+                entry["change"], entry["reason"] = "no-op", verdict.reason
+            else:
+                entry["change"] = "would-pause"
+                entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
+                                     "roles": list(frame.playbook.reviewers.required)}
+                if verdict is not None:
+                    entry["approval"]["policy"] = verdict.reason
             return _selection(config.get("default"), list(config.get("options") or []))
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
@@ -466,7 +511,13 @@ class Interpreter:
             # Bound to what was shown and to the step as written: a resume after the playbook
             # or the values changed asks again instead of reusing the approval.
             subject = self.hooks.mask(f"{message} · step {paths.fingerprint(step)}")
-            self.checkpoint(paths.join(path, APPROVE_EFFECTS), sid, message, [], None, frame, subject)
+            where = paths.join(path, APPROVE_EFFECTS)
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
+                # The author approved it in the playbook (reviewed like any code): recorded once.
+                if self.hooks.approval_for(where, subject) is None:
+                    self.hooks.approve(where, "playbook", None, "catalyst", f"pre-approved by the playbook's author (approved: true): it {what}", True, None, subject)
+                return
+            self.checkpoint(where, sid, message, [], None, frame, subject)
 
     def _declared_writes(self, step: ir.Step, env: RunEnv, gateway: EffectsGateway) -> list[Any]:
         """The step's `writes:` rendered, each checked against the grants before anything
@@ -604,22 +655,21 @@ class Interpreter:
         seconds = time.monotonic() - started
         detail = f"{error.code}: {error.message}"
         if action == "Inquire":
+            # Only a person accepts a failure: autonomous mode pauses here too, since going
+            # on by itself would turn the failure into a success nobody decided.
             inquiry = paths.join(path, "inquire")
-            if self.mode == "autonomous" and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
-                self.hooks.approve(inquiry, "autonomous", None, "catalyst", "continued after a failure in autonomous mode", True, None)
-            else:
-                answer = None
-                who = self.hooks.terminal_approver(list(frame.playbook.reviewers.required)) if self.hooks.ask is not None else None
-                if who is not None:
-                    with self._asking:
-                        answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). Continue the run?"), [], None)
-                if answer is None:
-                    # On resume, an approval of this inquiry continues past the step
-                    # without running it again (see run_step).
-                    self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-                    raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
-                                 frame.playbook.reviewers.required, [])
-                self.hooks.approve(inquiry, "terminal", who[1], who[0], "continued after a failure", True, None)
+            answer = None
+            who = self.hooks.terminal_approver(list(frame.playbook.reviewers.required)) if self.hooks.ask is not None else None
+            if who is not None:
+                with self._asking:
+                    answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). Continue the run?"), [], None)
+            if answer is None:
+                # On resume, an approval of this inquiry continues past the step
+                # without running it again (see run_step).
+                self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
+                raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
+                             frame.playbook.reviewers.required, [], person=True)
+            self.hooks.approve(inquiry, "terminal", who[1], who[0], "continued after a failure", True, None)
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
@@ -715,7 +765,12 @@ class Interpreter:
         if action == "checkpoint":
             env = self.env(frame, scope)
             config = self._config(step, env)
-            return self.checkpoint(path, sid, str(config.get("message") or "approve to continue"), list(config.get("options") or []), config.get("default"), frame)
+            options = list(config.get("options") or [])
+            selection, by = self.answer(path, sid, str(config.get("message") or "approve to continue"), options, config.get("default"), frame,
+                                        policy=policy_of(step.config.get("policy")))
+            if any(isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected") for o in options):
+                raise Cancelled(by, f"{sid}: answered {selection.get('selected')} at its checkpoint")
+            return selection
         if action in frame.functions:
             return self._call_function(step, frame, scope, path, sid)
         env = self.env(frame, scope)
@@ -1041,17 +1096,31 @@ class Interpreter:
     # -- checkpoints ----------------------------------------------------------------------------------------
 
     def checkpoint(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame,
-                   subject: str | None = None) -> dict[str, Any]:
+                   subject: str | None = None, policy: ApprovalPolicy | None = None, commands: Sequence[Command] = ()) -> dict[str, Any]:
         """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
-        approval given for that same subject counts."""
+        approval given for that same subject counts. With a `policy`, autonomous mode does
+        not release it; its rules may (runtime/approval_policy.py)."""
+        return self.answer(path, sid, message, options, default, frame, subject, policy, commands)[0]
+
+    def answer(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame,
+               subject: str | None = None, policy: ApprovalPolicy | None = None, commands: Sequence[Command] = ()) -> tuple[dict[str, Any], str]:
+        """`checkpoint`, and who answered."""
         roles = list(frame.playbook.reviewers.required)
         approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
-            return _selection(default if selected is None else selected, options)
-        if self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
+            return _selection(default if selected is None else selected, options), str(approval.get("by") or "an approver")
+        if policy is not None:
+            verdict = policy.judge(policy.commands if policy.commands is not None else commands)
+            if verdict.passes and self.hooks.autonomous_releases(roles):
+                self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
+                self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
+                return _selection(default, options), "catalyst"
+            if not verdict.passes:
+                message = f"{message} ({verdict.reason})"
+        elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
-            return _selection(default, options)
+            return _selection(default, options), "catalyst"
         answer = None
         # Who is at the terminal decides whether ENTER may release a role-restricted pause.
         who = self.hooks.terminal_approver(roles) if self.hooks.ask is not None else None
@@ -1060,10 +1129,51 @@ class Interpreter:
             with self._asking:  # parallel branches ask one at a time, each prompt whole
                 answer = self.hooks.ask(self.hooks.mask(f"{sid}: {message}"), options, default)
         if answer is None:
-            raise Paused(path, sid, "checkpoint", message, roles, options, subject)
+            raise Paused(path, sid, "checkpoint", message, roles, options, subject, person=policy is not None)
         selected, text = answer
         self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
-        return _selection(selected, options, text)
+        return _selection(selected, options, text), who[0]
+
+    # -- gates: `checkpoint:` before or after a step ------------------------------------------------------------
+
+    def _gate(self, step: ir.Step, gate: ir.Gate, frame: Frame, scope: Scope, path: str, sid: str) -> str:
+        """Pause at the step's gate; the answer chosen (`yes`, `skip`). `abort` ends the run
+        `cancelled`. Autonomous mode answers `yes`, unless the gate's policy asks for a person."""
+        from catalyst_dsl.runtime.evaluate import to_text
+
+        env = self.env(frame, scope)
+        written = self._value(gate.message, env) if gate.message is not None else None
+        message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        where = paths.join(path, "before" if gate.when == "before" else "checkpoint")
+        selection, by = self.answer(where, sid, message, gate_options(gate), "yes", frame,
+                                    policy=policy_of(gate.policy), commands=step_commands(step))
+        chosen = str(selection.get("selected"))
+        if chosen == "abort":
+            raise Cancelled(by, f"{sid}: answered abort at its checkpoint" + (f" ({selection['textInput']})" if selection.get("textInput") else ""))
+        if chosen not in gate.options:
+            raise StepError("InvalidAnswer", f"{sid}: `{chosen}` is not an answer its checkpoint offers ({', '.join(gate.options)})")
+        return chosen
+
+    def _shown_command(self, step: ir.Step, frame: Frame, scope: Scope) -> str | None:
+        """The command a step would run, rendered, to show at its gate (kai shows the command
+        and its resolved arguments); what cannot be rendered is shown as written."""
+        texts = [command.text for command in step_commands(step)]
+        if not texts:
+            return None
+        shown = self._safe_render(texts[0], frame, scope)
+        return shown if isinstance(shown, str) else texts[0]
+
+    def _gate_before(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+        """The gate before the step; False when it was answered `skip` (journaled skipped)."""
+        chosen = self._guarded(lambda: self._gate(step, step.gate, frame, scope, path, sid), step, frame, scope, path)
+        if chosen is False:
+            return False  # the gate failed and the step's error policy went on past it
+        if chosen == "skip":
+            reason = "skipped: answered skip at its checkpoint"
+            self.events.step_skipped(sid, step.action, reason, frame.depth)
+            self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
+            return False
+        return True
 
 
 def caught_errors(result: Any) -> list[dict[str, Any]]:
@@ -1127,6 +1237,26 @@ def _wall_time_of(monotonic: float) -> str:
 
     moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=time.monotonic() - monotonic)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _pre_approved(step: ir.Step, catalog: Catalog) -> bool:
+    """`approved: true` on an AI step (elsewhere C631 refuses it before the run)."""
+    spec = catalog.get(step.action)
+    return step.approved and spec is not None and spec.group == "ai"
+
+
+def gate_options(gate: ir.Gate) -> list[dict[str, Any]]:
+    """A gate's answers as checkpoint options (what the terminal, `--select` and plans show)."""
+    labels = {"yes": "run the step" if gate.when == "before" else "go on",
+              "skip": "skip the step", "abort": "cancel the run"}
+    return [{"key": key, "label": labels[key], **({"cancel": True} if key == "abort" else {})} for key in gate.options]
+
+
+def gate_message(gate: ir.Gate, sid: str, command: str | None = None) -> str:
+    """What a gate without a message asks; before a step, with the command it would run."""
+    if gate.when == "after":
+        return f"review the result of {sid}"
+    return f"approve before {sid} runs" + (f": {command}" if command else "")
 
 
 def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ that step 5 calls), `steps/6/attempt/2/0` (attempt 2 of a `retry-block`). The sn
 step again with `step_at` to tell whether the playbook changed under the run.
 
 A few paths name what happens at a step rather than a step: its pauses
-(`…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and two journal entries
-that only resume reads: `…/catch/caught` (a failure a catch handled),
+(`…/before`, `…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and journal
+entries that only resume reads: `…/catch/caught` (a failure a catch handled),
 `…/each/N/item` (the item loop iteration N ran for) and `…/attempt/N/failed` (the failure
 that ended attempt N of a `retry-block`).
 """

@@ -27,7 +27,7 @@ from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.runtime import paths
-from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
+from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.confinement import Confiner
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
@@ -259,10 +259,11 @@ class Session:
         if missing:
             raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
                            help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
-        if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and state.mode == "manual" and self._asker() is None:
+        if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and (state.mode == "manual" or state.pause.person) and self._asker() is None:
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
-            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id)
+            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id,
+                               state.pause.options)
             return EXIT_PAUSED
         self.ai.preflight(playbook)
         return self._drive(state, file, playbook, values, resumed=True)
@@ -473,14 +474,14 @@ class Session:
             state.status = "paused"
             state.in_flight = None
             state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=as_json_data(pause.options), since=utc_now(),
-                                kind=pause.kind, subject=pause.subject)
+                                kind=pause.kind, subject=pause.subject, person=pause.person)
             self.store.save(state)
-            self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id)
+            self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id, pause.options)
             return EXIT_PAUSED
-        except Cancelled:
+        except Cancelled as cancel:
             from catalyst_dsl.runtime.state import Cancel
 
-            by, reason = self._cancel_request(state.run_id)
+            by, reason = (cancel.by, cancel.reason or "cancelled") if cancel.by is not None else self._cancel_request(state.run_id)
             state.cancel = Cancel(by=by, reason=reason, at=utc_now())
             return self._finish(state, "cancelled", started, f"cancelled by {by}: {reason}")
         except KeyboardInterrupt:
@@ -512,7 +513,7 @@ class Session:
         self.store.archive(state)
         self._clear_cancel(state.run_id)
         self.events.run_finished(status, time.monotonic() - started, detail, fix)
-        return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_FAILED}[status]
+        return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_CANCELLED}[status]
 
     def _check_artifacts(self, playbook: ir.Playbook, values: dict[str, Any]) -> None:
         from catalyst_dsl.paths.globs import Glob
@@ -586,7 +587,7 @@ class Session:
                     raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
                                     guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again")
                 if approval.released and approval.decision == "approve":
-                    return {"selected": approval.selected, "role": approval.role}
+                    return {"selected": approval.selected, "role": approval.role, "by": approval.by}
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
@@ -947,9 +948,11 @@ class Session:
         return None
 
     def _autonomous_releases(self, roles: list[str]) -> bool:
-        """Autonomous mode approves pauses by itself, except where a signed approval is required."""
+        """catalyst approves pauses by itself (autonomous mode, approval rules, `approved: true`),
+        except where a signed approval is required."""
         if self.project.config.signed_approvals and roles:
-            self.events.message("warning", "signed approvals are on: autonomous mode does not release a checkpoint that needs a role")
+            self.events.message("warning", "signed approvals are on: catalyst does not release by itself a checkpoint that needs a role "
+                                           "(autonomous mode, approval rules, approved: true)")
             return False
         return True
 

@@ -84,6 +84,9 @@ class Pause:
     #: What an approval here approves, when more than the place: the effects a step would
     #: have and the step itself (Approval.subject). None for checkpoints.
     subject: str | None = None
+    #: Only a person releases it: a checkpoint with an approval policy (`human`, or rules
+    #: that did not pass it), or an Inquire. `--mode autonomous` does not, on resume either.
+    person: bool = False
 
 
 @attrs.define(kw_only=True)
@@ -94,7 +97,9 @@ class Approval:
     by: str
     at: str
     comment: str | None
-    via: Literal["terminal", "cli", "token", "autonomous", "webhook"]
+    #: "policy": passed by its approval rules (the comment says which); "playbook": the
+    #: author pre-approved the step (`approved: true`).
+    via: Literal["terminal", "cli", "token", "autonomous", "webhook", "policy", "playbook"]
     #: False when the role may not release the checkpoint: recorded, not effective.
     released: bool
     #: The option chosen at a checkpoint that offers options.

@@ -404,7 +404,7 @@ def test_autonomous_mode_does_not_release_what_needs_a_signature(project):
     project.playbook("reviewed", REVIEWED)
     result = project.run("reviewed", "--mode", "autonomous")
     assert result.exit_code == 4, result.output
-    assert "autonomous mode does not release" in result.output and project.snapshot()["approvals"] == []
+    assert "catalyst does not release by itself a checkpoint that needs a role" in result.output and project.snapshot()["approvals"] == []
     project.settings(APPROVERS)  # without signed approvals autonomous mode approves by itself, as before
     assert project.run("reviewed", "--mode", "autonomous").exit_code == 0
 

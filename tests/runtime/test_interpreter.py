@@ -1291,19 +1291,29 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
     assert not (project.temp / "after.txt").exists()
 
 
-def test_inquire_in_autonomous_mode_continues_and_records_it(project):
+def test_inquire_in_autonomous_mode_pauses_for_a_person(project):
     project.playbook("asking", """
         name: asking
         description: Inquire
         owner: Engineer
         steps:
-          - bash: "exit 1"
+          - bash: "echo attempt >> $TMPDIR/tries.txt; exit 1"
             errorPolicy: Inquire
           - bash: "touch $TMPDIR/after.txt"
     """)
-    assert project.run("asking", "--mode", "autonomous").exit_code == 0
+    # Nobody is there to accept the failure: the run waits instead of going on as if it passed.
+    assert project.run("asking", "--mode", "autonomous").exit_code == 4
+    run_id = project.run_id()
+    snap = project.snapshot()
+    assert snap["status"] == "paused" and snap["pause"]["kind"] == "inquire" and snap["pause"]["person"] is True
+    assert snap["approvals"] == [] and not (project.temp / "after.txt").exists()
+    # A resume without an approval does not run the failed step again, even in autonomous mode.
+    assert project.cli("resume", run_id).exit_code == 4
+    assert project.read_temp("tries.txt").split() == ["attempt"]
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 0
     assert (project.temp / "after.txt").exists()
-    assert [a["via"] for a in project.snapshot()["approvals"]] == ["autonomous"]
+    assert [a["via"] for a in project.snapshot()["approvals"]] == ["cli"]
 
 
 def test_suspend_pauses_and_resume_runs_the_step_again(project):

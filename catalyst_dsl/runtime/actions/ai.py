@@ -13,12 +13,26 @@ from catalyst_dsl.runtime.errors import StepError
 
 #: Options passed through to the adapter when the step sets them.
 OPTIONS = ("model", "role", "maxTokens", "temperature", "inactivityTimeout", "return")
+#: Who answers (DIALECTS C-4, C-8): passed as options too, to an adapter that declares it
+#: honours them (its `identity_keys`); any other adapter refuses the step before sending.
+IDENTITY = ("command", "agent", "skill", "profile", "readPaths", "skills")
+#: What an adapter that declares nothing honours: `command` is the prompt's first line, and
+#: every `invoke` is a conversation of its own (the AIAdapter protocol).
+IDENTITY_OF_ANY_ADAPTER = frozenset({"command"})
 
 
 def _send(ctx: ActionContext, prompt: str, config: dict):
     adapter = ctx.adapter(config.get("provider"))
     tools = list(config.get("tools") or ())  # none given: read-only, as LANGUAGE.md asks
-    options = {k: config[k] for k in OPTIONS if config.get(k) is not None}
+    used = [k for k in IDENTITY if config.get(k) is not None]
+    honoured = getattr(adapter, "identity_keys", IDENTITY_OF_ANY_ADAPTER)
+    refused = [k for k in used if k not in honoured]
+    if refused:
+        name = getattr(adapter, "name", type(adapter).__name__)
+        raise StepError("AIAdapterUnsupported", f"the {name} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
+                        guidance="remove the key, or run the step through an adapter that supports it (the command adapter "
+                                 "passes each to its program; docs/running.md, \"Agent identity\")")
+    options = {k: config[k] for k in (*OPTIONS, *used) if config.get(k) is not None}
     if config.get("context") is not None:
         options["context"] = config["context"]
     if ctx.remaining() is not None:
@@ -48,9 +62,27 @@ def ai_prompt(ctx: ActionContext, config: dict):
     prompt = config.get("prompt")
     if prompt is None and config.get("promptFile"):
         prompt = _rendered(ctx, config["promptFile"], _read(ctx, config["promptFile"]))
+    command = config.get("command")
+    if command is not None:
+        prompt = slash_prompt(str(command), str(prompt) if prompt else "")
     if not prompt:
-        raise StepError("InvalidConfig", "ai-prompt needs `prompt` or `promptFile`")
+        raise StepError("InvalidConfig", "ai-prompt needs `prompt`, `promptFile` or `command`")
     return _send(ctx, str(prompt), config)
+
+
+def slash_prompt(command: str, prompt: str) -> str:
+    """The prompt of a slash-command step: the command and its arguments, trimmed, alone on
+    the first line (DIALECTS A4.6), then the step's own prompt, if any."""
+    line = command.strip()
+    if "\n" in line or "\r" in line:
+        # A value in the arguments must not move text onto a line of its own, where the
+        # agent would read it as instructions rather than as the command's argument.
+        raise StepError("InvalidConfig", "the slash command must be one line, but its arguments hold a line break",
+                        guidance="remove line breaks from the values passed as the command's arguments")
+    if not line.startswith("/"):
+        raise StepError("InvalidConfig", f"`command` is not a slash command: {line!r}",
+                        guidance="write the command as `/name` followed by its arguments")
+    return line + ("\n" + prompt if prompt else "")
 
 
 def markdown(ctx: ActionContext, config: dict):
