@@ -22,7 +22,8 @@ def check(paths: tuple[str, ...], fmt: str) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
-    playbooks/ and .xe/playbooks/ unless the settings say otherwise). What they call is
+    playbooks/, .xe/playbooks/ and kai's .playbooks/playbooks/ unless the settings say
+    otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     """
     from catalyst_dsl.project.check import check_project

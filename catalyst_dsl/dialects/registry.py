@@ -62,6 +62,7 @@ class Dialect:
 #: The foreign dialects, in the order their sniffing is tried. The native language (YAML and
 #: Markdown) is not listed: it is what every file is when no dialect claims it.
 DIALECTS: tuple[Dialect, ...] = (
+    Dialect("kai", "catalyst_dsl.dialects.kai", folders=((".playbooks", "playbooks"),), not_playbooks=("playbook.tpl.yaml",), sniffs=True),
 )
 
 

@@ -23,6 +23,7 @@ _GROUP_TITLES = {
     "C6": "Outputs and artifacts",
     "C7": "Markdown playbooks",
     "C8": "The playbook library: calls, cycles and permissions",
+    "C9": "Foreign dialects",
 }
 
 #: A rendered diagnostic starts with its severity and code in brackets.
