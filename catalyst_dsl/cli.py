@@ -116,5 +116,14 @@ def _add_run_commands() -> None:
 _add_run_commands()
 
 
+def _add_kai_commands() -> None:
+    from catalyst_dsl.cli_kai import kai
+
+    cli.add_command(kai)
+
+
+_add_kai_commands()
+
+
 def main() -> None:
     cli(prog_name="catalyst")

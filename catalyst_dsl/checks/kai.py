@@ -24,7 +24,7 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
         compiled = library.compiled(path)
         if compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT or compiled.source is None:
             continue
-        document = _document(compiled.source)
+        document = kai.read(compiled.source)
         folder = _kai_folder(path)
         root = folder.parent if folder is not None else library.project.root
         if document is not None:
@@ -38,12 +38,6 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
             if source is not None:
                 read[str(index)] = source
     return read
-
-
-def _document(source: SourceFile) -> kai.KaiDocument | None:
-    from catalyst_dsl.syntax.yaml_loader import load_yaml
-
-    return kai.read(source, load_yaml(source, DiagnosticSink()))
 
 
 def _kai_folder(path: str) -> Path | None:
@@ -112,7 +106,7 @@ def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) 
     compiled = library.compiled(str(target))
     if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
         return
-    document = _document(compiled.source)
+    document = kai.read(compiled.source)
     if document is None:
         return
     actual = {

@@ -255,7 +255,7 @@ class Reader:
             required = self._required(item)
             if name is None:
                 continue
-            arg = KaiArg(name.text, description.text if description else "", bool(required), name.span)
+            arg = KaiArg(name.text, description.text if description else "", required is not False, name.span)
             if name.text in seen:
                 self.sink.report("C306", f"the arg '{name.text}' is declared twice", name.span, labels=[Label(seen[name.text].span, "first declared here")], help="remove or rename one of them")
                 continue
@@ -291,18 +291,8 @@ class Reader:
             self.sink.report("C302", f"'steps' expects a list of steps, got {kind_of(node)}", head_span(node), help="write each step as a list item starting with '- id:'")
             return ()
         declared = {a.name: a for a in args}
-        steps: list[KaiStep] = []
-        ids: dict[str, Named] = {}
-        for item in node.items:
-            step = self._step(item, declared)
-            if step is None:
-                continue
-            if step.id is not None:
-                if step.id.text in ids:
-                    self.sink.report("C411", f"two steps have the id '{step.id.text}'", step.id.span, labels=[Label(ids[step.id.text].span, "first used here")], help="step ids are unique in a playbook; rename one")
-                else:
-                    ids[step.id.text] = step.id
-            steps.append(step)
+        # Step ids become step names: two steps with one id are reported on the IR (C411).
+        steps = [step for step in (self._step(item, declared) for item in node.items) if step is not None]
         self._groups(steps)
         self._order(steps)
         return tuple(steps)
@@ -467,9 +457,13 @@ def compile_document(source: SourceFile, root: YNode | None, sink: DiagnosticSin
     return lower(document, source, sink)
 
 
-def read(source: SourceFile, root: YNode | None) -> KaiDocument | None:
-    """The document without its findings (for the library checks, which report their own)."""
-    return Reader(source, DiagnosticSink()).document(root)
+def read(source: SourceFile) -> KaiDocument | None:
+    """The document of a kai file, without its findings (for the library checks and the
+    index, which need what the file says: its `name`, its commands, its steps)."""
+    from catalyst_dsl.syntax.yaml_loader import load_yaml
+
+    scratch = DiagnosticSink()
+    return Reader(source, scratch).document(load_yaml(source, scratch))
 
 
 def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir.Playbook:
@@ -478,18 +472,29 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
     lowered = [_step(step, declared) for step in document.steps]
     steps = _parallel(document.steps, lowered)
     at = document.name.span if document.name is not None else document.span
-    # kai addresses a playbook by its file stem and never compares it with `name` (A1).
+    # In its folder kai addresses a playbook by its file stem and never compares it with
+    # `name` (A1); a kai file elsewhere is named by `name`, like a native one.
     stem = os.path.basename(source.path).rsplit(".", 1)[0]
-    if document.name is not None and KAI_NAME.match(document.name.text) and document.name.text != stem:
+    in_folder = _in_kai_folder(source.path)
+    written = document.name.text if document.name is not None and KAI_NAME.match(document.name.text) else None
+    name = stem if in_folder or written is None else written
+    if in_folder and written is not None and written != stem:
         sink.report("C803", f"the playbook '{document.name.text}' is in the file '{os.path.basename(source.path)}'", document.name.span,
                     help=f"kai runs it as '{stem}': rename the file to {document.name.text}.yaml, or the playbook to '{stem}'")
     sink.report("C911", "the steps' agents may write anywhere in the project (kai gives them every tool): the playbook is granted the project root", at,
                 help="this is what kai does; review the steps' commands before running it")
     return ir.Playbook(
-        name=stem, description=document.description, owner=None,
+        name=name, description=document.description, owner=None,
         dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=(ir.Lit("**", span=at),),
         steps=steps, span=document.span, unrunnable=_unrunnable(document),
     )
+
+
+def _in_kai_folder(path: str) -> bool:
+    from catalyst_dsl.dialects import registry
+
+    dialect = registry.by_place(path)
+    return dialect is not None and dialect.name == DIALECT
 
 
 def _inputs(document: KaiDocument) -> tuple[ir.InputDecl, ...]:
