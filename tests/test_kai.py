@@ -320,3 +320,17 @@ def test_init_force_rewrites_the_index_from_the_playbooks(tmp_path: Path) -> Non
     index = (tmp_path / ".playbooks" / "_index.yaml").read_text()
     assert '  - name: "spec-to-tasks"\n    file: "playbooks/plan.yaml"\n' in index
     assert '    description: "Plan a specified feature and break it into tasks"\n    steps: 2\n' in index
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
+def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkeypatch) -> None:
+    """`catalyst check` on the corpus folder, with the library checks: kai's files are valid;
+    the template, checked outside kai's folder, is named `my-workflow` in another file (C803)."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["check", "--format", "json", str(CORPUS)])
+    assert result.exit_code == 0, result.output
+    import json
+
+    found = {(Path(d["span"]["file"]).name, d["span"]["line"], d["code"]) for d in json.loads(result.output)["diagnostics"]}
+    assert found == {("auto-feature.yaml", 1, "C911"), ("auto-feature.yaml", 54, "C908"), ("auto-validate.yaml", 1, "C911"),
+                     ("playbook.tpl.yaml", 64, "C911"), ("playbook.tpl.yaml", 64, "C803")}

@@ -24,12 +24,13 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
         compiled = library.compiled(path)
         if compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT or compiled.source is None:
             continue
-        document = kai.read(compiled.source)
         folder = _kai_folder(path)
-        root = folder.parent if folder is not None else library.project.root
+        if folder is None:
+            continue  # kai runs only the playbooks in its folder: its commands and index are for those
+        document = kai.read(compiled.source)
         if document is not None:
-            _commands(document, Path(root), sink)
-        if folder is not None and folder not in folders:
+            _commands(document, folder.parent, sink)
+        if folder not in folders:
             folders.append(folder)
     for folder in folders:
         index = folder / INDEX
