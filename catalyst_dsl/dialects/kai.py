@@ -382,25 +382,31 @@ class Reader:
     def _groups(self, steps: list[KaiStep]) -> None:
         """KAI-12: the steps of one parallel group are next to each other."""
         first_of: dict[str, int] = {}
+        last_of: dict[str, int] = {}
         for index, step in enumerate(steps):
             if step.group is None:
                 continue
             name = step.group.text
-            if name in first_of and (steps[index - 1].group is None or steps[index - 1].group.text != name):
+            if name in last_of and last_of[name] != index - 1:
                 first = steps[first_of[name]]
-                between = next(s for s in steps[first_of[name] + 1:index] if s.group is None or s.group.text != name)
+                between = steps[last_of[name] + 1]
                 between_name = f"'{between.id.text}'" if between.id else "another step"
                 self.sink.report("C903", f"parallel_group '{name}' is also used on line {first.group.span.line}, but step {between_name} (line {between.span.line}) sits between them",
                                  step.group.span, labels=[Label(first.group.span, "first used here")], help="put the steps of one group next to each other, or give them different groups")
             first_of.setdefault(name, index)
+            last_of[name] = index
 
     def _order(self, steps: list[KaiStep]) -> None:
         """KAI-16: a precondition that only a later step produces."""
+        first_producer: dict[str, int] = {}
+        for index, step in enumerate(steps):
+            for condition in step.postconditions:
+                first_producer.setdefault(condition.text, index)
         for index, step in enumerate(steps):
             for condition in step.preconditions:
-                earlier = any(condition.text in {c.text for c in s.postconditions} for s in steps[:index])
-                later = next((s for s in steps[index + 1:] if condition.text in {c.text for c in s.postconditions}), None)
-                if not earlier and later is not None:
+                first = first_producer.get(condition.text)
+                if first is not None and first > index:
+                    later = steps[first]
                     who = f"'{later.id.text}'" if later.id else "a later step"
                     self.sink.report("C904", f"the precondition '{condition.text}' is produced only by a later step ({who})", condition.span, help="move the step that produces it before this one")
 
