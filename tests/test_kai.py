@@ -334,3 +334,8 @@ def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkey
     found = {(Path(d["span"]["file"]).name, d["span"]["line"], d["code"]) for d in json.loads(result.output)["diagnostics"]}
     assert found == {("auto-feature.yaml", 1, "C911"), ("auto-feature.yaml", 54, "C908"), ("auto-validate.yaml", 1, "C911"),
                      ("playbook.tpl.yaml", 64, "C911"), ("playbook.tpl.yaml", 64, "C803")}
+
+
+def test_required_step_keys_written_without_a_value_are_reported() -> None:
+    text = 'name: "e"\ndescription: "d"\nversion: "1.0"\nargs: []\nsteps:\n  - id: ""\n    command: "/a.b"\n    autonomy:\n    error_policy: ""\n'
+    assert _findings(_kai(text, "e.yaml").diagnostics) == {(1, "C911"), (6, "C203"), (8, "C203"), (9, "C203")}

@@ -302,18 +302,20 @@ class Reader:
             self.sink.report("C401", f"a step is a mapping of keys (id, command, autonomy, error_policy, …), not {kind_of(node)}", head_span(node), help="write a step as `- id: \"plan\"` with its keys below it")
             return None
         self._keys(node, STEP_KEYS, "in a step")
+        # A required key written with no value is reported by the reading of its value.
+        node_keys = {k.text for k, _ in node.pairs}
         for key in REQUIRED_STEP_KEYS:
             if node.get(key) is None:
                 self.sink.report("C203", f"the step is missing the required key '{key}'", head_span(node), help=f"add `{key}:`" + (f" ({', '.join(AUTONOMY if key == 'autonomy' else ERROR_POLICIES)})" if key in ("autonomy", "error_policy") else ""))
-        ident = self._text(node, "id", "the step", required=False)
+        ident = self._text(node, "id", "the step", required="id" in node_keys)
         if ident is not None and not KAI_NAME.match(ident.text):
             fixed = re.sub(r"[^a-z0-9]+", "-", ident.text.lower()).strip("-")
             self.sink.report("C303", f"the step id '{ident.text}' does not match [a-z0-9-]+", ident.span, help=f"use lower-case letters, digits and '-': {fixed or 'step-1'}")
         command = self._command(node, declared)
         args = self._step_args(node, declared)
         self._templates_outside_args(node, "the step", skip=("args", "command"))
-        autonomy = self._enum(node, "autonomy", AUTONOMY, "autonomy", required=False)
-        policy = self._enum(node, "error_policy", ERROR_POLICIES, "error_policy", required=False)
+        autonomy = self._enum(node, "autonomy", AUTONOMY, "autonomy", required="autonomy" in node_keys)
+        policy = self._enum(node, "error_policy", ERROR_POLICIES, "error_policy", required="error_policy" in node_keys)
         model = self._model(node)
         pre = self._list(node, "preconditions", CONDITIONS, "condition")
         post = self._list(node, "postconditions", CONDITIONS, "condition")
