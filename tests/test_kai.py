@@ -339,3 +339,13 @@ def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkey
 def test_required_step_keys_written_without_a_value_are_reported() -> None:
     text = 'name: "e"\ndescription: "d"\nversion: "1.0"\nargs: []\nsteps:\n  - id: ""\n    command: "/a.b"\n    autonomy:\n    error_policy: ""\n'
     assert _findings(_kai(text, "e.yaml").diagnostics) == {(1, "C911"), (6, "C203"), (8, "C203"), (9, "C203")}
+
+
+def test_a_scan_of_kais_folder_itself_takes_only_its_playbooks(tmp_path: Path, monkeypatch) -> None:
+    base = tmp_path / ".playbooks"
+    for path in (base / "playbooks" / "plan.yaml", base / "_index.yaml", base / "sessions" / "20261124-abc" / "session.yaml"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(SPEC_TO_TASKS)
+    monkeypatch.chdir(tmp_path)
+    assert discover([".playbooks"]) == [".playbooks/playbooks/plan.yaml"]
+    assert discover([".playbooks/sessions"]) == []
