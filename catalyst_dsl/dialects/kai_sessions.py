@@ -23,7 +23,6 @@ import attrs
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.runtime import durable
-from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 SESSION_STATUSES = ("pending", "in_progress", "completed", "failed", "aborted", "running")
@@ -33,7 +32,6 @@ SESSION_FIELDS = ("session_id", "playbook", "feature", "args", "status", "starte
 ENTRY_FIELDS = ("step_id", "status", "decision", "started_at", "completed_at", "duration_seconds", "trigger", "human_response", "error")
 #: An arg name kai's line reader reads back as written (`  name: "value"`).
 ARG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-SESSION_ID = re.compile(r"^[0-9]{8}-[a-z0-9]{3}$")
 #: Characters written as escapes inside double quotes. kai unescapes the first five; the
 #: others (control and line-separator characters) must not reach the file raw, since YAML
 #: readers refuse them or break the line there.
