@@ -49,7 +49,8 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
-    playbooks/ and .xe/playbooks/ unless the settings say otherwise). What they call is
+    playbooks/, .xe/playbooks/ and kai's .playbooks/playbooks/ unless the settings say
+    otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
@@ -232,6 +233,15 @@ def lsp() -> None:
     from catalyst_dsl.lsp.server import serve
 
     serve()
+
+
+def _add_kai_commands() -> None:
+    from catalyst_dsl.cli_kai import kai
+
+    cli.add_command(kai)
+
+
+_add_kai_commands()
 
 
 def main() -> None:

@@ -164,6 +164,22 @@ _TABLE = [
     Code("C633", "policy-rule-pattern", E, "An approval-policy rule whose `pattern` is not a usable regular expression."),
     Code("C634", "slash-command-form", E, "An `ai-prompt` `command` that is not a slash command (`/name` and its arguments)."),
     Code("C635", "slash-command-missing", W, "An `ai-prompt` slash command with no `.claude/commands/<name>.md` in the project."),
+    # C9xx: foreign dialects (kai: DIALECTS.md Part A)
+    Code("C900", "dialect-ambiguous", W, "A YAML file shaped both like a kai playbook and like a native one: it is read as native."),
+    Code("C901", "kai-command-form", E, "A kai step's `command` is not a literal slash command `/namespace.command` (kai does not interpolate it)."),
+    Code("C902", "kai-not-interpolated", W, "A `{{ }}` in a kai value other than a step's `args`: kai leaves it as written."),
+    Code("C903", "kai-parallel-group-split", E, "Steps of one kai `parallel_group` are not next to each other."),
+    Code("C904", "kai-condition-order", W, "A kai precondition that only a later step lists as a postcondition."),
+    Code("C905", "kai-repeated-value", W, "The same condition or trigger twice in one kai list."),
+    Code("C906", "kai-no-args", W, "A kai playbook without the `args:` key its format asks for."),
+    Code("C907", "kai-arg-name", W, "A kai arg name that a `{{ }}` cannot name."),
+    Code("C908", "kai-trigger-never-fires", W, "`postcondition_fail` on a kai step that has no postconditions."),
+    Code("C909", "kai-skip-ignores", I, "Conditions, triggers, `model` or `parallel_group` on a kai step whose autonomy is `skip`: they have no effect."),
+    Code("C910", "kai-optional-arg", I, "An optional kai arg in a step's `args`: it renders as empty text when it is not given."),
+    Code("C911", "kai-project-grant", I, "A kai playbook's agents may write anywhere in the project, as kai gives them every tool."),
+    Code("C912", "kai-command-missing", W, "A kai step's command has no file under `.claude/commands/` (it may be a skill or a plugin)."),
+    Code("C913", "kai-index-mismatch", W, "An entry of `.playbooks/_index.yaml` whose file is missing or differs from it."),
+    Code("C914", "kai-index-missing-entry", I, "A kai playbook that `.playbooks/_index.yaml` does not list."),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -69,6 +69,8 @@ class Dialect:
 DIALECTS: tuple[Dialect, ...] = (
     Dialect("cleo", "catalyst_dsl.dialects.cleo", suffixes=(".cantbook",), folders=((".cleo", "playbooks"),),
             folder_suffixes=(".cantbook",), sniffs=True, sniff_needs=("nodes", "version"), by_stem=True),
+    Dialect("kai", "catalyst_dsl.dialects.kai", folders=((".playbooks", "playbooks"),), not_playbooks=("playbook.tpl.yaml",),
+            sniffs=True, sniff_needs=("version", "steps")),
 )
 
 
@@ -106,9 +108,20 @@ def hidden_folders() -> tuple[tuple[str, ...], ...]:
 
 
 def not_playbook(path: str) -> bool:
-    """Whether `path` sits in a dialect's folder but is one of its non-playbook files."""
+    """Whether `path` is a dialect's own file that is not a playbook: one of its named
+    non-playbooks in its folder, or any file elsewhere under the hidden folder it keeps
+    playbooks in (kai's index and session files under `.playbooks/`), which a scan of
+    that hidden folder itself would otherwise take."""
     parts = _components(path)
-    return any(tuple(parts[:-1])[-len(f):] == f and parts[-1] in d.not_playbooks for d in DIALECTS for f in d.folders)
+    folder = tuple(parts[:-1])
+    for d in DIALECTS:
+        for f in d.folders:
+            if folder[-len(f):] == f:
+                if parts[-1] in d.not_playbooks:
+                    return True
+            elif f[0].startswith(".") and f[0] in folder:
+                return True
+    return False
 
 
 def _components(path: str) -> list[str]:

@@ -13,6 +13,7 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
+from catalyst_dsl.checks.kai import check_kai
 from catalyst_dsl.checks.permissions import check_permissions
 from catalyst_dsl.checks.gates import check_slash_commands
 from catalyst_dsl.checks.programs import check_programs
@@ -29,10 +30,13 @@ class LibraryCheck:
     library: Library
     files: list[str]
     diagnostics: list[Diagnostic]
+    #: Files reported on that are not playbooks (kai's `_index.yaml`).
+    other_sources: dict[str, SourceFile] = attrs.Factory(dict)
 
     @property
     def sources(self) -> dict[str, SourceFile]:
         found = {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
+        found.update(self.other_sources)
         settings = self.library.project.config_file
         if settings is not None:
             try:
@@ -68,8 +72,9 @@ def check_project(project: Project, files: list[str], catalog: Catalog | None = 
         check_programs(library, files, sink)
         check_roles(library, files, sink)
         check_slash_commands(library, files, sink)
+        others = check_kai(library, files, sink)
         loaded = library.loaded()
         graph = {path: library.edges(path) for path in loaded}
         names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}
         check_cycles(graph, names, set(files), sink, project.config.max_depth)
-    return LibraryCheck(library, files, [*settings, *sink.sorted()])
+    return LibraryCheck(library, files, [*settings, *sink.sorted()], others)

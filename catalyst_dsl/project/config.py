@@ -40,7 +40,7 @@ def _tomllib():
 @attrs.frozen
 class ProjectConfig:
     #: Where playbooks are found, searched in this order (project-relative).
-    playbook_dirs: tuple[str, ...] = ("playbooks", ".xe/playbooks", ".cleo/playbooks")
+    playbook_dirs: tuple[str, ...] = ("playbooks", ".xe/playbooks", ".playbooks/playbooks", ".cleo/playbooks")
     #: Prefix rewrites for Markdown `@` references: {"node_modules/x/playbooks/": "playbooks/"}.
     aliases: dict[str, str] = attrs.field(factory=dict)
     #: Roles an `owner` or reviewer may name; empty means any role is accepted.

@@ -1,0 +1,123 @@
+"""Library checks of kai playbooks: the command files their steps run (KAI-13) and the
+catalogue `.playbooks/_index.yaml` (KAI-20), which is checked, never read as a playbook."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.dialects import kai
+from catalyst_dsl.project.library import Library
+from catalyst_dsl.syntax.source import SourceFile
+from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq, head_span
+
+INDEX = "_index.yaml"
+TEMPLATE = "playbook.tpl.yaml"
+
+
+def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
+    """Report on the kai playbooks among `files`; returns the index files read (for rendering)."""
+    read: dict[str, SourceFile] = {}
+    folders: list[Path] = []
+    for path in files:
+        compiled = library.compiled(path)
+        if compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT or compiled.source is None:
+            continue
+        folder = _kai_folder(path)
+        if folder is None:
+            continue  # kai runs only the playbooks in its folder: its commands and index are for those
+        document = kai.read(compiled.source)
+        if document is not None:
+            _commands(document, folder.parent, sink)
+        if folder not in folders:
+            folders.append(folder)
+    for folder in folders:
+        index = folder / INDEX
+        if index.is_file():
+            source = _index(index, library, {str(Path(f).resolve()) for f in files}, sink)
+            if source is not None:
+                read[str(index)] = source
+    return read
+
+
+def _kai_folder(path: str) -> Path | None:
+    """`<root>/.playbooks` when `path` is a playbook in `<root>/.playbooks/playbooks/`."""
+    p = Path(path)
+    if p.parent.name == "playbooks" and p.parent.parent.name == ".playbooks":
+        return p.parent.parent
+    return None
+
+
+def _commands(document: kai.KaiDocument, root: Path, sink: DiagnosticSink) -> None:
+    for step in document.steps:
+        command = step.command
+        if command is None or not kai.COMMAND.match(command.text):
+            continue  # no command, or one of the wrong form (reported by the dialect)
+        expected = root / ".claude" / "commands" / f"{command.text[1:]}.md"
+        if not expected.is_file():
+            sink.report("C912", f"no file .claude/commands/{command.text[1:]}.md for the command {command.text}", command.span,
+                        help="kai stops before the first step when a command is missing; add the command, or ignore this if it is a skill or a plugin")
+
+
+def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSink) -> SourceFile | None:
+    from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
+
+    try:
+        data = index.read_bytes()
+    except OSError as exc:
+        sink.report("C001", f"cannot read the kai index: {exc.strerror or exc}", SourceFile(str(index), "").span(0), help="check that it is readable")
+        return None
+    source = decode(data, str(index), sink)
+    if source is None:
+        return None
+    root = load_yaml(source, sink)
+    if root is None:
+        return source
+    entries = root.get("playbooks") if isinstance(root, YMap) else None
+    if not isinstance(entries, YSeq):
+        sink.report("C913", "the kai index has no `playbooks:` list", head_span(root), help="write `playbooks:` with one entry (name, file, description, steps) per playbook")
+        return source
+    folder = index.parent
+    listed: set[str] = set()
+    for entry in entries.items:
+        if not isinstance(entry, YMap):
+            sink.report("C913", "an entry of the kai index is a mapping with name, file, description and steps", head_span(entry))
+            continue
+        file_node = entry.get("file")
+        if not isinstance(file_node, YScalar) or not file_node.text:
+            sink.report("C913", "this entry of the kai index names no `file`", head_span(entry), help="add `file: playbooks/<name>.yaml`")
+            continue
+        target = (folder / file_node.text).resolve()
+        listed.add(str(target))
+        if not target.is_file():
+            sink.report("C913", f"the kai index lists {file_node.text}, which does not exist", file_node.span, help="remove the entry, or restore the playbook")
+            continue
+        _compare(entry, target, library, sink)
+    playbooks = folder / "playbooks"
+    for name in sorted(os.listdir(playbooks)) if playbooks.is_dir() else ():
+        candidate = (playbooks / name).resolve()
+        if name.endswith(".yaml") and name != TEMPLATE and str(candidate) in checked and str(candidate) not in listed:
+            sink.report("C914", f"the kai index does not list playbooks/{name}", head_span(entries) if entries.items else head_span(root),
+                        help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it")
+    return source
+
+
+def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) -> None:
+    compiled = library.compiled(str(target))
+    if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
+        return
+    document = kai.read(compiled.source)
+    if document is None:
+        return
+    actual = {
+        "name": document.name.text if document.name else "",
+        "description": document.description,
+        "steps": str(len(document.steps)),
+    }
+    for key, value in actual.items():
+        node = entry.get(key)
+        written = node.text if isinstance(node, YScalar) else None
+        if written is not None and written.strip() != value.strip():
+            sink.report("C913", f"the kai index says {key} '{written}', but {target.name} has '{value}'", node.span,
+                        labels=[Label(compiled.playbook.span, "the playbook")] if compiled.playbook.span else (), help=f"write {key}: \"{value}\" in the index")

@@ -1,0 +1,32 @@
+"""`catalyst kai …`: the commands of the kai supervisor that make sense here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group("kai")
+def kai() -> None:
+    """Commands for kai projects (playbooks in .playbooks/playbooks/)."""
+
+
+@kai.command("init")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace the template and the index when they exist.")
+def init(directory: Path | None, force: bool) -> None:
+    """Make .playbooks/ (playbooks/ with a template, _index.yaml, sessions/, templates/) in
+    DIRECTORY (default: the current one). Existing files are kept unless --force."""
+    from catalyst_dsl.dialects.kai_init import init as scaffold
+
+    root = directory or Path.cwd()
+    if not root.is_dir():
+        raise click.UsageError(f"{root} is not a directory")
+    done = scaffold(root, force=force)
+    for path in done.created:
+        click.echo(f"created  {path}")
+    for path in done.replaced:
+        click.echo(f"replaced {path}")
+    for path in done.kept:
+        click.echo(f"kept     {path} (it exists; --force replaces it)")
