@@ -141,11 +141,16 @@ class Check:
 
     `kind` is `file-exists`, `file-contains`, `command-output` or `expression`; `args`
     holds its operands by name: `path`, `regex`, `argv`, `expect`, `match`, `expression`.
+    The combinators `all`, `any` and `not` have no operands but `checks`.
     """
 
     kind: str
     args: MapV
     span: Optional[Span] = _span()
+    #: The predicates of the combinators `all`, `any` (a list) and `not` (one).
+    checks: tuple["Check", ...] = ()
+    #: The error code raised when this predicate is the one that fails (else the Checks' code).
+    code: Optional[str] = None
 
 
 @attrs.frozen

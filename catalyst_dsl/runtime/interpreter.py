@@ -277,8 +277,14 @@ class Interpreter:
                 return
         if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
             return
-        if step.gate is not None and step.gate.when == "before" and not self._gate_before(step, frame, scope, path, sid):
-            return
+        if step.gate is not None and step.gate.when == "before":
+            # Nobody is asked to let a step run whose `requires:` do not hold yet (the
+            # attempt checks them again: the answer may come much later).
+            if step.requires is not None and self._guarded(lambda: step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout),
+                                                           step, frame, scope, path) is False:
+                return
+            if not self._gate_before(step, frame, scope, path, sid):
+                return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
@@ -389,7 +395,7 @@ class Interpreter:
         entry.setdefault("checks", []).extend(step_checks.plan_view([(when, o) for o in outcomes], self.plan.shown))
         failed = next((o for o in outcomes if o.holds is False), None)
         if failed is not None:
-            raise StepError(checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
+            raise StepError(failed.check.code or checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
 
     def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """The approval a step's effects would wait for (a plan is of a manual run), as an
