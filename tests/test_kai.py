@@ -233,7 +233,7 @@ def test_release_checks_lowers_to_a_parallel_group_of_agent_steps() -> None:
     assert (pb.name, pb.dialect, pb.owner) == ("release-checks", "kai", None)
     assert [(i.name, i.type, i.required) for i in pb.inputs] == [("feature", "string", True), ("reviewer", "string", False)]
     assert [r.kind for r in pb.inputs[0].validation] == ["regex"]
-    assert [v.value for v in pb.allowed_write_paths] == ["**"]
+    assert [v.value for v in pb.allowed_write_paths] == ["**", "specs/**", ".agreements/**", ".qa/**"]
     group, pr = pb.steps
     assert group.action == "parallel"
     members = group.config.get("steps").steps

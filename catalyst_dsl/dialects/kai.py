@@ -56,6 +56,10 @@ TRIGGER_CODES = {
     "agreement_breaking": ("AgreementBreaking",),
     "subagent_error": ("AIAdapterError", "AIAdapterUnavailable", "StepTimeout"),
 }
+#: Where the agents may write: the project (as in kai), and by name the folders kai's
+#: conditions read, which a run creates when missing so that an agent may make files in
+#: them (a program's confinement covers only the entries of the project root that exist).
+GRANTS = ("**", "specs/**", ".agreements/**", ".qa/**")
 #: What the agent of a step may do: everything, as in kai (read, write, run programs).
 AGENT_TOOLS = ("read", "write", "edit", "shell")
 #: The native step keys and actions that make a kai-shaped file also read as native.
@@ -493,7 +497,7 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
                 help="this is what kai does; review the steps' commands before running it")
     return ir.Playbook(
         name=name, description=document.description, owner=None,
-        dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=(ir.Lit("**", span=at),),
+        dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=tuple(ir.Lit(p, span=at) for p in GRANTS),
         steps=steps, span=document.span
     )
 

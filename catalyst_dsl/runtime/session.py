@@ -423,6 +423,7 @@ class Session:
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
 
         started = time.monotonic()
+        self._keep_view(playbook)
         self.events.run_started(state.run_id, playbook.name, resumed)
         self.ai.announce()
         resources = self.lock_resources(playbook, values, file)
@@ -506,6 +507,28 @@ class Session:
                 _remove_tree(scratch)
         state.outputs = self.masker.mask(as_json_data(outputs))
         return self._finish(state, "completed", started, "")
+
+    def _keep_view(self, playbook: ir.Playbook) -> None:
+        """Keep the dialect's own record of the run (kai's session files) after each save.
+        A view that cannot be written is a warning, once: the snapshot is the record."""
+        from catalyst_dsl.dialects import registry
+
+        view = registry.run_view(playbook, Path(self.project.root), self.state_dir)
+        if view is None:
+            return
+        broken: list[str] = []
+
+        def observe(state) -> None:
+            if broken:
+                return
+            try:
+                view(state)
+            except Exception as error:  # noqa: BLE001 - a view never fails the run it shows
+                broken.append(str(error))
+                self.events.message("warning", f"the {playbook.dialect} session files of this run cannot be written ({error}); "
+                                               f"the run goes on, recorded in its snapshot")
+
+        self.store.observers[:] = [observe]
 
     def _finish(self, state, status: str, started: float, detail: str, fix: str | None = None) -> int:
         state.status, state.in_flight, state.ended_at = status, None, utc_now()
