@@ -97,6 +97,11 @@ def view_of(state, steps: list[tuple[str, ir.Step]], session_id: str,
         if state.in_flight == path:
             current = step.name or ""
             entries.append(_entry(state, path, step, triggers, "in_progress", state.updated_at, None, None, None))
+        elif state.status in ("failed", "cancelled") and _last_failure(state, step) is not None:
+            # The step that ended the run (a stop is not in catalyst's journal: a resume runs it again).
+            failure = _last_failure(state, step)
+            entries.append(_entry(state, path, step, triggers, "failed", _minus(failure.at, failure.duration), failure.at,
+                                  round(failure.duration), None))
         elif waiting is not None and (waiting == path or waiting.startswith(path + "/")):
             current = step.name or ""
             if waiting.endswith("/inquire"):
@@ -158,6 +163,10 @@ def _plus(started: str, seconds: float) -> Optional[str]:
         return None
     ended = moment + datetime.timedelta(seconds=seconds)
     return ended.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _minus(ended: str, seconds: float) -> str:
+    return _plus(ended, -seconds) or ended
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,237 @@
+"""kai playbooks run end to end (DIALECTS A4), with a stand-in agent program behind the
+`command` AI adapter (kai_agent.py): autonomy, gates, conditions, error policies, triggers,
+parallel groups, a crash inside a step, and kai's own session files kept all along."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from catalyst_dsl.runtime import interpreter
+
+AGENT = Path(__file__).with_name("kai_agent.py")
+
+STEP = """
+  - id: "{id}"
+    command: "{command}"
+    args: "{{{{feature}}}}"
+    autonomy: "{autonomy}"
+    preconditions: {pre}
+    postconditions: {post}
+    error_policy: "{policy}"
+    escalation_triggers: {triggers}
+"""
+
+
+def kai_playbook(*steps: dict) -> str:
+    text = 'name: "flow"\ndescription: "a kai flow"\nversion: "1.0"\nargs:\n  - name: "feature"\n    description: "Feature"\n    required: true\nsteps:'
+    for step in steps:
+        fields = {"pre": [], "post": [], "policy": "stop", "triggers": [], "autonomy": "auto", **step}
+        fields = {k: json.dumps(v) if isinstance(v, list) else v for k, v in fields.items()}
+        text += STEP.format(**fields)
+        if "group" in step:
+            text += f'    parallel_group: "{step["group"]}"\n'
+    return text
+
+
+@pytest.fixture(autouse=True)
+def no_retry_wait(monkeypatch):
+    monkeypatch.setattr(interpreter, "RETRY_BASE_SECONDS", 0.0)
+
+
+@pytest.fixture
+def kai(project):
+    """The project, set up for kai: the agent program, its plan, `.claude/commands/`."""
+    project.settings(f"""
+        ai-adapters = ["command"]
+        ai-command = {json.dumps([sys.executable, str(AGENT)])}
+    """)
+    project.write(".claude/commands/speckit.plan.md", "Plan it.\n")
+
+    def setup(playbook: str, commands: dict) -> None:
+        project.write(".playbooks/playbooks/flow.yaml", playbook)
+        project.write("agent-plan.json", json.dumps({"log": str(project.temp), "commands": commands}))
+
+    project.setup = setup
+    return project
+
+
+def calls(project) -> list[str]:
+    path = project.temp / "calls.txt"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def session_of(project) -> tuple[dict, list[dict]]:
+    """kai's session.yaml and journal entries of the only session, read as YAML."""
+    import yaml
+
+    [folder] = list((project.root / ".playbooks" / "sessions").iterdir())
+    session = yaml.safe_load((folder / "session.yaml").read_text(encoding="utf-8"))
+    journal = yaml.safe_load((folder / "journal.yaml").read_text(encoding="utf-8"))
+    return session, journal["entries"]
+
+
+def statuses(entries: list[dict]) -> list[tuple[str, str, str]]:
+    return [(e["step_id"], e["status"], e["decision"]) for e in entries]
+
+
+def test_auto_gate_always_skip_and_a_false_precondition(kai):
+    kai.setup(kai_playbook(
+        {"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
+        {"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always", "post": ["tasks_exists"], "policy": "retry_once"},
+        {"id": "docs", "command": "/docs.write", "autonomy": "skip"},
+    ), {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}], "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]})
+    # No spec yet: the precondition pauses the run before the agent starts (A4.3 step 2).
+    first = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert first.exit_code == 4, first.output
+    assert "PreconditionFailed: requires check 1 does not hold: file-exists: specs/f1/spec.md" in first.output
+    assert calls(kai) == []
+    session, entries = session_of(kai)
+    assert (session["status"], session["playbook"], session["feature"], session["current_step"]) == ("in_progress", "flow", "f1", "plan")
+    assert entries == []
+    run_id = kai.run_id()
+    kai.write("specs/f1/spec.md", "# spec")
+    # The gate_always step asks a person even in autonomous mode, on resume too.
+    second = kai.cli("resume", run_id)
+    assert second.exit_code == 4, second.output
+    assert kai.snapshot()["pause"]["path"] == "steps/1/before"
+    assert calls(kai) == ["/speckit.plan f1"]
+    session, entries = session_of(kai)
+    assert session["current_step"] == "tasks" and statuses(entries) == [("plan", "done", "auto")]
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--by", "ana", "--comment", "go").exit_code == 0
+    third = kai.cli("resume", run_id)
+    assert third.exit_code == 0, third.output
+    assert calls(kai) == ["/speckit.plan f1", "/speckit.tasks f1"]
+    session, entries = session_of(kai)
+    assert session["status"] == "completed" and session["completed_at"] and session["current_step"] == ""
+    assert statuses(entries) == [("plan", "done", "auto"), ("tasks", "done", "gate"), ("docs", "skipped", "skipped")]
+    assert entries[1]["human_response"] == "yes: go"
+    assert all("started_at" in e for e in entries) and isinstance(entries[0]["duration_seconds"], int)
+
+
+def test_skip_at_a_gate_and_abort_cancels(kai):
+    kai.setup(kai_playbook(
+        {"id": "a", "command": "/speckit.plan", "autonomy": "gate_always"},
+        {"id": "b", "command": "/speckit.plan", "autonomy": "gate_always"},
+    ), {})
+    assert kai.run("flow", feature="f1").exit_code == 4
+    run_id = kai.run_id()
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "skip").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 4
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "abort").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 5
+    assert calls(kai) == []
+    session, entries = session_of(kai)
+    assert session["status"] == "aborted"
+    assert statuses(entries) == [("a", "skipped", "gate")] and entries[0]["human_response"] == "skip"
+
+
+def test_a_failed_postcondition_under_stop_fails_the_session(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]}), {})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 2, result.output
+    session, entries = session_of(kai)
+    assert session["status"] == "failed"
+    assert statuses(entries) == [("plan", "failed", "auto")]
+    assert entries[0]["error"].startswith("PostconditionFailed: ensures check 1 does not hold: file-exists: specs/f1/plan.md")
+
+
+def test_retry_once_runs_a_fresh_agent_again(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "retry_once"}),
+              {"/speckit.plan": [{}, {"write": {"specs/f1/plan.md": "# plan"}}]})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 0, result.output
+    assert calls(kai) == ["/speckit.plan f1"] * 2
+    assert statuses(session_of(kai)[1]) == [("plan", "done", "auto")]
+
+
+def test_the_gate_policy_asks_a_person_and_continue_goes_on(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "policy": "gate"},
+                           {"id": "next", "command": "/speckit.plan"}),
+              {"/speckit.plan": [{"fail": True}, {}]})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 4, result.output  # a failure is never accepted by autonomous mode
+    session, entries = session_of(kai)
+    assert session["status"] == "in_progress" and statuses(entries) == [("plan", "failed", "gate")]
+    assert entries[0]["error"].startswith("AIAdapterError")
+    run_id = kai.run_id()
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--comment", "fixed by hand").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 0
+    session, entries = session_of(kai)
+    assert session["status"] == "completed"
+    assert statuses(entries) == [("plan", "failed", "gate"), ("next", "done", "auto")]
+    assert entries[0]["human_response"] == "continue: fixed by hand"
+
+
+@pytest.mark.parametrize("trigger,write,code", [
+    ("postcondition_fail", {}, "PostconditionFailed"),
+    ("verdict_fail", {".qa/f1/verdict.yaml": "verdict: FAIL\n"}, "VerdictFailed"),
+])
+def test_an_escalation_trigger_asks_before_the_error_policy(kai, trigger, write, code):
+    kai.setup(kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": [trigger]}),
+              {"/qa.run": [{"write": write}]})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 4, result.output  # not failed: the trigger asks instead of `stop`
+    assert f"{code}:" in result.output
+    session, entries = session_of(kai)
+    assert statuses(entries) == [("qa", "failed", "escalated")] and entries[0]["trigger"] == trigger
+
+
+def test_a_verdict_that_passes_is_not_escalated(kai):
+    kai.setup(kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": ["verdict_fail"]}),
+              {"/qa.run": [{"write": {".qa/f1/verdict.md": "verdict: PASS\n"}}]})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 0, result.output  # verdict.yaml missing: verdict.md is read (A4.4)
+    assert statuses(session_of(kai)[1]) == [("qa", "done", "auto")]
+
+
+def test_a_parallel_group_runs_its_members_together(kai):
+    kai.setup(kai_playbook(
+        {"id": "agree", "command": "/agreement.check", "post": ["agreement_pass"], "group": "checks"},
+        {"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "group": "checks"},
+        {"id": "after", "command": "/speckit.plan"},
+    ), {"/agreement.check": [{"write": {".agreements/f1/check-report.md": "verdict: PASS"}, "sleep": 0.5}],
+        "/qa.run": [{"write": {".qa/f1/verdict.yaml": "verdict: PASS"}, "sleep": 0.5}]})
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 0, result.output
+    assert sorted(calls(kai)[:2]) == ["/agreement.check f1", "/qa.run f1"] and calls(kai)[2] == "/speckit.plan f1"
+    assert sorted(statuses(session_of(kai)[1])) == [("after", "done", "auto"), ("agree", "done", "auto"), ("qa", "done", "auto")]
+
+
+def test_a_feature_that_leaves_the_project_is_refused_before_anything_runs(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]}), {})
+    result = kai.run("flow", feature="../../etc")
+    assert result.exit_code == 1, result.output
+    assert "InvalidFeature" in result.output or "one path segment" in result.output
+    assert calls(kai) == [] and not (kai.root / ".playbooks" / "sessions").exists()
+
+
+def test_a_step_killed_in_flight_is_recovered_by_its_postconditions(kai, tmp_path):
+    from test_reliability import catalyst, live_snapshots, spawn
+
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]},
+                           {"id": "tasks", "command": "/speckit.tasks", "post": ["tasks_exists"]}),
+              {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}, "sleep": 60}],
+               "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]})
+    proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
+    deadline = time.monotonic() + 30
+    while not (kai.exists("specs/f1/plan.md") and calls(kai)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the agent is asleep now, its work done
+    proc.kill()
+    proc.wait(timeout=30)
+    session, entries = session_of(kai)
+    assert session["status"] == "in_progress" and session["current_step"] == "plan"
+    assert statuses(entries) == [("plan", "in_progress", "auto")]
+    [snapshot] = live_snapshots(kai.root)
+    resumed = catalyst(kai.root, "resume", snapshot.name[4:-5])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "its ensures held on resume" in resumed.stdout
+    assert calls(kai) == ["/speckit.plan f1", "/speckit.tasks f1"]  # plan was not delegated again
+    session, entries = session_of(kai)
+    assert session["status"] == "completed"
+    assert statuses(entries) == [("plan", "done", "auto"), ("tasks", "done", "auto")]
