@@ -498,7 +498,7 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
     return ir.Playbook(
         name=name, description=document.description, owner=None,
         dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=tuple(ir.Lit(p, span=at) for p in GRANTS),
-        steps=steps, span=document.span
+        steps=steps, one_run_per=("feature",), span=document.span,
     )
 
 

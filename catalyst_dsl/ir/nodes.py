@@ -265,6 +265,9 @@ class Playbook:
     catch: tuple[CatchClause, ...] = ()
     finally_: tuple[Step, ...] = ()
     calls: tuple[CallRef, ...] = ()
+    #: `oneRunPer`: inputs whose values name a run: `catalyst run` with the same values
+    #: continues the unfinished run of this playbook instead of starting a second one.
+    one_run_per: tuple[str, ...] = ()
     ir_version: int = IR_VERSION
     span: Optional[Span] = _span()
     #: Why this version can check the playbook but not run it (a construct of its dialect

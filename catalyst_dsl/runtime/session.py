@@ -106,6 +106,9 @@ class Session:
         if problems:
             raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
                            details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        unfinished = self._unfinished_run(playbook, file, values)
+        if unfinished is not None:
+            return self.resume(unfinished, {})
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
             self._add_secret(values.get(name))
@@ -122,6 +125,31 @@ class Session:
         )
         state = self.store.create(state)
         return self._drive(state, file, playbook, values, resumed=False)
+
+    def _unfinished_run(self, playbook: ir.Playbook, file: str, values: Mapping[str, Any]) -> str | None:
+        """The run to continue instead of starting one: the newest unfinished (running or
+        paused) run of this playbook file whose `oneRunPer` inputs had the same values."""
+        from catalyst_dsl.runtime.snapshot import FINISHED
+
+        named = [name for name in playbook.one_run_per if not any(d.name == name and d.secret for d in playbook.inputs)]
+        if not named:
+            return None
+        where = relative_to_root(self.project, file)
+        for summary in self.store.list(include_history=False):
+            if summary.playbook != playbook.name or summary.status in (*FINISHED, "corrupt", "missing"):
+                continue
+            try:
+                state = self.store.load(summary.run_id, results=False)
+            except RunAbort:
+                continue  # a snapshot that does not verify is not continued by itself
+            if state.finished or state.playbook.file != where:
+                continue
+            if all(state.inputs.get(name) == values.get(name) for name in named):
+                shown = ", ".join(f"{name}={values.get(name)}" for name in named)
+                self.events.notice(f"continuing run {state.run_id}, the unfinished run of {playbook.name} for {shown} "
+                                   f"(oneRunPer); it goes on with the values it started with")
+                return state.run_id
+        return None
 
     def _checked(self, file: str) -> ir.Playbook:
         """The playbook, or RunAbort(1) with every error `catalyst check` would print."""

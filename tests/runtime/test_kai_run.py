@@ -235,3 +235,16 @@ def test_a_step_killed_in_flight_is_recovered_by_its_postconditions(kai, tmp_pat
     session, entries = session_of(kai)
     assert session["status"] == "completed"
     assert statuses(entries) == [("plan", "done", "auto"), ("tasks", "done", "auto")]
+
+
+def test_running_the_same_playbook_and_feature_again_continues_the_unfinished_run(kai):
+    kai.setup(kai_playbook({"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always"}), {})
+    assert kai.run("flow", feature="f1").exit_code == 4
+    first = kai.run_id()
+    again = kai.run("flow", feature="f1")
+    assert again.exit_code == 4, again.output
+    assert f"note: continuing run {first}, the unfinished run of flow for feature=f1 (oneRunPer)" in again.output
+    assert [p.name for p in kai.live_snapshots()] == [f"run-{first}.json"]
+    assert len(list((kai.root / ".playbooks" / "sessions").iterdir())) == 1
+    other = kai.run("flow", feature="f2")  # another feature: a run of its own
+    assert other.exit_code == 4 and len(kai.live_snapshots()) == 2
