@@ -516,7 +516,9 @@ def _inputs(document: KaiDocument) -> tuple[ir.InputDecl, ...]:
         rules = (feature_rule,) if arg.name == "feature" else ()
         # `feature` roots every condition's path: the run always needs it (A4.1).
         required = arg.required or arg.name == "feature"
-        inputs.append(ir.InputDecl(arg.name, "string", arg.description or None, required, validation=rules, span=arg.span))
+        # An optional arg that is not given is empty text in the command (A4.1).
+        default = None if required else ir.Lit("", span=arg.span)
+        inputs.append(ir.InputDecl(arg.name, "string", arg.description or None, required, default, validation=rules, span=arg.span))
     if all(a.name != "feature" for a in document.args):
         inputs.append(ir.InputDecl("feature", "string", "the feature the run works on (kai's implicit argument)", True, validation=(feature_rule,), span=document.span))
     return tuple(inputs)

@@ -13,6 +13,8 @@ import pytest
 
 from catalyst_dsl.runtime import interpreter
 
+pytest_plugins = ["pytester"]
+
 AGENT = Path(__file__).with_name("kai_agent.py")
 
 STEP = """
@@ -248,3 +250,30 @@ def test_running_the_same_playbook_and_feature_again_continues_the_unfinished_ru
     assert len(list((kai.root / ".playbooks" / "sessions").iterdir())) == 1
     other = kai.run("flow", feature="f2")  # another feature: a run of its own
     assert other.exit_code == 4 and len(kai.live_snapshots()) == 2
+
+
+def test_a_golden_plan_of_a_kai_playbook_holds_and_catches_a_change(pytester, tmp_path):
+    from test_plan_report import PLUGIN
+
+    pytester.makeini("[pytest]\n")
+    root = pytester.path
+    (root / "catalyst.toml").write_text("", encoding="utf-8")
+    book = root / ".playbooks" / "playbooks" / "flow.yaml"
+    book.parent.mkdir(parents=True)
+    book.write_text(kai_playbook({"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
+                                 {"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always"}), encoding="utf-8")
+    (root / "specs" / "f1").mkdir(parents=True)
+    (root / "specs" / "f1" / "spec.md").write_text("# spec\n", encoding="utf-8")
+    golden = root / "golden" / "flow.plan.json"
+    golden.parent.mkdir()
+    made = pytester.run(sys.executable, "-m", "catalyst_dsl", "run", "flow", "-i", "feature=f1", "--what-if", "--what-if-report", str(golden))
+    assert made.ret == 0, made.stdout.str() + made.stderr.str()
+    plan = json.loads(golden.read_text(encoding="utf-8"))
+    assert [s["step"] for s in plan["steps"]] == ["plan", "plan", "tasks", "tasks", "tasks"]
+    assert plan["steps"][1]["prompt"] == "/speckit.plan f1\nFeature: f1"
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
+    # The author makes `tasks` automatic: the golden plan no longer holds.
+    book.write_text(book.read_text(encoding="utf-8").replace('"gate_always"', '"auto"'), encoding="utf-8")
+    changed = pytester.runpytest(*PLUGIN)
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["golden/flow.plan.json: the what-if plan of .playbooks/playbooks/flow.yaml has changed"])
