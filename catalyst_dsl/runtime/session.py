@@ -558,6 +558,20 @@ class Session:
 
         self.store.observers[:] = [observe]
 
+    def _keep_view_of(self, state) -> None:
+        """`_keep_view` for a command that acts on a saved run without running it (cancel,
+        approve): only a playbook file a dialect with a run view owns is read."""
+        from catalyst_dsl.compiler import compile_path
+        from catalyst_dsl.dialects import registry
+
+        file = Path(self.project.root) / state.playbook.file
+        dialect = registry.by_place(str(file))
+        if dialect is None or dialect.run_view is None or not file.is_file():
+            return
+        playbook = compile_path(str(file)).playbook
+        if playbook is not None:
+            self._keep_view(playbook)
+
     def _finish(self, state, status: str, started: float, detail: str, fix: str | None = None) -> int:
         state.status, state.in_flight, state.ended_at = status, None, utc_now()
         self.store.save(state)
@@ -1084,6 +1098,7 @@ class Session:
                 return f"asked run {state.run_id} to stop before its next step"
             state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
             state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
+            self._keep_view_of(state)
             self.store.save(state)
             self.store.archive(state)
         self.locks.release(state.run_id)

@@ -277,3 +277,13 @@ def test_a_golden_plan_of_a_kai_playbook_holds_and_catches_a_change(pytester, tm
     changed = pytester.runpytest(*PLUGIN)
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["golden/flow.plan.json: the what-if plan of .playbooks/playbooks/flow.yaml has changed"])
+
+
+def test_cancelling_at_a_failure_question_aborts_the_session(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "policy": "gate"}), {"/speckit.plan": [{"fail": True}]})
+    assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
+    result = kai.cli("cancel", kai.run_id(), "--reason", "not worth fixing")
+    assert result.exit_code == 0, result.output
+    session, entries = session_of(kai)
+    assert session["status"] == "aborted" and session["completed_at"]
+    assert statuses(entries) == [("plan", "failed", "gate")]
