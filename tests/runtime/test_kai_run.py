@@ -287,3 +287,40 @@ def test_cancelling_at_a_failure_question_aborts_the_session(kai):
     session, entries = session_of(kai)
     assert session["status"] == "aborted" and session["completed_at"]
     assert statuses(entries) == [("plan", "failed", "gate")]
+
+
+def _git(root: Path, *args: str) -> str:
+    import subprocess
+
+    env_args = ["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main"]
+    return subprocess.run(["git", *env_args, *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def test_worktree_runs_on_a_new_branch_beside_the_project_even_from_a_checked_out_branch(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]}),
+              {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}]})
+    (kai.root / ".gitignore").write_text(".xe/\n", encoding="utf-8")
+    _git(kai.root, "init", "-q")
+    _git(kai.root, "add", "-A")
+    _git(kai.root, "commit", "-qm", "start")
+    result = kai.run("flow", "--worktree", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 0, result.output
+    [tree] = [p for p in kai.root.parent.iterdir() if p.name.startswith("project-flow-")]
+    assert f"worktree: {tree} (branch catalyst/{tree.name[len('project-'):]})" in result.output
+    assert (tree / "specs" / "f1" / "plan.md").read_text() == "# plan"
+    assert not (kai.root / "specs").exists()  # the project's own tree is untouched
+    assert _git(kai.root, "branch", "--show-current").strip() == "main"
+    [session] = list((tree / ".playbooks" / "sessions").iterdir())
+    assert "completed" in (session / "session.yaml").read_text()
+
+
+def test_worktree_refuses_a_tree_with_uncommitted_changes(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan"}), {})
+    _git(kai.root, "init", "-q")
+    _git(kai.root, "add", "-A")
+    _git(kai.root, "commit", "-qm", "start")
+    kai.write("notes.md", "not committed")
+    result = kai.run("flow", "--worktree", feature="f1")
+    assert result.exit_code == 1, result.output
+    assert "has changes that are not committed; nothing was run" in result.output and "commit or stash" in result.output
+    assert calls(kai) == [] and [p.name for p in kai.root.parent.iterdir() if p.name.startswith("project-")] == []
