@@ -260,7 +260,7 @@ class CatalystLowerer:
         """`oneRunPer: [input, …]`: the inputs whose values name a run of the playbook."""
         declared = [i.name for i in inputs]
         if not isinstance(node, YSeq) or not node.items:
-            self.sink.report("C615", f"'oneRunPer' expects a list of input names, got {kind_of(node)}", head_span(node),
+            self.sink.report("C616", f"'oneRunPer' expects a list of input names, got {kind_of(node)}", head_span(node),
                              help="write the inputs whose values name a run, e.g. `oneRunPer: [feature]`")
             return ()
         names: list[str] = []
@@ -268,7 +268,7 @@ class CatalystLowerer:
             name = item.value if isinstance(item, YScalar) and isinstance(item.value, str) else None
             if name not in declared:
                 shown = f"'{name}'" if name is not None else kind_of(item)
-                self.sink.report("C615", f"'oneRunPer' names {shown}, which is not an input of this playbook", head_span(item),
+                self.sink.report("C616", f"'oneRunPer' names {shown}, which is not an input of this playbook", head_span(item),
                                  help=suggest(name or "", declared) or (f"the inputs are: {', '.join(declared)}" if declared else "declare the input under `inputs:`"))
             elif name not in names:
                 names.append(name)
