@@ -598,7 +598,8 @@ def condition_check(name: str, span: Span | None) -> ir.Check | None:
     if name == "pr_created":
         from catalyst_dsl.ir import types as t
 
-        argv = (ir.Lit("gh"), ir.Lit("pr"), ir.Lit("list"), ir.Lit("--head"), _Template().add_ref("feature").done(span, t.STRING),
+        # `--head=F` is one argument: a feature starting with `-` cannot be read as an option.
+        argv = (ir.Lit("gh"), ir.Lit("pr"), ir.Lit("list"), _Template().add_text("--head=").add_ref("feature").done(span, t.STRING),
                 ir.Lit("--json"), ir.Lit("number"), ir.Lit("--jq"), ir.Lit("length"))
         entries = (ir.Entry("argv", ir.ListV(argv, span=span), span=span), ir.Entry("match", ir.Lit(r"^[1-9][0-9]*\s*$", span=span), span=span))
         return ir.Check("command-output", ir.MapV(entries, span=span), span=span)

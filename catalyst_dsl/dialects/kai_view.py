@@ -39,11 +39,27 @@ def run_view(project_root: Path, state_dir: Path, playbook: ir.Playbook) -> Call
             return
         session_id = _session_id(project_root, state_dir, state)
         directory = project_root / SESSIONS / session_id
+        _inside(project_root, directory)
         session, entries = view_of(state, steps, session_id, triggers)
         files.write_journal(directory, entries)
         files.write_session(directory, session)
 
     return keep
+
+
+def _inside(project_root: Path, directory: Path) -> None:
+    """Refuse a sessions folder that a symbolic link (in a cloned repository, say) leads
+    out of the project: session files are never written outside it."""
+    import os
+
+    real_root = os.path.realpath(project_root)
+    parent = directory
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    real = os.path.realpath(parent)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise files.SessionFileError(directory, f"{SESSIONS} leads out of the project (to {real})",
+                                     fix=f"remove the symbolic link: kai's session files are kept only inside the project")
 
 
 def kai_steps(playbook: ir.Playbook) -> list[tuple[str, ir.Step]]:

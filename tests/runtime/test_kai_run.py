@@ -324,3 +324,14 @@ def test_worktree_refuses_a_tree_with_uncommitted_changes(kai):
     assert result.exit_code == 1, result.output
     assert "has changes that are not committed; nothing was run" in result.output and "commit or stash" in result.output
     assert calls(kai) == [] and [p.name for p in kai.root.parent.iterdir() if p.name.startswith("project-")] == []
+
+
+def test_session_files_are_never_written_through_a_link_out_of_the_project(kai, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan"}), {})
+    (kai.root / ".playbooks" / "sessions").symlink_to(outside, target_is_directory=True)
+    result = kai.run("flow", "--mode", "autonomous", feature="f1")
+    assert result.exit_code == 0, result.output  # the run is not failed by its view
+    assert "the kai session files of this run cannot be written" in result.output and "leads out of the project" in result.output
+    assert list(outside.iterdir()) == []
