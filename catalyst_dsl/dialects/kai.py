@@ -643,7 +643,8 @@ def _ensures(step: KaiStep) -> ir.Checks | None:
             if trigger in triggers:
                 checks.append(ir.Check("any", ir.MapV(()), span=span, checks=(everything, _not(signal)), code=code))
     checks.extend(posts)
-    return ir.Checks(tuple(checks), "PostconditionFailed", span=span) if checks else None
+    # Only postconditions say that an interrupted step got its work done (A4.11, K-D11).
+    return ir.Checks(tuple(checks), "PostconditionFailed", span=span, recovers=bool(posts)) if checks else None
 
 
 def _step(step: KaiStep, declared: set[str]) -> ir.Step:

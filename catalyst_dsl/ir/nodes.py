@@ -162,6 +162,9 @@ class Checks:
     checks: tuple[Check, ...]
     code: str
     span: Optional[Span] = _span()
+    #: For `ensures:`: whether their holding proves that a step interrupted on its way
+    #: finished its work (resume then completes it without running it again).
+    recovers: bool = True
 
 
 @attrs.frozen

@@ -275,7 +275,7 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
-        if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
+        if path == self.recovering and step.ensures is not None and step.ensures.recovers and self._recovered(step, frame, scope, path, sid):
             return
         if step.gate is not None and step.gate.when == "before":
             # Nobody is asked to let a step run whose `requires:` do not hold yet (the

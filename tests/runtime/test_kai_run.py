@@ -335,3 +335,22 @@ def test_session_files_are_never_written_through_a_link_out_of_the_project(kai, 
     assert result.exit_code == 0, result.output  # the run is not failed by its view
     assert "the kai session files of this run cannot be written" in result.output and "leads out of the project" in result.output
     assert list(outside.iterdir()) == []
+
+
+def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path):
+    # gate_on_breaking puts a check after the step, but only postconditions prove it finished (K-D11).
+    from test_reliability import catalyst, live_snapshots, spawn
+
+    kai.setup(kai_playbook({"id": "agree", "command": "/agreement.check", "autonomy": "gate_on_breaking"}),
+              {"/agreement.check": [{"sleep": 60}, {}]})
+    proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
+    deadline = time.monotonic() + 30
+    while not calls(kai) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.kill()
+    proc.wait(timeout=30)
+    [snapshot] = live_snapshots(kai.root)
+    resumed = catalyst(kai.root, "resume", snapshot.name[4:-5])
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert calls(kai) == ["/agreement.check f1"] * 2
