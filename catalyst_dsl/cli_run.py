@@ -119,9 +119,10 @@ def _locate(session, name: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True, help="With --what-if: how to print the plan.")
 @click.option("--expect-plan", type=click.Path(exists=True, dir_okay=False), help="Run only if the what-if plan of this run equals this approved plan.")
 @click.option("--refresh", is_flag=True, help="With --what-if: send the network reads (GET, HEAD) once instead of showing their results as unknown.")
+@click.option("--worktree", is_flag=True, help="Run in a new git worktree beside the project, on a new branch made at the current commit.")
 @_aborts
 def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool, what_if: bool, what_if_report: str | None,
-        fmt: str, expect_plan: str | None, refresh: bool) -> None:
+        fmt: str, expect_plan: str | None, refresh: bool, worktree: bool) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
@@ -135,6 +136,8 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     file = _locate(session, name)
     if (what_if_report or fmt != "text" or refresh) and not what_if:
         raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
+    if worktree and (what_if or expect_plan):
+        raise click.UsageError("--worktree makes a worktree for a run; a what-if changes nothing: leave one of them out")
     if what_if or expect_plan:
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
 
@@ -161,8 +164,29 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
 
             raise RunAbort(EXIT_INVALID, f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
                            help="review the difference above; approve the new plan with --what-if-report, or run without --expect-plan")
+    if worktree:
+        session, file = _in_new_worktree(session, file, mode, log_format, verbose)
     _terminate_as_interrupt()
     sys.exit(session.start(file, given))
+
+
+def _in_new_worktree(session, file: str, mode: str, log_format: str, verbose: bool):
+    """The session and playbook file of a run moved into a new git worktree (runtime/worktrees.py)."""
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+    from catalyst_dsl.runtime.worktrees import new_worktree
+
+    root = Path(session.project.root).resolve()
+    try:
+        relative = Path(file).resolve().relative_to(root)
+    except ValueError:
+        raise RunAbort(EXIT_INVALID, f"--worktree: the playbook {file} is outside the project {root}; nothing was run",
+                       help="name a playbook of the project") from None
+    tree = new_worktree(root, Path(file).stem)
+    click.echo(f"worktree: {tree.path} (branch {tree.branch}); the run and its state are there: cd there to resume it")
+    os.chdir(tree.project_root)
+    moved = _session(tree.project_root, mode, log_format, verbose)
+    moved.options.refresh = session.options.refresh
+    return moved, str(tree.project_root / relative)
 
 
 @click.command()

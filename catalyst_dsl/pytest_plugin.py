@@ -38,7 +38,9 @@ class GoldenPlanProblem(Exception):
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
-    parser.addini("catalyst_playbook_dirs", type="args", default=["playbooks"],
+    from catalyst_dsl.project.config import DEFAULT_PLAYBOOK_DIRS
+
+    parser.addini("catalyst_playbook_dirs", type="args", default=list(DEFAULT_PLAYBOOK_DIRS),
                   help="catalyst: directories (relative to the rootdir) that golden plans' playbooks may be in")
     parser.addini("catalyst_golden_dir", default="golden",
                   help="catalyst: directory (relative to the rootdir) of golden what-if plans, *.plan.json")

@@ -126,7 +126,7 @@ def _codes_in(name: str) -> set[str]:
 
 def test_every_code_has_a_golden_case() -> None:
     shown = set().union(*(_codes_in(n) for n in [*NAMES, *PROJECTS]))
-    missing = sorted(set(CODES) - shown)
+    missing = sorted(c for c in set(CODES) - shown if not CODES[c].retired)
     assert not missing, (
         f"codes that appear in no golden expected file: {', '.join(missing)}; "
         "add a case tests/golden/check/CXXX-topic.yaml that triggers each"

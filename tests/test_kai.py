@@ -233,20 +233,32 @@ def test_release_checks_lowers_to_a_parallel_group_of_agent_steps() -> None:
     assert (pb.name, pb.dialect, pb.owner) == ("release-checks", "kai", None)
     assert [(i.name, i.type, i.required) for i in pb.inputs] == [("feature", "string", True), ("reviewer", "string", False)]
     assert [r.kind for r in pb.inputs[0].validation] == ["regex"]
-    assert [v.value for v in pb.allowed_write_paths] == ["**"]
+    assert [v.value for v in pb.allowed_write_paths] == ["**", "specs/**", ".agreements/**", ".qa/**"]
     group, pr = pb.steps
     assert group.action == "parallel"
     members = group.config.get("steps").steps
     assert [s.name for s in members] == ["agreement-check", "qa-run"]
     assert members[1].config.get("model").value == "haiku"
     assert [v.value for v in members[1].config.get("tools").items] == ["read", "write", "edit", "shell"]
-    prompt = pr.config.get("prompt")
-    assert prompt.text == "/feature.pr {{feature}} --reviewer {{reviewer}}\nFeature: {{feature}}"
-    assert [p.ref.root for p in prompt.parts if hasattr(p, "ref")] == ["feature", "reviewer", "feature"]
+    command = pr.config.get("command")
+    assert command.text == "/feature.pr {{feature}} --reviewer {{reviewer}}"
+    assert [p.ref.root for p in command.parts if hasattr(p, "ref")] == ["feature", "reviewer"]
+    assert pr.config.get("prompt").text == "Feature: {{feature}}"
     assert pr.error_policy.default == ir.PolicyAction("Stop")
+    assert (pr.gate.when, pr.gate.options, pr.gate.policy.value) == ("before", ("yes", "skip", "abort"), "human")
+    assert [c.kind for c in pr.requires.checks] == ["file-contains", "any"] and pr.requires.code == "PreconditionFailed"
+    assert [c.kind for c in pr.ensures.checks] == ["command-output"]
+    assert all(s.approved for s in (*members, pr))
     gate = members[0].error_policy
     assert gate.default == ir.PolicyAction("Inquire")
-    assert gate.by_code == (("AgreementBreaking", ir.PolicyAction("Inquire")),)
+    assert gate.by_code == (("PreconditionFailed", ir.PolicyAction("Suspend")), ("AgreementBreaking", ir.PolicyAction("Inquire")),
+                            ("AgreementBreaking", ir.PolicyAction("Inquire")))
+    # gate_on_breaking asks whenever the agreement breaks; the trigger only when the step failed too.
+    breaking, trigger, post = members[0].ensures.checks
+    assert (breaking.kind, breaking.code, trigger.kind, trigger.code, post.kind, post.code) == (
+        "not", "AgreementBreaking", "any", "AgreementBreaking", "file-contains", None)
+    verdict, post = members[1].ensures.checks
+    assert (verdict.code, post.kind) == ("VerdictFailed", "any")
 
 
 def test_policies_triggers_and_skip() -> None:
@@ -254,9 +266,9 @@ def test_policies_triggers_and_skip() -> None:
     pb = _kai(text, "spec-to-tasks.yaml").playbook
     plan, tasks = pb.steps
     assert plan.error_policy.default == ir.PolicyAction("Stop", 1)
-    assert [code for code, _ in plan.error_policy.by_code] == ["PostconditionFailed", "AIAdapterError", "AIAdapterUnavailable", "StepTimeout"]
+    assert [code for code, _ in plan.error_policy.by_code] == ["PreconditionFailed", "PostconditionFailed", "AIAdapterError", "AIAdapterUnavailable", "StepTimeout"]
     assert tasks.condition == ir.Lit(False)
-    assert tasks.config.get("prompt").text == "/speckit.tasks\nFeature: {{feature}}"
+    assert tasks.config.get("command").text == "/speckit.tasks"
 
 
 def test_an_undeclared_feature_is_an_implicit_required_input() -> None:
@@ -275,15 +287,10 @@ def test_the_feature_is_one_path_segment(feature: str, ok: bool) -> None:
     assert bool(re.match(FEATURE_PATTERN, feature)) is ok
 
 
-def test_what_cannot_run_yet_is_named_and_run_refuses(monkeypatch) -> None:
-    pb = compile_path(str(PROJECT / ".playbooks" / "playbooks" / "spec-to-tasks.yaml")).playbook
-    reasons = " ".join(pb.unrunnable)
-    for construct in ("preconditions", "postconditions", "gate_always", "abort", "slash command"):
-        assert construct in reasons
-    monkeypatch.chdir(PROJECT)
-    result = CliRunner().invoke(cli, ["run", "spec-to-tasks", "-i", "feature=f"])
-    assert result.exit_code == 1, result.output
-    assert "is a kai playbook this version can check but not run: preconditions" in result.output
+def test_every_kai_construct_runs(monkeypatch) -> None:
+    for name in ("spec-to-tasks", "release-checks", "document-feature"):
+        pb = compile_path(str(PROJECT / ".playbooks" / "playbooks" / f"{name}.yaml")).playbook
+        assert pb.unrunnable == (), name
 
 
 def test_compile_prints_the_ir_of_a_kai_playbook() -> None:

@@ -103,8 +103,13 @@ def _pre_approval(step: ir.Step, spec, sink: DiagnosticSink) -> None:
 
 
 def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> None:
-    """C635: an `ai-prompt` naming a slash command the project has no file for."""
+    """C635: an `ai-prompt` naming a slash command the project has no file for, in a
+    project that keeps its commands in `.claude/commands/`."""
     commands = Path(library.project.root) / COMMANDS_DIR
+    if not commands.is_dir():
+        # The project keeps no commands of its own: they come from the user's own folder,
+        # skills or plugins, which a check of the project cannot see.
+        return
     for path in files:
         playbook = library.compiled(path).playbook
         if playbook is None:

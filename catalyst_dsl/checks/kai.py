@@ -1,5 +1,6 @@
-"""Library checks of kai playbooks: the command files their steps run (KAI-13) and the
-catalogue `.playbooks/_index.yaml` (KAI-20), which is checked, never read as a playbook."""
+"""Library checks of kai playbooks: the catalogue `.playbooks/_index.yaml` (KAI-20), which
+is checked, never read as a playbook. The command files their steps run (KAI-13) are
+C635, the rule of every `ai-prompt` naming a slash command (checks/gates.py)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,6 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
         folder = _kai_folder(path)
         if folder is None:
             continue  # kai runs only the playbooks in its folder: its commands and index are for those
-        document = kai.read(compiled.source)
-        if document is not None:
-            _commands(document, folder.parent, sink)
         if folder not in folders:
             folders.append(folder)
     for folder in folders:
@@ -47,17 +45,6 @@ def _kai_folder(path: str) -> Path | None:
     if p.parent.name == "playbooks" and p.parent.parent.name == ".playbooks":
         return p.parent.parent
     return None
-
-
-def _commands(document: kai.KaiDocument, root: Path, sink: DiagnosticSink) -> None:
-    for step in document.steps:
-        command = step.command
-        if command is None or not kai.COMMAND.match(command.text):
-            continue  # no command, or one of the wrong form (reported by the dialect)
-        expected = root / ".claude" / "commands" / f"{command.text[1:]}.md"
-        if not expected.is_file():
-            sink.report("C912", f"no file .claude/commands/{command.text[1:]}.md for the command {command.text}", command.span,
-                        help="kai stops before the first step when a command is missing; add the command, or ignore this if it is a skill or a plugin")
 
 
 def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSink) -> SourceFile | None:

@@ -351,7 +351,11 @@ class ReferenceChecker:
             self.walk(steps.steps, body)
 
     def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
-        for check in checks.checks if checks is not None else ():
+        self._each_check(checks.checks if checks is not None else (), scope, where)
+
+    def _each_check(self, checks: tuple[ir.Check, ...], scope: Scope, where: str) -> None:
+        for check in checks:
+            self._each_check(check.checks, scope, where)  # the parts of all/any/not
             for entry in check.args.entries:
                 if check.kind == "expression":
                     self.condition(entry.value, scope, f"check of {where}")

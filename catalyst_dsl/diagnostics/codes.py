@@ -19,6 +19,8 @@ class Code:
     name: str
     severity: Severity
     summary: str
+    #: No longer reported: kept so that its number is never given another meaning.
+    retired: bool = False
 
 
 _TABLE = [
@@ -93,6 +95,7 @@ _TABLE = [
     Code("C612", "check-pattern", E, "A check's regular expression does not compile, or uses what linear-time matching (RE2) lacks."),
     Code("C613", "retry-block-attempts", E, "A `retry-block` whose `maxAttempts` is not a whole number from 1 to 10."),
     Code("C614", "bindings-name", E, "An input or a step named `bindings`, the name of the object steps merge values into."),
+    Code("C616", "one-run-per-input", E, "`oneRunPer` names something other than a declared input."),
     # C7xx: Markdown playbooks
     Code("C701", "unclosed-front-matter", E, "Front matter opened with --- and never closed."),
     Code("C702", "empty-input-name", E, "An `## Inputs` list item with no input name."),
@@ -177,7 +180,7 @@ _TABLE = [
     Code("C909", "kai-skip-ignores", I, "Conditions, triggers, `model` or `parallel_group` on a kai step whose autonomy is `skip`: they have no effect."),
     Code("C910", "kai-optional-arg", I, "An optional kai arg in a step's `args`: it renders as empty text when it is not given."),
     Code("C911", "kai-project-grant", I, "A kai playbook's agents may write anywhere in the project, as kai gives them every tool."),
-    Code("C912", "kai-command-missing", W, "A kai step's command has no file under `.claude/commands/` (it may be a skill or a plugin)."),
+    Code("C912", "kai-command-missing", W, "Retired: a kai step's missing command file is C635, as for every `ai-prompt` naming a slash command.", retired=True),
     Code("C913", "kai-index-mismatch", W, "An entry of `.playbooks/_index.yaml` whose file is missing or differs from it."),
     Code("C914", "kai-index-missing-entry", I, "A kai playbook that `.playbooks/_index.yaml` does not list."),
 ]

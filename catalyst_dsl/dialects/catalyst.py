@@ -27,7 +27,7 @@ INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object", "an
 TRANSFORMS = ("kebab-case", "snake-case", "camel-case")
 TOP_LEVEL_KEYS = (
     "name", "id", "description", "owner", "catalyst", "reviewers", "triggers", "inputs", "outputs",
-    "artifacts", "allowedWritePaths", "errorPolicy", "steps", "catch", "finally",
+    "artifacts", "allowedWritePaths", "errorPolicy", "steps", "catch", "finally", "oneRunPer",
 )
 
 def ordinary_yaml(root, is_action) -> bool:
@@ -108,6 +108,7 @@ class CatalystLowerer:
         artifacts = (*artifacts, *self._path_list(keys.get("artifacts"), "artifacts"))
         allowed = self._path_list(keys.get("allowedWritePaths"), "allowedWritePaths") if "allowedWritePaths" in keys else None
         policy = self.error_policy(keys["errorPolicy"][1]) if "errorPolicy" in keys else None
+        one_run_per = self._one_run_per(keys["oneRunPer"][1], inputs) if "oneRunPer" in keys else ()
 
         steps: tuple[ir.Step, ...] = ()
         if "steps" in keys:
@@ -137,7 +138,7 @@ class CatalystLowerer:
             name=name, description=description or "", owner=owner, dialect=self.dialect, file=self.source.path,
             language=language, reviewers=reviewers, triggers=triggers, inputs=inputs, outputs=outputs,
             artifacts=artifacts, allowed_write_paths=allowed, error_policy=policy, steps=steps, catch=catch,
-            finally_=final, calls=tuple(calls), span=root.span,
+            finally_=final, calls=tuple(calls), one_run_per=one_run_per, span=root.span,
         )
 
     def _scalar_text(self, node: YNode, where: str) -> str | None:
@@ -254,6 +255,24 @@ class CatalystLowerer:
                 type_name = "any"
             outputs.append(ir.OutputDecl(k.text, type_name, span=k.span))
         return tuple(outputs), ()
+
+    def _one_run_per(self, node: YNode, inputs) -> tuple[str, ...]:
+        """`oneRunPer: [input, …]`: the inputs whose values name a run of the playbook."""
+        declared = [i.name for i in inputs]
+        if not isinstance(node, YSeq) or not node.items:
+            self.sink.report("C616", f"'oneRunPer' expects a list of input names, got {kind_of(node)}", head_span(node),
+                             help="write the inputs whose values name a run, e.g. `oneRunPer: [feature]`")
+            return ()
+        names: list[str] = []
+        for item in node.items:
+            name = item.value if isinstance(item, YScalar) and isinstance(item.value, str) else None
+            if name not in declared:
+                shown = f"'{name}'" if name is not None else kind_of(item)
+                self.sink.report("C616", f"'oneRunPer' names {shown}, which is not an input of this playbook", head_span(item),
+                                 help=suggest(name or "", declared) or (f"the inputs are: {', '.join(declared)}" if declared else "declare the input under `inputs:`"))
+            elif name not in names:
+                names.append(name)
+        return tuple(names)
 
     def _path_list(self, entry, key: str) -> tuple[ir.Value, ...]:
         if entry is None:

@@ -2,7 +2,9 @@
 
 Either key holds a list of predicates, or a mapping `{code, checks}` when a failing
 predicate should raise another error code than the default (a cleo contract raises
-ContractViolation). A predicate is `- name: argument` or a `${{ }}` expression.
+ContractViolation). A predicate is `- name: argument`, a `${{ }}` expression, or one of the
+combinators `all: [...]`, `any: [...]` and `not: predicate`; next to its name a predicate
+may carry its own `code:`, raised when that predicate is the one that fails.
 Foreign dialects build the same `ir.Checks` directly (docs/checks.md, "For dialect authors").
 """
 
@@ -31,7 +33,10 @@ PREDICATES: dict[str, t.ObjectT] = {
 PRIMARY = {"file-exists": "path"}
 #: Operands that are regular expressions, checked when written out (C612).
 PATTERNS = {"file-contains": "regex", "command-output": "match"}
-FORM = "a check is `- file-exists: path`, `- file-contains: {path, regex}`, `- command-output: {argv, expect or match}` or a `${{ expression }}`"
+#: Predicates made of other predicates: all of a list, any of a list, the opposite of one.
+COMBINATORS = ("all", "any", "not")
+FORM = ("a check is `- file-exists: path`, `- file-contains: {path, regex}`, `- command-output: {argv, expect or match}`, "
+        "a `${{ expression }}`, or `all:`/`any:` of a list of checks or `not:` of one")
 _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
@@ -72,14 +77,29 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
             return None  # a broken template, reported where it breaks
         sink.report("C611", f"a check of {where} is {kind_of(node)}, not a predicate", head_span(node), help=FORM)
         return None
-    if not isinstance(node, YMap) or len(node.pairs) != 1:
-        sink.report("C611", f"a check of {where} names one predicate, got {kind_of(node)}", head_span(node), help=FORM)
+    code = None
+    pairs = list(node.pairs) if isinstance(node, YMap) else []
+    for index, (k, v) in enumerate(pairs):
+        if k.text == "code" and len(pairs) == 2:
+            code = _code(v, sink)
+            del pairs[index]
+            break
+    if isinstance(node, YMap) and len(pairs) > 1:
+        extra = pairs[-1][0]
+        sink.report("C611", f"a check of {where} names one predicate (and may have `code:`), but this one also has '{extra.text}'", extra.span,
+                    help="write each predicate as an item of its own, or combine them with `all:` or `any:`")
         return None
-    (key, arg), = node.pairs
+    if not isinstance(node, YMap) or len(pairs) != 1:
+        sink.report("C611", f"a check of {where} names one predicate, got {kind_of(node)}", head_span(node),
+                    help=FORM + "; besides its predicate a check may only have `code:`")
+        return None
+    (key, arg), = pairs
+    if key.text in COMBINATORS:
+        return _combined(key, arg, code, node, where, values, sink)
     schema = PREDICATES.get(key.text)
     if schema is None:
         sink.report("C610", f"unknown check '{key.text}' in {where}", key.span,
-                    help=suggest(key.text, PREDICATES) or f"the checks are: {', '.join(PREDICATES)}, or a ${{{{ expression }}}}")
+                    help=suggest(key.text, (*PREDICATES, *COMBINATORS)) or f"the checks are: {', '.join(PREDICATES)}, all, any, not, or a ${{{{ expression }}}}")
         return None
     name = f"the {key.text} check"
     if isinstance(arg, YMap):
@@ -103,4 +123,26 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         except PatternError as exc:
             sink.report("C612", f"the pattern of {name} cannot be used: {exc.message}", pattern.span,
                         help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
-    return ir.Check(key.text, args, span=node.span)
+    return ir.Check(key.text, args, span=node.span, code=code)
+
+
+def _combined(key: YScalar, arg: YNode, code: str | None, node: YMap, where: str, values: ValueLowerer, sink: DiagnosticSink) -> ir.Check | None:
+    """`all: [...]`, `any: [...]` or `not: predicate`."""
+    if key.text == "not":
+        inner = _check(arg, where, values, sink)
+        return None if inner is None else ir.Check("not", ir.MapV(()), span=node.span, checks=(inner,), code=code)
+    if not isinstance(arg, YSeq) or not arg.items:
+        sink.report("C611", f"`{key.text}:` in {where} takes a non-empty list of checks, got {'an empty list' if isinstance(arg, YSeq) else kind_of(arg)}", head_span(arg), help=FORM)
+        return None
+    inner = [c for item in arg.items if (c := _check(item, where, values, sink)) is not None]
+    if len(inner) != len(arg.items):
+        return None  # a broken part, reported where it breaks
+    return ir.Check(key.text, ir.MapV(()), span=node.span, checks=tuple(inner), code=code)
+
+
+def _code(node: YNode, sink: DiagnosticSink) -> str | None:
+    if isinstance(node, YScalar) and isinstance(node.value, str) and _PASCAL.match(node.value):
+        return node.value
+    sink.report("C309", f"the error code '{getattr(node, 'text', kind_of(node))}' of a check is not PascalCase", head_span(node),
+                help="error codes look like VerdictFailed; leave `code` out for the checks' own code")
+    return None

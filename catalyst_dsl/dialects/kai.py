@@ -3,9 +3,9 @@ and lowered into the IR (DIALECTS.md Part A).
 
 Reading keeps kai's meaning (names as written, strings as their source text, `{{ name }}`
 only in a step's `args`) and reports every mistake in one pass (rules KAI-01 to KAI-19 of
-A3.3). The lowering (A5) gives the IR every construct this version runs; what it cannot
-run yet is named in `Playbook.unrunnable`, so `catalyst run` refuses instead of running
-with other semantics. Library-level rules (the command files of KAI-13, the index of
+A3.3). The lowering (A5) uses the language's step checks (conditions as `requires:`/`ensures:`),
+checkpoints before a step with a `human` policy (`gate_always`), slash-command AI steps
+and per-code error policies (triggers); nothing of it is kai-only. Library-level rules (the command files of KAI-13, the index of
 KAI-20) are in `checks/kai.py`.
 """
 
@@ -56,6 +56,10 @@ TRIGGER_CODES = {
     "agreement_breaking": ("AgreementBreaking",),
     "subagent_error": ("AIAdapterError", "AIAdapterUnavailable", "StepTimeout"),
 }
+#: Where the agents may write: the project (as in kai), and by name the folders kai's
+#: conditions read, which a run creates when missing so that an agent may make files in
+#: them (a program's confinement covers only the entries of the project root that exist).
+GRANTS = ("**", "specs/**", ".agreements/**", ".qa/**")
 #: What the agent of a step may do: everything, as in kai (read, write, run programs).
 AGENT_TOOLS = ("read", "write", "edit", "shell")
 #: The native step keys and actions that make a kai-shaped file also read as native.
@@ -493,8 +497,8 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
                 help="this is what kai does; review the steps' commands before running it")
     return ir.Playbook(
         name=name, description=document.description, owner=None,
-        dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=(ir.Lit("**", span=at),),
-        steps=steps, span=document.span, unrunnable=_unrunnable(document),
+        dialect=DIALECT, file=source.path, inputs=inputs, allowed_write_paths=tuple(ir.Lit(p, span=at) for p in GRANTS),
+        steps=steps, one_run_per=("feature",), span=document.span,
     )
 
 
@@ -512,61 +516,184 @@ def _inputs(document: KaiDocument) -> tuple[ir.InputDecl, ...]:
         rules = (feature_rule,) if arg.name == "feature" else ()
         # `feature` roots every condition's path: the run always needs it (A4.1).
         required = arg.required or arg.name == "feature"
-        inputs.append(ir.InputDecl(arg.name, "string", arg.description or None, required, validation=rules, span=arg.span))
+        # An optional arg that is not given is empty text in the command (A4.1).
+        default = None if required else ir.Lit("", span=arg.span)
+        inputs.append(ir.InputDecl(arg.name, "string", arg.description or None, required, default, validation=rules, span=arg.span))
     if all(a.name != "feature" for a in document.args):
         inputs.append(ir.InputDecl("feature", "string", "the feature the run works on (kai's implicit argument)", True, validation=(feature_rule,), span=document.span))
     return tuple(inputs)
 
 
+class _Template:
+    """Builds an `ir.Tmpl` piece by piece: text, and references to inputs by name."""
+
+    def __init__(self) -> None:
+        self.parts: list[ast.Part] = []
+        self.text = ""
+
+    def add_text(self, piece: str) -> "_Template":
+        if piece:
+            self.parts.append(ast.TextPart(piece, start=len(self.text), end=len(self.text) + len(piece)))
+            self.text += piece
+        return self
+
+    def add_ref(self, name: str) -> "_Template":
+        written = "{{" + name + "}}"
+        ref = ast.PathRef(name, (), start=0, end=len(name))
+        self.parts.append(ast.RefPart(ref, start=len(self.text), end=len(self.text) + len(written), base=len(self.text) + 2))
+        self.text += written
+        return self
+
+    def done(self, span: Span | None, expected=None) -> ir.Tmpl:
+        return ir.Tmpl(self.text, tuple(self.parts), span=span, expected=expected)
+
+
+def _feature_path(before: str, after: str, span: Span | None) -> ir.Tmpl:
+    """`before{{feature}}after`: a path of a condition (A4.4), rooted at the run's feature."""
+    from catalyst_dsl.ir import types as t
+
+    return _Template().add_text(before).add_ref("feature").add_text(after).done(span, t.STRING)
+
+
+#: `verdict:` followed by PASS or FAIL as a word (A4.4: not PASSED, not PASS_WITH…).
+VERDICT = r"verdict:[ \t]*{}\b"
+
+
+def _exists(before: str, after: str, span: Span | None) -> ir.Check:
+    return ir.Check("file-exists", ir.MapV((ir.Entry("path", _feature_path(before, after, span), span=span),), span=span), span=span)
+
+
+def _contains(before: str, after: str, pattern: str, span: Span | None) -> ir.Check:
+    entries = (ir.Entry("path", _feature_path(before, after, span), span=span), ir.Entry("regex", ir.Lit(pattern, span=span), span=span))
+    return ir.Check("file-contains", ir.MapV(entries, span=span), span=span)
+
+
+def _verdict_says(word: str, span: Span | None) -> ir.Check:
+    """The QA verdict says `word`: `verdict.yaml`, or `verdict.md` when there is no
+    `verdict.yaml` (A4.4, K-D16)."""
+    pattern = VERDICT.format(word)
+    fallback = ir.Check("all", ir.MapV(()), span=span, checks=(
+        ir.Check("not", ir.MapV(()), span=span, checks=(_exists(".qa/", "/verdict.yaml", span),)),
+        _contains(".qa/", "/verdict.md", pattern, span)))
+    return ir.Check("any", ir.MapV(()), span=span, checks=(_contains(".qa/", "/verdict.yaml", pattern, span), fallback))
+
+
+def condition_check(name: str, span: Span | None) -> ir.Check | None:
+    """The predicate of one kai condition (A4.4), or None for a name kai does not know
+    (reported by the reader)."""
+    if name == "spec_exists":
+        return _exists("specs/", "/spec.md", span)
+    if name == "plan_exists":
+        return _exists("specs/", "/plan.md", span)
+    if name == "tasks_exists":
+        return _exists("specs/", "/tasks.md", span)
+    if name == "agreement_exists":
+        return _exists(".agreements/", "/agreement.yaml", span)
+    if name == "agreement_pass":
+        return _contains(".agreements/", "/check-report.md", VERDICT.format("PASS"), span)
+    if name == "qa_plan_exists":
+        return ir.Check("any", ir.MapV(()), span=span, checks=(_exists(".qa/", "/test-plan.md", span), _exists(".qa/", "/_index.yaml", span)))
+    if name == "qa_verdict_pass":
+        return _verdict_says("PASS", span)
+    if name == "pr_created":
+        from catalyst_dsl.ir import types as t
+
+        # `--head=F` is one argument: a feature starting with `-` cannot be read as an option.
+        argv = (ir.Lit("gh"), ir.Lit("pr"), ir.Lit("list"), _Template().add_text("--head=").add_ref("feature").done(span, t.STRING),
+                ir.Lit("--json"), ir.Lit("number"), ir.Lit("--jq"), ir.Lit("length"))
+        entries = (ir.Entry("argv", ir.ListV(argv, span=span), span=span), ir.Entry("match", ir.Lit(r"^[1-9][0-9]*\s*$", span=span), span=span))
+        return ir.Check("command-output", ir.MapV(entries, span=span), span=span)
+    return None
+
+
+def _breaking(span: Span | None) -> ir.Check:
+    """The agreement check ran and did not pass (A4.4's `breaking`)."""
+    return ir.Check("all", ir.MapV(()), span=span, checks=(
+        _exists(".agreements/", "/check-report.md", span),
+        ir.Check("not", ir.MapV(()), span=span, checks=(condition_check("agreement_pass", span),))))
+
+
+def _not(check: ir.Check, code: str | None = None) -> ir.Check:
+    return ir.Check("not", ir.MapV(()), span=check.span, checks=(check,), code=code)
+
+
+def _requires(step: KaiStep) -> ir.Checks | None:
+    checks = tuple(c for n in step.preconditions if (c := condition_check(n.text, n.span)) is not None)
+    return ir.Checks(checks, "PreconditionFailed", span=step.preconditions[0].span) if checks else None
+
+
+def _ensures(step: KaiStep) -> ir.Checks | None:
+    """The postconditions, and before them the signals that name a failure more precisely
+    (A4.8: `VerdictFailed`, `AgreementBreaking` before `PostconditionFailed`).
+
+    A signal listed as a trigger fails the step only when a postcondition fails too (a
+    step fails by its agent or its postconditions, never by a signal alone): `any(all
+    postconditions, not signal)`. `gate_on_breaking` asks whenever the agreement breaks,
+    failed or not (A4.3 step 6)."""
+    posts = tuple(c for n in step.postconditions if (c := condition_check(n.text, n.span)) is not None)
+    span = step.postconditions[0].span if step.postconditions else step.span
+    checks: list[ir.Check] = []
+    if step.autonomy is not None and step.autonomy.text == "gate_on_breaking":
+        checks.append(_not(_breaking(step.autonomy.span), "AgreementBreaking"))
+    triggers = {t.text for t in step.triggers}
+    if posts:
+        everything = ir.Check("all", ir.MapV(()), span=span, checks=posts)
+        signals = (("verdict_fail", "VerdictFailed", _verdict_says("FAIL", span)), ("agreement_breaking", "AgreementBreaking", _breaking(span)))
+        for trigger, code, signal in signals:
+            if trigger in triggers:
+                checks.append(ir.Check("any", ir.MapV(()), span=span, checks=(everything, _not(signal)), code=code))
+    checks.extend(posts)
+    # Only postconditions say that an interrupted step got its work done (A4.11, K-D11).
+    return ir.Checks(tuple(checks), "PostconditionFailed", span=span, recovers=bool(posts)) if checks else None
+
+
 def _step(step: KaiStep, declared: set[str]) -> ir.Step:
-    entries = [ir.Entry("prompt", _prompt(step, declared), span=step.span), ir.Entry("tools", ir.ListV(tuple(ir.Lit(t) for t in AGENT_TOOLS)), span=step.span)]
+    from catalyst_dsl.ir import types as t
+
+    span = step.span
+    entries = [ir.Entry("prompt", _Template().add_text("Feature: ").add_ref("feature").done(span, t.STRING), span=span),
+               ir.Entry("tools", ir.ListV(tuple(ir.Lit(tool) for tool in AGENT_TOOLS)), span=span)]
+    if step.command is not None and COMMAND.match(step.command.text):  # else reported by the reader
+        entries.insert(0, ir.Entry("command", _command(step, declared), span=step.command.span))
     if step.model is not None:
         entries.append(ir.Entry("model", ir.Lit(step.model.text, span=step.model.span), span=step.model.span))
     condition = ir.Lit(False, span=step.autonomy.span) if step.skipped else None
+    gate = None
+    if step.autonomy is not None and step.autonomy.text == "gate_always":
+        # The author asked for a person before this step: autonomous mode does not answer (A4.5, C-3).
+        gate = ir.Gate("before", options=ir.GATE_OPTIONS, policy=ir.Lit("human", span=step.autonomy.span), span=step.autonomy.span)
     return ir.Step(
-        action="ai-prompt", config=ir.MapV(tuple(entries), span=step.span),
+        action="ai-prompt", config=ir.MapV(tuple(entries), span=span),
         name=step.id.text if step.id else None, condition=condition, error_policy=_policy(step),
-        span=step.span, action_span=step.command.span if step.command else step.span, name_span=step.id.span if step.id else None,
+        gate=gate, approved=True, requires=_requires(step), ensures=_ensures(step),
+        span=span, action_span=step.command.span if step.command else span, name_span=step.id.span if step.id else None,
     )
 
 
-def _prompt(step: KaiStep, declared: set[str]) -> ir.Value:
-    """`<command> <args>` on the first line, then the feature (A4.6): a template of the args' references."""
-    parts: list[ast.Part] = []
-    text = ""
+def _command(step: KaiStep, declared: set[str]) -> ir.Tmpl:
+    """`<command> <args>` (A4.6): the args' `{{ name }}` as references to the inputs."""
+    from catalyst_dsl.ir import types as t
 
-    def add_text(piece: str) -> None:
-        nonlocal text
-        if piece:
-            parts.append(ast.TextPart(piece, start=len(text), end=len(text) + len(piece)))
-            text += piece
-
-    def add_ref(name: str) -> None:
-        nonlocal text
-        written = "{{" + name + "}}"
-        ref = ast.PathRef(name, (), start=0, end=len(name))
-        parts.append(ast.RefPart(ref, start=len(text), end=len(text) + len(written), base=len(text) + 2))
-        text += written
-
-    add_text(step.command.text if step.command else "")
+    built = _Template().add_text(step.command.text)
     args = step.args.text.strip() if step.args is not None else ""
     if args:
-        add_text(" ")
+        built.add_text(" ")
         offset = len(step.args.text) - len(step.args.text.lstrip())
         cursor = 0
         for ref in references(step.args, None):
             start, end = ref.start - offset, ref.end - offset
-            add_text(args[cursor:start])
+            built.add_text(args[cursor:start])
             # An undeclared name is reported already; it stays as text, as kai leaves it.
-            add_ref(ref.name) if ref.name in declared else add_text(args[start:end])
+            built.add_ref(ref.name) if ref.name in declared else built.add_text(args[start:end])
             cursor = end
-        add_text(args[cursor:])
-    add_text("\nFeature: ")
-    add_ref("feature")
-    return ir.Tmpl(text, tuple(parts), span=step.args.span if step.args is not None else step.span)
+        built.add_text(args[cursor:])
+    # At the command, where a missing command file is reported (C635).
+    return built.done(step.command.span, t.STRING)
 
 
 def _policy(step: KaiStep) -> ir.ErrorPolicy | None:
+    """A false precondition pauses the run, outside the error policy (A4.3 step 2); the
+    triggers come before the policy (A4.8); `gate_on_breaking` always asks."""
     if step.error_policy is None:
         return None
     span = step.error_policy.span
@@ -575,8 +702,11 @@ def _policy(step: KaiStep) -> ir.ErrorPolicy | None:
         "retry_once": ir.PolicyAction("Stop", 1, span=span),
         "gate": ir.PolicyAction("Inquire", span=span),
     }[step.error_policy.text]
-    by_code = tuple((code, ir.PolicyAction("Inquire", span=t.span)) for t in step.triggers for code in TRIGGER_CODES[t.text])
-    return ir.ErrorPolicy(default=default, by_code=by_code, span=span)
+    by_code = [("PreconditionFailed", ir.PolicyAction("Suspend", span=span))]
+    if step.autonomy is not None and step.autonomy.text == "gate_on_breaking":
+        by_code.append(("AgreementBreaking", ir.PolicyAction("Inquire", span=step.autonomy.span)))
+    by_code += [(code, ir.PolicyAction("Inquire", span=t.span)) for t in step.triggers for code in TRIGGER_CODES[t.text]]
+    return ir.ErrorPolicy(default=default, by_code=tuple(by_code), span=span)
 
 
 def _parallel(kai_steps: tuple[KaiStep, ...], lowered: list[ir.Step]) -> tuple[ir.Step, ...]:
@@ -596,25 +726,3 @@ def _parallel(kai_steps: tuple[KaiStep, ...], lowered: list[ir.Step]) -> tuple[i
             result.append(lowered[index])
         index = end
     return tuple(result)
-
-
-def _unrunnable(document: KaiDocument) -> tuple[str, ...]:
-    """What this version cannot run with kai's meaning, each naming the construct and its steps."""
-    def ids(predicate) -> str:
-        return ", ".join(s.id.text if s.id else "?" for s in document.steps if predicate(s))
-
-    reasons = []
-    checks = [
-        (lambda s: bool(s.preconditions), "preconditions (step-level checks before a step) on {}"),
-        (lambda s: bool(s.postconditions), "postconditions (checks that are part of a step, and recover it on resume) on {}"),
-        (lambda s: s.autonomy is not None and s.autonomy.text == "gate_always", "`gate_always` (a question with yes/skip/abort before a step) on {}"),
-        (lambda s: s.autonomy is not None and s.autonomy.text == "gate_on_breaking", "`gate_on_breaking` (a question when the agreement check breaks) on {}"),
-        (lambda s: not s.skipped and (s.triggers or s.error_policy is not None and s.error_policy.text == "gate"),
-         "the answer `abort` of a failure question (cancel the run) on {}"),
-        (lambda s: not s.skipped and s.command is not None, "agent steps that run a slash command in a session of their own ({})"),
-    ]
-    for predicate, reason in checks:
-        which = ids(predicate)
-        if which:
-            reasons.append(reason.format(which))
-    return tuple(reasons)

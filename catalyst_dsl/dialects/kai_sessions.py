@@ -32,6 +32,8 @@ SESSION_FIELDS = ("session_id", "playbook", "feature", "args", "status", "starte
 ENTRY_FIELDS = ("step_id", "status", "decision", "started_at", "completed_at", "duration_seconds", "trigger", "human_response", "error")
 #: An arg name kai's line reader reads back as written (`  name: "value"`).
 ARG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+#: A session id as kai makes them: `YYYYMMDD-xyz`.
+SESSION_ID = re.compile(r"^[0-9]{8}-[a-z0-9]{3}$")
 #: Characters written as escapes inside double quotes. kai unescapes the first five; the
 #: others (control and line-separator characters) must not reach the file raw, since YAML
 #: readers refuse them or break the line there.

@@ -51,6 +51,10 @@ class Dialect:
     sniff_needs: tuple[str, ...] = ()
     #: Whether calls and listings address its playbooks by file stem rather than by `name`.
     by_stem: bool = False
+    #: `module:function` keeping the dialect's own record of a run (kai's session files),
+    #: derived from the snapshot after each save: function(project_root, state_dir, playbook)
+    #: returns a callable taking the run state.
+    run_view: Optional[str] = None
 
     def reader(self):
         return importlib.import_module(self.module)
@@ -70,7 +74,7 @@ DIALECTS: tuple[Dialect, ...] = (
     Dialect("cleo", "catalyst_dsl.dialects.cleo", suffixes=(".cantbook",), folders=((".cleo", "playbooks"),),
             folder_suffixes=(".cantbook",), sniffs=True, sniff_needs=("nodes", "version"), by_stem=True),
     Dialect("kai", "catalyst_dsl.dialects.kai", folders=((".playbooks", "playbooks"),), not_playbooks=("playbook.tpl.yaml",),
-            sniffs=True, sniff_needs=("version", "steps")),
+            sniffs=True, sniff_needs=("version", "steps"), run_view="catalyst_dsl.dialects.kai_view:run_view"),
 )
 
 
@@ -82,6 +86,15 @@ def by_place(path: str) -> Optional[Dialect]:
 def named(name: str) -> Optional[Dialect]:
     """The foreign dialect called `name` (a playbook's `dialect`), if it is one."""
     return next((d for d in DIALECTS if d.name == name), None)
+
+
+def run_view(playbook, project_root, state_dir):
+    """What keeps the dialect's own record of a run of `playbook` after each save, or None."""
+    dialect = named(playbook.dialect)
+    if dialect is None or dialect.run_view is None:
+        return None
+    module, _, function = dialect.run_view.partition(":")
+    return getattr(importlib.import_module(module), function)(project_root, state_dir, playbook)
 
 
 def address(playbook, path: str) -> str:

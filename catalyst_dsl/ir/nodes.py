@@ -141,11 +141,16 @@ class Check:
 
     `kind` is `file-exists`, `file-contains`, `command-output` or `expression`; `args`
     holds its operands by name: `path`, `regex`, `argv`, `expect`, `match`, `expression`.
+    The combinators `all`, `any` and `not` have no operands but `checks`.
     """
 
     kind: str
     args: MapV
     span: Optional[Span] = _span()
+    #: The predicates of the combinators `all`, `any` (a list) and `not` (one).
+    checks: tuple["Check", ...] = ()
+    #: The error code raised when this predicate is the one that fails (else the Checks' code).
+    code: Optional[str] = None
 
 
 @attrs.frozen
@@ -157,6 +162,9 @@ class Checks:
     checks: tuple[Check, ...]
     code: str
     span: Optional[Span] = _span()
+    #: For `ensures:`: whether their holding proves that a step interrupted on its way
+    #: finished its work (resume then completes it without running it again).
+    recovers: bool = True
 
 
 @attrs.frozen
@@ -260,6 +268,9 @@ class Playbook:
     catch: tuple[CatchClause, ...] = ()
     finally_: tuple[Step, ...] = ()
     calls: tuple[CallRef, ...] = ()
+    #: `oneRunPer`: inputs whose values name a run: `catalyst run` with the same values
+    #: continues the unfinished run of this playbook instead of starting a second one.
+    one_run_per: tuple[str, ...] = ()
     ir_version: int = IR_VERSION
     span: Optional[Span] = _span()
     #: Why this version can check the playbook but not run it (a construct of its dialect

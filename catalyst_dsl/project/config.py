@@ -37,10 +37,15 @@ def _tomllib():
     return tomllib
 
 
+#: Where playbooks are looked for when nothing else is said: the native folders, then
+#: kai's and cleo's (the `playbook-dirs` setting; golden plans' default too).
+DEFAULT_PLAYBOOK_DIRS = ("playbooks", ".xe/playbooks", ".playbooks/playbooks", ".cleo/playbooks")
+
+
 @attrs.frozen
 class ProjectConfig:
     #: Where playbooks are found, searched in this order (project-relative).
-    playbook_dirs: tuple[str, ...] = ("playbooks", ".xe/playbooks", ".playbooks/playbooks", ".cleo/playbooks")
+    playbook_dirs: tuple[str, ...] = DEFAULT_PLAYBOOK_DIRS
     #: Prefix rewrites for Markdown `@` references: {"node_modules/x/playbooks/": "playbooks/"}.
     aliases: dict[str, str] = attrs.field(factory=dict)
     #: Roles an `owner` or reviewer may name; empty means any role is accepted.

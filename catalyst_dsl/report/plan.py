@@ -197,6 +197,10 @@ def _lines(text: str | None) -> list[str]:
 # -- text --------------------------------------------------------------------------------------------------------
 
 
+#: Lines of an AI step's prompt a terminal plan shows (the JSON plan has all of it).
+PROMPT_LINES = 8
+
+
 def render_text(plan: Mapping[str, Any]) -> str:
     """The plan for a terminal: what it runs as, one line per step with its mark, details under it, the summary.
 
@@ -253,6 +257,11 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
             lines.append(f"{inner}{SYMBOLS['refused']} {write['path']}: {write.get('refusal') or 'refused'}")
     if step.get("request"):
         lines.append(f"{inner}request: {_short_json(step['request'], 160)}")
+    prompt = _lines(step.get("prompt"))
+    if prompt:
+        shown = prompt[:PROMPT_LINES] + ([f"… ({len(prompt) - PROMPT_LINES} more lines)"] if len(prompt) > PROMPT_LINES else [])
+        lines.append(f"{inner}prompt: {shown[0]}")
+        lines += [f"{inner}        {line}" for line in shown[1:]]
     for effect in step.get("effects") or ():
         line = f"{inner}{SYMBOLS.get(effect['change'], OTHER_SYMBOL)} {effect['path']}"
         lines.append(line + (f"  # {' '.join(_lines(effect['reason']))}" if effect.get("reason") else ""))

@@ -129,6 +129,9 @@ def diagnostics_page(golden_dirs: list[Path]) -> str:
             lines += ["", f"## {prefix}{'x' * (4 - len(prefix))}: {_GROUP_TITLES.get(group, 'Other')}"]
         lines += ["", f"### {code} `{entry.name}` ({entry.severity.value})", "", entry.summary, ""]
         example = examples.get(code)
+        if entry.retired:
+            lines.append("No longer reported; the code keeps its meaning and is never reused.")
+            continue
         if example is None:
             lines.append("No example yet.")
             continue

@@ -275,10 +275,16 @@ class Interpreter:
             holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
             if not holds:
                 return
-        if path == self.recovering and step.ensures is not None and self._recovered(step, frame, scope, path, sid):
+        if path == self.recovering and step.ensures is not None and step.ensures.recovers and self._recovered(step, frame, scope, path, sid):
             return
-        if step.gate is not None and step.gate.when == "before" and not self._gate_before(step, frame, scope, path, sid):
-            return
+        if step.gate is not None and step.gate.when == "before":
+            # Nobody is asked to let a step run whose `requires:` do not hold yet (the
+            # attempt checks them again: the answer may come much later).
+            if step.requires is not None and self._guarded(lambda: step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout),
+                                                           step, frame, scope, path) is False:
+                return
+            if not self._gate_before(step, frame, scope, path, sid):
+                return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
         result = self._attempts(step, frame, scope, path, sid)
@@ -329,7 +335,8 @@ class Interpreter:
                 self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
                 with self.plan.inside(entry):
                     result = self._simulate_action(step, frame, scope, path, sid, entry)
-                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry)
+                unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
+                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
             except Unknowable as unknown:
                 entry["change"], entry["reason"] = "unknown", unknown.reason
             except StepError as error:
@@ -342,6 +349,8 @@ class Interpreter:
             finally:
                 EFFECTS.reset(token)
                 self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
+            if self.plan.files_unknown is None and entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope):
+                self.plan.files_unknown = f"{sid} ({step.action}), whose effects the plan cannot know,"
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, result)
             try:
@@ -361,6 +370,14 @@ class Interpreter:
             if step.gate is not None and step.gate.when == "after":
                 self._plan_gate(step, step.gate, frame, scope, path, sid)
 
+    def _may_write_unseen(self, step: ir.Step, frame: Frame, scope: Scope) -> bool:
+        """Whether a step the plan could not simulate may change files it does not name:
+        an AI given tools that change things, or a program that declares writes."""
+        try:
+            return self._unbounded_effects(step, frame, scope, frame.gateway) is not None
+        except StepError:
+            return False
+
     def _plan_gate(self, step: ir.Step, gate: ir.Gate, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """A gate's entry in a plan: it would pause (the plan goes on as if answered yes),
         or its approval rules would pass it by themselves."""
@@ -378,7 +395,8 @@ class Interpreter:
         if verdict is not None:
             flag["approval"]["policy"] = verdict.reason
 
-    def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict) -> None:
+    def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict,
+                     unseen: str | None = None) -> None:
         """A step's checks in its plan entry, each with whether it holds now (`unknown` when
         that needs a program or a value the plan cannot know); a check that does not hold
         fails the step as in a run."""
@@ -388,8 +406,13 @@ class Interpreter:
         outcomes = [step_checks.evaluate(check, env, simulated=True) for check in checks.checks]
         entry.setdefault("checks", []).extend(step_checks.plan_view([(when, o) for o in outcomes], self.plan.shown))
         failed = next((o for o in outcomes if o.holds is False), None)
+        unseen = unseen or self.plan.files_unknown
+        if failed is not None and unseen is not None and failed.check.kind != "expression":
+            # It does not hold now, but may once that step has run: shown, not a failure.
+            entry["reason"] = entry.get("reason") or f"a {when} check does not hold now; {unseen} may change that"
+            return
         if failed is not None:
-            raise StepError(checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
+            raise StepError(failed.check.code or checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
 
     def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """The approval a step's effects would wait for (a plan is of a manual run), as an
@@ -426,6 +449,12 @@ class Interpreter:
         config = self._config(step, self.env(frame, scope))
         entry["config"] = self.plan.shown(config, entry)
         spec = self.catalog.get(action)
+        if action == "ai-prompt":
+            from catalyst_dsl.runtime.actions.ai import planned_prompt
+
+            prompt = planned_prompt(config)
+            if prompt is not None:
+                entry["prompt"] = self.plan.shown(prompt, entry)
         if spec is not None and spec.shell_like:
             # A program's declared writes are checked as in a real run, before it would start.
             declared = [w for w in self._declared_writes(step, self.env(frame, scope), frame.gateway) if isinstance(w, str)]

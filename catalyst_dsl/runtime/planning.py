@@ -34,6 +34,9 @@ class PlanRecorder:
         self._secret: dict[str, str] = {}
         self._secret_of: dict[int, dict[str, str]] = {}
         self._lock = threading.Lock()
+        #: Set once a step the plan cannot see through may have changed files (an AI
+        #: given writing tools, a program): a later file check that fails now may hold then.
+        self.files_unknown: str | None = None
 
     def open(self, path: str, step: str, action: str) -> dict[str, Any]:
         entry: dict[str, Any] = {

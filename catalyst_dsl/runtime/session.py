@@ -106,6 +106,9 @@ class Session:
         if problems:
             raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
                            details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        unfinished = self._unfinished_run(playbook, file, values)
+        if unfinished is not None:
+            return self.resume(unfinished, {})
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
             self._add_secret(values.get(name))
@@ -122,6 +125,31 @@ class Session:
         )
         state = self.store.create(state)
         return self._drive(state, file, playbook, values, resumed=False)
+
+    def _unfinished_run(self, playbook: ir.Playbook, file: str, values: Mapping[str, Any]) -> str | None:
+        """The run to continue instead of starting one: the newest unfinished (running or
+        paused) run of this playbook file whose `oneRunPer` inputs had the same values."""
+        from catalyst_dsl.runtime.snapshot import FINISHED
+
+        named = [name for name in playbook.one_run_per if not any(d.name == name and d.secret for d in playbook.inputs)]
+        if not named:
+            return None
+        where = relative_to_root(self.project, file)
+        for summary in self.store.list(include_history=False):
+            if summary.playbook != playbook.name or summary.status in (*FINISHED, "corrupt", "missing"):
+                continue
+            try:
+                state = self.store.load(summary.run_id, results=False)
+            except RunAbort:
+                continue  # a snapshot that does not verify is not continued by itself
+            if state.finished or state.playbook.file != where:
+                continue
+            if all(state.inputs.get(name) == values.get(name) for name in named):
+                shown = ", ".join(f"{name}={values.get(name)}" for name in named)
+                self.events.notice(f"continuing run {state.run_id}, the unfinished run of {playbook.name} for {shown} "
+                                   f"(oneRunPer); it goes on with the values it started with")
+                return state.run_id
+        return None
 
     def _checked(self, file: str) -> ir.Playbook:
         """The playbook, or RunAbort(1) with every error `catalyst check` would print."""
@@ -423,6 +451,7 @@ class Session:
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
 
         started = time.monotonic()
+        self._keep_view(playbook)
         self.events.run_started(state.run_id, playbook.name, resumed)
         self.ai.announce()
         resources = self.lock_resources(playbook, values, file)
@@ -506,6 +535,42 @@ class Session:
                 _remove_tree(scratch)
         state.outputs = self.masker.mask(as_json_data(outputs))
         return self._finish(state, "completed", started, "")
+
+    def _keep_view(self, playbook: ir.Playbook) -> None:
+        """Keep the dialect's own record of the run (kai's session files) after each save.
+        A view that cannot be written is a warning, once: the snapshot is the record."""
+        from catalyst_dsl.dialects import registry
+
+        view = registry.run_view(playbook, Path(self.project.root), self.state_dir)
+        if view is None:
+            return
+        broken: list[str] = []
+
+        def observe(state) -> None:
+            if broken:
+                return
+            try:
+                view(state)
+            except Exception as error:  # noqa: BLE001 - a view never fails the run it shows
+                broken.append(str(error))
+                self.events.message("warning", f"the {playbook.dialect} session files of this run cannot be written ({error}); "
+                                               f"the run goes on, recorded in its snapshot")
+
+        self.store.observers[:] = [observe]
+
+    def _keep_view_of(self, state) -> None:
+        """`_keep_view` for a command that acts on a saved run without running it (cancel,
+        approve): only a playbook file a dialect with a run view owns is read."""
+        from catalyst_dsl.compiler import compile_path
+        from catalyst_dsl.dialects import registry
+
+        file = Path(self.project.root) / state.playbook.file
+        dialect = registry.by_place(str(file))
+        if dialect is None or dialect.run_view is None or not file.is_file():
+            return
+        playbook = compile_path(str(file)).playbook
+        if playbook is not None:
+            self._keep_view(playbook)
 
     def _finish(self, state, status: str, started: float, detail: str, fix: str | None = None) -> int:
         state.status, state.in_flight, state.ended_at = status, None, utc_now()
@@ -1033,6 +1098,7 @@ class Session:
                 return f"asked run {state.run_id} to stop before its next step"
             state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
             state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
+            self._keep_view_of(state)
             self.store.save(state)
             self.store.archive(state)
         self.locks.release(state.run_id)

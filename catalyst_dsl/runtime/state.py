@@ -133,6 +133,9 @@ class StateStore:
         #: The run being saved, whose big results `_spill` keeps beside it.
         self._saving = ""
         self._journal = snapshot_codec.JournalCache(spill=self._spill)
+        #: Called with the state after each save: views of the run kept elsewhere (a
+        #: dialect's own session files). The snapshot is written first and stays the truth.
+        self.observers: list = []
 
     # -- paths
 
@@ -245,6 +248,8 @@ class StateStore:
             kept = _display(target) if target.exists() else None
             raise state_abort(error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id) from None
         self.guard.recorded(state.run_id, seq, keep=self._exists)
+        for observe in self.observers:
+            observe(state)
 
     def _exists(self, run_id: str) -> bool:
         try:

@@ -44,13 +44,14 @@ def failing(checks: ir.Checks, env: RunEnv, timeout: float | None) -> Outcome | 
 
 
 def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | None) -> None:
-    """Fail the step with the checks' code when one of them does not hold."""
+    """Fail the step when one of the checks does not hold, with that check's own code or
+    else the checks' code."""
     if checks is None:
         return
     failed = failing(checks, env, timeout)
     if failed is not None:
         index = checks.checks.index(failed.check)
-        raise StepError(checks.code, f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
+        raise StepError(failed.check.code or checks.code, f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
                         guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
                         metadata={"check": index, "predicate": failed.check.kind, "when": when})
 
@@ -60,6 +61,8 @@ def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simu
     what it would print is not known."""
     from catalyst_dsl.runtime.evaluate import materialize, to_text, truthy
 
+    if check.kind in COMBINATORS:
+        return _combined(check, [evaluate(c, env, timeout, simulated=simulated) for c in check.checks])
     args: dict[str, Any] = {e.key: materialize(e.value, env) for e in check.args.entries}
     if check.kind == "expression":
         text = check.args.entries[0].value
@@ -87,6 +90,26 @@ def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simu
         return Outcome(check, False, shown, "not UTF-8 text")
     found = _compiled(pattern, shown).search(text) is not None
     return Outcome(check, found, shown, "" if found else "no match")
+
+
+#: Predicates made of others, in three-valued logic: a what-if may not know one part.
+COMBINATORS = ("all", "any", "not")
+
+
+def _combined(check: ir.Check, parts: list[Outcome]) -> Outcome:
+    """`all`, `any` or `not` of the parts' outcomes (every part is evaluated: a check with
+    side effects has none, and the message names each part's result)."""
+    shown = f"{check.kind}({', '.join(p.shown for p in parts)})"
+    values = [p.holds for p in parts]
+    if check.kind == "not":
+        holds = None if values[0] is None else not values[0]
+        return Outcome(check, holds, shown, "it holds" if holds is False else "")
+    if check.kind == "all":
+        holds = False if False in values else None if None in values else True
+        failed = next((p for p in parts if p.holds is False), None)
+        return Outcome(check, holds, shown, f"{failed.shown}: {failed.why or 'does not hold'}" if failed is not None else "")
+    holds = True if True in values else None if None in values else False
+    return Outcome(check, holds, shown, "none holds" if holds is False else "")
 
 
 def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, timeout: float | None) -> Outcome:

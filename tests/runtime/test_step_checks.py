@@ -115,6 +115,40 @@ def test_error_policy_by_code_and_a_catch_see_the_checks_code(project):
     assert "caught ContractViolation: ensures check 2 does not hold: ${{ 2 > 3 }}" in result.output
 
 
+def test_all_any_not_combine_checks_and_a_check_may_raise_its_own_code(project):
+    # The verdict check raises VerdictFailed when the verdict says FAIL; otherwise a
+    # missing PASS is an ordinary PostconditionFailed.
+    project.playbook("verdict", """
+        name: verdict
+        description: a verdict that fails with its own code
+        owner: Engineer
+        inputs:
+          - string: said
+        allowedWritePaths: [out/**]
+        steps:
+          - name: judge
+            file-write: out/verdict.md
+            content: "verdict: {{ said }}"
+            errorPolicy:
+              VerdictFailed: Continue
+            ensures:
+              - not: {file-contains: {path: out/verdict.md, regex: "verdict: FAIL"}}
+                code: VerdictFailed
+              - any:
+                  - file-contains: {path: out/verdict.md, regex: "verdict: PASS"}
+                  - all: [file-exists: out/waived.md, "${{ said == 'WAIVED' }}"]
+    """)
+    result = project.run("verdict", "-i", "said=FAIL", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "VerdictFailed: ensures check 1 does not hold: not(file-contains: out/verdict.md ~ /verdict: FAIL/)" in result.output
+    result = project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert "PostconditionFailed: ensures check 2 does not hold: any(file-contains: out/verdict.md ~ /verdict: PASS/, all(file-exists: out/waived.md, ${{ said == 'WAIVED' }}))" in result.output
+    project.write("out/waived.md", "ok")
+    assert project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous").exit_code == 0
+    assert project.run("verdict", "-i", "said=PASS", "--mode", "autonomous").exit_code == 0
+
+
 def test_ensures_read_the_steps_own_result_by_its_name(project):
     project.playbook("own", """
         name: own

@@ -276,7 +276,8 @@ def test_the_plan_shows_what_the_run_would_do_where_it_would_do_it(project):
     steps = by_path(plan)
     for entry in steps.values():
         program = entry["action"] in ("bash", "powershell", "test", "script", "command")
-        assert entry.keys() == (ENTRY_KEYS | {"confinement"} if program else ENTRY_KEYS), entry["path"]
+        extra = {"confinement"} if program else {"prompt"} if entry["action"] == "ai-prompt" else set()
+        assert entry.keys() == ENTRY_KEYS | extra, entry["path"]
     assert steps["steps/6"]["change"] == "unknown" and "bash" in steps["steps/6"]["reason"]
     assert steps["steps/6"]["confinement"]["neverWrites"] == [".git/", ".xe/runs/", "catalyst.toml", ".catalyst/allowed_signers"]
     assert steps["steps/7"]["change"] == "unknown" and "AI" in steps["steps/7"]["reason"]

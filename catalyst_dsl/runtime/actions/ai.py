@@ -70,6 +70,22 @@ def ai_prompt(ctx: ActionContext, config: dict):
     return _send(ctx, str(prompt), config)
 
 
+def planned_prompt(config: dict) -> str | None:
+    """The prompt a what-if shows for an `ai-prompt` step: its command line and inline
+    prompt as they would be sent (a `promptFile` is read only by a run); None when there
+    is no text to show or it cannot be composed."""
+    prompt = config.get("prompt")
+    command = config.get("command")
+    if not isinstance(prompt, str):
+        prompt = None
+    if isinstance(command, str):
+        try:
+            return slash_prompt(command, prompt or "")
+        except StepError:
+            return None
+    return prompt
+
+
 def slash_prompt(command: str, prompt: str) -> str:
     """The prompt of a slash-command step: the command and its arguments, trimmed, alone on
     the first line (DIALECTS A4.6), then the step's own prompt, if any."""
