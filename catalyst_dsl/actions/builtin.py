@@ -55,6 +55,9 @@ POLICY_RULE = obj(
     reason=req(STRING, "recorded with the decision"),
     pattern=req(STRING, "a regular expression searched in each command"),
 )
+#: Who passed a checkpoint (its result's `approval`): `via` is terminal, cli, token, webhook,
+#: autonomous or policy; `at` is ISO 8601 UTC; `note` the approver's comment or the reason.
+APPROVAL_RECORD = obj(by=STRING, role=union(STRING, NULL), at=STRING, note=union(STRING, NULL), via=STRING)
 #: Who may pass a pause: `human` (only a person, never `--mode autonomous`), or rules over
 #: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
 APPROVAL_POLICY = union(
@@ -105,7 +108,7 @@ _HUMAN = [
           obj(message=opt(STRING), options=opt(ArrayT(CHECKPOINT_OPTION)), default=opt(ANY), timeout=opt(DURATION),
               multiSelect=opt(BOOLEAN), header=opt(STRING), headerColor=opt(STRING), context=opt(STRING),
               policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`")),
-          "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING), Effect.HUMAN, WhatIf.PAUSE),
+          "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING, approval=APPROVAL_RECORD), Effect.HUMAN, WhatIf.PAUSE),
 ]
 
 #: AI tool grants that only look: any other grant (edit, write, bash, …) lets the AI change

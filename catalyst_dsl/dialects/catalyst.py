@@ -574,7 +574,7 @@ class CatalystLowerer:
             action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
             checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, gate=gate,
             approved=approved, known=known, span=head_span(node), action_span=action_key.span, name_span=name_span,
-            requires=requires, ensures=ensures, bindings=bindings if isinstance(bindings, ir.MapV) else None,
+            requires=requires, ensures=ensures, bindings=bindings if isinstance(bindings, (ir.MapV, ir.Tmpl)) else None,
         )
 
     def _checkpoint_flag(self, node: YNode) -> tuple[bool | str | None, ir.Gate | None]:

@@ -207,8 +207,9 @@ class Step:
     requires: Optional[Checks] = None
     ensures: Optional[Checks] = None
     #: `bindings:`: name -> value merged into the playbook's `bindings` object once the step
-    #: has completed (its own result readable by its name).
-    bindings: Optional[MapV] = None
+    #: has completed (its own result readable by its name); or one `${{ }}` template whose
+    #: value, an object, has every key merged (a dialect whose nodes return open objects).
+    bindings: Optional[Union[MapV, Tmpl]] = None
 
 
 @attrs.frozen

@@ -41,7 +41,7 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contain
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.snapshot import current_user
+from catalyst_dsl.runtime.snapshot import current_user, utc_now
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
@@ -619,6 +619,9 @@ class Interpreter:
         if step.bindings is None:
             return
         values = self._value(step.bindings, self.env(frame, _with_result(step, scope, result)))
+        if not isinstance(values, dict) and not contains_unknown(values):
+            raise StepError("InvalidBindings", f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
+                            guidance="give `bindings:` a mapping of names, or an expression whose value is an object")
         target = scope.lookup(BINDINGS)
         if isinstance(target, dict) and isinstance(values, dict):
             with self._lock:
@@ -1109,18 +1112,19 @@ class Interpreter:
         approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
-            return _selection(default if selected is None else selected, options), str(approval.get("by") or "an approver")
+            return _selection(default if selected is None else selected, options, record=approval), str(approval.get("by") or "an approver")
         if policy is not None:
             verdict = policy.judge(policy.commands if policy.commands is not None else commands)
             if verdict.passes and self.hooks.autonomous_releases(roles):
                 self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
-                return _selection(default, options), "catalyst"
+                return _selection(default, options, record=_record("catalyst", None, verdict.reason, "policy")), "catalyst"
             if not verdict.passes:
                 message = f"{message} ({verdict.reason})"
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
-            self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
-            return _selection(default, options), "catalyst"
+            note = "approved automatically (--mode autonomous)"
+            self.hooks.approve(path, "autonomous", None, "catalyst", note, True, default, subject)
+            return _selection(default, options, record=_record("catalyst", None, note, "autonomous")), "catalyst"
         answer = None
         # Who is at the terminal decides whether ENTER may release a role-restricted pause.
         who = self.hooks.terminal_approver(roles) if self.hooks.ask is not None else None
@@ -1132,7 +1136,7 @@ class Interpreter:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject, person=policy is not None)
         selected, text = answer
         self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
-        return _selection(selected, options, text), who[0]
+        return _selection(selected, options, text, record=_record(who[0], who[1], text, "terminal")), who[0]
 
     # -- gates: `checkpoint:` before or after a step ------------------------------------------------------------
 
@@ -1259,8 +1263,19 @@ def gate_message(gate: ir.Gate, sid: str, command: str | None = None) -> str:
     return f"approve before {sid} runs" + (f": {command}" if command else "")
 
 
-def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:
-    return {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
+def _selection(selected: Any, options: list, text: str | None = None, record: dict | None = None) -> dict[str, Any]:
+    """A checkpoint's result; `approval` says who passed it, in which role, when, with what
+    note and how (a person at the terminal, `catalyst approve`, a token, autonomous mode, its
+    rules), so later steps can route on the decision (cleo's `__lastApproval`)."""
+    result = {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
+    if record is not None:
+        result["approval"] = {"by": record.get("by"), "role": record.get("role"), "at": record.get("at"),
+                              "note": record.get("comment"), "via": record.get("via")}
+    return result
+
+
+def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[str, Any]:
+    return {"by": by, "role": role, "at": utc_now(), "comment": comment, "via": via}
 
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:

@@ -59,3 +59,50 @@ def test_the_checker_types_bindings_and_refuses_inputs_and_steps_that_would_hide
     assert result.exit_code == 1
     assert result.output.count("C614") == 2
     assert "'bindings' expects" in result.output
+
+
+SPREAD = """
+    name: spread
+    description: a step merges every key of an object it produced
+    owner: Engineer
+    steps:
+      - name: report
+        var: r
+        value: {passed: true, count: 3}
+        bindings: "${{ r }}"
+      - name: gate
+        checkpoint: "ok?"
+        bindings:
+          approval: "${{ gate.approval }}"
+      - name: text
+        var: t
+        value: "not an object"
+        bindings: "${{ JSON.parse(JSON.stringify(t)) }}"
+      - log-info: "never ${{ bindings.count }}"
+"""
+
+
+def test_a_bindings_expression_merges_every_key_of_an_object_and_refuses_anything_else(project):
+    project.playbook("spread", SPREAD)
+    run = project.run("spread", "--mode", "autonomous")
+    assert run.exit_code == 2, run.output
+    assert "InvalidBindings" in run.output and "a string" in run.output
+    assert project.snapshot()["approvals"][-1]["via"] == "autonomous"
+    gate = project.step("gate")
+    assert gate["result"]["approval"]["via"] == "autonomous" and gate["result"]["approval"]["by"] == "catalyst"
+    assert gate["result"]["approval"]["at"].endswith("Z")
+    assert "never" not in run.output
+
+
+def test_the_checker_refuses_a_bindings_expression_that_is_not_an_object(project):
+    project.playbook("typed", """
+        name: typed
+        description: a text is not an object to merge
+        owner: Engineer
+        steps:
+          - var: t
+            value: "text"
+            bindings: "${{ t }}"
+    """)
+    result = project.cli("check", "playbooks/typed.yaml")
+    assert result.exit_code == 1 and "C502" in result.output
