@@ -328,7 +328,10 @@ class Reader:
             node.ensures_keys = tuple(s for s, _ in self.strings(ek.get("outputFiles"), "ensures.outputFiles"))
             if "exitCode" in ek and not (isinstance(ek["exitCode"][1], YScalar) and type(ek["exitCode"][1].value) is int):
                 self.sink.report("C302", f"`ensures.exitCode` is a whole number, not {kind_of(ek['exitCode'][1])}", head_span(ek["exitCode"][1]), help="write `exitCode: 0`")
+            elif "exitCode" in ek:
+                node.ensures_exit_code = ek["exitCode"][1].value
             schema = self.text(ek.get("schema"), "ensures.schema")
+            node.ensures_schema = schema
             if schema is not None and schema not in SCHEMAS:
                 self.sink.report("C954", f"`ensures.schema: {schema}` is not a schema cleo knows", ek["schema"][1].span,
                                  help=suggest(schema, SCHEMAS) or f"the schemas are: {', '.join(SCHEMAS)}")

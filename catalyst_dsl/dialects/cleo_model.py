@@ -50,6 +50,8 @@ class Node:
     requires_from: Optional[YScalar] = None
     requires_fields: tuple[str, ...] = ()
     ensures_keys: tuple[str, ...] = ()
+    ensures_schema: Optional[str] = None
+    ensures_exit_code: Optional[int] = None
     cap: Optional[int] = None
     inject_into: Optional[YScalar] = None
     escalate: bool = False
