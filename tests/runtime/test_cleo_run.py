@@ -7,6 +7,7 @@ Each test writes `.cleo/playbooks/<name>.cantbook` and drives `catalyst` in-proc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -461,3 +462,43 @@ nodes:
     assert (project / "out" / "one").read_text() == "x"  # completed before the kill: not run again
     assert (project / "out" / "two").read_text() == "xx"  # in flight: run again
     assert (project / "out" / "three").read_text() == "x"
+
+
+# -- export in cleo's shape ----------------------------------------------------------------------------------
+
+
+def test_runs_export_format_cleo_writes_the_run_and_approval_rows(cleo):
+    book(cleo, "gated", GATED)
+    assert cleo.run("gated", "--mode", "autonomous", version="2.0").exit_code == 4
+    run_id = cleo.run_id()
+    paused = json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)
+    [row] = paused["playbook_runs"]
+    assert (row["status"], row["current_node"], row["iteration_counts"]) == ("paused", "review", {"build": 1})
+    assert row["bindings"]["inputs"] == {"version": "2.0"} and row["bindings"]["build_exitCode"] == 0
+    [pending] = paused["playbook_approvals"]
+    assert (pending["node_id"], pending["status"], pending["auto_passed"], pending["reason"]) == ("review", "pending", 0, "Publish 2.0? (its policy asks for a person)")
+    assert cleo.cli("approve", run_id, "--as", "Engineer", "--by", "ana", "--comment", "go").exit_code == 0
+    assert cleo.cli("resume", run_id).exit_code == 0
+    done = json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)
+    [row] = done["playbook_runs"]
+    assert row["status"] == "completed" and row["current_node"] is None and row["completed_at"]
+    assert row["playbook_hash"] == hashlib.sha256((cleo.root / ".cleo/playbooks/gated.cantbook").read_bytes()).hexdigest()
+    assert row["bindings"]["__lastApproval"]["approver"] == "ana"
+    [approved] = done["playbook_approvals"]  # the programs' own effect approvals are not cleo's
+    assert (approved["node_id"], approved["status"], approved["approver"], approved["reason"]) == ("review", "approved", "ana", "go")
+    assert approved == json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)["playbook_approvals"][0]  # stable ids
+
+
+def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_refuses_native_runs(cleo):
+    book(cleo, "contract", CONTRACT.format(consume=py("pass"), after=py("pass"), handlers=""))
+    answers(cleo, producer={"other": 1})
+    assert cleo.run("contract", "--mode", "autonomous").exit_code == 2
+    exported = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)
+    assert exported["playbook_runs"][0]["status"] == "failed" and "requires check 1" in exported["playbook_runs"][0]["error_context"]
+    [violation] = exported["contract_violations"]
+    assert (violation["nodeId"], violation["field"], violation["playbookName"]) == ("consume", "requires", "contract")
+    cleo.playbook("native", "name: native\ndescription: d\nowner: Engineer\nsteps:\n  - log-info: hi\n")
+    assert cleo.run("native").exit_code == 0
+    native = sorted(p.name[4:-5] for p in cleo.snapshot_files() if "native" in p.name)[-1]
+    refused = cleo.cli("runs", "export", native, "--format", "cleo")
+    assert refused.exit_code == 1 and "not a cleo cantbook" in refused.output
