@@ -200,7 +200,7 @@ def test_release_lite_lowers_its_gate_contract_and_identity():
     assert publish.config.get("agent") == ir.Lit("release-lead")
     assert publish.ensures.code == "ContractViolation"
     # the handler `contract_violation: abort` stops at once, whatever the cap
-    assert dict(publish.error_policy.by_code)["ContractViolation"] == ir.PolicyAction("Stop")
+    assert dict(publish.error_policy.by_code)["ContractViolation"] == ir.PolicyAction("Stop", message="Publishing did not report success; stop here.")
     assert pb.inputs[1].default == ir.Lit("latest") and not pb.inputs[1].required
 
 

@@ -62,6 +62,7 @@ class Lowerer:
         self.loop_backs: dict[int, int] = {}
         # The first handler per `on` counts (a second one is C961).
         self.handler = {h.on: HANDLER_ACTIONS[h.action] for h in reversed(book.handlers)}
+        self.message = {h.on: h.message for h in reversed(book.handlers)}
 
     def refuse(self, message: str, span, help: str) -> None:
         self.sink.report("C966", message, span, help=help)
@@ -115,7 +116,7 @@ class Lowerer:
     def handlers(self) -> Optional[ir.ErrorPolicy]:
         if not self.book.handlers:
             return None
-        by_code = tuple((HANDLER_CODES[h.on], ir.PolicyAction(HANDLER_ACTIONS[h.action], span=h.span)) for h in self.book.handlers)
+        by_code = tuple((HANDLER_CODES[h.on], ir.PolicyAction(HANDLER_ACTIONS[h.action], span=h.span, message=h.message)) for h in self.book.handlers)
         return ir.ErrorPolicy(None, by_code)
 
     # -- the walk -----------------------------------------------------------------------------------
@@ -265,11 +266,13 @@ class Lowerer:
         the `agentic_timeout` handler. A node a loop-back block ends fails into the block."""
         cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
         retries = 0 if node.index in self.loop_backs else cap - 1
-        spent = "Stop" if node.index in self.loop_backs else "Inquire" if node.escalate else self.handler.get("iteration_cap_exceeded", "Stop")
-        by_code = [(CONTRACT, ir.PolicyAction(self.handler.get("contract_violation", "Stop")))]
+        looped = node.index in self.loop_backs
+        spent = "Stop" if looped else "Inquire" if node.escalate else self.handler.get("iteration_cap_exceeded", "Stop")
+        spent_message = None if looped or node.escalate else self.message.get("iteration_cap_exceeded")
+        by_code = [(CONTRACT, ir.PolicyAction(self.handler.get("contract_violation", "Stop"), message=self.message.get("contract_violation")))]
         if node.type == "agentic" and "agentic_timeout" in self.handler:
-            by_code.append(("StepTimeout", ir.PolicyAction(self.handler["agentic_timeout"], retries)))
-        return ir.ErrorPolicy(ir.PolicyAction(spent, retries), tuple(by_code))
+            by_code.append(("StepTimeout", ir.PolicyAction(self.handler["agentic_timeout"], retries, message=self.message["agentic_timeout"])))
+        return ir.ErrorPolicy(ir.PolicyAction(spent, retries, message=spent_message), tuple(by_code))
 
     def contracts(self, node: Node) -> tuple[Optional[ir.Checks], Optional[ir.Checks]]:
         """The node's `requires`/`ensures` and the contracts of the edges around it (B4.6), as

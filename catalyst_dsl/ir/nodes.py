@@ -126,6 +126,9 @@ class PolicyAction:
     action: str  # Stop | Continue | SilentlyContinue | Ignore | Inquire | Suspend
     retry_count: int = 0
     span: Optional[Span] = _span()
+    #: What to tell the person once the retries are spent: the fix of a failure that stops
+    #: the run, part of an Inquire's question, beside a failure the run continues past.
+    message: Optional[str] = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen

@@ -497,7 +497,7 @@ class Interpreter:
             error.step = error.step or sid
             self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
             policy = self._policy(step, frame, error)
-            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
+            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started, policy.message)
             return False
 
     def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
@@ -591,7 +591,7 @@ class Interpreter:
                     self.events.message("warning", f"{sid} failed ({error.code}: {error.message}); attempt {attempt + 1} of {policy.retry_count + 1} in {delay:g}s", sid, depth=frame.depth)
                     time.sleep(delay)
                     continue
-                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started)
+                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started, policy.message)
                 return None
             finally:
                 if deadline is not None:
@@ -654,9 +654,15 @@ class Interpreter:
             raise StepError("StepTimeout", "the enclosing step's timeout passed before this step could start")
 
     def _apply_policy(self, action: str, error: StepError, step: ir.Step, frame: Frame, scope: Scope, path: str,
-                      sid: str, attempt: int, started: float) -> None:
+                      sid: str, attempt: int, started: float, message: str | None = None) -> None:
         seconds = time.monotonic() - started
         detail = f"{error.code}: {error.message}"
+        if message:
+            # The policy's own words: the fix of a failure that stops the run, else beside it.
+            if action in ("Stop", "SilentlyContinue"):
+                error.guidance = self.hooks.mask(message)
+            else:
+                detail = f"{detail} ({self.hooks.mask(message)})"
         if action == "Inquire":
             # Only a person accepts a failure: autonomous mode pauses here too, since going
             # on by itself would turn the failure into a success nobody decided.

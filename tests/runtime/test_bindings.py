@@ -106,3 +106,30 @@ def test_the_checker_refuses_a_bindings_expression_that_is_not_an_object(project
     """)
     result = project.cli("check", "playbooks/typed.yaml")
     assert result.exit_code == 1 and "C502" in result.output
+
+
+def test_an_error_policy_message_is_the_fix_of_a_stop_and_shown_beside_a_continue(project):
+    project.playbook("told", """
+        name: told
+        description: error policies with their own words
+        owner: Engineer
+        steps:
+          - throw: {code: Broken, message: "it broke"}
+            errorPolicy: {default: {action: Continue, message: "carry on regardless"}}
+          - throw: {code: Broken, message: "it broke again"}
+            errorPolicy: {Broken: {action: Stop, message: "call the on-call engineer"}}
+    """)
+    run = project.run("told")
+    assert run.exit_code == 2, run.output
+    assert "it broke (carry on regardless)" in run.output
+    assert "fix: call the on-call engineer" in run.output
+    project.playbook("wrong", """
+        name: wrong
+        description: a message that is not text
+        owner: Engineer
+        steps:
+          - log-info: hi
+            errorPolicy: {default: {action: Stop, message: [a]}, Other: {action: Stop, mesage: x}}
+    """)
+    checked = project.cli("check", "playbooks/wrong.yaml")
+    assert checked.exit_code == 1 and "C302" in checked.output and "C202" in checked.output

@@ -215,6 +215,8 @@ def test_a_broken_contract_goes_through_its_handler(cleo, action, exit_code, con
     assert run.exit_code == exit_code, run.output
     assert "ContractViolation" in run.output
     assert cleo.exists("out/consumed") is consumed and cleo.exists("out/after") is after
+    if action is not None:
+        assert "no wanted key" in run.output  # the handler's message is shown (cleo never shows it)
     assert len(agent_calls(cleo)) == 1  # a contract is not retried like a failed attempt
 
 
