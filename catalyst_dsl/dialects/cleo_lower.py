@@ -302,7 +302,8 @@ class Lowerer:
             edge = book.edges[outgoing[0]]
             if edge.requires and len(graph.into[edge.target]) != 1:
                 after += [self.produced(node, k) for k in edge.requires]
-        return _checks(before, node), _checks(after, node)
+        # A key both the node and an edge into it require is checked once.
+        return _checks(list(dict.fromkeys(before)), node), _checks(list(dict.fromkeys(after)), node)
 
     def produced(self, node: Node, key: str) -> str:
         """Whether `key` is in the context once the node's output is merged (ensures run

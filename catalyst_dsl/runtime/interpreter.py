@@ -444,7 +444,9 @@ class Interpreter:
                                      "roles": list(frame.playbook.reviewers.required)}
                 if verdict is not None:
                     entry["approval"]["policy"] = verdict.reason
-            return _selection(config.get("default"), list(config.get("options") or []))
+            # Who would pass it is not known before the run.
+            unknown = {"by": UNKNOWN, "role": UNKNOWN, "at": UNKNOWN, "comment": UNKNOWN, "via": UNKNOWN}
+            return _selection(config.get("default"), list(config.get("options") or []), record=unknown)
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
         if spec.what_if is WhatIf.UNKNOWN:
@@ -622,6 +624,10 @@ class Interpreter:
         if not isinstance(values, dict) and not contains_unknown(values):
             raise StepError("InvalidBindings", f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
                             guidance="give `bindings:` a mapping of names, or an expression whose value is an object")
+        if values is UNKNOWN:
+            # A what-if does not know which keys an object it cannot compute would bring.
+            scope.assign(BINDINGS, UNKNOWN)
+            return
         target = scope.lookup(BINDINGS)
         if isinstance(target, dict) and isinstance(values, dict):
             with self._lock:

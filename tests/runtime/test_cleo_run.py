@@ -504,3 +504,23 @@ def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_
     native = sorted(p.name[4:-5] for p in cleo.snapshot_files() if "native" in p.name)[-1]
     refused = cleo.cli("runs", "export", native, "--format", "cleo")
     assert refused.exit_code == 1 and "not a cleo cantbook" in refused.output
+
+
+# -- what-if and golden plans ------------------------------------------------------------------------------
+
+
+def test_a_what_if_of_a_cantbook_lists_its_checks_and_pause_and_replans_the_same(cleo):
+    from catalyst_dsl.report import plan as plan_report
+
+    book(cleo, "triage", TRIAGE)
+    (cleo.root / "golden").mkdir()
+    shown = cleo.run("triage", "--what-if", "--what-if-report", "golden/triage.plan.json", taskId="T1")
+    assert shown.exit_code == 0, shown.output
+    # the agent is never asked, so the context after it is unknown, not missing
+    assert 'requires: ${{ Object.keys(bindings).includes("complexity") }} (unknown now)' in shown.output
+    assert not agent_calls(cleo)
+    golden = json.loads(cleo.read("golden/triage.plan.json"))
+    assert plan_report.canonical_json(plan_report.with_hash(plan_report.replan(cleo.root, golden))) == cleo.read("golden/triage.plan.json")
+    book(cleo, "gated", GATED)
+    gated = cleo.run("gated", "--what-if", version="1")
+    assert "⏸ review (checkpoint)" in gated.output and "Publish 1?" in gated.output
