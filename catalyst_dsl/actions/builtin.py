@@ -62,7 +62,8 @@ APPROVAL_RECORD = obj(by=STRING, role=union(STRING, NULL), at=STRING, note=union
 #: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
 APPROVAL_POLICY = union(
     EnumT(("human",)),
-    obj(rules=req(ArrayT(POLICY_RULE)), commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent")),
+    obj(rules=req(union(ArrayT(POLICY_RULE), EnumT(("project",))), "the rules, or `project`: the approval-rules setting"),
+        commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent")),
 )
 
 

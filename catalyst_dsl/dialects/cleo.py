@@ -297,7 +297,8 @@ class Reader:
             self.text(keys.get("prompt"), "prompt", required_in=item)
             policy = self.enum(keys.get("policy"), "policy", POLICIES)
             if policy in ("permissive", "custom"):
-                self.sink.report("C963", f"`policy: {policy}`: cleo ignores `policy`; catalyst lets this gate pass by itself only when the rules approve every command up to the next gate",
+                rules = "cleo's default rules" if policy == "permissive" else "the project's approval-rules setting"
+                self.sink.report("C963", f"`policy: {policy}`: cleo ignores `policy`; catalyst lets this gate pass by itself only when {rules} approve every command up to the next gate",
                                  keys["policy"][1].span, help="write `policy: conservative` (or leave it out) to always ask a person")
         return node
 

@@ -19,8 +19,8 @@ from typing import Optional
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
 from catalyst_dsl.dialects.cleo_model import DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
-from catalyst_dsl.dialects.cleo_policy import DEFAULT_RULES
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
@@ -229,16 +229,19 @@ class Lowerer:
                        ensures=ensures, bindings=ir.MapV((ir.Entry("__lastApproval", last),)))
 
     def gate_policy(self, node: Node) -> ir.Value:
-        """`conservative` (the default) and `custom` need a person; `permissive` passes by
-        itself when cleo's default rules auto-approve every program up to the next gate."""
+        """`conservative` (the default) needs a person; `permissive` passes by itself when
+        cleo's default rules auto-approve every program up to the next gate, `custom` when the
+        project's `approval-rules` setting does (B4.10)."""
         policy = node.keys.get("policy", (None, None))[1]
-        if not (isinstance(policy, YScalar) and policy.value == "permissive"):
+        kind = policy.value if isinstance(policy, YScalar) else None
+        if kind not in ("permissive", "custom"):
             return ir.Lit("human")
-        rules = tuple(ir.MapV((ir.Entry("action", ir.Lit(r.action)), ir.Entry("reason", ir.Lit(r.reason)),
-                               ir.Entry("pattern", ir.Lit(("(?i)" if r.pattern.flags & re.IGNORECASE else "") + r.pattern.pattern))))
-                      for r in DEFAULT_RULES)
+        rules: ir.Value = ir.Lit("project")
+        if kind == "permissive":
+            rules = ir.ListV(tuple(ir.MapV((ir.Entry("action", ir.Lit(a)), ir.Entry("reason", ir.Lit(r)), ir.Entry("pattern", ir.Lit(p))))
+                                   for a, r, p in DEFAULT_RULES))
         commands = tuple(ir.Lit(c) for c in self.guarded_commands(node))
-        return ir.MapV((ir.Entry("rules", ir.ListV(rules)), ir.Entry("commands", ir.ListV(commands))))
+        return ir.MapV((ir.Entry("rules", rules), ir.Entry("commands", ir.ListV(commands))))
 
     def guarded_commands(self, gate: Node) -> list[str]:
         """The command lines of the deterministic nodes after `gate` up to the next gate or the

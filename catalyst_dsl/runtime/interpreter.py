@@ -365,7 +365,7 @@ class Interpreter:
         """A gate's entry in a plan: it would pause (the plan goes on as if answered yes),
         or its approval rules would pass it by themselves."""
         flag = self.plan.open(paths.join(path, "before" if gate.when == "before" else "checkpoint"), sid, "checkpoint")
-        policy = policy_of(gate.policy)
+        policy = policy_of(gate.policy, self._project_rules())
         verdict = policy.judge(policy.commands if policy.commands is not None else step_commands(step)) if policy is not None else None
         if verdict is not None and verdict.passes:
             flag["change"], flag["reason"] = "no-op", verdict.reason
@@ -434,7 +434,7 @@ class Interpreter:
             # Where the kernel would let it write (a write path the plan cannot know is left out).
             entry["confinement"] = frame.gateway.confinement(declared).shown()
         if action == "checkpoint":
-            policy = policy_of(step.config.get("policy"))
+            policy = policy_of(step.config.get("policy"), self._project_rules())
             verdict = policy.judge(policy.commands or ()) if policy is not None else None
             if verdict is not None and verdict.passes:
                 entry["change"], entry["reason"] = "no-op", verdict.reason
@@ -708,6 +708,10 @@ class Interpreter:
             error.path, error.fingerprint = path, paths.fingerprint(step)
         raise error
 
+    def _project_rules(self) -> tuple[dict, ...]:
+        """The `approval-rules` setting, for policies that say `rules: project`."""
+        return tuple(getattr(self.settings, "approval_rules", ()) or ())
+
     def _policy(self, step: ir.Step, frame: Frame, error: StepError) -> ir.PolicyAction:
         for policy in (step.error_policy, frame.playbook.error_policy):
             if policy is None:
@@ -782,7 +786,7 @@ class Interpreter:
             config = self._config(step, env)
             options = list(config.get("options") or [])
             selection, by = self.answer(path, sid, str(config.get("message") or "approve to continue"), options, config.get("default"), frame,
-                                        policy=policy_of(step.config.get("policy")))
+                                        policy=policy_of(step.config.get("policy"), self._project_rules()))
             if any(isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected") for o in options):
                 raise Cancelled(by, f"{sid}: answered {selection.get('selected')} at its checkpoint")
             return selection
@@ -1162,7 +1166,7 @@ class Interpreter:
         message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
         where = paths.join(path, "before" if gate.when == "before" else "checkpoint")
         selection, by = self.answer(where, sid, message, gate_options(gate), "yes", frame,
-                                    policy=policy_of(gate.policy), commands=step_commands(step))
+                                    policy=policy_of(gate.policy, self._project_rules()), commands=step_commands(step))
         chosen = str(selection.get("selected"))
         if chosen == "abort":
             raise Cancelled(by, f"{sid}: answered abort at its checkpoint" + (f" ({selection['textInput']})" if selection.get("textInput") else ""))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -524,3 +525,28 @@ def test_a_what_if_of_a_cantbook_lists_its_checks_and_pause_and_replans_the_same
     book(cleo, "gated", GATED)
     gated = cleo.run("gated", "--what-if", version="1")
     assert "⏸ review (checkpoint)" in gated.output and "Publish 1?" in gated.output
+
+
+def test_a_custom_gate_passes_by_the_projects_approval_rules(cleo):
+    book(cleo, "custom", f"""version: "1.0"
+name: custom
+nodes:
+  - id: gate
+    type: approval
+    policy: custom
+    prompt: "Run the linter?"
+  - id: lint
+    type: deterministic
+{py("pass")}    depends: [gate]
+""")
+    assert cleo.run("custom", "--mode", "autonomous").exit_code == 4  # no project rules: a person decides
+    assert cleo.cli("cancel", cleo.run_id(), "--reason", "rules coming").exit_code == 0
+    cleo.settings(cleo.read("catalyst.toml") + f"""
+[[approval-rules]]
+action = "auto-approve"
+reason = "our-python"
+pattern = '^{re.escape(sys.executable)} -c pass$'
+""")
+    run = cleo.run("custom", "--mode", "autonomous")
+    assert run.exit_code == 0, run.output
+    assert "passed by its approval rules" in run.output and "(our-python)" in run.output
