@@ -342,6 +342,10 @@ class Lowerer:
             named = {k.text for k, _ in keys["inputs"][1].pairs}
             entries = [e for e in entries if e.key not in named]
             entries += [ir.Entry(k.text, self.text(v, t.ANY), span=k.span) for k, v in keys["inputs"][1].pairs if isinstance(v, YScalar)]
+        if node.index in self.loop_backs.values():
+            # The node a loop-back starts again from hears why (cleo puts these in the context).
+            entries += [ir.Entry("__lastError", _expression("__lastError", node.map.span, t.ANY)),
+                        ir.Entry("__lastFailedNode", _expression("__lastError == null ? null : __lastError.step", node.map.span, t.ANY))]
         config.append(ir.Entry("context", ir.MapV(tuple(entries))))
         for cleo_key, key in (("allowed_tools", "tools"), ("allowed_skills", "skills"), ("context_files", "readPaths")):
             if isinstance(keys.get(cleo_key, (None, None))[1], YSeq):

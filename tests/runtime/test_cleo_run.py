@@ -307,7 +307,11 @@ def test_an_inject_into_loop_runs_the_block_again_and_ends(cleo):
     answers(cleo, implementer={"code": 1}, validator=["fail", "fail", {"passed": True}], shipper={})
     run = cleo.run("loop", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
-    assert [c["who"] for c in agent_calls(cleo)] == ["implementer", "validator"] * 3 + ["shipper"]
+    calls = agent_calls(cleo)
+    assert [c["who"] for c in calls] == ["implementer", "validator"] * 3 + ["shipper"]
+    # the node the loop goes back to hears why: nothing the first time, then the validator's failure
+    assert calls[0]["context"]["__lastError"] is None
+    assert calls[2]["context"]["__lastFailedNode"] == "validate" and calls[2]["context"]["__lastError"]["code"] == "AIAdapterError"
 
 
 def test_an_inject_into_loop_that_keeps_failing_stops_at_the_cap(cleo):
