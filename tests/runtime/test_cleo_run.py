@@ -392,6 +392,7 @@ nodes:
     run = cleo.run("qa", "--mode", "autonomous")
     assert "passed by its approval rules" in run.output and "safe-cleo-read" in run.output
     assert "CommandNotFound: the program `cleo` is not installed" in run.output  # named, never a traceback
+    assert "fix: install `cleo`" in run.output
     book(cleo, "qa", text.replace("args: [verify]", "args: [push]").replace("command: cleo", "command: git"))
     assert cleo.run("qa", "--mode", "autonomous").exit_code == 4
 
