@@ -411,3 +411,51 @@ nodes:
     inputs = {i.name: i for i in compile_bytes(text, "typed.cantbook").playbook.inputs}
     assert [inputs[n].type for n in ("count", "tags", "options", "who")] == ["number", "array", "object", "string"]
     assert inputs["tags"].default == ir.ListV((ir.Lit("a"), ir.Lit("b")))
+
+
+def _loops(*pairs: tuple[str, str], count: int = 5) -> bytes:
+    """A chain n0 → n1 → … whose node N loops back to T for each (N, T) given."""
+    lines = ['version: "1.0"', "name: loops", "nodes:"]
+    back = dict(pairs)
+    for i in range(count):
+        lines += [f"  - id: n{i}", "    type: agentic", "    skill: s"]
+        if i:
+            lines.append(f"    depends: [n{i - 1}]")
+        if f"n{i}" in back:
+            lines += ["    on_failure:", f"      inject_into: {back[f'n{i}']}", "      max_iterations: 2"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _shape(steps, depth=0) -> list[str]:
+    lines = []
+    for step in steps:
+        lines.append("  " * depth + (step.name or step.action))
+        inner = step.config.get("steps")
+        if isinstance(inner, ir.StepsV):
+            lines += _shape(inner.steps, depth + 1)
+    return lines
+
+
+def test_loop_backs_become_retry_blocks_inner_ones_inside_outer_ones():
+    pb = compile_bytes(_loops(("n3", "n1"), ("n4", "n0"), ("n2", "n1")), "loops.cantbook").playbook
+    assert pb.unrunnable == ()
+    assert _shape(pb.steps) == ["retry-block", "  n0", "  retry-block", "    retry-block", "      n1", "      n2", "    n3", "  n4"]
+    outer = pb.steps[0]
+    assert outer.config.get("maxAttempts") == ir.Lit(2)
+    n4 = outer.config.get("steps").steps[-1]
+    assert n4.error_policy.default.retry_count == 0  # its attempts are the block's
+
+
+def test_loop_backs_that_overlap_without_nesting_are_refused():
+    result = compile_bytes(_loops(("n2", "n0"), ("n3", "n1")), "loops.cantbook")
+    assert [d.code for d in result.diagnostics if d.code == "C966"] == ["C966"]
+    assert "crosses" in next(d.message for d in result.diagnostics if d.code == "C966")
+
+
+@pytest.mark.slow
+def test_thousands_of_loop_backs_are_lowered_without_walking_the_chain_for_each():
+    count = 4_000
+    pairs = tuple((f"n{i}", f"n{i - 1}") for i in range(1, count, 2))  # n1→n0, n3→n2, …: side by side
+    result = compile_bytes(_loops(*pairs, count=count), "loops.cantbook")
+    assert [d for d in result.diagnostics if d.severity.value == "error"] == []
+    assert len(result.playbook.steps) == count // 2 and {s.action for s in result.playbook.steps} == {"retry-block"}

@@ -157,32 +157,58 @@ class Lowerer:
     def wrap_loop_backs(self, items: list[Item]) -> list[Item]:
         """Each `inject_into` whose node and target are both among `items` becomes a retry-block
         from the target's step to the node's (C-6): the node has max(cap, 1) attempts in the
-        whole run, loop-backs included, then IterationCapExceeded (B4.7)."""
-        for n, target in self.loop_backs.items():
-            if n in self.looped or self.refused:
-                continue
-            first = next((i for i, (_, ns) in enumerate(items) if target in ns), None)
-            last = next((i for i, (_, ns) in enumerate(items) if n in ns), None)
-            if first is None or last is None:
-                continue  # an enclosing region holds both, or none does (reported at the end)
-            node = self.book.nodes[n]
-            if first >= last:
+        whole run, loop-backs included, then IterationCapExceeded (B4.7).
+
+        Inner loops are wrapped first (by the node's position); wrapped items are merged into
+        the block's first one through a union-find over positions and a list of the positions
+        still standing, so each item is walked over once however many loops there are."""
+        where: dict[int, int] = {}
+        for i, (_, nodes) in enumerate(items):
+            for n in nodes:
+                where[n] = i
+        loops = sorted((where[n], n) for n in where if n in self.loop_backs and n not in self.looped and self.loop_backs[n] in where)
+        if not loops or self.refused:
+            return items
+        steps = [step for step, _ in items]
+        held = [set(nodes) for _, nodes in items]
+        parent = list(range(len(items)))
+        after = list(range(1, len(items) + 1))  # the next position still standing
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for _, n in loops:
+            node, target = self.book.nodes[n], self.loop_backs[n]
+            first, last = find(where[target]), find(where[n])
+            # The block starts at the target's own step: not inside a branch, nor inside the
+            # block of a loop that starts earlier (two loops that overlap without nesting).
+            if first != where[target] or items[first][1] != {target} or first >= last:
                 self.refuse(f"the loop back from '{node.id}' to '{node.inject_into.value}' crosses a branch or another loop-back",
                             node.inject_into.span, help="loop back to an earlier node of the same chain, one loop-back inside another at most")
-                continue
+                return items
             self.looped.add(n)
+            block, j = [], first
+            while j <= last:
+                block.append(steps[j])
+                if j != first:
+                    parent[j] = first
+                    held[first] |= held[j]
+                j = after[j]
+            after[first] = j
             cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
-            block = tuple(s for s, _ in items[first:last + 1])
-            held: set = set()
-            for _, nodes in items[first:last + 1]:
-                held |= nodes
             policy = ir.ErrorPolicy(ir.PolicyAction("Inquire")) if node.escalate else None
-            step = ir.Step("retry-block", ir.MapV((
-                ir.Entry("steps", ir.StepsV(block)),
+            steps[first] = ir.Step("retry-block", ir.MapV((
+                ir.Entry("steps", ir.StepsV(tuple(block))),
                 ir.Entry("maxAttempts", ir.Lit(cap)),
             )), error_policy=policy, span=node.inject_into.span)
-            items[first:last + 1] = [(step, held)]
-        return items
+        standing, j = [], 0
+        while j < len(items):
+            standing.append((steps[j], held[j]))
+            j = after[j]
+        return standing
 
     def cascade(self, node: Node, branches: list[tuple[Edge, list[ir.Step]]]) -> ir.Step:
         """`if g1 … else if g2 … else throw RoutingFailed` over the out-edges of `node`."""
