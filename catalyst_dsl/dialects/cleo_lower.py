@@ -12,6 +12,7 @@ policy (C-7), and an agentic node an `ai-prompt` with its agent identity (C-4, C
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Optional
@@ -465,8 +466,14 @@ def _ref(node_id: str) -> str:
 
 def _expression(text: str, span, expected: t.Type = t.BOOLEAN) -> ir.Tmpl:
     expression = "${{ " + text + " }}"
-    parsed = parse_template(expression)
-    return ir.Tmpl(expression, parsed.parts, span=span, expected=expected)
+    return ir.Tmpl(expression, _parsed(expression).parts, span=span, expected=expected)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expression: str):
+    """An expression this module writes, parsed once: the same few texts recur on every
+    node (`bindings`, a guard on one field, a key's check). The parts are immutable."""
+    return parse_template(expression)
 
 
 def _checks(texts: list[str], node: Node) -> Optional[ir.Checks]:
@@ -501,7 +508,7 @@ def _guard(guard: Guard, inputs: set[str]) -> Optional[ir.Tmpl]:
     if op == "notEquals":
         text = f"!{text}"
     expression = "${{ " + text + " }}"
-    parsed = parse_template(expression)
+    parsed = _parsed(expression)
     if parsed.errors:  # not expected: every piece above is written to parse; never a crash
         return None
     return ir.Tmpl(expression, parsed.parts, span=guard.node.span, expected=t.BOOLEAN)
