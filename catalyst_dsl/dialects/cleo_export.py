@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Optional
 
+from catalyst_dsl.dialects.cleo_lower import REQUIRES_CHECK
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.snapshot import Approval, RunState, StepRecord
@@ -53,7 +54,7 @@ def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[by
         "playbook_runs": [run],
         "playbook_approvals": approvals(state, steps),
         "contract_violations": [
-            {"timestamp": f.at, "runId": state.run_id, "nodeId": f.step, "field": "ensures" if f.message.startswith("ensures") else "requires",
+            {"timestamp": f.at, "runId": state.run_id, "nodeId": _node_of_check(f.step), "field": "ensures" if f.message.startswith("ensures") else "requires",
              "key": f.message, "message": f.message, "playbookName": state.playbook.name}
             for f in state.failures if f.code == "ContractViolation"
         ],
@@ -89,6 +90,12 @@ class _StepsOf:
         if step is not None:
             return step.action == "checkpoint" and path == _step_path(path)
         return path.rsplit("/", 1)[-1].isdigit()
+
+
+def _node_of_check(step: Optional[str]) -> Optional[str]:
+    """The node whose `requires` an `inject_hint` check step checked, else the step itself."""
+    suffix = REQUIRES_CHECK.format("")
+    return step[: -len(suffix)] if step and step.endswith(suffix) else step
 
 
 def _step_path(path: str) -> str:

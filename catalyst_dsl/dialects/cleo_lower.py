@@ -17,6 +17,8 @@ import json
 import re
 from typing import Optional
 
+import attrs
+
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
 from catalyst_dsl.dialects.cleo_model import DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
@@ -38,6 +40,8 @@ REJECTED = "ApprovalRejected"
 #: The answers of an approval node: `approve` (the default: ENTER, an approval without
 #: `--select`) and `reject`, which fails the run as cleo's rejectGate does (B4.10).
 APPROVAL_OPTIONS = ("approve", "reject")
+#: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
+REQUIRES_CHECK = "{} (requires)"
 #: What a node merges into the context: an object, any keys.
 _OBJECT = t.ObjectT((), t.ANY)
 
@@ -138,7 +142,11 @@ class Lowerer:
                             node.id_span, help="route both branches through a common node first, or duplicate the node")
                 break
             self.emitted[current] = True
-            items.append((self.step(node), {current}))
+            step = self.step(node)
+            if step.requires is not None and self.handler.get("contract_violation") == "Continue":
+                items.append((self.hint(node, step.requires), set()))
+                step = attrs.evolve(step, requires=None)
+            items.append((step, {current}))
             out = [book.edges[e] for e in graph.out[current]]
             if not out:
                 current = g.EXIT
@@ -254,6 +262,22 @@ class Lowerer:
             f"reason: {ref}.approval.note", f"approvedAt: {ref}.approval.at", f"via: {ref}.approval.via")) + "}", node.map.span, t.ANY)
         return ir.Step("checkpoint", ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
                        ensures=ensures, bindings=ir.MapV((ir.Entry("__lastApproval", last),)))
+
+    def hint(self, node: Node, requires: ir.Checks) -> ir.Step:
+        """`inject_hint` for a broken `requires` (B4.3, B4.8): the violation is recorded and
+        shown, `__contractViolation`, `__lastError`, `__lastFailedNode` and `__hint` are set,
+        and the node runs all the same. A `try` around a step that only checks, whose
+        `catch` binds those keys."""
+        span, message = node.map.span, self.message.get("contract_violation")
+        # Stop: the failure goes to the `catch` beside it, not to the playbook's handler.
+        check = ir.Step("log-debug", ir.MapV((ir.Entry("message", ir.Lit(f"the requires of '{node.id}' hold")),)), requires=requires,
+                        name=REQUIRES_CHECK.format(node.id), error_policy=ir.ErrorPolicy(ir.PolicyAction("Stop")), span=span)
+        keys = [ir.Entry("__contractViolation", _expression("$error.message", span, t.ANY)), ir.Entry("__lastError", _expression("$error", span, t.ANY)),
+                ir.Entry("__lastFailedNode", ir.Lit(node.id)), ir.Entry("__hint", ir.Lit(message))]
+        said = f"'{node.id}' runs although its requires do not hold" + (f": {message}" if message else "")
+        warn = ir.Step("log-warning", ir.MapV((ir.Entry("message", ir.Lit(said)),)), bindings=ir.MapV(tuple(keys)), span=span)
+        catch = ir.MapV((ir.Entry("code", ir.Lit(CONTRACT)), ir.Entry("steps", ir.StepsV((warn,)))))
+        return ir.Step("try", ir.MapV((ir.Entry("steps", ir.StepsV((check,))), ir.Entry("catch", ir.ListV((catch,))))), span=span)
 
     def gate_policy(self, node: Node) -> ir.Value:
         """`conservative` (the default) needs a person; `permissive` passes by itself when

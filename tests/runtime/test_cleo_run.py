@@ -206,7 +206,7 @@ nodes:
     (None, 2, False, False),          # no handler: a broken contract stops the run (cleo would go on)
     ("abort", 2, False, False),
     ("hitl_escalate", 4, False, False),  # a person decides whether to go on
-    ("inject_hint", 0, False, True),     # recorded, the node is passed over, the run goes on
+    ("inject_hint", 0, True, True),      # recorded and shown, the node runs all the same (as in cleo)
 ])
 def test_a_broken_contract_goes_through_its_handler(cleo, action, exit_code, consumed, after):
     handlers = f"error_handlers:\n  - on: contract_violation\n    action: {action}\n    message: no wanted key\n" if action else ""
@@ -218,6 +218,8 @@ def test_a_broken_contract_goes_through_its_handler(cleo, action, exit_code, con
     assert cleo.exists("out/consumed") is consumed and cleo.exists("out/after") is after
     if action is not None:
         assert "no wanted key" in run.output  # the handler's message is shown (cleo never shows it)
+    [violation] = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)["contract_violations"]
+    assert violation["nodeId"] == "consume"
     assert len(agent_calls(cleo)) == 1  # a contract is not retried like a failed attempt
 
 
@@ -555,3 +557,30 @@ pattern = '^{re.escape(sys.executable)} -c pass$'
     run = cleo.run("custom", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
     assert "passed by its approval rules" in run.output and "(our-python)" in run.output
+
+
+def test_inject_hint_runs_the_node_with_the_hint_in_its_context(cleo):
+    book(cleo, "hinted", """version: "1.0"
+name: hinted
+nodes:
+  - id: produce
+    type: agentic
+    skill: producer
+  - id: consume
+    type: agentic
+    skill: consumer
+    requires:
+      fields: [wanted]
+    depends: [produce]
+error_handlers:
+  - on: contract_violation
+    action: inject_hint
+    message: nothing wanted; make do
+""")
+    answers(cleo, producer={"other": 1}, consumer={"done": True})
+    run = cleo.run("hinted", "--mode", "autonomous")
+    assert run.exit_code == 0, run.output
+    assert "'consume' runs although its requires do not hold: nothing wanted; make do" in run.output
+    context = agent_calls(cleo)[1]["context"]["bindings"]
+    assert context["__hint"] == "nothing wanted; make do" and context["__lastFailedNode"] == "consume"
+    assert context["__lastError"]["code"] == "ContractViolation" and "wanted" in context["__contractViolation"]
