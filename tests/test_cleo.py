@@ -459,3 +459,37 @@ def test_thousands_of_loop_backs_are_lowered_without_walking_the_chain_for_each(
     result = compile_bytes(_loops(*pairs, count=count), "loops.cantbook")
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
     assert len(result.playbook.steps) == count // 2 and {s.action for s in result.playbook.steps} == {"retry-block"}
+
+
+def test_a_contract_on_a_guarded_edge_into_a_join_is_checked_in_its_branch():
+    text = b"""version: "1.0"
+name: join
+nodes:
+  - id: a
+    type: agentic
+    skill: s
+  - id: b
+    type: agentic
+    skill: s
+  - id: c
+    type: agentic
+    skill: s
+edges:
+  - from: a
+    to: b
+    when: { field: go, equals: true }
+  - from: a
+    to: c
+    when: { field: go, notEquals: true }
+    contract:
+      requires: [reason]
+  - from: b
+    to: c
+"""
+    result = compile_bytes(text, "join.cantbook")
+    assert [d for d in result.diagnostics if d.severity.value == "error"] == []
+    otherwise = result.playbook.steps[1].config.get("else").steps[0]
+    [check] = otherwise.config.get("then").steps
+    assert check.name == "a → c (contract)" and check.requires.code == "ContractViolation"
+    ensured = text.replace(b"requires: [reason]", b"ensures: [reason]")
+    assert "C966" in {d.code for d in compile_bytes(ensured, "join.cantbook").diagnostics}

@@ -154,7 +154,7 @@ class Lowerer:
                 current = out[0].target
             else:
                 join = self.ipdom[current]
-                branches = [(e, self.region(e.target, join, depth + 1)) for e in out]
+                branches = [(e, self.edge_check(e) + self.region(e.target, join, depth + 1)) for e in out]
                 held: set = set()
                 for _, branch in branches:
                     for _, nodes in branch:
@@ -263,6 +263,18 @@ class Lowerer:
         return ir.Step("checkpoint", ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
                        ensures=ensures, bindings=ir.MapV((ir.Entry("__lastApproval", last),)))
 
+    def edge_check(self, edge: Edge) -> list[Item]:
+        """The `contract.requires` of a guarded edge into a node with other ways in: checked
+        as the first step of the edge's branch, when the walk crosses that edge (B4.6)."""
+        graph = self.book.graph
+        if not edge.requires or len(graph.into[edge.target]) == 1:
+            return []
+        source, target = self.book.nodes[edge.source], self.book.nodes[edge.target]
+        checks = _checks(list(dict.fromkeys(_has(k) for k in edge.requires)), source)
+        step = ir.Step("log-debug", ir.MapV((ir.Entry("message", ir.Lit(f"the contract of '{source.id}' → '{target.id}' holds")),)),
+                       name=f"{source.id} → {target.id} (contract)", requires=checks, span=edge.span)
+        return [(step, set())]
+
     def hint(self, node: Node, requires: ir.Checks) -> ir.Step:
         """`inject_hint` for a broken `requires` (B4.3, B4.8): the violation is recorded and
         shown, `__contractViolation`, `__lastError`, `__lastFailedNode` and `__hint` are set,
@@ -348,7 +360,8 @@ class Lowerer:
                 after += [self.produced(node, k) for k in edge.ensures]
                 continue
             source = book.nodes[edge.source]
-            if edge.ensures or len(graph.out[edge.source]) != 1:
+            # An edge's `requires` out of a branching node is its branch's first step (edge_check).
+            if edge.ensures:
                 self.refuse(f"the contract of the edge '{source.id}' → '{node.id}' cannot be checked on that edge alone: '{node.id}' has other ways in",
                             edge.span, help=f"write the keys as `requires.fields` or `ensures.outputFiles` of '{node.id}'")
         outgoing = graph.out[node.index]
