@@ -446,10 +446,14 @@ def test_loop_backs_become_retry_blocks_inner_ones_inside_outer_ones():
     assert n4.error_policy.default.retry_count == 0  # its attempts are the block's
 
 
-def test_loop_backs_that_overlap_without_nesting_are_refused():
+def test_loop_backs_that_overlap_without_nesting_or_jump_ahead_are_refused():
     result = compile_bytes(_loops(("n2", "n0"), ("n3", "n1")), "loops.cantbook")
-    assert [d.code for d in result.diagnostics if d.code == "C966"] == ["C966"]
+    assert [d.code for d in result.diagnostics if d.severity.value == "error"] == ["C966"]
     assert "crosses" in next(d.message for d in result.diagnostics if d.code == "C966")
+    assert result.playbook.steps == ()  # nothing half-lowered
+    ahead = compile_bytes(_loops(("n1", "n3")), "loops.cantbook")
+    assert [d.code for d in ahead.diagnostics if d.severity.value == "error"] == ["C966"]
+    assert "runs after 'n1'" in next(d.message for d in ahead.diagnostics if d.code == "C966")
 
 
 @pytest.mark.slow

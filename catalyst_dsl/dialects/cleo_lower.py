@@ -86,7 +86,8 @@ class Lowerer:
                     node = book.nodes[n]
                     self.refuse(f"'{node.id}' loops back to '{node.inject_into.value}', which is not before it on the same branch",
                                 node.inject_into.span, help="loop back to a node on the same chain or branch as this one")
-            steps = tuple(step for step, _ in items)
+            # A refused graph keeps no steps: half a lowering would only add diagnostics of its own.
+            steps = tuple(step for step, _ in items) if not self.refused else ()
             if writers and not self.refused:
                 self.sink.report("C967", "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project, never in .git/ or the state directory",
                                  _first_line(book), help="nothing to do; programs stay confined to the project")
@@ -194,6 +195,10 @@ class Lowerer:
             first, last = find(where[target]), find(where[n])
             # The block starts at the target's own step: not inside a branch, nor inside the
             # block of a loop that starts earlier (two loops that overlap without nesting).
+            if where[target] > where[n]:
+                self.refuse(f"`inject_into: {node.inject_into.value}` names a node that runs after '{node.id}': cleo would jump ahead to it, which catalyst does not lower",
+                            node.inject_into.span, help="name an earlier node to loop back to, or route to the later one with an edge")
+                return items
             if first != where[target] or items[first][1] != {target} or first >= last:
                 self.refuse(f"the loop back from '{node.id}' to '{node.inject_into.value}' crosses a branch or another loop-back",
                             node.inject_into.span, help="loop back to an earlier node of the same chain, one loop-back inside another at most")
