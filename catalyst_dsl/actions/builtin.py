@@ -100,7 +100,8 @@ _CONTROL = [
           obj(name=req(STRING, "playbook name or relative path"), inputs=opt(OPEN), inheritPermissions=opt(BOOLEAN)),
           "name", ANY, Effect.CONTROL, WhatIf.CONTROL),
     _spec("retry-block", "control", "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; IterationCapExceeded once they are spent.",
-          obj(steps=req(STEPS), maxAttempts=req(NUMBER, "attempts in all, 1 to 10"), retryOn=opt(ArrayT(STRING), "the error codes that start another attempt")),
+          obj(steps=req(STEPS), maxAttempts=req(NUMBER, "attempts in all, 1 to 10"), retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
+              retryFrom=opt(ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)")),
           "steps", obj(attempts=NUMBER), Effect.CONTROL, WhatIf.CONTROL),
 ]
 

@@ -359,6 +359,14 @@ class ReferenceChecker:
         steps = step.config.get("steps")
         if isinstance(steps, ir.StepsV):
             self.walk(steps.steps, body)
+        sources = step.config.get("retryFrom")
+        self.value(sources, scope)
+        if isinstance(sources, ir.ListV) and isinstance(steps, ir.StepsV):
+            names = {inner.name for top in steps.steps for inner in ir.steps_within(top) if inner.name}
+            for source in sources.items:
+                if isinstance(source, ir.Lit) and isinstance(source.value, str) and source.value not in names:
+                    self.sink.report("C615", f"retryFrom names '{source.value}', which is not a step of this block", source.span,
+                                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)")
 
     def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
         for check in checks.checks if checks is not None else ():

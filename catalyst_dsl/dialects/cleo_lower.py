@@ -214,9 +214,11 @@ class Lowerer:
             after[first] = j
             cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
             policy = ir.ErrorPolicy(ir.PolicyAction("Inquire")) if node.escalate else None
+            # Only the node's own failure loops back; another node's failure ends the block.
             steps[first] = ir.Step("retry-block", ir.MapV((
                 ir.Entry("steps", ir.StepsV(tuple(block))),
                 ir.Entry("maxAttempts", ir.Lit(cap)),
+                ir.Entry("retryFrom", ir.ListV((ir.Lit(node.id),))),
             )), error_policy=policy, span=node.inject_into.span)
         standing, j = [], 0
         while j < len(items):

@@ -965,6 +965,8 @@ class Interpreter:
             raise StepError("InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}")
         codes_value = step.config.get("retryOn")
         codes = [str(c) for c in self._value(codes_value, env) or ()] if codes_value is not None else None
+        sources_value = step.config.get("retryFrom")
+        sources = {str(s) for s in self._value(sources_value, env) or ()} if sources_value is not None else None
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         attempt, last = 1, None
@@ -979,7 +981,7 @@ class Interpreter:
                 self.run_steps(steps, frame, block, paths.join(path, "attempt", attempt))
                 return {"attempts": attempt}
             except StepError as error:
-                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)):
+                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)) or (sources is not None and error.step not in sources):
                     raise
                 record = {"error": self.hooks.mask(as_json_data(error.as_record()))}
                 self._bookkeep(paths.join(path, "attempt", attempt, "failed"), ATTEMPT_FAILED, record, f"{error.code} from {error.step}")

@@ -584,3 +584,12 @@ error_handlers:
     context = agent_calls(cleo)[1]["context"]["bindings"]
     assert context["__hint"] == "nothing wanted; make do" and context["__lastFailedNode"] == "consume"
     assert context["__lastError"]["code"] == "ContractViolation" and "wanted" in context["__contractViolation"]
+
+
+def test_only_the_looping_nodes_failure_loops_back(cleo):
+    book(cleo, "loop", LOOP)
+    answers(cleo, implementer="fail", validator={"passed": True}, shipper={})
+    run = cleo.run("loop", "--mode", "autonomous")
+    assert run.exit_code == 2, run.output
+    # implement's own three attempts, then the run fails: it is not a reason to loop back
+    assert [c["who"] for c in agent_calls(cleo)] == ["implementer"] * 3

@@ -316,6 +316,19 @@ def test_a_retry_block_lets_other_codes_through_at_once(project):
     assert project.read("out/log.txt") == "none\n"
 
 
+def test_a_retry_block_restarts_only_from_the_steps_retry_from_names(project):
+    listed = GROWING.format(need=3, codes="PostconditionFailed").replace("        maxAttempts: 3\n", "        maxAttempts: 3\n        retryFrom: [note]\n")
+    project.playbook("growing", listed)
+    assert project.run("growing", "--mode", "autonomous").exit_code == 0
+    project.write("out/log.txt", "")
+    project.playbook("growing", listed.replace("retryFrom: [note]", "retryFrom: [other]").replace(
+        "        maxAttempts: 3\n", "          - name: other\n            log-info: other\n        maxAttempts: 3\n"))
+    result = project.run("growing", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output  # note failed, and only `other` starts another attempt
+    assert "PostconditionFailed" in result.output and "IterationCapExceeded" not in result.output
+    assert project.read("out/log.txt") == "none\n"
+
+
 def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
     project.playbook("paused", """
         name: paused
