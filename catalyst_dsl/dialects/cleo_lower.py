@@ -23,8 +23,8 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
 from catalyst_dsl.dialects.cleo_model import DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
 from catalyst_dsl.syntax.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 

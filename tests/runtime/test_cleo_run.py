@@ -593,3 +593,30 @@ def test_only_the_looping_nodes_failure_loops_back(cleo):
     assert run.exit_code == 2, run.output
     # implement's own three attempts, then the run fails: it is not a reason to loop back
     assert [c["who"] for c in agent_calls(cleo)] == ["implementer"] * 3
+
+
+def test_routing_reads_the_last_approval(cleo):
+    book(cleo, "routed", f"""version: "1.0"
+name: routed
+nodes:
+  - id: gate
+    type: approval
+    prompt: "Go?"
+  - id: approved
+    type: deterministic
+{py("open('out/approved', 'w')")}  - id: never
+    type: deterministic
+{py("open('out/never', 'w')")}edges:
+  - from: gate
+    to: approved
+    when: {{ field: __lastApproval, exists: true }}
+  - from: gate
+    to: never
+    when: {{ field: __lastApproval, exists: false }}
+""")
+    assert cleo.run("routed", "--mode", "autonomous").exit_code == 4
+    run_id = cleo.run_id()
+    assert cleo.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    resumed = cleo.cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output
+    assert cleo.exists("out/approved") and not cleo.exists("out/never")
