@@ -620,3 +620,27 @@ nodes:
     resumed = cleo.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
     assert cleo.exists("out/approved") and not cleo.exists("out/never")
+
+
+CORPUS = REPO.parent / "shared" / "corpus" / "cleo"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the repository")
+def test_the_corpus_cantbooks_run(cleo):
+    book(cleo, "conditional-branch", (CORPUS / "conditional-branch.cantbook").read_text())
+    answers(cleo, **{"ct-research-agent": [{"needsResearch": True}, {"notes": "n"}], "ct-task-executor": {"shipped": True}})
+    run = cleo.run("conditional-branch", "--mode", "autonomous", taskId="T1")
+    assert run.exit_code == 0, run.output
+    assert [c["context"].get("bindings", {}).get("needsResearch") for c in agent_calls(cleo)] == [None, True, True]
+    assert "✓ deep-research" in run.output and "skip-research" not in run.output
+    (cleo.temp / "agent.log").unlink()
+    book(cleo, "release", (CORPUS / "release.cantbook").read_text())
+    answers(cleo, **{"release-lead": [{"versionBumped": True}, {"changelogUpdated": True}, {"published": True}]})
+    paused = cleo.run("release", "--mode", "autonomous", targetVersion="2026.4.92")
+    assert paused.exit_code == 4, paused.output
+    assert "Approve release of 2026.4.92 to latest?" in paused.output
+    run_id = sorted(p.name[4:-5] for p in cleo.live_snapshots())[-1]
+    assert cleo.cli("approve", run_id, "--as", "Engineer", "--comment", "ship").exit_code == 0
+    done = cleo.cli("resume", run_id)
+    assert done.exit_code == 0, done.output
+    assert [c["agent"] for c in agent_calls(cleo)] == ["release-lead"] * 3
