@@ -128,7 +128,7 @@ class PolicyAction:
     span: Optional[Span] = _span()
     #: What to tell the person once the retries are spent: the fix of a failure that stops
     #: the run, part of an Inquire's question, beside a failure the run continues past.
-    message: Optional[str] = attrs.field(default=None, kw_only=True)
+    message: Optional[str] = attrs.field(default=None, kw_only=True, metadata={"omit_if_default": True})
 
 
 @attrs.frozen
