@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Optional
 
-from catalyst_dsl.dialects.cleo_lower import REQUIRES_CHECK
+from catalyst_dsl.dialects.cleo_lower import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS, REQUIRES_CHECK
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.snapshot import Approval, RunState, StepRecord
@@ -117,13 +117,16 @@ def _output(record: StepRecord) -> dict[str, Any]:
     if record.action == "ai-prompt":
         return dict(result) if isinstance(result, dict) else {}
     if record.action == "command" and isinstance(result, dict):
-        return {f"{record.name}_stdout": result.get("stdout"), f"{record.name}_exitCode": result.get("exitCode")}
+        return {f"{record.name}{suffix}": result.get(field) for suffix, field in PROGRAM_OUTPUTS}
     if record.action == "checkpoint" and isinstance(result, dict):
-        approval = result.get("approval") or {}
-        return {"__lastApproval": {"nodeId": record.name, "decision": result.get("selected"), "approver": approval.get("by"),
-                                   "role": approval.get("role"), "reason": approval.get("note"), "approvedAt": approval.get("at"),
-                                   "via": approval.get("via")}}
+        return {LAST_APPROVAL: {"nodeId": record.name, **{key: _at(result, path) for key, path in LAST_APPROVAL_KEYS}}}
     return {}
+
+
+def _at(value: Any, path: str) -> Any:
+    for segment in path.split("."):
+        value = value.get(segment) if isinstance(value, dict) else None
+    return value
 
 
 def attempts(state: RunState) -> dict[str, int]:

@@ -40,6 +40,13 @@ REJECTED = "ApprovalRejected"
 #: The answers of an approval node: `approve` (the default: ENTER, an approval without
 #: `--select`) and `reject`, which fails the run as cleo's rejectGate does (B4.10).
 APPROVAL_OPTIONS = ("approve", "reject")
+#: What a node merges into cleo's context besides an agent's answer (B4.5, B4.10): a
+#: program's keys (suffix after its id, field of its result) and `__lastApproval`'s (key,
+#: path in the checkpoint's result). cleo_export.py rebuilds the context from the same lists.
+PROGRAM_OUTPUTS = (("_stdout", "stdout"), ("_exitCode", "exitCode"))
+LAST_APPROVAL = "__lastApproval"
+LAST_APPROVAL_KEYS = (("decision", "selected"), ("approver", "approval.by"), ("role", "approval.role"), ("reason", "approval.note"),
+                      ("approvedAt", "approval.at"), ("via", "approval.via"))
 #: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
 REQUIRES_CHECK = "{} (requires)"
 #: What a node merges into the context: an object, any keys.
@@ -264,11 +271,10 @@ class Lowerer:
                   ir.Entry("policy", self.gate_policy(node), span=keys["policy"][0].span if "policy" in keys else None)]
         approved = _expression(f"{ref}.selected !== {json.dumps(APPROVAL_OPTIONS[1])}", node.map.span)
         ensures = ir.Checks((ir.Check("expression", ir.MapV((ir.Entry("expression", approved),)), span=node.map.span),), REJECTED, span=node.map.span)
-        last = _expression("{" + ", ".join((
-            f"nodeId: {json.dumps(node.id)}", f"decision: {ref}.selected", f"approver: {ref}.approval.by", f"role: {ref}.approval.role",
-            f"reason: {ref}.approval.note", f"approvedAt: {ref}.approval.at", f"via: {ref}.approval.via")) + "}", node.map.span, t.ANY)
+        fields = [f"nodeId: {json.dumps(node.id)}", *(f"{key}: {ref}.{path}" for key, path in LAST_APPROVAL_KEYS)]
+        last = _expression("{" + ", ".join(fields) + "}", node.map.span, t.ANY)
         return ir.Step("checkpoint", ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
-                       ensures=ensures, bindings=ir.MapV((ir.Entry("__lastApproval", last),)))
+                       ensures=ensures, bindings=ir.MapV((ir.Entry(LAST_APPROVAL, last),)))
 
     def edge_check(self, edge: Edge) -> list[Item]:
         """The `contract.requires` of a guarded edge into a node with other ways in: checked
@@ -382,7 +388,7 @@ class Lowerer:
     def produced(self, node: Node, key: str) -> str:
         """Whether `key` is in the context once the node's output is merged (ensures run
         before the merge, so they read the node's own result too)."""
-        if node.type == "deterministic" and key in (f"{node.id}_stdout", f"{node.id}_exitCode"):
+        if node.type == "deterministic" and key in {node.id + suffix for suffix, _ in PROGRAM_OUTPUTS}:
             return "true"
         if node.type == "agentic":
             return f"{_has(key)} || Object.keys({_ref(node.id)} ?? {{}}).includes({json.dumps(key)})"
@@ -447,8 +453,7 @@ class Lowerer:
             timeout = keys["timeout_ms"][1].value / 1000
         ref = _ref(node.id)
         # What cleo merges into the context for a program that succeeded (B4.5).
-        bindings = ir.MapV((ir.Entry(f"{node.id}_stdout", _expression(f"{ref}.stdout", node.map.span, t.ANY)),
-                            ir.Entry(f"{node.id}_exitCode", _expression(f"{ref}.exitCode", node.map.span, t.ANY))))
+        bindings = ir.MapV(tuple(ir.Entry(node.id + suffix, _expression(f"{ref}.{field}", node.map.span, t.ANY)) for suffix, field in PROGRAM_OUTPUTS))
         requires, ensures = self.contracts(node)
         return ir.Step("command", ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), timeout=timeout,
                        writes=(ir.Lit("**"),), writes_declared=True, span=node.map.span, action_span=keys["command"][0].span, name_span=node.id_span,
