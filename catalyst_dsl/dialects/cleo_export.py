@@ -14,7 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Optional
 
-from catalyst_dsl.dialects.cleo_lower import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS, REQUIRES_CHECK
+from catalyst_dsl.dialects.cleo_lower import REQUIRES_CHECK
+from catalyst_dsl.dialects.cleo_model import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.snapshot import Approval, RunState, StepRecord

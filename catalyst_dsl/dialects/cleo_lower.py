@@ -21,7 +21,8 @@ import attrs
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node, _plain
+from catalyst_dsl.dialects.cleo_model import (DEFAULT_CAP, LAST_APPROVAL, LAST_APPROVAL_KEYS, PLACEHOLDER, PROGRAM_OUTPUTS, Cantbook, Edge,
+                                               Guard, Node, _plain)
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
@@ -40,13 +41,6 @@ REJECTED = "ApprovalRejected"
 #: The answers of an approval node: `approve` (the default: ENTER, an approval without
 #: `--select`) and `reject`, which fails the run as cleo's rejectGate does (B4.10).
 APPROVAL_OPTIONS = ("approve", "reject")
-#: What a node merges into cleo's context besides an agent's answer (B4.5, B4.10): a
-#: program's keys (suffix after its id, field of its result) and `__lastApproval`'s (key,
-#: path in the checkpoint's result). cleo_export.py rebuilds the context from the same lists.
-PROGRAM_OUTPUTS = (("_stdout", "stdout"), ("_exitCode", "exitCode"))
-LAST_APPROVAL = "__lastApproval"
-LAST_APPROVAL_KEYS = (("decision", "selected"), ("approver", "approval.by"), ("role", "approval.role"), ("reason", "approval.note"),
-                      ("approvedAt", "approval.at"), ("via", "approval.via"))
 #: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
 REQUIRES_CHECK = "{} (requires)"
 #: What a node merges into the context: an object, any keys.
