@@ -41,6 +41,15 @@ REJECTED = "ApprovalRejected"
 #: The answers of an approval node: `approve` (the default: ENTER, an approval without
 #: `--select`) and `reject`, which fails the run as cleo's rejectGate does (B4.10).
 APPROVAL_OPTIONS = ("approve", "reject")
+#: The registered `ensures.schema` names that check something (B2.1), as JSON Schemas.
+_NON_BLANK = {"type": "string", "pattern": r"\S"}
+SCHEMAS = {
+    "task_tree": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "required": ["title", "acceptance"],
+        "properties": {"title": _NON_BLANK, "acceptance": {"type": "array", "minItems": 1, "contains": _NON_BLANK},
+                       "parentId": {"type": "string"}, "depends": {"type": "array", "items": {"type": "string"}}}}},
+    "evidence": {"anyOf": [_NON_BLANK, {"type": "array", "minItems": 1}, {"type": "object", "minProperties": 1}]},
+}
 #: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
 REQUIRES_CHECK = "{} (requires)"
 #: What a node merges into the context: an object, any keys.
@@ -357,7 +366,6 @@ class Lowerer:
         after = [self.produced(node, k) for k in node.ensures_keys]
         if node.ensures_exit_code is not None and node.type == "deterministic":
             after.append(f"{_ref(node.id)}.exitCode === {node.ensures_exit_code}")
-        after += self.schema(node)
         incoming = [book.edges[e] for e in graph.into[node.index]]
         for edge in incoming:
             if not (edge.requires or edge.ensures):
@@ -377,7 +385,11 @@ class Lowerer:
             if edge.requires and len(graph.into[edge.target]) != 1:
                 after += [self.produced(node, k) for k in edge.requires]
         # A key both the node and an edge into it require is checked once.
-        return _checks(list(dict.fromkeys(before)), node), _checks(list(dict.fromkeys(after)), node)
+        ensures = _checks(list(dict.fromkeys(after)), node)
+        schema = self.schema(node)
+        if schema is not None:
+            ensures = ir.Checks((*(ensures.checks if ensures else ()), schema), CONTRACT, span=node.map.span)
+        return _checks(list(dict.fromkeys(before)), node), ensures
 
     def produced(self, node: Node, key: str) -> str:
         """Whether `key` is in the context once the node's output is merged (ensures run
@@ -388,16 +400,16 @@ class Lowerer:
             return f"{_has(key)} || Object.keys({_ref(node.id)} ?? {{}}).includes({json.dumps(key)})"
         return _has(key)
 
-    def schema(self, node: Node) -> list[str]:
-        """`ensures.schema` (B2.1): `task_tree` a non-empty list, `evidence` present and not
-        empty; the other registered names accept anything, as in cleo."""
-        if node.ensures_schema not in ("task_tree", "evidence"):
-            return []
+    def schema(self, node: Node) -> Optional[ir.Check]:
+        """`ensures.schema` (B2.1) as a `json-schema` check of the context key of that name;
+        the other registered names accept anything, as in cleo."""
+        schema = SCHEMAS.get(node.ensures_schema)
+        if schema is None:
+            return None
         key = json.dumps(node.ensures_schema)
         value = f"(({_ref(node.id)} ?? {{}})[{key}] ?? bindings[{key}])" if node.type == "agentic" else f"bindings[{key}]"
-        if node.ensures_schema == "task_tree":
-            return [f"Array.isArray({value}) && {value}.length > 0"]
-        return [f"{value} != null && !['\"\"', '[]', '{{}}'].includes(JSON.stringify({value})) && String({value}).trim() !== ''"]
+        return ir.Check("json-schema", ir.MapV((ir.Entry("value", _expression(value, node.map.span, t.ANY)), ir.Entry("schema", _value(schema, node.map)))),
+                        span=node.map.span)
 
     def agentic(self, node: Node) -> ir.Step:
         keys = node.keys

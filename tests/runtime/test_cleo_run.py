@@ -644,3 +644,25 @@ def test_the_corpus_cantbooks_run(cleo):
     done = cleo.cli("resume", run_id)
     assert done.exit_code == 0, done.output
     assert [c["agent"] for c in agent_calls(cleo)] == ["release-lead"] * 3
+
+
+@pytest.mark.parametrize("tree, exit_code", [
+    ([{"title": "Write the spec", "acceptance": ["reviewed"], "depends": []}], 0),
+    ([{"title": "Write the spec", "acceptance": ["  "]}], 2),  # no acceptance criterion that says something
+    ([], 2),
+])
+def test_ensures_schema_task_tree_checks_the_shape_cleo_registers(cleo, tree, exit_code):
+    book(cleo, "plan", """version: "1.0"
+name: plan
+nodes:
+  - id: plan
+    type: agentic
+    skill: planner
+    ensures:
+      schema: task_tree
+""")
+    answers(cleo, planner={"task_tree": tree})
+    run = cleo.run("plan", "--mode", "autonomous")
+    assert run.exit_code == exit_code, run.output
+    if exit_code:
+        assert "ContractViolation: ensures check 1 does not hold: json-schema:" in run.output
