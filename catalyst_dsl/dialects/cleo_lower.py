@@ -420,7 +420,7 @@ class Lowerer:
         prompt = description if isinstance(description, str) and description.strip() else f"Run the cleo node '{node.id}' as {agent}."
         config.append(ir.Entry("prompt", ir.Lit(prompt)))
         # cleo hands the agent the context overlaid with the node's rendered inputs (B4.5).
-        entries = [ir.Entry("bindings", _expression("bindings", node.map.span, t.ANY))]
+        entries = [ir.Entry("inputs", _expression("inputs", node.map.span, t.ANY)), ir.Entry("bindings", _expression("bindings", node.map.span, t.ANY))]
         if isinstance(keys.get("inputs", (None, None))[1], YMap):
             named = {k.text for k, _ in keys["inputs"][1].pairs}
             entries = [e for e in entries if e.key not in named]

@@ -107,6 +107,7 @@ nodes:
     assert call["context"]["said"] == "first $(touch pwned); echo\n"  # first's output, merged into the context
     assert call["context"]["bindings"]["first_exitCode"] == 0
     assert call["context"]["word"] == "$(touch pwned); echo"
+    assert call["context"]["inputs"] == {"word": "$(touch pwned); echo"}  # cleo's context starts with the inputs
 
 
 TRIAGE = """version: "1.0"
