@@ -380,11 +380,29 @@ def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str
 
 @runs.command("export")
 @click.argument("run_id", metavar="RUN", shell_complete=completion.any_run_ids)
+@click.option("--format", "fmt", type=click.Choice(["catalyst", "cleo"]), default="catalyst", show_default=True,
+              help="catalyst: the audit view; cleo: a cantbook's run as cleo's playbook_runs and playbook_approvals rows.")
 @_aborts
-def runs_export(run_id: str) -> None:
+def runs_export(run_id: str, fmt: str) -> None:
     """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
     session = _session(Path.cwd())
+    if fmt == "cleo":
+        click.echo(json.dumps(_cleo_export(session, run_id), indent=2, sort_keys=True, ensure_ascii=False))
+        return
     click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _cleo_export(session, run_id: str) -> dict:
+    from catalyst_dsl.compiler import compile_path
+    from catalyst_dsl.dialects import cleo_export
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+
+    state, _ = session.store.inspect(run_id)
+    playbook, source = cleo_export.load(session.project.root, state, compile_path)
+    if playbook is not None and playbook.dialect != "cleo" or playbook is None and not state.playbook.file.endswith(".cantbook"):
+        raise RunAbort(EXIT_INVALID, f"run {state.run_id} ran {state.playbook.file}, which is not a cleo cantbook",
+                       help="`--format cleo` exports runs of .cantbook playbooks; use the default format for this one")
+    return cleo_export.export(state, playbook, source)
 
 
 #: `runs list --json`: version 1 is an object with camelCase keys (before it, a bare list

@@ -55,11 +55,15 @@ POLICY_RULE = obj(
     reason=req(STRING, "recorded with the decision"),
     pattern=req(STRING, "a regular expression searched in each command"),
 )
+#: Who passed a checkpoint (its result's `approval`): `via` is terminal, cli, token, webhook,
+#: autonomous or policy; `at` is ISO 8601 UTC; `note` the approver's comment or the reason.
+APPROVAL_RECORD = obj(by=STRING, role=union(STRING, NULL), at=STRING, note=union(STRING, NULL), via=STRING)
 #: Who may pass a pause: `human` (only a person, never `--mode autonomous`), or rules over
 #: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
 APPROVAL_POLICY = union(
     EnumT(("human",)),
-    obj(rules=req(ArrayT(POLICY_RULE)), commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent")),
+    obj(rules=req(union(ArrayT(POLICY_RULE), EnumT(("project",))), "the rules, or `project`: the approval-rules setting"),
+        commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent")),
 )
 
 
@@ -96,7 +100,8 @@ _CONTROL = [
           obj(name=req(STRING, "playbook name or relative path"), inputs=opt(OPEN), inheritPermissions=opt(BOOLEAN)),
           "name", ANY, Effect.CONTROL, WhatIf.CONTROL),
     _spec("retry-block", "control", "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; IterationCapExceeded once they are spent.",
-          obj(steps=req(STEPS), maxAttempts=req(NUMBER, "attempts in all, 1 to 10"), retryOn=opt(ArrayT(STRING), "the error codes that start another attempt")),
+          obj(steps=req(STEPS), maxAttempts=req(NUMBER, "attempts in all, 1 to 10"), retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
+              retryFrom=opt(ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)")),
           "steps", obj(attempts=NUMBER), Effect.CONTROL, WhatIf.CONTROL),
 ]
 
@@ -105,7 +110,7 @@ _HUMAN = [
           obj(message=opt(STRING), options=opt(ArrayT(CHECKPOINT_OPTION)), default=opt(ANY), timeout=opt(DURATION),
               multiSelect=opt(BOOLEAN), header=opt(STRING), headerColor=opt(STRING), context=opt(STRING),
               policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`")),
-          "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING), Effect.HUMAN, WhatIf.PAUSE),
+          "message", obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING, approval=APPROVAL_RECORD), Effect.HUMAN, WhatIf.PAUSE),
 ]
 
 #: AI tool grants that only look: any other grant (edit, write, bash, …) lets the AI change

@@ -59,6 +59,17 @@ class Scope:
     def __init__(self, parent: "Scope | None" = None) -> None:
         self.parent = parent
         self.names: dict[str, Binding] = {}
+        #: The branch key of an `if` whose condition an earlier `if` had too: the names that
+        #: earlier branch defined are defined here (see Checker._known_on_this_branch).
+        self.known_key: tuple | None = None
+
+    def knows(self, key: tuple) -> bool:
+        scope: Scope | None = self
+        while scope is not None:
+            if scope.known_key == key:
+                return True
+            scope = scope.parent
+        return False
 
     def lookup(self, name: str) -> Binding | None:
         scope: Scope | None = self
@@ -136,7 +147,6 @@ class ReferenceChecker:
         self.defined_types: dict[str, t.Type] = {}
         self.early_members: list[tuple[str, tuple[str, ...], Span | None]] = []
         #: Names defined in one branch of an `if`, by (condition text, branch).
-        self.maybe_by_key: dict[tuple, list[str]] = {}
         self._collect_definitions(playbook.steps)
 
     # -- entry ---------------------------------------------------------------------------------
@@ -349,6 +359,14 @@ class ReferenceChecker:
         steps = step.config.get("steps")
         if isinstance(steps, ir.StepsV):
             self.walk(steps.steps, body)
+        sources = step.config.get("retryFrom")
+        self.value(sources, scope)
+        if isinstance(sources, ir.ListV) and isinstance(steps, ir.StepsV):
+            names = {inner.name for top in steps.steps for inner in ir.steps_within(top) if inner.name}
+            for source in sources.items:
+                if isinstance(source, ir.Lit) and isinstance(source.value, str) and source.value not in names:
+                    self.sink.report("C615", f"retryFrom names '{source.value}', which is not a step of this block", source.span,
+                                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)")
 
     def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
         self._each_check(checks.checks if checks is not None else (), scope, where)
@@ -550,17 +568,13 @@ class ReferenceChecker:
             if maybe is None and len(found) < len(paths_out):
                 _, reason, key = found[0]
                 maybe = Maybe(reason or "defined only on some paths", block, key)
-                if key is not None:
-                    self.maybe_by_key.setdefault(key, []).append(name)
             scope.define(attrs.evolve(binding, maybe=maybe, type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type))
 
     def _known_on_this_branch(self, branch: Scope, key: tuple | None) -> None:
         """In a branch of an `if` on the same condition as an earlier one, the names that
-        earlier branch defined are defined."""
-        for name in self.maybe_by_key.get(key, ()) if key is not None else ():
-            binding = branch.lookup(name)
-            if binding is not None and binding.maybe is not None and binding.maybe.key == key:
-                branch.define(attrs.evolve(binding, maybe=None))
+        earlier branch defined are defined. Marked on the branch and asked when a name is
+        read, so a thousand `if`s on one condition cost no more than a thousand others."""
+        branch.known_key = key
 
     def _check_early_members(self) -> None:
         for name, segments, span in self.early_members:
@@ -575,7 +589,7 @@ class ReferenceChecker:
     def resolve_name(self, name: str, span: Span | None, scope: Scope, node=None) -> t.Type | None:
         binding = scope.lookup(name)
         if binding is not None:
-            if binding.maybe is not None:
+            if binding.maybe is not None and not (binding.maybe.key is not None and scope.knows(binding.maybe.key)):
                 labels = [Label(binding.span, "defined here")] if binding.span else []
                 if binding.maybe.block is not None:
                     labels.append(Label(binding.maybe.block, binding.maybe.reason))

@@ -95,6 +95,7 @@ _TABLE = [
     Code("C612", "check-pattern", E, "A check's regular expression does not compile, or uses what linear-time matching (RE2) lacks."),
     Code("C613", "retry-block-attempts", E, "A `retry-block` whose `maxAttempts` is not a whole number from 1 to 10."),
     Code("C614", "bindings-name", E, "An input or a step named `bindings`, the name of the object steps merge values into."),
+    Code("C615", "retry-from-unknown-step", E, "A `retry-block`'s `retryFrom` names a step that is not in the block."),
     Code("C616", "one-run-per-input", E, "`oneRunPer` names something other than a declared input."),
     # C7xx: Markdown playbooks
     Code("C701", "unclosed-front-matter", E, "Front matter opened with --- and never closed."),

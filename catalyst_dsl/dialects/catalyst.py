@@ -457,10 +457,16 @@ class CatalystLowerer:
         if not isinstance(node, YMap):
             self.sink.report("C302", f"a policy is a name or a mapping with `action`, got {kind_of(node)}", head_span(node))
             return None
-        retry = 0
+        retry, message = 0, None
         for k, v in node.pairs:
-            if k.text not in ("action", "retryCount"):
-                self.sink.report("C202", f"unknown key '{k.text}' in an error policy", k.span, help=suggest(k.text, ("action", "retryCount")) or "policy keys are action and retryCount")
+            if k.text not in ("action", "retryCount", "message"):
+                self.sink.report("C202", f"unknown key '{k.text}' in an error policy", k.span, help=suggest(k.text, ("action", "retryCount", "message")) or "policy keys are action, retryCount and message")
+        mnode = node.get("message")
+        if mnode is not None:
+            if isinstance(mnode, YScalar) and isinstance(mnode.value, str):
+                message = mnode.value
+            else:
+                self.sink.report("C302", "'message' in an error policy expects text", head_span(mnode))
         rnode = node.get("retryCount")
         if rnode is not None:
             if isinstance(rnode, YScalar) and isinstance(rnode.value, int) and not isinstance(rnode.value, bool) and rnode.value >= 0:
@@ -472,7 +478,7 @@ class CatalystLowerer:
             self.sink.report("C203", "the error policy is missing the required key 'action'", head_span(node), help=f"add `action:` ({', '.join(POLICY_ACTIONS)})")
             return None
         action = self._policy_action(anode)
-        return ir.PolicyAction(action.action, retry, span=action.span) if action else None
+        return ir.PolicyAction(action.action, retry, span=action.span, message=message) if action else None
 
     def _policy_action(self, node: YNode) -> ir.PolicyAction | None:
         text = node.text if isinstance(node, YScalar) else ""
@@ -593,7 +599,7 @@ class CatalystLowerer:
             action=action, config=config, name=name, condition=condition, error_policy=policy, timeout=timeout,
             checkpoint=checkpoint, writes=writes, writes_declared="writes" in reserved, isolated=isolated, gate=gate,
             approved=approved, known=known, span=head_span(node), action_span=action_key.span, name_span=name_span,
-            requires=requires, ensures=ensures, bindings=bindings if isinstance(bindings, ir.MapV) else None,
+            requires=requires, ensures=ensures, bindings=bindings if isinstance(bindings, (ir.MapV, ir.Tmpl)) else None,
         )
 
     def _checkpoint_flag(self, node: YNode) -> tuple[bool | str | None, ir.Gate | None]:

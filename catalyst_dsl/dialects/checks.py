@@ -28,6 +28,8 @@ PREDICATES: dict[str, t.ObjectT] = {
     "command-output": t.obj(argv=t.req(t.ArrayT(t.STRING), "the program and its arguments"),
                             expect=t.opt(t.STRING, "the exact output, trailing white space aside"),
                             match=t.opt(t.STRING, "an RE2 pattern searched in the output")),
+    "json-schema": t.obj(value=t.req(t.ANY, "the value to check, usually a ${{ }} expression"),
+                         schema=t.req(t.ObjectT((), t.ANY), "a JSON Schema (2020-12) the value must match")),
 }
 #: The operand a predicate written with a single value fills.
 PRIMARY = {"file-exists": "path"}
@@ -36,7 +38,7 @@ PATTERNS = {"file-contains": "regex", "command-output": "match"}
 #: Predicates made of other predicates: all of a list, any of a list, the opposite of one.
 COMBINATORS = ("all", "any", "not")
 FORM = ("a check is `- file-exists: path`, `- file-contains: {path, regex}`, `- command-output: {argv, expect or match}`, "
-        "a `${{ expression }}`, or `all:`/`any:` of a list of checks or `not:` of one")
+        "`- json-schema: {value, schema}`, a `${{ expression }}`, or `all:`/`any:` of a list of checks or `not:` of one")
 _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
@@ -114,6 +116,8 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         if len(given) != 1:
             sink.report("C611", f"{name} needs exactly one of `expect` (the exact output) and `match` (a pattern), got {' and '.join(given) or 'neither'}",
                         head_span(arg), help="write `expect: text` to compare the whole output, or `match: pattern` to search it")
+    if key.text == "json-schema":
+        _schema_usable(args.get("schema"), name, sink)
     pattern = args.get(PATTERNS.get(key.text, ""))
     if isinstance(pattern, ir.Lit) and isinstance(pattern.value, str):
         from catalyst_dsl.syntax.regex import PatternError, compile_pattern
@@ -146,3 +150,34 @@ def _code(node: YNode, sink: DiagnosticSink) -> str | None:
     sink.report("C309", f"the error code '{getattr(node, 'text', kind_of(node))}' of a check is not PascalCase", head_span(node),
                 help="error codes look like VerdictFailed; leave `code` out for the checks' own code")
     return None
+
+
+def _schema_usable(schema: ir.Value | None, name: str, sink: DiagnosticSink) -> None:
+    """A schema written out (no templates) is checked now: C611 when it is not a usable
+    JSON Schema, C612 for a pattern RE2 cannot use."""
+    plain = _literal(schema)
+    if plain is _NOT_LITERAL or schema is None:
+        return
+    from catalyst_dsl.runtime.json_schemas import SchemaUnusable, check_schema
+
+    try:
+        check_schema(plain)
+    except SchemaUnusable as error:
+        code = "C612" if "pattern" in str(error) else "C611"
+        sink.report(code, f"the schema of {name} cannot be used: {error}", schema.span, help="write a JSON Schema (2020-12): `{type: object, required: [title]}`")
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(value: ir.Value | None):
+    """The plain value an IR value writes out, or _NOT_LITERAL when it holds a template."""
+    if isinstance(value, ir.Lit):
+        return value.value
+    if isinstance(value, ir.ListV):
+        items = [_literal(i) for i in value.items]
+        return _NOT_LITERAL if any(i is _NOT_LITERAL for i in items) else items
+    if isinstance(value, ir.MapV):
+        entries = {e.key: _literal(e.value) for e in value.entries}
+        return _NOT_LITERAL if any(v is _NOT_LITERAL for v in entries.values()) else entries
+    return _NOT_LITERAL

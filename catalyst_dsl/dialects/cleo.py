@@ -297,7 +297,8 @@ class Reader:
             self.text(keys.get("prompt"), "prompt", required_in=item)
             policy = self.enum(keys.get("policy"), "policy", POLICIES)
             if policy in ("permissive", "custom"):
-                self.sink.report("C963", f"`policy: {policy}`: cleo ignores `policy`; catalyst lets this gate pass by itself only when the rules approve every command up to the next gate",
+                rules = "cleo's default rules" if policy == "permissive" else "the project's approval-rules setting"
+                self.sink.report("C963", f"`policy: {policy}`: cleo ignores `policy`; catalyst lets this gate pass by itself only when {rules} approve every command up to the next gate",
                                  keys["policy"][1].span, help="write `policy: conservative` (or leave it out) to always ask a person")
         return node
 
@@ -328,7 +329,10 @@ class Reader:
             node.ensures_keys = tuple(s for s, _ in self.strings(ek.get("outputFiles"), "ensures.outputFiles"))
             if "exitCode" in ek and not (isinstance(ek["exitCode"][1], YScalar) and type(ek["exitCode"][1].value) is int):
                 self.sink.report("C302", f"`ensures.exitCode` is a whole number, not {kind_of(ek['exitCode'][1])}", head_span(ek["exitCode"][1]), help="write `exitCode: 0`")
+            elif "exitCode" in ek:
+                node.ensures_exit_code = ek["exitCode"][1].value
             schema = self.text(ek.get("schema"), "ensures.schema")
+            node.ensures_schema = schema
             if schema is not None and schema not in SCHEMAS:
                 self.sink.report("C954", f"`ensures.schema: {schema}` is not a schema cleo knows", ek["schema"][1].span,
                                  help=suggest(schema, SCHEMAS) or f"the schemas are: {', '.join(SCHEMAS)}")

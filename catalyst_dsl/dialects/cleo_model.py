@@ -15,6 +15,13 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 DASHED_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*-[A-Za-z0-9_.-]*)\s*\}\}")
 DEFAULT_CAP = 3
+#: What a node merges into cleo's context besides an agent's answer (B4.5, B4.10): a
+#: program's keys (suffix after its id, field of its result) and `__lastApproval`'s (key,
+#: path in the checkpoint's result). The checker, the lowering and the export read these.
+PROGRAM_OUTPUTS = (("_stdout", "stdout"), ("_exitCode", "exitCode"))
+LAST_APPROVAL = "__lastApproval"
+LAST_APPROVAL_KEYS = (("decision", "selected"), ("approver", "approval.by"), ("role", "approval.role"), ("reason", "approval.note"),
+                      ("approvedAt", "approval.at"), ("via", "approval.via"))
 
 
 @attrs.define(eq=False)
@@ -50,6 +57,8 @@ class Node:
     requires_from: Optional[YScalar] = None
     requires_fields: tuple[str, ...] = ()
     ensures_keys: tuple[str, ...] = ()
+    ensures_schema: Optional[str] = None
+    ensures_exit_code: Optional[int] = None
     cap: Optional[int] = None
     inject_into: Optional[YScalar] = None
     escalate: bool = False

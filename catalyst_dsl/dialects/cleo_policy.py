@@ -12,6 +12,8 @@ import re
 
 import attrs
 
+from catalyst_dsl.ir.approval_rules import DEFAULT_RULES as RULES_AS_DATA
+
 
 @attrs.frozen
 class PolicyRule:
@@ -20,22 +22,9 @@ class PolicyRule:
     pattern: re.Pattern
 
 
-def _rule(action: str, reason: str, pattern: str, flags: int = 0) -> PolicyRule:
-    return PolicyRule(action, reason, re.compile(pattern, flags))
-
-
-DEFAULT_RULES: tuple[PolicyRule, ...] = (
-    _rule("require-human", "publish", r"\b(?:npm|pnpm|yarn) publish\b"),
-    _rule("require-human", "push", r"\bgit push\b"),
-    _rule("require-human", "tag", r"\bgit tag\b"),
-    _rule("require-human", "release", r"\bgh release create\b"),
-    _rule("require-human", "workflow-trigger", r"\bgh workflow run\b"),
-    _rule("require-human", "destructive", r"\b(?:rm -rf|drop table|truncate|delete from)\b", re.IGNORECASE),
-    _rule("require-human", "external-api", r"\b(?:curl|wget|fetch)\b.*https?://", re.IGNORECASE),
-    _rule("require-human", "remote-access", r"\b(?:ssh|scp|rsync)\b.*@"),
-    _rule("auto-approve", "safe-qa-tool", r"^(?:pnpm test|pnpm run test|pnpm biome|pnpm tsc)"),
-    _rule("auto-approve", "safe-cleo-read", r"^cleo (?:verify|check|show|find|list|status|current|next)\b"),
-)
+#: cleo's default rules (one list, catalyst_dsl/ir/approval_rules.py), compiled for the
+#: checker; the patterns are RE2 text that Python's `re` reads the same way.
+DEFAULT_RULES: tuple[PolicyRule, ...] = tuple(PolicyRule(a, r, re.compile(p)) for a, r, p in RULES_AS_DATA)
 
 
 def evaluate(command: str, rules: tuple[PolicyRule, ...]) -> tuple[str, str]:

@@ -7,7 +7,7 @@ from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import DASHED_PLACEHOLDER, DEFAULT_CAP, PLACEHOLDER, Cantbook, Edge, Guard, Node
+from catalyst_dsl.dialects.cleo_model import DASHED_PLACEHOLDER, DEFAULT_CAP, LAST_APPROVAL, PLACEHOLDER, PROGRAM_OUTPUTS, Cantbook, Edge, Guard, Node
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
@@ -186,10 +186,10 @@ class Checker:
             for key in (*node.ensures_keys, *node.requires_fields):
                 declared[key] = declared.get(key, 0) | (1 << node.index)
             if node.type == "deterministic":
-                for key in (f"{node.id}_stdout", f"{node.id}_exitCode"):
-                    declared[key] = declared.get(key, 0) | (1 << node.index)
+                for suffix, _ in PROGRAM_OUTPUTS:
+                    declared[node.id + suffix] = declared.get(node.id + suffix, 0) | (1 << node.index)
             if node.type == "approval":
-                declared["__lastApproval"] = declared.get("__lastApproval", 0) | (1 << node.index)
+                declared[LAST_APPROVAL] = declared.get(LAST_APPROVAL, 0) | (1 << node.index)
         for node in book.nodes:
             for scalar in template_scalars(node):
                 self.template(node, scalar, inputs, declared)

@@ -193,6 +193,9 @@ class ValueLowerer:
             actual = t.type_of_value(node.value)
             if node.value is not None and not t.assignable(actual, expected):
                 self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span)
+            elif isinstance(node.value, str) and all(isinstance(o, (t.EnumT, t.ArrayT, t.ObjectT, t.NumberT, t.BooleanT, t.NullT)) for o in expected.options):
+                # The only texts the union takes are its enums' values (`policy: human`).
+                self.check_literal(node, t.EnumT(tuple(v for o in expected.options if isinstance(o, t.EnumT) for v in o.values)), where)
             return ir.Lit(node.value, span=node.span)
         self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)

@@ -126,6 +126,9 @@ class PolicyAction:
     action: str  # Stop | Continue | SilentlyContinue | Ignore | Inquire | Suspend
     retry_count: int = 0
     span: Optional[Span] = _span()
+    #: What to tell the person once the retries are spent: the fix of a failure that stops
+    #: the run, part of an Inquire's question, beside a failure the run continues past.
+    message: Optional[str] = attrs.field(default=None, kw_only=True, metadata={"omit_if_default": True})
 
 
 @attrs.frozen
@@ -215,8 +218,9 @@ class Step:
     requires: Optional[Checks] = None
     ensures: Optional[Checks] = None
     #: `bindings:`: name -> value merged into the playbook's `bindings` object once the step
-    #: has completed (its own result readable by its name).
-    bindings: Optional[MapV] = None
+    #: has completed (its own result readable by its name); or one `${{ }}` template whose
+    #: value, an object, has every key merged (a dialect whose nodes return open objects).
+    bindings: Optional[Union[MapV, Tmpl]] = None
 
 
 @attrs.frozen

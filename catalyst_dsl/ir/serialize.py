@@ -35,6 +35,10 @@ def _overrides(cls, camel_case: bool) -> dict:
     overrides = {f.name: override(omit=True) for f in attrs.fields(cls) if not f.eq}
     if camel_case:
         overrides.update({f.name: override(rename=camel(f.name)) for f in attrs.fields(cls) if f.eq and camel(f.name) != f.name})
+    # A field added later that is left out while it holds its default, so the JSON and the
+    # fingerprints of every IR that does not use it stay as they were (PolicyAction.message).
+    overrides.update({f.name: override(omit_if_default=True) for f in attrs.fields(cls)
+                      if f.eq and f.metadata.get("omit_if_default") and f.name not in overrides})
     return overrides
 
 

@@ -100,6 +100,9 @@ class ProjectConfig:
     cache_dir: str = ".xe/cache"
     #: False: `catalyst check` neither reads nor writes that cache (as `--no-cache`).
     check_cache: bool = True
+    #: The project's approval rules, `{action, reason, pattern}` tables, for pauses whose
+    #: policy says `rules: project` (docs/running.md, "Approval policies").
+    approval_rules: tuple[dict[str, str], ...] = ()
 
 
 @attrs.frozen
@@ -167,6 +170,22 @@ def _roles_table(value, _type) -> dict[str, tuple[str, ...]]:
     return table
 
 
+#: The keys of one approval rule, and its actions (runtime/approval_policy.py).
+APPROVAL_RULE_KEYS = ("action", "reason", "pattern")
+APPROVAL_RULE_ACTIONS = ("require-human", "auto-approve")
+
+
+def _approval_rules(value, _type) -> tuple[dict[str, str], ...]:
+    if not isinstance(value, list):
+        raise TypeError(f"expected an array of tables, got {_toml_type(value)}")
+    rules = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != set(APPROVAL_RULE_KEYS) or not all(isinstance(v, str) for v in item.values()):
+            raise ValueError("each rule is a table of three strings: action, reason and pattern")
+        rules.append(dict(item))
+    return tuple(rules)
+
+
 def _toml_type(value: object) -> str:
     return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
 
@@ -183,6 +202,7 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook_func(lambda t: t == tuple[str, ...], _strings)
     conv.register_structure_hook_func(lambda t: t == dict[str, str], _string_table)
     conv.register_structure_hook_func(lambda t: t == dict[str, tuple[str, ...]], _roles_table)
+    conv.register_structure_hook_func(lambda t: t == tuple[dict[str, str], ...], _approval_rules)
     conv.register_structure_hook(
         ProjectConfig,
         make_dict_structure_fn(ProjectConfig, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=key) for key, f in SETTINGS.items()}),
@@ -291,6 +311,16 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
     rule = _rule_problem(key, value)
     if rule is not None:
         return rule
+    if key == "approval-rules":
+        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+
+        for item in value:
+            if item["action"] not in APPROVAL_RULE_ACTIONS:
+                return f"setting 'approval-rules': '{item['action']}' is not an action", f"use {' or '.join(APPROVAL_RULE_ACTIONS)}"
+            try:
+                compile_pattern(item["pattern"])
+            except PatternError as error:
+                return f"setting 'approval-rules': the pattern of rule '{item['reason']}' cannot be used: {error.message}", "fix the regular expression (RE2); write (?i) at its start to ignore case"
     directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "cache-dir": lambda: [value], "aliases": lambda: list(value.values()),
                    "allowed-signers": lambda: [value]}
     for directory in directories.get(key, list)():

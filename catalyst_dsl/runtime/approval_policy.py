@@ -88,16 +88,23 @@ class ApprovalPolicy:
         return REQUIRE_HUMAN, "default"
 
 
-def policy_of(value: ir.Value | None) -> ApprovalPolicy | None:
+#: `rules: project`: the project's `approval-rules` setting.
+PROJECT_RULES = "project"
+
+
+def policy_of(value: ir.Value | None, project_rules: Sequence[dict] = ()) -> ApprovalPolicy | None:
     """The policy a `policy:` value states, read from the IR as written. Anything but the
     text `human` or a mapping of literal rules asks for a person: a policy computed at run
-    time could otherwise be loosened by a value."""
+    time could otherwise be loosened by a value. `rules: project` takes the project's rules
+    (`project_rules`, already checked when the settings were read)."""
     if value is None or (isinstance(value, ir.Lit) and value.value is None):
         return None
     if not isinstance(value, ir.MapV):
         return ApprovalPolicy(HUMAN)
     rules = []
     written = value.get("rules")
+    if isinstance(written, ir.Lit) and written.value == PROJECT_RULES:
+        written = ir.ListV(tuple(ir.MapV(tuple(ir.Entry(k, ir.Lit(v)) for k, v in rule.items())) for rule in project_rules))
     for item in written.items if isinstance(written, ir.ListV) else ():
         if not isinstance(item, ir.MapV):
             continue

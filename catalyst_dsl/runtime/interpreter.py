@@ -41,7 +41,7 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contain
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.snapshot import current_user
+from catalyst_dsl.runtime.snapshot import current_user, utc_now
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
@@ -382,7 +382,7 @@ class Interpreter:
         """A gate's entry in a plan: it would pause (the plan goes on as if answered yes),
         or its approval rules would pass it by themselves."""
         flag = self.plan.open(paths.join(path, "before" if gate.when == "before" else "checkpoint"), sid, "checkpoint")
-        policy = policy_of(gate.policy)
+        policy = policy_of(gate.policy, self._project_rules())
         verdict = policy.judge(policy.commands if policy.commands is not None else step_commands(step)) if policy is not None else None
         if verdict is not None and verdict.passes:
             flag["change"], flag["reason"] = "no-op", verdict.reason
@@ -463,7 +463,7 @@ class Interpreter:
             # Where the kernel would let it write (a write path the plan cannot know is left out).
             entry["confinement"] = frame.gateway.confinement(declared).shown()
         if action == "checkpoint":
-            policy = policy_of(step.config.get("policy"))
+            policy = policy_of(step.config.get("policy"), self._project_rules())
             verdict = policy.judge(policy.commands or ()) if policy is not None else None
             if verdict is not None and verdict.passes:
                 entry["change"], entry["reason"] = "no-op", verdict.reason
@@ -473,7 +473,9 @@ class Interpreter:
                                      "roles": list(frame.playbook.reviewers.required)}
                 if verdict is not None:
                     entry["approval"]["policy"] = verdict.reason
-            return _selection(config.get("default"), list(config.get("options") or []))
+            # Who would pass it is not known before the run.
+            unknown = {"by": UNKNOWN, "role": UNKNOWN, "at": UNKNOWN, "comment": UNKNOWN, "via": UNKNOWN}
+            return _selection(config.get("default"), list(config.get("options") or []), record=unknown)
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
         if spec.what_if is WhatIf.UNKNOWN:
@@ -526,7 +528,7 @@ class Interpreter:
             error.step = error.step or sid
             self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
             policy = self._policy(step, frame, error)
-            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started)
+            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started, policy.message)
             return False
 
     def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
@@ -620,7 +622,7 @@ class Interpreter:
                     self.events.message("warning", f"{sid} failed ({error.code}: {error.message}); attempt {attempt + 1} of {policy.retry_count + 1} in {delay:g}s", sid, depth=frame.depth)
                     time.sleep(delay)
                     continue
-                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started)
+                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started, policy.message)
                 return None
             finally:
                 if deadline is not None:
@@ -648,6 +650,13 @@ class Interpreter:
         if step.bindings is None:
             return
         values = self._value(step.bindings, self.env(frame, _with_result(step, scope, result)))
+        if not isinstance(values, dict) and not contains_unknown(values):
+            raise StepError("InvalidBindings", f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
+                            guidance="give `bindings:` a mapping of names, or an expression whose value is an object")
+        if values is UNKNOWN:
+            # A what-if does not know which keys an object it cannot compute would bring.
+            scope.assign(BINDINGS, UNKNOWN)
+            return
         target = scope.lookup(BINDINGS)
         if isinstance(target, dict) and isinstance(values, dict):
             with self._lock:
@@ -680,9 +689,15 @@ class Interpreter:
             raise StepError("StepTimeout", "the enclosing step's timeout passed before this step could start")
 
     def _apply_policy(self, action: str, error: StepError, step: ir.Step, frame: Frame, scope: Scope, path: str,
-                      sid: str, attempt: int, started: float) -> None:
+                      sid: str, attempt: int, started: float, message: str | None = None) -> None:
         seconds = time.monotonic() - started
         detail = f"{error.code}: {error.message}"
+        if message:
+            # The policy's own words: the fix of a failure that stops the run, else beside it.
+            if action in ("Stop", "SilentlyContinue"):
+                error.guidance = self.hooks.mask(message)
+            else:
+                detail = f"{detail} ({self.hooks.mask(message)})"
         if action == "Inquire":
             # Only a person accepts a failure: autonomous mode pauses here too, since going
             # on by itself would turn the failure into a success nobody decided.
@@ -721,6 +736,10 @@ class Interpreter:
         if error.path is None:
             error.path, error.fingerprint = path, paths.fingerprint(step)
         raise error
+
+    def _project_rules(self) -> tuple[dict, ...]:
+        """The `approval-rules` setting, for policies that say `rules: project`."""
+        return tuple(getattr(self.settings, "approval_rules", ()) or ())
 
     def _policy(self, step: ir.Step, frame: Frame, error: StepError) -> ir.PolicyAction:
         for policy in (step.error_policy, frame.playbook.error_policy):
@@ -796,7 +815,7 @@ class Interpreter:
             config = self._config(step, env)
             options = list(config.get("options") or [])
             selection, by = self.answer(path, sid, str(config.get("message") or "approve to continue"), options, config.get("default"), frame,
-                                        policy=policy_of(step.config.get("policy")))
+                                        policy=policy_of(step.config.get("policy"), self._project_rules()))
             if any(isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected") for o in options):
                 raise Cancelled(by, f"{sid}: answered {selection.get('selected')} at its checkpoint")
             return selection
@@ -975,6 +994,8 @@ class Interpreter:
             raise StepError("InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}")
         codes_value = step.config.get("retryOn")
         codes = [str(c) for c in self._value(codes_value, env) or ()] if codes_value is not None else None
+        sources_value = step.config.get("retryFrom")
+        sources = {str(s) for s in self._value(sources_value, env) or ()} if sources_value is not None else None
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         attempt, last = 1, None
@@ -989,7 +1010,7 @@ class Interpreter:
                 self.run_steps(steps, frame, block, paths.join(path, "attempt", attempt))
                 return {"attempts": attempt}
             except StepError as error:
-                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)):
+                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)) or (sources is not None and error.step not in sources):
                     raise
                 record = {"error": self.hooks.mask(as_json_data(error.as_record()))}
                 self._bookkeep(paths.join(path, "attempt", attempt, "failed"), ATTEMPT_FAILED, record, f"{error.code} from {error.step}")
@@ -1138,18 +1159,19 @@ class Interpreter:
         approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
-            return _selection(default if selected is None else selected, options), str(approval.get("by") or "an approver")
+            return _selection(default if selected is None else selected, options, record=approval), str(approval.get("by") or "an approver")
         if policy is not None:
             verdict = policy.judge(policy.commands if policy.commands is not None else commands)
             if verdict.passes and self.hooks.autonomous_releases(roles):
                 self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
-                return _selection(default, options), "catalyst"
+                return _selection(default, options, record=_record("catalyst", None, verdict.reason, "policy")), "catalyst"
             if not verdict.passes:
                 message = f"{message} ({verdict.reason})"
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
-            self.hooks.approve(path, "autonomous", None, "catalyst", "approved automatically (--mode autonomous)", True, default, subject)
-            return _selection(default, options), "catalyst"
+            note = "approved automatically (--mode autonomous)"
+            self.hooks.approve(path, "autonomous", None, "catalyst", note, True, default, subject)
+            return _selection(default, options, record=_record("catalyst", None, note, "autonomous")), "catalyst"
         answer = None
         # Who is at the terminal decides whether ENTER may release a role-restricted pause.
         who = self.hooks.terminal_approver(roles) if self.hooks.ask is not None else None
@@ -1161,7 +1183,7 @@ class Interpreter:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject, person=policy is not None)
         selected, text = answer
         self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
-        return _selection(selected, options, text), who[0]
+        return _selection(selected, options, text, record=_record(who[0], who[1], text, "terminal")), who[0]
 
     # -- gates: `checkpoint:` before or after a step ------------------------------------------------------------
 
@@ -1175,7 +1197,7 @@ class Interpreter:
         message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
         where = paths.join(path, "before" if gate.when == "before" else "checkpoint")
         selection, by = self.answer(where, sid, message, gate_options(gate), "yes", frame,
-                                    policy=policy_of(gate.policy), commands=step_commands(step))
+                                    policy=policy_of(gate.policy, self._project_rules()), commands=step_commands(step))
         chosen = str(selection.get("selected"))
         if chosen == "abort":
             raise Cancelled(by, f"{sid}: answered abort at its checkpoint" + (f" ({selection['textInput']})" if selection.get("textInput") else ""))
@@ -1288,8 +1310,19 @@ def gate_message(gate: ir.Gate, sid: str, command: str | None = None) -> str:
     return f"approve before {sid} runs" + (f": {command}" if command else "")
 
 
-def _selection(selected: Any, options: list, text: str | None = None) -> dict[str, Any]:
-    return {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
+def _selection(selected: Any, options: list, text: str | None = None, record: dict | None = None) -> dict[str, Any]:
+    """A checkpoint's result; `approval` says who passed it, in which role, when, with what
+    note and how (a person at the terminal, `catalyst approve`, a token, autonomous mode, its
+    rules), so later steps can route on the decision (cleo's `__lastApproval`)."""
+    result = {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
+    if record is not None:
+        result["approval"] = {"by": record.get("by"), "role": record.get("role"), "at": record.get("at"),
+                              "note": record.get("comment"), "via": record.get("via")}
+    return result
+
+
+def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[str, Any]:
+    return {"by": by, "role": role, "at": utc_now(), "comment": comment, "via": via}
 
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:

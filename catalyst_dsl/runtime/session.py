@@ -652,7 +652,8 @@ class Session:
                     raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
                                     guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again")
                 if approval.released and approval.decision == "approve":
-                    return {"selected": approval.selected, "role": approval.role, "by": approval.by}
+                    return {"selected": approval.selected, "role": approval.role, "by": approval.by, "at": approval.at,
+                            "comment": approval.comment, "via": approval.via}
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:

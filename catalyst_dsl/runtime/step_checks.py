@@ -17,7 +17,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import FileTooLarge
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, as_json_data, contains_unknown
 from catalyst_dsl.runtime.scope import RunEnv
 
 #: Files larger than this are not searched by `file-contains` (as file-read refuses them).
@@ -71,6 +71,8 @@ def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simu
         return Outcome(check, None if value is UNKNOWN else truthy(value), shown)
     if contains_unknown(args):
         return Outcome(check, None, f"{check.kind} of a value the plan cannot know")
+    if check.kind == "json-schema":
+        return _json_schema(check, args)
     if check.kind == "command-output":
         argv = [to_text(a) for a in args.get("argv") or []]
         if simulated:
@@ -132,6 +134,21 @@ def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, t
     else:
         holds = _compiled(to_text(match), shown).search(outcome.stdout) is not None
     return Outcome(check, holds, shown, "" if holds else f"it printed {_short(outcome.stdout)!r}")
+
+
+def _json_schema(check: ir.Check, args: dict) -> Outcome:
+    from catalyst_dsl.runtime.json_schemas import SchemaUnusable, problems
+
+    value = check.args.get("value")
+    shown = "json-schema: " + (value.text if isinstance(value, ir.Tmpl) else _short(repr(args.get("value"))))
+    try:
+        found = problems(as_json_data(args.get("schema")), as_json_data(args.get("value")))
+    except SchemaUnusable as error:
+        raise StepError("InvalidConfig", f"the schema of {shown} cannot be used: {error}") from None
+    if not found:
+        return Outcome(check, True, shown)
+    (where, message), more = found[0], len(found) - 1
+    return Outcome(check, False, shown, f"at {where}: {message}" + (f" (and {more} more)" if more else ""))
 
 
 def _read(env: RunEnv, written: str) -> bytes | None:

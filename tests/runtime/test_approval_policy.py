@@ -66,3 +66,29 @@ def test_a_policy_not_written_out_asks_for_a_person():
     listed = policy_of(_policy(DEFAULT_RULES, [ir.Lit("pnpm test"), ir.Tmpl("{{cmd}}")]))
     assert listed.commands == (Command("pnpm test"), Command("{{cmd}}", fixed=False))
     assert not listed.judge(listed.commands).passes
+
+
+def test_rules_project_takes_the_approval_rules_setting():
+    value = ir.MapV((ir.Entry("rules", ir.Lit("project")),))
+    mine = ({"action": "auto-approve", "reason": "our-lint", "pattern": "^make lint$"},)
+    assert policy_of(value, mine).judge([Command("make lint")]).passes
+    assert not policy_of(value, mine).judge([Command("make deploy")]).passes
+    assert not policy_of(value).judge([Command("make lint")]).passes  # no setting: no rule approves anything
+
+
+def test_the_approval_rules_setting_is_checked_when_read(tmp_path):
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import read_config
+
+    settings = tmp_path / "catalyst.toml"
+    settings.write_text('[[approval-rules]]\naction = "auto-approve"\nreason = "lint"\npattern = "^make lint$"\n')
+    sink = DiagnosticSink()
+    assert read_config(settings, sink).approval_rules == ({"action": "auto-approve", "reason": "lint", "pattern": "^make lint$"},)
+    assert not sink.items
+    for bad, said in (('action = "allow"\nreason = "x"\npattern = "a"', "'allow' is not an action"),
+                      ('action = "auto-approve"\nreason = "x"\npattern = "(a"', "cannot be used"),
+                      ('action = "auto-approve"\nreason = "x"', "three strings")):
+        settings.write_text(f"[[approval-rules]]\n{bad}\n")
+        sink = DiagnosticSink()
+        assert read_config(settings, sink).approval_rules == ()
+        assert [d.code for d in sink.items] == ["C801"] and said in sink.items[0].message, sink.items[0].message

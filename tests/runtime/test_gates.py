@@ -397,3 +397,38 @@ def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_s
     assert result.exit_code == 1, result.output
     assert "the openai AI adapter cannot honour `agent`; nothing was run" in result.output
     assert not (project.temp / "ran.txt").exists()
+
+
+def test_a_checkpoint_with_rules_project_passes_by_the_approval_rules_setting(project):
+    project.playbook("linted", """
+        name: linted
+        description: a pause the project's rules may pass
+        owner: Engineer
+        steps:
+          - name: ok
+            checkpoint:
+              message: "Lint?"
+              policy: {rules: project, commands: ["make lint"]}
+          - log-info: "after the pause"
+    """)
+    assert project.cli("check", "playbooks/linted.yaml").exit_code == 0
+    assert project.run("linted", "--mode", "autonomous").exit_code == 4  # no rules: a person
+    assert project.cli("cancel", project.run_id(), "--reason", "rules coming").exit_code == 0
+    project.settings("""
+        [[approval-rules]]
+        action = "auto-approve"
+        reason = "lint"
+        pattern = '^make lint$'
+    """)
+    run = project.run("linted", "--mode", "autonomous")
+    assert run.exit_code == 0, run.output
+    assert "passed by its approval rules: `make lint` (lint)" in run.output and "after the pause" in run.output
+    project.playbook("typo", """
+        name: typo
+        description: rules must be a list or project
+        owner: Engineer
+        steps:
+          - checkpoint: "x"
+            policy: {rules: projects}
+    """)
+    assert project.cli("check", "playbooks/typo.yaml").exit_code == 1

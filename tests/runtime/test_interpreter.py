@@ -1688,6 +1688,17 @@ def test_command_not_installed_fails_clearly(project):
     """)
     assert project.run("missing-program").exit_code == 2
     assert project.snapshot()["error"]["code"] == "CommandNotFound"
+    project.playbook("missing-handled", """
+        name: missing-handled
+        description: a missing program is an unavailable action too
+        owner: Engineer
+        steps:
+          - command: [definitely-not-a-program-xyz, --version]
+            errorPolicy: {ActionUnavailable: Continue}
+          - log-info: "went on"
+    """)
+    went = project.run("missing-handled")
+    assert went.exit_code == 0 and "went on" in went.output, went.output
 
 
 # =====================================================================================

@@ -350,6 +350,19 @@ def test_a_retry_block_lets_other_codes_through_at_once(project):
     assert project.read("out/log.txt") == "none\n"
 
 
+def test_a_retry_block_restarts_only_from_the_steps_retry_from_names(project):
+    listed = GROWING.format(need=3, codes="PostconditionFailed").replace("        maxAttempts: 3\n", "        maxAttempts: 3\n        retryFrom: [note]\n")
+    project.playbook("growing", listed)
+    assert project.run("growing", "--mode", "autonomous").exit_code == 0
+    project.write("out/log.txt", "")
+    project.playbook("growing", listed.replace("retryFrom: [note]", "retryFrom: [other]").replace(
+        "        maxAttempts: 3\n", "          - name: other\n            log-info: other\n        maxAttempts: 3\n"))
+    result = project.run("growing", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output  # note failed, and only `other` starts another attempt
+    assert "PostconditionFailed" in result.output and "IterationCapExceeded" not in result.output
+    assert project.read("out/log.txt") == "none\n"
+
+
 def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
     project.playbook("paused", """
         name: paused
@@ -376,3 +389,56 @@ def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
     assert "look at the attempt after Flaky" in outcomes[1].output
     assert project.read_temp("attempts.txt") == "attempt\nattempt\n"  # two attempts in all, over three processes
     assert "IterationCapExceeded" in outcomes[-1].output
+
+
+# -- json-schema ----------------------------------------------------------------------------------------
+
+TREE = """
+    name: tree
+    description: a value checked against a JSON Schema
+    owner: Engineer
+    inputs:
+      - any: tree
+    steps:
+      - name: build
+        var: made
+        value: "${{ tree }}"
+        ensures:
+          - json-schema:
+              value: "${{ made }}"
+              schema:
+                type: array
+                minItems: 1
+                items:
+                  type: object
+                  required: [title, acceptance]
+                  properties:
+                    title: {type: string, pattern: "\\\\S"}
+                    acceptance: {type: array, contains: {type: string, pattern: "\\\\S"}}
+"""
+
+
+def test_a_json_schema_check_holds_for_a_matching_value_and_names_where_another_fails(project):
+    project.playbook("tree", TREE)
+    assert project.run("tree", tree='[{"title": "a", "acceptance": ["done"]}]').exit_code == 0
+    failed = project.run("tree", tree='[{"title": "a", "acceptance": ["done"]}, {"title": " ", "acceptance": ["x"]}]')
+    assert failed.exit_code == 2
+    assert "PostconditionFailed: ensures check 1 does not hold: json-schema: ${{ made }} (at $[1].title: ' ' does not match '\\\\S')" in failed.output
+    # a hostile value is matched in linear time: RE2, never backtracking
+    slow = project.run("tree", tree='[{"title": "' + "a" * 50_000 + '", "acceptance": []}]')
+    assert slow.exit_code == 2 and "$[0].acceptance" in slow.output
+
+
+def test_a_json_schema_that_cannot_be_used_is_refused_by_the_check(project):
+    project.playbook("bad", """
+        name: bad
+        description: unusable schemas
+        owner: Engineer
+        steps:
+          - log-info: x
+            ensures:
+              - json-schema: {value: 1, schema: {type: nonsense}}
+              - json-schema: {value: 1, schema: {type: string, pattern: "(?=a)"}}
+    """)
+    checked = project.cli("check", "playbooks/bad.yaml")
+    assert checked.exit_code == 1 and "C611" in checked.output and "C612" in checked.output

@@ -62,7 +62,10 @@ def command(ctx: ActionContext, config: dict) -> dict:
     if not argv:
         raise StepError("InvalidConfig", "`command` needs at least the program name in argv")
     if shutil.which(argv[0], path=None) is None and "/" not in argv[0]:
-        raise StepError("CommandNotFound", f"the program `{argv[0]}` is not installed or not on PATH")
+        # Also ActionUnavailable, the code of every step whose program is missing (bash, node),
+        # so one errorPolicy or catch covers them all.
+        raise StepError("CommandNotFound", f"the program `{argv[0]}` is not installed or not on PATH", aliases=("ActionUnavailable",),
+                        guidance=f"install `{argv[0]}`, or name a program this machine has")
     return _run(ctx, argv, config)
 
 
