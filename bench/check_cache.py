@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from library_graph import playbook  # noqa: E402
+from processes import child_env, machine  # noqa: E402
 
 CATALYST = [sys.executable, "-m", "catalyst_dsl"]
 
@@ -54,8 +55,7 @@ def main() -> None:
         (root / "catalyst.toml").write_text("")
         for i in range(count):
             (root / "playbooks" / f"flow-{i}.yaml").write_text(playbook(i, count, 20))
-        env = {**os.environ, "XDG_CACHE_HOME": str(Path(tmp) / "cache-home")}
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
         measure(["check", "--no-cache"], root, env)  # the first run pays for .pyc files; not counted
         kinds: dict[str, list[tuple[float, float, float]]] = {"no cache": [], "cold": [], "warm": []}
         baseline = None
@@ -63,6 +63,7 @@ def main() -> None:
             baseline = {**env, "PYTHONPATH": os.pathsep.join([str(Path(sys.argv[3]).resolve()), env["PYTHONPATH"]])}
             kinds["baseline"] = []
             measure(["check"], root, baseline)  # its first run writes its .pyc files; not counted
+        started = machine()
         for _ in range(rounds):
             if baseline is not None:
                 kinds["baseline"].append(measure(["check"], root, baseline))
@@ -70,7 +71,7 @@ def main() -> None:
             measure(["cache", "clean"], root, env)
             kinds["cold"].append(measure(["check"], root, env))
             kinds["warm"].append(measure(["check"], root, env))
-        print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds (load {os.getloadavg()[0]:.2f}); min / median / max")
+        print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n  before: {started}\n  after:  {machine()}")
         for kind, runs in kinds.items():
             cpu, wall, rss = zip(*runs)
             print(f"  {kind:9} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")

@@ -12,8 +12,12 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.runtime.approvers import Approvers
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.approvers import Approvers
 
 
 def _key(role: str) -> str:
@@ -22,7 +26,7 @@ def _key(role: str) -> str:
 
 def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
     config = library.project.config
-    approvers = Approvers(config.approvers)
+    approvers = None
     for path in files:
         playbook = library.compiled(path).playbook
         if playbook is None:
@@ -36,8 +40,14 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
                 sink.report("C826", f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})", playbook.span,
                             help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there")
         required = list(playbook.reviewers.required)
-        if not required:
+        if not required or not (config.approvers or config.signed_approvals):
             continue
+        if approvers is None:
+            # The approvers table lives with the run's approvals; a project that sets none
+            # (most) never loads that part of the runtime to be checked.
+            from catalyst_dsl.runtime.approvers import Approvers
+
+            approvers = Approvers(config.approvers)
         if approvers.configured:
             for role in required:
                 if not approvers.holders(role):

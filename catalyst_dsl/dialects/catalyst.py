@@ -495,6 +495,21 @@ class CatalystLowerer:
                 steps=steps.steps if isinstance(steps, ir.StepsV) else (), span=item.span))
         return tuple(clauses)
 
+    def _names_action(self, key: str, pairs) -> bool:
+        """Whether a step key names an action. A key that a built-in action of the same step
+        takes as config (`value` beside `var`) is config whatever a plugin is called, so only
+        other keys are looked up in the installed plugins: checking a playbook of built-in
+        actions never scans the installed packages."""
+        if key == "checkpoint" or key in RESERVED_STEP_KEYS:
+            return False
+        if key in self.functions or self.catalog.declares(key):
+            return True
+        for other, _ in pairs:
+            spec = self.catalog.get(other.text) if self.catalog.declares(other.text) else None
+            if spec is not None and spec.config.field(key) is not None:
+                return False
+        return key in self.catalog
+
     def step(self, node: YNode) -> ir.Step | None:
         if not isinstance(node, YMap):
             hint = None
@@ -503,7 +518,7 @@ class CatalystLowerer:
             self.sink.report("C401", f"a step is a mapping with one action key, not {kind_of(node)}", head_span(node), help=hint or "write a step like `- display: \"hello\"`")
             return None
         pairs = node.pairs
-        action_keys = [(k, v) for k, v in pairs if k.text != "checkpoint" and (k.text in self.catalog or k.text in self.functions) and k.text not in RESERVED_STEP_KEYS]
+        action_keys = [(k, v) for k, v in pairs if self._names_action(k.text, pairs)]
         checkpoint_entry = next(((k, v) for k, v in pairs if k.text == "checkpoint"), None)
         if not action_keys and checkpoint_entry is not None:
             action_keys = [checkpoint_entry]

@@ -13,7 +13,6 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
-from catalyst_dsl.checks.kai import check_kai
 from catalyst_dsl.checks.permissions import check_permissions
 from catalyst_dsl.checks.gates import check_slash_commands
 from catalyst_dsl.checks.programs import check_programs
@@ -50,6 +49,15 @@ class LibraryCheck:
         return any(d.severity.value == "error" for d in self.diagnostics)
 
 
+def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
+    """kai's library checks, loaded only when a kai playbook is among the files."""
+    if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
+        return {}
+    from catalyst_dsl.checks.kai import check_kai
+
+    return check_kai(library, files, sink)
+
+
 def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
                   scanned: frozenset[str] = frozenset(), overlay: dict[str, bytes] | None = None, cache=None) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
@@ -72,7 +80,7 @@ def check_project(project: Project, files: list[str], catalog: Catalog | None = 
         check_programs(library, files, sink)
         check_roles(library, files, sink)
         check_slash_commands(library, files, sink)
-        others = check_kai(library, files, sink)
+        others = _check_kai(library, files, sink)
         loaded = library.loaded()
         graph = {path: library.edges(path) for path in loaded}
         names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}

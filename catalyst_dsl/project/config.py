@@ -265,7 +265,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
 
 
 def _problem(key: str, value: object) -> tuple[str, str] | None:
-    from catalyst_dsl.dialects.values import suggest
+    from catalyst_dsl.diagnostics.suggest import suggest
 
     if key not in SETTINGS:
         return f"unknown setting '{key}'", suggest(key, SETTINGS) or f"the settings are: {', '.join(SETTINGS)}"
@@ -297,7 +297,7 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
 def _rule_problem(key: str, value) -> tuple[str, str] | None:
     """Unknown codes in `select`, `ignore` and `severity`, bad severities, bad `exclude` globs."""
     from catalyst_dsl.diagnostics.codes import CODES
-    from catalyst_dsl.dialects.values import suggest
+    from catalyst_dsl.diagnostics.suggest import suggest
 
     codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(key, list)()
     for code in codes:
