@@ -14,6 +14,7 @@ from catalyst_dsl.actions.builtin import writing_tools
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.project import observed
 from catalyst_dsl.syntax.regex import PatternError, compile_pattern
 
 #: `/name` then, after white space, its arguments. The name is what `.claude/commands/`
@@ -115,6 +116,6 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
             if text is None:
                 continue  # absent, or its name computed at run time: the adapter meets it then
             name = slash_command_name(text)
-            if name is not None and not (commands / f"{name}.md").is_file():
+            if name is not None and not observed.is_file(commands / f"{name}.md"):
                 sink.report("C635", f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project", command.span,
                             help=f"add {COMMANDS_DIR}/{name}.md, or check the command's spelling; the agent will not know the command")

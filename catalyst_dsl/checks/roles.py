@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.project import observed
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.approvers import Approvers
@@ -64,7 +65,7 @@ def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: li
     if not approvers.configured:
         return "no `approvers` are configured, so a signature names nobody who holds a role", "map approvers to roles under `approvers` in the settings"
     try:
-        lines = signers_file.read_text(encoding="utf-8").splitlines()
+        lines = observed.read_bytes(signers_file).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return (f"the allowed-signers file {shown} cannot be read",
                 f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`")

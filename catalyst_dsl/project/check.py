@@ -19,7 +19,8 @@ from catalyst_dsl.checks.programs import check_programs
 from catalyst_dsl.checks.roles import check_roles
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
-from catalyst_dsl.project.config import Project
+from catalyst_dsl.project.config import Project, settings_source
+from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library, absolute
 from catalyst_dsl.syntax.source import SourceFile
 
@@ -36,12 +37,9 @@ class LibraryCheck:
     def sources(self) -> dict[str, SourceFile]:
         found = {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
         found.update(self.other_sources)
-        settings = self.library.project.config_file
+        settings = settings_source(self.library.project)
         if settings is not None:
-            try:
-                found[str(settings)] = SourceFile(str(settings), settings.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                pass  # reported as C801 when the settings were read
+            found[settings.path] = settings
         return found
 
     @property
@@ -55,6 +53,7 @@ def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict
         return {}
     from catalyst_dsl.checks.kai import check_kai
 
+    observed.unrepeatable()  # the index is read and its entries resolved through links
     return check_kai(library, files, sink)
 
 

@@ -217,6 +217,17 @@ def _has_tool_table(path: Path) -> bool:
         return False
 
 
+def settings_source(project: Project) -> SourceFile | None:
+    """The settings file's text, to show findings in it; None without one or when it
+    cannot be read (reported as C801 when the settings were read)."""
+    if project.config_file is None:
+        return None
+    try:
+        return SourceFile(str(project.config_file), project.config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def load_project(start: Path, sink: DiagnosticSink) -> Project:
     """The project around `start`; a bad settings file is reported (C801) and defaults used."""
     root, config_file = find_root(start)
