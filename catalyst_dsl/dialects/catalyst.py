@@ -7,6 +7,7 @@ action-key rule); references and expression types are checked afterwards, on the
 from __future__ import annotations
 
 import re
+import sys
 
 from catalyst_dsl.actions.builtin import APPROVAL_POLICY
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
@@ -548,7 +549,7 @@ class CatalystLowerer:
             action_keys = [(key, value)]
             known = False
         action_key, action_value = action_keys[0]
-        action = action_key.text
+        action = sys.intern(action_key.text)  # one string per action name across a library
         spec = self.catalog.get(action) if known and action not in self.functions else None
         siblings = [(k, v) for k, v in pairs if k is not action_key and k.text not in RESERVED_STEP_KEYS and (k, v) not in action_keys[1:] and not (checkpoint_entry and k is checkpoint_entry[0])]
         config = self._config(action, spec, action_key, action_value, siblings, node, known)

@@ -7,6 +7,7 @@ at the right column). Step lists are lowered by the dialect through `lower_steps
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_right
 from typing import Callable, Sequence
 
@@ -210,7 +211,8 @@ class ValueLowerer:
                 self.value(value, t.ANY, f"'{key.text}'")
                 continue
             ftype = field.type if field is not None else schema.rest or t.ANY
-            entries.append(ir.Entry(key.text, self.value(value, ftype, f"'{key.text}'"), span=key.span))
+            # Keys repeat in every step of every playbook: one string each for the library.
+            entries.append(ir.Entry(sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span))
         self.require(node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)})
         return ir.MapV(tuple(entries), span=node.span)
 
