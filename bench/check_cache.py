@@ -17,29 +17,21 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from library_graph import playbook  # noqa: E402
 from processes import child_env, machine  # noqa: E402
+from processes import measure as run  # noqa: E402
 
 CATALYST = [sys.executable, "-m", "catalyst_dsl"]
 
 
 def measure(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """(CPU seconds, wall seconds, max RSS in MiB) of one `catalyst` process."""
-    start = time.perf_counter()
-    process = subprocess.Popen([*CATALYST, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"catalyst {' '.join(args)} exited {process.returncode}")
-    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+    return tuple(run([*CATALYST, *args], cwd, env))
 
 
 def spread(values: list[float], unit: str, digits: int = 2) -> str:

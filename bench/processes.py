@@ -44,7 +44,7 @@ def measure(argv: Sequence[str], cwd: Path, env: Mapping[str, str], ok: Sequence
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = code = os.waitstatus_to_exitcode(status)
-    if code not in ok:
+    if code not in ok or b"Traceback (most recent call last)" in errors:
         raise SystemExit(f"{' '.join(argv)} exited {code}:\n{errors.decode(errors='replace')}")
     return Run(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024)
 

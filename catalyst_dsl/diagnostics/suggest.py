@@ -6,9 +6,9 @@ without loading the dialects that lower playbooks.
 
 from __future__ import annotations
 
-import difflib
-
 
 def suggest(word: str, candidates, *, prefix: str = "did you mean ") -> str | None:
+    import difflib  # only when a finding asks for a suggestion
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f"{prefix}'{matches[0]}'?" if matches else None

@@ -29,7 +29,6 @@ import hmac
 import json
 import operator
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -90,6 +89,8 @@ def cache_key(environ: Mapping[str, str] | None = None) -> bytes | None:
         except FileExistsError:
             pass
         else:
+            import secrets  # only to make the key: every later check reads it
+
             with os.fdopen(fd, "w", encoding="ascii") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
         info = path.stat()

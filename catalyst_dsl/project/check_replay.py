@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from typing import Iterable
 
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink, Label, Severity
@@ -140,6 +139,8 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None]) -> b
     if kind == "is-file":
         return os.path.isfile(question) == answer
     if kind == "which":
+        import shutil
+
         return shutil.which(question) == answer
     if kind == "listing":
         return discover_folders(question.split("\0") if question else []) == answer
