@@ -18,6 +18,9 @@ from test_check_cache import BROKEN, library
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "library"
 KAI_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "kai"
+#: The commands kai's auto-validate runs, and an index that lists it.
+COMMANDS = ("qa.plan", "qa.run")
+INDEX = "playbooks:\n  - name: auto-validate\n    file: playbooks/auto-validate.yaml\n    description: x\n    steps: \"1\"\n"
 
 
 def run(*args: str):
@@ -150,27 +153,45 @@ def test_a_forged_record_cannot_hide_findings(project: Path) -> None:
 
 
 @pytest.mark.skipif(not KAI_CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
-def test_a_kai_project_is_checked_every_time(tmp_path: Path, monkeypatch) -> None:
-    """kai's index is read through links, which no fact describes: nothing is kept to replay."""
+def test_a_kai_project_is_replayed_until_its_index_or_commands_change(tmp_path: Path, monkeypatch, replay_only) -> None:
     root = tmp_path / "kai"
     (root / ".playbooks" / "playbooks").mkdir(parents=True)
     shutil.copy(KAI_CORPUS / "auto-validate.yaml", root / ".playbooks" / "playbooks")
+    (root / ".playbooks" / "_index.yaml").write_text("playbooks: []\n")
     monkeypatch.chdir(root)
-    assert run() == run("--no-cache")
-    assert not records(root)
+    plain = run("--no-cache")
+    assert "C914" in plain[1] and "C912" in plain[1]
+    assert run() == plain
+    assert len(records(root)) == 1
+    (root / ".playbooks" / "_index.yaml").write_text(INDEX)
+    assert "C914" not in run()[1]
+    (root / ".claude" / "commands").mkdir(parents=True)
+    for name in COMMANDS:
+        (root / ".claude" / "commands" / f"{name}.md").write_text("x\n")
+    fresh = run()
+    assert fresh == run("--no-cache") and "C912" not in fresh[1]
+    replay_only()
+    assert run() == fresh
 
 
 def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
     with observed.recording() as facts:
         observed.is_file(tmp_path / "a")
         observed.which("no-such-program-here")
         observed.read_bytes(tmp_path / "a")
+        observed.resolved(tmp_path / "link")
+        observed.listdir(tmp_path)
+        observed.listdir(tmp_path / "a")
     assert facts == {("is-file", str(tmp_path / "a")): True, ("which", "no-such-program-here"): None,
-                     ("bytes", str(tmp_path / "a")): observed.digest(b"x")}
-    with observed.recording() as facts:
-        observed.unrepeatable()
-    assert facts == {("unrepeatable", ""): True}
+                     ("bytes", str(tmp_path / "a")): observed.digest(b"x"),
+                     ("resolved", str(tmp_path / "link")): str((tmp_path / "a").resolve()),
+                     ("listdir", str(tmp_path)): ["a", "link"], ("listdir", str(tmp_path / "a")): None}
+    for (kind, question), answer in facts.items():
+        assert check_replay._holds(kind, question, answer, {})
+    (tmp_path / "b").write_text("y")
+    assert not check_replay._holds("listdir", str(tmp_path), ["a", "link"], {})
     observed.note("is-file", "outside any recording", True)  # noted nowhere, and no error
 
 

@@ -20,7 +20,6 @@ from catalyst_dsl.checks.roles import check_roles
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
-from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library, absolute
 from catalyst_dsl.syntax.source import SourceFile
 
@@ -53,7 +52,6 @@ def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict
         return {}
     from catalyst_dsl.checks.kai import check_kai
 
-    observed.unrepeatable()  # the index is read and its entries resolved through links
     return check_kai(library, files, sink)
 
 

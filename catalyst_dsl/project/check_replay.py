@@ -81,8 +81,6 @@ def replay(cache: CheckCache, project: Project, files: list[str], scanned: froze
 def remember(cache: CheckCache, project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic],
              result, facts: dict[tuple[str, str], object]) -> None:
     """Keep `result` (a `LibraryCheck` made while `observed.recording()` filled `facts`)."""
-    if ("unrepeatable", "") in facts:
-        return
     kept = []
     for (kind, question), answer in facts.items():
         if kind == "plugin":
@@ -90,7 +88,7 @@ def remember(cache: CheckCache, project: Project, files: list[str], scanned: fro
 
             answer = _plugin_digest(result.library.catalog, question)
         kept.append([kind, question, answer])
-    sources = sorted(path for path, compiled in result.library.loaded().items() if compiled.source is not None)
+    sources = sorted({*(path for path, compiled in result.library.loaded().items() if compiled.source is not None), *result.other_sources})
     found = result.diagnostics[len(settings):]  # the settings' own are found again when they are read
     record = {"format": FORMAT, "files": result.files, "sources": sources, "facts": kept, "diagnostics": [_diagnostic(d) for d in found]}
     try:
@@ -142,6 +140,10 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None]) -> b
         import shutil
 
         return shutil.which(question) == answer
+    if kind == "resolved":
+        return observed.resolved(question) == answer
+    if kind == "listdir":
+        return observed.listdir(question) == answer
     if kind == "listing":
         return discover_folders(question.split("\0") if question else []) == answer
     if kind == "plugin":

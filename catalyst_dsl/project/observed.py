@@ -8,8 +8,9 @@ is on, notes the question and the answer. `check_replay` keeps the notes beside 
 findings and asks every question again before it gives those findings back: when one
 answer differs, the library is checked again.
 
-A check that looks at something these functions cannot ask again (kai's index, resolved
-through links) calls `unrepeatable()`, and its findings are never replayed.
+A check must look at the file system through these functions only: whatever it learnt
+otherwise would not be asked again, and a replay could give back findings that no
+longer hold.
 """
 
 from __future__ import annotations
@@ -21,30 +22,19 @@ from typing import Iterator
 
 #: The facts of the check under way: (kind, question) -> answer; None when not recording.
 _facts: dict[tuple[str, str], object] | None = None
-_repeatable = True
 
 
 @contextlib.contextmanager
 def recording() -> Iterator[dict[tuple[str, str], object]]:
-    """Note every fact asked through this module until the block ends. The dict yielded
-    fills as the check runs; it is emptied when the check looked at something else too."""
-    global _facts, _repeatable
-    outer = _facts, _repeatable
-    _facts, _repeatable = {}, True
-    facts = _facts
+    """Note every fact asked through this module until the block ends; the dict yielded
+    fills as the check runs."""
+    global _facts
+    outer = _facts
+    _facts = facts = {}
     try:
         yield facts
-        if not _repeatable:
-            facts.clear()
-            facts[("unrepeatable", "")] = True
     finally:
-        _facts, _repeatable = outer
-
-
-def unrepeatable() -> None:
-    """The check under way depends on something no fact here describes."""
-    global _repeatable
-    _repeatable = False
+        _facts = outer
 
 
 def note(kind: str, question: str, answer: object) -> None:
@@ -81,6 +71,22 @@ def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
         raise
     note("bytes", os.fspath(path), digest(data))
     return data
+
+
+def resolved(path: str | os.PathLike) -> str:
+    """The path with its links followed (`Path.resolve`, not strict)."""
+    from pathlib import Path
+
+    answer = str(Path(path).resolve())
+    note("resolved", os.fspath(path), answer)
+    return answer
+
+
+def listdir(path: str | os.PathLike) -> list[str] | None:
+    """The names in a folder, sorted; None when it is no folder."""
+    answer = sorted(os.listdir(path)) if os.path.isdir(path) else None
+    note("listdir", os.fspath(path), answer)
+    return answer
 
 
 def listed(paths: list[str], found: list[str]) -> list[str]:
