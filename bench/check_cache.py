@@ -6,11 +6,13 @@ Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) i
 temporary project, then runs, ROUNDS times and interleaved so that load on the machine
 hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
 `catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
-every entry read). Each figure is the child process's CPU time (user + system) and its
-peak memory (max RSS), as min / median / max. The user's cache key is made in a
-temporary XDG_CACHE_HOME, not in yours. BASELINE, a directory holding another build's
-`catalyst_dsl` package (such as a copy of an older checkout), adds its `catalyst check`
-to each round, run the same way with that directory first on PYTHONPATH.
+the check's record replayed, check_replay.py). Each figure is the child process's CPU
+time (user + system), wall time and peak memory (max RSS), as min / median / max. The
+user's cache key is made in a temporary XDG_CACHE_HOME, not in yours. BASELINE, a
+directory holding another build (its `catalyst_dsl` and `grammar`, such as
+`git archive COMMIT catalyst_dsl grammar` unpacked), adds to each round that build's
+`check --no-cache` and its warm `check` (after one run that writes its entries), run the
+same way with that directory first on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def main() -> None:
         baseline = None
         if len(sys.argv) > 3:
             baseline = {**env, "PYTHONPATH": os.pathsep.join([str(Path(sys.argv[3]).resolve()), env["PYTHONPATH"]])}
-            kinds["baseline"] = []
-            measure(["check"], root, baseline)  # its first run writes its .pyc files; not counted
+            kinds["before, no cache"] = []
+            kinds["before, warm"] = []
+            measure(["check", "--no-cache"], root, baseline)  # its first run writes its .pyc files; not counted
         started = machine()
         for _ in range(rounds):
             if baseline is not None:
-                kinds["baseline"].append(measure(["check"], root, baseline))
+                kinds["before, no cache"].append(measure(["check", "--no-cache"], root, baseline))
+                measure(["cache", "clean"], root, env)
+                measure(["check"], root, baseline)  # writes the other build's entries; not counted
+                kinds["before, warm"].append(measure(["check"], root, baseline))
             kinds["no cache"].append(measure(["check", "--no-cache"], root, env))
             measure(["cache", "clean"], root, env)
             kinds["cold"].append(measure(["check"], root, env))
@@ -66,7 +72,7 @@ def main() -> None:
         print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n  before: {started}\n  after:  {machine()}")
         for kind, runs in kinds.items():
             cpu, wall, rss = zip(*runs)
-            print(f"  {kind:9} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")
+            print(f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")
 
 
 if __name__ == "__main__":
