@@ -198,3 +198,10 @@ def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
 def test_an_unknown_fact_is_a_broken_record() -> None:
     with pytest.raises(check_replay.CacheEntryError):
         check_replay._holds("the moon", "phase", "full", {})
+
+
+def test_a_file_over_the_size_limit_is_never_replayed(project: Path, monkeypatch) -> None:
+    """C015 names the file's size, which the bytes read (the limit and one more) do not fix."""
+    monkeypatch.setattr(check_replay, "MAX_FILE_BYTES", 64)
+    path = project / "playbooks" / "broken.yaml"
+    assert not check_replay._holds("bytes", str(path), observed.digest(path.read_bytes()[:65]), {})
