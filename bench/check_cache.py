@@ -6,39 +6,34 @@ Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) i
 temporary project, then runs, ROUNDS times and interleaved so that load on the machine
 hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
 `catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
-every entry read). Each figure is the child process's CPU time (user + system) and its
-peak memory (max RSS), as min / median / max. The user's cache key is made in a
-temporary XDG_CACHE_HOME, not in yours. BASELINE, a directory holding another build's
-`catalyst_dsl` package (such as a copy of an older checkout), adds its `catalyst check`
-to each round, run the same way with that directory first on PYTHONPATH.
+the check's record replayed, check_replay.py). Each figure is the child process's CPU
+time (user + system), wall time and peak memory (max RSS), as min / median / max. The
+user's cache key is made in a temporary XDG_CACHE_HOME, not in yours. BASELINE, a
+directory holding another build (its `catalyst_dsl` and `grammar`, such as
+`git archive COMMIT catalyst_dsl grammar` unpacked), adds to each round that build's
+`check --no-cache` and its warm `check` (after one run that writes its entries), run the
+same way with that directory first on PYTHONPATH.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from library_graph import playbook  # noqa: E402
+from processes import child_env, machine  # noqa: E402
+from processes import measure as run  # noqa: E402
 
 CATALYST = [sys.executable, "-m", "catalyst_dsl"]
 
 
 def measure(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """(CPU seconds, wall seconds, max RSS in MiB) of one `catalyst` process."""
-    start = time.perf_counter()
-    process = subprocess.Popen([*CATALYST, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"catalyst {' '.join(args)} exited {process.returncode}")
-    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+    return tuple(run([*CATALYST, *args], cwd, env))
 
 
 def spread(values: list[float], unit: str, digits: int = 2) -> str:
@@ -54,26 +49,30 @@ def main() -> None:
         (root / "catalyst.toml").write_text("")
         for i in range(count):
             (root / "playbooks" / f"flow-{i}.yaml").write_text(playbook(i, count, 20))
-        env = {**os.environ, "XDG_CACHE_HOME": str(Path(tmp) / "cache-home")}
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
         measure(["check", "--no-cache"], root, env)  # the first run pays for .pyc files; not counted
         kinds: dict[str, list[tuple[float, float, float]]] = {"no cache": [], "cold": [], "warm": []}
         baseline = None
         if len(sys.argv) > 3:
             baseline = {**env, "PYTHONPATH": os.pathsep.join([str(Path(sys.argv[3]).resolve()), env["PYTHONPATH"]])}
-            kinds["baseline"] = []
-            measure(["check"], root, baseline)  # its first run writes its .pyc files; not counted
+            kinds["before, no cache"] = []
+            kinds["before, warm"] = []
+            measure(["check", "--no-cache"], root, baseline)  # its first run writes its .pyc files; not counted
+        started = machine()
         for _ in range(rounds):
             if baseline is not None:
-                kinds["baseline"].append(measure(["check"], root, baseline))
+                kinds["before, no cache"].append(measure(["check", "--no-cache"], root, baseline))
+                measure(["cache", "clean"], root, env)
+                measure(["check"], root, baseline)  # writes the other build's entries; not counted
+                kinds["before, warm"].append(measure(["check"], root, baseline))
             kinds["no cache"].append(measure(["check", "--no-cache"], root, env))
             measure(["cache", "clean"], root, env)
             kinds["cold"].append(measure(["check"], root, env))
             kinds["warm"].append(measure(["check"], root, env))
-        print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds (load {os.getloadavg()[0]:.2f}); min / median / max")
+        print(f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n  before: {started}\n  after:  {machine()}")
         for kind, runs in kinds.items():
             cpu, wall, rss = zip(*runs)
-            print(f"  {kind:9} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")
+            print(f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}")
 
 
 if __name__ == "__main__":

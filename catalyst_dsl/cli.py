@@ -55,14 +55,14 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
     from catalyst_dsl.diagnostics.model import Severity
-    from catalyst_dsl.project.check import check_project
+    from catalyst_dsl.project import check_replay
     from catalyst_dsl.project.rules import reported
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     project, settings, files, scanned = _project_files(paths)
-    result = check_project(project, files, settings=settings, scanned=scanned, cache=_check_cache(project, no_cache))
+    result = check_replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
     sources = result.sources
     diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
@@ -114,9 +114,9 @@ def _project_files(paths: tuple[str, ...]):
     which of them a directory scan found (rather than being named)."""
     from pathlib import Path
 
-    from catalyst_dsl.compiler import discover
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.project.discovery import discover
     from catalyst_dsl.project.scan import ScanFilter
 
     sink = DiagnosticSink()

@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 import attrs
 
 from catalyst_dsl.ir.types import ObjectT, Type
+from catalyst_dsl.project import observed
 
 
 class Effect(enum.Enum):
@@ -96,6 +97,8 @@ class Catalog:
         spec = self._specs.get(name)
         if spec is None and self._fallback is not None:
             spec = self._fallback(name)
+            # What the plugins say decides the findings: a replayed check asks them again.
+            observed.note("plugin", name, True)
         return spec
 
     def why_missing(self, name: str) -> str | None:

@@ -14,6 +14,7 @@ from catalyst_dsl.actions.builtin import writing_tools
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.project import observed
 from catalyst_dsl.syntax.regex import PatternError, compile_pattern
 
 #: `/name` then, after white space, its arguments. The name is what `.claude/commands/`
@@ -106,7 +107,7 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
     """C635: an `ai-prompt` naming a slash command the project has no file for, in a
     project that keeps its commands in `.claude/commands/`."""
     commands = Path(library.project.root) / COMMANDS_DIR
-    if not commands.is_dir():
+    if observed.listdir(commands) is None:
         # The project keeps no commands of its own: they come from the user's own folder,
         # skills or plugins, which a check of the project cannot see.
         return
@@ -120,6 +121,6 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
             if text is None:
                 continue  # absent, or its name computed at run time: the adapter meets it then
             name = slash_command_name(text)
-            if name is not None and not (commands / f"{name}.md").is_file():
+            if name is not None and not observed.is_file(commands / f"{name}.md"):
                 sink.report("C635", f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project", command.span,
                             help=f"add {COMMANDS_DIR}/{name}.md, or check the command's spelling; the agent will not know the command")

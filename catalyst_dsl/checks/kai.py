@@ -4,11 +4,11 @@ C635, the rule of every `ai-prompt` naming a slash command (checks/gates.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects import kai
+from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq, head_span
@@ -32,8 +32,8 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
             folders.append(folder)
     for folder in folders:
         index = folder / INDEX
-        if index.is_file():
-            source = _index(index, library, {str(Path(f).resolve()) for f in files}, sink)
+        if observed.is_file(index):
+            source = _index(index, library, {observed.resolved(f) for f in files}, sink)
             if source is not None:
                 read[str(index)] = source
     return read
@@ -51,7 +51,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
     try:
-        data = index.read_bytes()
+        data = observed.read_bytes(index)
     except OSError as exc:
         sink.report("C001", f"cannot read the kai index: {exc.strerror or exc}", SourceFile(str(index), "").span(0), help="check that it is readable")
         return None
@@ -75,16 +75,16 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         if not isinstance(file_node, YScalar) or not file_node.text:
             sink.report("C913", "this entry of the kai index names no `file`", head_span(entry), help="add `file: playbooks/<name>.yaml`")
             continue
-        target = (folder / file_node.text).resolve()
+        target = Path(observed.resolved(folder / file_node.text))
         listed.add(str(target))
-        if not target.is_file():
+        if not observed.is_file(target):
             sink.report("C913", f"the kai index lists {file_node.text}, which does not exist", file_node.span, help="remove the entry, or restore the playbook")
             continue
         _compare(entry, target, library, sink)
     playbooks = folder / "playbooks"
-    for name in sorted(os.listdir(playbooks)) if playbooks.is_dir() else ():
-        candidate = (playbooks / name).resolve()
-        if name.endswith(".yaml") and name != TEMPLATE and str(candidate) in checked and str(candidate) not in listed:
+    for name in observed.listdir(playbooks) or ():
+        candidate = observed.resolved(playbooks / name)
+        if name.endswith(".yaml") and name != TEMPLATE and candidate in checked and candidate not in listed:
             sink.report("C914", f"the kai index does not list playbooks/{name}", head_span(entries) if entries.items else head_span(root),
                         help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it")
     return source

@@ -30,12 +30,24 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class Write:
-    """One place a step may write: a pattern, or None for an opaque shell-like step."""
+    """One place a step may write: a pattern, or None for an opaque shell-like step.
+
+    The pattern is kept as text and compiled when a question needs more than its text:
+    most writes are placed by their text alone (under a plain `dir/**` grant), and a
+    library's thousands of compiled patterns were most of a check's peak memory.
+    """
 
     step: ir.Step
-    glob: Glob | None
+    pattern: str | None
     text: str
     span: Span | None
+
+    @property
+    def glob(self) -> Glob:
+        """The compiled pattern (valid: it compiled when the write was found)."""
+        from catalyst_dsl.paths.globs import Glob
+
+        return Glob.from_template(self.pattern)
 
 
 def path_text(value: ir.Value) -> str | None:
@@ -57,14 +69,16 @@ class PermissionChecker:
         self._write_problems: dict[str, list] = {}
         self._placements: dict[tuple[tuple[str, ...], str], str] = {}
 
-    def placement(self, grants: list[Glob], glob: Glob) -> str:
+    def placement(self, grants: list[Glob], write: Write) -> str:
         """classify(), remembered: a child's writes are placed again for every caller."""
-        key = (tuple(g.text for g in grants), glob.text)
+        if _under_plain_grant(grants, write.pattern):
+            return "inside"  # decided by the text: nothing to compile or remember
+        key = (tuple(g.text for g in grants), write.pattern)
         found = self._placements.get(key)
         if found is None:
             from catalyst_dsl.paths.globs import classify
 
-            found = self._placements[key] = "inside" if _under_plain_grant(grants, glob.text) else classify(grants, glob)
+            found = self._placements[key] = classify(grants, write.glob)
         return found
 
     # -- what a playbook writes -----------------------------------------------------------------
@@ -123,13 +137,13 @@ class PermissionChecker:
         from catalyst_dsl.paths.globs import Glob, GlobError
 
         try:
-            glob = Glob.from_template(pattern)
+            Glob.from_template(pattern)  # compiled to be checked; kept as text (Write.glob)
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
                 report.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
             return
-        yield Write(step, glob, text, value.span)
+        yield Write(step, pattern, text, value.span)
 
     def _never_writable(self, write: Write, sink: DiagnosticSink) -> None:
         """C824: a program's declared write inside `.git/` or the state directory, which its
@@ -176,13 +190,13 @@ class PermissionChecker:
             return
         grants = self.grants(path, report=True)
         writes = self.writes(path, report=True)
-        known = [w for w in writes if w.glob is not None]
+        known = [w for w in writes if w.pattern is not None]
         if grants is None:
             if known:
                 self.sink.report("C814", f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project", pb.span, help="list where it writes under allowedWritePaths to have every write checked")
         else:
             for write in known:
-                if self.placement(grants, write.glob) == "outside":
+                if self.placement(grants, write) == "outside":
                     allowed = ", ".join(g.text for g in grants) or "nothing"
                     self.sink.report("C813", f"'{write.text}' is outside what this playbook may write ({allowed})", write.span, help="add a pattern for it to allowedWritePaths, or write somewhere allowed")
         self._git_writes(grants, known)
@@ -199,7 +213,7 @@ class PermissionChecker:
         """A write into a `.git` directory needs a grant that names it (paths/reserved.py):
         `**`, or no allowedWritePaths at all, lets a run write anywhere but there."""
         for write in known:
-            if grants is not None and self.placement(grants, write.glob) == "outside":
+            if grants is not None and self.placement(grants, write) == "outside":
                 continue  # reported as outside the grants already
             if self._unnamed_git(write, grants):
                 self.sink.report("C813", f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
@@ -210,13 +224,13 @@ class PermissionChecker:
         A program's write is never one: programs never write `.git`, grant or not (C824)."""
         from catalyst_dsl.paths import reserved
 
-        if not reserved.writes_git(write.glob.text):
+        if not reserved.writes_git(write.pattern):
             return False  # the common case, decided by the text alone
         spec = self.catalog.get(write.step.action)
         if spec is not None and spec.shell_like:
             return False
         naming = [g for g in grants or () if reserved.names_git(g.text)]
-        return self.placement(naming, write.glob) == "outside"
+        return self.placement(naming, write) == "outside"
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
@@ -239,7 +253,7 @@ class PermissionChecker:
         tagged: list[tuple[int, Write]] = []
         for index, branch in enumerate(body.steps):
             for step in ir.steps_within(branch):
-                tagged += [(index, w) for w in self._step_writes(step, None) if w.glob is not None]
+                tagged += [(index, w) for w in self._step_writes(step, None) if w.pattern is not None]
         reported: set[tuple[int, int]] = set()
         from catalyst_dsl.paths.globs import find_overlaps
 
@@ -263,7 +277,7 @@ class PermissionChecker:
             return
         # A shell-like step without `writes:` counts as writing nothing here: the language
         # asks every writing step to declare it, and the step itself is noted (C817).
-        child_writes = [w for w in self.writes(edge.callee) if w.glob is not None]
+        child_writes = [w for w in self.writes(edge.callee) if w.pattern is not None]
         if not child_writes:
             return
         inherit = edge.site.step.config.get("inheritPermissions")
@@ -281,7 +295,7 @@ class PermissionChecker:
         if grants is None:
             return
         for write in child_writes:
-            if self.placement(grants, write.glob) == "outside":
+            if self.placement(grants, write) == "outside":
                 self.sink.report(
                     "C816",
                     f"'{child.name}' writes '{write.text}', which this playbook may not write",
@@ -294,7 +308,7 @@ class PermissionChecker:
         """A child's write into `.git` needs a grant naming it in the caller as well: the
         run allows a write only where every playbook on the call stack allows it."""
         for write in child_writes:
-            if grants is not None and self.placement(grants, write.glob) == "outside":
+            if grants is not None and self.placement(grants, write) == "outside":
                 continue  # C816 below says so
             if self._unnamed_git(write, grants):
                 self.sink.report(

@@ -8,18 +8,18 @@ library check (`catalyst check`), never in the per-file compile an editor caches
 
 from __future__ import annotations
 
-import shutil
 from typing import Callable
 
 from catalyst_dsl.actions.catalog import PROGRAMS
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.project import observed
 
 #: At most this many other steps are pointed at; the message gives the count.
 MORE_LABELS = 3
 
 
-def check_programs(library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = shutil.which) -> None:
+def check_programs(library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = observed.which) -> None:
     installed: dict[str, bool] = {}
     for path in files:
         playbook = library.compiled(path).playbook

@@ -12,8 +12,13 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.runtime.approvers import Approvers
+from catalyst_dsl.project import observed
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.approvers import Approvers
 
 
 def _key(role: str) -> str:
@@ -22,7 +27,7 @@ def _key(role: str) -> str:
 
 def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
     config = library.project.config
-    approvers = Approvers(config.approvers)
+    approvers = None
     for path in files:
         playbook = library.compiled(path).playbook
         if playbook is None:
@@ -36,8 +41,14 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
                 sink.report("C826", f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})", playbook.span,
                             help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there")
         required = list(playbook.reviewers.required)
-        if not required:
+        if not required or not (config.approvers or config.signed_approvals):
             continue
+        if approvers is None:
+            # The approvers table lives with the run's approvals; a project that sets none
+            # (most) never loads that part of the runtime to be checked.
+            from catalyst_dsl.runtime.approvers import Approvers
+
+            approvers = Approvers(config.approvers)
         if approvers.configured:
             for role in required:
                 if not approvers.holders(role):
@@ -54,7 +65,7 @@ def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: li
     if not approvers.configured:
         return "no `approvers` are configured, so a signature names nobody who holds a role", "map approvers to roles under `approvers` in the settings"
     try:
-        lines = signers_file.read_text(encoding="utf-8").splitlines()
+        lines = observed.read_bytes(signers_file).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return (f"the allowed-signers file {shown} cannot be read",
                 f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`")

@@ -15,7 +15,7 @@ import attrs
 
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
-from catalyst_dsl.dialects.values import suggest
+from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"

@@ -7,6 +7,7 @@ action-key rule); references and expression types are checked afterwards, on the
 from __future__ import annotations
 
 import re
+import sys
 
 from catalyst_dsl.actions.builtin import APPROVAL_POLICY
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
@@ -520,6 +521,21 @@ class CatalystLowerer:
                 steps=steps.steps if isinstance(steps, ir.StepsV) else (), span=item.span))
         return tuple(clauses)
 
+    def _names_action(self, key: str, pairs) -> bool:
+        """Whether a step key names an action. A key that a built-in action of the same step
+        takes as config (`value` beside `var`) is config whatever a plugin is called, so only
+        other keys are looked up in the installed plugins: checking a playbook of built-in
+        actions never scans the installed packages."""
+        if key == "checkpoint" or key in RESERVED_STEP_KEYS:
+            return False
+        if key in self.functions or self.catalog.declares(key):
+            return True
+        for other, _ in pairs:
+            spec = self.catalog.get(other.text) if self.catalog.declares(other.text) else None
+            if spec is not None and spec.config.field(key) is not None:
+                return False
+        return key in self.catalog
+
     def step(self, node: YNode) -> ir.Step | None:
         if not isinstance(node, YMap):
             hint = None
@@ -528,7 +544,7 @@ class CatalystLowerer:
             self.sink.report("C401", f"a step is a mapping with one action key, not {kind_of(node)}", head_span(node), help=hint or "write a step like `- display: \"hello\"`")
             return None
         pairs = node.pairs
-        action_keys = [(k, v) for k, v in pairs if k.text != "checkpoint" and (k.text in self.catalog or k.text in self.functions) and k.text not in RESERVED_STEP_KEYS]
+        action_keys = [(k, v) for k, v in pairs if self._names_action(k.text, pairs)]
         checkpoint_entry = next(((k, v) for k, v in pairs if k.text == "checkpoint"), None)
         if not action_keys and checkpoint_entry is not None:
             action_keys = [checkpoint_entry]
@@ -558,7 +574,7 @@ class CatalystLowerer:
             action_keys = [(key, value)]
             known = False
         action_key, action_value = action_keys[0]
-        action = action_key.text
+        action = sys.intern(action_key.text)  # one string per action name across a library
         spec = self.catalog.get(action) if known and action not in self.functions else None
         siblings = [(k, v) for k, v in pairs if k is not action_key and k.text not in RESERVED_STEP_KEYS and (k, v) not in action_keys[1:] and not (checkpoint_entry and k is checkpoint_entry[0])]
         config = self._config(action, spec, action_key, action_value, siblings, node, known)

@@ -7,22 +7,18 @@ at the right column). Step lists are lowered by the dialect through `lower_steps
 
 from __future__ import annotations
 
-import difflib
+import sys
 from bisect import bisect_right
 from typing import Callable, Sequence
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.diagnostics.suggest import suggest  # noqa: F401 (imported from here by the dialects and checks)
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_loader import yaml11_reading
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
-
-
-def suggest(word: str, candidates, *, prefix: str = "did you mean ") -> str | None:
-    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"{prefix}'{matches[0]}'?" if matches else None
 
 
 def kind_of(node: YNode) -> str:
@@ -218,7 +214,8 @@ class ValueLowerer:
                 self.value(value, t.ANY, f"'{key.text}'")
                 continue
             ftype = field.type if field is not None else schema.rest or t.ANY
-            entries.append(ir.Entry(key.text, self.value(value, ftype, f"'{key.text}'"), span=key.span))
+            # Keys repeat in every step of every playbook: one string each for the library.
+            entries.append(ir.Entry(sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span))
         self.require(node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)})
         return ir.MapV(tuple(entries), span=node.span)
 

@@ -230,13 +230,15 @@ class Glob:
         return all(seg != GLOBSTAR and _literal_text(seg) is not None for seg in self.segments)  # type: ignore[arg-type]
 
 
-@functools.lru_cache(maxsize=16384)
+#: Patterns that repeat (grants, shared folders) are compiled once; one seen once costs
+#: its compilation only, so the caches stay small (a library's memory is mostly its IR).
+@functools.lru_cache(maxsize=2048)
 def _compile(text: str) -> Glob:
     segments = _parse(text)
     return Glob(text, _render(segments), segments, _Shape.of(segments))
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=2048)
 def _from_template(text: str) -> Glob:
     glob_text, origin = _convert_template(text)
     try:

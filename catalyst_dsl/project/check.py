@@ -13,14 +13,13 @@ import attrs
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
-from catalyst_dsl.checks.kai import check_kai
 from catalyst_dsl.checks.permissions import check_permissions
 from catalyst_dsl.checks.gates import check_slash_commands
 from catalyst_dsl.checks.programs import check_programs
 from catalyst_dsl.checks.roles import check_roles
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
-from catalyst_dsl.project.config import Project
+from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.library import Library, absolute
 from catalyst_dsl.syntax.source import SourceFile
 
@@ -37,17 +36,23 @@ class LibraryCheck:
     def sources(self) -> dict[str, SourceFile]:
         found = {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
         found.update(self.other_sources)
-        settings = self.library.project.config_file
+        settings = settings_source(self.library.project)
         if settings is not None:
-            try:
-                found[str(settings)] = SourceFile(str(settings), settings.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                pass  # reported as C801 when the settings were read
+            found[settings.path] = settings
         return found
 
     @property
     def has_errors(self) -> bool:
         return any(d.severity.value == "error" for d in self.diagnostics)
+
+
+def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
+    """kai's library checks, loaded only when a kai playbook is among the files."""
+    if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
+        return {}
+    from catalyst_dsl.checks.kai import check_kai
+
+    return check_kai(library, files, sink)
 
 
 def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
@@ -72,7 +77,7 @@ def check_project(project: Project, files: list[str], catalog: Catalog | None = 
         check_programs(library, files, sink)
         check_roles(library, files, sink)
         check_slash_commands(library, files, sink)
-        others = check_kai(library, files, sink)
+        others = _check_kai(library, files, sink)
         loaded = library.loaded()
         graph = {path: library.edges(path) for path in loaded}
         names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}

@@ -23,23 +23,30 @@ never read half an entry; the last writer of identical content wins.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
 import operator
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
 
+from typing import TYPE_CHECKING
+
 from catalyst_dsl import __version__
-from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
 from catalyst_dsl.diagnostics.model import Severity
 from catalyst_dsl.syntax.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from catalyst_dsl.actions.catalog import Catalog
+    from catalyst_dsl.compiler import Compiled
+
+# The compiler is imported when a file has to be compiled or read: a check that the
+# cache answers whole (check_replay) loads none of it.
 
 #: Changes whenever the layout of an entry does.
 FORMAT = 1
@@ -82,6 +89,8 @@ def cache_key(environ: Mapping[str, str] | None = None) -> bytes | None:
         except FileExistsError:
             pass
         else:
+            import secrets  # only to make the key: every later check reads it
+
             with os.fdopen(fd, "w", encoding="ascii") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
         info = path.stat()
@@ -138,6 +147,8 @@ class CheckCache:
         return None if key is None else cls(directory, key)
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
+        from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
+
         data = read_playbook(path)
         if isinstance(data, Compiled):
             return data  # unreadable or too large: nothing worth keeping
@@ -148,30 +159,43 @@ class CheckCache:
             return found
         self.misses += 1
         asked: list[str] = []
-        result = compile_bytes(data, path, _Recording(catalog, asked))
+        result = compile_bytes(data, path, _recording(catalog, asked))
         self._write(name, path, data, result, catalog, asked)
         return result
 
     def _entry(self, name: str) -> Path:
         return self.directory / name[:2] / name[2:]
 
-    def _read(self, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
+    def read_sealed(self, name: str) -> bytes | None:
+        """The body of the entry `name` when its seal checks out under the user's key, else None."""
         try:
             with open(self._entry(name), "rb") as handle:
                 raw = handle.read(MAX_ENTRY_BYTES + 1)
         except OSError:
             return None
-        try:
-            return self._decode(raw, name, path, data, catalog)
-        except (CacheEntryError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
-            return None  # damaged, foreign or forged: compiled again, and the entry replaced
-
-    def _decode(self, raw: bytes, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
         if len(raw) > MAX_ENTRY_BYTES or not raw.startswith(MAGIC):
             return None
         seal, _, body = raw[len(MAGIC):].partition(b"\n")
         if not hmac.compare_digest(seal, hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()):
             return None
+        return body
+
+    def entry_name(self, *parts: bytes) -> str:
+        """An entry's name: a hash of this build of the checker and of `parts`."""
+        return hashlib.sha256(b"\0".join([self._fingerprint.encode(), *parts])).hexdigest()
+
+    def _read(self, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
+        body = self.read_sealed(name)
+        if body is None:
+            return None
+        try:
+            return self._decode(body, name, path, data, catalog)
+        except (CacheEntryError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            return None  # damaged, foreign or forged: compiled again, and the entry replaced
+
+    def _decode(self, body: bytes, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
+        from catalyst_dsl.compiler import Compiled
+
         header, _, rest = body.partition(b"\n")
         head = json.loads(header)
         if type(head) is not list or len(head) != 4 or head[0] != name or head[1] != path:
@@ -201,6 +225,10 @@ class CheckCache:
             body = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + _Encoder(path, result.source).encode(entry)
         except (CacheEntryError, UnicodeEncodeError):
             return  # something this format does not hold: the file is simply compiled each time
+        self.write_sealed(name, body)
+
+    def write_sealed(self, name: str, body: bytes) -> None:
+        """Keep `body` as the entry `name`, sealed; a cache that cannot be written is passed over."""
         seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
         target = self._entry(name)
         try:
@@ -274,19 +302,28 @@ def _hex(name: str, length: int) -> bool:
 # -- what else a result depends on -------------------------------------------------------
 
 
-class _Recording(Catalog):
-    """The catalog as it is, noting each name it had to ask the plugins about."""
+def _recording(base: Catalog, asked: list[str]) -> Catalog:
+    """The catalog as it is, noting in `asked` each name it had to ask the plugins about."""
+    return _recording_class()(base, asked)
 
-    def __init__(self, base: Catalog, asked: list[str]) -> None:
-        self._specs = base._specs
-        self._base = base
-        self._asked = asked
-        self._fallback = base._fallback
 
-    def get(self, name: str):
-        if name not in self._specs:
-            self._asked.append(name)
-        return self._base.get(name)
+@functools.lru_cache(maxsize=1)
+def _recording_class() -> type:
+    from catalyst_dsl.actions.catalog import Catalog
+
+    class Recording(Catalog):
+        def __init__(self, base: Catalog, asked: list[str]) -> None:
+            self._specs = base._specs
+            self._base = base
+            self._asked = asked
+            self._fallback = base._fallback
+
+        def get(self, name: str):
+            if name not in self._specs:
+                self._asked.append(name)
+            return self._base.get(name)
+
+    return Recording
 
 
 def _plugin_digest(catalog: Catalog, action: str) -> str:

@@ -242,6 +242,17 @@ def _has_tool_table(path: Path) -> bool:
         return False
 
 
+def settings_source(project: Project) -> SourceFile | None:
+    """The settings file's text, to show findings in it; None without one or when it
+    cannot be read (reported as C801 when the settings were read)."""
+    if project.config_file is None:
+        return None
+    try:
+        return SourceFile(str(project.config_file), project.config_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def load_project(start: Path, sink: DiagnosticSink) -> Project:
     """The project around `start`; a bad settings file is reported (C801) and defaults used."""
     root, config_file = find_root(start)
@@ -290,7 +301,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
 
 
 def _problem(key: str, value: object) -> tuple[str, str] | None:
-    from catalyst_dsl.dialects.values import suggest
+    from catalyst_dsl.diagnostics.suggest import suggest
 
     if key not in SETTINGS:
         return f"unknown setting '{key}'", suggest(key, SETTINGS) or f"the settings are: {', '.join(SETTINGS)}"
@@ -332,7 +343,7 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
 def _rule_problem(key: str, value) -> tuple[str, str] | None:
     """Unknown codes in `select`, `ignore` and `severity`, bad severities, bad `exclude` globs."""
     from catalyst_dsl.diagnostics.codes import CODES
-    from catalyst_dsl.dialects.values import suggest
+    from catalyst_dsl.diagnostics.suggest import suggest
 
     codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(key, list)()
     for code in codes:

@@ -21,10 +21,12 @@ import attrs
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.scope import CallSite
-from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path, discover
+from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
+from catalyst_dsl.project.discovery import discover_folders
 from catalyst_dsl.syntax.source import Span
 
 
@@ -54,7 +56,7 @@ class Library:
         #: A `check_cache.CheckCache` that files are read through, or None to compile each.
         self.cache = cache
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
-        found = discover([d for d in dirs if os.path.isdir(d)])
+        found = observed.listed(dirs, discover_folders(dirs))
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
         self._compiled: dict[str, Compiled] = {}
         self._edges: dict[str, list[Edge]] = {}
@@ -181,7 +183,7 @@ class Library:
         for base in bases:
             for name in names:
                 candidate = absolute(os.path.join(base, name))
-                if os.path.isfile(candidate) and self._may_call(candidate, caller):
+                if observed.is_file(candidate) and self._may_call(candidate, caller):
                     return candidate
         return None
 

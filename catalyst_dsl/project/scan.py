@@ -13,11 +13,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from catalyst_dsl.paths.globs import Glob
 from catalyst_dsl.project.config import Project, relative_to_root
 
 if TYPE_CHECKING:
     import pathspec
+
+    from catalyst_dsl.paths.globs import Glob
 
 
 class ScanFilter:
@@ -26,7 +27,7 @@ class ScanFilter:
     def __init__(self, project: Project) -> None:
         self.root = project.root.resolve()
         self.project = project
-        self.excludes = [Glob.compile(p) for p in project.config.exclude]
+        self.excludes = _globs(project.config.exclude)
         self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def excluded(self, path: str) -> bool:
@@ -70,6 +71,15 @@ class ScanFilter:
             if include is not None:
                 verdict = include
         return bool(verdict)
+
+
+def _globs(patterns: tuple[str, ...]) -> list[Glob]:
+    """The `exclude` globs; the glob compiler is loaded only when there are some."""
+    if not patterns:
+        return []
+    from catalyst_dsl.paths.globs import Glob
+
+    return [Glob.compile(p) for p in patterns]
 
 
 def _spec(directory: Path) -> pathspec.GitIgnoreSpec | None:

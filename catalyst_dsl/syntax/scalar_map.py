@@ -60,23 +60,36 @@ def _units(raw: str, style: str) -> list[tuple[str, int]]:
 class ScalarMap:
     """Maps an index in the scalar's value to a character offset in the file."""
 
-    __slots__ = ("node", "_offsets")
+    # What it needs of the node, not the node: a template keeps its map for as long as the
+    # IR lives, and holding the node would keep the whole YAML tree of the file alive. The
+    # two offsets share one integer, and a plain scalar's map is no list (`_offsets` True).
+    __slots__ = ("source", "value", "style", "_at", "_offsets")
 
     def __init__(self, node: YScalar) -> None:
-        self.node = node
-        self._offsets: list[int] | range | None = None
+        self.source = node.source
+        self.value = node.text
+        self.style = node.style
+        self._at = node.start << 32 | node.end
+        self._offsets: list[int] | bool | None = None
 
-    def _build(self) -> list[int] | range:
-        node = self.node
-        value = node.text
-        start = node.start
-        raw = node.source.text[node.start : node.end]
-        if node.style in ("'", '"'):
-            raw = raw[1:-1]
-            start += 1
-        if raw == value:  # the common case: a plain one-line scalar (a range: no list kept per scalar)
-            return range(start, start + len(value) + 1)
-        units = _units(raw, node.style)
+    def _begin(self) -> int:
+        """Where the scalar's text begins in the file: after its opening quote, if any."""
+        return (self._at >> 32) + (self.style in ("'", '"'))
+
+    def _raw(self) -> tuple[str, int]:
+        """The scalar's source inside its quotes, and where that begins."""
+        start, end = self._at >> 32, self._at & 0xFFFFFFFF
+        raw = self.source.text[start:end]
+        if self.style in ("'", '"'):
+            return raw[1:-1], start + 1
+        return raw, start
+
+    def _build(self) -> list[int] | bool:
+        value = self.value
+        raw, start = self._raw()
+        if raw == value:  # the common case: a plain one-line scalar, mapped by adding its start
+            return True
+        units = _units(raw, self.style)
         offsets: list[int] = []
         u = 0
         last = start
@@ -101,10 +114,12 @@ class ScalarMap:
         if self._offsets is None:
             self._offsets = self._build()
         offsets = self._offsets
+        if offsets is True:
+            return self._begin() + max(0, min(index, len(self.value)))
         return offsets[max(0, min(index, len(offsets) - 1))]
 
     def span(self, start: int, end: int):
         """The file span of value[start:end]."""
         first = self.offset(start)
         last = self.offset(end - 1) + 1 if end > start else first
-        return self.node.source.span(first, max(last, first))
+        return self.source.span(first, max(last, first))

@@ -12,6 +12,7 @@ import re
 import yaml
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.syntax.decoding import decode  # noqa: F401 (read from here by the dialects)
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 
@@ -144,50 +145,6 @@ def _tagged_value(text: str, tag: str) -> object:
 
 
 # -- Entry points --------------------------------------------------------------------
-
-
-def decode(data: bytes, path: str, sink: DiagnosticSink) -> SourceFile | None:
-    """Bytes into text: a byte-order mark is dropped (with a warning), bad UTF-8 reported."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-        sink.report(
-            "C003",
-            "the file starts with a UTF-8 byte-order mark",
-            SourceFile(path, "").span(0),
-            help="save the file as UTF-8 without a byte-order mark",
-        )
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        sink.report(
-            "C001",
-            "the file is UTF-16; playbooks are UTF-8",
-            SourceFile(path, "").span(0),
-            help="save the file as UTF-8",
-        )
-        return None
-    if b"\x00" in data[:8192]:
-        where = data.index(b"\x00")
-        prefix = data[:where].decode("utf-8", errors="replace")
-        sink.report(
-            "C001",
-            "this is a binary file, not a playbook (it contains NUL bytes)",
-            SourceFile(path, prefix).span(len(prefix)),
-            help="pass only YAML (.yaml, .yml) or Markdown (.md) playbooks",
-        )
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        good = data[: exc.start].decode("utf-8", errors="replace")
-        sink.report(
-            "C001",
-            f"invalid UTF-8: byte 0x{data[exc.start]:02x} cannot start or continue a character",
-            SourceFile(path, good).span(len(good), len(good) + 1),
-            help="save the file as UTF-8; re-encode it with `iconv -f latin1 -t utf-8` if it was Latin-1",
-        )
-        return None
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceFile(path, text)
 
 
 def load_yaml(

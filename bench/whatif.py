@@ -1,0 +1,85 @@
+"""Benchmark: `--what-if` of the corpus's YAML playbooks, whole processes, beside the original engine.
+
+Usage: python bench/whatif.py CORPUS [--rounds R] [--xe DIR]
+
+CORPUS is the `catalyst/` folder of the shared corpus (../shared/corpus/catalyst from a
+checkout). Its YAML playbooks are copied into a temporary project and each is planned
+with `catalyst run FILE --what-if` (`python -m catalyst_dsl` from this checkout); with
+`--xe DIR`, a built checkout of the original Catalyst engine (bench/README.md says how
+to build it), `node DIR/bin/catalyst.js run ./FILE --what-if` runs in the same round,
+interleaved. Printed: the machine and its load, each command with its exit code, CPU
+(user + system of the child) and wall time as min / median / max, and the ratio of the
+wall medians (catalyst / original). No network: catalyst shows reads as unknown
+without --refresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import Run, child_env, machine, measure, spread  # noqa: E402
+
+PLAYBOOKS = [
+    "cli-commands/kitchen-sink.yaml",
+    "cli-commands/init.yaml",
+    "playbooks/install-ai-providers.yaml",
+    "playbooks/update-pull-request.yaml",
+    "fixtures/valid-minimal.yaml",
+    "fixtures/valid-complete.yaml",
+    "fixtures/edge-cases.yaml",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--xe", type=Path, help="a built checkout of the original Catalyst engine")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "project"
+        project.mkdir()
+        (project / "catalyst.toml").write_text("", encoding="utf-8")
+        env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
+        commands: dict[str, list[str]] = {}
+        for relative in PLAYBOOKS:
+            name = Path(relative).name
+            shutil.copy(args.corpus / relative, project / name)
+            commands[f"catalyst run {name} --what-if"] = [sys.executable, "-m", "catalyst_dsl", "run", name, "--what-if"]
+            if args.xe is not None:
+                commands[f"original run ./{name} --what-if"] = ["node", str(args.xe.resolve() / "bin" / "catalyst.js"), "run", f"./{name}", "--what-if"]
+        print(f"before: {machine()}")
+        codes = {}
+        for label, argv in commands.items():  # .pyc files and the check cache; not counted
+            codes[label] = measure_code(argv, project, env)
+        runs: dict[str, list[Run]] = {label: [] for label in commands}
+        for _ in range(args.rounds):
+            for label, argv in commands.items():
+                runs[label].append(measure(argv, project, env, ok=range(256)))
+        print(f"after:  {machine()}")
+        print(f"{args.rounds} rounds, interleaved; CPU = user + system of the child; min / median / max")
+        for label, measured in runs.items():
+            print(f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}")
+        if args.xe is not None:
+            print("wall median, catalyst / original:")
+            for relative in PLAYBOOKS:
+                name = Path(relative).name
+                ours = statistics.median(r.wall for r in runs[f"catalyst run {name} --what-if"])
+                theirs = statistics.median(r.wall for r in runs[f"original run ./{name} --what-if"])
+                print(f"  {name:34} {ours / theirs:.2f}x (target <= 0.5x)")
+
+
+def measure_code(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
+    import subprocess
+
+    return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+
+
+if __name__ == "__main__":
+    main()
