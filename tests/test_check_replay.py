@@ -161,16 +161,19 @@ def test_a_kai_project_is_replayed_until_its_index_or_commands_change(tmp_path: 
     (root / ".playbooks" / "_index.yaml").write_text("playbooks: []\n")
     monkeypatch.chdir(root)
     plain = run("--no-cache")
-    assert "C914" in plain[1] and "C912" in plain[1]
+    assert "C914" in plain[1] and "C635" not in plain[1]  # no commands folder: commands come from elsewhere
     assert run() == plain
     assert len(records(root)) == 1
     (root / ".playbooks" / "_index.yaml").write_text(INDEX)
     assert "C914" not in run()[1]
     (root / ".claude" / "commands").mkdir(parents=True)
+    (root / ".claude" / "commands" / f"{COMMANDS[0]}.md").write_text("x\n")
+    some = run()
+    assert some == run("--no-cache") and "C635" in some[1]  # the project keeps commands now: the others are missing
     for name in COMMANDS:
         (root / ".claude" / "commands" / f"{name}.md").write_text("x\n")
     fresh = run()
-    assert fresh == run("--no-cache") and "C912" not in fresh[1]
+    assert fresh == run("--no-cache") and "C635" not in fresh[1]
     replay_only()
     assert run() == fresh
 
