@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import knowledge
+from catalyst_dsl.lsp import knowledge, references
 from catalyst_dsl.lsp.positions import to_offset, to_range
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -136,6 +136,59 @@ class CatalystServer(LanguageServer):
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
         self._published = {p for p, found in by_file.items() if found}
 
+    # -- references -------------------------------------------------------------------------------
+
+    def references(self, source, offset: int, playbook, include_declaration: bool) -> list[lsp.Location]:
+        """Where the name, call or playbook under the cursor is defined and used: in this
+        file for names and functions, in the whole library for calls and inputs."""
+        path = source.path
+        call = knowledge.called_playbook(source, offset)
+        mention = None if call is not None else references.markdown_reference_at(source, offset, playbook)
+        if call is not None or mention is not None or references.own_name_at(source, offset):
+            library = self.library(path)
+            target = library.resolve_call(call, path) if call is not None else library.resolve_reference(mention, path) if mention is not None else path
+            if target is None:
+                return []
+            found = [self._location(library, edge.caller, edge.span) for edge in references.calls_of(library, target)]
+            if include_declaration:
+                declared = library.compiled(target).source
+                found.insert(0, self._location(library, target, references.name_span(declared) if declared is not None else None))
+            return [f for f in found if f is not None]
+        name = references.find(source, offset, playbook, self.catalog)
+        if name is None:
+            return []
+        spans = [*([name.definition] if include_declaration and name.definition is not None else []), *name.uses]
+        found = [lsp.Location(uri=Path(s.file).as_uri(), range=to_range(source, s)) for s in spans]
+        if name.kind == "input":
+            library = self.library(path)
+            found += [self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)]
+        return [f for f in found if f is not None]
+
+    def library(self, path: str):
+        """The library `path` belongs to, with every open buffer in place of its file and
+        every playbook's calls worked out."""
+        from catalyst_dsl.diagnostics.model import DiagnosticSink
+        from catalyst_dsl.project.config import load_project
+        from catalyst_dsl.project.library import Library
+
+        library = Library(load_project(Path(path), DiagnosticSink()), [path], self.catalog, self.open_buffers())
+        for file in library.files:
+            library.edges(file)
+        return library
+
+    def open_buffers(self) -> dict[str, bytes]:
+        return {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
+                if (path := self.path_of(uri)) is not None}
+
+    def _location(self, library, path: str, span) -> lsp.Location | None:
+        """A place in a library file, or None for one outside the workspace."""
+        uri = Path(path).as_uri()
+        if self.path_of(uri) is None:
+            return None
+        if span is None:
+            return lsp.Location(uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+        return lsp.Location(uri=uri, range=to_range(library.compiled(path).source, span))
+
     def _diagnostic(self, d, sources) -> lsp.Diagnostic:
         source = sources.get(d.span.file) if d.span is not None else None
         where = to_range(source, d.span) if d.span is not None else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
@@ -207,6 +260,15 @@ def build() -> CatalystServer:
             return None
         span = knowledge.definition_of(source, offset, ls.known(params.text_document.uri, compiled))
         return lsp.Location(uri=params.text_document.uri, range=to_range(source, span)) if span is not None else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def references(ls: CatalystServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+        uri = params.text_document.uri
+        source, compiled = ls.compile_open(uri)
+        compiled = ls.known(uri, compiled)
+        if source is None or compiled is None or compiled.playbook is None:
+            return []
+        return ls.references(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
