@@ -224,15 +224,16 @@ def build() -> CatalystServer:
         ls._last_good.pop(params.text_document.uri, None)
         ls.schedule_library_check()  # its file on disk counts again
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-"]))
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"]))
     def completion(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return lsp.CompletionList(is_incomplete=False, items=[])
-        names = _playbook_names(ls, source.path)
         kinds = {"action": lsp.CompletionItemKind.Function, "name": lsp.CompletionItemKind.Variable,
-                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module}
-        found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog, names)
+                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
+                 "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File}
+        found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
+                                      lambda: _library(ls, source.path))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
                  for s in found]
@@ -305,10 +306,6 @@ def _library(ls: CatalystServer, path: str):
     from catalyst_dsl.project.library import Library
 
     return Library(load_project(Path(path), DiagnosticSink()), [path], ls.catalog)
-
-
-def _playbook_names(ls: CatalystServer, path: str) -> list[str]:
-    return _library(ls, path).names()
 
 
 def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
