@@ -20,8 +20,8 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import knowledge, references
-from catalyst_dsl.lsp.positions import to_offset, to_range
+from catalyst_dsl.lsp import edits, knowledge, references
+from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
 LIBRARY_DELAY = 0.3
@@ -89,7 +89,16 @@ class CatalystServer(LanguageServer):
         if compiled is None:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
-        diagnostics = [self._diagnostic(d, {source.path: source}) for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
+        from catalyst_dsl.diagnostics.model import DiagnosticSink
+        from catalyst_dsl.project.config import load_project
+        from catalyst_dsl.project.rules import reported
+
+        own = [d for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
+        config = load_project(Path(source.path), DiagnosticSink()).config
+        # A suppression of a library finding (a call's, a permission's) silences nothing in
+        # the file alone: whether it is unused (C040) is for the library check to say.
+        shown = [d for d in reported(own, [source], config) if d.code != "C040"]
+        diagnostics = [self._diagnostic(d, {source.path: source}) for d in shown]
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         self.schedule_library_check()
 
@@ -114,6 +123,7 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.diagnostics.model import DiagnosticSink
         from catalyst_dsl.project.check import check_project
         from catalyst_dsl.project.config import load_project
+        from catalyst_dsl.project.rules import reported
 
         open_docs = {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
                      if (path := self.path_of(uri)) is not None}
@@ -129,7 +139,7 @@ class CatalystServer(LanguageServer):
                 return  # an edit came in meanwhile: its own check will publish
         sources = result.sources
         by_file: dict[str, list] = {f: [] for f in files}
-        for d in result.diagnostics:
+        for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
             if d.span is not None and d.span.file in by_file:
                 by_file[d.span.file].append(self._diagnostic(d, sources))
         for path in set(by_file) | self._published:
@@ -287,17 +297,42 @@ def build() -> CatalystServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
     def code_actions(ls: CatalystServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        source, compiled = ls.compile_open(uri)
+        if source is None:
+            return []
+        compiled = ls.known(uri, compiled)
         actions = []
         for diagnostic in params.context.diagnostics:
+            if diagnostic.source != "catalyst" or not isinstance(diagnostic.code, str):
+                continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
             replacement = data.get("replacement")
             if isinstance(replacement, str):
-                edit = lsp.WorkspaceEdit(changes={params.text_document.uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
+                edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
                 actions.append(lsp.CodeAction(title=f"Replace with '{replacement}'", kind=lsp.CodeActionKind.QuickFix,
                                               diagnostics=[diagnostic], edit=edit, is_preferred=True))
+            start = diagnostic.range.start
+            line = start.line + 1
+            if diagnostic.code == "C817" and compiled is not None and compiled.playbook is not None:
+                column = code_point_column(source.line_text(line), start.character)
+                found = edits.missing_writes(source, compiled.playbook, line, column)
+                if found is not None:
+                    actions.append(_action(source, uri, found, diagnostic, preferred=True))
+            found = edits.suppression(source, diagnostic.code, line)
+            if found is not None:
+                actions.append(_action(source, uri, found, diagnostic))
         return actions
 
     return server
+
+
+def _action(source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagnostic, preferred: bool = False) -> lsp.CodeAction:
+    """A quick fix that inserts text, its column turned into the client's UTF-16 units."""
+    line_text = source.line_text(insertion.line + 1)
+    at = lsp.Position(line=insertion.line, character=utf16_column(line_text, insertion.column + 1))
+    edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lsp.Range(start=at, end=at), new_text=insertion.text)]})
+    return lsp.CodeAction(title=insertion.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=preferred or None)
 
 
 def _library(ls: CatalystServer, path: str):
