@@ -22,10 +22,13 @@ class Editor:
         self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self.arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
+        #: How many times each file's diagnostics were published.
+        self.publications: dict[str, int] = {}
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: lsp.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = params.diagnostics
+            self.publications[params.uri] = self.publications.get(params.uri, 0) + 1
             self.arrived.set()
 
     async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:

@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import edits, knowledge, references
+from catalyst_dsl.lsp import edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -45,6 +45,12 @@ class CatalystServer(LanguageServer):
         #: The last compilation of each open document that gave a playbook: while a line is
         #: half typed the file does not parse, and completion still knows its names.
         self._last_good: dict[str, object] = {}
+        #: Kept between library checks, so that each checks only what a change touches.
+        self.compilations = incremental.Compilations()
+        self._snapshot: incremental.Snapshot | None = None
+        self._checking = threading.Lock()
+        #: (files checked, files in the library) of the last library check, for the log.
+        self.last_check = (0, 0)
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -74,6 +80,7 @@ class CatalystServer(LanguageServer):
         if len(data) > MAX_FILE_BYTES:
             return SourceFile(path, ""), None
         compiled = compile_bytes(data, path, self.catalog)
+        self.compilations.keep(path, data, compiled)  # the library check need not compile it again
         if compiled.playbook is not None:
             self._last_good[uri] = compiled
         return compiled.source or SourceFile(path, text), compiled
@@ -123,28 +130,40 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.diagnostics.model import DiagnosticSink
         from catalyst_dsl.project.check import check_project
         from catalyst_dsl.project.config import load_project
+        from catalyst_dsl.project.library import Library
         from catalyst_dsl.project.rules import reported
 
-        open_docs = {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
-                     if (path := self.path_of(uri)) is not None}
-        if not open_docs:
-            return
-        first = sorted(open_docs)[0]
-        project = load_project(Path(first), DiagnosticSink())
-        folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
-        files = sorted({*discover(folders), *open_docs})
-        result = check_project(project, files, overlay=open_docs)
-        with self._lock:
-            if generation != self._generation:
-                return  # an edit came in meanwhile: its own check will publish
-        sources = result.sources
-        by_file: dict[str, list] = {f: [] for f in files}
-        for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
-            if d.span is not None and d.span.file in by_file:
-                by_file[d.span.file].append(self._diagnostic(d, sources))
-        for path in set(by_file) | self._published:
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
-        self._published = {p for p, found in by_file.items() if found}
+        with self._checking:  # one check at a time: they share what is kept between them
+            open_docs = self.open_buffers()
+            if not open_docs:
+                return
+            first = sorted(open_docs)[0]
+            project = load_project(Path(first), DiagnosticSink())
+            folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
+            files = sorted({*discover(folders), *open_docs})
+            self.compilations.buffers = open_docs
+            self.compilations.forget_others(set(files))
+            library = Library(project, files, self.catalog, cache=self.compilations)
+            now = incremental.snapshot(library, project.config)
+            changed = self.compilations.take_changed()
+            checked = sorted(incremental.to_check(now, self._snapshot, changed))
+            result = check_project(project, checked, library=library)
+            with self._lock:
+                if generation != self._generation:
+                    self.compilations.give_back(changed)
+                    return  # an edit came in meanwhile: its own check will publish
+            self._snapshot = now
+            self.last_check = (len(checked), len(files))
+            sources = result.sources
+            by_file: dict[str, list] = {f: [] for f in checked}
+            for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
+                if d.span is not None and d.span.file in by_file:
+                    by_file[d.span.file].append(self._diagnostic(d, sources))
+            stale = {p for p in self._published if p not in now.files}  # files gone since
+            for path in set(by_file) | stale:
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
+            self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+            log.info("library check: %d of %d files", len(checked), len(files))
 
     # -- references -------------------------------------------------------------------------------
 
@@ -181,7 +200,8 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.project.config import load_project
         from catalyst_dsl.project.library import Library
 
-        library = Library(load_project(Path(path), DiagnosticSink()), [path], self.catalog, self.open_buffers())
+        self.compilations.buffers = self.open_buffers()
+        library = Library(load_project(Path(path), DiagnosticSink()), [path], self.catalog, cache=self.compilations)
         for file in library.files:
             library.edges(file)
         return library
