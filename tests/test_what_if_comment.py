@@ -81,6 +81,17 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         assert ours[0]["body"] != first_body  # the new plan (its hash changed with the step)
         assert [r["method"] for r in github.writes()] == ["POST", "POST", "PATCH"]
 
+        # A comment by an outside contributor that copies the marker is left alone.
+        github.comments[("acme/widgets", 1)].insert(0, {"id": 1, "body": "<!-- catalyst-plan playbooks/plain2.yaml -->\nlooks fine",
+                                                         "user": {"login": "mallory", "type": "User"}, "author_association": "CONTRIBUTOR"})
+        (root / "playbooks" / "plain2.yaml").write_text(PLAIN.replace("plain", "plain2", 1))
+        made = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", "plain2", "--what-if", "--what-if-report", "golden/plain2.plan.json"],
+                              cwd=root, capture_output=True, text=True, env=_env(), timeout=120)
+        assert made.returncode == 0, made.stderr
+        copied = _comment(root, github, "playbooks/plain2.yaml")
+        assert copied.output.startswith("posted the what-if comment of playbooks/plain2.yaml")
+        assert github.comments[("acme/widgets", 1)][0]["body"].endswith("looks fine")
+
         # A playbook that can no longer be planned says so in its comment.
         (root / "playbooks" / "bye.yaml").write_text(BYE.replace("file-write", "file-wrte"))
         broken = _comment(root, github, "playbooks/bye.yaml")

@@ -100,7 +100,7 @@ class PullRequest:
     def post_or_update(self, report: Report) -> tuple[str, str]:
         """("updated" or "posted", the comment's address)."""
         mark = marker(report.playbook)
-        existing = next((c for c in self._comments() if isinstance(c.get("body"), str) and c["body"].startswith(mark)), None)
+        existing = next((c for c in self._comments() if isinstance(c.get("body"), str) and c["body"].startswith(mark) and _trusted(c)), None)
         if existing is not None:
             answer = self._request("PATCH", f"/repos/{self.repository}/issues/comments/{existing['id']}", {"body": report.body})
             return "updated", str(answer.get("html_url", ""))
@@ -133,6 +133,21 @@ class PullRequest:
             return json.loads(raw) if raw else {}
         except ValueError:
             raise CommentError(f"GitHub's answer to {method} {path.split('?')[0]} is not JSON") from None
+
+
+#: Besides bots, who may have written a comment this command updates: an outside
+#: contributor could otherwise copy the marker into a comment of theirs, which would then
+#: be taken for the report (and their text replaced by it).
+_TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def _trusted(comment: dict) -> bool:
+    """A comment by a bot (the workflow's token posts as github-actions[bot]) or by someone
+    with write access; one by an outside contributor is never taken for the report's."""
+    user = comment.get("user")
+    if not isinstance(user, dict):
+        return True  # an API that names no authors (GitHub always does)
+    return user.get("type") == "Bot" or comment.get("author_association") in _TRUSTED_ASSOCIATIONS
 
 
 def _message(raw: bytes) -> str:
