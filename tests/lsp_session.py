@@ -22,6 +22,8 @@ class Editor:
         self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self.arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
+        #: What the server wrote on stderr (its log), once the session is over.
+        self.log = ""
         #: How many times each file's diagnostics were published.
         self.publications: dict[str, int] = {}
 
@@ -74,12 +76,25 @@ async def session(project: Path, stderr_to: Path | None = None):
     await client.initialize_async(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=project.as_uri(),
                                                        workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")]))
     client.initialized(lsp.InitializedParams())
+    server = client._server  # the process, for what it logged (pygls keeps no public handle)
     try:
         yield editor
-    finally:
-        await client.shutdown_async(None)
+    except BaseException:
+        editor.log = await _shut_down(client, server)
+        print(f"the server logged:\n{editor.log}", file=sys.stderr)  # shown with the failure
+        raise
+    editor.log = await _shut_down(client, server)
+
+
+async def _shut_down(client: LanguageClient, server) -> str:
+    """Shut the server down cleanly (when it still answers) and return what it logged."""
+    try:
+        await asyncio.wait_for(client.shutdown_async(None), 30)
         client.exit(None)
-        await client.stop()
+    except Exception:  # noqa: BLE001 - the failure being reported matters more
+        pass
+    await client.stop()
+    return (await server.stderr.read()).decode("utf-8", "replace") if server is not None and server.stderr is not None else ""
 
 
 def where(location: lsp.Location) -> tuple[str, int, int, int]:

@@ -19,6 +19,8 @@ the other files keep what they were last given.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import attrs
 
 from catalyst_dsl.actions.catalog import Catalog
@@ -30,7 +32,9 @@ class Compilations:
     buffer) is compiled again only when those differ. The `check_cache.CheckCache`
     interface, so a `Library` reads through it."""
 
-    def __init__(self) -> None:
+    def __init__(self, inside: Callable[[str], bool] = lambda path: True) -> None:
+        #: Whether a file may be read: a link in the workspace to a file outside it is not.
+        self.inside = inside
         self._kept: dict[str, tuple[bytes, Compiled]] = {}
         #: The editor's buffers, by path, read instead of the files on disk.
         self.buffers: dict[str, bytes] = {}
@@ -40,6 +44,8 @@ class Compilations:
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
         data = self.buffers.get(path)
         if data is None:
+            if not self.inside(path):
+                return _outside(path)
             data = read_playbook(path)
             if isinstance(data, Compiled):  # unreadable (deleted meanwhile) or too large
                 if self._kept.pop(path, None) is not None:
@@ -70,6 +76,16 @@ class Compilations:
     def forget_others(self, files: set[str]) -> None:
         for path in set(self._kept) - files:
             del self._kept[path]
+
+
+def _outside(path: str) -> Compiled:
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.syntax.source import SourceFile
+
+    sink = DiagnosticSink()
+    sink.report("C001", "cannot read the file: it links to a file outside the workspace, which the language server never reads",
+                SourceFile(path, "").span(0), help="open the folder that holds the file it links to as the workspace, or check it with catalyst check")
+    return Compiled(path, None, None, sink.sorted())
 
 
 @attrs.frozen

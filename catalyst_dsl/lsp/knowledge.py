@@ -85,6 +85,12 @@ def completions(source: SourceFile, offset: int, compiled: Compiled | None, cata
     return []
 
 
+def _inside_steps(source: SourceFile, line_start: int) -> bool:
+    """Whether a line continues a step (a key under `- action:`), where an action key may go."""
+    previous = source.text.rfind("\n", 0, max(line_start - 1, 0)) + 1
+    return source.text[previous:line_start].lstrip().startswith("- ")
+
+
 @attrs.frozen
 class _Block:
     """The keys around a line: those beside it in its mapping, and the key it is under."""

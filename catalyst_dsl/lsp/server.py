@@ -46,44 +46,69 @@ class CatalystServer(LanguageServer):
         #: half typed the file does not parse, and completion still knows its names.
         self._last_good: dict[str, object] = {}
         #: Kept between library checks, so that each checks only what a change touches.
-        self.compilations = incremental.Compilations()
+        self.compilations = incremental.Compilations(inside=lambda path: self.path_of(Path(path).as_uri()) is not None)
         self._snapshot: incremental.Snapshot | None = None
         self._checking = threading.Lock()
+        #: The root of the project last checked.
+        self._project_root: Path | None = None
         #: (files checked, files in the library) of the last library check, for the log.
         self.last_check = (0, 0)
 
     # -- documents ------------------------------------------------------------------------------
 
     def path_of(self, uri: str) -> str | None:
-        """The file a URI names, when it is a file inside the workspace; None otherwise."""
-        parsed = urlparse(uri)
-        if parsed.scheme != "file":
+        """The file a URI names, when it is a file inside the workspace (after following
+        links); None otherwise. Without a workspace folder or root from the client, the
+        workspace is the directory the server was started in."""
+        try:
+            parsed = urlparse(uri)
+            if parsed.scheme != "file":
+                return None
+            path = Path(unquote(parsed.path)).resolve()
+            return str(path) if self.workspace_root(path) is not None else None
+        except (ValueError, OSError):  # a NUL byte, a loop of links: not a file of ours
             return None
-        path = Path(unquote(parsed.path)).resolve()
+
+    def workspace_root(self, path: Path) -> Path | None:
+        """The innermost workspace folder holding `path` (resolved), or None."""
         roots = [Path(unquote(urlparse(f.uri).path)).resolve() for f in self.workspace.folders.values()]
         if self.workspace.root_path:
             roots.append(Path(self.workspace.root_path).resolve())
-        if roots and not any(path == root or root in path.parents for root in roots):
-            return None
-        return str(path)
+        holding = [root for root in roots or [Path.cwd().resolve()] if path == root or root in path.parents]
+        return max(holding, key=lambda root: len(root.parts)) if holding else None
+
+    def project(self, path: str):
+        """The project of a file of the workspace, its settings looked for no higher than
+        the workspace folder (whose root it is when it has none of its own)."""
+        from catalyst_dsl.diagnostics.model import DiagnosticSink
+        from catalyst_dsl.project.config import load_project
+
+        return load_project(Path(path), DiagnosticSink(), ceiling=self.workspace_root(Path(path)))
 
     def compile_open(self, uri: str):
-        """The open document's source and its compilation from the editor's text."""
-        from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes
+        """The document's source and its compilation: from the editor's text when it is
+        open, else from its file (a request about a file not open, read within the size
+        limit); (None, None) for a URI outside the workspace."""
+        from catalyst_dsl.compiler import MAX_FILE_BYTES, Compiled, compile_bytes, read_playbook
         from catalyst_dsl.syntax.source import SourceFile
 
         path = self.path_of(uri)
         if path is None:
             return None, None
-        text = self.workspace.get_text_document(uri).source
-        data = text.encode("utf-8", "surrogatepass")
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            data = document.source.encode("utf-8", "surrogatepass")
+        else:
+            data = read_playbook(path)
+            if isinstance(data, Compiled):  # gone, unreadable or too large: its finding says which
+                return SourceFile(path, ""), data
         if len(data) > MAX_FILE_BYTES:
-            return SourceFile(path, ""), None
+            return SourceFile(path, ""), compile_bytes(data, path, self.catalog)  # C015, without reading it
         compiled = compile_bytes(data, path, self.catalog)
         self.compilations.keep(path, data, compiled)  # the library check need not compile it again
         if compiled.playbook is not None:
             self._last_good[uri] = compiled
-        return compiled.source or SourceFile(path, text), compiled
+        return compiled.source or SourceFile(path, data.decode("utf-8", "replace")), compiled
 
     def known(self, uri: str, compiled):
         """The compilation to answer from: this one, or the last that gave a playbook."""
@@ -96,16 +121,16 @@ class CatalystServer(LanguageServer):
         if compiled is None:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
-        from catalyst_dsl.diagnostics.model import DiagnosticSink
-        from catalyst_dsl.project.config import load_project
         from catalyst_dsl.project.rules import reported
 
         own = [d for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
-        config = load_project(Path(source.path), DiagnosticSink()).config
+        config = self.project(source.path).config
         # A suppression of a library finding (a call's, a permission's) silences nothing in
         # the file alone: whether it is unused (C040) is for the library check to say.
         shown = [d for d in reported(own, [source], config) if d.code != "C040"]
         diagnostics = [self._diagnostic(d, {source.path: source}) for d in shown]
+        with self._lock:  # to be cleared by the library check if the file goes
+            (self._published.add if diagnostics else self._published.discard)(source.path)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         self.schedule_library_check()
 
@@ -127,18 +152,19 @@ class CatalystServer(LanguageServer):
 
     def _check_library_now(self, generation: int) -> None:
         from catalyst_dsl.compiler import discover
-        from catalyst_dsl.diagnostics.model import DiagnosticSink
         from catalyst_dsl.project.check import check_project
-        from catalyst_dsl.project.config import load_project
         from catalyst_dsl.project.library import Library
         from catalyst_dsl.project.rules import reported
 
         with self._checking:  # one check at a time: they share what is kept between them
             open_docs = self.open_buffers()
-            if not open_docs:
+            # With nothing open (the last file closed, maybe deleted), the project of the
+            # last check is checked again, so the findings of files gone are cleared.
+            anchor = sorted(open_docs)[0] if open_docs else self._project_root
+            if anchor is None:
                 return
-            first = sorted(open_docs)[0]
-            project = load_project(Path(first), DiagnosticSink())
+            project = self.project(str(anchor))
+            self._project_root = project.root
             folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
             files = sorted({*discover(folders), *open_docs})
             self.compilations.buffers = open_docs
@@ -162,7 +188,8 @@ class CatalystServer(LanguageServer):
             stale = {p for p in self._published if p not in now.files}  # files gone since
             for path in set(by_file) | stale:
                 self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
-            self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+            with self._lock:
+                self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
             log.info("library check: %d of %d files", len(checked), len(files))
 
     # -- references -------------------------------------------------------------------------------
@@ -193,16 +220,14 @@ class CatalystServer(LanguageServer):
             found += [self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)]
         return [f for f in found if f is not None]
 
-    def library(self, path: str):
-        """The library `path` belongs to, with every open buffer in place of its file and
-        every playbook's calls worked out."""
-        from catalyst_dsl.diagnostics.model import DiagnosticSink
-        from catalyst_dsl.project.config import load_project
+    def library(self, path: str, with_calls: bool = True):
+        """The library `path` belongs to, with every open buffer in place of its file (and,
+        `with_calls`, every playbook's calls worked out)."""
         from catalyst_dsl.project.library import Library
 
         self.compilations.buffers = self.open_buffers()
-        library = Library(load_project(Path(path), DiagnosticSink()), [path], self.catalog, cache=self.compilations)
-        for file in library.files:
+        library = Library(self.project(path), [path], self.catalog, cache=self.compilations)
+        for file in library.files if with_calls else ():
             library.edges(file)
         return library
 
@@ -263,7 +288,7 @@ def build() -> CatalystServer:
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File}
         found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
-                                      lambda: _library(ls, source.path))
+                                      lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
                  for s in found]
@@ -355,16 +380,8 @@ def _action(source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagno
     return lsp.CodeAction(title=insertion.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=preferred or None)
 
 
-def _library(ls: CatalystServer, path: str):
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.project.library import Library
-
-    return Library(load_project(Path(path), DiagnosticSink()), [path], ls.catalog)
-
-
 def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
-    return _library(ls, path).resolve_call(target, path)
+    return ls.library(path, with_calls=False).resolve_call(target, path)
 
 
 def serve() -> None:
