@@ -2,10 +2,11 @@
 
 On every change the edited file is compiled from the editor's text and its own findings
 are published at once (a file compiles in milliseconds). The library checks (calls,
-cycles, permissions), which read the whole project, run after the edits pause, in a worker
-thread, with every open buffer in place of its file on disk; their findings are published
-for every file of the library, open or not, and a check made stale by a newer edit is
-dropped. The server never reads or writes outside the workspace it was opened on.
+cycles, permissions) run after the edits pause, in a worker thread, with every open buffer
+in place of its file on disk, over only the files a change reaches (incremental.py);
+their findings are published for every file they check, open or not, and a check made
+stale by a newer edit is dropped. The server never reads or writes outside the workspace
+it was opened on.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, u
 
 #: Seconds of quiet after an edit before the library is checked again.
 LIBRARY_DELAY = 0.3
-#: A buffer larger than a playbook may be (compiler.MAX_FILE_BYTES) is not compiled.
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
 
 log = logging.getLogger("catalyst.lsp")
@@ -40,7 +40,7 @@ class CatalystServer(LanguageServer):
         self._generation = 0
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
-        #: Files the last library check published findings for, to clear them when fixed.
+        #: Files whose last publication had findings, to clear them when fixed or gone.
         self._published: set[str] = set()
         #: The last compilation of each open document that gave a playbook: while a line is
         #: half typed the file does not parse, and completion still knows its names.
@@ -51,8 +51,6 @@ class CatalystServer(LanguageServer):
         self._checking = threading.Lock()
         #: The root of the project last checked.
         self._project_root: Path | None = None
-        #: (files checked, files in the library) of the last library check, for the log.
-        self.last_check = (0, 0)
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -179,7 +177,6 @@ class CatalystServer(LanguageServer):
                     self.compilations.give_back(changed)
                     return  # an edit came in meanwhile: its own check will publish
             self._snapshot = now
-            self.last_check = (len(checked), len(files))
             sources = result.sources
             by_file: dict[str, list] = {f: [] for f in checked}
             for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
@@ -194,7 +191,7 @@ class CatalystServer(LanguageServer):
 
     # -- references -------------------------------------------------------------------------------
 
-    def references(self, source, offset: int, playbook, include_declaration: bool) -> list[lsp.Location]:
+    def references_at(self, source, offset: int, playbook, include_declaration: bool) -> list[lsp.Location]:
         """Where the name, call or playbook under the cursor is defined and used: in this
         file for names and functions, in the whole library for calls and inputs."""
         path = source.path
@@ -318,13 +315,13 @@ def build() -> CatalystServer:
         return lsp.Location(uri=params.text_document.uri, range=to_range(source, span)) if span is not None else None
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    def references(ls: CatalystServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    def find_references(ls: CatalystServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
         uri = params.text_document.uri
         source, compiled = ls.compile_open(uri)
         compiled = ls.known(uri, compiled)
         if source is None or compiled is None or compiled.playbook is None:
             return []
-        return ls.references(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
+        return ls.references_at(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
