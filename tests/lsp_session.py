@@ -22,6 +22,13 @@ class Editor:
         self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
         self.arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
+        #: What the server asked the editor to send it (`client/registerCapability`).
+        self.registrations: list[lsp.Registration] = []
+
+        @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+        def register(params: lsp.RegistrationParams) -> None:
+            self.registrations.extend(params.registrations)
+
         #: What the server wrote on stderr (its log), once the session is over.
         self.log = ""
         #: How many times each file's diagnostics were published.
@@ -67,13 +74,13 @@ class Editor:
 
 
 @contextlib.asynccontextmanager
-async def session(project: Path, stderr_to: Path | None = None):
+async def session(project: Path, capabilities: lsp.ClientCapabilities | None = None):
     """A server started on `project` and initialised; shut down cleanly at the end."""
     client = LanguageClient("test-editor", "1")
     editor = Editor(client)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     await client.start_io(sys.executable, "-m", "catalyst_dsl", "lsp", env=env)
-    await client.initialize_async(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=project.as_uri(),
+    await client.initialize_async(lsp.InitializeParams(capabilities=capabilities or lsp.ClientCapabilities(), root_uri=project.as_uri(),
                                                        workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")]))
     client.initialized(lsp.InitializedParams())
     server = client._server  # the process, for what it logged (pygls keeps no public handle)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from lsprotocol import types as lsp
 from lsp_session import session
 
 from catalyst_dsl.actions.catalog import builtin_catalog
@@ -117,3 +118,25 @@ async def _session(project: Path) -> None:
 
 def test_the_server_rechecks_what_an_edit_touches(tmp_path: Path) -> None:
     asyncio.run(_session(_project(tmp_path)))
+
+
+async def _watching(project: Path) -> None:
+    watching = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
+        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+    async with session(project, watching) as editor:
+        editor.open(project / "playbooks" / "publish.yaml")
+        loose = project / "playbooks" / "loose.yaml"
+        await editor.until(loose.as_uri(), lambda ds: [d.code for d in ds] == ["C501"])
+        [registration] = editor.registrations
+        assert registration.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+
+        # A file not open is fixed outside the editor (a pull, another tool): when the editor
+        # says so, the library is checked again and the finding goes.
+        loose.write_text(LOOSE.replace("{{ missing }}", "fixed"), encoding="utf-8")
+        editor.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=loose.as_uri(), type=lsp.FileChangeType.Changed)]))
+        await editor.until(loose.as_uri(), lambda ds: len(ds) == 0)
+
+
+def test_files_changed_outside_the_editor_are_checked_again(tmp_path: Path) -> None:
+    asyncio.run(_watching(_project(tmp_path)))

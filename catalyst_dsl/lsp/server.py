@@ -259,6 +259,25 @@ class CatalystServer(LanguageServer):
 def build() -> CatalystServer:
     server = CatalystServer()
 
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: CatalystServer, params: lsp.InitializedParams) -> None:
+        # Files changed outside the editor (a checkout, a pull) are checked again when the
+        # editor can tell: it watches the playbooks and settings for the server.
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace is not None else None
+        if watched is not None and watched.dynamic_registration:
+            patterns = ["**/*.{yaml,yml,md,cantbook}", "**/catalyst.toml", "**/pyproject.toml"]
+            options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns])
+            ls.client_register_capability(lsp.RegistrationParams(registrations=[
+                lsp.Registration(id="catalyst-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        # What changed is found by the check itself (each file's bytes against those it
+        # compiled), so any change inside the workspace is enough to start one.
+        if any(ls.path_of(change.uri) is not None for change in params.changes):
+            ls.schedule_library_check()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CatalystServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.publish_file(params.text_document.uri)
