@@ -23,7 +23,7 @@ def _project(tmp_path: Path) -> Path:
     (tmp_path / "catalyst.toml").write_text('[aliases]\n"vendor/shared/" = "playbooks/shared/"\n', encoding="utf-8")
     (tmp_path / "playbooks" / "shared").mkdir(parents=True)
     (tmp_path / "playbooks" / "listing.yaml").write_text(HEAD + "  - display: hi\n", encoding="utf-8")
-    (tmp_path / "playbooks" / "shared" / "review.yaml").write_text("name: review\ndescription: Reviews\nowner: Engineer\nsteps:\n  - display: ok\n", encoding="utf-8")
+    (tmp_path / "playbooks" / "shared" / "review.yaml").write_text("name: review\ndescription: Reviews\nowner: Engineer\ninputs:\n  - string: reviewer\n  - number: depth\nsteps:\n  - display: ok\n", encoding="utf-8")
     (tmp_path / "playbooks" / "guide.md").write_text(GUIDE, encoding="utf-8")
     return tmp_path
 
@@ -42,6 +42,10 @@ async def _session(project: Path) -> None:
         # A step with a name but no action yet: action names, not keys.
         editor.change(uri, HEAD + "  - name: listed\n    file-l")
         assert "file-list" in await editor.complete(uri, last + 1, 10)
+
+        # Under a call's `inputs:`, the inputs the called playbook declares, less those passed.
+        editor.change(uri, HEAD + "  - playbook: shared/review.yaml\n    inputs:\n      depth: 2\n      ")
+        assert await editor.complete(uri, last + 3, 6) == ["reviewer"]
 
         # Enum values after the key, and booleans.
         editor.change(uri, HEAD + "  - file-list: .\n    relativeTo: ")

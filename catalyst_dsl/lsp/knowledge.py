@@ -38,7 +38,7 @@ _WORD = re.compile(r"[A-Za-z_$][\w$-]*")
 @attrs.frozen
 class Suggestion:
     label: str
-    kind: str  # "action" | "name" | "member" | "playbook" | "key" | "value" | "file"
+    kind: str  # "action" | "name" | "member" | "playbook" | "key" | "value" | "file" | "input"
     detail: str = ""
     documentation: str = ""
 
@@ -80,6 +80,9 @@ def completions(source: SourceFile, offset: int, compiled: Compiled | None, cata
             written.add(spec.primary)
         return [Suggestion(name, "key", field.type.describe(), field.doc) for name, field in spec.config.fields
                 if name.startswith(prefix) and name not in written and name != spec.name]
+    passed = _call_inputs(source, block, library, prefix)
+    if passed:
+        return passed
     if block.in_step or _inside_steps(source, line_start):
         return [Suggestion(spec.name, "action", spec.group, describe_action(spec)) for spec in actions]
     return []
@@ -93,18 +96,26 @@ def _inside_steps(source: SourceFile, line_start: int) -> bool:
 
 @attrs.frozen
 class _Block:
-    """The keys around a line: those beside it in its mapping, and the key it is under."""
+    """The keys around a line: those beside it in its mapping (with the text after each
+    one's colon), and the key it is under."""
 
     siblings: tuple[str, ...]
     parent: str | None
     #: Whether the mapping is a list item (a step, when the list is a step list).
     in_step: bool
+    values: tuple[tuple[str, str], ...] = ()
+    #: Where the parent key's line starts, and the column of its key.
+    parent_at: tuple[int, int] | None = None
 
 
 def _block(source: SourceFile, line_start: int, column: int) -> _Block:
     """The mapping a key at `column` on the line starting at `line_start` belongs to, read
     from the text above it (which may not parse while the line is being typed)."""
-    siblings: list[str] = []
+    siblings: list[tuple[str, str]] = []
+
+    def block(parent: str | None, in_step: bool, parent_at: tuple[int, int] | None = None) -> _Block:
+        return _Block(tuple(k for k, _ in siblings), parent, in_step, tuple(siblings), parent_at)
+
     end = line_start - 1
     while end > 0:
         start = source.text.rfind("\n", 0, end) + 1
@@ -117,12 +128,30 @@ def _block(source: SourceFile, line_start: int, column: int) -> _Block:
             continue
         at = len(found.group(1)) + len(found.group(2) or "")
         if at == column:
-            siblings.append(found.group(3))
+            siblings.append((found.group(3), line[found.end():].strip()))
             if found.group(2):
-                return _Block(tuple(siblings), None, True)
+                return block(None, True)
         elif at < column:
-            return _Block(tuple(siblings), found.group(3), False)
-    return _Block(tuple(siblings), None, False)
+            return block(found.group(3), False, (start, at))
+    return block(None, False)
+
+
+def _call_inputs(source: SourceFile, block: _Block, library: Callable[[], Library], prefix: str) -> list[Suggestion]:
+    """Under a call's `inputs:`, the inputs the called playbook declares and the call does
+    not pass yet."""
+    if block.parent != "inputs" or block.parent_at is None:
+        return []
+    outer = _block(source, *block.parent_at)
+    target = dict(outer.values).get("playbook", "").split("#")[0].strip().strip("'\"")
+    if not target or "{{" in target:
+        return []
+    found = library()
+    callee = found.resolve_call(target, source.path)
+    playbook = found.compiled(callee).playbook if callee is not None else None
+    if playbook is None:
+        return []
+    return [Suggestion(decl.name, "input", f"{decl.type}{' (required)' if decl.required else ''}", decl.description or "")
+            for decl in playbook.inputs if decl.name.startswith(prefix) and decl.name not in block.siblings]
 
 
 def _step_action(source: SourceFile, line_start: int, column: int, catalog: Catalog, own: str | None) -> ActionSpec | None:

@@ -302,7 +302,8 @@ def build() -> CatalystServer:
             return lsp.CompletionList(is_incomplete=False, items=[])
         kinds = {"action": lsp.CompletionItemKind.Function, "name": lsp.CompletionItemKind.Variable,
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
-                 "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File}
+                 "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
+                 "input": lsp.CompletionItemKind.Variable}
         found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
                                       lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
