@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import edits, incremental, knowledge, references
+from catalyst_dsl.lsp import completion, edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -296,7 +296,7 @@ def build() -> CatalystServer:
         ls.schedule_library_check()  # its file on disk counts again
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"]))
-    def completion(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    def complete(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return lsp.CompletionList(is_incomplete=False, items=[])
@@ -304,7 +304,7 @@ def build() -> CatalystServer:
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
                  "input": lsp.CompletionItemKind.Variable}
-        found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
+        found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
                                       lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
