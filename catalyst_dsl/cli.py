@@ -244,7 +244,7 @@ def what_if_comment(changed: tuple[str, ...], golden_dir: str, repo: str | None,
     from catalyst_dsl.report import pr_comment
 
     project = load_project(Path.cwd(), DiagnosticSink())
-    reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed))
+    reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
     if not reports:
         click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
         return

@@ -99,6 +99,13 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         bye = next(c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan playbooks/bye.yaml"))
         assert "could not be planned" in bye["body"] and "file-wrte" in bye["body"]
 
+        # A golden plan naming a file outside the playbook directories is never planned.
+        (root / "golden" / "escape.plan.json").write_text(json.dumps({"playbook": {"file": "../../../../etc/hostname"}, "inputs": {}}))
+        escaped = _comment(root, github, "golden/escape.plan.json")
+        assert escaped.exit_code == 0, escaped.output
+        body = github.comments[("acme/widgets", 1)][-1]["body"]
+        assert body.startswith("<!-- catalyst-plan ../../../../etc/hostname -->") and "is outside the playbook directories" in body
+
         # A refused token: an error with GitHub's reason, no traceback, exit 1.
         refused = _comment(root, github, "playbooks/hello.yaml", token="wrong")
         assert refused.exit_code == 1 and "GitHub refused GET /repos/acme/widgets/issues/1/comments: 401 Bad credentials" in refused.output

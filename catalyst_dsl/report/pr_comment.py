@@ -47,10 +47,13 @@ def marker(playbook_file: str) -> str:
     return f"<!-- catalyst-plan {plan_report.marker_text(playbook_file)} -->"
 
 
-def reports(root: Path, golden_dir: Path, changed: list[str]) -> list[Report]:
+def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: list[str]) -> list[Report]:
     """The what-if report of each golden plan whose playbook (or itself) is in `changed`
-    (paths relative to `root`, or absolute)."""
+    (paths relative to `root`, or absolute). A golden plan naming a file outside the
+    playbook directories is not planned (it could name any file of the machine, whose
+    plan would then be posted): its comment says so."""
     touched = {_relative(root, path) for path in changed}
+    bases = [(root / folder).resolve() for folder in playbook_dirs]
     found = []
     for golden_path in sorted(golden_dir.glob(f"*{_SUFFIX}")):
         try:
@@ -59,6 +62,9 @@ def reports(root: Path, golden_dir: Path, changed: list[str]) -> list[Report]:
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a golden plan: the golden test reports it
         if not isinstance(playbook_file, str) or not ({playbook_file, _relative(root, str(golden_path))} & touched):
+            continue
+        if not any(base in (root / playbook_file).resolve().parents for base in bases):
+            found.append(Report(playbook_file, _not_planned(playbook_file, f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})")))
             continue
         found.append(Report(playbook_file, _body(root, golden, playbook_file)))
     return found
@@ -71,9 +77,12 @@ def _body(root: Path, golden: dict, playbook_file: str) -> str:
     try:
         return plan_report.render_markdown(plan_report.replan(root, golden))
     except plan_report.ReplanError as problem:
-        ticks = plan_report.fence(str(problem))
-        return (f"{marker(playbook_file)}\n## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n"
-                f"The playbook could not be planned with the inputs of its golden plan:\n\n{ticks}\n{problem}\n{ticks}\n")
+        return _not_planned(playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}")
+
+
+def _not_planned(playbook_file: str, why: str) -> str:
+    ticks = plan_report.fence(why)
+    return f"{marker(playbook_file)}\n## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n{ticks}\n{why}\n{ticks}\n"
 
 
 def _relative(root: Path, path: str) -> str:
