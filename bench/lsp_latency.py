@@ -1,9 +1,10 @@
 """Benchmark: how soon `catalyst lsp` answers an edit with diagnostics.
 
-Usage: python bench/lsp_latency.py [--edits 100] [--playbooks 200] [--steps 100]
+Usage: python bench/lsp_latency.py [--edits 100] [--playbooks 200] [--steps 100] [--callers 10]
 
 A project of N generated playbooks (bench/check_library.py's) is made in a temporary
-folder, one of them with S steps is opened in the server over stdio, and it is edited
+folder, C of them ending with a call to the first (so that an edit of it has callers to
+re-check), the first with S steps is opened in the server over stdio, and it is edited
 E times (a step's display text changed each time). For each edit: the wall time from
 sending the change to receiving the file's diagnostics, and to receiving the library's
 (the second publication, after the pause the server waits for). Printed: machine, load,
@@ -75,18 +76,22 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=100)
     parser.add_argument("--playbooks", type=int, default=200)
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--callers", type=int, default=10)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "catalyst.toml").write_text("", encoding="utf-8")
         (root / "playbooks").mkdir()
         for i in range(args.playbooks):
-            (root / "playbooks" / f"generated-{i}.yaml").write_text(playbook(i, args.steps if i == 0 else 20), encoding="utf-8")
+            text = playbook(i, args.steps if i == 0 else 20)
+            if 0 < i <= args.callers:
+                text += "  - playbook: generated-0\n    inputs:\n      feature-id: \"{{ feature-id }}\"\n"
+            (root / "playbooks" / f"generated-{i}.yaml").write_text(text, encoding="utf-8")
         print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         own, library = asyncio.run(session(root, args.edits, args.steps))
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook in a {args.playbooks}-playbook library")
+    print(f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook in a {args.playbooks}-playbook library, {args.callers} of which call it")
 
     def spread(values: list[float]) -> str:
         ms = sorted(v * 1000 for v in values)

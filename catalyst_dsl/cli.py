@@ -227,6 +227,47 @@ def schema() -> None:
     click.echo(resources.files("catalyst_dsl.schema").joinpath("playbook.schema.json").read_text(encoding="utf-8"), nl=False)
 
 
+@cli.command("what-if-comment")
+@click.argument("changed", nargs=-1)
+@click.option("--golden-dir", default="golden", show_default=True, help="Where the golden plans are, relative to the project root.")
+@click.option("--repo", help="owner/name of the repository (default: $GITHUB_REPOSITORY).")
+@click.option("--pr", "number", type=int, help="The pull request's number (default: from $GITHUB_EVENT_PATH).")
+@click.option("--print", "print_only", is_flag=True, help="Print the comments instead of posting them.")
+def what_if_comment(changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool) -> None:
+    """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
+    pull-request comment (one per playbook, updated on the next push). The token is
+    $GITHUB_TOKEN; the API is $GITHUB_API_URL or the github-api-url setting."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.report import pr_comment
+
+    project = load_project(Path.cwd(), DiagnosticSink())
+    reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    if not reports:
+        click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
+        return
+    if print_only:
+        click.echo("\n".join(r.body for r in reports), nl=False)
+        return
+    env = pr_comment.environment()
+    repo = repo or env["GITHUB_REPOSITORY"]
+    number = number if number is not None else pr_comment.pull_request_number(env["GITHUB_EVENT_PATH"])
+    missing = [what for what, value in (("--repo or $GITHUB_REPOSITORY", repo), ("--pr or a pull_request event in $GITHUB_EVENT_PATH", number),
+                                        ("$GITHUB_TOKEN", env["GITHUB_TOKEN"])) if not value]
+    if missing:
+        raise click.UsageError(f"cannot post without {', '.join(missing)} (or use --print)")
+    try:
+        pull = pr_comment.PullRequest(env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"])
+        for report in reports:
+            action, url = pull.post_or_update(report)
+            click.echo(f"{action} the what-if comment of {report.playbook}: {url}")
+    except pr_comment.CommentError as problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(1)
+
+
 @cli.command()
 def lsp() -> None:
     """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-ROOT = Path(__file__).parents[1]
+from lsp_session import ROOT, Editor
 
 BROKEN = """name: release
 description: Releases
@@ -35,33 +35,6 @@ steps:
 """
 
 
-class Editor:
-    """A client session: diagnostics as they arrive, by file."""
-
-    def __init__(self, client: LanguageClient) -> None:
-        self.client = client
-        self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
-        self.arrived = asyncio.Event()
-
-        @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def published(params: lsp.PublishDiagnosticsParams) -> None:
-            self.diagnostics[params.uri] = params.diagnostics
-            self.arrived.set()
-
-    async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:
-        """Wait for the diagnostics of `uri` to pass `test` (a bound against a hang only)."""
-        async def wait():
-            while not (uri in self.diagnostics and test(self.diagnostics[uri])):
-                self.arrived.clear()
-                await self.arrived.wait()
-            return self.diagnostics[uri]
-
-        try:
-            return await asyncio.wait_for(wait(), timeout)
-        except asyncio.TimeoutError:
-            raise AssertionError(f"the diagnostics of {uri} never passed the test: {self.diagnostics.get(uri)}") from None
-
-
 async def _session(project: Path) -> None:
     client = LanguageClient("test-editor", "1")
     editor = Editor(client)
@@ -82,7 +55,7 @@ async def _session(project: Path) -> None:
     # The quick fix of the did-you-mean.
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), range=typo.range, context=lsp.CodeActionContext(diagnostics=[typo])))
-    assert [a.title for a in actions] == ["Replace with 'http-get'"]
+    assert [a.title for a in actions] == ["Replace with 'http-get'", "Suppress C404 on this line"]
 
     # Fixed: no findings left.
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(

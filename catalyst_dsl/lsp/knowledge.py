@@ -1,4 +1,5 @@
-"""What the editor asks about a playbook: completions, hovers, definitions, outlines.
+"""What the editor asks about a playbook: hovers, definitions, outlines (completion.py
+completes, references.py finds references).
 
 Pure functions over the compiled playbook, its source and the action catalog, the same
 data `catalyst check` works from, so the editor and the checker never disagree. The
@@ -17,60 +18,10 @@ from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax.source import SourceFile, Span
 
-#: A `{{` or `${{` opened before the cursor on its line and not closed yet.
-_OPEN_TEMPLATE = re.compile(r"\$?\{\{(?!.*\}\})([^{}]*)$")
-#: The name being written where a step's action key goes: `  - na` or `    na`.
-_KEY_AT_CURSOR = re.compile(r"^(\s*)(-\s+)?([A-Za-z][\w-]*)?$")
-_PLAYBOOK_VALUE = re.compile(r"^\s*(?:-\s+)?playbook:\s*['\"]?([\w./@-]*)$")
 _WORD = re.compile(r"[A-Za-z_$][\w$-]*")
 
 
-@attrs.frozen
-class Suggestion:
-    label: str
-    kind: str  # "action" | "name" | "member" | "playbook"
-    detail: str = ""
-    documentation: str = ""
-
-
-def completions(source: SourceFile, offset: int, compiled: Compiled | None, catalog: Catalog, playbook_names: list[str]) -> list[Suggestion]:
-    """What may be written at `offset`: names inside `{{ }}`, action names where a step key
-    goes, playbook names after `playbook:`."""
-    line_start = source.text.rfind("\n", 0, offset) + 1
-    before = source.text[line_start:offset]
-    template = _OPEN_TEMPLATE.search(before)
-    if template is not None:
-        return _names_in_template(template.group(1), compiled)
-    called = _PLAYBOOK_VALUE.match(before)
-    if called is not None:
-        return [Suggestion(name, "playbook", "playbook") for name in playbook_names if name.startswith(called.group(1))]
-    key = _KEY_AT_CURSOR.match(before)
-    if key is not None and (key.group(2) or _inside_steps(source, line_start)):
-        prefix = key.group(3) or ""
-        return [Suggestion(spec.name, "action", spec.group, describe_action(spec)) for spec in catalog.specs() if spec.name.startswith(prefix)]
-    return []
-
-
-def _inside_steps(source: SourceFile, line_start: int) -> bool:
-    """Whether a line continues a step (a key under `- action:`), where an action key may go."""
-    previous = source.text.rfind("\n", 0, max(line_start - 1, 0)) + 1
-    return source.text[previous:line_start].lstrip().startswith("- ")
-
-
-def _names_in_template(written: str, compiled: Compiled | None) -> list[Suggestion]:
-    if compiled is None or compiled.playbook is None:
-        return []
-    types = _known_types(compiled.playbook)
-    path = written.strip().split(".")
-    if len(path) > 1:
-        current = types.get(path[0])
-        for member in path[1:-1]:
-            current = _member_type(current, member)
-        return [Suggestion(name, "member", field.type.describe()) for name, field in _fields(current) if name.startswith(path[-1])]
-    return [Suggestion(name, "name", kind.describe()) for name, kind in sorted(types.items()) if name.startswith(path[0])]
-
-
-def _known_types(playbook: ir.Playbook) -> dict:
+def known_types(playbook: ir.Playbook) -> dict:
     """Every input, step and variable name of the playbook with its type, as the checker
     works them out (one run of its reference pass, without reporting)."""
     from catalyst_dsl.actions.catalog import builtin_catalog
@@ -83,16 +34,6 @@ def _known_types(playbook: ir.Playbook) -> dict:
     types = {i.name: input_type(i) for i in playbook.inputs}
     types.update(checker.defined_types)
     return types
-
-
-def _fields(type_) -> list:
-    from catalyst_dsl.ir import types as t
-
-    return list(type_.fields) if isinstance(type_, t.ObjectT) else []
-
-
-def _member_type(type_, member: str):
-    return next((field.type for name, field in _fields(type_) if name == member), None)
 
 
 def describe_action(spec: ActionSpec) -> str:
@@ -128,7 +69,7 @@ def hover(source: SourceFile, offset: int, compiled: Compiled | None, catalog: C
             if decl.name == word:
                 default = f", default `{decl.default.value!r}`" if isinstance(decl.default, ir.Lit) else ""
                 return f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}" + (f"\n\n{decl.description}" if decl.description else "")
-        kind = _known_types(compiled.playbook).get(word)
+        kind = known_types(compiled.playbook).get(word)
         if kind is not None:
             return f"**{word}**: `{kind.describe()}`"
     return None

@@ -2,10 +2,11 @@
 
 On every change the edited file is compiled from the editor's text and its own findings
 are published at once (a file compiles in milliseconds). The library checks (calls,
-cycles, permissions), which read the whole project, run after the edits pause, in a worker
-thread, with every open buffer in place of its file on disk; their findings are published
-for every file of the library, open or not, and a check made stale by a newer edit is
-dropped. The server never reads or writes outside the workspace it was opened on.
+cycles, permissions) run after the edits pause, in a worker thread, with every open buffer
+in place of its file on disk, over only the files a change reaches (incremental.py);
+their findings are published for every file they check, open or not, and a check made
+stale by a newer edit is dropped. The server never reads or writes outside the workspace
+it was opened on.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import knowledge
-from catalyst_dsl.lsp.positions import to_offset, to_range
+from catalyst_dsl.lsp import completion, edits, incremental, knowledge, references
+from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
 LIBRARY_DELAY = 0.3
-#: A buffer larger than a playbook may be (compiler.MAX_FILE_BYTES) is not compiled.
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
 
 log = logging.getLogger("catalyst.lsp")
@@ -40,43 +40,73 @@ class CatalystServer(LanguageServer):
         self._generation = 0
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
-        #: Files the last library check published findings for, to clear them when fixed.
+        #: Files whose last publication had findings, to clear them when fixed or gone.
         self._published: set[str] = set()
         #: The last compilation of each open document that gave a playbook: while a line is
         #: half typed the file does not parse, and completion still knows its names.
         self._last_good: dict[str, object] = {}
+        #: Kept between library checks, so that each checks only what a change touches.
+        self.compilations = incremental.Compilations(inside=lambda path: self.path_of(Path(path).as_uri()) is not None)
+        self._snapshot: incremental.Snapshot | None = None
+        self._checking = threading.Lock()
+        #: The root of the project last checked.
+        self._project_root: Path | None = None
 
     # -- documents ------------------------------------------------------------------------------
 
     def path_of(self, uri: str) -> str | None:
-        """The file a URI names, when it is a file inside the workspace; None otherwise."""
-        parsed = urlparse(uri)
-        if parsed.scheme != "file":
+        """The file a URI names, when it is a file inside the workspace (after following
+        links); None otherwise. Without a workspace folder or root from the client, the
+        workspace is the directory the server was started in."""
+        try:
+            parsed = urlparse(uri)
+            if parsed.scheme != "file":
+                return None
+            path = Path(unquote(parsed.path)).resolve()
+            return str(path) if self.workspace_root(path) is not None else None
+        except (ValueError, OSError):  # a NUL byte, a loop of links: not a file of ours
             return None
-        path = Path(unquote(parsed.path)).resolve()
+
+    def workspace_root(self, path: Path) -> Path | None:
+        """The innermost workspace folder holding `path` (resolved), or None."""
         roots = [Path(unquote(urlparse(f.uri).path)).resolve() for f in self.workspace.folders.values()]
         if self.workspace.root_path:
             roots.append(Path(self.workspace.root_path).resolve())
-        if roots and not any(path == root or root in path.parents for root in roots):
-            return None
-        return str(path)
+        holding = [root for root in roots or [Path.cwd().resolve()] if path == root or root in path.parents]
+        return max(holding, key=lambda root: len(root.parts)) if holding else None
+
+    def project(self, path: str):
+        """The project of a file of the workspace, its settings looked for no higher than
+        the workspace folder (whose root it is when it has none of its own)."""
+        from catalyst_dsl.diagnostics.model import DiagnosticSink
+        from catalyst_dsl.project.config import load_project
+
+        return load_project(Path(path), DiagnosticSink(), ceiling=self.workspace_root(Path(path)))
 
     def compile_open(self, uri: str):
-        """The open document's source and its compilation from the editor's text."""
-        from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes
+        """The document's source and its compilation: from the editor's text when it is
+        open, else from its file (a request about a file not open, read within the size
+        limit); (None, None) for a URI outside the workspace."""
+        from catalyst_dsl.compiler import MAX_FILE_BYTES, Compiled, compile_bytes, read_playbook
         from catalyst_dsl.syntax.source import SourceFile
 
         path = self.path_of(uri)
         if path is None:
             return None, None
-        text = self.workspace.get_text_document(uri).source
-        data = text.encode("utf-8", "surrogatepass")
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            data = document.source.encode("utf-8", "surrogatepass")
+        else:
+            data = read_playbook(path)
+            if isinstance(data, Compiled):  # gone, unreadable or too large: its finding says which
+                return SourceFile(path, ""), data
         if len(data) > MAX_FILE_BYTES:
-            return SourceFile(path, ""), None
+            return SourceFile(path, ""), compile_bytes(data, path, self.catalog)  # C015, without reading it
         compiled = compile_bytes(data, path, self.catalog)
+        self.compilations.keep(path, data, compiled)  # the library check need not compile it again
         if compiled.playbook is not None:
             self._last_good[uri] = compiled
-        return compiled.source or SourceFile(path, text), compiled
+        return compiled.source or SourceFile(path, data.decode("utf-8", "replace")), compiled
 
     def known(self, uri: str, compiled):
         """The compilation to answer from: this one, or the last that gave a playbook."""
@@ -89,7 +119,16 @@ class CatalystServer(LanguageServer):
         if compiled is None:
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
-        diagnostics = [self._diagnostic(d, {source.path: source}) for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
+        from catalyst_dsl.project.rules import reported
+
+        own = [d for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
+        config = self.project(source.path).config
+        # A suppression of a library finding (a call's, a permission's) silences nothing in
+        # the file alone: whether it is unused (C040) is for the library check to say.
+        shown = [d for d in reported(own, [source], config) if d.code != "C040"]
+        diagnostics = [self._diagnostic(d, {source.path: source}) for d in shown]
+        with self._lock:  # to be cleared by the library check if the file goes
+            (self._published.add if diagnostics else self._published.discard)(source.path)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         self.schedule_library_check()
 
@@ -111,30 +150,96 @@ class CatalystServer(LanguageServer):
 
     def _check_library_now(self, generation: int) -> None:
         from catalyst_dsl.compiler import discover
-        from catalyst_dsl.diagnostics.model import DiagnosticSink
         from catalyst_dsl.project.check import check_project
-        from catalyst_dsl.project.config import load_project
+        from catalyst_dsl.project.library import Library
+        from catalyst_dsl.project.rules import reported
 
-        open_docs = {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
-                     if (path := self.path_of(uri)) is not None}
-        if not open_docs:
-            return
-        first = sorted(open_docs)[0]
-        project = load_project(Path(first), DiagnosticSink())
-        folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
-        files = sorted({*discover(folders), *open_docs})
-        result = check_project(project, files, overlay=open_docs)
-        with self._lock:
-            if generation != self._generation:
-                return  # an edit came in meanwhile: its own check will publish
-        sources = result.sources
-        by_file: dict[str, list] = {f: [] for f in files}
-        for d in result.diagnostics:
-            if d.span is not None and d.span.file in by_file:
-                by_file[d.span.file].append(self._diagnostic(d, sources))
-        for path in set(by_file) | self._published:
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
-        self._published = {p for p, found in by_file.items() if found}
+        with self._checking:  # one check at a time: they share what is kept between them
+            open_docs = self.open_buffers()
+            # With nothing open (the last file closed, maybe deleted), the project of the
+            # last check is checked again, so the findings of files gone are cleared.
+            anchor = sorted(open_docs)[0] if open_docs else self._project_root
+            if anchor is None:
+                return
+            project = self.project(str(anchor))
+            self._project_root = project.root
+            folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
+            files = sorted({*discover(folders), *open_docs})
+            self.compilations.buffers = open_docs
+            self.compilations.forget_others(set(files))
+            library = Library(project, files, self.catalog, cache=self.compilations)
+            now = incremental.snapshot(library, project.config)
+            changed = self.compilations.take_changed()
+            checked = sorted(incremental.to_check(now, self._snapshot, changed))
+            result = check_project(project, checked, library=library)
+            with self._lock:
+                if generation != self._generation:
+                    self.compilations.give_back(changed)
+                    return  # an edit came in meanwhile: its own check will publish
+            self._snapshot = now
+            sources = result.sources
+            by_file: dict[str, list] = {f: [] for f in checked}
+            for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
+                if d.span is not None and d.span.file in by_file:
+                    by_file[d.span.file].append(self._diagnostic(d, sources))
+            stale = {p for p in self._published if p not in now.files}  # files gone since
+            for path in set(by_file) | stale:
+                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
+            with self._lock:
+                self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+            log.info("library check: %d of %d files", len(checked), len(files))
+
+    # -- references -------------------------------------------------------------------------------
+
+    def references_at(self, source, offset: int, playbook, include_declaration: bool) -> list[lsp.Location]:
+        """Where the name, call or playbook under the cursor is defined and used: in this
+        file for names and functions, in the whole library for calls and inputs."""
+        path = source.path
+        call = knowledge.called_playbook(source, offset)
+        mention = None if call is not None else references.markdown_reference_at(source, offset, playbook)
+        if call is not None or mention is not None or references.own_name_at(source, offset):
+            library = self.library(path)
+            target = library.resolve_call(call, path) if call is not None else library.resolve_reference(mention, path) if mention is not None else path
+            if target is None:
+                return []
+            found = [self._location(library, edge.caller, edge.span) for edge in references.calls_of(library, target)]
+            if include_declaration:
+                declared = library.compiled(target).source
+                found.insert(0, self._location(library, target, references.name_span(declared) if declared is not None else None))
+            return [f for f in found if f is not None]
+        name = references.find(source, offset, playbook, self.catalog)
+        if name is None:
+            return []
+        spans = [*([name.definition] if include_declaration and name.definition is not None else []), *name.uses]
+        found = [lsp.Location(uri=Path(s.file).as_uri(), range=to_range(source, s)) for s in spans]
+        if name.kind == "input":
+            library = self.library(path)
+            found += [self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)]
+        return [f for f in found if f is not None]
+
+    def library(self, path: str, with_calls: bool = True):
+        """The library `path` belongs to, with every open buffer in place of its file (and,
+        `with_calls`, every playbook's calls worked out)."""
+        from catalyst_dsl.project.library import Library
+
+        self.compilations.buffers = self.open_buffers()
+        library = Library(self.project(path), [path], self.catalog, cache=self.compilations)
+        for file in library.files if with_calls else ():
+            library.edges(file)
+        return library
+
+    def open_buffers(self) -> dict[str, bytes]:
+        return {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
+                if (path := self.path_of(uri)) is not None}
+
+    def _location(self, library, path: str, span) -> lsp.Location | None:
+        """A place in a library file, or None for one outside the workspace."""
+        uri = Path(path).as_uri()
+        if self.path_of(uri) is None:
+            return None
+        if span is None:
+            return lsp.Location(uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+        return lsp.Location(uri=uri, range=to_range(library.compiled(path).source, span))
 
     def _diagnostic(self, d, sources) -> lsp.Diagnostic:
         source = sources.get(d.span.file) if d.span is not None else None
@@ -154,6 +259,25 @@ class CatalystServer(LanguageServer):
 def build() -> CatalystServer:
     server = CatalystServer()
 
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: CatalystServer, params: lsp.InitializedParams) -> None:
+        # Files changed outside the editor (a checkout, a pull) are checked again when the
+        # editor can tell: it watches the playbooks and settings for the server.
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace is not None else None
+        if watched is not None and watched.dynamic_registration:
+            patterns = ["**/*.{yaml,yml,md,cantbook}", "**/catalyst.toml", "**/pyproject.toml"]
+            options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns])
+            ls.client_register_capability(lsp.RegistrationParams(registrations=[
+                lsp.Registration(id="catalyst-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        # What changed is found by the check itself (each file's bytes against those it
+        # compiled), so any change inside the workspace is enough to start one.
+        if any(ls.path_of(change.uri) is not None for change in params.changes):
+            ls.schedule_library_check()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CatalystServer, params: lsp.DidOpenTextDocumentParams) -> None:
         ls.publish_file(params.text_document.uri)
@@ -171,15 +295,17 @@ def build() -> CatalystServer:
         ls._last_good.pop(params.text_document.uri, None)
         ls.schedule_library_check()  # its file on disk counts again
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-"]))
-    def completion(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"]))
+    def complete(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return lsp.CompletionList(is_incomplete=False, items=[])
-        names = _playbook_names(ls, source.path)
         kinds = {"action": lsp.CompletionItemKind.Function, "name": lsp.CompletionItemKind.Variable,
-                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module}
-        found = knowledge.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog, names)
+                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
+                 "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
+                 "input": lsp.CompletionItemKind.Variable}
+        found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
+                                      lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
                  for s in found]
@@ -208,6 +334,15 @@ def build() -> CatalystServer:
         span = knowledge.definition_of(source, offset, ls.known(params.text_document.uri, compiled))
         return lsp.Location(uri=params.text_document.uri, range=to_range(source, span)) if span is not None else None
 
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def find_references(ls: CatalystServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+        uri = params.text_document.uri
+        source, compiled = ls.compile_open(uri)
+        compiled = ls.known(uri, compiled)
+        if source is None or compiled is None or compiled.playbook is None:
+            return []
+        return ls.references_at(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
+
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
         source, compiled = ls.compile_open(params.text_document.uri)
@@ -224,33 +359,46 @@ def build() -> CatalystServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
     def code_actions(ls: CatalystServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        source, compiled = ls.compile_open(uri)
+        if source is None:
+            return []
+        compiled = ls.known(uri, compiled)
         actions = []
         for diagnostic in params.context.diagnostics:
+            if diagnostic.source != "catalyst" or not isinstance(diagnostic.code, str):
+                continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
             replacement = data.get("replacement")
             if isinstance(replacement, str):
-                edit = lsp.WorkspaceEdit(changes={params.text_document.uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
+                edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
                 actions.append(lsp.CodeAction(title=f"Replace with '{replacement}'", kind=lsp.CodeActionKind.QuickFix,
                                               diagnostics=[diagnostic], edit=edit, is_preferred=True))
+            start = diagnostic.range.start
+            line = start.line + 1
+            if diagnostic.code == "C817" and compiled is not None and compiled.playbook is not None:
+                column = code_point_column(source.line_text(line), start.character)
+                found = edits.missing_writes(source, compiled.playbook, line, column)
+                if found is not None:
+                    actions.append(_action(source, uri, found, diagnostic, preferred=True))
+            found = edits.suppression(source, diagnostic.code, line)
+            if found is not None:
+                actions.append(_action(source, uri, found, diagnostic))
         return actions
 
     return server
 
 
-def _library(ls: CatalystServer, path: str):
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.project.library import Library
-
-    return Library(load_project(Path(path), DiagnosticSink()), [path], ls.catalog)
-
-
-def _playbook_names(ls: CatalystServer, path: str) -> list[str]:
-    return _library(ls, path).names()
+def _action(source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagnostic, preferred: bool = False) -> lsp.CodeAction:
+    """A quick fix that inserts text, its column turned into the client's UTF-16 units."""
+    line_text = source.line_text(insertion.line + 1)
+    at = lsp.Position(line=insertion.line, character=utf16_column(line_text, insertion.column + 1))
+    edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lsp.Range(start=at, end=at), new_text=insertion.text)]})
+    return lsp.CodeAction(title=insertion.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=preferred or None)
 
 
 def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
-    return _library(ls, path).resolve_call(target, path)
+    return ls.library(path, with_calls=False).resolve_call(target, path)
 
 
 def serve() -> None:

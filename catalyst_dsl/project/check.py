@@ -56,15 +56,17 @@ def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict
 
 
 def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
-                  scanned: frozenset[str] = frozenset(), overlay: dict[str, bytes] | None = None, cache=None) -> LibraryCheck:
+                  scanned: frozenset[str] = frozenset(), overlay: dict[str, bytes] | None = None, cache=None,
+                  library: Library | None = None) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
     `overlay`: text to check instead of files on disk (an editor's buffers). `cache`: a
     `check_cache.CheckCache` to read unchanged files' results from (and to keep new ones
-    in); the findings are the same with it and without."""
+    in); the findings are the same with it and without. `library`: one already loaded to
+    check in (the language server keeps its library between checks), holding `files`."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
-    library = Library(project, files, catalog, overlay, cache)
+    library = library or Library(project, files, catalog, overlay, cache)
     files = [f for f in files if f not in scanned or not library.compiled(f).not_a_playbook]
     sink = DiagnosticSink()
     with collector_tuned_for_checking():

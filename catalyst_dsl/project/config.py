@@ -210,19 +210,24 @@ def _converter() -> cattrs.Converter:
     return conv
 
 
-def find_root(start: Path, cwd: Path | None = None) -> tuple[Path, Path | None]:
+def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None) -> tuple[Path, Path | None]:
     """The project root for a check starting at `start`, and the settings file if any.
 
     The nearest directory, from `start` up, holding `catalyst.toml`, a `pyproject.toml`
     (its `[tool.catalyst]` table, if any, is the settings) or `.git`. Without any marker,
     the working directory when `start` is inside it (as the original engine resolves
     against it: `catalyst check playbooks/a.yaml` and `catalyst check` then agree), else
-    `start`'s own directory.
+    `start`'s own directory. With a `ceiling` (the language server's workspace, which it
+    never reads outside of), no directory above it is looked at, and the root is the
+    ceiling when no marker is found below it.
     """
     start = start.resolve()
     if start.is_file():
         start = start.parent
-    for directory in (start, *start.parents):
+    directories = [start, *start.parents]
+    if ceiling is not None and (ceiling := ceiling.resolve()) in directories:
+        directories = directories[: directories.index(ceiling) + 1]
+    for directory in directories:
         candidate = directory / "catalyst.toml"
         if candidate.is_file():
             return directory, candidate
@@ -231,6 +236,8 @@ def find_root(start: Path, cwd: Path | None = None) -> tuple[Path, Path | None]:
             return directory, (pyproject if _has_tool_table(pyproject) else None)
         if (directory / ".git").exists():
             return directory, None
+    if ceiling is not None and ceiling in directories:
+        return ceiling, None
     here = (cwd or Path.cwd()).resolve()
     return (here if start == here or here in start.parents else start), None
 
@@ -253,9 +260,10 @@ def settings_source(project: Project) -> SourceFile | None:
         return None
 
 
-def load_project(start: Path, sink: DiagnosticSink) -> Project:
-    """The project around `start`; a bad settings file is reported (C801) and defaults used."""
-    root, config_file = find_root(start)
+def load_project(start: Path, sink: DiagnosticSink, ceiling: Path | None = None) -> Project:
+    """The project around `start`, looked for no higher than `ceiling` (find_root); a bad
+    settings file is reported (C801) and defaults used."""
+    root, config_file = find_root(start, ceiling=ceiling)
     if config_file is None:
         return Project(root, ProjectConfig())
     return Project(root, read_config(config_file, sink), config_file)

@@ -308,6 +308,12 @@ def _environment():
     return env
 
 
+def marker_text(playbook_file: str) -> str:
+    """The playbook's file as the report's hidden marker (`<!-- catalyst-plan FILE -->`) holds
+    it, so a sticky comment is found again: never able to close the HTML comment."""
+    return re.sub(r"-{2,}|[<>]", "-", playbook_file)
+
+
 def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
     """What the Markdown template shows, cut to the limits above; strings are raw (the template escapes)."""
     playbook = plan["playbook"]
@@ -315,7 +321,7 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
     inputs = plan.get("inputs") or {}
     hash_ = plan.get("planHash")
     return {
-        "marker": re.sub(r"-{2,}|[<>]", "-", playbook["file"]),
+        "marker": marker_text(playbook["file"]),
         "name": playbook["name"],
         "file": playbook["file"],
         "counts": summary_counts(plan),
@@ -409,7 +415,7 @@ def _diff_blocks(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "path": step["path"],
                 "step": _clip(step["step"], MD_NAME_CHARS),
                 "diff": text,
-                "fence": _fence(text),
+                "fence": fence(text),
                 "cut": len(lines) - take,
             })
     return {"diffs": shown, "hidden": hidden[:MD_HIDDEN_NAMED], "hidden_more": max(0, len(hidden) - MD_HIDDEN_NAMED)}
@@ -421,7 +427,7 @@ def _clip(text: str | None, limit: int) -> str | None:
     return text[: limit - 1] + "…"
 
 
-def _fence(text: str) -> str:
+def fence(text: str) -> str:
     """A code fence longer than any run of backticks in `text`, so the text cannot close it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     return "`" * max(3, longest + 1)

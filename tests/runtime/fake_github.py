@@ -5,6 +5,7 @@ It serves the endpoints the actions use, with GitHub's shapes and status codes:
 - `GET /repos/O/R`
 - `GET|POST /repos/O/R/issues` (issues and pull requests share numbers, as on GitHub)
 - `GET|POST /repos/O/R/issues/N/comments` (paged: `per_page`, `page`, a `Link` header)
+- `PATCH /repos/O/R/issues/comments/ID` (a comment's new body)
 - `GET|POST /repos/O/R/pulls` (`head`, `base`, `state` filters)
 
 Requests need `Authorization: Bearer TOKEN` (or `token TOKEN`): a wrong token is a 401,
@@ -170,6 +171,8 @@ class FakeGitHub(ThreadingHTTPServer):
             return self._issues(repo, method, query, payload)
         if rest == ["pulls"]:
             return self._pulls(repo, method, query, payload)
+        if len(rest) == 3 and rest[:2] == ["issues", "comments"] and rest[2].isdigit() and method == "PATCH":
+            return self._edit_comment(repo, int(rest[2]), payload)
         if len(rest) == 3 and rest[0] == "issues" and rest[1].isdigit() and rest[2] == "comments":
             return self._comments(repo, int(rest[1]), method, query, payload, path)
         return 404, {"message": "Not Found"}, {}
@@ -268,3 +271,14 @@ class FakeGitHub(ThreadingHTTPServer):
             return 422, {"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}]}, {}
         comment = self._new_comment(repo, number, body)
         return (0, None, {}) if self._lose() else (201, comment, {})
+
+    def _edit_comment(self, repo: str, comment_id: int, payload: dict):
+        body = payload.get("body")
+        if not isinstance(body, str) or not body:
+            return 422, {"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}]}, {}
+        for (where, _), comments in self.comments.items():
+            for comment in comments:
+                if where == repo and comment["id"] == comment_id:
+                    comment["body"] = body
+                    return 200, comment, {}
+        return 404, {"message": "Not Found"}, {}

@@ -1,0 +1,117 @@
+"""The edits behind the editor's code actions that are not did-you-means (those come from
+diagnostics/fixes.py, shared with SARIF): an inline suppression for any finding, and the
+`writes:` a shell-like step lacks (C817).
+
+Each is worked out from the file's text as the editor has it, as an insertion: a position
+(0-based line, code-point column) and the text to put there.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.lsp.knowledge import walk
+from catalyst_dsl.syntax.source import SourceFile
+
+#: Findings about suppression comments themselves, which no comment silences.
+_UNSILENCEABLE = frozenset({"C040", "C041"})
+#: A YAML key whose value is a block scalar (`run: |`, `prompt: >-`): the lines under it are text.
+_BLOCK_HEADER = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@attrs.frozen
+class Insertion:
+    title: str
+    line: int  # 0-based
+    column: int  # 0-based, in code points
+    text: str
+
+
+def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
+    """The comment that silences `code` on `line` (1-based): at the end of that line, or, where
+    a comment there would be data (inside a YAML block scalar or a Markdown code block), for
+    the whole file at its top."""
+    if code in _UNSILENCEABLE or not code:
+        return None
+    markdown = source.path.endswith(".md")
+    text = source.line_text(line)
+    existing = re.search(r"catalyst:\s*ignore\[([^\]\n]*)\]", text)
+    if existing is not None:  # one comment per line: add the code to it
+        codes = [c.strip() for c in existing.group(1).split(",") if c.strip()]
+        if code in codes:
+            return None
+        return Insertion(f"Suppress {code} on this line", line - 1, existing.end(1), f", {code}" if codes else code)
+    inside = _in_code_block(source, line) if markdown else _in_block_scalar(source, line)
+    if not inside:
+        comment = f" <!-- catalyst: ignore[{code}] -->" if markdown else f"  # catalyst: ignore[{code}]"
+        return Insertion(f"Suppress {code} on this line", line - 1, len(text), comment)
+    comment = f"<!-- catalyst: ignore-file[{code}] -->\n" if markdown else f"# catalyst: ignore-file[{code}]\n"
+    return Insertion(f"Suppress {code} in this file (line {line} is text a comment would change)", _top(source, markdown), 0, comment)
+
+
+def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column: int) -> Insertion | None:
+    """`writes: []` for the shell-like step whose action key is at (line, column), 1-based: a
+    key beside the action key, after the step's last line."""
+    if source.path.endswith(".md"):
+        return None  # a Markdown step's keys are not YAML lines to insert beside
+    step = next((s for s in walk(playbook.steps) if s.action_span is not None and (s.action_span.line, s.action_span.col) == (line, column)), None)
+    if step is None or step.writes_declared:
+        return None
+    last = _last_line_of_mapping(source, line, column - 1)
+    title = "Add `writes: []` (the step writes nothing; list the paths it writes instead)"
+    key = " " * (column - 1) + "writes: []"
+    if last >= source.text.count("\n") and not source.text.endswith("\n"):  # the step ends the file, without a newline
+        return Insertion(title, last - 1, len(source.line_text(last)), "\n" + key)
+    return Insertion(title, last, 0, key + "\n")
+
+
+def _last_line_of_mapping(source: SourceFile, line: int, indent: int) -> int:
+    """The last line (1-based) of the mapping whose keys start at `indent` and one of whose
+    keys is on `line`: where a line less indented comes, it has ended (blank lines and
+    comments in between are not its own)."""
+    last = line
+    total = source.text.count("\n") + 1
+    for below in range(line + 1, total + 1):
+        text = source.line_text(below)
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(text) - len(stripped) < indent:
+            break
+        last = below
+    return last
+
+
+def _in_block_scalar(source: SourceFile, line: int) -> bool:
+    """Whether `line` is text of a YAML block scalar: the first less indented line above
+    it ends with `|` or `>`."""
+    text = source.line_text(line)
+    if not text.strip():
+        return False
+    indent = len(text) - len(text.lstrip())
+    for above in range(line - 1, 0, -1):
+        other = source.line_text(above)
+        if not other.strip():
+            continue
+        if len(other) - len(other.lstrip()) < indent:
+            return bool(_BLOCK_HEADER.search(other))
+    return False
+
+
+def _in_code_block(source: SourceFile, line: int) -> bool:
+    """Whether `line` of a Markdown file is inside a fenced code block (or is its fence)."""
+    fences = sum(1 for above in range(1, line) if _FENCE.match(source.line_text(above)))
+    return fences % 2 == 1 or bool(_FENCE.match(source.line_text(line)))
+
+
+def _top(source: SourceFile, markdown: bool) -> int:
+    """The 0-based line a file-wide comment goes on: the first, or after Markdown front matter."""
+    if markdown and source.line_text(1).strip() == "---":
+        for line in range(2, source.text.count("\n") + 2):
+            if source.line_text(line).strip() == "---":
+                return line
+    return 0

@@ -1,0 +1,183 @@
+"""Sticky pull-request comments: the what-if report of each changed playbook with a golden plan.
+
+For each golden plan (`golden/NAME.plan.json`) whose playbook, or the plan itself, is among
+the files a pull request changes, the playbook is planned again with the inputs the golden
+plan records (as the golden test does, `plan.replan`) and its Markdown report is posted as
+a comment on the pull request. The report starts with a hidden marker naming the
+playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment instead of adding another: one comment per
+playbook, always the latest plan.
+
+Only GitHub's REST API is spoken, with the token given, to the API address given; nothing
+from the playbooks or plans is sent anywhere but in a comment's body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+import attrs
+
+from catalyst_dsl.report import plan as plan_report
+
+#: Each page of comments read while looking for the one to update.
+PER_PAGE = 100
+#: Comments are read up to this many pages (10,000 comments) before a new one is posted.
+MAX_PAGES = 100
+TIMEOUT = 30
+
+
+class CommentError(Exception):
+    """A request GitHub refused or that could not be made: its message says which and why."""
+
+
+@attrs.frozen
+class Report:
+    playbook: str  # the playbook's file, relative to the project root
+    body: str
+
+
+def marker(playbook_file: str) -> str:
+    """The first line of the report (its template writes it), by which its comment is found."""
+    return f"<!-- catalyst-plan {plan_report.marker_text(playbook_file)} -->"
+
+
+def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: list[str]) -> list[Report]:
+    """The what-if report of each golden plan whose playbook (or itself) is in `changed`
+    (paths relative to `root`, or absolute). A golden plan naming a file outside the
+    playbook directories is not planned (it could name any file of the machine, whose
+    plan would then be posted): its comment says so."""
+    touched = {_relative(root, path) for path in changed}
+    bases = [(root / folder).resolve() for folder in playbook_dirs]
+    found = []
+    for golden_path in sorted(golden_dir.glob(f"*{_SUFFIX}")):
+        try:
+            golden = json.loads(golden_path.read_text(encoding="utf-8"))
+            playbook_file = golden["playbook"]["file"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a golden plan: the golden test reports it
+        if not isinstance(playbook_file, str) or not ({playbook_file, _relative(root, str(golden_path))} & touched):
+            continue
+        if not any(base in (root / playbook_file).resolve().parents for base in bases):
+            found.append(Report(playbook_file, _not_planned(playbook_file, f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})")))
+            continue
+        found.append(Report(playbook_file, _body(root, golden, playbook_file)))
+    return found
+
+
+_SUFFIX = ".plan.json"
+
+
+def _body(root: Path, golden: dict, playbook_file: str) -> str:
+    try:
+        return plan_report.render_markdown(plan_report.replan(root, golden))
+    except plan_report.ReplanError as problem:
+        return _not_planned(playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}")
+
+
+def _not_planned(playbook_file: str, why: str) -> str:
+    ticks = plan_report.fence(why)
+    return f"{marker(playbook_file)}\n## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n{ticks}\n{why}\n{ticks}\n"
+
+
+def _relative(root: Path, path: str) -> str:
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.resolve().relative_to(root.resolve())
+        except ValueError:
+            return path
+    return candidate.as_posix().removeprefix("./")
+
+
+class PullRequest:
+    """The comments of one pull request, through GitHub's REST API."""
+
+    def __init__(self, api: str, repository: str, number: int, token: str) -> None:
+        if urlsplit(api).scheme not in ("https", "http"):
+            raise CommentError(f"the GitHub API address '{api}' is not an http(s) URL")
+        self.api = api.rstrip("/")
+        self.repository = repository
+        self.number = number
+        self.token = token
+
+    def post_or_update(self, report: Report) -> tuple[str, str]:
+        """("updated" or "posted", the comment's address)."""
+        mark = marker(report.playbook)
+        existing = next((c for c in self._comments() if isinstance(c.get("body"), str) and c["body"].startswith(mark) and _trusted(c)), None)
+        if existing is not None:
+            answer = self._request("PATCH", f"/repos/{self.repository}/issues/comments/{existing['id']}", {"body": report.body})
+            return "updated", str(answer.get("html_url", ""))
+        answer = self._request("POST", f"/repos/{self.repository}/issues/{self.number}/comments", {"body": report.body})
+        return "posted", str(answer.get("html_url", ""))
+
+    def _comments(self) -> Iterator[dict]:
+        for page in range(1, MAX_PAGES + 1):
+            listed = self._request("GET", f"/repos/{self.repository}/issues/{self.number}/comments?per_page={PER_PAGE}&page={page}")
+            if not isinstance(listed, list):
+                raise CommentError("GitHub answered the list of comments with something else than a list")
+            yield from (c for c in listed if isinstance(c, dict))
+            if len(listed) < PER_PAGE:
+                return
+
+    def _request(self, method: str, path: str, payload: Any = None) -> Any:
+        data = json.dumps(payload).encode("utf-8") if payload is not None else None
+        request = urllib.request.Request(self.api + path, data=data, method=method, headers={
+            "Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "catalyst", **({"Content-Type": "application/json"} if data else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as refused:
+            message = _message(refused.read())
+            raise CommentError(f"GitHub refused {method} {path.split('?')[0]}: {refused.code} {message}".rstrip()) from None
+        except (urllib.error.URLError, OSError) as failed:
+            raise CommentError(f"cannot reach {self.api}: {getattr(failed, 'reason', failed)}") from None
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            raise CommentError(f"GitHub's answer to {method} {path.split('?')[0]} is not JSON") from None
+
+
+#: Besides bots, who may have written a comment this command updates: an outside
+#: contributor could otherwise copy the marker into a comment of theirs, which would then
+#: be taken for the report (and their text replaced by it).
+_TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def _trusted(comment: dict) -> bool:
+    """A comment by a bot (the workflow's token posts as github-actions[bot]) or by someone
+    with write access; one by an outside contributor is never taken for the report's."""
+    user = comment.get("user")
+    if not isinstance(user, dict):
+        return True  # an API that names no authors (GitHub always does)
+    return user.get("type") == "Bot" or comment.get("author_association") in _TRUSTED_ASSOCIATIONS
+
+
+def _message(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ""
+    return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+
+def pull_request_number(event_path: str | None) -> int | None:
+    """The pull request's number from the workflow's event file (GITHUB_EVENT_PATH)."""
+    if not event_path:
+        return None
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    number = (event.get("pull_request") or {}).get("number") if isinstance(event, dict) else None
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def environment() -> dict[str, str | None]:
+    return {key: os.environ.get(key) for key in ("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH", "GITHUB_API_URL")}

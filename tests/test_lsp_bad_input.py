@@ -1,0 +1,152 @@
+"""The language server under bad input: garbage on the wire, a document that is not a
+playbook, a 5 MB buffer, files deleted while open, URIs outside the workspace (also
+through a link), a storm of 1,000 edits. It logs, answers, never dies, and never reads
+outside the workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from lsp_session import ROOT, session
+
+GOOD = "name: good\ndescription: Good\nowner: Engineer\nsteps:\n  - display: hi\n"
+BROKEN = "name: broken\ndescription: Broken\nowner: Engineer\nsteps:\n  - display: '{{ nowhere }}'\n"
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _read(stream) -> dict:
+    headers = {}
+    while (line := stream.readline().strip()):
+        key, _, value = line.decode("ascii").partition(":")
+        headers[key.lower()] = value.strip()
+    return json.loads(stream.read(int(headers["content-length"])))
+
+
+def _answer(stream, number: int) -> dict:
+    """The response to request `number`, past the notifications the server sends meanwhile."""
+    while (message := _read(stream)).get("id") != number:
+        pass
+    return message
+
+
+def test_garbage_on_the_wire_is_logged_and_answered(tmp_path: Path) -> None:
+    (tmp_path / "catalyst.toml").write_text("")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    server = subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+    try:
+        def request(number: int, method: str, params) -> dict:
+            server.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode()))
+            server.stdin.flush()
+            return _answer(server.stdout, number)
+
+        for garbage in (b"{{{{", b"\xff\xfe not text", b"[1, 2, 3]", b'{"jsonrpc": "2.0", "id": 7}', b'"just a string"'):
+            server.stdin.write(_frame(garbage))
+        started = request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})
+        assert "capabilities" in started["result"]
+        assert request(2, "no/such-method", {})["error"]["code"] == -32601
+        # A request whose parameters have the wrong shape: logged (pygls cannot read it far
+        # enough to answer it), and the server goes on answering the next ones.
+        server.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {"nonsense": True}}).encode()))
+        # A document never opened, whose file does not exist: an answer, not a crash.
+        gone = {"textDocument": {"uri": (tmp_path / "gone.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
+        assert request(4, "textDocument/hover", gone) == {"id": 4, "jsonrpc": "2.0", "result": None}
+        assert request(5, "textDocument/completion", gone)["result"]["items"] == []
+        assert request(6, "shutdown", None)["result"] is None
+        server.stdin.write(_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+        server.stdin.flush()
+        assert server.wait(30) == 0
+        logged = server.stderr.read().decode("utf-8", "replace")
+        assert "Expecting value" in logged or "Expecting property name" in logged  # the garbage was logged
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+async def _requests(editor, uri: str) -> dict:
+    """Every kind of request about `uri`, answered."""
+    client = editor.client
+    where = {"text_document": lsp.TextDocumentIdentifier(uri=uri), "position": lsp.Position(line=0, character=1)}
+    return {
+        "hover": await client.text_document_hover_async(lsp.HoverParams(**where)),
+        "completion": await client.text_document_completion_async(lsp.CompletionParams(**where)),
+        "definition": await client.text_document_definition_async(lsp.DefinitionParams(**where)),
+        "references": await client.text_document_references_async(lsp.ReferenceParams(**where, context=lsp.ReferenceContext(include_declaration=True))),
+        "symbols": await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=where["text_document"])),
+    }
+
+
+async def _hostile_session(workspace: Path, outside: Path) -> None:
+    async with session(workspace) as editor:
+        good = editor.open(workspace / "playbooks" / "good.yaml")
+        broken = (workspace / "playbooks" / "broken.yaml").as_uri()
+        await editor.until(broken, lambda ds: [d.code for d in ds] == ["C501"])
+
+        # Not a playbook: ordinary YAML, Markdown prose, text that is not YAML at all.
+        for name, text in (("data.yaml", "items: [1, 2\n"), ("notes.md", "# Notes\n\nNothing to run.\n"), ("noise.yaml", "\x00\x01 }{ :: - -\n")):
+            uri = editor.open(workspace / "playbooks" / name, text)
+            await editor.until(uri, lambda ds: True)
+            answers = await _requests(editor, uri)
+            assert answers["hover"] is None and answers["definition"] is None
+
+        # A 5 MB buffer: the size finding, as catalyst check gives it, and every request answered.
+        big = editor.open(workspace / "playbooks" / "big.yaml", GOOD + "# " + "x" * (5 * 1024 * 1024) + "\n")
+        assert [d.code for d in await editor.until(big, lambda ds: len(ds) > 0)] == ["C015"]
+        answers = await _requests(editor, big)
+        assert answers["hover"] is None and not answers["completion"].items and not answers["symbols"]
+
+        # URIs outside the workspace, directly and through a link inside it: nothing is
+        # answered, and the file there is never opened (a FIFO: reading it would block, and
+        # a writer could then open it).
+        for uri in ((outside / "trap.yaml").as_uri(), (workspace / "playbooks" / "link.yaml").as_uri(), "file:///etc/passwd", "untitled:Untitled-1"):
+            editor.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD)))
+            answers = await _requests(editor, uri)
+            assert answers["hover"] is None and answers["definition"] is None
+            assert not answers["completion"].items and not answers["references"] and not answers["symbols"]
+            assert len(await editor.until(uri, lambda ds: True)) == 0
+
+        # A storm of edits: the diagnostics that stay are those of the last text.
+        for i in range(1000):
+            editor.change(good, GOOD + f"  - display: '{{{{ edit{i} }}}}'\n")
+        final = await editor.until(good, lambda ds: [d.message for d in ds] == ["'edit999' is not defined"], timeout=120)
+        assert final[0].range.start.line == 5
+
+        # Deleted while open, and deleted while not open: their findings go once the
+        # library is checked again; the server keeps answering.
+        (workspace / "playbooks" / "good.yaml").unlink()
+        (workspace / "playbooks" / "broken.yaml").unlink()
+        editor.client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=good)))
+        await editor.until(good, lambda ds: len(ds) == 0)
+        await editor.until(broken, lambda ds: len(ds) == 0)
+        assert (await _requests(editor, good))["hover"] is None
+
+    # Never read outside: nobody ever opened the FIFO for reading.
+    with pytest.raises(OSError) as no_reader:
+        os.open(outside / "trap.yaml", os.O_WRONLY | os.O_NONBLOCK)
+    assert no_reader.value.errno == errno.ENXIO
+
+
+@pytest.mark.slow
+def test_the_server_survives_hostile_documents(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    (workspace / "playbooks").mkdir(parents=True)
+    outside.mkdir()
+    (workspace / "catalyst.toml").write_text("")
+    (workspace / "playbooks" / "good.yaml").write_text(GOOD)
+    (workspace / "playbooks" / "broken.yaml").write_text(BROKEN)
+    os.mkfifo(outside / "trap.yaml")
+    (workspace / "playbooks" / "link.yaml").symlink_to(outside / "trap.yaml")
+    asyncio.run(_hostile_session(workspace, outside))
