@@ -510,6 +510,26 @@ class Interpreter:
             return UNKNOWN
         return self._execute(step, frame, scope, path, sid)
 
+    def _ask_first(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
+        """Before a parallel group starts, the question of a branch's `checkpoint: before`,
+        so that people answer every branch's question before any branch runs (a pause or
+        `abort` then stops the group before it starts). Only a question the branch would
+        ask now: its condition and `requires:` hold (checked without effects; else the
+        branch meets them itself). The branch finds the answer recorded."""
+        from catalyst_dsl.runtime.evaluate import truthy
+
+        if step.gate is None or step.gate.when != "before" or paths.join(path, "before") in self.replay or path in self.replay:
+            return
+        env = self.env(frame, scope)
+        try:
+            if step.condition is not None and not truthy(self._value(step.condition, env)):
+                return
+            if step.requires is not None and step_checks.failing(step.requires, env, step.timeout) is not None:
+                return
+            self._gate(step, step.gate, frame, scope, path, self.step_id(step))
+        except StepError:
+            return  # the branch meets it again, under its error policy
+
     def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
         from catalyst_dsl.runtime.evaluate import truthy
 
@@ -1104,6 +1124,8 @@ class Interpreter:
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
             shared.hand_out()
             return {"completed": len(steps), "failed": 0}
+        for i, inner in enumerate(steps):
+            self._ask_first(inner, frame, shared, paths.join(path, "branch", i))
         failures: list[tuple[int, BaseException]] = []
 
         def branch(i: int, inner: ir.Step) -> None:

@@ -386,3 +386,20 @@ def test_abort_at_a_failure_question_cancels_the_run(kai):
     session, entries = session_of(kai)
     assert session["status"] == "aborted"
     assert statuses(entries) == [("plan", "failed", "escalated")] and entries[0]["human_response"] == "abort: wrong feature"
+
+
+def test_every_question_of_a_parallel_group_is_asked_before_any_member_starts(kai):
+    kai.setup(kai_playbook(
+        {"id": "a", "command": "/qa.run", "autonomy": "gate_always", "group": "g"},
+        {"id": "b", "command": "/qa.plan", "autonomy": "gate_always", "group": "g"},
+    ), {})
+    assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
+    run_id = kai.run_id()
+    assert kai.snapshot()["pause"]["path"] == "steps/0/branch/0/before"
+    assert kai.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 4
+    assert kai.snapshot()["pause"]["path"] == "steps/0/branch/1/before" and calls(kai) == []  # nothing started yet
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "skip").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 0
+    assert calls(kai) == ["/qa.run f1"]
+    assert sorted(statuses(session_of(kai)[1])) == [("a", "done", "gate"), ("b", "skipped", "gate")]
