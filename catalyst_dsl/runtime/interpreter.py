@@ -260,13 +260,18 @@ class Interpreter:
         if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
-        if record is None and self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) is not None:
+        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None else None
+        chosen = (inquiry.get("selected") or "continue") if inquiry is not None else None
+        if chosen == "abort":
+            raise Cancelled(str(inquiry.get("by") or "an approver"), f"{sid}: answered abort after its failure")
+        if chosen == "continue":
             # It failed before the pause, and a reviewer approved going on past it.
             self.events.step_finished(sid, step.action, "continued", 0.0, frame.depth, "failure accepted by approval")
             if step.name:
                 scope.define(step.name, None)
             self._journal(path, step, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
             return
+        # `retry`: the step runs again below (the answer counts once: a new failure asks anew).
         self._check_deadline()
         if self.plan is not None:
             self._simulate(step, frame, scope, path, sid)
@@ -287,7 +292,12 @@ class Interpreter:
                 return
         if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
             return  # refused or failing, and its error policy went on past the step
-        result = self._attempts(step, frame, scope, path, sid)
+        while True:
+            try:
+                result = self._attempts(step, frame, scope, path, sid)
+                break
+            except RetryStep:
+                continue  # answered `retry` at a terminal after the step failed
         self._pauses_after(step, frame, scope, path, result)
 
     def _pauses_after(self, step: ir.Step, frame: Frame, scope: Scope, path: str, result: Any) -> None:
@@ -500,6 +510,26 @@ class Interpreter:
             return UNKNOWN
         return self._execute(step, frame, scope, path, sid)
 
+    def _ask_first(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
+        """Before a parallel group starts, the question of a branch's `checkpoint: before`,
+        so that people answer every branch's question before any branch runs (a pause or
+        `abort` then stops the group before it starts). Only a question the branch would
+        ask now: its condition and `requires:` hold (checked without effects; else the
+        branch meets them itself). The branch finds the answer recorded."""
+        from catalyst_dsl.runtime.evaluate import truthy
+
+        if step.gate is None or step.gate.when != "before" or paths.join(path, "before") in self.replay or path in self.replay:
+            return
+        env = self.env(frame, scope)
+        try:
+            if step.condition is not None and not truthy(self._value(step.condition, env)):
+                return
+            if step.requires is not None and step_checks.failing(step.requires, env, step.timeout) is not None:
+                return
+            self._gate(step, step.gate, frame, scope, path, self.step_id(step))
+        except StepError:
+            return  # the branch meets it again, under its error policy
+
     def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
         from catalyst_dsl.runtime.evaluate import truthy
 
@@ -520,16 +550,20 @@ class Interpreter:
     def _guarded(self, work: Callable[[], Any], step: ir.Step, frame: Frame, scope: Scope, path: str) -> Any:
         """Work around a step (its condition, its checkpoint flag) whose errors are the step's:
         they go through the step's error policy, without retries."""
-        started = time.monotonic()
-        try:
-            return work()
-        except StepError as error:
-            sid = self.step_id(step)
-            error.step = error.step or sid
-            self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
-            policy = self._policy(step, frame, error)
-            self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started, policy.message)
-            return False
+        while True:
+            started = time.monotonic()
+            try:
+                return work()
+            except StepError as error:
+                sid = self.step_id(step)
+                error.step = error.step or sid
+                self.hooks.record_failure(error, sid, 1, time.monotonic() - started)
+                policy = self._policy(step, frame, error)
+                try:
+                    self._apply_policy(policy.action, error, step, frame, scope, path, sid, 1, started, policy.message)
+                except RetryStep:
+                    continue  # answered `retry` at a terminal: try it again
+                return False
 
     def _approve_effects(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """A step whose effects no declaration bounds runs only once approved (LANGUAGE 7,
@@ -706,14 +740,21 @@ class Interpreter:
             who = self.hooks.terminal_approver(list(frame.playbook.reviewers.required)) if self.hooks.ask is not None else None
             if who is not None:
                 with self._asking:
-                    answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). Continue the run?"), [], None)
+                    answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). What now?"), INQUIRE_OPTIONS, "continue")
             if answer is None:
-                # On resume, an approval of this inquiry continues past the step
-                # without running it again (see run_step).
+                # On resume, an approval of this inquiry continues past the step without
+                # running it again, runs it again (`retry`) or cancels the run (`abort`):
+                # see run_step.
                 self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-                raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it",
-                             frame.playbook.reviewers.required, [], person=True)
-            self.hooks.approve(inquiry, "terminal", who[1], who[0], "continued after a failure", True, None)
+                raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it, or choose retry or abort",
+                             frame.playbook.reviewers.required, INQUIRE_OPTIONS, person=True)
+            chosen, text = answer
+            self.hooks.approve(inquiry, "terminal", who[1], who[0], text or f"answered {chosen} after a failure", True, chosen)
+            if chosen == "abort":
+                raise Cancelled(who[0], f"{sid}: answered abort after its failure")
+            if chosen == "retry":
+                self.events.message("info", f"{sid} runs again: answered retry after its failure", sid, depth=frame.depth)
+                raise RetryStep()
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
@@ -1083,6 +1124,8 @@ class Interpreter:
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
             shared.hand_out()
             return {"completed": len(steps), "failed": 0}
+        for i, inner in enumerate(steps):
+            self._ask_first(inner, frame, shared, paths.join(path, "branch", i))
         failures: list[tuple[int, BaseException]] = []
 
         def branch(i: int, inner: ir.Step) -> None:
@@ -1294,6 +1337,16 @@ def _pre_approved(step: ir.Step, catalog: Catalog) -> bool:
     """`approved: true` on an AI step (elsewhere C631 refuses it before the run)."""
     spec = catalog.get(step.action)
     return step.approved and spec is not None and spec.group == "ai"
+
+
+#: The answers to an Inquire (a failure a person must decide about): go on past the
+#: failed step, run it again, or cancel the run.
+INQUIRE_OPTIONS = [{"key": "continue", "label": "go on past the failed step"}, {"key": "retry", "label": "run the step again"},
+                   {"key": "abort", "label": "cancel the run", "cancel": True}]
+
+
+class RetryStep(Exception):
+    """A person answered `retry` to a failure at the terminal: the step runs again."""
 
 
 def gate_options(gate: ir.Gate) -> list[dict[str, Any]]:

@@ -652,6 +652,12 @@ class Session:
                     raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
                                     guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again")
                 if approval.released and approval.decision == "approve":
+                    if approval.selected == "retry" and path.endswith("/inquire"):
+                        # A retry after a failure is used once: if the step fails again, a
+                        # person is asked again.
+                        if approval.delivered:
+                            return None
+                        approval.delivered = True
                     return {"selected": approval.selected, "role": approval.role, "by": approval.by, "at": approval.at,
                             "comment": approval.comment, "via": approval.via}
             return None

@@ -354,3 +354,52 @@ def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path
     resumed = catalyst(kai.root, "resume", snapshot.name[4:-5])
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert calls(kai) == ["/agreement.check f1"] * 2
+
+
+def test_retry_at_a_failure_question_runs_the_step_again_once(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "gate"}),
+              {"/speckit.plan": [{}, {}, {"write": {"specs/f1/plan.md": "# plan"}}]})
+    assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
+    run_id = kai.run_id()
+    assert [o["key"] for o in kai.snapshot()["pause"]["options"]] == ["continue", "retry", "abort"]
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "retry").exit_code == 0
+    # The retry is used once: the step fails again, and a person is asked again.
+    assert kai.cli("resume", run_id).exit_code == 4
+    assert calls(kai) == ["/speckit.plan f1"] * 2
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "retry").exit_code == 0
+    result = kai.cli("resume", run_id)
+    assert result.exit_code == 0, result.output
+    assert calls(kai) == ["/speckit.plan f1"] * 3
+    session, entries = session_of(kai)
+    assert session["status"] == "completed" and statuses(entries) == [("plan", "done", "gate")]
+    assert entries[0]["human_response"] == "retry"
+
+
+def test_abort_at_a_failure_question_cancels_the_run(kai):
+    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "triggers": ["postcondition_fail"]},
+                           {"id": "next", "command": "/speckit.plan"}), {})
+    assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
+    run_id = kai.run_id()
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "abort", "--comment", "wrong feature").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 5
+    assert calls(kai) == ["/speckit.plan f1"]
+    session, entries = session_of(kai)
+    assert session["status"] == "aborted"
+    assert statuses(entries) == [("plan", "failed", "escalated")] and entries[0]["human_response"] == "abort: wrong feature"
+
+
+def test_every_question_of_a_parallel_group_is_asked_before_any_member_starts(kai):
+    kai.setup(kai_playbook(
+        {"id": "a", "command": "/qa.run", "autonomy": "gate_always", "group": "g"},
+        {"id": "b", "command": "/qa.plan", "autonomy": "gate_always", "group": "g"},
+    ), {})
+    assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
+    run_id = kai.run_id()
+    assert kai.snapshot()["pause"]["path"] == "steps/0/branch/0/before"
+    assert kai.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 4
+    assert kai.snapshot()["pause"]["path"] == "steps/0/branch/1/before" and calls(kai) == []  # nothing started yet
+    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "skip").exit_code == 0
+    assert kai.cli("resume", run_id).exit_code == 0
+    assert calls(kai) == ["/qa.run f1"]
+    assert sorted(statuses(session_of(kai)[1])) == [("a", "done", "gate"), ("b", "skipped", "gate")]
