@@ -42,6 +42,11 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
     if _git(top, "status", "--porcelain", what="read the working tree's status").strip():
         raise RunAbort(EXIT_INVALID, f"--worktree: {top} has changes that are not committed; nothing was run",
                        help="commit or stash them first: the worktree starts from the last commit, without them")
+    try:
+        inside = Path(project_root).resolve().relative_to(top.resolve())
+    except ValueError:
+        raise RunAbort(EXIT_INVALID, f"--worktree: the project {project_root} is not inside its repository {top} as git sees it; nothing was run",
+                       help="run from the repository's own checkout (not through a link to it)") from None
     stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
     name = f"{_slug(playbook)}-{stamp}"
     path = top.parent / f"{top.name}-{name}"
@@ -51,7 +56,6 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
         suffix += 1
         path, branch = top.parent / f"{top.name}-{name}-{suffix}", f"catalyst/{name}-{suffix}"
     _git(top, "worktree", "add", "-b", branch, "--", str(path), "HEAD", what=f"make the worktree {path}")
-    inside = Path(project_root).resolve().relative_to(top.resolve())
     return Worktree(path, branch, path / inside)
 
 
