@@ -33,12 +33,11 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-import attrs
-
 from typing import TYPE_CHECKING
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl import records
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -360,6 +359,8 @@ def _text(data: bytes, form) -> str | None:
 
 def _classes() -> dict[str, type]:
     """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
+    import attrs
+
     from catalyst_dsl.checks.scope import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
@@ -375,7 +376,7 @@ def _classes() -> dict[str, type]:
     return found
 
 
-@attrs.frozen
+@records.record
 class _Shape:
     """How one class is kept: its fields (attribute, init argument) and which of them
     JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar."""
@@ -412,7 +413,7 @@ def _registry() -> dict[str, type]:
     if _CLASSES is None:
         classes = _classes()
         for name, cls in classes.items():
-            kept = [f for f in attrs.fields(cls) if f.init and f.name not in _DROPPED]
+            kept = [f for f in _fields(cls) if f.init and f.name not in _DROPPED]
             kinds = [str(f.type).replace("Optional[", "") for f in kept]
             _SHAPES[cls] = _Shape(
                 name,
@@ -426,6 +427,15 @@ def _registry() -> dict[str, type]:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
         _CLASSES = classes
     return _CLASSES
+
+
+def _fields(cls: type) -> tuple:
+    """The fields of an attrs class (the IR) or of a record (diagnostics)."""
+    if records.is_record(cls):
+        return records.fields(cls)
+    import attrs
+
+    return attrs.fields(cls)
 
 
 class _Encoder:
