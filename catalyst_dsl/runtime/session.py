@@ -151,12 +151,18 @@ class Session:
                 return state.run_id
         return None
 
-    def _checked(self, file: str) -> ir.Playbook:
-        """The playbook, or RunAbort(1) with every error `catalyst check` would print."""
+    def _checked(self, file: str, *, cached: bool = False) -> ir.Playbook:
+        """The playbook, or RunAbort(1) with every error `catalyst check` would print;
+        `cached`: files the check cache holds are read from it (a what-if)."""
         from catalyst_dsl.project.check import check_project
+        from catalyst_dsl.project.check_cache import CheckCache
         from catalyst_dsl.report.diagnostics import render_text, summary_line
 
-        result = check_project(self.project, [file])
+        # A what-if reads back what `catalyst check` compiled and kept instead of parsing
+        # again (entries are sealed with the user's key, named by content and build), and
+        # writes no entry, as it promises to change nothing.
+        cache = CheckCache.for_project(self.project, read_only=True) if cached else None
+        result = check_project(self.project, [file], cache=cache)
         compiled = result.library.compiled(file)
         if result.has_errors or compiled.playbook is None:
             errors = [d for d in result.diagnostics if d.severity.value == "error"]
@@ -182,7 +188,7 @@ class Session:
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.whatif import RecordingPerformer
 
-        playbook = self._checked(file)
+        playbook = self._checked(file, cached=True)
         given = dict(given)
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:
