@@ -3,11 +3,11 @@ whether it will compile anything: diagnostics, source files, codes, settings, di
 
 attrs builds the IR's classes, but importing attrs costs about 11 ms and each class it
 builds about 0.5 ms (several generated methods, each compiled on its own); a check
-replayed from the cache needs none of the IR, so its few classes are made here instead:
-with the methods `attrs.frozen` gives them (an `__init__`
-taking every field by position or keyword, `__repr__`, `__eq__`, `__hash__` when
-immutable, immutability, `__match_args__`, copying and pickling), and the two helpers
-callers use on them, `fields` and `replace` (attrs' `fields` and `evolve`).
+replayed from the cache needs none of the IR, so its few classes are made here instead,
+from closures (about 0.05 ms a class), with the methods `attrs.frozen` gives them (an
+`__init__` taking every field by position or keyword, `__repr__`, `__eq__`, `__hash__`
+when immutable, immutability, `__match_args__`, copying and pickling), and the two
+helpers callers use on them, `fields` and `replace` (attrs' `fields` and `evolve`).
 
 Only what these classes use is supported: fields declared on the class itself (no
 inheritance of fields), defaults and `factory(...)` defaults, every field in `__init__`.
@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import operator
 
-# typing is not imported: the annotations stay text (start-up time is the point here).
+#: typing is imported for type checkers only: the annotations stay text at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _NOTHING = object()
 
