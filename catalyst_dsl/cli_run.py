@@ -58,13 +58,18 @@ def _aborts(command):
     return wrapper
 
 
-def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False):
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
+def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False, project=None):
     from catalyst_dsl.runtime.session import RunOptions, Session
 
-    project = load_project(start, DiagnosticSink())
+    project = project or _project(start)
     return Session(project, RunOptions(mode=mode, log_format=log_format, verbose=verbose))
+
+
+def _project(start: Path):
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+
+    return load_project(start, DiagnosticSink())
 
 
 def _given(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -130,18 +135,26 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     approval, 130 interrupted (Ctrl-C or SIGTERM; the state is saved).
     """
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
-    session = _session(start, mode, log_format, verbose)
-    session.options.refresh = refresh
+    project = _project(start)
+    checked = None
     given = _given(inputs)
-    file = _locate(session, name)
     if (what_if_report or fmt != "text" or refresh) and not what_if:
         raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
     if worktree and (what_if or expect_plan):
         raise click.UsageError("--worktree makes a worktree for a run; a what-if changes nothing: leave one of them out")
+    if what_if and os.path.isfile(name):
+        # Checked before the run-time is imported: a playbook the check refuses costs a
+        # what-if no more than `catalyst check`; one it passes is not checked again.
+        from catalyst_dsl.runtime import preflight
+
+        checked = preflight.checked(project, os.path.abspath(name), cached=True)
+    session = _session(start, mode, log_format, verbose, project)
+    session.options.refresh = refresh
+    file = _locate(session, name)
     if what_if or expect_plan:
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
 
-        plan = session.plan(file, given)
+        plan = session.plan(file, given, checked=checked)
         text = canonical_json(plan)
         if what_if:
             if what_if_report:

@@ -32,8 +32,8 @@ def _private_cache_home(tmp_path_factory, monkeypatch):
     for_project = CheckCache.for_project.__func__
     checkout = Path(__file__).resolve().parents[1]
 
-    def outside_the_checkout(cls, project):
-        return None if Path(project.root).resolve().is_relative_to(checkout) else for_project(cls, project)
+    def outside_the_checkout(cls, project, **options):
+        return None if Path(project.root).resolve().is_relative_to(checkout) else for_project(cls, project, **options)
 
     monkeypatch.setattr(CheckCache, "for_project", classmethod(outside_the_checkout))
 

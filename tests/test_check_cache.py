@@ -238,3 +238,41 @@ def test_a_cache_folder_linked_out_of_the_project_is_not_used(tmp_path: Path) ->
     (root / ".xe").mkdir()
     (root / ".xe" / "cache").symlink_to(outside)
     assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+
+
+def test_a_read_only_cache_reads_entries_and_writes_none(tmp_path: Path) -> None:
+    root = library(tmp_path / "project", 4)
+    project = load_project(root, DiagnosticSink())
+    plain, count = check(root, None)
+    reader = CheckCache.for_project(project, read_only=True)
+    assert check(root, reader)[0] == plain
+    assert reader.misses == count and entries(root) == []  # nothing kept: compiled each time
+    check(root, new_cache(root))  # `catalyst check` keeps them
+    kept = {path: path.read_bytes() for path in entries(root)}
+    reader = CheckCache.for_project(project, read_only=True)
+    assert check(root, reader)[0] == plain
+    assert (reader.hits, reader.misses) == (count, 0)
+    assert {path: path.read_bytes() for path in entries(root)} == kept
+
+
+def test_a_read_only_cache_makes_no_key(tmp_path: Path) -> None:
+    home = tmp_path / "cache-home"
+    assert cache_key({"XDG_CACHE_HOME": str(home)}, make=False) is None
+    assert not home.exists()
+    made = cache_key({"XDG_CACHE_HOME": str(home)})
+    assert made is not None and cache_key({"XDG_CACHE_HOME": str(home)}, make=False) == made
+
+
+def test_a_what_if_plans_the_same_from_the_cache_and_writes_no_entry(tmp_path: Path, monkeypatch) -> None:
+    root = library(tmp_path / "project", 3)
+    monkeypatch.chdir(root)
+    target = sorted((root / "playbooks").iterdir())[0].name
+    runner = CliRunner()
+    cold = runner.invoke(cli, ["run", f"playbooks/{target}", "--what-if", "--format", "json"])
+    assert entries(root) == []
+    runner.invoke(cli, ["check"])
+    kept = {path: path.read_bytes() for path in entries(root)}
+    assert kept
+    warm = runner.invoke(cli, ["run", f"playbooks/{target}", "--what-if", "--format", "json"])
+    assert (warm.exit_code, warm.output) == (cold.exit_code, cold.output)
+    assert {path: path.read_bytes() for path in entries(root)} == kept

@@ -71,3 +71,19 @@ def test_checking_reads_and_writes_nothing_in_the_temporary_folder(tmp_path: Pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert not marker.exists()
     assert sorted(p.name for p in temp.rglob("*")) == ["catalyst-lark-%d" % os.getuid(), "expressions.cache"]
+
+
+def test_the_grammar_needs_no_regex_module() -> None:
+    """parser_tables.import_lark keeps Lark from importing `regex`, which Lark needs only
+    for terminals with Unicode categories; the grammar must not use them."""
+    text = grammar_path().read_text(encoding="utf-8")
+    assert "\\p{" not in text and "\\P{" not in text
+
+
+def test_importing_lark_leaves_regex_importable() -> None:
+    import sys
+
+    from catalyst_dsl.syntax.parser_tables import import_lark
+
+    import_lark()
+    assert sys.modules.get("regex", "absent") is not None

@@ -6,14 +6,13 @@ generated from this table and the golden cases (tests/golden/check/CXXX-*.yaml|m
 
 from __future__ import annotations
 
-import attrs
-
 from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl.records import record
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 
-@attrs.frozen
+@record
 class Code:
     code: str
     name: str

@@ -5,8 +5,7 @@ from __future__ import annotations
 import enum
 from typing import Iterable
 
-import attrs
-
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import Span
 
 
@@ -20,7 +19,7 @@ class Severity(enum.Enum):
         return {"error": 0, "warning": 1, "info": 2}[self.value]
 
 
-@attrs.frozen
+@record
 class Label:
     """A secondary position with a short message, such as 'first defined here'."""
 
@@ -28,7 +27,7 @@ class Label:
     message: str
 
 
-@attrs.frozen
+@record
 class Diagnostic:
     code: str
     severity: Severity

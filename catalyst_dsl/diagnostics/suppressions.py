@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-import attrs
-
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
@@ -27,7 +26,7 @@ _MARKDOWN = re.compile(r"<!--\s*" + _BODY + r"\s*-->")
 _ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
 
 
-@attrs.define
+@record(frozen=False)
 class Suppression:
     code: str
     #: The line it silences; None for the whole file.

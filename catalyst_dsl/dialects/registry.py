@@ -28,10 +28,10 @@ import importlib
 import os
 from typing import Optional
 
-import attrs
+from catalyst_dsl.records import record
 
 
-@attrs.frozen
+@record
 class Dialect:
     name: str
     #: The module that reads it, imported on first use.

@@ -33,12 +33,11 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-import attrs
-
 from typing import TYPE_CHECKING
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl import records
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -75,12 +74,15 @@ def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(base) / "catalyst"
 
 
-def cache_key(environ: Mapping[str, str] | None = None) -> bytes | None:
-    """The user's private sealing key, made on first use; None when none can be used."""
+def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) -> bytes | None:
+    """The user's private sealing key, made on first use (unless `make` is false); None
+    when none can be used."""
     directory = user_cache_dir(environ)
     if directory is None:
         return None
     path = directory / KEY_FILE
+    if not make and not path.is_file():
+        return None
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -124,8 +126,10 @@ def code_fingerprint() -> str:
 class CheckCache:
     """Compiled results by content in `directory`, sealed with `key`."""
 
-    def __init__(self, directory: Path, key: bytes, fingerprint: str | None = None) -> None:
+    def __init__(self, directory: Path, key: bytes, fingerprint: str | None = None, *, read_only: bool = False) -> None:
         self.directory = Path(directory)
+        #: Read entries, never write any (a what-if, which changes nothing).
+        self.read_only = read_only
         self._key = key
         self._fingerprint = fingerprint or code_fingerprint()
         #: How many results were read from entries and how many were compiled (tests, benchmarks).
@@ -135,16 +139,17 @@ class CheckCache:
         self._shards: set[str] = set()
 
     @classmethod
-    def for_project(cls, project) -> CheckCache | None:
-        """The project's cache, or None when the settings turn it off or no key can be made."""
+    def for_project(cls, project, *, read_only: bool = False) -> CheckCache | None:
+        """The project's cache, or None when the settings turn it off or no key can be made
+        (or, `read_only`, when the user has no key yet: then no entry can be read either)."""
         if not project.config.check_cache:
             return None
         directory = project.resolve(project.config.cache_dir)
         root = Path(project.root).resolve()
         if not directory.resolve().is_relative_to(root):
             return None  # a link out of the project: entries are written only inside it
-        key = cache_key()
-        return None if key is None else cls(directory, key)
+        key = cache_key(make=not read_only)
+        return None if key is None else cls(directory, key, read_only=read_only)
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
         from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
@@ -229,6 +234,8 @@ class CheckCache:
 
     def write_sealed(self, name: str, body: bytes) -> None:
         """Keep `body` as the entry `name`, sealed; a cache that cannot be written is passed over."""
+        if self.read_only:
+            return
         seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
         target = self._entry(name)
         try:
@@ -360,6 +367,8 @@ def _text(data: bytes, form) -> str | None:
 
 def _classes() -> dict[str, type]:
     """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
+    import attrs
+
     from catalyst_dsl.checks.scope import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
@@ -375,7 +384,7 @@ def _classes() -> dict[str, type]:
     return found
 
 
-@attrs.frozen
+@records.record
 class _Shape:
     """How one class is kept: its fields (attribute, init argument) and which of them
     JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar."""
@@ -412,7 +421,7 @@ def _registry() -> dict[str, type]:
     if _CLASSES is None:
         classes = _classes()
         for name, cls in classes.items():
-            kept = [f for f in attrs.fields(cls) if f.init and f.name not in _DROPPED]
+            kept = [f for f in _fields(cls) if f.init and f.name not in _DROPPED]
             kinds = [str(f.type).replace("Optional[", "") for f in kept]
             _SHAPES[cls] = _Shape(
                 name,
@@ -426,6 +435,15 @@ def _registry() -> dict[str, type]:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
         _CLASSES = classes
     return _CLASSES
+
+
+def _fields(cls: type) -> tuple:
+    """The fields of an attrs class (the IR) or of a record (diagnostics)."""
+    if records.is_record(cls):
+        return records.fields(cls)
+    import attrs
+
+    return attrs.fields(cls)
 
 
 class _Encoder:

@@ -17,9 +17,8 @@ from pathlib import Path
 import functools
 from typing import Optional, TYPE_CHECKING
 
-import attrs
-
 from catalyst_dsl.diagnostics.model import DiagnosticSink
+from catalyst_dsl.records import factory, fields, record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -42,12 +41,12 @@ def _tomllib():
 DEFAULT_PLAYBOOK_DIRS = ("playbooks", ".xe/playbooks", ".playbooks/playbooks", ".cleo/playbooks")
 
 
-@attrs.frozen
+@record
 class ProjectConfig:
     #: Where playbooks are found, searched in this order (project-relative).
     playbook_dirs: tuple[str, ...] = DEFAULT_PLAYBOOK_DIRS
     #: Prefix rewrites for Markdown `@` references: {"node_modules/x/playbooks/": "playbooks/"}.
-    aliases: dict[str, str] = attrs.field(factory=dict)
+    aliases: dict[str, str] = factory(dict)
     #: Roles an `owner` or reviewer may name; empty means any role is accepted.
     roles: tuple[str, ...] = ()
     #: How deep playbooks may call each other (a conditional self-call recurses up to it).
@@ -76,9 +75,9 @@ class ProjectConfig:
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).
     resources_dir: Optional[str] = None
     #: GitHub logins and the role their pull-request reviews approve as (webhooks).
-    github_reviewers: dict[str, str] = attrs.field(factory=dict)
+    github_reviewers: dict[str, str] = factory(dict)
     #: Who may approve as which role: approver name -> roles. Empty: roles are not verified.
-    approvers: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    approvers: dict[str, tuple[str, ...]] = factory(dict)
     #: Approvals that release a role-restricted pause must be SSH-signed by the approver.
     signed_approvals: bool = False
     #: The OpenSSH allowed-signers file (project-relative) that signed approvals are verified against.
@@ -93,7 +92,7 @@ class ProjectConfig:
     #: …and never these.
     ignore: tuple[str, ...] = ()
     #: A severity of the project's own for some codes: code -> error, warning or info.
-    severity: dict[str, str] = attrs.field(factory=dict)
+    severity: dict[str, str] = factory(dict)
     #: Globs (docs/globs.md) of project paths `catalyst check` and `list` never read.
     exclude: tuple[str, ...] = ()
     #: `catalyst check` keeps each file's compiled result here, by content (project-relative).
@@ -105,7 +104,7 @@ class ProjectConfig:
     approval_rules: tuple[dict[str, str], ...] = ()
 
 
-@attrs.frozen
+@record
 class Project:
     root: Path
     config: ProjectConfig
@@ -129,7 +128,7 @@ class Project:
 NPM_RESOURCES = "node_modules/@xerilium/catalyst"
 
 
-SETTINGS = {f.name.replace("_", "-"): f for f in attrs.fields(ProjectConfig)}
+SETTINGS = {f.name.replace("_", "-"): f for f in fields(ProjectConfig)}
 
 
 def _strict(kind: type, word: str):
@@ -193,7 +192,6 @@ def _toml_type(value: object) -> str:
 @functools.cache
 def _converter() -> cattrs.Converter:
     import cattrs
-    from cattrs.gen import make_dict_structure_fn, override
 
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(str, _strict(str, "a string"))
@@ -203,11 +201,22 @@ def _converter() -> cattrs.Converter:
     conv.register_structure_hook_func(lambda t: t == dict[str, str], _string_table)
     conv.register_structure_hook_func(lambda t: t == dict[str, tuple[str, ...]], _roles_table)
     conv.register_structure_hook_func(lambda t: t == tuple[dict[str, str], ...], _approval_rules)
-    conv.register_structure_hook(
-        ProjectConfig,
-        make_dict_structure_fn(ProjectConfig, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=key) for key, f in SETTINGS.items()}),
-    )
     return conv
+
+
+@functools.cache
+def _setting_types() -> dict[str, object]:
+    """Each setting's type, from the annotations of ProjectConfig (kept as text)."""
+    import typing
+
+    hints = typing.get_type_hints(ProjectConfig)
+    return {key: hints[f.name] for key, f in SETTINGS.items()}
+
+
+def _setting_value(key: str, value: object) -> object:
+    """The value of setting `key` (a known one) as ProjectConfig holds it; raises what
+    the converter's hooks raise (TypeError, ValueError, cattrs' validation errors)."""
+    return _converter().structure(value, _setting_types()[key])
 
 
 def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None) -> tuple[Path, Path | None]:
@@ -305,7 +314,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
         else:
             message, hint = problem
             sink.report("C801", message, _key_span(source, key, table_header), help=hint)
-    return _converter().structure(good, ProjectConfig)
+    return ProjectConfig(**{SETTINGS[key].name: _setting_value(key, value) for key, value in good.items()})
 
 
 def _problem(key: str, value: object) -> tuple[str, str] | None:
@@ -316,8 +325,8 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
     import cattrs
 
     try:
-        _converter().structure({key: value}, ProjectConfig)
-    except cattrs.BaseValidationError as exc:
+        _setting_value(key, value)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
         return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
     if key in ("retention-days", "retention-runs") and value is not None and value < 0:
         return f"setting '{key}' is {value}; it cannot be negative", "leave it out to keep every run"

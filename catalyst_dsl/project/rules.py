@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-import attrs
-
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
 from catalyst_dsl.diagnostics.suppressions import apply_suppressions
 from catalyst_dsl.project.config import ProjectConfig
+from catalyst_dsl.records import replace
 from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -35,4 +34,4 @@ def _selected(code: str, config: ProjectConfig) -> bool:
 
 def _with_severity(d: Diagnostic, config: ProjectConfig) -> Diagnostic:
     level = config.severity.get(d.code)
-    return d if level is None else attrs.evolve(d, severity=Severity(level))
+    return d if level is None else replace(d, severity=Severity(level))

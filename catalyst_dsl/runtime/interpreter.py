@@ -18,7 +18,6 @@ import contextvars
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -1133,6 +1132,8 @@ class Interpreter:
                 self.run_step(inner, frame, shared, paths.join(path, "branch", i))
             except BaseException as error:  # collected and re-raised below, in the run's thread
                 failures.append((i, error))
+
+        from concurrent.futures import ThreadPoolExecutor  # only parallel groups need threads
 
         pool = ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1))
         try:

@@ -8,17 +8,19 @@ errors with codes error policies can match.
 from __future__ import annotations
 
 import functools
-import http.client
-import socket
-import ssl
-import urllib.error
 import urllib.parse
-import urllib.request
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import attrs
 
 from catalyst_dsl.runtime.errors import StepError
+
+if TYPE_CHECKING:
+    import ssl
+
+# http.client, ssl, socket and urllib.request are imported when a request is sent: every
+# run and what-if imports this module for its request and response types, and most
+# never send anything (a what-if never does without --refresh).
 
 #: Response bodies beyond this are refused: they would swell the state and the logs.
 MAX_RESPONSE_BYTES = 20 * 1024 * 1024
@@ -42,18 +44,24 @@ class HttpResponse:
     body: bytes
 
 
-class _NoRedirectForMutations(urllib.request.HTTPRedirectHandler):
-    """Follow redirects for GET and HEAD only: a POST silently turned into a GET is a lie."""
+@functools.lru_cache(maxsize=1)
+def _redirect_handler() -> type:
+    import urllib.request
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if req.get_method() not in ("GET", "HEAD"):
-            return None
-        follow = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if follow is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
-            # Credentials were meant for the host asked, never for the one it points to.
-            for name in ("Authorization", "Cookie", "Proxy-authorization"):
-                follow.remove_header(name)
-        return follow
+    class NoRedirectForMutations(urllib.request.HTTPRedirectHandler):
+        """Follow redirects for GET and HEAD only: a POST silently turned into a GET is a lie."""
+
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            if req.get_method() not in ("GET", "HEAD"):
+                return None
+            follow = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if follow is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+                # Credentials were meant for the host asked, never for the one it points to.
+                for name in ("Authorization", "Cookie", "Proxy-authorization"):
+                    follow.remove_header(name)
+            return follow
+
+    return NoRedirectForMutations
 
 
 def open_response(request: HttpRequest) -> "StreamingResponse":
@@ -64,9 +72,15 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
     `StepTimeout` (the timeout also bounds each read), an untrusted certificate is
     `CertificateError`.
     """
+    import http.client
+    import socket
+    import ssl
+    import urllib.error
+    import urllib.request
+
     if not request.url.lower().startswith(("http://", "https://")):
         raise StepError("InvalidUrl", f"only http:// and https:// URLs can be requested, not {request.url[:80]!r}")
-    opener = urllib.request.build_opener(_NoRedirectForMutations(), urllib.request.HTTPSHandler(context=tls_context()))
+    opener = urllib.request.build_opener(_redirect_handler()(), urllib.request.HTTPSHandler(context=tls_context()))
     raw = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method.upper())
     what = f"{request.method.upper()} {request.url}"
     try:
@@ -94,6 +108,8 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
 def tls_context() -> ssl.SSLContext:
     """The one TLS context of the process (verifying certificates, as by default): building
     one reads the system's certificate store, which costs more than most requests."""
+    import ssl
+
     return ssl.create_default_context()
 
 
@@ -129,6 +145,9 @@ class StreamingResponse:
 
     def lines(self) -> Iterator[str]:
         """The body's lines without their line ends; StepError when the connection fails."""
+        import http.client  # imported already by open_response, which made this response
+        import socket
+
         while True:
             try:
                 raw = self._raw.readline(MAX_LINE_BYTES + 1)
@@ -143,12 +162,16 @@ class StreamingResponse:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
 
     def read(self, limit: int) -> bytes:
+        import http.client
+
         try:
             return self._raw.read(limit)
         except (http.client.HTTPException, OSError, ValueError) as error:
             raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
 
     def close(self) -> None:
+        import http.client
+
         try:
             self._raw.close()
         except (OSError, http.client.HTTPException):

@@ -151,30 +151,21 @@ class Session:
                 return state.run_id
         return None
 
-    def _checked(self, file: str) -> ir.Playbook:
-        """The playbook, or RunAbort(1) with every error `catalyst check` would print."""
-        from catalyst_dsl.project.check import check_project
-        from catalyst_dsl.report.diagnostics import render_text, summary_line
+    def _checked(self, file: str, *, cached: bool = False, checked=None) -> ir.Playbook:
+        """The playbook, or RunAbort(1) with every error `catalyst check` would print
+        (runtime/preflight.py); `checked`: that check, made already."""
+        from catalyst_dsl.runtime import preflight
 
-        result = check_project(self.project, [file])
-        compiled = result.library.compiled(file)
-        if result.has_errors or compiled.playbook is None:
-            errors = [d for d in result.diagnostics if d.severity.value == "error"]
-            text = render_text(errors, result.sources, relative_to=os.getcwd())
-            raise RunAbort(EXIT_INVALID, f"{relative_to_root(self.project, file)} has errors; nothing was run", help="fix them (`catalyst check` shows the same)",
-                           details=(text, summary_line(errors, 1)))
-        if compiled.playbook.unrunnable:
-            reasons = "; ".join(compiled.playbook.unrunnable)
-            raise RunAbort(EXIT_INVALID, f"{relative_to_root(self.project, file)} is a {compiled.playbook.dialect} playbook this version can check but not run: {reasons}; nothing was run",
-                           help="`catalyst check` and `catalyst compile` read it; running it needs a later version of catalyst")
+        result = checked if checked is not None else preflight.checked(self.project, file, cached=cached)
         self.library = result.library
-        return compiled.playbook
+        return result.library.compiled(file).playbook
 
     # -- planning -----------------------------------------------------------------------------------------
 
-    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True) -> dict[str, Any]:
+    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True, checked=None) -> dict[str, Any]:
         """What a run would do, as a plan (docs/plan-format.md): nothing is written, no lock
-        is taken, no program or remote AI is started."""
+        is taken, no program or remote AI is started. `checked`: the preflight check of
+        `file`, when the caller made it already (runtime/preflight.py)."""
         import io
 
         from catalyst_dsl.runtime.inputs import resolve_inputs
@@ -182,7 +173,7 @@ class Session:
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.whatif import RecordingPerformer
 
-        playbook = self._checked(file)
+        playbook = self._checked(file, cached=True, checked=checked)
         given = dict(given)
         secrets = [d.name for d in playbook.inputs if d.secret]
         for name in secrets:

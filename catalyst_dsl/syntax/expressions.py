@@ -33,9 +33,7 @@ def _parser():
     shipped = parser_tables.load(text)
     if shipped is not None:
         return shipped
-    from lark import Lark
-
-    return Lark(text, **parser_tables.OPTIONS)
+    return parser_tables.import_lark().Lark(text, **parser_tables.OPTIONS)
 
 
 class ExpressionSyntaxError(Exception):
@@ -203,9 +201,9 @@ def parse(text: str, start: str):
     Returns an AST node whose offsets are relative to `text`; raises
     ExpressionSyntaxError. Cached: the same text is parsed once per process.
     """
-    from lark.exceptions import LarkError, UnexpectedInput
-
     parser = _parser()  # outside the try: a grammar error is our bug, not the user's
+    from lark.exceptions import LarkError, UnexpectedInput  # imported by _parser (without `regex`)
+
     try:
         tree = parser.parse(text, start=start)
     except UnexpectedInput as exc:

@@ -39,10 +39,32 @@ def build(grammar_text: str) -> str:
     return json.dumps(_encoded(document), sort_keys=True, separators=(",", ":")) + "\n"
 
 
+def import_lark():
+    """Lark, imported without the `regex` module when nothing has imported either yet.
+
+    Lark imports `regex` whenever it is installed (about 8 ms of a cold check), only to
+    measure the width of terminals that use Unicode categories (`\\p{...}`), which
+    grammar/expressions.lark does not (a test keeps it so); Lark then measures with the
+    standard library. `regex` stays importable for everyone else afterwards."""
+    import sys
+
+    if "lark" in sys.modules or "regex" in sys.modules:
+        import lark
+
+        return lark
+    sys.modules["regex"] = None  # type: ignore[assignment]  # `import regex` raises ImportError
+    try:
+        import lark
+    finally:
+        if "regex" in sys.modules and sys.modules["regex"] is None:
+            del sys.modules["regex"]
+    return lark
+
+
 def load(grammar_text: str):
     """The parser from the shipped tables, or None when they are missing, were made from
     another grammar or do not load (the caller then builds it from the grammar)."""
-    from lark import Lark
+    Lark = import_lark().Lark
 
     try:
         text = resources.files("catalyst_dsl.syntax").joinpath(TABLES_FILE).read_text(encoding="utf-8")

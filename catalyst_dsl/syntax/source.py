@@ -6,8 +6,6 @@ import bisect
 import re
 from array import array
 
-import attrs
-
 #: Half of a UTF-16 surrogate pair standing alone: what undecodable bytes become on a
 #: command line (surrogateescape) or a `\ud800` escape; no text can be saved or passed on
 #: with one in it.
@@ -115,18 +113,30 @@ class Span:
         }
 
 
-@attrs.define
 class SourceFile:
     """The text of one file, with the line table that turns offsets into positions.
 
     Offsets are character offsets into `text` (libyaml's marks count characters too).
+    Equal by path and text; not hashable, as it can be changed.
     """
 
-    path: str
-    text: str
-    _line_starts: list[int] = attrs.field(init=False, repr=False)
+    __slots__ = ("path", "text", "_line_starts")
+    __hash__ = None  # type: ignore[assignment]
 
-    def __attrs_post_init__(self) -> None:
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self._index()
+
+    def __repr__(self) -> str:
+        return f"SourceFile(path={self.path!r}, text={self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.text) == (other.path, other.text)
+
+    def _index(self) -> None:
         starts = [0]
         find = self.text.find
         i = find("\n")

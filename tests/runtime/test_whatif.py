@@ -782,3 +782,18 @@ def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(pro
     binary.write_bytes(b"\xff\xfe\x00garbage")
     unreadable = project.cli("run", "tiny", "--expect-plan", str(binary))
     assert unreadable.exit_code == 1 and "cannot read the approved plan" in unreadable.output
+
+
+def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
+    """The preflight check runs before the session is imported (runtime/preflight.py):
+    a refused what-if prints the check's errors and costs no more than the check."""
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: x\n", encoding="utf-8")
+    probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
+             "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
+             "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.stdout.splitlines() == ["exit 1", "no session"]
+    assert "unknown action 'no-such-action'" in done.stderr

@@ -21,7 +21,6 @@ records what a run would send. The result is `{status, headers, body, bodyAsJson
 from __future__ import annotations
 
 import base64
-import email.utils
 import http
 import json
 import re
@@ -98,6 +97,8 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     if value.isascii() and value.isdigit():  # not "²", which isdigit() passes and float() refuses
         return float(value)
     try:
+        import email.utils  # only a Retry-After date needs it
+
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None

@@ -1,0 +1,88 @@
+"""The slotted records of catalyst_dsl.records behave as the attrs classes they replace."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
+from catalyst_dsl.project.config import SETTINGS, ProjectConfig
+from catalyst_dsl.records import FrozenRecordError, factory, fields, record, replace
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+
+@record
+class Point:
+    x: int
+    y: int = 0
+    tags: dict = factory(dict)
+
+
+@record(frozen=False)
+class Counter:
+    name: str
+    used: bool = False
+
+
+def test_init_by_position_and_keyword_with_defaults_and_factories():
+    assert Point(1, 2) == Point(x=1, y=2)
+    assert Point(1).y == 0
+    first, second = Point(1), Point(1)
+    assert first.tags == {} and first.tags is not second.tags
+
+
+def test_bad_arguments_are_type_errors():
+    with pytest.raises(TypeError, match="missing the required argument 'x'"):
+        Point()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        Point(1, z=3)
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+        Point(1, 2, {}, 4)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'x'"):
+        Point(1, x=2)
+
+
+def test_frozen_records_are_immutable_hashable_and_compared_by_value():
+    point = Point(1, 2)
+    with pytest.raises(FrozenRecordError):
+        point.x = 3
+    with pytest.raises(AttributeError):
+        del point.y
+    assert hash(Label(Span("a", 1, 1, 1, 2), "m")) == hash(Label(Span("a", 1, 1, 1, 2), "m"))
+    assert Point(1, 2) != Point(2, 1)
+    assert Point(1) != (1, 0, {})
+    assert repr(Point(1, 2)) == "Point(x=1, y=2, tags={})"
+    assert not hasattr(point, "__dict__")
+
+
+def test_mutable_records_can_change_and_are_not_hashable():
+    counter = Counter("C001")
+    counter.used = True
+    assert counter == Counter("C001", True)
+    with pytest.raises(TypeError):
+        hash(counter)
+
+
+def test_replace_fields_and_copies():
+    diagnostic = Diagnostic("C001", Severity.ERROR, "m", None, notes=("n",))
+    changed = replace(diagnostic, severity=Severity.WARNING)
+    assert changed.severity is Severity.WARNING and changed.notes == ("n",) and diagnostic.severity is Severity.ERROR
+    with pytest.raises(TypeError):
+        replace(diagnostic, colour="red")
+    assert pickle.loads(pickle.dumps(diagnostic)) == diagnostic
+    assert copy.copy(diagnostic) == diagnostic and copy.deepcopy(Point(1, tags={"a": [1]})) == Point(1, tags={"a": [1]})
+    assert [f.name for f in fields(Diagnostic)] == ["code", "severity", "message", "span", "labels", "notes", "help"]
+
+
+def test_settings_keep_their_names_types_and_defaults():
+    assert SETTINGS["max-depth"].default == 10 and SETTINGS["aliases"].type == "dict[str, str]"
+    assert ProjectConfig().aliases == {} and ProjectConfig(max_depth=3).max_depth == 3
+
+
+def test_source_files_compare_by_path_and_text():
+    assert SourceFile("a", "x\ny") == SourceFile("a", "x\ny") != SourceFile("b", "x\ny")
+    assert SourceFile("a", "x\ny").position(2) == (2, 1)
+    with pytest.raises(TypeError):
+        hash(SourceFile("a", ""))
