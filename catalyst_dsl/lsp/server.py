@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import completion, edits, incremental, knowledge, references
+from catalyst_dsl.lsp import completion, dialect_completion, edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -304,8 +304,11 @@ def build() -> CatalystServer:
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
                  "input": lsp.CompletionItemKind.Variable}
-        found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
-                                      lambda: ls.library(source.path, with_calls=False))
+        if dialect_completion.is_kai(source.path):
+            found = dialect_completion.kai_completions(source, to_offset(source, params.position))
+        else:
+            found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
+                                          lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
                  for s in found]
