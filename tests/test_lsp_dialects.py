@@ -21,7 +21,11 @@ steps:
 def _project(tmp_path: Path) -> Path:
     folder = tmp_path / ".playbooks" / "playbooks"
     folder.mkdir(parents=True)
-    (folder / "ship.yaml").write_text(HEAD + "    autonomy: auto\n    error_policy: stop\n", encoding="utf-8")
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    for name in ("speckit.specify", "speckit.plan", "review"):
+        (commands / f"{name}.md").write_text("Do it.\n", encoding="utf-8")
+    (folder / "ship.yaml").write_text("name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n"):] + "    autonomy: auto\n    error_policy: stop\n", encoding="utf-8")
     return tmp_path
 
 
@@ -56,6 +60,18 @@ async def _session(project: Path) -> None:
         assert await editor.complete(uri, last + 1, 12) == ["spec_exists"]
         editor.change(uri, HEAD + "    escalation_triggers:\n      - ")
         assert await editor.complete(uri, last + 1, 8) == list(kai.TRIGGERS)
+
+        # Slash commands the project keeps, after `command: /`.
+        editor.change(uri, HEAD + "  - id: plan\n    command: /speckit.")
+        assert await editor.complete(uri, last + 1, 22) == ["speckit.plan", "speckit.specify"]
+        # Inside `{{ }}`: the declared args and kai's implicit `feature`, from the last
+        # version that compiled.
+        with_arg = "name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n"):]
+        editor.change(uri, with_arg + "    autonomy: auto\n    error_policy: stop\n")
+        editor.change(uri, with_arg + "    args: '{{ ")
+        assert await editor.complete(uri, with_arg.count("\n"), 14) == ["ticket", "feature"]
+        editor.change(uri, with_arg + "    args: '{{ ti")
+        assert await editor.complete(uri, with_arg.count("\n"), 16) == ["ticket"]
 
 
 def test_completion_in_kai_playbooks(tmp_path: Path) -> None:

@@ -8,7 +8,10 @@ the text above the cursor, by indentation.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from catalyst_dsl.checks.gates import COMMANDS_DIR
+from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.dialects import kai
 from catalyst_dsl.lsp.completion import Suggestion
 from catalyst_dsl.syntax.source import SourceFile
@@ -17,6 +20,10 @@ from catalyst_dsl.syntax.source import SourceFile
 _KEY_AT_CURSOR = re.compile(r"^(\s*)(-\s+)?([A-Za-z_][\w-]*)?$")
 #: A key with its value being written: `    autonomy: ga` (the value may be quoted).
 _KEY_VALUE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w-]*):\s+['\"]?([\w-]*)$")
+#: A `{{` opened before the cursor and not closed yet, with the name begun in it.
+_OPEN_TEMPLATE = re.compile(r"\{\{\s*(?!.*\}\})([\w-]*)$")
+#: A slash command being written after `command:`.
+_COMMAND_VALUE = re.compile(r"^\s*(?:-\s+)?command:\s+['\"]?/([\w.:-]*)$")
 #: A line holding a key: its indentation, list dash and key.
 _KEY_LINE = re.compile(r"^(\s*)(-\s+)?([A-Za-z_][\w-]*)\s*:(?:\s|$)")
 
@@ -40,12 +47,21 @@ def is_kai(path: str) -> bool:
     return dialect is not None and dialect.name == kai.DIALECT
 
 
-def kai_completions(source: SourceFile, offset: int) -> list[Suggestion]:
+def kai_completions(source: SourceFile, offset: int, compiled: Compiled | None, root: Path | None) -> list[Suggestion]:
     """Keys where a key goes (top level, step, arg), the values of `autonomy`,
-    `error_policy` and `model`, condition names under `preconditions`/`postconditions`
-    and trigger names under `escalation_triggers`."""
+    `error_policy` and `model`, condition names under `preconditions`/`postconditions`,
+    trigger names under `escalation_triggers`, the args inside `{{ }}` (from the last
+    version that compiled) and after `command: /` the commands of `root`'s
+    `.claude/commands/`."""
     line_start = source.text.rfind("\n", 0, offset) + 1
     before = source.text[line_start:offset]
+    template = _OPEN_TEMPLATE.search(before)
+    if template is not None:
+        inputs = compiled.playbook.inputs if compiled is not None and compiled.playbook is not None else ()
+        return [Suggestion(i.name, "input", "arg", i.description or "") for i in inputs if i.name.startswith(template.group(1))]
+    command = _COMMAND_VALUE.match(before)
+    if command is not None:
+        return [Suggestion(name, "value", "slash command") for name in _commands(root) if name.startswith(command.group(1))]
     value = _KEY_VALUE.match(before)
     if value is not None:
         choices = _VALUES.get(value.group(1), ())
@@ -81,3 +97,16 @@ def _parent_key(above: str, column: int) -> str | None | bool:
         if key_column < column:
             return found.group(3)
     return False
+
+
+def _commands(root: Path | None) -> list[str]:
+    """The slash commands the project keeps: `/speckit.plan` for `speckit.plan.md`.
+    Nothing when the folder is missing or unreadable (the user's own commands are not
+    the project's to list)."""
+    if root is None:
+        return []
+    try:
+        files = sorted((root / COMMANDS_DIR).glob("*.md"))
+    except OSError:
+        return []
+    return [f.stem for f in files if f.is_file() and kai.COMMAND.match("/" + f.stem)]

@@ -305,7 +305,8 @@ def build() -> CatalystServer:
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
                  "input": lsp.CompletionItemKind.Variable}
         if dialect_completion.is_kai(source.path):
-            found = dialect_completion.kai_completions(source, to_offset(source, params.position))
+            found = dialect_completion.kai_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled),
+                                                       ls.workspace_root(Path(source.path)))
         else:
             found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
                                           lambda: ls.library(source.path, with_calls=False))
