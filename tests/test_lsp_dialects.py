@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lsp_session import session
 
-from catalyst_dsl.dialects import kai
+from catalyst_dsl.dialects import cleo, kai
 
 HEAD = """name: ship
 description: Ships a feature
@@ -76,3 +76,61 @@ async def _session(project: Path) -> None:
 
 def test_completion_in_kai_playbooks(tmp_path: Path) -> None:
     asyncio.run(_session(_project(tmp_path)))
+
+
+CANTBOOK = """version: "1.0"
+name: fix-loop
+description: Implement and validate
+inputs:
+  - name: ticket
+    required: true
+nodes:
+  - id: implement
+    type: agentic
+    skill: ct-task-executor
+  - id: validate
+    type: deterministic
+    command: make
+"""
+
+
+async def _cleo_session(project: Path) -> None:
+    async with session(project) as editor:
+        uri = editor.open(project / "fix.cantbook")
+        last = CANTBOOK.count("\n")
+
+        # Top-level keys, node keys by the node's type, node types.
+        editor.change(uri, CANTBOOK + "err")
+        assert await editor.complete(uri, last, 3) == ["error_handlers"]
+        editor.change(uri, CANTBOOK + "    time")
+        assert await editor.complete(uri, last, 8) == ["timeout_ms"]
+        editor.change(uri, CANTBOOK + "  - id: review\n    type: approval\n    p")
+        assert await editor.complete(uri, last + 2, 5) == ["prompt", "policy"]
+        editor.change(uri, CANTBOOK + "  - id: review\n    type: ")
+        assert await editor.complete(uri, last + 1, 10) == list(cleo.NODE_TYPES)
+
+        # Node ids under `depends`, after `inject_into`, `from` and `to`.
+        editor.change(uri, CANTBOOK + "    depends:\n      - ")
+        assert await editor.complete(uri, last + 1, 8) == ["implement", "validate"]
+        editor.change(uri, CANTBOOK + "    on_failure:\n      inject_into: im")
+        assert await editor.complete(uri, last + 1, 21) == ["implement"]
+        editor.change(uri, CANTBOOK + "edges:\n  - from: implement\n    to: v")
+        assert await editor.complete(uri, last + 2, 9) == ["validate"]
+        editor.change(uri, CANTBOOK + "edges:\n  - from: implement\n    ")
+        assert await editor.complete(uri, last + 2, 4) == list(cleo.EDGE_KEYS)
+
+        # Handlers: their keys, events and actions.
+        editor.change(uri, CANTBOOK + "error_handlers:\n  - on: iter")
+        assert await editor.complete(uri, last + 1, 11) == ["iteration_cap_exceeded"]
+        editor.change(uri, CANTBOOK + "error_handlers:\n  - on: agentic_timeout\n    action: ")
+        assert await editor.complete(uri, last + 2, 12) == list(cleo.HANDLER_ACTIONS)
+
+        # Input names inside `{{ }}`, from the last version that compiled.
+        editor.change(uri, CANTBOOK)
+        editor.change(uri, CANTBOOK + "    args: ['{{ ti")
+        assert await editor.complete(uri, last, 16) == ["ticket"]
+
+
+def test_completion_in_cleo_cantbooks(tmp_path: Path) -> None:
+    (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
+    asyncio.run(_cleo_session(tmp_path))

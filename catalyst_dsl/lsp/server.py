@@ -304,9 +304,12 @@ def build() -> CatalystServer:
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
                  "input": lsp.CompletionItemKind.Variable}
-        if dialect_completion.is_kai(source.path):
+        dialect = dialect_completion.dialect_of(source.path)
+        if dialect == "kai":
             found = dialect_completion.kai_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled),
                                                        ls.workspace_root(Path(source.path)))
+        elif dialect == "cleo":
+            found = dialect_completion.cleo_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled))
         else:
             found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
                                           lambda: ls.library(source.path, with_calls=False))
