@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from lsprotocol import types as lsp
 from lsp_session import session
 
 from catalyst_dsl.dialects import cleo, kai
@@ -134,3 +135,19 @@ async def _cleo_session(project: Path) -> None:
 def test_completion_in_cleo_cantbooks(tmp_path: Path) -> None:
     (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
     asyncio.run(_cleo_session(tmp_path))
+
+
+async def _outlines(project: Path) -> None:
+    async with session(project) as editor:
+        def outline(uri):
+            return editor.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+
+        book = editor.open(project / "fix.cantbook")
+        assert [(s.name, s.detail, s.range.start.line) for s in await outline(book)] == [("implement", "agentic", 7), ("validate", "deterministic", 10)]
+        playbook = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
+        assert [(s.name, s.range.start.line) for s in await outline(playbook)] == [("spec", 6)]
+
+
+def test_outline_of_kai_steps_and_cleo_nodes(tmp_path: Path) -> None:
+    (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
+    asyncio.run(_outlines(_project(tmp_path)))

@@ -354,7 +354,8 @@ def build() -> CatalystServer:
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
         source, compiled = ls.compile_open(params.text_document.uri)
         compiled = ls.known(params.text_document.uri, compiled)
-        if compiled is None or compiled.playbook is None:
+        cleo = source is not None and dialect_completion.dialect_of(source.path) == "cleo"
+        if not cleo and (compiled is None or compiled.playbook is None):
             return []
 
         def convert(symbol: knowledge.Symbol) -> lsp.DocumentSymbol:
@@ -362,6 +363,8 @@ def build() -> CatalystServer:
             return lsp.DocumentSymbol(name=symbol.name, detail=symbol.detail, kind=lsp.SymbolKind.Function, range=where,
                                       selection_range=where, children=[convert(c) for c in symbol.children] or None)
 
+        if cleo:  # from the cantbook itself, also when its graph cannot run
+            return [convert(s) for s in knowledge.cleo_outline(source)]
         return [convert(s) for s in knowledge.outline(compiled.playbook)]
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
