@@ -151,3 +151,29 @@ async def _outlines(project: Path) -> None:
 def test_outline_of_kai_steps_and_cleo_nodes(tmp_path: Path) -> None:
     (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
     asyncio.run(_outlines(_project(tmp_path)))
+
+
+async def _quick_fixes(project: Path) -> None:
+    from test_lsp_code_actions import _actions, _apply
+
+    async with session(project) as editor:
+        cases = [
+            (project / ".playbooks" / "playbooks" / "ship.yaml", HEAD + "    autonomy: gate_alway\n    error_policy: stop\n", "gate_alway", "gate_always"),
+            (project / "fix.cantbook", CANTBOOK.replace("type: deterministic", "type: determinstic"), "determinstic", "deterministic"),
+        ]
+        for path, text, wrong, right in cases:
+            uri = editor.open(path)
+            editor.change(uri, text)
+            found = await editor.until(uri, lambda ds: any(wrong in d.message for d in ds))
+            mistake = next(d for d in found if wrong in d.message)
+            fixes = [a for a in await _actions(editor, uri, mistake) if a.kind == lsp.CodeActionKind.QuickFix and a.is_preferred]
+            assert fixes, f"no did-you-mean fix for {wrong}"
+            fixed = _apply(text, fixes[0].edit, uri)
+            assert fixed == text.replace(wrong, right)
+            editor.change(uri, fixed)
+            await editor.until(uri, lambda ds: not any(wrong in d.message for d in ds))
+
+
+def test_did_you_mean_quick_fixes_in_kai_and_cleo(tmp_path: Path) -> None:
+    (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
+    asyncio.run(_quick_fixes(_project(tmp_path)))
