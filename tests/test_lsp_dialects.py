@@ -177,3 +177,26 @@ async def _quick_fixes(project: Path) -> None:
 def test_did_you_mean_quick_fixes_in_kai_and_cleo(tmp_path: Path) -> None:
     (tmp_path / "fix.cantbook").write_text(CANTBOOK, encoding="utf-8")
     asyncio.run(_quick_fixes(_project(tmp_path)))
+
+
+async def _hovers(project: Path) -> None:
+    async with session(project) as editor:
+        uri = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
+        text = HEAD + "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n    postconditions:\n      - qa_verdict_pass\n"
+        editor.change(uri, text)
+        last = HEAD.count("\n")
+
+        async def hover(line, character):
+            found = await editor.client.text_document_hover_async(lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=character)))
+            return found.contents.value if found is not None else None
+
+        assert await hover(last + 2, 22) == "**spec_exists** (kai condition) holds when:\n\n- the file `specs/{{feature}}/spec.md` exists"
+        verdict = await hover(last + 4, 10)
+        assert verdict.startswith("**qa_verdict_pass** (kai condition) holds when:\n\n- any of\n")
+        assert "  - the file `.qa/{{feature}}/verdict.yaml` matches `verdict:[ \\t]*PASS\\b`" in verdict
+        assert await hover(last, 14) is None  # `auto` is no condition
+
+
+def test_hover_of_kai_conditions(tmp_path: Path) -> None:
+    asyncio.run(_hovers(_project(tmp_path)))

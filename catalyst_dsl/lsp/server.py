@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import completion, dialect_completion, edits, incremental, knowledge, references
+from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -323,7 +323,10 @@ def build() -> CatalystServer:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return None
-        text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
+        if dialect_completion.dialect_of(source.path) == "kai":
+            text = dialect_hover.kai_hover(source, to_offset(source, params.position))
+        else:
+            text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
