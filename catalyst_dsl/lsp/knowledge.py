@@ -133,3 +133,19 @@ def outline(playbook: ir.Playbook) -> list[Symbol]:
         return found
 
     return symbols(playbook.steps)
+
+
+def cleo_outline(source: SourceFile) -> list[Symbol]:
+    """A cantbook's nodes as an outline, by id with their type, read from the cantbook
+    itself: its lowered playbook has no steps when the graph cannot run (C945), and an
+    outline still helps most then."""
+    from catalyst_dsl.dialects.cleo import Reader
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.syntax.yaml_loader import load_yaml
+
+    sink = DiagnosticSink()
+    root = load_yaml(source, sink)
+    book = Reader(source, sink).read(root) if root is not None else None
+    if book is None:
+        return []
+    return [Symbol(node.id, node.type or "node", node.map.span) for node in book.nodes if node.map.span is not None]

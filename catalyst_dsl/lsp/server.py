@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import completion, edits, incremental, knowledge, references
+from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -304,8 +304,15 @@ def build() -> CatalystServer:
                  "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
                  "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
                  "input": lsp.CompletionItemKind.Variable}
-        found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
-                                      lambda: ls.library(source.path, with_calls=False))
+        dialect = dialect_completion.dialect_of(source.path)
+        if dialect == "kai":
+            found = dialect_completion.kai_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled),
+                                                       ls.workspace_root(Path(source.path)))
+        elif dialect == "cleo":
+            found = dialect_completion.cleo_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled))
+        else:
+            found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
+                                          lambda: ls.library(source.path, with_calls=False))
         items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
                                     documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
                  for s in found]
@@ -316,7 +323,10 @@ def build() -> CatalystServer:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return None
-        text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
+        if dialect_completion.dialect_of(source.path) == "kai":
+            text = dialect_hover.kai_hover(source, to_offset(source, params.position))
+        else:
+            text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
@@ -347,7 +357,8 @@ def build() -> CatalystServer:
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
         source, compiled = ls.compile_open(params.text_document.uri)
         compiled = ls.known(params.text_document.uri, compiled)
-        if compiled is None or compiled.playbook is None:
+        cleo = source is not None and dialect_completion.dialect_of(source.path) == "cleo"
+        if not cleo and (compiled is None or compiled.playbook is None):
             return []
 
         def convert(symbol: knowledge.Symbol) -> lsp.DocumentSymbol:
@@ -355,6 +366,8 @@ def build() -> CatalystServer:
             return lsp.DocumentSymbol(name=symbol.name, detail=symbol.detail, kind=lsp.SymbolKind.Function, range=where,
                                       selection_range=where, children=[convert(c) for c in symbol.children] or None)
 
+        if cleo:  # from the cantbook itself, also when its graph cannot run
+            return [convert(s) for s in knowledge.cleo_outline(source)]
         return [convert(s) for s in knowledge.outline(compiled.playbook)]
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION)
