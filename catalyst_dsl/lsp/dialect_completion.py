@@ -79,31 +79,46 @@ def cleo_completions(source: SourceFile, offset: int, compiled: Compiled | None)
     handler, contract), node types, handler events and actions, roles, policies and
     schemas after their key, node ids after `from`/`to`/`inject_into` and under
     `depends`, and input names inside `{{ }}`."""
+    ids = lambda: list(dict.fromkeys(_DECLARED_ID.findall(source.text)))  # noqa: E731 - read only when asked
+
+    def values(key: str) -> tuple[str, ...] | list[str]:
+        choices = _CLEO_VALUES.get(key, ())
+        return ids() if choices == _NODE_ID else choices
+
+    def keys(parent: str | None, above: str, column: int) -> tuple[tuple[str, ...] | list[str], str]:
+        names, kind = _CLEO_UNDER.get(parent, ((), "key"))
+        if names == _NODE_ID:
+            return ids(), kind
+        if parent == "nodes":
+            return cleo.COMMON_KEYS + _type_keys(above, source.text[offset:], column), kind
+        return names, kind
+
+    return _completions(source, offset, compiled, values, keys, "cleo cantbook")
+
+
+def _completions(source: SourceFile, offset: int, compiled: Compiled | None, values, keys, where: str) -> list[Suggestion]:
+    """What both dialects complete alike: input names inside `{{ }}`, a key's value
+    (`values(key)`), and a key where a key goes (`keys(parent key, text above the line,
+    column)` gives the names and their kind)."""
     line_start = source.text.rfind("\n", 0, offset) + 1
     before = source.text[line_start:offset]
     template = _OPEN_TEMPLATE.search(before)
     if template is not None:
         return _input_names(compiled, template.group(1))
-    ids = lambda: list(dict.fromkeys(_DECLARED_ID.findall(source.text)))  # noqa: E731 - read only when asked
     value = _KEY_VALUE.match(before)
     if value is not None:
-        choices = _CLEO_VALUES.get(value.group(1), ())
-        choices = ids() if choices == _NODE_ID else choices
-        return [Suggestion(c, "value", value.group(1)) for c in choices if c.startswith(value.group(2))]
+        return [Suggestion(c, "value", value.group(1)) for c in values(value.group(1)) if c.startswith(value.group(2))]
     key = _KEY_AT_CURSOR.match(before)
     if key is None:
         return []
     column = len(key.group(1)) + len(key.group(2) or "")
-    parent = _parent_key(source.text[:line_start], column)
+    above = source.text[:line_start]
+    parent = _parent_key(above, column)
     if parent is False:
         return []
-    names, kind = _CLEO_UNDER.get(parent, ((), "key"))
-    if names == _NODE_ID:
-        names = ids()
-    elif parent == "nodes":
-        names = cleo.COMMON_KEYS + _type_keys(source.text[:line_start], source.text[offset:], column)
+    names, kind = keys(parent, above, column)
     prefix = key.group(3) or ""
-    return [Suggestion(n, kind, parent or "cleo cantbook") for n in names if n.startswith(prefix)]
+    return [Suggestion(n, kind, parent or where) for n in names if n.startswith(prefix)]
 
 
 def _type_keys(above: str, below: str, column: int) -> tuple[str, ...]:
@@ -138,27 +153,11 @@ def kai_completions(source: SourceFile, offset: int, compiled: Compiled | None, 
     version that compiled) and after `command: /` the commands of `root`'s
     `.claude/commands/`."""
     line_start = source.text.rfind("\n", 0, offset) + 1
-    before = source.text[line_start:offset]
-    template = _OPEN_TEMPLATE.search(before)
-    if template is not None:
-        return _input_names(compiled, template.group(1))
-    command = _COMMAND_VALUE.match(before)
+    command = _COMMAND_VALUE.match(source.text[line_start:offset])
     if command is not None:
         return [Suggestion(name, "value", "slash command") for name in _commands(root) if name.startswith(command.group(1))]
-    value = _KEY_VALUE.match(before)
-    if value is not None:
-        choices = _VALUES.get(value.group(1), ())
-        return [Suggestion(c, "value", value.group(1)) for c in choices if c.startswith(value.group(2))]
-    key = _KEY_AT_CURSOR.match(before)
-    if key is None:
-        return []
-    column = len(key.group(1)) + len(key.group(2) or "")
-    parent = _parent_key(source.text[:line_start], column)
-    if parent is False:
-        return []
-    names, kind = _UNDER.get(parent, ((), "key"))
-    prefix = key.group(3) or ""
-    return [Suggestion(n, kind, parent or "kai playbook") for n in names if n.startswith(prefix)]
+    return _completions(source, offset, compiled, lambda key: _VALUES.get(key, ()),
+                        lambda parent, above, column: _UNDER.get(parent, ((), "key")), "kai playbook")
 
 
 def _parent_key(above: str, column: int) -> str | None | bool:
