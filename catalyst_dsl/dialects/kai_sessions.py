@@ -147,11 +147,11 @@ def write_journal(directory: Path, entries) -> None:
 
 def _seconds_between(start: str, end: str) -> Optional[int]:
     """round((end − start) / 1 s), or None when either is not an ISO 8601 time."""
+    from catalyst_dsl.runtime.snapshot import parse_time
+
     try:
-        a = datetime.datetime.fromisoformat(start.replace("Z", "+00:00"))
-        b = datetime.datetime.fromisoformat(end.replace("Z", "+00:00"))
-        return round((b - a).total_seconds())
-    except (ValueError, TypeError):
+        return round((parse_time(end) - parse_time(start)).total_seconds())
+    except (ValueError, TypeError, AttributeError):
         return None
 
 

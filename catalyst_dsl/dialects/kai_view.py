@@ -126,7 +126,7 @@ def view_of(state, steps: list[tuple[str, ir.Step]], session_id: str,
                 entries.append(_entry(state, path, step, triggers, "failed", failure.at if failure else state.updated_at, None, None, None))
     session = files.Session(
         session_id=session_id, playbook=state.playbook.name, feature=str(state.inputs.get("feature", "")),
-        args={name: _text(value) for name, value in state.inputs.items() if value is not None and files.ARG_NAME.match(name)},
+        args={name: str(value) for name, value in state.inputs.items() if value is not None and files.ARG_NAME.match(name)},
         status=SESSION_STATUS.get(state.status, "in_progress"), started_at=state.started_at,
         completed_at=state.ended_at or "", current_step=current if state.status in ("running", "paused") else "", worktree="",
     )
@@ -173,20 +173,16 @@ def _last_failure(state, step: ir.Step):
 
 
 def _plus(started: str, seconds: float) -> Optional[str]:
+    from catalyst_dsl.runtime.snapshot import format_time, parse_time
+
     try:
-        moment = datetime.datetime.fromisoformat(started.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
+        return format_time(parse_time(started) + datetime.timedelta(seconds=seconds))
+    except (ValueError, TypeError):
         return None
-    ended = moment + datetime.timedelta(seconds=seconds)
-    return ended.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _minus(ended: str, seconds: float) -> str:
     return _plus(ended, -seconds) or ended
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
 
 
 def _session_id(project_root: Path, state_dir: Path, state) -> str:
@@ -199,7 +195,9 @@ def _session_id(project_root: Path, state_dir: Path, state) -> str:
     if files.SESSION_ID.match(kept):
         return kept
     sessions = project_root / SESSIONS
-    started = datetime.datetime.fromisoformat(state.started_at.replace("Z", "+00:00")).astimezone().date()
+    from catalyst_dsl.runtime.snapshot import parse_time
+
+    started = parse_time(state.started_at).astimezone().date()
     chosen = files.new_session_id(started, taken=lambda candidate: (sessions / candidate).exists())
     memo.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     durable.replace(memo, chosen.encode("utf-8"))
