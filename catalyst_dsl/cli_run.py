@@ -155,7 +155,9 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
 
         plan = session.plan(file, given, checked=checked)
-        text = canonical_json(plan)
+        # The canonical JSON of a large plan costs a few milliseconds: made only when a
+        # report, the JSON format or a comparison with an approved plan needs it.
+        text = canonical_json(plan) if (what_if_report or fmt == "json" or not what_if) else None
         if what_if:
             if what_if_report:
                 try:
