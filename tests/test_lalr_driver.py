@@ -184,12 +184,18 @@ def test_damaged_tables_are_refused_not_used() -> None:
     good = json.loads((ROOT / "catalyst_dsl" / "syntax" / parser_tables.TABLES_FILE).read_text(encoding="utf-8"))
     lalr.Parser(good)
     for damage in (lambda d: d.pop("states"), lambda d: d["states"][0].update({"IDENT": 10_000}),
-                   lambda d: d.update(format=99), lambda d: d["terminals"][0].__setitem__(3, "(unclosed"),
+                   lambda d: d.update(format=99), lambda d: d["terminals"][0].__setitem__(1, "glob"),
                    lambda d: d["rules"][0].__setitem__(3, [[7, 0]])):
         document = json.loads(json.dumps(good))
         damage(document)
         with pytest.raises(lalr.TablesError):
             lalr.Parser(document)
+    # a pattern is compiled when a state first needs it, and refused then
+    document = json.loads(json.dumps(good))
+    for terminal in document["terminals"]:
+        terminal[3] = "(unclosed"
+    with pytest.raises(lalr.TablesError):
+        lalr.Parser(document).parse("a", "expression")
 
 
 def test_checking_a_playbook_imports_no_lark(tmp_path: Path) -> None:

@@ -102,20 +102,19 @@ class _Scanner:
 
     __slots__ = ("regex", "literal_of", "ignore", "allowed")
 
-    def __init__(self, terminals: list, ignore: frozenset) -> None:
-        literals = [t for t in terminals if t[1] == "str"]
+    def __init__(self, terminals: list, ignore: frozenset, keywords: dict) -> None:
+        present = {t[0] for t in terminals}
+        # keywords: regex terminal -> {literal: literal terminal} it matches in full
         self.literal_of: dict[str, dict[str, str]] = {}
         embedded = set()
-        for name, kind, _value, regexp, priority in terminals:
-            if kind != "re":
-                continue
-            for lit_name, _kind, literal, _regexp, lit_priority in literals:
-                if lit_priority != priority:
-                    continue
-                whole = re.match(regexp, literal)
-                if whole is not None and whole.group(0) == literal:
-                    self.literal_of.setdefault(name, {}).setdefault(literal, lit_name)
-                    embedded.add(lit_name)
+        for name in present & keywords.keys():
+            here: dict[str, str] = {}
+            for literal, lit_name in keywords[name]:
+                if lit_name in present:
+                    here.setdefault(literal, lit_name)
+            if here:
+                self.literal_of[name] = here
+                embedded.update(here.values())
         kept = [t for t in terminals if t[0] not in embedded]
         self.regex = re.compile("|".join(f"(?P<{name}>{regexp})" for name, _k, _v, regexp, _p in kept))
         self.ignore = ignore
@@ -150,6 +149,7 @@ class Parser:
                 raise TablesError(f"tables of format {tables.get('format')!r}, not {FORMAT}")
             self._terminals = [tuple(t) for t in tables["terminals"]]
             self._ignore = frozenset(tables["ignore"])
+            self._keywords = {name: [tuple(pair) for pair in pairs] for name, pairs in tables["keywords"].items()}
             # (tree name, length, expand single child, [(index, splice)]) per rule
             self._rules = [(name, size, bool(expand1), [(i, bool(s)) for i, s in keep])
                            for name, size, expand1, keep in tables["rules"]]
@@ -158,7 +158,7 @@ class Parser:
             self._start = dict(tables["start"])
             self._end = dict(tables["end"])
             self._validate()
-        except (KeyError, TypeError, ValueError, re.error) as error:
+        except (KeyError, TypeError, ValueError) as error:
             raise TablesError(f"damaged tables: {error}") from None
         self._scanners: dict[frozenset, _Scanner] = {}
         self._root: _Scanner | None = None
@@ -168,11 +168,14 @@ class Parser:
         on the tables themselves (damaged ones are refused here instead)."""
         count, names = len(self._states), {t[0] for t in self._terminals}
         for name, kind, value, regexp, priority in self._terminals:
-            if kind not in ("str", "re") or not isinstance(priority, int):
+            # (the patterns compile when a state first needs them: compiling each here
+            # too cost 4 ms of every start)
+            if kind not in ("str", "re") or not isinstance(priority, int) or not isinstance(regexp, str):
                 raise ValueError(f"terminal {name}")
-            re.compile(regexp)
         if not self._ignore <= names or len(self._origins) != len(self._rules):
             raise ValueError("ignored terminals or rule origins")
+        if not all(name in names and all(lit in names for _value, lit in pairs) for name, pairs in self._keywords.items()):
+            raise ValueError("keywords of unknown terminals")
         for _name, size, _expand1, keep in self._rules:
             if not all(0 <= index < size for index, _splice in keep):
                 raise ValueError("a rule keeps a child it does not have")
@@ -188,7 +191,10 @@ class Parser:
         scanner = self._scanners.get(accepts)
         if scanner is None:
             wanted = accepts | self._ignore
-            scanner = _Scanner([t for t in self._terminals if t[0] in wanted], self._ignore)
+            try:
+                scanner = _Scanner([t for t in self._terminals if t[0] in wanted], self._ignore, self._keywords)
+            except re.error as error:
+                raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
             self._scanners[accepts] = scanner
         return scanner
 
@@ -198,7 +204,10 @@ class Parser:
         except UnexpectedCharacter as nothing:
             # Not acceptable here: name what stands there by every terminal of the grammar.
             if self._root is None:
-                self._root = _Scanner(self._terminals, self._ignore)
+                try:
+                    self._root = _Scanner(self._terminals, self._ignore, self._keywords)
+                except re.error as error:
+                    raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
             try:
                 token = self._root.next_token(text, nothing.pos)
             except UnexpectedCharacter:
@@ -269,4 +278,4 @@ def _reduce(name: str, expand1: bool, keep: list, children: list):
 
 
 #: The shape of the tables this driver reads; `parser_tables.build` writes it.
-FORMAT = 1
+FORMAT = 2

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -67,6 +68,25 @@ def build(grammar_text: str) -> str:
         # a shift (or a goto) is the next state, a reduce is -1 - the rule's number
         return renumber[argument] if action.name == "Shift" else -1 - number[argument]
 
+    # A literal that a regex terminal of the same priority matches in full (`true`, IDENT)
+    # is lexed as that regex and renamed when the text is the literal, where both are
+    # acceptable (Lark's rule; `lalr._Scanner` applies it per state).
+    keywords = {}
+    for regex in terminals:
+        if regex.pattern.type != "re":
+            continue
+        pairs = []
+        for literal in terminals:
+            if literal.pattern.type != "str" or literal.priority != regex.priority:
+                continue
+            if literal.pattern.flags or regex.pattern.flags:  # Lark's rule then also weighs flags
+                raise ValueError(f"terminals with flags ({literal.name}, {regex.name}): lalr.py does not weigh them")
+            whole = re.match(regex.pattern.to_regexp(), literal.pattern.value)
+            if whole is not None and whole.group(0) == literal.pattern.value:
+                pairs.append([literal.pattern.value, literal.name])
+        if pairs:  # in lexer order: where two literals have one text, the first wins
+            keywords[regex.name] = pairs
+
     by_number = sorted(renumber, key=renumber.get)
     states = [{str(symbol): encoded(*step) for symbol, step in sorted(table.states[state].items())}
               for state in by_number]
@@ -76,6 +96,7 @@ def build(grammar_text: str) -> str:
         "lark": lark.__version__,
         "terminals": [[t.name, t.pattern.type, t.pattern.value, t.pattern.to_regexp(), t.priority] for t in terminals],
         "ignore": sorted(parser.lexer_conf.ignore),
+        "keywords": keywords,
         "rules": [tree_shape(rule) for rule in rules],
         "origins": [rule.origin.name for rule in rules],
         "states": states,
