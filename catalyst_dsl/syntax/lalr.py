@@ -153,7 +153,7 @@ class Parser:
             # (tree name, length, expand single child, [(index, splice)]) per rule
             self._rules = [(name, size, bool(expand1), [(i, bool(s)) for i, s in keep])
                            for name, size, expand1, keep in tables["rules"]]
-            self._origins = [origin for origin in tables["origins"]]
+            self._origins = list(tables["origins"])
             self._states = [dict(actions) for actions in tables["states"]]
             self._start = dict(tables["start"])
             self._end = dict(tables["end"])
@@ -164,10 +164,12 @@ class Parser:
         self._root: _Scanner | None = None
 
     def _validate(self) -> None:
-        """Every reference inside the tables points at something, so parsing cannot fail
-        on the tables themselves (damaged ones are refused here instead)."""
+        """Every number in the tables names a state, rule, child or terminal that exists,
+        so damaged tables are refused here rather than midway through a parse. (That
+        every goto a reduction needs is there is not searched for: Lark made the tables,
+        and a test compares the shipped ones with a fresh build.)"""
         count, names = len(self._states), {t[0] for t in self._terminals}
-        for name, kind, value, regexp, priority in self._terminals:
+        for name, kind, _value, regexp, priority in self._terminals:
             # (the patterns compile when a state first needs them: compiling each here
             # too cost 4 ms of every start)
             if kind not in ("str", "re") or not isinstance(priority, int) or not isinstance(regexp, str):
