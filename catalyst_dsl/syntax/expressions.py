@@ -1,7 +1,8 @@
-"""The expression parser: one Lark LALR grammar, errors mapped to our own.
+"""The expression parser: one LALR grammar, errors mapped to our own.
 
-Lark is imported lazily; the parser's tables come prebuilt with the package
-(`parser_tables.py`), so a first use costs no grammar build and writes nothing.
+Lark builds the parser's tables from grammar/expressions.lark when the package is built
+(`parser_tables.py`); `lalr.py` parses with them, so a first use costs no grammar build,
+writes nothing, and imports no Lark.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.lalr import END, ParseError, Token, Tree, UnexpectedCharacter, UnexpectedToken
 
 GRAMMAR_FILE = "expressions.lark"
 
@@ -26,14 +28,15 @@ def grammar_path() -> Path:
 @functools.lru_cache(maxsize=1)
 def _parser():
     """The parser: from the tables shipped in the package (syntax/parser_tables.py), else,
-    when they were made from another grammar or Lark, built in memory. Never cached on disk."""
+    when they were made from another grammar or are damaged, built in memory with Lark.
+    Never cached on disk."""
     from catalyst_dsl.syntax import parser_tables
 
     text = grammar_path().read_text(encoding="utf-8")
     shipped = parser_tables.load(text)
     if shipped is not None:
         return shipped
-    return parser_tables.import_lark().Lark(text, **parser_tables.OPTIONS)
+    return parser_tables.from_grammar(text)
 
 
 class ExpressionSyntaxError(Exception):
@@ -91,13 +94,10 @@ def _text_of(token: str, start: int, end: int) -> str:
 
 
 def _build(tree, offset: int):
-    """Lark tree into AST nodes; iterative enough for the depths a guard allows."""
-    from lark import Token
+    """Parse tree into AST nodes; iterative enough for the depths a guard allows."""
 
     def pos(node):
-        if isinstance(node, Token):
-            return node.start_pos + offset, node.end_pos + offset
-        return node.meta.start_pos + offset, node.meta.end_pos + offset
+        return node.start_pos + offset, node.end_pos + offset
 
     def conv(node):
         if isinstance(node, Token):  # `?primary` passes bare tokens through only via rules
@@ -170,26 +170,20 @@ _OUTSIDE_SUBSET = (
 )
 
 
-def _describe(error, text: str) -> tuple[str, str | None, int, int]:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
-
-    if isinstance(error, UnexpectedEOF):
-        return "the expression ends too early", "complete the expression or remove the dangling operator", len(text), len(text)
-    pos = getattr(error, "pos_in_stream", None)
-    if pos is None:
-        pos = 0
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
+def _describe(error: ParseError, text: str) -> tuple[str, str | None, int, int]:
+    pos = error.pos
+    if isinstance(error, UnexpectedToken) and error.token.type == END:
         return "the expression ends too early", "complete the expression or remove the dangling operator", len(text), len(text)
     rest = text[pos:]
     for needle, message, help_text in _OUTSIDE_SUBSET:
         if rest.startswith(needle) and not (needle == "=" and rest.startswith(("==", "=>"))):
-            if needle == "/" and not isinstance(error, UnexpectedCharacters):
+            if needle == "/" and not isinstance(error, UnexpectedCharacter):
                 continue
             return message, help_text, pos, pos + len(needle.strip())
     if isinstance(error, UnexpectedToken):
         token = error.token
         return f"unexpected '{token}' in expression", None, pos, pos + max(1, len(str(token)))
-    if isinstance(error, UnexpectedCharacters):
+    if isinstance(error, UnexpectedCharacter):
         return f"unexpected character '{text[pos:pos + 1]}' in expression", None, pos, pos + 1
     return "invalid expression", None, pos, pos + 1
 
@@ -202,11 +196,9 @@ def parse(text: str, start: str):
     ExpressionSyntaxError. Cached: the same text is parsed once per process.
     """
     parser = _parser()  # outside the try: a grammar error is our bug, not the user's
-    from lark.exceptions import LarkError, UnexpectedInput  # imported by _parser (without `regex`)
-
     try:
-        tree = parser.parse(text, start=start)
-    except UnexpectedInput as exc:
+        tree = parser.parse(text, start)
+    except ParseError as exc:
         message, help_text, s, e = _describe(exc, text)
         if start == "reference":
             code, help_text = "C102", _reference_help(text)
@@ -220,7 +212,7 @@ def parse(text: str, start: str):
         else:
             code = "C103" if help_text and "not" in message else "C101"
         raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None
-    except (LarkError, RecursionError):
+    except RecursionError:
         raise ExpressionSyntaxError(ast.TemplateError("C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps")) from None
     depth = _depth(tree)
     if depth > MAX_DEPTH:
@@ -238,8 +230,6 @@ MAX_DEPTH = 100
 
 def _depth(tree) -> int:
     """The depth of a parse tree, found without recursion."""
-    from lark import Tree
-
     deepest, stack = 0, [(tree, 1)]
     while stack:
         node, depth = stack.pop()
