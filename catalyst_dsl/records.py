@@ -22,7 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-_NOTHING = object()
+#: The default of a field that has none (attrs.NOTHING).
+NOTHING = _NOTHING = object()
 
 
 class FrozenRecordError(AttributeError):
@@ -38,18 +39,41 @@ class factory:
         self.make = make
 
 
+_Factory = factory  # `field(factory=...)` names its argument like the class
+
+
+class field:
+    """A field's options in a class body, as `attrs.field(...)`: a default (or a
+    `factory`), whether it counts in equality and hashing (`eq`, False for positions),
+    whether `__init__` takes it by keyword only, whether `repr` shows it, and `metadata`."""
+
+    __slots__ = ("default", "eq", "kw_only", "repr", "metadata")
+
+    def __init__(self, *, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, eq: bool = True,
+                 kw_only: bool = False, repr: bool = True, metadata: dict | None = None) -> None:
+        self.default = _Factory(factory) if factory is not None else default
+        self.eq = eq
+        self.kw_only = kw_only
+        self.repr = repr
+        self.metadata = metadata or {}
+
+
 class Field:
     """One field, with the attributes of an `attrs.Attribute` that callers read."""
 
-    __slots__ = ("name", "type", "default", "alias")
+    __slots__ = ("name", "type", "default", "alias", "eq", "kw_only", "repr", "metadata")
     init = True
-    eq = True
 
-    def __init__(self, name: str, type: Any, default: Any) -> None:
+    def __init__(self, name: str, type: Any, declared: Any) -> None:
         self.name = name
         self.type = type
-        self.default = default
         self.alias = name.lstrip("_")
+        options = declared if isinstance(declared, field) else None
+        self.default = options.default if options else declared
+        self.eq = options.eq if options else True
+        self.kw_only = options.kw_only if options else False
+        self.repr = options.repr if options else True
+        self.metadata = options.metadata if options else {}
 
     def __repr__(self) -> str:
         return f"Field(name={self.name!r}, type={self.type!r})"
@@ -80,13 +104,18 @@ def _build(cls: type, frozen: bool) -> type:
     body = dict(cls.__dict__)
     annotations = body.get("__annotations__", {})
     names = tuple(annotations)
+    for base in cls.__mro__[1:]:
+        if base.__dict__.get("__record_fields__"):
+            raise TypeError(f"{cls.__name__}: a record inherits no fields ({base.__name__} has some)")
     found = tuple(Field(name, annotations[name], body.pop(name, _NOTHING)) for name in names)
     body.pop("__dict__", None)
     body.pop("__weakref__", None)
     body["__slots__"] = names
     body["__record_fields__"] = found
-    body["__match_args__"] = names
+    # As attrs: keyword-only fields cannot be matched by position.
+    body["__match_args__"] = tuple(f.name for f in found if not f.kw_only)
     methods = _methods(cls.__name__, cls.__qualname__, found, frozen)
+    methods["__init__"] = _init(cls.__qualname__, found, frozen)
     for method, function in methods.items():
         if method not in body or method in ("__getstate__", "__setstate__"):
             function.__qualname__ = f"{cls.__qualname__}.{method}"
@@ -96,39 +125,49 @@ def _build(cls: type, frozen: bool) -> type:
     return type(cls)(cls.__name__, cls.__bases__, body)
 
 
+def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
+    """`__init__`, compiled from text like attrs' own: IR nodes are made by the hundred
+    thousand, and a function with the record's own signature is the fastest way to make them."""
+    params: list[str] = []
+    keywords: list[str] = []
+    lines: list[str] = []
+    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_setattr_of": object.__setattr__.__get__}
+    for f in found:
+        if f.default is _NOTHING:
+            param = f.alias
+        elif type(f.default) is factory:
+            namespace[f"_make_{f.name}"] = f.default.make
+            param = f"{f.alias}=_NOTHING"
+        else:
+            namespace[f"_default_{f.name}"] = f.default
+            param = f"{f.alias}=_default_{f.name}"
+        (keywords if f.kw_only else params).append(param)
+        value = f"_make_{f.name}() if {f.alias} is _NOTHING else {f.alias}" if type(f.default) is factory else f.alias
+        lines.append(f"    _setattr({f.name!r}, {value})" if frozen else f"    self.{f.name} = {value}")
+    signature = ", ".join(["self", *params, *(["*", *keywords] if keywords else [])])
+    if frozen and found:
+        lines.insert(0, "    _setattr = _setattr_of(self)")
+    source = f"def __init__({signature}):\n" + ("\n".join(lines) or "    pass") + "\n"
+    exec(compile(source, f"<record {qualname}.__init__>", "exec"), namespace)
+    return namespace["__init__"]
+
+
 def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -> dict[str, Callable]:
-    """The record's methods, as closures over its fields: compiling code for each class
-    (what attrs and dataclasses do) costs more than these classes ever save at run time."""
-    count = len(found)
+    """The record's other methods, as closures over its fields: compiling code for each
+    (what attrs and dataclasses do) costs more than these methods ever save at run time."""
     assign = object.__setattr__
     names = tuple(f.name for f in found)
-    values = operator.attrgetter(*names) if count > 1 else (lambda value: (getattr(value, names[0]),)) if count else (lambda value: ())
-
-    def __init__(self, *args, **kwargs):
-        if len(args) > count:
-            raise TypeError(f"{name}() takes {count} positional arguments but {len(args)} were given")
-        for f, value in zip(found, args):
-            assign(self, f.name, value)
-        for f in found[len(args):]:
-            if f.alias in kwargs:
-                value = kwargs.pop(f.alias)
-            elif f.default is _NOTHING:
-                raise TypeError(f"{name}() missing the required argument '{f.alias}'")
-            elif type(f.default) is factory:
-                value = f.default.make()
-            else:
-                value = f.default
-            assign(self, f.name, value)
-        if kwargs:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    values = _getter(names)
+    compared = _getter(tuple(f.name for f in found if f.eq))
+    shown = tuple(f.name for f in found if f.repr)
 
     def __repr__(self):
-        return f"{name}(" + ", ".join(f"{field}={getattr(self, field)!r}" for field in names) + ")"
+        return f"{name}(" + ", ".join(f"{field}={getattr(self, field)!r}" for field in shown) + ")"
 
     def __eq__(self, other):
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return values(self) == values(other)
+        return compared(self) == compared(other)
 
     def __getstate__(self):
         return values(self)
@@ -137,10 +176,10 @@ def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -
         for field, value in zip(names, state):
             assign(self, field, value)
 
-    methods = {"__init__": __init__, "__repr__": __repr__, "__eq__": __eq__, "__getstate__": __getstate__, "__setstate__": __setstate__}
+    methods = {"__repr__": __repr__, "__eq__": __eq__, "__getstate__": __getstate__, "__setstate__": __setstate__}
     if frozen:
         def __hash__(self):
-            return hash((qualname, *values(self)))
+            return hash((qualname, *compared(self)))
 
         def __setattr__(self, field, value):
             raise FrozenRecordError(f"a {name} cannot be changed ({field})")
@@ -150,3 +189,13 @@ def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -
 
         methods.update(__hash__=__hash__, __setattr__=__setattr__, __delattr__=__delattr__)
     return methods
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple]:
+    """The values of `names` of a record, as a tuple."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        only = names[0]
+        return lambda value: (getattr(value, only),)
+    return lambda value: ()

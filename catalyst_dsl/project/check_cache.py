@@ -377,7 +377,7 @@ def _classes() -> dict[str, type]:
     found: dict[str, type] = {}
     for module in (nodes, types, expr_ast):
         for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == module.__name__ and attrs.has(value):
+            if isinstance(value, type) and value.__module__ == module.__name__ and (records.is_record(value) or attrs.has(value)):
                 found[value.__name__] = value
     for cls in (CallSite, model.Diagnostic, model.Label):
         found[cls.__name__] = cls
