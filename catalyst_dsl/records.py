@@ -79,11 +79,12 @@ class Field:
         return f"Field(name={self.name!r}, type={self.type!r})"
 
 
-def record(cls: type | None = None, *, frozen: bool = True):
-    """The class as a slotted record; `@record` is immutable, `@record(frozen=False)` not."""
+def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True):
+    """The class as a slotted record; `@record` is immutable, `@record(frozen=False)` not.
+    With `eq=False` records are compared and hashed by identity (attrs' `eq=False`)."""
     if cls is None:
-        return lambda c: _build(c, frozen)
-    return _build(cls, frozen)
+        return lambda c: _build(c, frozen, eq)
+    return _build(cls, frozen, eq)
 
 
 def fields(cls: type) -> tuple[Field, ...]:
@@ -100,7 +101,7 @@ def replace(value, **changes):
     return cls(**{f.alias: changes.pop(f.name) if f.name in changes else getattr(value, f.name) for f in cls.__record_fields__}, **changes)
 
 
-def _build(cls: type, frozen: bool) -> type:
+def _build(cls: type, frozen: bool, eq: bool = True) -> type:
     body = dict(cls.__dict__)
     annotations = body.get("__annotations__", {})
     names = tuple(annotations)
@@ -116,11 +117,14 @@ def _build(cls: type, frozen: bool) -> type:
     body["__match_args__"] = tuple(f.name for f in found if not f.kw_only)
     methods = _methods(cls.__name__, cls.__qualname__, found, frozen)
     methods["__init__"] = _init(cls.__qualname__, found, frozen)
+    if not eq:
+        methods.pop("__eq__")
+        methods.pop("__hash__", None)
     for method, function in methods.items():
         if method not in body or method in ("__getstate__", "__setstate__"):
             function.__qualname__ = f"{cls.__qualname__}.{method}"
             body[method] = function
-    if not frozen:
+    if not frozen and eq:
         body["__hash__"] = None  # mutable and compared by value, as attrs.define
     return type(cls)(cls.__name__, cls.__bases__, body)
 

@@ -124,3 +124,15 @@ def test_source_files_compare_by_path_and_text():
     assert SourceFile("a", "x\ny").position(2) == (2, 1)
     with pytest.raises(TypeError):
         hash(SourceFile("a", ""))
+
+
+def test_records_compared_by_identity():
+    @record(frozen=False, eq=False)
+    class Cell:
+        value: int
+        seen: list = factory(list)
+
+    first, second = Cell(1), Cell(1)
+    assert first != second and first == first and len({first, second}) == 2
+    first.value = 2
+    assert first.value == 2 and first.seen == [] and first.seen is not second.seen

@@ -436,12 +436,8 @@ def _registry() -> dict[str, type]:
 
 
 def _fields(cls: type) -> tuple:
-    """The fields of a record (the IR, diagnostics) or of an attrs class (a call site)."""
-    if records.is_record(cls):
-        return records.fields(cls)
-    import attrs
-
-    return attrs.fields(cls)
+    """The fields of a kept class: all are records (the IR, diagnostics, call sites)."""
+    return records.fields(cls)
 
 
 class _Encoder:
