@@ -16,6 +16,7 @@ inheritance of fields), defaults and `factory(...)` defaults, every field in `__
 from __future__ import annotations
 
 import operator
+from types import CodeType, FunctionType
 
 #: typing is imported for type checkers only: the annotations stay text at run time.
 TYPE_CHECKING = False
@@ -130,30 +131,51 @@ def _build(cls: type, frozen: bool, eq: bool = True) -> type:
 
 
 def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
-    """`__init__`, compiled from text like attrs' own: IR nodes are made by the hundred
-    thousand, and a function with the record's own signature is the fastest way to make them."""
-    params: list[str] = []
-    keywords: list[str] = []
-    lines: list[str] = []
-    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_setattr_of": object.__setattr__.__get__}
-    for f in found:
-        if f.default is _NOTHING:
-            param = f.alias
-        elif type(f.default) is factory:
-            namespace[f"_make_{f.name}"] = f.default.make
-            param = f"{f.alias}=_NOTHING"
-        else:
-            namespace[f"_default_{f.name}"] = f.default
-            param = f"{f.alias}=_default_{f.name}"
-        (keywords if f.kw_only else params).append(param)
-        value = f"_make_{f.name}() if {f.alias} is _NOTHING else {f.alias}" if type(f.default) is factory else f.alias
-        lines.append(f"    _setattr({f.name!r}, {value})" if frozen else f"    self.{f.name} = {value}")
+    """`__init__` with the record's own signature, like attrs' own: IR nodes are made by
+    the hundred thousand, and such a function is the fastest way to make them.
+
+    Compiling one per class cost most of a record's making, so the code is compiled once
+    per shape (how many positional and keyword-only parameters, which fields have a
+    factory) with placeholder names, and each class gets a copy renamed to its own fields;
+    the defaults are the function's own (`__defaults__`, `__kwdefaults__`), not code."""
+    # Parameters in signature order: the positional fields, then the keyword-only ones.
+    ordered = tuple(f for f in found if not f.kw_only) + tuple(f for f in found if f.kw_only)
+    made = tuple(type(f.default) is factory for f in ordered)
+    shape = (frozen, len(ordered) - sum(f.kw_only for f in ordered), sum(f.kw_only for f in ordered), made)
+    code = _SHAPES.get(shape)
+    if code is None:
+        code = _SHAPES[shape] = _shaped_init(*shape)
+    # `p<i>` is the i-th parameter, `f<i>` its attribute's name (a constant or a name).
+    params = {f"p{i}": f.alias for i, f in enumerate(ordered)}
+    attributes = {f"f{i}": f.name for i, f in enumerate(ordered)}
+    code = code.replace(
+        co_varnames=tuple(params.get(name, name) for name in code.co_varnames),
+        co_names=tuple(attributes.get(name, name) for name in code.co_names),
+        co_consts=tuple(attributes.get(c, c) if type(c) is str else c for c in code.co_consts),
+    )
+    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_setattr_of": object.__setattr__.__get__,
+                                 **{f"_make{i}": f.default.make for i, f in enumerate(ordered) if made[i]}}
+    defaults = {f.alias: _NOTHING if type(f.default) is factory else f.default for f in ordered if f.default is not _NOTHING}
+    init = FunctionType(code, namespace, "__init__", tuple(defaults[f.alias] for f in ordered if not f.kw_only and f.alias in defaults) or None)
+    init.__kwdefaults__ = {f.alias: defaults[f.alias] for f in ordered if f.kw_only and f.alias in defaults} or None
+    return init
+
+
+#: The compiled `__init__` of each shape of record (see `_init`).
+_SHAPES: dict[tuple, CodeType] = {}
+
+
+def _shaped_init(frozen: bool, positional: int, keyword: int, made: tuple[bool, ...]) -> CodeType:
+    params = [f"p{i}" for i in range(positional)]
+    keywords = [f"p{i}" for i in range(positional, positional + keyword)]
+    lines = ["    _setattr = _setattr_of(self)"] if frozen and made else []
+    for i in range(len(made)):
+        value = f"_make{i}() if p{i} is _NOTHING else p{i}" if made[i] else f"p{i}"
+        lines.append(f"    _setattr('f{i}', {value})" if frozen else f"    self.f{i} = {value}")
     signature = ", ".join(["self", *params, *(["*", *keywords] if keywords else [])])
-    if frozen and found:
-        lines.insert(0, "    _setattr = _setattr_of(self)")
     source = f"def __init__({signature}):\n" + ("\n".join(lines) or "    pass") + "\n"
-    exec(compile(source, f"<record {qualname}.__init__>", "exec"), namespace)
-    return namespace["__init__"]
+    module = compile(source, "<record __init__>", "exec")
+    return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
 def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -> dict[str, Callable]:
