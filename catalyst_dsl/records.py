@@ -117,7 +117,7 @@ def _build(cls: type, frozen: bool, eq: bool = True) -> type:
     # As attrs: keyword-only fields cannot be matched by position.
     body["__match_args__"] = tuple(f.name for f in found if not f.kw_only)
     methods = _methods(cls.__name__, cls.__qualname__, found, frozen)
-    methods["__init__"] = _init(cls.__qualname__, found, frozen)
+    methods["__init__"], settle = _first_init(cls.__qualname__, found, frozen)
     if not eq:
         methods.pop("__eq__")
         methods.pop("__hash__", None)
@@ -127,7 +127,62 @@ def _build(cls: type, frozen: bool, eq: bool = True) -> type:
             body[method] = function
     if not frozen and eq:
         body["__hash__"] = None  # mutable and compared by value, as attrs.define
-    return type(cls)(cls.__name__, cls.__bases__, body)
+    built = type(cls)(cls.__name__, cls.__bases__, body)
+    settle(built)
+    return built
+
+
+#: How many records of a class the generic `__init__` makes before the class gets its
+#: compiled one: most classes of a check replayed from the cache make a handful (and
+#: compiling costs about as much as 50 generic calls), the IR's classes thousands.
+COMPILE_AFTER = 32
+
+
+def _first_init(qualname: str, found: tuple[Field, ...], frozen: bool) -> tuple[Callable, Callable[[type], None]]:
+    """An `__init__` that binds the arguments itself for a class's first records, then
+    puts the compiled one (`_init`) in its place; and the function that tells it its class.
+
+    A call it cannot bind (an argument missing, unknown or given twice) goes to the
+    compiled one at once, so every TypeError is Python's own, whichever is in place."""
+    positional = tuple(f for f in found if not f.kw_only)
+    keyword = tuple(f for f in found if f.kw_only)
+    assign = object.__setattr__
+    state: dict[str, Any] = {"left": COMPILE_AFTER, "owner": None}
+
+    def compiled() -> Callable:
+        init = _init(qualname, found, frozen)
+        init.__qualname__ = f"{qualname}.__init__"
+        if state["owner"] is not None:
+            state["owner"].__init__ = init
+        return init
+
+    def __init__(self, *args, **kwargs):
+        state["left"] -= 1
+        if state["left"] < 0 or len(args) > len(positional):
+            return compiled()(self, *args, **kwargs)
+        for f, value in zip(positional, args):
+            if f.alias in kwargs:
+                return compiled()(self, *args, **kwargs)
+            assign(self, f.name, value)
+        used = 0
+        for f in positional[len(args):] + keyword:
+            if f.alias in kwargs:
+                value = kwargs[f.alias]
+                used += 1
+            elif f.default is _NOTHING:
+                return compiled()(self, *args, **kwargs)
+            elif type(f.default) is factory:
+                value = f.default.make()
+            else:
+                value = f.default
+            assign(self, f.name, value)
+        if used != len(kwargs):
+            return compiled()(self, *args, **kwargs)
+
+    def settle(owner: type) -> None:
+        state["owner"] = owner
+
+    return __init__, settle
 
 
 def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:

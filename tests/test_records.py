@@ -9,7 +9,7 @@ import pytest
 
 from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
 from catalyst_dsl.project.config import SETTINGS, ProjectConfig
-from catalyst_dsl.records import FrozenRecordError, factory, field, fields, record, replace
+from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
@@ -33,7 +33,14 @@ def test_init_by_position_and_keyword_with_defaults_and_factories():
     assert first.tags == {} and first.tags is not second.tags
 
 
-def test_bad_arguments_are_type_errors():
+@pytest.mark.parametrize("made_before", [0, COMPILE_AFTER + 1])
+def test_bad_arguments_are_type_errors(made_before):
+    """The same errors whether the generic __init__ or the compiled one is in place."""
+    for _ in range(made_before):
+        Point(1), Node("a")
+    assert ("args" not in Point.__init__.__code__.co_varnames) == bool(made_before)
+    assert Point(1, tags={"a": 1}) == Point(x=1, y=0, tags={"a": 1}) and Point(1).tags is not Point(1).tags
+    assert repr(Node("a", start=2, tags=(1,))) == "Node(name='a', tags=(1,))" and Node("a", start=2).start == 2
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
         Point()
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
