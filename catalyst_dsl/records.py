@@ -1,16 +1,18 @@
-"""Small slotted record classes for what every `catalyst check` loads before it knows
-whether it will compile anything: diagnostics, source files, codes, settings, dialects.
+"""Slotted record classes: the IR, expression and type nodes, YAML nodes, diagnostics,
+settings and the other classes a `catalyst check` builds at import.
 
-attrs builds the IR's classes, but importing attrs costs about 11 ms and each class it
-builds about 0.5 ms (several generated methods, each compiled on its own); a check
-replayed from the cache needs none of the IR, so its few classes are made here instead,
-from closures (about 0.05 ms a class), with the methods `attrs.frozen` gives them (an
-`__init__` taking every field by position or keyword, `__repr__`, `__eq__`, `__hash__`
-when immutable, immutability, `__match_args__`, copying and pickling), and the two
-helpers callers use on them, `fields` and `replace` (attrs' `fields` and `evolve`).
+They were attrs classes; importing attrs costs about 10 ms and each class attrs builds
+about 0.5 ms (several generated methods, each compiled on its own), which was a third
+of a one-file check. A record gets the methods `attrs.frozen` gives (an `__init__` with
+the same signature, `__repr__`, `__eq__`, `__hash__` when immutable, immutability,
+`__match_args__`, copying and pickling): `__init__` compiled once per shape of class
+and renamed for each (see `_init`), the others closures over the fields. Callers use
+`fields` and `replace` (attrs' `fields` and `evolve`); the IR serializer hands cattrs
+the fields as attrs would (catalyst_dsl/ir/serialize.py).
 
-Only what these classes use is supported: fields declared on the class itself (no
-inheritance of fields), defaults and `factory(...)` defaults, every field in `__init__`.
+Only what these classes use is supported: fields declared on the class itself (a base
+record may have methods, not fields), defaults, `factory(...)` defaults and `field(...)`
+options (eq=False, kw_only, repr=False, metadata), every field in `__init__`.
 """
 
 from __future__ import annotations

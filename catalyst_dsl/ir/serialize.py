@@ -32,10 +32,6 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _is_node(cls) -> bool:
-    return records.is_record(cls) or attrs.has(cls)
-
-
 @functools.lru_cache(maxsize=None)
 def _attributes(cls) -> tuple:
     """A node class's fields as `attrs.Attribute`s with their types resolved, which cattrs'
@@ -43,8 +39,6 @@ def _attributes(cls) -> tuple:
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.syntax import expr_ast as ast
 
-    if not records.is_record(cls):
-        return attrs.fields(cls)
     hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns={**vars(ir), **vars(ast)})
     return tuple(
         attrs.Attribute(
@@ -108,15 +102,11 @@ def converter(camel_case: bool = False):
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.syntax import expr_ast as ast
 
-    for module in (ir, ast):
-        for value in vars(module).values():
-            if isinstance(value, type) and attrs.has(value):
-                attrs.resolve_types(value, globalns=vars(module), localns={**vars(ir), **vars(ast)})
     conv = make_converter(forbid_extra_keys=True)
     unions = (ast.Expr, ast.Reference, ast.Part, ir.Value)
     tagged = frozenset(member.__name__ for union in unions for member in typing.get_args(union))
-    conv.register_unstructure_hook_factory(_is_node, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
-    conv.register_structure_hook_factory(_is_node, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
+    conv.register_unstructure_hook_factory(records.is_record, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
+    conv.register_structure_hook_factory(records.is_record, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
     # Strict primitives: a number is never silently turned into a string, nor back.
     for kind in (str, int, float, bool):
         conv.register_structure_hook(kind, _strict(kind))
