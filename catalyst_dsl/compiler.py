@@ -7,24 +7,23 @@ import gc
 import os
 from typing import Iterator
 
-import attrs
-
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 
-@attrs.define
+@record(frozen=False)
 class Compiled:
     path: str
     source: SourceFile | None
     playbook: ir.Playbook | None
     diagnostics: list[Diagnostic]
     #: The `playbook` steps, with the types of what they pass (for the library checks).
-    calls: list = attrs.Factory(list)
+    calls: list = factory(list)
 
     @property
     def not_a_playbook(self) -> bool:

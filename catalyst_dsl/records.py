@@ -1,28 +1,32 @@
-"""Small slotted record classes for what every `catalyst check` loads before it knows
-whether it will compile anything: diagnostics, source files, codes, settings, dialects.
+"""Slotted record classes: the IR, expression and type nodes, YAML nodes, diagnostics,
+settings and the other classes a `catalyst check` builds at import.
 
-attrs builds the IR's classes, but importing attrs costs about 11 ms and each class it
-builds about 0.5 ms (several generated methods, each compiled on its own); a check
-replayed from the cache needs none of the IR, so its few classes are made here instead,
-from closures (about 0.05 ms a class), with the methods `attrs.frozen` gives them (an
-`__init__` taking every field by position or keyword, `__repr__`, `__eq__`, `__hash__`
-when immutable, immutability, `__match_args__`, copying and pickling), and the two
-helpers callers use on them, `fields` and `replace` (attrs' `fields` and `evolve`).
+They were attrs classes; importing attrs costs about 10 ms and each class attrs builds
+about 0.5 ms (several generated methods, each compiled on its own), which was a third
+of a one-file check. A record gets the methods `attrs.frozen` gives (an `__init__` with
+the same signature, `__repr__`, `__eq__`, `__hash__` when immutable, immutability,
+`__match_args__`, copying and pickling): `__init__` compiled once per shape of class
+and renamed for each (see `_init`), the others closures over the fields. Callers use
+`fields` and `replace` (attrs' `fields` and `evolve`); the IR serializer hands cattrs
+the fields as attrs would (catalyst_dsl/ir/serialize.py).
 
-Only what these classes use is supported: fields declared on the class itself (no
-inheritance of fields), defaults and `factory(...)` defaults, every field in `__init__`.
+Only what these classes use is supported: fields declared on the class itself (a base
+record may have methods, not fields), defaults, `factory(...)` defaults and `field(...)`
+options (eq=False, kw_only, repr=False, metadata), every field in `__init__`.
 """
 
 from __future__ import annotations
 
 import operator
+from types import CodeType, FunctionType
 
 #: typing is imported for type checkers only: the annotations stay text at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-_NOTHING = object()
+#: The default of a field that has none (attrs.NOTHING).
+NOTHING = _NOTHING = object()
 
 
 class FrozenRecordError(AttributeError):
@@ -38,28 +42,52 @@ class factory:
         self.make = make
 
 
+_Factory = factory  # `field(factory=...)` names its argument like the class
+
+
+class field:
+    """A field's options in a class body, as `attrs.field(...)`: a default (or a
+    `factory`), whether it counts in equality and hashing (`eq`, False for positions),
+    whether `__init__` takes it by keyword only, whether `repr` shows it, and `metadata`."""
+
+    __slots__ = ("default", "eq", "kw_only", "repr", "metadata")
+
+    def __init__(self, *, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, eq: bool = True,
+                 kw_only: bool = False, repr: bool = True, metadata: dict | None = None) -> None:
+        self.default = _Factory(factory) if factory is not None else default
+        self.eq = eq
+        self.kw_only = kw_only
+        self.repr = repr
+        self.metadata = metadata or {}
+
+
 class Field:
     """One field, with the attributes of an `attrs.Attribute` that callers read."""
 
-    __slots__ = ("name", "type", "default", "alias")
+    __slots__ = ("name", "type", "default", "alias", "eq", "kw_only", "repr", "metadata")
     init = True
-    eq = True
 
-    def __init__(self, name: str, type: Any, default: Any) -> None:
+    def __init__(self, name: str, type: Any, declared: Any) -> None:
         self.name = name
         self.type = type
-        self.default = default
         self.alias = name.lstrip("_")
+        options = declared if isinstance(declared, field) else None
+        self.default = options.default if options else declared
+        self.eq = options.eq if options else True
+        self.kw_only = options.kw_only if options else False
+        self.repr = options.repr if options else True
+        self.metadata = options.metadata if options else {}
 
     def __repr__(self) -> str:
         return f"Field(name={self.name!r}, type={self.type!r})"
 
 
-def record(cls: type | None = None, *, frozen: bool = True):
-    """The class as a slotted record; `@record` is immutable, `@record(frozen=False)` not."""
+def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True):
+    """The class as a slotted record; `@record` is immutable, `@record(frozen=False)` not.
+    With `eq=False` records are compared and hashed by identity (attrs' `eq=False`)."""
     if cls is None:
-        return lambda c: _build(c, frozen)
-    return _build(cls, frozen)
+        return lambda c: _build(c, frozen, eq)
+    return _build(cls, frozen, eq)
 
 
 def fields(cls: type) -> tuple[Field, ...]:
@@ -76,59 +104,153 @@ def replace(value, **changes):
     return cls(**{f.alias: changes.pop(f.name) if f.name in changes else getattr(value, f.name) for f in cls.__record_fields__}, **changes)
 
 
-def _build(cls: type, frozen: bool) -> type:
+def _build(cls: type, frozen: bool, eq: bool = True) -> type:
     body = dict(cls.__dict__)
     annotations = body.get("__annotations__", {})
     names = tuple(annotations)
+    for base in cls.__mro__[1:]:
+        if base.__dict__.get("__record_fields__"):
+            raise TypeError(f"{cls.__name__}: a record inherits no fields ({base.__name__} has some)")
     found = tuple(Field(name, annotations[name], body.pop(name, _NOTHING)) for name in names)
     body.pop("__dict__", None)
     body.pop("__weakref__", None)
     body["__slots__"] = names
     body["__record_fields__"] = found
-    body["__match_args__"] = names
+    # As attrs: keyword-only fields cannot be matched by position.
+    body["__match_args__"] = tuple(f.name for f in found if not f.kw_only)
     methods = _methods(cls.__name__, cls.__qualname__, found, frozen)
+    methods["__init__"], settle = _first_init(cls.__qualname__, found, frozen)
+    if not eq:
+        methods.pop("__eq__")
+        methods.pop("__hash__", None)
     for method, function in methods.items():
         if method not in body or method in ("__getstate__", "__setstate__"):
             function.__qualname__ = f"{cls.__qualname__}.{method}"
             body[method] = function
-    if not frozen:
+    if not frozen and eq:
         body["__hash__"] = None  # mutable and compared by value, as attrs.define
-    return type(cls)(cls.__name__, cls.__bases__, body)
+    built = type(cls)(cls.__name__, cls.__bases__, body)
+    settle(built)
+    return built
 
 
-def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -> dict[str, Callable]:
-    """The record's methods, as closures over its fields: compiling code for each class
-    (what attrs and dataclasses do) costs more than these classes ever save at run time."""
-    count = len(found)
+#: How many records of a class the generic `__init__` makes before the class gets its
+#: compiled one: most classes of a check replayed from the cache make a handful (and
+#: compiling costs about as much as 50 generic calls), the IR's classes thousands.
+COMPILE_AFTER = 32
+
+
+def _first_init(qualname: str, found: tuple[Field, ...], frozen: bool) -> tuple[Callable, Callable[[type], None]]:
+    """An `__init__` that binds the arguments itself for a class's first records, then
+    puts the compiled one (`_init`) in its place; and the function that tells it its class.
+
+    A call it cannot bind (an argument missing, unknown or given twice) goes to the
+    compiled one at once, so every TypeError is Python's own, whichever is in place."""
+    positional = tuple(f for f in found if not f.kw_only)
+    keyword = tuple(f for f in found if f.kw_only)
     assign = object.__setattr__
-    names = tuple(f.name for f in found)
-    values = operator.attrgetter(*names) if count > 1 else (lambda value: (getattr(value, names[0]),)) if count else (lambda value: ())
+    state: dict[str, Any] = {"left": COMPILE_AFTER, "owner": None}
+
+    def compiled() -> Callable:
+        init = _init(qualname, found, frozen)
+        init.__qualname__ = f"{qualname}.__init__"
+        if state["owner"] is not None:
+            state["owner"].__init__ = init
+        return init
 
     def __init__(self, *args, **kwargs):
-        if len(args) > count:
-            raise TypeError(f"{name}() takes {count} positional arguments but {len(args)} were given")
-        for f, value in zip(found, args):
-            assign(self, f.name, value)
-        for f in found[len(args):]:
+        state["left"] -= 1
+        if state["left"] < 0 or len(args) > len(positional):
+            return compiled()(self, *args, **kwargs)
+        for f, value in zip(positional, args):
             if f.alias in kwargs:
-                value = kwargs.pop(f.alias)
+                return compiled()(self, *args, **kwargs)
+            assign(self, f.name, value)
+        used = 0
+        for f in positional[len(args):] + keyword:
+            if f.alias in kwargs:
+                value = kwargs[f.alias]
+                used += 1
             elif f.default is _NOTHING:
-                raise TypeError(f"{name}() missing the required argument '{f.alias}'")
+                return compiled()(self, *args, **kwargs)
             elif type(f.default) is factory:
                 value = f.default.make()
             else:
                 value = f.default
             assign(self, f.name, value)
-        if kwargs:
-            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if used != len(kwargs):
+            return compiled()(self, *args, **kwargs)
+
+    def settle(owner: type) -> None:
+        state["owner"] = owner
+
+    return __init__, settle
+
+
+def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
+    """`__init__` with the record's own signature, like attrs' own: IR nodes are made by
+    the hundred thousand, and such a function is the fastest way to make them.
+
+    Compiling one per class cost most of a record's making, so the code is compiled once
+    per shape (how many positional and keyword-only parameters, which fields have a
+    factory) with placeholder names, and each class gets a copy renamed to its own fields;
+    the defaults are the function's own (`__defaults__`, `__kwdefaults__`), not code."""
+    # Parameters in signature order: the positional fields, then the keyword-only ones.
+    ordered = tuple(f for f in found if not f.kw_only) + tuple(f for f in found if f.kw_only)
+    made = tuple(type(f.default) is factory for f in ordered)
+    shape = (frozen, len(ordered) - sum(f.kw_only for f in ordered), sum(f.kw_only for f in ordered), made)
+    code = _SHAPES.get(shape)
+    if code is None:
+        code = _SHAPES[shape] = _shaped_init(*shape)
+    # `p<i>` is the i-th parameter, `f<i>` its attribute's name (a constant or a name).
+    params = {f"p{i}": f.alias for i, f in enumerate(ordered)}
+    attributes = {f"f{i}": f.name for i, f in enumerate(ordered)}
+    code = code.replace(
+        co_varnames=tuple(params.get(name, name) for name in code.co_varnames),
+        co_names=tuple(attributes.get(name, name) for name in code.co_names),
+        co_consts=tuple(attributes.get(c, c) if type(c) is str else c for c in code.co_consts),
+    )
+    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_setattr_of": object.__setattr__.__get__,
+                                 **{f"_make{i}": f.default.make for i, f in enumerate(ordered) if made[i]}}
+    defaults = {f.alias: _NOTHING if type(f.default) is factory else f.default for f in ordered if f.default is not _NOTHING}
+    init = FunctionType(code, namespace, "__init__", tuple(defaults[f.alias] for f in ordered if not f.kw_only and f.alias in defaults) or None)
+    init.__kwdefaults__ = {f.alias: defaults[f.alias] for f in ordered if f.kw_only and f.alias in defaults} or None
+    return init
+
+
+#: The compiled `__init__` of each shape of record (see `_init`).
+_SHAPES: dict[tuple, CodeType] = {}
+
+
+def _shaped_init(frozen: bool, positional: int, keyword: int, made: tuple[bool, ...]) -> CodeType:
+    params = [f"p{i}" for i in range(positional)]
+    keywords = [f"p{i}" for i in range(positional, positional + keyword)]
+    lines = ["    _setattr = _setattr_of(self)"] if frozen and made else []
+    for i in range(len(made)):
+        value = f"_make{i}() if p{i} is _NOTHING else p{i}" if made[i] else f"p{i}"
+        lines.append(f"    _setattr('f{i}', {value})" if frozen else f"    self.f{i} = {value}")
+    signature = ", ".join(["self", *params, *(["*", *keywords] if keywords else [])])
+    source = f"def __init__({signature}):\n" + ("\n".join(lines) or "    pass") + "\n"
+    module = compile(source, "<record __init__>", "exec")
+    return next(c for c in module.co_consts if isinstance(c, CodeType))
+
+
+def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -> dict[str, Callable]:
+    """The record's other methods, as closures over its fields: compiling code for each
+    (what attrs and dataclasses do) costs more than these methods ever save at run time."""
+    assign = object.__setattr__
+    names = tuple(f.name for f in found)
+    values = _getter(names)
+    compared = _getter(tuple(f.name for f in found if f.eq))
+    shown = tuple(f.name for f in found if f.repr)
 
     def __repr__(self):
-        return f"{name}(" + ", ".join(f"{field}={getattr(self, field)!r}" for field in names) + ")"
+        return f"{name}(" + ", ".join(f"{field}={getattr(self, field)!r}" for field in shown) + ")"
 
     def __eq__(self, other):
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return values(self) == values(other)
+        return compared(self) == compared(other)
 
     def __getstate__(self):
         return values(self)
@@ -137,10 +259,10 @@ def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -
         for field, value in zip(names, state):
             assign(self, field, value)
 
-    methods = {"__init__": __init__, "__repr__": __repr__, "__eq__": __eq__, "__getstate__": __getstate__, "__setstate__": __setstate__}
+    methods = {"__repr__": __repr__, "__eq__": __eq__, "__getstate__": __getstate__, "__setstate__": __setstate__}
     if frozen:
         def __hash__(self):
-            return hash((qualname, *values(self)))
+            return hash((qualname, *compared(self)))
 
         def __setattr__(self, field, value):
             raise FrozenRecordError(f"a {name} cannot be changed ({field})")
@@ -150,3 +272,13 @@ def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -
 
         methods.update(__hash__=__hash__, __setattr__=__setattr__, __delattr__=__delattr__)
     return methods
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple]:
+    """The values of `names` of a record, as a tuple."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        only = names[0]
+        return lambda value: (getattr(value, only),)
+    return lambda value: ()

@@ -12,7 +12,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import attrs
 import pytest
 from click.testing import CliRunner
 
@@ -23,6 +22,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.check import check_project
 from catalyst_dsl.project.check_cache import MAGIC, CheckCache, _text_form, cache_key, user_cache_dir
 from catalyst_dsl.project.config import load_project
+from catalyst_dsl.records import replace
 from catalyst_dsl.report.diagnostics import render_json, render_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -166,7 +166,7 @@ def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) ->
     (root / "playbooks" / "uses-plugin.yaml").write_text("name: uses-plugin\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n")
     missing = Catalog(builtin_catalog().specs(), fallback=lambda name: None)
     display = builtin_catalog().get("display")
-    present = Catalog(builtin_catalog().specs(), fallback=lambda name: attrs.evolve(display, name=name) if name == "shout" else None)
+    present = Catalog(builtin_catalog().specs(), fallback=lambda name: replace(display, name=name) if name == "shout" else None)
     path = str(root / "playbooks" / "uses-plugin.yaml")
     first = new_cache(root)
     assert first.compiled(path, missing).has_errors  # an unknown action

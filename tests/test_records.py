@@ -9,7 +9,7 @@ import pytest
 
 from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
 from catalyst_dsl.project.config import SETTINGS, ProjectConfig
-from catalyst_dsl.records import FrozenRecordError, factory, fields, record, replace
+from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
@@ -33,15 +33,60 @@ def test_init_by_position_and_keyword_with_defaults_and_factories():
     assert first.tags == {} and first.tags is not second.tags
 
 
-def test_bad_arguments_are_type_errors():
-    with pytest.raises(TypeError, match="missing the required argument 'x'"):
+@pytest.mark.parametrize("made_before", [0, COMPILE_AFTER + 1])
+def test_bad_arguments_are_type_errors(made_before):
+    """The same errors whether the generic __init__ or the compiled one is in place."""
+    for _ in range(made_before):
+        Point(1), Node("a")
+    assert ("args" not in Point.__init__.__code__.co_varnames) == bool(made_before)
+    assert Point(1, tags={"a": 1}) == Point(x=1, y=0, tags={"a": 1}) and Point(1).tags is not Point(1).tags
+    assert repr(Node("a", start=2, tags=(1,))) == "Node(name='a', tags=(1,))" and Node("a", start=2).start == 2
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
         Point()
     with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
         Point(1, z=3)
-    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+    with pytest.raises(TypeError, match="takes from 2 to 4 positional arguments but 5 were given"):
         Point(1, 2, {}, 4)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'x'"):
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
         Point(1, x=2)
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        Node("a", 1)
+
+
+@record
+class Node:
+    """Shaped as an IR node: a position left out of equality, hashing and repr."""
+
+    name: str
+    start: int = field(default=0, eq=False, kw_only=True, repr=False)
+    tags: tuple = field(default=(), kw_only=True, metadata={"note": 1})
+
+
+def test_fields_left_out_of_equality_and_keyword_only_fields():
+    assert Node("a", start=1) == Node("a", start=2)
+    assert hash(Node("a", start=1)) == hash(Node("a", start=2))
+    assert Node("a", tags=(1,)) != Node("a")
+    assert repr(Node("a", start=3)) == "Node(name='a', tags=())"
+    assert Node.__match_args__ == ("name",)
+    assert [(f.name, f.eq, f.kw_only, f.repr, f.metadata) for f in fields(Node)] == [
+        ("name", True, False, True, {}), ("start", False, True, False, {}), ("tags", True, True, True, {"note": 1})]
+    assert replace(Node("a", start=4), name="b").start == 4
+    assert pickle.loads(pickle.dumps(Node("a", start=5))).start == 5
+
+
+def test_a_record_inherits_methods_but_no_fields():
+    @record
+    class Base:
+        def describe(self) -> str:
+            return type(self).__name__
+
+    @record
+    class Child(Base):
+        size: int = 1
+
+    assert Child().describe() == "Child" and Child(2) != Child(3) and Base() == Base() and Base() != Child()
+    with pytest.raises(TypeError, match="inherits no fields"):
+        record(type("Grandchild", (Child,), {"__annotations__": {"more": "int"}}))
 
 
 def test_frozen_records_are_immutable_hashable_and_compared_by_value():
@@ -86,3 +131,15 @@ def test_source_files_compare_by_path_and_text():
     assert SourceFile("a", "x\ny").position(2) == (2, 1)
     with pytest.raises(TypeError):
         hash(SourceFile("a", ""))
+
+
+def test_records_compared_by_identity():
+    @record(frozen=False, eq=False)
+    class Cell:
+        value: int
+        seen: list = factory(list)
+
+    first, second = Cell(1), Cell(1)
+    assert first != second and first == first and len({first, second}) == 2
+    first.value = 2
+    assert first.value == 2 and first.seen == [] and first.seen is not second.seen

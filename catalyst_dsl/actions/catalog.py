@@ -12,10 +12,9 @@ import enum
 import functools
 from typing import Callable, Iterable
 
-import attrs
-
 from catalyst_dsl.ir.types import ObjectT, Type
 from catalyst_dsl.project import observed
+from catalyst_dsl.records import record
 
 
 class Effect(enum.Enum):
@@ -37,7 +36,7 @@ class WhatIf(enum.Enum):
     CONTROL = "control"    # the steps it contains are simulated one by one
 
 
-@attrs.frozen
+@record
 class WriteDecl:
     """A config key whose value names what the action writes."""
 
@@ -55,7 +54,7 @@ PROGRAMS = {
 }
 
 
-@attrs.frozen
+@record
 class ActionSpec:
     name: str
     group: str

@@ -13,10 +13,9 @@ import functools
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
-import attrs
-
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf, builtin_catalog
 from catalyst_dsl.ir.types import ObjectT, Type
+from catalyst_dsl.records import record
 
 ACTIONS = "catalyst.actions"
 ADAPTERS = "catalyst.adapters"
@@ -24,7 +23,7 @@ ADAPTERS = "catalyst.adapters"
 BUILTIN_ADAPTERS = ("mock",)
 
 
-@attrs.frozen
+@record
 class PluginAction:
     spec: ActionSpec
     run: Callable[[Any, Any], Any]
@@ -32,7 +31,7 @@ class PluginAction:
     origin: str
 
 
-@attrs.frozen
+@record
 class PluginProblem:
     """A plugin that was not loaded, and why."""
 

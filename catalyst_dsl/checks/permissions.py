@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-import attrs
-
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import Span
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 # The glob automata are imported when a playbook writes something, not at start-up.
 
 
-@attrs.frozen
+@record
 class Write:
     """One place a step may write: a pattern, or None for an opaque shell-like step.
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-import attrs
-
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.scripts import check_script
@@ -22,6 +20,7 @@ from catalyst_dsl.dialects.values import a_type, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
+from catalyst_dsl.records import field, record, replace
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
@@ -30,7 +29,7 @@ _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 BINDINGS = "bindings"
 
 
-@attrs.define
+@record(frozen=False)
 class Binding:
     name: str
     type: t.Type
@@ -43,7 +42,7 @@ class Binding:
     maybe: "Maybe | None" = None
 
 
-@attrs.frozen
+@record
 class Maybe:
     reason: str  # "defined only when the `if` at line 4 takes its `then` branch"
     block: Span | None
@@ -116,7 +115,7 @@ class _Part:
         return self.tmpl.smap.span(self.base + node.start, self.base + node.end)
 
 
-@attrs.frozen
+@record
 class CallSite:
     """A `playbook` step, whether a condition guards it, and the types of the inputs it passes.
 
@@ -125,7 +124,7 @@ class CallSite:
 
     step: ir.Step
     guarded: bool
-    input_types: dict[str, t.Type] | None = attrs.field(eq=False)
+    input_types: dict[str, t.Type] | None = field(eq=False)
 
 
 class ReferenceChecker:
@@ -568,7 +567,7 @@ class ReferenceChecker:
             if maybe is None and len(found) < len(paths_out):
                 _, reason, key = found[0]
                 maybe = Maybe(reason or "defined only on some paths", block, key)
-            scope.define(attrs.evolve(binding, maybe=maybe, type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type))
+            scope.define(replace(binding, maybe=maybe, type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type))
 
     def _known_on_this_branch(self, branch: Scope, key: tuple | None) -> None:
         """In a branch of an `if` on the same condition as an earlier one, the names that

@@ -17,8 +17,6 @@ import json
 import re
 from typing import Optional
 
-import attrs
-
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
 from catalyst_dsl.dialects.cleo_model import (DEFAULT_CAP, LAST_APPROVAL, LAST_APPROVAL_KEYS, PLACEHOLDER, PROGRAM_OUTPUTS, Cantbook, Edge,
@@ -26,6 +24,7 @@ from catalyst_dsl.dialects.cleo_model import (DEFAULT_CAP, LAST_APPROVAL, LAST_A
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
+from catalyst_dsl.records import replace
 from catalyst_dsl.syntax.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 
@@ -156,7 +155,7 @@ class Lowerer:
             step = self.step(node)
             if step.requires is not None and self.handler.get("contract_violation") == "Continue":
                 items.append((self.hint(node, step.requires), set()))
-                step = attrs.evolve(step, requires=None)
+                step = replace(step, requires=None)
             items.append((step, {current}))
             out = [book.edges[e] for e in graph.out[current]]
             if not out:

@@ -12,13 +12,12 @@ import re
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
-import attrs
-
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.catalyst import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_loader import load_yaml
 from catalyst_dsl.syntax.yaml_nodes import YScalar
@@ -34,7 +33,7 @@ STOP = re.compile(r"STOP HERE\**[ \t]*:?\**[ \t]*(.*)$")
 AT_REF = re.compile(r"(?<![\w@/`])@((?:[\w.@-]+/)*[\w.-]+\.(?:md|ya?ml))\b")
 
 
-@attrs.frozen
+@record
 class Section:
     title: str
     level: int

@@ -1,4 +1,4 @@
-"""IR nodes: frozen attrs classes, one shape for every dialect.
+"""IR nodes: frozen records (catalyst_dsl.records), one shape for every dialect.
 
 Positions are `eq=False` fields: equality and the canonical JSON ignore them, while
 diagnostics and, later, the interpreter's messages use them.
@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Union
 
-import attrs
-
+from catalyst_dsl.records import field, record
 from catalyst_dsl.syntax.expr_ast import Part
 from catalyst_dsl.syntax.source import Span
 
@@ -17,13 +16,13 @@ IR_VERSION = 1
 
 
 def _span():
-    return attrs.field(default=None, eq=False, kw_only=True, repr=False)
+    return field(default=None, eq=False, kw_only=True, repr=False)
 
 
 # -- values ----------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Lit:
     """A literal scalar: string, number, boolean or null."""
 
@@ -31,7 +30,7 @@ class Lit:
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Tmpl:
     """A string holding `{{ }}` or `${{ }}`: its text and parsed parts.
 
@@ -42,24 +41,24 @@ class Tmpl:
     text: str
     parts: tuple[Part, ...] = ()
     span: Optional[Span] = _span()
-    smap: object = attrs.field(default=None, eq=False, kw_only=True, repr=False)
-    expected: object = attrs.field(default=None, eq=False, kw_only=True, repr=False)
+    smap: object = field(default=None, eq=False, kw_only=True, repr=False)
+    expected: object = field(default=None, eq=False, kw_only=True, repr=False)
 
 
-@attrs.frozen
+@record
 class ListV:
     items: tuple["Value", ...]
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Entry:
     key: str
     value: "Value"
     span: Optional[Span] = _span()  # the key's position
 
 
-@attrs.frozen
+@record
 class MapV:
     entries: tuple[Entry, ...]
     span: Optional[Span] = _span()
@@ -71,13 +70,13 @@ class MapV:
         return None
 
 
-@attrs.frozen
+@record
 class StepsV:
     steps: tuple["Step", ...]
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class InputsV:
     inputs: tuple["InputDecl", ...]
     span: Optional[Span] = _span()
@@ -89,7 +88,7 @@ Value = Union[Lit, Tmpl, ListV, MapV, StepsV, InputsV]
 # -- declarations ------------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Rule:
     """One validation rule of an input: regex, minLength, maxLength, min or max."""
 
@@ -100,7 +99,7 @@ class Rule:
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class InputDecl:
     name: str
     type: str  # string | number | boolean | enum | array | object | any
@@ -114,31 +113,31 @@ class InputDecl:
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class OutputDecl:
     name: str
     type: str
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class PolicyAction:
     action: str  # Stop | Continue | SilentlyContinue | Ignore | Inquire | Suspend
     retry_count: int = 0
     span: Optional[Span] = _span()
     #: What to tell the person once the retries are spent: the fix of a failure that stops
     #: the run, part of an Inquire's question, beside a failure the run continues past.
-    message: Optional[str] = attrs.field(default=None, kw_only=True, metadata={"omit_if_default": True})
+    message: Optional[str] = field(default=None, kw_only=True, metadata={"omit_if_default": True})
 
 
-@attrs.frozen
+@record
 class ErrorPolicy:
     default: Optional[PolicyAction] = None
     by_code: tuple[tuple[str, PolicyAction], ...] = ()
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Check:
     """One predicate of a step's `requires:` or `ensures:` (docs/actions.md, "Step checks").
 
@@ -156,7 +155,7 @@ class Check:
     code: Optional[str] = None
 
 
-@attrs.frozen
+@record
 class Checks:
     """A step's pre- or post-checks: predicates tried in order, and the error code the
     step fails with when one does not hold (PreconditionFailed, PostconditionFailed, or
@@ -170,7 +169,7 @@ class Checks:
     recovers: bool = True
 
 
-@attrs.frozen
+@record
 class Gate:
     """`checkpoint:` next to an action in its long forms (`before`, or a mapping): a pause
     before or after the step, whose answer may skip the step or cancel the run.
@@ -192,7 +191,7 @@ class Gate:
 GATE_OPTIONS = ("yes", "skip", "abort")
 
 
-@attrs.frozen
+@record
 class Step:
     action: str
     config: MapV
@@ -223,14 +222,14 @@ class Step:
     bindings: Optional[Union[MapV, Tmpl]] = None
 
 
-@attrs.frozen
+@record
 class CatchClause:
     code: str
     steps: tuple[Step, ...]
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Trigger:
     event: str
     action: Optional[str] = None
@@ -238,13 +237,13 @@ class Trigger:
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Reviewers:
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@record
 class CallRef:
     """A reference to another playbook: a Markdown `@path`, resolved by the library checks."""
 
@@ -253,13 +252,13 @@ class CallRef:
     span: Optional[Span] = _span()
 
 
-@attrs.frozen
+@record
 class Playbook:
     name: str
     description: str
     owner: Optional[str]
     dialect: str  # "catalyst-yaml" | "markdown" | a foreign dialect's name (dialects/registry.py)
-    file: str = attrs.field(default="", eq=False, kw_only=True)
+    file: str = field(default="", eq=False, kw_only=True)
     language: int = 1
     reviewers: Reviewers = Reviewers()
     triggers: tuple[Trigger, ...] = ()
@@ -280,7 +279,7 @@ class Playbook:
     #: Why this version can check the playbook but not run it (a construct of its dialect
     #: that the interpreter does not have yet); `catalyst run` refuses with these reasons.
     #: Not in the IR's JSON (like positions): it depends on this version, not on the file.
-    unrunnable: tuple[str, ...] = attrs.field(default=(), eq=False, kw_only=True)
+    unrunnable: tuple[str, ...] = field(default=(), eq=False, kw_only=True)
 
 
 def nested_steps(value: "Value") -> Iterator[tuple[Step, ...]]:

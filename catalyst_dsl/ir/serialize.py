@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import typing
 
 import attrs
+
+from catalyst_dsl import records
 
 
 #: The version of the printed IR JSON; 1 had Python's snake_case field names.
@@ -29,24 +32,44 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+@functools.lru_cache(maxsize=None)
+def _attributes(cls) -> tuple:
+    """A node class's fields as `attrs.Attribute`s with their types resolved, which cattrs'
+    generators read: the IR's classes are records (catalyst_dsl.records), not attrs classes."""
+    from catalyst_dsl.ir import nodes as ir
+    from catalyst_dsl.syntax import expr_ast as ast
+
+    hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns={**vars(ir), **vars(ast)})
+    return tuple(
+        attrs.Attribute(
+            f.name,
+            attrs.Factory(f.default.make) if isinstance(f.default, records.factory) else attrs.NOTHING if f.default is records.NOTHING else f.default,
+            None, f.repr, None, f.eq, True, False,
+            metadata=f.metadata, type=hints[f.name], kw_only=f.kw_only, eq=f.eq, alias=f.alias,
+        )
+        for f in records.fields(cls)
+    )
+
+
 def _overrides(cls, camel_case: bool) -> dict:
     from cattrs.gen import override
 
-    overrides = {f.name: override(omit=True) for f in attrs.fields(cls) if not f.eq}
+    fields = _attributes(cls)
+    overrides = {f.name: override(omit=True) for f in fields if not f.eq}
     if camel_case:
-        overrides.update({f.name: override(rename=camel(f.name)) for f in attrs.fields(cls) if f.eq and camel(f.name) != f.name})
+        overrides.update({f.name: override(rename=camel(f.name)) for f in fields if f.eq and camel(f.name) != f.name})
     # A field added later that is left out while it holds its default, so the JSON and the
     # fingerprints of every IR that does not use it stay as they were (PolicyAction.message).
-    overrides.update({f.name: override(omit_if_default=True) for f in attrs.fields(cls)
+    overrides.update({f.name: override(omit_if_default=True) for f in fields
                       if f.eq and f.metadata.get("omit_if_default") and f.name not in overrides})
     return overrides
 
 
 def _omit_positions(converter, cls, tagged: frozenset, camel_case: bool = False):
-    from cattrs.gen import make_dict_unstructure_fn
+    from cattrs.gen import make_dict_unstructure_fn_from_attrs
 
     overrides = _overrides(cls, camel_case)
-    plain = make_dict_unstructure_fn(cls, converter, **overrides)
+    plain = make_dict_unstructure_fn_from_attrs(list(_attributes(cls)), cls, converter, **overrides)
     if cls.__name__ not in tagged:
         return plain
     # Union members carry their tag wherever they appear (also in Optional fields).
@@ -54,10 +77,10 @@ def _omit_positions(converter, cls, tagged: frozenset, camel_case: bool = False)
 
 
 def _structure_without_positions(converter, cls, tagged: frozenset, camel_case: bool = False):
-    from cattrs.gen import make_dict_structure_fn
+    from cattrs.gen import make_dict_structure_fn_from_attrs
 
     overrides = _overrides(cls, camel_case)
-    plain = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
+    plain = make_dict_structure_fn_from_attrs(list(_attributes(cls)), cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
     if cls.__name__ not in tagged:
         return plain
 
@@ -79,15 +102,11 @@ def converter(camel_case: bool = False):
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.syntax import expr_ast as ast
 
-    for module in (ir, ast):
-        for value in vars(module).values():
-            if isinstance(value, type) and attrs.has(value):
-                attrs.resolve_types(value, globalns=vars(module), localns={**vars(ir), **vars(ast)})
     conv = make_converter(forbid_extra_keys=True)
     unions = (ast.Expr, ast.Reference, ast.Part, ir.Value)
     tagged = frozenset(member.__name__ for union in unions for member in typing.get_args(union))
-    conv.register_unstructure_hook_factory(attrs.has, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
-    conv.register_structure_hook_factory(attrs.has, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
+    conv.register_unstructure_hook_factory(records.is_record, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
+    conv.register_structure_hook_factory(records.is_record, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
     # Strict primitives: a number is never silently turned into a string, nor back.
     for kind in (str, int, float, bool):
         conv.register_structure_hook(kind, _strict(kind))

@@ -8,46 +8,46 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import attrs
+from catalyst_dsl.records import record
 
 
-@attrs.frozen
+@record
 class Type:
     def describe(self) -> str:
         raise NotImplementedError
 
 
-@attrs.frozen
+@record
 class AnyT(Type):
     def describe(self) -> str:
         return "any"
 
 
-@attrs.frozen
+@record
 class StringT(Type):
     def describe(self) -> str:
         return "string"
 
 
-@attrs.frozen
+@record
 class NumberT(Type):
     def describe(self) -> str:
         return "number"
 
 
-@attrs.frozen
+@record
 class BooleanT(Type):
     def describe(self) -> str:
         return "boolean"
 
 
-@attrs.frozen
+@record
 class NullT(Type):
     def describe(self) -> str:
         return "null"
 
 
-@attrs.frozen
+@record
 class EnumT(Type):
     values: tuple[str, ...]
 
@@ -55,7 +55,7 @@ class EnumT(Type):
         return " | ".join(repr(v) for v in self.values)
 
 
-@attrs.frozen
+@record
 class ArrayT(Type):
     item: Type = AnyT()
 
@@ -63,14 +63,14 @@ class ArrayT(Type):
         return f"array<{self.item.describe()}>" if not isinstance(self.item, AnyT) else "array"
 
 
-@attrs.frozen
+@record
 class Field:
     type: Type
     required: bool = False
     doc: str = ""
 
 
-@attrs.frozen
+@record
 class ObjectT(Type):
     """An object: known fields, and (when open) other keys of type `rest`."""
 
@@ -102,7 +102,7 @@ class ObjectT(Type):
         return "{" + ", ".join(self.names()) + (", …" if self.open else "") + "}"
 
 
-@attrs.frozen
+@record
 class UnionT(Type):
     options: tuple[Type, ...]
 
@@ -110,7 +110,7 @@ class UnionT(Type):
         return " | ".join(o.describe() for o in self.options)
 
 
-@attrs.frozen
+@record
 class StepsT(Type):
     """A list of steps (the body of if, for-each, try, function, parallel)."""
 
@@ -118,7 +118,7 @@ class StepsT(Type):
         return "steps"
 
 
-@attrs.frozen
+@record
 class DurationT(Type):
     """Seconds as a number, or a string with a unit: 30s, 5m, 1h, 500ms."""
 
@@ -126,7 +126,7 @@ class DurationT(Type):
         return "duration"
 
 
-@attrs.frozen
+@record
 class InputsT(Type):
     """Input declarations (the `inputs` of a `function`)."""
 

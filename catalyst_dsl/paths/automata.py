@@ -21,9 +21,8 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Final, Union
 
-import attrs
-
 from catalyst_dsl.paths.charsets import DOT, PLAIN_CHAR, SEGMENT_CHAR, SEPARATOR, SLASH, Spans, contains, intersect, sample
+from catalyst_dsl.records import record
 
 # -- the path automaton ------------------------------------------------------------------
 
@@ -73,7 +72,7 @@ Token = Union[Spans, _Star]
 Segment = Union[tuple[Token, ...], str]
 
 
-@attrs.frozen
+@record
 class Nfa:
     """Start state 0; `edges[s]` lists (characters, next state); no empty moves."""
 

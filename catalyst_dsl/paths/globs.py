@@ -13,12 +13,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-import attrs
-
 from catalyst_dsl.syntax.templates import find_expression_end
 
 from catalyst_dsl.paths.automata import GLOBSTAR, STAR, Nfa, Segment, Token, accepts, build_nfa, common_path, uncovered_path
 from catalyst_dsl.paths.charsets import MAX_CODE, SEGMENT_CHAR, Spans, complement, contains, intersect, merge, single
+from catalyst_dsl.records import field, record
 
 
 # -- reading patterns and paths ---------------------------------------------------------
@@ -184,19 +183,19 @@ def _class_item(code: int) -> str:
 # -- the questions -----------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Glob:
     """A compiled write pattern. Globs are equal when their canonical `key`s are."""
 
     #: The pattern as written (templates included when made with `from_template`).
-    text: str = attrs.field(eq=False)
+    text: str = field(eq=False)
     #: Canonical text: `./a//b/` and `a/b/**` share one.
     key: str
-    segments: tuple[Segment, ...] = attrs.field(eq=False, repr=False)
-    _shape: _Shape = attrs.field(eq=False, repr=False)
+    segments: tuple[Segment, ...] = field(eq=False, repr=False)
+    _shape: _Shape = field(eq=False, repr=False)
     #: The automaton, built on first use: most write patterns are placed by their text
     #: alone (a plain `dir/**` grant), so most never need one.
-    _built: list = attrs.field(factory=list, eq=False, repr=False)
+    _built: list = field(factory=list, eq=False, repr=False)
 
     @property
     def nfa(self) -> Nfa:
@@ -249,7 +248,7 @@ def _from_template(text: str) -> Glob:
     return Glob(text, glob.key, glob.segments, glob._shape, glob._built)
 
 
-@attrs.frozen
+@record
 class _Shape:
     """Cheap facts that rule out most overlaps before any automaton runs."""
 

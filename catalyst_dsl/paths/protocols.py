@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
 from catalyst_dsl.expr_builtins import PROTOCOLS
+from catalyst_dsl.records import record
 
 #: The run's scratch space: always writable, and empty until the run writes into it.
 SCRATCH = "temp://"
 
 
-@attrs.frozen
+@record
 class Placed:
     """A written path placed in the project.
 

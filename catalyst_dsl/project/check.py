@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.calls import check_calls, check_names
 from catalyst_dsl.checks.cycles import check_cycles
@@ -21,16 +19,17 @@ from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.library import Library, absolute
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 
-@attrs.define
+@record(frozen=False)
 class LibraryCheck:
     library: Library
     files: list[str]
     diagnostics: list[Diagnostic]
     #: Files reported on that are not playbooks (kai's `_index.yaml`).
-    other_sources: dict[str, SourceFile] = attrs.Factory(dict)
+    other_sources: dict[str, SourceFile] = factory(dict)
 
     @property
     def sources(self) -> dict[str, SourceFile]:

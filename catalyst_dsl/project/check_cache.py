@@ -367,8 +367,6 @@ def _text(data: bytes, form) -> str | None:
 
 def _classes() -> dict[str, type]:
     """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
-    import attrs
-
     from catalyst_dsl.checks.scope import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
@@ -377,7 +375,7 @@ def _classes() -> dict[str, type]:
     found: dict[str, type] = {}
     for module in (nodes, types, expr_ast):
         for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == module.__name__ and attrs.has(value):
+            if isinstance(value, type) and value.__module__ == module.__name__ and records.is_record(value):
                 found[value.__name__] = value
     for cls in (CallSite, model.Diagnostic, model.Label):
         found[cls.__name__] = cls
@@ -438,12 +436,8 @@ def _registry() -> dict[str, type]:
 
 
 def _fields(cls: type) -> tuple:
-    """The fields of an attrs class (the IR) or of a record (diagnostics)."""
-    if records.is_record(cls):
-        return records.fields(cls)
-    import attrs
-
-    return attrs.fields(cls)
+    """The fields of a kept class: all are records (the IR, diagnostics, call sites)."""
+    return records.fields(cls)
 
 
 class _Encoder:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import attrs
-
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.scope import CallSite
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
@@ -27,23 +25,24 @@ from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.project.discovery import discover_folders
+from catalyst_dsl.records import field, record
 from catalyst_dsl.syntax.source import Span
 
 
-@attrs.frozen
+@record
 class Edge:
     """One call from a playbook to another, as written, with where it resolved to."""
 
     caller: str
     target: str
     kind: str  # "playbook" (a YAML step) | "markdown-ref"
-    span: Span | None = attrs.field(eq=False)
+    span: Span | None = field(eq=False)
     #: The file called, or None when nothing matches (or the target is computed at run time).
     callee: str | None = None
     #: Under an `if`, a loop, a catch handler or a `condition`.
     guarded: bool = False
     dynamic: bool = False
-    site: CallSite | None = attrs.field(default=None, eq=False)
+    site: CallSite | None = field(default=None, eq=False)
 
 
 class Library:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Union
 
-import attrs
+from catalyst_dsl.records import field, record
 
 
 def _pos():
-    return attrs.field(default=0, eq=False, kw_only=True)
+    return field(default=0, eq=False, kw_only=True)
 
 
-@attrs.frozen
+@record
 class Literal:
     value: object
     kind: str  # "number" | "string" | "boolean" | "null" | "undefined"
@@ -24,14 +24,14 @@ class Literal:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class ArrayExpr:
     items: tuple["Expr", ...]
     start: int = _pos()
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class ObjectEntry:
     key: str
     value: "Expr"
@@ -39,21 +39,21 @@ class ObjectEntry:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class ObjectExpr:
     entries: tuple[ObjectEntry, ...]
     start: int = _pos()
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Name:
     name: str
     start: int = _pos()
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Member:
     target: "Expr"
     name: str
@@ -61,7 +61,7 @@ class Member:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Index:
     target: "Expr"
     index: "Expr"
@@ -69,7 +69,7 @@ class Index:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Call:
     callee: "Expr"
     args: tuple["Expr", ...]
@@ -77,7 +77,7 @@ class Call:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Unary:
     op: str
     operand: "Expr"
@@ -85,7 +85,7 @@ class Unary:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Binary:
     op: str
     left: "Expr"
@@ -94,7 +94,7 @@ class Binary:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class Conditional:
     test: "Expr"
     then: "Expr"
@@ -103,7 +103,7 @@ class Conditional:
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class PathRef:
     """`{{ a.b.0 }}`: a name and the segments after it. Names may contain `-`."""
 
@@ -117,7 +117,7 @@ class PathRef:
         return ".".join((self.root, *self.segments))
 
 
-@attrs.frozen
+@record
 class ProtocolRef:
     """`{{ xe://features/x/spec }}`: a path in one of the path protocols."""
 
@@ -131,14 +131,14 @@ Expr = Union[Literal, ArrayExpr, ObjectExpr, Name, Member, Index, Call, Unary, B
 Reference = Union[PathRef, ProtocolRef]
 
 
-@attrs.frozen
+@record
 class TextPart:
     text: str
     start: int = _pos()
     end: int = _pos()
 
 
-@attrs.frozen
+@record
 class RefPart:
     """`{{ reference }}`; the reference's offsets count from `base` in the template."""
 
@@ -148,7 +148,7 @@ class RefPart:
     base: int = _pos()
 
 
-@attrs.frozen
+@record
 class ExprPart:
     """`${{ expression }}`; the expression's offsets count from `base` in the template."""
 
@@ -161,7 +161,7 @@ class ExprPart:
 Part = Union[TextPart, RefPart, ExprPart]
 
 
-@attrs.frozen
+@record
 class TemplateError:
     """A problem found while parsing a template; offsets as for nodes."""
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import functools
 
-import attrs
-
 from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.records import record, replace
 from catalyst_dsl.syntax.expressions import ExpressionSyntaxError, parse
 
 #: Longer template text is not something a person wrote by hand; refuse it quickly.
 MAX_TEMPLATE_LENGTH = 1_000_000
 
 
-@attrs.frozen
+@record
 class ParsedTemplate:
     text: str
     parts: tuple[ast.Part, ...]
@@ -111,7 +110,7 @@ class _Splitter:
             ref = parse(inner, "reference")
         except ExpressionSyntaxError as exc:
             err = exc.error
-            self.errors.append(attrs.evolve(err, start=base + err.start, end=base + err.end) if inner.strip() else attrs.evolve(err, start=open_at, end=end))
+            self.errors.append(replace(err, start=base + err.start, end=base + err.end) if inner.strip() else replace(err, start=open_at, end=end))
             self.buffer_start = end
             return end
         self.parts.append(ast.RefPart(ref, start=open_at, end=end, base=base))
@@ -144,7 +143,7 @@ class _Splitter:
             expr = parse(inner, "expression")
         except ExpressionSyntaxError as exc:
             err = exc.error
-            self.errors.append(attrs.evolve(err, start=base + err.start, end=base + err.end))
+            self.errors.append(replace(err, start=base + err.start, end=base + err.end))
             self.buffer_start = end
             return end
         self.parts.append(ast.ExprPart(expr, start=open_at, end=end, base=base))

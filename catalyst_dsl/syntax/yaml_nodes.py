@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Union
 
-import attrs
-
+from catalyst_dsl.records import field, record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
-@attrs.define(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class YScalar:
     """A scalar with its YAML 1.2 core value and the text as written.
 
@@ -22,7 +21,7 @@ class YScalar:
     style: str  # "" plain, "'" / '"' quoted, "|" literal, ">" folded
     start: int
     end: int
-    source: SourceFile = attrs.field(repr=False)
+    source: SourceFile = field(repr=False)
     tag: str | None = None  # an explicit tag such as !!str, if any
 
     @property
@@ -38,12 +37,12 @@ class YScalar:
         return "scalar"
 
 
-@attrs.define(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class YSeq:
     items: list["YNode"]
     start: int
     end: int
-    source: SourceFile = attrs.field(repr=False)
+    source: SourceFile = field(repr=False)
     flow: bool = False
 
     @property
@@ -55,14 +54,14 @@ class YSeq:
         return "list"
 
 
-@attrs.define(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class YMap:
     """A mapping; `pairs` keeps order and the key nodes (duplicates are reported, not kept)."""
 
     pairs: list[tuple[YScalar, "YNode"]]
     start: int
     end: int
-    source: SourceFile = attrs.field(repr=False)
+    source: SourceFile = field(repr=False)
     flow: bool = False
 
     @property

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import enum
 
-import attrs
-
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax import expr_ast as ast
 
 class Context(enum.Enum):
@@ -18,7 +17,7 @@ class Context(enum.Enum):
     UNSAFE = "a place that cannot be escaped"
 
 
-@attrs.frozen
+@record
 class Slot:
     """Where one placeholder stands. `start`/`end` are its offsets in the template text.
 
