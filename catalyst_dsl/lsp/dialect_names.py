@@ -119,7 +119,7 @@ def cleo_names(source: SourceFile) -> list[Name]:
     for node in book.nodes:
         if node.id not in declared:  # a second node of one id is C-reported; the first is the one named
             declared.add(node.id)
-            names.append(Name("node", node.id, node.id_span, tuple(ids.get(node.id, ()))))
+            names.append(Name("node", node.id, node.id_span, tuple(sorted(ids.get(node.id, ()), key=lambda s: (s.line, s.col)))))
     placeholders: dict[str, list[Span]] = {}
     for name, span in input_placeholders(book):
         placeholders.setdefault(name, []).append(span)
