@@ -60,6 +60,8 @@ nodes:
     depends: [implement]
     on_failure:
       inject_into: implement
+    requires:
+      from: implement
 edges:
   - from: implement
     to: ok
@@ -121,6 +123,9 @@ async def _kai(project: Path) -> None:
         assert await ask.hover(*_at(KAI, "{{ feature", 4)) == "**feature** (kai arg, required)\n\nthe feature the run works on (kai's implicit argument)"
         assert await ask.hover(*_at(KAI, "gate_on_breaking")) == (
             "**gate_on_breaking** (kai autonomy) lowers to:\n\n- a check after the step failing with `AgreementBreaking`, handled by `Inquire`")
+        editor.change(uri, KAI.replace("autonomy: skip", "autonomy: gate_always"))
+        assert await ask.hover(*_at(KAI, "skip")) == "**gate_always** (kai autonomy) lowers to:\n\n- a checkpoint before the step, `policy: human`"
+        editor.change(uri, KAI)
         assert await ask.hover(*_at(KAI, "skip")) == "**skip** (kai autonomy) lowers to:\n\n- `condition: false`: the step never runs"
         policy = await ask.hover(*_at(KAI, "retry_once"))
         assert policy.startswith("**retry_once** (kai error policy) lowers to the step's error policy:\n\n- any error: `Stop after 1 retry`\n- `PreconditionFailed`: `Suspend`")
@@ -177,7 +182,7 @@ async def _cleo(project: Path) -> None:
         # Go to definition of a node id from `to:`, `depends:` and `inject_into:`; of an input
         # from `{{ ticket }}` and `{{ inputs.ticket }}`.
         implement = ("fix.cantbook", *_at(CANTBOOK, "implement", 0), _at(CANTBOOK, "implement", 0)[1] + len("implement"))
-        for needle in ("[implement]", "inject_into: implement", "from: implement"):
+        for needle in ("[implement]", "inject_into: implement", "  from: implement", "- from: implement"):
             assert await ask.definition(*_at(CANTBOOK, needle, len(needle) - 2)) == implement
         ticket = ("fix.cantbook", *_at(CANTBOOK, "ticket", 0), _at(CANTBOOK, "ticket", 0)[1] + 6)
         assert await ask.definition(*_at(CANTBOOK, "{{ ticket", 3)) == ticket
@@ -185,7 +190,7 @@ async def _cleo(project: Path) -> None:
 
         # Find references: from a node's id, every place naming it; from an input, its `{{ }}`.
         found = await ask.references(*_at(CANTBOOK, "implement", 0))
-        assert [r[1] for r in found] == [7, 21, 23, 25]  # its id, `depends`, `inject_into`, `from`
+        assert [r[1] for r in found] == [7, 21, 23, 25, 27]  # its id, `depends`, `inject_into`, `requires.from`, an edge's `from`
         assert [r[1:] for r in await ask.references(*_at(CANTBOOK, "ticket", 1), declaration=False)] == [
             (*_at(CANTBOOK, "{{ ticket", 3), _at(CANTBOOK, "{{ ticket", 3)[1] + 6),
             (*_at(CANTBOOK, "inputs.ticket", 7), _at(CANTBOOK, "inputs.ticket", 7)[1] + 6)]
@@ -242,6 +247,15 @@ async def _completion(project: Path) -> None:
         # A flow list of a key that takes no names offers nothing.
         editor.change(uri, head + "    command: [")
         assert await editor.complete(uri, head.count("\n"), 14) == []
+
+        # In a cantbook: node ids in a `depends` flow list (less those listed and the node's
+        # own: a cycle); an edge's keys less those written.
+        book = editor.open(project / "fix.cantbook")
+        nodes = CANTBOOK[:CANTBOOK.index("edges:")]
+        editor.change(book, nodes + "  - id: report\n    type: approval\n    depends: [implement, ")
+        assert await editor.complete(book, nodes.count("\n") + 2, 31) == ["ok", "validate"]
+        editor.change(book, nodes + "edges:\n  - from: ok\n    \n    when: {exists: x}\n")
+        assert await editor.complete(book, nodes.count("\n") + 2, 4) == ["to", "contract"]
 
 
 def test_kai_completion_of_unwritten_keys_and_in_flow_lists(tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ async def _cleo_session(project: Path) -> None:
 
         # Node ids under `depends`, after `inject_into`, `from` and `to`.
         editor.change(uri, CANTBOOK + "    depends:\n      - ")
-        assert await editor.complete(uri, last + 1, 8) == ["implement", "validate"]
+        assert await editor.complete(uri, last + 1, 8) == ["implement"]  # not `validate` itself
         editor.change(uri, CANTBOOK + "    on_failure:\n      inject_into: im")
         assert await editor.complete(uri, last + 1, 21) == ["implement"]
         editor.change(uri, CANTBOOK + "edges:\n  - from: implement\n    to: v")

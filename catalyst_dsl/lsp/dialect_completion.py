@@ -89,8 +89,9 @@ def cleo_completions(source: SourceFile, offset: int, compiled: Compiled | None)
 
     def keys(parent: str | None, above: str, column: int) -> tuple[tuple[str, ...] | list[str], str]:
         names, kind = _CLEO_UNDER.get(parent, ((), "key"))
-        if names == _NODE_ID:
-            return ids(), kind
+        if names == _NODE_ID:  # a node depending on itself is a cycle: its own id is left out
+            own = {m.group(1) for line in _item_above(above, column) if (m := _DECLARED_ID.match(line))}
+            return [i for i in ids() if i not in own], kind
         if parent == "nodes":
             return cleo.COMMON_KEYS + _type_keys(above, source.text[offset:], column), kind
         return names, kind
@@ -159,12 +160,7 @@ def _written_keys(above: str, below: str, column: int, starts_item: bool) -> set
 def _type_keys(above: str, below: str, column: int) -> tuple[str, ...]:
     """The keys of the node's type when its `type:` is written (above or below the
     cursor, within the node), else the keys of every type."""
-    lines = above.split("\n")[:-1]
-    item: list[str] = []
-    for line in reversed(lines):  # up to the node's dash line
-        item.append(line)
-        if line.strip().startswith("-") and len(line) - len(line.lstrip()) < column:
-            break
+    item = _item_above(above, column)
     for line in below.split("\n")[1:]:  # down to the next node
         if line.strip() and len(line) - len(line.lstrip()) < column:
             break
@@ -174,6 +170,17 @@ def _type_keys(above: str, below: str, column: int) -> tuple[str, ...]:
         if found is not None and found.group(1) in cleo.TYPE_KEYS:
             return cleo.TYPE_KEYS[found.group(1)]
     return tuple(dict.fromkeys(k for keys in cleo.TYPE_KEYS.values() for k in keys))
+
+
+def _item_above(above: str, column: int) -> list[str]:
+    """The lines above the cursor's of the list item holding a key at `column`, up to the
+    item's dash line."""
+    item: list[str] = []
+    for line in reversed(above.split("\n")[:-1]):
+        item.append(line)
+        if line.strip().startswith("-") and len(line) - len(line.lstrip()) < column:
+            break
+    return item
 
 
 def _input_names(compiled: Compiled | None, prefix: str) -> list[Suggestion]:
