@@ -173,6 +173,9 @@ async def _cleo(project: Path) -> None:
         assert agentic.endswith("`allowed_skills`, `allowed_tools`")
         assert await ask.hover(*_at(CANTBOOK, "from: implement", 7)) == "**implement** (cleo agentic node, line 8)\n\nImplements the fix"
         assert await ask.hover(*_at(CANTBOOK, "{{ ticket", 3)) == "**ticket** (cleo input, required)\n\nThe ticket to fix"
+        editor.change(uri, CANTBOOK.replace("    required: true\n", "    default: 3\n"))
+        assert await ask.hover(*_at(CANTBOOK, "{{ ticket", 3)) == "**ticket** (cleo input, optional, default `3`)\n\nThe ticket to fix"
+        editor.change(uri, CANTBOOK)
         assert await ask.hover(*_at(CANTBOOK, "permissive")) == (
             "**permissive** (cleo approval policy): the gate passes by itself when cleo's 10 default rules approve every command "
             "up to the next gate (`make test`); else a person answers it")

@@ -13,6 +13,8 @@ node id where it is named, that node; `{{ name }}` the input.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -25,6 +27,7 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq
 
 #: How much of a slash command's file a hover shows.
 COMMAND_LINES = 12
+COMMAND_CHARS = 2000
 
 
 def kai_hover(source: SourceFile, offset: int, root: Path | None = None) -> str | None:
@@ -113,17 +116,19 @@ def _command(text: str, root: Path | None) -> str:
         return head + (": no file for it in the project's `.claude/commands/`" if root is not None else "")
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            lines = [line.rstrip("\n") for _, line in zip(range(COMMAND_LINES), f)]
+            head_text = f.read(COMMAND_CHARS)  # a file of one long line is not read whole
     except OSError:
         return head
-    shown = "\n".join(lines).replace("```", "` ` `")  # the file's text stays text in the fence
-    return f"{head}: `{path.relative_to(root.resolve()).as_posix()}`\n\n```markdown\n{shown}\n```"
+    shown = "\n".join(head_text.split("\n")[:COMMAND_LINES]).rstrip("\n")
+    # A fence longer than any run of backticks in the file keeps its text as text.
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
+    return f"{head}: `{path.relative_to(root.resolve()).as_posix()}`\n\n{fence}markdown\n{shown}\n{fence}"
 
 
 def _input(decl: ir.InputDecl, what: str) -> str:
     facts = ["required" if decl.required else "optional"]
     if decl.default is not None and isinstance(decl.default, ir.Lit):
-        facts.append(f"default `{decl.default.value!r}`" if decl.default.value != "" else "default empty text")
+        facts.append(f"default `{json.dumps(decl.default.value)}`" if decl.default.value != "" else "default empty text")
     text = f"**{decl.name}** ({what}, {', '.join(facts)})"
     return text + (f"\n\n{decl.description}" if decl.description else "")
 
