@@ -55,8 +55,10 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
         if decl is None:
             return f"**{name.name}**: not a declared arg (kai leaves the text as written)"
         return _input(decl, "kai arg")
+    def on(named: kai.Named | None) -> bool:
+        return named is not None and contains(source, named.span, offset)
+
     for step in document.steps:
-        on = lambda named: named is not None and contains(source, named.span, offset)  # noqa: E731
         if not any(on(n) for n in (step.autonomy, step.error_policy, step.model, step.command, *step.triggers)):
             continue
         if on(step.command):
