@@ -112,13 +112,14 @@ async def _cleo_session(project: Path) -> None:
 
         # Node ids under `depends`, after `inject_into`, `from` and `to`.
         editor.change(uri, CANTBOOK + "    depends:\n      - ")
-        assert await editor.complete(uri, last + 1, 8) == ["implement", "validate"]
+        assert await editor.complete(uri, last + 1, 8) == ["implement"]  # not `validate` itself
         editor.change(uri, CANTBOOK + "    on_failure:\n      inject_into: im")
         assert await editor.complete(uri, last + 1, 21) == ["implement"]
         editor.change(uri, CANTBOOK + "edges:\n  - from: implement\n    to: v")
         assert await editor.complete(uri, last + 2, 9) == ["validate"]
         editor.change(uri, CANTBOOK + "edges:\n  - from: implement\n    ")
-        assert await editor.complete(uri, last + 2, 4) == list(cleo.EDGE_KEYS)
+        # `from` is written in this edge already.
+        assert await editor.complete(uri, last + 2, 4) == [k for k in cleo.EDGE_KEYS if k != "from"]
 
         # Handlers: their keys, events and actions.
         editor.change(uri, CANTBOOK + "error_handlers:\n  - on: iter")
@@ -195,7 +196,7 @@ async def _hovers(project: Path) -> None:
         verdict = await hover(last + 4, 10)
         assert verdict.startswith("**qa_verdict_pass** (kai condition) holds when:\n\n- any of\n")
         assert "  - the file `.qa/{{feature}}/verdict.yaml` matches `verdict:[ \\t]*PASS\\b`" in verdict
-        assert await hover(last, 14) is None  # `auto` is no condition
+        assert await hover(last, 14) == "**auto** (kai autonomy) lowers to:\n\n- the step runs with no checkpoint of its own"  # no condition
 
 
 def test_hover_of_kai_conditions(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 #: Handler triggers and actions as catalyst error codes and policy actions (B4.8).
 HANDLER_CODES = {"contract_violation": "ContractViolation", "iteration_cap_exceeded": "IterationCapExceeded", "agentic_timeout": "StepTimeout"}
 HANDLER_ACTIONS = {"abort": "Stop", "hitl_escalate": "Inquire", "inject_hint": "Continue"}
+#: The action each node type lowers to (B5); the editor's hover of a node type reads it too.
+NODE_ACTIONS = {"agentic": "ai-prompt", "deterministic": "command", "approval": "checkpoint"}
 #: The error code of a failed contract (B4.6), and of an approval node answered `reject`.
 CONTRACT = "ContractViolation"
 REJECTED = "ApprovalRejected"
@@ -275,7 +277,7 @@ class Lowerer:
         ensures = ir.Checks((ir.Check("expression", ir.MapV((ir.Entry("expression", approved),)), span=node.map.span),), REJECTED, span=node.map.span)
         fields = [f"nodeId: {json.dumps(node.id)}", *(f"{key}: {ref}.{path}" for key, path in LAST_APPROVAL_KEYS)]
         last = _expression("{" + ", ".join(fields) + "}", node.map.span, t.ANY)
-        return ir.Step("checkpoint", ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
+        return ir.Step(NODE_ACTIONS["approval"], ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
                        ensures=ensures, bindings=ir.MapV((ir.Entry(LAST_APPROVAL, last),)))
 
     def edge_check(self, edge: Edge) -> list[Item]:
@@ -438,7 +440,7 @@ class Lowerer:
                 config.append(ir.Entry(key, ir.Lit(keys[key][1].value, span=keys[key][1].span), span=keys[key][0].span))
         config.append(ir.Entry("return", ir.Lit("a JSON object: the context keys this node produces")))
         requires, ensures = self.contracts(node)
-        return ir.Step("ai-prompt", ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), span=node.map.span, name_span=node.id_span,
+        return ir.Step(NODE_ACTIONS["agentic"], ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), span=node.map.span, name_span=node.id_span,
                        requires=requires, ensures=ensures, bindings=_expression(_ref(node.id), node.map.span, _OBJECT))
 
     def deterministic(self, node: Node) -> ir.Step:
@@ -460,7 +462,7 @@ class Lowerer:
         # What cleo merges into the context for a program that succeeded (B4.5).
         bindings = ir.MapV(tuple(ir.Entry(node.id + suffix, _expression(f"{ref}.{field}", node.map.span, t.ANY)) for suffix, field in PROGRAM_OUTPUTS))
         requires, ensures = self.contracts(node)
-        return ir.Step("command", ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), timeout=timeout,
+        return ir.Step(NODE_ACTIONS["deterministic"], ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), timeout=timeout,
                        writes=(ir.Lit("**"),), writes_declared=True, span=node.map.span, action_span=keys["command"][0].span, name_span=node.id_span,
                        requires=requires, ensures=ensures, bindings=bindings)
 

@@ -23,6 +23,8 @@ _KEY_AT_CURSOR = re.compile(r"^(\s*)(-\s+)?([A-Za-z_][\w-]*)?$")
 _KEY_VALUE = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w-]*):\s+['\"]?([\w-]*)$")
 #: A `{{` opened before the cursor and not closed yet, with the name begun in it.
 _OPEN_TEMPLATE = re.compile(r"\{\{\s*(?!.*\}\})([\w-]*)$")
+#: An item being written in a flow list on its key's line: `preconditions: [spec_exists, pl`.
+_FLOW_ITEM = re.compile(r"^\s*(?:-\s+)?([A-Za-z_][\w-]*):\s*\[([^\]\[{}]*,)?\s*['\"]?([\w-]*)$")
 #: A slash command being written after `command:`.
 _COMMAND_VALUE = re.compile(r"^\s*(?:-\s+)?command:\s+['\"]?/([\w.:-]*)$")
 #: A line holding a key: its indentation, list dash and key.
@@ -87,8 +89,9 @@ def cleo_completions(source: SourceFile, offset: int, compiled: Compiled | None)
 
     def keys(parent: str | None, above: str, column: int) -> tuple[tuple[str, ...] | list[str], str]:
         names, kind = _CLEO_UNDER.get(parent, ((), "key"))
-        if names == _NODE_ID:
-            return ids(), kind
+        if names == _NODE_ID:  # a node depending on itself is a cycle: its own id is left out
+            own = {m.group(1) for line in _item_above(above, column) if (m := _DECLARED_ID.match(line))}
+            return [i for i in ids() if i not in own], kind
         if parent == "nodes":
             return cleo.COMMON_KEYS + _type_keys(above, source.text[offset:], column), kind
         return names, kind
@@ -105,6 +108,11 @@ def _completions(source: SourceFile, offset: int, compiled: Compiled | None, val
     template = _OPEN_TEMPLATE.search(before)
     if template is not None:
         return _input_names(compiled, template.group(1))
+    flow = _FLOW_ITEM.match(before)
+    if flow is not None:  # a list's items are what goes under its key, less those listed
+        names, kind = keys(flow.group(1), source.text[:line_start], len(before) - len(before.lstrip()))
+        listed = {item.strip().strip("'\"") for item in (flow.group(2) or "").split(",")}
+        return [Suggestion(n, kind, flow.group(1)) for n in names if kind == "value" and n.startswith(flow.group(3)) and n not in listed]
     value = _KEY_VALUE.match(before)
     if value is not None:
         return [Suggestion(c, "value", value.group(1)) for c in values(value.group(1)) if c.startswith(value.group(2))]
@@ -118,18 +126,41 @@ def _completions(source: SourceFile, offset: int, compiled: Compiled | None, val
         return []
     names, kind = keys(parent, above, column)
     prefix = key.group(3) or ""
-    return [Suggestion(n, kind, parent or where) for n in names if n.startswith(prefix)]
+    written = _written_keys(above, source.text[offset:], column, starts_item=key.group(2) is not None) if kind == "key" else set()
+    return [Suggestion(n, kind, parent or where) for n in names if n.startswith(prefix) and n not in written]
+
+
+def _written_keys(above: str, below: str, column: int, starts_item: bool) -> set[str]:
+    """The keys already written in the mapping whose keys are at `column`, on the lines
+    above and below the cursor's (a key is written once in a mapping)."""
+    written: set[str] = set()
+    for line in reversed(above.split("\n")[:-1]) if not starts_item else ():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found = _KEY_LINE.match(line)
+        key_column = len(found.group(1)) + len(found.group(2) or "") if found else -1
+        if key_column == column:
+            written.add(found.group(3))
+            if found.group(2):
+                break  # the list item's first line: the mapping starts here
+            continue
+        if len(line) - len(line.lstrip()) < column:
+            break
+    for line in below.split("\n")[1:]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if len(line) - len(line.lstrip()) < column:
+            break
+        found = _KEY_LINE.match(line)
+        if found is not None and not found.group(2) and len(found.group(1)) == column:
+            written.add(found.group(3))
+    return written
 
 
 def _type_keys(above: str, below: str, column: int) -> tuple[str, ...]:
     """The keys of the node's type when its `type:` is written (above or below the
     cursor, within the node), else the keys of every type."""
-    lines = above.split("\n")[:-1]
-    item: list[str] = []
-    for line in reversed(lines):  # up to the node's dash line
-        item.append(line)
-        if line.strip().startswith("-") and len(line) - len(line.lstrip()) < column:
-            break
+    item = _item_above(above, column)
     for line in below.split("\n")[1:]:  # down to the next node
         if line.strip() and len(line) - len(line.lstrip()) < column:
             break
@@ -139,6 +170,17 @@ def _type_keys(above: str, below: str, column: int) -> tuple[str, ...]:
         if found is not None and found.group(1) in cleo.TYPE_KEYS:
             return cleo.TYPE_KEYS[found.group(1)]
     return tuple(dict.fromkeys(k for keys in cleo.TYPE_KEYS.values() for k in keys))
+
+
+def _item_above(above: str, column: int) -> list[str]:
+    """The lines above the cursor's of the list item holding a key at `column`, up to the
+    item's dash line."""
+    item: list[str] = []
+    for line in reversed(above.split("\n")[:-1]):
+        item.append(line)
+        if line.strip().startswith("-") and len(line) - len(line.lstrip()) < column:
+            break
+    return item
 
 
 def _input_names(compiled: Compiled | None, prefix: str) -> list[Suggestion]:

@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, edits, incremental, knowledge, references
+from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, dialect_names, edits, incremental, knowledge, references
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -323,8 +323,11 @@ def build() -> CatalystServer:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return None
-        if dialect_completion.dialect_of(source.path) == "kai":
-            text = dialect_hover.kai_hover(source, to_offset(source, params.position))
+        dialect = dialect_completion.dialect_of(source.path)
+        if dialect == "kai":
+            text = dialect_hover.kai_hover(source, to_offset(source, params.position), ls.workspace_root(Path(source.path)))
+        elif dialect == "cleo":
+            text = dialect_hover.cleo_hover(source, to_offset(source, params.position), ls.catalog)
         else:
             text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
@@ -335,6 +338,10 @@ def build() -> CatalystServer:
         if source is None:
             return None
         offset = to_offset(source, params.position)
+        dialect = dialect_completion.dialect_of(source.path)
+        if dialect is not None:
+            found = dialect_names.definition(source, offset, dialect, ls.workspace_root(Path(source.path)))
+            return _dialect_location(ls, source, found) if found is not None else None
         target = knowledge.called_playbook(source, offset)
         if target is not None:
             path = _resolve_call(ls, source.path, target)
@@ -349,6 +356,10 @@ def build() -> CatalystServer:
         uri = params.text_document.uri
         source, compiled = ls.compile_open(uri)
         compiled = ls.known(uri, compiled)
+        dialect = dialect_completion.dialect_of(source.path) if source is not None else None
+        if dialect is not None:  # names within the file, as its dialect reads them
+            found = dialect_names.references(source, to_offset(source, params.position), dialect, params.context.include_declaration)
+            return [lsp.Location(uri=uri, range=to_range(source, span)) for span in found]
         if source is None or compiled is None or compiled.playbook is None:
             return []
         return ls.references_at(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
@@ -408,6 +419,17 @@ def _action(source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagno
     at = lsp.Position(line=insertion.line, character=utf16_column(line_text, insertion.column + 1))
     edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lsp.Range(start=at, end=at), new_text=insertion.text)]})
     return lsp.CodeAction(title=insertion.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=preferred or None)
+
+
+def _dialect_location(ls: CatalystServer, source, found: tuple) -> lsp.Location | None:
+    """A place dialect_names found: a span of this file, or the start of another file of the workspace."""
+    path, span = found
+    uri = Path(path).as_uri()
+    if ls.path_of(uri) is None:
+        return None
+    if span is not None:
+        return lsp.Location(uri=uri, range=to_range(source, span))
+    return lsp.Location(uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
 
 
 def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
