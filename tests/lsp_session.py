@@ -33,11 +33,14 @@ class Editor:
         self.log = ""
         #: How many times each file's diagnostics were published.
         self.publications: dict[str, int] = {}
+        #: The document version each publication of a file was made from, in arrival order.
+        self.published_versions: dict[str, list[int | None]] = {}
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: lsp.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = params.diagnostics
             self.publications[params.uri] = self.publications.get(params.uri, 0) + 1
+            self.published_versions.setdefault(params.uri, []).append(params.version)
             self.arrived.set()
 
     async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:

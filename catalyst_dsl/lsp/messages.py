@@ -19,9 +19,9 @@ import re
 import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.v import format_exception, transform_error
-from lsprotocol.types import EXIT
+from lsprotocol.types import EXIT, ResponseErrorMessage
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -43,21 +43,29 @@ class Unreadable:
 
 class CatalystProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict):
-        if "jsonrpc" not in data or "method" not in data:
-            return super().structure_message(data)  # a nested object, or a response to us
-        method = data["method"]
-        known = self.get_message_type(method) if isinstance(method, str) else None
-        fallback = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+        if "jsonrpc" not in data:
+            return data  # a nested object (the hook sees every one), or no message at all
         try:
-            return self._converter.structure(data, known or fallback)
+            return self._converter.structure(data, self._type_of(data))
         except Exception as error:  # noqa: BLE001 - any failure to read it is the sender's
             return Unreadable(data, _problems(error))
+
+    def _type_of(self, data: dict) -> type:
+        """The LSP type of a message, as pygls picks it."""
+        if "method" in data:
+            known = self.get_message_type(data["method"]) if isinstance(data["method"], str) else None
+            return known or (JsonRPCRequestMessage if "id" in data else JsonRPCNotification)
+        if "error" in data:
+            return ResponseErrorMessage
+        return self._result_types.pop(data.get("id"), None) or JsonRPCResponseMessage  # to a request of ours
 
     def handle_message(self, message) -> None:
         if isinstance(message, Unreadable):
             where = f"{message.method}: invalid params: {'; '.join(message.problems)}"
-            if "id" in message.data:
-                log.warning("request %r answered with an error, %s", message.data["id"], where)
+            if "method" not in message.data:
+                log.warning("a response that cannot be read was ignored: %s", "; ".join(message.problems))
+            elif "id" in message.data:
+                log.warning("request %.50r answered with an error, %s", message.data["id"], where)
                 self.answer_error(message.data["id"], INVALID_PARAMS, where)
             else:
                 log.warning("notification ignored, %s", where)
