@@ -56,6 +56,21 @@ class Editor:
         except asyncio.TimeoutError:
             raise AssertionError(f"the diagnostics of {uri} never passed the test: {self.diagnostics.get(uri)}") from None
 
+    async def settled(self, uri: str, timeout: float = 30) -> list[lsp.Diagnostic]:
+        """Wait for the diagnostics of the last version sent: the server checks only the
+        newest text of a burst of edits, so a version edited over at once is never checked
+        (nor remembered as the last that compiled)."""
+        async def wait():
+            while self.published_versions.get(uri, [None])[-1] != self.versions[uri]:
+                self.arrived.clear()
+                await self.arrived.wait()
+            return self.diagnostics[uri]
+
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"version {self.versions[uri]} of {uri} never got its diagnostics") from None
+
     def open(self, path: Path, text: str | None = None) -> str:
         uri = path.as_uri()
         text = path.read_text(encoding="utf-8") if text is None else text

@@ -14,12 +14,18 @@ stands in for the stream:
 
 A refused or dropped message is logged; the body given to pygls in its place is not JSON,
 so it is answered as any unreadable body is (messages.py).
+
+It reads the descriptor through a buffer of its own, so it can also tell whether input is
+waiting that the server has not handled yet (`pending`): the checks of edits wait for a
+burst of them to be read (latest.py).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import select
 from typing import BinaryIO
 
 log = logging.getLogger("catalyst.lsp")
@@ -38,11 +44,28 @@ _LENGTH = re.compile(rb"Content-Length: \d+\r\n\Z")  # as pygls reads it
 
 
 class GuardedInput:
+    """stdin, read through a buffer of its own: it also tells whether more input is
+    waiting (`pending`), so the checks of edits can wait for a burst to be read."""
+
     def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
+        self._stream = stream  # kept open: its descriptor is read directly
+        self._fd = stream.fileno()
+        self._buffer = bytearray()
+        self._ended = False
+
+    def pending(self) -> bool:
+        """Whether bytes the server has not handled yet are waiting, read or not."""
+        if self._buffer:
+            return True
+        if self._ended:
+            return False
+        try:
+            return bool(select.select([self._fd], [], [], 0)[0])
+        except (OSError, ValueError):  # a pipe select cannot watch (Windows): no knowing
+            return False
 
     def readline(self) -> bytes:
-        line = self._stream.readline(MAX_HEADER_LINE)
+        line = self._line(MAX_HEADER_LINE)
         if len(line) == MAX_HEADER_LINE and not line.endswith(b"\n"):
             line = self._drop_long_line(line)
         glued = line.rfind(_HEADER)
@@ -55,14 +78,38 @@ class GuardedInput:
         if size > MAX_BODY:
             log.warning("a message of %d bytes was refused: more than the %d the server reads", size, MAX_BODY)
             return REFUSED
-        return self._stream.read(size)
+        while len(self._buffer) < size and self._fill():
+            pass
+        return self._take(size)
+
+    def _line(self, limit: int) -> bytes:
+        """Up to the next newline, at most `limit` bytes; b"" at the end of input."""
+        while True:
+            end = self._buffer.find(b"\n", 0, limit)
+            if end >= 0:
+                return self._take(end + 1)
+            if len(self._buffer) >= limit or not self._fill():
+                return self._take(limit)
+
+    def _fill(self) -> bool:
+        if self._ended:
+            return False
+        chunk = os.read(self._fd, 65536)
+        self._buffer += chunk
+        self._ended = not chunk
+        return bool(chunk)
+
+    def _take(self, size: int) -> bytes:
+        taken = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return taken
 
     def _drop_long_line(self, start: bytes) -> bytes:
         """Read the rest of an overlong line a piece at a time, keeping only its end (where
         a header may be glued on). Never empty, which would read as the end of input."""
         dropped, tail, piece = len(start), start, start
         while piece and not piece.endswith(b"\n"):
-            piece = self._stream.readline(MAX_HEADER_LINE)
+            piece = self._line(MAX_HEADER_LINE)
             dropped += len(piece)
             tail = (tail + piece)[-MAX_HEADER_LINE:]
         log.warning("a header line of %d bytes was dropped (the limit is %d)", dropped, MAX_HEADER_LINE)

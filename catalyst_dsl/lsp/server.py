@@ -471,4 +471,7 @@ def serve() -> None:
 
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("pygls.server").addFilter(UnparsableLoggedOnce())
-    build().start_io(stdin=GuardedInput(sys.stdin.buffer))
+    wire = GuardedInput(sys.stdin.buffer)
+    server = build()
+    server.edits.busy = wire.pending
+    server.start_io(stdin=wire)
