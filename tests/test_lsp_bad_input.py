@@ -153,9 +153,12 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         # A notification of the wrong shape is only logged; a response to nothing, too.
         send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}})
         send({"jsonrpc": "2.0", "id": "never-asked"})
+        # A change to a document never opened: nothing to apply it to, no error shown.
+        send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": gone["textDocument"]["uri"], "version": 2}, "contentChanges": [{"text": "x"}]}})
         passed.clear()
         assert request(8, "textDocument/hover", gone) == {"id": 8, "jsonrpc": "2.0", "result": None}
-        assert [(m["id"], m["error"]["code"]) for m in passed] == [(None, -32600)]
+        assert [(m.get("id"), m.get("error", {}).get("code")) for m in passed] == [(None, -32600)]  # no window/showMessage
         assert request(9, "shutdown")["result"] is None
         assert request(10, "textDocument/hover", gone)["error"] == {"code": -32600, "message": "textDocument/hover: the server is shutting down"}
         server.stdin.write(_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
@@ -163,7 +166,8 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         assert server.wait(30) == 0
         logged = server.stderr.read().decode("utf-8", "replace")
         for what in ("bytes was dropped (the limit is 4096)", "a message of 999999999999999 bytes was refused",
-                     "notification ignored, textDocument/didOpen: invalid params", "a response that cannot be read was ignored"):
+                     "notification ignored, textDocument/didOpen: invalid params", "a response that cannot be read was ignored",
+                     "gone.yaml, which is not open, was ignored"):
             assert what in logged
         assert "Traceback" not in logged  # the client's mistakes, told in one line each
     finally:

@@ -22,7 +22,7 @@ def _text(i: int, last: bool = False) -> str:
 
 async def _storm(project: Path) -> None:
     async with session(project) as editor:
-        uri = editor.open(project / "playbooks" / "stormy.yaml", BASE)
+        uri = editor.open(project / "playbooks" / "stormy book.yaml", BASE)  # a URI with %20
         await editor.until(uri, lambda ds: len(ds) == 0)
         for i in range(1000):
             editor.change(uri, _text(i, last=i == 999))
@@ -43,7 +43,7 @@ async def _storm(project: Path) -> None:
 def test_a_storm_of_edits_publishes_the_last_version(tmp_path: Path) -> None:
     (tmp_path / "catalyst.toml").write_text("")
     (tmp_path / "playbooks").mkdir()
-    (tmp_path / "playbooks" / "stormy.yaml").write_text(BASE)
+    (tmp_path / "playbooks" / "stormy book.yaml").write_text(BASE)
     asyncio.run(_storm(tmp_path))
 
 

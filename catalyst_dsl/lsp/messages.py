@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 
 import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.v import format_exception, transform_error
-from lsprotocol.types import EXIT, ResponseErrorMessage
+from lsprotocol.types import EXIT, TEXT_DOCUMENT_DID_CHANGE, DidChangeTextDocumentParams, ResponseErrorMessage
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 log = logging.getLogger("catalyst.lsp")
@@ -88,6 +90,15 @@ class CatalystProtocol(LanguageServerProtocol):
                 self.answer_error(message.id, INVALID_REQUEST, f"{message.method}: the server is shutting down")
                 return
         super().handle_message(message)
+
+    @lsp_method(TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: DidChangeTextDocumentParams):
+        # A change to a document never opened (or closed since) has nothing to apply to:
+        # pygls would fail on it and show the editor's user an error for the client's slip.
+        if self._workspace is None or unquote(params.text_document.uri) not in self._workspace.text_documents:
+            log.warning("a change to %s, which is not open, was ignored", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     def answer_error(self, identifier, code: int, text: str) -> None:
         """An error response, written as a plain object so a null id stays in it."""

@@ -94,6 +94,11 @@ class CatalystServer(LanguageServer):
 
         return load_project(Path(path), DiagnosticSink(), ceiling=self.workspace_root(Path(path)))
 
+    def open_document(self, uri: str):
+        """The editor's document of `uri`, None when it is not open (pygls keeps them by
+        their URI percent-decoded: `my%20book.yaml` as `my book.yaml`)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     def compile_open(self, uri: str, text: str | None = None):
         """The document's source and its compilation: from `text`, else from the editor's
         text when it is open, else from its file (a request about a file not open, read
@@ -104,7 +109,7 @@ class CatalystServer(LanguageServer):
         path = self.path_of(uri)
         if path is None:
             return None, None
-        document = self.workspace.text_documents.get(uri) if text is None else None
+        document = self.open_document(uri) if text is None else None
         if text is not None or document is not None:
             data = (text if text is not None else document.source).encode("utf-8", "surrogatepass")
         else:
@@ -152,7 +157,7 @@ class CatalystServer(LanguageServer):
         only the newest text's findings are sent, so an editor never sees those of an older
         version after a newer one's (the versions an editor sends only grow)."""
         with self._lock:  # held while sending, so that no other publication of it overtakes
-            document = self.workspace.text_documents.get(uri)
+            document = self.open_document(uri)
             current = document.version if document is not None else None
             if version != current:
                 return False
@@ -162,7 +167,7 @@ class CatalystServer(LanguageServer):
     def edited(self, uri: str) -> None:
         """A document opened or changed: a library check under way is stale now (it drops
         its result), and the newest text is checked; its publication starts the next."""
-        document = self.workspace.text_documents.get(uri)
+        document = self.open_document(uri)
         if self.path_of(uri) is not None:  # (a URI outside schedules no library check)
             with self._lock:
                 self._generation += 1
@@ -204,7 +209,7 @@ class CatalystServer(LanguageServer):
             with self._lock:
                 if generation != self._generation:
                     return  # an edit came in while this waited: its own check is scheduled
-            versions = {uri: doc.version for uri, doc in list(self.workspace.text_documents.items())}  # of the buffers checked
+            versions = {key: doc.version for key, doc in list(self.workspace.text_documents.items())}  # of the buffers checked
             open_docs = self.open_buffers()
             # With nothing open (the last file closed, maybe deleted), the project of the
             # last check is checked again, so the findings of files gone are cleared.
@@ -235,7 +240,7 @@ class CatalystServer(LanguageServer):
             stale = {p for p in self._published if p not in now.files}  # files gone since
             for path in set(by_file) | stale:
                 uri = Path(path).as_uri()
-                self.publish(uri, by_file.get(path, []), versions.get(uri))
+                self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
             with self._lock:
                 self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
             log.info("library check: %d of %d files", len(checked), len(files))
