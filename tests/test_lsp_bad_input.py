@@ -148,11 +148,15 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         assert errors[5]["error"]["message"] == "textDocument/definition: invalid params: required field missing at params"
         assert "Position.line should be in range [0:2147483647], but was -1 at params.position" in errors[6]["error"]["message"]
         assert request(7, "textDocument/hover", gone, jsonrpc="1.0")["error"]["code"] == -32600
+        assert request(11, "no/such-method")["error"]["code"] == -32601  # params left out, as JSON-RPC allows
+        send({"id": 12, "method": "textDocument/hover", "params": gone})  # no "jsonrpc": answered by its id
+        assert replies.answer(12)["error"]["code"] == -32600
         # An id that is neither a number nor a string cannot be answered by it: a null id.
         send({"jsonrpc": "2.0", "id": {"not": "an id"}, "method": "textDocument/hover", "params": gone})
         # A notification of the wrong shape is only logged; a response to nothing, too.
         send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}})
         send({"jsonrpc": "2.0", "id": "never-asked"})
+        send({"method": "textDocument/didSave", "params": gone})  # a notification without "jsonrpc": no answer
         # A change to a document never opened: nothing to apply it to, no error shown.
         send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": gone["textDocument"]["uri"], "version": 2}, "contentChanges": [{"text": "x"}]}})

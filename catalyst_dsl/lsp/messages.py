@@ -53,9 +53,12 @@ class CatalystProtocol(LanguageServerProtocol):
             return Unreadable(data, _problems(error))
 
     def _type_of(self, data: dict) -> type:
-        """The LSP type of a message, as pygls picks it."""
+        """The LSP type of a message, as pygls picks it (`data` completed when a message of
+        a method LSP does not define leaves its params out, as JSON-RPC lets it)."""
         if "method" in data:
             known = self.get_message_type(data["method"]) if isinstance(data["method"], str) else None
+            if known is None:
+                data.setdefault("params", None)
             return known or (JsonRPCRequestMessage if "id" in data else JsonRPCNotification)
         if "error" in data:
             return ResponseErrorMessage
@@ -74,8 +77,8 @@ class CatalystProtocol(LanguageServerProtocol):
             return
         if not attrs.has(type(message)):  # JSON, but not a JSON-RPC message
             log.warning("not a JSON-RPC message, ignored: %.200r", message)
-            if isinstance(message, dict) and "method" not in message:
-                return  # nothing asked: no answer to give
+            if isinstance(message, dict) and not ("method" in message and "id" in message):
+                return  # no request (a notification or a response without "jsonrpc"): nothing to answer
             identifier = message.get("id") if isinstance(message, dict) else None
             self.answer_error(identifier, INVALID_REQUEST, "not a JSON-RPC 2.0 message: an object with \"jsonrpc\": \"2.0\" and a \"method\" was expected")
             return
