@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 from catalyst_dsl.lsp.framing import MAX_HEADER_LINE, REFUSED, GuardedInput
 
@@ -33,3 +35,21 @@ def test_lines_and_lengths_past_the_limits() -> None:
     assert wire.readline() == b"Content-Length: 7\r\n"  # found after the leftovers before it
     assert wire.read(10**15) == REFUSED  # never allocated
     assert wire.readline() == b""  # an overlong line cut by the end of input: the end
+
+
+def test_a_message_begun_but_never_finished_is_not_pending() -> None:
+    # Garbage without an end, or a client slow to send a body: the reader waits for the
+    # rest, and the checks must not wait for it too.
+    wire, write_end = _pipe(b"Content-Length: 2\r\n\r\n{", close=False)
+    assert wire.readline() == b"Content-Length: 2\r\n" and wire.readline() == b"\r\n"
+    body: list[bytes] = []
+    reader = threading.Thread(target=lambda: body.append(wire.read(2)))
+    reader.start()
+    deadline = time.monotonic() + 30  # a bound against a hang only
+    while wire.pending() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not wire.pending()
+    os.write(write_end, b"}")
+    reader.join(30)
+    assert body == [b"{}"]
+    os.close(write_end)

@@ -52,10 +52,13 @@ class GuardedInput:
         self._fd = stream.fileno()
         self._buffer = bytearray()
         self._ended = False
+        #: Whether the reader is waiting for the rest of a line or body it has begun.
+        self._waiting = False
 
     def pending(self) -> bool:
-        """Whether bytes the server has not handled yet are waiting, read or not."""
-        if self._buffer:
+        """Whether bytes the server has not handled yet are waiting, read or not. The
+        beginning of a message whose rest has not come is not: it may never come."""
+        if self._buffer and not self._waiting:
             return True
         if self._ended:
             return False
@@ -94,7 +97,11 @@ class GuardedInput:
     def _fill(self) -> bool:
         if self._ended:
             return False
-        chunk = os.read(self._fd, 65536)
+        self._waiting = True
+        try:
+            chunk = os.read(self._fd, 65536)
+        finally:
+            self._waiting = False
         self._buffer += chunk
         self._ended = not chunk
         return bool(chunk)
