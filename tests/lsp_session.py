@@ -33,11 +33,14 @@ class Editor:
         self.log = ""
         #: How many times each file's diagnostics were published.
         self.publications: dict[str, int] = {}
+        #: The document version each publication of a file was made from, in arrival order.
+        self.published_versions: dict[str, list[int | None]] = {}
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: lsp.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = params.diagnostics
             self.publications[params.uri] = self.publications.get(params.uri, 0) + 1
+            self.published_versions.setdefault(params.uri, []).append(params.version)
             self.arrived.set()
 
     async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:
@@ -52,6 +55,21 @@ class Editor:
             return await asyncio.wait_for(wait(), timeout)
         except asyncio.TimeoutError:
             raise AssertionError(f"the diagnostics of {uri} never passed the test: {self.diagnostics.get(uri)}") from None
+
+    async def settled(self, uri: str, timeout: float = 30) -> list[lsp.Diagnostic]:
+        """Wait for the diagnostics of the last version sent: the server checks only the
+        newest text of a burst of edits, so a version edited over at once is never checked
+        (nor remembered as the last that compiled)."""
+        async def wait():
+            while self.published_versions.get(uri, [None])[-1] != self.versions[uri]:
+                self.arrived.clear()
+                await self.arrived.wait()
+            return self.diagnostics[uri]
+
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"version {self.versions[uri]} of {uri} never got its diagnostics") from None
 
     def open(self, path: Path, text: str | None = None) -> str:
         uri = path.as_uri()

@@ -9,8 +9,10 @@ import asyncio
 import errno
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -26,40 +28,67 @@ def _frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def _read(stream) -> dict:
+def _read(stream) -> dict | None:
     headers = {}
     while (line := stream.readline().strip()):
         key, _, value = line.decode("ascii").partition(":")
         headers[key.lower()] = value.strip()
-    return json.loads(stream.read(int(headers["content-length"])))
+    return json.loads(stream.read(int(headers["content-length"]))) if headers else None
 
 
-def _answer(stream, number: int) -> dict:
-    """The response to request `number`, past the notifications the server sends meanwhile."""
-    while (message := _read(stream)).get("id") != number:
-        pass
-    return message
+class _Replies:
+    """The server's messages, read as they come by a thread, so that a request never
+    answered fails the test instead of hanging it."""
+
+    def __init__(self, stream) -> None:
+        self._queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream) -> None:
+        while (message := _read(stream)) is not None:
+            self._queue.put(message)
+        self._queue.put(None)
+
+    def answer(self, number, passed: list | None = None) -> dict:
+        """The response to request `number`, past the notifications and other answers
+        the server sends meanwhile (kept in `passed`)."""
+        while True:
+            try:
+                message = self._queue.get(timeout=60)  # a bound against a hang only
+            except queue.Empty:
+                raise AssertionError(f"request {number} was never answered") from None
+            assert message is not None, f"the server closed its output before answering request {number}"
+            if message.get("id") == number:
+                return message
+            if passed is not None:
+                passed.append(message)
+
+
+def _start(tmp_path: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    return subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path, env=env)
 
 
 def test_garbage_on_the_wire_is_logged_and_answered(tmp_path: Path) -> None:
     (tmp_path / "catalyst.toml").write_text("")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    server = subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+    server = _start(tmp_path)
+    replies = _Replies(server.stdout)
     try:
         def request(number: int, method: str, params) -> dict:
             server.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode()))
             server.stdin.flush()
-            return _answer(server.stdout, number)
+            return replies.answer(number)
 
         for garbage in (b"{{{{", b"\xff\xfe not text", b"[1, 2, 3]", b'{"jsonrpc": "2.0", "id": 7}', b'"just a string"'):
             server.stdin.write(_frame(garbage))
         started = request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})
         assert "capabilities" in started["result"]
         assert request(2, "no/such-method", {})["error"]["code"] == -32601
-        # A request whose parameters have the wrong shape: logged (pygls cannot read it far
-        # enough to answer it), and the server goes on answering the next ones.
-        server.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {"nonsense": True}}).encode()))
+        # A request whose parameters have the wrong shape: an error naming what is wrong.
+        wrong = request(3, "textDocument/hover", {"nonsense": True})["error"]
+        assert wrong == {"code": -32602, "message": "textDocument/hover: invalid params: required field missing at params.textDocument; "
+                                                    "required field missing at params.position"}
         # A document never opened, whose file does not exist: an answer, not a crash.
         gone = {"textDocument": {"uri": (tmp_path / "gone.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
         assert request(4, "textDocument/hover", gone) == {"id": 4, "jsonrpc": "2.0", "result": None}
@@ -70,6 +99,81 @@ def test_garbage_on_the_wire_is_logged_and_answered(tmp_path: Path) -> None:
         assert server.wait(30) == 0
         logged = server.stderr.read().decode("utf-8", "replace")
         assert "Expecting value" in logged or "Expecting property name" in logged  # the garbage was logged
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
+    (tmp_path / "catalyst.toml").write_text("")
+    server = _start(tmp_path)
+    replies = _Replies(server.stdout)
+    passed: list[dict] = []
+    try:
+        def send(message: dict) -> None:
+            server.stdin.write(_frame(json.dumps(message).encode()))
+            server.stdin.flush()
+
+        def request(number, method: str, params=None, **fields) -> dict:
+            send({"jsonrpc": "2.0", "id": number, "method": method, **({} if params is None else {"params": params}), **fields})
+            return replies.answer(number, passed)
+
+        # Bytes that are no message, each framed or misframed in its own way.
+        server.stdin.write(_frame(b"{{{{"))  # not JSON: a parse error, with a null id
+        server.stdin.write(_frame(b"[1, 2]"))  # JSON, no message: an invalid request
+        server.stdin.write(_frame(b"[" * 100_000 + b"]" * 100_000))  # nested past the decoder's depth
+        server.stdin.write(b"Content-Length: ten\r\n\r\n{}")  # no length: the body is dropped before the next header
+        server.stdin.write(b"Content-Length: 999999999999999\r\n\r\n" + b"x" * 100)  # refused, never allocated
+        server.stdin.write(b"X-Padding: " + b"y" * 1_000_000 + b"\r\n")  # a header line of a megabyte
+        server.stdin.write(_frame(b'{"jsonrpc": "2.0", "id": 90, "method": "shutdown"}')[:-30].replace(b"Length: 50", b"Length: 20"))
+        # ... then a valid request, after a body shorter than its length said: answered.
+        assert "capabilities" in request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})["result"]
+        assert [(m["id"], m["error"]["code"]) for m in passed] == [(None, -32700), (None, -32600), (None, -32700), (None, -32700), (None, -32700)]
+
+        # Requests of the wrong shape: each answered with what is wrong in it.
+        gone = {"textDocument": {"uri": (tmp_path / "gone.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
+        errors = {
+            2: request(2, "textDocument/hover", {**gone, "position": "x"}),
+            3: request(3, "textDocument/completion", {"position": gone["position"]}),
+            4: request(4, "textDocument/hover", [1, 2]),
+            5: request(5, "textDocument/definition"),
+            6: request(6, "textDocument/hover", {**gone, "position": {"line": -1, "character": 0}}),
+        }
+        assert {n: e["error"]["code"] for n, e in errors.items()} == dict.fromkeys(errors, -32602)
+        assert errors[2]["error"]["message"] == ("textDocument/hover: invalid params: invalid value for type, expected int at params.position.line; "
+                                                 "invalid value for type, expected int at params.position.character")
+        assert errors[3]["error"]["message"] == "textDocument/completion: invalid params: required field missing at params.textDocument"
+        assert "expected TextDocumentIdentifier at params.textDocument" in errors[4]["error"]["message"]
+        assert errors[5]["error"]["message"] == "textDocument/definition: invalid params: required field missing at params"
+        assert "Position.line should be in range [0:2147483647], but was -1 at params.position" in errors[6]["error"]["message"]
+        assert request(7, "textDocument/hover", gone, jsonrpc="1.0")["error"]["code"] == -32600
+        assert request(11, "no/such-method")["error"]["code"] == -32601  # params left out, as JSON-RPC allows
+        send({"id": 12, "method": "textDocument/hover", "params": gone})  # no "jsonrpc": answered by its id
+        assert replies.answer(12)["error"]["code"] == -32600
+        # An id that is neither a number nor a string cannot be answered by it: a null id.
+        send({"jsonrpc": "2.0", "id": {"not": "an id"}, "method": "textDocument/hover", "params": gone})
+        # A notification of the wrong shape is only logged; a response to nothing, too.
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}})
+        send({"jsonrpc": "2.0", "id": "never-asked"})
+        send({"method": "textDocument/didSave", "params": gone})  # a notification without "jsonrpc": no answer
+        # A change to a document never opened: nothing to apply it to, no error shown.
+        send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": gone["textDocument"]["uri"], "version": 2}, "contentChanges": [{"text": "x"}]}})
+        passed.clear()
+        assert request(8, "textDocument/hover", gone) == {"id": 8, "jsonrpc": "2.0", "result": None}
+        assert [(m.get("id"), m.get("error", {}).get("code")) for m in passed] == [(None, -32600)]  # no window/showMessage
+        assert request(9, "shutdown")["result"] is None
+        assert request(10, "textDocument/hover", gone)["error"] == {"code": -32600, "message": "textDocument/hover: the server is shutting down"}
+        server.stdin.write(_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+        server.stdin.flush()
+        assert server.wait(30) == 0
+        logged = server.stderr.read().decode("utf-8", "replace")
+        for what in ("bytes was dropped (the limit is 4096)", "a message of 999999999999999 bytes was refused",
+                     "notification ignored, textDocument/didOpen: invalid params", "a response that cannot be read was ignored",
+                     "gone.yaml, which is not open, was ignored"):
+            assert what in logged
+        assert "Traceback" not in logged  # the client's mistakes, told in one line each
     finally:
         if server.poll() is None:
             server.kill()
@@ -116,7 +220,10 @@ async def _hostile_session(workspace: Path, outside: Path) -> None:
             answers = await _requests(editor, uri)
             assert answers["hover"] is None and answers["definition"] is None
             assert not answers["completion"].items and not answers["references"] and not answers["symbols"]
-            assert len(await editor.until(uri, lambda ds: True)) == 0
+            # Nothing of its own; the library check (whenever it runs) may say of the link
+            # what catalyst check says of it.
+            found = await editor.until(uri, lambda ds: True)
+            assert all("links to a file outside the workspace" in d.message for d in found) and (not found or "link" in uri)
 
         # A storm of edits: the diagnostics that stay are those of the last text.
         for i in range(1000):

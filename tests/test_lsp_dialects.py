@@ -66,9 +66,10 @@ async def _session(project: Path) -> None:
         editor.change(uri, HEAD + "  - id: plan\n    command: /speckit.")
         assert await editor.complete(uri, last + 1, 22) == ["speckit.plan", "speckit.specify"]
         # Inside `{{ }}`: the declared args and kai's implicit `feature`, from the last
-        # version that compiled.
+        # version checked that compiled.
         with_arg = "name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n"):]
         editor.change(uri, with_arg + "    autonomy: auto\n    error_policy: stop\n")
+        await editor.settled(uri)  # checked: the last version that compiled
         editor.change(uri, with_arg + "    args: '{{ ")
         assert await editor.complete(uri, with_arg.count("\n"), 14) == ["ticket", "feature"]
         editor.change(uri, with_arg + "    args: '{{ ti")

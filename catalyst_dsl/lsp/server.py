@@ -1,12 +1,17 @@
 """`catalyst lsp`: a Language Server Protocol server over stdio, built on pygls.
 
-On every change the edited file is compiled from the editor's text and its own findings
-are published at once (a file compiles in milliseconds). The library checks (calls,
+Every change is applied to the server's copy of the document as it arrives; the file is
+then compiled from the newest text by a worker thread and its own findings are published
+(a file compiles in milliseconds), once per burst of edits, not once per edit (latest.py),
+each publication carrying the document version it was made from, and none ever older than
+one already published. Requests compile the newest text themselves. The library checks (calls,
 cycles, permissions) run after the edits pause, in a worker thread, with every open buffer
 in place of its file on disk, over only the files a change reaches (incremental.py);
 their findings are published for every file they check, open or not, and a check made
 stale by a newer edit is dropped. The server never reads or writes outside the workspace
-it was opened on.
+it was opened on. A request whose parameters cannot be read is answered with an error
+(messages.py), and no header or length on the wire can stall or kill the server
+(framing.py).
 """
 
 from __future__ import annotations
@@ -17,11 +22,15 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
 from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, dialect_names, edits, incremental, knowledge, references
+from catalyst_dsl.lsp.framing import GuardedInput
+from catalyst_dsl.lsp.latest import NewestText
+from catalyst_dsl.lsp.messages import CatalystProtocol, UnparsableLoggedOnce
 from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, utf16_column
 
 #: Seconds of quiet after an edit before the library is checked again.
@@ -33,7 +42,7 @@ log = logging.getLogger("catalyst.lsp")
 
 class CatalystServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("catalyst", __version__)
+        super().__init__("catalyst", __version__, protocol_cls=CatalystProtocol)
         from catalyst_dsl.actions.catalog import builtin_catalog
 
         self.catalog = builtin_catalog()
@@ -51,6 +60,8 @@ class CatalystServer(LanguageServer):
         self._checking = threading.Lock()
         #: The root of the project last checked.
         self._project_root: Path | None = None
+        #: The newest text of each edited document, checked by a worker thread.
+        self.edits = NewestText(self.publish_file)
 
     # -- documents ------------------------------------------------------------------------------
 
@@ -83,19 +94,24 @@ class CatalystServer(LanguageServer):
 
         return load_project(Path(path), DiagnosticSink(), ceiling=self.workspace_root(Path(path)))
 
-    def compile_open(self, uri: str):
-        """The document's source and its compilation: from the editor's text when it is
-        open, else from its file (a request about a file not open, read within the size
-        limit); (None, None) for a URI outside the workspace."""
+    def open_document(self, uri: str):
+        """The editor's document of `uri`, None when it is not open (pygls keeps them by
+        their URI percent-decoded: `my%20book.yaml` as `my book.yaml`)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def compile_open(self, uri: str, text: str | None = None):
+        """The document's source and its compilation: from `text`, else from the editor's
+        text when it is open, else from its file (a request about a file not open, read
+        within the size limit); (None, None) for a URI outside the workspace."""
         from catalyst_dsl.compiler import MAX_FILE_BYTES, Compiled, compile_bytes, read_playbook
         from catalyst_dsl.syntax.source import SourceFile
 
         path = self.path_of(uri)
         if path is None:
             return None, None
-        document = self.workspace.text_documents.get(uri)
-        if document is not None:
-            data = document.source.encode("utf-8", "surrogatepass")
+        document = self.open_document(uri) if text is None else None
+        if text is not None or document is not None:
+            data = (text if text is not None else document.source).encode("utf-8", "surrogatepass")
         else:
             data = read_playbook(path)
             if isinstance(data, Compiled):  # gone, unreadable or too large: its finding says which
@@ -114,10 +130,12 @@ class CatalystServer(LanguageServer):
 
     # -- diagnostics ----------------------------------------------------------------------------
 
-    def publish_file(self, uri: str) -> None:
-        source, compiled = self.compile_open(uri)
+    def publish_file(self, uri: str, version: int | None, text: str) -> None:
+        """Check one text of an open document and publish its findings (on the worker
+        thread, latest.py), unless a newer text came in meanwhile."""
+        source, compiled = self.compile_open(uri, text)
         if compiled is None:
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            self.publish(uri, [], version)
             return
         from catalyst_dsl.project.rules import reported
 
@@ -127,10 +145,43 @@ class CatalystServer(LanguageServer):
         # the file alone: whether it is unused (C040) is for the library check to say.
         shown = [d for d in reported(own, [source], config) if d.code != "C040"]
         diagnostics = [self._diagnostic(d, {source.path: source}) for d in shown]
+        if not self.publish(uri, diagnostics, version):
+            return  # stale: the check of the newer text publishes, and starts the library's
         with self._lock:  # to be cleared by the library check if the file goes
             (self._published.add if diagnostics else self._published.discard)(source.path)
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         self.schedule_library_check()
+
+    def publish(self, uri: str, diagnostics: list[lsp.Diagnostic], version: int | None) -> bool:
+        """Publish the findings of `uri` made from `version` of its text (None: its file on
+        disk), unless the document is open at another version by now or was closed since:
+        only the newest text's findings are sent, so an editor never sees those of an older
+        version after a newer one's (the versions an editor sends only grow)."""
+        with self._lock:  # held while sending, so that no other publication of it overtakes
+            document = self.open_document(uri)
+            current = document.version if document is not None else None
+            if version != current:
+                return False
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=current))
+            return True
+
+    def edited(self, uri: str) -> None:
+        """A document opened or changed: a library check under way is stale now (it drops
+        its result), and the newest text is checked; its publication starts the next."""
+        document = self.open_document(uri)
+        if self.path_of(uri) is not None:  # (a URI outside schedules no library check)
+            with self._lock:
+                self._generation += 1
+        if document is not None:
+            self.edits.put(uri, document.version, document.source)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        # pygls's reading loop reports here a body it could not decode (as JsonRpcException);
+        # JSON-RPC answers that with a parse error, where pygls would show the editor's user
+        # a message for each.
+        if source is JsonRpcException and isinstance(error, (ValueError, RecursionError)):
+            self.protocol.answer_unparsable(error)
+            return
+        super().report_server_error(error, source)
 
     def schedule_library_check(self) -> None:
         with self._lock:
@@ -155,6 +206,10 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.project.rules import reported
 
         with self._checking:  # one check at a time: they share what is kept between them
+            with self._lock:
+                if generation != self._generation:
+                    return  # an edit came in while this waited: its own check is scheduled
+            versions = {key: doc.version for key, doc in list(self.workspace.text_documents.items())}  # of the buffers checked
             open_docs = self.open_buffers()
             # With nothing open (the last file closed, maybe deleted), the project of the
             # last check is checked again, so the findings of files gone are cleared.
@@ -184,7 +239,8 @@ class CatalystServer(LanguageServer):
                     by_file[d.span.file].append(self._diagnostic(d, sources))
             stale = {p for p in self._published if p not in now.files}  # files gone since
             for path in set(by_file) | stale:
-                self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=Path(path).as_uri(), diagnostics=by_file.get(path, [])))
+                uri = Path(path).as_uri()
+                self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
             with self._lock:
                 self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
             log.info("library check: %d of %d files", len(checked), len(files))
@@ -280,11 +336,11 @@ def build() -> CatalystServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CatalystServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        ls.publish_file(params.text_document.uri)
+        ls.edited(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CatalystServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.publish_file(params.text_document.uri)
+        ls.edited(params.text_document.uri)  # pygls has applied the change already
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: CatalystServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -293,6 +349,7 @@ def build() -> CatalystServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CatalystServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls._last_good.pop(params.text_document.uri, None)
+        ls.edits.drop(params.text_document.uri)
         ls.schedule_library_check()  # its file on disk counts again
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"]))
@@ -437,5 +494,11 @@ def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:
 
 
 def serve() -> None:
+    import sys
+
     logging.basicConfig(level=logging.WARNING)
-    build().start_io()
+    logging.getLogger("pygls.server").addFilter(UnparsableLoggedOnce())
+    wire = GuardedInput(sys.stdin.buffer)
+    server = build()
+    server.edits.busy = wire.pending
+    server.start_io(stdin=wire)
