@@ -140,3 +140,33 @@ async def _watching(project: Path) -> None:
 
 def test_files_changed_outside_the_editor_are_checked_again(tmp_path: Path) -> None:
     asyncio.run(_watching(_project(tmp_path)))
+
+
+
+def test_a_change_recorded_while_another_thread_takes_the_changes_is_not_lost():
+    # The edit worker records a compilation while the library check takes the changed
+    # set. Here the taking thread is let in at the worst moment: between the recorder's
+    # look at the changed set and its adding to it.
+    import threading
+
+    from catalyst_dsl.lsp.incremental import Compilations
+
+    kept = Compilations()
+    taken: list[set[str]] = []
+
+    class Interrupted(set):
+        taker: threading.Thread
+
+        def add(self, path):
+            # The check reads what it took at once: a copy stands for that reading.
+            self.taker = threading.Thread(target=lambda: taken.append(set(kept.take_changed())))
+            self.taker.start()
+            self.taker.join(timeout=0.3)  # with the set guarded, the taker waits for this add
+            super().add(path)
+
+    interrupted = Interrupted()
+    kept._changed = interrupted
+    kept.keep("/w/a.yaml", b"x", None)
+    interrupted.taker.join(timeout=5)
+    taken.append(kept.take_changed())
+    assert set().union(*taken) == {"/w/a.yaml"}

@@ -19,6 +19,7 @@ the other files keep what they were last given.
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import attrs
@@ -40,6 +41,9 @@ class Compilations:
         self.buffers: dict[str, bytes] = {}
         #: Files compiled again (their text changed) since `take_changed` was last called.
         self._changed: set[str] = set()
+        #: The edit worker and the library check share this object from two threads: a
+        #: change recorded between another thread's read and write must not be lost.
+        self._lock = threading.Lock()
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
         data = self.buffers.get(path)
@@ -48,34 +52,40 @@ class Compilations:
                 return _outside(path)
             data = read_playbook(path)
             if isinstance(data, Compiled):  # unreadable (deleted meanwhile) or too large
-                if self._kept.pop(path, None) is not None:
-                    self._changed.add(path)
+                with self._lock:
+                    if self._kept.pop(path, None) is not None:
+                        self._changed.add(path)
                 return data
-        kept = self._kept.get(path)
+        with self._lock:
+            kept = self._kept.get(path)
         if kept is not None and kept[0] == data:
             return kept[1]
-        result = compile_bytes(data, path, catalog)
+        result = compile_bytes(data, path, catalog)  # outside the lock: it may take a while
         self.keep(path, data, result)
         return result
 
     def keep(self, path: str, data: bytes, compiled: Compiled) -> None:
         """Remember a compilation made elsewhere (the server's own, on an edit)."""
-        kept = self._kept.get(path)
-        if kept is None or kept[0] != data:
-            self._changed.add(path)
-        self._kept[path] = (data, compiled)
+        with self._lock:
+            kept = self._kept.get(path)
+            if kept is None or kept[0] != data:
+                self._changed.add(path)
+            self._kept[path] = (data, compiled)
 
     def take_changed(self) -> set[str]:
-        changed, self._changed = self._changed, set()
+        with self._lock:
+            changed, self._changed = self._changed, set()
         return changed
 
     def give_back(self, changed: set[str]) -> None:
         """Changes a check took but did not publish (a newer edit made it stale)."""
-        self._changed |= changed
+        with self._lock:
+            self._changed |= changed
 
     def forget_others(self, files: set[str]) -> None:
-        for path in set(self._kept) - files:
-            del self._kept[path]
+        with self._lock:
+            for path in set(self._kept) - files:
+                del self._kept[path]
 
 
 def _outside(path: str) -> Compiled:
