@@ -43,33 +43,31 @@ class Editor:
             self.published_versions.setdefault(params.uri, []).append(params.version)
             self.arrived.set()
 
-    async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:
-        """Wait for the diagnostics of `uri` to pass `test` (a bound against a hang only)."""
+    async def _publication(self, ready, failure: str, timeout: float) -> None:
+        """Wait until `ready()` holds after a publication (a bound against a hang only)."""
         async def wait():
-            while not (uri in self.diagnostics and test(self.diagnostics[uri])):
+            while not ready():
                 self.arrived.clear()
                 await self.arrived.wait()
-            return self.diagnostics[uri]
 
         try:
-            return await asyncio.wait_for(wait(), timeout)
+            await asyncio.wait_for(wait(), timeout)
         except asyncio.TimeoutError:
-            raise AssertionError(f"the diagnostics of {uri} never passed the test: {self.diagnostics.get(uri)}") from None
+            raise AssertionError(failure()) from None
+
+    async def until(self, uri: str, test, timeout: float = 30) -> list[lsp.Diagnostic]:
+        """Wait for the diagnostics of `uri` to pass `test`."""
+        await self._publication(lambda: uri in self.diagnostics and test(self.diagnostics[uri]),
+                                lambda: f"the diagnostics of {uri} never passed the test: {self.diagnostics.get(uri)}", timeout)
+        return self.diagnostics[uri]
 
     async def settled(self, uri: str, timeout: float = 30) -> list[lsp.Diagnostic]:
         """Wait for the diagnostics of the last version sent: the server checks only the
         newest text of a burst of edits, so a version edited over at once is never checked
         (nor remembered as the last that compiled)."""
-        async def wait():
-            while self.published_versions.get(uri, [None])[-1] != self.versions[uri]:
-                self.arrived.clear()
-                await self.arrived.wait()
-            return self.diagnostics[uri]
-
-        try:
-            return await asyncio.wait_for(wait(), timeout)
-        except asyncio.TimeoutError:
-            raise AssertionError(f"version {self.versions[uri]} of {uri} never got its diagnostics") from None
+        await self._publication(lambda: self.published_versions.get(uri, [None])[-1] == self.versions[uri],
+                                lambda: f"version {self.versions[uri]} of {uri} never got its diagnostics", timeout)
+        return self.diagnostics[uri]
 
     def open(self, path: Path, text: str | None = None) -> str:
         uri = path.as_uri()
