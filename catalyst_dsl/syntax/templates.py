@@ -1,8 +1,9 @@
 """Templates: a string split into text, `{{ reference }}` and `${{ expression }}` parts.
 
 The split is a small scanner over the host string (it only finds the braces); what is
-inside the braces is read by `expressions.py` (grammar/expressions.lark, parsed by syntax/lalr.py). Results are cached
-by text, so a template written many times is split and parsed once.
+inside the braces is read by `expressions.py` (grammar/expressions.lark, parsed by
+syntax/lalr.py). Results are cached by text, so a template written many times is split
+and parsed once.
 """
 
 from __future__ import annotations
