@@ -58,6 +58,11 @@ def nested_ifs(n: int) -> str:
     return HEAD + "inputs:\n  - boolean: x\nsteps:\n  - var: v0\n    value: 1\n" + steps
 
 
+def long_call(n: int) -> str:
+    """One expression calling a function with n arguments (a long left-recursive list)."""
+    return HEAD + "steps:\n  - var: v\n    value: \"${{ f(" + ", ".join(["1"] * n) + ") }}\"\n"
+
+
 CASES = [
     ("braces", "check", braces, 25_000, ".yaml"),
     ("var-chain", "check", var_chain, 5_000, ".yaml"),
@@ -65,6 +70,7 @@ CASES = [
     ("headings", "check", headings, 5_000, ".md"),
     ("parallel-globs", "check", parallel_globs, 500, ".yaml"),
     ("if-chain", "check", nested_ifs, 2_500, ".yaml"),
+    ("long-call", "check", long_call, 10_000, ".yaml"),
 ]
 
 

@@ -258,7 +258,13 @@ def _reduce(name: str, expand1: bool, keep: list, children: list):
     kept: list = []
     for index, splice in keep:
         if splice:
-            kept.extend(children[index].children)
+            if not kept:
+                # An inlined rule's tree is dropped here, so its list is taken over rather
+                # than copied: a left-recursive list (a call's arguments, an array's
+                # items) then grows in place, linear in its length instead of quadratic.
+                kept = children[index].children
+            else:
+                kept.extend(children[index].children)
         else:
             kept.append(children[index])
     if expand1 and len(kept) == 1:
