@@ -334,7 +334,8 @@ def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkey
     """`catalyst check` on the corpus folder, with the library checks: kai's files are valid;
     the template, checked outside kai's folder, is named `my-workflow` in another file (C803)."""
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["check", "--format", "json", str(CORPUS)])
+    # --no-cache: the corpus is read, never written (a check keeps its cache in the project).
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", str(CORPUS)])
     assert result.exit_code == 0, result.output
     import json
 
