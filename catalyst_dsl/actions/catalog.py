@@ -92,6 +92,11 @@ class Catalog:
         #: a check that meets only built-in actions never scans entry points.
         self._fallback = fallback
 
+    @property
+    def fallback(self) -> Callable[[str], ActionSpec | None] | None:
+        """What answers for names not declared here (the installed plugins, or None)."""
+        return self._fallback
+
     def get(self, name: str) -> ActionSpec | None:
         spec = self._specs.get(name)
         if spec is None and self._fallback is not None:

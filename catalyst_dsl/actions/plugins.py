@@ -10,6 +10,9 @@ the others still load: one broken distribution never stops a run or a check.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import sys
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
@@ -74,6 +77,11 @@ class Plugins:
         self._actions: dict[str, PluginAction] = {}
         self._adapters: dict[str, Callable[[Mapping[str, object]], Any]] = {}
         self._problems: list[PluginProblem] = []
+        #: `environment()` as it was just before each group was listed.
+        self._listed_in: dict[str, str] = {}
+        #: Per group, the names its entry points declare as an earlier listing in this same
+        #: environment found them (`known`): other names are no plugin's, without listing.
+        self._known: dict[str, frozenset[str]] = {}
 
     # --- lookups ---------------------------------------------------------------------
 
@@ -95,6 +103,20 @@ class Plugins:
         for name in self._group(ADAPTERS):
             self._resolve(ADAPTERS, name)
         return dict(self._adapters)
+
+    def known(self, group: str, names: frozenset[str]) -> None:
+        """Take `names` as what the entry points of `group` declare: a listing made before,
+        in the `environment()` this process has (the check cache keeps one)."""
+        with self._lock:
+            self._known[group] = names
+
+    def declared(self, group: str) -> tuple[frozenset[str], str] | None:
+        """The names entry points declare in `group` and the `environment()` they were
+        listed in, when this process listed them; None when it did not, or could not."""
+        with self._lock:
+            if group not in self._entries or any(p.group == group and p.name == "*" for p in self._problems):
+                return None
+            return frozenset(self._entries[group]), self._listed_in[group]
 
     def problems(self) -> list[PluginProblem]:
         """Every plugin that could not be used (this loads all of them)."""
@@ -127,6 +149,9 @@ class Plugins:
             import importlib.metadata
 
             fn = importlib.metadata.entry_points
+        # Taken before the listing: a distribution installed while it runs makes a later
+        # environment() differ from this one, never match a listing that missed it.
+        self._listed_in[group] = environment()
         try:
             for entry_point in fn(group=group):
                 by_name.setdefault(entry_point.name, []).append(entry_point)
@@ -139,6 +164,9 @@ class Plugins:
             if name in self._resolved[group]:
                 return
             self._resolved[group].add(name)
+            known = self._known.get(group)
+            if known is not None and name not in known and group not in self._entries:
+                return  # no entry point declares it: nothing to load, no listing to make
             taken_by: str | None = None
             for entry_point in self._group(group).get(name, []):
                 origin = _origin(entry_point)
@@ -213,6 +241,35 @@ def _spec_problem(spec: ActionSpec) -> str | None:
         if getattr(write, "key", None) not in keys:
             return f"it declares writes through '{getattr(write, 'key', write)}', which is not a config key"
     return None
+
+
+def environment() -> str:
+    """A digest of where the installed distributions' metadata is: the places on
+    `sys.path` (and the finders) that `importlib.metadata` searches, with the name and
+    time of each `*.dist-info` and `*.egg-info` in them. Installing, upgrading or
+    removing a distribution adds, removes or remakes one of those, so a list of entry
+    points made under one digest still holds while the digest is the same (see
+    check_cache: a replayed check then knows a name is no plugin's without listing)."""
+    digest = hashlib.sha256(sys.executable.encode("utf-8", "surrogatepass"))
+    for finder in sys.meta_path:
+        kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
+        digest.update(f"\0finder {kind.__module__}.{kind.__qualname__}".encode())
+    for place in sys.path:
+        digest.update(b"\0path " + os.fsencode(place))
+        try:
+            if not os.path.isdir(place or "."):
+                digest.update(str(os.stat(place).st_mtime_ns).encode())  # a zip file
+                continue
+            names = sorted(n for n in os.listdir(place or ".") if n.endswith((".dist-info", ".egg-info")))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                changed = os.stat(os.path.join(place or ".", name)).st_mtime_ns
+            except OSError:
+                changed = -1
+            digest.update(f"\0{name}\0{changed}".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 @functools.lru_cache(maxsize=1)

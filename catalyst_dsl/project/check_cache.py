@@ -48,11 +48,17 @@ if TYPE_CHECKING:
 # cache answers whole (check_replay) loads none of it.
 
 #: Changes whenever the layout of an entry does.
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"catalyst-check-cache 1\n"
 KEY_FILE = "cache-key"
 #: An entry larger than this is not a playbook's result: it is ignored, never parsed.
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
+#: `_plugin_digest` of a name that neither the catalog nor any entry point declares.
+_NO_PLUGIN = hashlib.sha256(b"missing: None").hexdigest()
+#: Not looked for yet (a CheckCache's kept plugin names).
+_UNREAD = object()
 
 
 class CacheEntryError(ValueError):
@@ -137,6 +143,8 @@ class CheckCache:
         self.misses = 0
         self._ready = False
         self._shards: set[str] = set()
+        self._plugin_names: frozenset[str] | None | object = _UNREAD
+        self._plugins_kept = False
 
     @classmethod
     def for_project(cls, project, *, read_only: bool = False) -> CheckCache | None:
@@ -163,10 +171,70 @@ class CheckCache:
             self.hits += 1
             return found
         self.misses += 1
+        if self.read_only:
+            return compile_bytes(data, path, catalog)  # nothing is kept: no entry to encode
         asked: list[str] = []
         result = compile_bytes(data, path, _recording(catalog, asked))
         self._write(name, path, data, result, catalog, asked)
         return result
+
+    # -- what the installed plugins declare ------------------------------------------------
+
+    def plugin_digest(self, catalog: Catalog, action: str) -> str:
+        """`_plugin_digest(catalog, action)`; for a name no entry point declares, answered
+        from the names this environment's entry points declared when a check last listed
+        them (kept as an entry, see `remember_plugins`), without importing
+        importlib.metadata and reading every installed distribution (about 15 ms)."""
+        if type(action) is str and not catalog.declares(action) and self._no_plugin_declares(catalog, action):
+            from catalyst_dsl.project import observed
+
+            observed.note("plugin", action, True)  # as `catalog.get` notes it
+            return _NO_PLUGIN
+        digest = _plugin_digest(catalog, action)
+        if self._plugin_names is None and not self._plugins_kept:
+            self.remember_plugins()  # listed just now, none kept: the next check reads them
+        return digest
+
+    def _no_plugin_declares(self, catalog: Catalog, action: str) -> bool:
+        from catalyst_dsl.actions.plugins import plugin_spec
+
+        if catalog.fallback is not plugin_spec:
+            return False  # a catalog of its own (tests, the language server's): asked as it is
+        if self._plugin_names is _UNREAD:
+            self._plugin_names = self._read_plugin_names()
+            if self._plugin_names is not None:
+                from catalyst_dsl.actions.plugins import ACTIONS, installed
+
+                installed().known(ACTIONS, self._plugin_names)  # the other checks ask the catalog
+        return self._plugin_names is not None and action not in self._plugin_names
+
+    def _plugins_entry(self, environment: str) -> str:
+        from catalyst_dsl.actions.plugins import ACTIONS
+
+        return self.entry_name(b"plugin names", ACTIONS.encode(), environment.encode())
+
+    def _read_plugin_names(self) -> frozenset[str] | None:
+        from catalyst_dsl.actions.plugins import environment
+
+        body = self.read_sealed(self._plugins_entry(environment()))
+        try:
+            names = json.loads(body) if body is not None else None
+        except ValueError:
+            return None
+        if type(names) is not list or any(type(name) is not str for name in names):
+            return None
+        return frozenset(names)
+
+    def remember_plugins(self) -> None:
+        """Keep the names the installed plugins declare, when this process listed them."""
+        from catalyst_dsl.actions.plugins import ACTIONS, installed
+
+        declared = installed().declared(ACTIONS)
+        if self.read_only or declared is None:
+            return
+        names, environment = declared
+        self.write_sealed(self._plugins_entry(environment), json.dumps(sorted(names), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        self._plugins_kept = True
 
     def _entry(self, name: str) -> Path:
         return self.directory / name[:2] / name[2:]
@@ -206,7 +274,7 @@ class CheckCache:
         if type(head) is not list or len(head) != 4 or head[0] != name or head[1] != path:
             return None
         _, _, plugins, form = head
-        if type(plugins) is not list or any(_plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)):
+        if type(plugins) is not list or any(self.plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)):
             return None
         source = None
         if form is not None:
@@ -223,7 +291,7 @@ class CheckCache:
         return Compiled(path, source, playbook, diagnostics, calls)
 
     def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:
-        head = [name, path, [[action, _plugin_digest(catalog, action)] for action in sorted(set(asked))],
+        head = [name, path, [[action, self.plugin_digest(catalog, action)] for action in sorted(set(asked))],
                 None if result.source is None else _text_form(data)]
         entry = {"playbook": result.playbook, "diagnostics": result.diagnostics, "calls": result.calls}
         try:
@@ -393,6 +461,11 @@ class _Shape:
     nested_tuples: tuple[int, ...]
     dicts: tuple[int, ...]
     scalars: tuple[int, ...]
+    #: The kept fields are in `__init__`'s order (the positional parameters, then the
+    #: keyword-only ones): how many are positional, and the names of the others. A record
+    #: is then made from its values as they are, not through a dict of every field.
+    positional: int = 0
+    keywords: tuple[str, ...] = ()
 
     def read(self, value) -> list:
         """The values of the kept fields, in order."""
@@ -419,7 +492,12 @@ def _registry() -> dict[str, type]:
     if _CLASSES is None:
         classes = _classes()
         for name, cls in classes.items():
-            kept = [f for f in _fields(cls) if f.init and f.name not in _DROPPED]
+            every = [f for f in _fields(cls) if f.init]
+            # Signature order; a dropped field has a default, so it is passed by keyword
+            # if at all (it never is), and the fields after it too.
+            kept = [f for f in every if not f.kw_only] + [f for f in every if f.kw_only]
+            positional = next((i for i, f in enumerate(kept) if f.kw_only or f.name in _DROPPED), len(kept))
+            kept = [f for f in kept if f.name not in _DROPPED]
             kinds = [str(f.type).replace("Optional[", "") for f in kept]
             _SHAPES[cls] = _Shape(
                 name,
@@ -428,6 +506,8 @@ def _registry() -> dict[str, type]:
                 tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
                 tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
                 tuple(i for i, k in enumerate(kinds) if k == "object"),
+                positional,
+                tuple(f.alias or f.name.lstrip("_") for f in kept[positional:]),
             )
             if len(kept) > 1:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
@@ -505,7 +585,10 @@ class _Decoder:
             for i in shape.nested_tuples:
                 if values[i] is not None:
                     values[i] = tuple(tuple(item) for item in values[i])
-            return cls(**{init: v for (_, init), v in zip(shape.fields, values)})
+            if not shape.keywords:
+                return cls(*values)
+            positional = shape.positional
+            return cls(*values[:positional], **dict(zip(shape.keywords, values[positional:])))
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()

@@ -73,7 +73,7 @@ def replay(cache: CheckCache, project: Project, files: list[str], scanned: froze
     if body is None:
         return None
     try:
-        return _replayed(json.loads(body), settings, project)
+        return _replayed(json.loads(body), settings, project, cache)
     except _BROKEN:
         return None  # damaged or foreign: checked again, and the record replaced
 
@@ -84,9 +84,7 @@ def remember(cache: CheckCache, project: Project, files: list[str], scanned: fro
     kept = []
     for (kind, question), answer in facts.items():
         if kind == "plugin":
-            from catalyst_dsl.project.check_cache import _plugin_digest
-
-            answer = _plugin_digest(result.library.catalog, question)
+            answer = cache.plugin_digest(result.library.catalog, question)
         kept.append([kind, question, answer])
     sources = sorted({*(path for path, compiled in result.library.loaded().items() if compiled.source is not None), *result.other_sources})
     found = result.diagnostics[len(settings):]  # the settings' own are found again when they are read
@@ -101,14 +99,14 @@ def remember(cache: CheckCache, project: Project, files: list[str], scanned: fro
 # -- giving a record back ----------------------------------------------------------------
 
 
-def _replayed(record, settings: list[Diagnostic], project: Project) -> Replayed | None:
+def _replayed(record, settings: list[Diagnostic], project: Project, cache: CheckCache) -> Replayed | None:
     if type(record) is not dict or record.get("format") != FORMAT or set(record) != {"format", "files", "sources", "facts", "diagnostics"}:
         raise CacheEntryError("a record of another shape")
     read: dict[str, bytes | None] = {}
     for fact in _list(record["facts"]):
         if type(fact) is not list or len(fact) != 3 or type(fact[0]) is not str or type(fact[1]) is not str:
             raise CacheEntryError("a fact is [kind, question, answer]")
-        if not _holds(*fact, read):
+        if not _holds(*fact, read, cache):
             return None
     sources: dict[str, SourceFile] = {}
     for path in _list(record["sources"]):
@@ -124,8 +122,9 @@ def _replayed(record, settings: list[Diagnostic], project: Project) -> Replayed 
     return Replayed(files, [*settings, *(_finding(d) for d in _list(record["diagnostics"]))], sources)
 
 
-def _holds(kind: str, question: str, answer, read: dict[str, bytes | None]) -> bool:
-    """Whether asking `question` again gives `answer`."""
+def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cache: CheckCache | None = None) -> bool:
+    """Whether asking `question` again gives `answer` (`cache`: where the names the
+    installed plugins declare may be kept)."""
     if kind == "bytes":
         try:
             with open(question, "rb") as handle:
@@ -152,7 +151,8 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None]) -> b
         from catalyst_dsl.actions.catalog import builtin_catalog
         from catalyst_dsl.project.check_cache import _plugin_digest
 
-        return _plugin_digest(builtin_catalog(), question) == answer
+        catalog = builtin_catalog()
+        return (cache.plugin_digest(catalog, question) if cache is not None else _plugin_digest(catalog, question)) == answer
     raise CacheEntryError(f"an unknown fact {kind!r}")
 
 
