@@ -31,12 +31,9 @@ def _aborts(command):
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         from catalyst_dsl.runtime.errors import EXIT_FAILED, RunAbort
-        from catalyst_dsl.runtime.locks import LockConflict
 
         try:
             return command(*args, **kwargs)
-        except LockConflict as conflict:
-            abort = RunAbort(EXIT_FAILED, str(conflict), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
         except RunAbort as caught:
             abort = caught
         except BrokenPipeError:
@@ -48,6 +45,13 @@ def _aborts(command):
             from catalyst_dsl.runtime.state_errors import state_abort
 
             abort = state_abort(error)
+        except Exception as error:
+            # Only a run that took locks can meet a busy one: the lock module (and what it
+            # imports) is not loaded for a what-if the check refuses.
+            locks = sys.modules.get("catalyst_dsl.runtime.locks")
+            if locks is None or not isinstance(error, locks.LockConflict):
+                raise
+            abort = RunAbort(EXIT_FAILED, str(error), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
         click.echo(f"error: {abort.message}", err=True)
         for detail in abort.details:
             click.echo(f"  {detail}", err=True)
@@ -154,10 +158,12 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     if what_if or expect_plan:
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
 
-        plan = session.plan(file, given, checked=checked)
-        # The canonical JSON of a large plan costs a few milliseconds: made only when a
-        # report, the JSON format or a comparison with an approved plan needs it.
-        text = canonical_json(plan) if (what_if_report or fmt == "json" or not what_if) else None
+        # The canonical JSON of a large plan costs a few milliseconds: made (and hashed)
+        # only when a report, the JSON format or a comparison with an approved plan needs
+        # it, or the Markdown view that shows the hash; the text view shows neither.
+        as_json = bool(what_if_report or fmt == "json" or not what_if)
+        plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
+        text = canonical_json(plan) if as_json else None
         if what_if:
             if what_if_report:
                 try:

@@ -222,56 +222,78 @@ class Masker:
 
     def mask_text(self, text: str) -> str:
         patterns = self._compiled()
-        if patterns is None:
-            return text
-        first = patterns[0].search(text)
-        if first is None:
-            return text
-        # Every position where a secret starts, not only the non-overlapping matches, so
-        # that overlapping secrets are covered entirely; the covered spans are merged.
-        out: list[str] = []
-        shown = 0  # text[:shown] is already handled
-        start = end = -1
-        for match in patterns[1].finditer(text, first.start()):
-            s, e = match.start(1), match.end(1)
-            if s <= end:
-                end = max(end, e)
-                continue
-            if end >= 0:
-                out.append(text[shown:start])
-                out.append(MASK)
-                shown = end
-            start, end = s, e
-        out.append(text[shown:start])
-        out.append(MASK)
-        out.append(text[end:])
-        return "".join(out)
+        return text if patterns is None else _masked_text(text, patterns)
 
     def mask(self, value: object) -> object:
         """`value` with every secret masked: strings in dicts (keys too), lists and tuples, as new objects.
 
         A number whose text holds a secret becomes the masked text.
         """
-        if isinstance(value, str):
-            return self.mask_text(value)
-        if isinstance(value, dict):
-            return {self.mask(k): self.mask(v) for k, v in value.items()}
-        if isinstance(value, list):
-            masked = [self.mask(v) for v in value]
-            # Pieces too short to mask alone (a secret split into characters) are masked
-            # together when their text, as a template shows a list, holds a secret.
-            if masked == value and value and all(isinstance(v, str) for v in value):
-                joined = ",".join(value)
-                if self.mask_text(joined) != joined:
-                    return [MASK]
-            return masked
-        if isinstance(value, tuple):
-            return tuple(self.mask(v) for v in value)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and self._secrets:
-            text = str(value)
-            masked = self.mask_text(text)
-            return value if masked == text else masked
-        return value
+        # The patterns are taken once for the whole value (a plan's steps are thousands of
+        # strings): one lock, and one set of secrets for all of it.
+        patterns = self._compiled()
+        if patterns is None:
+            return _copied(value)
+        return _masked(value, patterns)
+
+
+def _copied(value: object) -> object:
+    """`value` with new containers, as `mask` gives them when there is nothing to mask."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    return value
+
+
+def _masked(value: object, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -> object:
+    if isinstance(value, str):
+        return _masked_text(value, patterns)
+    if isinstance(value, dict):
+        return {_masked(k, patterns): _masked(v, patterns) for k, v in value.items()}
+    if isinstance(value, list):
+        masked = [_masked(v, patterns) for v in value]
+        # Pieces too short to mask alone (a secret split into characters) are masked
+        # together when their text, as a template shows a list, holds a secret.
+        if masked == value and value and all(isinstance(v, str) for v in value):
+            joined = ",".join(value)
+            if _masked_text(joined, patterns) != joined:
+                return [MASK]
+        return masked
+    if isinstance(value, tuple):
+        return tuple(_masked(v, patterns) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = str(value)
+        masked = _masked_text(text, patterns)
+        return value if masked == text else masked
+    return value
+
+
+def _masked_text(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -> str:
+    first = patterns[0].search(text)
+    if first is None:
+        return text
+    # Every position where a secret starts, not only the non-overlapping matches, so
+    # that overlapping secrets are covered entirely; the covered spans are merged.
+    out: list[str] = []
+    shown = 0  # text[:shown] is already handled
+    start = end = -1
+    for match in patterns[1].finditer(text, first.start()):
+        s, e = match.start(1), match.end(1)
+        if s <= end:
+            end = max(end, e)
+            continue
+        if end >= 0:
+            out.append(text[shown:start])
+            out.append(MASK)
+            shown = end
+        start, end = s, e
+    out.append(text[shown:start])
+    out.append(MASK)
+    out.append(text[end:])
+    return "".join(out)
 
 
 def _program_forms(text: str) -> set[str]:

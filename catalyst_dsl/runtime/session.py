@@ -162,10 +162,12 @@ class Session:
 
     # -- planning -----------------------------------------------------------------------------------------
 
-    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True, checked=None) -> dict[str, Any]:
+    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True, checked=None, hashed: bool = True) -> dict[str, Any]:
         """What a run would do, as a plan (docs/plan-format.md): nothing is written, no lock
         is taken, no program or remote AI is started. `checked`: the preflight check of
-        `file`, when the caller made it already (runtime/preflight.py)."""
+        `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
+        without `planHash`, for a view that does not show it (the hash is the SHA-256 of
+        the plan's canonical JSON, a few milliseconds for a large plan)."""
         import io
 
         from catalyst_dsl.runtime.inputs import resolve_inputs
@@ -218,7 +220,7 @@ class Session:
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
         plan["summary"] = count_changes(plan["steps"])
-        return with_hash(plan)
+        return with_hash(plan) if hashed else plan
 
     def _plan_hooks(self) -> Hooks:
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
