@@ -466,6 +466,9 @@ class _Shape:
     #: is then made from its values as they are, not through a dict of every field.
     positional: int = 0
     keywords: tuple[str, ...] = ()
+    #: Fields that hold a span: one of this file not yet positioned is kept as its two
+    #: offsets right there, not as a tagged object (a third of an entry's objects).
+    spans: tuple[int, ...] = ()
 
     def read(self, value) -> list:
         """The values of the kept fields, in order."""
@@ -508,6 +511,7 @@ def _registry() -> dict[str, type]:
                 tuple(i for i, k in enumerate(kinds) if k == "object"),
                 positional,
                 tuple(f.alias or f.name.lstrip("_") for f in kept[positional:]),
+                tuple(i for i, k in enumerate(kinds) if k.rstrip("]").removesuffix(" | None") == "Span"),
             )
             if len(kept) > 1:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
@@ -551,6 +555,12 @@ class _Encoder:
         shape = _SHAPES.get(kind)
         if shape is not None:
             fields = shape.read(value)
+            for i in shape.spans:
+                span = fields[i]
+                if type(span) is Span:
+                    offsets = span.offsets_in(self.source)
+                    if offsets is not None:
+                        fields[i] = offsets
             for i in shape.dicts:
                 if fields[i] is not None:
                     fields[i] = {"d": list(fields[i].items())}
@@ -579,6 +589,9 @@ class _Decoder:
             values = value["f"]
             if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
                 raise CacheEntryError(f"{value['@']} has {len(shape.fields)} fields")
+            for i in shape.spans:
+                if type(values[i]) is list:
+                    values[i] = self._offsets(values[i])
             for i in shape.tuples:
                 if type(values[i]) is list:
                     values[i] = tuple(values[i])
@@ -595,9 +608,7 @@ class _Decoder:
         if type(body) is not list:
             raise CacheEntryError("a tagged value holds a list")
         if tag == "o":
-            if self.source is None or len(body) != 2 or not 0 <= body[0] <= body[1] <= len(self.source.text):
-                raise CacheEntryError("offsets into the file's text")
-            return self.source.span(body[0], body[1])
+            return self._offsets(body)
         if tag == "s":
             return Span(self.path, *_ints(body, 4))
         if tag == "S":
@@ -609,6 +620,11 @@ class _Decoder:
         if tag == "v":
             return Severity(*body)
         raise CacheEntryError(f"an unknown tag {tag!r}")
+
+    def _offsets(self, body: list) -> Span:
+        if self.source is None or len(body) != 2 or not 0 <= body[0] <= body[1] <= len(self.source.text):
+            raise CacheEntryError("offsets into the file's text")
+        return self.source.span(body[0], body[1])
 
 
 def _ints(values: list, count: int) -> list[int]:
