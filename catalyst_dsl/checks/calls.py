@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects.catalyst import input_type
-from catalyst_dsl.dialects.values import a_type, suggest
+from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
@@ -80,14 +79,14 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             sink.report("C806", f"'{child.name}' has no input '{name}'", entry.span, labels=[Label(child.span, f"'{child.name}' is declared here")] if child.span else (), help=hint)
             continue
         actual = site.input_types.get(name, t.ANY) if site.input_types else t.ANY
-        expected = input_type(decl)
+        expected = t.input_type(decl)
         value = entry.value
         if decl.allowed and isinstance(value, ir.Lit) and value.value not in decl.allowed:
             choices = ", ".join(str(a) for a in decl.allowed)
             hint = suggest(str(value.value), [str(a) for a in decl.allowed])
             sink.report("C807", f"the input '{name}' of '{child.name}' takes one of {choices}, not '{value.value}'", value.span or entry.span, labels=[Label(decl.span, "the input is declared here")] if decl.span else (), help=hint or f"pass one of {choices}")
         elif not t.assignable(actual, expected):
-            sink.report("C807", f"the input '{name}' of '{child.name}' takes {a_type(expected)}, but this is {a_type(actual)}", entry.value.span or entry.span, labels=[Label(decl.span, "the input is declared here")] if decl.span else (), help=f"pass {a_type(expected)}")
+            sink.report("C807", f"the input '{name}' of '{child.name}' takes {t.a_type(expected)}, but this is {t.a_type(actual)}", entry.value.span or entry.span, labels=[Label(decl.span, "the input is declared here")] if decl.span else (), help=f"pass {t.a_type(expected)}")
     for decl in child.inputs:
         if decl.required and decl.default is None and decl.name not in entries:
             sink.report("C805", f"the call leaves out '{decl.name}', which '{child.name}' requires", edge.span, labels=[Label(decl.span, "required here")] if decl.span else (), help=f"add it under inputs: {decl.name}: …")

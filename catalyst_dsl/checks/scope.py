@@ -15,8 +15,7 @@ from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.scripts import check_script
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects.catalyst import input_type
-from catalyst_dsl.dialects.values import a_type, suggest
+from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
@@ -157,7 +156,7 @@ class ReferenceChecker:
             if decl.name == BINDINGS:
                 self.sink.report("C614", "the input 'bindings' has the name of the playbook's bindings object", decl.span, help="rename the input; `bindings` holds what steps merge into it with `bindings:`")
                 continue
-            top.define(Binding(decl.name, input_type(decl), "input", decl.span))
+            top.define(Binding(decl.name, t.input_type(decl), "input", decl.span))
         self.walk(self.playbook.steps, top)
         for clause in self.playbook.catch:
             scope = Scope(top)
@@ -448,7 +447,7 @@ class ReferenceChecker:
         inputs = step.config.get("inputs")
         if isinstance(inputs, ir.InputsV):
             for decl in inputs.inputs:
-                body.define(Binding(decl.name, input_type(decl), "parameter", decl.span))
+                body.define(Binding(decl.name, t.input_type(decl), "parameter", decl.span))
         steps = step.config.get("steps")
         returns: list[t.Type] = []
         if isinstance(steps, ir.StepsV):
@@ -486,7 +485,7 @@ class ReferenceChecker:
             self.sink.report("C507", f"this {where} is the fixed text '{value.value}', so it is always true", value.span, help="write an expression: ${{ get('name') === 'value' }}")
             return
         if any(isinstance(o, (t.ArrayT, t.ObjectT)) for o in t.options_of(vtype)) and not t.is_any(vtype):
-            self.sink.report("C507", f"this {where} is {a_type(vtype)}, which is always true", value.span, help="test something about it, such as .length > 0")
+            self.sink.report("C507", f"this {where} is {t.a_type(vtype)}, which is always true", value.span, help="test something about it, such as .length > 0")
 
     def value(self, value: ir.Value | None, scope: Scope) -> t.Type:
         if value is None:
@@ -514,9 +513,9 @@ class ReferenceChecker:
         result = types[0] if single else t.STRING
         expected = tmpl.expected
         if isinstance(expected, t.Type) and single and not t.assignable(result, expected):
-            self.sink.report("C502", f"this value is {a_type(result)}, but {a_type(expected)} is expected here", tmpl.span, help=_fix_for(result, expected))
+            self.sink.report("C502", f"this value is {t.a_type(result)}, but {t.a_type(expected)} is expected here", tmpl.span, help=_fix_for(result, expected))
         elif isinstance(expected, t.Type) and not single and not isinstance(expected, t.BooleanT) and not t.assignable(t.STRING, expected):
-            self.sink.report("C502", f"text with templates is a string, but {a_type(expected)} is expected here", tmpl.span, help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type")
+            self.sink.report("C502", f"text with templates is a string, but {t.a_type(expected)} is expected here", tmpl.span, help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type")
         return result
 
     # -- references -------------------------------------------------------------------------------------
@@ -534,12 +533,12 @@ class ReferenceChecker:
         current = root_type
         if ref.root == "inputs" and root_type is _INPUTS_MARK:
             if not segments:
-                return t.ObjectT(tuple((i.name, t.Field(input_type(i))) for i in self.playbook.inputs), None)
+                return t.ObjectT(tuple((i.name, t.Field(t.input_type(i))) for i in self.playbook.inputs), None)
             decl = self.inputs.get(segments[0])
             if decl is None:
                 self.sink.report("C501", f"there is no input named '{segments[0]}'", part.span(ref), help=suggest(segments[0], self.inputs) or "declare it under `inputs:`")
                 return t.ANY
-            current, segments = input_type(decl), segments[1:]
+            current, segments = t.input_type(decl), segments[1:]
         path = ref.root
         for segment in segments:
             current = self.member(current, segment, path, part.span(ref))
@@ -626,7 +625,7 @@ class ReferenceChecker:
             names = options[0].names()
             self.sink.report("C504", f"'{path}' has no member '{segment}'", span, help=suggest(segment, names) or (f"its members are: {', '.join(names)}" if names else None))
             return None
-        self.sink.report("C505", f"'{path}' is {a_type(current)}; it has no member '{segment}'", span, help="only objects have members (and strings and arrays have .length)")
+        self.sink.report("C505", f"'{path}' is {t.a_type(current)}; it has no member '{segment}'", span, help="only objects have members (and strings and arrays have .length)")
         return None
 
     def literal_path(self, text: str, span: Span | None) -> None:
@@ -711,7 +710,7 @@ class ReferenceChecker:
             return
         bad = [o for o in t.options_of(operand) if not isinstance(o, (t.NumberT, t.NullT, t.AnyT))]
         if bad and len(bad) == len(t.options_of(operand)):
-            self.sink.report("C506", f"'{op}' needs numbers, but this is {a_type(operand)}", part.span(node), help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None)
+            self.sink.report("C506", f"'{op}' needs numbers, but this is {t.a_type(operand)}", part.span(node), help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None)
 
     def call(self, node: ast.Call, part: _Part, scope: Scope) -> t.Type:
         callee = node.callee
@@ -762,7 +761,7 @@ class ReferenceChecker:
         if results:
             return t.join(results)
         known = sorted(set(B.STRING_METHODS) | set(B.ARRAY_METHODS) | set(B.NUMBER_METHODS))
-        what = "this value" if t.is_any(receiver) else a_type(receiver)
+        what = "this value" if t.is_any(receiver) else t.a_type(receiver)
         self.sink.report("C107", f"the method '{name}' is not allowed on {what}", part.span(callee), help=suggest(name, known) or "see the list of allowed methods in the docs")
         return t.ANY
 

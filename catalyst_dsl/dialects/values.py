@@ -144,7 +144,7 @@ class ValueLowerer:
             help_text = "write true or false" + (" (yes/no/on/off are text here)" if node.text.lower() in ("yes", "no", "on", "off", "y", "n") else "")
         elif isinstance(expected, t.ArrayT):
             help_text = f"write a list: [{node.text}]"
-        self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span, help=help_text)
+        self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span, help=help_text)
 
     # -- any node --------------------------------------------------------------------------
 
@@ -164,13 +164,13 @@ class ValueLowerer:
                 item = expected.item
                 return ir.ListV(tuple(self.value(n, item, f"an item of {where}") for n in node.items), span=node.span)
             if not isinstance(expected, t.AnyT):
-                self.sink.report("C302", f"{where} expects {_a(expected)}, got a list", head_span(node))
+                self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got a list", head_span(node))
             return ir.ListV(tuple(self.value(n, t.ANY, where) for n in node.items), span=node.span)
         # mapping
         if isinstance(expected, t.ObjectT):
             return self.mapping(node, expected, where)
         if not isinstance(expected, t.AnyT):
-            self.sink.report("C302", f"{where} expects {_a(expected)}, got a mapping", head_span(node))
+            self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got a mapping", head_span(node))
         return ir.MapV(tuple(ir.Entry(k.text, self.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in node.pairs), span=node.span)
 
     def _union(self, node: YNode, expected: t.UnionT, where: str) -> ir.Value:
@@ -188,12 +188,12 @@ class ValueLowerer:
                 return ir.Lit(escaped, span=node.span)
             actual = t.type_of_value(node.value)
             if node.value is not None and not t.assignable(actual, expected):
-                self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", node.span)
+                self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span)
             elif isinstance(node.value, str) and all(isinstance(o, (t.EnumT, t.ArrayT, t.ObjectT, t.NumberT, t.BooleanT, t.NullT)) for o in expected.options):
                 # The only texts the union takes are its enums' values (`policy: human`).
                 self.check_literal(node, t.EnumT(tuple(v for o in expected.options if isinstance(o, t.EnumT) for v in o.values)), where)
             return ir.Lit(node.value, span=node.span)
-        self.sink.report("C302", f"{where} expects {_a(expected)}, got {kind_of(node)}", head_span(node))
+        self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)
 
     def mapping(self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=()) -> ir.MapV:
@@ -235,15 +235,6 @@ def _unescaped(node: YScalar) -> str | None:
         return None
     text = "".join(part.text for part in parsed.parts)
     return text if text != node.text else None
-
-
-def _a(type_: t.Type) -> str:
-    text = type_.describe()
-    if isinstance(type_, t.EnumT):
-        return f"one of {text}"
-    if isinstance(type_, t.ObjectT):
-        return "a mapping"
-    return ("an " if text[:1] in "aeiou" else "a ") + text
 
 
 #: Durations of this many seconds or more are almost always milliseconds from another engine.
@@ -297,7 +288,7 @@ def parse_duration(value: object) -> float | None:
     return amount if amount >= 0 else None
 
 
-a_type = _a
+a_type = t.a_type  # imported from here by the dialects
 
 
 def _blanked(text: str, ranges: Sequence[tuple[int, int]]) -> str:

@@ -10,6 +10,10 @@ from typing import Iterable
 
 from catalyst_dsl.records import record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from catalyst_dsl.ir.nodes import InputDecl
+
 
 @record
 class Type:
@@ -253,3 +257,20 @@ INPUT_TYPES: dict[str, Type] = {
 }
 
 OUTPUT_TYPES: dict[str, Type] = {**INPUT_TYPES, "any": ANY}
+
+
+def input_type(decl: InputDecl) -> Type:
+    """The type of an input's value: an enum when it lists allowed strings."""
+    if decl.allowed and decl.type in ("string", "enum"):
+        return EnumT(tuple(str(a) for a in decl.allowed))
+    return INPUT_TYPES.get(decl.type, ANY)
+
+
+def a_type(type_: Type) -> str:
+    """The type in words with its article, as messages say it: "a string", "one of a | b"."""
+    text = type_.describe()
+    if isinstance(type_, EnumT):
+        return f"one of {text}"
+    if isinstance(type_, ObjectT):
+        return "a mapping"
+    return ("an " if text[:1] in "aeiou" else "a ") + text

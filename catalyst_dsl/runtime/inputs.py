@@ -40,7 +40,7 @@ from typing import Callable, Mapping, Sequence
 
 import attrs
 
-from catalyst_dsl.dialects.values import suggest
+from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
