@@ -18,8 +18,7 @@ import socket
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-import attrs
-
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 
 FORMAT = "catalyst-run"
@@ -30,12 +29,13 @@ FINISHED = frozenset({"completed", "failed", "cancelled"})
 
 
 # -- the snapshot model -------------------------------------------------------------------
-# Mutable on purpose: the interpreter updates one RunState in place and saves it.
+# Mutable records (catalyst_dsl.records, not attrs: a run's start does not pay for building
+# attrs classes) on purpose: the interpreter updates one RunState in place and saves it.
 # Fields have no defaults where a missing key in a file would lose information (an
 # absent `steps` must not read as "nothing done yet").
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class PlaybookRef:
     name: str
     #: Project-relative, POSIX separators.
@@ -44,14 +44,14 @@ class PlaybookRef:
     fingerprint: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Owner:
     pid: int
     host: str
     user: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class StepRecord:
     #: Where the step sits in the playbook ("steps/2/then/0"); opaque to the store.
     path: str
@@ -72,7 +72,7 @@ class StepRecord:
     prompt: str | None = None
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Pause:
     path: str
     message: str
@@ -89,7 +89,7 @@ class Pause:
     person: bool = False
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Approval:
     path: str
     #: None for approvals that name no role: ENTER on a terminal, autonomous mode.
@@ -119,7 +119,7 @@ class Approval:
     signature: str | None = None
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Failure:
     code: str
     message: str
@@ -131,14 +131,14 @@ class Failure:
     at: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Cancel:
     by: str
     reason: str
     at: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class TrustedEdit:
     """A snapshot that did not verify, accepted with `resume --trust-edited-state`: the audit record."""
 
@@ -148,7 +148,7 @@ class TrustedEdit:
     changes: list[str]
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class RunState:
     format: Literal["catalyst-run"] = FORMAT
     version: Literal[1] = VERSION
@@ -179,7 +179,7 @@ class RunState:
     #: What ended a failed run.
     error: Failure | None
     #: Snapshots that did not verify and were accepted on purpose, oldest first.
-    trusted_edits: list[TrustedEdit] = attrs.Factory(list)
+    trusted_edits: list[TrustedEdit] = factory(list)
 
     @property
     def finished(self) -> bool:
