@@ -38,10 +38,9 @@ import math
 import re
 from typing import Callable, Mapping, Sequence
 
-import attrs
-
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
@@ -49,7 +48,7 @@ from catalyst_dsl.syntax.source import LONE_SURROGATE
 RenderDefault = Callable[[ir.Value, Mapping[str, object]], object]
 
 
-@attrs.frozen
+@record
 class InputProblem:
     """One reason the inputs cannot start a run.
 
@@ -127,12 +126,12 @@ def resolve_inputs(
 # -- resolution ----------------------------------------------------------------------------
 
 
-@attrs.define
+@record(frozen=False)
 class _Resolver:
     from_text: bool
     render_default: RenderDefault | None
-    values: dict[str, object] = attrs.field(factory=dict)
-    problems: list[InputProblem] = attrs.field(factory=list)
+    values: dict[str, object] = factory(dict)
+    problems: list[InputProblem] = factory(list)
 
     def resolve(self, decl: ir.InputDecl, given: Mapping[str, object]) -> None:
         raw = given.get(decl.name)

@@ -50,8 +50,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-import attrs
-
+from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
 from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, utc_now
 
@@ -65,7 +64,7 @@ _LOCK_MODE = 0o644
 GUARD_TIMEOUT = 10.0
 
 
-@attrs.frozen
+@record
 class LockInfo:
     """Who holds a resource, as its lock file says."""
 
@@ -74,7 +73,7 @@ class LockInfo:
     pid: int
     host: str
     since: str
-    file: Path = attrs.field(eq=False)
+    file: Path = field(eq=False)
 
     def describe(self) -> str:
         return f"run {self.run_id} (process {self.pid} on {self.host}, since {self.since})"

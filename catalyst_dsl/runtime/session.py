@@ -20,12 +20,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import attrs
-
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
@@ -40,7 +39,7 @@ from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive
 EXIT_INTERRUPTED = 130
 
 
-@attrs.define
+@record(frozen=False)
 class RunOptions:
     mode: str = "manual"
     log_format: str = "text"

@@ -40,9 +40,7 @@ import os
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime import durable, snapshot_codec
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
@@ -73,6 +71,9 @@ from catalyst_dsl.runtime.snapshot import (
     utc_now,
 )
 
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.run_summary import RunSummary
+
 __all__ = [
     "FINISHED",
     "FORMAT",
@@ -102,20 +103,14 @@ __all__ = [
 _PRIVATE = 0o600
 
 
-@attrs.frozen
-class RunSummary:
-    """One line of `catalyst runs list`; `status` is "corrupt" for an unreadable file
-    ("missing" for one archived or pruned while the list was made)."""
+def __getattr__(name: str):
+    # RunSummary is an attrs class kept in its own module, imported when runs are listed:
+    # a run does not pay for importing attrs (run_summary.py says why it is one).
+    if name == "RunSummary":
+        from catalyst_dsl.runtime.run_summary import RunSummary
 
-    run_id: str
-    playbook: str | None
-    status: str
-    started_at: str | None
-    updated_at: str | None
-    file: Path
-    archived: bool
-    #: Why the file could not be read, for corrupt ones.
-    problem: str | None = None
+        return RunSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the store ---------------------------------------------------------------------------------
@@ -384,6 +379,8 @@ class StateStore:
         return summaries
 
     def _summary(self, path: Path, archived: bool) -> RunSummary:
+        from catalyst_dsl.runtime.run_summary import RunSummary
+
         run_id = path.name[4:-5]
         try:
             state = snapshot_codec.read(path)

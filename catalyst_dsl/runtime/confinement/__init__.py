@@ -23,10 +23,9 @@ import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
-import attrs
-
 from catalyst_dsl.paths.globs import Glob, GlobError, fixed_prefix
 from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime.confinement import landlock
 from catalyst_dsl.runtime.errors import StepError
 
@@ -40,7 +39,7 @@ TEMP_FOLDER = "$TMPDIR"
 SCRATCH = "temp://"
 
 
-@attrs.frozen
+@record
 class Confinement:
     """Where one program may write: directory prefixes in the project, and never `protected`."""
 
