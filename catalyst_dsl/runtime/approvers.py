@@ -19,10 +19,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: The SSH signature namespace: a signature made for git or for another tool is not an approval.
 NAMESPACE = "catalyst-approval"
@@ -144,6 +146,8 @@ def verify(text: str, signature: str, approver: str, allowed_signers: Path) -> N
 
 
 def _run(argv: list[str], stdin: str) -> subprocess.CompletedProcess:
+    import subprocess  # only signed approvals run a program (ssh-keygen)
+
     try:
         return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=_SSH_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:

@@ -38,7 +38,7 @@ import math
 import re
 from typing import Callable, Mapping, Sequence
 
-from catalyst_dsl.dialects.values import suggest
+from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.secrets import secret_placeholder

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING, Callable
 
 from catalyst_dsl import expr_builtins as B
@@ -312,6 +311,8 @@ def _n_to_fixed(x: int | float, args: list) -> str:
         return number_text(x)
     if x == 0:
         x = 0  # -0 prints without its sign, unlike -0.001
+    from decimal import ROUND_HALF_UP, Decimal, localcontext  # only toFixed() needs decimal
+
     # JavaScript rounds the exact binary value half away from zero; Python's format
     # rounds half to even, so `(2.5).toFixed(0)` would differ.
     with localcontext() as ctx:

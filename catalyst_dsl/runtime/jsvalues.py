@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from decimal import Decimal
 from typing import NoReturn
 
 #: Strings an expression may build (`repeat`, `padStart`, `+`, ...): a playbook that needs
@@ -227,6 +226,8 @@ def number_text(value: int | float) -> str:
     if value == 0:
         return "0"  # also -0
     sign = "-" if value < 0 else ""
+    from decimal import Decimal  # imported on the first fraction: most runs print none
+
     # repr gives the shortest digits that read back as the same float, as JavaScript does;
     # only the layout (where the point goes, when to switch to an exponent) differs.
     _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
