@@ -33,6 +33,7 @@ Decisions where LANGUAGE.md is silent:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -216,8 +217,12 @@ def _has_template(value: ir.Value) -> bool:
 
 # -- types -----------------------------------------------------------------------------------
 
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+@functools.cache
+def _number_forms() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """An integer's and a decimal's text, compiled when a number input is first given as text."""
+    return re.compile(r"[+-]?[0-9]+"), re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 _BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
@@ -230,9 +235,10 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
         stripped = text.strip()
         if len(stripped) > MAX_NUMBER_DIGITS:
             return None, f"has more than {MAX_NUMBER_DIGITS} characters, too many for a number"
-        if _INT.fullmatch(stripped):
+        integer, decimal = _number_forms()
+        if integer.fullmatch(stripped):
             return int(stripped), None
-        if _FLOAT.fullmatch(stripped):
+        if decimal.fullmatch(stripped):
             number = float(stripped)
             if not math.isfinite(number):
                 return None, "is too large a number"

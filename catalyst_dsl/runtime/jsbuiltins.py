@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Callable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.runtime.jsvalues import (
-    DECIMAL,
     JS_WHITESPACE,
     MAX_STRING_LENGTH,
     UNDEFINED,
@@ -27,6 +26,7 @@ from catalyst_dsl.runtime.jsvalues import (
     a_kind,
     canonical_number,
     checked_text,
+    decimal_number,
     is_array,
     is_number,
     number_text,
@@ -476,7 +476,7 @@ def _parse_int(args: list) -> object:
 
 
 def _parse_float(args: list) -> object:
-    match = DECIMAL.match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
+    match = decimal_number().match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
     if match is None:
         return math.nan
     return canonical_number(float(match.group().replace("Infinity", "inf")))
