@@ -41,18 +41,18 @@ How a lock is taken, and why:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import secrets
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
-from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, utc_now
+from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, this_host, utc_now
 
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -117,7 +117,12 @@ class LockManager:
 
             run_status = StateStore(self.locks_dir.parent).peek_status
         self._run_status = run_status
-        self._host = socket.gethostname()
+
+    @functools.cached_property
+    def _host(self) -> str:
+        # Asked when a lock is taken or judged stale, not when the manager is made: a
+        # what-if does neither (this_host imports socket).
+        return this_host()
 
     def path_for(self, resource: str) -> Path:
         """The lock file of a resource (globs written differently but equal share one)."""

@@ -14,7 +14,6 @@ import json
 import os
 import posixpath
 import shlex
-import socket
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ from catalyst_dsl.runtime.process_groups import ProcessGroups
 from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive
+from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive, this_host
 
 EXIT_INTERRUPTED = 130
 
@@ -1089,7 +1088,7 @@ class Session:
             state = self.store.load(run_id, results=False)
             if state.status in ("completed", "failed", "cancelled"):
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
-            if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
+            if state.status == "running" and state.owner.host == this_host() and pid_alive(state.owner.pid):
                 # A live run stops itself before its next step, saving its state on the way out.
                 (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
                 return f"asked run {state.run_id} to stop before its next step"

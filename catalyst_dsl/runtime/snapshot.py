@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import socket
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -215,8 +214,15 @@ def current_user() -> str:
         return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
 
 
+def this_host() -> str:
+    """This machine's name, as owners and lock files record it."""
+    import socket  # here, not at the top: a what-if never asks, and socket costs it 3 ms
+
+    return socket.gethostname()
+
+
 def current_owner() -> Owner:
-    return Owner(pid=os.getpid(), host=socket.gethostname(), user=current_user())
+    return Owner(pid=os.getpid(), host=this_host(), user=current_user())
 
 
 def new_run_state(
@@ -266,7 +272,7 @@ def ensure_resumable(state: RunState) -> None:
     owner = state.owner
     # A paused run's process normally exits (code 4), but one waiting for ENTER on a
     # terminal is still there: resuming beside it would run the same steps twice.
-    if owner.host == socket.gethostname() and owner.pid != os.getpid() and pid_alive(owner.pid):
+    if owner.host == this_host() and owner.pid != os.getpid() and pid_alive(owner.pid):
         doing = "still running" if state.status == "running" else f"{state.status} and its process is still there"
         raise RunAbort(
             EXIT_STATE,
@@ -280,7 +286,7 @@ def shown_status(state) -> str:
     run stopped by Ctrl-C, SIGTERM or a crash still says so; when its process is gone from this
     host it is shown as "interrupted" (resume continues it). On another host nobody can tell."""
     owner = state.owner
-    if state.status == "running" and owner is not None and owner.host == socket.gethostname() and not pid_alive(owner.pid):
+    if state.status == "running" and owner is not None and owner.host == this_host() and not pid_alive(owner.pid):
         return "interrupted"
     return state.status
 
