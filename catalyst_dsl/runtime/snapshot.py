@@ -12,7 +12,6 @@ matches the file name.
 
 from __future__ import annotations
 
-import getpass
 import os
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -208,6 +207,8 @@ def parse_time(text: str) -> datetime:
 
 def current_user() -> str:
     """Who runs this process, for records (approvals, cancels, owners)."""
+    import getpass  # with termios: not needed by a what-if, which records nobody
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers) and no USER variable

@@ -804,10 +804,10 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: Modules a what-if of built-in actions has no use for: each costs milliseconds to import,
 #: and a what-if is meant to be quick (issue 16). attrs: the run-time's classes are records;
 #: the others are imported where a program is started, a coverage report or an HTTP
-#: response read, an AI command streamed, a fraction printed, a lock taken, or a step names
-#: an action that is not built in (the plugin scan).
-NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal", "socket",
-                             "importlib.metadata")
+#: response read, an AI command streamed, a fraction printed, a lock taken, a user
+#: recorded, or a step names an action that is not built in (the plugin scan).
+NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
+                             "socket", "getpass", "importlib.metadata")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
