@@ -67,14 +67,14 @@ class Field:
     __slots__ = ("name", "type", "default", "alias", "eq", "kw_only", "repr", "metadata")
     init = True
 
-    def __init__(self, name: str, type: Any, declared: Any) -> None:
+    def __init__(self, name: str, type: Any, declared: Any, kw_only: bool = False) -> None:
         self.name = name
         self.type = type
         self.alias = name.lstrip("_")
         options = declared if isinstance(declared, field) else None
         self.default = options.default if options else declared
         self.eq = options.eq if options else True
-        self.kw_only = options.kw_only if options else False
+        self.kw_only = (options.kw_only if options else False) or kw_only
         self.repr = options.repr if options else True
         self.metadata = options.metadata if options else {}
 
@@ -82,12 +82,13 @@ class Field:
         return f"Field(name={self.name!r}, type={self.type!r})"
 
 
-def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True):
+def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True, kw_only: bool = False):
     """The class as a slotted record; `@record` is immutable, `@record(frozen=False)` not.
-    With `eq=False` records are compared and hashed by identity (attrs' `eq=False`)."""
+    With `eq=False` records are compared and hashed by identity (attrs' `eq=False`); with
+    `kw_only=True` every field is keyword-only (attrs' `define(kw_only=True)`)."""
     if cls is None:
-        return lambda c: _build(c, frozen, eq)
-    return _build(cls, frozen, eq)
+        return lambda c: _build(c, frozen, eq, kw_only)
+    return _build(cls, frozen, eq, kw_only)
 
 
 def fields(cls: type) -> tuple[Field, ...]:
@@ -104,14 +105,36 @@ def replace(value, **changes):
     return cls(**{f.alias: changes.pop(f.name) if f.name in changes else getattr(value, f.name) for f in cls.__record_fields__}, **changes)
 
 
-def _build(cls: type, frozen: bool, eq: bool = True) -> type:
+def attributes(cls: type, localns: dict | None = None) -> tuple:
+    """A record class's fields as `attrs.Attribute`s with their types resolved (`localns`
+    names what the module's own globals do not): what cattrs' generators
+    (`make_dict_structure_fn_from_attrs` and its unstructuring twin) read, so a converter
+    treats a record as it did the attrs class it was. attrs is imported only here."""
+    import sys
+    import typing
+
+    import attrs
+
+    hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns=localns)
+    return tuple(
+        attrs.Attribute(
+            f.name,
+            attrs.Factory(f.default.make) if isinstance(f.default, factory) else attrs.NOTHING if f.default is _NOTHING else f.default,
+            None, f.repr, None, f.eq, True, False,
+            metadata=f.metadata, type=hints[f.name], kw_only=f.kw_only, eq=f.eq, alias=f.alias,
+        )
+        for f in cls.__record_fields__
+    )
+
+
+def _build(cls: type, frozen: bool, eq: bool = True, kw_only: bool = False) -> type:
     body = dict(cls.__dict__)
     annotations = body.get("__annotations__", {})
     names = tuple(annotations)
     for base in cls.__mro__[1:]:
         if base.__dict__.get("__record_fields__"):
             raise TypeError(f"{cls.__name__}: a record inherits no fields ({base.__name__} has some)")
-    found = tuple(Field(name, annotations[name], body.pop(name, _NOTHING)) for name in names)
+    found = tuple(Field(name, annotations[name], body.pop(name, _NOTHING), kw_only) for name in names)
     body.pop("__dict__", None)
     body.pop("__weakref__", None)
     body["__slots__"] = names

@@ -143,3 +143,35 @@ def test_records_compared_by_identity():
     assert first != second and first == first and len({first, second}) == 2
     first.value = 2
     assert first.value == 2 and first.seen == [] and first.seen is not second.seen
+
+
+@record(frozen=False, kw_only=True)
+class Entry:
+    version: int = 1
+    name: str
+    seen: list = factory(list)
+
+
+def test_keyword_only_records_take_no_positions_and_may_put_defaults_first():
+    for _ in range(COMPILE_AFTER + 2):  # the generic `__init__`, then the compiled one
+        assert Entry(name="a") == Entry(version=1, name="a", seen=[])
+        with pytest.raises(TypeError):
+            Entry("a")
+        with pytest.raises(TypeError):
+            Entry(version=2)
+    assert Entry.__match_args__ == () and all(f.kw_only for f in fields(Entry))
+
+
+def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
+    from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs
+    from cattrs.preconf.json import make_converter
+
+    from catalyst_dsl.records import attributes
+
+    described = attributes(Entry)
+    assert [(a.name, a.type, a.kw_only) for a in described] == [("version", int, True), ("name", str, True), ("seen", list, True)]
+    converter = make_converter(forbid_extra_keys=True)
+    unstructure = make_dict_unstructure_fn_from_attrs(list(described), Entry, converter)
+    structure = make_dict_structure_fn_from_attrs(list(described), Entry, converter)
+    assert unstructure(Entry(name="a")) == {"version": 1, "name": "a", "seen": []}
+    assert structure({"name": "b"}, Entry) == Entry(name="b")

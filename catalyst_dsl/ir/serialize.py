@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 import typing
-
-import attrs
 
 from catalyst_dsl import records
 
@@ -34,21 +31,12 @@ def camel(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _attributes(cls) -> tuple:
-    """A node class's fields as `attrs.Attribute`s with their types resolved, which cattrs'
-    generators read: the IR's classes are records (catalyst_dsl.records), not attrs classes."""
+    """A node class's fields as `attrs.Attribute`s, which cattrs' generators read: the IR's
+    classes are records (catalyst_dsl.records), not attrs classes."""
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.syntax import expr_ast as ast
 
-    hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns={**vars(ir), **vars(ast)})
-    return tuple(
-        attrs.Attribute(
-            f.name,
-            attrs.Factory(f.default.make) if isinstance(f.default, records.factory) else attrs.NOTHING if f.default is records.NOTHING else f.default,
-            None, f.repr, None, f.eq, True, False,
-            metadata=f.metadata, type=hints[f.name], kw_only=f.kw_only, eq=f.eq, alias=f.alias,
-        )
-        for f in records.fields(cls)
-    )
+    return records.attributes(cls, localns={**vars(ir), **vars(ast)})
 
 
 def _overrides(cls, camel_case: bool) -> dict:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import shlex
 import threading
 import time
@@ -289,6 +288,8 @@ class CommandAdapter(_Attempts):
         return self._stream(lambda timeout: self._once(prompt, env, timeout), deadline)
 
     def _once(self, prompt: str, env: Mapping[str, str], timeout: float | None) -> Iterator[str]:
+        import queue
+
         events: queue.Queue = queue.Queue()
         abandoned = threading.Event()
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import attrs
-
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.records import record
 
 HUMAN = "human"
 RULES = "rules"
@@ -26,7 +25,7 @@ REQUIRE_HUMAN = "require-human"
 AUTO_APPROVE = "auto-approve"
 
 
-@attrs.frozen
+@record
 class PolicyRule:
     action: str  # REQUIRE_HUMAN | AUTO_APPROVE
     reason: str
@@ -35,7 +34,7 @@ class PolicyRule:
     pattern: str | None
 
 
-@attrs.frozen
+@record
 class Command:
     """A command a pause guards, as written; `fixed` is False when it holds a placeholder."""
 
@@ -43,14 +42,14 @@ class Command:
     fixed: bool = True
 
 
-@attrs.frozen
+@record
 class Verdict:
     passes: bool
     #: Why, in words recorded with the approval (or shown with the pause).
     reason: str
 
 
-@attrs.frozen
+@record
 class ApprovalPolicy:
     kind: str  # HUMAN | RULES
     rules: tuple[PolicyRule, ...] = ()

@@ -16,22 +16,34 @@ of signatures) are appended to a ledger beside the snapshots, never inside them.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import subprocess
 
 #: The SSH signature namespace: a signature made for git or for another tool is not an approval.
 NAMESPACE = "catalyst-approval"
 TEXT_HEADER = "catalyst approval v1"
 LEDGER_FILE = "spent-approvals"
 
-_ONE_WORD = re.compile(r"[^\s\x00-\x1f\x7f]+")
-_ONE_LINE = re.compile(r"[^\s\x00-\x1f\x7f]([^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
 _SSH_TIMEOUT = 60
+
+
+# Compiled when an approval is first read or written, not by every run that imports this.
+@functools.cache
+def _one_word() -> re.Pattern[str]:
+    return re.compile(r"[^\s\x00-\x1f\x7f]+")
+
+
+@functools.cache
+def _one_line() -> re.Pattern[str]:
+    return re.compile(r"[^\s\x00-\x1f\x7f]([^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
 
 
 class ApprovalRefused(ValueError):
@@ -88,7 +100,7 @@ def one_line(name: str, value: str) -> str:
     """`value` when it is one line of text; ApprovalRefused when it is empty, padded with
     spaces or holds a control character. A value holding a newline could forge the line
     after it, in the signed text or in the audit trail `runs show` prints."""
-    if not _ONE_LINE.fullmatch(value):
+    if not _one_line().fullmatch(value):
         raise ApprovalRefused(f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
                               f"give the {name} as one line of text")
     return value
@@ -144,6 +156,8 @@ def verify(text: str, signature: str, approver: str, allowed_signers: Path) -> N
 
 
 def _run(argv: list[str], stdin: str) -> subprocess.CompletedProcess:
+    import subprocess  # only signed approvals run a program (ssh-keygen)
+
     try:
         return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=_SSH_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
@@ -179,7 +193,7 @@ class SpentLedger:
         return {line.split(" ", 1)[0] for line in text.splitlines() if line}
 
     def spend(self, nonce: str, run_id: str) -> None:
-        if not _ONE_WORD.fullmatch(nonce):
+        if not _one_word().fullmatch(nonce):
             raise ValueError(f"not a nonce: {nonce!r}")
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

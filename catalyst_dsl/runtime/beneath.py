@@ -25,8 +25,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
-
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime import durable
 
 #: As the kernel's own bound on links in one path: more means a loop.
@@ -56,7 +55,7 @@ class FileTooLarge(OSError):
     """A file larger than a reader accepts."""
 
 
-@attrs.frozen
+@record
 class Walked:
     """Where a walk ended: the handle of the last directory, the name in it, and the path
     below the base that led there, links resolved (`inner`)."""

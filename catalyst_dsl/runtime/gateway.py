@@ -19,11 +19,10 @@ import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
-import attrs
-
 from catalyst_dsl.paths.globs import Glob, GlobError, classify
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
+from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import beneath
 from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.errors import StepError
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
 
 
-@attrs.frozen
+@record
 class Grants:
     """What one playbook on the call stack lets its steps write.
 
@@ -85,7 +84,7 @@ class Grants:
         return f"{self.owner} may write {', '.join(g.text for g in self.patterns)}"
 
 
-@attrs.frozen
+@record
 class Target:
     """A checked file: where it is on disk and how the playbook named it."""
 
@@ -96,11 +95,11 @@ class Target:
     relative: str | None
     #: The directory the file is reached from, by a handle (project, scratch, resources),
     #: and the path below it with every link resolved: the effect must find the same.
-    base: Path = attrs.field(kw_only=True)
-    inner: str = attrs.field(kw_only=True)
+    base: Path = field(kw_only=True)
+    inner: str = field(kw_only=True)
 
 
-@attrs.frozen
+@record
 class ProcessOutcome:
     exit_code: int
     stdout: str

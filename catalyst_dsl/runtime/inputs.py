@@ -33,15 +33,15 @@ Decisions where LANGUAGE.md is silent:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from typing import Callable, Mapping, Sequence
 
-import attrs
-
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
@@ -49,7 +49,7 @@ from catalyst_dsl.syntax.source import LONE_SURROGATE
 RenderDefault = Callable[[ir.Value, Mapping[str, object]], object]
 
 
-@attrs.frozen
+@record
 class InputProblem:
     """One reason the inputs cannot start a run.
 
@@ -127,12 +127,12 @@ def resolve_inputs(
 # -- resolution ----------------------------------------------------------------------------
 
 
-@attrs.define
+@record(frozen=False)
 class _Resolver:
     from_text: bool
     render_default: RenderDefault | None
-    values: dict[str, object] = attrs.field(factory=dict)
-    problems: list[InputProblem] = attrs.field(factory=list)
+    values: dict[str, object] = factory(dict)
+    problems: list[InputProblem] = factory(list)
 
     def resolve(self, decl: ir.InputDecl, given: Mapping[str, object]) -> None:
         raw = given.get(decl.name)
@@ -217,8 +217,12 @@ def _has_template(value: ir.Value) -> bool:
 
 # -- types -----------------------------------------------------------------------------------
 
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+@functools.cache
+def _number_forms() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """An integer's and a decimal's text, compiled when a number input is first given as text."""
+    return re.compile(r"[+-]?[0-9]+"), re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 _BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
@@ -231,9 +235,10 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
         stripped = text.strip()
         if len(stripped) > MAX_NUMBER_DIGITS:
             return None, f"has more than {MAX_NUMBER_DIGITS} characters, too many for a number"
-        if _INT.fullmatch(stripped):
+        integer, decimal = _number_forms()
+        if integer.fullmatch(stripped):
             return int(stripped), None
-        if _FLOAT.fullmatch(stripped):
+        if decimal.fullmatch(stripped):
             number = float(stripped)
             if not math.isfinite(number):
                 return None, "is too large a number"

@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import attrs
-
+from catalyst_dsl import records
 from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
@@ -102,7 +101,7 @@ class _Return(Exception):
         self.values = values
 
 
-@attrs.define
+@records.record(frozen=False)
 class Frame:
     """One playbook being run: the top one, or one called by a `playbook` step."""
 
@@ -111,10 +110,10 @@ class Frame:
     inputs: dict[str, Any]
     gateway: EffectsGateway
     depth: int = 0
-    functions: dict[str, tuple[ir.Step, Scope]] = attrs.Factory(dict)
+    functions: dict[str, tuple[ir.Step, Scope]] = records.factory(dict)
 
 
-@attrs.define
+@records.record(frozen=False)
 class Hooks:
     """What the interpreter needs from around it, supplied by the session (`runtime/session.py`)."""
 

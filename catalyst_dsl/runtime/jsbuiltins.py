@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING, Callable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.runtime.jsvalues import (
-    DECIMAL,
     JS_WHITESPACE,
     MAX_STRING_LENGTH,
     UNDEFINED,
@@ -28,6 +26,7 @@ from catalyst_dsl.runtime.jsvalues import (
     a_kind,
     canonical_number,
     checked_text,
+    decimal_number,
     is_array,
     is_number,
     number_text,
@@ -312,6 +311,8 @@ def _n_to_fixed(x: int | float, args: list) -> str:
         return number_text(x)
     if x == 0:
         x = 0  # -0 prints without its sign, unlike -0.001
+    from decimal import ROUND_HALF_UP, Decimal, localcontext  # only toFixed() needs decimal
+
     # JavaScript rounds the exact binary value half away from zero; Python's format
     # rounds half to even, so `(2.5).toFixed(0)` would differ.
     with localcontext() as ctx:
@@ -475,7 +476,7 @@ def _parse_int(args: list) -> object:
 
 
 def _parse_float(args: list) -> object:
-    match = DECIMAL.match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
+    match = decimal_number().match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
     if match is None:
         return math.nan
     return canonical_number(float(match.group().replace("Infinity", "inf")))

@@ -41,19 +41,18 @@ How a lock is taken, and why:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import secrets
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-import attrs
-
+from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
-from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, utc_now
+from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, this_host, utc_now
 
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -65,7 +64,7 @@ _LOCK_MODE = 0o644
 GUARD_TIMEOUT = 10.0
 
 
-@attrs.frozen
+@record
 class LockInfo:
     """Who holds a resource, as its lock file says."""
 
@@ -74,7 +73,7 @@ class LockInfo:
     pid: int
     host: str
     since: str
-    file: Path = attrs.field(eq=False)
+    file: Path = field(eq=False)
 
     def describe(self) -> str:
         return f"run {self.run_id} (process {self.pid} on {self.host}, since {self.since})"
@@ -118,7 +117,12 @@ class LockManager:
 
             run_status = StateStore(self.locks_dir.parent).peek_status
         self._run_status = run_status
-        self._host = socket.gethostname()
+
+    @functools.cached_property
+    def _host(self) -> str:
+        # Asked when a lock is taken or judged stale, not when the manager is made: a
+        # what-if does neither (this_host imports socket).
+        return this_host()
 
     def path_for(self, resource: str) -> Path:
         """The lock file of a resource (globs written differently but equal share one)."""

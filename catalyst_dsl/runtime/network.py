@@ -11,8 +11,7 @@ import functools
 import urllib.parse
 from typing import TYPE_CHECKING, Iterator, Mapping
 
-import attrs
-
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
@@ -28,16 +27,16 @@ MAX_RESPONSE_BYTES = 20 * 1024 * 1024
 MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
-@attrs.frozen
+@record
 class HttpRequest:
     method: str
     url: str
-    headers: Mapping[str, str] = attrs.field(factory=dict)
+    headers: Mapping[str, str] = factory(dict)
     body: bytes | None = None
     timeout: float | None = None
 
 
-@attrs.frozen
+@record
 class HttpResponse:
     status: int
     headers: Mapping[str, str]

@@ -13,7 +13,6 @@ import errno
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -22,6 +21,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from catalyst_dsl.runtime.gateway import ProcessOutcome
 
 if TYPE_CHECKING:
+    import subprocess
+
     from catalyst_dsl.runtime.process_groups import ProcessGroups
 
 LAUNCHER = Path(__file__).parent / "confinement" / "launch.py"
@@ -46,6 +47,8 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
                   groups: "ProcessGroups | None" = None) -> ProcessOutcome:
     """Run `argv` to its end. `ruleset` is a Landlock ruleset fd to confine it with (the
     caller closes it); `groups` records its process group while it runs."""
+    import subprocess  # here, not at the top: a what-if starts no program
+
     full_env = {**program_environment(), **env}
     launched = sys.platform.startswith("linux")
     go_read = go_write = -1
@@ -156,6 +159,8 @@ def stop_all_processes() -> None:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
+    import subprocess
+
     try:
         os.killpg(process.pid, signal.SIGTERM)
         try:

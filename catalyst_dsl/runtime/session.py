@@ -14,18 +14,16 @@ import json
 import os
 import posixpath
 import shlex
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import attrs
-
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
@@ -35,12 +33,12 @@ from catalyst_dsl.runtime.process_groups import ProcessGroups
 from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive
+from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive, this_host
 
 EXIT_INTERRUPTED = 130
 
 
-@attrs.define
+@record(frozen=False)
 class RunOptions:
     mode: str = "manual"
     log_format: str = "text"
@@ -1093,7 +1091,7 @@ class Session:
             state = self.store.load(run_id, results=False)
             if state.status in ("completed", "failed", "cancelled"):
                 raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
-            if state.status == "running" and state.owner.host == socket.gethostname() and pid_alive(state.owner.pid):
+            if state.status == "running" and state.owner.host == this_host() and pid_alive(state.owner.pid):
                 # A live run stops itself before its next step, saving its state on the way out.
                 (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
                 return f"asked run {state.run_id} to stop before its next step"

@@ -12,14 +12,11 @@ matches the file name.
 
 from __future__ import annotations
 
-import getpass
 import os
-import socket
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-import attrs
-
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 
 FORMAT = "catalyst-run"
@@ -30,12 +27,13 @@ FINISHED = frozenset({"completed", "failed", "cancelled"})
 
 
 # -- the snapshot model -------------------------------------------------------------------
-# Mutable on purpose: the interpreter updates one RunState in place and saves it.
+# Mutable records (catalyst_dsl.records, not attrs: a run's start does not pay for building
+# attrs classes) on purpose: the interpreter updates one RunState in place and saves it.
 # Fields have no defaults where a missing key in a file would lose information (an
 # absent `steps` must not read as "nothing done yet").
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class PlaybookRef:
     name: str
     #: Project-relative, POSIX separators.
@@ -44,14 +42,14 @@ class PlaybookRef:
     fingerprint: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Owner:
     pid: int
     host: str
     user: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class StepRecord:
     #: Where the step sits in the playbook ("steps/2/then/0"); opaque to the store.
     path: str
@@ -72,7 +70,7 @@ class StepRecord:
     prompt: str | None = None
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Pause:
     path: str
     message: str
@@ -89,7 +87,7 @@ class Pause:
     person: bool = False
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Approval:
     path: str
     #: None for approvals that name no role: ENTER on a terminal, autonomous mode.
@@ -119,7 +117,7 @@ class Approval:
     signature: str | None = None
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Failure:
     code: str
     message: str
@@ -131,14 +129,14 @@ class Failure:
     at: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class Cancel:
     by: str
     reason: str
     at: str
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class TrustedEdit:
     """A snapshot that did not verify, accepted with `resume --trust-edited-state`: the audit record."""
 
@@ -148,7 +146,7 @@ class TrustedEdit:
     changes: list[str]
 
 
-@attrs.define(kw_only=True)
+@record(frozen=False, kw_only=True)
 class RunState:
     format: Literal["catalyst-run"] = FORMAT
     version: Literal[1] = VERSION
@@ -179,7 +177,7 @@ class RunState:
     #: What ended a failed run.
     error: Failure | None
     #: Snapshots that did not verify and were accepted on purpose, oldest first.
-    trusted_edits: list[TrustedEdit] = attrs.Factory(list)
+    trusted_edits: list[TrustedEdit] = factory(list)
 
     @property
     def finished(self) -> bool:
@@ -209,14 +207,23 @@ def parse_time(text: str) -> datetime:
 
 def current_user() -> str:
     """Who runs this process, for records (approvals, cancels, owners)."""
+    import getpass  # with termios: not needed by a what-if, which records nobody
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry (containers) and no USER variable
         return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
 
 
+def this_host() -> str:
+    """This machine's name, as owners and lock files record it."""
+    import socket  # here, not at the top: a what-if never asks, and socket costs it 3 ms
+
+    return socket.gethostname()
+
+
 def current_owner() -> Owner:
-    return Owner(pid=os.getpid(), host=socket.gethostname(), user=current_user())
+    return Owner(pid=os.getpid(), host=this_host(), user=current_user())
 
 
 def new_run_state(
@@ -266,7 +273,7 @@ def ensure_resumable(state: RunState) -> None:
     owner = state.owner
     # A paused run's process normally exits (code 4), but one waiting for ENTER on a
     # terminal is still there: resuming beside it would run the same steps twice.
-    if owner.host == socket.gethostname() and owner.pid != os.getpid() and pid_alive(owner.pid):
+    if owner.host == this_host() and owner.pid != os.getpid() and pid_alive(owner.pid):
         doing = "still running" if state.status == "running" else f"{state.status} and its process is still there"
         raise RunAbort(
             EXIT_STATE,
@@ -280,7 +287,7 @@ def shown_status(state) -> str:
     run stopped by Ctrl-C, SIGTERM or a crash still says so; when its process is gone from this
     host it is shown as "interrupted" (resume continues it). On another host nobody can tell."""
     owner = state.owner
-    if state.status == "running" and owner is not None and owner.host == socket.gethostname() and not pid_alive(owner.pid):
+    if state.status == "running" and owner is not None and owner.host == this_host() and not pid_alive(owner.pid):
         return "interrupted"
     return state.status
 

@@ -19,8 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
 
-import attrs
-
+from catalyst_dsl import records
 from catalyst_dsl.runtime.integrity import results, seal
 from catalyst_dsl.runtime.snapshot import FORMAT, VERSION, RunState, StepRecord, parse_time
 
@@ -40,18 +39,21 @@ def _camel(name: str) -> str:
 def converter() -> cattrs.Converter:
     """The one converter between `RunState` and JSON data: camelCase keys, nothing loose."""
     # Imported on first use: a process that never reads or writes a snapshot never pays for cattrs.
-    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+    from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs, override
     from cattrs.preconf.json import make_converter
 
     conv = make_converter(forbid_extra_keys=True)
 
+    # The snapshot's classes are records (catalyst_dsl.records): cattrs reads their fields
+    # as the attrs classes they were, so the files are the same to the byte.
+    def renamed(cls) -> dict:
+        return {f.name: override(rename=_camel(f.name)) for f in records.fields(cls)}
+
     def unstructure_factory(cls):
-        return make_dict_unstructure_fn(cls, conv, **{f.name: override(rename=_camel(f.name)) for f in attrs.fields(cls)})
+        return make_dict_unstructure_fn_from_attrs(list(records.attributes(cls)), cls, conv, **renamed(cls))
 
     def structure_factory(cls):
-        plain = make_dict_structure_fn(
-            cls, conv, _cattrs_forbid_extra_keys=True, **{f.name: override(rename=_camel(f.name)) for f in attrs.fields(cls)}
-        )
+        plain = make_dict_structure_fn_from_attrs(list(records.attributes(cls)), cls, conv, _cattrs_forbid_extra_keys=True, **renamed(cls))
 
         def structure(value, _):
             if type(value) is not dict:
@@ -60,8 +62,8 @@ def converter() -> cattrs.Converter:
 
         return structure
 
-    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
-    conv.register_structure_hook_factory(attrs.has, structure_factory)
+    conv.register_unstructure_hook_factory(records.is_record, unstructure_factory)
+    conv.register_structure_hook_factory(records.is_record, structure_factory)
     # Strict primitives: the default converter turns 1 into "1" for a str field.
     for kind in (str, int, float, bool):
         conv.register_structure_hook(kind, _strict(kind))
@@ -223,7 +225,7 @@ def encode_parts(state: RunState, cache: JournalCache | None = None) -> tuple[st
     cache = cache or JournalCache()
     lines = []
     fields: dict[str, Any] = {}
-    for key, value in converter().unstructure(attrs.evolve(state, steps=[])).items():
+    for key, value in converter().unstructure(records.replace(state, steps=[])).items():
         if key == "steps":
             lines.append(f'"{key}": [\n  ' + cache.text(state.steps) + "\n ]" if state.steps else f'"{key}": []')
             fields[key] = cache.digests(state.steps)
@@ -269,7 +271,7 @@ def _refuse_constant(name: str):
     raise _NotFinite(name)
 
 
-@attrs.frozen
+@records.record
 class Sealed:
     """A snapshot as read, with what its seal is checked against (integrity/seal.py)."""
 

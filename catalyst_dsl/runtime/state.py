@@ -34,15 +34,14 @@ import.
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime import durable, snapshot_codec
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
@@ -73,6 +72,9 @@ from catalyst_dsl.runtime.snapshot import (
     utc_now,
 )
 
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.run_summary import RunSummary
+
 __all__ = [
     "FINISHED",
     "FORMAT",
@@ -102,20 +104,14 @@ __all__ = [
 _PRIVATE = 0o600
 
 
-@attrs.frozen
-class RunSummary:
-    """One line of `catalyst runs list`; `status` is "corrupt" for an unreadable file
-    ("missing" for one archived or pruned while the list was made)."""
+def __getattr__(name: str):
+    # RunSummary is an attrs class kept in its own module, imported when runs are listed:
+    # a run does not pay for importing attrs (run_summary.py says why it is one).
+    if name == "RunSummary":
+        from catalyst_dsl.runtime.run_summary import RunSummary
 
-    run_id: str
-    playbook: str | None
-    status: str
-    started_at: str | None
-    updated_at: str | None
-    file: Path
-    archived: bool
-    #: Why the file could not be read, for corrupt ones.
-    problem: str | None = None
+        return RunSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the store ---------------------------------------------------------------------------------
@@ -146,7 +142,7 @@ class StateStore:
 
     def archived_path(self, run_id: str) -> Path:
         """Where a finished run is kept: history/YYYY/MM/DD/ of the date in its id."""
-        day = _RUN_DAY.match(run_id)
+        day = _run_day().match(run_id)
         if day:
             year, month, date = day.groups()
         else:  # an id not made by `create`: today's directory
@@ -186,7 +182,7 @@ class StateStore:
         """
         prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{_slug(state.playbook.name)}"
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        taken = {int(m["index"]) for m in map(_INDEXED.fullmatch, self._names_like(prefix)) if m}
+        taken = {int(m["index"]) for m in map(_indexed().fullmatch, self._names_like(prefix)) if m}
         index = 1
         while True:
             while index in taken:
@@ -321,7 +317,7 @@ class StateStore:
         first, *rest = damage.problems
         named = snapshot_codec.RUN_FILE.fullmatch(path.name)
         # The id holds the playbook name too, for when the file no longer tells it.
-        from_id = _ID_NAME.fullmatch(named["id"]) if named else None
+        from_id = _id_name().fullmatch(named["id"]) if named else None
         name = damage.name or (from_id["name"] if from_id else "NAME")
         new_run = f"start a new run with `catalyst run {name}`"
         if damage.version is not None and damage.version > VERSION:
@@ -384,6 +380,8 @@ class StateStore:
         return summaries
 
     def _summary(self, path: Path, archived: bool) -> RunSummary:
+        from catalyst_dsl.runtime.run_summary import RunSummary
+
         run_id = path.name[4:-5]
         try:
             state = snapshot_codec.read(path)
@@ -489,9 +487,23 @@ class StateStore:
         return status if isinstance(status, str) else None
 
 
-_RUN_DAY = re.compile(r"(\d{4})(\d{2})(\d{2})-\d{6}-")
-_ID_NAME = re.compile(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
-_INDEXED = re.compile(r"(?P<index>\d{3,})")
+# Run ids' patterns, compiled when first needed (creating, listing, pruning runs), not by
+# every process that imports the store.
+
+
+@functools.cache
+def _run_day() -> re.Pattern[str]:
+    return re.compile(r"(\d{4})(\d{2})(\d{2})-\d{6}-")
+
+
+@functools.cache
+def _id_name() -> re.Pattern[str]:
+    return re.compile(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
+
+
+@functools.cache
+def _indexed() -> re.Pattern[str]:
+    return re.compile(r"(?P<index>\d{3,})")
 
 
 def _located(problem: str) -> str:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import shutil
 from typing import Any, Callable
 
-import attrs
-
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import FileTooLarge
@@ -24,7 +23,7 @@ from catalyst_dsl.runtime.scope import RunEnv
 MAX_CHECKED_BYTES = 50 * 1024 * 1024
 
 
-@attrs.frozen
+@record
 class Outcome:
     """One predicate tried: whether it holds (None: a what-if cannot know) and what it said."""
 

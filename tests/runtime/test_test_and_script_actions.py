@@ -12,9 +12,7 @@ import shutil
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
-import attrs
 import pytest
 
 from catalyst_dsl.runtime.actions import script as script_actions
@@ -23,15 +21,6 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
 from catalyst_dsl.runtime.scope import Scope
-
-if "variables" in attrs.fields_dict(ActionContext):
-    Context = ActionContext
-else:
-    @attrs.define
-    class Context(ActionContext):
-        """The context with the `variables` hook `script` reads (see script.py)."""
-
-        variables: Any = None
 
 # Without the entry-point plugins of this environment (hypothesis alone takes most of a second).
 PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
@@ -46,10 +35,10 @@ class Harness:
         self.logs: list[tuple[str, str]] = []
 
     def ctx(self, action: str, *, timeout: float | None = None, writes: tuple[str, ...] = (), variables=None) -> ActionContext:
-        return Context("run-1", f"{action}@1", action, self.gateway, writes, timeout,
-                       lambda level, message, data: self.logs.append((level, message)),
-                       lambda stream, line: self.lines.append((stream, line)),
-                       lambda name: None, variables=variables)
+        return ActionContext("run-1", f"{action}@1", action, self.gateway, writes, timeout,
+                             lambda level, message, data: self.logs.append((level, message)),
+                             lambda stream, line: self.lines.append((stream, line)),
+                             lambda name: None, variables=variables)
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative

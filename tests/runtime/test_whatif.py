@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from textwrap import dedent
 from typing import Any, Iterator
 
 import pytest
@@ -649,6 +650,7 @@ def test_a_secret_input_never_appears_in_the_report_file(project, tmp_path):
 HOLDER = """
 import sys, time
 from pathlib import Path
+from textwrap import dedent
 from catalyst_dsl.runtime.locks import LockManager
 LockManager(Path(sys.argv[1])).acquire("other-run-id", ["path:out/**"])
 print("ready", flush=True)
@@ -797,3 +799,38 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert done.stdout.splitlines() == ["exit 1", "no session"]
     assert "unknown action 'no-such-action'" in done.stderr
+
+
+#: Modules a what-if of built-in actions has no use for: each costs milliseconds to import,
+#: and a what-if is meant to be quick (issue 16). attrs: the run-time's classes are records;
+#: the others are imported where a program is started, a coverage report or an HTTP
+#: response read, an AI command streamed, a fraction printed, a lock taken, a user
+#: recorded, or a step names an action that is not built in (the plugin scan).
+NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
+                             "socket", "getpass", "importlib.metadata")
+
+
+def test_a_what_if_imports_only_what_it_uses(tmp_path):
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    (tmp_path / "tiny.yaml").write_text(dedent("""\
+        name: tiny
+        description: d
+        owner: Engineer
+        inputs:
+          - string: who
+            default: world
+        steps:
+          - log-info: "hello ${{ inputs.who }}"
+          - bash: echo hi
+            writes: [out.txt]
+    """), encoding="utf-8")
+    probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
+             "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
+             "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
+             f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
+             "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    # The run-time ran (the session was imported) without them.
+    assert done.stdout.splitlines()[-3:] == ["exit 0", "session", "imported []"], done.stdout + done.stderr

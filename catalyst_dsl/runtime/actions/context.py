@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-import attrs
-
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge, Target
 
 
-@attrs.define
+@record(frozen=False)
 class ActionContext:
     run_id: str
     #: How the step is named in messages: its name, or `action` at its line.
@@ -45,7 +44,7 @@ class ActionContext:
     render: Callable[[str], Any] | None = None
     #: transcript(prompt): the prompt an AI step sends, kept with its step for audit.
     transcript: Callable[[str], None] = lambda prompt: None
-    started: float = attrs.field(factory=time.monotonic)
+    started: float = factory(time.monotonic)
 
     @property
     def root(self) -> Path:

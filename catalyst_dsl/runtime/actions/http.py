@@ -21,7 +21,6 @@ records what a run would send. The result is `{status, headers, body, bodyAsJson
 from __future__ import annotations
 
 import base64
-import http
 import json
 import re
 import time
@@ -350,6 +349,8 @@ def result_of(response: HttpResponse) -> dict[str, Any]:
 
 
 def _phrase(status: int) -> str:
+    import http  # its HTTPStatus enum costs a millisecond that a run without responses does not need
+
     try:
         return http.HTTPStatus(status).phrase
     except ValueError:

@@ -23,11 +23,9 @@ import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
-import attrs
-
 from catalyst_dsl.paths.globs import Glob, GlobError, fixed_prefix
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.runtime.confinement import landlock
+from catalyst_dsl.records import record
 from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
@@ -40,7 +38,7 @@ TEMP_FOLDER = "$TMPDIR"
 SCRATCH = "temp://"
 
 
-@attrs.frozen
+@record
 class Confinement:
     """Where one program may write: directory prefixes in the project, and never `protected`."""
 
@@ -171,6 +169,9 @@ class Confiner:
     @property
     def abi(self) -> int:
         if self._abi is None:
+            # Imported when a program is about to run: ctypes costs a what-if 2 ms for nothing.
+            from catalyst_dsl.runtime.confinement import landlock
+
             self._abi = landlock.abi_version()
         return self._abi
 
@@ -179,6 +180,8 @@ class Confiner:
         (told once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:
             try:
+                from catalyst_dsl.runtime.confinement import landlock
+
                 return landlock.build_ruleset(self.abi, confinement.writable_paths())
             except OSError as error:
                 reason = str(error)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import attrs
 
+from catalyst_dsl import records
 from catalyst_dsl.runtime import snapshot_codec
 from catalyst_dsl.runtime.integrity import seal
 from catalyst_dsl.runtime.integrity.ledger import LEDGER, Ledger
@@ -21,7 +21,7 @@ from catalyst_dsl.runtime.integrity.run_key import RunKey, load_run_key
 from catalyst_dsl.runtime.snapshot import RunState, StepRecord
 
 #: The keys of a journal entry, in the order the seal's entry digests follow.
-STEP_KEYS = [snapshot_codec._camel(f.name) for f in attrs.fields(StepRecord)]
+STEP_KEYS = [snapshot_codec._camel(f.name) for f in records.fields(StepRecord)]
 
 
 class Guard:

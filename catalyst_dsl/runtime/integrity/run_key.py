@@ -21,8 +21,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-import attrs
-
+from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
 
 KEY_ENV = "CATALYST_RUN_KEY"
@@ -31,9 +30,9 @@ KEY_FILE = "run-key"
 MIN_ENV_KEY = 32
 
 
-@attrs.frozen
+@record
 class RunKey:
-    secret: bytes = attrs.field(repr=False)
+    secret: bytes = field(repr=False)
     #: Where it came from, for messages: the variable's name or the file's path.
     source: str
     #: False for the key kept in the state directory (see the module docstring).
