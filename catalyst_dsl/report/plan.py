@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
-import html
 import json
 import re
 from collections import Counter
@@ -296,6 +295,8 @@ def render_markdown(plan: Mapping[str, Any]) -> str:
 
 @functools.cache
 def _environment():
+    import html
+
     import jinja2
 
     env = jinja2.Environment(

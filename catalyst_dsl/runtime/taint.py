@@ -24,9 +24,8 @@ text inside them is.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
-
-import yaml
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.secrets import Masker
@@ -67,8 +66,14 @@ class SecretText(str):
         return self
 
 
-# YAML writers (front matter of `file-write`) write a marked text as the text it holds.
-yaml.SafeDumper.add_representer(SecretText, yaml.representer.SafeRepresenter.represent_str)
+@functools.cache
+def safe_yaml():
+    """The yaml module, its safe writer taught to write a marked text as the text it holds
+    (the front matter of `file-write`); loaded on first use, as most runs write no YAML."""
+    import yaml
+
+    yaml.SafeDumper.add_representer(SecretText, yaml.representer.SafeRepresenter.represent_str)
+    return yaml
 
 
 class Taint:

@@ -6,7 +6,6 @@ import fnmatch
 import json
 import os
 
-import yaml
 
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
@@ -102,7 +101,9 @@ def file_write(ctx: ActionContext, config: dict) -> dict:
         content = content.replace(str(old), _text(new))
     front = config.get("frontMatter")
     if front and config["path"].endswith(".md"):
-        content = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
+        from catalyst_dsl.runtime.taint import safe_yaml
+
+        content = "---\n" + safe_yaml().safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
     data = content.encode(config.get("encoding") or "utf-8")
     target = ctx.gateway.write_file(config["path"], data)
     return {"path": target.relative or config["path"], "bytesWritten": len(data)}
