@@ -17,7 +17,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.globs import glob_from_template
@@ -27,13 +27,16 @@ from catalyst_dsl.records import record
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
 from catalyst_dsl.runtime.events import Events, utc_now
-from catalyst_dsl.runtime.confinement import Confiner
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, Performer, RealPerformer
-from catalyst_dsl.runtime.process_groups import ProcessGroups
-from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Hooks, Interpreter, Paused, check_outputs, granted_paths
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
 from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive, this_host
+
+# The interpreter, the effects gateway and the confinement (with all the actions) are
+# imported where a run or a plan starts, after the playbook and its inputs are checked:
+# a what-if refused for its inputs does not load them.
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.gateway import EffectsGateway, Performer, RealPerformer
+    from catalyst_dsl.runtime.interpreter import Frame, Hooks
 
 EXIT_INTERRUPTED = 130
 
@@ -88,6 +91,7 @@ class Session:
 
     def start(self, file: str, given: Mapping[str, str]) -> int:
         from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.interpreter import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.state import PlaybookRef, RunState
 
@@ -188,6 +192,8 @@ class Session:
             if values.get(name) != secret_placeholder(name):
                 self._add_secret(values.get(name))
         self._mark_secrets(values, secrets)
+        from catalyst_dsl.runtime.interpreter import Frame, Interpreter, granted_paths
+
         events = Events(log_format="text", out=io.StringIO(), mask=self.masker.mask)
         recorder = PlanRecorder(self.masker.mask)
         scratch = self.state_dir / "tmp" / "what-if"
@@ -222,6 +228,8 @@ class Session:
         return with_hash(plan) if hashed else plan
 
     def _plan_hooks(self) -> Hooks:
+        from catalyst_dsl.runtime.interpreter import Hooks
+
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
         return Hooks(record_step=nothing, save=nothing, set_in_flight=nothing, record_failure=nothing,
                      approval_for=nothing, approve=nothing, ask=None, cancel_requested=lambda: False,
@@ -389,6 +397,10 @@ class Session:
     def _real_performer(self, run_id: str) -> RealPerformer:
         """Effects for real: programs confined (or the run told once why not), their process
         groups recorded beside the snapshot."""
+        from catalyst_dsl.runtime.confinement import Confiner
+        from catalyst_dsl.runtime.gateway import RealPerformer
+        from catalyst_dsl.runtime.process_groups import ProcessGroups
+
         confiner = Confiner(required=self.project.config.require_confinement,
                             notice=lambda text: self.events.message("warning", text))
         return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret))
@@ -396,6 +408,8 @@ class Session:
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
+        from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+
         return EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
                               protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir(),
                               guarded=self._approval_files())
@@ -440,7 +454,9 @@ class Session:
     # -- the run ------------------------------------------------------------------------------------------
 
     def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
+        from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
+        from catalyst_dsl.runtime.process_groups import ProcessGroups
 
         started = time.monotonic()
         self._keep_view(playbook)
@@ -600,6 +616,8 @@ class Session:
         return Failure(code=error.code, message=self.masker.mask_text(error.message), step=step, attempt=attempt, duration=round(duration, 6), at=utc_now())
 
     def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
+        from catalyst_dsl.runtime.interpreter import Hooks
+
         from catalyst_dsl.runtime.state import Approval, StepRecord
 
         cancel_file = self.state_dir / f"run-{state.run_id}.cancel"
