@@ -806,9 +806,9 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: the others are imported where a program is started, a coverage report or an HTTP
 #: response read, an AI command streamed, a fraction printed, a lock taken, a user
 #: recorded, a step names an action that is not built in (the plugin scan), a secret
-#: is marked or YAML front matter written.
+#: is marked, YAML front matter written or an AI adapter chosen.
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
-                             "socket", "getpass", "importlib.metadata", "yaml")
+                             "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
