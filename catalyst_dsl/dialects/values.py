@@ -17,7 +17,6 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.templates import might_be_template, parse_template
-from catalyst_dsl.syntax.yaml_loader import yaml11_reading
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 
@@ -99,7 +98,9 @@ class ValueLowerer:
         return ir.Lit(value, span=node.span)
 
     def _yaml11(self, node: YScalar) -> None:
-        from catalyst_dsl.syntax.yaml_loader import MAX_NUMBER_DIGITS
+        # Imported here: a run whose check was replayed from the cache lowers nothing, and
+        # yaml_loader costs it about 2 ms.
+        from catalyst_dsl.syntax.yaml_loader import MAX_NUMBER_DIGITS, yaml11_reading
 
         if len(node.text) > MAX_NUMBER_DIGITS:
             return  # a number that long is C016 already, whatever a tool reads it as

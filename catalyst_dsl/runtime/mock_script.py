@@ -118,7 +118,7 @@ def _describe(exc: BaseException, _type: object) -> str:
     from cattrs.errors import ForbiddenExtraKeysError
 
     if isinstance(exc, ForbiddenExtraKeysError):
-        from catalyst_dsl.dialects.values import suggest
+        from catalyst_dsl.diagnostics.suggest import suggest
 
         keys = [f.name for f in attrs.fields(ScriptEntry)]
         unknown = sorted(exc.extra_fields)

@@ -10,6 +10,7 @@ are released after.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import posixpath
@@ -85,7 +86,6 @@ class Session:
         self.approvers = Approvers(project.config.approvers)
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
-        self.ai = self._adapter_choice()
 
     # -- starting --------------------------------------------------------------------------------------
 
@@ -748,7 +748,11 @@ class Session:
 
         return ask
 
-    def _adapter_choice(self):
+    @functools.cached_property
+    def ai(self):
+        """The session's AI adapters, made when first needed: a run's pre-flight (`start`,
+        `resume`) asks before any step runs; a what-if never does, and the adapters'
+        modules would cost it about a millisecond."""
         from catalyst_dsl.runtime.ai_adapters import gateway_runner
         from catalyst_dsl.runtime.ai_choice import AdapterChoice
 

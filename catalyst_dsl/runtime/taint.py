@@ -49,6 +49,7 @@ class SecretText(str):
 
     def __new__(cls, text: str, sources: frozenset[str], masker: "Masker | None", derived: bool,
                 shown: str | None = None, parts: tuple["SecretText", ...] = ()) -> "SecretText":
+        _yaml_writes_marked_text()
         made = super().__new__(cls, text)
         made.sources = sources
         made.masker = masker
@@ -67,13 +68,14 @@ class SecretText(str):
 
 
 @functools.cache
-def safe_yaml():
-    """The yaml module, its safe writer taught to write a marked text as the text it holds
-    (the front matter of `file-write`); loaded on first use, as most runs write no YAML."""
+def _yaml_writes_marked_text() -> None:
+    """YAML writers (front matter of `file-write`, a plugin's) write a marked text as the
+    text it holds. Registered when the first marked text is made, which is before any can
+    be written, rather than at import: PyYAML costs a run without secrets (most what-ifs)
+    about 10 ms."""
     import yaml
 
     yaml.SafeDumper.add_representer(SecretText, yaml.representer.SafeRepresenter.represent_str)
-    return yaml
 
 
 class Taint:

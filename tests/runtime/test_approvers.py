@@ -489,7 +489,7 @@ def test_a_token_redeemed_by_racing_processes_counts_once(project):
     for thread in threads:
         thread.join()
     assert outcomes.count("approved") == 1, outcomes
-    assert all("already used" in o for o in outcomes if o != "approved")
+    assert all("already used" in o for o in outcomes if o != "approved"), outcomes
     assert len(approvals(project, run_id)) == 1
     assert (project.state_dir / "spent-approvals").read_text().count(run_id) == 1
 

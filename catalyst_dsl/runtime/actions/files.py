@@ -6,7 +6,6 @@ import fnmatch
 import json
 import os
 
-
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge, is_within
@@ -101,9 +100,9 @@ def file_write(ctx: ActionContext, config: dict) -> dict:
         content = content.replace(str(old), _text(new))
     front = config.get("frontMatter")
     if front and config["path"].endswith(".md"):
-        from catalyst_dsl.runtime.taint import safe_yaml
+        import yaml  # only front matter is YAML: a run that writes none does not import it
 
-        content = "---\n" + safe_yaml().safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
+        content = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
     data = content.encode(config.get("encoding") or "utf-8")
     target = ctx.gateway.write_file(config["path"], data)
     return {"path": target.relative or config["path"], "bytesWritten": len(data)}
