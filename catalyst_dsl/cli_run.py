@@ -156,13 +156,12 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     session.options.refresh = refresh
     file = _locate(session, name)
     if what_if or expect_plan:
-        from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
-
         # The canonical JSON of a large plan costs a few milliseconds: made (and hashed)
         # only when a report, the JSON format or a comparison with an approved plan needs
         # it, or the Markdown view that shows the hash; the text view shows neither.
         as_json = bool(what_if_report or fmt == "json" or not what_if)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
+        from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
         text = canonical_json(plan) if as_json else None
         if what_if:
             if what_if_report:

@@ -64,10 +64,8 @@ class Session:
 
     def __init__(self, project: Project, options: RunOptions | None = None) -> None:
         from catalyst_dsl.project.library import Library
-        from catalyst_dsl.runtime.locks import LockManager
         from catalyst_dsl.actions.plugins import installed
         from catalyst_dsl.runtime.secrets import Masker
-        from catalyst_dsl.runtime.state import StateStore
 
         self.project = project
         self.options = options or RunOptions()
@@ -75,8 +73,6 @@ class Session:
         if self.state_dir.exists() and not self.state_dir.is_dir():
             raise RunAbort(EXIT_STATE, f"the state directory {relative_to_root(self.project, str(self.state_dir))} is a file",
                            help="remove or rename it, or set state-dir in catalyst.toml to a directory")
-        self.store = StateStore(self.state_dir)
-        self.locks = LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
         self.plugins = installed()
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
@@ -86,6 +82,21 @@ class Session:
         self.approvers = Approvers(project.config.approvers)
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
+
+    # The store of snapshots and the locks are made when first used: a what-if refused for
+    # its inputs never touches them (nor imports the snapshot and lock modules).
+
+    @functools.cached_property
+    def store(self):
+        from catalyst_dsl.runtime.state import StateStore
+
+        return StateStore(self.state_dir)
+
+    @functools.cached_property
+    def locks(self):
+        from catalyst_dsl.runtime.locks import LockManager
+
+        return LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
 
     # -- starting --------------------------------------------------------------------------------------
 
