@@ -101,9 +101,9 @@ def read_playbook(path: str) -> bytes | Compiled:
             # Its size for the message comes from the file system, not from what was read.
             data = handle.read(MAX_FILE_BYTES + 1)
             stat = os.fstat(handle.fileno())
-        observed.note("bytes", path, observed.digest(data))
+        observed.note_bytes(path, data)
     except OSError as exc:
-        observed.note("bytes", path, None)
+        observed.note_bytes(path, None)
         sink = DiagnosticSink()
         sink.report("C001", f"cannot read the file: {exc.strerror or exc}", SourceFile(path, "").span(0), help="check that the path exists and is readable")
         return Compiled(path, None, None, sink.sorted())

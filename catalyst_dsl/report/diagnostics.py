@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Iterable, Mapping, Sequence
@@ -161,6 +160,8 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
 def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None, counted: Sequence[Diagnostic] | None = None) -> str:
     """`counted` (default: `diagnostics`) are what the summary counts: all findings, when
     `--quiet` prints only those that fail."""
+    import json  # here: text output, the default, does without it
+
     counted = diagnostics if counted is None else counted
     payload = {
         "format": FORMAT,
