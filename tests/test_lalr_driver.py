@@ -181,7 +181,9 @@ def test_a_literal_that_an_identifier_also_matches_is_a_keyword_only_where_one_m
 def test_damaged_tables_are_refused_not_used() -> None:
     import json
 
-    good = json.loads((ROOT / "catalyst_dsl" / "syntax" / parser_tables.TABLES_FILE).read_text(encoding="utf-8"))
+    from catalyst_dsl.syntax.expressions_tables import TABLES
+
+    good = json.loads(json.dumps(TABLES))
     lalr.Parser(good)
     for damage in (lambda d: d.pop("states"), lambda d: d["states"][0].update({"IDENT": 10_000}),
                    lambda d: d.update(format=99), lambda d: d["terminals"][0].__setitem__(1, "glob"),
