@@ -51,13 +51,14 @@ class Replayed:
 def check(project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic], cache: CheckCache | None):
     """`catalyst check`'s findings: replayed when the cache holds them and nothing they
     depend on changed, else found by checking (and then kept for next time)."""
-    from catalyst_dsl.project.check import check_project
+    if cache is not None:
+        replayed = replay(cache, project, files, scanned, settings)
+        if replayed is not None:
+            return replayed
+    from catalyst_dsl.project.check import check_project  # the compiler: not loaded by a replay
 
-    if cache is None:  # nothing to replay from, nor to keep: no fact is noted (nor a file hashed)
+    if cache is None:  # nothing to keep: no fact is noted (nor a file hashed)
         return check_project(project, files, settings=settings, scanned=scanned)
-    replayed = replay(cache, project, files, scanned, settings)
-    if replayed is not None:
-        return replayed
     with observed.recording() as facts:
         result = check_project(project, files, settings=settings, scanned=scanned, cache=cache)
     remember(cache, project, files, scanned, settings, result, facts)
