@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -286,4 +287,13 @@ _add_kai_commands()
 
 
 def main() -> None:
-    cli(prog_name="catalyst")
+    try:
+        cli(prog_name="catalyst")
+    finally:
+        # The process ends here (click exits once the command is done). Python's shutdown
+        # would run the cyclic collector over every object still alive, the imported
+        # modules and classes and a check's trees and tables, only to free memory the
+        # operating system takes back whole: about 13 ms of a one-file `catalyst check`.
+        # Frozen objects are left out of those collections. Output is still flushed and
+        # atexit handlers still run; only the freeing is left to the operating system.
+        gc.freeze()

@@ -56,3 +56,19 @@ def test_a_replayed_check_loads_no_compiler(tmp_path: Path) -> None:
     assert "catalyst_dsl.project.check_cache" in again
     unwanted = {"catalyst_dsl.compiler", "catalyst_dsl.project.check", "catalyst_dsl.syntax.yaml_loader", "catalyst_dsl.syntax.lalr"}
     assert again.isdisjoint(unwanted), sorted(again & unwanted)
+
+
+def test_the_command_line_leaves_its_objects_to_the_operating_system_at_exit(tmp_path: Path) -> None:
+    """cli.main freezes what is alive when the command is done, so Python's shutdown does
+    not run the cyclic collector over it (about 13 ms of a one-file check); atexit
+    handlers still run, and the output is whole."""
+    probe = ("import atexit, gc, runpy, sys\n"
+             "atexit.register(lambda: print('FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+             "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
+             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    project = _project(tmp_path)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
+    assert int(done.stderr.rsplit("FROZEN", 1)[1]) > 10_000, done.stderr
