@@ -13,7 +13,6 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.checks.scripts import check_script
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -307,6 +306,9 @@ class ReferenceChecker:
             result = spec.result
             script = cfg.get(spec.script[0]) if spec.script is not None else None
             if isinstance(script, ir.Tmpl):
+                # the shell lexers (about 1.5 ms to import) only for a playbook with a script
+                from catalyst_dsl.checks.scripts import check_script
+
                 check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope))
             if action == "script":
                 code = cfg.get("code")
