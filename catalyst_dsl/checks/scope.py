@@ -17,6 +17,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.records import field, record, replace
 from catalyst_dsl.syntax import expr_ast as ast
@@ -97,7 +98,7 @@ class Scope:
         return names
 
 
-_SCRIPT_SET = re.compile(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
+_SCRIPT_SET = LazyPattern(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
 
 
 class _Part:

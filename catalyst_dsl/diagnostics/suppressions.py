@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
@@ -21,7 +22,7 @@ _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
 #: A YAML comment starts a line or follows a space; inside a quoted value the same text
 #: is data, but telling the two apart needs the parser, and such a value is rare.
 _YAML = re.compile(r"(?:^|(?<=\s))#\s*" + _BODY)
-_MARKDOWN = re.compile(r"<!--\s*" + _BODY + r"\s*-->")
+_MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
 _ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Iterable, Mapping, Sequence
 
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]
@@ -22,7 +22,7 @@ VERSION = 2
 #: overwrite what was printed), DEL, line and paragraph separators, and the bidirectional
 #: controls that make text display in another order than it is read ("Trojan source").
 #: Tab is not here: it is shown as a space.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(char: str) -> str:
