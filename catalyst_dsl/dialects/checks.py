@@ -119,10 +119,10 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         _schema_usable(args.get("schema"), name, sink)
     pattern = args.get(PATTERNS.get(key.text, ""))
     if isinstance(pattern, ir.Lit) and isinstance(pattern.value, str):
-        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+        from catalyst_dsl.syntax.regex import PatternError, check_pattern
 
         try:
-            compile_pattern(pattern.value)
+            check_pattern(pattern.value)
         except PatternError as exc:
             sink.report("C612", f"the pattern of {name} cannot be used: {exc.message}", pattern.span,
                         help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")
