@@ -13,11 +13,13 @@ from catalyst_dsl import __version__
 #: The run commands, defined in `cli_run` and imported only when one of them is asked for:
 #: checking, listing and `--version` never load the interpreter's command line.
 RUN_COMMANDS = ("run", "resume", "approve", "cancel", "runs", "webhooks")
+#: `catalyst kai …`, defined in `cli_kai` and imported the same way.
+KAI_COMMANDS = ("kai",)
 
 
 class _Commands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *RUN_COMMANDS])
+        return sorted({*super().list_commands(ctx), *RUN_COMMANDS, *KAI_COMMANDS})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in RUN_COMMANDS and name not in self.commands:
@@ -25,6 +27,10 @@ class _Commands(click.Group):
 
             for command in COMMANDS:
                 self.add_command(command)
+        if name in KAI_COMMANDS and name not in self.commands:
+            from catalyst_dsl.cli_kai import kai
+
+            self.add_command(kai)
         return super().get_command(ctx, name)
 
 
@@ -275,15 +281,6 @@ def lsp() -> None:
     from catalyst_dsl.lsp.server import serve
 
     serve()
-
-
-def _add_kai_commands() -> None:
-    from catalyst_dsl.cli_kai import kai
-
-    cli.add_command(kai)
-
-
-_add_kai_commands()
 
 
 def main() -> None:

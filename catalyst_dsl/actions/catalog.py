@@ -132,6 +132,12 @@ class Catalog:
 def builtin_catalog() -> Catalog:
     from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
 
+    return Catalog(BUILTIN_ACTIONS, fallback=_plugin_spec)
+
+
+def _plugin_spec(name: str) -> ActionSpec | None:
+    """The installed plugins' spec of `name`; their module is imported on the first name
+    that is not built in, so a check that meets none does without it."""
     from catalyst_dsl.actions.plugins import plugin_spec
 
-    return Catalog(BUILTIN_ACTIONS, fallback=plugin_spec)
+    return plugin_spec(name)
