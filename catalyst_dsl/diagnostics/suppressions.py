@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.lazy_pattern import LazyPattern
@@ -54,6 +53,8 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
             where = offset + (len(item) - len(item.lstrip()))
             offset += len(item) + 1
             span = source.span(where, where + max(len(code), 1))
+            from catalyst_dsl.diagnostics.codes import CODES  # the table of 200 codes: only where a comment names one
+
             if code not in CODES:
                 hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
                 what = "an empty code" if not code else f"unknown code '{code}'"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Sequence
 
-from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import SourceFile
@@ -138,6 +137,8 @@ def summary_line(diagnostics: Iterable[Diagnostic], files: int) -> str:
 
 
 def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
+    from catalyst_dsl.diagnostics.codes import CODES  # here: a check with nothing to report never loads the table
+
     def span_obj(span):
         if span is None:
             return None
