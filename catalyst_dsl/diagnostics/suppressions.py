@@ -8,7 +8,6 @@ so stale comments do not pile up. Only the start line of a finding counts.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Sequence
 
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
@@ -20,7 +19,7 @@ from catalyst_dsl.syntax.source import SourceFile, Span
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
 #: A YAML comment starts a line or follows a space; inside a quoted value the same text
 #: is data, but telling the two apart needs the parser, and such a value is rare.
-_YAML = re.compile(r"(?:^|(?<=\s))#\s*" + _BODY)
+_YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
 _MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
 _ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
@@ -38,8 +37,10 @@ class Suppression:
 
 def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppression]:
     """The suppressions written in `source`; unknown codes are reported as C041."""
-    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
     found: list[Suppression] = []
+    if "catalyst:" not in source.text:
+        return found  # every comment names `catalyst:`: most files have none to look for
+    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
     for match in pattern.finditer(source.text):
         kind, codes = match.group(1), match.group(2)
         start = match.start()
