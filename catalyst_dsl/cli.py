@@ -9,6 +9,7 @@ import sys
 import click
 
 from catalyst_dsl import __version__
+from catalyst_dsl.collector import tuned_thresholds
 
 #: The run commands, defined in `cli_run` and imported only when one of them is asked for:
 #: checking, listing and `--version` never load the interpreter's command line.
@@ -284,6 +285,10 @@ def lsp() -> None:
 
 
 def main() -> None:
+    # The process is the command's: its collector runs as a check's does (collector.py),
+    # from the imports on (a one-file check made 28 collections, about 3.5 ms, under the
+    # default thresholds).
+    gc.set_threshold(*tuned_thresholds())
     try:
         cli(prog_name="catalyst")
     finally:

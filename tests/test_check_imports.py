@@ -63,12 +63,13 @@ def test_a_replayed_check_loads_no_compiler(tmp_path: Path) -> None:
     assert again.isdisjoint(unwanted), sorted(again & unwanted)
 
 
-def test_the_command_line_leaves_its_objects_to_the_operating_system_at_exit(tmp_path: Path) -> None:
-    """cli.main freezes what is alive when the command is done, so Python's shutdown does
-    not run the cyclic collector over it (about 13 ms of a one-file check); atexit
-    handlers still run, and the output is whole."""
+def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(tmp_path: Path) -> None:
+    """cli.main raises the collector's thresholds before the command runs (about 3.5 ms
+    of a one-file check went to collections that found nothing) and freezes what is alive
+    when it is done, so Python's shutdown does not run the collector over it (about 13 ms);
+    atexit handlers still run, and the output is whole."""
     probe = ("import atexit, gc, runpy, sys\n"
-             "atexit.register(lambda: print('FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+             "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
              "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
              "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
     project = _project(tmp_path)
@@ -77,3 +78,7 @@ def test_the_command_line_leaves_its_objects_to_the_operating_system_at_exit(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
     assert int(done.stderr.rsplit("FROZEN", 1)[1]) > 10_000, done.stderr
+    # and its collector ran as a check's does (collector.py) from the start
+    from catalyst_dsl.collector import THRESHOLDS
+
+    assert tuple(int(n) for n in done.stderr.rsplit("THRESHOLDS", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
