@@ -95,6 +95,10 @@ class Catalog:
     @property
     def fallback(self) -> Callable[[str], ActionSpec | None] | None:
         """What answers for names not declared here (the installed plugins, or None)."""
+        if self._fallback is _plugin_spec:  # the built-in catalog's stand-in: the plugins' own
+            from catalyst_dsl.actions.plugins import plugin_spec
+
+            return plugin_spec
         return self._fallback
 
     def get(self, name: str) -> ActionSpec | None:
