@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
 import click
 
 from catalyst_dsl import __version__
+from catalyst_dsl.collector import tuned_thresholds
 
 #: The run commands, defined in `cli_run` and imported only when one of them is asked for:
 #: checking, listing and `--version` never load the interpreter's command line.
 RUN_COMMANDS = ("run", "resume", "approve", "cancel", "runs", "webhooks")
+#: `catalyst kai …`, defined in `cli_kai` and imported the same way.
+KAI_COMMANDS = ("kai",)
 
 
 class _Commands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *RUN_COMMANDS])
+        return sorted({*super().list_commands(ctx), *RUN_COMMANDS, *KAI_COMMANDS})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in RUN_COMMANDS and name not in self.commands:
@@ -24,6 +28,10 @@ class _Commands(click.Group):
 
             for command in COMMANDS:
                 self.add_command(command)
+        if name in KAI_COMMANDS and name not in self.commands:
+            from catalyst_dsl.cli_kai import kai
+
+            self.add_command(kai)
         return super().get_command(ctx, name)
 
 
@@ -276,14 +284,18 @@ def lsp() -> None:
     serve()
 
 
-def _add_kai_commands() -> None:
-    from catalyst_dsl.cli_kai import kai
-
-    cli.add_command(kai)
-
-
-_add_kai_commands()
-
-
 def main() -> None:
-    cli(prog_name="catalyst")
+    # The process is the command's: its collector runs as a check's does (collector.py),
+    # from the imports on (a one-file check made 28 collections, about 3.5 ms, under the
+    # default thresholds).
+    gc.set_threshold(*tuned_thresholds())
+    try:
+        cli(prog_name="catalyst")
+    finally:
+        # The process ends here (click exits once the command is done). Python's shutdown
+        # would run the cyclic collector over every object still alive, the imported
+        # modules and classes and a check's trees and tables, only to free memory the
+        # operating system takes back whole: about 13 ms of a one-file `catalyst check`.
+        # Frozen objects are left out of those collections. Output is still flushed and
+        # atexit handlers still run; only the freeing is left to the operating system.
+        gc.freeze()

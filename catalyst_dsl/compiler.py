@@ -8,6 +8,7 @@ import os
 from typing import Iterator
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project import observed
@@ -101,9 +102,9 @@ def read_playbook(path: str) -> bytes | Compiled:
             # Its size for the message comes from the file system, not from what was read.
             data = handle.read(MAX_FILE_BYTES + 1)
             stat = os.fstat(handle.fileno())
-        observed.note("bytes", path, observed.digest(data))
+        observed.note_bytes(path, data)
     except OSError as exc:
-        observed.note("bytes", path, None)
+        observed.note_bytes(path, None)
         sink = DiagnosticSink()
         sink.report("C001", f"cannot read the file: {exc.strerror or exc}", SourceFile(path, "").span(0), help="check that the path exists and is readable")
         return Compiled(path, None, None, sink.sorted())
@@ -116,18 +117,14 @@ def read_playbook(path: str) -> bytes | Compiled:
 
 @contextlib.contextmanager
 def collector_tuned_for_checking() -> Iterator[None]:
-    """Run a batch of compilations with the cyclic garbage collector tuned for it.
-
-    Checking allocates many small objects that live until the end (nodes, spans, IR) and
-    almost no reference cycles. Under CPython's default thresholds the collector rescans
-    that growing heap again and again, so time grows faster than the input (measured:
-    2,000 steps took 14.6x the time of 200). Objects created before the batch (imported
+    """Run a batch of compilations with the cyclic garbage collector tuned for it
+    (catalyst_dsl/collector.py says why). Objects created before the batch (imported
     modules, the catalog) are frozen out of the scans and collections run less often; the
     previous settings come back afterwards, so a library caller's process is left as it was.
     """
     previous = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(max(previous[0], 50_000), max(previous[1], 20), max(previous[2], 100))
+    gc.set_threshold(*tuned_thresholds())
     try:
         yield
     finally:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from catalyst_dsl.cli import cli
 from catalyst_dsl.project import check as project_check
 from catalyst_dsl.project import check_replay, observed
+from catalyst_dsl.project.check_cache import CacheEntryError
 
 from test_check_cache import BROKEN, library
 
@@ -201,7 +202,7 @@ def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
 
 
 def test_an_unknown_fact_is_a_broken_record() -> None:
-    with pytest.raises(check_replay.CacheEntryError):
+    with pytest.raises(CacheEntryError):
         check_replay._holds("the moon", "phase", "full", {})
 
 

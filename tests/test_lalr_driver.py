@@ -163,6 +163,18 @@ def test_generated_texts_parse_as_lark_parses_them(parsers) -> None:
     assert _assert_same(parsers, texts) == 2 * len(texts)
 
 
+@pytest.mark.parametrize("compile_after", [0, 10**9])
+def test_terminals_tried_one_by_one_and_as_one_alternation_read_the_same(parsers, monkeypatch, compile_after) -> None:
+    """A state reads its first tokens trying its terminals one by one, then through one
+    compiled alternation (lalr.COMPILE_AFTER): each way alone parses as Lark does."""
+    monkeypatch.setattr(lalr, "COMPILE_AFTER", compile_after)
+    fresh = parser_tables.load(grammar_path().read_text(encoding="utf-8"))
+    rng = random.Random(61)
+    texts = [_random_text(rng) for _ in range(800)] + [_valid_expression(rng, rng.randint(1, 5)) for _ in range(400)]
+    _assert_same((fresh, parsers[1]), texts)
+    assert fresh._scanners and all((scanner.regex is None) == bool(compile_after) for scanner in fresh._scanners.values())
+
+
 def test_deep_empty_and_odd_texts_parse_as_lark_parses_them(parsers) -> None:
     texts = ["", " ", "\n", "a" * 5000, "(" * 300 + "a" + ")" * 300, "(" * 300 + "a", "[" * 200 + "]" * 200,
              "!" * 500 + "a", "-" * 400 + "1", " + ".join(["a"] * 600), "a" + ".b" * 500, "f" + "()" * 300,
@@ -181,7 +193,9 @@ def test_a_literal_that_an_identifier_also_matches_is_a_keyword_only_where_one_m
 def test_damaged_tables_are_refused_not_used() -> None:
     import json
 
-    good = json.loads((ROOT / "catalyst_dsl" / "syntax" / parser_tables.TABLES_FILE).read_text(encoding="utf-8"))
+    from catalyst_dsl.syntax.expressions_tables import TABLES
+
+    good = json.loads(json.dumps(TABLES))
     lalr.Parser(good)
     for damage in (lambda d: d.pop("states"), lambda d: d["states"][0].update({"IDENT": 10_000}),
                    lambda d: d.update(format=99), lambda d: d["terminals"][0].__setitem__(1, "glob"),

@@ -3,7 +3,6 @@ without pickle, and nothing is read from or written to a temporary folder."""
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import subprocess
@@ -18,10 +17,23 @@ SHIPPED = ROOT / "catalyst_dsl" / "syntax" / parser_tables.TABLES_FILE
 
 
 def test_the_shipped_tables_were_made_from_this_grammar() -> None:
+    from catalyst_dsl.syntax.expressions_tables import TABLES
+
     text = grammar_path().read_text(encoding="utf-8")
-    document = json.loads(SHIPPED.read_text(encoding="utf-8"))
-    assert document["grammarSha256"] == parser_tables.grammar_digest(text), \
+    assert TABLES["grammar"] == text, \
         "the grammar changed: run python -m catalyst_dsl.syntax.parser_tables and commit the tables"
+
+
+def test_the_shipped_tables_hold_only_literals() -> None:
+    """Importing them builds data and runs nothing else: every statement of the module
+    is its docstring or `TABLES = <literal>`."""
+    import ast
+
+    module = ast.parse(SHIPPED.read_text(encoding="utf-8"))
+    docstring, assignment = module.body
+    assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
+    assert isinstance(assignment, ast.Assign) and [t.id for t in assignment.targets] == ["TABLES"]
+    ast.literal_eval(assignment.value)
 
 
 def test_the_shipped_tables_are_what_lark_builds_from_the_grammar() -> None:

@@ -175,3 +175,27 @@ def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
     structure = make_dict_structure_fn_from_attrs(list(described), Entry, converter)
     assert unstructure(Entry(name="a")) == {"version": 1, "name": "a", "seen": []}
     assert structure({"name": "b"}, Entry) == Entry(name="b")
+
+
+def test_the_shipped_shapes_are_those_the_package_declares():
+    """record_shapes.py holds every shape of the package's records, compiled ahead; it is
+    written by python -m catalyst_dsl.records (a stale file costs only compile time)."""
+    from pathlib import Path
+
+    from catalyst_dsl import records
+
+    shipped = Path(records.__file__).with_name("record_shapes.py").read_text(encoding="utf-8")
+    assert shipped == records.shapes_source(), "record classes changed: run python -m catalyst_dsl.records"
+
+
+def test_a_shipped_shape_is_the_code_compiled_here():
+    from catalyst_dsl import records
+    from catalyst_dsl.record_shapes import SHAPES
+
+    assert len(SHAPES) > 10
+    for shape in SHAPES:
+        shipped, compiled = records._shipped_init(shape), records._shaped_init(*shape)
+        for attribute in ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_kwonlyargcount", "co_flags",
+                          "co_linetable", "co_exceptiontable", "co_name", "co_qualname", "co_filename", "co_firstlineno"):
+            assert getattr(shipped, attribute) == getattr(compiled, attribute), (shape, attribute)
+    assert records._shipped_init((False, 99, 0, (False,) * 99)) is None  # a shape it lacks is compiled

@@ -95,6 +95,10 @@ class Catalog:
     @property
     def fallback(self) -> Callable[[str], ActionSpec | None] | None:
         """What answers for names not declared here (the installed plugins, or None)."""
+        if self._fallback is _plugin_spec:  # the built-in catalog's stand-in: the plugins' own
+            from catalyst_dsl.actions.plugins import plugin_spec
+
+            return plugin_spec
         return self._fallback
 
     def get(self, name: str) -> ActionSpec | None:
@@ -132,6 +136,12 @@ class Catalog:
 def builtin_catalog() -> Catalog:
     from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
 
+    return Catalog(BUILTIN_ACTIONS, fallback=_plugin_spec)
+
+
+def _plugin_spec(name: str) -> ActionSpec | None:
+    """The installed plugins' spec of `name`; their module is imported on the first name
+    that is not built in, so a check that meets none does without it."""
     from catalyst_dsl.actions.plugins import plugin_spec
 
-    return Catalog(BUILTIN_ACTIONS, fallback=plugin_spec)
+    return plugin_spec(name)

@@ -14,12 +14,13 @@ from catalyst_dsl.actions.builtin import writing_tools
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.project import observed
-from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+from catalyst_dsl.syntax.regex import PatternError, check_pattern
 
 #: `/name` then, after white space, its arguments. The name is what `.claude/commands/`
 #: holds a file for: `/speckit.plan` is `.claude/commands/speckit.plan.md`.
-SLASH_COMMAND = re.compile(r"/(?P<name>[A-Za-z0-9][A-Za-z0-9._:-]*)(?:\s+.*)?", re.DOTALL)
+SLASH_COMMAND = LazyPattern(r"/(?P<name>[A-Za-z0-9][A-Za-z0-9._:-]*)(?:\s+.*)?", re.DOTALL)
 COMMANDS_DIR = ".claude/commands"
 
 
@@ -78,7 +79,7 @@ def _policy_rules(policy: ir.Value | None, sink: DiagnosticSink) -> None:
         pattern = rule.get("pattern") if isinstance(rule, ir.MapV) else None
         if isinstance(pattern, ir.Lit) and isinstance(pattern.value, str):
             try:
-                compile_pattern(pattern.value)
+                check_pattern(pattern.value)
             except PatternError as error:
                 sink.report("C633", f"the pattern of this approval rule cannot be used: {error.message}", pattern.span,
                             help="fix the regular expression; write (?i) at its start to ignore case")

@@ -13,11 +13,11 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.checks.scripts import check_script
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.records import field, record, replace
 from catalyst_dsl.syntax import expr_ast as ast
@@ -98,7 +98,7 @@ class Scope:
         return names
 
 
-_SCRIPT_SET = re.compile(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
+_SCRIPT_SET = LazyPattern(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
 
 
 class _Part:
@@ -307,6 +307,9 @@ class ReferenceChecker:
             result = spec.result
             script = cfg.get(spec.script[0]) if spec.script is not None else None
             if isinstance(script, ir.Tmpl):
+                # the shell lexers (about 1.5 ms to import) only for a playbook with a script
+                from catalyst_dsl.checks.scripts import check_script
+
                 check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope))
             if action == "script":
                 code = cfg.get("code")

@@ -8,20 +8,19 @@ so stale comments do not pile up. Only the start line of a finding counts.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Sequence
 
-from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.records import record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
 #: A YAML comment starts a line or follows a space; inside a quoted value the same text
 #: is data, but telling the two apart needs the parser, and such a value is rare.
-_YAML = re.compile(r"(?:^|(?<=\s))#\s*" + _BODY)
-_MARKDOWN = re.compile(r"<!--\s*" + _BODY + r"\s*-->")
+_YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
+_MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
 _ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
 
@@ -38,8 +37,10 @@ class Suppression:
 
 def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppression]:
     """The suppressions written in `source`; unknown codes are reported as C041."""
-    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
     found: list[Suppression] = []
+    if "catalyst:" not in source.text:
+        return found  # every comment names `catalyst:`: most files have none to look for
+    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
     for match in pattern.finditer(source.text):
         kind, codes = match.group(1), match.group(2)
         start = match.start()
@@ -53,6 +54,8 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
             where = offset + (len(item) - len(item.lstrip()))
             offset += len(item) + 1
             span = source.span(where, where + max(len(code), 1))
+            from catalyst_dsl.diagnostics.codes import CODES  # the table of 200 codes: only where a comment names one
+
             if code not in CODES:
                 hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
                 what = "an empty code" if not code else f"unknown code '{code}'"

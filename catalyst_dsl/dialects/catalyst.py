@@ -412,10 +412,10 @@ class CatalystLowerer:
                     continue
                 self.values.check_literal(v, kinds[k.text], f"'{k.text}'")
                 if k.text == "regex" and isinstance(v.value, str):
-                    from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+                    from catalyst_dsl.syntax.regex import PatternError, check_pattern
 
                     try:
-                        compile_pattern(v.text)
+                        check_pattern(v.text)
                     except PatternError as exc:
                         self.sink.report("C304", f"the regex of {where} cannot be used: {exc.message}", v.span,
                                          help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")

@@ -10,12 +10,11 @@ Foreign dialects build the same `ir.Checks` directly (docs/checks.md, "For diale
 
 from __future__ import annotations
 
-import re
-
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.values import ValueLowerer, kind_of, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
@@ -39,7 +38,7 @@ PATTERNS = {"file-contains": "regex", "command-output": "match"}
 COMBINATORS = ("all", "any", "not")
 FORM = ("a check is `- file-exists: path`, `- file-contains: {path, regex}`, `- command-output: {argv, expect or match}`, "
         "`- json-schema: {value, schema}`, a `${{ expression }}`, or `all:`/`any:` of a list of checks or `not:` of one")
-_PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def lower_checks(key: YScalar, node: YNode, values: ValueLowerer, sink: DiagnosticSink) -> ir.Checks:
@@ -120,10 +119,10 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         _schema_usable(args.get("schema"), name, sink)
     pattern = args.get(PATTERNS.get(key.text, ""))
     if isinstance(pattern, ir.Lit) and isinstance(pattern.value, str):
-        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+        from catalyst_dsl.syntax.regex import PatternError, check_pattern
 
         try:
-            compile_pattern(pattern.value)
+            check_pattern(pattern.value)
         except PatternError as exc:
             sink.report("C612", f"the pattern of {name} cannot be used: {exc.message}", pattern.span,
                         help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash")

@@ -20,21 +20,23 @@ into exactly this shape is ignored, never trusted.
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink, Label, Severity
 from catalyst_dsl.project import observed
-from catalyst_dsl.project.check_cache import CacheEntryError, CheckCache
 from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, discover_folders
 from catalyst_dsl.syntax.decoding import decode
 from catalyst_dsl.syntax.source import SourceFile, Span
 
+if TYPE_CHECKING:  # check_cache (with hashlib and json) is imported only by a check that keeps a cache
+    from catalyst_dsl.project.check_cache import CheckCache
+
 #: Changes whenever the layout of a record does.
 FORMAT = 1
-_BROKEN = (CacheEntryError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError)
+#: What a damaged or foreign record raises while it is read (check_cache.CacheEntryError is a ValueError).
+_BROKEN = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError)
 
 
 class Replayed:
@@ -53,12 +55,13 @@ def check(project: Project, files: list[str], scanned: frozenset[str], settings:
         replayed = replay(cache, project, files, scanned, settings)
         if replayed is not None:
             return replayed
-    from catalyst_dsl.project.check import check_project
+    from catalyst_dsl.project.check import check_project  # the compiler: not loaded by a replay
 
+    if cache is None:  # nothing to keep: no fact is noted (nor a file hashed)
+        return check_project(project, files, settings=settings, scanned=scanned)
     with observed.recording() as facts:
         result = check_project(project, files, settings=settings, scanned=scanned, cache=cache)
-    if cache is not None:
-        remember(cache, project, files, scanned, settings, result, facts)
+    remember(cache, project, files, scanned, settings, result, facts)
     return result
 
 
@@ -72,6 +75,8 @@ def replay(cache: CheckCache, project: Project, files: list[str], scanned: froze
     body = cache.read_sealed(record_name(cache, project, files, scanned))
     if body is None:
         return None
+    import json
+
     try:
         return _replayed(json.loads(body), settings, project, cache)
     except _BROKEN:
@@ -81,6 +86,8 @@ def replay(cache: CheckCache, project: Project, files: list[str], scanned: froze
 def remember(cache: CheckCache, project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic],
              result, facts: dict[tuple[str, str], object]) -> None:
     """Keep `result` (a `LibraryCheck` made while `observed.recording()` filled `facts`)."""
+    import json
+
     kept = []
     for (kind, question), answer in facts.items():
         if kind == "plugin":
@@ -99,13 +106,21 @@ def remember(cache: CheckCache, project: Project, files: list[str], scanned: fro
 # -- giving a record back ----------------------------------------------------------------
 
 
+def _refused(why: str) -> Exception:
+    """The error a record that does not decode raises (imported here, not at the top: a
+    check without a cache never loads check_cache)."""
+    from catalyst_dsl.project.check_cache import CacheEntryError
+
+    return CacheEntryError(why)
+
+
 def _replayed(record, settings: list[Diagnostic], project: Project, cache: CheckCache) -> Replayed | None:
     if type(record) is not dict or record.get("format") != FORMAT or set(record) != {"format", "files", "sources", "facts", "diagnostics"}:
-        raise CacheEntryError("a record of another shape")
+        raise _refused("a record of another shape")
     read: dict[str, bytes | None] = {}
     for fact in _list(record["facts"]):
         if type(fact) is not list or len(fact) != 3 or type(fact[0]) is not str or type(fact[1]) is not str:
-            raise CacheEntryError("a fact is [kind, question, answer]")
+            raise _refused("a fact is [kind, question, answer]")
         if not _holds(*fact, read, cache):
             return None
     sources: dict[str, SourceFile] = {}
@@ -113,7 +128,7 @@ def _replayed(record, settings: list[Diagnostic], project: Project, cache: Check
         data = read.get(_text(path))
         source = None if data is None else decode(data, path, DiagnosticSink())
         if source is None:
-            raise CacheEntryError("a source the check read")
+            raise _refused("a source the check read")
         sources[path] = source
     shown = settings_source(project)
     if shown is not None:
@@ -153,7 +168,7 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
 
         catalog = builtin_catalog()
         return (cache.plugin_digest(catalog, question) if cache is not None else _plugin_digest(catalog, question)) == answer
-    raise CacheEntryError(f"an unknown fact {kind!r}")
+    raise _refused(f"an unknown fact {kind!r}")
 
 
 # -- findings as JSON ------------------------------------------------------------------------
@@ -169,7 +184,7 @@ def _span(span: Span | None) -> list | None:
 
 def _finding(value) -> Diagnostic:
     if type(value) is not list or len(value) != 7:
-        raise CacheEntryError("a finding has seven fields")
+        raise _refused("a finding has seven fields")
     code, severity, message, span, labels, notes, help_ = value
     return Diagnostic(
         code=_text(code), severity=Severity(severity), message=_text(message), span=_position(span),
@@ -179,7 +194,7 @@ def _finding(value) -> Diagnostic:
 
 def _label(value) -> Label:
     if type(value) is not list or len(value) != 2 or value[0] is None:
-        raise CacheEntryError("a label is a span and a message")
+        raise _refused("a label is a span and a message")
     return Label(_position(value[0]), _text(value[1]))
 
 
@@ -187,17 +202,17 @@ def _position(value) -> Span | None:
     if value is None:
         return None
     if type(value) is not list or len(value) != 5 or type(value[0]) is not str or any(type(n) is not int for n in value[1:]):
-        raise CacheEntryError("a span is a file and four whole numbers")
+        raise _refused("a span is a file and four whole numbers")
     return Span(*value)
 
 
 def _list(value) -> list:
     if type(value) is not list:
-        raise CacheEntryError("a list was expected")
+        raise _refused("a list was expected")
     return value
 
 
 def _text(value) -> str:
     if type(value) is not str:
-        raise CacheEntryError("text was expected")
+        raise _refused("text was expected")
     return value

@@ -340,13 +340,13 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
     if rule is not None:
         return rule
     if key == "approval-rules":
-        from catalyst_dsl.syntax.regex import PatternError, compile_pattern
+        from catalyst_dsl.syntax.regex import PatternError, check_pattern
 
         for item in value:
             if item["action"] not in APPROVAL_RULE_ACTIONS:
                 return f"setting 'approval-rules': '{item['action']}' is not an action", f"use {' or '.join(APPROVAL_RULE_ACTIONS)}"
             try:
-                compile_pattern(item["pattern"])
+                check_pattern(item["pattern"])
             except PatternError as error:
                 return f"setting 'approval-rules': the pattern of rule '{item['reason']}' cannot be used: {error.message}", "fix the regular expression (RE2); write (?i) at its start to ignore case"
     directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "cache-dir": lambda: [value], "aliases": lambda: list(value.values()),

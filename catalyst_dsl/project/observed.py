@@ -16,7 +16,6 @@ longer hold.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from typing import Iterator
 
@@ -43,7 +42,16 @@ def note(kind: str, question: str, answer: object) -> None:
         _facts.setdefault((kind, question), answer)
 
 
+def note_bytes(path: str | os.PathLike, data: bytes | None) -> None:
+    """Record a file's bytes by digest (None: it could not be read); digested only while
+    recording: a check that keeps nothing (`--no-cache`) never hashes."""
+    if _facts is not None:
+        _facts.setdefault(("bytes", os.fspath(path)), digest(data))
+
+
 def digest(data: bytes | None) -> str | None:
+    import hashlib  # here: its import (OpenSSL's) costs about 3 ms of a start that may not need it
+
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
@@ -67,9 +75,9 @@ def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
         with open(path, "rb") as handle:
             data = handle.read() if limit is None else handle.read(limit + 1)
     except OSError:
-        note("bytes", os.fspath(path), None)
+        note_bytes(path, None)
         raise
-    note("bytes", os.fspath(path), digest(data))
+    note_bytes(path, data)
     return data
 
 

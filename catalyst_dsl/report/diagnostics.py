@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from typing import Iterable, Mapping, Sequence
 
-from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]
@@ -23,7 +21,7 @@ VERSION = 2
 #: overwrite what was printed), DEL, line and paragraph separators, and the bidirectional
 #: controls that make text display in another order than it is read ("Trojan source").
 #: Tab is not here: it is shown as a space.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(char: str) -> str:
@@ -139,6 +137,8 @@ def summary_line(diagnostics: Iterable[Diagnostic], files: int) -> str:
 
 
 def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
+    from catalyst_dsl.diagnostics.codes import CODES  # here: a check with nothing to report never loads the table
+
     def span_obj(span):
         if span is None:
             return None
@@ -161,6 +161,8 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
 def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None, counted: Sequence[Diagnostic] | None = None) -> str:
     """`counted` (default: `diagnostics`) are what the summary counts: all findings, when
     `--quiet` prints only those that fail."""
+    import json  # here: text output, the default, does without it
+
     counted = diagnostics if counted is None else counted
     payload = {
         "format": FORMAT,

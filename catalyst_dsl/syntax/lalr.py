@@ -6,8 +6,9 @@ JSON); this module only reads them, so checking a playbook never imports Lark, w
 `parser_tables.OPTIONS`, and the test suite holds it to Lark's trees and errors:
 
 - lexing is contextual: in each parser state only the terminals that state can act on
-  (and the ignored ones) are tried, as one alternation in Lark's order (priority, longest
-  possible match, longest pattern, name), the first alternative that matches wins;
+  (and the ignored ones) are tried, in Lark's order (priority, longest possible match,
+  longest pattern, name), and the first that matches wins: one by one for a state's
+  first tokens, then as one compiled alternation (`COMPILE_AFTER`);
 - a literal terminal that a regex terminal of the same priority also matches in full
   (`true` and IDENT) is not tried on its own: a match of the regex whose text is that
   literal becomes the literal's token, so `x.true` is a member named true;
@@ -97,12 +98,22 @@ class TablesError(ValueError):
     """Tables of another shape than this driver reads."""
 
 
+#: How many tokens a parser state reads by trying its terminals one by one, before they
+#: are compiled into one alternation. Python compiles patterns in Python: a state's
+#: alternation costs about 0.25 ms, as much as reading some hundred tokens a terminal at a
+#: time, and a one-file check reads a few dozen tokens in each of a few states (compiling
+#: all of them was 2 ms of it), a library check thousands.
+COMPILE_AFTER = 100
+
+
 class _Scanner:
-    """The terminals one parser state can take, compiled into one alternation."""
+    """The terminals one parser state can take, tried in Lark's order; after
+    `COMPILE_AFTER` tokens, as one compiled alternation (which takes the first alternative
+    that matches, so both ways read the same tokens)."""
 
-    __slots__ = ("regex", "literal_of", "ignore", "allowed")
+    __slots__ = ("kept", "regex", "left", "patterns", "literal_of", "ignore", "allowed")
 
-    def __init__(self, terminals: list, ignore: frozenset, keywords: dict) -> None:
+    def __init__(self, terminals: list, ignore: frozenset, keywords: dict, patterns: dict) -> None:
         present = {t[0] for t in terminals}
         # keywords: regex terminal -> {literal: literal terminal} it matches in full
         self.literal_of: dict[str, dict[str, str]] = {}
@@ -115,24 +126,52 @@ class _Scanner:
             if here:
                 self.literal_of[name] = here
                 embedded.update(here.values())
-        kept = [t for t in terminals if t[0] not in embedded]
-        self.regex = re.compile("|".join(f"(?P<{name}>{regexp})" for name, _k, _v, regexp, _p in kept))
+        # (name, the text when the terminal is that text exactly, its pattern)
+        self.kept = [(name, value if kind == "str" and regexp == re.escape(value) else None, regexp)
+                     for name, kind, value, regexp, _p in terminals if name not in embedded]
+        self.regex = None
+        self.left = COMPILE_AFTER
+        #: The parser's compiled patterns of single terminals, shared by its states.
+        self.patterns = patterns
         self.ignore = ignore
         # what an error says this state expected; Lark's name when only the end was
-        self.allowed = frozenset(t[0] for t in kept) - ignore or frozenset({"<END-OF-FILE>"})
+        self.allowed = frozenset(t[0] for t in self.kept) - ignore or frozenset({"<END-OF-FILE>"})
+
+    def _match(self, text: str, pos: int) -> tuple[str, int] | None:
+        """The first terminal, in order, that matches at `pos`: its name and where it ends.
+        re.error when a terminal's pattern does not compile."""
+        if self.regex is None:
+            self.left -= 1
+            if self.left >= 0:
+                for name, literal, regexp in self.kept:
+                    if literal is not None:
+                        if text.startswith(literal, pos):
+                            return name, pos + len(literal)
+                        continue
+                    pattern = self.patterns.get(regexp)
+                    if pattern is None:
+                        pattern = self.patterns[regexp] = re.compile(regexp)
+                    match = pattern.match(text, pos)
+                    if match is not None:
+                        return name, match.end()
+                return None
+            self.regex = re.compile("|".join(f"(?P<{name}>{regexp})" for name, _literal, regexp in self.kept))
+        match = self.regex.match(text, pos)
+        return None if match is None else (match.lastgroup, match.end())
 
     def next_token(self, text: str, pos: int) -> Token | None:
         """The token at `pos` after any ignored text; None at the end; ParseError's
         position tells where nothing matched."""
         end = len(text)
         while pos < end:
-            match = self.regex.match(text, pos)
-            if match is None:
+            found = self._match(text, pos)
+            if found is None:
                 raise UnexpectedCharacter(text, pos, self.allowed)
-            type_, value, after = match.lastgroup, match.group(0), match.end()
+            type_, after = found
             if type_ in self.ignore:
                 pos = after
                 continue
+            value = text[pos:after]
             literal = self.literal_of.get(type_)
             if literal is not None:
                 type_ = literal.get(value, type_)
@@ -161,6 +200,7 @@ class Parser:
         except (KeyError, TypeError, ValueError) as error:
             raise TablesError(f"damaged tables: {error}") from None
         self._scanners: dict[frozenset, _Scanner] = {}
+        self._patterns: dict[str, re.Pattern] = {}
         self._root: _Scanner | None = None
 
     def _validate(self) -> None:
@@ -193,10 +233,7 @@ class Parser:
         scanner = self._scanners.get(accepts)
         if scanner is None:
             wanted = accepts | self._ignore
-            try:
-                scanner = _Scanner([t for t in self._terminals if t[0] in wanted], self._ignore, self._keywords)
-            except re.error as error:
-                raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
+            scanner = _Scanner([t for t in self._terminals if t[0] in wanted], self._ignore, self._keywords, self._patterns)
             self._scanners[accepts] = scanner
         return scanner
 
@@ -206,17 +243,18 @@ class Parser:
         except UnexpectedCharacter as nothing:
             # Not acceptable here: name what stands there by every terminal of the grammar.
             if self._root is None:
-                try:
-                    self._root = _Scanner(self._terminals, self._ignore, self._keywords)
-                except re.error as error:
-                    raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
+                self._root = _Scanner(self._terminals, self._ignore, self._keywords, self._patterns)
             try:
                 token = self._root.next_token(text, nothing.pos)
             except UnexpectedCharacter:
                 raise nothing from None
+            except re.error as error:
+                raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
             if token is None:
                 raise nothing from None
             raise UnexpectedToken(token, nothing.allowed) from None
+        except re.error as error:  # (patterns compile when a state first needs them)
+            raise TablesError(f"damaged tables: a terminal's pattern does not compile ({error})") from None
 
     def parse(self, text: str, start: str) -> Tree:
         states, rules, origins = self._states, self._rules, self._origins

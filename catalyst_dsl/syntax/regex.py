@@ -36,6 +36,15 @@ _UNSUPPORTED = (
 _WHY = "catalyst matches patterns in time linear in the text (RE2), which has no backtracking"
 
 
+def check_pattern(pattern: str) -> None:
+    """PatternError when RE2 cannot take `pattern`: what a check asks. A plain pattern (see
+    plain_regex.py) is told apart without loading RE2, which a cold check would pay for."""
+    from catalyst_dsl.syntax.plain_regex import surely_accepted
+
+    if not surely_accepted(pattern):
+        compile_pattern(pattern)
+
+
 @functools.lru_cache(maxsize=256)
 def compile_pattern(pattern: str):
     """`pattern` compiled by RE2 with JavaScript's `$`; PatternError when it cannot be."""

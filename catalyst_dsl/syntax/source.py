@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import bisect
-import re
 from array import array
+
+from catalyst_dsl.lazy_pattern import LazyPattern
 
 #: Half of a UTF-16 surrogate pair standing alone: what undecodable bytes become on a
 #: command line (surrogateescape) or a `\ud800` escape; no text can be saved or passed on
 #: with one in it.
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 #: A lazy span's two offsets share one integer: the end in the low bits, the start above.
 #: Files are at most a few MiB (compiler.MAX_FILE_BYTES), far below 2**32 characters.

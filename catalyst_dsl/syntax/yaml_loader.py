@@ -12,6 +12,7 @@ import re
 import yaml
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.decoding import decode  # noqa: F401 (read from here by the dialects)
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
@@ -193,13 +194,13 @@ def _flow_too_deep(source: SourceFile, text: str, base: int, sink: DiagnosticSin
 
 # The rest of a quoted scalar after its opening quote, through the closing one. Both are
 # written as "unrolled loops" (no nested repetition), so a match is linear in its length.
-_DOUBLE_QUOTED_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_SINGLE_QUOTED_REST = re.compile(r"[^']*(?:''[^']*)*'")
+_DOUBLE_QUOTED_REST = LazyPattern(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_SINGLE_QUOTED_REST = LazyPattern(r"[^']*(?:''[^']*)*'")
 #: Inside a flow collection only these matter; everything else is scalar text.
-_FLOW_SPECIAL = re.compile(r"[\[\]{}\"'#]")
+_FLOW_SPECIAL = LazyPattern(r"[\[\]{}\"'#]")
 #: Where plain text in block context can stop: a value indicator `: `, a comment ` #`, the line end.
-_PLAIN_STOP = re.compile(r":(?=[ \t\n]|$)|[ \t]#|\n")
-_NOT_BLANK = re.compile(r"[^ \t\n]*")
+_PLAIN_STOP = LazyPattern(r":(?=[ \t\n]|$)|[ \t]#|\n")
+_NOT_BLANK = LazyPattern(r"[^ \t\n]*")
 
 
 def _too_deep_flow_at(text: str) -> int | None:

@@ -1,0 +1,84 @@
+"""What a `catalyst check` process loads: only what the file in hand and the cache need.
+
+Each module a check imports is paid by every start (issue 16: a cold one-file check is
+held to 1.3x `python -c "import yaml, click"`), so these tests name the modules that
+must stay out of a check that does not need them. Each runs a real `catalyst check` in a
+process of its own and lists the modules it ended with.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+
+def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> set[str]:
+    probe = ("import atexit, runpy, sys\n"
+             "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+             f"sys.argv = ['catalyst', *{args!r}]\n"
+             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 error(s)" in done.stdout, done.stdout
+    return set(done.stderr.rsplit("MODULES", 1)[1].split())
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    shutil.copy(ROOT / "playbooks" / "research.yaml", project / "research.yaml")
+    return project
+
+
+def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_reader(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    modules = _modules_after(["check", "--no-cache", "research.yaml"], project, tmp_path)
+    assert "catalyst_dsl.compiler" in modules and "catalyst_dsl.syntax.lalr" in modules  # it did compile
+    # The cache (and hashlib and json with it), the Markdown reader for a YAML file, the
+    # JSON report for text output, the shell lexers for a playbook without scripts, RE2
+    # for a plain pattern (`^[a-z][a-z0-9-]*$`), the plugins when every action is built
+    # in, kai's commands, the table of diagnostic codes when nothing is reported: none of
+    # them is needed here.
+    unwanted = {"catalyst_dsl.project.check_cache", "hashlib", "_hashlib", "json", "catalyst_dsl.dialects.markdown",
+                "catalyst_dsl.checks.scripts", "catalyst_dsl.syntax.shell", "re2", "catalyst_dsl.actions.plugins",
+                "catalyst_dsl.cli_kai", "catalyst_dsl.diagnostics.codes"}
+    assert modules.isdisjoint(unwanted), sorted(modules & unwanted)
+    assert not (project / ".xe").exists()
+
+
+def test_a_replayed_check_loads_no_compiler(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    first = _modules_after(["check", "research.yaml"], project, tmp_path)
+    assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.check_cache" in first
+    again = _modules_after(["check", "research.yaml"], project, tmp_path)
+    assert "catalyst_dsl.project.check_cache" in again
+    unwanted = {"catalyst_dsl.compiler", "catalyst_dsl.project.check", "catalyst_dsl.syntax.yaml_loader", "catalyst_dsl.syntax.lalr"}
+    assert again.isdisjoint(unwanted), sorted(again & unwanted)
+
+
+def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(tmp_path: Path) -> None:
+    """cli.main raises the collector's thresholds before the command runs (about 3.5 ms
+    of a one-file check went to collections that found nothing) and freezes what is alive
+    when it is done, so Python's shutdown does not run the collector over it (about 13 ms);
+    atexit handlers still run, and the output is whole."""
+    probe = ("import atexit, gc, runpy, sys\n"
+             "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+             "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
+             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    project = _project(tmp_path)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
+    assert int(done.stderr.rsplit("FROZEN", 1)[1]) > 10_000, done.stderr
+    # and its collector ran as a check's does (collector.py) from the start
+    from catalyst_dsl.collector import THRESHOLDS
+
+    assert tuple(int(n) for n in done.stderr.rsplit("THRESHOLDS", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
