@@ -16,13 +16,13 @@ of signatures) are appended to a ledger beside the snapshots, never inside them.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
+
+from catalyst_dsl.lazy_pattern import LazyPattern
 
 if TYPE_CHECKING:
     import subprocess
@@ -36,14 +36,8 @@ _SSH_TIMEOUT = 60
 
 
 # Compiled when an approval is first read or written, not by every run that imports this.
-@functools.cache
-def _one_word() -> re.Pattern[str]:
-    return re.compile(r"[^\s\x00-\x1f\x7f]+")
-
-
-@functools.cache
-def _one_line() -> re.Pattern[str]:
-    return re.compile(r"[^\s\x00-\x1f\x7f]([^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
+_one_word = LazyPattern(r"[^\s\x00-\x1f\x7f]+")
+_one_line = LazyPattern(r"[^\s\x00-\x1f\x7f]([^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f])?")
 
 
 class ApprovalRefused(ValueError):
@@ -100,7 +94,7 @@ def one_line(name: str, value: str) -> str:
     """`value` when it is one line of text; ApprovalRefused when it is empty, padded with
     spaces or holds a control character. A value holding a newline could forge the line
     after it, in the signed text or in the audit trail `runs show` prints."""
-    if not _one_line().fullmatch(value):
+    if not _one_line.fullmatch(value):
         raise ApprovalRefused(f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
                               f"give the {name} as one line of text")
     return value
@@ -193,7 +187,7 @@ class SpentLedger:
         return {line.split(" ", 1)[0] for line in text.splitlines() if line}
 
     def spend(self, nonce: str, run_id: str) -> None:
-        if not _one_word().fullmatch(nonce):
+        if not _one_word.fullmatch(nonce):
             raise ValueError(f"not a nonce: {nonce!r}")
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -12,12 +12,12 @@ writes them, true/false, null, arrays joined with commas, objects as JSON), then
 
 from __future__ import annotations
 
-import functools
 import re
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
@@ -26,44 +26,16 @@ from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
 # and a what-if escapes few values, if any.
-
-
-@functools.cache
-def _bash_plain() -> re.Pattern[str]:
-    """Words bash reads as themselves: no quoting, globbing, expansion or word splitting."""
-    return re.compile(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
-
-
-@functools.cache
-def _bash_double() -> re.Pattern[str]:
-    return re.compile(r'([\\"$`])')
-
-
-@functools.cache
-def _bash_heredoc() -> re.Pattern[str]:
-    return re.compile(r"([\\$`])")
-
-
-@functools.cache
-def _ps_single() -> re.Pattern[str]:
-    """PowerShell's quote characters include the typographic ones."""
-    return re.compile("(['\u2018\u2019\u201a\u201b])")
-
-
-@functools.cache
-def _ps_double() -> re.Pattern[str]:
-    return re.compile('([`$"\u201c\u201d\u201e])')
-
-
-@functools.cache
-def _ps_heredoc() -> re.Pattern[str]:
-    return re.compile("([`$])")
-
-
-@functools.cache
-def _ps_number() -> re.Pattern[str]:
-    """A number PowerShell reads as one (NaN and Infinity would be command names)."""
-    return re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
+#: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
+_bash_plain = LazyPattern(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
+_bash_double = LazyPattern(r'([\\"$`])')
+_bash_heredoc = LazyPattern(r"([\\$`])")
+#: PowerShell's quote characters include the typographic ones.
+_ps_single = LazyPattern("(['\u2018\u2019\u201a\u201b])")
+_ps_double = LazyPattern('([`$"\u201c\u201d\u201e])')
+_ps_heredoc = LazyPattern("([`$])")
+#: A number PowerShell reads as one (NaN and Infinity would be command names).
+_ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
 
 def escape(value: object, slot: Slot, language: str) -> str:
@@ -78,29 +50,29 @@ def escape(value: object, slot: Slot, language: str) -> str:
         _inside_body(text, slot, language)
     if language == POWERSHELL:
         if context is Context.WORD:
-            number = is_number(value) and not isinstance(value, bool) and _ps_number().fullmatch(text)
-            return text if number else "'" + _ps_single().sub(r"\1\1", text) + "'"
+            number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
+            return text if number else "'" + _ps_single.sub(r"\1\1", text) + "'"
         if context is Context.SINGLE:
-            return _ps_single().sub(r"\1\1", text)
+            return _ps_single.sub(r"\1\1", text)
         if context is Context.DOUBLE:
-            return _ps_double().sub(r"`\1", text)
-        return _ps_heredoc().sub(r"`\1", text) if context is Context.HEREDOC else text
+            return _ps_double.sub(r"`\1", text)
+        return _ps_heredoc.sub(r"`\1", text) if context is Context.HEREDOC else text
     if context is Context.WORD:
-        plain = _bash_plain().fullmatch(text) and not slot.always_quote
+        plain = _bash_plain.fullmatch(text) and not slot.always_quote
         return text if plain else "'" + text.replace("'", "'\\''") + "'"
     if context is Context.SINGLE:
         return text.replace("'", "'\\''")
     if context is Context.DOUBLE:
-        return _bash_double().sub(r"\\\1", text)
-    return _bash_heredoc().sub(r"\\\1", text) if context is Context.HEREDOC else text
+        return _bash_double.sub(r"\\\1", text)
+    return _bash_heredoc.sub(r"\\\1", text) if context is Context.HEREDOC else text
 
 
 def escaped_forms(text: str) -> set[str]:
     """Every way `escape` can write `text` inside its quotes, for the secret masker: a
     secret escaped into a script is still the secret."""
     return {
-        text.replace("'", "'\\''"), _bash_double().sub(r"\\\1", text), _bash_heredoc().sub(r"\\\1", text),
-        _ps_single().sub(r"\1\1", text), _ps_double().sub(r"`\1", text), _ps_heredoc().sub(r"`\1", text),
+        text.replace("'", "'\\''"), _bash_double.sub(r"\\\1", text), _bash_heredoc.sub(r"\\\1", text),
+        _ps_single.sub(r"\1\1", text), _ps_double.sub(r"`\1", text), _ps_heredoc.sub(r"`\1", text),
     }
 
 

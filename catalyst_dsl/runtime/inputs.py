@@ -33,7 +33,6 @@ Decisions where LANGUAGE.md is silent:
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -41,6 +40,7 @@ from typing import Callable, Mapping, Sequence
 
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
@@ -217,10 +217,9 @@ def _has_template(value: ir.Value) -> bool:
 
 # -- types -----------------------------------------------------------------------------------
 
-@functools.cache
-def _number_forms() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """An integer's and a decimal's text, compiled when a number input is first given as text."""
-    return re.compile(r"[+-]?[0-9]+"), re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+#: An integer's and a decimal's text (compiled when a number input is first given as text).
+_INTEGER = LazyPattern(r"[+-]?[0-9]+")
+_DECIMAL = LazyPattern(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 _BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -235,10 +234,9 @@ def _coerce_text(decl: ir.InputDecl, text: str) -> tuple[object, str | None]:
         stripped = text.strip()
         if len(stripped) > MAX_NUMBER_DIGITS:
             return None, f"has more than {MAX_NUMBER_DIGITS} characters, too many for a number"
-        integer, decimal = _number_forms()
-        if integer.fullmatch(stripped):
+        if _INTEGER.fullmatch(stripped):
             return int(stripped), None
-        if decimal.fullmatch(stripped):
+        if _DECIMAL.fullmatch(stripped):
             number = float(stripped)
             if not math.isfinite(number):
                 return None, "is too large a number"

@@ -476,7 +476,7 @@ def _parse_int(args: list) -> object:
 
 
 def _parse_float(args: list) -> object:
-    match = decimal_number().match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
+    match = decimal_number.match(to_text(_arg(args, 0)).lstrip(JS_WHITESPACE))
     if match is None:
         return math.nan
     return canonical_number(float(match.group().replace("Infinity", "inf")))

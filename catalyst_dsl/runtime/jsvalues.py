@@ -10,11 +10,12 @@ here, so `String(x)`, `${{ x }}` in text and `'' + x` can never disagree.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
 from typing import NoReturn
+
+from catalyst_dsl.lazy_pattern import LazyPattern
 
 #: Strings an expression may build (`repeat`, `padStart`, `+`, ...): a playbook that needs
 #: more is a mistake, and refusing early keeps a typo from exhausting memory.
@@ -26,11 +27,9 @@ _MAX_SAFE_INTEGER = 2**53
 #: What JavaScript's `trim` and `Number(...)` treat as white space (Python's differs).
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
-@functools.cache
-def decimal_number() -> re.Pattern[str]:
-    """A decimal number as JavaScript reads one: `Number(text)` wants all of the text to
-    match, `parseFloat(text)` takes the longest prefix that does. Compiled on first use."""
-    return re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", re.ASCII)
+#: A decimal number as JavaScript reads one: `Number(text)` wants all of the text to
+#: match, `parseFloat(text)` takes the longest prefix that does.
+decimal_number = LazyPattern(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)", re.ASCII)
 
 _RADIX_PREFIXES = {"0x": 16, "0o": 8, "0b": 2}
 
@@ -174,7 +173,7 @@ def _string_to_number(text: str) -> int | float:
             return canonical_number(int(text[2:], radix))
         except ValueError:  # also rejects '_', which Python would accept in a literal
             return math.nan
-    if "_" in text or not decimal_number().fullmatch(text):
+    if "_" in text or not decimal_number.fullmatch(text):
         return math.nan
     return canonical_number(float(text.replace("Infinity", "inf")))
 

@@ -34,7 +34,6 @@ import.
 
 from __future__ import annotations
 
-import functools
 import glob
 import json
 import os
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime import durable, snapshot_codec
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.integrity.guard import Guard
 from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError
@@ -142,7 +142,7 @@ class StateStore:
 
     def archived_path(self, run_id: str) -> Path:
         """Where a finished run is kept: history/YYYY/MM/DD/ of the date in its id."""
-        day = _run_day().match(run_id)
+        day = _run_day.match(run_id)
         if day:
             year, month, date = day.groups()
         else:  # an id not made by `create`: today's directory
@@ -182,7 +182,7 @@ class StateStore:
         """
         prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{_slug(state.playbook.name)}"
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        taken = {int(m["index"]) for m in map(_indexed().fullmatch, self._names_like(prefix)) if m}
+        taken = {int(m["index"]) for m in map(_indexed.fullmatch, self._names_like(prefix)) if m}
         index = 1
         while True:
             while index in taken:
@@ -317,7 +317,7 @@ class StateStore:
         first, *rest = damage.problems
         named = snapshot_codec.RUN_FILE.fullmatch(path.name)
         # The id holds the playbook name too, for when the file no longer tells it.
-        from_id = _id_name().fullmatch(named["id"]) if named else None
+        from_id = _id_name.fullmatch(named["id"]) if named else None
         name = damage.name or (from_id["name"] if from_id else "NAME")
         new_run = f"start a new run with `catalyst run {name}`"
         if damage.version is not None and damage.version > VERSION:
@@ -491,19 +491,9 @@ class StateStore:
 # every process that imports the store.
 
 
-@functools.cache
-def _run_day() -> re.Pattern[str]:
-    return re.compile(r"(\d{4})(\d{2})(\d{2})-\d{6}-")
-
-
-@functools.cache
-def _id_name() -> re.Pattern[str]:
-    return re.compile(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
-
-
-@functools.cache
-def _indexed() -> re.Pattern[str]:
-    return re.compile(r"(?P<index>\d{3,})")
+_run_day = LazyPattern(r"(\d{4})(\d{2})(\d{2})-\d{6}-")
+_id_name = LazyPattern(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
+_indexed = LazyPattern(r"(?P<index>\d{3,})")
 
 
 def _located(problem: str) -> str:
