@@ -82,3 +82,15 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
     from catalyst_dsl.collector import THRESHOLDS
 
     assert tuple(int(n) for n in done.stderr.rsplit("THRESHOLDS", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
+
+
+def test_a_kai_playbook_is_checked_without_attrs(tmp_path: Path) -> None:
+    """kai's reader makes records, as the native one does: importing attrs alone cost
+    about 10 ms of a one-file check of a kai playbook."""
+    project = tmp_path / "project"
+    (project / ".playbooks" / "playbooks").mkdir(parents=True)
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    shutil.copy(ROOT.parent / "shared" / "corpus" / "kai" / "auto-feature.yaml", project / ".playbooks" / "playbooks" / "auto-feature.yaml")
+    modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
+    assert "catalyst_dsl.dialects.kai" in modules
+    assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)

@@ -15,11 +15,10 @@ import os
 import re
 from typing import Optional
 
-import attrs
-
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import kind_of, suggest
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.records import record
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.source import SourceFile, Span
@@ -69,7 +68,7 @@ NATIVE_STEP_KEYS = ("name", "condition", "errorPolicy", "timeout", "checkpoint",
 # -- what a kai file says ----------------------------------------------------------------------
 
 
-@attrs.frozen
+@record
 class Named:
     """A string value with where it was written."""
 
@@ -77,7 +76,7 @@ class Named:
     span: Span
 
 
-@attrs.frozen
+@record
 class KaiArg:
     name: str
     description: str
@@ -85,7 +84,7 @@ class KaiArg:
     span: Span
 
 
-@attrs.frozen
+@record
 class KaiStep:
     id: Optional[Named]
     command: Optional[Named]
@@ -106,7 +105,7 @@ class KaiStep:
         return self.autonomy is not None and self.autonomy.text == "skip"
 
 
-@attrs.frozen
+@record
 class KaiDocument:
     name: Optional[Named]
     description: str
@@ -417,7 +416,7 @@ class Reader:
                     self.sink.report("C904", f"the precondition '{condition.text}' is produced only by a later step ({who})", condition.span, help="move the step that produces it before this one")
 
 
-@attrs.frozen
+@record
 class Reference:
     name: str
     span: Span
