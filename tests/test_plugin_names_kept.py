@@ -109,3 +109,26 @@ def test_a_damaged_list_of_plugin_names_is_ignored(tmp_path: Path) -> None:
     assert CheckCache(tmp_path / "cache", b"k" * 32, "fingerprint")._read_plugin_names() == frozenset({"one", "two"})
     forged = CheckCache(tmp_path / "cache", b"x" * 32, "fingerprint")  # another user's key: the seal fails
     assert forged._read_plugin_names() is None
+
+
+def test_entry_points_rewritten_in_place_are_seen(tmp_path: Path) -> None:
+    """A develop install run again (or a hand edit) rewrites `entry_points.txt` in its
+    folder, whose own time stays as it was: the kept names are listed again."""
+    project, site, cache_home = tmp_path / "project", tmp_path / "site", tmp_path / "cache"
+    for folder in (project, site, cache_home):
+        folder.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    (project / "uses.yaml").write_text(PLAYBOOK, encoding="utf-8")
+    (site / "custom_thing_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    info = site / "custom_thing_plugin-1.0.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: custom-thing-plugin\nVersion: 1.0\n", encoding="utf-8")
+    points = info / "entry_points.txt"
+    points.write_text("[catalyst.actions]\nother-thing = custom_thing_plugin\n", encoding="utf-8")
+    first = _catalyst(project, site, cache_home, "check", ".")
+    assert first.returncode == 1 and "C404" in first.stdout
+    folder_time = info.stat().st_mtime_ns
+    points.write_text("[catalyst.actions]\nother-thing = custom_thing_plugin\ncustom-thing = custom_thing_plugin\n", encoding="utf-8")
+    os.utime(info, ns=(folder_time, folder_time))  # the folder itself is as it was
+    found = _catalyst(project, site, cache_home, "check", ".")
+    assert "C404" not in found.stdout and _listed(found)

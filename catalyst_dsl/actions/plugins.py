@@ -163,10 +163,10 @@ class Plugins:
         with self._lock:
             if name in self._resolved[group]:
                 return
-            self._resolved[group].add(name)
             known = self._known.get(group)
             if known is not None and name not in known and group not in self._entries:
                 return  # no entry point declares it: nothing to load, no listing to make
+            self._resolved[group].add(name)
             taken_by: str | None = None
             for entry_point in self._group(group).get(name, []):
                 origin = _origin(entry_point)
@@ -246,10 +246,12 @@ def _spec_problem(spec: ActionSpec) -> str | None:
 def environment() -> str:
     """A digest of where the installed distributions' metadata is: the places on
     `sys.path` (and the finders) that `importlib.metadata` searches, with the name and
-    time of each `*.dist-info` and `*.egg-info` in them. Installing, upgrading or
-    removing a distribution adds, removes or remakes one of those, so a list of entry
-    points made under one digest still holds while the digest is the same (see
-    check_cache: a replayed check then knows a name is no plugin's without listing)."""
+    time of each `*.dist-info` and `*.egg-info` in them (an `.egg` folder's `EGG-INFO`)
+    and the time and size of its `entry_points.txt`. Installing, upgrading or removing a
+    distribution adds, removes or remakes one of those, and rewriting its entry points
+    changes that file, so a list of entry points made under one digest still holds while
+    the digest is the same (see check_cache: a replayed check then knows a name is no
+    plugin's without listing)."""
     digest = hashlib.sha256(sys.executable.encode("utf-8", "surrogatepass"))
     for finder in sys.meta_path:
         kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
@@ -260,16 +262,26 @@ def environment() -> str:
             if not os.path.isdir(place or "."):
                 digest.update(str(os.stat(place).st_mtime_ns).encode())  # a zip file
                 continue
-            names = sorted(n for n in os.listdir(place or ".") if n.endswith((".dist-info", ".egg-info")))
+            names = sorted(n for n in os.listdir(place or ".") if n.endswith((".dist-info", ".egg-info"))
+                           or (n == "EGG-INFO" and place.endswith(".egg")))
         except OSError:
             continue
         for name in names:
-            try:
-                changed = os.stat(os.path.join(place or ".", name)).st_mtime_ns
-            except OSError:
-                changed = -1
-            digest.update(f"\0{name}\0{changed}".encode("utf-8", "surrogatepass"))
+            folder = os.path.join(place or ".", name)
+            digest.update(f"\0{name}\0{_stamp(folder)}\0{_stamp(os.path.join(folder, 'entry_points.txt'))}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def _stamp(path: str) -> str:
+    """When and how `path` last changed, as far as the file system says ("-" if it is not there).
+
+    The entry points file counts on its own: rewriting it in place (a develop install
+    re-run, an edit) leaves its folder's time as it was."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{info.st_mtime_ns}:{info.st_size}"
 
 
 @functools.lru_cache(maxsize=1)
