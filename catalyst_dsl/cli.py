@@ -9,7 +9,7 @@ import sys
 import click
 
 from catalyst_dsl import __version__
-from catalyst_dsl.collector import tuned_thresholds
+from catalyst_dsl.collector import tune_process
 
 #: The run commands, defined in `cli_run` and imported only when one of them is asked for:
 #: checking, listing and `--version` never load the interpreter's command line.
@@ -279,16 +279,19 @@ def what_if_comment(changed: tuple[str, ...], golden_dir: str, repo: str | None,
 @cli.command()
 def lsp() -> None:
     """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
+    from catalyst_dsl.collector import for_long_running
     from catalyst_dsl.lsp.server import serve
 
+    for_long_running()
     serve()
 
 
 def main() -> None:
     # The process is the command's: its collector runs as a check's does (collector.py),
     # from the imports on (a one-file check made 28 collections, about 3.5 ms, under the
-    # default thresholds).
-    gc.set_threshold(*tuned_thresholds())
+    # default thresholds); commands that live long give the defaults back
+    # (`collector.for_long_running`).
+    tune_process()
     try:
         cli(prog_name="catalyst")
     finally:

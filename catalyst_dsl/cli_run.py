@@ -458,9 +458,11 @@ def webhooks_serve(host: str, port: int) -> None:
     (CATALYST_SECRET_GITHUB_WEBHOOK_SECRET or the secrets-file); deliveries without its
     signature are refused. Stop with Ctrl-C.
     """
+    from catalyst_dsl.collector import for_long_running
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
     from catalyst_dsl.runtime.webhooks import SECRET_NAME, make_server
 
+    for_long_running()
     session = _session(Path.cwd())
     secret = session.secret(SECRET_NAME) or ""
     if not secret.strip():

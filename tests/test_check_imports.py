@@ -94,3 +94,17 @@ def test_a_kai_playbook_is_checked_without_attrs(tmp_path: Path) -> None:
     modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
     assert "catalyst_dsl.dialects.kai" in modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
+
+
+def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:
+    """A long-lived process gets Python's thresholds back: each compile of an editor's
+    text leaves some garbage in cycles, which rare full collections let pile up."""
+    probe = ("import atexit, gc, runpy, sys\n"
+             "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), file=sys.stderr))\n"
+             "sys.argv = ['catalyst', 'lsp']\n"
+             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    python_s = subprocess.run([sys.executable, "-c", "import gc; print(*gc.get_threshold())"], capture_output=True, text=True).stdout.split()
+    assert done.stderr.rsplit("THRESHOLDS", 1)[1].split() == python_s

@@ -465,10 +465,12 @@ class Session:
     # -- the run ------------------------------------------------------------------------------------------
 
     def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
+        from catalyst_dsl.collector import for_long_running
         from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
         from catalyst_dsl.runtime.process_groups import ProcessGroups
 
+        for_long_running()  # a run can take hours: the collector as Python sets it
         started = time.monotonic()
         self._keep_view(playbook)
         self.events.run_started(state.run_id, playbook.name, resumed)
