@@ -160,6 +160,40 @@ def test_a_forged_entry_cannot_hide_findings(tmp_path: Path) -> None:
     assert check(root, trusted)[0] != plain and trusted.misses == 0
 
 
+@pytest.mark.parametrize("wrong", ["x", 7, None, [0.5, 2], [True, 3], {"@": "Lit", "f": [1, None]}])
+def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path, wrong) -> None:
+    """What our own bug could write under the user's key: a field holding what its class
+    never keeps (a span that is text, a step whose action is a number). It is ignored and
+    recompiled, never a traceback later in the check."""
+    root = library(tmp_path / "project", 3)
+    plain, _ = check(root, new_cache(root))
+    cache = new_cache(root)
+    data = (root / "playbooks" / "broken.yaml").read_bytes()
+    full = str(root / "playbooks" / "broken.yaml")
+    name = hashlib.sha256(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+    head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
+    body = json.loads(rest)
+
+    def spoil(value):
+        if isinstance(value, dict):
+            for item in value.values():
+                spoil(item)
+            if value.get("@") == "Lit":
+                value["f"][-1] = wrong  # its span
+            if value.get("@") == "Step":
+                value["f"][0] = wrong if wrong is not None else 7  # its action
+        elif isinstance(value, list):
+            for item in value:
+                spoil(item)
+
+    spoil(body)
+    text = head + b"\n" + json.dumps(body).encode()
+    cache._entry(name).write_bytes(MAGIC + hmac.new(cache_key(), text, hashlib.sha256).hexdigest().encode() + b"\n" + text)
+    again = new_cache(root)
+    assert check(root, again)[0] == plain
+    assert again.misses == 1
+
+
 def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / "playbooks").mkdir(parents=True)

@@ -469,6 +469,10 @@ class _Shape:
     #: Fields that hold a span: one of this file not yet positioned is kept as its two
     #: offsets right there, not as a tagged object (a third of an entry's objects).
     spans: tuple[int, ...] = ()
+    #: Fields whose value is one exact class (or None where the field may be empty): text,
+    #: a whole number, a truth value, a span or one of the kept records. An entry that
+    #: says otherwise is not one this module wrote, whatever its seal.
+    typed: tuple[tuple[int, tuple[type, ...]], ...] = ()
 
     def read(self, value) -> list:
         """The values of the kept fields, in order."""
@@ -512,11 +516,30 @@ def _registry() -> dict[str, type]:
                 positional,
                 tuple(f.alias or f.name.lstrip("_") for f in kept[positional:]),
                 tuple(i for i, k in enumerate(kinds) if k.rstrip("]").removesuffix(" | None") == "Span"),
+                tuple(_typed(kept, classes)),
             )
             if len(kept) > 1:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
         _CLASSES = classes
     return _CLASSES
+
+
+def _typed(kept: list, classes: dict[str, type]):
+    """(index, the classes it may hold) of each kept field whose type is one class (with
+    the kept records made from it)."""
+    simple = {"str": str, "int": int, "bool": bool, "float": float, "Span": Span}
+    for i, f in enumerate(kept):
+        written = str(f.type)
+        optional = written.startswith("Optional[") or written.endswith("| None")
+        name = written.removeprefix("Optional[").removesuffix("]").removesuffix(" | None").strip("'\"")
+        kind = simple.get(name) or classes.get(name)
+        empty = (type(None),) if optional else ()
+        if kind is float:
+            yield i, (float, int) + empty
+        elif kind in (str, int, bool, Span):
+            yield i, (kind,) + empty
+        elif kind is not None:  # a kept record, or a base of kept records (a type of the IR)
+            yield i, tuple(c for c in classes.values() if issubclass(c, kind)) + empty
 
 
 def _fields(cls: type) -> tuple:
@@ -592,6 +615,9 @@ class _Decoder:
             for i in shape.spans:
                 if type(values[i]) is list:
                     values[i] = self._offsets(values[i])
+            for i, kinds in shape.typed:
+                if type(values[i]) not in kinds:
+                    raise CacheEntryError(f"{value['@']} holds a {type(values[i]).__name__} where it keeps a {kinds[0].__name__}")
             for i in shape.tuples:
                 if type(values[i]) is list:
                     values[i] = tuple(values[i])
@@ -622,7 +648,8 @@ class _Decoder:
         raise CacheEntryError(f"an unknown tag {tag!r}")
 
     def _offsets(self, body: list) -> Span:
-        if self.source is None or len(body) != 2 or not 0 <= body[0] <= body[1] <= len(self.source.text):
+        if self.source is None or len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int \
+                or not 0 <= body[0] <= body[1] <= len(self.source.text):
             raise CacheEntryError("offsets into the file's text")
         return self.source.span(body[0], body[1])
 
