@@ -354,19 +354,6 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7):
     _setattr('f7', p7)
 SHAPES[(True, 8, 0, (False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8):
-    _setattr = _setattr_of(self)
-    _setattr('f0', p0)
-    _setattr('f1', p1)
-    _setattr('f2', p2)
-    _setattr('f3', p3)
-    _setattr('f4', p4)
-    _setattr('f5', p5)
-    _setattr('f6', p6)
-    _setattr('f7', p7)
-    _setattr('f8', p8)
-SHAPES[(True, 9, 0, (False, False, False, False, False, False, False, False, False))] = __init__.__code__
-
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, *, p9):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
