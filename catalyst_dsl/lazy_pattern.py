@@ -4,9 +4,10 @@ Python compiles a pattern in Python code (0.05 to 0.3 ms each); a module-level
 `re.compile` is paid by every process that imports the module, though a one-file check
 uses few of them: the YAML reader's nesting scan (for a file with many brackets) and
 tag reader, the escaping of findings for the terminal (when there are findings) and the
-Markdown suppression comments (for a .md file) are not used by most checks. A `LazyPattern` stands where the compiled pattern
-stood and compiles on the first attribute asked for; it then keeps the compiled
-pattern's methods as its own attributes, so later calls cost what they did before.
+Markdown suppression comments (for a .md file) are not used by most checks. A
+`LazyPattern` stands where the compiled pattern stood and compiles on the first
+attribute asked for; it then keeps the compiled pattern's methods as its own
+attributes, so later calls cost what they did before.
 """
 
 from __future__ import annotations

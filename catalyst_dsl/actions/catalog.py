@@ -93,13 +93,10 @@ class Catalog:
         self._fallback = fallback
 
     @property
-    def fallback(self) -> Callable[[str], ActionSpec | None] | None:
-        """What answers for names not declared here (the installed plugins, or None)."""
-        if self._fallback is _plugin_spec:  # the built-in catalog's stand-in: the plugins' own
-            from catalyst_dsl.actions.plugins import plugin_spec
-
-            return plugin_spec
-        return self._fallback
+    def asks_installed_plugins(self) -> bool:
+        """Whether names not declared here are the installed plugins' to answer (the
+        built-in catalog's way), not a fallback of the caller's own."""
+        return self._fallback is _plugin_spec
 
     def get(self, name: str) -> ActionSpec | None:
         spec = self._specs.get(name)

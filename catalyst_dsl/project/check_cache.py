@@ -55,8 +55,6 @@ KEY_FILE = "cache-key"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
-#: `_plugin_digest` of a name that neither the catalog nor any entry point declares.
-_NO_PLUGIN = hashlib.sha256(b"missing: None").hexdigest()
 #: Not looked for yet (a CheckCache's kept plugin names).
 _UNREAD = object()
 
@@ -189,16 +187,14 @@ class CheckCache:
             from catalyst_dsl.project import observed
 
             observed.note("plugin", action, True)  # as `catalog.get` notes it
-            return _NO_PLUGIN
+            return _missing(None)  # what `_plugin_digest` says of it, without the listing
         digest = _plugin_digest(catalog, action)
         if self._plugin_names is None and not self._plugins_kept:
             self.remember_plugins()  # listed just now, none kept: the next check reads them
         return digest
 
     def _no_plugin_declares(self, catalog: Catalog, action: str) -> bool:
-        from catalyst_dsl.actions.plugins import plugin_spec
-
-        if catalog.fallback is not plugin_spec:
+        if not catalog.asks_installed_plugins:
             return False  # a catalog of its own (tests, the language server's): asked as it is
         if self._plugin_names is _UNREAD:
             self._plugin_names = self._read_plugin_names()
@@ -406,8 +402,16 @@ def _plugin_digest(catalog: Catalog, action: str) -> str:
     if not isinstance(action, str):
         raise CacheEntryError("an action name is text")
     spec = catalog.get(action)
-    said = repr(spec) if spec is not None else f"missing: {catalog.why_missing(action)}"
-    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()
+    return _said(repr(spec)) if spec is not None else _missing(catalog.why_missing(action))
+
+
+def _missing(why: str | None) -> str:
+    """The digest of an action no one declares (`why`: a plugin that declares it but failed)."""
+    return _said(f"missing: {why}")
+
+
+def _said(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _text_form(data: bytes) -> list:
@@ -499,13 +503,14 @@ def _registry() -> dict[str, type]:
     if _CLASSES is None:
         classes = _classes()
         for name, cls in classes.items():
-            every = [f for f in _fields(cls) if f.init]
+            every = [f for f in records.fields(cls) if f.init]
             # Signature order; a dropped field has a default, so it is passed by keyword
             # if at all (it never is), and the fields after it too.
             kept = [f for f in every if not f.kw_only] + [f for f in every if f.kw_only]
             positional = next((i for i, f in enumerate(kept) if f.kw_only or f.name in _DROPPED), len(kept))
             kept = [f for f in kept if f.name not in _DROPPED]
             kinds = [str(f.type).replace("Optional[", "") for f in kept]
+            typed = tuple(_typed(kept, classes))
             _SHAPES[cls] = _Shape(
                 name,
                 tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
@@ -515,8 +520,8 @@ def _registry() -> dict[str, type]:
                 tuple(i for i, k in enumerate(kinds) if k == "object"),
                 positional,
                 tuple(f.alias or f.name.lstrip("_") for f in kept[positional:]),
-                tuple(i for i, k in enumerate(kinds) if k.rstrip("]").removesuffix(" | None") == "Span"),
-                tuple(_typed(kept, classes)),
+                tuple(i for i, allowed in typed if Span in allowed),
+                typed,
             )
             if len(kept) > 1:
                 _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
@@ -540,11 +545,6 @@ def _typed(kept: list, classes: dict[str, type]):
             yield i, (kind,) + empty
         elif kind is not None:  # a kept record, or a base of kept records (a type of the IR)
             yield i, tuple(c for c in classes.values() if issubclass(c, kind)) + empty
-
-
-def _fields(cls: type) -> tuple:
-    """The fields of a kept class: all are records (the IR, diagnostics, call sites)."""
-    return records.fields(cls)
 
 
 class _Encoder:
