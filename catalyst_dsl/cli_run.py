@@ -30,10 +30,12 @@ def _aborts(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        from catalyst_dsl.runtime.errors import EXIT_FAILED, RunAbort
+        from catalyst_dsl.runtime.errors import EXIT_FAILED, LockConflict, RunAbort
 
         try:
             return command(*args, **kwargs)
+        except LockConflict as conflict:
+            abort = RunAbort(EXIT_FAILED, str(conflict), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
         except RunAbort as caught:
             abort = caught
         except BrokenPipeError:
@@ -45,13 +47,6 @@ def _aborts(command):
             from catalyst_dsl.runtime.state_errors import state_abort
 
             abort = state_abort(error)
-        except Exception as error:
-            # Only a run that took locks can meet a busy one: the lock module (and what it
-            # imports) is not loaded for a what-if the check refuses.
-            locks = sys.modules.get("catalyst_dsl.runtime.locks")
-            if locks is None or not isinstance(error, locks.LockConflict):
-                raise
-            abort = RunAbort(EXIT_FAILED, str(error), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
         click.echo(f"error: {abort.message}", err=True)
         for detail in abort.details:
             click.echo(f"  {detail}", err=True)

@@ -728,7 +728,7 @@ class CatalystLowerer:
 
     def _function_call(self, action: str, key: YScalar, value: YNode, siblings, step: YMap) -> ir.MapV:
         inputs = self.functions[action]
-        schema = t.ObjectT(tuple((i.name, t.Field(input_type(i), i.required and i.default is None)) for i in inputs), None)
+        schema = t.ObjectT(tuple((i.name, t.Field(t.input_type(i), i.required and i.default is None)) for i in inputs), None)
         where = f"the call of {action}"
         if isinstance(value, YSeq):  # positional: mapped by index to the inputs
             if len(value.items) > len(inputs):
@@ -761,5 +761,3 @@ def _where(inner: YNode, outer: YNode) -> Span:
         return inner.span
     return head_span(outer)
 
-
-input_type = t.input_type  # imported from here by the language server

@@ -289,9 +289,6 @@ def parse_duration(value: object) -> float | None:
     return amount if amount >= 0 else None
 
 
-a_type = t.a_type  # imported from here by the dialects
-
-
 def _blanked(text: str, ranges: Sequence[tuple[int, int]]) -> str:
     """`text` with each range replaced by spaces (newlines kept): offsets stay the same, and
     nothing in a range can open or close a template."""

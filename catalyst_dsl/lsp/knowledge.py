@@ -26,7 +26,7 @@ def known_types(playbook: ir.Playbook) -> dict:
     works them out (one run of its reference pass, without reporting)."""
     from catalyst_dsl.actions.catalog import builtin_catalog
     from catalyst_dsl.checks.scope import ReferenceChecker
-    from catalyst_dsl.dialects.catalyst import input_type
+    from catalyst_dsl.ir.types import input_type
     from catalyst_dsl.diagnostics.model import DiagnosticSink
 
     checker = ReferenceChecker(playbook, DiagnosticSink(), builtin_catalog())

@@ -8,7 +8,10 @@ is never caught by a playbook.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.locks import LockInfo
 
 #: Exit codes of LANGUAGE.md section 8.
 EXIT_OK = 0
@@ -71,3 +74,21 @@ class RunAbort(Exception):
         self.message = message
         self.help = help
         self.details = details
+
+
+class LockConflict(Exception):
+    """`resource` cannot be locked: `owner` holds it, or holds `owner.resource`, which
+    overlaps it (runtime/locks.py). Here with the other errors, so that the command line
+    can tell it without loading the lock module."""
+
+    def __init__(self, resource: str, owner: LockInfo, example: str | None = None, message: str | None = None) -> None:
+        self.resource = resource
+        self.owner = owner
+        #: A path both globs match, when the conflict is an overlap of two path locks.
+        self.example = example
+        if message is None and owner.resource == resource:
+            message = f"{resource} is locked by {owner.describe()}"
+        elif message is None:
+            also = f" (both match {example})" if example else ""
+            message = f"{resource} overlaps {owner.resource}{also}, locked by {owner.describe()}"
+        super().__init__(message)

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.errors import LockConflict  # noqa: F401 (raised here, and imported from here)
 from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, this_host, utc_now
 
 _BINARY = getattr(os, "O_BINARY", 0)
@@ -77,22 +78,6 @@ class LockInfo:
 
     def describe(self) -> str:
         return f"run {self.run_id} (process {self.pid} on {self.host}, since {self.since})"
-
-
-class LockConflict(Exception):
-    """`resource` cannot be locked: `owner` holds it, or holds `owner.resource`, which overlaps it."""
-
-    def __init__(self, resource: str, owner: LockInfo, example: str | None = None, message: str | None = None) -> None:
-        self.resource = resource
-        self.owner = owner
-        #: A path both globs match, when the conflict is an overlap of two path locks.
-        self.example = example
-        if message is None and owner.resource == resource:
-            message = f"{resource} is locked by {owner.describe()}"
-        elif message is None:
-            also = f" (both match {example})" if example else ""
-            message = f"{resource} overlaps {owner.resource}{also}, locked by {owner.describe()}"
-        super().__init__(message)
 
 
 class DamagedLock(LockConflict):
