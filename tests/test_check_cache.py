@@ -310,3 +310,61 @@ def test_a_what_if_plans_the_same_from_the_cache_and_writes_no_entry(tmp_path: P
     warm = runner.invoke(cli, ["run", f"playbooks/{target}", "--what-if", "--format", "json"])
     assert (warm.exit_code, warm.output) == (cold.exit_code, cold.output)
     assert {path: path.read_bytes() for path in entries(root)} == kept
+
+
+def _every_field(value, dropped=frozenset({"smap"})):
+    """A record tree as plain data, every field in it (those equality leaves out too), the
+    spans as their positions: what a read entry must give back exactly."""
+    from catalyst_dsl import records
+    from catalyst_dsl.syntax.source import Span
+
+    if isinstance(value, Span):
+        return ("span", value.file, value.line, value.col, value.end_line, value.end_col)
+    if records.is_record(type(value)):
+        return (type(value).__name__, *((f.name, _every_field(getattr(value, f.name)))
+                                        for f in records.fields(type(value)) if f.name not in dropped))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, *map(_every_field, value))
+    if isinstance(value, dict):
+        return ("dict", *((k, _every_field(v)) for k, v in value.items()))
+    return value
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
+def test_a_read_entry_gives_back_the_compiled_result_field_by_field(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    sample = CORPUS / "cli-commands" / "kitchen-sink.yaml"
+    shutil.copy(sample, root / sample.name)
+    catalog = builtin_catalog()
+    written = new_cache(root)
+    compiled = written.compiled(str(root / sample.name), catalog)
+    reading = new_cache(root)
+    read = reading.compiled(str(root / sample.name), catalog)
+    assert (reading.hits, reading.misses) == (1, 0)
+    assert read.playbook == compiled.playbook
+    assert _every_field(read.playbook) == _every_field(compiled.playbook)
+    assert _every_field(read.diagnostics) == _every_field(compiled.diagnostics)
+    assert _every_field(read.calls) == _every_field(compiled.calls)
+    # The field an entry leaves out comes back as its default.
+    from catalyst_dsl.ir.nodes import Tmpl
+
+    templates = _records_of(read.playbook, Tmpl)
+    assert templates and all(t.smap is None for t in templates)
+
+
+def _records_of(value, cls):
+    from catalyst_dsl import records
+
+    stack, found = [value], []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cls):
+            found.append(item)
+        if records.is_record(type(item)):
+            stack.extend(getattr(item, f.name) for f in records.fields(type(item)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found

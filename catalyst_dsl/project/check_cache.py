@@ -30,7 +30,9 @@ import json
 import operator
 import os
 import stat
+from collections import deque
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -465,11 +467,6 @@ class _Shape:
     nested_tuples: tuple[int, ...]
     dicts: tuple[int, ...]
     scalars: tuple[int, ...]
-    #: The kept fields are in `__init__`'s order (the positional parameters, then the
-    #: keyword-only ones): how many are positional, and the names of the others. A record
-    #: is then made from its values as they are, not through a dict of every field.
-    positional: int = 0
-    keywords: tuple[str, ...] = ()
     #: Fields that hold a span: one of this file not yet positioned is kept as its two
     #: offsets right there, not as a tagged object (a third of an entry's objects).
     spans: tuple[int, ...] = ()
@@ -504,11 +501,8 @@ def _registry() -> dict[str, type]:
         classes = _classes()
         for name, cls in classes.items():
             every = [f for f in records.fields(cls) if f.init]
-            # Signature order; a dropped field has a default, so it is passed by keyword
-            # if at all (it never is), and the fields after it too.
-            kept = [f for f in every if not f.kw_only] + [f for f in every if f.kw_only]
-            positional = next((i for i, f in enumerate(kept) if f.kw_only or f.name in _DROPPED), len(kept))
-            kept = [f for f in kept if f.name not in _DROPPED]
+            # In `__init__`'s order (positional parameters, then keyword-only ones).
+            kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [f for f in every if f.kw_only and f.name not in _DROPPED]
             kinds = [str(f.type).replace("Optional[", "") for f in kept]
             typed = tuple(_typed(kept, classes))
             _SHAPES[cls] = _Shape(
@@ -518,8 +512,6 @@ def _registry() -> dict[str, type]:
                 tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
                 tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
                 tuple(i for i, k in enumerate(kinds) if k == "object"),
-                positional,
-                tuple(f.alias or f.name.lstrip("_") for f in kept[positional:]),
                 tuple(i for i, allowed in typed if Span in allowed),
                 typed,
             )
@@ -596,6 +588,11 @@ class _Encoder:
         raise CacheEntryError(f"cannot keep a {kind.__name__}")
 
 
+_new = object.__new__
+_assign = object.__setattr__  # a record's own __setattr__ refuses: it is immutable
+_exhaust = functools.partial(deque, maxlen=0)
+
+
 class _Decoder:
     """The reverse of `_Encoder`, run by the JSON parser on each object as it is read:
     only the classes of `_classes`, each with exactly its own fields."""
@@ -603,31 +600,36 @@ class _Decoder:
     def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
         self.source = source
-        self.classes = _registry()
+        self.shapes = _shapes_by_name()
+        self._length = -1 if source is None else len(source.text)
 
     def hook(self, value: dict):
-        if "@" in value:
-            cls = self.classes[value["@"]]
-            shape = _SHAPES[cls]
+        name = value.get("@")
+        if name is not None:
+            cls, shape, names, defaults = self.shapes[name]
             values = value["f"]
             if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
-                raise CacheEntryError(f"{value['@']} has {len(shape.fields)} fields")
+                raise CacheEntryError(f"{name} has {len(shape.fields)} fields")
             for i in shape.spans:
                 if type(values[i]) is list:
                     values[i] = self._offsets(values[i])
             for i, kinds in shape.typed:
                 if type(values[i]) not in kinds:
-                    raise CacheEntryError(f"{value['@']} holds a {type(values[i]).__name__} where it keeps a {kinds[0].__name__}")
+                    raise CacheEntryError(f"{name} holds a {type(values[i]).__name__} where it keeps a {kinds[0].__name__}")
             for i in shape.tuples:
                 if type(values[i]) is list:
                     values[i] = tuple(values[i])
             for i in shape.nested_tuples:
                 if values[i] is not None:
                     values[i] = tuple(tuple(item) for item in values[i])
-            if not shape.keywords:
-                return cls(*values)
-            positional = shape.positional
-            return cls(*values[:positional], **dict(zip(shape.keywords, values[positional:])))
+            # Made as `__setstate__` (unpickling) makes a record: each slot given its value
+            # (a dropped field its default), here in one pass of C calls instead of a call
+            # of `__init__` with keyword arguments (a third of the decoding).
+            made = _new(cls)
+            if defaults:
+                values += defaults
+            _exhaust(map(_assign, repeat(made), names, values))
+            return made
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()
@@ -648,10 +650,24 @@ class _Decoder:
         raise CacheEntryError(f"an unknown tag {tag!r}")
 
     def _offsets(self, body: list) -> Span:
-        if self.source is None or len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int \
-                or not 0 <= body[0] <= body[1] <= len(self.source.text):
+        if len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int or not 0 <= body[0] <= body[1] <= self._length:
             raise CacheEntryError("offsets into the file's text")
-        return self.source.span(body[0], body[1])
+        return Span._within(self.source, body[0], body[1])
+
+
+@functools.lru_cache(maxsize=1)
+def _shapes_by_name() -> dict[str, tuple]:
+    """Name -> (class, shape, the attributes of its kept fields and then of the dropped
+    ones, the dropped ones' defaults)."""
+    found = {}
+    for name, cls in _registry().items():
+        shape = _SHAPES[cls]
+        kept = tuple(attribute for attribute, _ in shape.fields)
+        dropped = [f for f in records.fields(cls) if f.name not in kept]
+        if any(type(f.default) is records.factory or f.default is records.NOTHING for f in dropped):
+            raise TypeError(f"{name}: a field that is not kept needs a plain default")  # a bug of _DROPPED
+        found[name] = (cls, shape, kept + tuple(f.name for f in dropped), [f.default for f in dropped])
+    return found
 
 
 def _ints(values: list, count: int) -> list[int]:
