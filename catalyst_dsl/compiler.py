@@ -40,7 +40,6 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     from catalyst_dsl.checks.gates import check_gates
     from catalyst_dsl.checks.outputs import check_outputs
     from catalyst_dsl.checks.scope import check_references
-    from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
     from catalyst_dsl.dialects import registry
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
@@ -65,6 +64,10 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
         if root is not None or not sink.has_errors:
             if dialect is None and root is not None:
                 dialect = registry.by_content(root, sink)
+            if dialect is None:
+                # The native front end, imported for native files only (about 1 ms a
+                # check of one file in another dialect does not spend).
+                from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
             if dialect is None and ordinary_yaml(root, catalog.declares):
                 sink.report("C018", "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys", source.span(0, min(len(source.text), 1)),
                             help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)")
