@@ -14,7 +14,6 @@ import functools
 import json
 import os
 import posixpath
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -947,6 +946,8 @@ class Session:
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
             nonce = self.pause_nonce(state)
+            import shlex  # for the command line an approver is shown (a what-if approves nothing)
+
             signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released,
                                       asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}")
             if signed_text is not None:
