@@ -29,7 +29,7 @@ from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALI
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive, this_host
+from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
@@ -106,7 +106,7 @@ class Session:
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.interpreter import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.state import PlaybookRef, RunState
+        from catalyst_dsl.runtime.state import PlaybookRef, RunState, current_owner
 
         playbook = self._checked(file)
         self._warn_about_key()
@@ -386,6 +386,7 @@ class Session:
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
         from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.runtime.snapshot import current_owner
 
         with self.locks.guard():
             fresh = self.store.load(state.run_id, results=False)
@@ -471,6 +472,7 @@ class Session:
         from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
         from catalyst_dsl.runtime.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.snapshot import current_owner
 
         for_long_running()  # a run can take hours: the collector as Python sets it
         started = time.monotonic()
