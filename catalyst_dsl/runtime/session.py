@@ -223,7 +223,9 @@ class Session:
                                    "reason": f"would fail: {error.code}: {error.message}", "conditional": False, "config": {},
                                    "effects": [], "writes": [], "approval": None, "request": None, "steps": []})
         resources = self.lock_resources(playbook, values, file)
-        conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in self.locks.conflicts("what-if", resources)]
+        # Where no run ever took a lock there is none to conflict with (nor a lock module to import).
+        held = self.locks.conflicts("what-if", resources) if (self.state_dir / "locks").exists() else []
+        conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in held]
         from catalyst_dsl.report.plan import count_changes, with_hash
 
         plan = {
