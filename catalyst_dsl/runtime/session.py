@@ -76,20 +76,24 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
-        from catalyst_dsl.runtime.approvers import Approvers
-
-        self.approvers = Approvers(project.config.approvers)
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
 
-    # The store of snapshots and the locks are made when first used: a what-if refused for
-    # its inputs never touches them (nor imports the snapshot and lock modules).
+    # The store of snapshots, the locks and the approvers are made when first used: a
+    # what-if refused for its inputs never touches them (nor imports their modules).
 
     @functools.cached_property
     def store(self):
         from catalyst_dsl.runtime.state import StateStore
 
         return StateStore(self.state_dir)
+
+    @functools.cached_property
+    def approvers(self):
+        """The `approvers` setting, read when someone approves: a what-if approves nobody."""
+        from catalyst_dsl.runtime.approvers import Approvers
+
+        return Approvers(self.project.config.approvers)
 
     @functools.cached_property
     def locks(self):
