@@ -1,13 +1,15 @@
-"""PyYAML, imported without compiling the pure-Python reader's character check.
+"""PyYAML, imported without compiling its regular expressions until they are used.
 
-Importing PyYAML compiles `yaml.reader.Reader.NON_PRINTABLE`, a character class of
-nearly all of Unicode: 4 to 8 ms, the largest single cost of importing it (a tenth of a
-what-if that writes front matter). Only PyYAML's pure-Python `Reader` reads that pattern,
-and catalyst uses it only where libyaml is missing: playbooks are read with
-`CSafeLoader`, which checks characters in C, and front matter is written by the
-emitter, which does not read it. So it is compiled on first use instead, as catalyst's
-own patterns are (lazy_pattern.py): while PyYAML is imported, `re.compile` of that one
-pattern gives a `LazyPattern`; any other pattern compiles as always.
+Importing PyYAML compiles about ten patterns: the pure-Python reader's check of
+printable characters (a class of nearly all of Unicode: 4 to 8 ms alone), the implicit
+resolvers' (booleans, numbers, null, timestamps…) and the constructor's timestamp. That
+was half the cost of importing it, paid by every what-if that writes front matter or
+compiles a playbook it writes. Most of them are never used by catalyst, which reads YAML
+with libyaml and its own scalar rules (yaml_loader.py) and only dumps small mappings. So
+they are compiled where first used, as catalyst's own patterns are (lazy_pattern.py):
+while PyYAML's modules are imported, a `re.compile` called from one of them gives a
+`LazyPattern`. PyYAML only calls `match` and `search` on them, which a `LazyPattern`
+answers as the compiled pattern would (tests/test_pyyaml_import.py compares the two).
 
 Every module of catalyst that needs PyYAML imports it from here (`from
 catalyst_dsl.syntax.pyyaml import yaml`), so whichever comes first imports it this way.
@@ -20,21 +22,18 @@ import sys
 
 from catalyst_dsl.lazy_pattern import LazyPattern
 
-#: The pattern as yaml/reader.py writes it (PyYAML 5.1 to 6.x). A version that writes it
-#: otherwise has it compiled at import, as before: slower, never wrong.
-NON_PRINTABLE = "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]"
-
 
 def _import_yaml():
     compile_now = re.compile
 
     def compile_or_defer(pattern, flags=0):
-        if flags == 0 and pattern == NON_PRINTABLE:
-            return LazyPattern(pattern)
+        # Only PyYAML's own modules get a deferred pattern; any other caller (a module it
+        # imports, another thread compiling meanwhile) gets what re.compile gives.
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller == "yaml" or caller.startswith("yaml."):
+            return LazyPattern(pattern, flags)
         return compile_now(pattern, flags)
 
-    # Imported once, under this module's import lock; another thread compiling a pattern
-    # meanwhile goes through compile_or_defer, which compiles it as re.compile would.
     re.compile = compile_or_defer
     try:
         import yaml
