@@ -33,8 +33,9 @@ _MODULE_OF = {action: module for module, actions in MODULES.items() for action i
 
 class _Implementations(dict):
     """action name -> run(ctx, config) -> result; a module's actions are added when the
-    first of them is asked for. An entry put here (a test's stand-in) is kept: loading
-    its module later does not replace it."""
+    first of them is asked for (`[]`, `get`; `in` answers without loading). Iterating
+    lists only the actions loaded so far. An entry put here (a test's stand-in) is kept:
+    loading its module later does not replace it."""
 
     def __missing__(self, action: str) -> Callable:
         module = _MODULE_OF.get(action)
