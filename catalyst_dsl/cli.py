@@ -1,8 +1,9 @@
-"""The `catalyst` command line: check, list and compile here; run and its lifecycle in `cli_run`."""
+"""The `catalyst` command line: check, list and compile here; run in `cli_run`, and the commands of started runs in `cli_lifecycle`."""
 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 
@@ -11,9 +12,11 @@ import click
 from catalyst_dsl import __version__
 from catalyst_dsl.collector import tune_process
 
-#: The run commands, defined in `cli_run` and imported only when one of them is asked for:
-#: checking, listing and `--version` never load the interpreter's command line.
-RUN_COMMANDS = ("run", "resume", "approve", "cancel", "runs", "webhooks")
+#: The run commands and the modules that define them, imported only when one of them is
+#: asked for: checking, listing and `--version` never load the interpreter's command line,
+#: and `run` (a what-if) does not build the options of the others.
+RUN_COMMANDS = {"run": "cli_run", "resume": "cli_lifecycle", "approve": "cli_lifecycle", "cancel": "cli_lifecycle",
+                "runs": "cli_lifecycle", "webhooks": "cli_lifecycle"}
 #: `catalyst kai …`, defined in `cli_kai` and imported the same way.
 KAI_COMMANDS = ("kai",)
 
@@ -24,9 +27,7 @@ class _Commands(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in RUN_COMMANDS and name not in self.commands:
-            from catalyst_dsl.cli_run import COMMANDS
-
-            for command in COMMANDS:
+            for command in importlib.import_module(f"catalyst_dsl.{RUN_COMMANDS[name]}").COMMANDS:
                 self.add_command(command)
         if name in KAI_COMMANDS and name not in self.commands:
             from catalyst_dsl.cli_kai import kai

@@ -44,11 +44,11 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     # The cache (and hashlib and json with it), the Markdown reader for a YAML file, the
     # JSON report for text output, the shell lexers for a playbook without scripts, RE2
     # for a plain pattern (`^[a-z][a-z0-9-]*$`), the plugins when every action is built
-    # in, kai's commands, the table of diagnostic codes when nothing is reported: none of
-    # them is needed here.
+    # in, kai's commands, the table of diagnostic codes when nothing is reported, a TOML
+    # parser for an empty catalyst.toml: none of them is needed here.
     unwanted = {"catalyst_dsl.project.check_cache", "hashlib", "_hashlib", "json", "catalyst_dsl.dialects.markdown",
                 "catalyst_dsl.checks.scripts", "catalyst_dsl.syntax.shell", "re2", "catalyst_dsl.actions.plugins",
-                "catalyst_dsl.cli_kai", "catalyst_dsl.diagnostics.codes"}
+                "catalyst_dsl.cli_kai", "catalyst_dsl.diagnostics.codes", "tomllib"}
     assert modules.isdisjoint(unwanted), sorted(modules & unwanted)
     assert not (project / ".xe").exists()
 

@@ -24,8 +24,9 @@ from catalyst_dsl.syntax.source import SourceFile, Span
 if TYPE_CHECKING:
     import cattrs
 
-# cattrs and tomllib are imported only when a settings file exists: most checks of a
-# single file have none, and start-up time is part of what `catalyst check` promises.
+# cattrs and tomllib are imported only when a settings file exists and holds something:
+# most checks of a single file have none, and start-up time is part of what `catalyst
+# check` promises.
 
 
 def _tomllib():
@@ -283,6 +284,10 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         sink.report("C801", f"cannot read the settings file: {exc}", SourceFile(str(path), "").span(0), help="fix or remove the file; defaults are used meanwhile")
+        return ProjectConfig()
+    if not text:
+        # An empty file (`touch catalyst.toml`, marking the project's root) sets nothing:
+        # no TOML parser is imported to read it (tomllib costs every command about 2 ms).
         return ProjectConfig()
     source = SourceFile(str(path), text)
     tomllib = _tomllib()

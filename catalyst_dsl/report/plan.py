@@ -9,7 +9,6 @@ the template.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import json
@@ -80,6 +79,8 @@ def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
     """
     if expected_text == actual_text:
         return ""
+    import difflib  # only for a plan that differs from the expected one, never for a what-if
+
     old = expected_text.splitlines(keepends=True)
     new = actual_text.splitlines(keepends=True)
     where_old, where_new = _locations(old), _locations(new)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +26,12 @@ _BINARY = getattr(os, "O_BINARY", 0)
 
 #: What a new file asks for unless told otherwise; the umask takes its share, as with open().
 DEFAULT_MODE = 0o666
+
+
+def _unique() -> str:
+    """12 random hex digits for a temporary name: `secrets.token_hex(6)`, without importing
+    secrets (and base64 with it) into every what-if, which imports this module and writes nothing."""
+    return os.urandom(6).hex()
 
 
 def replace(target: Path, data: bytes, *, mode: int = DEFAULT_MODE, backup: Path | None = None) -> None:
@@ -46,7 +51,7 @@ def replace(target: Path, data: bytes, *, mode: int = DEFAULT_MODE, backup: Path
 def replace_in(directory: int, name: str, data: bytes, *, mode: int = DEFAULT_MODE) -> None:
     """`replace` for the file `name` in the open directory `directory`: the temporary file
     is created there (never through a link) and renamed within that same handle."""
-    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    temporary = f".{name}.{_unique()}.tmp"
     try:
         _write_new(temporary, data, mode, directory)
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
@@ -79,7 +84,7 @@ def sync_directory(directory: Path) -> None:
 @contextlib.contextmanager
 def _temporary(target: Path, data: bytes, mode: int) -> Iterator[Path]:
     """A synced file holding `data` beside `target`, gone afterwards whatever happens."""
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    temporary = target.with_name(f".{target.name}.{_unique()}.tmp")
     try:
         _write_new(temporary, data, mode)
         yield temporary
@@ -123,7 +128,7 @@ def _keep_backup(current: Path, backup: Path) -> None:
     there), renamed onto the backup so that the backup too is always whole. Nothing is
     kept when `current` does not exist yet or hard links are unsupported.
     """
-    link = current.with_name(f".{backup.name}.{secrets.token_hex(6)}.tmp")
+    link = current.with_name(f".{backup.name}.{_unique()}.tmp")
     try:
         os.link(current, link)
     except OSError:

@@ -39,7 +39,7 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contain
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.snapshot import current_user, utc_now
+from catalyst_dsl.runtime.machine import current_user, utc_now
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results

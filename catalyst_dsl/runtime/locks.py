@@ -53,7 +53,7 @@ from pathlib import Path
 from catalyst_dsl.records import field, record
 from catalyst_dsl.runtime import durable
 from catalyst_dsl.runtime.errors import LockConflict  # noqa: F401 (raised here, and imported from here)
-from catalyst_dsl.runtime.snapshot import FINISHED, pid_alive, this_host, utc_now
+from catalyst_dsl.runtime.machine import pid_alive, this_host, utc_now
 
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -262,6 +262,8 @@ class LockManager:
         return LockInfo(resource=data["resource"], run_id=data["runId"], pid=data["pid"], host=data["host"], since=data["since"], file=path)
 
     def _stale(self, holder: LockInfo) -> bool:
+        from catalyst_dsl.runtime.snapshot import FINISHED  # its records are a run's; a what-if with no lock in its way needs none
+
         status = self._run_status(holder.run_id)
         if status in FINISHED:
             return True  # covers a reused pid: the run is over whoever has that number now

@@ -84,7 +84,7 @@ def load_script(path: Path) -> list[ScriptEntry]:
         except json.JSONDecodeError as exc:
             raise bad(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     else:
-        import yaml
+        from catalyst_dsl.syntax.pyyaml import yaml
 
         try:
             document = yaml.safe_load(text)

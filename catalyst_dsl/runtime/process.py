@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -159,6 +158,7 @@ def stop_all_processes() -> None:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
+    import signal
     import subprocess
 
     try:

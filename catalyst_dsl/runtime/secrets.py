@@ -9,7 +9,6 @@ Snapshots and reports that must name a secret without showing it use
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -298,6 +297,8 @@ def _masked_text(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -
 
 def _program_forms(text: str) -> set[str]:
     """The base64 and reversed forms of a secret (see MIN_PROGRAM_FORM_LENGTH)."""
+    import base64  # when a secret is masked, not by every command that reads inputs
+
     forms = {text[::-1]}
     data = text.encode("utf-8", "surrogatepass")
     for encoded in (data, data + b"\n"):

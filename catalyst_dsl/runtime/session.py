@@ -14,7 +14,6 @@ import functools
 import json
 import os
 import posixpath
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALI
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.snapshot import current_owner, current_user, pid_alive, this_host
+from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
@@ -77,14 +76,11 @@ class Session:
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
-        from catalyst_dsl.runtime.approvers import Approvers
-
-        self.approvers = Approvers(project.config.approvers)
         self._gateway: EffectsGateway | None = None
         self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
 
-    # The store of snapshots and the locks are made when first used: a what-if refused for
-    # its inputs never touches them (nor imports the snapshot and lock modules).
+    # The store of snapshots, the locks and the approvers are made when first used: a
+    # what-if refused for its inputs never touches them (nor imports their modules).
 
     @functools.cached_property
     def store(self):
@@ -93,10 +89,20 @@ class Session:
         return StateStore(self.state_dir)
 
     @functools.cached_property
+    def approvers(self):
+        """The `approvers` setting, read when someone approves: a what-if approves nobody."""
+        from catalyst_dsl.runtime.approvers import Approvers
+
+        return Approvers(self.project.config.approvers)
+
+    @functools.cached_property
     def locks(self):
         from catalyst_dsl.runtime.locks import LockManager
 
-        return LockManager(self.state_dir / "locks", run_status=self.store.peek_status)
+        # The store is asked only about a lock another run holds: a what-if with no such
+        # lock (most) never opens it, nor imports the snapshot codec and the integrity
+        # checks that come with it (about 2 ms).
+        return LockManager(self.state_dir / "locks", run_status=lambda run_id: self.store.peek_status(run_id))
 
     # -- starting --------------------------------------------------------------------------------------
 
@@ -104,7 +110,7 @@ class Session:
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.interpreter import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.state import PlaybookRef, RunState
+        from catalyst_dsl.runtime.state import PlaybookRef, RunState, current_owner
 
         playbook = self._checked(file)
         self._warn_about_key()
@@ -221,7 +227,9 @@ class Session:
                                    "reason": f"would fail: {error.code}: {error.message}", "conditional": False, "config": {},
                                    "effects": [], "writes": [], "approval": None, "request": None, "steps": []})
         resources = self.lock_resources(playbook, values, file)
-        conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in self.locks.conflicts("what-if", resources)]
+        # Where no run ever took a lock there is none to conflict with (nor a lock module to import).
+        held = self.locks.conflicts("what-if", resources) if (self.state_dir / "locks").exists() else []
+        conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in held]
         from catalyst_dsl.report.plan import count_changes, with_hash
 
         plan = {
@@ -384,6 +392,7 @@ class Session:
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
         from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.runtime.snapshot import current_owner
 
         with self.locks.guard():
             fresh = self.store.load(state.run_id, results=False)
@@ -469,6 +478,7 @@ class Session:
         from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
         from catalyst_dsl.runtime.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.snapshot import current_owner
 
         for_long_running()  # a run can take hours: the collector as Python sets it
         started = time.monotonic()
@@ -944,6 +954,8 @@ class Session:
                 raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
             released = releases(role, state.pause.roles)
             nonce = self.pause_nonce(state)
+            import shlex  # for the command line an approver is shown (a what-if approves nothing)
+
             signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released,
                                       asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}")
             if signed_text is not None:

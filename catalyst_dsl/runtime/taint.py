@@ -73,7 +73,7 @@ def _yaml_writes_marked_text() -> None:
     text it holds. Registered when the first marked text is made, which is before any can
     be written, rather than at import: PyYAML costs a run without secrets (most what-ifs)
     about 10 ms."""
-    import yaml
+    from catalyst_dsl.syntax.pyyaml import yaml
 
     yaml.SafeDumper.add_representer(SecretText, yaml.representer.SafeRepresenter.represent_str)
 

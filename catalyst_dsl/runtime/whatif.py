@@ -10,7 +10,6 @@ a unified diff against the file as it is; processes are never started: they are
 from __future__ import annotations
 
 import contextvars
-import difflib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -107,6 +106,8 @@ def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
     if old is None or new is None:
         sizes = f"{len(before or b'')} -> {len(after or b'')} bytes"
         return f"binary or large file changed ({sizes})\n"
+    import difflib  # only when a file changes: a plan that writes no file shows no diff (about 0.6 ms)
+
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  "/dev/null" if before is None else f"a/{name}", "/dev/null" if after is None else f"b/{name}", n=3)
     out = []

@@ -807,8 +807,20 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: response read, an AI command streamed, a fraction printed, a lock taken, a user
 #: recorded, a step names an action that is not built in (the plugin scan), a secret
 #: is marked, YAML front matter written or an AI adapter chosen.
+#: Of the run-time's own: the snapshot store, its codec and integrity checks and the
+#: snapshot's records (a what-if saves no snapshot, and asks the store about a lock's
+#: holder only when one is in the way), the locks (none was ever taken here), the modules
+#: of actions the playbook does not use (git, GitHub, HTTP with the network, test); and
+#: what approving (the approvers, shlex), killing a process group (signal), a diff
+#: (difflib, heapq), shell completion or a random name (secrets, base64) need.
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
-                             "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters")
+                             "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
+                             "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
+                             "catalyst_dsl.runtime.snapshot", "glob", "catalyst_dsl.runtime.locks",
+                             "catalyst_dsl.runtime.actions.git", "catalyst_dsl.runtime.actions.github", "catalyst_dsl.runtime.actions.http",
+                             "catalyst_dsl.runtime.network", "catalyst_dsl.runtime.actions.testing",
+                             "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
+                             "secrets", "base64")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):

@@ -100,7 +100,7 @@ def file_write(ctx: ActionContext, config: dict) -> dict:
         content = content.replace(str(old), _text(new))
     front = config.get("frontMatter")
     if front and config["path"].endswith(".md"):
-        import yaml  # only front matter is YAML: a run that writes none does not import it
+        from catalyst_dsl.syntax.pyyaml import yaml  # only front matter is YAML: a run that writes none does not import it
 
         content = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
     data = content.encode(config.get("encoding") or "utf-8")

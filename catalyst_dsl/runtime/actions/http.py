@@ -20,7 +20,6 @@ records what a run would send. The result is `{status, headers, body, bodyAsJson
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import time
@@ -196,6 +195,8 @@ def _target(written: Any) -> tuple[str, str | None]:
         return url, None
     user = urllib.parse.unquote(parts.username or "")
     password = urllib.parse.unquote(parts.password or "")
+    import base64  # basic authentication only
+
     credentials = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
     return shown_url(url), f"Basic {credentials}"
 

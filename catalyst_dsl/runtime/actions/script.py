@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import secrets
 from typing import Any, Callable, Mapping
 
 from catalyst_dsl.runtime.actions.context import ActionContext
@@ -123,6 +122,8 @@ def script(ctx: ActionContext, config: dict) -> dict:
     if not isinstance(code, str):
         raise StepError("InvalidConfig", "`script` needs the JavaScript to run in `code`")
     node = ctx.program("node")
+    import secrets  # here: the interpreter imports this module for every run and what-if
+
     marker = f"\x1e__catalyst_script_{secrets.token_hex(12)}__ "
     job = json.dumps({"code": code, "variables": _plain(_variables(ctx)), "marker": marker}, ensure_ascii=False, allow_nan=False)
     reports: list[str] = []
@@ -224,6 +225,8 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
     if not isinstance(text, str):
         raise StepError("InvalidConfig", "`powershell` needs the script to run in `script`")
     prelude = "$ErrorActionPreference = 'Stop'; $PSNativeCommandUseErrorActionPreference = $true\n"
+    import secrets
+
     written = f"temp://powershell/{secrets.token_hex(8)}.ps1"
     target = ctx.gateway.write_file(written, (prelude + text).encode("utf-8"))
     try:
