@@ -104,7 +104,7 @@ def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) ->
         info = path.stat()
         if not stat.S_ISREG(info.st_mode) or (os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid())):
             return None  # readable by others, or not ours: it seals nothing
-        text = path.read_text(encoding="ascii").strip()
+        text = path.read_bytes().decode("ascii").strip()  # not read_text: its codec lookup imports encodings.ascii
         return bytes.fromhex(text) if len(text) == 64 else None
     except (OSError, ValueError):
         return None
