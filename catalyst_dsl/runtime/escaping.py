@@ -16,12 +16,11 @@ import re
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
+from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value, template_of
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
-from catalyst_dsl.syntax.templates import parse_template
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
@@ -130,11 +129,11 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
     """The script of a step with every placeholder escaped for where it stands."""
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
         return materialize(value, env)
-    parsed = parse_template(value.text)
+    parsed = template_of(value)
     if parsed.errors:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
-    slots = iter(script_slots(value.text, language))
+    slots = iter(script_slots(value.text, language, parsed.parts))
     pieces: list[tuple[str, bool]] = []
     for part in parsed.parts:
         if isinstance(part, ast.TextPart):

@@ -48,6 +48,7 @@ __all__ = [
     "resolve_path",
     "render",
     "materialize",
+    "template_of",
     "part_value",
     "truthy",
     "to_text",
@@ -419,13 +420,18 @@ def materialize(value: ir.Value, env: Env) -> object:
     if isinstance(value, ir.Lit):
         return value.value
     if isinstance(value, ir.Tmpl):
-        parsed = ParsedTemplate(value.text, value.parts) if value.parts else parse_template(value.text)
-        return render(parsed, env)
+        return render(template_of(value), env)
     if isinstance(value, ir.ListV):
         return [materialize(item, env) for item in value.items]
     if isinstance(value, ir.MapV):
         return {entry.key: materialize(entry.value, env) for entry in value.entries}
     return value  # StepsV and InputsV are steps and declarations, not data
+
+
+def template_of(value: ir.Tmpl) -> ParsedTemplate:
+    """The template of an IR text: the parts the compiler read, without parsing it again
+    (a Tmpl made without parts is parsed here)."""
+    return ParsedTemplate(value.text, value.parts) if value.parts else parse_template(value.text)
 
 
 # -- explaining a failed condition -----------------------------------------------------------------
