@@ -11,10 +11,14 @@ import contextlib
 import contextvars
 import re
 import threading
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+from catalyst_dsl.runtime import taint
 from catalyst_dsl.runtime.jsvalues import as_json_data
 from catalyst_dsl.runtime.taint import MIN_DERIVED_LENGTH, marked_texts, placeholder, placeholders
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.secrets import Masker
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)
@@ -26,8 +30,8 @@ _WEIGHT = {"delete": 4, "modify": 3, "create": 2, "no-op": 1}
 
 
 class PlanRecorder:
-    def __init__(self, mask: Callable[[Any], Any]) -> None:
-        self.mask = mask
+    def __init__(self, masker: "Masker") -> None:
+        self.masker = masker
         self.steps: list[dict[str, Any]] = []
         #: Secret text shown so far (text -> placeholder), for the diffs (see `settle`):
         #: all of the plan's, and per entry (by id) also the short ones.
@@ -72,15 +76,18 @@ class PlanRecorder:
         `entry`: the step the value configures; its diffs then show that secret text as
         its placeholder too, however short.
         """
-        data = as_json_data(value)
-        found: dict[str, str] = {}
-        _secret_texts(data, found)
-        if found:
-            with self._lock:
-                self._secret.update({t: p for t, p in found.items() if len(t) >= MIN_DERIVED_LENGTH})
-                if entry is not None:
-                    self._secret_of.setdefault(id(entry), {}).update(found)
-        return self.mask(placeholders(data))
+        data = as_json_data(value)  # new containers: what follows may keep them as they are
+        if taint.active():  # else no text is marked: nothing to look for or replace
+            found: dict[str, str] = {}
+            _secret_texts(data, found)
+            if found:
+                with self._lock:
+                    self._secret.update({t: p for t, p in found.items() if len(t) >= MIN_DERIVED_LENGTH})
+                    if entry is not None:
+                        self._secret_of.setdefault(id(entry), {}).update(found)
+            data = placeholders(data)
+        # With no secret known, masking would only copy the containers again.
+        return self.masker.mask(data) if len(self.masker) else data
 
     def settle(self, entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
         """Fill in the entry's change from its effects, unless a handler already decided.
