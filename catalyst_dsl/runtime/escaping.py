@@ -133,18 +133,21 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
     if parsed.errors:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
-    slots = iter(script_slots(value.text, language, parsed.parts))
+    slots: tuple[Slot, ...] | None = None  # lexed once a value is to be escaped (a what-if may know none)
+    placed = 0
     pieces: list[tuple[str, bool]] = []
     for part in parsed.parts:
         if isinstance(part, ast.TextPart):
             pieces.append((part.text, False))
             continue
-        slot = next(slots)
         got = part_value(part, env)
         if got is UNKNOWN:
             return UNKNOWN  # what-if: the script is not known until the value is
         if raw_argument(part) is not None:
             pieces.append((to_text(got), False))  # trusted: it is the author's text
         else:
-            pieces.append((escape(got, slot, language), True))
+            if slots is None:
+                slots = script_slots(value.text, language, parsed.parts)
+            pieces.append((escape(got, slots[placed], language), True))
+        placed += 1
     return Script(pieces)
