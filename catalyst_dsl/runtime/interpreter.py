@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from catalyst_dsl import records
-from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
@@ -153,6 +153,9 @@ class Interpreter:
                  plan: "PlanRecorder | None" = None, settings: Any = None, recovering: str | None = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
+        #: The catalog's answer for each action met (a step asks several times; a function's
+        #: name, which no catalog declares, would ask the installed plugins each time).
+        self._specs: dict[str, ActionSpec | None] = {}
         self.plugins = plugins
         self.events = events
         self.hooks = hooks
@@ -302,7 +305,7 @@ class Interpreter:
         """The pauses after a step: the review its result asks for (`waitForReview`), then
         its `checkpoint:` flag. Run again when a resume restores the step, where the
         approvals already given let them pass."""
-        spec = self.catalog.get(step.action)
+        spec = self._spec(step.action)
         review = _review_wanted(result) if spec is not None and spec.pauses_for_review else None
         if review is not None:
             sid = self.step_id(step)
@@ -365,7 +368,7 @@ class Interpreter:
                 self._bind(step, frame, scope, result)
             except StepError as error:
                 entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
-            spec = self.catalog.get(step.action)
+            spec = self._spec(step.action)
             if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
                 flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
                 flag["change"] = "would-pause"
@@ -456,7 +459,7 @@ class Interpreter:
             return self._execute(step, frame, scope, path, sid)
         config = self._config(step, self.env(frame, scope))
         entry["config"] = self.plan.shown(config, entry)
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         if action == "ai-prompt":
             from catalyst_dsl.runtime.actions.ai import planned_prompt
 
@@ -597,19 +600,20 @@ class Interpreter:
     def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
         """What a step may do that needs an approval first, in words, or None. Declared
         writes the grants refuse fail here (PermissionDenied): nobody approves a refusal."""
-        from catalyst_dsl.actions.builtin import writing_tools
-        from catalyst_dsl.runtime.evaluate import to_text
-
-        spec = self.catalog.get(step.action)
+        spec = self._spec(step.action)
         if spec is None:
             return None
         if spec.shell_like and step.writes:
+            from catalyst_dsl.runtime.evaluate import to_text
+
             written = [to_text(value) for value in self._declared_writes(step, self.env(frame, scope), gateway)]
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
         tools = step.config.get("tools") if spec.group == "ai" else None
         if tools is not None:
+            from catalyst_dsl.actions.builtin import writing_tools
+
             granted = writing_tools(self._value(tools, self.env(frame, scope)))
             if granted:
                 return f"gives the AI tools that change things ({', '.join(granted)})"
@@ -810,8 +814,15 @@ class Interpreter:
         with self._lock:
             self._prompts[path] = prompt  # the last attempt's, when a step is retried
 
+    def _spec(self, action: str) -> ActionSpec | None:
+        try:
+            return self._specs[action]
+        except KeyError:
+            spec = self._specs[action] = self.catalog.get(action)
+            return spec
+
     def _effect(self, action: str) -> Effect | None:
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         return spec.effect if spec is not None else None
 
     # -- values ------------------------------------------------------------------------------------------
@@ -822,14 +833,16 @@ class Interpreter:
         return materialize(value, env)
 
     def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
-        spec = self.catalog.get(step.action)
+        from catalyst_dsl.runtime.evaluate import materialize  # once per step, not per entry (as _value would)
+
+        spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if script is None:
-            return {e.key: self._value(e.value, env) for e in step.config.entries}
+            return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.escaping import render_script
 
         key, language = script
-        return {e.key: render_script(e.value, env, language) if e.key == key else self._value(e.value, env)
+        return {e.key: render_script(e.value, env, language) if e.key == key else materialize(e.value, env)
                 for e in step.config.entries}
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
@@ -868,7 +881,7 @@ class Interpreter:
             run = plugin.run if plugin is not None else None
         if run is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         if spec is not None:
             check_config(spec, config)
         writes = tuple(self._declared_writes(step, env, frame.gateway))

@@ -52,13 +52,9 @@ class PlanRecorder:
         (self.steps if parent is None else parent).append(entry)
         return entry
 
-    @contextlib.contextmanager
-    def inside(self, entry: dict[str, Any]) -> Iterator[None]:
-        token = PARENT.set(entry["steps"])
-        try:
-            yield
-        finally:
-            PARENT.reset(token)
+    def inside(self, entry: dict[str, Any]) -> "_Inside":
+        """While it is entered, new entries go into `entry`'s steps."""
+        return _Inside(entry["steps"])
 
     @staticmethod
     @contextlib.contextmanager
@@ -106,6 +102,21 @@ class PlanRecorder:
         if entry["change"] is None:
             changes = [e["change"] for e in effects]
             entry["change"] = max(changes, key=_WEIGHT.__getitem__) if changes else fallback
+
+
+class _Inside:
+    """`PlanRecorder.inside`: a class rather than a generator, as every step enters one."""
+
+    __slots__ = ("steps", "token")
+
+    def __init__(self, steps: list) -> None:
+        self.steps = steps
+
+    def __enter__(self) -> None:
+        self.token = PARENT.set(self.steps)
+
+    def __exit__(self, *exc: object) -> None:
+        PARENT.reset(self.token)
 
 
 def _secret_texts(value: Any, found: dict[str, str]) -> None:
