@@ -27,12 +27,16 @@ from catalyst_dsl.syntax.source import LONE_SURROGATE
 # and a what-if escapes few values, if any.
 #: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
 _bash_plain = LazyPattern(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
-_bash_double = LazyPattern(r'([\\"$`])')
-_bash_heredoc = LazyPattern(r"([\\$`])")
-#: PowerShell's quote characters include the typographic ones.
-_ps_single = LazyPattern("(['\u2018\u2019\u201a\u201b])")
-_ps_double = LazyPattern('([`$"\u201c\u201d\u201e])')
-_ps_heredoc = LazyPattern("([`$])")
+# The characters each quoting context escapes, one by one (str.translate: no pattern to
+# compile, and one pass over the text).
+#: Inside bash double quotes, and in an unquoted here-document: a backslash before each.
+_bash_double = str.maketrans({c: "\\" + c for c in '\\"$`'})
+_bash_heredoc = str.maketrans({c: "\\" + c for c in "\\$`"})
+#: PowerShell's quote characters include the typographic ones: doubled in single quotes,
+#: a backtick before each in double quotes and in a here-string.
+_ps_single = str.maketrans({c: c + c for c in "'\u2018\u2019\u201a\u201b"})
+_ps_double = str.maketrans({c: "`" + c for c in '`$"\u201c\u201d\u201e'})
+_ps_heredoc = str.maketrans({c: "`" + c for c in "`$"})
 #: A number PowerShell reads as one (NaN and Infinity would be command names).
 _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
@@ -50,28 +54,28 @@ def escape(value: object, slot: Slot, language: str) -> str:
     if language == POWERSHELL:
         if context is Context.WORD:
             number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
-            return text if number else "'" + _ps_single.sub(r"\1\1", text) + "'"
+            return text if number else "'" + text.translate(_ps_single) + "'"
         if context is Context.SINGLE:
-            return _ps_single.sub(r"\1\1", text)
+            return text.translate(_ps_single)
         if context is Context.DOUBLE:
-            return _ps_double.sub(r"`\1", text)
-        return _ps_heredoc.sub(r"`\1", text) if context is Context.HEREDOC else text
+            return text.translate(_ps_double)
+        return text.translate(_ps_heredoc) if context is Context.HEREDOC else text
     if context is Context.WORD:
         plain = _bash_plain.fullmatch(text) and not slot.always_quote
         return text if plain else "'" + text.replace("'", "'\\''") + "'"
     if context is Context.SINGLE:
         return text.replace("'", "'\\''")
     if context is Context.DOUBLE:
-        return _bash_double.sub(r"\\\1", text)
-    return _bash_heredoc.sub(r"\\\1", text) if context is Context.HEREDOC else text
+        return text.translate(_bash_double)
+    return text.translate(_bash_heredoc) if context is Context.HEREDOC else text
 
 
 def escaped_forms(text: str) -> set[str]:
     """Every way `escape` can write `text` inside its quotes, for the secret masker: a
     secret escaped into a script is still the secret."""
     return {
-        text.replace("'", "'\\''"), _bash_double.sub(r"\\\1", text), _bash_heredoc.sub(r"\\\1", text),
-        _ps_single.sub(r"\1\1", text), _ps_double.sub(r"`\1", text), _ps_heredoc.sub(r"`\1", text),
+        text.replace("'", "'\\''"), text.translate(_bash_double), text.translate(_bash_heredoc),
+        text.translate(_ps_single), text.translate(_ps_double), text.translate(_ps_heredoc),
     }
 
 
@@ -79,7 +83,7 @@ def _representable(text: str) -> None:
     if "\0" in text:
         raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
                         guidance="pass binary data through a file (file-write, then read it in the script)")
-    if LONE_SURROGATE.search(text):
+    if not text.isascii() and LONE_SURROGATE.search(text):  # ASCII holds no surrogate: no pattern to compile
         raise StepError("UnsafeValue", "a value for a script is not valid Unicode text (it holds a lone surrogate)",
                         guidance="pass the value through a file, or fix its source")
 
