@@ -383,19 +383,23 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         # The checker reports these before a run; a template built at run time can still have them.
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
-    single = parsed.single
-    if single is not None:
-        return part_value(single, env)
+    return _rendered(parsed.parts, env)
+
+
+def _rendered(parts: tuple[ast.Part, ...], env: Env) -> object:
+    """`render` of a template's parts, read without errors."""
+    if len(parts) == 1 and not isinstance(parts[0], ast.TextPart):
+        return part_value(parts[0], env)  # one `{{ }}` / `${{ }}` alone keeps its type (ParsedTemplate.single)
     pieces = []
     values = []
-    for part in parsed.parts:
+    for part in parts:
         value = part.text if isinstance(part, ast.TextPart) else part_value(part, env)
         if value is UNKNOWN:
             return UNKNOWN  # text around an unknown value is unknown too
         values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     text = "".join(pieces)
-    return _marked_template(text, parsed.parts, values, env) if taint.active() else text
+    return _marked_template(text, parts, values, env) if taint.active() else text
 
 
 def _marked_template(text: str, parts: list, values: list, env: Env) -> str:
@@ -420,7 +424,8 @@ def materialize(value: ir.Value, env: Env) -> object:
     if isinstance(value, ir.Lit):
         return value.value
     if isinstance(value, ir.Tmpl):
-        return render(template_of(value), env)
+        # The compiler's parts as they are (no ParsedTemplate made for each value rendered).
+        return _rendered(value.parts, env) if value.parts else render(value.text, env)
     if isinstance(value, ir.ListV):
         return [materialize(item, env) for item in value.items]
     if isinstance(value, ir.MapV):
