@@ -98,8 +98,9 @@ class _Evaluator:
     def __init__(self, env: Env, base: int = 0) -> None:
         self.env = env
         self.base = base
-        #: The secrets the values evaluated so far in the current node came from.
-        self.seen = taint.Taint()
+        #: The secrets the values evaluated so far in the current node came from (see
+        #: `tracked`; none to follow before a secret is marked in the process).
+        self.seen: taint.Taint | None = taint.Taint() if taint.active() else None
 
     def fail(self, message: str, node) -> NoReturn:
         raise EvaluationError(message, self.base + node.start, self.base + node.end)
@@ -139,7 +140,8 @@ class _Evaluator:
             found.take(value)  # `get('token')` hands on a marked value from a plain argument
             if found:
                 value = taint.mark(value, found, joined=type(node) is ast.Binary and node.op == "+")
-        outer.merge(found)
+        if outer is not None:
+            outer.merge(found)
         return value
 
     # -- leaves and literals
