@@ -509,7 +509,7 @@ class Interpreter:
             else:
                 entry["change"], entry["reason"] = "unknown", "its config depends on a value the plan cannot know"
             return UNKNOWN
-        return self._execute(step, frame, scope, path, sid)
+        return self._execute(step, frame, scope, path, sid, config)  # the config rendered above, not rendered again
 
     def _ask_first(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """Before a parallel group starts, the question of a branch's `checkpoint: before`,
@@ -857,7 +857,9 @@ class Interpreter:
 
     # -- actions -------------------------------------------------------------------------------------------
 
-    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, config: dict[str, Any] | None = None) -> Any:
+        """Run the step's action. `config`: an action's config, rendered already (a what-if
+        renders it first to show it)."""
         action = step.action
         control = getattr(self, "_do_" + action.replace("-", "_"), None) if action in CONTROL else None
         if control is not None:
@@ -874,7 +876,8 @@ class Interpreter:
         if action in frame.functions:
             return self._call_function(step, frame, scope, path, sid)
         env = self.env(frame, scope)
-        config = self._config(step, env)
+        if config is None:
+            config = self._config(step, env)
         run = IMPLEMENTATIONS.get(action)
         if run is None:
             plugin = self.plugins(action)
