@@ -263,7 +263,8 @@ class Interpreter:
         if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
-        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None else None
+        # (a plan holds no approvals: Session.plan's hooks answer none, so it asks for none)
+        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None and self.plan is None else None
         chosen = (inquiry.get("selected") or "continue") if inquiry is not None else None
         if chosen == "abort":
             raise Cancelled(str(inquiry.get("by") or "an approver"), f"{sid}: answered abort after its failure")
@@ -349,8 +350,9 @@ class Interpreter:
                 self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
                 with self.plan.inside(entry):
                     result = self._simulate_action(step, frame, scope, path, sid, entry)
-                unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
-                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
+                if step.ensures is not None:
+                    unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
+                    self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
             except Unknowable as unknown:
                 entry["change"], entry["reason"] = "unknown", unknown.reason
             except StepError as error:
