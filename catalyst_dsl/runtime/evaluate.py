@@ -200,15 +200,14 @@ class _Evaluator:
             value = self.env.lookup(ref.root)
         except KeyError:
             self.fail(f"'{ref.root}' is not defined", ref)
-        path = ref.root
-        for segment in ref.segments:
+        for k, segment in enumerate(ref.segments):
             if value is UNKNOWN:
                 return UNKNOWN
             try:
                 value = member(value, segment)
             except Fault:
+                path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
                 self.fail(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", ref)
-            path = f"{path}.{segment}"
         return value
 
     # -- operators

@@ -102,7 +102,7 @@ class Events:
     def message(self, level: str, text: str, step: str | None = None, data: Any = None, depth: int = 0) -> None:
         if level in ("error", "warning", "info", "verbose", "debug", "trace"):
             self.entries.append({"level": level, "message": self.mask(text), "action": None, "source": step, "data": self.mask(data), "timestamp": utc_now()})
-        if level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text":
+        if self.silent or (level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text"):
             return
         prefix = "" if level == "display" else f"[{level}] "
         self._emit("message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step)

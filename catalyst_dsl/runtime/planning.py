@@ -91,8 +91,10 @@ class PlanRecorder:
         A diff of a file whose content was computed from a secret shows the placeholder
         of that secret text, as the step's config does, never the text itself.
         """
-        with self._lock:
-            secret = {**self._secret, **self._secret_of.pop(id(entry), {})}
+        secret = None
+        if self._secret or self._secret_of:  # else no secret text was shown: nothing to hide
+            with self._lock:
+                secret = {**self._secret, **self._secret_of.pop(id(entry), {})}
         if secret:
             for effect in effects:
                 if isinstance(effect.get("diff"), str):
