@@ -277,6 +277,14 @@ def test_long_lines_with_escapes_keep_the_caret_on_the_column() -> None:
     _caret_under(text, "bogus")
 
 
+def test_safe_text_escapes_only_unprintable_characters() -> None:
+    # safe_text returns printable text without running its pattern: that holds only while
+    # every character the pattern escapes is one Python calls unprintable.
+    from catalyst_dsl.report.diagnostics import _UNSAFE
+
+    assert [c for c in map(chr, range(0x110000)) if c.isprintable() and _UNSAFE.match(c)] == []
+
+
 def test_safe_text_leaves_tabs_and_ordinary_text_alone() -> None:
     assert safe_text("a\tb ▶️ café") == "a\tb ▶️ café"
     assert safe_text("\x00\x7f\x9b\u2028") == "\\x00\\x7f\\x9b\\u2028"

@@ -22,7 +22,8 @@ Origin = Callable[[ast.Expr], "str | None"]
 
 def check_script(tmpl: ir.Tmpl, language: str, sink: DiagnosticSink, origin: Origin) -> None:
     placeholders = [p for p in tmpl.parts if not isinstance(p, ast.TextPart)]
-    for part, slot in zip(placeholders, script_slots(tmpl.text, language)):
+    # The slots of the parts the runtime escapes (runtime/escaping.py reads the same).
+    for part, slot in zip(placeholders, script_slots(tmpl.text, language, tmpl.parts or None)):
         span = tmpl.smap.span(part.start, part.end) if tmpl.smap is not None else tmpl.span
         trusted = raw_argument(part)
         if trusted is not None:

@@ -31,6 +31,8 @@ def _escape(char: str) -> str:
 
 def safe_text(text: str) -> str:
     """`text` with every character that could drive the terminal written as an escape (\\x1b)."""
+    if text.isprintable():
+        return text  # each character of _UNSAFE is unprintable: no pattern to compile or run
     return _UNSAFE.sub(lambda m: _escape(m.group()), text)
 
 

@@ -16,24 +16,27 @@ import re
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value
+from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value, template_of
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
-from catalyst_dsl.syntax.templates import parse_template
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
 # and a what-if escapes few values, if any.
 #: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
 _bash_plain = LazyPattern(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
-_bash_double = LazyPattern(r'([\\"$`])')
-_bash_heredoc = LazyPattern(r"([\\$`])")
-#: PowerShell's quote characters include the typographic ones.
-_ps_single = LazyPattern("(['\u2018\u2019\u201a\u201b])")
-_ps_double = LazyPattern('([`$"\u201c\u201d\u201e])')
-_ps_heredoc = LazyPattern("([`$])")
+# The characters each quoting context escapes, one by one (str.translate: no pattern to
+# compile, and one pass over the text).
+#: Inside bash double quotes, and in an unquoted here-document: a backslash before each.
+_bash_double = str.maketrans({c: "\\" + c for c in '\\"$`'})
+_bash_heredoc = str.maketrans({c: "\\" + c for c in "\\$`"})
+#: PowerShell's quote characters include the typographic ones: doubled in single quotes,
+#: a backtick before each in double quotes and in a here-string.
+_ps_single = str.maketrans({c: c + c for c in "'\u2018\u2019\u201a\u201b"})
+_ps_double = str.maketrans({c: "`" + c for c in '`$"\u201c\u201d\u201e'})
+_ps_heredoc = str.maketrans({c: "`" + c for c in "`$"})
 #: A number PowerShell reads as one (NaN and Infinity would be command names).
 _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
@@ -51,28 +54,28 @@ def escape(value: object, slot: Slot, language: str) -> str:
     if language == POWERSHELL:
         if context is Context.WORD:
             number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
-            return text if number else "'" + _ps_single.sub(r"\1\1", text) + "'"
+            return text if number else "'" + text.translate(_ps_single) + "'"
         if context is Context.SINGLE:
-            return _ps_single.sub(r"\1\1", text)
+            return text.translate(_ps_single)
         if context is Context.DOUBLE:
-            return _ps_double.sub(r"`\1", text)
-        return _ps_heredoc.sub(r"`\1", text) if context is Context.HEREDOC else text
+            return text.translate(_ps_double)
+        return text.translate(_ps_heredoc) if context is Context.HEREDOC else text
     if context is Context.WORD:
         plain = _bash_plain.fullmatch(text) and not slot.always_quote
         return text if plain else "'" + text.replace("'", "'\\''") + "'"
     if context is Context.SINGLE:
         return text.replace("'", "'\\''")
     if context is Context.DOUBLE:
-        return _bash_double.sub(r"\\\1", text)
-    return _bash_heredoc.sub(r"\\\1", text) if context is Context.HEREDOC else text
+        return text.translate(_bash_double)
+    return text.translate(_bash_heredoc) if context is Context.HEREDOC else text
 
 
 def escaped_forms(text: str) -> set[str]:
     """Every way `escape` can write `text` inside its quotes, for the secret masker: a
     secret escaped into a script is still the secret."""
     return {
-        text.replace("'", "'\\''"), _bash_double.sub(r"\\\1", text), _bash_heredoc.sub(r"\\\1", text),
-        _ps_single.sub(r"\1\1", text), _ps_double.sub(r"`\1", text), _ps_heredoc.sub(r"`\1", text),
+        text.replace("'", "'\\''"), text.translate(_bash_double), text.translate(_bash_heredoc),
+        text.translate(_ps_single), text.translate(_ps_double), text.translate(_ps_heredoc),
     }
 
 
@@ -80,7 +83,7 @@ def _representable(text: str) -> None:
     if "\0" in text:
         raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
                         guidance="pass binary data through a file (file-write, then read it in the script)")
-    if LONE_SURROGATE.search(text):
+    if not text.isascii() and LONE_SURROGATE.search(text):  # ASCII holds no surrogate: no pattern to compile
         raise StepError("UnsafeValue", "a value for a script is not valid Unicode text (it holds a lone surrogate)",
                         guidance="pass the value through a file, or fix its source")
 
@@ -130,22 +133,25 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
     """The script of a step with every placeholder escaped for where it stands."""
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
         return materialize(value, env)
-    parsed = parse_template(value.text)
+    parsed = template_of(value)
     if parsed.errors:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
-    slots = iter(script_slots(value.text, language))
+    slots: tuple[Slot, ...] | None = None  # lexed once a value is to be escaped (a what-if may know none)
+    placed = 0
     pieces: list[tuple[str, bool]] = []
     for part in parsed.parts:
         if isinstance(part, ast.TextPart):
             pieces.append((part.text, False))
             continue
-        slot = next(slots)
         got = part_value(part, env)
         if got is UNKNOWN:
             return UNKNOWN  # what-if: the script is not known until the value is
         if raw_argument(part) is not None:
             pieces.append((to_text(got), False))  # trusted: it is the author's text
         else:
-            pieces.append((escape(got, slot, language), True))
+            if slots is None:
+                slots = script_slots(value.text, language, parsed.parts)
+            pieces.append((escape(got, slots[placed], language), True))
+        placed += 1
     return Script(pieces)

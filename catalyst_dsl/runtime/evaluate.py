@@ -48,6 +48,7 @@ __all__ = [
     "resolve_path",
     "render",
     "materialize",
+    "template_of",
     "part_value",
     "truthy",
     "to_text",
@@ -97,8 +98,9 @@ class _Evaluator:
     def __init__(self, env: Env, base: int = 0) -> None:
         self.env = env
         self.base = base
-        #: The secrets the values evaluated so far in the current node came from.
-        self.seen = taint.Taint()
+        #: The secrets the values evaluated so far in the current node came from (see
+        #: `tracked`; none to follow before a secret is marked in the process).
+        self.seen: taint.Taint | None = taint.Taint() if taint.active() else None
 
     def fail(self, message: str, node) -> NoReturn:
         raise EvaluationError(message, self.base + node.start, self.base + node.end)
@@ -138,7 +140,8 @@ class _Evaluator:
             found.take(value)  # `get('token')` hands on a marked value from a plain argument
             if found:
                 value = taint.mark(value, found, joined=type(node) is ast.Binary and node.op == "+")
-        outer.merge(found)
+        if outer is not None:
+            outer.merge(found)
         return value
 
     # -- leaves and literals
@@ -197,15 +200,14 @@ class _Evaluator:
             value = self.env.lookup(ref.root)
         except KeyError:
             self.fail(f"'{ref.root}' is not defined", ref)
-        path = ref.root
-        for segment in ref.segments:
+        for k, segment in enumerate(ref.segments):
             if value is UNKNOWN:
                 return UNKNOWN
             try:
                 value = member(value, segment)
             except Fault:
+                path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
                 self.fail(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", ref)
-            path = f"{path}.{segment}"
         return value
 
     # -- operators
@@ -382,19 +384,23 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
         # The checker reports these before a run; a template built at run time can still have them.
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
-    single = parsed.single
-    if single is not None:
-        return part_value(single, env)
+    return _rendered(parsed.parts, env)
+
+
+def _rendered(parts: tuple[ast.Part, ...], env: Env) -> object:
+    """`render` of a template's parts, read without errors."""
+    if len(parts) == 1 and not isinstance(parts[0], ast.TextPart):
+        return part_value(parts[0], env)  # one `{{ }}` / `${{ }}` alone keeps its type (ParsedTemplate.single)
     pieces = []
     values = []
-    for part in parsed.parts:
+    for part in parts:
         value = part.text if isinstance(part, ast.TextPart) else part_value(part, env)
         if value is UNKNOWN:
             return UNKNOWN  # text around an unknown value is unknown too
         values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     text = "".join(pieces)
-    return _marked_template(text, parsed.parts, values, env) if taint.active() else text
+    return _marked_template(text, parts, values, env) if taint.active() else text
 
 
 def _marked_template(text: str, parts: list, values: list, env: Env) -> str:
@@ -419,13 +425,19 @@ def materialize(value: ir.Value, env: Env) -> object:
     if isinstance(value, ir.Lit):
         return value.value
     if isinstance(value, ir.Tmpl):
-        parsed = ParsedTemplate(value.text, value.parts) if value.parts else parse_template(value.text)
-        return render(parsed, env)
+        # The compiler's parts as they are (no ParsedTemplate made for each value rendered).
+        return _rendered(value.parts, env) if value.parts else render(value.text, env)
     if isinstance(value, ir.ListV):
         return [materialize(item, env) for item in value.items]
     if isinstance(value, ir.MapV):
         return {entry.key: materialize(entry.value, env) for entry in value.entries}
     return value  # StepsV and InputsV are steps and declarations, not data
+
+
+def template_of(value: ir.Tmpl) -> ParsedTemplate:
+    """The template of an IR text: the parts the compiler read, without parsing it again
+    (a Tmpl made without parts is parsed here)."""
+    return ParsedTemplate(value.text, value.parts) if value.parts else parse_template(value.text)
 
 
 # -- explaining a failed condition -----------------------------------------------------------------

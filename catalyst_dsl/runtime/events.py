@@ -39,8 +39,11 @@ class Events:
     """Reports run events as text (`log_format="text"`) or JSON lines (`"json"`)."""
 
     def __init__(self, *, log_format: str = "text", out: TextIO | None = None, mask: Callable[[Any], Any] = lambda v: v,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, silent: bool = False) -> None:
         self.log_format = log_format
+        #: A what-if's: nothing is written (no one reads a plan's progress lines), while the
+        #: log entries are kept as in a run, for `logs()`.
+        self.silent = silent
         self.out = out or sys.stdout
         self.mask = mask
         self.verbose = verbose
@@ -54,6 +57,8 @@ class Events:
     # -- the one writer ------------------------------------------------------------------------------
 
     def _emit(self, event: str, level: str, status: str | None, message: str, step: str | None = None, **extra: Any) -> None:
+        if self.silent:
+            return
         message = self.mask(message)
         with self._lock:
             if self._closed:
@@ -97,7 +102,7 @@ class Events:
     def message(self, level: str, text: str, step: str | None = None, data: Any = None, depth: int = 0) -> None:
         if level in ("error", "warning", "info", "verbose", "debug", "trace"):
             self.entries.append({"level": level, "message": self.mask(text), "action": None, "source": step, "data": self.mask(data), "timestamp": utc_now()})
-        if level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text":
+        if self.silent or (level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text"):
             return
         prefix = "" if level == "display" else f"[{level}] "
         self._emit("message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step)

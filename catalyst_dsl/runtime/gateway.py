@@ -155,6 +155,11 @@ class EffectsGateway:
         # Resolved once, like the root: containment is decided on real paths.
         self.real_scratch = Path(os.path.realpath(scratch))
         self.real_resources = Path(os.path.realpath(resources)) if resources is not None else None
+        #: A what-if's files to read, by the path written: a simulated performer changes
+        #: nothing on disk (its writes are an overlay, keyed by the placed path), so where a
+        #: path leads stays where it led, and a plan places a path it reads again (a
+        #: protocol path probed with each extension, then read) once. None in a run.
+        self._sources: dict[str, Target] | None = {} if getattr(performer, "simulated", False) else None
 
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
@@ -191,6 +196,15 @@ class EffectsGateway:
     def source(self, written: str) -> Target:
         """A file to read: in the project, the run's scratch space or the resources, never
         elsewhere, and never in the state directory."""
+        known = self._sources.get(written) if self._sources is not None else None
+        if known is not None:
+            return known
+        target = self._source(written)
+        if self._sources is not None:
+            self._sources[written] = target
+        return target
+
+    def _source(self, written: str) -> Target:
         if "\0" in written:
             raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
         if written.startswith("catalyst://"):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from catalyst_dsl import records
-from catalyst_dsl.actions.catalog import Catalog, Effect, WhatIf
+from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
@@ -45,6 +45,8 @@ from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
 #: may hold file contents, which the snapshot never stores.
 RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
+#: An argument not given: a value the callee evaluates itself (None and UNKNOWN are values).
+_UNEVALUATED = object()
 CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"})
 #: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
 APPROVE_EFFECTS = "approve-effects"
@@ -153,6 +155,9 @@ class Interpreter:
                  plan: "PlanRecorder | None" = None, settings: Any = None, recovering: str | None = None) -> None:
         self.run_id = run_id
         self.catalog = catalog
+        #: The catalog's answer for each action met (a step asks several times; a function's
+        #: name, which no catalog declares, would ask the installed plugins each time).
+        self._specs: dict[str, ActionSpec | None] = {}
         self.plugins = plugins
         self.events = events
         self.hooks = hooks
@@ -258,7 +263,8 @@ class Interpreter:
         if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
-        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None else None
+        # (a plan holds no approvals: Session.plan's hooks answer none, so it asks for none)
+        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None and self.plan is None else None
         chosen = (inquiry.get("selected") or "continue") if inquiry is not None else None
         if chosen == "abort":
             raise Cancelled(str(inquiry.get("by") or "an approver"), f"{sid}: answered abort after its failure")
@@ -302,7 +308,7 @@ class Interpreter:
         """The pauses after a step: the review its result asks for (`waitForReview`), then
         its `checkpoint:` flag. Run again when a resume restores the step, where the
         approvals already given let them pass."""
-        spec = self.catalog.get(step.action)
+        spec = self._spec(step.action)
         review = _review_wanted(result) if spec is not None and spec.pauses_for_review else None
         if review is not None:
             sid = self.step_id(step)
@@ -322,8 +328,9 @@ class Interpreter:
         maybe = False
         if step.condition is not None:
             try:
-                maybe = self._value(step.condition, self.env(frame, scope)) is UNKNOWN
-                if not maybe and not self._condition_holds(step, frame, scope, path, sid):
+                value = self._value(step.condition, self.env(frame, scope))
+                maybe = value is UNKNOWN
+                if not maybe and not self._condition_holds(step, frame, scope, path, sid, value):
                     return
             except StepError as error:
                 entry = self.plan.open(path, sid, step.action)
@@ -343,8 +350,9 @@ class Interpreter:
                 self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
                 with self.plan.inside(entry):
                     result = self._simulate_action(step, frame, scope, path, sid, entry)
-                unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
-                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
+                if step.ensures is not None:
+                    unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
+                    self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
             except Unknowable as unknown:
                 entry["change"], entry["reason"] = "unknown", unknown.reason
             except StepError as error:
@@ -365,7 +373,7 @@ class Interpreter:
                 self._bind(step, frame, scope, result)
             except StepError as error:
                 entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
-            spec = self.catalog.get(step.action)
+            spec = self._spec(step.action)
             if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
                 flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
                 flag["change"] = "would-pause"
@@ -449,14 +457,19 @@ class Interpreter:
         action = step.action
         if action in CONTROL or action in frame.functions:
             env = self.env(frame, scope)
+            values = None
             try:
-                entry["config"] = self.plan.shown(_data_only({e.key: self._value(e.value, env) for e in step.config.entries}))
+                values = {e.key: self._value(e.value, env) for e in step.config.entries}
+                entry["config"] = self.plan.shown(_data_only(values))
             except StepError:
-                pass  # the step itself reports what fails
-            return self._execute(step, frame, scope, path, sid)
+                values = None  # the step itself reports what fails, rendering its entries again
+            # A function call renders its config as an action would (_config): the same
+            # values, unless an action of that name declares a script entry.
+            spec = self._spec(action) if action not in CONTROL else None
+            return self._execute(step, frame, scope, path, sid, values if spec is None or spec.script is None else None)
         config = self._config(step, self.env(frame, scope))
         entry["config"] = self.plan.shown(config, entry)
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         if action == "ai-prompt":
             from catalyst_dsl.runtime.actions.ai import planned_prompt
 
@@ -506,7 +519,7 @@ class Interpreter:
             else:
                 entry["change"], entry["reason"] = "unknown", "its config depends on a value the plan cannot know"
             return UNKNOWN
-        return self._execute(step, frame, scope, path, sid)
+        return self._execute(step, frame, scope, path, sid, config)  # the config rendered above, not rendered again
 
     def _ask_first(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """Before a parallel group starts, the question of a branch's `checkpoint: before`,
@@ -528,11 +541,14 @@ class Interpreter:
         except StepError:
             return  # the branch meets it again, under its error policy
 
-    def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> bool:
+    def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, value: Any = _UNEVALUATED) -> bool:
+        """Whether the step's condition holds (else the step is skipped); `value`: the
+        condition's value, when the caller evaluated it already."""
         from catalyst_dsl.runtime.evaluate import truthy
 
         env = self.env(frame, scope)
-        value = self._value(step.condition, env)
+        if value is _UNEVALUATED:
+            value = self._value(step.condition, env)
         if value is UNKNOWN:
             return True  # only in a what-if: the step is simulated as one that may run
         if truthy(value):
@@ -597,19 +613,20 @@ class Interpreter:
     def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
         """What a step may do that needs an approval first, in words, or None. Declared
         writes the grants refuse fail here (PermissionDenied): nobody approves a refusal."""
-        from catalyst_dsl.actions.builtin import writing_tools
-        from catalyst_dsl.runtime.evaluate import to_text
-
-        spec = self.catalog.get(step.action)
+        spec = self._spec(step.action)
         if spec is None:
             return None
         if spec.shell_like and step.writes:
+            from catalyst_dsl.runtime.evaluate import to_text
+
             written = [to_text(value) for value in self._declared_writes(step, self.env(frame, scope), gateway)]
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
         tools = step.config.get("tools") if spec.group == "ai" else None
         if tools is not None:
+            from catalyst_dsl.actions.builtin import writing_tools
+
             granted = writing_tools(self._value(tools, self.env(frame, scope)))
             if granted:
                 return f"gives the AI tools that change things ({', '.join(granted)})"
@@ -810,8 +827,15 @@ class Interpreter:
         with self._lock:
             self._prompts[path] = prompt  # the last attempt's, when a step is retried
 
+    def _spec(self, action: str) -> ActionSpec | None:
+        try:
+            return self._specs[action]
+        except KeyError:
+            spec = self._specs[action] = self.catalog.get(action)
+            return spec
+
     def _effect(self, action: str) -> Effect | None:
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         return spec.effect if spec is not None else None
 
     # -- values ------------------------------------------------------------------------------------------
@@ -822,15 +846,24 @@ class Interpreter:
         return materialize(value, env)
 
     def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
-        spec = self.catalog.get(step.action)
+        from catalyst_dsl.runtime.evaluate import materialize  # once per step, not per entry (as _value would)
+
+        spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if script is None:
-            return {e.key: self._value(e.value, env) for e in step.config.entries}
+            return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.escaping import render_script
 
         key, language = script
-        return {e.key: render_script(e.value, env, language) if e.key == key else self._value(e.value, env)
+        return {e.key: render_script(e.value, env, language) if e.key == key else materialize(e.value, env)
                 for e in step.config.entries}
+
+    def _entry(self, step: ir.Step, key: str, env: RunEnv, config: dict[str, Any] | None) -> Any:
+        """The value of the step's config entry `key`: from `config`, its entries rendered
+        already, else rendered now (None when the step has no such entry)."""
+        if config is not None:
+            return config.get(key)
+        return self._value(step.config.get(key), env)
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
         from catalyst_dsl.runtime.evaluate import explain
@@ -844,11 +877,14 @@ class Interpreter:
 
     # -- actions -------------------------------------------------------------------------------------------
 
-    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> Any:
+    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, config: dict[str, Any] | None = None) -> Any:
+        """Run the step's action. `config`: its config, rendered already (a what-if renders
+        it first to show it); the control steps and function calls read their entries from
+        it instead of rendering them again (see `_entry`)."""
         action = step.action
         control = getattr(self, "_do_" + action.replace("-", "_"), None) if action in CONTROL else None
         if control is not None:
-            return control(step, frame, scope, path, sid)
+            return control(step, frame, scope, path, sid, config)
         if action == "checkpoint":
             env = self.env(frame, scope)
             config = self._config(step, env)
@@ -859,16 +895,17 @@ class Interpreter:
                 raise Cancelled(by, f"{sid}: answered {selection.get('selected')} at its checkpoint")
             return selection
         if action in frame.functions:
-            return self._call_function(step, frame, scope, path, sid)
+            return self._call_function(step, frame, scope, path, sid, config)
         env = self.env(frame, scope)
-        config = self._config(step, env)
+        if config is None:
+            config = self._config(step, env)
         run = IMPLEMENTATIONS.get(action)
         if run is None:
             plugin = self.plugins(action)
             run = plugin.run if plugin is not None else None
         if run is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
-        spec = self.catalog.get(action)
+        spec = self._spec(action)
         if spec is not None:
             check_config(spec, config)
         writes = tuple(self._declared_writes(step, env, frame.gateway))
@@ -896,17 +933,15 @@ class Interpreter:
             detail = getattr(error, "strerror", None) or str(error)
             raise StepError("ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values") from None
 
-    def _do_var(self, step, frame, scope, path, sid):
+    def _do_var(self, step, frame, scope, path, sid, config=None):
         env = self.env(frame, scope)
-        name = self._value(step.config.get("name"), env)
-        value = step.config.get("value")
-        scope.assign(str(name), self._value(value, env) if value is not None else None)
+        scope.assign(str(self._entry(step, "name", env, config)), self._entry(step, "value", env, config))
         return None
 
-    def _do_if(self, step, frame, scope, path, sid):
+    def _do_if(self, step, frame, scope, path, sid, config=None):
         from catalyst_dsl.runtime.evaluate import truthy
 
-        value = self._value(step.config.get("condition"), self.env(frame, scope))
+        value = self._entry(step, "condition", self.env(frame, scope), config)
         if value is UNKNOWN:
             # A what-if cannot tell which branch runs: it shows both, each as conditional.
             with self.plan.conditional():
@@ -929,14 +964,13 @@ class Interpreter:
             inner.hand_out()
         return {"branch": branch, "executed": isinstance(body, ir.StepsV)}
 
-    def _do_for_each(self, step, frame, scope, path, sid):
+    def _do_for_each(self, step, frame, scope, path, sid, config=None):
         env = self.env(frame, scope)
-        items = self._value(step.config.get("in"), env)
+        items = self._entry(step, "in", env, config)
         if items is UNKNOWN and self.plan is not None:
             # How many items, and which, is not known: the body is shown once, for an unknown item.
-            item_name = str(self._value(step.config.get("item"), env))
-            index_value = step.config.get("index")
-            index_name = str(self._value(index_value, env)) if index_value is not None else "index"
+            item_name = str(self._entry(step, "item", env, config))
+            index_name = str(self._entry(step, "index", env, config)) if step.config.get("index") is not None else "index"
             body = step.config.get("steps")
             loop = Scope(scope, {item_name: UNKNOWN, index_name: UNKNOWN})
             with self.plan.conditional():
@@ -947,9 +981,8 @@ class Interpreter:
             items = list(items.items())
         if not isinstance(items, list):
             raise StepError("TypeError", f"for-each needs an array in `in`, got {type(items).__name__}")
-        item_name = str(self._value(step.config.get("item"), env))
-        index_value = step.config.get("index")
-        index_name = str(self._value(index_value, env)) if index_value is not None else "index"
+        item_name = str(self._entry(step, "item", env, config))
+        index_name = str(self._entry(step, "index", env, config)) if step.config.get("index") is not None else "index"
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         if self.plan is None and paths.join(path, "each", len(items), "item") in self.replay:
@@ -981,7 +1014,7 @@ class Interpreter:
             raise _loop_list_changed(path, f"item {index} is not the one it ran for")
 
 
-    def _do_try(self, step, frame, scope, path, sid):
+    def _do_try(self, step, frame, scope, path, sid, config=None):
         body = step.config.get("steps")
         outcome, caught = "completed", None
         final_steps = step.config.get("finally")
@@ -1022,7 +1055,7 @@ class Interpreter:
         final()
         return {"outcome": outcome, "caughtError": caught}
 
-    def _do_retry_block(self, step, frame, scope, path, sid):
+    def _do_retry_block(self, step, frame, scope, path, sid, config=None):
         """Run the block; when it fails with a code of `retryOn`, run it again from its first step
         with `__lastError` set, up to `maxAttempts` in the whole run. Each attempt's steps
         have their own paths (`…/attempt/N/i`), and each failed attempt is journaled
@@ -1076,25 +1109,24 @@ class Interpreter:
         with self._lock:
             self.hooks.record_step(entry, save=save)
 
-    def _do_throw(self, step, frame, scope, path, sid):
+    def _do_throw(self, step, frame, scope, path, sid, config=None):
         config = self._config(step, self.env(frame, scope))
         raise StepError(str(config.get("code") or "Error"), str(config.get("message") or config.get("code") or "thrown"),
                         guidance=config.get("guidance"), metadata=config.get("metadata"))
 
-    def _do_return(self, step, frame, scope, path, sid):
+    def _do_return(self, step, frame, scope, path, sid, config=None):
         config = self._config(step, self.env(frame, scope))
         # `code` and `message` say how the run ended; they are not outputs (docs/decisions.md).
         raise _Return({k: v for k, v in config.items() if k not in ("code", "message")})
 
-    def _do_function(self, step, frame, scope, path, sid):
+    def _do_function(self, step, frame, scope, path, sid, config=None):
         name = self._value(step.config.get("name"), self.env(frame, scope))
         frame.functions[str(name)] = (step, scope)
         return None
 
-    def _call_function(self, step, frame, scope, path, sid):
+    def _call_function(self, step, frame, scope, path, sid, config=None):
         definition, defined_in = frame.functions[step.action]
-        env = self.env(frame, scope)
-        given = self._config(step, env)
+        given = self._config(step, self.env(frame, scope)) if config is None else config
         decls = definition.config.get("inputs")
         from catalyst_dsl.runtime.inputs import resolve_inputs
 
@@ -1109,7 +1141,7 @@ class Interpreter:
             return done.values
         return None
 
-    def _do_parallel(self, step, frame, scope, path, sid):
+    def _do_parallel(self, step, frame, scope, path, sid, config=None):
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
         limit = self._value(step.config.get("maxConcurrency"), self.env(frame, scope)) if step.config.get("maxConcurrency") is not None else None
@@ -1162,7 +1194,7 @@ class Interpreter:
         shared.hand_out()
         return {"completed": len(steps), "failed": 0}
 
-    def _do_playbook(self, step, frame, scope, path, sid):
+    def _do_playbook(self, step, frame, scope, path, sid, config=None):
         env = self.env(frame, scope)
         config = self._config(step, env)
         if frame.depth + 1 > self.max_depth:

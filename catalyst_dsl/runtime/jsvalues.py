@@ -82,10 +82,15 @@ UNKNOWN = _Unknown()
 def contains_unknown(value: object) -> bool:
     if value is UNKNOWN:
         return True
+    # Loops, not any() over a generator: a plan asks this of every config it renders.
     if isinstance(value, list):
-        return any(contains_unknown(v) for v in value)
-    if isinstance(value, dict):
-        return any(contains_unknown(v) for v in value.values())
+        for item in value:
+            if contains_unknown(item):
+                return True
+    elif isinstance(value, dict):
+        for item in value.values():
+            if contains_unknown(item):
+                return True
     return False
 
 

@@ -23,7 +23,7 @@ from catalyst_dsl.ir import nodes as ir
 
 
 def join(prefix: str, *segments: object) -> str:
-    tail = "/".join(str(s) for s in segments)
+    tail = "/".join(map(str, segments))
     return f"{prefix}/{tail}" if prefix else tail
 
 

@@ -11,10 +11,14 @@ import contextlib
 import contextvars
 import re
 import threading
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+from catalyst_dsl.runtime import taint
 from catalyst_dsl.runtime.jsvalues import as_json_data
 from catalyst_dsl.runtime.taint import MIN_DERIVED_LENGTH, marked_texts, placeholder, placeholders
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.secrets import Masker
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)
@@ -26,8 +30,8 @@ _WEIGHT = {"delete": 4, "modify": 3, "create": 2, "no-op": 1}
 
 
 class PlanRecorder:
-    def __init__(self, mask: Callable[[Any], Any]) -> None:
-        self.mask = mask
+    def __init__(self, masker: "Masker") -> None:
+        self.masker = masker
         self.steps: list[dict[str, Any]] = []
         #: Secret text shown so far (text -> placeholder), for the diffs (see `settle`):
         #: all of the plan's, and per entry (by id) also the short ones.
@@ -48,13 +52,9 @@ class PlanRecorder:
         (self.steps if parent is None else parent).append(entry)
         return entry
 
-    @contextlib.contextmanager
-    def inside(self, entry: dict[str, Any]) -> Iterator[None]:
-        token = PARENT.set(entry["steps"])
-        try:
-            yield
-        finally:
-            PARENT.reset(token)
+    def inside(self, entry: dict[str, Any]) -> "_Inside":
+        """While it is entered, new entries go into `entry`'s steps."""
+        return _Inside(entry["steps"])
 
     @staticmethod
     @contextlib.contextmanager
@@ -72,15 +72,18 @@ class PlanRecorder:
         `entry`: the step the value configures; its diffs then show that secret text as
         its placeholder too, however short.
         """
-        data = as_json_data(value)
-        found: dict[str, str] = {}
-        _secret_texts(data, found)
-        if found:
-            with self._lock:
-                self._secret.update({t: p for t, p in found.items() if len(t) >= MIN_DERIVED_LENGTH})
-                if entry is not None:
-                    self._secret_of.setdefault(id(entry), {}).update(found)
-        return self.mask(placeholders(data))
+        data = as_json_data(value)  # new containers: what follows may keep them as they are
+        if taint.active():  # else no text is marked: nothing to look for or replace
+            found: dict[str, str] = {}
+            _secret_texts(data, found)
+            if found:
+                with self._lock:
+                    self._secret.update({t: p for t, p in found.items() if len(t) >= MIN_DERIVED_LENGTH})
+                    if entry is not None:
+                        self._secret_of.setdefault(id(entry), {}).update(found)
+            data = placeholders(data)
+        # With no secret known, masking would only copy the containers again.
+        return self.masker.mask(data) if len(self.masker) else data
 
     def settle(self, entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
         """Fill in the entry's change from its effects, unless a handler already decided.
@@ -88,8 +91,10 @@ class PlanRecorder:
         A diff of a file whose content was computed from a secret shows the placeholder
         of that secret text, as the step's config does, never the text itself.
         """
-        with self._lock:
-            secret = {**self._secret, **self._secret_of.pop(id(entry), {})}
+        secret = None
+        if self._secret or self._secret_of:  # else no secret text was shown: nothing to hide
+            with self._lock:
+                secret = {**self._secret, **self._secret_of.pop(id(entry), {})}
         if secret:
             for effect in effects:
                 if isinstance(effect.get("diff"), str):
@@ -99,6 +104,21 @@ class PlanRecorder:
         if entry["change"] is None:
             changes = [e["change"] for e in effects]
             entry["change"] = max(changes, key=_WEIGHT.__getitem__) if changes else fallback
+
+
+class _Inside:
+    """`PlanRecorder.inside`: a class rather than a generator, as every step enters one."""
+
+    __slots__ = ("steps", "token")
+
+    def __init__(self, steps: list) -> None:
+        self.steps = steps
+
+    def __enter__(self) -> None:
+        self.token = PARENT.set(self.steps)
+
+    def __exit__(self, *exc: object) -> None:
+        PARENT.reset(self.token)
 
 
 def _secret_texts(value: Any, found: dict[str, str]) -> None:

@@ -187,8 +187,6 @@ class Session:
         `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
-        import io
-
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.planning import PlanRecorder
         from catalyst_dsl.runtime.secrets import secret_placeholder
@@ -211,8 +209,8 @@ class Session:
         self._mark_secrets(values, secrets)
         from catalyst_dsl.runtime.interpreter import Frame, Interpreter, granted_paths
 
-        events = Events(log_format="text", out=io.StringIO(), mask=self.masker.mask)
-        recorder = PlanRecorder(self.masker.mask)
+        events = Events(mask=self.masker.mask, silent=True)
+        recorder = PlanRecorder(self.masker)
         scratch = self.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, self._inputs_env(values))
         gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh))

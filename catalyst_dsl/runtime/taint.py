@@ -110,7 +110,8 @@ class Taint:
             self.masker = other.masker
 
 
-#: Set once a secret is marked in this process: until then the evaluator skips all taint work.
+#: Set once a secret is marked in this process: until then the evaluator skips all taint
+#: work, and no SecretText exists (a plan then looks for none: runtime/planning.py).
 _active = False
 
 
