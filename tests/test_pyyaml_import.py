@@ -63,3 +63,43 @@ def test_only_pyyaml_s_own_modules_get_deferred_patterns(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == ["LazyPattern", "LazyPattern", "Pattern", "BB", True]
+
+
+_RACE = r"""
+import importlib.abc, importlib.util, sys, threading, time
+
+class SlowYaml(importlib.abc.MetaPathFinder):
+    # PyYAML's import, slowed: while it runs, sys.modules holds the module half made.
+    def find_spec(self, name, path, target=None):
+        if name != "yaml":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("yaml")
+        real = spec.loader
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real.create_module(spec)
+
+            def exec_module(self, module):
+                time.sleep(0.5)
+                real.exec_module(module)
+
+        spec.loader = Loader()
+        return spec
+
+sys.meta_path.insert(0, SlowYaml())
+threading.Thread(target=lambda: __import__("yaml")).start()  # a plugin's thread
+time.sleep(0.1)
+from catalyst_dsl.syntax.pyyaml import yaml
+print(hasattr(yaml, "SafeDumper"))
+"""
+
+
+def test_pyyaml_waits_for_an_import_of_yaml_under_way_in_another_thread():
+    """PyYAML imported by another thread (a plugin's) at the same time: catalyst waits for
+    that import to finish instead of taking the half-made module from sys.modules."""
+    done = subprocess.run([sys.executable, "-c", _RACE], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

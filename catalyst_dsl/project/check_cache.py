@@ -604,9 +604,9 @@ class _Decoder:
         self._length = -1 if source is None else len(source.text)
 
     def hook(self, value: dict):
-        name = value.get("@")
-        if name is not None:
-            cls, shape, names, defaults = self.shapes[name]
+        if "@" in value:
+            name = value["@"]
+            cls, shape, names, defaults = self.shapes[name]  # KeyError for a name not kept (the entry is refused)
             values = value["f"]
             if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
                 raise CacheEntryError(f"{name} has {len(shape.fields)} fields")

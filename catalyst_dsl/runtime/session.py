@@ -225,8 +225,10 @@ class Session:
                                    "reason": f"would fail: {error.code}: {error.message}", "conditional": False, "config": {},
                                    "effects": [], "writes": [], "approval": None, "request": None, "steps": []})
         resources = self.lock_resources(playbook, values, file)
-        # Where no run ever took a lock there is none to conflict with (nor a lock module to import).
-        held = self.locks.conflicts("what-if", resources) if (self.state_dir / "locks").exists() else []
+        # Where no run ever took a lock there is none to conflict with (nor a lock module to
+        # import); anything else there, a locks folder or a path that cannot be one, is the
+        # lock manager's to read or to report.
+        held = self.locks.conflicts("what-if", resources) if _may_hold_locks(self.state_dir / "locks") else []
         conflicts = [{"resource": self.masker.mask_text(c.resource), "run": c.run_id} for c in held]
         from catalyst_dsl.report.plan import count_changes, with_hash
 
@@ -1208,3 +1210,15 @@ def _remove_tree(path: Path) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+
+
+def _may_hold_locks(locks: Path) -> bool:
+    """False only where the locks folder is known not to exist (not a file in its way, a
+    link loop or an unreadable parent: those are errors the lock manager reports)."""
+    try:
+        os.lstat(locks)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass
+    return True

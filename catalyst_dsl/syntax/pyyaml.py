@@ -42,4 +42,9 @@ def _import_yaml():
     return yaml
 
 
-yaml = sys.modules.get("yaml") or _import_yaml()
+if "yaml" in sys.modules:
+    # Imported already (a plugin's), or being imported by another thread: the import
+    # statement waits for that import to finish, where sys.modules may hold it half made.
+    import yaml
+else:
+    yaml = _import_yaml()

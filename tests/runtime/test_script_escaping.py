@@ -487,3 +487,25 @@ def test_a_quoted_brace_inside_a_parameter_expansion_does_not_hide_an_unquoted_v
     assert result.exit_code == 0, result.output
     assert not project.exists("PWNED")
     assert project.read("out/got") == "}|x; touch PWNED|"
+
+
+def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() -> None:
+    """A dialect may keep `{{ ... }}` in a script as the author's literal text (a TextPart):
+    the run puts no value there, as the checker reads it; only the real placeholder is
+    filled, escaped. (The script's text was once parsed again at run time, which turned
+    such literal braces into a placeholder the checker had never seen.)"""
+    from catalyst_dsl.ir import nodes as ir
+    from catalyst_dsl.runtime.escaping import render_script
+    from catalyst_dsl.syntax import expr_ast as ast
+
+    literal = "echo {{ who }} "
+    placeholder = ast.RefPart(ast.PathRef("who", (), start=0, end=3), start=len(literal), end=len(literal) + 7, base=len(literal) + 2)
+    script = ir.Tmpl(literal + "{{who}}", (ast.TextPart(literal, start=0, end=len(literal)), placeholder))
+
+    class Env:
+        def lookup(self, name):
+            return {"who": "x; touch PWNED"}[name]
+
+    rendered = render_script(script, Env(), BASH)
+    assert rendered == "echo {{ who }} 'x; touch PWNED'"
+    assert rendered.values == ((len(literal), len(rendered)),)

@@ -851,3 +851,28 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     # The run-time ran (the session was imported) without them.
     assert done.stdout.splitlines()[-3:] == ["exit 0", "session", "imported []"], done.stdout + done.stderr
+
+
+_HELLO = """
+    name: hello
+    description: says hello
+    owner: me
+    steps:
+      - display: hello
+"""
+
+
+@pytest.mark.parametrize("breakage", ["state parent is a file", "locks is a symlink loop"])
+def test_a_what_if_still_reports_a_state_directory_it_cannot_use(project, breakage):
+    """A what-if skips the lock check only where no locks folder exists; a state
+    directory that cannot hold one (a file in its way, a link loop) is reported as a run
+    reports it, not planned over."""
+    project.playbook("hello", _HELLO)
+    if breakage == "state parent is a file":
+        (project.root / ".xe").write_text("not a directory", encoding="utf-8")
+    else:
+        project.state_dir.mkdir(parents=True)
+        os.symlink("locks", project.state_dir / "locks")  # a link to itself
+    result = project.run("hello", "--what-if")
+    assert result.exit_code == 3, result.output
+    assert "the run state cannot be read or written" in result.output
