@@ -9,7 +9,7 @@ import pytest
 
 from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
 from catalyst_dsl.project.config import SETTINGS, ProjectConfig
-from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, record, replace
+from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, maker, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
@@ -199,3 +199,20 @@ def test_a_shipped_shape_is_the_code_compiled_here():
                           "co_linetable", "co_exceptiontable", "co_name", "co_qualname", "co_filename", "co_firstlineno"):
             assert getattr(shipped, attribute) == getattr(compiled, attribute), (shape, attribute)
     assert records._shipped_init((False, 99, 0, (False,) * 99)) is None  # a shape it lacks is compiled
+
+
+def test_a_maker_builds_the_record_init_would_without_calling_it():
+    @record
+    class Node:
+        name: str
+        at: int = field(default=0, kw_only=True)
+        note: object = field(default=None, eq=False, kw_only=True)
+
+    made = maker(Node, ("at", "name"))([3, "n"])  # the fields given in their own order; `note` its default
+    assert made == Node("n", at=3) and made.note is None and type(made) is Node
+    with pytest.raises(FrozenRecordError):
+        made.name = "other"
+    with pytest.raises(TypeError):
+        maker(Point, ("x", "y"))  # `tags` has a factory: a maker makes no field's value afresh
+    with pytest.raises(TypeError):
+        maker(Point, ("y", "tags"))  # `x` has no default

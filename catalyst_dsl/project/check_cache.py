@@ -30,9 +30,7 @@ import json
 import operator
 import os
 import stat
-from collections import deque
 from collections.abc import Mapping
-from itertools import repeat
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -588,11 +586,6 @@ class _Encoder:
         raise CacheEntryError(f"cannot keep a {kind.__name__}")
 
 
-_new = object.__new__
-_assign = object.__setattr__  # a record's own __setattr__ refuses: it is immutable
-_exhaust = functools.partial(deque, maxlen=0)
-
-
 class _Decoder:
     """The reverse of `_Encoder`, run by the JSON parser on each object as it is read:
     only the classes of `_classes`, each with exactly its own fields."""
@@ -606,7 +599,7 @@ class _Decoder:
     def hook(self, value: dict):
         if "@" in value:
             name = value["@"]
-            cls, shape, names, defaults = self.shapes[name]  # KeyError for a name not kept (the entry is refused)
+            shape, make = self.shapes[name]  # KeyError for a name not kept (the entry is refused)
             values = value["f"]
             if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
                 raise CacheEntryError(f"{name} has {len(shape.fields)} fields")
@@ -622,14 +615,9 @@ class _Decoder:
             for i in shape.nested_tuples:
                 if values[i] is not None:
                     values[i] = tuple(tuple(item) for item in values[i])
-            # Made as `__setstate__` (unpickling) makes a record: each slot given its value
-            # (a dropped field its default), here in one pass of C calls instead of a call
-            # of `__init__` with keyword arguments (a third of the decoding).
-            made = _new(cls)
-            if defaults:
-                values += defaults
-            _exhaust(map(_assign, repeat(made), names, values))
-            return made
+            # Made without `__init__` and its keyword arguments (a third of the decoding):
+            # the values are checked above; a dropped field gets its default.
+            return make(values)
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()
@@ -652,22 +640,14 @@ class _Decoder:
     def _offsets(self, body: list) -> Span:
         if len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int or not 0 <= body[0] <= body[1] <= self._length:
             raise CacheEntryError("offsets into the file's text")
-        return Span._within(self.source, body[0], body[1])
+        return self.source.span(body[0], body[1])
 
 
 @functools.lru_cache(maxsize=1)
 def _shapes_by_name() -> dict[str, tuple]:
-    """Name -> (class, shape, the attributes of its kept fields and then of the dropped
-    ones, the dropped ones' defaults)."""
-    found = {}
-    for name, cls in _registry().items():
-        shape = _SHAPES[cls]
-        kept = tuple(attribute for attribute, _ in shape.fields)
-        dropped = [f for f in records.fields(cls) if f.name not in kept]
-        if any(type(f.default) is records.factory or f.default is records.NOTHING for f in dropped):
-            raise TypeError(f"{name}: a field that is not kept needs a plain default")  # a bug of _DROPPED
-        found[name] = (cls, shape, kept + tuple(f.name for f in dropped), [f.default for f in dropped])
-    return found
+    """Name -> (shape, the maker of its records from the kept fields' values)."""
+    return {name: (_SHAPES[cls], records.maker(cls, tuple(attribute for attribute, _ in _SHAPES[cls].fields)))
+            for name, cls in _registry().items()}
 
 
 def _ints(values: list, count: int) -> list[int]:
