@@ -37,7 +37,7 @@ from catalyst_dsl.runtime.jsvalues import (
     truthy,
 )
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.templates import ParsedTemplate, parse_template
+from catalyst_dsl.syntax.templates import ParsedTemplate, parse_template, single_part
 
 __all__ = [
     "UNDEFINED",
@@ -389,8 +389,9 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
 
 def _rendered(parts: tuple[ast.Part, ...], env: Env) -> object:
     """`render` of a template's parts, read without errors."""
-    if len(parts) == 1 and not isinstance(parts[0], ast.TextPart):
-        return part_value(parts[0], env)  # one `{{ }}` / `${{ }}` alone keeps its type (ParsedTemplate.single)
+    single = single_part(parts)
+    if single is not None:
+        return part_value(single, env)
     pieces = []
     values = []
     for part in parts:

@@ -82,8 +82,7 @@ class PlanRecorder:
                     if entry is not None:
                         self._secret_of.setdefault(id(entry), {}).update(found)
             data = placeholders(data)
-        # With no secret known, masking would only copy the containers again.
-        return self.masker.mask(data) if len(self.masker) else data
+        return self.masker.mask(data, own=True)  # new containers already: not copied again
 
     def settle(self, entry: dict[str, Any], effects: list[dict[str, Any]], fallback: str) -> None:
         """Fill in the entry's change from its effects, unless a handler already decided.

@@ -223,16 +223,18 @@ class Masker:
         patterns = self._compiled()
         return text if patterns is None else _masked_text(text, patterns)
 
-    def mask(self, value: object) -> object:
+    def mask(self, value: object, *, own: bool = False) -> object:
         """`value` with every secret masked: strings in dicts (keys too), lists and tuples, as new objects.
 
-        A number whose text holds a secret becomes the masked text.
+        A number whose text holds a secret becomes the masked text. `own`: the caller's
+        own new containers, which no one else holds: with no secret to mask they are
+        given back as they are rather than copied (a plan's steps, its shown configs).
         """
         # The patterns are taken once for the whole value (a plan's steps are thousands of
         # strings): one lock, and one set of secrets for all of it.
         patterns = self._compiled()
         if patterns is None:
-            return _copied(value)
+            return value if own else _copied(value)
         return _masked(value, patterns)
 
 

@@ -239,8 +239,7 @@ class Session:
             "permissions": {"allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None},
             "locks": resources, "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
             # Diffs, paths and reasons can hold a secret value too: the whole tree is masked.
-            # (the recorder's own lists: with no secret to mask, not copied again)
-            "steps": self.masker.mask(recorder.steps) if len(self.masker) else recorder.steps,
+            "steps": self.masker.mask(recorder.steps, own=True),  # the recorder's own lists
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
         plan["summary"] = count_changes(plan["steps"])

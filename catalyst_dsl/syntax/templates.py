@@ -31,9 +31,15 @@ class ParsedTemplate:
     @property
     def single(self) -> ast.RefPart | ast.ExprPart | None:
         """The one part of a string that is exactly one `{{ }}` or `${{ }}`, if it is."""
-        if len(self.parts) == 1 and not isinstance(self.parts[0], ast.TextPart):
-            return self.parts[0]  # type: ignore[return-value]
-        return None
+        return single_part(self.parts)
+
+
+def single_part(parts: tuple[ast.Part, ...]) -> ast.RefPart | ast.ExprPart | None:
+    """The one part of a template that is exactly one `{{ }}` or `${{ }}` (its value then
+    keeps its type), if it is."""
+    if len(parts) == 1 and not isinstance(parts[0], ast.TextPart):
+        return parts[0]  # type: ignore[return-value]
+    return None
 
 
 def might_be_template(text: str) -> bool:

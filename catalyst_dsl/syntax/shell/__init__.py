@@ -15,6 +15,8 @@ comment, the name of the command to run) the slot is UNSAFE with the reason and 
 
 from __future__ import annotations
 
+import functools
+
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell.bash import BashLexer
 from catalyst_dsl.syntax.shell.powershell import PowerShellLexer
@@ -37,11 +39,6 @@ def raw_argument(part: ast.Part) -> ast.Expr | None:
     return None
 
 
-#: The slots of each script (text, language, parts), and how many are kept (see `script_slots`).
-_SLOTS: dict[tuple, tuple[Slot, ...]] = {}
-MAX_CACHED_SCRIPTS = 4096
-
-
 def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = None) -> tuple[Slot, ...]:
     """One Slot per placeholder of the template `text`, in order, for a script in `language`.
 
@@ -49,15 +46,10 @@ def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = 
     them (a compiled step holds them), so the text is not parsed again; by default, its
     parts as `parse_template` reads it. They are part of the key: a dialect may build
     parts that reading the text again would not give (text it means literally)."""
-    key = (text, language, parse_template(text).parts if parts is None else parts)
-    slots = _SLOTS.get(key)
-    if slots is None:
-        if len(_SLOTS) >= MAX_CACHED_SCRIPTS:
-            _SLOTS.clear()
-        slots = _SLOTS[key] = _lexed(text, language, key[2])
-    return slots
+    return _lexed(text, language, parse_template(text).parts if parts is None else parts)
 
 
+@functools.lru_cache(maxsize=4096)
 def _lexed(text: str, language: str, parts: tuple[ast.Part, ...]) -> tuple[Slot, ...]:
     if language == BASH:
         return BashLexer(text, parts).run()
