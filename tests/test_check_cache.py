@@ -5,7 +5,6 @@ cache folder and the user's cache directory."""
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -124,6 +123,17 @@ def test_an_entry_of_another_version_is_never_read(tmp_path: Path) -> None:
     assert other.hits == 0 and other.misses == count
 
 
+def entry_name(cache, full: str, data: bytes) -> str:
+    """An entry's name, worked out here as the cache documents it (BLAKE2b, 32 bytes)."""
+    inner = hashlib.blake2b(data, digest_size=32).hexdigest().encode()
+    return hashlib.blake2b(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), inner), digest_size=32).hexdigest()
+
+
+def sealed_with(key: bytes, text: bytes) -> bytes:
+    """The seal of an entry's text under `key` (keyed BLAKE2b), worked out here."""
+    return hashlib.blake2b(text, key=key, digest_size=32).hexdigest().encode()
+
+
 def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
     """Put the donor's clean result in the victim's entry, sealed with `key`."""
     cache = new_cache(root)
@@ -131,7 +141,7 @@ def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
     for path in (victim, donor):
         data = (root / "playbooks" / path).read_bytes()
         full = str(root / "playbooks" / path)
-        name_of[path] = hashlib.sha256(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+        name_of[path] = entry_name(cache, full, data)
     donor_raw = cache._entry(name_of[donor]).read_bytes()
     head, rest = donor_raw.split(b"\n", 2)[2].split(b"\n", 1)
     head = json.loads(head)
@@ -139,7 +149,7 @@ def forge(root: Path, victim: str, donor: str, key: bytes) -> None:
     head[3] = _text_form((root / "playbooks" / victim).read_bytes())
     rest = rest.replace(str(root / "playbooks" / donor).encode(), str(root / "playbooks" / victim).encode())
     text = json.dumps(head).encode() + b"\n" + rest
-    seal = hmac.new(key, text, hashlib.sha256).hexdigest().encode()
+    seal = sealed_with(key, text)
     cache._entry(name_of[victim]).write_bytes(MAGIC + seal + b"\n" + text)
 
 
@@ -170,7 +180,7 @@ def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path
     cache = new_cache(root)
     data = (root / "playbooks" / "broken.yaml").read_bytes()
     full = str(root / "playbooks" / "broken.yaml")
-    name = hashlib.sha256(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+    name = entry_name(cache, full, data)
     head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
     body = json.loads(rest)
 
@@ -188,7 +198,7 @@ def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path
 
     spoil(body)
     text = head + b"\n" + json.dumps(body).encode()
-    cache._entry(name).write_bytes(MAGIC + hmac.new(cache_key(), text, hashlib.sha256).hexdigest().encode() + b"\n" + text)
+    cache._entry(name).write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
     again = new_cache(root)
     assert check(root, again)[0] == plain
     assert again.misses == 1

@@ -10,12 +10,12 @@ the others still load: one broken distribution never stops a run or a check.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import sys
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
+from catalyst_dsl import digests
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf, builtin_catalog
 from catalyst_dsl.ir.types import ObjectT, Type
 from catalyst_dsl.records import record
@@ -252,7 +252,8 @@ def environment() -> str:
     changes that file, so a list of entry points made under one digest still holds while
     the digest is the same (see check_cache: a replayed check then knows a name is no
     plugin's without listing)."""
-    digest = hashlib.sha256(sys.executable.encode("utf-8", "surrogatepass"))
+    digest = digests.hasher()
+    digest.update(sys.executable.encode("utf-8", "surrogatepass"))
     for finder in sys.meta_path:
         kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
         digest.update(f"\0finder {kind.__module__}.{kind.__qualname__}".encode())

@@ -10,9 +10,9 @@ catalog says about them now, and compared on every read, so installing or upgrad
 plugin recomputes the files that use it (and only those: a library of built-in actions
 never scans the installed plugins).
 
-Entries are JSON written by this module (never pickle) and sealed with an HMAC under a
-key private to the user (`$XDG_CACHE_HOME/catalyst/cache-key`, mode 0600, made on first
-use). An entry whose seal, name, version, shape or plugin digests do not check out is
+Entries are JSON written by this module (never pickle) and sealed with keyed BLAKE2b
+(a MAC, `digests.seal`) under a key private to the user
+(`$XDG_CACHE_HOME/catalyst/cache-key`, mode 0600, made on first use). An entry whose seal, name, version, shape or plugin digests do not check out is
 ignored and recomputed: it can never stand in for a file's real findings, even when
 someone who may write the project (and so could as well edit the playbooks) plants one.
 Without a usable key (no home, a key readable by others) the cache is off.
@@ -24,8 +24,6 @@ never read half an entry; the last writer of identical content wins.
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import json
 import operator
 import os
@@ -35,7 +33,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from catalyst_dsl import __version__
+from catalyst_dsl import __version__, digests
 from catalyst_dsl.diagnostics.model import Severity
 from catalyst_dsl import records
 from catalyst_dsl.syntax.source import SourceFile, Span
@@ -48,7 +46,7 @@ if TYPE_CHECKING:
 # cache answers whole (check_replay) loads none of it.
 
 #: Changes whenever the layout of an entry does.
-FORMAT = 2
+FORMAT = 3
 MAGIC = b"catalyst-check-cache 1\n"
 KEY_FILE = "cache-key"
 #: An entry larger than this is not a playbook's result: it is ignored, never parsed.
@@ -111,7 +109,8 @@ def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) ->
 def code_fingerprint() -> str:
     """catalyst's version and the size and time of each of its files: a different build
     of the checker never reads another's results."""
-    digest = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
+    digest = digests.hasher()
+    digest.update(f"{__version__}\0{FORMAT}".encode())
     package = Path(__file__).resolve().parent.parent
     roots = [package, package.parent / "grammar"]
     for root in roots:
@@ -163,7 +162,7 @@ class CheckCache:
         data = read_playbook(path)
         if isinstance(data, Compiled):
             return data  # unreadable or too large: nothing worth keeping
-        name = hashlib.sha256(b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), hashlib.sha256(data).hexdigest().encode())).hexdigest()
+        name = digests.hexdigest(b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), digests.hexdigest(data).encode()))
         found = self._read(name, path, data, catalog)
         if found is not None:
             self.hits += 1
@@ -245,13 +244,13 @@ class CheckCache:
         if len(raw) > MAX_ENTRY_BYTES or not raw.startswith(MAGIC):
             return None
         seal, _, body = raw[len(MAGIC):].partition(b"\n")
-        if not hmac.compare_digest(seal, hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()):
+        if not digests.sealed(self._key, body, seal):
             return None
         return body
 
     def entry_name(self, *parts: bytes) -> str:
         """An entry's name: a hash of this build of the checker and of `parts`."""
-        return hashlib.sha256(b"\0".join([self._fingerprint.encode(), *parts])).hexdigest()
+        return digests.hexdigest(b"\0".join([self._fingerprint.encode(), *parts]))
 
     def _read(self, name: str, path: str, data: bytes, catalog: Catalog) -> Compiled | None:
         body = self.read_sealed(name)
@@ -300,7 +299,7 @@ class CheckCache:
         """Keep `body` as the entry `name`, sealed; a cache that cannot be written is passed over."""
         if self.read_only:
             return
-        seal = hmac.new(self._key, body, hashlib.sha256).hexdigest().encode()
+        seal = digests.seal(self._key, body)
         target = self._entry(name)
         try:
             self._prepare()
@@ -411,7 +410,7 @@ def _missing(why: str | None) -> str:
 
 
 def _said(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return digests.hexdigest(text.encode("utf-8", "surrogatepass"))
 
 
 def _text_form(data: bytes) -> list:

@@ -30,7 +30,7 @@ from catalyst_dsl.project.discovery import MAX_FILE_BYTES, discover_folders
 from catalyst_dsl.syntax.decoding import decode
 from catalyst_dsl.syntax.source import SourceFile, Span
 
-if TYPE_CHECKING:  # check_cache (with hashlib and json) is imported only by a check that keeps a cache
+if TYPE_CHECKING:  # check_cache (with its digests and json) is imported only by a check that keeps a cache
     from catalyst_dsl.project.check_cache import CheckCache
 
 #: Changes whenever the layout of a record does.

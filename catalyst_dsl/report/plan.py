@@ -10,7 +10,6 @@ the template.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections import Counter
@@ -54,6 +53,8 @@ def canonical_json(plan: Mapping[str, Any]) -> str:
 
 def plan_hash(plan: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of `plan` without its `planHash`."""
+    import hashlib  # here: a what-if printed as text has no hash, and hashlib loads OpenSSL
+
     body = {key: value for key, value in plan.items() if key != "planHash"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 

@@ -15,7 +15,6 @@ that ended attempt N of a `retry-block`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Callable
 
@@ -35,6 +34,8 @@ _FINGERPRINTS: dict[int, tuple[object, str]] = {}
 def value_digest(value: object) -> str:
     """A short hash of a plain (JSON-like) value, keys in any order: what a loop item was."""
     data = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    import hashlib  # here: a what-if has no loop items to remember, and hashlib loads OpenSSL
+
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
