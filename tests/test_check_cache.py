@@ -170,6 +170,45 @@ def test_a_forged_entry_cannot_hide_findings(tmp_path: Path) -> None:
     assert check(root, trusted)[0] != plain and trusted.misses == 0
 
 
+@pytest.mark.parametrize("packed, read", [(0, True), (3 << 32 | 9, True), (-1, False), (5 << 32 | 2, False), ("past the end", False),
+                                           (True, False), (2.0, False), ([0, 2], False), ({"o": 0}, True), ({"o": -1}, False)])
+def test_a_span_kept_as_one_number_is_read_only_when_it_is_a_span_of_the_file(tmp_path: Path, packed, read) -> None:
+    """Spans of the file are kept as their two offsets in one number (start << 32 | end).
+    One that is not a whole number, runs backwards or ends past the text is refused with
+    its entry (the file compiled again); any other is a span of the file, and read."""
+    root = library(tmp_path / "project", 3)
+    plain, _ = check(root, new_cache(root))
+    cache = new_cache(root)
+    data = (root / "playbooks" / "broken.yaml").read_bytes()
+    full = str(root / "playbooks" / "broken.yaml")
+    name = entry_name(cache, full, data)
+    head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
+    body = json.loads(rest)
+    value = len(data.decode("utf-8")) + 1 if packed == "past the end" else packed
+    spoiled = []
+
+    def spoil(node):
+        if isinstance(node, dict):
+            for item in node.values():
+                spoil(item)
+            if node.get("@") == "Lit" and type(node["f"][-1]) is int:
+                node["f"][-1] = value  # its span
+                spoiled.append(node)
+        elif isinstance(node, list):
+            for item in node:
+                spoil(item)
+
+    spoil(body)
+    assert spoiled
+    text = head + b"\n" + json.dumps(body).encode()
+    cache._entry(name).write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
+    again = new_cache(root)
+    findings = check(root, again)[0]
+    assert again.misses == (0 if read else 1)
+    if not read:
+        assert findings == plain
+
+
 @pytest.mark.parametrize("wrong", ["x", 7, None, [0.5, 2], [True, 3], {"@": "Lit", "f": [1, None]}])
 def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path, wrong) -> None:
     """What our own bug could write under the user's key: a field holding what its class

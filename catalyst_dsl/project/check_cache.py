@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 # cache answers whole (check_replay) loads none of it.
 
 #: Changes whenever the layout of an entry does.
-FORMAT = 3
+FORMAT = 4
 MAGIC = b"catalyst-check-cache 1\n"
 KEY_FILE = "cache-key"
 #: An entry larger than this is not a playbook's result: it is ignored, never parsed.
@@ -464,8 +464,8 @@ class _Shape:
     nested_tuples: tuple[int, ...]
     dicts: tuple[int, ...]
     scalars: tuple[int, ...]
-    #: Fields that hold a span: one of this file not yet positioned is kept as its two
-    #: offsets right there, not as a tagged object (a third of an entry's objects).
+    #: Fields that hold a span: one of this file not yet positioned is kept as its
+    #: offsets (one number) right there, not as a tagged object (a third of an entry's objects).
     spans: tuple[int, ...] = ()
     #: Fields whose value is one exact class (or None where the field may be empty): text,
     #: a whole number, a truth value, a span or one of the kept records. An entry that
@@ -538,8 +538,8 @@ def _typed(kept: list, classes: dict[str, type]):
 
 class _Encoder:
     """The `default` of json.dumps, for what JSON has no form of: objects as
-    {"@": class, "f": [fields]}, spans of this file not yet positioned as {"o": [start, end]}
-    (offsets into its text), positioned ones as {"s": [line, col, end line, end col]}
+    {"@": class, "f": [fields]}, spans of this file not yet positioned as {"o": offsets}
+    (`Span.packed_in`: its two offsets into the text as one number), positioned ones as {"s": [line, col, end line, end col]}
     (another file's as {"S": [file, ...]}), dicts as {"d": [[key, value], ...]}, a
     severity as {"v": [value]}. Tuples become arrays; the decoder knows which fields hold them."""
 
@@ -558,9 +558,9 @@ class _Encoder:
     def default(self, value):
         kind = type(value)
         if kind is Span:
-            offsets = value.offsets_in(self.source)
-            if offsets is not None:
-                return {"o": offsets}  # not positioned yet: kept as offsets
+            packed = value.packed_in(self.source)
+            if packed is not None:
+                return {"o": packed}  # not positioned yet: kept as offsets
             if value.file == self.path:
                 return {"s": [value.line, value.col, value.end_line, value.end_col]}
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
@@ -570,9 +570,9 @@ class _Encoder:
             for i in shape.spans:
                 span = fields[i]
                 if type(span) is Span:
-                    offsets = span.offsets_in(self.source)
-                    if offsets is not None:
-                        fields[i] = offsets
+                    packed = span.packed_in(self.source)
+                    if packed is not None:
+                        fields[i] = packed
             for i in shape.dicts:
                 if fields[i] is not None:
                     fields[i] = {"d": list(fields[i].items())}
@@ -593,7 +593,6 @@ class _Decoder:
         self.path = path
         self.source = source
         self.shapes = _shapes_by_name()
-        self._length = -1 if source is None else len(source.text)
 
     def hook(self, value: dict):
         if "@" in value:
@@ -603,8 +602,8 @@ class _Decoder:
             if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
                 raise CacheEntryError(f"{name} has {len(shape.fields)} fields")
             for i in shape.spans:
-                if type(values[i]) is list:
-                    values[i] = self._offsets(values[i])
+                if type(values[i]) is int:
+                    values[i] = self._unpack(values[i])
             for i, kinds in shape.typed:
                 if type(values[i]) not in kinds:
                     raise CacheEntryError(f"{name} holds a {type(values[i]).__name__} where it keeps a {kinds[0].__name__}")
@@ -620,10 +619,10 @@ class _Decoder:
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()
+        if tag == "o":
+            return self._unpack(body)
         if type(body) is not list:
             raise CacheEntryError("a tagged value holds a list")
-        if tag == "o":
-            return self._offsets(body)
         if tag == "s":
             return Span(self.path, *_ints(body, 4))
         if tag == "S":
@@ -636,10 +635,11 @@ class _Decoder:
             return Severity(*body)
         raise CacheEntryError(f"an unknown tag {tag!r}")
 
-    def _offsets(self, body: list) -> Span:
-        if len(body) != 2 or type(body[0]) is not int or type(body[1]) is not int or not 0 <= body[0] <= body[1] <= self._length:
+    def _unpack(self, packed: int) -> Span:
+        span = None if self.source is None else self.source.unpack(packed)
+        if span is None:
             raise CacheEntryError("offsets into the file's text")
-        return self.source.span(body[0], body[1])
+        return span
 
 
 @functools.lru_cache(maxsize=1)

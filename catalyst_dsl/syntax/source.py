@@ -65,6 +65,12 @@ class Span:
         at = self._at
         return (at >> _SHIFT, at & _MASK) if type(at) is int and self._src is source else None
 
+    def packed_in(self, source: SourceFile) -> int | None:
+        """`offsets_in` as one whole number, which `SourceFile.unpack` makes a span again
+        (the check cache keeps thousands: one number each is the cheapest to read back)."""
+        at = self._at
+        return at if type(at) is int and self._src is source else None
+
     line = property(lambda self: self._where()[0])
     col = property(lambda self: self._where()[1])
     end_line = property(lambda self: self._where()[2])
@@ -164,6 +170,16 @@ class SourceFile:
     def span(self, start: int, end: int | None = None) -> Span:
         end = start if end is None else max(end, start)
         return Span._within(self, start, end)
+
+    def unpack(self, packed: object) -> Span | None:
+        """The span `Span.packed_in(self)` gave `packed` for, or None when `packed` is no
+        such number (not a whole number, offsets out of order or past the text's end)."""
+        if type(packed) is not int or packed < 0 or (packed >> _SHIFT) > (packed & _MASK) or (packed & _MASK) > len(self.text):
+            return None
+        span = object.__new__(Span)
+        object.__setattr__(span, "_src", self)
+        object.__setattr__(span, "_at", packed)
+        return span
 
     def line_text(self, line: int) -> str:
         if line < 1 or line > len(self._line_starts):

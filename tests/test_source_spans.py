@@ -1,0 +1,31 @@
+"""Spans kept as one number (`Span.packed_in`, `SourceFile.unpack`), as the check cache keeps them."""
+
+from __future__ import annotations
+
+from catalyst_dsl.syntax.source import SourceFile, Span
+
+TEXT = "name: demo\nsteps:\n  - log-info: hi\n"
+
+
+def test_a_span_comes_back_from_its_number_with_the_same_position() -> None:
+    source = SourceFile("/p/demo.yaml", TEXT)
+    for start, end in [(0, 0), (0, 4), (11, 17), (len(TEXT), len(TEXT))]:
+        packed = source.span(start, end).packed_in(source)
+        again = source.unpack(packed)
+        assert again.offsets_in(source) == (start, end)
+        assert again == source.span(start, end)  # (comparing positions it: its offsets are gone)
+    assert source.unpack(source.span(20, 24).packed_in(source)) == Span("/p/demo.yaml", 3, 3, 3, 7)
+
+
+def test_a_positioned_span_or_another_files_has_no_number() -> None:
+    source, other = SourceFile("/p/demo.yaml", TEXT), SourceFile("/p/other.yaml", TEXT)
+    span = source.span(0, 4)
+    assert span.packed_in(other) is None
+    span.line  # positioned now: its offsets are gone
+    assert span.packed_in(source) is None
+
+
+def test_a_number_that_is_no_span_of_the_file_gives_none() -> None:
+    source = SourceFile("/p/demo.yaml", TEXT)
+    for wrong in (-1, 5 << 32 | 2, len(TEXT) + 1, 1 << 40, True, 2.0, "3", None, [0, 2]):
+        assert source.unpack(wrong) is None, wrong
