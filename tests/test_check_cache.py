@@ -170,6 +170,31 @@ def test_a_forged_entry_cannot_hide_findings(tmp_path: Path) -> None:
     assert check(root, trusted)[0] != plain and trusted.misses == 0
 
 
+def respoil(root: Path, file: str, change) -> CheckCache:
+    """Check `root` once, then give `change` each object of `file`'s entry (children
+    first) to alter in place, seal the result with the user's key, and return a new
+    cache to check with."""
+    cache = new_cache(root)
+    data = (root / "playbooks" / file).read_bytes()
+    name = entry_name(cache, str(root / "playbooks" / file), data)
+    head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
+    body = json.loads(rest)
+
+    def walk(node):
+        if isinstance(node, dict):
+            for item in node.values():
+                walk(item)
+            change(node)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(body)
+    text = head + b"\n" + json.dumps(body).encode()
+    cache._entry(name).write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
+    return new_cache(root)
+
+
 @pytest.mark.parametrize("packed, read", [(0, True), (3 << 32 | 9, True), (-1, False), (5 << 32 | 2, False), ("past the end", False),
                                            (True, False), (2.0, False), ([0, 2], False), ({"o": 0}, True), ({"o": -1}, False)])
 def test_a_span_kept_as_one_number_is_read_only_when_it_is_a_span_of_the_file(tmp_path: Path, packed, read) -> None:
@@ -178,31 +203,16 @@ def test_a_span_kept_as_one_number_is_read_only_when_it_is_a_span_of_the_file(tm
     its entry (the file compiled again); any other is a span of the file, and read."""
     root = library(tmp_path / "project", 3)
     plain, _ = check(root, new_cache(root))
-    cache = new_cache(root)
-    data = (root / "playbooks" / "broken.yaml").read_bytes()
-    full = str(root / "playbooks" / "broken.yaml")
-    name = entry_name(cache, full, data)
-    head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
-    body = json.loads(rest)
-    value = len(data.decode("utf-8")) + 1 if packed == "past the end" else packed
+    value = len((root / "playbooks" / "broken.yaml").read_text(encoding="utf-8")) + 1 if packed == "past the end" else packed
     spoiled = []
 
     def spoil(node):
-        if isinstance(node, dict):
-            for item in node.values():
-                spoil(item)
-            if node.get("@") == "Lit" and type(node["f"][-1]) is int:
-                node["f"][-1] = value  # its span
-                spoiled.append(node)
-        elif isinstance(node, list):
-            for item in node:
-                spoil(item)
+        if node.get("@") == "Lit" and type(node["f"][-1]) is int:
+            node["f"][-1] = value  # its span
+            spoiled.append(node)
 
-    spoil(body)
+    again = respoil(root, "broken.yaml", spoil)
     assert spoiled
-    text = head + b"\n" + json.dumps(body).encode()
-    cache._entry(name).write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
-    again = new_cache(root)
     findings = check(root, again)[0]
     assert again.misses == (0 if read else 1)
     if not read:
@@ -216,29 +226,14 @@ def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path
     recompiled, never a traceback later in the check."""
     root = library(tmp_path / "project", 3)
     plain, _ = check(root, new_cache(root))
-    cache = new_cache(root)
-    data = (root / "playbooks" / "broken.yaml").read_bytes()
-    full = str(root / "playbooks" / "broken.yaml")
-    name = entry_name(cache, full, data)
-    head, rest = cache._entry(name).read_bytes().split(b"\n", 2)[2].split(b"\n", 1)
-    body = json.loads(rest)
 
     def spoil(value):
-        if isinstance(value, dict):
-            for item in value.values():
-                spoil(item)
-            if value.get("@") == "Lit":
-                value["f"][-1] = wrong  # its span
-            if value.get("@") == "Step":
-                value["f"][0] = wrong if wrong is not None else 7  # its action
-        elif isinstance(value, list):
-            for item in value:
-                spoil(item)
+        if value.get("@") == "Lit":
+            value["f"][-1] = wrong  # its span
+        if value.get("@") == "Step":
+            value["f"][0] = wrong if wrong is not None else 7  # its action
 
-    spoil(body)
-    text = head + b"\n" + json.dumps(body).encode()
-    cache._entry(name).write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
-    again = new_cache(root)
+    again = respoil(root, "broken.yaml", spoil)
     assert check(root, again)[0] == plain
     assert again.misses == 1
 
