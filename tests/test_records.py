@@ -216,3 +216,38 @@ def test_a_maker_builds_the_record_init_would_without_calling_it():
         maker(Point, ("x", "y"))  # `tags` has a factory: a maker makes no field's value afresh
     with pytest.raises(TypeError):
         maker(Point, ("y", "tags"))  # `x` has no default
+
+
+def test_a_maker_given_every_field_sets_each_through_its_slot():
+    @record
+    class Node:
+        name: str
+        at: int = field(default=0, kw_only=True)
+        note: object = field(default=None, eq=False, kw_only=True)
+
+    @record(frozen=False)
+    class Open:
+        a: int
+        b: int = 2
+
+    made = maker(Node, ("note", "at", "name"))(["x", 3, "n"])
+    assert made == Node("n", at=3, note="x") and made.note == "x" and type(made) is Node
+    with pytest.raises(FrozenRecordError):
+        made.at = 4
+    opened = maker(Open, ("b", "a"))([5, 1])
+    assert opened == Open(1, 5)
+    opened.a = 9  # a mutable record stays mutable
+    assert opened.a == 9
+    assert maker(Node, ("name",))(["m"]) == Node("m")  # with defaults: the other way, same record
+
+
+def test_the_shipped_makers_are_the_code_compiled_here():
+    from catalyst_dsl import records
+    from catalyst_dsl.record_shapes import MAKERS
+
+    assert MAKERS and max(MAKERS) >= 10
+    for count, shipped in MAKERS.items():
+        compiled = records._compiled(records._maker_source(count), "make")
+        for attribute in ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_name"):
+            assert getattr(shipped, attribute) == getattr(compiled, attribute), (count, attribute)
+    assert records._maker_code(200).co_name == "make"  # a count it lacks is compiled
