@@ -1,0 +1,89 @@
+"""How a `catalyst` process ends (cli._end_now): its output whole, its atexit handlers run
+once, and Python's teardown (emptying every module, freeing each object) skipped, except
+when something might still need the interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+# Run in the child before the command: an object whose finalizer says when Python's
+# teardown frees it, and an atexit handler that says when it runs.
+WITNESS = ("import atexit, os, sys, types\n"
+           "class Witness:\n"
+           "    write = staticmethod(os.write)\n"
+           "    def __del__(self):\n"
+           "        self.write(2, b'FREED\\n')\n"
+           "holder = types.ModuleType('witness_holder')\n"
+           "holder.witness = Witness()\n"
+           "sys.modules['witness_holder'] = holder\n"
+           "atexit.register(lambda: print('HANDLER', file=sys.stderr))\n")
+
+
+def _catalyst(args: list[str], cwd: Path, before: str = "", python: list[str] | None = None) -> subprocess.CompletedProcess:
+    probe = WITNESS + before + f"sys.argv = ['catalyst', *{args!r}]\nfrom catalyst_dsl.cli import main\nmain()\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cwd / "cache-home")}
+    return subprocess.run([sys.executable, *(python or []), "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    shutil.copy(ROOT / "playbooks" / "research.yaml", project / "research.yaml")
+    return project
+
+
+def test_a_command_ends_without_the_teardown_with_its_handlers_run_once(tmp_path: Path) -> None:
+    done = _catalyst(["check", "research.yaml"], _project(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
+    assert done.stderr.count("HANDLER") == 1
+    assert "FREED" not in done.stderr  # the teardown was skipped
+
+
+def test_the_exit_status_is_the_commands(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: 1\n", encoding="utf-8")
+    assert _catalyst(["check", "bad.yaml"], project).returncode == 1
+    usage = _catalyst(["no-such-command"], project)
+    assert usage.returncode == 2 and "No such command" in usage.stderr and "FREED" not in usage.stderr
+
+
+def test_a_long_plan_on_a_pipe_is_printed_whole(tmp_path: Path) -> None:
+    """Output still in the buffers is written before the process ends."""
+    project = _project(tmp_path)
+    steps = "".join(f"  - name: say-{n}\n    log-info: step {n} of many\n" for n in range(200))
+    (project / "long.yaml").write_text(f"name: long\ndescription: Many steps.\nowner: Product Manager\nsteps:\n{steps}", encoding="utf-8")
+    done = _catalyst(["run", "long.yaml", "--what-if", "--format", "json"], project)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) > 65536  # more than a buffer's and a pipe's worth
+    assert len(json.loads(done.stdout)["steps"]) == 200
+
+
+def test_python_ends_the_process_while_another_thread_runs(tmp_path: Path) -> None:
+    """A thread still running when the command is done is waited for, as Python does."""
+    marker = tmp_path / "thread-finished"
+    before = ("import threading, time\n"
+              f"threading.Thread(target=lambda: (time.sleep(0.5), open({str(marker)!r}, 'w').close())).start()\n")
+    done = _catalyst(["check", "research.yaml"], _project(tmp_path), before)
+    assert done.returncode == 0, done.stderr
+    assert marker.exists()
+    assert done.stderr.count("HANDLER") == 1
+
+
+def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path) -> None:
+    """Under a profiler (or a tracer, or `python -i`) the interpreter's own exit runs: the
+    profiler prints what it measured after the command."""
+    project = _project(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-m", "catalyst_dsl", "--version"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "catalyst, version" in done.stdout and "function calls" in done.stdout
