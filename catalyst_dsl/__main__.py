@@ -1,5 +1,5 @@
 """`python -m catalyst_dsl` runs the command line."""
 
-from catalyst_dsl.cli import main
+from catalyst_dsl.cli import command_line
 
-main()
+command_line()

@@ -294,12 +294,8 @@ def main() -> None:
     # default thresholds); commands that live long give the defaults back
     # (`collector.for_long_running`).
     tune_process()
-    ended = None
     try:
         cli(prog_name="catalyst")
-    except SystemExit as end:
-        ended = end
-        raise
     finally:
         # The process ends here (click exits once the command is done). Python's shutdown
         # would run the cyclic collector over every object still alive, the imported
@@ -308,8 +304,17 @@ def main() -> None:
         # Frozen objects are left out of those collections. Output is still flushed and
         # atexit handlers still run; only the freeing is left to the operating system.
         gc.freeze()
-        if ended is not None:
-            _end_now(ended.code)
+
+
+def command_line() -> None:
+    """The `catalyst` program (its console script, `python -m catalyst_dsl`): `main`, then
+    the end of the process (`_end_now`). `main` itself raises SystemExit as click does,
+    for a program that calls it and goes on."""
+    try:
+        main()
+    except SystemExit as end:
+        _end_now(end.code)
+        raise
 
 
 def _end_now(code: object) -> None:

@@ -1,6 +1,6 @@
-"""How a `catalyst` process ends (cli._end_now): its output whole, its atexit handlers run
-once, and Python's teardown (emptying every module, freeing each object) skipped, except
-when something might still need the interpreter."""
+"""How a `catalyst` process ends (cli.command_line, cli._end_now): its output whole, its
+atexit handlers run once, and Python's teardown (emptying every module, freeing each
+object) skipped, except when something might still need the interpreter."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ WITNESS = ("import atexit, os, sys, types\n"
 
 
 def _catalyst(args: list[str], cwd: Path, before: str = "", python: list[str] | None = None) -> subprocess.CompletedProcess:
-    probe = WITNESS + before + f"sys.argv = ['catalyst', *{args!r}]\nfrom catalyst_dsl.cli import main\nmain()\n"
+    probe = WITNESS + before + f"sys.argv = ['catalyst', *{args!r}]\nfrom catalyst_dsl.cli import command_line\ncommand_line()\n"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cwd / "cache-home")}
     return subprocess.run([sys.executable, *(python or []), "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
@@ -87,3 +87,12 @@ def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "catalyst, version" in done.stdout and "function calls" in done.stdout
+
+
+def test_main_raises_for_a_program_that_calls_it_and_goes_on(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'check', 'research.yaml']\n"
+             "try:\n    main()\nexcept SystemExit as end:\n    print('went on after exit', end.code)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "went on after exit 0", done.stdout + done.stderr
