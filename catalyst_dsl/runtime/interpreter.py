@@ -187,6 +187,8 @@ class Interpreter:
         #: The path of the step that was in flight when the resumed run stopped: recovered
         #: without running again when it has `ensures:` and they hold (see _recovered).
         self.recovering = recovering
+        #: (scope, frame, the RunEnv made for them): see `env`.
+        self._last_env: tuple[Any, Any, Any] = (None, None, None)
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -238,7 +240,19 @@ class Interpreter:
         return f"{step.action}@{line}"
 
     def env(self, frame: Frame, scope: Scope) -> RunEnv:
-        return RunEnv(scope, frame.inputs, self.scratch, lambda: self.events.entries, frame.gateway)
+        """What the step's templates can reach. A step asks several times (its condition,
+        config, checks, bindings) with the same scope: the last one made is given again
+        while the scope and frame are the same objects (a RunEnv holds nothing else that
+        changes; one tuple, read and replaced whole, so threads never see half of one)."""
+        last = self._last_env
+        if last[0] is scope and last[1] is frame:
+            return last[2]
+        env = RunEnv(scope, frame.inputs, self.scratch, self._log_entries, frame.gateway)
+        self._last_env = (scope, frame, env)
+        return env
+
+    def _log_entries(self) -> list[dict]:
+        return self.events.entries
 
     def run_step(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         if self._stopping:
