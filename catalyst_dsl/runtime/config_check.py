@@ -41,6 +41,8 @@ def _as_text_where_text_belongs(value: Any, expected: t.Type) -> Any:
     """A number or boolean given where text is expected, as its text (`42`, `true`), the way
     YAML and the original templates write them; lists and objects are left for _mismatch,
     since no one text is obviously meant for them."""
+    if type(value) is str:
+        return value  # most values: nothing to write as text
     if isinstance(expected, t.StringT) and isinstance(value, (bool, int, float)):
         return to_text(value)
     if isinstance(expected, t.ArrayT) and isinstance(value, list):
@@ -50,6 +52,8 @@ def _as_text_where_text_belongs(value: Any, expected: t.Type) -> Any:
 
 def _mismatch(value: Any, expected: t.Type) -> str | None:
     """Why `value` does not fit `expected`, or None when it does."""
+    if type(value) is str and type(expected) is t.StringT:
+        return None  # the most common pair, decided before the general questions
     if value is UNKNOWN:
         return None  # a what-if value; the step that meets it is simulated, not run
     if value is UNDEFINED:

@@ -6,11 +6,11 @@ terminal or a log, whatever step printed it.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import sys
 import threading
+import time
 from typing import Any, Callable, TextIO
 
 from catalyst_dsl.report.diagnostics import safe_text
@@ -20,8 +20,21 @@ LEVELS = ("error", "warning", "info", "display", "verbose", "debug", "trace")
 _MARKS = {"completed": "✓", "failed": "✗", "skipped": "↷", "running": "▶", "paused": "⏸", "continued": "!"}
 
 
+#: The last whole second stamped, and its text: every log entry is stamped (a what-if's
+#: too, for `logs()`), and formatting the date and time is most of a stamp's cost.
+_second: tuple[int, str] = (-1, "")
+
+
 def utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Now in UTC, `2026-11-27T02:45:33.123456Z` (microseconds cut, not rounded, as
+    `datetime.now` does); the date and time are formatted once per second."""
+    global _second
+    whole, nanos = divmod(time.time_ns(), 1_000_000_000)
+    second, text = _second
+    if whole != second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second = (whole, text)  # one tuple, replaced whole: threads see a pair that belongs together
+    return f"{text}.{nanos // 1000:06d}Z"
 
 
 def discard_stdout() -> None:

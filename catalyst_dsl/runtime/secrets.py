@@ -212,6 +212,11 @@ class Masker:
                 self._patterns = None
 
     def _compiled(self) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+        if not self._secrets:
+            # None known yet (most runs, and every plan without a secret input): no lock to
+            # take for each log line. A secret added meanwhile is one this call did not see
+            # under the lock either.
+            return None
         with self._lock:
             if self._patterns is None and self._secrets:
                 # Longest first: at any position the alternation then takes the longest secret there.
@@ -234,8 +239,12 @@ class Masker:
         # strings): one lock, and one set of secrets for all of it.
         patterns = self._compiled()
         if patterns is None:
-            return value if own else _copied(value)
+            return value if own or type(value) in _SCALARS else _copied(value)
         return _masked(value, patterns)
+
+
+#: Values `_copied` gives back as they are (exact types: a marked secret text is a str subclass).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _copied(value: object) -> object:
