@@ -194,21 +194,7 @@ class _Evaluator:
             self.fail(str(fault), node)
 
     def reference(self, ref: ast.PathRef | ast.ProtocolRef) -> object:
-        if isinstance(ref, ast.ProtocolRef):
-            return self.env.protocol(ref.protocol, ref.path)
-        try:
-            value = self.env.lookup(ref.root)
-        except KeyError:
-            self.fail(f"'{ref.root}' is not defined", ref)
-        for k, segment in enumerate(ref.segments):
-            if value is UNKNOWN:
-                return UNKNOWN
-            try:
-                value = member(value, segment)
-            except Fault:
-                path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
-                self.fail(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", ref)
-        return value
+        return _reference(ref, self.env, self.base)
 
     # -- operators
 
@@ -367,7 +353,27 @@ def evaluate(expr, env: Env, *, base: int = 0) -> object:
 
 def resolve_path(ref: ast.PathRef | ast.ProtocolRef, env: Env, *, base: int = 0) -> object:
     """`{{ a.b.0 }}`: the root from `env.lookup`, then dict keys, list indexes and `.length`."""
-    return _Evaluator(env, base).reference(ref)
+    return _reference(ref, env, base)
+
+
+def _reference(ref: ast.PathRef | ast.ProtocolRef, env: Env, base: int) -> object:
+    """`resolve_path`, without an evaluator: a reference computes nothing, so it has no
+    secrets to follow (most `{{ }}` of a playbook are references)."""
+    if isinstance(ref, ast.ProtocolRef):
+        return env.protocol(ref.protocol, ref.path)
+    try:
+        value = env.lookup(ref.root)
+    except KeyError:
+        raise EvaluationError(f"'{ref.root}' is not defined", base + ref.start, base + ref.end)  # noqa: B904 - as the evaluator's fail
+    for k, segment in enumerate(ref.segments):
+        if value is UNKNOWN:
+            return UNKNOWN
+        try:
+            value = member(value, segment)
+        except Fault:
+            path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
+            raise EvaluationError(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", base + ref.start, base + ref.end)  # noqa: B904
+    return value
 
 
 def part_value(part: ast.RefPart | ast.ExprPart, env: Env) -> object:

@@ -13,7 +13,6 @@ implementation in `runtime/actions` (or a plugin) that acts only through the gat
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import os
 import threading
@@ -35,7 +34,7 @@ from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown
+from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, to_text, truthy
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
@@ -187,6 +186,12 @@ class Interpreter:
         #: The path of the step that was in flight when the resumed run stopped: recovered
         #: without running again when it has `ensures:` and they hold (see _recovered).
         self.recovering = recovering
+        # The evaluator, imported as a run starts rather than with this module (a check
+        # imports it for its constants): not through a function-level import at each value
+        # rendered (about 0.8 us each, several per step).
+        from catalyst_dsl.runtime.evaluate import materialize
+
+        self._materialize = materialize
         #: (scope, frame, the RunEnv made for them): see `env`.
         self._last_env: tuple[Any, Any, Any] = (None, None, None)
 
@@ -350,55 +355,64 @@ class Interpreter:
                 entry = self.plan.open(path, sid, step.action)
                 entry["change"], entry["reason"] = "unknown", f"its condition would fail: {error.code}: {error.message}"
                 return
-        with (self.plan.conditional() if maybe else contextlib.nullcontext()):
-            if step.gate is not None and step.gate.when == "before":
-                self._plan_gate(step, step.gate, frame, scope, path, sid)
-            self._plan_approval(step, frame, scope, path, sid)
-            entry = self.plan.open(path, sid, step.action)
-            if maybe:
-                entry["reason"] = "runs only if its condition holds, which depends on a value the plan cannot know"
-            effects: list[dict] = []
-            token = EFFECTS.set(effects)
-            result: Any = UNKNOWN
-            try:
+        if maybe:
+            with self.plan.conditional():
+                self._simulate_entry(step, frame, scope, path, sid, maybe)
+        else:
+            self._simulate_entry(step, frame, scope, path, sid, maybe)
+
+    def _simulate_entry(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, maybe: bool) -> None:
+        """`_simulate` once the step would run: its entry (with its approval and gates before
+        it, its review and checkpoint flags after), its result defined and bound."""
+        spec = self._spec(step.action)
+        if step.gate is not None and step.gate.when == "before":
+            self._plan_gate(step, step.gate, frame, scope, path, sid)
+        self._plan_approval(step, frame, scope, path, sid)
+        entry = self.plan.open(path, sid, step.action)
+        if maybe:
+            entry["reason"] = "runs only if its condition holds, which depends on a value the plan cannot know"
+        effects: list[dict] = []
+        token = EFFECTS.set(effects)
+        result: Any = UNKNOWN
+        try:
+            if step.requires is not None:
                 self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
-                with self.plan.inside(entry):
-                    result = self._simulate_action(step, frame, scope, path, sid, entry)
-                if step.ensures is not None:
-                    unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
-                    self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
-            except Unknowable as unknown:
-                entry["change"], entry["reason"] = "unknown", unknown.reason
-            except StepError as error:
-                if error.code == "PermissionDenied":
-                    entry["change"], entry["reason"] = "refused", error.message
-                    written = error.metadata.get("path") if isinstance(error.metadata, dict) else None
-                    entry["writes"].append({"path": written, "allowed": False, "refusal": error.message})
-                else:
-                    entry["change"], entry["reason"] = "unknown", f"would fail: {error.code}: {error.message}"
-            finally:
-                EFFECTS.reset(token)
-                self.plan.settle(entry, effects, "read" if self._effect(step.action) is Effect.READ else "no-op")
-            if self.plan.files_unknown is None and entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope):
-                self.plan.files_unknown = f"{sid} ({step.action}), whose effects the plan cannot know,"
-            if step.name and step.action not in ("var", "function"):
-                scope.define(step.name, result)
-            try:
-                self._bind(step, frame, scope, result)
-            except StepError as error:
-                entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
-            spec = self._spec(step.action)
-            if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
-                flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
-                flag["change"] = "would-pause"
-                flag["approval"] = {"message": "review the pull request before the run goes on", "roles": list(frame.playbook.reviewers.required)}
-            if step.checkpoint:
-                flag = self.plan.open(paths.join(path, "checkpoint"), sid, "checkpoint")
-                message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
-                flag["change"] = "would-pause"
-                flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
-            if step.gate is not None and step.gate.when == "after":
-                self._plan_gate(step, step.gate, frame, scope, path, sid)
+            with self.plan.inside(entry):
+                result = self._simulate_action(step, frame, scope, path, sid, entry)
+            if step.ensures is not None:
+                unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
+                self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
+        except Unknowable as unknown:
+            entry["change"], entry["reason"] = "unknown", unknown.reason
+        except StepError as error:
+            if error.code == "PermissionDenied":
+                entry["change"], entry["reason"] = "refused", error.message
+                written = error.metadata.get("path") if isinstance(error.metadata, dict) else None
+                entry["writes"].append({"path": written, "allowed": False, "refusal": error.message})
+            else:
+                entry["change"], entry["reason"] = "unknown", f"would fail: {error.code}: {error.message}"
+        finally:
+            EFFECTS.reset(token)
+            self.plan.settle(entry, effects, "read" if spec is not None and spec.effect is Effect.READ else "no-op")
+        if self.plan.files_unknown is None and entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope):
+            self.plan.files_unknown = f"{sid} ({step.action}), whose effects the plan cannot know,"
+        if step.name and step.action not in ("var", "function"):
+            scope.define(step.name, result)
+        try:
+            self._bind(step, frame, scope, result)
+        except StepError as error:
+            entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
+        if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
+            flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
+            flag["change"] = "would-pause"
+            flag["approval"] = {"message": "review the pull request before the run goes on", "roles": list(frame.playbook.reviewers.required)}
+        if step.checkpoint:
+            flag = self.plan.open(paths.join(path, "checkpoint"), sid, "checkpoint")
+            message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
+            flag["change"] = "would-pause"
+            flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+        if step.gate is not None and step.gate.when == "after":
+            self._plan_gate(step, step.gate, frame, scope, path, sid)
 
     def _may_write_unseen(self, step: ir.Step, frame: Frame, scope: Scope) -> bool:
         """Whether a step the plan could not simulate may change files it does not name:
@@ -541,8 +555,6 @@ class Interpreter:
         `abort` then stops the group before it starts). Only a question the branch would
         ask now: its condition and `requires:` hold (checked without effects; else the
         branch meets them itself). The branch finds the answer recorded."""
-        from catalyst_dsl.runtime.evaluate import truthy
-
         if step.gate is None or step.gate.when != "before" or paths.join(path, "before") in self.replay or path in self.replay:
             return
         env = self.env(frame, scope)
@@ -558,8 +570,6 @@ class Interpreter:
     def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, value: Any = _UNEVALUATED) -> bool:
         """Whether the step's condition holds (else the step is skipped); `value`: the
         condition's value, when the caller evaluated it already."""
-        from catalyst_dsl.runtime.evaluate import truthy
-
         env = self.env(frame, scope)
         if value is _UNEVALUATED:
             value = self._value(step.condition, env)
@@ -631,8 +641,6 @@ class Interpreter:
         if spec is None:
             return None
         if spec.shell_like and step.writes:
-            from catalyst_dsl.runtime.evaluate import to_text
-
             written = [to_text(value) for value in self._declared_writes(step, self.env(frame, scope), gateway)]
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
@@ -648,7 +656,7 @@ class Interpreter:
 
     def _flag_checkpoint(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
-        from catalyst_dsl.runtime.evaluate import render, to_text
+        from catalyst_dsl.runtime.evaluate import render
 
         sid = self.step_id(step)
         if isinstance(step.checkpoint, str):
@@ -855,13 +863,10 @@ class Interpreter:
     # -- values ------------------------------------------------------------------------------------------
 
     def _value(self, value: ir.Value, env: RunEnv) -> Any:
-        from catalyst_dsl.runtime.evaluate import materialize
-
-        return materialize(value, env)
+        return self._materialize(value, env)
 
     def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
-        from catalyst_dsl.runtime.evaluate import materialize  # once per step, not per entry (as _value would)
-
+        materialize = self._materialize
         spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if script is None:
@@ -922,7 +927,7 @@ class Interpreter:
         spec = self._spec(action)
         if spec is not None:
             check_config(spec, config)
-        writes = tuple(self._declared_writes(step, env, frame.gateway))
+        writes = tuple(self._declared_writes(step, env, frame.gateway)) if step.writes else ()
         timeout = step.timeout
         left = DEADLINE.get() - time.monotonic()
         if left != float("inf"):
@@ -953,8 +958,6 @@ class Interpreter:
         return None
 
     def _do_if(self, step, frame, scope, path, sid, config=None):
-        from catalyst_dsl.runtime.evaluate import truthy
-
         value = self._entry(step, "condition", self.env(frame, scope), config)
         if value is UNKNOWN:
             # A what-if cannot tell which branch runs: it shows both, each as conditional.
@@ -1279,8 +1282,6 @@ class Interpreter:
     def _gate(self, step: ir.Step, gate: ir.Gate, frame: Frame, scope: Scope, path: str, sid: str) -> str:
         """Pause at the step's gate; the answer chosen (`yes`, `skip`). `abort` ends the run
         `cancelled`. Autonomous mode answers `yes`, unless the gate's policy asks for a person."""
-        from catalyst_dsl.runtime.evaluate import to_text
-
         env = self.env(frame, scope)
         written = self._value(gate.message, env) if gate.message is not None else None
         message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
@@ -1426,7 +1427,7 @@ def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[st
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
     """The playbook's allowedWritePaths plus artifacts, rendered; None when it declares none."""
-    from catalyst_dsl.runtime.evaluate import materialize, to_text
+    from catalyst_dsl.runtime.evaluate import materialize
 
     if playbook.allowed_write_paths is None:
         return None

@@ -30,13 +30,21 @@ class Scope:
         self.parent = parent
 
     def lookup(self, name: str) -> Any:
+        value = self.find(name)
+        if value is _MISSING:
+            raise KeyError(name)
+        return value
+
+    def find(self, name: str) -> Any:
+        """`lookup` without the KeyError: `_MISSING` when no scope defines the name (an
+        input's name, read through RunEnv, is not a variable: no exception per read)."""
         scope: Scope | None = self
         while scope is not None:
             value = scope.values.get(name, _MISSING)
             if value is not _MISSING:
                 return value
             scope = scope.parent
-        raise KeyError(name)
+        return _MISSING
 
     def define(self, name: str, value: Any) -> None:
         self.values[name] = value
@@ -81,14 +89,14 @@ class RunEnv:
         return next((v.masker for v in self.inputs.values() if isinstance(v, SecretText)), None)
 
     def lookup(self, name: str) -> Any:
-        try:
-            return self.scope.lookup(name)
-        except KeyError:
-            if name == "inputs":
-                return self.inputs
-            if name in self.inputs:
-                return self.inputs[name]
-            raise
+        value = self.scope.find(name)
+        if value is not _MISSING:
+            return value
+        if name == "inputs":
+            return self.inputs
+        if name in self.inputs:
+            return self.inputs[name]
+        raise KeyError(name)
 
     def get(self, path: str) -> Any:
         """`get('a.b.0')`: like `{{a.b.0}}`, but lenient: a missing step is `undefined`."""
