@@ -258,9 +258,9 @@ class _Evaluator:
             if impl is None:
                 self.fail(f"'{callee.name}' is not a function the expression language allows", callee)
             args = [self.eval(a) for a in node.args]
-            if any(contains_unknown(a) for a in args):
+            if contains_unknown(args):  # the list of them: one call, no generator
                 return UNKNOWN
-            return self.run(node, lambda: impl(self.env, args))
+            return self.run(node, impl, self.env, args)
         if isinstance(callee, ast.Member):
             target = callee.target
             # `Math.max(...)`: a namespace, unless the playbook defines a name that hides it.
@@ -269,15 +269,15 @@ class _Evaluator:
                 if function is None:
                     self.fail(f"'{target.name}.{callee.name}' is not allowed in expressions", callee)
                 args = [self.eval(a) for a in node.args]
-                if any(contains_unknown(a) for a in args):
+                if contains_unknown(args):  # the list of them: one call, no generator
                     return UNKNOWN
-                return self.run(node, lambda: function(args))
+                return self.run(node, function, args)
             receiver = self.eval(target)
             args = [self.eval(a) for a in node.args]
-            if contains_unknown(receiver) or any(contains_unknown(a) for a in args):
+            if contains_unknown(receiver) or contains_unknown(args):
                 return UNKNOWN
             method = self.method(receiver, callee)
-            return self.run(node, lambda: method(receiver, args))
+            return self.run(node, method, receiver, args)
         self.fail("only named functions and methods can be called in expressions", callee)
 
     def method(self, receiver: object, callee: ast.Member) -> Callable[[object, list], object]:
@@ -289,11 +289,13 @@ class _Evaluator:
             self.fail(f"the method '{name}' is not allowed on {a_kind(receiver)}", callee)
         return impl
 
-    def run(self, node: ast.Call, thunk: Callable[[], object]) -> object:
+    def run(self, node: ast.Call, function: Callable[..., object], *args: object) -> object:
+        """`function(*args)`, a Fault of it failing at the call (no closure made per call)."""
         try:
-            return thunk()
+            return function(*args)
         except Fault as fault:
             self.fail(str(fault), node)
+
 
 
 #: Nodes whose value is one they were given, not one they computed (see `_Evaluator.tracked`).

@@ -90,6 +90,14 @@ class PlanRecorder:
         A diff of a file whose content was computed from a secret shows the placeholder
         of that secret text, as the step's config does, never the text itself.
         """
+        if not effects:  # most steps: no diff to hide secrets in, no change to weigh
+            if self._secret_of:
+                with self._lock:
+                    self._secret_of.pop(id(entry), None)  # the entry's secret texts are done with
+            entry["effects"] = effects
+            if entry["change"] is None:
+                entry["change"] = fallback
+            return
         secret = None
         if self._secret or self._secret_of:  # else no secret text was shown: nothing to hide
             with self._lock:
