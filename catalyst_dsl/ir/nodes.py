@@ -294,13 +294,18 @@ def nested_steps(value: "Value") -> Iterator[tuple[Step, ...]]:
             yield from nested_steps(entry.value)
 
 
+#: The config values `nested_steps` may find steps in.
+_HOLDERS = (StepsV, ListV, MapV)
+
+
 def steps_within(step: Step) -> Iterator[Step]:
     """The step and every step nested in it, in document order."""
     yield step
     for entry in step.config.entries:
-        for steps in nested_steps(entry.value):
-            for inner in steps:
-                yield from steps_within(inner)
+        if isinstance(entry.value, _HOLDERS):  # a text or a number holds no steps: no generator made for it
+            for steps in nested_steps(entry.value):
+                for inner in steps:
+                    yield from steps_within(inner)
 
 
 def all_steps(playbook: Playbook) -> Iterator[Step]:

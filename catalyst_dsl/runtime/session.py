@@ -818,8 +818,8 @@ class Session:
                         continue
                     if kind == "branch":
                         found.append(f"branch:{text}")
-                    elif place(text).path is not None and _lockable(place(text).path):
-                        found.append(f"path:{place(text).path}")
+                    elif (placed := place(text).path) is not None and _lockable(placed):
+                        found.append(f"path:{placed}")
                 if step.action == "playbook" and isinstance(step.config.get("inheritPermissions"), ir.Lit):
                     target = step.config.get("name")
                     if isinstance(target, ir.Lit):
