@@ -377,8 +377,11 @@ class Interpreter:
         try:
             if step.requires is not None:
                 self._plan_checks(step.requires, "requires", frame, scope, sid, entry)
-            with self.plan.inside(entry):
-                result = self._simulate_action(step, frame, scope, path, sid, entry)
+            if step.action in CONTROL or step.action in frame.functions:
+                with self.plan.inside(entry):  # the steps it runs are filed in its entry
+                    result = self._simulate_action(step, frame, scope, path, sid, entry)
+            else:
+                result = self._simulate_action(step, frame, scope, path, sid, entry)  # an action runs no steps
             if step.ensures is not None:
                 unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
                 self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
@@ -486,8 +489,9 @@ class Interpreter:
         if action in CONTROL or action in frame.functions:
             env = self.env(frame, scope)
             values = None
+            materialize = self._materialize
             try:
-                values = {e.key: self._value(e.value, env) for e in step.config.entries}
+                values = {e.key: materialize(e.value, env) for e in step.config.entries}
                 entry["config"] = self.plan.shown(_data_only(values))
             except StepError:
                 values = None  # the step itself reports what fails, rendering its entries again
