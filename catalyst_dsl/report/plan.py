@@ -167,8 +167,11 @@ def walk(steps: Iterable[Mapping[str, Any]], depth: int = 0) -> Iterator[tuple[M
 def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """The `summary` of a plan with these steps: every change type, 0 when absent, nested entries counted."""
     counts = dict.fromkeys(CHANGE_TYPES, 0)
-    for step, _depth in walk(steps):
+    pending = list(steps)[::-1]  # walk's order, without a generator per entry: the next entry is last
+    while pending:
+        step = pending.pop()
         counts[step["change"]] = counts.get(step["change"], 0) + 1
+        pending.extend(reversed(step.get("steps") or ()))
     return counts
 
 
