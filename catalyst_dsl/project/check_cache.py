@@ -12,9 +12,10 @@ never scans the installed plugins).
 
 Entries are JSON written by this module (never pickle) and sealed with keyed BLAKE2b
 (a MAC, `digests.seal`) under a key private to the user
-(`$XDG_CACHE_HOME/catalyst/cache-key`, mode 0600, made on first use). An entry whose seal, name, version, shape or plugin digests do not check out is
-ignored and recomputed: it can never stand in for a file's real findings, even when
-someone who may write the project (and so could as well edit the playbooks) plants one.
+(`$XDG_CACHE_HOME/catalyst/cache-key`, mode 0600, made on first use). An entry whose
+seal, name, version, shape or plugin digests do not check out is ignored and recomputed:
+it can never stand in for a file's real findings, even when someone who may write the
+project (and so could as well edit the playbooks) plants one.
 Without a usable key (no home, a key readable by others) the cache is off.
 
 Entries are written to a temporary file and renamed into place, so concurrent checks
