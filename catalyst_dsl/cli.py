@@ -296,6 +296,8 @@ def main() -> None:
     tune_process()
     try:
         cli(prog_name="catalyst")
+    except OSError as error:
+        _stopped_by(error)
     finally:
         # The process ends here (click exits once the command is done). Python's shutdown
         # would run the cyclic collector over every object still alive, the imported
@@ -304,6 +306,24 @@ def main() -> None:
         # Frozen objects are left out of those collections. Output is still flushed and
         # atexit handlers still run; only the freeing is left to the operating system.
         gc.freeze()
+
+
+def _stopped_by(error: OSError) -> None:
+    """What the operating system refused and no command handles itself (most often its
+    output: `catalyst check > /dev/full`), said as an error with a fix instead of a
+    traceback; exit 1. Output that cannot be written is dropped from then on, so that
+    Python's own last flush does not fail again."""
+    from catalyst_dsl.runtime.events import discard_stdout
+
+    said = error.strerror or str(error) or type(error).__name__
+    where = f": {error.filename}" if error.filename else ""
+    discard_stdout()
+    try:
+        click.echo(f"error: catalyst stopped: {said}{where}", err=True)
+        click.echo("  help: the operating system refused it (a full disk, a closed output, a permission); fix that and run the command again", err=True)
+    except (OSError, ValueError):
+        pass  # standard error is gone too: the exit status is all that is left to say it
+    sys.exit(1)
 
 
 def command_line() -> None:

@@ -42,6 +42,8 @@ def _aborts(command):
             # fault. Nothing more can be said to it; later writes go nowhere.
             discard_stdout()
             sys.exit(0)
+        except OutputRefused:
+            raise  # said as what it is by cli.main, not as the run's state
         except OSError as error:
             from catalyst_dsl.runtime.state_errors import state_abort
 
@@ -54,6 +56,20 @@ def _aborts(command):
         sys.exit(abort.exit_code)
 
     return wrapper
+
+
+class OutputRefused(OSError):
+    """Standard output refused a plan (a full disk behind `> plan.txt`): not the run's
+    state, which a what-if never writes."""
+
+
+def _print(text: str, nl: bool) -> None:
+    try:
+        click.echo(text, nl=nl)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputRefused(error.errno, error.strerror or str(error)) from error
 
 
 def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False, project=None):
@@ -166,7 +182,7 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
                 except OSError as error:
                     raise click.FileError(what_if_report, hint=f"cannot write the plan there: {error.strerror or error}") from None
             render = {"json": lambda: text, "markdown": lambda: render_markdown(plan), "text": lambda: render_text(plan)}[fmt]
-            click.echo(render(), nl=fmt == "text")
+            _print(render(), nl=fmt == "text")
             return
         try:
             with open(expect_plan, encoding="utf-8") as handle:

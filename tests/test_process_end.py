@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 
 # Run in the child before the command: an object whose finalizer says when Python's
@@ -96,3 +98,37 @@ def test_main_raises_for_a_program_that_calls_it_and_goes_on(tmp_path: Path) -> 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
     done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "went on after exit 0", done.stdout + done.stderr
+
+
+def _hello(tmp_path: Path) -> Path:
+    project = tmp_path / "hello"
+    project.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    (project / "hello.yaml").write_text("name: hello\ndescription: d\nowner: Engineer\nsteps:\n  - log-info: hi\n", encoding="utf-8")
+    return project
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--version"], ["check", "hello.yaml"], ["run", "hello.yaml", "--what-if"],
+                                  ["run", "hello.yaml", "--what-if", "--format", "json"]])
+def test_output_the_system_refuses_is_an_error_not_a_traceback(tmp_path: Path, args: list[str]) -> None:
+    project = _hello(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "catalyst_dsl", *args], cwd=project, env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "error: catalyst stopped: No space left on device" in done.stderr
+    assert "Traceback" not in done.stderr and "run state" not in done.stderr
+
+
+def test_a_run_without_standard_output_runs_to_its_end(tmp_path: Path) -> None:
+    """`catalyst run ... >&-`: Python has no standard output; the run tells nobody and completes."""
+    project = _hello(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run(["sh", "-c", f"exec '{sys.executable}' -m catalyst_dsl run hello.yaml >&-"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "catalyst_dsl", "runs", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert "completed" in listed.stdout and "interrupted" not in listed.stdout, listed.stdout

@@ -65,7 +65,9 @@ class Events:
         #: Entries of the log-* actions, for the `logs()` expression function.
         self.entries: list[dict] = []
         self._lock = threading.Lock()
-        self._closed = False
+        #: No output at all (`catalyst run ... >&-` leaves Python no standard output): the
+        #: run goes on to its end, its state saved as always, and tells nobody.
+        self._closed = self.out is None
 
     # -- the one writer ------------------------------------------------------------------------------
 
