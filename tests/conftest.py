@@ -62,3 +62,16 @@ def _plain_check_output(monkeypatch):
     NO_COLOR, FORCE_COLOR); the tests set them where they test that, and nowhere else."""
     for name in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def research_project(tmp_path):
+    """A project (an empty catalyst.toml) holding a copy of playbooks/research.yaml, for
+    tests that run `catalyst` in a process of its own."""
+    import shutil
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    shutil.copy(Path(__file__).parents[1] / "playbooks" / "research.yaml", project / "research.yaml")
+    return project

@@ -29,16 +29,8 @@ def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> set[str]:
     return set(done.stderr.rsplit("MODULES", 1)[1].split())
 
 
-def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "catalyst.toml").write_text("", encoding="utf-8")
-    shutil.copy(ROOT / "playbooks" / "research.yaml", project / "research.yaml")
-    return project
-
-
-def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_reader(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_reader(tmp_path: Path, research_project: Path) -> None:
+    project = research_project
     modules = _modules_after(["check", "--no-cache", "research.yaml"], project, tmp_path)
     assert "catalyst_dsl.compiler" in modules and "catalyst_dsl.syntax.lalr" in modules  # it did compile
     # The cache (and hashlib and json with it), the Markdown reader for a YAML file, the
@@ -53,8 +45,8 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     assert not (project / ".xe").exists()
 
 
-def test_a_replayed_check_loads_no_compiler(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+def test_a_replayed_check_loads_no_compiler(tmp_path: Path, research_project: Path) -> None:
+    project = research_project
     first = _modules_after(["check", "research.yaml"], project, tmp_path)
     assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.check_cache" in first
     again = _modules_after(["check", "research.yaml"], project, tmp_path)
@@ -66,7 +58,7 @@ def test_a_replayed_check_loads_no_compiler(tmp_path: Path) -> None:
     assert again.isdisjoint(unwanted), sorted(again & unwanted)
 
 
-def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(tmp_path: Path) -> None:
+def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(tmp_path: Path, research_project: Path) -> None:
     """cli.main raises the collector's thresholds before the command runs (about 3.5 ms
     of a one-file check went to collections that found nothing) and freezes what is alive
     when it is done, so Python's shutdown does not run the collector over it (about 13 ms);
@@ -75,7 +67,7 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
              "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
              "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
              "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
-    project = _project(tmp_path)
+    project = research_project
     done = subprocess.run([sys.executable, "-c", probe], cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,33 +33,25 @@ def _catalyst(args: list[str], cwd: Path, before: str = "", python: list[str] | 
     return subprocess.run([sys.executable, *(python or []), "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
-def _project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "catalyst.toml").write_text("", encoding="utf-8")
-    shutil.copy(ROOT / "playbooks" / "research.yaml", project / "research.yaml")
-    return project
-
-
-def test_a_command_ends_without_the_teardown_with_its_handlers_run_once(tmp_path: Path) -> None:
-    done = _catalyst(["check", "research.yaml"], _project(tmp_path))
+def test_a_command_ends_without_the_teardown_with_its_handlers_run_once(tmp_path: Path, research_project: Path) -> None:
+    done = _catalyst(["check", "research.yaml"], research_project)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
     assert done.stderr.count("HANDLER") == 1
     assert "FREED" not in done.stderr  # the teardown was skipped
 
 
-def test_the_exit_status_is_the_commands(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+def test_the_exit_status_is_the_commands(tmp_path: Path, research_project: Path) -> None:
+    project = research_project
     (project / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: 1\n", encoding="utf-8")
     assert _catalyst(["check", "bad.yaml"], project).returncode == 1
     usage = _catalyst(["no-such-command"], project)
     assert usage.returncode == 2 and "No such command" in usage.stderr and "FREED" not in usage.stderr
 
 
-def test_a_long_plan_on_a_pipe_is_printed_whole(tmp_path: Path) -> None:
+def test_a_long_plan_on_a_pipe_is_printed_whole(tmp_path: Path, research_project: Path) -> None:
     """Output still in the buffers is written before the process ends."""
-    project = _project(tmp_path)
+    project = research_project
     steps = "".join(f"  - name: say-{n}\n    log-info: step {n} of many\n" for n in range(200))
     (project / "long.yaml").write_text(f"name: long\ndescription: Many steps.\nowner: Product Manager\nsteps:\n{steps}", encoding="utf-8")
     done = _catalyst(["run", "long.yaml", "--what-if", "--format", "json"], project)
@@ -69,21 +60,21 @@ def test_a_long_plan_on_a_pipe_is_printed_whole(tmp_path: Path) -> None:
     assert len(json.loads(done.stdout)["steps"]) == 200
 
 
-def test_python_ends_the_process_while_another_thread_runs(tmp_path: Path) -> None:
+def test_python_ends_the_process_while_another_thread_runs(tmp_path: Path, research_project: Path) -> None:
     """A thread still running when the command is done is waited for, as Python does."""
     marker = tmp_path / "thread-finished"
     before = ("import threading, time\n"
               f"threading.Thread(target=lambda: (time.sleep(0.5), open({str(marker)!r}, 'w').close())).start()\n")
-    done = _catalyst(["check", "research.yaml"], _project(tmp_path), before)
+    done = _catalyst(["check", "research.yaml"], research_project, before)
     assert done.returncode == 0, done.stderr
     assert marker.exists()
     assert done.stderr.count("HANDLER") == 1
 
 
-def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path) -> None:
+def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path, research_project: Path) -> None:
     """Under a profiler (or a tracer, or `python -i`) the interpreter's own exit runs: the
     profiler prints what it measured after the command."""
-    project = _project(tmp_path)
+    project = research_project
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
     done = subprocess.run([sys.executable, "-m", "cProfile", "-m", "catalyst_dsl", "--version"], cwd=project, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -91,8 +82,8 @@ def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path) -> None:
     assert "catalyst, version" in done.stdout and "function calls" in done.stdout
 
 
-def test_main_raises_for_a_program_that_calls_it_and_goes_on(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+def test_main_raises_for_a_program_that_calls_it_and_goes_on(tmp_path: Path, research_project: Path) -> None:
+    project = research_project
     probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'check', 'research.yaml']\n"
              "try:\n    main()\nexcept SystemExit as end:\n    print('went on after exit', end.code)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
