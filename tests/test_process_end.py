@@ -123,3 +123,16 @@ def test_a_run_without_standard_output_runs_to_its_end(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     listed = subprocess.run([sys.executable, "-m", "catalyst_dsl", "runs", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert "completed" in listed.stdout and "interrupted" not in listed.stdout, listed.stdout
+
+
+def test_an_error_of_the_system_is_said_even_without_standard_output(tmp_path: Path) -> None:
+    """No standard output at all (`>&-`) and an OSError no command handles: still an
+    error line on standard error and exit 1, no traceback."""
+    project = _hello(tmp_path)
+    probe = ("import sys\nimport catalyst_dsl.cli as cli\n"
+             "def refused(*args, **kwargs):\n    raise PermissionError(13, 'Permission denied', 'somewhere')\n"
+             "cli.cli.main = refused\nsys.stdout = None\nsys.argv = ['catalyst', 'check', 'hello.yaml']\ncli.command_line()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "error: catalyst stopped: Permission denied: somewhere" in done.stderr and "Traceback" not in done.stderr

@@ -44,8 +44,8 @@ def discard_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):
-        pass  # no real descriptor behind stdout (a test's capture): nothing to redirect
+    except (OSError, ValueError, AttributeError):
+        pass  # no real descriptor behind stdout (a test's capture, none at all): nothing to redirect
 
 
 class Events:
