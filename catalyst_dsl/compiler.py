@@ -64,17 +64,18 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
         if root is not None or not sink.has_errors:
             if dialect is None and root is not None:
                 dialect = registry.by_content(root, sink)
-            if dialect is None:
+            if dialect is not None:
+                playbook = dialect.reader().compile_document(source, root, sink, catalog)
+            else:
                 # The native front end, imported for native files only (about 1 ms a
                 # check of one file in another dialect does not spend).
                 from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
-            if dialect is None and ordinary_yaml(root, catalog.declares):
-                sink.report("C018", "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys", source.span(0, min(len(source.text), 1)),
-                            help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)")
-            elif dialect is None:
-                playbook = CatalystLowerer(source, sink, catalog).playbook(root)
-            else:
-                playbook = dialect.reader().compile_document(source, root, sink, catalog)
+
+                if ordinary_yaml(root, catalog.declares):
+                    sink.report("C018", "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys", source.span(0, min(len(source.text), 1)),
+                                help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)")
+                else:
+                    playbook = CatalystLowerer(source, sink, catalog).playbook(root)
     calls = []
     if playbook is not None:
         calls = check_references(playbook, sink, catalog)

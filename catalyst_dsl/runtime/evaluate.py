@@ -297,7 +297,6 @@ class _Evaluator:
             self.fail(str(fault), node)
 
 
-
 #: Nodes whose value is one they were given, not one they computed (see `_Evaluator.tracked`).
 _HANDS_ON = (ast.Name, ast.Member, ast.Index, ast.ArrayExpr, ast.ObjectExpr, ast.Conditional, ast.PathRef, ast.ProtocolRef)
 _CHOOSING = ("&&", "||", "??")
@@ -366,7 +365,7 @@ def _reference(ref: ast.PathRef | ast.ProtocolRef, env: Env, base: int) -> objec
     try:
         value = env.lookup(ref.root)
     except KeyError:
-        raise EvaluationError(f"'{ref.root}' is not defined", base + ref.start, base + ref.end)  # noqa: B904 - as the evaluator's fail
+        raise EvaluationError(f"'{ref.root}' is not defined", base + ref.start, base + ref.end)  # raised where the evaluator's `fail` would be
     for k, segment in enumerate(ref.segments):
         if value is UNKNOWN:
             return UNKNOWN
@@ -374,7 +373,7 @@ def _reference(ref: ast.PathRef | ast.ProtocolRef, env: Env, base: int) -> objec
             value = member(value, segment)
         except Fault:
             path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
-            raise EvaluationError(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", base + ref.start, base + ref.end)  # noqa: B904
+            raise EvaluationError(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", base + ref.start, base + ref.end)
     return value
 
 

@@ -1131,17 +1131,17 @@ class Interpreter:
             self.hooks.record_step(entry, save=save)
 
     def _do_throw(self, step, frame, scope, path, sid, config=None):
-        config = self._config(step, self.env(frame, scope))
+        config = self._config(step, self.env(frame, scope)) if config is None else config
         raise StepError(str(config.get("code") or "Error"), str(config.get("message") or config.get("code") or "thrown"),
                         guidance=config.get("guidance"), metadata=config.get("metadata"))
 
     def _do_return(self, step, frame, scope, path, sid, config=None):
-        config = self._config(step, self.env(frame, scope))
+        config = self._config(step, self.env(frame, scope)) if config is None else config
         # `code` and `message` say how the run ended; they are not outputs (docs/decisions.md).
         raise _Return({k: v for k, v in config.items() if k not in ("code", "message")})
 
     def _do_function(self, step, frame, scope, path, sid, config=None):
-        name = self._value(step.config.get("name"), self.env(frame, scope))
+        name = self._entry(step, "name", self.env(frame, scope), config)
         frame.functions[str(name)] = (step, scope)
         return None
 
@@ -1165,7 +1165,7 @@ class Interpreter:
     def _do_parallel(self, step, frame, scope, path, sid, config=None):
         body = step.config.get("steps")
         steps = body.steps if isinstance(body, ir.StepsV) else ()
-        limit = self._value(step.config.get("maxConcurrency"), self.env(frame, scope)) if step.config.get("maxConcurrency") is not None else None
+        limit = self._entry(step, "maxConcurrency", self.env(frame, scope), config)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1):
             raise StepError("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {limit!r}")
         shared = Scope(scope)
@@ -1217,7 +1217,7 @@ class Interpreter:
 
     def _do_playbook(self, step, frame, scope, path, sid, config=None):
         env = self.env(frame, scope)
-        config = self._config(step, env)
+        config = self._config(step, env) if config is None else config
         if frame.depth + 1 > self.max_depth:
             raise StepError("RecursionLimit", f"calling {config.get('name')} would go deeper than max-depth {self.max_depth}",
                             guidance="raise max-depth in catalyst.toml, or check the condition that ends the recursion")

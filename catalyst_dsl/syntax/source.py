@@ -41,9 +41,14 @@ class Span:
     def _within(cls, source: SourceFile, start: int, end: int) -> Span:
         if start < 0 or end > _MASK:  # positions clamp to the text anyway; packing needs it
             start, end = max(0, start), max(0, min(end, _MASK))
+        return cls._packed(source, start << _SHIFT | end)
+
+    @classmethod
+    def _packed(cls, source: SourceFile, at: int) -> Span:
+        """A lazy span of `source` from its two offsets packed in `at` (see `_SHIFT`)."""
         span = object.__new__(cls)
         object.__setattr__(span, "_src", source)
-        object.__setattr__(span, "_at", start << _SHIFT | end)
+        object.__setattr__(span, "_at", at)
         return span
 
     @property
@@ -176,10 +181,7 @@ class SourceFile:
         such number (not a whole number, offsets out of order or past the text's end)."""
         if type(packed) is not int or packed < 0 or (packed >> _SHIFT) > (packed & _MASK) or (packed & _MASK) > len(self.text):
             return None
-        span = object.__new__(Span)
-        object.__setattr__(span, "_src", self)
-        object.__setattr__(span, "_at", packed)
-        return span
+        return Span._packed(self, packed)
 
     def line_text(self, line: int) -> str:
         if line < 1 or line > len(self._line_starts):
