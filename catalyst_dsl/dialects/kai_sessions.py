@@ -147,7 +147,7 @@ def write_journal(directory: Path, entries) -> None:
 
 def _seconds_between(start: str, end: str) -> Optional[int]:
     """round((end − start) / 1 s), or None when either is not an ISO 8601 time."""
-    from catalyst_dsl.runtime.snapshot import parse_time
+    from catalyst_dsl.runtime.machine import parse_time
 
     try:
         return round((parse_time(end) - parse_time(start)).total_seconds())

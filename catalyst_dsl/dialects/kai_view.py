@@ -173,7 +173,7 @@ def _last_failure(state, step: ir.Step):
 
 
 def _plus(started: str, seconds: float) -> Optional[str]:
-    from catalyst_dsl.runtime.snapshot import format_time, parse_time
+    from catalyst_dsl.runtime.machine import format_time, parse_time
 
     try:
         return format_time(parse_time(started) + datetime.timedelta(seconds=seconds))
@@ -195,7 +195,7 @@ def _session_id(project_root: Path, state_dir: Path, state) -> str:
     if files.SESSION_ID.match(kept):
         return kept
     sessions = project_root / SESSIONS
-    from catalyst_dsl.runtime.snapshot import parse_time
+    from catalyst_dsl.runtime.machine import parse_time
 
     started = parse_time(state.started_at).astimezone().date()
     chosen = files.new_session_id(started, taken=lambda candidate: (sessions / candidate).exists())

@@ -110,7 +110,8 @@ class Session:
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.interpreter import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.state import PlaybookRef, RunState, current_owner
+        from catalyst_dsl.runtime.snapshot import current_owner
+        from catalyst_dsl.runtime.state import PlaybookRef, RunState
 
         playbook = self._checked(file)
         self._warn_about_key()

@@ -17,9 +17,7 @@ from typing import Any, Literal
 
 from catalyst_dsl.records import factory, record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-# The clock and this machine's user, name and processes, as snapshots record them (and
-# imported from here by the modules that read snapshots).
-from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, this_host, utc_now  # noqa: F401
+from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host, utc_now
 
 FORMAT = "catalyst-run"
 VERSION = 1

@@ -47,6 +47,7 @@ from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.integrity.guard import Guard
 from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError
+from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
 from catalyst_dsl.runtime.snapshot import (
     FINISHED,
     FORMAT,
@@ -62,14 +63,9 @@ from catalyst_dsl.runtime.snapshot import (
     StepRecord,
     TrustedEdit,
     current_owner,
-    current_user,
     ensure_resumable,
-    format_time,
     new_run_state,
-    parse_time,
-    pid_alive,
     shown_status,
-    utc_now,
 )
 
 if TYPE_CHECKING:
