@@ -313,10 +313,12 @@ def _stopped_by(error: OSError) -> None:
     output: `catalyst check > /dev/full`), said as an error with a fix instead of a
     traceback; exit 1. Output that cannot be written is dropped from then on, so that
     Python's own last flush does not fail again."""
+    from catalyst_dsl.report.diagnostics import safe_text
     from catalyst_dsl.runtime.events import discard_stdout
 
     said = error.strerror or str(error) or type(error).__name__
-    where = f": {error.filename}" if error.filename else ""
+    # A file name is anyone's text (a playbook's, a path given): shown, never obeyed by the terminal.
+    where = f": {safe_text(os.fsdecode(error.filename))}" if error.filename else ""
     discard_stdout()
     try:
         click.echo(f"error: catalyst stopped: {said}{where}", err=True)

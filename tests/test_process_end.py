@@ -136,3 +136,14 @@ def test_an_error_of_the_system_is_said_even_without_standard_output(tmp_path: P
     done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "error: catalyst stopped: Permission denied: somewhere" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_file_name_in_a_system_error_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    project = _hello(tmp_path)
+    probe = ("import sys\nimport catalyst_dsl.cli as cli\n"
+             "def refused(*args, **kwargs):\n    raise PermissionError(13, 'Permission denied', 'evil\\x1b[2Jname')\n"
+             "cli.cli.main = refused\nsys.argv = ['catalyst', 'check', 'hello.yaml']\ncli.command_line()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stderr and "evil\\x1b[2Jname" in done.stderr

@@ -201,13 +201,17 @@ def test_a_shipped_shape_is_the_code_compiled_here():
     assert records._shipped_init((False, 99, 0, (False,) * 99)) is None  # a shape it lacks is compiled
 
 
-def test_a_maker_builds_the_record_init_would_without_calling_it():
-    @record
-    class Node:
-        name: str
-        at: int = field(default=0, kw_only=True)
-        note: object = field(default=None, eq=False, kw_only=True)
+@record
+class _Node:
+    """A record with keyword-only fields and defaults, for the makers' tests."""
 
+    name: str
+    at: int = field(default=0, kw_only=True)
+    note: object = field(default=None, eq=False, kw_only=True)
+
+
+def test_a_maker_builds_the_record_init_would_without_calling_it():
+    Node = _Node
     made = maker(Node, ("at", "name"))([3, "n"])  # the fields given in their own order; `note` its default
     assert made == Node("n", at=3) and made.note is None and type(made) is Node
     with pytest.raises(FrozenRecordError):
@@ -219,11 +223,7 @@ def test_a_maker_builds_the_record_init_would_without_calling_it():
 
 
 def test_a_maker_given_every_field_sets_each_through_its_slot():
-    @record
-    class Node:
-        name: str
-        at: int = field(default=0, kw_only=True)
-        note: object = field(default=None, eq=False, kw_only=True)
+    Node = _Node
 
     @record(frozen=False)
     class Open:
