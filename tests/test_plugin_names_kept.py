@@ -97,6 +97,19 @@ def test_the_environment_changes_with_the_distributions_on_the_path(tmp_path: Pa
     assert plugins.environment() == before
 
 
+def test_a_place_on_the_path_without_metadata_leaves_the_environment_as_it_is(tmp_path: Path, monkeypatch) -> None:
+    # `python -m catalyst_dsl` puts the working folder first on the path, the `catalyst`
+    # program its own folder: neither holds distributions, so both see one environment
+    # (and a what-if run one way reads the plugin names a check run the other way kept).
+    before = plugins.environment()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "catalyst").write_text("#!/bin/sh\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "bin"), str(tmp_path / "missing"), *sys.path])
+    assert plugins.environment() == before
+    (tmp_path / "bin" / "Thing-1.0.DIST-INFO").mkdir()  # importlib.metadata matches names without case
+    assert plugins.environment() != before
+
+
 def test_a_damaged_list_of_plugin_names_is_ignored(tmp_path: Path) -> None:
     from catalyst_dsl.project.check_cache import CheckCache
 

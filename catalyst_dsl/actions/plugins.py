@@ -251,22 +251,30 @@ def environment() -> str:
     distribution adds, removes or remakes one of those, and rewriting its entry points
     changes that file, so a list of entry points made under one digest still holds while
     the digest is the same (see check_cache: a replayed check then knows a name is no
-    plugin's without listing)."""
+    plugin's without listing).
+
+    A place with no metadata in it adds nothing to what `importlib.metadata` finds, so it
+    adds nothing to the digest either: `python -m catalyst_dsl` (the working folder first
+    on the path) and the `catalyst` program (its own folder first) share one digest, and
+    a what-if run one way reads the names a check run the other way kept. Names are
+    matched without regard to case, as `importlib.metadata` matches them."""
     digest = digests.hasher()
     digest.update(sys.executable.encode("utf-8", "surrogatepass"))
     for finder in sys.meta_path:
         kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
         digest.update(f"\0finder {kind.__module__}.{kind.__qualname__}".encode())
     for place in sys.path:
-        digest.update(b"\0path " + os.fsencode(place))
         try:
             if not os.path.isdir(place or "."):
-                digest.update(str(os.stat(place).st_mtime_ns).encode())  # a zip file
+                digest.update(b"\0zip " + os.fsencode(place) + str(os.stat(place).st_mtime_ns).encode())  # a zip file
                 continue
-            names = sorted(n for n in os.listdir(place or ".") if n.endswith((".dist-info", ".egg-info"))
-                           or (n == "EGG-INFO" and place.endswith(".egg")))
+            egg = place.lower().endswith(".egg")
+            names = sorted(n for n in os.listdir(place or ".") if n.lower().endswith((".dist-info", ".egg-info"))
+                           or (egg and n.lower() == "egg-info"))
         except OSError:
             continue
+        if names:
+            digest.update(b"\0path " + os.fsencode(place))
         for name in names:
             folder = os.path.join(place or ".", name)
             digest.update(f"\0{name}\0{_stamp(folder)}\0{_stamp(os.path.join(folder, 'entry_points.txt'))}".encode("utf-8", "surrogatepass"))
