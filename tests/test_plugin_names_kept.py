@@ -91,8 +91,18 @@ def test_the_environment_changes_with_the_distributions_on_the_path(tmp_path: Pa
     info.mkdir()
     with_one = plugins.environment()
     assert with_one != before
-    os.utime(info, ns=(1, 1))  # remade by a reinstall
-    assert plugins.environment() not in (before, with_one)
+    os.utime(info, ns=(1, 1))  # a file added to it or removed: no entry point declared
+    assert plugins.environment() == with_one
+    os.utime(tmp_path, ns=(1, 1))  # the folder remade by a reinstall: its place changes
+    remade = plugins.environment()
+    assert remade not in (before, with_one)
+    (info / "entry_points.txt").write_text("[catalyst.actions]\n", encoding="utf-8")
+    declaring = plugins.environment()
+    assert declaring != remade
+    os.utime(tmp_path, ns=(1, 1))
+    (info / "entry_points.txt").write_text("[catalyst.actions]\nx = y:z\n", encoding="utf-8")  # rewritten in place
+    assert plugins.environment() != declaring
+    (info / "entry_points.txt").unlink()
     info.rmdir()
     assert plugins.environment() == before
 

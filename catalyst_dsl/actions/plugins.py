@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 import threading
 from typing import Any, Callable, Iterable, Mapping
@@ -245,13 +246,15 @@ def _spec_problem(spec: ActionSpec) -> str | None:
 
 def environment() -> str:
     """A digest of where the installed distributions' metadata is: the places on
-    `sys.path` (and the finders) that `importlib.metadata` searches, with the name and
-    time of each `*.dist-info` and `*.egg-info` in them (an `.egg` folder's `EGG-INFO`)
-    and the time and size of its `entry_points.txt`. Installing, upgrading or removing a
-    distribution adds, removes or remakes one of those, and rewriting its entry points
-    changes that file, so a list of entry points made under one digest still holds while
-    the digest is the same (see check_cache: a replayed check then knows a name is no
-    plugin's without listing).
+    `sys.path` (and the finders) that `importlib.metadata` searches, each with its time,
+    the name of each `*.dist-info` and `*.egg-info` in it (an `.egg` folder's
+    `EGG-INFO`) and the time and size of its `entry_points.txt`. Installing, upgrading or
+    removing a distribution adds, removes or remakes a folder in its place (which changes
+    the place's time, and the names), and rewriting its entry points changes that file,
+    so a list of entry points made under one digest still holds while the digest is the
+    same (see check_cache: a replayed check then knows a name is no plugin's without
+    listing). The metadata folders' own times are not read: what changes inside one
+    without remaking it (its RECORD, say) declares no entry point.
 
     A place with no metadata in it adds nothing to what `importlib.metadata` finds, so it
     adds nothing to the digest either: `python -m catalyst_dsl` (the working folder first
@@ -265,19 +268,21 @@ def environment() -> str:
         digest.update(f"\0finder {kind.__module__}.{kind.__qualname__}".encode())
     for place in sys.path:
         try:
-            if not os.path.isdir(place or "."):
-                digest.update(b"\0zip " + os.fsencode(place) + str(os.stat(place).st_mtime_ns).encode())  # a zip file
+            info = os.stat(place or ".")
+            if not stat.S_ISDIR(info.st_mode):
+                digest.update(b"\0zip " + os.fsencode(place) + str(info.st_mtime_ns).encode())  # a zip file
                 continue
             egg = place.lower().endswith(".egg")
             names = sorted(n for n in os.listdir(place or ".") if n.lower().endswith((".dist-info", ".egg-info"))
                            or (egg and n.lower() == "egg-info"))
         except OSError:
             continue
-        if names:
-            digest.update(b"\0path " + os.fsencode(place))
+        if not names:
+            continue
+        digest.update(b"\0path " + os.fsencode(place) + f"\0{info.st_mtime_ns}".encode())
         for name in names:
-            folder = os.path.join(place or ".", name)
-            digest.update(f"\0{name}\0{_stamp(folder)}\0{_stamp(os.path.join(folder, 'entry_points.txt'))}".encode("utf-8", "surrogatepass"))
+            entry_points = os.path.join(place or ".", name, "entry_points.txt")
+            digest.update(f"\0{name}\0{_stamp(entry_points)}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
@@ -285,7 +290,7 @@ def _stamp(path: str) -> str:
     """When and how `path` last changed, as far as the file system says ("-" if it is not there).
 
     The entry points file counts on its own: rewriting it in place (a develop install
-    re-run, an edit) leaves its folder's time as it was."""
+    re-run, an edit) leaves its folder's and its place's times as they were."""
     try:
         info = os.stat(path)
     except OSError:

@@ -593,30 +593,44 @@ class _Decoder:
     def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
         self.source = source
-        self.shapes = _shapes_by_name()
+        self.hook = self._records(_plans(), self._tagged, source.unpack if source is not None else _no_source)
 
-    def hook(self, value: dict):
-        if "@" in value:
+    @staticmethod
+    def _records(plans: dict[str, tuple], tagged, unpack):
+        """The hook: a record from each {"@": class, "f": fields}, the rest to `tagged`.
+        A closure over what it reads for each of an entry's thousands of objects (a
+        method looking them up on `self` and on the class's shape took a third longer)."""
+
+        def hook(value: dict):
+            if "@" not in value:
+                return tagged(value)
             name = value["@"]
-            shape, make = self.shapes[name]  # KeyError for a name not kept (the entry is refused)
+            count, spans, typed, tuples, nested, make = plans[name]  # KeyError for a name not kept (the entry is refused)
             values = value["f"]
-            if len(value) != 2 or type(values) is not list or len(values) != len(shape.fields):
-                raise CacheEntryError(f"{name} has {len(shape.fields)} fields")
-            for i in shape.spans:
+            if len(value) != 2 or type(values) is not list or len(values) != count:
+                raise CacheEntryError(f"{name} has {count} fields")
+            for i in spans:
                 if type(values[i]) is int:
-                    values[i] = self._unpack(values[i])
-            for i, kinds in shape.typed:
+                    span = unpack(values[i])
+                    if span is None:
+                        raise CacheEntryError("offsets into the file's text")
+                    values[i] = span
+            for i, kinds, kind in typed:
                 if type(values[i]) not in kinds:
-                    raise CacheEntryError(f"{name} holds a {type(values[i]).__name__} where it keeps a {kinds[0].__name__}")
-            for i in shape.tuples:
+                    raise CacheEntryError(f"{name} holds a {type(values[i]).__name__} where it keeps a {kind}")
+            for i in tuples:
                 if type(values[i]) is list:
                     values[i] = tuple(values[i])
-            for i in shape.nested_tuples:
+            for i in nested:
                 if values[i] is not None:
                     values[i] = tuple(tuple(item) for item in values[i])
             # Made without `__init__` and its keyword arguments (a third of the decoding):
             # the values are checked above; a dropped field gets its default.
             return make(values)
+
+        return hook
+
+    def _tagged(self, value: dict):
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
         (tag, body), = value.items()
@@ -643,11 +657,23 @@ class _Decoder:
         return span
 
 
+def _no_source(packed: int) -> None:
+    return None  # a result without a source keeps no offsets: any it holds is refused
+
+
 @functools.lru_cache(maxsize=1)
-def _shapes_by_name() -> dict[str, tuple]:
-    """Name -> (shape, the maker of its records from the kept fields' values)."""
-    return {name: (_SHAPES[cls], records.maker(cls, tuple(attribute for attribute, _ in _SHAPES[cls].fields)))
-            for name, cls in _registry().items()}
+def _plans() -> dict[str, tuple]:
+    """Name -> what the decoder does with a record of that class: (the number of kept
+    fields, the fields that hold spans, the typed fields as (index, the classes allowed,
+    the first one's name), the fields that hold tuples and tuples of tuples, the maker
+    of its records from the kept fields' values)."""
+    plans = {}
+    for name, cls in _registry().items():
+        shape = _SHAPES[cls]
+        make = records.maker(cls, tuple(attribute for attribute, _ in shape.fields))
+        typed = tuple((i, frozenset(kinds), kinds[0].__name__) for i, kinds in shape.typed)
+        plans[name] = (len(shape.fields), shape.spans, typed, shape.tuples, shape.nested_tuples, make)
+    return plans
 
 
 def _ints(values: list, count: int) -> list[int]:
