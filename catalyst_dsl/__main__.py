@@ -1,5 +1,5 @@
-"""`python -m catalyst_dsl` runs the command line."""
+"""`python -m catalyst_dsl` runs the `catalyst` program."""
 
-from catalyst_dsl.cli import command_line
+from catalyst_dsl.program import main
 
-command_line()
+main()

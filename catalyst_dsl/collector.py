@@ -28,9 +28,12 @@ _BEFORE: tuple[int, int, int] | None = None
 
 
 def tune_process() -> None:
-    """Raise the thresholds for a command's process from its start (`cli.main`)."""
+    """Raise the thresholds for a command's process from its start (`program.main`, before
+    the imports; `cli.main` for a program that embeds the command line). The thresholds
+    given back later are those from before the first call."""
     global _BEFORE
-    _BEFORE = gc.get_threshold()
+    if _BEFORE is None:
+        _BEFORE = gc.get_threshold()
     gc.set_threshold(*tuned_thresholds())
 
 

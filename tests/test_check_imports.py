@@ -79,6 +79,28 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
     assert tuple(int(n) for n in done.stderr.rsplit("THRESHOLDS", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
 
 
+def test_the_program_tunes_the_collector_before_it_imports_the_command_line(research_project: Path) -> None:
+    """`python -m catalyst_dsl` (and the console scripts, program.main) raise the
+    collector's thresholds before click and catalyst's command line are imported, whose
+    objects the default thresholds had the collector scan about ten times over."""
+    probe = ("import gc, runpy, sys\n"
+             "class Witness:\n"
+             "    def find_spec(self, name, path=None, target=None):\n"
+             "        if name == 'click':\n"
+             "            print('AT CLICK', *gc.get_threshold(), file=sys.stderr)\n"
+             "            sys.meta_path.remove(self)\n"
+             "        return None\n"
+             "sys.meta_path.insert(0, Witness())\n"
+             "sys.argv = ['catalyst', '--version']\n"
+             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=research_project, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from catalyst_dsl.collector import THRESHOLDS
+
+    assert tuple(int(n) for n in done.stderr.rsplit("AT CLICK", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
+
+
 def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_path: Path) -> None:
     """kai's reader makes records, as the native one does: importing attrs alone cost
     about 10 ms of a one-file check of a kai playbook; the native lowerer about 1 ms."""
