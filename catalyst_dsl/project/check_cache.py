@@ -494,29 +494,42 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _registry() -> dict[str, type]:
+    """Every class an entry may name, by name (`_classes`)."""
     global _CLASSES
     if _CLASSES is None:
-        classes = _classes()
-        for name, cls in classes.items():
-            every = [f for f in records.fields(cls) if f.init]
-            # In `__init__`'s order (positional parameters, then keyword-only ones).
-            kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [f for f in every if f.kw_only and f.name not in _DROPPED]
-            kinds = [str(f.type).replace("Optional[", "") for f in kept]
-            typed = tuple(_typed(kept, classes))
-            _SHAPES[cls] = _Shape(
-                name,
-                tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
-                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[")),
-                tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
-                tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
-                tuple(i for i, k in enumerate(kinds) if k == "object"),
-                tuple(i for i, allowed in typed if Span in allowed),
-                typed,
-            )
-            if len(kept) > 1:
-                _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
-        _CLASSES = classes
+        _CLASSES = _classes()
     return _CLASSES
+
+
+def _shape(cls: type) -> _Shape | None:
+    """How records of `cls` are kept, or None when it is not a kept class. Worked out
+    the first time a class is met, not for all of them at once: an entry names about
+    half of them (working out all 55 was about 1.5 ms of every what-if)."""
+    shape = _SHAPES.get(cls)
+    if shape is not None:
+        return shape
+    name = cls.__name__
+    classes = _registry()
+    if classes.get(name) is not cls:
+        return None
+    every = [f for f in records.fields(cls) if f.init]
+    # In `__init__`'s order (positional parameters, then keyword-only ones).
+    kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [f for f in every if f.kw_only and f.name not in _DROPPED]
+    kinds = [str(f.type).replace("Optional[", "") for f in kept]
+    typed = tuple(_typed(kept, classes))
+    if len(kept) > 1:
+        _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
+    shape = _SHAPES[cls] = _Shape(
+        name,
+        tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
+        tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[")),
+        tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
+        tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
+        tuple(i for i, k in enumerate(kinds) if k == "object"),
+        tuple(i for i, allowed in typed if Span in allowed),
+        typed,
+    )
+    return shape
 
 
 def _typed(kept: list, classes: dict[str, type]):
@@ -547,7 +560,6 @@ class _Encoder:
     def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
         self.source = source
-        _registry()
 
     def encode(self, value) -> bytes:
         try:
@@ -565,7 +577,7 @@ class _Encoder:
             if value.file == self.path:
                 return {"s": [value.line, value.col, value.end_line, value.end_col]}
             return {"S": [value.file, value.line, value.col, value.end_line, value.end_col]}
-        shape = _SHAPES.get(kind)
+        shape = _shape(kind)
         if shape is not None:
             fields = shape.read(value)
             for i in shape.spans:
@@ -578,7 +590,7 @@ class _Encoder:
                 if fields[i] is not None:
                     fields[i] = {"d": list(fields[i].items())}
             for i in shape.scalars:
-                if type(fields[i]) not in _SCALARS and _SHAPES.get(type(fields[i])) is None:
+                if type(fields[i]) not in _SCALARS and _shape(type(fields[i])) is None:
                     raise CacheEntryError(f"a {type(fields[i]).__name__} in {shape.name}")
             return {"@": shape.name, "f": fields}
         if kind is Severity:
@@ -661,19 +673,27 @@ def _no_source(packed: int) -> None:
     return None  # a result without a source keeps no offsets: any it holds is refused
 
 
-@functools.lru_cache(maxsize=1)
-def _plans() -> dict[str, tuple]:
+class _Plans(dict):
     """Name -> what the decoder does with a record of that class: (the number of kept
     fields, the fields that hold spans, the typed fields as (index, the classes allowed,
     the first one's name), the fields that hold tuples and tuples of tuples, the maker
-    of its records from the kept fields' values)."""
-    plans = {}
-    for name, cls in _registry().items():
-        shape = _SHAPES[cls]
+    of its records from the kept fields' values). Each made when an entry first names
+    its class; a name that is no kept class's is a KeyError (the entry is refused)."""
+
+    def __missing__(self, name: str) -> tuple:
+        cls = _registry()[name]
+        shape = _shape(cls)
         make = records.maker(cls, tuple(attribute for attribute, _ in shape.fields))
         typed = tuple((i, frozenset(kinds), kinds[0].__name__) for i, kinds in shape.typed)
-        plans[name] = (len(shape.fields), shape.spans, typed, shape.tuples, shape.nested_tuples, make)
-    return plans
+        plan = self[name] = (len(shape.fields), shape.spans, typed, shape.tuples, shape.nested_tuples, make)
+        return plan
+
+
+_PLANS = _Plans()
+
+
+def _plans() -> dict[str, tuple]:
+    return _PLANS
 
 
 def _ints(values: list, count: int) -> list[int]:
