@@ -412,3 +412,27 @@ def _records_of(value, cls):
         elif isinstance(item, dict):
             stack.extend(item.values())
     return found
+
+
+def test_the_code_fingerprint_changes_with_the_checker_s_source_files_only(tmp_path: Path) -> None:
+    from catalyst_dsl.project.check_cache import code_fingerprint
+
+    package = tmp_path / "catalyst_dsl"
+    (package / "checks" / "__pycache__").mkdir(parents=True)
+    (package / "checks" / "calls.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "grammar").mkdir()
+    (tmp_path / "grammar" / "expressions.lark").write_text("start: x\n", encoding="utf-8")
+    first = code_fingerprint(str(package))
+    assert code_fingerprint(str(package)) == first
+    (package / "checks" / "__pycache__" / "calls.cpython-311.pyc").write_bytes(b"compiled")
+    (package / "notes.txt").write_text("not code", encoding="utf-8")
+    (package / "loop").symlink_to(package, target_is_directory=True)  # not followed: no endless walk
+    assert code_fingerprint(str(package)) == first
+    (package / "checks" / "calls.py").write_text("x = 22\n", encoding="utf-8")  # edited in place
+    edited = code_fingerprint(str(package))
+    assert edited != first
+    (package / "checks" / "new.py").write_text("", encoding="utf-8")
+    added = code_fingerprint(str(package))
+    assert added != edited
+    (tmp_path / "grammar" / "expressions.lark").write_text("start: xy\n", encoding="utf-8")
+    assert code_fingerprint(str(package)) != added

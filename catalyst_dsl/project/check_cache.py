@@ -107,21 +107,32 @@ def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) ->
         return None
 
 
-def code_fingerprint() -> str:
-    """catalyst's version and the size and time of each of its files: a different build
+def code_fingerprint(package: str | None = None) -> str:
+    """catalyst's version and the size and time of each of its files (of `package`, the
+    folder of catalyst_dsl unless given, and of the grammar beside it): a different build
     of the checker never reads another's results."""
-    digest = digests.hasher()
-    digest.update(f"{__version__}\0{FORMAT}".encode())
-    package = Path(__file__).resolve().parent.parent
-    roots = [package, package.parent / "grammar"]
-    for root in roots:
-        for directory, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".lark", ".json", ".toml")):
-                    info = os.stat(os.path.join(directory, name))
-                    digest.update(f"{directory}/{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    package = package or os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    stamps = [f"{__version__}\0{FORMAT}"]
+    for root in (package, os.path.join(os.path.dirname(package), "grammar")):
+        _stamp_files(root, stamps)
+    return digests.hexdigest("".join(stamps).encode("utf-8", "surrogatepass"))
+
+
+def _stamp_files(directory: str, stamps: list[str]) -> None:
+    """Each source file under `directory` (sub-folders first in name order, `__pycache__`
+    left out) as its path, size and time, appended to `stamps`."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return  # no such folder (an installed package has no grammar/ beside it)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):  # as os.walk: a link to a folder is not followed
+            if entry.name != "__pycache__":
+                _stamp_files(entry.path, stamps)
+        elif entry.name.endswith((".py", ".lark", ".json", ".toml")):
+            info = entry.stat()
+            stamps.append(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\n")
 
 
 # -- the cache ---------------------------------------------------------------------------
