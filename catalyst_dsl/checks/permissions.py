@@ -233,12 +233,14 @@ class PermissionChecker:
 
     def _ai_write_tools(self, pb: ir.Playbook, step: ir.Step) -> None:
         """An AI given tools that change things needs bounds: allowedWritePaths (LANGUAGE 4)."""
+        spec = self.catalog.get(step.action)
+        if spec is None or spec.group != "ai":
+            return  # most steps: asked of every step, so decided before anything else
+        tools = step.config.get("tools")
+        if not isinstance(tools, ir.ListV):
+            return
         from catalyst_dsl.actions.builtin import READ_ONLY_TOOLS, writing_tools
 
-        spec = self.catalog.get(step.action)
-        tools = step.config.get("tools")
-        if spec is None or spec.group != "ai" or not isinstance(tools, ir.ListV):
-            return
         granted = writing_tools([item.value for item in tools.items if isinstance(item, ir.Lit)])
         if granted:
             self.sink.report("C820", f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
