@@ -308,7 +308,24 @@ def steps_within(step: Step) -> Iterator[Step]:
                     yield from steps_within(inner)
 
 
-def all_steps(playbook: Playbook) -> Iterator[Step]:
-    """Every step of a playbook, nested ones included: main steps, catch, finally."""
-    for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_):
-        yield from steps_within(top)
+def all_steps(playbook: Playbook) -> tuple[Step, ...]:
+    """Every step of a playbook, nested ones included: main steps, catch, finally, in
+    document order. Walked once per playbook: a check and then its what-if ask for the
+    same playbook's steps six times (permissions, programs, gates, the run's locks…)."""
+    walked = _WALKED.get(id(playbook))
+    if walked is not None and walked[0] is playbook:
+        return walked[1]
+    steps = tuple(step for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_)
+                  for step in steps_within(top))
+    if len(_WALKED) >= _WALKED_KEPT:
+        _WALKED.clear()  # one call, so threads walking at once cannot trip over each other
+    # The playbook is kept with its steps: its id cannot be another's while the entry
+    # stands, and a playbook never changes (records are immutable).
+    _WALKED[id(playbook)] = (playbook, steps)
+    return steps
+
+
+#: The steps of the playbooks walked last, by identity (`all_steps`); a few at most, as
+#: the language server compiles playbook after playbook.
+_WALKED: dict[int, tuple[Playbook, tuple[Step, ...]]] = {}
+_WALKED_KEPT = 32
