@@ -8,7 +8,6 @@ compared with what the action's config key (or the condition) expects.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
@@ -23,7 +22,7 @@ from catalyst_dsl.records import field, record, replace
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
-_PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
 #: The name of the object steps merge values into with `bindings:` (docs/running.md).
 BINDINGS = "bindings"
 

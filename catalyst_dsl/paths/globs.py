@@ -9,10 +9,10 @@ answers never come from comparing text. Users' view of the semantics: docs/globs
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.templates import find_expression_end
 
 from catalyst_dsl.paths.automata import GLOBSTAR, STAR, Nfa, Segment, Token, accepts, build_nfa, common_path, uncovered_path
@@ -32,7 +32,7 @@ class GlobError(ValueError):
         self.offset = offset
 
 
-_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
+_DRIVE = LazyPattern(r"[A-Za-z]:[\\/]")
 
 
 def normalise_path(path: str) -> str | None:
@@ -410,7 +410,7 @@ def glob_from_template(text: str) -> str:
     return _convert_template(text)[0]
 
 
-_SPECIAL = re.compile(r"[\\{$*]")
+_SPECIAL = LazyPattern(r"[\\{$*]")
 
 
 def _convert_template(text: str) -> tuple[str, list[int]]:
