@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.records import record
@@ -814,6 +813,10 @@ class Session:
                     try:
                         text = to_text(materialize(value, env))
                     except StepError:
+                        # Imported here: the glob machinery (automata, character sets) is
+                        # for a path the inputs cannot render, which most playbooks lack.
+                        from catalyst_dsl.paths.globs import glob_from_template
+
                         text = glob_from_template(value.text) if isinstance(value, ir.Tmpl) else None
                     if text is None:
                         continue
