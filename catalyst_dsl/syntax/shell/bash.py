@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.slots import COMMAND_HELP, Context, Lexer, Mark, Slot
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_ASSIGNMENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: Words after which the next word is still a command name.
 _KEEPS_COMMAND = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done", "esac", "coproc"})
 #: Operators of `[[ ]]` that evaluate their operands as arithmetic (which runs `a[$(cmd)]`).
@@ -27,7 +28,7 @@ _NAME_COMMANDS = {
 }
 #: Builtins that declare variables: `name=value` operands, where -i makes values arithmetic.
 _DECLARES = frozenset({"declare", "typeset", "local", "readonly", "export"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Builtins that evaluate their arguments as arithmetic.
 _ARITHMETIC_COMMANDS = frozenset({"let"})
 #: Builtins that run their arguments as shell code, and shells that run the word after -c.
