@@ -814,7 +814,8 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: what approving (the approvers, shlex), killing a process group (signal), a diff
 #: (difflib, heapq), shell completion or a random name (secrets, base64) need; the
 #: `script` action (only a script step needs it) and the program runner with its list of
-#: live programs (a what-if starts none).
+#: live programs (a what-if starts none); shell completion's own module (a TAB), the
+#: durable writes of files (a what-if writes none).
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
                              "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
                              "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
@@ -822,7 +823,8 @@ NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", 
                              "catalyst_dsl.runtime.actions.git", "catalyst_dsl.runtime.actions.github", "catalyst_dsl.runtime.actions.http",
                              "catalyst_dsl.runtime.network", "catalyst_dsl.runtime.actions.testing",
                              "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
-                             "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process")
+                             "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process",
+                             "catalyst_dsl.completion", "catalyst_dsl.runtime.durable")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
