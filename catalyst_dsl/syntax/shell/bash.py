@@ -34,6 +34,12 @@ _ARITHMETIC_COMMANDS = frozenset({"let"})
 #: Builtins that run their arguments as shell code, and shells that run the word after -c.
 _CODE_COMMANDS = frozenset({"eval", "source", ".", "trap"})
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "/bin/bash", "/bin/sh"})
+#: Characters `step` acts on outside quotes; any other joins the word as it is.
+_SPECIAL = frozenset(" \t\n#\\'\"`$()|;&<>[{}")
+#: Characters `quoted` acts on inside double quotes; any other joins the word as it is.
+_SPECIAL_IN_DOUBLE = frozenset('"\\$`')
+#: The one character `quoted` acts on inside single quotes.
+_SPECIAL_IN_SINGLE = frozenset("'")
 _ARITH_HELP = ("arithmetic evaluates text such as a[$(cmd)] as code: check the value is a number first "
                "(${{ Number(x) }} in a `var` step) and pass it in `env:`")
 _CODE_HELP = "pass the value as data instead: in `env:`, or as an argument after the code (bash -c 'echo \"$1\"' _ {{x}})"
@@ -78,8 +84,25 @@ class BashLexer(Lexer):
         self.modes: list[tuple[str, int]] = []  # (mode, depth) above the innermost frame
         self.pending: list[tuple[str, bool, bool]] = []  # here-documents waiting for their body
         i = 0
-        n = len(self.seq)
+        seq = self.seq
+        n = len(seq)
+        frames = self.frames
         while i < n:
+            c = seq[i]
+            # Most characters only join the current word: taken here, without `step`'s
+            # questions, when they mean nothing where they stand (the same outcome as
+            # `step` and `quoted`, which see every other character; a placeholder is a Mark).
+            if type(c) is str:
+                modes = self.modes
+                if not modes:
+                    plain = c not in _SPECIAL
+                else:
+                    mode = modes[-1][0]
+                    plain = (mode == "double" and c not in _SPECIAL_IN_DOUBLE) or (mode == "single" and c not in _SPECIAL_IN_SINGLE)
+                if plain:
+                    frames[-1].word.append(c)
+                    i += 1
+                    continue
             i = self.step(i)
         self.end_command(self.frames[-1])
         return self.slots()
