@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import contextvars
 import os
-import threading
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
