@@ -37,7 +37,6 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contain
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.machine import current_user, utc_now
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
@@ -140,7 +139,7 @@ class Hooks:
     secret: Callable[[str], str | None] = lambda name: None
     #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
     #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
-    terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
+    terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (_current_user(), None)
     #: autonomous_releases(required roles) -> whether catalyst may approve such a pause by
     #: itself: autonomous mode, approval rules, `approved: true` (not when approvals must be
     #: signed and a role is needed).
@@ -1429,7 +1428,17 @@ def _selection(selected: Any, options: list, text: str | None = None, record: di
 
 
 def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[str, Any]:
+    from catalyst_dsl.runtime.machine import utc_now  # an approval's time: no what-if records one
+
     return {"by": by, "role": role, "at": utc_now(), "comment": comment, "via": via}
+
+
+def _current_user() -> str:
+    """Who is at this terminal, for an approval given there (runtime/machine.py, imported
+    then: a what-if asks no one)."""
+    from catalyst_dsl.runtime.machine import current_user
+
+    return current_user()
 
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:

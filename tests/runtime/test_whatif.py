@@ -816,7 +816,7 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: `script` action (only a script step needs it) and the program runner with its list of
 #: live programs (a what-if starts none); shell completion's own module (a TAB), the
 #: durable writes of files (a what-if writes none), the expression parser (the cached
-#: check's templates come parsed).
+#: check's templates come parsed), the machine's helpers (a what-if records no user).
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
                              "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
                              "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
@@ -826,7 +826,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", 
                              "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
                              "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process",
                              "catalyst_dsl.completion", "catalyst_dsl.runtime.durable",
-                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr")
+                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr", "catalyst_dsl.runtime.machine")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
