@@ -15,12 +15,22 @@ from pathlib import Path
 
 import click
 
-from catalyst_dsl import completion
-
 from catalyst_dsl.runtime.events import discard_stdout
 
 MODES = click.Choice(["manual", "autonomous"])
 LOG_FORMATS = click.Choice(["text", "json"])
+
+
+def _completer(name: str):
+    """The completer `name` of completion.py, imported when a TAB asks for it: every
+    `catalyst run` builds its arguments, few complete one."""
+
+    def complete(ctx, param, incomplete):
+        from catalyst_dsl import completion
+
+        return getattr(completion, name)(ctx, param, incomplete)
+
+    return complete
 
 
 def _aborts(command):
@@ -129,8 +139,8 @@ def _locate(session, name: str) -> str:
 
 
 @click.command()
-@click.argument("name", shell_complete=completion.playbook_names)
-@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.", shell_complete=completion.input_assignments)
+@click.argument("name", shell_complete=_completer("playbook_names"))
+@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.", shell_complete=_completer("input_assignments"))
 @click.option("--mode", type=MODES, default="manual", show_default=True, help="autonomous approves checkpoints by itself and records that it did.")
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show step starts and verbose/debug log entries.")

@@ -16,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from catalyst_dsl.lazy_pattern import LazyPattern
+
 FORMAT = "catalyst-plan"
 VERSION = 1
 
@@ -68,7 +70,7 @@ def with_hash(plan: Mapping[str, Any]) -> dict[str, Any]:
 # -- diffs of two plans -------------------------------------------------------------------------------------
 
 #: A `"key": value` line of canonical JSON; group 1 the indent, 2 the key, 3 the value.
-_KEY_LINE = re.compile(r'^( *)"((?:[^"\\]|\\.)*)": (.*?),?$')
+_KEY_LINE = LazyPattern(r'^( *)"((?:[^"\\]|\\.)*)": (.*?),?$')
 
 
 def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
@@ -440,7 +442,7 @@ def fence(text: str) -> str:
 
 
 #: Characters with a meaning in GitHub Markdown inline text; `|` ends a table cell.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#])")
+_MD_SPECIAL = LazyPattern(r"([\\`*_\[\]<>|~&#])")
 
 
 def md_text(text: str | None) -> str:

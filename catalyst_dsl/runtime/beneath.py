@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from catalyst_dsl.records import record
-from catalyst_dsl.runtime import durable
 
 #: As the kernel's own bound on links in one path: more means a loop.
 MAX_LINKS = 40
@@ -128,6 +127,8 @@ def files(base: Path, inner: str) -> list[str]:
 def write(base: Path, inner: str, data: bytes) -> None:
     """Put `data` at `inner` atomically, creating the directories above it; the walk must
     find exactly `inner` (links resolved): anything else changed after the check."""
+    from catalyst_dsl.runtime import durable  # here: a what-if reads through this module, never writes
+
     os.makedirs(base, exist_ok=True)  # the run's scratch space is made on first use
     with walk(base, inner, missing="create") as walked:
         _expect(walked, inner)

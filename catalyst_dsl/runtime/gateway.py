@@ -19,7 +19,6 @@ import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
-from catalyst_dsl.paths.globs import Glob, GlobError, classify
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.records import field, record
@@ -27,7 +26,10 @@ from catalyst_dsl.runtime import beneath
 from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.errors import StepError
 
+# The glob machinery (paths/globs.py and its automata) is imported where a grant or a
+# declared `writes:` pattern is compiled: a playbook with neither does not load it.
 if TYPE_CHECKING:
+    from catalyst_dsl.paths.globs import Glob
     from catalyst_dsl.runtime.confinement import Confiner, Confinement
     from catalyst_dsl.runtime.process_groups import ProcessGroups
     from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
@@ -49,6 +51,8 @@ class Grants:
     def of(cls, owner: str, texts: Sequence[str] | None) -> "Grants":
         if texts is None:
             return cls(owner, None)
+        from catalyst_dsl.paths.globs import Glob, GlobError
+
         globs = []
         for text in texts:
             try:
@@ -70,10 +74,14 @@ class Grants:
 
     def names_git_pattern(self, pattern: Glob) -> bool:
         """Whether the grants that name a `.git` directory in plain text cover `pattern`."""
+        from catalyst_dsl.paths.globs import classify
+
         naming = [g for g in self.patterns or () if reserved.names_git(g.text)]
         return bool(naming) and classify(naming, pattern) == "inside"
 
     def allows_pattern(self, pattern: Glob) -> bool:
+        from catalyst_dsl.paths.globs import classify
+
         return self.patterns is None or (bool(self.patterns) and classify(self.patterns, pattern) == "inside")
 
     def describe(self) -> str:
@@ -313,6 +321,8 @@ class EffectsGateway:
             raise denied(f"this step declares it writes '{written}': {placed.problem}", "declare paths inside the project", written)
         if placed.scratch:
             return
+        from catalyst_dsl.paths.globs import Glob, GlobError
+
         try:
             glob = Glob.compile(placed.path or written)
         except GlobError as error:

@@ -38,7 +38,6 @@ import math
 import re
 from typing import Callable, Mapping, Sequence
 
-from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.records import factory, record
@@ -113,6 +112,8 @@ def resolve_inputs(
     declared = [d.name for d in decls]
     for name in given:
         if name not in resolver.values:
+            from catalyst_dsl.diagnostics.suggest import suggest  # only for a name no input has
+
             hint = suggest(name, declared)
             if hint:
                 fix = hint
@@ -188,6 +189,8 @@ class _Resolver:
         choices = [str(a) for a in decl.allowed]
         message = f"{decl.name}: {_shown(decl, value, from_default)} is not one of: {', '.join(choices)}"
         hint = "|".join(choices)
+        from catalyst_dsl.diagnostics.suggest import suggest  # only for a value not allowed
+
         close = suggest(value, choices) if isinstance(value, str) and not decl.secret else None
         self._problem(decl, "allowed", message, hint, None, from_default, close)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -26,11 +27,9 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
-from catalyst_dsl.runtime.actions import script as script_action
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.approval_policy import ApprovalPolicy, Command, policy_of, step_commands
 from catalyst_dsl.runtime.config_check import check_config
-from catalyst_dsl.runtime.process import stop_all_processes
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
@@ -38,7 +37,6 @@ from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contain
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.machine import current_user, utc_now
 from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
@@ -141,7 +139,7 @@ class Hooks:
     secret: Callable[[str], str | None] = lambda name: None
     #: terminal_approver(required roles) -> (who, role) for the person at this terminal, or
     #: None when they may not release such a pause (then the run pauses for `catalyst approve`).
-    terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (current_user(), None)
+    terminal_approver: Callable[[list[str]], tuple[str, str | None] | None] = lambda roles: (_current_user(), None)
     #: autonomous_releases(required roles) -> whether catalyst may approve such a pause by
     #: itself: autonomous mode, approval rules, `approved: true` (not when approvals must be
     #: signed and a role is needed).
@@ -271,7 +269,7 @@ class Interpreter:
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, _visible(step, record.get("result")))
             if step.action == "script" and record["status"] == "completed":
-                script_action.apply_set(scope.assign, record.get("result"))
+                _script_action().apply_set(scope.assign, record.get("result"))
             if record["status"] == "completed":
                 self._bind(step, frame, scope, record.get("result"))  # the bindings are rebuilt from the journal
             if caught is not None and caught_at > record.get("seq", 0):
@@ -940,13 +938,13 @@ class Interpreter:
                             lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
                             lambda stream, line: self.events.output(sid, stream, line, frame.depth),
                             self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path,
-                            variables=lambda: script_action.visible_variables(scope, frame.inputs),
+                            variables=lambda: _script_action().visible_variables(scope, frame.inputs),
                             render=lambda text: _render_at_run_time(text, env),
                             transcript=lambda prompt: self._sent(path, prompt))
         try:
             result = run(ctx, config)
             if action == "script":
-                script_action.apply_set(scope.assign, result)  # set('name', value) inside the script
+                _script_action().apply_set(scope.assign, result)  # set('name', value) inside the script
             return result
         except (OSError, UnicodeError, LookupError, ValueError) as error:
             if isinstance(error, StepError):
@@ -1195,7 +1193,11 @@ class Interpreter:
             # Ctrl-C reaches only this thread: stop the branches' programs and let no
             # branch start another step, then stop the run.
             self._stopping = True
-            stop_all_processes()
+            # Programs are started only through runtime/process.py: not imported, none runs
+            # (and a second Ctrl-C cannot land in an import here).
+            process = sys.modules.get("catalyst_dsl.runtime.process")
+            if process is not None:
+                process.stop_all_processes()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -1426,7 +1428,17 @@ def _selection(selected: Any, options: list, text: str | None = None, record: di
 
 
 def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[str, Any]:
+    from catalyst_dsl.runtime.machine import utc_now  # an approval's time: no what-if records one
+
     return {"by": by, "role": role, "at": utc_now(), "comment": comment, "via": via}
+
+
+def _current_user() -> str:
+    """Who is at this terminal, for an approval given there (runtime/machine.py, imported
+    then: a what-if asks no one)."""
+    from catalyst_dsl.runtime.machine import current_user
+
+    return current_user()
 
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
@@ -1471,3 +1483,12 @@ def _render_at_run_time(text: str, env) -> Any:
     from catalyst_dsl.runtime.evaluate import render
 
     return render(text, env)
+
+
+def _script_action():
+    """The `script` action's module, for the script steps' variables: imported with the
+    first script step (as IMPLEMENTATIONS imports it to run one), so a run or a what-if
+    without one does not load it and the program runner it brings."""
+    from catalyst_dsl.runtime.actions import script
+
+    return script

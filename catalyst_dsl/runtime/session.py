@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.paths.globs import glob_from_template
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.records import record
@@ -29,8 +28,9 @@ from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALI
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
 
+# The machine's helpers (the user, the host, whether a process lives) are imported by the
+# commands that record or compare them (approve, cancel), not by a run or a what-if.
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
 # a what-if refused for its inputs does not load them.
@@ -814,6 +814,10 @@ class Session:
                     try:
                         text = to_text(materialize(value, env))
                     except StepError:
+                        # Imported here: the glob machinery (automata, character sets) is
+                        # for a path the inputs cannot render, which most playbooks lack.
+                        from catalyst_dsl.paths.globs import glob_from_template
+
                         text = glob_from_template(value.text) if isinstance(value, ir.Tmpl) else None
                     if text is None:
                         continue
@@ -864,6 +868,7 @@ class Session:
         """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
         the pause run `run_id` waits at: as `role` by `by`, or the one `token` carries."""
         from catalyst_dsl.runtime.approvers import approval_text
+        from catalyst_dsl.runtime.machine import current_user
 
         state = self._waiting(run_id)
         if token is not None:
@@ -876,6 +881,7 @@ class Session:
 
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
         from catalyst_dsl.runtime.approvals import TokenError, issue_token
+        from catalyst_dsl.runtime.machine import current_user
 
         state = self._waiting(run_id)
         approver = by or current_user()
@@ -940,6 +946,7 @@ class Session:
                 sign_with: str | None = None, signature: str | None = None) -> str:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.approvers import SpentLedger
+        from catalyst_dsl.runtime.machine import current_user
         from catalyst_dsl.runtime.state import Approval
 
         approver = by or current_user()
@@ -1071,6 +1078,8 @@ class Session:
         """Who at this terminal releases a pause needing `roles`: the OS user, as a role they
         hold when `approvers` is set. None (the run pauses) when they hold none of the roles,
         or when signed approvals are on: ENTER proves no one's identity."""
+        from catalyst_dsl.runtime.machine import current_user
+
         user = current_user()
         if not roles:
             return user, None
@@ -1132,6 +1141,7 @@ class Session:
         return touched
 
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
+        from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
         from catalyst_dsl.runtime.state import Cancel
 
         with self._changing(run_id):

@@ -509,3 +509,37 @@ def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() 
     rendered = render_script(script, Env(), BASH)
     assert rendered == "echo {{ who }} 'x; touch PWNED'"
     assert rendered.values == ((len(literal), len(rendered)),)
+
+
+class _Every:
+    """A set holding every character: with it as a lexer's special characters, each one
+    goes through the lexer's full questions, none through its shortcut for plain text."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def test_the_bash_lexers_shortcut_for_plain_text_gives_the_contexts_of_its_full_questions(monkeypatch) -> None:
+    """BashLexer.run takes a character that means nothing where it stands straight into the
+    word; on random scripts made of every character the lexer acts on (and placeholders,
+    here-documents, substitutions, assignments), the slots are those of the lexer that
+    asks `step` about every character."""
+    import random
+
+    from catalyst_dsl.syntax.shell import bash
+    from catalyst_dsl.syntax.templates import parse_template
+
+    pieces = [*" \t\n#\\'\"`$()|;&<>[]{}=-+*?!,.:/@%^~", "a", "x1", "echo", "EOF", "<<", "<<-", "$(", "${", "$((", "))",
+              "[[", "]]", "-eq", "-v", "declare", "-i", "read", "bash", "-c", "eval", "let", "case", "in", "esac", "for",
+              "do", "done", "if", "then", "fi", "export", "{{x}}", "${{ y }}", "${{ raw(z) }}", "\\\n", "a=", "arr=(",
+              "printf", "2>", "&>", "<(", "$'", '$"', "$[", "cat <<EOF\n", "\nEOF\n", "<<'EOF'\n"]
+    rng = random.Random(16)
+    scripts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 60))) for _ in range(3000)]
+    parts = [parse_template(script).parts for script in scripts]
+    quick = [bash.BashLexer(script, p).run() for script, p in zip(scripts, parts)]
+    for name in ("_SPECIAL", "_SPECIAL_IN_DOUBLE", "_SPECIAL_IN_SINGLE"):
+        monkeypatch.setattr(bash, name, _Every())
+    asked = [bash.BashLexer(script, p).run() for script, p in zip(scripts, parts)]
+    assert sum(slot.context is not Context.WORD for slots in asked for slot in slots) > 1000  # the scripts reach the other contexts
+    for script, got, want in zip(scripts, quick, asked):
+        assert got == want, script

@@ -812,7 +812,11 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: holder only when one is in the way), the locks (none was ever taken here), the modules
 #: of actions the playbook does not use (git, GitHub, HTTP with the network, test); and
 #: what approving (the approvers, shlex), killing a process group (signal), a diff
-#: (difflib, heapq), shell completion or a random name (secrets, base64) need.
+#: (difflib, heapq), shell completion or a random name (secrets, base64) need; the
+#: `script` action (only a script step needs it) and the program runner with its list of
+#: live programs (a what-if starts none); shell completion's own module (a TAB), the
+#: durable writes of files (a what-if writes none), the expression parser (the cached
+#: check's templates come parsed), the machine's helpers (a what-if records no user).
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
                              "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
                              "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
@@ -820,7 +824,9 @@ NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", 
                              "catalyst_dsl.runtime.actions.git", "catalyst_dsl.runtime.actions.github", "catalyst_dsl.runtime.actions.http",
                              "catalyst_dsl.runtime.network", "catalyst_dsl.runtime.actions.testing",
                              "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
-                             "secrets", "base64")
+                             "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process",
+                             "catalyst_dsl.completion", "catalyst_dsl.runtime.durable",
+                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr", "catalyst_dsl.runtime.machine")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):

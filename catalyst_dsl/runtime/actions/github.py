@@ -31,6 +31,7 @@ import time
 import urllib.parse
 from typing import Any, Callable
 
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.http import USER_AGENT, decode, exchange, header, parse_json, retry_after, shown_url
 from catalyst_dsl.runtime.errors import StepError
@@ -43,7 +44,7 @@ READ_RETRIES = 2
 #: Seconds a `git` query (the origin remote, the current branch) may take.
 GIT_TIMEOUT = 10.0
 
-_PART = re.compile(r"^[A-Za-z0-9_.-]+$")
+_PART = LazyPattern(r"^[A-Za-z0-9_.-]+$")
 TOKEN_HELP = "set CATALYST_SECRET_GITHUB_TOKEN (or github-token in the secrets file), or GITHUB_TOKEN"
 
 

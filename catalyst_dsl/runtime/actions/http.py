@@ -21,12 +21,12 @@ records what a run would send. The result is `{status, headers, body, bodyAsJson
 from __future__ import annotations
 
 import json
-import re
 import time
 import urllib.parse
 from typing import Any, Mapping
 
 from catalyst_dsl import __version__
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
@@ -51,7 +51,7 @@ TRANSIENT_ERRORS = frozenset({"ConnectionError", "StepTimeout"})
 #: Statuses with codes of their own; any other unexpected status is `HttpError`.
 STATUS_CODES = {401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 429: "RateLimitExceeded"}
 
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = LazyPattern(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
 # -- sending, with retries (the GitHub actions use it too) ----------------------------------------------

@@ -23,7 +23,6 @@ import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
-from catalyst_dsl.paths.globs import Glob, GlobError, fixed_prefix
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.records import record
 from catalyst_dsl.runtime.errors import StepError
@@ -59,6 +58,9 @@ class Confinement:
             placed = place(written)
             if placed.scratch or placed.problem:
                 continue  # scratch is always writable; a bad pattern the gateway refused already
+            # Imported here: a program with no declared `writes:` needs no glob machinery.
+            from catalyst_dsl.paths.globs import Glob, GlobError, fixed_prefix
+
             try:
                 prefix = fixed_prefix(Glob.compile(placed.path or written))
             except GlobError:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.slots import COMMAND_HELP, Context, Lexer, Mark, Slot
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_ASSIGNMENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 #: Words after which the next word is still a command name.
 _KEEPS_COMMAND = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done", "esac", "coproc"})
 #: Operators of `[[ ]]` that evaluate their operands as arithmetic (which runs `a[$(cmd)]`).
@@ -27,12 +28,18 @@ _NAME_COMMANDS = {
 }
 #: Builtins that declare variables: `name=value` operands, where -i makes values arithmetic.
 _DECLARES = frozenset({"declare", "typeset", "local", "readonly", "export"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 #: Builtins that evaluate their arguments as arithmetic.
 _ARITHMETIC_COMMANDS = frozenset({"let"})
 #: Builtins that run their arguments as shell code, and shells that run the word after -c.
 _CODE_COMMANDS = frozenset({"eval", "source", ".", "trap"})
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "/bin/bash", "/bin/sh"})
+#: Characters `step` acts on outside quotes; any other joins the word as it is.
+_SPECIAL = frozenset(" \t\n#\\'\"`$()|;&<>[{}")
+#: Characters `quoted` acts on inside double quotes; any other joins the word as it is.
+_SPECIAL_IN_DOUBLE = frozenset('"\\$`')
+#: The one character `quoted` acts on inside single quotes.
+_SPECIAL_IN_SINGLE = frozenset("'")
 _ARITH_HELP = ("arithmetic evaluates text such as a[$(cmd)] as code: check the value is a number first "
                "(${{ Number(x) }} in a `var` step) and pass it in `env:`")
 _CODE_HELP = "pass the value as data instead: in `env:`, or as an argument after the code (bash -c 'echo \"$1\"' _ {{x}})"
@@ -77,8 +84,25 @@ class BashLexer(Lexer):
         self.modes: list[tuple[str, int]] = []  # (mode, depth) above the innermost frame
         self.pending: list[tuple[str, bool, bool]] = []  # here-documents waiting for their body
         i = 0
-        n = len(self.seq)
+        seq = self.seq
+        n = len(seq)
+        frames = self.frames
         while i < n:
+            c = seq[i]
+            # Most characters only join the current word: taken here, without `step`'s
+            # questions, when they mean nothing where they stand (the same outcome as
+            # `step` and `quoted`, which see every other character; a placeholder is a Mark).
+            if type(c) is str:
+                modes = self.modes
+                if not modes:
+                    plain = c not in _SPECIAL
+                else:
+                    mode = modes[-1][0]
+                    plain = (mode == "double" and c not in _SPECIAL_IN_DOUBLE) or (mode == "single" and c not in _SPECIAL_IN_SINGLE)
+                if plain:
+                    frames[-1].word.append(c)
+                    i += 1
+                    continue
             i = self.step(i)
         self.end_command(self.frames[-1])
         return self.slots()
