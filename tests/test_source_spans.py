@@ -21,7 +21,7 @@ def test_a_positioned_span_or_another_files_has_no_number() -> None:
     source, other = SourceFile("/p/demo.yaml", TEXT), SourceFile("/p/other.yaml", TEXT)
     span = source.span(0, 4)
     assert span.packed_in(other) is None
-    span.line  # positioned now: its offsets are gone
+    span.end_col  # positioned now: its offsets are gone
     assert span.packed_in(source) is None
 
 
@@ -29,3 +29,16 @@ def test_a_number_that_is_no_span_of_the_file_gives_none() -> None:
     source = SourceFile("/p/demo.yaml", TEXT)
     for wrong in (-1, 5 << 32 | 2, len(TEXT) + 1, 1 << 40, True, 2.0, "3", None, [0, 2]):
         assert source.unpack(wrong) is None, wrong
+
+
+def test_the_line_of_a_span_not_yet_positioned_is_the_line_it_is_positioned_at() -> None:
+    # A run names an unnamed step by its start line alone (`action@line`), without
+    # positioning the span; both ways must give the same line, at every offset.
+    text = "first\n\nthird line\r\nlast"
+    source = SourceFile("f.yaml", text)
+    for start in range(len(text) + 1):
+        lazy = source.span(start, len(text))
+        positioned = source.span(start, len(text))
+        positioned.end_col  # positions all four numbers
+        assert lazy.line == positioned.line == source.position(start)[0]
+        assert lazy.offsets_in(source) is not None  # asking its line left it unpositioned

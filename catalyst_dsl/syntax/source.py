@@ -80,7 +80,16 @@ class Span:
         at = self._at
         return at if type(at) is int and self._src is source else None
 
-    line = property(lambda self: self._where()[0])
+    @property
+    def line(self) -> int:
+        at = self._at
+        if type(at) is int:
+            # Not positioned yet: the start line alone, the one bisection it needs. A run
+            # names each unnamed step by its line (`action@line`) and asks nothing else
+            # of its span; positioning all four numbers was most of that.
+            return self._src.line_at(at >> _SHIFT)
+        return at[0]
+
     col = property(lambda self: self._where()[1])
     end_line = property(lambda self: self._where()[2])
     end_col = property(lambda self: self._where()[3])
@@ -176,6 +185,10 @@ class SourceFile:
         offset = max(0, min(offset, len(self.text)))
         index = bisect.bisect_right(self._line_starts, offset) - 1
         return index + 1, offset - self._line_starts[index] + 1
+
+    def line_at(self, offset: int) -> int:
+        """The line of `offset`: `position(offset)[0]`."""
+        return bisect.bisect_right(self._line_starts, max(0, min(offset, len(self.text))))
 
     def offset(self, line: int, col: int) -> int:
         """Offset of a 1-based line and column."""
