@@ -641,12 +641,13 @@ class _Decoder:
             for i, kinds, kind in typed:
                 if type(values[i]) not in kinds:
                     raise CacheEntryError(f"{name} holds a {type(values[i]).__name__} where it keeps a {kind}")
-            for i in tuples:
-                if type(values[i]) is list:
-                    values[i] = tuple(values[i])
-            for i in nested:
-                if values[i] is not None:
-                    values[i] = tuple(tuple(item) for item in values[i])
+            if tuples:  # most classes hold no tuple (and `nested` is a part of `tuples`): no loop begun for them
+                for i in tuples:
+                    if type(values[i]) is list:
+                        values[i] = tuple(values[i])
+                for i in nested:
+                    if values[i] is not None:
+                        values[i] = tuple(tuple(item) for item in values[i])
             # Made without `__init__` and its keyword arguments (a third of the decoding):
             # the values are checked above; a dropped field gets its default.
             return make(values)
