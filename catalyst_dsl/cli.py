@@ -330,8 +330,8 @@ def _stopped_by(error: OSError) -> None:
 
 def command_line() -> None:
     """The `catalyst` program (its console scripts and `python -m catalyst_dsl`, through
-    program.py): `main`, then the end of the process (`_end_now`). `main` itself raises SystemExit as click does,
-    for a program that calls it and goes on."""
+    program.py): `main`, then the end of the process (`_end_now`). `main` itself raises
+    SystemExit as click does, for a program that calls it and goes on."""
     try:
         main()
     except SystemExit as end:

@@ -125,25 +125,29 @@ def test_a_run_without_standard_output_runs_to_its_end(tmp_path: Path) -> None:
     assert "completed" in listed.stdout and "interrupted" not in listed.stdout, listed.stdout
 
 
+def _refused_check(tmp_path: Path, filename: str, *, without_stdout: bool = False) -> subprocess.CompletedProcess:
+    """`catalyst check` in a process where the command meets an OSError no command
+    handles (a PermissionError naming `filename`), with or without standard output."""
+    project = _hello(tmp_path)
+    probe = ("import sys\nimport catalyst_dsl.cli as cli\n"
+             "def refused(*args, **kwargs):\n"
+             f"    raise PermissionError(13, 'Permission denied', {filename!r})\n"
+             "cli.cli.main = refused\n"
+             + ("sys.stdout = None\n" if without_stdout else "")
+             + "sys.argv = ['catalyst', 'check', 'hello.yaml']\ncli.command_line()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
+    return subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
 def test_an_error_of_the_system_is_said_even_without_standard_output(tmp_path: Path) -> None:
     """No standard output at all (`>&-`) and an OSError no command handles: still an
     error line on standard error and exit 1, no traceback."""
-    project = _hello(tmp_path)
-    probe = ("import sys\nimport catalyst_dsl.cli as cli\n"
-             "def refused(*args, **kwargs):\n    raise PermissionError(13, 'Permission denied', 'somewhere')\n"
-             "cli.cli.main = refused\nsys.stdout = None\nsys.argv = ['catalyst', 'check', 'hello.yaml']\ncli.command_line()\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    done = _refused_check(tmp_path, "somewhere", without_stdout=True)
     assert done.returncode == 1, done.stderr
     assert "error: catalyst stopped: Permission denied: somewhere" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_file_name_in_a_system_error_cannot_drive_the_terminal(tmp_path: Path) -> None:
-    project = _hello(tmp_path)
-    probe = ("import sys\nimport catalyst_dsl.cli as cli\n"
-             "def refused(*args, **kwargs):\n    raise PermissionError(13, 'Permission denied', 'evil\\x1b[2Jname')\n"
-             "cli.cli.main = refused\nsys.argv = ['catalyst', 'check', 'hello.yaml']\ncli.command_line()\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    done = _refused_check(tmp_path, "evil\x1b[2Jname")
     assert done.returncode == 1, done.stderr
     assert "\x1b" not in done.stderr and "evil\\x1b[2Jname" in done.stderr

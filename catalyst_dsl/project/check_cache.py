@@ -616,7 +616,9 @@ class _Decoder:
     def __init__(self, path: str, source: SourceFile | None) -> None:
         self.path = path
         self.source = source
-        self.hook = self._records(_plans(), self._tagged, source.unpack if source is not None else _no_source)
+        #: A span from its packed offsets, or None when they are none of this file's.
+        self._unpack_number = source.unpack if source is not None else _no_source
+        self.hook = self._records(_PLANS, self._tagged, self._unpack_number)
 
     @staticmethod
     def _records(plans: dict[str, tuple], tagged, unpack):
@@ -675,7 +677,7 @@ class _Decoder:
         raise CacheEntryError(f"an unknown tag {tag!r}")
 
     def _unpack(self, packed: int) -> Span:
-        span = None if self.source is None else self.source.unpack(packed)
+        span = self._unpack_number(packed)
         if span is None:
             raise CacheEntryError("offsets into the file's text")
         return span
@@ -702,10 +704,6 @@ class _Plans(dict):
 
 
 _PLANS = _Plans()
-
-
-def _plans() -> dict[str, tuple]:
-    return _PLANS
 
 
 def _ints(values: list, count: int) -> list[int]:

@@ -103,7 +103,7 @@ class _Evaluator:
         self.seen: taint.Taint | None = taint.Taint() if taint.active() else None
 
     def fail(self, message: str, node) -> NoReturn:
-        raise EvaluationError(message, self.base + node.start, self.base + node.end)
+        raise _error_at(message, node, self.base)
 
     def eval(self, node) -> object:
         handler = _HANDLERS.get(type(node))
@@ -365,7 +365,7 @@ def _reference(ref: ast.PathRef | ast.ProtocolRef, env: Env, base: int) -> objec
     try:
         value = env.lookup(ref.root)
     except KeyError:
-        raise EvaluationError(f"'{ref.root}' is not defined", base + ref.start, base + ref.end)  # raised where the evaluator's `fail` would be
+        raise _error_at(f"'{ref.root}' is not defined", ref, base)
     for k, segment in enumerate(ref.segments):
         if value is UNKNOWN:
             return UNKNOWN
@@ -373,8 +373,13 @@ def _reference(ref: ast.PathRef | ast.ProtocolRef, env: Env, base: int) -> objec
             value = member(value, segment)
         except Fault:
             path = ".".join((ref.root, *ref.segments[:k]))  # what was read so far, for the message only
-            raise EvaluationError(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", base + ref.start, base + ref.end)
+            raise _error_at(f"cannot read '{segment}' of {to_text(value)}: '{path}' is {to_text(value)}", ref, base)
     return value
+
+
+def _error_at(message: str, node, base: int) -> EvaluationError:
+    """The failure of `node`, placed in the template text (`base`: where the expression starts)."""
+    return EvaluationError(message, base + node.start, base + node.end)
 
 
 def part_value(part: ast.RefPart | ast.ExprPart, env: Env) -> object:

@@ -37,8 +37,8 @@ class Span:
         object.__setattr__(self, "_src", file)
         object.__setattr__(self, "_at", (line, col, end_line, end_col))
 
-    @classmethod
-    def _within(cls, source: SourceFile, start: int, end: int) -> Span:
+    @staticmethod
+    def _within(source: SourceFile, start: int, end: int) -> Span:
         if start < 0 or end > _MASK:  # positions clamp to the text anyway; packing needs it
             start, end = max(0, start), max(0, min(end, _MASK))
         return Span._packed(source, start << _SHIFT | end)
@@ -71,8 +71,8 @@ class Span:
 
     def offsets_in(self, source: SourceFile) -> tuple[int, int] | None:
         """The span's offsets into `source`, while it has not been positioned; else None."""
-        at = self._at
-        return (at >> _SHIFT, at & _MASK) if type(at) is int and self._src is source else None
+        at = self.packed_in(source)
+        return None if at is None else (at >> _SHIFT, at & _MASK)
 
     def packed_in(self, source: SourceFile) -> int | None:
         """`offsets_in` as one whole number, which `SourceFile.unpack` makes a span again
@@ -138,11 +138,11 @@ class Span:
         }
 
 
-
 _new = object.__new__
 #: The setters of a span's two slots (see `Span._packed`).
 _SET_SRC = Span.__dict__["_src"].__set__
 _SET_AT = Span.__dict__["_at"].__set__
+
 
 class SourceFile:
     """The text of one file, with the line table that turns offsets into positions.
@@ -183,11 +183,11 @@ class SourceFile:
 
     def position(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.text)))
-        index = bisect.bisect_right(self._line_starts, offset) - 1
-        return index + 1, offset - self._line_starts[index] + 1
+        line = self.line_at(offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
     def line_at(self, offset: int) -> int:
-        """The line of `offset`: `position(offset)[0]`."""
+        """The 1-based line of `offset` (clamped to the text), `position(offset)[0]`."""
         return bisect.bisect_right(self._line_starts, max(0, min(offset, len(self.text))))
 
     def offset(self, line: int, col: int) -> int:

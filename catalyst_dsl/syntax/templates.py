@@ -41,21 +41,6 @@ def single_part(parts: tuple[ast.Part, ...]) -> ast.RefPart | ast.ExprPart | Non
     return None
 
 
-_EXPRESSIONS = None
-
-
-def _expressions():
-    """syntax/expressions.py, imported with the first `{{ }}` or `${{ }}` whose inside is
-    read: it brings the expression parser (syntax/lalr.py), which a run or a what-if from
-    the check cache never needs (its templates come parsed), ~0.5 ms to import."""
-    global _EXPRESSIONS
-    if _EXPRESSIONS is None:
-        from catalyst_dsl.syntax import expressions
-
-        _EXPRESSIONS = expressions
-    return _EXPRESSIONS
-
-
 def might_be_template(text: str) -> bool:
     return "{{" in text or "\\{" in text or "\\}" in text
 
@@ -127,7 +112,10 @@ class _Splitter:
             self.errors.append(ast.TemplateError("C105", "{{ cannot start inside another {{ }}", base + nested, base + nested + 2, "close the first reference before opening another"))
             self.buffer_start = end
             return end
-        expressions = _expressions()
+        # The expression parser (with syntax/lalr.py, ~0.5 ms to import) only for a template
+        # whose inside is read: a run from the check cache gets its templates parsed.
+        from catalyst_dsl.syntax import expressions
+
         try:
             ref = expressions.parse(inner, "reference")
         except expressions.ExpressionSyntaxError as exc:
@@ -161,7 +149,8 @@ class _Splitter:
             self.errors.append(ast.TemplateError("C101", "the expression is empty", open_at, end, "write an expression between ${{ and }}"))
             self.buffer_start = end
             return end
-        expressions = _expressions()
+        from catalyst_dsl.syntax import expressions  # as for a reference above
+
         try:
             expr = expressions.parse(inner, "expression")
         except expressions.ExpressionSyntaxError as exc:
