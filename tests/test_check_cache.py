@@ -356,7 +356,7 @@ def test_a_what_if_plans_the_same_from_the_cache_and_writes_no_entry(tmp_path: P
     assert {path: path.read_bytes() for path in entries(root)} == kept
 
 
-def _every_field(value, dropped=frozenset({"smap"})):
+def _every_field(value, dropped=frozenset({"smap", "expected"})):
     """A record tree as plain data, every field in it (those equality leaves out too), the
     spans as their positions: what a read entry must give back exactly."""
     from catalyst_dsl import records
@@ -390,11 +390,12 @@ def test_a_read_entry_gives_back_the_compiled_result_field_by_field(tmp_path: Pa
     assert _every_field(read.playbook) == _every_field(compiled.playbook)
     assert _every_field(read.diagnostics) == _every_field(compiled.diagnostics)
     assert _every_field(read.calls) == _every_field(compiled.calls)
-    # The field an entry leaves out comes back as its default.
+    # The fields an entry leaves out (they serve the file's own checks) come back as their defaults.
     from catalyst_dsl.ir.nodes import Tmpl
 
     templates = _records_of(read.playbook, Tmpl)
-    assert templates and all(t.smap is None for t in templates)
+    assert templates and all(t.smap is None and t.expected is None for t in templates)
+    assert any(t.expected is not None for t in _records_of(compiled.playbook, Tmpl))
 
 
 def _records_of(value, cls):
