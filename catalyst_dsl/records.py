@@ -206,7 +206,31 @@ def _build(cls: type, frozen: bool, eq: bool = True, kw_only: bool = False) -> t
         body["__hash__"] = None  # mutable and compared by value, as attrs.define
     built = type(cls)(cls.__name__, cls.__bases__, body)
     settle(built)
+    _point_class_cells(cls, built)
     return built
+
+
+def _point_class_cells(given: type, built: type) -> None:
+    """Point the class cell of `given`'s own methods at `built`. A method that names its
+    class (zero-argument `super()`, `__class__`) reads it from a cell Python filled with
+    the class the decorator was given; the record is a new class (slots can only be made
+    with a class), and `super()` would refuse its instances. attrs does the same."""
+    for value in vars(given).values():
+        kind = type(value)
+        if kind is FunctionType:
+            functions: tuple = (value,)
+        elif kind is property:
+            functions = (value.fget, value.fset, value.fdel)
+        elif kind is classmethod or kind is staticmethod:
+            functions = (value.__func__,)
+        else:
+            continue
+        for function in functions:
+            code = getattr(function, "__code__", None)
+            if code is not None and "__class__" in code.co_freevars:
+                cell = function.__closure__[code.co_freevars.index("__class__")]
+                if cell.cell_contents is given:
+                    cell.cell_contents = built
 
 
 #: How many records of a class the generic `__init__` makes before the class gets its

@@ -89,6 +89,34 @@ def test_a_record_inherits_methods_but_no_fields():
         record(type("Grandchild", (Child,), {"__annotations__": {"more": "int"}}))
 
 
+
+def test_methods_that_name_their_class_get_the_record():
+    # Zero-argument super() and __class__ read a cell that held the class the decorator
+    # was given; the record is a new class, made with its slots, and they must see it.
+    @record
+    class Base:
+        def kind(self) -> str:
+            return "base"
+
+    @record
+    class Named(Base):
+        label: str = "x"
+
+        def kind(self) -> str:
+            return "named " + super().kind()
+
+        @property
+        def own_class(self) -> type:
+            return __class__
+
+        @classmethod
+        def made(cls) -> str:
+            return __class__.__name__
+
+    assert Named().kind() == "named base"
+    assert Named().own_class is Named
+    assert Named.made() == "Named"
+
 def test_frozen_records_are_immutable_hashable_and_compared_by_value():
     point = Point(1, 2)
     with pytest.raises(FrozenRecordError):
