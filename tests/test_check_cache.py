@@ -238,6 +238,30 @@ def test_a_sealed_entry_holding_the_wrong_types_is_compiled_again(tmp_path: Path
     assert again.misses == 1
 
 
+def _spoil_tagged_span(value):
+    if value.get("@") == "Lit" and type(value["f"][-1]) is int:
+        value["f"][-1] = {"s": ["one", 1, 1, 2]}  # a positioned span whose line is text
+
+
+def _spoil_negative_span(value):
+    if value.get("@") == "Lit" and type(value["f"][-1]) is int:
+        value["f"][-1] = {"s": [-3, -1, -3, -1]}  # positions no span of a file has
+
+
+@pytest.mark.parametrize("spoil", [_spoil_tagged_span, _spoil_negative_span], ids=["span-of-text", "negative-span"])
+def test_a_sealed_entry_holding_what_the_encoder_never_writes_is_compiled_again(tmp_path: Path, spoil) -> None:
+    """A forger who can read the user's key can seal anything; the decoder still takes
+    only what the encoder writes: a span as whole numbers, each field's items of the
+    classes the field holds, a literal's value a scalar. Anything else is refused with
+    its entry (the file compiled again): never a traceback later in the check, never a
+    result the file does not have."""
+    root = library(tmp_path / "project", 3)
+    plain, _ = check(root, new_cache(root))
+    again = respoil(root, "broken.yaml", spoil)
+    assert check(root, again)[0] == plain
+    assert again.misses == 1
+
+
 def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / "playbooks").mkdir(parents=True)

@@ -709,7 +709,9 @@ _PLANS = _Plans()
 
 
 def _ints(values: list, count: int) -> list[int]:
-    if len(values) != count:
+    # Positions are never negative and never text or truth values: a span that holds one
+    # would be rendered (or compared) later in the check and fail there, not here.
+    if len(values) != count or any(type(n) is not int or n < 0 for n in values):
         raise CacheEntryError("a span is four whole numbers")
     return values
 
