@@ -248,7 +248,13 @@ def _spoil_negative_span(value):
         value["f"][-1] = {"s": [-3, -1, -3, -1]}  # positions no span of a file has
 
 
-@pytest.mark.parametrize("spoil", [_spoil_tagged_span, _spoil_negative_span], ids=["span-of-text", "negative-span"])
+def _spoil_code(value):
+    if value.get("@") == "Diagnostic":
+        value["f"][0] = "C999"  # a code no check reports: every format looks its name up
+
+
+@pytest.mark.parametrize("spoil", [_spoil_tagged_span, _spoil_negative_span, _spoil_code],
+                         ids=["span-of-text", "negative-span", "unknown-code"])
 def test_a_sealed_entry_holding_what_the_encoder_never_writes_is_compiled_again(tmp_path: Path, spoil) -> None:
     """A forger who can read the user's key can seal anything; the decoder still takes
     only what the encoder writes: a span as whole numbers, each field's items of the

@@ -154,6 +154,35 @@ def test_a_forged_record_cannot_hide_findings(project: Path) -> None:
     assert run() == plain
 
 
+def _unknown_code(finding: list) -> None:
+    finding[0] = "C999"  # no code of the table: every format looks its name up
+
+
+def _negative_position(finding: list) -> None:
+    finding[3][1:] = [-5, -5, -5, -5]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+@pytest.mark.parametrize("spoil", [_unknown_code, _negative_position], ids=["unknown-code", "negative-position"])
+def test_a_resealed_record_holding_what_a_check_never_finds_is_checked_again(project: Path, fmt: str, spoil) -> None:
+    """Sealed with the user's key (someone who can read it can forge), a record still
+    decodes only into findings a check can make: a code of the table, positions that are
+    not negative. Anything else is checked again, never a traceback while printing it."""
+    import json
+
+    from catalyst_dsl.project.check_cache import MAGIC, cache_key
+    from test_check_cache import sealed_with
+
+    plain = run("--no-cache", "--format", fmt)
+    run()
+    record, = records(project)
+    body = json.loads(record.read_bytes().split(b"\n", 2)[2])
+    spoil(body["diagnostics"][0])
+    text = json.dumps(body).encode()
+    record.write_bytes(MAGIC + sealed_with(cache_key(), text) + b"\n" + text)
+    assert run("--format", fmt) == plain
+
+
 @pytest.mark.skipif(not KAI_CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
 def test_a_kai_project_is_replayed_until_its_index_or_commands_change(tmp_path: Path, monkeypatch, replay_only) -> None:
     root = tmp_path / "kai"

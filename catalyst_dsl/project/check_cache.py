@@ -293,8 +293,15 @@ class CheckCache:
         if type(entry) is not dict:
             return None
         playbook, diagnostics, calls = entry["playbook"], entry["diagnostics"], entry["calls"]
-        if playbook is not None and type(playbook) is not _registry()["Playbook"] or type(diagnostics) is not list or type(calls) is not list:
+        classes = _registry()
+        if playbook is not None and type(playbook) is not classes["Playbook"] or type(diagnostics) is not list or type(calls) is not list \
+                or any(type(d) is not classes["Diagnostic"] for d in diagnostics) or any(type(c) is not classes["CallSite"] for c in calls):
             raise CacheEntryError("an entry holds a playbook, its diagnostics and its calls")
+        if diagnostics:
+            from catalyst_dsl.diagnostics.codes import CODES  # printing a finding looks its code's name up: it is loaded then anyway
+
+            if any(d.code not in CODES for d in diagnostics):
+                raise CacheEntryError("a finding's code is one of the table")
         return Compiled(path, source, playbook, diagnostics, calls)
 
     def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:

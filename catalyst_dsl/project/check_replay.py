@@ -186,6 +186,10 @@ def _finding(value) -> Diagnostic:
     if type(value) is not list or len(value) != 7:
         raise _refused("a finding has seven fields")
     code, severity, message, span, labels, notes, help_ = value
+    from catalyst_dsl.diagnostics.codes import CODES  # loaded here only when a finding is given back: printing it looks its name up
+
+    if code not in CODES:
+        raise _refused("a finding's code is one of the table")
     return Diagnostic(
         code=_text(code), severity=Severity(severity), message=_text(message), span=_position(span),
         labels=tuple(_label(label) for label in _list(labels)),
@@ -201,7 +205,7 @@ def _label(value) -> Label:
 def _position(value) -> Span | None:
     if value is None:
         return None
-    if type(value) is not list or len(value) != 5 or type(value[0]) is not str or any(type(n) is not int for n in value[1:]):
+    if type(value) is not list or len(value) != 5 or type(value[0]) is not str or any(type(n) is not int or n < 0 for n in value[1:]):
         raise _refused("a span is a file and four whole numbers")
     return Span(*value)
 
