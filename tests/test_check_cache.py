@@ -317,6 +317,30 @@ def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, 
     assert not (root / ".xe" / "cache").exists()
 
 
+@pytest.mark.parametrize("cache_dir", [".", "playbooks"])
+def test_a_cache_dir_shared_with_the_project_s_files_ignores_none_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: str) -> None:
+    """`cache-dir` may name a folder that holds other files (the root, a folder of
+    playbooks): the cache's `.gitignore` of `*` goes only into a folder of its own, else
+    it would hide those files from git and from every later directory scan (the second
+    check found no playbooks); and cleaning leaves the project's own `.gitignore` alone."""
+    root = library(tmp_path / "project", 3)
+    (root / "catalyst.toml").write_text(f'cache-dir = "{cache_dir}"\n', encoding="utf-8")
+    own = root / cache_dir / ".gitignore"
+    if cache_dir == ".":
+        own.write_text("node_modules/\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["check", "--no-cache"])
+    assert plain.exit_code == 1 and "checked 4 file(s)" in plain.output
+    assert runner.invoke(cli, ["check"]).output == plain.output
+    assert runner.invoke(cli, ["check"]).output == plain.output
+    assert runner.invoke(cli, ["check", "--no-cache"]).output == plain.output
+    cleaned = runner.invoke(cli, ["cache", "clean"])
+    assert cleaned.exit_code == 0 and "removed 5 cached result(s)" in cleaned.output
+    assert own.read_text(encoding="utf-8") == "node_modules/\n" if cache_dir == "." else not own.exists()
+    assert sorted(p.name for p in (root / "playbooks").iterdir()) == ["broken.yaml", "flow-0.yaml", "flow-1.yaml", "flow-2.yaml"]
+
+
 def test_no_cache_and_the_setting_write_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = library(tmp_path / "project", 2)
     monkeypatch.chdir(root)

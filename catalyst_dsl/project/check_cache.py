@@ -2,7 +2,7 @@
 unchanged library reads its files' results instead of parsing them again.
 
 An entry is one file in the project's cache directory (the `cache-dir` setting, default
-`.xe/cache/`, which holds a `.gitignore` of `*`). Its name is a hash of everything the
+`.xe/cache/`, which holds a `.gitignore` of `*` when it is a folder of its own). Its name is a hash of everything the
 result depends on: the file's path and bytes, catalyst's version and the code that
 checked it (the size and time of each file of the package), and the format. Action
 names the file uses that are not built in are recorded with a digest of what the plugin
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 FORMAT = 5
 MAGIC = b"catalyst-check-cache 1\n"
 KEY_FILE = "cache-key"
+#: The `.gitignore` the cache puts in its folder (when the folder is its own).
+IGNORE_TEXT = "# catalyst's check cache: local, rebuilt when missing.\n*\n"
 #: An entry larger than this is not a playbook's result: it is ignored, never parsed.
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
@@ -343,8 +345,11 @@ class CheckCache:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.directory / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# catalyst's check cache: local, rebuilt when missing.\n*\n", encoding="utf-8")
+        # Only into a folder of the cache's own: in one the project shares (`cache-dir`
+        # set to the root, or to a folder of playbooks) a `*` would hide its other files
+        # from git and from every later directory scan.
+        if not ignore.exists() and _only_ours(self.directory):
+            ignore.write_text(IGNORE_TEXT, encoding="utf-8")
         self._ready = True
 
     def clean(self) -> int:
@@ -355,8 +360,9 @@ class CheckCache:
 def clean(directory: Path) -> int:
     """Remove the cache folder's entries, its `.gitignore` and the folder; the count of entries.
 
-    Only names this module writes are removed (two hex digits, then hex names), so a
-    `cache-dir` pointed at a folder with other files in it loses none of them.
+    Only names this module writes are removed (two hex digits, then hex names, and a
+    `.gitignore` holding the text it writes), so a `cache-dir` pointed at a folder with
+    other files in it loses none of them.
     """
     removed = 0
     try:
@@ -375,13 +381,25 @@ def clean(directory: Path) -> int:
         except OSError:
             pass
     ignore = Path(directory) / ".gitignore"
-    if ignore.is_file():
-        ignore.unlink()
+    try:
+        if ignore.is_file() and ignore.read_text(encoding="utf-8") == IGNORE_TEXT:
+            ignore.unlink()  # the cache's own: a .gitignore the project wrote there stays
+    except (OSError, UnicodeDecodeError):
+        pass
     try:
         os.rmdir(directory)
     except OSError:
         pass  # other files are in it: they are not ours
     return removed
+
+
+def _only_ours(directory: Path) -> bool:
+    """Whether the folder holds no name but those the cache writes (its shards)."""
+    try:
+        with os.scandir(directory) as listing:
+            return all(entry.is_dir(follow_symlinks=False) and _hex(entry.name, 2) for entry in listing)
+    except OSError:
+        return False
 
 
 def _hex(name: str, length: int) -> bool:
