@@ -2,9 +2,10 @@
 unchanged library reads its files' results instead of parsing them again.
 
 An entry is one file in the project's cache directory (the `cache-dir` setting, default
-`.xe/cache/`, which holds a `.gitignore` of `*` when it is a folder of its own). Its name is a hash of everything the
-result depends on: the file's path and bytes, catalyst's version and the code that
-checked it (the size and time of each file of the package), and the format. Action
+`.xe/cache/`, which holds a `.gitignore` of `*` when it is a folder of its own). Its
+name is a hash of everything the result depends on: the file's path and bytes,
+catalyst's version and the code that checked it (the size and time of each file of the
+package), and the format. Action
 names the file uses that are not built in are recorded with a digest of what the plugin
 catalog says about them now, and compared on every read, so installing or upgrading a
 plugin recomputes the files that use it (and only those: a library of built-in actions
