@@ -372,6 +372,24 @@ def test_a_cache_folder_linked_out_of_the_project_is_not_used(tmp_path: Path) ->
     assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_cache_folder_that_is_a_link_loop_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Following it fails (Path.resolve raises RuntimeError for a loop): the cache is off,
+    and the check, the list and the what-if print what they print without it."""
+    root = library(tmp_path / "project", 2)
+    (root / ".xe").mkdir()
+    (root / ".xe" / "cache").symlink_to("cache")
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    for args in (["check"], ["list", "--json"]):
+        plain = runner.invoke(cli, [args[0], "--no-cache", *args[1:]])
+        assert plain.exception is None or isinstance(plain.exception, SystemExit)
+        assert runner.invoke(cli, args).output == plain.output
+    planned = runner.invoke(cli, ["run", "playbooks/flow-1.yaml", "--what-if", "-i", "feature-id=x"])
+    assert planned.exception is None or isinstance(planned.exception, SystemExit), planned.exception
+
+
 def test_a_read_only_cache_reads_entries_and_writes_none(tmp_path: Path) -> None:
     root = library(tmp_path / "project", 4)
     project = load_project(root, DiagnosticSink())

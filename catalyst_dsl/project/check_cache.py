@@ -165,8 +165,11 @@ class CheckCache:
         if not project.config.check_cache:
             return None
         directory = project.resolve(project.config.cache_dir)
-        root = Path(project.root).resolve()
-        if not directory.resolve().is_relative_to(root):
+        try:
+            inside = directory.resolve().is_relative_to(Path(project.root).resolve())
+        except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
+            return None
+        if not inside:
             return None  # a link out of the project: entries are written only inside it
         key = cache_key(make=not read_only)
         return None if key is None else cls(directory, key, read_only=read_only)
