@@ -208,6 +208,22 @@ def test_a_kai_project_is_replayed_until_its_index_or_commands_change(tmp_path: 
     assert run() == fresh
 
 
+@pytest.mark.skipif(not KAI_CORPUS.is_dir() or os.name != "posix", reason="the shared corpus and symbolic links")
+def test_a_loop_of_links_among_kai_playbooks_is_checked_and_replayed(tmp_path: Path, monkeypatch) -> None:
+    """kai's index check follows each playbook's links (observed.resolved), and so does a
+    replay: a link that loops is a file that cannot be read (C001), not a traceback."""
+    root = tmp_path / "kai"
+    (root / ".playbooks" / "playbooks").mkdir(parents=True)
+    shutil.copy(KAI_CORPUS / "auto-validate.yaml", root / ".playbooks" / "playbooks")
+    (root / ".playbooks" / "_index.yaml").write_text(INDEX)
+    (root / ".playbooks" / "playbooks" / "loop.yaml").symlink_to("loop.yaml")
+    monkeypatch.chdir(root)
+    plain = run("--no-cache")
+    assert plain[0] == 1 and "C001" in plain[1]
+    assert run() == plain
+    assert run() == plain  # replayed: the loop is asked about again
+
+
 @pytest.mark.skipif(os.name != "posix", reason="symbolic links")
 def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
     (tmp_path / "a").write_text("x")

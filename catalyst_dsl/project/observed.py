@@ -82,10 +82,9 @@ def read_bytes(path: str | os.PathLike, limit: int | None = None) -> bytes:
 
 
 def resolved(path: str | os.PathLike) -> str:
-    """The path with its links followed (`Path.resolve`, not strict)."""
-    from pathlib import Path
-
-    answer = str(Path(path).resolve())
+    """The path with its links followed, as far as they lead (`os.path.realpath`, not
+    strict: what `Path.resolve` gives, except that a loop of links is no RuntimeError)."""
+    answer = os.path.realpath(path)
     note("resolved", os.fspath(path), answer)
     return answer
 
