@@ -390,6 +390,35 @@ def test_a_cache_folder_that_is_a_link_loop_is_not_used(tmp_path: Path, monkeypa
     assert planned.exception is None or isinstance(planned.exception, SystemExit), planned.exception
 
 
+@pytest.mark.skipif(os.name != "posix", reason="named pipes and symbolic links")
+@pytest.mark.parametrize("plant", ["a named pipe", "a link to /dev/zero"])
+def test_an_entry_that_is_no_plain_file_is_never_read(tmp_path: Path, plant: str) -> None:
+    """Someone who may write the project plants, in place of each entry, a named pipe
+    (reading it would wait for a writer for ever: the check hung) or a link to an
+    endless device (64 MiB read for each entry). The cache writes only plain files; it
+    reads only them, and the check finds what it finds without a cache."""
+    import subprocess
+
+    root = library(tmp_path / "project", 2)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home"), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+    def catalyst(*args: str) -> tuple[int, str]:
+        done = subprocess.run([sys.executable, "-m", "catalyst_dsl", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout
+
+    plain = catalyst("check", "--no-cache")
+    assert catalyst("check") == plain
+    planted = entries(root)
+    for entry in planted:
+        entry.unlink()
+        if plant == "a named pipe":
+            os.mkfifo(entry)
+        else:
+            entry.symlink_to("/dev/zero")
+    assert catalyst("check") == plain
+    assert planted and all(entry.is_file() and not entry.is_symlink() for entry in planted)  # replaced by entries
+
+
 def test_a_read_only_cache_reads_entries_and_writes_none(tmp_path: Path) -> None:
     root = library(tmp_path / "project", 4)
     project = load_project(root, DiagnosticSink())

@@ -55,6 +55,8 @@ KEY_FILE = "cache-key"
 IGNORE_TEXT = "# catalyst's check cache: local, rebuilt when missing.\n*\n"
 #: An entry larger than this is not a playbook's result: it is ignored, never parsed.
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
+#: How an entry is opened: never through a link, and without waiting (a named pipe).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 #: Not looked for yet (a CheckCache's kept plugin names).
@@ -255,7 +257,15 @@ class CheckCache:
     def read_sealed(self, name: str) -> bytes | None:
         """The body of the entry `name` when its seal checks out under the user's key, else None."""
         try:
-            with open(self._entry(name), "rb") as handle:
+            fd = os.open(self._entry(name), _READ_FLAGS)
+        except OSError:
+            return None  # none, or a link (never written here)
+        try:
+            with open(fd, "rb") as handle:
+                # A plain file only: a named pipe planted here would make the read wait
+                # for a writer for ever (it was opened without waiting).
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
                 raw = handle.read(MAX_ENTRY_BYTES + 1)
         except OSError:
             return None
