@@ -419,6 +419,25 @@ def test_an_entry_that_is_no_plain_file_is_never_read(tmp_path: Path, plant: str
     assert planted and all(entry.is_file() and not entry.is_symlink() for entry in planted)  # replaced by entries
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_shards_linked_out_of_the_project_are_never_written_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A project (a cloned repository, say) may come with `.xe/cache/<shard>` links to
+    folders elsewhere: entries are written only inside the project, so the check
+    writes nothing through them (it checks as without a cache for those entries)."""
+    root = library(tmp_path / "project", 2)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".xe" / "cache").mkdir(parents=True)
+    for shard in range(256):
+        (root / ".xe" / "cache" / f"{shard:02x}").symlink_to(outside)
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["check", "--no-cache"])
+    assert runner.invoke(cli, ["check"]).output == plain.output
+    assert runner.invoke(cli, ["check"]).output == plain.output
+    assert list(outside.iterdir()) == []
+
+
 def test_a_read_only_cache_reads_entries_and_writes_none(tmp_path: Path) -> None:
     root = library(tmp_path / "project", 4)
     project = load_project(root, DiagnosticSink())

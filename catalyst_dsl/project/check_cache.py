@@ -340,6 +340,8 @@ class CheckCache:
             self._prepare()
             if target.parent.name not in self._shards:
                 target.parent.mkdir(exist_ok=True)
+                if not stat.S_ISDIR(os.lstat(target.parent).st_mode):
+                    return  # a link (a project may come with one): entries are written only inside the project
                 self._shards.add(target.parent.name)
             # Named by process and entry: two checks never share a temporary file.
             temporary = target.parent / f".tmp-{os.getpid()}-{target.name}"
