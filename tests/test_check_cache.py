@@ -285,6 +285,34 @@ def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) ->
     assert not same.compiled(path, present).has_errors and same.hits == 1
 
 
+def test_a_catalog_with_actions_of_its_own_is_compiled_without_the_cache(tmp_path: Path) -> None:
+    """An entry records the names a file asks beyond the built-in actions (what plugins
+    answer), not actions a caller's catalog declares itself: such a catalog's results
+    are neither kept nor read, and the built-in catalog's are never taken for them."""
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "playbooks" / "uses-shout.yaml").write_text("name: uses-shout\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n")
+    path = str(root / "playbooks" / "uses-shout.yaml")
+    own = Catalog([*builtin_catalog().specs(), replace(builtin_catalog().get("display"), name="shout")])
+    cache = new_cache(root)
+    assert not cache.compiled(path, own).has_errors
+    assert (cache.hits, cache.misses) == (0, 0) and entries(root) == []
+    assert cache.compiled(path, builtin_catalog()).has_errors  # no plugin declares `shout`
+    assert cache.misses == 1 and entries(root)
+    assert not cache.compiled(path, own).has_errors  # the entry just written is not read for it
+    assert cache.hits == 0
+
+
+def test_no_cache_inside_git_s_own_folder(tmp_path: Path) -> None:
+    """Entries are named like git's loose objects (two hex digits, then the rest): a
+    `cache-dir` inside `.git` would put files git takes for damaged objects there."""
+    root = library(tmp_path / "project", 1)
+    (root / ".git").mkdir()
+    (root / "catalyst.toml").write_text('cache-dir = ".git/objects"\n', encoding="utf-8")
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+    (root / "catalyst.toml").write_text('cache-dir = ".xe/git-cache"\n', encoding="utf-8")
+    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is not None
+
 def tree(base: Path) -> set[str]:
     return {str(p.relative_to(base)) for p in base.rglob("*")}
 
@@ -556,4 +584,18 @@ def test_the_code_fingerprint_changes_with_the_checker_s_source_files_only(tmp_p
     added = code_fingerprint(str(package))
     assert added != edited
     (tmp_path / "grammar" / "expressions.lark").write_text("start: xy\n", encoding="utf-8")
-    assert code_fingerprint(str(package)) != added
+    grammar_changed = code_fingerprint(str(package))
+    assert grammar_changed != added
+
+
+def test_the_code_fingerprint_names_the_python_that_runs_the_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One source tree run by two Pythons (another standard library, another libyaml
+    beside it) keeps two sets of entries."""
+    from catalyst_dsl.project.check_cache import code_fingerprint
+
+    package = tmp_path / "catalyst_dsl"
+    package.mkdir()
+    (package / "x.py").write_text("", encoding="utf-8")
+    here = code_fingerprint(str(package))
+    monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    assert code_fingerprint(str(package)) != here

@@ -35,6 +35,7 @@ import json
 import operator
 import os
 import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -118,11 +119,13 @@ def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) ->
 
 
 def code_fingerprint(package: str | None = None) -> str:
-    """catalyst's version and the size and time of each of its files (of `package`, the
-    folder of catalyst_dsl unless given, and of the grammar beside it): a different build
-    of the checker never reads another's results."""
+    """catalyst's version, the Python that runs it, and the size and time of each of its
+    files (of `package`, the folder of catalyst_dsl unless given, and of the grammar
+    beside it): a different build of the checker, or the same source tree run by another
+    Python (another standard library, another libyaml build beside it), never reads
+    another's results."""
     package = package or os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    stamps = [f"{__version__}\0{FORMAT}"]
+    stamps = [f"{__version__}\0{FORMAT}\0{sys.implementation.cache_tag}\0{sys.version}"]
     for root in (package, os.path.join(os.path.dirname(package), "grammar")):
         _stamp_files(root, stamps)
     return digests.hexdigest("".join(stamps).encode("utf-8", "surrogatepass"))
@@ -163,6 +166,8 @@ class CheckCache:
         self._ready = False
         self._shards: set[str] = set()
         self._plugin_names: frozenset[str] | None | object = _UNREAD
+        #: The last catalog asked about and whether it declares just the built-in actions.
+        self._catalog_seen: tuple[object, bool] = (None, False)
         self._plugins_kept = False
 
     @classmethod
@@ -173,11 +178,13 @@ class CheckCache:
             return None
         directory = project.resolve(project.config.cache_dir)
         try:
-            inside = directory.resolve().is_relative_to(Path(project.root).resolve())
+            resolved, root = directory.resolve(), Path(project.root).resolve()
         except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13)
             return None
-        if not inside:
+        if not resolved.is_relative_to(root):
             return None  # a link out of the project: entries are written only inside it
+        if ".git" in resolved.relative_to(root).parts:
+            return None  # git's own folder: entries named like its loose objects would spoil it
         key = cache_key(make=not read_only)
         return None if key is None else cls(directory, key, read_only=read_only)
 
@@ -187,6 +194,11 @@ class CheckCache:
         data = read_playbook(path)
         if isinstance(data, Compiled):
             return data  # unreadable or too large: nothing worth keeping
+        if not self._holds_builtins(catalog):
+            # A catalog with actions of the caller's own (a program that adds some): what
+            # an entry holds was made with the built-in actions, and the names a file asks
+            # beyond them are recorded (plugins); actions declared here would not be.
+            return compile_bytes(data, path, catalog)
         name = digests.hexdigest(b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), digests.hexdigest(data).encode()))
         found = self._read(name, path, data, catalog)
         if found is not None:
@@ -199,6 +211,14 @@ class CheckCache:
         result = compile_bytes(data, path, _recording(catalog, asked))
         self._write(name, path, data, result, catalog, asked)
         return result
+
+    def _holds_builtins(self, catalog: Catalog) -> bool:
+        """Whether `catalog` declares the built-in actions and no others (asked once per catalog)."""
+        if self._catalog_seen[0] is not catalog:
+            from catalyst_dsl.actions.catalog import builtin_catalog
+
+            self._catalog_seen = (catalog, catalog.declared() == builtin_catalog().declared())
+        return self._catalog_seen[1]
 
     # -- what the installed plugins declare ------------------------------------------------
 
