@@ -74,7 +74,7 @@ _TABLE = [
     Code("C404", "unknown-action", E, "An action that is neither built in, defined by a function earlier, nor registered by a plugin."),
     Code("C408", "writes-not-shell", W, "`writes:` on a step that is not shell-like: its action declares its own writes, or writes nothing a step declares."),
     Code("C409", "timeout-milliseconds", W, "A bare-number timeout so large it was probably meant in milliseconds."),
-    Code("C410", "function-shadows-action", E, "A function named like a built-in action."),
+    Code("C410", "function-shadows-action", E, "A function named like an action (a built-in one or one an installed plugin provides)."),
     Code("C411", "duplicate-step-name", E, "Two steps with one name, or a step named like an input."),
     # C5xx: references and types
     Code("C501", "undefined-reference", E, "A reference to a name that is not defined anywhere visible."),

@@ -719,7 +719,8 @@ class CatalystLowerer:
             return
         name = name_value.value
         if name in self.catalog:
-            self.sink.report("C410", f"the function '{name}' has the name of a built-in action", name_value.span, help="give the function a name of its own")
+            whose = "a built-in action" if self.catalog.declares(name) else "an action an installed plugin provides"
+            self.sink.report("C410", f"the function '{name}' has the name of {whose}", name_value.span, help="give the function a name of its own")
             return
         if not KEBAB.match(name):
             self.sink.report("C206", f"the function name '{name}' is not kebab-case", name_value.span, help="use lower-case words joined by '-'")

@@ -230,3 +230,14 @@ def test_installed_wheel_registers_its_action(tmp_path, plugin_wheel):
     assert origin == "catalyst_hello_plugin 0.1, hello = catalyst_hello_plugin:ACTION"
     assert greeting == "{'greeting': 'hello, tests'}"
     assert "hello" not in problems  # other installed plugins are not this test's business
+
+
+def test_a_function_named_like_a_plugin_action_says_whose_name_it_is():
+    from catalyst_dsl.actions.catalog import Catalog
+    from catalyst_dsl.compiler import compile_bytes
+
+    catalog = Catalog(builtin_catalog().specs(), fallback=lambda name: _spec(name) if name == "hello" else None)
+    text = b"name: f\ndescription: d\nowner: Engineer\nsteps:\n  - function: hello\n    steps:\n      - display: hi\n  - function: display\n    steps:\n      - display: hi\n"
+    found = {d.message for d in compile_bytes(text, "f.yaml", catalog).diagnostics if d.code == "C410"}
+    assert found == {"the function 'hello' has the name of an action an installed plugin provides",
+                     "the function 'display' has the name of a built-in action"}
