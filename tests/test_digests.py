@@ -30,7 +30,7 @@ def test_a_seal_is_keyed_blake2b_and_holds_only_for_its_key_and_text() -> None:
     assert not digests.sealed(KEY, b"entry", digests.hexdigest(b"entry").encode())
 
 
-# review4: a Python built without BLAKE2 (no `_blake2`, so no `hashlib.blake2b`; some FIPS
+# A Python built without BLAKE2 (no `_blake2`, so no `hashlib.blake2b`; some FIPS
 # builds) made every cached check, a what-if and a check naming a plugin's action end in
 # an ImportError traceback from digests.py; they run there on SHA-256 and HMAC.
 def test_a_python_without_blake2_still_checks_with_its_cache(tmp_path) -> None:

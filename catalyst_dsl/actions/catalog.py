@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable
 
 from catalyst_dsl.ir.types import ObjectT, Type
 from catalyst_dsl.project import observed
@@ -125,10 +124,6 @@ class Catalog:
 
     def names(self) -> list[str]:
         return list(self._specs)
-
-    def declared(self) -> Mapping[str, ActionSpec]:
-        """The actions this catalog declares itself (never a plugin's it asks for), by name."""
-        return MappingProxyType(self._specs)
 
     def specs(self) -> list[ActionSpec]:
         return list(self._specs.values())

@@ -217,7 +217,7 @@ class CheckCache:
         if self._catalog_seen[0] is not catalog:
             from catalyst_dsl.actions.catalog import builtin_catalog
 
-            self._catalog_seen = (catalog, catalog.declared() == builtin_catalog().declared())
+            self._catalog_seen = (catalog, catalog.specs() == builtin_catalog().specs())
         return self._catalog_seen[1]
 
     # -- what the installed plugins declare ------------------------------------------------

@@ -188,10 +188,10 @@ def _finding(value) -> Diagnostic:
     code, severity, message, span, labels, notes, help_ = value
     from catalyst_dsl.diagnostics.codes import CODES  # loaded here only when a finding is given back: printing it looks its name up
 
-    if code not in CODES:
+    if _text(code) not in CODES:
         raise _refused("a finding's code is one of the table")
     return Diagnostic(
-        code=_text(code), severity=Severity(severity), message=_text(message), span=_position(span),
+        code=code, severity=Severity(severity), message=_text(message), span=_position(span),
         labels=tuple(_label(label) for label in _list(labels)),
         notes=tuple(_text(n) for n in _list(notes)), help=None if help_ is None else _text(help_))
 

@@ -160,20 +160,23 @@ def _step_label(keys: Mapping[str, str]) -> str:
 
 
 def walk(steps: Iterable[Mapping[str, Any]], depth: int = 0) -> Iterator[tuple[Mapping[str, Any], int]]:
-    """Every step entry with its depth, nested ones right after their parent, in plan order."""
-    for step in steps:
-        yield step, depth
-        yield from walk(step.get("steps") or (), depth + 1)
+    """Every step entry with its depth, nested ones right after their parent, in plan order.
+    One generator for the whole plan, its entries on a stack (the next one last), not one
+    per entry: a large plan has hundreds."""
+    pending = [(step, depth) for step in reversed(list(steps))]
+    while pending:
+        step, level = pending.pop()
+        yield step, level
+        nested = step.get("steps")
+        if nested:
+            pending.extend((inner, level + 1) for inner in reversed(nested))
 
 
 def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """The `summary` of a plan with these steps: every change type, 0 when absent, nested entries counted."""
     counts = dict.fromkeys(CHANGE_TYPES, 0)
-    pending = list(steps)[::-1]  # walk's order, without a generator per entry: the next entry is last
-    while pending:
-        step = pending.pop()
+    for step, _depth in walk(steps):
         counts[step["change"]] = counts.get(step["change"], 0) + 1
-        pending.extend(reversed(step.get("steps") or ()))
     return counts
 
 
