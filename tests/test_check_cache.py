@@ -308,8 +308,9 @@ def test_no_cache_inside_git_s_own_folder(tmp_path: Path) -> None:
     `cache-dir` inside `.git` would put files git takes for damaged objects there."""
     root = library(tmp_path / "project", 1)
     (root / ".git").mkdir()
-    (root / "catalyst.toml").write_text('cache-dir = ".git/objects"\n', encoding="utf-8")
-    assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None
+    for inside in (".git/objects", ".git", ".GIT/objects", ".git./x"):  # as a case-folding file system names it too
+        (root / "catalyst.toml").write_text(f'cache-dir = "{inside}"\n', encoding="utf-8")
+        assert CheckCache.for_project(load_project(root, DiagnosticSink())) is None, inside
     (root / "catalyst.toml").write_text('cache-dir = ".xe/git-cache"\n', encoding="utf-8")
     assert CheckCache.for_project(load_project(root, DiagnosticSink())) is not None
 

@@ -183,8 +183,10 @@ class CheckCache:
             return None
         if not resolved.is_relative_to(root):
             return None  # a link out of the project: entries are written only inside it
-        if ".git" in resolved.relative_to(root).parts:
-            return None  # git's own folder: entries named like its loose objects would spoil it
+        from catalyst_dsl.paths.reserved import is_git
+
+        if any(is_git(part) for part in resolved.relative_to(root).parts):
+            return None  # git's own folder (as file systems that fold case name it): entries named like its loose objects would spoil it
         key = cache_key(make=not read_only)
         return None if key is None else cls(directory, key, read_only=read_only)
 
