@@ -11,10 +11,26 @@ from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t  # noqa: F401 (CallSite's annotation)
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
-from catalyst_dsl.records import factory, record
+from catalyst_dsl.records import factory, field, record
 from catalyst_dsl.syntax.source import SourceFile
+
+
+@record
+class CallSite:
+    """A `playbook` step, whether a condition guards it, and the types of the inputs it passes
+    (found by the reference checks, read by the library's). Kept here with the compiled
+    result that holds it, not with the checks: a run read from the check cache loads none
+    of them.
+
+    `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
+    """
+
+    step: ir.Step
+    guarded: bool
+    input_types: dict[str, t.Type] | None = field(eq=False)
 
 
 @record(frozen=False)
@@ -24,7 +40,7 @@ class Compiled:
     playbook: ir.Playbook | None
     diagnostics: list[Diagnostic]
     #: The `playbook` steps, with the types of what they pass (for the library checks).
-    calls: list = factory(list)
+    calls: list[CallSite] = factory(list)
 
     @property
     def not_a_playbook(self) -> bool:

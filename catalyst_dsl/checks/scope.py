@@ -12,13 +12,14 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.compiler import CallSite
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
-from catalyst_dsl.records import field, record, replace
+from catalyst_dsl.records import record, replace
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
@@ -111,18 +112,6 @@ class _Part:
         if self.tmpl.smap is None:
             return self.tmpl.span
         return self.tmpl.smap.span(self.base + node.start, self.base + node.end)
-
-
-@record
-class CallSite:
-    """A `playbook` step, whether a condition guards it, and the types of the inputs it passes.
-
-    `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
-    """
-
-    step: ir.Step
-    guarded: bool
-    input_types: dict[str, t.Type] | None = field(eq=False)
 
 
 class ReferenceChecker:

@@ -816,7 +816,10 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: `script` action (only a script step needs it) and the program runner with its list of
 #: live programs (a what-if starts none); shell completion's own module (a TAB), the
 #: durable writes of files (a what-if writes none), the expression parser (the cached
-#: check's templates come parsed), the machine's helpers (a what-if records no user).
+#: check's templates come parsed), the machine's helpers (a what-if records no user);
+#: the reference checks (their call sites are read from the cache), the temporary folder's
+#: module (asked only where a program is confined) and shutil (for `which`, asked only
+#: where a step needs a program), with the compression modules they load.
 NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
                              "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
                              "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
@@ -826,7 +829,8 @@ NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", 
                              "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
                              "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process",
                              "catalyst_dsl.completion", "catalyst_dsl.runtime.durable",
-                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr", "catalyst_dsl.runtime.machine")
+                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr", "catalyst_dsl.runtime.machine",
+                             "catalyst_dsl.checks.scope", "tempfile", "random", "shutil", "bz2", "lzma")
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
@@ -849,12 +853,15 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
              f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
              "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n")
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+    # Without `site` (-S), on this process's path: a start-up hook of the machine's Python
+    # (a `.pth` file) may import any module, and would hide what catalyst imports.
+    path = os.pathsep.join([str(root), *(p for p in sys.path if p and os.path.isdir(p))])
+    env = {**os.environ, "PYTHONPATH": path, "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
     # A check first, as before a run: the what-if's own check is then replayed from the
     # cache, and compiles (and imports PyYAML for) nothing.
-    checked = subprocess.run([sys.executable, "-m", "catalyst_dsl", "check", "tiny.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    checked = subprocess.run([sys.executable, "-S", "-m", "catalyst_dsl", "check", "tiny.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-S", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     # The run-time ran (the session was imported) without them.
     assert done.stdout.splitlines()[-3:] == ["exit 0", "session", "imported []"], done.stdout + done.stderr
 

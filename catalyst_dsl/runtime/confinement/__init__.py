@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Sequence
@@ -111,6 +110,8 @@ class Confinement:
 
     @staticmethod
     def _temp_folder() -> Path | None:
+        import tempfile  # where a program is confined: with `random`, about 1 ms of every what-if
+
         temp = Path(os.path.realpath(tempfile.gettempdir()))
         return temp if temp.is_dir() else None
 
