@@ -22,8 +22,8 @@ from catalyst_dsl.syntax.source import SourceFile
 class CallSite:
     """A `playbook` step, whether a condition guards it, and the types of the inputs it passes
     (found by the reference checks, read by the library's). Kept here with the compiled
-    result that holds it, not with the checks: a run read from the check cache loads none
-    of them.
+    result that holds it, not with the reference checks: a run read from the check cache
+    does not load them.
 
     `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
     """
