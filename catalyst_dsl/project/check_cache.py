@@ -706,6 +706,7 @@ class _Decoder:
                 raise CacheEntryError(f"{name} has {count} fields")
             for i in spans:
                 if type(values[i]) is int:
+                    # `_Decoder._unpack` inline (a call fewer for each of thousands of spans).
                     span = unpack(values[i])
                     if span is None:
                         raise CacheEntryError("offsets into the file's text")
