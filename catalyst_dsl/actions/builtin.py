@@ -155,7 +155,7 @@ _PROCESS = [
           "script", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="pwsh",
           script=("script", "powershell")),
     _spec("command", "process", "Run a program with arguments, no shell.", obj(argv=req(STRINGS), **_PROCESS_CONFIG),
-          "argv", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True),
+          "argv", PROCESS_RESULT, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, script=("argv", "argv")),
     _spec("script", "process", "Run JavaScript with node; get() and set() reach playbook variables.",
           obj(code=req(STRING), cwd=opt(STRING)),
           "code", ANY, Effect.EXTERNAL, WhatIf.UNKNOWN, shell_like=True, requires="node",

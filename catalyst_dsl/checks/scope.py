@@ -294,7 +294,7 @@ class ReferenceChecker:
             self.config_values(cfg, scope)
             result = spec.result
             script = cfg.get(spec.script[0]) if spec.script is not None else None
-            if isinstance(script, ir.Tmpl):
+            if isinstance(script, (ir.Tmpl, ir.ListV)):
                 # the shell lexers (about 1.5 ms to import) only for a playbook with a script
                 from catalyst_dsl.checks.scripts import check_script
 

@@ -1,10 +1,10 @@
-"""Values in scripts: placeholders that cannot be escaped (C822), raw() on untrusted values
-(C821), and values pasted into JavaScript, which is not escaped (C823).
+"""Values in scripts: placeholders a run refuses (C822), raw() on untrusted values (C821),
+and values pasted into JavaScript, which is not escaped (C823).
 
-The runtime escapes every value for the quoting context it stands in
-(`runtime/escaping.py`); these checks report, before a run, the places where it would
-have to refuse, and the places where the author turned escaping off for a value that
-comes from outside the playbook.
+A run passes bash values by reference and escapes PowerShell values for their context
+(`runtime/escaping.py`); these checks report, before a run, every place where it would
+refuse, from the same analysis, and the places where the author turned escaping off for
+a value that comes from outside the playbook.
 """
 
 from __future__ import annotations
@@ -14,17 +14,30 @@ from typing import Callable
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell import JAVASCRIPT, JS_HELP, Context, raw_argument, script_slots
+from catalyst_dsl.syntax.shell.bash_refs import argv_refusals
+from catalyst_dsl.syntax.shell.programs import argv_words, shell_code
+from catalyst_dsl.syntax.shell import ARGV, BASH, JAVASCRIPT, JS_HELP, Context, bash_analysis, raw_argument, script_slots
 
 #: Says where a value comes from when it is untrusted ("the input 'name'"), else None.
 Origin = Callable[[ast.Expr], "str | None"]
 
 
-def check_script(tmpl: ir.Tmpl, language: str, sink: DiagnosticSink, origin: Origin) -> None:
+def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin) -> None:
+    if language == ARGV:
+        _check_argv(tmpl, sink, origin)
+        return
+    if not isinstance(tmpl, ir.Tmpl):
+        return
+    def span_of(start: int, end: int):
+        return tmpl.smap.span(start, end) if tmpl.smap is not None else tmpl.span
+
     placeholders = [p for p in tmpl.parts if not isinstance(p, ast.TextPart)]
+    if language == BASH:
+        _check_bash(tmpl, placeholders, sink, origin, span_of)
+        return
     # The slots of the parts the runtime escapes (runtime/escaping.py reads the same).
     for part, slot in zip(placeholders, script_slots(tmpl.text, language, tmpl.parts or None)):
-        span = tmpl.smap.span(part.start, part.end) if tmpl.smap is not None else tmpl.span
+        span = span_of(part.start, part.end)
         trusted = raw_argument(part)
         if trusted is not None:
             source = origin(trusted)
@@ -36,3 +49,41 @@ def check_script(tmpl: ir.Tmpl, language: str, sink: DiagnosticSink, origin: Ori
         elif slot.context is Context.UNSAFE:
             sink.report("C822", f"this value stands {slot.problem}; it cannot be escaped there", span,
                         help=f"{slot.help}; ${{{{ raw(x) }}}} opts out for a trusted value")
+
+
+def _check_bash(tmpl: ir.Tmpl, placeholders: list[ast.Part], sink: DiagnosticSink, origin: Origin, span_of) -> None:
+    """What a run refuses in a bash script, from the analysis the run makes
+    (`syntax/shell/bash_refs`): each value and each use of a variable that holds one."""
+    for part in placeholders:
+        trusted = raw_argument(part)
+        source = origin(trusted) if trusted is not None else None
+        if source is not None:
+            sink.report("C821", f"raw() lets {source} into this script unescaped, so its text runs as code", span_of(part.start, part.end),
+                        help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)")
+    if not any(raw_argument(p) is None for p in placeholders):
+        return
+    analysis = bash_analysis(tmpl.text, tmpl.parts or None)
+    for finding in analysis.slots:
+        if finding.context is Context.UNSAFE:
+            sink.report("C822", f"this value is {finding.problem}; it cannot be used there", span_of(finding.start, finding.end),
+                        help=f"{finding.help}; ${{{{ raw(x) }}}} opts out for a trusted value")
+    for finding in analysis.uses:
+        sink.report("C822", f"{finding.problem}; it cannot be used there", span_of(finding.start, finding.end), help=finding.help)
+
+
+def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
+    """An argv step: a value is refused where its program reads it as code or a program
+    (runtime/escaping.render_argv reads the same); the code of `bash -c` is a bash script."""
+    if not isinstance(argv, ir.ListV):
+        return
+    words = argv_words(argv.items)
+    refused = argv_refusals(words)
+    code = shell_code(words)
+    for i, item in enumerate(argv.items):
+        if not isinstance(item, ir.Tmpl):
+            continue
+        if i == code:
+            check_script(item, BASH, sink, origin)
+        elif i in refused:
+            sink.report("C822", f"this value is {refused[i]}; it cannot be used there", item.span,
+                        help="a value cannot be code or name the program that runs: pass it as an argument of the program, or in `env:`")

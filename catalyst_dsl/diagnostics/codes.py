@@ -121,7 +121,7 @@ _TABLE = [
     Code("C819", "program-not-installed", I, "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not on this machine's PATH: it fails here with ActionUnavailable."),
     Code("C820", "ai-write-tools-unbounded", E, "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook with no `allowedWritePaths`."),
     Code("C821", "raw-untrusted-in-script", W, "An input, a step result (an AI answer too) or another outside value reaches a script through raw(), unescaped."),
-    Code("C822", "unescapable-script-value", E, "A value in a script stands where it cannot be escaped: backticks, ${...}, arithmetic, a comment, the command name."),
+    Code("C822", "unescapable-script-value", E, "A value in a script stands where bash or a program reads it as code: arithmetic, a variable name, the program position, eval or bash -c."),
     Code("C823", "unescaped-javascript-value", W, "A template pasted into a `script` step's JavaScript, which is not escaped: read values with get()."),
     Code("C824", "program-writes-protected", E, "A shell-like step that declares it writes inside `.git/` or the state directory, which the confinement of programs never grants."),
     Code("C826", "unknown-role", E, "A playbook's `owner` or reviewer role that the settings' `roles` do not list."),

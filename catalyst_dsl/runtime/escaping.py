@@ -1,9 +1,11 @@
-"""Escaping values into shell scripts: each value quoted for exactly the context it stands in.
+"""Values into scripts: by reference in bash, escaped for their context in PowerShell.
 
-`syntax/shell/` finds, once per script text, where every placeholder stands;
-`render_script` renders the script with each value escaped for that place, so the value
-is data and the command the author wrote is the command that runs. A plain word is left
-as it is, so benign values render as they always did.
+`render_script` renders a step's script. In bash (`bash`, `test`), each value becomes a
+reference to an environment variable, `"${CATALYST_V_0}"`, and travels in the
+environment (`Script.env`), so it is data however it is written (`syntax/shell/bash_refs`).
+In PowerShell, `syntax/shell/` finds where every placeholder stands: where PowerShell
+expands variables the value is a reference too, `${env:CATALYST_V_0}`; in single quotes
+(where nothing expands) it is escaped by doubling the quote characters, the whole rule.
 
 Values are first turned into text as everywhere else (`to_text`: numbers as JavaScript
 writes them, true/false, null, arrays joined with commas, objects as JSON), then escaped.
@@ -20,18 +22,16 @@ from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, par
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, raw_argument, script_slots
+from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
+from catalyst_dsl.syntax.shell.bash_refs import REFERENCE
+from catalyst_dsl.syntax.shell.bash_refs import argv_refusals
+from catalyst_dsl.syntax.shell.programs import argv_words, shell_code
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
 # and a what-if escapes few values, if any.
-#: Words bash reads as themselves: no quoting, globbing, expansion or word splitting.
-_bash_plain = LazyPattern(r"[A-Za-z0-9_@%+=:,./-]+", re.ASCII)
 # The characters each quoting context escapes, one by one (str.translate: no pattern to
 # compile, and one pass over the text).
-#: Inside bash double quotes, and in an unquoted here-document: a backslash before each.
-_bash_double = str.maketrans({c: "\\" + c for c in '\\"$`'})
-_bash_heredoc = str.maketrans({c: "\\" + c for c in "\\$`"})
 #: PowerShell's quote characters include the typographic ones: doubled in single quotes,
 #: a backtick before each in double quotes and in a here-string.
 _ps_single = str.maketrans({c: c + c for c in "'\u2018\u2019\u201a\u201b"})
@@ -41,42 +41,29 @@ _ps_heredoc = str.maketrans({c: "`" + c for c in "`$"})
 _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
 
-def escape(value: object, slot: Slot, language: str) -> str:
-    """`value` as text that stands for exactly itself in `slot` of a `language` script."""
+def escape(value: object, slot: Slot, language: str = POWERSHELL) -> str:
+    """`value` as text that stands for exactly itself in `slot` of a PowerShell script."""
     text = to_text(value)
     _representable(text)
     context = slot.context
     if context is Context.UNSAFE:
-        raise StepError("UnsafeTemplate", f"a value stands {slot.problem}; it cannot be escaped there",
-                        guidance=slot.help + " (`catalyst check` reports this as C822)")
+        raise refusal(slot.problem, slot.help)
     if context in (Context.HEREDOC, Context.HEREDOC_QUOTED):
         _inside_body(text, slot, language)
-    if language == POWERSHELL:
-        if context is Context.WORD:
-            number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
-            return text if number else "'" + text.translate(_ps_single) + "'"
-        if context is Context.SINGLE:
-            return text.translate(_ps_single)
-        if context is Context.DOUBLE:
-            return text.translate(_ps_double)
-        return text.translate(_ps_heredoc) if context is Context.HEREDOC else text
     if context is Context.WORD:
-        plain = _bash_plain.fullmatch(text) and not slot.always_quote
-        return text if plain else "'" + text.replace("'", "'\\''") + "'"
+        number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
+        return text if number else "'" + text.translate(_ps_single) + "'"
     if context is Context.SINGLE:
-        return text.replace("'", "'\\''")
+        return text.translate(_ps_single)
     if context is Context.DOUBLE:
-        return text.translate(_bash_double)
-    return text.translate(_bash_heredoc) if context is Context.HEREDOC else text
+        return text.translate(_ps_double)
+    return text.translate(_ps_heredoc) if context is Context.HEREDOC else text
 
 
 def escaped_forms(text: str) -> set[str]:
     """Every way `escape` can write `text` inside its quotes, for the secret masker: a
     secret escaped into a script is still the secret."""
-    return {
-        text.replace("'", "'\\''"), text.translate(_bash_double), text.translate(_bash_heredoc),
-        text.translate(_ps_single), text.translate(_ps_double), text.translate(_ps_heredoc),
-    }
+    return {text.translate(_ps_single), text.translate(_ps_double), text.translate(_ps_heredoc)}
 
 
 def _representable(text: str) -> None:
@@ -114,11 +101,13 @@ def _inside_body(text: str, slot: Slot, language: str) -> None:
 class Script(str):
     """A rendered script that knows where its values are: `values` holds the (start, end)
     offsets of each escaped value, so later rewriting of the author's text (`temp://`
-    paths, `actions/process.scratch_paths`) leaves the values alone."""
+    paths, `actions/process.scratch_paths`) leaves the values alone; `env` holds the
+    values a bash script reads by reference, by the name of their variable."""
 
     values: tuple[tuple[int, int], ...]
+    env: dict[str, str]
 
-    def __new__(cls, pieces: list[tuple[str, bool]]) -> "Script":
+    def __new__(cls, pieces: list[tuple[str, bool]], env: dict[str, str] | None = None) -> "Script":
         script = super().__new__(cls, "".join(text for text, _ in pieces))
         spans, at = [], 0
         for text, is_value in pieces:
@@ -126,20 +115,32 @@ class Script(str):
                 spans.append((at, at + len(text)))
             at += len(text)
         script.values = tuple(spans)
+        script.env = env or {}
         return script
+
+
+def refusal(problem: str, help: str, verb: str = "stands") -> StepError:
+    """The error of a run that meets a value `catalyst check` reports as C822."""
+    return StepError("UnsafeTemplate", f"a value {verb} {problem}; it cannot be used there",
+                     guidance=help + " (`catalyst check` reports this as C822)")
 
 
 def render_script(value: ir.Value, env: Env, language: str) -> object:
     """The script of a step with every placeholder escaped for where it stands."""
+    if language == ARGV:
+        return render_argv(value, env)
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
         return materialize(value, env)
     parsed = template_of(value)
     if parsed.errors:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
+    if language == BASH:
+        return _by_reference(value, parsed.parts, env)
     slots: tuple[Slot, ...] | None = None  # lexed once a value is to be escaped (a what-if may know none)
     placed = 0
     pieces: list[tuple[str, bool]] = []
+    values: dict[str, str] = {}
     for part in parsed.parts:
         if isinstance(part, ast.TextPart):
             pieces.append((part.text, False))
@@ -152,6 +153,91 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
         else:
             if slots is None:
                 slots = script_slots(value.text, language, parsed.parts)
-            pieces.append((escape(got, slots[placed], language), True))
+            reference = _ps_reference(got, slots[placed], values)
+            pieces.append((reference, False) if reference is not None else (escape(got, slots[placed], language), True))
         placed += 1
-    return Script(pieces)
+    return Script(pieces, values)
+
+
+def _ps_reference(value: object, slot: Slot, values: dict[str, str]) -> str | None:
+    """A PowerShell value by reference, `${env:CATALYST_V_n}`, where PowerShell expands a
+    variable (a bare argument, double quotes, an expandable here-string); None where it
+    does not (single quotes) or where the value is a number that stays one, so `escape`
+    writes it. The value goes to `values`, the script's environment."""
+    if slot.context not in (Context.WORD, Context.DOUBLE, Context.HEREDOC):
+        return None
+    text = to_text(value)
+    if slot.context is Context.WORD and is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text):
+        return None
+    _representable(text)
+    name = REFERENCE.format(len(values))
+    values[name] = text
+    return "${env:" + name + "}"
+
+
+def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env) -> object:
+    """A bash script with each value as a reference and the values in `Script.env`."""
+    raw: list[str] = []
+    values: dict[str, str] = {}
+    for part in parts:
+        if isinstance(part, ast.TextPart):
+            continue
+        got = part_value(part, env)
+        if got is UNKNOWN:
+            return UNKNOWN  # what-if: the script is not known until the value is
+        if raw_argument(part) is not None:
+            raw.append(to_text(got))  # trusted: it is the author's text
+        else:
+            text = to_text(got)
+            _representable(text)
+            values[REFERENCE.format(len(values))] = text
+    analysis = bash_analysis(value.text, parts, tuple(raw))
+    refused = analysis.refusals
+    if refused:
+        first = refused[0]
+        raise refusal(first.problem, first.help, verb="is") if first in analysis.slots else StepError(
+            "UnsafeTemplate", f"{first.problem}; it cannot be used there", guidance=first.help + " (`catalyst check` reports this as C822)")
+    if analysis.script is None:  # no value placed: the author's text, raw parts included
+        return Script([(_joined(parts, raw), False)])
+    return Script([(analysis.script, False)], values)
+
+
+class Argv(list):
+    """The words of an argv step, with the values its `bash -c` code reads by reference."""
+
+    env: dict[str, str]
+
+    def __init__(self, words: list, env: dict[str, str]) -> None:
+        super().__init__(words)
+        self.env = env
+
+
+def render_argv(value: ir.Value, env: Env) -> object:
+    """An argv step's words. Each word is one argument, so a value is data, unless the
+    program reads that argument as code or a program to run (`syntax/shell/programs`):
+    there it is refused; the code of `bash -c` gets its values by reference."""
+    if not isinstance(value, ir.ListV):
+        return materialize(value, env)
+    words = argv_words(value.items)
+    refused = argv_refusals(words)
+    code = shell_code(words)
+    out: list = []
+    values: dict[str, str] = {}
+    for i, item in enumerate(value.items):
+        if i == code and isinstance(item, ir.Tmpl):
+            rendered = _by_reference(item, template_of(item).parts, env)
+            if rendered is UNKNOWN:
+                return UNKNOWN
+            out.append(str(rendered))
+            values.update(getattr(rendered, "env", {}))
+            continue
+        if isinstance(item, ir.Tmpl) and i in refused:
+            raise refusal(refused[i], "a value cannot be code or name the program that runs: pass it as an argument "
+                          "of the program, or in `env:`", verb="is")
+        out.append(materialize(item, env))
+    return Argv(out, values)
+
+
+def _joined(parts: tuple[ast.Part, ...], raw: list[str]) -> str:
+    texts = iter(raw)
+    return "".join(p.text if isinstance(p, ast.TextPart) else next(texts) for p in parts)

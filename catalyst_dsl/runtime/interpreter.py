@@ -876,8 +876,14 @@ class Interpreter:
         from catalyst_dsl.runtime.escaping import render_script
 
         key, language = script
-        return {e.key: render_script(e.value, env, language) if e.key == key else materialize(e.value, env)
-                for e in step.config.entries}
+        config = {e.key: render_script(e.value, env, language) if e.key == key else materialize(e.value, env)
+                  for e in step.config.entries}
+        by_reference = getattr(config.get(key), "env", None)
+        if by_reference:
+            # The values a bash script reads by reference go to its program in the
+            # environment, after the step's own `env:` so none of them can be replaced.
+            config["env"] = {**(config.get("env") or {}), **by_reference}
+        return config
 
     def _entry(self, step: ir.Step, key: str, env: RunEnv, config: dict[str, Any] | None) -> Any:
         """The value of the step's config entry `key`: from `config`, its entries rendered

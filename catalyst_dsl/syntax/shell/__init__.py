@@ -1,16 +1,12 @@
-"""Script templates: the quoting context of every `{{ }}` / `${{ }}` in a script.
+"""Script templates: where every `{{ }}` / `${{ }}` of a script stands.
 
 A value pasted into a script as text can end a quote, start a command substitution or
-a new line and run commands of its own. As Go's html/template does for HTML, the script
-template is lexed once (cached by its text) and each placeholder gets the context it
-stands in: an unquoted word, double quotes, single quotes, or the body of a quoted or
-unquoted here-document. The runtime escapes each value for exactly that context
-(`runtime/escaping.py`); the checker reports a placeholder whose context cannot be
-escaped with certainty (C822) instead of guessing.
-
-The lexers know the quoting rules of bash and PowerShell, not their whole grammars.
-Where they cannot prove what a character means (backticks, `${...}`, arithmetic, a
-comment, the name of the command to run) the slot is UNSAFE with the reason and the fix.
+a new line and run commands of its own. In bash scripts (`bash`, `test`) no value is
+pasted: each placeholder becomes a reference to an environment variable that carries
+the value (`bash_refs`), and the places where bash or a program would read even that
+as code are refused. PowerShell scripts are lexed for the quoting context of each
+placeholder, and the runtime escapes the value for it (`runtime/escaping.py`). The
+checker reports what the runtime would refuse (C822) before a run.
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ from __future__ import annotations
 import functools
 
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell.bash import BashLexer
+from catalyst_dsl.syntax.shell.bash_refs import Analysis, Hole, analyze
 from catalyst_dsl.syntax.shell.powershell import PowerShellLexer
 from catalyst_dsl.syntax.shell.slots import Context, Slot
 from catalyst_dsl.syntax.templates import parse_template
@@ -26,8 +22,15 @@ from catalyst_dsl.syntax.templates import parse_template
 BASH = "bash"
 POWERSHELL = "powershell"
 JAVASCRIPT = "javascript"
+#: An argv step's words (`command`): each is one argument, checked for the program it is given to.
+ARGV = "argv"
 
-__all__ = ["BASH", "POWERSHELL", "JAVASCRIPT", "JS_HELP", "Context", "Slot", "raw_argument", "script_slots"]
+__all__ = ["ARGV", "BASH", "POWERSHELL", "JAVASCRIPT", "JS_HELP", "Analysis", "Context", "Slot", "bash_analysis", "raw_argument",
+           "script_slots"]
+
+#: What a `${{ raw(x) }}` stands for when its text is not known (in `catalyst check`): an
+#: expansion, so a command it may name is not taken for a known one.
+RAW_UNKNOWN = "${CATALYST_RAW}"
 
 
 def raw_argument(part: ast.Part) -> ast.Expr | None:
@@ -39,8 +42,28 @@ def raw_argument(part: ast.Part) -> ast.Expr | None:
     return None
 
 
+def bash_analysis(text: str, parts: tuple[ast.Part, ...] | None = None, raw: tuple[str, ...] | None = None) -> Analysis:
+    """The bash script `text` with its values by reference (`bash_refs.analyze`).
+
+    `raw`: the text of each `${{ raw(x) }}`, in order, when it is known (a run); unknown
+    (a check), each stands for an expansion the analysis cannot read."""
+    pieces: list[str | Hole] = []
+    holes = raws = 0
+    for part in parse_template(text).parts if parts is None else parts:
+        if isinstance(part, ast.TextPart):
+            pieces.append(part.text)
+        elif raw_argument(part) is not None:
+            pieces.append(raw[raws] if raw is not None else RAW_UNKNOWN)
+            raws += 1
+        else:
+            pieces.append(Hole(holes, part.start, part.end))
+            holes += 1
+    return analyze(tuple(pieces))
+
+
 def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = None) -> tuple[Slot, ...]:
-    """One Slot per placeholder of the template `text`, in order, for a script in `language`.
+    """One Slot per placeholder of the template `text`, in order, for a PowerShell or
+    JavaScript script (bash scripts: `bash_analysis`).
 
     Lexed once per script (cached). `parts`: the template's parts as the compiler read
     them (a compiled step holds them), so the text is not parsed again; by default, its
@@ -51,8 +74,6 @@ def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = 
 
 @functools.lru_cache(maxsize=4096)
 def _lexed(text: str, language: str, parts: tuple[ast.Part, ...]) -> tuple[Slot, ...]:
-    if language == BASH:
-        return BashLexer(text, parts).run()
     if language == POWERSHELL:
         return PowerShellLexer(text, parts).run()
     return tuple(Slot(Context.UNSAFE, p.start, p.end, "in JavaScript code, which is not escaped", JS_HELP)

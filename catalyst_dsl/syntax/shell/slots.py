@@ -14,6 +14,8 @@ class Context(enum.Enum):
     SINGLE = "single quotes"
     HEREDOC = "an unquoted here-document"
     HEREDOC_QUOTED = "a quoted here-document"
+    ANSI_C = "a $'...' string"
+    COMMENT = "a comment"
     UNSAFE = "a place that cannot be escaped"
 
 

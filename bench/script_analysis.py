@@ -1,0 +1,98 @@
+"""What the bash analysis costs, and what it catches, beside the escaping lexer it replaced.
+
+    python3 bench/script_analysis.py [--rounds N] [--old COMMIT]
+
+Three figures, each min / median / max over the rounds, CPU and wall time:
+- the first analysis in a fresh process (importing tree-sitter and its bash grammar
+  included), which a `catalyst check` or a run with a bash value pays once;
+- one analysis of each script of the attack list in tests/runtime/test_script_references.py
+  (every hostile shape, each a new text, so nothing is served from the cache);
+- the same scripts through the escaping lexer at COMMIT (default fabd8e6, the last
+  commit that had it), read from git into a temporary module.
+And how many of the hostile shapes each refuses before a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests" / "runtime"))
+
+from processes import child_env, machine, measure, spread  # noqa: E402
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _old_lexer(commit: str):
+    """The escaping lexer of `commit`, loaded from git beside today's modules it imports."""
+    source = subprocess.run(["git", "show", f"{commit}:catalyst_dsl/syntax/shell/bash.py"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "old_bash.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("old_bash", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BashLexer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--old", default="fabd8e6")
+    args = parser.parse_args()
+    print("machine:", machine())
+
+    first = "from catalyst_dsl.syntax.shell import bash_analysis; bash_analysis('echo {{ v }}')"
+    with tempfile.TemporaryDirectory() as pycache:
+        env = child_env(Path(pycache))
+        measure([sys.executable, "-c", "import catalyst_dsl"], ROOT, env)  # bytecode written once
+        base = [measure([sys.executable, "-c", "import catalyst_dsl.syntax.shell"], ROOT, env) for _ in range(args.rounds)]
+        runs = [measure([sys.executable, "-c", first], ROOT, env) for _ in range(args.rounds)]
+    print("first analysis in a process, over importing the package alone:")
+    print("  cpu ", spread([r.cpu - b.cpu for r, b in zip(runs, base)], "s", 4))
+    print("  wall", spread([r.wall - b.wall for r, b in zip(runs, base)], "s", 4))
+
+    from catalyst_dsl.syntax.shell import bash_analysis
+    from catalyst_dsl.syntax.shell import bash_refs
+    from catalyst_dsl.syntax.templates import parse_template
+    from test_script_references import ALLOWED, REFUSED
+
+    scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]
+    old = _old_lexer(args.old)
+    for name, analyse in (("tree-sitter analysis", lambda s: bash_analysis(s)),
+                          ("escaping lexer", lambda s: old(s, parse_template(s).parts).run())):
+        cpu, wall = [], []
+        for round_ in range(args.rounds):
+            bash_refs.analyze.cache_clear()
+            started, started_cpu = time.perf_counter(), _cpu()
+            for script in scripts:
+                analyse(script + f"\n# {round_}")
+            wall.append((time.perf_counter() - started) / len(scripts) * 1000)
+            cpu.append((_cpu() - started_cpu) / len(scripts) * 1000)
+        print(f"{name}, one script ({len(scripts)} scripts a round):")
+        print("  cpu ", spread(cpu, "ms", 3))
+        print("  wall", spread(wall, "ms", 3))
+
+    hostile = [s.replace("{{v}}", "{{ v }}") for s in REFUSED]
+    new_refused = sum(bool(bash_analysis(s).refusals) for s in hostile)
+    old_refused = sum(any(slot.context.name == "UNSAFE" for slot in old(s, parse_template(s).parts).run()) for s in hostile)
+    print(f"hostile shapes refused before a run: tree-sitter analysis {new_refused} of {len(hostile)}, "
+          f"escaping lexer {old_refused} of {len(hostile)}")
+    print("machine:", machine())
+
+
+if __name__ == "__main__":
+    main()
