@@ -400,7 +400,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     _setattr('f11', p11)
 SHAPES[(True, 12, 0, (False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', p1)
@@ -415,7 +415,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12):
     _setattr('f10', p10)
     _setattr('f11', p11)
     _setattr('f12', p12)
-SHAPES[(True, 13, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    _setattr('f13', p13)
+SHAPES[(True, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18):
     _setattr = _setattr_of(self)
@@ -610,24 +611,6 @@ def make(values):
     _set11(made, values[11])
     return made
 MAKERS[12] = make.__code__
-
-def make(values):
-    made = _new(_cls)
-    _set0(made, values[0])
-    _set1(made, values[1])
-    _set2(made, values[2])
-    _set3(made, values[3])
-    _set4(made, values[4])
-    _set5(made, values[5])
-    _set6(made, values[6])
-    _set7(made, values[7])
-    _set8(made, values[8])
-    _set9(made, values[9])
-    _set10(made, values[10])
-    _set11(made, values[11])
-    _set12(made, values[12])
-    return made
-MAKERS[13] = make.__code__
 
 def make(values):
     made = _new(_cls)

@@ -116,6 +116,16 @@ def test_bad_rule_settings_are_errors(tmp_path, monkeypatch, settings, message) 
     assert "C409" in codes(result.output)
 
 
+def test_a_github_api_over_plain_http_to_another_machine_is_an_error(tmp_path, monkeypatch) -> None:
+    root = make(tmp_path, 'github-api-url = "http://github.example.com/api/v3"\n', **{"slow.yaml": SLOW.format(name="slow", tail="")})
+    result = check(root, monkeypatch)
+    assert "error[C801]: setting 'github-api-url' reaches github.example.com over plain http://" in result.output
+    assert "help: use an https:// URL, or a server on this machine" in result.output
+    assert result.exit_code == 1
+    local = make(tmp_path, 'github-api-url = "http://127.0.0.1:8080"\n', **{"slow.yaml": SLOW.format(name="slow", tail="")})
+    assert "C801" not in codes(check(local, monkeypatch).output)
+
+
 def test_ignore_never_hides_bad_settings(tmp_path, monkeypatch) -> None:
     root = make(tmp_path, 'ignore = ["C801"]\nmax-depth = 0\n', **{"slow.yaml": SLOW.format(name="slow", tail="")})
     assert "C801" in codes(check(root, monkeypatch).output)

@@ -127,6 +127,22 @@ def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
         os.chdir(old)
 
 
+def test_a_token_is_never_posted_over_plain_http_to_another_machine(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_API_URL": "http://github.example.test/api/v3",
+           "GITHUB_EVENT_PATH": str(tmp_path / "event.json")}
+    (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        refused = CliRunner().invoke(cli, ["what-if-comment", "playbooks/hello.yaml"], env=env)
+    finally:
+        os.chdir(old)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "the GitHub API at github.example.test is reached over plain http://" in refused.output
+    assert "use an https:// URL" in refused.output and TOKEN not in refused.output
+
+
 def _comment_step() -> dict:
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     [step] = [s for s in action["runs"]["steps"] if s.get("name") == "Comment what-if plans"]

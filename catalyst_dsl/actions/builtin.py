@@ -196,7 +196,7 @@ def _http(method: str, body: bool) -> ActionSpec:
         config.update(body=opt(ANY), contentType=opt(STRING), retryMutation=opt(BOOLEAN, "retry this non-idempotent request too"))
     read_only = method in ("get",)
     return _spec(f"http-{method}", "http", f"Send an HTTP {method.upper()} request.", obj(**config), "url", HTTP_RESULT,
-                 Effect.NETWORK, WhatIf.RUN if read_only else WhatIf.DESCRIBE)
+                 Effect.NETWORK, WhatIf.RUN if read_only else WhatIf.DESCRIBE, url="url")
 
 
 _HTTP = [_http("get", False), _http("post", True), _http("put", True), _http("patch", True), _http("delete", False)]

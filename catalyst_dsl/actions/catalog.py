@@ -74,6 +74,9 @@ class ActionSpec:
     #: (config key, language) of the script it runs: values in that key are escaped for
     #: where they stand (bash, powershell) or reported as unescaped (javascript).
     script: tuple[str, str] | None = None
+    #: The config key holding the URL it requests: values placed in that URL's path or
+    #: query are percent-encoded (runtime/url_values.py).
+    url: str | None = None
 
     def config_keys(self) -> list[str]:
         return self.config.names()

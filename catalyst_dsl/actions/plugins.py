@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import site
 import stat
 import sys
 import threading
@@ -65,8 +67,8 @@ def _origin(entry_point: Any) -> str:
 class Plugins:
     """The plugins installed in this environment, loaded on demand and at most once.
 
-    `entry_points_fn` is `importlib.metadata.entry_points` (injectable for tests); it is
-    called with `group=` only.
+    `entry_points_fn` is `installed_entry_points` (injectable for tests); it is called
+    with `group=` only.
     """
 
     def __init__(self, entry_points_fn: Callable[..., Iterable[Any]] | None = None, *, builtins: Catalog | None = None) -> None:
@@ -145,11 +147,7 @@ class Plugins:
 
     def _list(self, group: str) -> dict[str, list[Any]]:
         by_name: dict[str, list[Any]] = {}
-        fn = self._entry_points_fn
-        if fn is None:
-            import importlib.metadata
-
-            fn = importlib.metadata.entry_points
+        fn = self._entry_points_fn if self._entry_points_fn is not None else installed_entry_points
         # Taken before the listing: a distribution installed while it runs makes a later
         # environment() differ from this one, never match a listing that missed it.
         self._listed_in[group] = environment()
@@ -244,6 +242,61 @@ def _spec_problem(spec: ActionSpec) -> str | None:
     return None
 
 
+def metadata_places() -> list[str]:
+    """The places on `sys.path` plugins are looked for in: every one but the working folder.
+
+    `python -m catalyst_dsl` puts the working folder first on `sys.path` (and `python -c`
+    puts `''` there), so a repository being checked could otherwise declare a plugin with
+    a `*.dist-info` folder of its own and have its module imported. Installed
+    distributions live in site directories and `PYTHONPATH` entries, never in the folder a
+    command happens to run in; a site directory is kept even when it is the working folder."""
+    here = os.path.realpath(os.getcwd()) if _has_working_folder() else None
+    sites = {os.path.realpath(place) for place in _site_directories()}
+    places = []
+    for place in sys.path:
+        if place == "":
+            continue
+        real = os.path.realpath(place)
+        if real == here and real not in sites:
+            continue
+        places.append(place)
+    return places
+
+
+def _has_working_folder() -> bool:
+    try:
+        os.getcwd()
+    except OSError:  # removed while we run: nothing can be found in it either
+        return False
+    return True
+
+
+def _site_directories() -> list[str]:
+    try:
+        return [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module has neither
+        return []
+
+
+def installed_entry_points(*, group: str) -> list[Any]:
+    """The entry points of `group` that installed distributions declare, looked for in
+    `metadata_places()`; a distribution found twice counts once, the first as
+    `importlib.metadata.entry_points` does."""
+    import importlib.metadata
+
+    seen: set[str] = set()
+    found: list[Any] = []
+    for dist in importlib.metadata.distributions(path=metadata_places()):
+        name = dist.metadata["Name"]
+        if name:
+            normalized = re.sub(r"[-_.]+", "-", name).lower()
+            if normalized in seen:
+                continue
+            seen.add(normalized)
+        found.extend(dist.entry_points.select(group=group))
+    return found
+
+
 def environment() -> str:
     """A digest of where the installed distributions' metadata is: the places on
     `sys.path` (and the finders) that `importlib.metadata` searches, each with its time,
@@ -256,17 +309,18 @@ def environment() -> str:
     listing). The metadata folders' own times are not read: what changes inside one
     without remaking it (its RECORD, say) declares no entry point.
 
-    A place with no metadata in it adds nothing to what `importlib.metadata` finds, so it
-    adds nothing to the digest either: `python -m catalyst_dsl` (the working folder first
-    on the path) and the `catalyst` program (its own folder first) share one digest, and
-    a what-if run one way reads the names a check run the other way kept. Names are
+    Only `metadata_places()` count (never the working folder), and a place with no
+    metadata in it adds nothing to what is found, so it adds nothing to the digest
+    either: `python -m catalyst_dsl` and the `catalyst` program (its own folder first on
+    the path) share one digest, and a what-if run one way reads the names a check run the
+    other way kept. Names are
     matched without regard to case, as `importlib.metadata` matches them."""
     digest = digests.hasher()
     digest.update(sys.executable.encode("utf-8", "surrogatepass"))
     for finder in sys.meta_path:
         kind = finder if isinstance(finder, type) else type(finder)  # the standard finders are classes
         digest.update(f"\0finder {kind.__module__}.{kind.__qualname__}".encode())
-    for place in sys.path:
+    for place in metadata_places():
         try:
             info = os.stat(place or ".")
             if not stat.S_ISDIR(info.st_mode):

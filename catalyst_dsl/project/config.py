@@ -316,7 +316,10 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
         problem = _problem(key, value)
         if problem is None:
             good[key] = value
-        else:
+            # Kept all the same: falling back to the default API would send the token elsewhere;
+            # the step refuses to send it instead.
+            problem = _token_in_clear_text(key, value)
+        if problem is not None:
             message, hint = problem
             sink.report("C801", message, _key_span(source, key, table_header), help=hint)
     return ProjectConfig(**{SETTINGS[key].name: _setting_value(key, value) for key, value in good.items()})
@@ -360,6 +363,18 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
             return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"
     return None
+
+
+def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
+    """The GitHub API setting when it would carry the token unencrypted to another machine."""
+    if key != "github-api-url":
+        return None
+    from catalyst_dsl.runtime.network import CLEAR_TEXT_FIX, in_clear_text
+
+    exposed = in_clear_text(str(value))
+    if exposed is None:
+        return None
+    return f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the network unencrypted", CLEAR_TEXT_FIX
 
 
 def _rule_problem(key: str, value) -> tuple[str, str] | None:

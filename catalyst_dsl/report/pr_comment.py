@@ -101,6 +101,12 @@ class PullRequest:
     def __init__(self, api: str, repository: str, number: int, token: str) -> None:
         if urlsplit(api).scheme not in ("https", "http"):
             raise CommentError(f"the GitHub API address '{api}' is not an http(s) URL")
+        from catalyst_dsl.runtime.network import CLEAR_TEXT_FIX, in_clear_text
+
+        exposed = in_clear_text(api)
+        if exposed:
+            raise CommentError(f"the GitHub API at {exposed} is reached over plain http://, so the token would cross the "
+                               f"network unencrypted; nothing was sent ({CLEAR_TEXT_FIX})")
         self.api = api.rstrip("/")
         self.repository = repository
         self.number = number

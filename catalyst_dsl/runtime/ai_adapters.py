@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory, Unusable
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
+from catalyst_dsl.runtime.network import (CLEAR_TEXT_FIX, MAX_LINE_BYTES, HttpRequest, StreamingResponse, in_clear_text,
+                                         on_this_machine, open_response)
 
 COMMAND = "command"
 OPENAI = "openai"
@@ -450,6 +451,8 @@ class OpenAIAdapter(_Attempts):
         return f"OpenAIAdapter({self.url!r}, model={self.model!r}, api_key={'***' if self._api_key else None})"
 
     def invoke(self, prompt: str, tools: Sequence[str], options: Mapping[str, object]) -> Iterator[str]:
+        if self._api_key and in_clear_text(self.url):
+            raise AdapterError(AI_ADAPTER_UNAVAILABLE, _clear_text_problem(self.url), guidance=f"fix openai-base-url: {CLEAR_TEXT_FIX}")
         model = options.get("model") or self.model
         if not model:
             raise AdapterError(AI_ADAPTER_UNAVAILABLE, NO_MODEL.problem, guidance=NO_MODEL.fix)
@@ -642,11 +645,19 @@ def unusable_adapters(settings, secret: Callable[[str], str | None], *, environ:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             found[OPENAI] = Unusable(f"openai-base-url is {base_url!r}, which is not an http(s) URL",
                                      'fix openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
-        elif not (secret(API_KEY_SECRET) or environ.get(API_KEY_ENV)) and not _on_this_machine(parts.hostname):
-            found[OPENAI] = Unusable(f"it has no API key for {parts.hostname}",
-                                     f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
-                                     f"only a server on this machine (localhost) is asked without a key")
+        elif not (secret(API_KEY_SECRET) or environ.get(API_KEY_ENV)):
+            if not on_this_machine(parts.hostname):
+                found[OPENAI] = Unusable(f"it has no API key for {parts.hostname}",
+                                         f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
+                                         f"only a server on this machine (localhost) is asked without a key")
+        elif in_clear_text(base_url):
+            found[OPENAI] = Unusable(_clear_text_problem(base_url), f"fix openai-base-url in catalyst.toml: {CLEAR_TEXT_FIX}")
     return found
+
+
+def _clear_text_problem(url: str) -> str:
+    return (f"the OpenAI-compatible server at {in_clear_text(url)} is reached over plain http://, "
+            "so the API key would cross the network unencrypted; it is not sent")
 
 
 def _runnable(program: str, root: os.PathLike[str] | str | None, environ: Mapping[str, str]) -> bool:
@@ -661,12 +672,3 @@ def _runnable(program: str, root: os.PathLike[str] | str | None, environ: Mappin
     return shutil.which(program, path=environ.get("PATH", os.defpath)) is not None
 
 
-def _on_this_machine(host: str) -> bool:
-    import ipaddress
-
-    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -399,8 +399,14 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
     return _rendered(parsed.parts, env)
 
 
-def _rendered(parts: tuple[ast.Part, ...], env: Env) -> object:
-    """`render` of a template's parts, read without errors."""
+#: How a value is written where it stands: (the text before it, its part, its value) ->
+#: the value to write instead (runtime/url_values.py percent-encodes a URL's values).
+Placing = Callable[[str, "ast.RefPart | ast.ExprPart", object], object]
+
+
+def _rendered(parts: tuple[ast.Part, ...], env: Env, place: Placing | None = None) -> object:
+    """`render` of a template's parts, read without errors; `place`, when given, writes
+    each value of mixed text (a template that is one value keeps it as it is)."""
     single = single_part(parts)
     if single is not None:
         return part_value(single, env)
@@ -410,6 +416,8 @@ def _rendered(parts: tuple[ast.Part, ...], env: Env) -> object:
         value = part.text if isinstance(part, ast.TextPart) else part_value(part, env)
         if value is UNKNOWN:
             return UNKNOWN  # text around an unknown value is unknown too
+        if place is not None and not isinstance(part, ast.TextPart):
+            value = place("".join(pieces), part, value)
         values.append(value)
         pieces.append(value if isinstance(part, ast.TextPart) else to_text(value))
     text = "".join(pieces)
@@ -445,6 +453,17 @@ def materialize(value: ir.Value, env: Env) -> object:
     if isinstance(value, ir.MapV):
         return {entry.key: materialize(entry.value, env) for entry in value.entries}
     return value  # StepsV and InputsV are steps and declarations, not data
+
+
+def render_placed(value: ir.Value, env: Env, place: Placing) -> object:
+    """`materialize` of one config value, each value in its text written by `place`."""
+    if not isinstance(value, ir.Tmpl):
+        return materialize(value, env)
+    parsed = template_of(value)
+    if parsed.errors:
+        error = parsed.errors[0]
+        raise EvaluationError(error.message, error.start, error.end)
+    return _rendered(parsed.parts, env, place)
 
 
 def template_of(value: ir.Tmpl) -> ParsedTemplate:

@@ -871,6 +871,11 @@ class Interpreter:
         materialize = self._materialize
         spec = self._spec(step.action)
         script = spec.script if spec is not None else None
+        if spec is not None and spec.url is not None:
+            from catalyst_dsl.runtime.url_values import render_url
+
+            return {e.key: render_url(e.value, env) if e.key == spec.url else materialize(e.value, env)
+                    for e in step.config.entries}
         if script is None:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.escaping import render_script

@@ -22,8 +22,9 @@ from urllib.parse import quote, quote_plus
 MASK = "***"
 
 #: Secrets at least this long are also masked in the forms a program turns them into:
-#: base64 (`printf %s "$TOKEN" | base64`, with or without a newline after) and reversed
-#: (`rev`). Shorter ones would make masks of ordinary text.
+#: base64 (`printf %s "$TOKEN" | base64`, with or without a newline after, or of longer
+#: text holding it, as `user:secret`) and reversed (`rev`). Shorter ones would make masks
+#: of ordinary text.
 MIN_PROGRAM_FORM_LENGTH = 6
 
 
@@ -165,7 +166,8 @@ def _refuse_shared(path: Path) -> None:
 class Masker:
     """Replaces every known secret, its JSON-escaped, URL-encoded and shell-escaped forms
     (runtime/escaping.py), and (for secrets of `MIN_PROGRAM_FORM_LENGTH` characters or more)
-    its base64 and reversed forms, with `***`.
+    its base64 forms (alone or inside longer encoded text, such as an HTTP Basic
+    `user:secret`) and reversed form, with `***`.
 
     Where secrets overlap or touch in a text, their union becomes one `***`, so no part of
     either is left showing. Any non-empty string is a secret (also a short one: a short
@@ -307,14 +309,25 @@ def _masked_text(text: str, patterns: tuple[re.Pattern[str], re.Pattern[str]]) -
 
 
 def _program_forms(text: str) -> set[str]:
-    """The base64 and reversed forms of a secret (see MIN_PROGRAM_FORM_LENGTH)."""
+    """The base64 (standard and URL-safe) and reversed forms of a secret (see MIN_PROGRAM_FORM_LENGTH)."""
     import base64  # when a secret is masked, not by every command that reads inputs
 
-    forms = {text[::-1]}
     data = text.encode("utf-8", "surrogatepass")
-    for encoded in (data, data + b"\n"):
-        forms.add(base64.b64encode(encoded).decode("ascii"))
-    # The first whole 3-byte groups encode the same whatever follows the secret.
-    whole = len(data) // 3 * 3
-    forms.add(base64.b64encode(data[:whole]).decode("ascii"))
+    encoded = {base64.b64encode(data), base64.b64encode(data + b"\n")}
+    # Inside longer text (`user:secret` of HTTP Basic, `key=secret`) the secret starts at
+    # any of the three offsets of a 3-byte group. For each, the whole groups it covers
+    # encode the same whatever surrounds it; the one or two characters at either end
+    # depend on the neighbours too, so they are not part of the form (and stay shown).
+    for offset in range(3):
+        whole = data[offset:]
+        whole = whole[:len(whole) // 3 * 3]
+        if whole:
+            encoded.add(base64.b64encode(whole))
+    forms = {text[::-1]}
+    for form in encoded:
+        forms |= {form.decode("ascii"), form.translate(_URL_SAFE).decode("ascii")}
     return forms
+
+
+#: Standard base64 to its URL-safe alphabet (`-` and `_` for `+` and `/`).
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")

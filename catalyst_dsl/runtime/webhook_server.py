@@ -170,8 +170,8 @@ class ReceiverServer:
                 response = await self._answer(request)
             except _Refused as refused:
                 response = refused.response
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return  # the client went away
+            except (asyncio.IncompleteReadError, OSError):
+                return  # the client went away (reset, or a socket no longer connected)
             await self._send(reader, writer, response)
         finally:
             self._tasks.discard(task)
@@ -257,7 +257,10 @@ class ReceiverServer:
                     if not chunk:
                         break
                     dropped += len(chunk)
-        except (TimeoutError, ConnectionError):
+        except OSError:
+            # A timeout, or the client gone before the answer was all sent: a reset, or (its
+            # reset seen by the kernel before the loop) a socket that is no longer connected
+            # when it is shut down for writing. The client gets nothing more either way.
             pass
 
 

@@ -311,6 +311,27 @@ def test_openai_without_key_sends_no_authorization(server):
     assert "Authorization" not in server.requests[0]["headers"]
 
 
+def test_openai_refuses_to_send_a_key_over_plain_http_to_another_machine():
+    sent = []
+    adapter = OpenAIAdapter("http://ai.example.test/v1", "test-model", "sk-test-secret", send=sent.append, **FAST)
+    with pytest.raises(AdapterError) as caught:
+        collect(adapter.invoke("q", (), {}))
+    assert caught.value.code == AI_ADAPTER_UNAVAILABLE and "ai.example.test" in caught.value.message
+    assert "https://" in caught.value.guidance and "sk-test-secret" not in caught.value.message
+    assert sent == []
+
+
+@pytest.mark.parametrize("url, exposed", [
+    ("http://ai.example.test/v1", "ai.example.test"), ("http://10.0.0.5:8080", "10.0.0.5"), ("HTTP://Example.com", "example.com"),
+    ("https://ai.example.test/v1", None), ("http://localhost:11434", None), ("http://127.8.0.1/v1", None),
+    ("http://[::1]:8000", None), ("http://models.localhost/v1", None),
+])
+def test_a_credential_is_in_clear_text_only_over_http_to_another_machine(url, exposed):
+    from catalyst_dsl.runtime.network import in_clear_text
+
+    assert in_clear_text(url) == exposed
+
+
 def test_openai_retries_a_server_error(server):
     server.plan = [("status", 500, "overloaded"), ("stream", ["fine"])]
     assert collect(_openai(server).invoke("q", (), {})) == "fine"

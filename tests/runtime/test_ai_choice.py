@@ -63,6 +63,16 @@ def test_a_configured_but_unusable_adapter_stops_the_run_before_any_step(project
     assert "step second (line 8): " in result.output
 
 
+def test_a_key_for_a_plain_http_server_elsewhere_stops_the_run_before_any_step(project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-4711")
+    project.settings('ai-adapters = ["openai"]\nopenai-base-url = "http://ai.example.com/v1"\nopenai-model = "m"\n')
+    project.playbook("asks", ASKS)
+    result = project.run("asks")
+    _refused(project, result, "cannot be used: the OpenAI-compatible server at ai.example.com is reached over plain http://",
+             "help: fix openai-base-url in catalyst.toml: use an https:// URL, or a server on this machine")
+    assert "sk-test-key-4711" not in result.output
+
+
 def test_a_step_naming_an_unconfigured_built_in_adapter_is_refused(project, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     project.playbook("named", """

@@ -210,6 +210,14 @@ def test_creating_without_a_token_fails_before_any_request(tmp_path, fake):
     assert fake.requests == []
 
 
+def test_a_token_is_never_sent_over_plain_http_to_another_machine(tmp_path, fake):
+    ctx, _ = servers.action_context(tmp_path, "github-repo", settings=ProjectConfig(github_api_url="http://github.example.test/api/v3"),
+                                    secrets={"github-token": TOKEN})
+    error = failure("github-repo", ctx, {"repository": "acme/widgets"})
+    assert error.code == "InsecureTransport" and "github.example.test" in error.message
+    assert "https://" in error.guidance and TOKEN not in error.message
+
+
 def test_a_refused_token_is_an_auth_error(tmp_path, fake):
     ctx, _ = context(tmp_path, fake, "github-issue-create", token="wrong")
     error = failure("github-issue-create", ctx, {"title": "t", "repository": "acme/widgets"})

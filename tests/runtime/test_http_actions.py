@@ -589,3 +589,60 @@ def test_cli_a_what_if_contacts_no_host_unless_refresh_is_given(project, server)
     assert refreshed["steps"][0]["change"] != "unknown"
     misused = project.run("peek", "--refresh", base=server.url)
     assert misused.exit_code == 2 and "add --what-if" in misused.output
+
+
+def test_cli_a_value_in_the_path_stays_in_its_segment(project, server):
+    _playbook(project, "segments", """
+        - name: climb
+          http-get: "{{base}}/echo/{{ item }}/tail"
+        - name: dotted
+          http-get: "{{base}}/echo/{{ dots }}/tail"
+        - return:
+            climbed: "${{ get('climb').bodyAsJson.path }}"
+            dotted: "${{ get('dotted').bodyAsJson.path }}"
+    """, inputs="  - string: item\n  - string: dots\n")
+    result = project.run("segments", base=server.url, item="../admin?all=1#x%41", dots="..")
+    assert result.exit_code == 0, result.output
+    assert [hit["path"] for hit in server.hits] == ["/echo/..%2Fadmin%3Fall%3D1%23x%2541/tail", "/echo/%2E%2E/tail"]
+    assert project.snapshot()["outputs"]["dotted"] == "/echo/%2E%2E/tail"
+
+
+def test_cli_a_value_in_the_query_is_one_value(project, server):
+    _playbook(project, "query", """
+        - name: call
+          http-get: "{{base}}/echo?q={{ query }}&page=2#{{ query }}"
+        - return:
+            query: "${{ get('call').bodyAsJson.query }}"
+    """, inputs="  - string: query\n")
+    result = project.run("query", base=server.url, query="a&page=9&b=c+d#e")
+    assert result.exit_code == 0, result.output
+    assert project.snapshot()["outputs"]["query"] == {"q": "a&page=9&b=c+d#e", "page": "2"}
+
+
+def test_cli_a_whole_url_value_and_raw_text_are_sent_as_they_are(project, server):
+    _playbook(project, "prebuilt", """
+        - name: given
+          http-get: "{{ whole }}"
+        - name: prepared
+          http-get: "{{base}}/echo?${{ raw(query) }}"
+        - return:
+            whole: "${{ get('given').bodyAsJson.query }}"
+            prepared: "${{ get('prepared').bodyAsJson.query }}"
+    """, inputs="  - string: whole\n  - string: query\n")
+    result = project.run("prebuilt", base=server.url, whole=f"{server.url}/echo?a=1&b=2", query="c=3&d=4")
+    assert result.exit_code == 0, result.output
+    assert project.snapshot()["outputs"] == {"whole": {"a": "1", "b": "2"}, "prepared": {"c": "3", "d": "4"}}
+
+
+def test_cli_a_secret_encoded_into_a_url_is_masked_in_its_encoded_form(project, server, monkeypatch):
+    monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T/HTTP+TOKEN")
+    _playbook(project, "keyed", """
+        - name: call
+          http-get: "{{base}}/echo?key={{tok}}"
+    """, inputs="  - string: tok\n    secret: true\n")
+    result = project.run("keyed", base=server.url)
+    assert result.exit_code == 0, result.output
+    assert server.hits[0]["path"] == "/echo"
+    assert "S3CR3T%2FHTTP%2BTOKEN" not in result.output and "S3CR3T" not in result.output
+    state = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file())
+    assert "S3CR3T" not in state

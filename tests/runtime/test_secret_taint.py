@@ -152,6 +152,64 @@ def test_programs_transforming_a_secret_are_masked_in_base64_and_reversed():
     assert short.mask_text("cba YWJj") == "cba YWJj"  # too short to mask in program forms
 
 
+@pytest.mark.parametrize("user", ["alice", "bob", "carol7"])  # the secret starts at each offset of a 3-byte group
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_base64_of_text_holding_a_secret_hides_the_secret_at_every_alignment(user, encode):
+    masker = Masker()
+    masker.add(SECRET)
+    credentials = f"{user}:{SECRET}".encode()
+    masked = masker.mask_text(f"Authorization: Basic {encode(credentials).decode()}")
+    before, mask, after = masked.removeprefix("Authorization: Basic ").partition("***")
+    assert mask, masked
+    # Shown: the user's groups and the one group the secret starts in; after the mask,
+    # the group it ends in (its last one or two bytes, mixed with padding) at most.
+    start, end = len(user) + 1, len(credentials)
+    assert len(before) == -(-start // 3) * 4 and len(after) <= 4, masked
+
+
+def test_base64_inside_a_short_secret_is_not_looked_for():
+    short = Masker()
+    short.add("abcde")
+    shown = base64.b64encode(b"alice:abcde").decode()
+    assert short.mask_text(shown) == shown  # under MIN_PROGRAM_FORM_LENGTH: four characters would mask ordinary text
+
+
+BASIC = """
+name: basic
+description: prints HTTP Basic credentials made from a secret
+owner: Engineer
+inputs:
+  - string: token
+    secret: true
+steps:
+  - name: encode
+    bash: |
+      printf 'alice:%s' "$TOKEN" | base64
+      printf 'Authorization: Basic %s\\n' "$(printf 'bob:%s' "$TOKEN" | base64 -w0)"
+      printf 'carol7:%s' "$TOKEN" | base64 -w0 | tr '+/' '-_'; echo
+    env:
+      TOKEN: "{{ token }}"
+"""
+
+
+def test_basic_credentials_a_step_prints_appear_in_no_output_or_snapshot(project):
+    project.playbook("basic", BASIC)
+    result = project.run("basic", token=SECRET)
+    assert result.exit_code == 0, result.output
+    shown = {"console": result.output, **files_left(project.root)}
+    data = SECRET.encode()
+    recognisable = set()
+    for offset in range(3):
+        whole = data[offset:][:len(data[offset:]) // 3 * 3]
+        recognisable |= {base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()}
+    for user in ("alice", "bob", "carol7"):
+        recognisable.add(base64.b64encode(f"{user}:{SECRET}".encode()).decode())
+    for where, text in shown.items():
+        for form in recognisable:
+            assert form not in text, f"{form} in {where}"
+    assert "Authorization: Basic " in result.output and "***" in result.output
+
+
 # -- whole runs: no artifact holds a derived form --------------------------------------------------
 
 #: name -> (the expression a playbook derives, the text it yields from SECRET).

@@ -411,3 +411,84 @@ def test_bodies_being_read_at_once_stay_within_their_budget(project):
         finally:
             first.close()
             second.close()
+
+
+# -- clients that leave early ----------------------------------------------------------------------------
+
+
+def _reset(client: socket.socket) -> None:
+    """Close with a reset (RST) instead of an orderly end, as a client that crashes does."""
+    import struct
+
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.close()
+
+
+def test_clients_that_leave_early_leave_no_traceback(capfd, caplog):
+    from catalyst_dsl.runtime.webhook_server import ReceiverServer, Response
+
+    # A long answer keeps the server writing while clients reset; the race between a reset
+    # and the end of the answer is what used to escape as a traceback.
+    log: list[str] = []
+    server = ReceiverServer("127.0.0.1", 0, lambda request: Response(200, {"pad": "x" * 300_000}), log=log.append,
+                            limits=Limits(head_seconds=2, body_seconds=2))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    caplog.set_level("DEBUG", logger="asyncio")
+    try:
+        # Headers that promise a body, then gone: with an orderly close and with a reset.
+        for leave in (socket.socket.close, _reset):
+            client = _connect(server)
+            client.sendall(b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: 100\r\n\r\nabc")
+            leave(client)
+        # Whole requests, the client gone before it reads the answer.
+        for index in range(200):
+            client = _connect(server)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            client.sendall(b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: 2\r\n\r\n{}")
+            if index % 2:
+                client.shutdown(socket.SHUT_WR)
+            time.sleep((index % 10) / 1000)
+            _reset(client)
+        assert _until(lambda: server._total == 0)
+        # The server still answers.
+        client = _connect(server)
+        client.sendall(b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: 2\r\n\r\n{}")
+        assert _answer_of(client).startswith(b"HTTP/1.1 200 ")
+        client.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+    errors = capfd.readouterr().err
+    assert "Traceback" not in errors and "Unhandled exception" not in errors, errors[-3000:]
+    assert not [r for r in caplog.records if r.exc_info or r.levelname in ("ERROR", "CRITICAL")], caplog.text[-3000:]
+    assert log == []
+
+
+def test_an_answer_to_a_socket_no_longer_connected_ends_quietly():
+    import asyncio
+    import errno
+
+    from catalyst_dsl.runtime.webhook_server import ReceiverServer, Response
+
+    class Disconnected:
+        """A writer whose peer's reset the kernel saw first: shutting it down fails (ENOTCONN)."""
+
+        def write(self, data: bytes) -> None:
+            pass
+
+        async def drain(self) -> None:
+            pass
+
+        def can_write_eof(self) -> bool:
+            return True
+
+        def write_eof(self) -> None:
+            raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
+
+    server = ReceiverServer("127.0.0.1", 0, lambda request: Response(200, {}))
+    try:
+        asyncio.run(server._send(asyncio.StreamReader(), Disconnected(), Response(200, {})))
+    finally:
+        server.server_close()

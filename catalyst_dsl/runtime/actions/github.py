@@ -35,7 +35,7 @@ from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.http import USER_AGENT, decode, exchange, header, parse_json, retry_after, shown_url
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import HttpResponse
+from catalyst_dsl.runtime.network import CLEAR_TEXT_FIX, HttpResponse, in_clear_text
 
 DEFAULT_API = "https://api.github.com"
 API_VERSION = "2022-11-28"
@@ -68,6 +68,10 @@ class GitHub:
         self.token = _token(ctx)
         if write and not self.token:
             raise StepError("GitHubAuthError", f"`{ctx.action}` needs a GitHub token, and none is set", guidance=TOKEN_HELP)
+        exposed = in_clear_text(self.api) if self.token else None
+        if exposed:
+            raise StepError("InsecureTransport", f"the GitHub API at {exposed} is reached over plain http://, so the token would "
+                            "cross the network unencrypted; it is not sent", guidance=f"fix github-api-url: {CLEAR_TEXT_FIX}")
 
     def call(self, method: str, path: str, payload: Any = None, query: dict[str, str] | None = None) -> tuple[Any, HttpResponse]:
         """GitHub's JSON answer and the response; a failure as the step error of its kind."""

@@ -188,7 +188,8 @@ def _target(written: Any) -> tuple[str, str | None]:
     if not parts.hostname or not port_ok:
         raise _invalid(f"`url` names no host (or a bad port): {shown_url(url)[:200]}")
     if any(c in url for c in "\r\n\0 \t"):
-        raise _invalid("`url` holds whitespace or control characters", "URL-encode the values you put into it, e.g. with encodeURIComponent()")
+        raise _invalid("`url` holds whitespace or control characters",
+                       "values placed after the host are percent-encoded for you; encode the text you wrote and a base URL given as a value")
     if not url.isascii():
         url = _ascii(parts)
     if parts.username is None and parts.password is None:
