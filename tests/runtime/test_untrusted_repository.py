@@ -26,6 +26,155 @@ def git(cwd: Path, *args: str) -> None:
     assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stderr}"
 
 
+@pytest.fixture
+def repository(project, tmp_path, monkeypatch):
+    """The project as a checked-out pull request: a git repository whose .git/config holds
+    the checkout's token, with `tracked.txt` committed."""
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    git(project.root, "init", "-q")
+    git(project.root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {TOKEN}")
+    project.write("tracked.txt", "public text\n")
+    return project
+
+
+def commit(project) -> None:
+    git(project.root, "add", "-A")
+    git(project.root, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "pull request")
+
+
+def reads(project, path: str, name: str = "reads") -> None:
+    project.playbook(name, f"""
+        name: {name}
+        description: reads a file and shows it
+        owner: Engineer
+        steps:
+          - name: content
+            file-read: {json.dumps(path)}
+          - display: "read: {{{{ content }}}}"
+          - return:
+              text: "{{{{ content }}}}"
+    """)
+
+
+def every_plan(project, name: str = "reads") -> str:
+    """The plan as text, JSON and Markdown (the pull-request comment's form), joined."""
+    shown = []
+    for fmt in ("text", "json", "markdown"):
+        result = project.run(name, "--what-if", "--format", fmt)
+        assert result.exit_code == 0, result.output
+        shown.append(result.stdout)
+    return "\n".join(shown)
+
+
+def step(project, name: str = "reads") -> dict:
+    plan = json.loads(project.run(name, "--what-if", "--format", "json").stdout)
+    return plan["steps"][0]
+
+
+@pytest.mark.parametrize("path", [".git/config", ".git/../.git/config", "./.git//config", "playbooks/../.git/config"])
+def test_a_what_if_never_reads_the_git_directory(repository, path):
+    reads(repository, path)
+    commit(repository)
+    assert TOKEN not in every_plan(repository)
+    first = step(repository)
+    assert first["change"] == "unknown"
+    assert "a .git directory, which a what-if never reads" in first["reason"]
+
+
+def test_a_committed_link_into_the_git_directory_is_not_followed(repository):
+    os.symlink(".git/config", repository.root / "link")
+    reads(repository, "link")
+    commit(repository)
+    assert TOKEN not in every_plan(repository)
+    assert "'link' leads into a .git directory, which a what-if never reads" in step(repository)["reason"]
+
+
+def test_a_write_into_the_git_directory_shows_no_diff_of_it(repository):
+    # A playbook may grant itself .git/config: its what-if must still not diff the token out.
+    repository.playbook("writes", """
+        name: writes
+        description: rewrites the git config
+        owner: Engineer
+        allowedWritePaths: [.git/config]
+        steps:
+          - file-write: .git/config
+            content: "[core]\\n"
+    """)
+    commit(repository)
+    assert TOKEN not in every_plan(repository, "writes")
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "OUTSIDE", "escape", "passwd"])
+def test_a_what_if_never_reads_outside_the_project(repository, path):
+    outside = repository.root.parent / "outside.txt"
+    outside.write_text(SECRET)
+    os.symlink(outside, repository.root / "escape")
+    os.symlink("/etc/passwd", repository.root / "passwd")
+    reads(repository, str(outside) if path == "OUTSIDE" else path)
+    commit(repository)
+    shown = every_plan(repository)
+    assert SECRET not in shown and "root:" not in shown
+    assert step(repository)["change"] in ("unknown", "refused")
+
+
+def test_the_content_of_an_untracked_file_is_unknown_in_every_plan(repository):
+    reads(repository, "secret.env")
+    commit(repository)
+    repository.write("secret.env", f"TOKEN={SECRET}\n")
+    assert SECRET not in every_plan(repository)
+    first = step(repository)
+    assert first["change"] == "unknown"
+    assert "not tracked by git" in first["reason"]
+
+
+def test_an_untracked_file_written_or_deleted_shows_no_diff_of_its_content(repository):
+    repository.playbook("changes", """
+        name: changes
+        description: overwrites and deletes untracked files
+        owner: Engineer
+        steps:
+          - file-write: secret.env
+            content: replaced
+          - file-delete: other.env
+    """)
+    commit(repository)
+    repository.write("secret.env", f"TOKEN={SECRET}\n")
+    repository.write("other.env", f"OTHER={SECRET}\n")
+    shown = every_plan(repository, "changes")
+    assert SECRET not in shown
+    assert "not tracked by git" in shown
+
+
+def test_a_tracked_file_is_shown_and_an_untracked_one_still_exists(repository):
+    repository.playbook("both", """
+        name: both
+        description: reads a tracked file, tests an untracked one
+        owner: Engineer
+        steps:
+          - name: content
+            file-read: tracked.txt
+          - name: there
+            file-exists: secret.env
+          - return:
+              text: "{{ content }}"
+              there: "{{ there }}"
+    """)
+    commit(repository)
+    repository.write("secret.env", SECRET)
+    plan = json.loads(repository.run("both", "--what-if", "--format", "json").stdout)
+    assert plan["outputs"] == {"text": "public text\n", "there": True}
+
+
+def test_a_project_without_git_shows_its_files(project):
+    # No repository: nothing tells an attacker's file from the user's (docs/decisions.md).
+    project.write("notes.txt", "mine\n")
+    reads(project, "notes.txt")
+    plan = json.loads(project.run("reads", "--what-if", "--format", "json").stdout)
+    assert plan["outputs"] == {"text": "mine\n"}
+
+
 # -- settings that reach outside the project: the user's own, never the repository's ----------
 
 RESOURCE = """
