@@ -301,3 +301,31 @@ def test_the_user_configuration_holds_only_settings_that_reach_outside(project):
     said = checked(project)
     assert "error[C801]: setting 'max-depth' belongs to the project, not to your own configuration" in said
     assert str(path) in said
+
+
+# -- catalyst check reads no file of the machine through the repository ----------------------
+
+def test_check_never_reads_a_playbook_linked_to_the_git_directory(repository):
+    repository.playbook("hello", 'name: hello\ndescription: x\nowner: Engineer\nsteps:\n  - display: hi\n')
+    os.symlink("../.git/config", repository.root / "playbooks" / "leak.yaml")
+    for fmt in ("text", "github", "json", "sarif"):
+        said = repository.cli("check", "--format", fmt).output
+        assert TOKEN not in said and "extraheader" not in said, said
+    assert "cannot read the file: it is inside a .git directory, which a check never reads" in repository.cli("check").output
+
+
+@pytest.mark.parametrize("reference", ["@linked.yaml", "@docs/linked.yaml", "@../outside/secret.yaml", "@.git/secret.yaml"])
+def test_check_never_reads_a_markdown_reference_out_of_the_project(project, reference):
+    outside = project.root.parent / "outside"
+    outside.mkdir()
+    # Not YAML a playbook can be: a finding would show the line that holds the secret.
+    (outside / "secret.yaml").write_text(f"key: [{SECRET}\n")
+    os.symlink(outside / "secret.yaml", project.root / "linked.yaml")
+    (project.root / "docs").mkdir()
+    os.symlink(outside / "secret.yaml", project.root / "docs" / "linked.yaml")
+    (project.root / ".git").mkdir()
+    (project.root / ".git" / "secret.yaml").write_text(f"key: [{SECRET}\n")
+    project.write("playbooks/refers.md", f"---\nname: refers\ndescription: x\nowner: Engineer\n---\n# Do it\nFollow {reference} closely.\n")
+    for fmt in ("text", "json"):
+        said = project.cli("check", "--format", fmt).output
+        assert SECRET not in said, said
