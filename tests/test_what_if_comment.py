@@ -158,7 +158,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         env = _env(GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json"))
         for name, value in step["env"].items():
             key = value.removeprefix("${{ ").removesuffix(" }}")
-            env[name] = inputs[key.removeprefix("inputs.")] if key.startswith("inputs.") else {"github.base_ref": "main"}[key]
+            env[name] = inputs[key.removeprefix("inputs.")] if key.startswith("inputs.") else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
         script = tmp_path / "step.sh"
         script.write_text(step["run"])
         for _ in range(2):  # two pushes: one comment
@@ -208,3 +208,16 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
     assert printed.output.startswith("<!-- catalyst-plan playbooks/leak.yaml -->")
     assert secret_token not in printed.output and secret_text not in printed.output
     assert "a what-if never reads" in printed.output and "not tracked by git" in printed.output
+
+
+def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path) -> None:
+    # Its token is read-only there: the step says so and passes, having run nothing.
+    step = _comment_step()
+    assert step["env"]["CATALYST_HEAD_REPO"] == "${{ github.event.pull_request.head.repo.full_name }}"
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    env = _env(GITHUB_REPOSITORY="acme/widgets", CATALYST_HEAD_REPO="mallory/widgets", CATALYST_BASE_REF="main",
+               CATALYST_GOLDEN_DIR="golden", GITHUB_TOKEN="read-only", PATH=str(tmp_path / "no-programs"))
+    done = subprocess.run(["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)")
