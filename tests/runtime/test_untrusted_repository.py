@@ -167,6 +167,37 @@ def test_a_tracked_file_is_shown_and_an_untracked_one_still_exists(repository):
     assert plan["outputs"] == {"text": "public text\n", "there": True}
 
 
+def test_a_listing_shows_no_name_from_the_git_directory(repository):
+    repository.playbook("lists", """
+        name: lists
+        description: lists the project and its .git
+        owner: Engineer
+        steps:
+          - name: everything
+            file-list:
+              path: .
+              pattern: "**"
+          - name: git
+            file-list: .git
+          - return:
+              everything: "{{ everything }}"
+    """)
+    commit(repository)
+    plan = json.loads(repository.run("lists", "--what-if", "--format", "json").stdout)
+    listed = plan["outputs"]["everything"]
+    assert "tracked.txt" in listed and not [name for name in listed if name.startswith(".git/")]
+    assert plan["steps"][1]["change"] == "unknown" and "a .git directory" in plan["steps"][1]["reason"]
+
+
+def test_when_git_cannot_list_the_tracked_files_no_content_is_shown(repository, monkeypatch, tmp_path):
+    reads(repository, "tracked.txt")
+    commit(repository)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))  # git is not installed
+    first = step(repository)
+    assert first["change"] == "unknown"
+    assert "git could not list the tracked files (git cannot be run" in first["reason"]
+
+
 def test_a_project_without_git_shows_its_files(project):
     # No repository: nothing tells an attacker's file from the user's (docs/decisions.md).
     project.write("notes.txt", "mine\n")
@@ -264,6 +295,10 @@ def test_resources_dir_outside_the_project_is_honoured_from_the_user_configurati
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"text": SECRET}
     # The user chose that directory: a plan may show what is read from it.
+    assert json.loads(project.run("resource", "--what-if", "--format", "json").stdout)["outputs"] == {"text": SECRET}
+    # Over the project's own resources-dir, the user's wins.
+    project.write("res/key.pem", "the project's")
+    project.settings('resources-dir = "res"\n')
     assert json.loads(project.run("resource", "--what-if", "--format", "json").stdout)["outputs"] == {"text": SECRET}
 
 
