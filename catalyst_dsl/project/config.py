@@ -136,9 +136,13 @@ class Project:
 
 
 def _stays_inside(root: Path, relative: str) -> bool:
-    """Whether `root / relative`, every link resolved, is still inside `root`."""
-    real_root = Path(os.path.realpath(root))
-    real = Path(os.path.realpath(root / relative))
+    """Whether `root / relative`, every link resolved, is still inside `root` (a path the
+    system cannot resolve, one with a NUL character, is not)."""
+    try:
+        real_root = Path(os.path.realpath(root))
+        real = Path(os.path.realpath(root / relative))
+    except (OSError, ValueError):
+        return False
     return real == real_root or real_root in real.parents
 
 

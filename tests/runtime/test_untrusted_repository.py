@@ -243,7 +243,7 @@ def refused_setting(project, key: str, line: int) -> None:
     assert "move it to your own configuration, ~/.config/catalyst/config.toml" in said
 
 
-@pytest.mark.parametrize("written", ["ABSOLUTE", "../..", "../keys", "~/keys"])
+@pytest.mark.parametrize("written", ["ABSOLUTE", "../..", "../keys", "~/keys", "res\\u0000"])
 def test_resources_dir_outside_the_project_is_refused_from_catalyst_toml(project, private_key, written):
     value = private_key.as_posix() if written == "ABSOLUTE" else written
     project.settings(f'max-depth = 5\nresources-dir = "{value}"\n')
