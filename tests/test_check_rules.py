@@ -116,14 +116,23 @@ def test_bad_rule_settings_are_errors(tmp_path, monkeypatch, settings, message) 
     assert "C409" in codes(result.output)
 
 
+def _user_config(tmp_path, monkeypatch, toml: str) -> None:
+    home = tmp_path / "config-home"
+    (home / "catalyst").mkdir(parents=True, exist_ok=True)
+    (home / "catalyst" / "config.toml").write_text(toml, encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+
+
 def test_a_github_api_over_plain_http_to_another_machine_is_an_error(tmp_path, monkeypatch) -> None:
-    root = make(tmp_path, 'github-api-url = "http://github.example.com/api/v3"\n', **{"slow.yaml": SLOW.format(name="slow", tail="")})
+    # github-api-url is the user's own setting (a repository may not choose where the token goes)
+    _user_config(tmp_path, monkeypatch, 'github-api-url = "http://github.example.com/api/v3"\n')
+    root = make(tmp_path, "", **{"slow.yaml": SLOW.format(name="slow", tail="")})
     result = check(root, monkeypatch)
     assert "error[C801]: setting 'github-api-url' reaches github.example.com over plain http://" in result.output
     assert "help: use an https:// URL, or a server on this machine" in result.output
     assert result.exit_code == 1
-    local = make(tmp_path, 'github-api-url = "http://127.0.0.1:8080"\n', **{"slow.yaml": SLOW.format(name="slow", tail="")})
-    assert "C801" not in codes(check(local, monkeypatch).output)
+    _user_config(tmp_path, monkeypatch, 'github-api-url = "http://127.0.0.1:8080"\n')
+    assert "C801" not in codes(check(root, monkeypatch).output)
 
 
 def test_ignore_never_hides_bad_settings(tmp_path, monkeypatch) -> None:

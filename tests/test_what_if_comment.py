@@ -174,7 +174,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         env = _env(GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json"))
         for name, value in step["env"].items():
             key = value.removeprefix("${{ ").removesuffix(" }}")
-            env[name] = inputs[key.removeprefix("inputs.")] if key.startswith("inputs.") else {"github.base_ref": "main"}[key]
+            env[name] = inputs[key.removeprefix("inputs.")] if key.startswith("inputs.") else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
         script = tmp_path / "step.sh"
         script.write_text(step["run"])
         for _ in range(2):  # two pushes: one comment
@@ -187,3 +187,53 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         _git(root, "update-ref", "-d", "refs/remotes/origin/main")
         done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.startswith("::warning title=catalyst::no what-if comments")
+
+
+def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_its_comment(tmp_path: Path) -> None:
+    # A pull request from a fork: its playbook reads .git/config (where actions/checkout
+    # keeps the token), a link to it, and a file the checkout did not bring; the comment
+    # is posted in public.
+    secret_token, secret_text = "ghs_tokenOfTheCheckout", "untracked-secret-text"
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "leak.yaml").write_text(
+        "name: leak\ndescription: x\nowner: Engineer\nsteps:\n"
+        "  - name: token\n    file-read: .git/config\n"
+        "  - name: linked\n    file-read: link\n"
+        "  - name: local\n    file-read: local.env\n"
+        '  - display: "{{ token }} {{ linked }} {{ local }}"\n'
+        "  - file-write: local.env\n    content: replaced\n")
+    (root / "link").symlink_to(".git/config")
+    _git(root, "init", "-q")
+    _git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {secret_token}")
+    made = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", "leak", "--what-if", "--what-if-report", "golden/leak.plan.json"],
+                          cwd=root, capture_output=True, text=True, env=_env(), timeout=120)
+    assert made.returncode == 0, made.stderr
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "the pull request")
+    (root / "local.env").write_text(f"TOKEN={secret_text}\n")
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/leak.yaml"])
+    finally:
+        os.chdir(old)
+    assert printed.exit_code == 0, printed.output
+    assert printed.output.startswith("<!-- catalyst-plan playbooks/leak.yaml -->")
+    assert secret_token not in printed.output and secret_text not in printed.output
+    assert "a what-if never reads" in printed.output and "not tracked by git" in printed.output
+
+
+def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path) -> None:
+    # Its token is read-only there: the step says so and passes, having run nothing.
+    step = _comment_step()
+    assert step["env"]["CATALYST_HEAD_REPO"] == "${{ github.event.pull_request.head.repo.full_name }}"
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    env = _env(GITHUB_REPOSITORY="acme/widgets", CATALYST_HEAD_REPO="mallory/widgets", CATALYST_BASE_REF="main",
+               CATALYST_GOLDEN_DIR="golden", GITHUB_TOKEN="read-only", PATH=str(tmp_path / "no-programs"))
+    done = subprocess.run(["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)")

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import functools
-from typing import Optional, TYPE_CHECKING
+from typing import Mapping, Optional, TYPE_CHECKING
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.records import factory, fields, record
+from catalyst_dsl.records import factory, fields, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -111,17 +111,61 @@ class Project:
     config: ProjectConfig
     #: The file the settings came from, or None when every setting is a default.
     config_file: Path | None = None
+    #: The settings the user's own configuration gave (USER_SETTINGS keys), which the
+    #: repository could not have chosen.
+    from_user: frozenset[str] = frozenset()
 
     def resolve(self, relative: str) -> Path:
         return self.root / relative
 
+    @property
+    def user_resources(self) -> bool:
+        """Whether `resources-dir` is the user's own choice (it may then be outside the project)."""
+        return "resources-dir" in self.from_user
+
     def resources_dir(self) -> Path | None:
         """The directory `catalyst://` paths name: the `resources-dir` setting, else the
-        original engine's npm package when the project has it installed (NPM_RESOURCES)."""
+        original engine's npm package when the project has it installed (NPM_RESOURCES).
+        Unless the user's own configuration named it, it is inside the project, links
+        resolved: a repository cannot point it at the machine's other files."""
         if self.config.resources_dir is not None:
-            return self.root / self.config.resources_dir
+            chosen = self.root / self.config.resources_dir
+            return chosen if self.user_resources or _stays_inside(self.root, self.config.resources_dir) else None
         installed = self.root / NPM_RESOURCES
-        return installed if installed.is_dir() else None
+        return installed if installed.is_dir() and _stays_inside(self.root, NPM_RESOURCES) else None
+
+
+def _stays_inside(root: Path, relative: str) -> bool:
+    """Whether `root / relative`, every link resolved, is still inside `root` (a path the
+    system cannot resolve, one with a NUL character, is not)."""
+    try:
+        real_root = Path(os.path.realpath(root))
+        real = Path(os.path.realpath(root / relative))
+    except (OSError, ValueError):
+        return False
+    return real == real_root or real_root in real.parents
+
+
+#: Settings that reach outside the project: a directory anywhere on the machine, a program
+#: to run, an address that is sent the user's credentials. A repository is not trusted with
+#: them (a pull request's `catalyst.toml` would choose them), so they are taken only from
+#: the user's own configuration (USER_CONFIG); `resources-dir` only when it leaves the project.
+USER_SETTINGS = ("resources-dir", "ai-command", "openai-base-url", "github-api-url")
+
+#: The user's own configuration, under $XDG_CONFIG_HOME (docs/configuration.md).
+USER_CONFIG = "~/.config/catalyst/config.toml"
+
+
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """`$XDG_CONFIG_HOME/catalyst`, else `~/.config/catalyst`; None when there is no home."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME")
+    if not base:
+        home = environ.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        base = os.path.join(home, ".config")
+    return Path(base) / "catalyst"
 
 
 #: Where npm installs the original engine's package, whose files `catalyst://` names there;
@@ -272,14 +316,23 @@ def settings_source(project: Project) -> SourceFile | None:
 
 def load_project(start: Path, sink: DiagnosticSink, ceiling: Path | None = None) -> Project:
     """The project around `start`, looked for no higher than `ceiling` (find_root); a bad
-    settings file is reported (C801) and defaults used."""
+    settings file is reported (C801) and defaults used. The user's own configuration
+    (USER_CONFIG) adds the settings a repository may not choose (USER_SETTINGS)."""
     root, config_file = find_root(start, ceiling=ceiling)
-    if config_file is None:
-        return Project(root, ProjectConfig())
-    return Project(root, read_config(config_file, sink), config_file)
+    config = ProjectConfig() if config_file is None else read_config(config_file, sink, root=root)
+    user = user_config_dir()
+    user_file = user / "config.toml" if user is not None else None
+    if user_file is None or not user_file.is_file():
+        return Project(root, config, config_file)
+    own = read_config(user_file, sink, user=True)
+    given = {key: getattr(own, SETTINGS[key].name) for key in USER_SETTINGS if getattr(own, SETTINGS[key].name) != SETTINGS[key].default}
+    merged = replace(config, **{SETTINGS[key].name: value for key, value in given.items()})
+    return Project(root, merged, config_file, frozenset(given))
 
 
-def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
+def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, user: bool = False) -> ProjectConfig:
+    """The settings of a repository's settings file (at `root`), or with `user` of the user's
+    own configuration, which holds only USER_SETTINGS."""
     try:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -313,7 +366,7 @@ def read_config(path: Path, sink: DiagnosticSink) -> ProjectConfig:
     # Each bad setting is reported at its line; the good ones are kept.
     good = {}
     for key, value in table.items():
-        problem = _problem(key, value)
+        problem = _problem(key, value) or (_user_problem(key) if user else _repository_problem(key, value, root or path.parent))
         if problem is None:
             good[key] = value
             # Kept all the same: falling back to the default API would send the token elsewhere;
@@ -375,6 +428,27 @@ def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
     if exposed is None:
         return None
     return f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the network unencrypted", CLEAR_TEXT_FIX
+
+
+def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] | None:
+    """A USER_SETTINGS setting the repository's file gives: refused, except a `resources-dir`
+    that stays inside the project (`..` and links resolved)."""
+    if key not in USER_SETTINGS:
+        return None
+    fix = f"move it to your own configuration, {USER_CONFIG} (docs/configuration.md); a repository's settings are not trusted with it"
+    if key != "resources-dir":
+        return f"setting '{key}' reaches outside the project, so a repository's settings file may not give it", fix
+    if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not _stays_inside(root, value):
+        return f"setting 'resources-dir': '{value}' leads outside the project, so a repository's settings file may not give it", \
+            f"use a directory inside the project, or {fix[0].lower()}{fix[1:]}"
+    return None
+
+
+def _user_problem(key: str) -> tuple[str, str] | None:
+    if key in USER_SETTINGS:
+        return None
+    return f"setting '{key}' belongs to the project, not to your own configuration", \
+        f"put it in the project's catalyst.toml; {USER_CONFIG} holds only {', '.join(USER_SETTINGS)}"
 
 
 def _rule_problem(key: str, value) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, CallSite, Compiled, compile_bytes, compile_path
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
@@ -69,12 +70,33 @@ class Library:
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
-            if path in self.overlay:  # an editor's buffer is never cached
+            refused = self._never_read(path)
+            if refused is not None:
+                result = self._compiled[path] = _refused(path, refused)
+            elif path in self.overlay:  # an editor's buffer is never cached
                 result = self._compiled[path] = compile_bytes(self.overlay[path], path, self.catalog)
             else:
                 compiled = compile_path(path, self.catalog) if self.cache is None else self.cache.compiled(path, self.catalog)
                 result = self._compiled[path] = compiled
         return result
+
+    def _never_read(self, path: str) -> str | None:
+        """Why a file of the project is never read: a check treats the repository as
+        untrusted, and what it reads is shown in its findings (and in a pull request's
+        annotations). A link leading out of the project, or a file in a `.git` directory,
+        would put the machine's files there. A file outside the project was named by the
+        user: it is theirs to read."""
+        root = str(self.project.root)
+        if not _inside(path, root):
+            return None
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(path)
+        if not _inside(real, real_root):
+            return "it is a link that leads outside the project, which a check never follows"
+        if reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None \
+                or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None:
+            return "it is inside a .git directory, which a check never reads"
+        return None
 
     def loaded(self) -> dict[str, Compiled]:
         return dict(self._compiled)
@@ -201,6 +223,17 @@ class Library:
                 if edge.callee is not None and edge.callee not in seen:
                     seen.add(edge.callee)
                     pending.append(edge.callee)
+
+
+def _refused(path: str, why: str) -> Compiled:
+    """C001 for a file a check does not read (`Library._never_read`)."""
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.syntax.source import SourceFile
+
+    sink = DiagnosticSink()
+    sink.report("C001", f"cannot read the file: {why}", SourceFile(path, "").span(0),
+                help="commit the playbook itself inside the project instead of a link to it")
+    return Compiled(path, None, None, sink.sorted())
 
 
 def twins(one: str, other: str) -> bool:

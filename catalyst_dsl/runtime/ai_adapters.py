@@ -269,7 +269,7 @@ class CommandAdapter(_Attempts):
         argv = shlex.split(argv) if isinstance(argv, str) else [str(part) for part in argv]
         if not argv:
             raise AdapterError(AI_ADAPTER_UNAVAILABLE, "the command AI adapter has no program: the ai-command setting is empty",
-                               guidance="set ai-command in catalyst.toml, e.g. ai-command = [\"my-ai\", \"--quiet\"]")
+                               guidance="set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = [\"my-ai\", \"--quiet\"]")
         self.argv = tuple(argv)
         self.runner = runner
 
@@ -627,31 +627,31 @@ def unusable_adapters(settings, secret: Callable[[str], str | None], *, environ:
     found: dict[str, Unusable] = {}
     argv = getattr(settings, "ai_command", None)
     if not argv:
-        found[COMMAND] = Unusable("the ai-command setting is not set", 'set ai-command in catalyst.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
+        found[COMMAND] = Unusable("the ai-command setting is not set", 'set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
     else:
         words = shlex.split(argv) if isinstance(argv, str) else [str(part) for part in argv]
         program = words[0] if words else ""
         if not _runnable(program, root, environ):
             found[COMMAND] = Unusable(f"its program `{program}` (the first word of ai-command) is not found on PATH or is not executable",
-                                      "install the program, or fix ai-command in catalyst.toml")
+                                      "install the program, or fix ai-command in ~/.config/catalyst/config.toml")
     base_url = getattr(settings, "openai_base_url", None)
     if not base_url:
         found[OPENAI] = Unusable("the openai-base-url setting is not set",
-                                 'set openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+                                 'set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
     else:
         from urllib.parse import urlsplit
 
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             found[OPENAI] = Unusable(f"openai-base-url is {base_url!r}, which is not an http(s) URL",
-                                     'fix openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+                                     'fix openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
         elif not (secret(API_KEY_SECRET) or environ.get(API_KEY_ENV)):
             if not on_this_machine(parts.hostname):
                 found[OPENAI] = Unusable(f"it has no API key for {parts.hostname}",
                                          f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
                                          f"only a server on this machine (localhost) is asked without a key")
         elif in_clear_text(base_url):
-            found[OPENAI] = Unusable(_clear_text_problem(base_url), f"fix openai-base-url in catalyst.toml: {CLEAR_TEXT_FIX}")
+            found[OPENAI] = Unusable(_clear_text_problem(base_url), f"fix openai-base-url in ~/.config/catalyst/config.toml: {CLEAR_TEXT_FIX}")
     return found
 
 

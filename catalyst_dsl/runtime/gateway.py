@@ -188,7 +188,8 @@ class EffectsGateway:
         """`catalyst://x` to read: inside the resources directory, which nothing leaves."""
         if self.resources is None:
             raise StepError("FileNotFound", f"cannot read '{written}': this project has no catalyst:// resources",
-                            guidance="set `resources-dir` in catalyst.toml to the directory that holds them "
+                            guidance="set `resources-dir` in catalyst.toml to the project directory that holds them, or in "
+                                     "~/.config/catalyst/config.toml for one outside the project "
                                      "(they are found without it in node_modules/@xerilium/catalyst)")
         if "\0" in written:
             raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")

@@ -37,6 +37,7 @@ from catalyst_dsl.runtime.jsvalues import as_json_data
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.gateway import EffectsGateway, Performer, RealPerformer
     from catalyst_dsl.runtime.interpreter import Frame, Hooks
+    from catalyst_dsl.runtime.tracked import TrackedFiles
 
 EXIT_INTERRUPTED = 130
 
@@ -214,7 +215,7 @@ class Session:
         recorder = PlanRecorder(self.masker)
         scratch = self.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, self._inputs_env(values))
-        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh))
+        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh, files=self._untrusted_reads()))
         interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
                                   hooks=self._plan_hooks(), mode="manual", scratch=scratch,
                                   max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)
@@ -245,6 +246,15 @@ class Session:
         }
         plan["summary"] = count_changes(plan["steps"])
         return with_hash(plan) if hashed else plan
+
+    def _untrusted_reads(self) -> "TrackedFiles":
+        """What a plan may read and show (runtime/tracked.py): the project's tracked files,
+        and the resources directory when the user's own configuration named it."""
+        from catalyst_dsl.runtime.tracked import TrackedFiles
+
+        resources = self.project.resources_dir()
+        trusted = (resources,) if resources is not None and self.project.user_resources else ()
+        return TrackedFiles(self.project.root, trusted)
 
     def _plan_hooks(self) -> Hooks:
         from catalyst_dsl.runtime.interpreter import Hooks

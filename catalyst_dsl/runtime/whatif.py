@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import contextvars
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from catalyst_dsl.runtime.gateway import ProcessOutcome, RealPerformer, Target
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.tracked import TrackedFiles
 
 #: The effects recorded for the step being simulated (a list per step; per thread of a
 #: `parallel` group through the context it copies).
@@ -29,6 +32,11 @@ class Unknowable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ContentNotShown(Unknowable):
+    """A file that exists but whose content a what-if does not show (runtime/tracked.py):
+    its reader's result is unknown, while the file's existence is not a secret."""
 
 
 def record(effect: dict[str, Any]) -> None:
@@ -48,28 +56,54 @@ class RecordingPerformer:
     #: Effects are simulated: actions do not retry or wait.
     simulated = True
 
-    def __init__(self, refresh: bool = False) -> None:
+    def __init__(self, refresh: bool = False, files: "TrackedFiles | None" = None) -> None:
         #: path -> the content the run would leave (None: deleted).
         self.overlay: dict[Path, bytes | None] = {}
         self._disk = RealPerformer()
         self.refresh = refresh
+        #: What the plan may read and show of the files on disk (None: anything the gateway allows).
+        self.files = files
 
     def read_file(self, target: Target, limit: int = 50 * 1024 * 1024) -> bytes | None:
+        """The file as the run would find it. What the plan wrote itself is shown; on disk,
+        `.git/` and anything outside the project are never read, and an untracked file's
+        content is unknown (ContentNotShown)."""
         if target.path in self.overlay:
             return self.overlay[target.path]
-        return self._disk.read_file(target, limit)
+        if self.files is not None:
+            refused = self.files.refusal(target.path)
+            if refused is not None:
+                raise Unknowable(f"'{target.written}' {refused}")
+        data = self._disk.read_file(target, limit)
+        if data is not None and self.files is not None:
+            hidden = self.files.hidden(target.path)
+            if hidden is not None:
+                raise ContentNotShown(f"'{target.written}': {hidden}")
+        return data
+
+    def _before(self, target: Target) -> bytes | None | ContentNotShown:
+        """The file before a change, or why its content is not shown."""
+        try:
+            return self.read_file(target, 1 << 62)
+        except ContentNotShown as hidden:
+            return hidden
 
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]:
         """Files the run would add under `directory`, and files it would delete there."""
+        refused = self.files.refusal(directory) if self.files is not None else None
+        if refused is not None:
+            raise Unknowable(f"the directory {refused}")
         added = {p for p, data in self.overlay.items() if data is not None and directory in p.parents}
         removed = {p for p, data in self.overlay.items() if data is None and directory in p.parents}
         return added, removed
 
     def write_file(self, target: Target, data: bytes) -> None:
-        before = self.read_file(target, 1 << 62)
+        before = self._before(target)
         self.overlay[target.path] = data
         name = target.relative or target.written
-        if before is None:
+        if isinstance(before, ContentNotShown):
+            record({"change": "modify", "path": name, "diff": f"{before.reason}; the new content is {len(data)} bytes\n"})
+        elif before is None:
             record({"change": "create", "path": name, "diff": unified_diff(name, None, data)})
         elif before == data:
             record({"change": "no-op", "path": name})
@@ -77,13 +111,14 @@ class RecordingPerformer:
             record({"change": "modify", "path": name, "diff": unified_diff(name, before, data)})
 
     def delete_file(self, target: Target) -> bool:
-        before = self.read_file(target, 1 << 62)
+        before = self._before(target)
         name = target.relative or target.written
         if before is None:
             record({"change": "no-op", "path": name, "reason": "the file does not exist"})
             return False
         self.overlay[target.path] = None
-        record({"change": "delete", "path": name, "diff": unified_diff(name, before, None)})
+        shown = f"{before.reason}\n" if isinstance(before, ContentNotShown) else unified_diff(name, before, None)
+        record({"change": "delete", "path": name, "diff": shown})
         return True
 
     def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,

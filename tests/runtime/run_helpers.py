@@ -70,6 +70,16 @@ class RunProject:
     def settings(self, toml: str) -> None:
         (self.root / "catalyst.toml").write_text(textwrap.dedent(toml), encoding="utf-8")
 
+    def user_settings(self, toml: str) -> Path:
+        """Write the user's own configuration ($XDG_CONFIG_HOME/catalyst/config.toml, in a
+        directory of this test's own): the settings a repository may not give."""
+        home = self.root.parent / "config-home"
+        (home / "catalyst").mkdir(parents=True, exist_ok=True)
+        self.monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+        path = home / "catalyst" / "config.toml"
+        path.write_text(textwrap.dedent(toml), encoding="utf-8")
+        return path
+
     def playbook(self, name: str, yaml_text: str) -> Path:
         """Write playbooks/NAME.yaml; the text is dedented."""
         path = self.root / "playbooks" / f"{name}.yaml"

@@ -526,11 +526,13 @@ def test_cli_a_run_asks_the_adapters_its_settings_choose(project, server, monkey
     monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-secret-4711")
     server.plan = [("stream", ["The spec ", "looks complete."])]
     reverse = [sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"]
-    project.settings(f"""
+    project.settings("""
         ai-adapters = ["openai", "command"]
+        openai-model = "review-model"
+    """)
+    project.user_settings(f"""
         ai-command = {json.dumps(reverse)}
         openai-base-url = "{server.base_url}"
-        openai-model = "review-model"
     """)
     project.playbook("review", """
         name: review

@@ -37,25 +37,34 @@ def _refused(project, result, *said: str) -> None:
     assert not project.snapshot_files()
 
 
+def _configure(project, settings: str) -> None:
+    """The settings, those a repository may not give in the user's own configuration."""
+    from catalyst_dsl.project.config import USER_SETTINGS
+
+    lines = settings.splitlines(keepends=True)
+    project.settings("".join(line for line in lines if line.split(" ")[0] not in USER_SETTINGS))
+    project.user_settings("".join(line for line in lines if line.split(" ")[0] in USER_SETTINGS))
+
+
 @pytest.mark.parametrize("settings, said, fix", [
     ('ai-adapters = ["openai"]\n', "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set",
-     'help: set openai-base-url in catalyst.toml, e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters'),
+     'help: set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters'),
     ('ai-adapters = ["openai"]\nopenai-base-url = "https://ai.example.com/v1"\nopenai-model = "m"\n',
      "the AI adapter 'openai' (ai-adapters) cannot be used: it has no API key for ai.example.com",
      "help: set the secret 'openai-api-key' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or $OPENAI_API_KEY"),
     ('ai-adapters = ["openai"]\nopenai-base-url = "ftp:/nowhere"\n', "openai-base-url is 'ftp:/nowhere', which is not an http(s) URL",
-     "help: fix openai-base-url in catalyst.toml"),
+     "help: fix openai-base-url in ~/.config/catalyst/config.toml"),
     ('openai-model = "gpt-x"\n', "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set", "openai-base-url"),
     ('ai-command = ["no-such-ai-program-4711", "--quiet"]\n',
      "cannot be used: its program `no-such-ai-program-4711` (the first word of ai-command) is not found on PATH or is not executable",
-     "help: install the program, or fix ai-command in catalyst.toml"),
+     "help: install the program, or fix ai-command in ~/.config/catalyst/config.toml"),
     ('ai-adapters = ["openai"]\nopenai-base-url = "http://127.0.0.1:9/v1"\n',
      "the openai AI adapter has no model: the step names none and openai-model is not set",
      "help: set openai-model in catalyst.toml, or `model:` on the step"),
 ])
 def test_a_configured_but_unusable_adapter_stops_the_run_before_any_step(project, monkeypatch, settings, said, fix):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    project.settings(settings)
+    _configure(project, settings)
     project.playbook("asks", ASKS)
     result = project.run("asks")
     _refused(project, result, "error: step first (line 6) cannot get its AI adapter: ", said, "; nothing was run", fix)
@@ -65,11 +74,12 @@ def test_a_configured_but_unusable_adapter_stops_the_run_before_any_step(project
 
 def test_a_key_for_a_plain_http_server_elsewhere_stops_the_run_before_any_step(project, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-4711")
-    project.settings('ai-adapters = ["openai"]\nopenai-base-url = "http://ai.example.com/v1"\nopenai-model = "m"\n')
+    project.settings('ai-adapters = ["openai"]\nopenai-model = "m"\n')
+    project.user_settings('openai-base-url = "http://ai.example.com/v1"\n')
     project.playbook("asks", ASKS)
     result = project.run("asks")
     _refused(project, result, "cannot be used: the OpenAI-compatible server at ai.example.com is reached over plain http://",
-             "help: fix openai-base-url in catalyst.toml: use an https:// URL, or a server on this machine")
+             "help: fix openai-base-url in ~/.config/catalyst/config.toml: use an https:// URL, or a server on this machine")
     assert "sk-test-key-4711" not in result.output
 
 
@@ -87,7 +97,7 @@ def test_a_step_naming_an_unconfigured_built_in_adapter_is_refused(project, monk
               provider: command
     """)
     _refused(project, project.run("named"), "AI provider 'command' cannot be used: the ai-command setting is not set",
-             'help: set ai-command in catalyst.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
+             'help: set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
 
 
 def test_a_provider_chosen_by_a_template_is_refused_at_its_step(project):
@@ -151,7 +161,7 @@ def test_a_playbook_without_ai_steps_or_naming_the_mock_says_nothing(project):
 
 def test_ai_command_alone_configures_the_command_adapter(project):
     reverse = [sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"]
-    project.settings(f"ai-command = {json.dumps(reverse)}\n")
+    project.user_settings(f"ai-command = {json.dumps(reverse)}\n")
     project.playbook("asks", ASKS)
     result = project.run("asks")
     assert result.exit_code == 0, result.output

@@ -449,8 +449,8 @@ def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
 
-    project.settings(f'github-api-url = "{fake.url}"\nsigned-approvals = true\n\n[github-reviewers]\nalice = "Architect"\n\n'
-                     '[approvers]\n"alice" = ["Architect"]\n')
+    project.settings('signed-approvals = true\n\n[github-reviewers]\nalice = "Architect"\n\n[approvers]\n"alice" = ["Architect"]\n')
+    project.user_settings(f'github-api-url = "{fake.url}"\n')
     project.write(".catalyst/allowed_signers", "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fake_github.TOKEN)
     project.playbook("propose", PROPOSE)

@@ -51,7 +51,7 @@ def cleo(project, monkeypatch):
     monkeypatch.setattr(interpreter, "RETRY_BASE_SECONDS", 0.0)  # retries without waiting
     project.write("agent.py", AGENT)
     (project.root / "out").mkdir()  # programs may write beneath the project's folders, never its root
-    project.settings(f"ai-command = {json.dumps([sys.executable, str(project.root / 'agent.py')])}\n")
+    project.user_settings(f"ai-command = {json.dumps([sys.executable, str(project.root / 'agent.py')])}\n")
     return project
 
 

@@ -225,7 +225,8 @@ def test_resume_never_kills_a_group_recorded_by_hand(tmp_path):
 
 @needs_landlock
 def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
-    project.settings('ai-adapters = ["command"]\nai-command = ["bash", "-c", "mkdir -p out && echo x > out/agent.txt && echo answer"]\n')
+    project.settings('ai-adapters = ["command"]\n')
+    project.user_settings('ai-command = ["bash", "-c", "mkdir -p out && echo x > out/agent.txt && echo answer"]\n')
     project.playbook("agent", """
         name: agent
         description: Asks an agent that writes a file.

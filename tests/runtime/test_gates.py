@@ -217,10 +217,8 @@ def test_a_slash_command_reaches_the_agent_on_the_first_line(project):
              "import os, sys, json; prompt = sys.stdin.read(); "
              "print(json.dumps({'lines': prompt.splitlines(), 'agent': os.environ.get('CATALYST_AI_AGENT'), "
              "'skills': os.environ.get('CATALYST_AI_SKILLS'), 'command': os.environ.get('CATALYST_AI_COMMAND')}))"]
-    project.settings(f"""
-        ai-adapters = ["command"]
-        ai-command = {json.dumps(agent)}
-    """)
+    project.settings('ai-adapters = ["command"]\n')
+    project.user_settings(f"ai-command = {json.dumps(agent)}\n")
     project.write(".claude/commands/speckit.plan.md", "Plan the feature.\n")
     project.playbook("slash", """
         name: slash
@@ -380,9 +378,9 @@ def test_abort_at_a_gate_after_a_step_cancels_and_the_step_is_not_run_again(proj
 def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_starts(project):
     project.settings("""
         ai-adapters = ["openai"]
-        openai-base-url = "http://127.0.0.1:9"
         openai-model = "review-model"
     """)
+    project.user_settings('openai-base-url = "http://127.0.0.1:9"\n')
     project.playbook("agented", """
         name: agented
         description: a step that names an agent

@@ -360,7 +360,7 @@ def test_a_pull_request_someone_else_opened_is_still_refused(tmp_path, fake):
 
 
 def _project(project, fake, monkeypatch) -> None:
-    project.settings(f'github-api-url = "{fake.url}"\n')
+    project.user_settings(f'github-api-url = "{fake.url}"\n')
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", TOKEN)
 
 

@@ -48,10 +48,8 @@ def no_retry_wait(monkeypatch):
 @pytest.fixture
 def kai(project):
     """The project, set up for kai: the agent program, its plan, `.claude/commands/`."""
-    project.settings(f"""
-        ai-adapters = ["command"]
-        ai-command = {json.dumps([sys.executable, str(AGENT)])}
-    """)
+    project.settings('ai-adapters = ["command"]\n')
+    project.user_settings(f"ai-command = {json.dumps([sys.executable, str(AGENT)])}\n")
     project.write(".claude/commands/speckit.plan.md", "Plan it.\n")
 
     def setup(playbook: str, commands: dict) -> None:

@@ -191,7 +191,7 @@ def test_resources_are_read_from_the_resources_dir_setting_even_outside_the_proj
     (shared / "playbooks").mkdir()
     (shared / "standards" / "auq.md").write_text("ask well", encoding="utf-8")
     (shared / "playbooks" / "a.md").write_text("# A", encoding="utf-8")
-    project.settings(f'resources-dir = "{shared.as_posix()}"\n')
+    project.user_settings(f'resources-dir = "{shared.as_posix()}"\n')
     project.playbook("resources", RESOURCES)
     result = project.run("resources")
     assert result.exit_code == 0, result.output

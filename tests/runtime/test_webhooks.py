@@ -141,7 +141,8 @@ def deliver(url: str, event: str, payload, signature: str | None = None, deliver
 @pytest.fixture
 def waiting(project, fake, monkeypatch):
     """A run paused for the review of the pull request it opened: (run id, its URL)."""
-    project.settings(f'github-api-url = "{fake.url}"\n\n[github-reviewers]\nalice = "Architect"\nbob = "Intern"\n')
+    project.settings('[github-reviewers]\nalice = "Architect"\nbob = "Intern"\n')
+    project.user_settings(f'github-api-url = "{fake.url}"\n')
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
     project.playbook("propose", PROPOSE)
     assert project.run("propose").exit_code == 4
@@ -207,7 +208,8 @@ def test_a_review_counts_once_and_a_review_from_before_the_pause_not_at_all(proj
 @pytest.fixture
 def open_review(project, fake, monkeypatch):
     """A run paused for a review, of a playbook that requires no reviewer role."""
-    project.settings(f'github-api-url = "{fake.url}"\n\n[github-reviewers]\nAlice = "Engineer"\n')
+    project.settings('[github-reviewers]\nAlice = "Engineer"\n')
+    project.user_settings(f'github-api-url = "{fake.url}"\n')
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
     project.playbook("open", PROPOSE.replace("name: propose", "name: open").replace("    reviewers:\n      required: [Architect]\n", ""))
     assert project.run("open").exit_code == 4

@@ -9,6 +9,7 @@ import os
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge, is_within
+from catalyst_dsl.runtime.whatif import ContentNotShown
 
 #: Files larger than this are not read into a variable (they would also swell the state).
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -53,8 +54,8 @@ def file_read(ctx: ActionContext, config: dict) -> str:
 def file_exists(ctx: ActionContext, config: dict) -> bool:
     try:
         return ctx.gateway.read_file(ctx.read_target(config["path"]), MAX_READ_BYTES) is not None
-    except _TooLarge:
-        return True  # it exists; it is only too large to read
+    except (_TooLarge, ContentNotShown):
+        return True  # it exists; it is only too large to read, or a what-if does not show it
     except (StepError, OSError):
         return False  # outside the project, a directory, unreadable: not a file we can use
 
@@ -70,6 +71,10 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
         if not added:
             raise StepError("FileNotFound", f"'{config['path']}' is not a directory") from None
         on_disk = []
+    # A what-if lists no name from inside a `.git` directory (runtime/tracked.py).
+    rules = getattr(ctx.gateway.performer, "files", None)
+    if rules is not None:
+        on_disk = [full for full in on_disk if rules.refusal(full) is None]
     pattern = config.get("pattern") or "*"
     relative_to = config.get("relativeTo") or "root"
     found = []

@@ -53,14 +53,10 @@ class RunKeyError(Exception):
 
 def user_key_path(environ: Mapping[str, str] | None = None) -> Path | None:
     """`$XDG_CONFIG_HOME/catalyst/run-key`, or under `~/.config`; None when there is no home."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CONFIG_HOME")
-    if not base:
-        home = environ.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
-            return None
-        base = os.path.join(home, ".config")
-    return Path(base) / "catalyst" / KEY_FILE
+    from catalyst_dsl.project.config import user_config_dir
+
+    directory = user_config_dir(environ)
+    return directory / KEY_FILE if directory is not None else None
 
 
 def load_run_key(state_dir: Path, environ: Mapping[str, str] | None = None) -> RunKey:
