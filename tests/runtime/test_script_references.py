@@ -203,6 +203,22 @@ REFUSED = [
     "x={{v}}; echo \"${x@P}\"", "x={{v}}; [[ x -eq 1 ]]", "while read -r l; do eval \"$l\"; done <<< {{v}}",
     "echo {{v}} | while read -r l; do $l; done", "busybox sh -c {{v}}", "sudo -s echo {{v}}", "flock /tmp/l -c {{v}}",
     "sqlite3 db {{v}}", "npx {{v}}", "mapfile -t a <<< {{v}}; eval \"${a[0]}\"",
+    # a variable that may hold a value, read where bash evaluates text
+    "declare -i n; read -r n <<< {{v}}", "declare -i n; printf -v n %s {{v}}", "declare -i n; for n in {{v}}; do :; done",
+    "declare -i \"n\"; n={{v}}", "declare -i n; : \"${n:={{v}}}\"", "read -r PS4 <<< {{v}}; set -x", "printf -v PS4 %s {{v}}",
+    "for PS4 in {{v}}; do set -x; done", "mapfile -t PS4 <<< {{v}}", "read -r BASH_ENV <<< {{v}}; bash -c :",
+    "printf -v 'BASH_CMDS[lsx]' %s {{v}}", "declare -n r=PS4; r={{v}}", "declare -n r; for r in {{v}}; do :; done",
+    "declare -n r; read -r r <<< {{v}}", "x={{v}}; y=x; (( y ))", "x={{v}}; n=x; echo $(( ${!n} ))", "x={{v}}; eval '(( x ))'",
+    "x={{v}}; trap 'eval \"$x\"' EXIT", "f() { for a; do eval \"$a\"; done; }; f {{v}}", "set -- {{v}}; for a; do eval \"$a\"; done",
+    "x={{v}}; let y=x", "x={{v}}; declare -i y=x", "x={{v}}; echo \"${s:x}\"", "x={{v}}; a[x]=1", "x={{v}}; unset 'a[x]'",
+    "x={{v}}; [[ -v a[x] ]]", "x={{v}}; [[ x+0 -eq 1 ]]", "a=({{v}}); (( a[0] ))", "read -ra p <<< {{v}}; (( p[0] ))",
+    "echo {{v}} >/dev/null; eval \"$_\"", "read -r <<< {{v}}; eval \"$REPLY\"", "[[ {{v}} =~ (.*) ]]; eval \"${BASH_REMATCH[1]}\"",
+    "x={{v}}; cat <<EOF\n$(( x ))\nEOF", "declare -a arr={{v}}", "local -A m={{v}}", "arr=(); declare arr={{v}}",
+    "x={{v}}; declare -A m=\"$x\"", "x={{v}}; find . -name $x", "ev\\\nal {{v}}", "x={{v}}; echo $(\\\n( x ))",
+    "BASH_ALIASES[e]=eval; e {{v}}", "coproc bash; echo {{v}} >&\"${COPROC[1]}\"", "sh 0< <(echo {{v}})",
+    "echo {{v}} > >(bash)", "echo {{v}} | (bash)", "echo {{v}} | { bash; }", "run() { bash; }; echo {{v}} | run",
+    "exec '{{v}}' PWNED", "timeout 5 '{{v}}' PWNED", "find . -exec true \\; -exec {{v}} \\;",
+    "code='eval \"$1\"'; bash -c \"$code\" _ {{v}}", "find . -exec true \\; -exec bash -c 'eval \"$1\"' _ {{v}} \\;",
     # parse trouble and odd places
     "cat <<$'EOF'\n{{v}}\nEOF", "cat <<\"E\"F\n{{v}}\nEF", "cat <<{{v}}\nx\n{{v}}",
     "echo ${x{{v}}}", "echo $\"a{{v}}\" (", "echo {{v}} |& if",
@@ -213,7 +229,10 @@ ALLOWED = [
     "printf '%s' {{v}}", "printf '%s' \"a{{v}}b\"", "printf '%s' 'a{{v}}b'", "bash -c 'printf %s \"$1\"' _ {{v}}",
     "python3 -c 'import sys; print(sys.argv[1])' {{v}}", "[ {{v}} -eq 1 ] 2>/dev/null; true", "x={{v}}; printf '%s' \"$x\"",
     "f() { printf '%s' \"$1\"; }; f {{v}}", "echo {{v}} | xargs printf '%s'", "echo {{v}} | python3 -c 'import sys; sys.stdin.read()'",
-    "x={{v}}; printf '%s' \"${x@Q}\"", "find . -maxdepth 0 -name {{v}}", "env A={{v}} true", "timeout 5 echo {{v}}",
+    "x={{v}}; printf '%s' \"${x@Q}\"", "x={{v}}; (( ${#x} > 3 )) || true", "x={{v}}; [[ ${#x} -gt 3 ]] || true",
+    "a=({{v}}); printf '%s' \"${!a[@]}\"", "arr=(); arr={{v}}; printf '%s' \"${arr[@]}\"",
+    "echo {{v}} | while read -r l; do printf '%s' \"$l\"; done", "for ((i = 0; i < 3; i++)); do printf '%s' {{v}}; done",
+    "n=3; echo $(( n + 1 )) {{v}}", "find . -maxdepth 0 -name {{v}}", "env A={{v}} true", "timeout 5 echo {{v}}",
     "git log -1 --format=%s -- {{v}} 2>/dev/null; true", "printf '%s\\n' {{v}} | grep -c x; true", "echo # {{v}}",
     "cat <<E\n${HOME:+x} {{v}}\nE", "x=( {{v}} \"{{v}}\" ); printf '%s' \"${x[0]}\"", "arr=([0]={{v}}); printf '%s' \"${arr[0]}\"",
     "case {{v}} in a|b) ;; esac", "[[ {{v}} =~ x ]]; true", "echo ${x:-{{v}}} ${x:+{{v}}}",
@@ -257,6 +276,13 @@ def test_the_reference_replaces_the_placeholder_in_its_context():
     assert analysis.script == ('echo "${CATALYST_V_0}" "a ${CATALYST_V_1}" \'b \'"${CATALYST_V_2}"\'\' '
                                "$'c '\"${CATALYST_V_3}\"$'' # ${CATALYST_V_4}\n"
                                "cat <<E\n\\$x ${CATALYST_V_5}\nE\ncat <<E\n${CATALYST_V_6}\nE")
+
+
+def test_single_quotes_inside_a_double_quoted_parameter_are_text():
+    # In "${x:-'...'}" the single quotes are characters, so the value is in double quotes.
+    analysis = _analysis("printf '%s' \"${unset_name:-'{{v}}'}\"")
+    assert analysis.slots[0].context is Context.DOUBLE
+    assert analysis.script == "printf '%s' \"${unset_name:-'${CATALYST_V_0}'}\""
 
 
 def test_a_use_of_a_variable_that_holds_a_value_is_refused_where_it_is():

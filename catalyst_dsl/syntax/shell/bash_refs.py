@@ -35,6 +35,18 @@ _REFERENCE_NAME = re.compile(r"CATALYST_V_[0-9]+")
 #: A here-document delimiter bash and tree-sitter read alike: a plain word, maybe quoted.
 _PLAIN_DELIMITER = re.compile(r"\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-9_.-]+\"")
 
+#: A backslash-newline inside a word: bash joins the word (`ev\\<newline>al`), tree-sitter splits it.
+_JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
+#: Variables bash fills with data it read or matched: they may hold a value.
+_DATA_VARIABLES = frozenset({"_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV", "BASH_COMMAND",
+                             "READLINE_LINE", "BASH_ALIASES", "BASH_CMDS", "BASH_EXECUTION_STRING", "COMP_LINE", "COMP_WORDS",
+                             "PIPESTATUS", "FUNCNAME"})
+#: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
+#: character or `#` (`16#ff` is a number in base 16, `${#x}` a length, `$#` a count).
+_ARITHMETIC_NAME = re.compile(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Za-z_][A-Za-z0-9_]*))")
+#: A `$name` / `${name` reference in code text (eval's, trap's).
+_CODE_NAME = re.compile(rb"\$\{?!?(?:([0-9@*])|([A-Za-z_][A-Za-z0-9_]*))")
+
 #: The comparisons of `[[ ]]` that evaluate both sides as arithmetic.
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Operators of `${x OP word}` whose word is text or a pattern, never arithmetic or a name.
@@ -110,7 +122,10 @@ def argv_refusals(argv: list[str | None]) -> dict[int, str]:
     with why: those its program runs or reads as names (`programs`), and those the literal
     code of a `bash -c` uses as code."""
     refused = programs.refused_arguments(argv)
-    refused.update(inline_code_uses(argv))
+    for at, word in enumerate(argv):
+        if at == 0 or word is not None and programs.program_name(word) in programs.BASH_LIKE:
+            for i, why in inline_code_uses(argv[at:]).items():
+                refused.setdefault(at + i, why)
     return refused
 
 
@@ -118,8 +133,11 @@ def inline_code_uses(argv: list[str | None]) -> dict[int, str]:
     """For `bash -c CODE NAME ARG...` with CODE written literally: the arguments CODE
     uses as code (`eval "$1"`, `(( $1 ))`), by position in argv, with why."""
     code = programs.shell_code(argv)
-    if code is None or argv[code] is None or code + 1 >= len(argv):
+    if code is None or code + 1 >= len(argv):
         return {}
+    if argv[code] is None:
+        why = "an argument of `bash -c` code the script does not write literally, which may run it as code"
+        return {i: why for i in range(code + 1, len(argv))}
     uses = _positional_uses(argv[code])
     if not uses:
         return {}
@@ -131,7 +149,7 @@ def inline_code_uses(argv: list[str | None]) -> dict[int, str]:
 def _positional_uses(code: str) -> tuple[Finding, ...]:
     analyzer = _Analyzer((code,))
     analyzer.positional = True
-    root = _parser().parse(analyzer.probe).root_node
+    root = analyzer.root = _parser().parse(analyzer.probe).root_node
     if analyzer._unreadable(root) is not None:
         return (Finding(Context.UNSAFE, 0, len(code), "code that does not parse as bash", _FIX_CODE),)
     analyzer._facts(root)
@@ -163,13 +181,19 @@ class _Analyzer:
             chunks.append(data)
             at += len(data)
         self.probe = b"".join(chunks)
-        self.tainted: set[str] = set()
+        self.clean: set[str] = set()
+        self.assigned: set[str] = set()
         self.integer_names: set[str] = set()
+        self.array_names: set[str] = set()
+        self.associative: set[str] = set()
+        self.namerefs: set[str] = set()
+        #: (variable, the nodes of its new text or None when opaque, the assigning node)
+        self.sites: list[tuple[str, list | None, object]] = []
         self.functions: set[str] = set()
-        self.aliases: set[str] = set()
         self._argv_cache: dict[tuple[int, int], dict[int, str]] = {}
         #: The script is the code of `bash -c`, whose positional parameters hold values.
         self.positional = False
+        self.root = None
 
     # -- the phases ------------------------------------------------------------------------------------
 
@@ -177,7 +201,7 @@ class _Analyzer:
         if not self.holes:
             return Analysis((), (), None)
         tree = _parser().parse(self.probe)
-        root = tree.root_node
+        root = self.root = tree.root_node
         broken = self._unreadable(root)
         if broken is not None:
             problem, help = broken
@@ -191,12 +215,30 @@ class _Analyzer:
 
     def _unreadable(self, root) -> tuple[str, str] | None:
         """Why bash might read the script otherwise than the parse says, or None."""
+        joined = _JOINED_LINE.search(self.probe)
+        if joined is not None:
+            line = self.probe.count(b"\n", 0, joined.start()) + 1
+            return (f"in a script with a line continuation inside a word (line {line}), which bash joins and "
+                    "other readers split", "put a space before the backslash at the end of the line")
+        if b"expand_aliases" in self.probe or b"BASH_ALIASES" in self.probe:
+            return ("in a script that turns aliases on, where a command's name may stand for any code",
+                    "use a function instead of an alias")
         for node in _walk(root):
             if node.is_error or node.is_missing:
                 line, column = node.start_point
                 return (f"in a script that does not parse as bash (line {line + 1}, column {column + 1} of the script), "
                         "so where the value lands cannot be shown",
                         "fix the script's syntax (`bash -n` shows the error)")
+            if node.type == "number" and self.probe[node.end_byte:node.end_byte + 1] in (b"<", b">"):
+                return (f"in a script with the redirection {self._text(node)}{self.probe[node.end_byte:node.end_byte + 1].decode()}, "
+                        "which bash reads as a redirection of that descriptor and other readers as an argument",
+                        "write `<` for the input (`0<` is the same)")
+            if node.type == "command" and self._literal(node.child_by_field_name("name")) == "coproc" and \
+                    programs.reads_code_from_stdin([self._literal(a) for a in node.children_by_field_name("argument")]):
+                return ("in a script whose `coproc` runs its input as code", "run the program with a script of its own")
+            if node.type == "process_substitution" and self._stdin_runner(node) is not None:
+                return (f"in a script whose process substitution {self._text(node)[:40]} runs its input as code",
+                        "write what the program runs to a file the script names, not to its input")
             if node.type == "heredoc_start" and not _PLAIN_DELIMITER.fullmatch(self._text(node)):
                 return (f"in a script with the here-document delimiter {self._text(node)}, which is not a plain word: "
                         "readers of bash disagree on where its body ends",
@@ -204,58 +246,91 @@ class _Analyzer:
         return None
 
     def _facts(self, root) -> None:
-        """What the script declares: functions, integer variables, and the variables a value
-        reaches (assigned from it, looped over it, read from it), to a fixed point."""
-        assignments = []
+        """What the script declares: functions, integer and array variables, and the
+        variables that are *clean*: shown to hold no value. A variable is clean when every
+        assignment to it in the script is a constant, a number (arithmetic, a length, `$#`,
+        `$?`) or built from clean variables only; a variable the script never assigns comes
+        from the step's environment and is clean, except the positional parameters and those
+        bash fills with data (`REPLY`, `_`, `BASH_REMATCH`...). Every other variable may hold
+        a value, and is refused where bash would read its text as code."""
+        assignments: list[tuple[str, list]] = []
+        opaque: set[str] = set()
         for node in _walk(root):
             if node.type == "function_definition":
                 name = node.child_by_field_name("name")
                 if name is not None:
                     self.functions.add(self._text(name))
-            elif node.type == "command" and self._literal(node.child_by_field_name("name")) == "alias":
-                for argument in node.children_by_field_name("argument"):
-                    self.aliases.add(self._text(argument).strip("'\"").split("=", 1)[0])
-            elif node.type == "declaration_command" and any(_flags(self._text(c), "i") for c in node.children):
-                for child in node.children:
-                    if child.type in ("variable_name", "word", "variable_assignment"):
-                        target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
-                        if target is not None:
-                            self.integer_names.add(self._text(target))
-            assignments.extend(_assignments(node, self._text))
-        self.tainted = {REFERENCE.format(h.index) for h, _, _ in self.holes}
-        if self.positional:
-            self.tainted |= {str(n) for n in range(0, 10)} | {"@", "*"}
+            elif node.type == "declaration_command":
+                self._declared(node, opaque)
+            elif node.type == "variable_assignment" and any(c.type == "array" for c in node.children):
+                name = node.child_by_field_name("name")
+                if name is not None:
+                    self.array_names.add(self._text(name))
+            for name, sources in _assignments(node, self._text):
+                self.sites.append((name, sources, node))
+                if sources is None:
+                    opaque.add(name)
+                else:
+                    assignments.append((name, sources))
+        self.assigned = {name for name, _ in assignments} | opaque
+        self.clean = (self.assigned - opaque - _DATA_VARIABLES) | {"#", "?", "$", "!", "-"}
         changed = True
         while changed:
             changed = False
             for name, sources in assignments:
-                if name not in self.tainted and self._carries_value(sources):
-                    self.tainted.add(name)
+                if name in self.clean and not all(self._clean_source(n) for n in sources):
+                    self.clean.discard(name)
                     changed = True
-            if not {"1", "@"} <= self.tainted and self._passed_to_function(root):
-                self.tainted |= {str(n) for n in range(1, 10)} | {"@", "*"}
-                changed = True
 
-    def _carries_value(self, nodes) -> bool:
-        return any(self._is_value_use(n) for node in nodes for n in _walk(node))
+    def _declared(self, node, opaque: set[str]) -> None:
+        """The attributes `declare`/`local`/`typeset` give: -i (arithmetic on assignment),
+        -a/-A (arrays), -n (a name: its target is opaque)."""
+        flags = "".join(self._text(c) for c in node.children if c.type == "word" and self._text(c)[:1] in "-+")
+        for child in node.children:
+            if child.type not in ("variable_name", "word", "variable_assignment", "string", "raw_string"):
+                continue
+            target = child.child_by_field_name("name") if child.type == "variable_assignment" else child
+            if target is not None and target.type == "subscript":
+                target = target.child_by_field_name("name")
+            if target is None or self._text(target)[:1] in "-+":
+                continue
+            name = self._text(target).strip("'\"").split("=", 1)[0]
+            if _flags(flags, "i"):
+                self.integer_names.add(name)
+            if _flags(flags, "a") or _flags(flags, "A"):
+                self.array_names.add(name)
+            if _flags(flags, "A"):
+                self.associative.add(name)
+            if _flags(flags, "n"):
+                opaque.add(name)
+                self.namerefs.add(name)
 
-    def _passed_to_function(self, root) -> bool:
-        """A value is an argument of a function of the script or of `set`: its positional
-        parameters hold the value."""
-        for node in _walk(root):
-            if node.type == "command":
-                name = node.child_by_field_name("name")
-                if name is not None and self._text(name) in (self.functions | {"set"}):
-                    if self._carries_value(node.children_by_field_name("argument")):
-                        return True
-        return False
+    def _holds_value(self, name: str) -> bool:
+        """Whether the variable `name` may hold a value (see `_facts`)."""
+        if name in self.clean:
+            return False
+        if name in self.assigned or name in _DATA_VARIABLES or _REFERENCE_NAME.fullmatch(name):
+            return True
+        return name.isdigit() or name in ("@", "*")
+
+    def _clean_source(self, node) -> bool:
+        """Whether the text `node` gives an assignment is shown to hold no value. Text that
+        names a variable holding one is not: arithmetic and `${!x}` read names (`y=x; (( y ))`)."""
+        if any(self._holds_value(m.group(2).decode()) for m in _ARITHMETIC_NAME.finditer(self._bytes(node)) if m.group(2)):
+            return False
+        for n in _walk(node):
+            if n.type in ("command_substitution", "process_substitution"):
+                return False
+            if n.type in ("expansion", "simple_expansion") and not _length(n):
+                name = _expanded_name(n)
+                if name is None or self._holds_value(self._text(name)):
+                    return False
+        return True
 
     def _is_value_use(self, node) -> bool:
-        if node.type in ("expansion", "simple_expansion"):
-            name = next((c for c in node.children if c.type in ("variable_name", "special_variable_name", "subscript")), None)
-            if name is not None and name.type == "subscript":
-                name = name.child_by_field_name("name")
-            return name is not None and self._text(name) in self.tainted
+        if node.type in ("expansion", "simple_expansion") and not _length(node):
+            name = _expanded_name(node)
+            return name is not None and self._holds_value(self._text(name))
         return False
 
     # -- each placeholder ------------------------------------------------------------------------------
@@ -270,7 +345,8 @@ class _Analyzer:
             context = _quoting(node)
             at = node
         elif node.type == "raw_string" and inside:
-            context, at = Context.SINGLE, node
+            # inside a double-quoted `${x:-'...'}` the quotes are text, and the value is in double quotes
+            context, at = (Context.DOUBLE if _quoting(node) is Context.DOUBLE else Context.SINGLE), node
         elif node.type == "ansi_c_string" and inside:
             if _escaped(self.probe, start):
                 return self._refuse(hole, "right after a backslash in a $'...' string", "put the value elsewhere in the string")
@@ -311,28 +387,115 @@ class _Analyzer:
         return Finding(Context.UNSAFE, hole.start, hole.end, problem, help)
 
     def _uses(self, root, holes: set[tuple[int, int]]):
-        """The author's own uses of a variable that holds a value, where it would be read
-        as code: `$x` in program position, `(( x ))`, `${!x}`..."""
+        """The author's own uses of a variable that may hold a value, where bash would read
+        its text: `$x` in program position, an argument of `eval`, `${!x}`, `${x@P}`, and
+        any name in arithmetic (`(( x ))`, `a[x]`, `${s:x}`, `let`, `[[ x -eq 1 ]]`)."""
         for node in _walk(root):
-            if (node.start_byte, node.end_byte) in holes:
+            if (node.start_byte, node.end_byte) in holes or not self._is_value_use(node):
                 continue
-            if self._is_value_use(node) and node.type == "expansion" and "!" in [c.type for c in node.children[:2]]:
+            tokens = [c.type for c in node.children]
+            if node.type == "expansion" and "!" in tokens[:2] and not _keys(node, self._text):
                 problem = "an indirection `${!...}`, which reads it as a variable name", _FIX_NAME
-            elif self._is_value_use(node) and node.type == "expansion" and any(c.type == "P" for c in node.children):
+            elif node.type == "expansion" and "P" in tokens:
                 problem = "a prompt expansion `${x@P}`, which runs the command substitutions in it", _FIX_CODE
-            elif node.type == "word" and self._text(node) in self.tainted and node.parent is not None \
-                    and node.parent.type == "binary_expression" and self._expression(node.parent, node) is not None:
-                problem = "an operand of an arithmetic test in `[[ ]]`, where bash evaluates the variable's text", _FIX_ARITHMETIC
-            elif self._is_value_use(node):
-                problem = self._path(node, node.start_byte)
-            elif node.type == "variable_name" and self._text(node) in self.tainted and _in_arithmetic(node):
-                problem = ("in arithmetic", _FIX_ARITHMETIC)
             else:
-                continue
+                problem = self._path(node, node.start_byte)
+                if problem is None and self._split_into_options(node):
+                    problem = ("unquoted, so it is split into words of which one may be an option that runs a program",
+                               'quote it: "$x"')
             if problem is not None:
                 start, end = self._template_span(node.start_byte, node.end_byte)
-                yield Finding(Context.UNSAFE, start, end, f"a value reaches this use of `{self._text(node)}`, which is "
+                yield Finding(Context.UNSAFE, start, end, f"a value may reach this use of `{self._text(node)}`, which is "
                               + problem[0], problem[1])
+        for name, sources, node in self.sites:
+            special = ("an integer (-i), so bash evaluates what it is given as arithmetic" if name in self.integer_names
+                       else "a name reference (-n), so it assigns to the variable it names" if name in self.namerefs
+                       else "a variable bash or programs read as code" if programs.is_code_variable(name) else None)
+            if special is None or node.type == "variable_assignment" or (sources is not None and all(map(self._clean_source, sources))):
+                continue  # plain assignments are checked where the value stands (`_assignment`)
+            start, end = self._template_span(node.start_byte, node.end_byte)
+            yield Finding(Context.UNSAFE, start, end, f"a value may be assigned here to `{name}`, {special}",
+                          "assign it to a variable of your own")
+        for region in self._arithmetic(root):
+            for name, start, end in self._names_in(region, holes, _ARITHMETIC_NAME):
+                if self._holds_value(name):
+                    start, end = self._template_span(start, end)
+                    yield Finding(Context.UNSAFE, start, end, f"`{name}` may hold a value, and bash evaluates its text "
+                                  "here as arithmetic, where `a[$(cmd)]` runs cmd", _FIX_ARITHMETIC)
+        for node in _walk(root):
+            # Code written as text (`eval 'echo $x'`, `trap '...' EXIT`): a variable named in
+            # it is expanded when the code runs.
+            if node.type == "command" and self._literal(node.child_by_field_name("name")) in ("eval", "trap", "alias"):
+                for argument in node.children_by_field_name("argument"):
+                    found = next((f for f in self._names_in(argument, holes, _ARITHMETIC_NAME) if self._holds_value(f[0])), None)
+                    if found is not None:
+                        start, end = self._template_span(found[1], found[2])
+                        yield Finding(Context.UNSAFE, start, end, f"`{found[0]}` may hold a value, and this is code bash "
+                                      "runs", _FIX_CODE)
+
+    def _split_into_options(self, node) -> bool:
+        """An unquoted `$x` given to a program some of whose options run programs (`find`,
+        `xargs`, `git`, `tar`...): split into words, one may be `-exec`."""
+        parent = node.parent
+        if parent is not None and parent.type == "concatenation":
+            parent = parent.parent
+        if parent is None or parent.type != "command":
+            return False
+        name = self._literal(parent.child_by_field_name("name"))
+        return name is not None and programs.program_name(name) in _OPTIONS_RUN_PROGRAMS
+
+    def _arithmetic(self, root):
+        """The nodes whose text bash evaluates as arithmetic."""
+        for node in _walk(root):
+            kind = node.type
+            if kind == "arithmetic_expansion" or kind == "compound_statement" and node.child_count and node.children[0].type == "((":
+                yield node
+            elif kind == "c_style_for_statement":
+                yield from (c for c in node.children if c.type not in ("do_group", "compound_statement"))
+            elif kind == "subscript":
+                index = node.child_by_field_name("index")
+                name = node.child_by_field_name("name")
+                if index is not None and (name is None or self._text(name) not in self.associative):
+                    yield index
+            elif kind == "expansion" and any(c.type == ":" for c in node.children):
+                at = next(i for i, c in enumerate(node.children) if c.type == ":")
+                yield from node.children[at + 1:-1]
+            elif kind == "command" and self._literal(node.child_by_field_name("name")) == "let":
+                yield from node.children_by_field_name("argument")
+            elif kind == "unset_command" or kind == "test_command" or kind == "command" and \
+                    self._literal(node.child_by_field_name("name")) in ("unset", "test", "[", "printf", "read", "declare", "local"):
+                # a name with a [subscript] (`unset 'a[x]'`, `[[ -v a[x] ]]`): the subscript is arithmetic
+                for child in _walk(node):
+                    if child.type in ("word", "raw_string", "concatenation") and b"[" in self._bytes(child) and child.parent is not None \
+                            and child.parent.type in ("command", "unset_command", "test_command", "unary_expression",
+                                                      "declaration_command"):
+                        yield child
+            elif kind == "binary_expression" and node.parent is not None and node.parent.type == "test_command" \
+                    and node.parent.children[0].type == "[[":
+                operator = node.child_by_field_name("operator")
+                if operator is not None and self._text(operator) in _ARITHMETIC_TESTS:
+                    yield from (c for c in node.children if c.start_byte != operator.start_byte)
+            elif kind == "variable_assignment":
+                name = node.child_by_field_name("name")
+                if name is not None and self._text(name) in self.integer_names:
+                    yield from (c for c in node.children if _field_of(node, c) == "value")
+            elif kind == "heredoc_body" and not _quoted_heredoc(node, self._text) and (
+                    b"$((" in self._bytes(node) or b"$[" in self._bytes(node)):
+                yield node
+
+    def _names_in(self, node, holes, pattern):
+        """(name, start, end) of each variable `pattern` finds in the text of `node`,
+        leaving out the values' own references."""
+        base = node.start_byte
+        for match in pattern.finditer(self._bytes(node)):
+            group = 1 if match.group(1) is not None else 2
+            start = base + match.start(group)
+            if any(s <= start < e for s, e in holes):
+                continue
+            yield match.group(group).decode(), start, base + match.end(group)
+
+    def _bytes(self, node) -> bytes:
+        return self.probe[node.start_byte:node.end_byte]
 
     # -- the allow-list --------------------------------------------------------------------------------
 
@@ -376,7 +539,7 @@ class _Analyzer:
             return "in the arithmetic of a `for (( ))` loop", _FIX_ARITHMETIC
         if kind in ("heredoc_redirect", "file_redirect") and child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
             return "in a redirection's delimiter or descriptor", "write the delimiter or the descriptor in the script"
-        if kind in ("heredoc_redirect", "herestring_redirect"):
+        if kind in ("heredoc_redirect", "herestring_redirect") or kind == "file_redirect" and self._reads_from(parent):
             runner = self._stdin_runner(parent.parent)
             if runner is not None:
                 return f"in the input of `{runner}`, which runs its input as code", _FIX_CODE
@@ -405,8 +568,6 @@ class _Analyzer:
         if key not in self._argv_cache:
             name = command.child_by_field_name("name")
             argv = [self._literal(name)] + [self._literal(a) for a in arguments]
-            if argv[0] in self.aliases:
-                argv[0] = None  # an alias of the script's: its meaning is its text, not its name
             self._argv_cache[key] = argv_refusals(argv)
         index = next(i for i, a in enumerate(arguments, 1) if a.start_byte == child.start_byte and a.end_byte == child.end_byte)
         why = self._argv_cache[key].get(index)
@@ -414,17 +575,38 @@ class _Analyzer:
             return None
         return why, _fix_for(why)
 
-    def _stdin_runner(self, node) -> str | None:
-        """The program that reads `node`'s input as code (`bash`, `python3 -`), or None."""
-        while node is not None and node.type == "redirected_statement":
-            node = node.child_by_field_name("body")
-        if node is None or node.type != "command":
+    def _stdin_runner(self, node, seen: frozenset = frozenset()) -> str | None:
+        """The program that reads `node`'s input as code (`bash`, `python3 -`), or None;
+        inside a subshell, a group, a loop or a function of the script's too."""
+        if node is None:
             return None
-        name = node.child_by_field_name("name")
-        argv = [self._literal(name)] + [self._literal(a) for a in node.children_by_field_name("argument")]
-        if argv[0] in self.aliases:
-            return argv[0]
-        return programs.reads_code_from_stdin(argv)
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            argv = [self._literal(name)] + [self._literal(a) for a in node.children_by_field_name("argument")]
+            if argv[0] in self.functions and argv[0] not in seen:
+                body = self._function_body(argv[0])
+                return self._stdin_runner(body, seen | {argv[0]}) if body is not None else None
+            return programs.reads_code_from_stdin(argv)
+        if node.type in ("command_substitution", "heredoc_body", "string", "raw_string"):
+            return None
+        for child in node.children:
+            if child.is_named and child.type not in ("heredoc_redirect", "herestring_redirect", "file_redirect"):
+                found = self._stdin_runner(child, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _reads_from(self, redirect) -> bool:
+        """`< file`, `0< file`: the file is the command's input."""
+        operators = [self._text(c) for c in redirect.children if not c.is_named]
+        return any(op in ("<", "0<") for op in operators) or (operators[:1] == ["<"])
+
+    def _function_body(self, name: str):
+        for node in _walk(self.root):
+            if node.type == "function_definition" and node.child_by_field_name("name") is not None \
+                    and self._text(node.child_by_field_name("name")) == name:
+                return node.child_by_field_name("body")
+        return None
 
     def _assignment(self, assignment, child) -> tuple[str, str] | None:
         if _field_of(assignment, child) != "value":
@@ -441,6 +623,8 @@ class _Analyzer:
                     "assign the value to a variable of your own and use it as data")
         if name in self.integer_names:
             return f"assigned to `{name}`, declared an integer (-i): bash evaluates it as arithmetic", _FIX_ARITHMETIC
+        if name in self.namerefs:
+            return f"assigned to `{name}`, a name reference (-n): it assigns to the variable it names", _FIX_NAME
         return None
 
     def _declaration(self, declaration, child) -> tuple[str, str] | None:
@@ -452,6 +636,10 @@ class _Analyzer:
             return f"assigned by `{keyword} -i`, which evaluates it as arithmetic", _FIX_ARITHMETIC
         if _flags(flags, "n"):
             return f"assigned by `{keyword} -n`, which makes it the name of a variable", _FIX_NAME
+        name = child.child_by_field_name("name")
+        if _flags(flags, "a") or _flags(flags, "A") or (name is not None and self._text(name) in self.array_names):
+            return (f"assigned by `{keyword}` to an array, where bash reads `(...)` in it as a list whose "
+                    "`[$(cmd)]=` runs cmd"), "assign to one element instead: arr[0]=..., or use a plain variable"
         return None
 
     def _expression(self, node, child) -> tuple[str, str] | None:
@@ -548,17 +736,19 @@ class _Analyzer:
             return None
         if node.type == "command_name" and node.child_count == 1:
             node = node.children[0]
+        if node.type == "concatenation" and node.child_count and node.children[0].type == "word":
+            head = self._text(node.children[0])
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=|-[-A-Za-z0-9_.]*=?", head):
+                return head + programs.UNKNOWN  # NAME=<value>, --option=<value>: the head is known
+        if any(start < node.end_byte and node.start_byte < end for _, start, end in self.holes):
+            return None  # it holds a value (also inside single quotes, where it is text to the parser)
         text = self._text(node)
-        if node.type in ("word", "number") and not re.search(r"[\\$`*?\[{~]", text):
-            return text
+        if node.type in ("word", "number") and not re.search(r"[$`*?\[{~]", text):
+            return re.sub(r"\\(.)", r"\1", text)  # `\;` is `;`
         if node.type == "raw_string":
             return text[1:-1]
         if node.type == "string" and all(c.type in ('"', "string_content") for c in node.children):
-            return text[1:-1] if "\\" not in text else None
-        if node.type == "concatenation" and node.child_count and node.children[0].type == "word":
-            head = self._text(node.children[0])
-            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=", head):
-                return head + programs.UNKNOWN  # NAME=<value>: the name is known
+            return re.sub(r'\\([\\"$`])', r"\1", text[1:-1])
         return None
 
     def _template_span(self, start: int, end: int) -> tuple[int, int]:
@@ -569,6 +759,26 @@ class _Analyzer:
                 length = len(self.probe[start:end].decode("utf-8", "surrogatepass"))
                 return template_at + head, template_at + head + length
         return 0, 0
+
+
+def _expanded_name(node):
+    """The variable node of `$x`, `${x...}`, `${a[i]}` (its array's name), or None."""
+    name = next((c for c in node.children if c.type in ("variable_name", "special_variable_name", "subscript")), None)
+    if name is not None and name.type == "subscript":
+        name = name.child_by_field_name("name")
+    return name
+
+
+def _keys(node, text) -> bool:
+    """`${!a[@]}`: the keys of an array, not an indirection."""
+    subscript = next((c for c in node.children if c.type == "subscript"), None)
+    index = subscript.child_by_field_name("index") if subscript is not None else None
+    return index is not None and text(index) in ("@", "*")
+
+
+def _length(node) -> bool:
+    """`${#x}`: a number whatever x holds."""
+    return node.type == "expansion" and node.child_count > 1 and node.children[1].type == "#"
 
 
 def _fix_for(why: str) -> str:
@@ -630,22 +840,11 @@ def _escaped(probe: bytes, at: int) -> bool:
     return backslashes % 2 == 1
 
 
-def _in_arithmetic(node) -> bool:
-    """A bare variable name that bash evaluates as arithmetic (its text read as an expression)."""
-    child, parent = node, node.parent
-    while parent is not None and parent.type in _ARITHMETIC_NODES:
-        child, parent = parent, parent.parent
-    if parent is None:
-        return False
-    if parent.type == "subscript":
-        return _field_of(parent, child) == "index"
-    if parent.type == "compound_statement":
-        return parent.child_count > 0 and parent.children[0].type == "(("
-    return parent.type in ("arithmetic_expansion", "c_style_for_statement")
-
-
 #: Builtins that assign what they read to the variables they name.
-_READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts"})
+_READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait"})
+#: Programs some of whose options run programs: an unquoted variable split into their
+#: arguments may become `-exec`, `--upload-pack=`, `--to-command=`...
+_OPTIONS_RUN_PROGRAMS = frozenset({"find", "xargs", "git", "tar", "rsync", "zip", "scp", "sftp", "ssh", "sed", "awk"})
 
 
 def _assignments(node, text):
@@ -661,7 +860,8 @@ def _assignments(node, text):
     elif node.type == "for_statement":
         name = node.child_by_field_name("variable")
         if name is not None:
-            yield text(name), node.children_by_field_name("value")
+            values = node.children_by_field_name("value")
+            yield text(name), values if any(c.type == "in" for c in node.children) else None  # no `in`: "$@"
     elif node.type == "expansion" and any(c.type in ("=", ":=") for c in node.children):
         name = next((c for c in node.children if c.type == "variable_name"), None)
         if name is not None:
@@ -669,10 +869,12 @@ def _assignments(node, text):
     elif node.type == "command":
         name = node.child_by_field_name("name")
         if name is not None and text(name) in _READERS:
-            sources = [node, *_inputs(node)]
+            # What they read is data from anywhere: each name they may assign is opaque.
             for argument in node.children_by_field_name("argument"):
-                if argument.type == "word" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text(argument)):
-                    yield text(argument), sources
+                word = text(argument).strip("'\"")
+                word = (word[2:] if word.startswith("-v") else word).split("[", 1)[0]
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
+                    yield word, None
 
 
 def _inputs(node) -> list:
