@@ -406,6 +406,8 @@ class EffectsGateway:
         for pattern in declared_writes:
             self.check_pattern(pattern)
         confinement = self.confinement(declared_writes) if confined else None
+        if confinement is not None:
+            confinement.refuse_links()
         return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin,
                                           confinement=confinement)
 

@@ -328,3 +328,76 @@ def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_gra
     assert "README.md" in anywhere and ".catalyst/notes.md" in anywhere
     assert "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
     assert "catalyst.toml" in writable(["catalyst.toml", "README.md"], ["catalyst.toml"])
+
+
+# -- grants follow real paths -------------------------------------------------------------------------
+
+@needs_landlock
+def test_a_committed_link_cannot_widen_a_grant_to_the_whole_project(git_project):
+    # `out -> .`: a kernel rule on `out/` would attach to the project root it leads to.
+    git_project.write("src/code.txt", "v1\n")
+    (git_project.root / "out").symlink_to(".", target_is_directory=True)
+    _writer(git_project, "writes: [out/**]", "echo planted > out/src/code.txt\nrm -f out/playbooks/writer.yaml")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied" and "'out' is a symbolic link to the project root" in error["message"], error
+    assert "remove the link 'out'" in result.output
+    assert git_project.read("src/code.txt") == "v1\n"
+    assert git_project.exists("playbooks/writer.yaml")
+
+
+@needs_landlock
+def test_a_link_made_by_an_earlier_step_cannot_widen_a_later_steps_grant(git_project):
+    git_project.write("src/code.txt", "v1\n")
+    git_project.playbook("two", """
+        name: two
+        description: One step links, the next writes through the link.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - name: link
+            writes: [out/**]
+            bash: mkdir -p out && ln -s .. out/gen
+          - name: write
+            writes: [out/gen/**]
+            bash: echo planted > out/gen/src/code.txt
+    """)
+    result = git_project.run("two", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied" and "'out/gen' is a symbolic link to the project root" in error["message"], error
+    assert git_project.read("src/code.txt") == "v1\n"
+
+
+@needs_landlock
+def test_a_link_inside_a_grant_leads_nowhere_writable(git_project):
+    # Kernel rules follow the real path of each write: a link inside `out/` to a file or a
+    # directory outside it is refused like the path it leads to.
+    (git_project.root / "out").mkdir()
+    (git_project.root / "out" / "f").symlink_to("../README.md")
+    (git_project.root / "out" / "up").symlink_to("..", target_is_directory=True)
+    for script in ("echo planted > out/f", "echo planted > out/up/new.txt"):
+        _writer(git_project, "writes: [out/**]", script)
+        result = git_project.run("writer", "--mode", "autonomous")
+        assert result.exit_code == 2, result.output
+        assert git_project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert git_project.read("README.md") == "readme\n"
+    assert not git_project.exists("new.txt")
+
+
+def test_the_gateway_refuses_a_built_in_write_through_a_link_that_widens_a_grant(git_project):
+    (git_project.root / "out").symlink_to(".", target_is_directory=True)
+    git_project.playbook("note", """
+        name: note
+        description: Writes through the link.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - file-write: out/README.md
+            content: planted
+    """)
+    result = git_project.run("note", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert git_project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert git_project.read("README.md") == "readme\n"

@@ -73,6 +73,29 @@ class Confinement:
         may = [f"{p}/" if p else "./" for p in self.prefixes if not self._inside_protected(p)]
         return {"mayWrite": [*may, SCRATCH, TEMP_FOLDER], "neverWrites": [p if p in self.files else f"{p}/" for p in self.protected]}
 
+    def refuse_links(self) -> None:
+        """PermissionDenied when a declared prefix passes through a symbolic link: the kernel
+        grants the directory the link leads to, which is not what the writes name (a committed
+        `out -> .` would open the whole project to `out/**`). Links *inside* a prefix need no
+        check: a rule follows the real path of every write, so they lead nowhere granted."""
+        real_root = Path(os.path.realpath(self.root))
+        for prefix in self.prefixes:
+            walked = real_root
+            for name in prefix.split("/") if prefix else ():
+                walked = walked / name
+                if not walked.is_symlink():
+                    continue
+                link = walked.relative_to(real_root).as_posix()
+                leads = Path(os.path.realpath(walked))
+                where = (f"'{leads.relative_to(real_root).as_posix() or '.'}'" if _holds(real_root, leads)
+                         else f"'{leads}', outside the project")
+                where = "the project root" if leads == real_root else where
+                raise StepError("PermissionDenied", f"this step declares it writes beneath '{prefix}/', but '{link}' is a symbolic "
+                                                    f"link to {where}: its program would be granted where the link leads, not what "
+                                                    f"its writes name", guidance=f"remove the link '{link}' (or declare the real path it "
+                                                                                 f"leads to, where the grants allow it)",
+                                metadata={"path": link})
+
     def writable_paths(self) -> list[Path]:
         """The paths to allow writes beneath, for the kernel. Missing prefix directories are
         made first (a rule needs something to open); a prefix that leads out of the project
@@ -91,8 +114,8 @@ class Confinement:
         for prefix in self.prefixes:
             path = self.root / prefix if prefix else self.root
             real = Path(os.path.realpath(path))
-            if not (real == real_root or real_root in real.parents):
-                continue
+            if real != (real_root / prefix if prefix else real_root):
+                continue  # through a link (refuse_links said so at the step's start)
             relative = real.relative_to(real_root).as_posix() if real != real_root else ""
             if self._inside_protected(relative):
                 continue
