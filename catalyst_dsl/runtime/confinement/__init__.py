@@ -20,7 +20,8 @@ import os
 import posixpath
 import threading
 from pathlib import Path
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.records import record
@@ -28,7 +29,8 @@ from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
 #: shared memory (`/dev/shm`, used by semaphores and multiprocessing).
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/shm")
+SHARED_MEMORY = "/dev/shm"
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", SHARED_MEMORY)
 #: Never writable to a program, whatever its grants (project-relative).
 ALWAYS_PROTECTED = (".git",)
 #: How the plan names the system temp folder (a real path would differ per machine).
@@ -96,21 +98,19 @@ class Confinement:
                                                                                  f"leads to, where the grants allow it)",
                                 metadata={"path": link})
 
-    def writable_paths(self) -> list[Path]:
-        """The paths to allow writes beneath, for the kernel. Missing prefix directories are
-        made first (a rule needs something to open); a prefix that leads out of the project
-        through a symbolic link is left out, so writes there are refused."""
+    def writable_paths(self, step_temp: Path | None = None, private_shm: bool = False) -> list[Path]:
+        """The real paths to allow writes beneath, for the kernel. Missing prefix directories
+        are made first (a rule needs something to open); a prefix that passes through a
+        symbolic link is left out, so writes there are refused. `step_temp` is the step's
+        own temp folder; `private_shm`: /dev/shm is a tmpfs of the step's own, granted by
+        the launcher once mounted (a rule here would name the machine's)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         real_root = Path(os.path.realpath(self.root))
-        paths = [self.scratch]
-        temp = self._temp_folder()
-        if temp is not None and _holds(temp, real_root):
-            # A project inside the temp folder (a test's tmp_path): the temp folder is granted
-            # around it, else the whole project would be writable; TMPDIR is scratch then.
-            paths += _around(temp, [real_root.relative_to(temp).as_posix()] if real_root != temp else ["."], "")
-        elif temp is not None:
-            paths.append(temp)
-        paths += [Path(device) for device in DEVICES if os.path.exists(device)]
+        paths = [Path(os.path.realpath(self.scratch))]
+        if step_temp is not None:
+            paths.append(Path(os.path.realpath(step_temp)))
+        devices = [d for d in DEVICES if not (private_shm and d == SHARED_MEMORY)]
+        paths += [Path(os.path.realpath(device)) for device in devices if os.path.exists(device)]
         for prefix in self.prefixes:
             path = self.root / prefix if prefix else self.root
             real = Path(os.path.realpath(path))
@@ -124,19 +124,50 @@ class Confinement:
             paths += _around(real_root, [*self.protected, *_git_directories(real_root, relative, self.protected)], relative)
         return paths
 
-    def environment(self) -> dict[str, str]:
-        """Variables a confined program needs: TMPDIR when the temp folder is not writable."""
-        temp = self._temp_folder()
-        if temp is not None and _holds(temp, Path(os.path.realpath(self.root))):
-            return {"TMPDIR": str(self.scratch)}
-        return {}
+    def read_only_paths(self) -> list[Path]:
+        """What the launcher mounts read-only for the program (real paths that exist): `.git`
+        with the git directory a worktree's `.git` file points to, the state and resources
+        directories, the settings and key files, and every nested `.git` beneath a prefix.
+        Landlock refuses writes there; the mount refuses chmod, chown and utime too."""
+        real_root = Path(os.path.realpath(self.root))
+        found = [*self.protected]
+        for prefix in self.prefixes:
+            if not self._inside_protected(prefix) and os.path.realpath(self.root / prefix if prefix else self.root) == str(real_root / prefix if prefix else real_root):
+                found += _git_directories(real_root, prefix, self.protected)
+        paths = [Path(os.path.realpath(real_root / p)) for p in dict.fromkeys(found) if os.path.lexists(real_root / p)]
+        for git_file in [real_root / p for p in dict.fromkeys(found) if posixpath.basename(p).lower() == ".git"]:
+            paths += _linked_git_directories(git_file)
+        return list(dict.fromkeys(paths))
 
-    @staticmethod
-    def _temp_folder() -> Path | None:
+    def mounts(self, step_temp: Path | None, shm_rights: int | None) -> dict:
+        """The launcher's private mounts (`launch.py`): read-only paths, the writable paths
+        beneath them made writable again (the scratch space lies in the state directory),
+        and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
+        read_only = self.read_only_paths()
+        writable = [p for p in self.writable_paths(step_temp, private_shm=True)
+                    if any(_holds(r, p) for r in read_only) and p not in read_only]
+        return {"readOnly": [str(p) for p in read_only], "writable": [str(p) for p in writable], "shm": True, "shmRights": shm_rights}
+
+    def environment(self, step_temp: Path | None) -> dict[str, str]:
+        """Variables a confined program needs: TMPDIR, its own temp folder."""
+        return {"TMPDIR": str(step_temp)} if step_temp is not None else {}
+
+    @contextmanager
+    def temp_folder(self) -> Iterator[Path]:
+        """A new, empty temp folder for one program (its TMPDIR), removed when it ends: in the
+        system temp folder, else (not writable) in the run's scratch space."""
+        import shutil
         import tempfile  # where a program is confined: with `random`, about 1 ms of every what-if
 
-        temp = Path(os.path.realpath(tempfile.gettempdir()))
-        return temp if temp.is_dir() else None
+        try:
+            path = Path(tempfile.mkdtemp(prefix="catalyst-step-"))
+        except OSError:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            path = Path(tempfile.mkdtemp(prefix="step-temp-", dir=self.scratch))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
 
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
@@ -153,6 +184,27 @@ def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> lis
                 found.append(posixpath.join(inside, name) if inside else name)
         names[:] = [n for n in names if n.lower() != ".git" and posixpath.join(inside, n) not in protected]
     return found
+
+
+def _linked_git_directories(git_file: Path) -> list[Path]:
+    """The git directory a `.git` file names (`gitdir: …`, a worktree's or a submodule's),
+    and the common directory that one shares: outside the project, still git's config."""
+    try:
+        if not git_file.is_file() or git_file.is_symlink():
+            return []
+        text = git_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    directory = Path(os.path.realpath(git_file.parent / text[len("gitdir:"):].strip()))
+    found = [directory] if directory.is_dir() else []
+    try:
+        common = (directory / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return found
+    shared = Path(os.path.realpath(directory / common))
+    return [*found, shared] if shared.is_dir() else found
 
 
 def _holds(directory: Path, path: Path) -> bool:
@@ -191,6 +243,8 @@ class Confiner:
         self._abi: int | None = None
         self._told = False
         self._lock = threading.Lock()
+        #: Why programs get no private mounts here ("" when they do), probed once per run.
+        self._namespaces: str | None = None
 
     @property
     def abi(self) -> int:
@@ -201,14 +255,31 @@ class Confiner:
             self._abi = landlock.abi_version()
         return self._abi
 
-    def ruleset(self, confinement: Confinement) -> int | None:
+    def private_mounts(self) -> bool:
+        """Whether programs get private mounts (`launch.py`); the first time it is not so,
+        the run says why once. `CATALYST_NAMESPACES=off` tries that fallback."""
+        with self._lock:
+            first = self._namespaces is None
+            if first:
+                if os.environ.get("CATALYST_NAMESPACES", "").lower() == "off":
+                    self._namespaces = "CATALYST_NAMESPACES=off is set"
+                else:
+                    from catalyst_dsl.runtime.process import namespaces_problem
+
+                    self._namespaces = namespaces_problem() or ""
+        if first and self._namespaces and self.notice is not None:
+            self.notice(f"programs get no private mounts: {self._namespaces}; modes, owners and times under .git/, the state "
+                        f"directory and the settings can be changed by them, and /dev/shm is the machine's")
+        return not self._namespaces
+
+    def ruleset(self, confinement: Confinement, step_temp: Path | None = None, private_shm: bool = False) -> int | None:
         """An open ruleset fd for the launcher, or None when this machine cannot confine
         (told once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:
             try:
                 from catalyst_dsl.runtime.confinement import landlock
 
-                return landlock.build_ruleset(self.abi, confinement.writable_paths())
+                return landlock.build_ruleset(self.abi, confinement.writable_paths(step_temp, private_shm))
             except OSError as error:
                 reason = str(error)
         elif os.environ.get("CATALYST_LANDLOCK", "").lower() == "off":
