@@ -508,11 +508,12 @@ class RealPerformer:
             try:
                 if confinement is not None and self.confiner is not None:
                     private = sys.platform.startswith("linux") and self.confiner.private_mounts()
-                    ruleset = self.confiner.ruleset(confinement, step_temp, private_shm=private)
+                    writable = confinement.writable_paths(step_temp, private_shm=private)
+                    ruleset = self.confiner.ruleset(confinement, writable)
                     if private:
                         from catalyst_dsl.runtime.confinement import landlock
 
-                        mounts = confinement.mounts(step_temp, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None)
+                        mounts = confinement.mounts(writable, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None)
                 outcome = run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin,
                                         ruleset=ruleset, groups=self.groups, mounts=mounts)
             finally:

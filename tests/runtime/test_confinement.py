@@ -520,5 +520,14 @@ def test_the_read_only_paths_hold_a_worktrees_git_directory_and_nested_repositor
     confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["vendor/**"], [".xe/runs"], ["catalyst.toml", ".catalyst/allowed_signers"])
     assert set(confinement.read_only_paths()) == {root / ".git", main / "worktrees" / "feature", main, root / ".xe/runs",
                                                   root / "catalyst.toml", root / "vendor/lib/.git"}
-    mounts = confinement.mounts(None, None)
+    mounts = confinement.mounts(confinement.writable_paths(private_shm=True), None)
     assert mounts["writable"] == [str(root / ".xe/runs/tmp/run-1")]  # the scratch space, inside the state directory
+
+
+@needs_landlock
+def test_a_path_that_leads_elsewhere_when_opened_is_never_granted(tmp_path):
+    # A link swapped in after the paths were resolved: the rule would attach where it leads.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(landlock.PathMoved, match="led to"):
+        landlock.build_ruleset(landlock.abi_version(), [tmp_path / "out"])

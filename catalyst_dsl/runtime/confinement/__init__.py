@@ -139,13 +139,12 @@ class Confinement:
             paths += _linked_git_directories(git_file)
         return list(dict.fromkeys(paths))
 
-    def mounts(self, step_temp: Path | None, shm_rights: int | None) -> dict:
+    def mounts(self, writable: list[Path], shm_rights: int | None) -> dict:
         """The launcher's private mounts (`launch.py`): read-only paths, the writable paths
         beneath them made writable again (the scratch space lies in the state directory),
         and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
         read_only = self.read_only_paths()
-        writable = [p for p in self.writable_paths(step_temp, private_shm=True)
-                    if any(_holds(r, p) for r in read_only) and p not in read_only]
+        writable = [p for p in writable if any(_holds(r, p) for r in read_only) and p not in read_only]
         return {"readOnly": [str(p) for p in read_only], "writable": [str(p) for p in writable], "shm": True, "shmRights": shm_rights}
 
     def environment(self, step_temp: Path | None) -> dict[str, str]:
@@ -272,14 +271,18 @@ class Confiner:
                         f"directory and the settings can be changed by them, and /dev/shm is the machine's")
         return not self._namespaces
 
-    def ruleset(self, confinement: Confinement, step_temp: Path | None = None, private_shm: bool = False) -> int | None:
-        """An open ruleset fd for the launcher, or None when this machine cannot confine
-        (told once) and confinement is not required; ConfinementUnavailable when it is."""
+    def ruleset(self, confinement: Confinement, writable: list[Path] | None = None) -> int | None:
+        """An open ruleset fd for the launcher allowing writes beneath `writable` (else the
+        confinement's `writable_paths()`), or None when this machine cannot confine (told
+        once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:
             try:
                 from catalyst_dsl.runtime.confinement import landlock
 
-                return landlock.build_ruleset(self.abi, confinement.writable_paths(step_temp, private_shm))
+                return landlock.build_ruleset(self.abi, confinement.writable_paths() if writable is None else writable)
+            except landlock.PathMoved as moved:
+                raise StepError("PermissionDenied", f"the program's writes could not be granted: {moved.strerror}",
+                                guidance="a symbolic link changed while the step started; remove links from the paths it writes") from None
             except OSError as error:
                 reason = str(error)
         elif os.environ.get("CATALYST_LANDLOCK", "").lower() == "off":
