@@ -531,3 +531,20 @@ def test_a_path_that_leads_elsewhere_when_opened_is_never_granted(tmp_path):
     (tmp_path / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     with pytest.raises(landlock.PathMoved, match="led to"):
         landlock.build_ruleset(landlock.abi_version(), [tmp_path / "out"])
+
+
+@needs_landlock
+@needs_namespaces
+def test_the_read_only_paths_cannot_be_reached_through_catalysts_own_mount_namespace(git_project):
+    # /proc/PID/root of a process outside the step's namespace (catalyst, the launcher's
+    # parent) shows the files mounted writable; Landlock keeps a confined program from
+    # looking into a process outside its domain.
+    _writer(git_project, "", """
+        catalyst=$(tr '\\0' ' ' < /proc/$PPID/cmdline | awk '{print $7}')
+        chmod 0777 /proc/$catalyst/root$PWD/.git/config || echo refused
+    """, grants="")
+    mode = os.stat(git_project.root / ".git" / "config").st_mode
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "refused" in result.output
+    assert os.stat(git_project.root / ".git" / "config").st_mode == mode

@@ -4,14 +4,20 @@ A shell-like step's program (and an AI agent run by the `command` adapter) may r
 execute anything its user can, but write only beneath:
 
 - the fixed directory prefix of each declared `writes:` pattern (`out/**` -> `out/`),
-- the run's scratch space (`temp://`) and the system temp folder,
+- the run's scratch space (`temp://`) and a temp folder of its own (`temp_folder`,
+  its TMPDIR, removed when it ends),
 - a few device files every program expects (`DEVICES`).
+
+A declared prefix that passes through a symbolic link refuses the step (`refuse_links`).
 
 `.git/` (a nested repository's too) and the state directory are never writable, even beneath a prefix that holds
 them: Landlock rules only add rights, so such a prefix is granted entry by entry around
 them (entries made there later are not covered). Linux Landlock enforces this
 (`landlock.py`, applied by `launch.py`); without it the run says so once and keeps the
 gateway's checks of declared writes (or fails, with `require-confinement = true`).
+Where Linux allows it, the launcher also gives the program a mount namespace of its own
+(`mounts`): the protected paths read-only, so their modes, owners and times cannot change
+either, and a private /dev/shm; without one the run says so once and keeps Landlock.
 """
 
 from __future__ import annotations
@@ -19,8 +25,8 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from catalyst_dsl.paths.protocols import place
@@ -28,12 +34,13 @@ from catalyst_dsl.records import record
 from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
-#: shared memory (`/dev/shm`, used by semaphores and multiprocessing).
+#: shared memory (`/dev/shm`, used by semaphores and multiprocessing; the step's own in a
+#: namespace).
 SHARED_MEMORY = "/dev/shm"
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", SHARED_MEMORY)
 #: Never writable to a program, whatever its grants (project-relative).
 ALWAYS_PROTECTED = (".git",)
-#: How the plan names the system temp folder (a real path would differ per machine).
+#: How the plan names the program's own temp folder (a real path would differ per step).
 TEMP_FOLDER = "$TMPDIR"
 SCRATCH = "temp://"
 
@@ -132,7 +139,8 @@ class Confinement:
         real_root = Path(os.path.realpath(self.root))
         found = [*self.protected]
         for prefix in self.prefixes:
-            if not self._inside_protected(prefix) and os.path.realpath(self.root / prefix if prefix else self.root) == str(real_root / prefix if prefix else real_root):
+            lexical = real_root / prefix if prefix else real_root
+            if not self._inside_protected(prefix) and os.path.realpath(lexical) == str(lexical):
                 found += _git_directories(real_root, prefix, self.protected)
         paths = [Path(os.path.realpath(real_root / p)) for p in dict.fromkeys(found) if os.path.lexists(real_root / p)]
         for git_file in [real_root / p for p in dict.fromkeys(found) if posixpath.basename(p).lower() == ".git"]:

@@ -157,7 +157,7 @@ def _enter_namespaces(libc):
 
 
 def _mount(libc, source, target, kind, flags, data=None):
-    encode = lambda text: None if text is None else text.encode()  # noqa: E731
+    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731  (any byte a path holds)
     if libc.mount(encode(source), encode(target), encode(kind), ctypes.c_ulong(flags), encode(data)) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"mount {target}: {os.strerror(code)}")
