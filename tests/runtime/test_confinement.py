@@ -190,7 +190,8 @@ def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_m
               echo "end $$" >> out/marker
     """})
     marker = project / "out" / "marker"
-    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first")
+    (tmp_path / "temp").mkdir()
+    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first", env=_env(TMPDIR=str(tmp_path / "temp")))
     assert _wait_until(lambda: marker.exists() and "child" in marker.read_text()), (tmp_path / "first.err").read_text()
     child = int(marker.read_text().split("child ")[1].split()[0])
     records = list((project / ".xe" / "runs").glob("run-*.processes"))
@@ -199,8 +200,12 @@ def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_m
     run.wait(timeout=10)
     assert _wait_until(lambda: not _alive(child)), "the step's child outlived its run"
     run_id = run_id_of((tmp_path / "first.out").read_text())
-    resumed = catalyst(project, "resume", run_id, env=_env())
+    system_temp = tmp_path / "temp"
+    left = list(system_temp.glob(f"catalyst-step-{run_id}-*"))
+    assert len(left) == 1  # the killed catalyst could not remove its program's temp folder
+    resumed = catalyst(project, "resume", run_id, env=_env(TMPDIR=str(system_temp)))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert not left[0].exists()  # the resumed run, ending, did
     lines = marker.read_text().splitlines()
     assert [line.split()[0] for line in lines] == ["start", "child", "start", "child", "end"], lines
     assert not list((project / ".xe" / "runs").glob("run-*.processes"))

@@ -42,6 +42,8 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/d
 ALWAYS_PROTECTED = (".git",)
 #: How the plan names the program's own temp folder (a real path would differ per step).
 TEMP_FOLDER = "$TMPDIR"
+#: How a program's own temp folder is named in the system temp folder, before its run id.
+TEMP_FOLDER_PREFIX = "catalyst-step-"
 SCRATCH = "temp://"
 
 
@@ -167,7 +169,9 @@ class Confinement:
         import tempfile  # where a program is confined: with `random`, about 1 ms of every what-if
 
         try:
-            path = Path(tempfile.mkdtemp(prefix="catalyst-step-"))
+            # Named after the run (its scratch space's name): `remove_temp_folders` finds those
+            # a killed catalyst left behind.
+            path = Path(tempfile.mkdtemp(prefix=f"{TEMP_FOLDER_PREFIX}{self.scratch.name}-"))
         except OSError:
             self.scratch.mkdir(parents=True, exist_ok=True)
             path = Path(tempfile.mkdtemp(prefix="step-temp-", dir=self.scratch))
@@ -191,6 +195,17 @@ def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> lis
                 found.append(posixpath.join(inside, name) if inside else name)
         names[:] = [n for n in names if n.lower() != ".git" and posixpath.join(inside, n) not in protected]
     return found
+
+
+def remove_temp_folders(run_id: str) -> None:
+    """Remove the temp folders programs of run `run_id` had when catalyst was killed before
+    it could (the run ends: nothing of it runs any more)."""
+    import glob
+    import shutil
+    import tempfile
+
+    for path in glob.glob(os.path.join(glob.escape(tempfile.gettempdir()), f"{TEMP_FOLDER_PREFIX}{glob.escape(run_id)}-*")):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _linked_git_directories(git_file: Path) -> list[Path]:
