@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
@@ -407,6 +408,8 @@ class EffectsGateway:
         for pattern in declared_writes:
             self.check_pattern(pattern)
         confinement = self.confinement(declared_writes) if confined else None
+        if confinement is not None:
+            confinement.refuse_links()
         return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin,
                                           confinement=confinement)
 
@@ -492,20 +495,31 @@ class RealPerformer:
         return beneath.delete(target.base, target.inner)
 
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
+        from contextlib import nullcontext
+
         from catalyst_dsl.runtime.confinement.refusals import explain_refusal
         from catalyst_dsl.runtime.process import run_streaming
 
-        ruleset = None
-        if confinement is not None and self.confiner is not None:
-            ruleset = self.confiner.ruleset(confinement)
-        try:
-            if ruleset is not None:
-                env = {**env, **confinement.environment()}
-            outcome = run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin,
-                                    ruleset=ruleset, groups=self.groups)
-        finally:
-            if ruleset is not None:
-                os.close(ruleset)
+        # Its own temp folder (TMPDIR) and, in a namespace, its own /dev/shm: nothing a
+        # program leaves there reaches the next step or outlives it.
+        with confinement.temp_folder() if confinement is not None else nullcontext() as step_temp:
+            ruleset = mounts = None
+            if confinement is not None:
+                env = {**env, **confinement.environment(step_temp)}
+            try:
+                if confinement is not None and self.confiner is not None:
+                    private = sys.platform.startswith("linux") and self.confiner.private_mounts()
+                    writable = confinement.writable_paths(step_temp, private_shm=private)
+                    ruleset = self.confiner.ruleset(confinement, writable)
+                    if private:
+                        from catalyst_dsl.runtime.confinement import landlock
+
+                        mounts = confinement.mounts(writable, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None)
+                outcome = run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin,
+                                        ruleset=ruleset, groups=self.groups, mounts=mounts)
+            finally:
+                if ruleset is not None:
+                    os.close(ruleset)
         if ruleset is not None and outcome.exit_code != 0 and not outcome.timed_out:
             explain_refusal(outcome, confinement, cwd)
         return outcome

@@ -10,6 +10,7 @@ beside the run's snapshot (`process_groups.py`).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import sys
@@ -43,9 +44,10 @@ def program_environment() -> dict[str, str]:
 
 def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
                   on_output: Callable[[str, str], None], stdin: str | None = None, ruleset: int | None = None,
-                  groups: "ProcessGroups | None" = None) -> ProcessOutcome:
+                  groups: "ProcessGroups | None" = None, mounts: Mapping | None = None) -> ProcessOutcome:
     """Run `argv` to its end. `ruleset` is a Landlock ruleset fd to confine it with (the
-    caller closes it); `groups` records its process group while it runs."""
+    caller closes it); `mounts` the launcher's private mounts (`Confinement.mounts`);
+    `groups` records its process group while it runs."""
     import subprocess  # here, not at the top: a what-if starts no program
 
     full_env = {**program_environment(), **env}
@@ -58,7 +60,7 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
         go_read, go_write = os.pipe()
         fds = (go_read,) if ruleset is None else (go_read, ruleset)
         command = [sys.executable, "-I", "-S", str(LAUNCHER), str(go_read), str(-1 if ruleset is None else ruleset),
-                   str(os.getpid()), "--", *argv]
+                   str(os.getpid()), "-" if mounts is None else json.dumps(mounts), "--", *argv]
     try:
         process = subprocess.Popen(
             command, cwd=cwd, env=full_env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -111,6 +113,21 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
     for reader in readers:
         reader.join(timeout=5)
     return ProcessOutcome(process.returncode, "".join(captured["stdout"]), "".join(captured["stderr"]), timed_out)
+
+
+def namespaces_problem() -> str | None:
+    """Why the launcher cannot give programs private mounts on this machine, or None when
+    it can (it tries, in a process of its own: seccomp, AppArmor or a container may forbid
+    what the kernel offers)."""
+    import subprocess
+
+    if not sys.platform.startswith("linux"):
+        return "only Linux has mount namespaces"
+    try:
+        probe = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"the launcher could not be started: {error}"
+    return None if probe.returncode == 0 else (probe.stdout.decode("utf-8", "replace").strip() or "the launcher's probe failed")
 
 
 def _must_exist(program: str, cwd: Path, env: Mapping[str, str]) -> None:

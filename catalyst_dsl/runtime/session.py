@@ -574,6 +574,10 @@ class Session:
                 # A paused run keeps its locks: nobody else writes what is under review.
                 self.locks.release(state.run_id)
                 _remove_tree(scratch)
+                if resumed:  # a catalyst killed in a step left its program's temp folder
+                    from catalyst_dsl.runtime.confinement import remove_temp_folders
+
+                    remove_temp_folders(state.run_id)
         state.outputs = self.masker.mask(as_json_data(outputs))
         return self._finish(state, "completed", started, "")
 

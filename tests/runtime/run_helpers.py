@@ -7,6 +7,7 @@ inside the project, so runs go through the same session, checks and exit codes a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import tempfile
@@ -17,6 +18,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from catalyst_dsl.cli import cli
+from catalyst_dsl.runtime.confinement import Confinement
 
 #: Playbooks several test files share: one that pauses for an Architect, and one that opens
 #: a pull request and waits for its review (against the fake GitHub API).
@@ -62,6 +64,10 @@ class RunProject:
         self.temp.mkdir(exist_ok=True)
         monkeypatch.setenv("TMPDIR", str(self.temp))
         monkeypatch.setattr(tempfile, "tempdir", str(self.temp))
+        # Each program's TMPDIR is a folder of its own that dies with it; here every program
+        # gets this one, kept, so tests can read what steps logged there (test_confinement
+        # puts the real one back to test it).
+        monkeypatch.setattr(Confinement, "temp_folder", lambda confinement: contextlib.nullcontext(self.temp))
         self.settings("")
         monkeypatch.chdir(root)
 

@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime.confinement import landlock
+from catalyst_dsl.runtime.confinement import Confinement, landlock
+from catalyst_dsl.runtime.process import namespaces_problem
 from catalyst_dsl.runtime.process_groups import ProcessGroups, start_time
 
 from test_reliability import _env, make_project, run_id_of, spawn, catalyst
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
+#: The real temp folder of each program (the `project` fixture gives every program one, kept).
+OWN_TEMP_FOLDER = Confinement.temp_folder
+needs_namespaces = pytest.mark.skipif(namespaces_problem() is not None, reason=f"no private mounts here: {namespaces_problem()}")
 
 
 def _writer(project, writes: str, script: str, grants: str = "allowedWritePaths: [out/**]") -> None:
@@ -64,16 +68,39 @@ def test_a_write_beneath_the_declared_prefix_succeeds(project):
 
 
 @needs_landlock
-def test_scratch_and_the_temp_folder_are_writable_without_writes(project, tmp_path, monkeypatch):
+def test_scratch_and_a_temp_folder_of_its_own_are_writable_without_writes(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(Confinement, "temp_folder", OWN_TEMP_FOLDER)
     # The temp folder beside the project, not holding it (as on a real machine).
     system_temp = tmp_path / "system-temp"
     system_temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
     monkeypatch.setenv("TMPDIR", str(system_temp))
-    _writer(project, "", f"echo s > temp://scratch.txt && cat temp://scratch.txt\necho t > {system_temp}/t.txt\nmktemp > /dev/null")
+    _writer(project, "", "echo s > temp://scratch.txt && cat temp://scratch.txt\necho t > $TMPDIR/t.txt\nmktemp > /dev/null")
     result = project.run("writer")
     assert result.exit_code == 0, result.output
-    assert (system_temp / "t.txt").read_text() == "t\n"
+    _writer(project, "", f"echo t > {system_temp}/t.txt")
+    refused = project.run("writer")
+    assert refused.exit_code == 2, refused.output
+    assert list(system_temp.iterdir()) == []  # the step's temp folder went with it
+
+
+def test_each_program_gets_an_empty_temp_folder_that_dies_with_it(project, monkeypatch):
+    monkeypatch.setattr(Confinement, "temp_folder", OWN_TEMP_FOLDER)
+    project.playbook("two", """
+        name: two
+        description: One step leaves a file in its temp folder, the next looks for it.
+        owner: Engineer
+        steps:
+          - name: leave
+            bash: echo left > "$TMPDIR/left.txt" && echo "$TMPDIR" > temp://where
+          - name: look
+            bash: |
+              [ -z "$(ls -A "$TMPDIR")" ] || { echo "not empty: $(ls -A "$TMPDIR")"; exit 1; }
+              [ ! -e "$(cat temp://where)" ] || { echo "still there: $(cat temp://where)"; exit 1; }
+    """)
+    result = project.run("two")
+    assert result.exit_code == 0, result.output
+    assert list(project.temp.iterdir()) == []
 
 
 @needs_landlock
@@ -163,7 +190,8 @@ def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_m
               echo "end $$" >> out/marker
     """})
     marker = project / "out" / "marker"
-    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first")
+    (tmp_path / "temp").mkdir()
+    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first", env=_env(TMPDIR=str(tmp_path / "temp")))
     assert _wait_until(lambda: marker.exists() and "child" in marker.read_text()), (tmp_path / "first.err").read_text()
     child = int(marker.read_text().split("child ")[1].split()[0])
     records = list((project / ".xe" / "runs").glob("run-*.processes"))
@@ -172,8 +200,12 @@ def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_m
     run.wait(timeout=10)
     assert _wait_until(lambda: not _alive(child)), "the step's child outlived its run"
     run_id = run_id_of((tmp_path / "first.out").read_text())
-    resumed = catalyst(project, "resume", run_id, env=_env())
+    system_temp = tmp_path / "temp"
+    left = list(system_temp.glob(f"catalyst-step-{run_id}-*"))
+    assert len(left) == 1  # the killed catalyst could not remove its program's temp folder
+    resumed = catalyst(project, "resume", run_id, env=_env(TMPDIR=str(system_temp)))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert not left[0].exists()  # the resumed run, ending, did
     lines = marker.read_text().splitlines()
     assert [line.split()[0] for line in lines] == ["start", "child", "start", "child", "end"], lines
     assert not list((project / ".xe" / "runs").glob("run-*.processes"))
@@ -253,8 +285,6 @@ def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(p
 
 
 def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_path, monkeypatch):
-    from catalyst_dsl.runtime.confinement import Confinement
-
     system_temp = tmp_path / "temp"
     system_temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
@@ -266,7 +296,9 @@ def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_
     confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["**", "temp://x", "out/*.txt"], [".xe/runs"])
     granted = {p.relative_to(root).as_posix() for p in confinement.writable_paths() if root in p.parents}
     assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
-    assert Path(system_temp) in confinement.writable_paths()
+    step_temp = system_temp / "catalyst-step-1"
+    step_temp.mkdir()
+    assert step_temp in confinement.writable_paths(step_temp) and system_temp not in confinement.writable_paths(step_temp)
     assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
 
 
@@ -329,3 +361,196 @@ def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_gra
     assert "README.md" in anywhere and ".catalyst/notes.md" in anywhere
     assert "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
     assert "catalyst.toml" in writable(["catalyst.toml", "README.md"], ["catalyst.toml"])
+
+
+# -- grants follow real paths -------------------------------------------------------------------------
+
+@needs_landlock
+def test_a_committed_link_cannot_widen_a_grant_to_the_whole_project(git_project):
+    # `out -> .`: a kernel rule on `out/` would attach to the project root it leads to.
+    git_project.write("src/code.txt", "v1\n")
+    (git_project.root / "out").symlink_to(".", target_is_directory=True)
+    _writer(git_project, "writes: [out/**]", "echo planted > out/src/code.txt\nrm -f out/playbooks/writer.yaml")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied" and "'out' is a symbolic link to the project root" in error["message"], error
+    assert "remove the link 'out'" in result.output
+    assert git_project.read("src/code.txt") == "v1\n"
+    assert git_project.exists("playbooks/writer.yaml")
+
+
+@needs_landlock
+def test_a_link_made_by_an_earlier_step_cannot_widen_a_later_steps_grant(git_project):
+    git_project.write("src/code.txt", "v1\n")
+    git_project.playbook("two", """
+        name: two
+        description: One step links, the next writes through the link.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - name: link
+            writes: [out/**]
+            bash: mkdir -p out && ln -s .. out/gen
+          - name: write
+            writes: [out/gen/**]
+            bash: echo planted > out/gen/src/code.txt
+    """)
+    result = git_project.run("two", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied" and "'out/gen' is a symbolic link to the project root" in error["message"], error
+    assert git_project.read("src/code.txt") == "v1\n"
+
+
+@needs_landlock
+def test_a_link_inside_a_grant_leads_nowhere_writable(git_project):
+    # Kernel rules follow the real path of each write: a link inside `out/` to a file or a
+    # directory outside it is refused like the path it leads to.
+    (git_project.root / "out").mkdir()
+    (git_project.root / "out" / "f").symlink_to("../README.md")
+    (git_project.root / "out" / "up").symlink_to("..", target_is_directory=True)
+    for script in ("echo planted > out/f", "echo planted > out/up/new.txt"):
+        _writer(git_project, "writes: [out/**]", script)
+        result = git_project.run("writer", "--mode", "autonomous")
+        assert result.exit_code == 2, result.output
+        assert git_project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert git_project.read("README.md") == "readme\n"
+    assert not git_project.exists("new.txt")
+
+
+def test_the_gateway_refuses_a_built_in_write_through_a_link_that_widens_a_grant(git_project):
+    (git_project.root / "out").symlink_to(".", target_is_directory=True)
+    git_project.playbook("note", """
+        name: note
+        description: Writes through the link.
+        owner: Engineer
+        allowedWritePaths: [out/**]
+        steps:
+          - file-write: out/README.md
+            content: planted
+    """)
+    result = git_project.run("note", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert git_project.snapshot()["error"]["code"] == "PermissionDenied"
+    assert git_project.read("README.md") == "readme\n"
+
+
+# -- modes, owners and times; shared memory ------------------------------------------------------------
+
+@needs_namespaces
+def test_a_program_cannot_change_modes_owners_or_times_under_git_the_state_or_the_settings(git_project):
+    # Landlock covers writes, not chmod, chown or utime: the launcher mounts these read-only.
+    (git_project.root / ".git" / "hooks").mkdir()
+    git_project.write(".catalyst/allowed_signers", "alice ssh-ed25519 AAAA\n")
+    (git_project.root / ".xe" / "runs").mkdir(parents=True)
+    watched = [".git/hooks", ".git/config", ".xe/runs", "catalyst.toml", ".catalyst/allowed_signers"]
+    before = {name: os.stat(git_project.root / name) for name in watched}
+    _writer(git_project, "", "\n".join([f"chmod 0777 {' '.join(watched)} || :", "touch -d 2000-01-01 .git/config catalyst.toml || :",
+                                         f"chown 1234 {' '.join(watched)} || :"]), grants="")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "Read-only file system" in result.output
+    after = {name: os.stat(git_project.root / name) for name in watched}
+    assert {n: (s.st_mode, s.st_uid) for n, s in after.items()} == {n: (s.st_mode, s.st_uid) for n, s in before.items()}
+    touched = (".git/config", "catalyst.toml")  # not .xe/runs: catalyst writes its snapshot there
+    assert [after[n].st_mtime_ns for n in touched] == [before[n].st_mtime_ns for n in touched]
+
+
+@needs_namespaces
+def test_shared_memory_is_private_to_each_program_and_dies_with_it(project):
+    name = f"catalyst-test-{os.getpid()}-{time.monotonic_ns()}"
+    project.playbook("two", f"""
+        name: two
+        description: One step leaves a file in /dev/shm, the next looks for it.
+        owner: Engineer
+        steps:
+          - name: leave
+            bash: echo left > /dev/shm/{name} && python3 -c "import multiprocessing; multiprocessing.Lock()"
+          - name: look
+            bash: "[ ! -e /dev/shm/{name} ] || {{ echo still there; exit 1; }}"
+    """)
+    try:
+        result = project.run("two")
+        assert result.exit_code == 0, result.output
+        assert not os.path.exists(f"/dev/shm/{name}")
+    finally:
+        if os.path.exists(f"/dev/shm/{name}"):
+            os.remove(f"/dev/shm/{name}")
+
+
+def test_without_namespaces_the_run_says_so_once_and_keeps_landlock(git_project, monkeypatch):
+    monkeypatch.setenv("CATALYST_NAMESPACES", "off")
+    git_project.playbook("twice", """
+        name: twice
+        description: Two programs.
+        owner: Engineer
+        steps:
+          - bash: echo one > temp://a
+          - bash: echo two > temp://b
+    """)
+    result = git_project.run("twice")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("programs get no private mounts: CATALYST_NAMESPACES=off is set") == 1
+
+
+@needs_namespaces
+def test_a_program_started_in_the_scratch_space_cannot_climb_to_the_state_directory_unmounted(project):
+    # The scratch space lies in the state directory (`.xe/runs/tmp/RUN`): `..` from a working
+    # directory looked up before the mounts would reach `.xe/runs/tmp` beneath them.
+    project.playbook("climb", """
+        name: climb
+        description: Starts in scratch and changes the mode of the directory above.
+        owner: Engineer
+        steps:
+          - bash: chmod 0777 .. || echo refused
+            cwd: temp://
+    """)
+    (project.root / ".xe" / "runs" / "tmp").mkdir(parents=True)
+    mode = os.stat(project.root / ".xe" / "runs" / "tmp").st_mode
+    result = project.run("climb")
+    assert result.exit_code == 0, result.output
+    assert "refused" in result.output, result.output
+    assert os.stat(project.root / ".xe" / "runs" / "tmp").st_mode == mode
+
+
+def test_the_read_only_paths_hold_a_worktrees_git_directory_and_nested_repositories(tmp_path):
+    main = tmp_path / "main" / ".git"
+    (main / "worktrees" / "feature").mkdir(parents=True)
+    (main / "worktrees" / "feature" / "commondir").write_text("../..\n")
+    root = tmp_path / "project"
+    for directory in (".xe/runs", "vendor/lib/.git", "other/lib/.git"):
+        (root / directory).mkdir(parents=True)
+    (root / ".git").write_text(f"gitdir: {main / 'worktrees' / 'feature'}\n")
+    (root / "catalyst.toml").write_text("")
+    confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["vendor/**"], [".xe/runs"], ["catalyst.toml", ".catalyst/allowed_signers"])
+    assert set(confinement.read_only_paths()) == {root / ".git", main / "worktrees" / "feature", main, root / ".xe/runs",
+                                                  root / "catalyst.toml", root / "vendor/lib/.git"}
+    mounts = confinement.mounts(confinement.writable_paths(private_shm=True), None)
+    assert mounts["writable"] == [str(root / ".xe/runs/tmp/run-1")]  # the scratch space, inside the state directory
+
+
+@needs_landlock
+def test_a_path_that_leads_elsewhere_when_opened_is_never_granted(tmp_path):
+    # A link swapped in after the paths were resolved: the rule would attach where it leads.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(landlock.PathMoved, match="led to"):
+        landlock.build_ruleset(landlock.abi_version(), [tmp_path / "out"])
+
+
+@needs_landlock
+@needs_namespaces
+def test_the_read_only_paths_cannot_be_reached_through_catalysts_own_mount_namespace(git_project):
+    # /proc/PID/root of a process outside the step's namespace (catalyst, the launcher's
+    # parent) shows the files mounted writable; Landlock keeps a confined program from
+    # looking into a process outside its domain.
+    _writer(git_project, "", """
+        catalyst=$(tr '\\0' ' ' < /proc/$PPID/cmdline | awk '{print $7}')
+        chmod 0777 /proc/$catalyst/root$PWD/.git/config || echo refused
+    """, grants="")
+    mode = os.stat(git_project.root / ".git" / "config").st_mode
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "refused" in result.output
+    assert os.stat(git_project.root / ".git" / "config").st_mode == mode

@@ -52,16 +52,21 @@ def kai(project):
     project.user_settings(f"ai-command = {json.dumps([sys.executable, str(AGENT)])}\n")
     project.write(".claude/commands/speckit.plan.md", "Plan it.\n")
 
-    def setup(playbook: str, commands: dict) -> None:
+    def setup(playbook: str, commands: dict, log: Path | None = None) -> None:
+        """`log`: where the agent logs its calls, the temp folder the `project` fixture keeps
+        unless said (a run in a process of its own gives each program a temp folder of its
+        own: such a test logs in the project)."""
+        project.log = log or project.temp
+        project.log.mkdir(parents=True, exist_ok=True)
         project.write(".playbooks/playbooks/flow.yaml", playbook)
-        project.write("agent-plan.json", json.dumps({"log": str(project.temp), "commands": commands}))
+        project.write("agent-plan.json", json.dumps({"log": str(project.log), "commands": commands}))
 
     project.setup = setup
     return project
 
 
 def calls(project) -> list[str]:
-    path = project.temp / "calls.txt"
+    path = project.log / "calls.txt"
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
@@ -216,7 +221,7 @@ def test_a_step_killed_in_flight_is_recovered_by_its_postconditions(kai, tmp_pat
     kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]},
                            {"id": "tasks", "command": "/speckit.tasks", "post": ["tasks_exists"]}),
               {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}, "sleep": 60}],
-               "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]})
+               "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]}, log=kai.root / "side")
     proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
     deadline = time.monotonic() + 30
     while not (kai.exists("specs/f1/plan.md") and calls(kai)) and time.monotonic() < deadline:
@@ -340,7 +345,7 @@ def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path
     from test_reliability import catalyst, live_snapshots, spawn
 
     kai.setup(kai_playbook({"id": "agree", "command": "/agreement.check", "autonomy": "gate_on_breaking"}),
-              {"/agreement.check": [{"sleep": 60}, {}]})
+              {"/agreement.check": [{"sleep": 60}, {}]}, log=kai.root / "side")
     proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
     deadline = time.monotonic() + 30
     while not calls(kai) and time.monotonic() < deadline:

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-CATALYST = [sys.executable, "-m", "catalyst_dsl"]
+#: `python -m catalyst_dsl`, but with `../side` (`_side`) as every program's temp folder, kept.
+CATALYST = [sys.executable, str(Path(__file__).with_name("kept_temp_catalyst.py"))]
 REPO = Path(__file__).resolve().parents[2]
 RUN_ID = re.compile(r"\b(\d{8}-\d{6}-[a-z0-9-]+-\d{3})\b")
 SECRET = "s3cr3t-VALUE-123"
@@ -45,8 +46,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _side(tmp_path: Path) -> Path:
-    """A directory in the temp folder, beside the project, where steps that declare no
-    writes leave their marks (the temp folder is theirs to write; the project is not)."""
+    """A directory beside the project where steps that declare no writes leave their marks:
+    `kept_temp_catalyst.py` makes it every program's temp folder, and keeps it (the temp
+    folder is theirs to write; the project is not)."""
     side = tmp_path / "side"
     side.mkdir()
     return side

@@ -95,6 +95,11 @@ class LandlockError(OSError):
     """A ruleset could not be built; the message says which path or call."""
 
 
+class PathMoved(LandlockError):
+    """A path to allow led somewhere else when opened than when it was resolved: a link was
+    swapped in on it meanwhile (by a program running beside the step)."""
+
+
 def build_ruleset(abi: int, writable: list[Path]) -> int:
     """A ruleset fd that lets a program write only beneath `writable` (directories or
     files, which must exist). The caller closes it once the launcher has it."""
@@ -118,6 +123,14 @@ def _allow(ruleset: int, path: Path, rights: int) -> None:
     except OSError as error:
         raise LandlockError(error.errno, f"cannot open {path} to allow writes beneath it: {error.strerror}") from None
     try:
+        # `writable` holds real paths: opened, each must still be itself, or a rule would
+        # attach to wherever a link swapped in since leads.
+        try:
+            opened = os.readlink(f"/proc/self/fd/{target}")
+        except OSError:
+            opened = os.fspath(path)  # no /proc to ask
+        if opened != os.fspath(path):
+            raise PathMoved(0, f"{path} led to {opened} when opened to allow writes beneath it")
         allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
         rule = _PathBeneathAttr(allowed, target)
         if _syscall()(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:

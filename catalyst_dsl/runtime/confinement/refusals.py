@@ -16,11 +16,12 @@ from pathlib import Path
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.gateway import ProcessOutcome, is_within
 
-_DENIED = re.compile(r"permission denied|operation not permitted", re.IGNORECASE)
+#: Landlock refuses with EACCES; a read-only mount (`.git/`, the state directory) with EROFS.
+_DENIED = re.compile(r"permission denied|operation not permitted|read-only file system", re.IGNORECASE)
 #: A quoted path on the line: '…', "…", ‘…’ or `…'.
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^']+)'")
 #: The words before ": Permission denied" (bash, sh, git): the path is their last word.
-_BEFORE = re.compile(r"(?:^|: )([^:]+): (?:permission denied|operation not permitted)", re.IGNORECASE)
+_BEFORE = re.compile(r"(?:^|: )([^:]+): (?:permission denied|operation not permitted|read-only file system)", re.IGNORECASE)
 
 
 def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
