@@ -232,3 +232,15 @@ def test_builtins_reading_a_value_as_data(argv):
 ])
 def test_builtins_reading_a_value_as_a_name_or_code(argv):
     assert argv.index(None) in refused(argv)
+
+
+# a word whose rest is a value may become any option
+
+
+@pytest.mark.parametrize("argv, index", [
+    (["sudo", "-" + UNKNOWN, "echo", V], 3), (["env", "--split-" + UNKNOWN, "echo", V], 3),
+    (["read", "-a" + UNKNOWN], 1), (["mapfile", "-C" + UNKNOWN, "a"], 1), (["hash", "-p" + UNKNOWN, "ls"], 1),
+    (["python3", "-" + UNKNOWN, "x.py"], 1), (["git", "-c" + UNKNOWN, "status"], 1),
+])
+def test_a_value_that_completes_an_option(argv, index):
+    assert index in refused(argv)

@@ -167,8 +167,9 @@ ASSIGNS = frozenset({"env", "sudo"})
 #: Interpreters: their code is the argument of an option (`-c`, `-e`...) or their first
 #: operand (the code, or a script file). A value is refused there and where an option may
 #: stand before it; the script's arguments after it are data (INTERPRETERS says which).
+_SHELL = r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh"
 _INTERPRETER = re.compile(
-    r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
+    _SHELL + r"|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
     r"|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|[gmn]?awk|sed|gsed|jshell"
     r"|groovy|scala|julia|guile|racket|sbcl|ocaml|erl|elixir|escript|swift|kotlin")
 
@@ -407,17 +408,17 @@ def _prefix_option(name: str, word: str) -> tuple[str, tuple[int, ...]]:
     command, else ("option", counts) with the numbers of following words it may take as
     its argument (both 0 and 1 when the tables do not know the option)."""
     takes, flags, shell = RUNS_PROGRAM[name], FLAGS.get(name, frozenset()), SHELL_OPTIONS.get(name, frozenset())
+    if UNKNOWN in word.split("=", 1)[0]:
+        return ("shell", ()) if shell else ("option", (0, 1))  # a value may make it any option
     if word.startswith("--"):
-        option = word.split("=", 1)[0].split(UNKNOWN, 1)[0]
-        if UNKNOWN in option or _long_option_matches(option, shell):
-            return ("shell", ()) if _long_option_matches(option, shell) else ("option", (0, 1))
+        option = word.split("=", 1)[0]
+        if _long_option_matches(option, shell):
+            return "shell", ()
         if "=" in word:
             return "option", (0,)
         if option in takes:
             return "option", (1,)
         return "option", (0,) if option in flags else (0, 1)
-    if UNKNOWN in word:
-        return "option", (0, 1)
     if word[1:].isdigit():
         return "option", (0,)  # `nice -5`, `xargs -0`
     for at, letter in enumerate(word[1:], 1):
@@ -470,11 +471,13 @@ def _readings(name: str, argv: list[str | None], at: int) -> tuple[set[tuple[str
         if UNKNOWN in word:
             ends.add(("program", i))
             continue
-        if operands or optional:
+        if operands:
             before.add(i)
-            then((i + 1, operands - 1, optional, options) if operands else (i + 1, 0, optional - 1, options))
-            if operands:
-                continue
+            then((i + 1, operands - 1, optional, options))
+            continue
+        if optional:  # an operand, or the program
+            before.add(i)
+            then((i + 1, 0, optional - 1, options))
         ends.add(("program", i))
     return ends, before
 
@@ -607,12 +610,13 @@ def _name_options(name: str, argv: list[str | None], at: int, refused: dict[int,
             for k, letter in enumerate(word[1:], 1):
                 if letter == UNKNOWN or letter in takes:
                     rest = word[k + 1:]
+                    reason = f"the callback of `{name} -C`, which bash runs as code" if letter == "C" else why
                     if letter == UNKNOWN or letter in named and UNKNOWN in rest:
-                        refused[i] = why if letter != "C" else f"the callback of `{name} -C`, which bash runs as code"
+                        refused[i] = reason  # `-a{{v}}`, or a value that may be any option
                     elif letter in named and not rest and i + 1 < len(argv):
                         i += 1
                         if _holds_value(argv[i]):
-                            refused[i] = why if letter != "C" else f"the callback of `{name} -C`, which bash runs as code"
+                            refused[i] = reason
                     elif not rest:
                         i += 1  # the option's argument: data
                     break
@@ -680,7 +684,7 @@ def _family(name: str) -> str | None:
 
 
 def _is_shell(name: str) -> bool:
-    return re.fullmatch(r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh", name) is not None
+    return re.fullmatch(_SHELL, name) is not None
 
 
 #: The role of an option's argument, by the field of `Interpreter` that lists the option.
@@ -779,7 +783,7 @@ def _perl_opens_arguments(argv: list[str | None], at: int) -> bool:
                 return False
             continue
         for letter in word[1:]:
-            if letter in "np" or letter == "i":
+            if letter in "npi":
                 return True
             if letter in spec.attached or "-" + letter in spec.code:
                 break
