@@ -25,7 +25,7 @@ from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
 from catalyst_dsl.syntax.shell.bash_refs import REFERENCE
 from catalyst_dsl.syntax.shell.bash_refs import argv_refusals
-from catalyst_dsl.syntax.shell.programs import argv_words, shell_code
+from catalyst_dsl.syntax.shell.programs import argv_words, option_program, shell_code
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
@@ -192,6 +192,9 @@ def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env) -> obje
             _representable(text)
             values[REFERENCE.format(len(values))] = text
     analysis = bash_analysis(value.text, parts, tuple(raw))
+    for slot, text in zip(analysis.slots, values.values()):
+        if slot.option_of and text.startswith("-"):
+            raise _option_value(slot.option_of)
     refused = analysis.refusals
     if refused:
         first = refused[0]
@@ -234,8 +237,19 @@ def render_argv(value: ir.Value, env: Env) -> object:
         if isinstance(item, ir.Tmpl) and i in refused:
             raise refusal(refused[i], "a value cannot be code or name the program that runs: pass it as an argument "
                           "of the program, or in `env:`", verb="is")
-        out.append(materialize(item, env))
+        word = materialize(item, env)
+        if isinstance(item, ir.Tmpl) and isinstance(word, str) and word.startswith("-") and words[i] is None:
+            program = option_program(words, i)
+            if program is not None:
+                raise _option_value(program)
+        out.append(word)
     return Argv(out, values)
+
+
+def _option_value(program: str) -> StepError:
+    return StepError("UnsafeValue", f"a value starting with '-' would be read by `{program}` as an option, and some of its "
+                     "options run programs", guidance=f"write `--` before the value in the script (`{program} ... -- {{{{ v }}}}`), "
+                     "or check the value first")
 
 
 def _joined(parts: tuple[ast.Part, ...], raw: list[str]) -> str:

@@ -85,3 +85,18 @@ nodes:
 """)
     checked = project.cli("check", ".cleo/playbooks/node.cantbook")
     assert checked.exit_code == 1 and "C822" in checked.output and "behind `env`" in checked.output, checked.output
+
+
+@pytest.mark.parametrize("argv, runs", [
+    (["tar", "cf", "out/a.tar", "{{ inputs.v }}"], False), (["tar", "cf", "out/a.tar", "--", "{{ inputs.v }}"], True),
+    (["git", "ls-remote", "{{ inputs.v }}"], False), (["printf", "%s", "{{ inputs.v }}"], True),
+])
+def test_a_value_that_would_be_an_option_running_a_program_is_refused_at_run_time(project, argv, runs):
+    (project.root / "out").mkdir()
+    _command(project, argv)
+    result = project.run("argv", "--mode", "autonomous", v="--checkpoint-action=exec=touch PWNED")
+    assert not project.exists("PWNED")
+    if not runs:
+        assert result.exit_code != 0 and "UnsafeValue" in result.output and "as an option" in result.output, result.output
+    else:
+        assert "UnsafeValue" not in result.output, result.output

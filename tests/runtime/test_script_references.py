@@ -326,3 +326,22 @@ def test_a_raw_fragment_is_analysed_with_its_text_at_run_time(project):
     result = project.run("rawrun", "--mode", "autonomous", v="touch PWNED")
     assert result.exit_code != 0 and ("UnsafeTemplate" in result.output or "C822" in result.output), result.output
     assert not project.exists("PWNED")
+
+
+@pytest.mark.parametrize("script, refused", [
+    ("git ls-remote {{ inputs.v }} >/dev/null 2>&1 || true", True), ("tar cf out.tar \"{{ inputs.v }}\"", True),
+    ("git ls-remote -- {{ inputs.v }} >/dev/null 2>&1 || true", False), ("printf '%s' {{ inputs.v }}", False),
+    ("echo {{ inputs.v }} | xargs find . -maxdepth 0 -name", None),
+])
+def test_a_value_read_as_an_option_that_runs_a_program_is_refused_at_run_time(project, script, refused):
+    project.playbook("option", ("name: option\ndescription: a value as an option\nowner: Engineer\n"
+                                "inputs:\n  - name: v\n    type: string\n"
+                                f"steps:\n  - bash: |\n      {script}\n    writes: []\n"))
+    result = project.run("option", "--mode", "autonomous", v="--upload-pack=touch PWNED;")
+    assert not project.exists("PWNED")
+    if refused is None:  # refused before the run: xargs splits its input into find's options
+        assert result.exit_code != 0 and "C822" in result.output, result.output
+    elif refused:
+        assert result.exit_code != 0 and "UnsafeValue" in result.output, result.output
+    else:
+        assert "UnsafeValue" not in result.output and "C822" not in result.output, result.output

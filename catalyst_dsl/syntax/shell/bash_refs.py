@@ -90,6 +90,9 @@ class Finding:
     end: int
     problem: str = ""
     help: str = ""
+    #: A whole argument of this program, which reads a value starting with `-` as an
+    #: option that may run something (`programs.OPTIONS_RUN_PROGRAMS`): a run refuses such a value.
+    option_of: str = ""
 
 
 @record
@@ -143,6 +146,17 @@ def inline_code_uses(argv: list[str | None]) -> dict[int, str]:
         return {}
     why = f"an argument of `bash -c` code that uses it as code ({uses[0].problem})"
     return {i: why for i in range(code + 1, len(argv))}
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_reads_stdin(code: str) -> bool:
+    """Whether the literal code of a `bash -c` runs its standard input as code."""
+    analyzer = _Analyzer((code,))
+    root = analyzer.root = _parser().parse(analyzer.probe).root_node
+    if analyzer._unreadable(root) is not None:
+        return True
+    analyzer._facts(root)
+    return analyzer._stdin_runner(root) is not None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -359,7 +373,20 @@ class _Analyzer:
         problem = self._path(at, start)
         if problem is not None:
             return self._refuse(hole, *problem)
-        return Finding(context, hole.start, hole.end)
+        return Finding(context, hole.start, hole.end, option_of=self._option_of(at) or "")
+
+    def _option_of(self, node) -> str | None:
+        """The program that reads the argument `node` is (the whole of it: `"${V}"` or
+        `${V}`) as an option that may run something, if no `--` comes before it."""
+        if node.parent is not None and node.parent.type == "string" and node.parent.named_child_count == 1:
+            node = node.parent
+        command = node.parent
+        if command is None or command.type != "command" or _field_of(command, node) != "argument":
+            return None
+        arguments = command.children_by_field_name("argument")
+        argv = [self._literal(command.child_by_field_name("name"))] + [self._literal(a) for a in arguments]
+        at = next(i for i, a in enumerate(arguments, 1) if a.start_byte == node.start_byte and a.end_byte == node.end_byte)
+        return programs.option_program(argv, at)
 
     def _body_slot(self, hole: Hole, body, start: int) -> Finding:
         """A placeholder in a here-document's body. The body is read here as bash reads it,
@@ -586,6 +613,9 @@ class _Analyzer:
             if argv[0] in self.functions and argv[0] not in seen:
                 body = self._function_body(argv[0])
                 return self._stdin_runner(body, seen | {argv[0]}) if body is not None else None
+            code = programs.shell_code(argv)
+            if code is not None and argv[code] is not None and _code_reads_stdin(argv[code]):
+                return f"{argv[0]} -c"  # its code runs its input (`source /dev/stdin`, `bash`)
             return programs.reads_code_from_stdin(argv)
         if node.type in ("command_substitution", "heredoc_body", "string", "raw_string"):
             return None
@@ -738,7 +768,7 @@ class _Analyzer:
             node = node.children[0]
         if node.type == "concatenation" and node.child_count and node.children[0].type == "word":
             head = self._text(node.children[0])
-            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=|-[-A-Za-z0-9_.]*=?", head):
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=|-[-A-Za-z0-9_.=]*", head):
                 return head + programs.UNKNOWN  # NAME=<value>, --option=<value>: the head is known
         if any(start < node.end_byte and node.start_byte < end for _, start, end in self.holes):
             return None  # it holds a value (also inside single quotes, where it is text to the parser)
@@ -844,7 +874,7 @@ def _escaped(probe: bytes, at: int) -> bool:
 _READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait"})
 #: Programs some of whose options run programs: an unquoted variable split into their
 #: arguments may become `-exec`, `--upload-pack=`, `--to-command=`...
-_OPTIONS_RUN_PROGRAMS = frozenset({"find", "xargs", "git", "tar", "rsync", "zip", "scp", "sftp", "ssh", "sed", "awk"})
+_OPTIONS_RUN_PROGRAMS = programs.OPTIONS_RUN_PROGRAMS
 
 
 def _assignments(node, text):

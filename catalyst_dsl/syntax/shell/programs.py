@@ -562,9 +562,37 @@ def _xargs_runs(argv: list[str | None], at: int) -> str | None:
     if _holds_value(program):
         return "xargs"
     name = program_name(program)
-    if name in EVALUATES or name in RUNS_PROGRAM or is_interpreter(name):
-        return f"xargs {program}"
+    if name in EVALUATES or name in RUNS_PROGRAM or is_interpreter(name) or name in OPTIONS_RUN_PROGRAMS:
+        return f"xargs {program}"  # (the last: its input, split, may be `-exec` or `--upload-pack=`)
     return None
+
+
+#: Programs some of whose options run a program or code (`find -exec`, `git
+#: --upload-pack=`, `tar --to-command=`, `sort --compress-program=`): a value that is a
+#: whole argument of theirs and starts with `-` is an option, so a run refuses it unless
+#: the script writes `--` before it.
+OPTIONS_RUN_PROGRAMS = frozenset({
+    "find", "xargs", "git", "tar", "gtar", "bsdtar", "zip", "unzip", "rsync", "scp", "sftp", "ssh", "sed", "gsed", "awk",
+    "gawk", "mawk", "perl", "ruby", "node", "sort", "man", "less", "tcpdump", "curl", "wget",
+})
+
+
+def option_program(argv: list[str | None], at: int) -> str | None:
+    """The program of `argv` that would read the word at `at` as an option that may run
+    something, when no `--` comes before it; None otherwise."""
+    start = 0
+    while start < len(argv) and argv[start] is not None and program_name(argv[start]) in RUNS_PROGRAM:
+        ends, _ = _readings(program_name(argv[start]), argv, start)
+        nexts = [i for kind, i in ends if kind != "shell"]
+        if not nexts:
+            return None
+        start = min(nexts)
+    if start >= len(argv) or start >= at or argv[start] is None:
+        return None
+    name = program_name(argv[start])
+    if name not in OPTIONS_RUN_PROGRAMS or "--" in argv[start + 1:at]:
+        return None
+    return name
 
 
 #: Of the builtins in NAMES, the options that take the next word, and of those the ones
