@@ -90,6 +90,7 @@ nodes:
 @pytest.mark.parametrize("argv, runs", [
     (["tar", "cf", "out/a.tar", "{{ inputs.v }}"], False), (["tar", "cf", "out/a.tar", "--", "{{ inputs.v }}"], True),
     (["git", "ls-remote", "{{ inputs.v }}"], False), (["printf", "%s", "{{ inputs.v }}"], True),
+    (["git", "ls-remote", "{{ inputs.v }}.git"], False), (["git", "ls-remote", "--end-of-options", "{{ inputs.v }}"], True),
 ])
 def test_a_value_that_would_be_an_option_running_a_program_is_refused_at_run_time(project, argv, runs):
     (project.root / "out").mkdir()

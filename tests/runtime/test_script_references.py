@@ -219,6 +219,17 @@ REFUSED = [
     "echo {{v}} > >(bash)", "echo {{v}} | (bash)", "echo {{v}} | { bash; }", "run() { bash; }; echo {{v}} | run",
     "exec '{{v}}' PWNED", "timeout 5 '{{v}}' PWNED", "find . -exec true \\; -exec {{v}} \\;",
     "code='eval \"$1\"'; bash -c \"$code\" _ {{v}}", "find . -exec true \\; -exec bash -c 'eval \"$1\"' _ {{v}} \\;",
+    # second round: names chosen at run time, builtins behind prefixes, children given values, option starts
+    "n=count; printf -v \"$n\" %s {{v}}; (( count ))", "n=PS4; read -r \"$n\" <<< {{v}}", "builtin read -r x <<< {{v}}; (( x ))",
+    "command printf -v x %s {{v}}; (( x ))", "\\read -r x <<< {{v}}; (( x ))", "builtin declare -i n; n={{v}}",
+    "f=-i; declare $f n; n={{v}}", "builtin declare -n r=PS4; r={{v}}", "command let y={{v}}",
+    "f() { for ((i=1; i<=$#; i++)); do n=${!i}; echo $((n+1)); done; }; f {{v}}", "eval \"${!#}\"; f {{v}}",
+    "val_1={{v}}; i=1; echo $(( val_$i ))", "x={{v}}; a=([x]=1)", "x={{v}}; declare 'a[x]=1'", "x={{v}}; command read 'a[x]' <<< 1",
+    "export N={{v}}; bash -c 'echo $(( N + 1 ))'", "N={{v}} bash -c '(( N ))'", "env N={{v}} bash -c '(( N ))'",
+    "export N={{v}}; sh -c '$N'", "set -o posix; alias run=eval; run {{v}}", "url={{v}}; git fetch \"$url\" main",
+    "lsr() { git ls-remote \"$1\" HEAD; }; lsr {{v}}", "git ls-remote \"${u:-{{v}}}\" HEAD", "m={{v}}; tar -xf a.tar \"$m\"",
+    "bash -c 'git ls-remote \"$1\" HEAD' _ {{v}}", "git config -- core.fsmonitor {{v}}", "git config gpg.ssh.defaultKeyCommand {{v}}",
+    "echo {{v}} | bash ./../../dev/stdin", "bash -c 'source /dev/stdin' <<< {{v}}",
     # parse trouble and odd places
     "cat <<$'EOF'\n{{v}}\nEOF", "cat <<\"E\"F\n{{v}}\nEF", "cat <<{{v}}\nx\n{{v}}",
     "echo ${x{{v}}}", "echo $\"a{{v}}\" (", "echo {{v}} |& if",
@@ -232,7 +243,7 @@ ALLOWED = [
     "x={{v}}; printf '%s' \"${x@Q}\"", "x={{v}}; (( ${#x} > 3 )) || true", "x={{v}}; [[ ${#x} -gt 3 ]] || true",
     "a=({{v}}); printf '%s' \"${!a[@]}\"", "arr=(); arr={{v}}; printf '%s' \"${arr[@]}\"",
     "echo {{v}} | while read -r l; do printf '%s' \"$l\"; done", "for ((i = 0; i < 3; i++)); do printf '%s' {{v}}; done",
-    "n=3; echo $(( n + 1 )) {{v}}", "find . -maxdepth 0 -name {{v}}", "env A={{v}} true", "timeout 5 echo {{v}}",
+    "n=3; echo $(( n + 1 )) {{v}}", "APP=x; printf '%s' \"Deploying $APP {{v}} now\"", "git commit --dry-run -m \"$HOME {{v}}\" >/dev/null 2>&1; true", "find . -maxdepth 0 -name {{v}}", "env A={{v}} true", "timeout 5 echo {{v}}",
     "git log -1 --format=%s -- {{v}} 2>/dev/null; true", "printf '%s\\n' {{v}} | grep -c x; true", "echo # {{v}}",
     "cat <<E\n${HOME:+x} {{v}}\nE", "x=( {{v}} \"{{v}}\" ); printf '%s' \"${x[0]}\"", "arr=([0]={{v}}); printf '%s' \"${arr[0]}\"",
     "case {{v}} in a|b) ;; esac", "[[ {{v}} =~ x ]]; true", "echo ${x:-{{v}}} ${x:+{{v}}}",
@@ -330,7 +341,7 @@ def test_a_raw_fragment_is_analysed_with_its_text_at_run_time(project):
 
 @pytest.mark.parametrize("script, refused", [
     ("git ls-remote {{ inputs.v }} >/dev/null 2>&1 || true", True), ("tar cf out.tar \"{{ inputs.v }}\"", True),
-    ("git ls-remote -- {{ inputs.v }} >/dev/null 2>&1 || true", False), ("printf '%s' {{ inputs.v }}", False),
+    ("git ls-remote --end-of-options {{ inputs.v }} >/dev/null 2>&1 || true", False), ("printf '%s' {{ inputs.v }}", False),
     ("echo {{ inputs.v }} | xargs find . -maxdepth 0 -name", None),
 ])
 def test_a_value_read_as_an_option_that_runs_a_program_is_refused_at_run_time(project, script, refused):
@@ -345,3 +356,14 @@ def test_a_value_read_as_an_option_that_runs_a_program_is_refused_at_run_time(pr
         assert result.exit_code != 0 and "UnsafeValue" in result.output, result.output
     else:
         assert "UnsafeValue" not in result.output and "C822" not in result.output, result.output
+
+
+def test_the_script_is_not_the_programs_input(project):
+    # The script runs from a file: `exec <<< value` changes only what later commands read.
+    project.playbook("stdin", ("name: stdin\ndescription: exec redirecting the input\nowner: Engineer\n"
+                               "inputs:\n  - name: v\n    type: string\nsteps:\n  - bash: |\n"
+                               "      exec <<< {{ inputs.v }}\n      while IFS= read -r line; do printf 'got %s\\n' \"$line\"; done\n"
+                               "    writes: []\n"))
+    result = project.run("stdin", "--mode", "autonomous", v="touch PWNED")
+    assert result.exit_code == 0, result.output
+    assert "got touch PWNED" in result.output and not project.exists("PWNED")

@@ -28,8 +28,17 @@ def bash(ctx: ActionContext, config: dict) -> dict:
     shell = shutil.which("bash")
     if shell is None:
         raise StepError("ActionUnavailable", "bash is not installed on this machine", guidance="install bash, or use `command` with an argv list")
-    # The script goes in on stdin, so no length limit of the command line applies.
-    return _run(ctx, [shell, "-e", "-o", "pipefail", "-s"], config, stdin=scratch_paths(ctx, config["script"]))
+    # The script is a file in the run's scratch space: no length limit of the command line
+    # applies, and the program's input is empty. (On bash's input, as `bash -s`, an
+    # `exec <<< "$value"` in the script would make the value the rest of the script.)
+    import secrets
+
+    written = f"temp://bash/{secrets.token_hex(8)}.sh"
+    target = ctx.gateway.write_file(written, scratch_paths(ctx, config["script"]).encode("utf-8", "surrogatepass"))
+    try:
+        return _run(ctx, [shell, "-e", "-o", "pipefail", str(target.path)], config)
+    finally:
+        ctx.gateway.delete_file(written)
 
 
 #: `temp://name` written in a script: the path runs to the first space, quote or shell operator.

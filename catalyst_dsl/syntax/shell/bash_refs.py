@@ -37,8 +37,11 @@ _PLAIN_DELIMITER = re.compile(r"\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-
 
 #: A backslash-newline inside a word: bash joins the word (`ev\\<newline>al`), tree-sitter splits it.
 _JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
+#: A name glued to an expansion in arithmetic (`val_$i`, `${p}_x`): it names a variable
+#: that is known only when the script runs.
+_BUILT_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\$|[}A-Za-z0-9_]\$\{?[A-Za-z_]|\}[A-Za-z_]")
 #: Variables bash fills with data it read or matched: they may hold a value.
-_DATA_VARIABLES = frozenset({"_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV", "BASH_COMMAND",
+_DATA_VARIABLES = frozenset({"OLDPWD", "_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV", "BASH_COMMAND",
                              "READLINE_LINE", "BASH_ALIASES", "BASH_CMDS", "BASH_EXECUTION_STRING", "COMP_LINE", "COMP_WORDS",
                              "PIPESTATUS", "FUNCNAME"})
 #: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
@@ -149,6 +152,20 @@ def inline_code_uses(argv: list[str | None]) -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=1024)
+def _child_uses(code: str, inherited: frozenset) -> str:
+    """The first problem of the literal code of a `bash -c` whose environment has the
+    variables `inherited` (those the parent may have given a value), or ""."""
+    analyzer = _Analyzer((code,))
+    analyzer.inherited = inherited
+    root = analyzer.root = _parser().parse(analyzer.probe).root_node
+    if analyzer._unreadable(root) is not None:
+        return "code that does not parse as bash"
+    analyzer._facts(root)
+    found = next(iter(analyzer._uses(root, set())), None)
+    return found.problem if found is not None else ""
+
+
+@functools.lru_cache(maxsize=1024)
 def _code_reads_stdin(code: str) -> bool:
     """Whether the literal code of a `bash -c` runs its standard input as code."""
     analyzer = _Analyzer((code,))
@@ -208,6 +225,8 @@ class _Analyzer:
         #: The script is the code of `bash -c`, whose positional parameters hold values.
         self.positional = False
         self.root = None
+        #: A child's variables its parent script may have given a value (`export N=...`).
+        self.inherited: frozenset = frozenset()
 
     # -- the phases ------------------------------------------------------------------------------------
 
@@ -234,7 +253,7 @@ class _Analyzer:
             line = self.probe.count(b"\n", 0, joined.start()) + 1
             return (f"in a script with a line continuation inside a word (line {line}), which bash joins and "
                     "other readers split", "put a space before the backslash at the end of the line")
-        if b"expand_aliases" in self.probe or b"BASH_ALIASES" in self.probe:
+        if re.search(rb"alias|posix", self.probe, re.IGNORECASE):
             return ("in a script that turns aliases on, where a command's name may stand for any code",
                     "use a function instead of an alias")
         for node in _walk(root):
@@ -280,7 +299,9 @@ class _Analyzer:
                 name = node.child_by_field_name("name")
                 if name is not None:
                     self.array_names.add(self._text(name))
-            for name, sources in _assignments(node, self._text):
+            if node.type == "command" and self._effective(node)[0] in ("declare", "typeset", "local", "export", "readonly"):
+                self._declared_by_command(node, opaque)
+            for name, sources in _assignments(node, self._text, self._effective):
                 self.sites.append((name, sources, node))
                 if sources is None:
                     opaque.add(name)
@@ -299,7 +320,10 @@ class _Analyzer:
     def _declared(self, node, opaque: set[str]) -> None:
         """The attributes `declare`/`local`/`typeset` give: -i (arithmetic on assignment),
         -a/-A (arrays), -n (a name: its target is opaque)."""
-        flags = "".join(self._text(c) for c in node.children if c.type == "word" and self._text(c)[:1] in "-+")
+        flags = "".join(re.sub(r"[\\'\"]", "", self._text(c)) for c in node.children
+                        if c.type in ("word", "string", "raw_string") and re.sub(r"[\\'\"]", "", self._text(c))[:1] in "-+")
+        if any(c.type in ("simple_expansion", "expansion", "command_substitution", "concatenation") for c in node.children[1:]):
+            flags += "-ianA"  # `declare $f n`: any attribute
         for child in node.children:
             if child.type not in ("variable_name", "word", "variable_assignment", "string", "raw_string"):
                 continue
@@ -319,13 +343,53 @@ class _Analyzer:
                 opaque.add(name)
                 self.namerefs.add(name)
 
+    def _declared_by_command(self, node, opaque: set[str]) -> None:
+        """`builtin declare -i n`, `command local -n r`: the attributes as `_declared` reads
+        them; a flag not written literally (`declare $f n`) may be any of them."""
+        _, arguments = self._effective(node)
+        words = [self._literal(a) for a in arguments]
+        unknown = any(w is None or programs.UNKNOWN in w for w in words)
+        flags = "".join(w for w in words if w and w[:1] in "-+")
+        for word in words:
+            if not word or word[:1] in "-+":
+                continue
+            name = word.split("=", 1)[0].split("[", 1)[0].replace(programs.UNKNOWN, "")
+            if unknown or _flags(flags, "i"):
+                self.integer_names.add(name)
+            if unknown or _flags(flags, "a") or _flags(flags, "A"):
+                self.array_names.add(name)
+            if unknown or _flags(flags, "n"):
+                opaque.add(name)
+                self.namerefs.add(name)
+
     def _holds_value(self, name: str) -> bool:
         """Whether the variable `name` may hold a value (see `_facts`)."""
         if name in self.clean:
             return False
-        if name in self.assigned or name in _DATA_VARIABLES or _REFERENCE_NAME.fullmatch(name):
+        if name in self.assigned or name in _DATA_VARIABLES or _REFERENCE_NAME.fullmatch(name) or name in self.inherited:
             return True
         return name.isdigit() or name in ("@", "*")
+
+    def _number(self, name: str, seen: frozenset = frozenset()) -> bool:
+        """Whether `name` holds a number for arithmetic: every assignment to it is a number,
+        arithmetic, a length or a variable that is a number; bash's own counters and names
+        the script never assigns (the environment) are numbers too. Text that is a name
+        is not: bash would evaluate the variable it names (`y=x; (( y ))`)."""
+        if self._holds_value(name) or name in seen:
+            return name in seen and not self._holds_value(name)
+        for assigned, sources, _ in self.sites:
+            if assigned != name:
+                continue
+            if sources is None:
+                return False
+            for source in sources:
+                text = self._bytes(source).strip(b"\"'")
+                if re.fullmatch(rb"-?[0-9]+|0x[0-9a-fA-F]+|\$\(\(.*\)\)|\$\{#[^}]*\}|\$[#?$!]", text, re.S):
+                    continue
+                reference = re.fullmatch(rb"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+                if reference is None or not self._number(reference.group(1).decode(), seen | {name}):
+                    return False
+        return True
 
     def _clean_source(self, node) -> bool:
         """Whether the text `node` gives an assignment is shown to hold no value. Text that
@@ -342,6 +406,8 @@ class _Analyzer:
         return True
 
     def _is_value_use(self, node) -> bool:
+        if node.type == "expansion" and "!" in [c.type for c in node.children[:2]] and not _keys(node, self._text):
+            return True  # `${!x}`: the variable x names, which may be any
         if node.type in ("expansion", "simple_expansion") and not _length(node):
             name = _expanded_name(node)
             return name is not None and self._holds_value(self._text(name))
@@ -355,7 +421,7 @@ class _Analyzer:
         body = _enclosing(node, "heredoc_body")
         if body is not None:
             return self._body_slot(hole, body, start)
-        if node.type == "expansion" and node.start_byte == start and node.end_byte == end:
+        if node.type == "expansion" and node.end_byte == end and not self.probe[node.start_byte:start].strip():
             context = _quoting(node)
             at = node
         elif node.type == "raw_string" and inside:
@@ -376,17 +442,22 @@ class _Analyzer:
         return Finding(context, hole.start, hole.end, option_of=self._option_of(at) or "")
 
     def _option_of(self, node) -> str | None:
-        """The program that reads the argument `node` is (the whole of it: `"${V}"` or
-        `${V}`) as an option that may run something, if no `--` comes before it."""
-        if node.parent is not None and node.parent.type == "string" and node.parent.named_child_count == 1:
-            node = node.parent
-        command = node.parent
-        if command is None or command.type != "command" or _field_of(command, node) != "argument":
+        """The program that reads the argument the value begins (`"${V}"`, `${V}.git`,
+        `''"${V}"`, `"$prefix${V}"` with an empty prefix) as an option that may run
+        something, if no `--` comes before it."""
+        argument = node
+        while argument.parent is not None and argument.parent.type in ("string", "concatenation"):
+            argument = argument.parent
+        command = argument.parent
+        if command is None or command.type != "command" or _field_of(command, argument) != "argument":
             return None
-        arguments = command.children_by_field_name("argument")
-        argv = [self._literal(command.child_by_field_name("name"))] + [self._literal(a) for a in arguments]
-        at = next(i for i, a in enumerate(arguments, 1) if a.start_byte == node.start_byte and a.end_byte == node.end_byte)
-        return programs.option_program(argv, at)
+        first = self._first_piece(argument)
+        if first is None or (first.start_byte, first.end_byte) != (node.start_byte, node.end_byte):
+            return None
+        name, arguments = self._effective(command)
+        argv = [name] + [self._literal(a) for a in arguments]
+        at = next((i for i, a in enumerate(arguments, 1) if a.start_byte == argument.start_byte), None)
+        return programs.option_program(argv, at) if at is not None else None
 
     def _body_slot(self, hole: Hole, body, start: int) -> Finding:
         """A placeholder in a here-document's body. The body is read here as bash reads it,
@@ -444,21 +515,97 @@ class _Analyzer:
             yield Finding(Context.UNSAFE, start, end, f"a value may be assigned here to `{name}`, {special}",
                           "assign it to a variable of your own")
         for region in self._arithmetic(root):
+            built = _BUILT_NAME.search(self._bytes(region))
+            if built is not None:
+                start, end = self._template_span(region.start_byte + built.start(), region.start_byte + built.end())
+                yield Finding(Context.UNSAFE, start, end, "a variable name built from pieces in arithmetic, which bash "
+                              "evaluates: the name it makes may hold a value", _FIX_ARITHMETIC)
+                continue
             for name, start, end in self._names_in(region, holes, _ARITHMETIC_NAME):
-                if self._holds_value(name):
+                if not self._number(name):
                     start, end = self._template_span(start, end)
                     yield Finding(Context.UNSAFE, start, end, f"`{name}` may hold a value, and bash evaluates its text "
                                   "here as arithmetic, where `a[$(cmd)]` runs cmd", _FIX_ARITHMETIC)
         for node in _walk(root):
+            if node.type == "command":
+                yield from self._command_uses(node, holes)
+        for node in _walk(root):
             # Code written as text (`eval 'echo $x'`, `trap '...' EXIT`): a variable named in
             # it is expanded when the code runs.
-            if node.type == "command" and self._literal(node.child_by_field_name("name")) in ("eval", "trap", "alias"):
-                for argument in node.children_by_field_name("argument"):
+            if node.type == "command" and self._effective(node)[0] in ("eval", "trap", "alias"):
+                for argument in self._effective(node)[1]:
                     found = next((f for f in self._names_in(argument, holes, _ARITHMETIC_NAME) if self._holds_value(f[0])), None)
                     if found is not None:
                         start, end = self._template_span(found[1], found[2])
                         yield Finding(Context.UNSAFE, start, end, f"`{found[0]}` may hold a value, and this is code bash "
                                       "runs", _FIX_CODE)
+
+    def _command_uses(self, command, holes):
+        """What a command does with text that may hold a value, beyond where each piece stands:
+        a variable name chosen when the script runs (`read "$n"`), `bash -c` code that uses a
+        variable this script gave a value to (exported, or `N=... bash -c`), and an argument
+        that may start with `-` given to a program whose options run programs."""
+        name, arguments = self._effective(command)
+        words = [self._literal(a) for a in arguments]
+        if name in _READERS or name in ("declare", "typeset", "local", "export", "readonly", "unset"):
+            for at in programs.refused_arguments([name, *words]):
+                argument = arguments[at - 1] if at - 1 < len(arguments) else None
+                if argument is not None and words[at - 1] is None and not self._holds_hole(argument, holes):
+                    yield self._use(argument, f"a variable name chosen when the script runs, given to `{name}`", _FIX_NAME)
+        code = programs.shell_code([name, *words]) if name is not None else None
+        if code is not None and words[code - 1] is not None:
+            # what the child may get with a value: the parent's variables, and `env N=...`
+            given = {w.split("=", 1)[0] for w in words[:code - 1] if w and programs.UNKNOWN in w and "=" in w}
+            inherited = frozenset(n for n in self.assigned | _DATA_VARIABLES if self._holds_value(n)) | given
+            found = _child_uses(words[code - 1], inherited)
+            if found:
+                yield self._use(arguments[code - 1], f"code that uses a variable holding a value ({found})", _FIX_CODE)
+        argv = [name, *words]
+        for at, argument in enumerate(arguments, 1):
+            if words[at - 1] is not None or programs.option_program(argv, at) is None:
+                continue
+            first = self._first_piece(argument)
+            if first is None or (first.start_byte, first.end_byte) in holes:
+                continue  # a literal start, or the value itself: a run checks it
+            if self._holds_hole(first, holes) or self._is_value_use(first) or first.type in ("command_substitution",):
+                yield self._use(argument, f"an argument of `{programs.option_program(argv, at)}` that may start with "
+                                "`-` and be read as an option that runs a program",
+                                "write `--` before it (git: `--end-of-options`), or start the word with text of your own")
+
+    def _subscripted_name(self, node) -> bool:
+        """A word written as text that holds a `[`: a name with a subscript."""
+        if node.type not in ("word", "raw_string", "string", "concatenation") or b"[" not in self._bytes(node):
+            return False
+        return not any(c.type in ("expansion", "simple_expansion", "command_substitution") for c in _walk(node))
+
+    def _first_piece(self, argument):
+        """The first non-empty piece of a word (`''"$x"` starts with `$x`), or None if it
+        starts with literal text."""
+        pieces = [argument]
+        while pieces:
+            node = pieces[0]
+            if self._bytes(node)[:1].isspace():
+                return None  # (tree-sitter starts an expansion at the blank before it) it starts with a blank
+            if node.type in ("concatenation", "string") and node.named_child_count:
+                pieces = [c for c in node.children if c.is_named] + pieces[1:]
+            elif self._bytes(node) in (b"''", b'""', b"$''") or node.type in ("expansion", "simple_expansion") and \
+                    not self._is_value_use(node) and not self._holds_hole(node, {(s, e) for _, s, e in self.holes}):
+                pieces.pop(0)  # empty quotes, or a variable without a value that may be empty
+            else:
+                break
+        if not pieces:
+            return None
+        first = pieces[0]
+        if first.type in ("word", "raw_string", "string_content", "ansi_c_string", "number"):
+            return None
+        return first
+
+    def _holds_hole(self, node, holes) -> bool:
+        return any(node.start_byte <= s and e <= node.end_byte for s, e in holes)
+
+    def _use(self, node, problem: str, help: str) -> Finding:
+        start, end = self._template_span(node.start_byte, node.end_byte)
+        return Finding(Context.UNSAFE, start, end, problem, help)
 
     def _split_into_options(self, node) -> bool:
         """An unquoted `$x` given to a program some of whose options run programs (`find`,
@@ -482,21 +629,24 @@ class _Analyzer:
             elif kind == "subscript":
                 index = node.child_by_field_name("index")
                 name = node.child_by_field_name("name")
-                if index is not None and (name is None or self._text(name) not in self.associative):
-                    yield index
+                if index is not None:
+                    yield index  # (also for `declare -A`: a function's local or an unset array is indexed again)
             elif kind == "expansion" and any(c.type == ":" for c in node.children):
                 at = next(i for i, c in enumerate(node.children) if c.type == ":")
                 yield from node.children[at + 1:-1]
-            elif kind == "command" and self._literal(node.child_by_field_name("name")) == "let":
-                yield from node.children_by_field_name("argument")
-            elif kind == "unset_command" or kind == "test_command" or kind == "command" and \
-                    self._literal(node.child_by_field_name("name")) in ("unset", "test", "[", "printf", "read", "declare", "local"):
-                # a name with a [subscript] (`unset 'a[x]'`, `[[ -v a[x] ]]`): the subscript is arithmetic
+            elif kind == "command" and self._effective(node)[0] == "let":
+                yield from self._effective(node)[1]
+            elif kind == "array":
+                # `([x]=1)`: the index of an element is arithmetic
+                yield from (c for c in node.children if c.type == "concatenation" and self._text(c).startswith("["))
+            elif kind in ("unset_command", "test_command", "declaration_command"):
+                # a name with a [subscript] (`unset 'a[x]'`, `[[ -v a[x] ]]`, `declare 'a[x]=1'`)
                 for child in _walk(node):
-                    if child.type in ("word", "raw_string", "concatenation") and b"[" in self._bytes(child) and child.parent is not None \
-                            and child.parent.type in ("command", "unset_command", "test_command", "unary_expression",
-                                                      "declaration_command"):
+                    if self._subscripted_name(child) and child.parent is not None and child.parent.type in (
+                            "unset_command", "test_command", "unary_expression", "declaration_command"):
                         yield child
+            elif kind == "command" and self._effective(node)[0] in _NAMING:
+                yield from (a for a in self._effective(node)[1] if self._subscripted_name(a))
             elif kind == "binary_expression" and node.parent is not None and node.parent.type == "test_command" \
                     and node.parent.children[0].type == "[[":
                 operator = node.child_by_field_name("operator")
@@ -601,6 +751,17 @@ class _Analyzer:
         if why is None:
             return None
         return why, _fix_for(why)
+
+    def _effective(self, command) -> tuple[str | None, list]:
+        """The builtin or program a command runs, behind `builtin`, `command` and `time`,
+        its name read as bash reads it (`\\read`, `"read"`), and the arguments it gets."""
+        words = [command.child_by_field_name("name"), *command.children_by_field_name("argument")]
+        at = 0
+        while at < len(words) - 1 and self._literal(words[at]) in ("builtin", "command", "time", "nohup"):
+            at += 1
+            while at < len(words) - 1 and (self._literal(words[at]) or "").startswith("-"):
+                at += 1  # `command -p`, `time -p`
+        return self._literal(words[at]), words[at + 1:]
 
     def _stdin_runner(self, node, seen: frozenset = frozenset()) -> str | None:
         """The program that reads `node`'s input as code (`bash`, `python3 -`), or None;
@@ -872,12 +1033,15 @@ def _escaped(probe: bytes, at: int) -> bool:
 
 #: Builtins that assign what they read to the variables they name.
 _READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait"})
+#: Builtins that take variable names (with a subscript, arithmetic).
+_NAMING = frozenset({"unset", "test", "[", "printf", "read", "declare", "local", "typeset", "export", "readonly", "mapfile",
+                     "readarray", "wait", "getopts"})
 #: Programs some of whose options run programs: an unquoted variable split into their
 #: arguments may become `-exec`, `--upload-pack=`, `--to-command=`...
 _OPTIONS_RUN_PROGRAMS = programs.OPTIONS_RUN_PROGRAMS
 
 
-def _assignments(node, text):
+def _assignments(node, text, effective=None):
     """(variable, the nodes its new text comes from) for each variable `node` assigns:
     `x=...`, `for x in ...`, `${x:=...}`, and `read x` (from its redirections and the
     commands piped into it)."""
@@ -896,12 +1060,12 @@ def _assignments(node, text):
         name = next((c for c in node.children if c.type == "variable_name"), None)
         if name is not None:
             yield text(name), [node]
-    elif node.type == "command":
-        name = node.child_by_field_name("name")
-        if name is not None and text(name) in _READERS:
+    elif node.type == "command" and effective is not None:
+        name, arguments = effective(node)
+        if name in _READERS:
             # What they read is data from anywhere: each name they may assign is opaque.
-            for argument in node.children_by_field_name("argument"):
-                word = text(argument).strip("'\"")
+            for argument in arguments:
+                word = re.sub(r"[\\'\"]", "", text(argument))
                 word = (word[2:] if word.startswith("-v") else word).split("[", 1)[0]
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
                     yield word, None

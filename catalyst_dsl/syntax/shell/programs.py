@@ -217,6 +217,15 @@ _FAMILY = [("python", r"python[0-9.]*|pypy[0-9.]*"), ("node", r"node(js)?"), ("p
 _OTHER_INTERPRETER = Interpreter(code=frozenset({"-e", "-c", "-E", "--eval"}), loads=frozenset({"-l", "-r", "-I"}))
 #: Script operands that are the standard input: `python3 -`, `bash /dev/stdin`.
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"})
+
+
+def _is_stdin_file(word: str | None) -> bool:
+    """`/dev/stdin` however it is spelled (`./../../dev/stdin`, `/dev//fd/0`)."""
+    if word is None:
+        return False
+    import posixpath
+
+    return word == "-" or posixpath.normpath("/" + word.lstrip("./")) in STDIN_FILES or word in STDIN_FILES
 #: Programs that read commands from their standard input when it is not a terminal.
 STDIN_COMMANDS = {
     "sqlite3": "SQL and dot-commands (`.shell`)", "psql": "SQL and meta-commands (`\\!`)", "mysql": "SQL (`system`)",
@@ -269,7 +278,8 @@ GIT_CODE_KEYS = re.compile(
     r"alias\..*|core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|attributesfile)"
     r"|.*\.(command|cmd|program|helper|driver|textconv|path|tool|hook|packobjectshook|uploadpack|receivepack)"
     r"|diff\.external|filter\..*|sequence\.editor|pager\..*|web\.browser|include(if\..*)?\.path|init\.templatedir"
-    r"|protocol\..*|interactive\.difffilter|sendemail\..*|credential\..*|uploadpack\..*|remote\..*\.(vcs|proxy)",
+    r"|protocol\..*|interactive\.difffilter|sendemail\..*|credential\..*|uploadpack\..*|remote\..*\.(vcs|proxy)"
+    r"|submodule\..*\.update|gpg\..*|.*keycommand|core\.(editor|sshcommand)|merge\..*\.driver|blame\.ignorerevsfile",
     re.IGNORECASE)
 
 
@@ -548,7 +558,7 @@ def _stdin_code_at(argv: list[str | None], at: int) -> str | None:
         code, stdin, operand = _shell_options(argv, at)
         if code and not stdin:
             return None  # the code is an argument
-        return name if stdin or operand >= len(argv) or _holds_value(argv[operand]) or argv[operand] in STDIN_FILES \
+        return name if stdin or operand >= len(argv) or _holds_value(argv[operand]) or _is_stdin_file(argv[operand]) \
             else None
     return name if _code_source(name, argv, at) == "stdin" else None
 
@@ -590,7 +600,10 @@ def option_program(argv: list[str | None], at: int) -> str | None:
     if start >= len(argv) or start >= at or argv[start] is None:
         return None
     name = program_name(argv[start])
-    if name not in OPTIONS_RUN_PROGRAMS or "--" in argv[start + 1:at]:
+    # git ignores `--` before some operands (`git ls-remote -- URL` still reads an option
+    # there); `--end-of-options` it honours everywhere.
+    ends = ("--end-of-options",) if name == "git" else ("--", "--end-of-options")
+    if name not in OPTIONS_RUN_PROGRAMS or any(w in ends for w in argv[start + 1:at]):
         return None
     return name
 
@@ -790,12 +803,12 @@ def _code_source(name: str, argv: list[str | None], at: int) -> str:
         word = argv[i]
         if word is not None and _is_option(word) and role in _ROLES.values():
             word = _option_argument(spec, word)[1]  # `--file=/dev/stdin`
-        if role == "code_file" and word in STDIN_FILES or role == "value-option":
+        if role == "code_file" and _is_stdin_file(word) or role == "value-option":
             return "stdin"  # `awk -f -`; a value may be `-`
         if role in ("code", "code_file"):
             return "argument"
         if role == "operand":
-            return "stdin" if _holds_value(word) or word in STDIN_FILES else "argument"
+            return "stdin" if _holds_value(word) or _is_stdin_file(word) else "argument"
     return "argument" if _family(name) in ("awk", "sed") else "stdin"
 
 
@@ -978,7 +991,10 @@ def _git_config(argv: list[str | None], at: int, refused: dict[int, str], why: s
     i = at + 1
     while i < len(argv):
         word = argv[i]
-        if word is not None and _is_option(word) and word != "--":
+        if word == "--":
+            i += 1  # the end of options: the key follows
+            continue
+        if word is not None and _is_option(word):
             i += 2 if word in ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value") else 1
             continue
         operands.append(i)
