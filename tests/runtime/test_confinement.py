@@ -514,7 +514,9 @@ def test_a_program_started_in_the_scratch_space_cannot_climb_to_the_state_direct
     assert os.stat(project.root / ".xe" / "runs" / "tmp").st_mode == mode
 
 
-def test_the_read_only_paths_hold_a_worktrees_git_directory_and_nested_repositories(tmp_path):
+def test_the_read_only_paths_hold_a_worktrees_git_directory_and_nested_repositories(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))  # the user's key files: their own test
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))
     main = tmp_path / "main" / ".git"
     (main / "worktrees" / "feature").mkdir(parents=True)
     (main / "worktrees" / "feature" / "commondir").write_text("../..\n")
@@ -554,3 +556,54 @@ def test_the_read_only_paths_cannot_be_reached_through_catalysts_own_mount_names
     assert result.exit_code == 0, result.output
     assert "refused" in result.output
     assert os.stat(git_project.root / ".git" / "config").st_mode == mode
+
+
+@needs_namespaces
+def test_a_program_cannot_reach_around_the_mounts_with_capabilities(git_project, tmp_path, monkeypatch):
+    # A program run as root keeps no capability that reaches around the read-only mounts
+    # (open_tree clones a mount without them), pins its temp folder (chattr +i), renames
+    # the machine, or changes the user's key files.
+    config = tmp_path / "config-home"
+    (config / "catalyst").mkdir(parents=True)
+    (config / "catalyst" / "run-key").write_text("ab" * 32 + "\n")
+    (config / "catalyst" / "run-key").chmod(0o600)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    name = os.uname().nodename
+    _writer(git_project, "", "\n".join([
+        "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('open_tree', l.syscall(428, -100, b'.', 1 | 0x80000))\"",
+        "hostname catalyst-test-host 2>/dev/null || echo 'hostname refused'",
+        "touch \"$TMPDIR/pinned\"; chattr +i \"$TMPDIR/pinned\" 2>/dev/null || echo 'chattr refused'",
+        f"chmod 0644 {config}/catalyst/run-key 2>/dev/null || echo 'key refused'",
+    ]), grants="")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "open_tree -1" in result.output and "hostname refused" in result.output, result.output
+    assert "key refused" in result.output and (config / "catalyst" / "run-key").stat().st_mode & 0o777 == 0o600
+    assert os.uname().nodename == name
+    if os.geteuid() == 0:
+        assert "chattr refused" in result.output
+
+
+@needs_namespaces
+def test_system_v_shared_memory_dies_with_the_program(project):
+    key = 0x5000 + os.getpid() % 0x1000
+    made = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+            f"print('made', l.shmget({key}, 4096, 0o1666) >= 0)")
+    found = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+             f"print('found', l.shmget({key}, 0, 0o666) >= 0)")
+    project.playbook("ipc", f"""
+        name: ipc
+        description: One step makes a System V segment, the next looks for it.
+        owner: Engineer
+        steps:
+          - bash: python3 -c "{made}"
+            writes: []
+          - bash: python3 -c "{found}"
+            writes: []
+    """)
+    result = project.run("ipc", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "made True" in result.output and "found False" in result.output, result.output
+    import ctypes
+
+    assert ctypes.CDLL(None).shmget(key, 0, 0o666) < 0  # nothing left on the machine

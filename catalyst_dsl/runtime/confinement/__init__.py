@@ -147,6 +147,7 @@ class Confinement:
         paths = [Path(os.path.realpath(real_root / p)) for p in dict.fromkeys(found) if os.path.lexists(real_root / p)]
         for git_file in [real_root / p for p in dict.fromkeys(found) if posixpath.basename(p).lower() == ".git"]:
             paths += _linked_git_directories(git_file)
+        paths += _user_key_files()
         return list(dict.fromkeys(paths))
 
     def mounts(self, writable: list[Path], shm_rights: int | None) -> dict:
@@ -321,3 +322,20 @@ class Confiner:
         if first and self.notice is not None:
             self.notice(f"programs run unconfined: {reason}; only their declared writes are checked")
         return None
+
+
+def _user_key_files() -> list[Path]:
+    """The user's own files a program must not change the modes or times of: the run key,
+    the check cache's key and the user's configuration (outside the project, so no grant
+    reaches them, but Landlock does not cover chmod or utime)."""
+    from catalyst_dsl.project.check_cache import KEY_FILE, user_cache_dir
+    from catalyst_dsl.project.config import user_config_dir
+
+    found = []
+    for directory, name in ((user_config_dir(), None), (user_cache_dir(), KEY_FILE)):
+        if directory is None:
+            continue
+        path = directory / name if name else directory
+        if os.path.lexists(path):
+            found.append(Path(os.path.realpath(path)))
+    return found

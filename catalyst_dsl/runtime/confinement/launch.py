@@ -47,6 +47,18 @@ _PARENT_GONE = signal.SIGUSR2
 _CANNOT_RUN = 127
 
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
+#: System V IPC and the host name are the namespace's own too: shared memory a program
+#: makes dies with it, and `hostname` changes nothing outside.
+_CLONE_NEWIPC, _CLONE_NEWUTS = 0x08000000, 0x04000000
+_PR_CAPBSET_DROP = 24
+_CAPGET, _CAPSET = 125, 126
+_CAPABILITY_VERSION_3 = 0x20080522
+#: Capabilities a program never gets, root or not: they reach around the read-only mounts
+#: and Landlock (CAP_SYS_ADMIN: `open_tree` clones a mount without them, mounts, host name;
+#: CAP_DAC_READ_SEARCH: `open_by_handle_at`; CAP_LINUX_IMMUTABLE: `chattr +i` keeps a
+#: temp folder alive), or change the machine (modules, raw devices, clock, ptrace of
+#: others, BPF).
+_DROPPED_CAPABILITIES = (2, 9, 12, 16, 17, 18, 19, 21, 22, 25, 27, 31, 32, 33, 34, 38, 39)
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_NOATIME, _MS_NODIRATIME, _MS_BIND = 32, 1024, 2048, 4096
 _MS_REC, _MS_PRIVATE, _MS_RELATIME = 1 << 14, 1 << 18, 1 << 21
@@ -77,6 +89,7 @@ def main(argv):
             os._exit(_CANNOT_RUN)
     if mounts is not None:
         _private_mounts(libc, mounts, ruleset_fd)
+        _drop_capabilities(libc)
     if ruleset_fd >= 0:
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset_fd, 0) != 0:
             _fail(f"cannot confine the program: {os.strerror(ctypes.get_errno())}")
@@ -143,13 +156,37 @@ def _private_mounts(libc, mounts, ruleset_fd):
         _fail(f"cannot give the program its private mounts: {error}")
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities(libc):
+    """Take `_DROPPED_CAPABILITIES` from the bounding set (nothing the program runs gets
+    them back) and from the launcher's own sets. Mounts are made by then."""
+    for capability in _DROPPED_CAPABILITIES:
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # EINVAL for one this kernel lacks
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    if libc.syscall(_CAPGET, ctypes.byref(header), data) != 0:
+        _fail(f"cannot read the program's capabilities: {os.strerror(ctypes.get_errno())}")
+    for capability in _DROPPED_CAPABILITIES:
+        word, bit = divmod(capability, 32)
+        for field in ("effective", "permitted", "inheritable"):
+            setattr(data[word], field, getattr(data[word], field) & ~(1 << bit))
+    if libc.syscall(_CAPSET, ctypes.byref(header), data) != 0:
+        _fail(f"cannot drop the program's capabilities: {os.strerror(ctypes.get_errno())}")
+
+
 def _enter_namespaces(libc):
     """A new mount namespace; for a user other than root, inside a user namespace that
     maps its uid and gid to themselves (files keep their owners, the program its ids)."""
     uid, gid = os.geteuid(), os.getegid()
-    if libc.unshare(_CLONE_NEWNS) == 0:
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) == 0:
         return
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
         raise OSError(ctypes.get_errno(), f"unshare: {os.strerror(ctypes.get_errno())}")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as file:

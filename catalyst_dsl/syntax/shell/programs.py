@@ -605,7 +605,24 @@ def option_program(argv: list[str | None], at: int) -> str | None:
     ends = ("--end-of-options",) if name == "git" else ("--", "--end-of-options")
     if name not in OPTIONS_RUN_PROGRAMS or any(w in ends for w in argv[start + 1:at]):
         return None
+    if name == "git":
+        command, i = "", start + 1
+        while i < at:  # the command, after git's own options (`-c key=value`, `-C dir`)
+            word = argv[i]
+            if word is None or not word.startswith("-"):
+                command = word
+                break
+            i += 2 if word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
+        if command is not None and command not in GIT_OPTIONS_RUN:
+            return None  # `git rm`, `git commit -m`: no option of theirs runs a program
     return name
+
+
+#: git commands with an option that runs a program or code (`--upload-pack=`, `-x`,
+#: `--extcmd=`, `-O`, `--exec=`, `--receive-pack=`, `--to-cmd=`, `--*-filter`).
+GIT_OPTIONS_RUN = frozenset({"fetch", "pull", "clone", "ls-remote", "push", "archive", "submodule", "rebase", "difftool",
+                             "mergetool", "grep", "send-email", "filter-branch", "bisect", "remote", "request-pull",
+                             "upload-pack", "fetch-pack", "send-pack", "daemon", "instaweb", "web--browse", "p4", "svn"})
 
 
 #: Of the builtins in NAMES, the options that take the next word, and of those the ones
