@@ -171,7 +171,8 @@ _SHELL = r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh"
 _INTERPRETER = re.compile(
     _SHELL + r"|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
     r"|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|[gmn]?awk|sed|gsed|jshell"
-    r"|groovy|scala|julia|guile|racket|sbcl|ocaml|erl|elixir|escript|swift|kotlin")
+    r"|groovy|scala|julia|guile|racket|sbcl|ocaml|erl|elixir|escript|swift|kotlin"
+    r"|i?python[0-9.]*|jupyter|irb|pry|ghci|runghc|gawk|busybox-awk|tsx|ts-node|clojure|clj|gst|gforth|m4|dc")
 
 
 class Interpreter(NamedTuple):
