@@ -230,6 +230,14 @@ REFUSED = [
     "lsr() { git ls-remote \"$1\" HEAD; }; lsr {{v}}", "git ls-remote \"${u:-{{v}}}\" HEAD", "m={{v}}; tar -xf a.tar \"$m\"",
     "bash -c 'git ls-remote \"$1\" HEAD' _ {{v}}", "git config -- core.fsmonitor {{v}}", "git config gpg.ssh.defaultKeyCommand {{v}}",
     "echo {{v}} | bash ./../../dev/stdin", "bash -c 'source /dev/stdin' <<< {{v}}",
+    # third round: >& re-expands, CR, compound [[ ]], integers bash fills, subscripted namerefs, groups, make, git aliases
+    "echo build >& {{v}}", "log={{v}}; make >& \"$log\"", "echo hi \\\r\n{{v}} PWNED", "x={{v}}; [[ x -eq 1 && 1 == 1 ]]",
+    "x={{v}}; [[ ( x -eq 1 ) ]]", "a=({{v}}); [[ a[0] -gt 0 && 1 ]]", "declare -i REPLY; read -r <<< {{v}}",
+    "n={{v}}; declare -n r='a[n]'; echo \"$r\"", "n={{v}}; exec {a[n]}>/dev/null", "mkdir -p -- {{v}}; cd -- {{v}}; (( ${PWD##*/} ))",
+    "echo {{v}} | bash -c \"$(cat)\"", "time { bash; } <<< {{v}}", "f() { cat; }; f() { bash; }; echo {{v}} | f",
+    "coproc B { bash; }; echo {{v}} >&\"${B[1]}\"", "x={{v}}; nice tar cf o.tar ./$x", "git ls-remote {,}{{v}}",
+    "shopt -s expand_al''iases; al''ias run=eval; run {{v}}", "VERSION={{v}} make release", "export VERSION={{v}}; make",
+    "env VERSION={{v}} make",
     # parse trouble and odd places
     "cat <<$'EOF'\n{{v}}\nEOF", "cat <<\"E\"F\n{{v}}\nEF", "cat <<{{v}}\nx\n{{v}}",
     "echo ${x{{v}}}", "echo $\"a{{v}}\" (", "echo {{v}} |& if",
@@ -342,7 +350,8 @@ def test_a_raw_fragment_is_analysed_with_its_text_at_run_time(project):
 @pytest.mark.parametrize("script, refused", [
     ("git ls-remote {{ inputs.v }} >/dev/null 2>&1 || true", True), ("tar cf out.tar \"{{ inputs.v }}\"", True),
     ("git ls-remote --end-of-options {{ inputs.v }} >/dev/null 2>&1 || true", False), ("printf '%s' {{ inputs.v }}", False),
-    ("echo {{ inputs.v }} | xargs find . -maxdepth 0 -name", None),
+    ("echo {{ inputs.v }} | xargs find . -maxdepth 0 -name", None), ("git sync {{ inputs.v }} || true", True),
+    ("split -l 1 {{ inputs.v }} /dev/null || true", True), ("git commit --dry-run -m {{ inputs.v }} >/dev/null 2>&1 || true", False),
 ])
 def test_a_value_read_as_an_option_that_runs_a_program_is_refused_at_run_time(project, script, refused):
     project.playbook("option", ("name: option\ndescription: a value as an option\nowner: Engineer\n"

@@ -41,7 +41,7 @@ _JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
 #: that is known only when the script runs.
 _BUILT_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\$|[}A-Za-z0-9_]\$\{?[A-Za-z_]|\}[A-Za-z_]")
 #: Variables bash fills with data it read or matched: they may hold a value.
-_DATA_VARIABLES = frozenset({"OLDPWD", "_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV", "BASH_COMMAND",
+_DATA_VARIABLES = frozenset({"OLDPWD", "PWD", "DIRSTACK", "_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV",
                              "READLINE_LINE", "BASH_ALIASES", "BASH_CMDS", "BASH_EXECUTION_STRING", "COMP_LINE", "COMP_WORDS",
                              "PIPESTATUS", "FUNCNAME"})
 #: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
@@ -128,7 +128,10 @@ def argv_refusals(argv: list[str | None]) -> dict[int, str]:
     with why: those its program runs or reads as names (`programs`), and those the literal
     code of a `bash -c` uses as code."""
     refused = programs.refused_arguments(argv)
+    makes = [i for i, w in enumerate(argv) if w is not None and programs.program_name(w) in ("make", "gmake", "bmake")]
     for at, word in enumerate(argv):
+        if makes and at < makes[0] and word is not None and programs.UNKNOWN in word and "=" in word.split(programs.UNKNOWN)[0]:
+            refused.setdefault(at, "in the environment of `make`, which expands it in recipes as text that may call $(shell ...)")
         if at == 0 or word is not None and programs.program_name(word) in programs.BASH_LIKE:
             for i, why in inline_code_uses(argv[at:]).items():
                 refused.setdefault(at + i, why)
@@ -218,6 +221,10 @@ class _Analyzer:
         self.array_names: set[str] = set()
         self.associative: set[str] = set()
         self.namerefs: set[str] = set()
+        self.exported: set[str] = set()
+        self.declared_at: dict[str, object] = {}
+        #: Regions that are names with a subscript (`unset 'a[x]'`): only the subscript is arithmetic.
+        self.named_regions: set[tuple[int, int]] = set()
         #: (variable, the nodes of its new text or None when opaque, the assigning node)
         self.sites: list[tuple[str, list | None, object]] = []
         self.functions: set[str] = set()
@@ -253,7 +260,15 @@ class _Analyzer:
             line = self.probe.count(b"\n", 0, joined.start()) + 1
             return (f"in a script with a line continuation inside a word (line {line}), which bash joins and "
                     "other readers split", "put a space before the backslash at the end of the line")
-        if re.search(rb"alias|posix", self.probe, re.IGNORECASE):
+        if re.search(rb"[\r\f\v]", self.probe):
+            return ("in a script that holds a carriage return, form feed or vertical tab, which bash reads as part of "
+                    "a word and other readers as a blank", "save the script with plain line ends (LF)")
+        if re.search(rb"\{[A-Za-z_][A-Za-z0-9_]*\[", self.probe) and re.search(rb"\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]\}[<>]", self.probe):
+            return ("in a script that names a file descriptor by an array element (`{a[i]}>`), whose subscript bash "
+                    "evaluates", "name the descriptor by a plain variable: {fd}>")
+        if re.search(rb"\bcoproc\b", self.probe):
+            return ("in a script with a `coproc`, whose input catalyst cannot follow", "run the program with a file of its own")
+        if re.search(rb"alias|posix", re.sub(rb"['\"\\]", b"", self.probe), re.IGNORECASE):
             return ("in a script that turns aliases on, where a command's name may stand for any code",
                     "use a function instead of an alias")
         for node in _walk(root):
@@ -262,6 +277,9 @@ class _Analyzer:
                 return (f"in a script that does not parse as bash (line {line + 1}, column {column + 1} of the script), "
                         "so where the value lands cannot be shown",
                         "fix the script's syntax (`bash -n` shows the error)")
+            if node.type == "command_name" and self._text(node) in ("{", "}"):
+                return ("in a script with a group `{ ...; }` where other readers see a command (after `time`, say)",
+                        "put the group in a function, or drop the word before it")
             if node.type == "number" and self.probe[node.end_byte:node.end_byte + 1] in (b"<", b">"):
                 return (f"in a script with the redirection {self._text(node)}{self.probe[node.end_byte:node.end_byte + 1].decode()}, "
                         "which bash reads as a redirection of that descriptor and other readers as an argument",
@@ -293,6 +311,11 @@ class _Analyzer:
                 name = node.child_by_field_name("name")
                 if name is not None:
                     self.functions.add(self._text(name))
+            elif node.type == "declaration_command" and node.children[0].type == "export" or node.type == "command" and \
+                    self._effective(node)[0] == "export":
+                for child in _walk(node):
+                    if child.type in ("variable_name", "word") and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self._text(child)):
+                        self.exported.add(self._text(child))
             elif node.type == "declaration_command":
                 self._declared(node, opaque)
             elif node.type == "variable_assignment" and any(c.type == "array" for c in node.children):
@@ -333,6 +356,7 @@ class _Analyzer:
             if target is None or self._text(target)[:1] in "-+":
                 continue
             name = self._text(target).strip("'\"").split("=", 1)[0]
+            self.declared_at.setdefault(name, node)
             if _flags(flags, "i"):
                 self.integer_names.add(name)
             if _flags(flags, "a") or _flags(flags, "A"):
@@ -354,6 +378,7 @@ class _Analyzer:
             if not word or word[:1] in "-+":
                 continue
             name = word.split("=", 1)[0].split("[", 1)[0].replace(programs.UNKNOWN, "")
+            self.declared_at.setdefault(name, node)
             if unknown or _flags(flags, "i"):
                 self.integer_names.add(name)
             if unknown or _flags(flags, "a") or _flags(flags, "A"):
@@ -514,6 +539,11 @@ class _Analyzer:
             start, end = self._template_span(node.start_byte, node.end_byte)
             yield Finding(Context.UNSAFE, start, end, f"a value may be assigned here to `{name}`, {special}",
                           "assign it to a variable of your own")
+        for name in sorted(self.integer_names & _DATA_VARIABLES):
+            node = self.declared_at.get(name, root)
+            start, end = self._template_span(node.start_byte, node.end_byte)
+            yield Finding(Context.UNSAFE, start, max(end, start + 1), f"`{name}` is made an integer (-i), and bash fills "
+                          "it with data it reads, which it then evaluates as arithmetic", "read into a variable of your own")
         for region in self._arithmetic(root):
             built = _BUILT_NAME.search(self._bytes(region))
             if built is not None:
@@ -521,7 +551,10 @@ class _Analyzer:
                 yield Finding(Context.UNSAFE, start, end, "a variable name built from pieces in arithmetic, which bash "
                               "evaluates: the name it makes may hold a value", _FIX_ARITHMETIC)
                 continue
+            named = (region.start_byte, region.end_byte) in self.named_regions
             for name, start, end in self._names_in(region, holes, _ARITHMETIC_NAME):
+                if named and self.probe[end:end + 1] == b"[":
+                    continue  # `a[x]` given as a name: `a` is the array, `x` the arithmetic
                 if not self._number(name):
                     start, end = self._template_span(start, end)
                     yield Finding(Context.UNSAFE, start, end, f"`{name}` may hold a value, and bash evaluates its text "
@@ -560,6 +593,15 @@ class _Analyzer:
             found = _child_uses(words[code - 1], inherited)
             if found:
                 yield self._use(arguments[code - 1], f"code that uses a variable holding a value ({found})", _FIX_CODE)
+        if name is not None and programs.program_name(name) in ("make", "gmake", "bmake"):
+            given = [c for c in command.children if c.type == "variable_assignment" and not all(
+                self._clean_source(v) for v in c.children if _field_of(c, v) == "value")]
+            exported = sorted(n for n in self.exported if self._holds_value(n))
+            if given or exported:
+                yield self._use(given[0] if given else command, f"in the environment of `make`, which expands "
+                                f"`$({(exported or ['NAME'])[0] if not given else self._text(given[0]).split('=')[0]})` "
+                                "in recipes as text that may call `$(shell ...)`", "pass the value to make in a file it reads, "
+                                "or check it first")
         argv = [name, *words]
         for at, argument in enumerate(arguments, 1):
             if words[at - 1] is not None or programs.option_program(argv, at) is None:
@@ -567,7 +609,8 @@ class _Analyzer:
             first = self._first_piece(argument)
             if first is None or (first.start_byte, first.end_byte) in holes:
                 continue  # a literal start, or the value itself: a run checks it
-            if self._holds_hole(first, holes) or self._is_value_use(first) or first.type in ("command_substitution",):
+            if self._holds_hole(first, holes) or self._is_value_use(first) or first.type in ("command_substitution",) or (
+                    first.type == "word" and self._holds_hole(argument, holes)):
                 yield self._use(argument, f"an argument of `{programs.option_program(argv, at)}` that may start with "
                                 "`-` and be read as an option that runs a program",
                                 "write `--` before it (git: `--end-of-options`), or start the word with text of your own")
@@ -596,6 +639,8 @@ class _Analyzer:
         if not pieces:
             return None
         first = pieces[0]
+        if first.type == "word" and re.search(r"[{}]", self._text(first)):
+            return first  # a brace expansion: which word comes first is known only when it runs
         if first.type in ("word", "raw_string", "string_content", "ansi_c_string", "number"):
             return None
         return first
@@ -615,8 +660,10 @@ class _Analyzer:
             parent = parent.parent
         if parent is None or parent.type != "command":
             return False
-        name = self._literal(parent.child_by_field_name("name"))
-        return name is not None and programs.program_name(name) in _OPTIONS_RUN_PROGRAMS
+        name, arguments = self._effective(parent)
+        argv = [name] + [self._literal(a) for a in arguments]
+        at = next((i for i, a in enumerate(arguments, 1) if a.start_byte <= node.start_byte < a.end_byte), None)
+        return at is not None and programs.option_program(argv, at) is not None
 
     def _arithmetic(self, root):
         """The nodes whose text bash evaluates as arithmetic."""
@@ -644,14 +691,21 @@ class _Analyzer:
                 for child in _walk(node):
                     if self._subscripted_name(child) and child.parent is not None and child.parent.type in (
                             "unset_command", "test_command", "unary_expression", "declaration_command"):
+                        self.named_regions.add((child.start_byte, child.end_byte))
                         yield child
             elif kind == "command" and self._effective(node)[0] in _NAMING:
-                yield from (a for a in self._effective(node)[1] if self._subscripted_name(a))
-            elif kind == "binary_expression" and node.parent is not None and node.parent.type == "test_command" \
-                    and node.parent.children[0].type == "[[":
+                for argument in self._effective(node)[1]:
+                    if self._subscripted_name(argument):
+                        self.named_regions.add((argument.start_byte, argument.end_byte))
+                        yield argument
+            elif kind == "binary_expression" and self._in_double_brackets(node):
                 operator = node.child_by_field_name("operator")
                 if operator is not None and self._text(operator) in _ARITHMETIC_TESTS:
                     yield from (c for c in node.children if c.start_byte != operator.start_byte)
+            elif kind == "variable_assignment" and node.child_by_field_name("name") is not None \
+                    and self._text(node.child_by_field_name("name")) in self.namerefs:
+                # `declare -n r='a[n]'`: each use of r evaluates the subscript
+                yield from (c for c in node.children if _field_of(node, c) == "value")
             elif kind == "variable_assignment":
                 name = node.child_by_field_name("name")
                 if name is not None and self._text(name) in self.integer_names:
@@ -659,6 +713,12 @@ class _Analyzer:
             elif kind == "heredoc_body" and not _quoted_heredoc(node, self._text) and (
                     b"$((" in self._bytes(node) or b"$[" in self._bytes(node)):
                 yield node
+
+    def _in_double_brackets(self, node) -> bool:
+        test = node.parent
+        while test is not None and test.type in (*_ARITHMETIC_NODES, "negated_command"):
+            test = test.parent
+        return test is not None and test.type == "test_command" and test.children[0].type == "[["
 
     def _names_in(self, node, holes, pattern):
         """(name, start, end) of each variable `pattern` finds in the text of `node`,
@@ -714,6 +774,10 @@ class _Analyzer:
             return "in arithmetic `(( ))`, which bash evaluates as an expression", _FIX_ARITHMETIC
         if kind == "c_style_for_statement" and child.type not in ("do_group", "compound_statement"):
             return "in the arithmetic of a `for (( ))` loop", _FIX_ARITHMETIC
+        if kind == "file_redirect" and any(self._text(c).endswith(">&") for c in parent.children if not c.is_named) \
+                and child.type != "file_descriptor":
+            return ("the target of `>&`, which bash expands a second time when it is not a number",
+                    'write `> "$file" 2>&1` instead of `>& "$file"`')
         if kind in ("heredoc_redirect", "file_redirect") and child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
             return "in a redirection's delimiter or descriptor", "write the delimiter or the descriptor in the script"
         if kind in ("heredoc_redirect", "herestring_redirect") or kind == "file_redirect" and self._reads_from(parent):
@@ -769,14 +833,18 @@ class _Analyzer:
         if node is None:
             return None
         if node.type == "command":
-            name = node.child_by_field_name("name")
-            argv = [self._literal(name)] + [self._literal(a) for a in node.children_by_field_name("argument")]
+            name, arguments = self._effective(node)
+            argv = [name] + [self._literal(a) for a in arguments]
             if argv[0] in self.functions and argv[0] not in seen:
-                body = self._function_body(argv[0])
-                return self._stdin_runner(body, seen | {argv[0]}) if body is not None else None
+                return next((r for r in (self._stdin_runner(body, seen | {argv[0]}) for body in self._function_bodies(argv[0]))
+                             if r is not None), None)
             code = programs.shell_code(argv)
-            if code is not None and argv[code] is not None and _code_reads_stdin(argv[code]):
-                return f"{argv[0]} -c"  # its code runs its input (`source /dev/stdin`, `bash`)
+            if code is not None and (argv[code] is None or _code_reads_stdin(argv[code])):
+                return f"{argv[0]} -c"  # its code runs its input (`source /dev/stdin`, `bash`, `"$(cat)"`)
+            if argv[0] is not None and programs.is_interpreter(programs.program_name(argv[0])) and any(
+                    argv[i] in ("-c", "-e", "-E", "-r", "--eval") and i + 1 < len(argv) and argv[i + 1] is None
+                    for i in range(1, len(argv))):
+                return argv[0]  # code not written literally (`python3 -c "$(cat)"`)
             return programs.reads_code_from_stdin(argv)
         if node.type in ("command_substitution", "heredoc_body", "string", "raw_string"):
             return None
@@ -792,12 +860,12 @@ class _Analyzer:
         operators = [self._text(c) for c in redirect.children if not c.is_named]
         return any(op in ("<", "0<") for op in operators) or (operators[:1] == ["<"])
 
-    def _function_body(self, name: str):
+    def _function_bodies(self, name: str):
+        """Every body the script gives the function `name` (it may define it again)."""
         for node in _walk(self.root):
             if node.type == "function_definition" and node.child_by_field_name("name") is not None \
                     and self._text(node.child_by_field_name("name")) == name:
-                return node.child_by_field_name("body")
-        return None
+                yield node.child_by_field_name("body")
 
     def _assignment(self, assignment, child) -> tuple[str, str] | None:
         if _field_of(assignment, child) != "value":

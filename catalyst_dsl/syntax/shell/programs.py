@@ -584,7 +584,8 @@ def _xargs_runs(argv: list[str | None], at: int) -> str | None:
 #: the script writes `--` before it.
 OPTIONS_RUN_PROGRAMS = frozenset({
     "find", "xargs", "git", "tar", "gtar", "bsdtar", "zip", "unzip", "rsync", "scp", "sftp", "ssh", "sed", "gsed", "awk",
-    "gawk", "mawk", "perl", "ruby", "node", "sort", "man", "less", "tcpdump", "curl", "wget",
+    "gawk", "mawk", "perl", "ruby", "node", "sort", "man", "less", "tcpdump", "curl", "wget", "split", "sdiff", "diff3",
+    "install",
 })
 
 
@@ -614,11 +615,20 @@ def option_program(argv: list[str | None], at: int) -> str | None:
                 command = word
                 break
             i += 2 if word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env") else 1
-        if command is not None and command not in GIT_OPTIONS_RUN:
+        if command is not None and command in GIT_SAFE_COMMANDS:
             return None  # `git rm`, `git commit -m`: no option of theirs runs a program
     return name
 
 
+#: git commands none of whose options runs a program (any other command, an alias from
+#: the repository's config included, may be `fetch` under another name).
+GIT_SAFE_COMMANDS = frozenset({
+    "add", "am", "apply", "blame", "branch", "checkout", "cherry-pick", "clean", "commit", "describe", "diff", "init",
+    "log", "ls-files", "merge", "mv", "notes", "reset", "restore", "revert", "rm", "show", "stash", "status", "switch",
+    "tag", "worktree", "rev-parse", "cat-file", "hash-object", "show-ref", "for-each-ref", "symbolic-ref", "update-ref",
+    "update-index", "ls-tree", "shortlog", "format-patch", "merge-base", "rev-list", "reflog", "gc", "fsck",
+    "sparse-checkout", "check-ignore", "check-attr", "version", "help", "var", "write-tree", "read-tree", "commit-tree",
+})
 #: git commands with an option that runs a program or code (`--upload-pack=`, `-x`,
 #: `--extcmd=`, `-O`, `--exec=`, `--receive-pack=`, `--to-cmd=`, `--*-filter`).
 GIT_OPTIONS_RUN = frozenset({"fetch", "pull", "clone", "ls-remote", "push", "archive", "submodule", "rebase", "difftool",
