@@ -422,7 +422,7 @@ def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
     """The GitHub API setting when it would carry the token unencrypted to another machine."""
     if key != "github-api-url":
         return None
-    from catalyst_dsl.runtime.network import CLEAR_TEXT_FIX, in_clear_text
+    from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text
 
     exposed = in_clear_text(str(value))
     if exposed is None:

@@ -101,7 +101,7 @@ class PullRequest:
     def __init__(self, api: str, repository: str, number: int, token: str) -> None:
         if urlsplit(api).scheme not in ("https", "http"):
             raise CommentError(f"the GitHub API address '{api}' is not an http(s) URL")
-        from catalyst_dsl.runtime.network import CLEAR_TEXT_FIX, in_clear_text
+        from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text
 
         exposed = in_clear_text(api)
         if exposed:

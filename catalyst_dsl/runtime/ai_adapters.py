@@ -35,8 +35,8 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory, Unusable
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import (CLEAR_TEXT_FIX, MAX_LINE_BYTES, HttpRequest, StreamingResponse, in_clear_text,
-                                         on_this_machine, open_response)
+from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text, on_this_machine
+from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
 
 COMMAND = "command"
 OPENAI = "openai"

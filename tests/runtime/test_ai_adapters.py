@@ -327,7 +327,7 @@ def test_openai_refuses_to_send_a_key_over_plain_http_to_another_machine():
     ("http://[::1]:8000", None), ("http://models.localhost/v1", None),
 ])
 def test_a_credential_is_in_clear_text_only_over_http_to_another_machine(url, exposed):
-    from catalyst_dsl.runtime.network import in_clear_text
+    from catalyst_dsl.project.addresses import in_clear_text
 
     assert in_clear_text(url) == exposed
 
