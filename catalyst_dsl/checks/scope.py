@@ -294,11 +294,14 @@ class ReferenceChecker:
             self.config_values(cfg, scope)
             result = spec.result
             script = cfg.get(spec.script[0]) if spec.script is not None else None
-            if isinstance(script, (ir.Tmpl, ir.ListV)):
+            env_entries = cfg.get("env")
+            if isinstance(script, (ir.Tmpl, ir.ListV)) or isinstance(env_entries, ir.MapV) and isinstance(script, ir.Lit):
                 # the shell lexers (about 1.5 ms to import) only for a playbook with a script
                 from catalyst_dsl.checks.scripts import check_script
 
-                check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope))
+                from catalyst_dsl.syntax.shell import given_names
+
+                check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope), given_names(cfg.get("env")))
             if action == "script":
                 code = cfg.get("code")
                 text = code.value if isinstance(code, ir.Lit) else code.text if isinstance(code, ir.Tmpl) else ""

@@ -22,9 +22,15 @@ from catalyst_dsl.syntax.shell import ARGV, BASH, JAVASCRIPT, JS_HELP, Context, 
 Origin = Callable[[ast.Expr], "str | None"]
 
 
-def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin) -> None:
+def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin, given: frozenset = frozenset()) -> None:
+    """`given`: the names of the step's `env:` entries that hold a value (`given_names`)."""
     if language == ARGV:
         _check_argv(tmpl, sink, origin)
+        return
+    if isinstance(tmpl, ir.Lit) and isinstance(tmpl.value, str) and given and language == BASH:
+        # no placeholder, but values in `env:`: the script's uses of them are checked
+        for finding in bash_analysis(tmpl.value, given=given).refusals:
+            sink.report("C822", f"{finding.problem}; it cannot be used there", tmpl.span, help=finding.help)
         return
     if not isinstance(tmpl, ir.Tmpl):
         return
@@ -33,7 +39,7 @@ def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Or
 
     placeholders = [p for p in tmpl.parts if not isinstance(p, ast.TextPart)]
     if language == BASH:
-        _check_bash(tmpl, placeholders, sink, origin, span_of)
+        _check_bash(tmpl, placeholders, sink, origin, span_of, given)
         return
     # The slots of the parts the runtime escapes (runtime/escaping.py reads the same).
     for part, slot in zip(placeholders, script_slots(tmpl.text, language, tmpl.parts or None)):
@@ -51,7 +57,8 @@ def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Or
                         help=f"{slot.help}; ${{{{ raw(x) }}}} opts out for a trusted value")
 
 
-def _check_bash(tmpl: ir.Tmpl, placeholders: list[ast.Part], sink: DiagnosticSink, origin: Origin, span_of) -> None:
+def _check_bash(tmpl: ir.Tmpl, placeholders: list[ast.Part], sink: DiagnosticSink, origin: Origin, span_of,
+                given: frozenset = frozenset()) -> None:
     """What a run refuses in a bash script, from the analysis the run makes
     (`syntax/shell/bash_refs`): each value and each use of a variable that holds one."""
     for part in placeholders:
@@ -60,9 +67,9 @@ def _check_bash(tmpl: ir.Tmpl, placeholders: list[ast.Part], sink: DiagnosticSin
         if source is not None:
             sink.report("C821", f"raw() lets {source} into this script unescaped, so its text runs as code", span_of(part.start, part.end),
                         help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)")
-    if not any(raw_argument(p) is None for p in placeholders):
+    if not given and not any(raw_argument(p) is None for p in placeholders):
         return
-    analysis = bash_analysis(tmpl.text, tmpl.parts or None)
+    analysis = bash_analysis(tmpl.text, tmpl.parts or None, given=given)
     for finding in analysis.slots:
         if finding.context is Context.UNSAFE:
             sink.report("C822", f"this value is {finding.problem}; it cannot be used there", span_of(finding.start, finding.end),

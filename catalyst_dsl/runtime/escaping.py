@@ -125,10 +125,17 @@ def refusal(problem: str, help: str, verb: str = "stands") -> StepError:
                      guidance=help + " (`catalyst check` reports this as C822)")
 
 
-def render_script(value: ir.Value, env: Env, language: str) -> object:
-    """The script of a step with every placeholder escaped for where it stands."""
+def render_script(value: ir.Value, env: Env, language: str, given: frozenset = frozenset()) -> object:
+    """The script of a step with every placeholder escaped for where it stands. `given`: the
+    names of the step's `env:` entries that hold a value (`syntax/shell.given_names`)."""
     if language == ARGV:
         return render_argv(value, env)
+    if isinstance(value, ir.Lit) and isinstance(value.value, str) and given and language == BASH:
+        refused = bash_analysis(value.value, given=given).refusals
+        if refused:
+            raise StepError("UnsafeTemplate", f"{refused[0].problem}; it cannot be used there",
+                            guidance=refused[0].help + " (`catalyst check` reports this as C822)")
+        return value.value
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
         return materialize(value, env)
     parsed = template_of(value)
@@ -136,7 +143,7 @@ def render_script(value: ir.Value, env: Env, language: str) -> object:
         error = parsed.errors[0]
         raise EvaluationError(error.message, error.start, error.end)
     if language == BASH:
-        return _by_reference(value, parsed.parts, env)
+        return _by_reference(value, parsed.parts, env, given)
     slots: tuple[Slot, ...] | None = None  # lexed once a value is to be escaped (a what-if may know none)
     placed = 0
     pieces: list[tuple[str, bool]] = []
@@ -175,7 +182,7 @@ def _ps_reference(value: object, slot: Slot, values: dict[str, str]) -> str | No
     return "${env:" + name + "}"
 
 
-def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env) -> object:
+def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env, given: frozenset = frozenset()) -> object:
     """A bash script with each value as a reference and the values in `Script.env`."""
     raw: list[str] = []
     values: dict[str, str] = {}
@@ -191,7 +198,7 @@ def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env) -> obje
             text = to_text(got)
             _representable(text)
             values[REFERENCE.format(len(values))] = text
-    analysis = bash_analysis(value.text, parts, tuple(raw))
+    analysis = bash_analysis(value.text, parts, tuple(raw), given)
     for slot, text in zip(analysis.slots, values.values()):
         if slot.option_of and text.startswith("-"):
             raise _option_value(slot.option_of)
@@ -200,7 +207,7 @@ def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env) -> obje
         first = refused[0]
         raise refusal(first.problem, first.help, verb="is") if first in analysis.slots else StepError(
             "UnsafeTemplate", f"{first.problem}; it cannot be used there", guidance=first.help + " (`catalyst check` reports this as C822)")
-    if analysis.script is None:  # no value placed: the author's text, raw parts included
+    if analysis.script is None and not values:  # no value placed: the author's text, raw parts included
         return Script([(_joined(parts, raw), False)])
     return Script([(analysis.script, False)], values)
 

@@ -880,8 +880,11 @@ class Interpreter:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.escaping import render_script
 
+        from catalyst_dsl.syntax.shell import given_names
+
         key, language = script
-        config = {e.key: render_script(e.value, env, language) if e.key == key else materialize(e.value, env)
+        given = given_names(step.config.get("env"))
+        config = {e.key: render_script(e.value, env, language, given) if e.key == key else materialize(e.value, env)
                   for e in step.config.entries}
         by_reference = getattr(config.get(key), "env", None)
         if by_reference:

@@ -376,3 +376,25 @@ def test_the_script_is_not_the_programs_input(project):
     result = project.run("stdin", "--mode", "autonomous", v="touch PWNED")
     assert result.exit_code == 0, result.output
     assert "got touch PWNED" in result.output and not project.exists("PWNED")
+
+
+@pytest.mark.parametrize("script, refused", [
+    ("echo $(( N + 1 ))", True), ("eval \"$N\"", True), ("$N --version", True), ("printf '%s' \"$N\"", False),
+    ("echo $(( M + 1 ))", False), ("printf '%s' {{ inputs.v }} \"$N\"; (( N ))", True),
+])
+def test_a_value_given_in_env_is_a_value_to_the_script(project, script, refused):
+    # `env: {N: "{{ inputs.v }}"}` passes a value under the name N: the script's uses of N
+    # are checked as uses of a value; M holds the author's constant.
+    project.playbook("given", ("name: given\ndescription: a value in env\nowner: Engineer\n"
+                               "inputs:\n  - name: v\n    type: string\n"
+                               f"steps:\n  - bash: |\n      {script}\n"
+                               "    env: {N: \"{{ inputs.v }}\", M: \"3\"}\n    writes: []\n"))
+    checked = project.cli("check")
+    result = project.run("given", "--mode", "autonomous", v="a[$(touch PWNED)]")
+    assert not project.exists("PWNED")
+    if refused:
+        assert checked.exit_code == 1 and "C822" in checked.output, checked.output
+        assert result.exit_code != 0 and "C822" in result.output, result.output
+    else:
+        assert checked.exit_code == 0, checked.output
+        assert result.exit_code == 0, result.output

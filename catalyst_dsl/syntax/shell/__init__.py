@@ -25,7 +25,7 @@ JAVASCRIPT = "javascript"
 #: An argv step's words (`command`): each is one argument, checked for the program it is given to.
 ARGV = "argv"
 
-__all__ = ["ARGV", "BASH", "POWERSHELL", "JAVASCRIPT", "JS_HELP", "Analysis", "Context", "Slot", "bash_analysis", "raw_argument",
+__all__ = ["ARGV", "BASH", "given_names", "POWERSHELL", "JAVASCRIPT", "JS_HELP", "Analysis", "Context", "Slot", "bash_analysis", "raw_argument",
            "script_slots"]
 
 #: What a `${{ raw(x) }}` stands for when its text is not known (in `catalyst check`): an
@@ -42,11 +42,24 @@ def raw_argument(part: ast.Part) -> ast.Expr | None:
     return None
 
 
-def bash_analysis(text: str, parts: tuple[ast.Part, ...] | None = None, raw: tuple[str, ...] | None = None) -> Analysis:
+def given_names(env: object) -> frozenset:
+    """The names of a step's `env:` entries (an IR mapping) whose values are templates: a
+    value reaches the program under those names, and the script's uses of them are checked
+    as uses of a value."""
+    from catalyst_dsl.ir import nodes as ir
+
+    if not isinstance(env, ir.MapV):
+        return frozenset()
+    return frozenset(e.key for e in env.entries if not isinstance(e.value, ir.Lit))
+
+
+def bash_analysis(text: str, parts: tuple[ast.Part, ...] | None = None, raw: tuple[str, ...] | None = None,
+                  given: frozenset = frozenset()) -> Analysis:
     """The bash script `text` with its values by reference (`bash_refs.analyze`).
 
     `raw`: the text of each `${{ raw(x) }}`, in order, when it is known (a run); unknown
-    (a check), each stands for an expansion the analysis cannot read."""
+    (a check), each stands for an expansion the analysis cannot read. `given`: the names of
+    the step's `env:` entries whose values are templates (they may hold a value)."""
     pieces: list[str | Hole] = []
     holes = raws = 0
     for part in parse_template(text).parts if parts is None else parts:
@@ -58,7 +71,7 @@ def bash_analysis(text: str, parts: tuple[ast.Part, ...] | None = None, raw: tup
         else:
             pieces.append(Hole(holes, part.start, part.end))
             holes += 1
-    return analyze(tuple(pieces))
+    return analyze(tuple(pieces), given)
 
 
 def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = None) -> tuple[Slot, ...]:

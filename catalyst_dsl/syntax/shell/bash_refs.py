@@ -191,9 +191,12 @@ def _positional_uses(code: str) -> tuple[Finding, ...]:
 
 
 @functools.lru_cache(maxsize=4096)
-def analyze(pieces: tuple[str | Hole, ...]) -> Analysis:
-    """The analysis of a script made of the author's text (str) and placeholders (Hole)."""
-    return _Analyzer(pieces).run()
+def analyze(pieces: tuple[str | Hole, ...], given: frozenset = frozenset()) -> Analysis:
+    """The analysis of a script made of the author's text (str) and placeholders (Hole);
+    `given`: the variables the step's `env:` sets from a value, which hold one too."""
+    analyzer = _Analyzer(pieces)
+    analyzer.inherited = given
+    return analyzer.run()
 
 
 class _Analyzer:
@@ -238,7 +241,7 @@ class _Analyzer:
     # -- the phases ------------------------------------------------------------------------------------
 
     def run(self) -> Analysis:
-        if not self.holes:
+        if not self.holes and not self.inherited:
             return Analysis((), (), None)
         tree = _parser().parse(self.probe)
         root = self.root = tree.root_node
