@@ -398,3 +398,13 @@ def test_a_value_given_in_env_is_a_value_to_the_script(project, script, refused)
     else:
         assert checked.exit_code == 0, checked.output
         assert result.exit_code == 0, result.output
+
+
+def test_a_script_nested_too_deep_is_refused_and_a_long_one_is_read():
+    # Following a value to the top of the script costs the nesting depth at each level, so
+    # the depth is bounded; length is not (bench/ measures the cost, tests never time it).
+    deep = "x=" + "".join("$(echo {{ v }} " for _ in range(200)) + ")" * 200
+    assert "nested deeper" in bash_analysis(deep).refusals[0].problem
+    long = "printf '%s' " + " ".join("{{ v }}" for _ in range(3000))
+    analysis = bash_analysis(long)
+    assert not analysis.refusals and len(analysis.slots) == 3000

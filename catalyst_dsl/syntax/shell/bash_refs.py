@@ -21,6 +21,7 @@ the variables the script assigns it to, so `x={{v}}; (( x ))` is refused at `(( 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -230,11 +231,15 @@ class _Analyzer:
         self.named_regions: set[tuple[int, int]] = set()
         #: (variable, the nodes of its new text or None when opaque, the assigning node)
         self.sites: list[tuple[str, list | None, object]] = []
+        self.sites_of: dict[str, list] = {}
+        self.hole_starts = [start for _, start, _ in self.holes]
         self.functions: set[str] = set()
-        self._argv_cache: dict[tuple[int, int], dict[int, str]] = {}
+        self._argv_cache: dict[tuple, tuple] = {}
+        self._argument_ends: dict[tuple, dict[int, int]] = {}
         #: The script is the code of `bash -c`, whose positional parameters hold values.
         self.positional = False
         self.root = None
+        self.bodies: dict | None = None
         #: A child's variables its parent script may have given a value (`export N=...`).
         self.inherited: frozenset = frozenset()
 
@@ -263,6 +268,9 @@ class _Analyzer:
             line = self.probe.count(b"\n", 0, joined.start()) + 1
             return (f"in a script with a line continuation inside a word (line {line}), which bash joins and "
                     "other readers split", "put a space before the backslash at the end of the line")
+        if _depth(root) > _MAX_DEPTH:
+            return (f"in a script nested deeper than {_MAX_DEPTH} levels, which catalyst does not follow",
+                    "split the script into functions or steps")
         if re.search(rb"[\r\f\v]", self.probe):
             return ("in a script that holds a carriage return, form feed or vertical tab, which bash reads as part of "
                     "a word and other readers as a blank", "save the script with plain line ends (LF)")
@@ -329,6 +337,7 @@ class _Analyzer:
                 self._declared_by_command(node, opaque)
             for name, sources in _assignments(node, self._text, self._effective):
                 self.sites.append((name, sources, node))
+                self.sites_of.setdefault(name, []).append((name, sources, node))
                 if sources is None:
                     opaque.add(name)
                 else:
@@ -405,9 +414,7 @@ class _Analyzer:
         is not: bash would evaluate the variable it names (`y=x; (( y ))`)."""
         if self._holds_value(name) or name in seen:
             return name in seen and not self._holds_value(name)
-        for assigned, sources, _ in self.sites:
-            if assigned != name:
-                continue
+        for assigned, sources, _ in self.sites_of.get(name, ()):
             if sources is None:
                 return False
             for source in sources:
@@ -477,15 +484,22 @@ class _Analyzer:
         while argument.parent is not None and argument.parent.type in ("string", "concatenation"):
             argument = argument.parent
         command = argument.parent
-        if command is None or command.type != "command" or _field_of(command, argument) != "argument":
+        if command is None or command.type != "command":
             return None
         first = self._first_piece(argument)
         if first is None or (first.start_byte, first.end_byte) != (node.start_byte, node.end_byte):
             return None
-        name, arguments = self._effective(command)
-        argv = [name] + [self._literal(a) for a in arguments]
-        at = next((i for i, a in enumerate(arguments, 1) if a.start_byte == argument.start_byte), None)
-        return programs.option_program(argv, at) if at is not None else None
+        key = ("option", command.start_byte, command.end_byte)
+        if key not in self._argv_cache:
+            name, arguments = self._effective(command)
+            self._argv_cache[key] = ([name] + [self._literal(a) for a in arguments],
+                                     {a.start_byte: i for i, a in enumerate(arguments, 1)},
+                                     {a.start_byte: a.end_byte for a in arguments})
+        argv, index_of, ends = self._argv_cache[key]
+        at = index_of.get(argument.start_byte)
+        if at is None or ends.get(argument.start_byte) != argument.end_byte:
+            return None  # not an argument (a prefix assignment, a redirection)
+        return programs.option_program(argv, at)
 
     def _body_slot(self, hole: Hole, body, start: int) -> Finding:
         """A placeholder in a here-document's body. The body is read here as bash reads it,
@@ -635,7 +649,7 @@ class _Analyzer:
             if node.type in ("concatenation", "string") and node.named_child_count:
                 pieces = [c for c in node.children if c.is_named] + pieces[1:]
             elif self._bytes(node) in (b"''", b'""', b"$''") or node.type in ("expansion", "simple_expansion") and \
-                    not self._is_value_use(node) and not self._holds_hole(node, {(s, e) for _, s, e in self.holes}):
+                    not self._is_value_use(node) and not self._holds_hole(node):
                 pieces.pop(0)  # empty quotes, or a variable without a value that may be empty
             else:
                 break
@@ -648,8 +662,20 @@ class _Analyzer:
             return None
         return first
 
-    def _holds_hole(self, node, holes) -> bool:
-        return any(node.start_byte <= s and e <= node.end_byte for s, e in holes)
+    def _holds_hole(self, node, holes=None) -> bool:
+        """Whether a placeholder lies within `node` (found by bisection: a long script with
+        many values stays linear)."""
+        at = bisect.bisect_left(self.hole_starts, node.start_byte)
+        return at < len(self.hole_starts) and self.holes[at][2] <= node.end_byte
+
+    def _hole_at(self, start: int) -> bool:
+        """Whether the byte `start` lies inside a placeholder."""
+        at = bisect.bisect_right(self.hole_starts, start) - 1
+        return at >= 0 and start < self.holes[at][2]
+
+    def _overlaps_hole(self, start: int, end: int) -> bool:
+        at = bisect.bisect_left(self.hole_starts, end) - 1
+        return at >= 0 and self.holes[at][2] > start
 
     def _use(self, node, problem: str, help: str) -> Finding:
         start, end = self._template_span(node.start_byte, node.end_byte)
@@ -730,7 +756,7 @@ class _Analyzer:
         for match in pattern.finditer(self._bytes(node)):
             group = 1 if match.group(1) is not None else 2
             start = base + match.start(group)
-            if any(s <= start < e for s, e in holes):
+            if self._hole_at(start):
                 continue
             yield match.group(group).decode(), start, base + match.end(group)
 
@@ -804,17 +830,18 @@ class _Analyzer:
                 "move the value into an argument in double quotes, or into a variable first")
 
     def _argument(self, command, child) -> tuple[str, str] | None:
-        field = _field_of(command, child)
-        if field != "argument":
-            return None  # a prefix assignment (checked on its own) or a redirection
-        arguments = command.children_by_field_name("argument")
         key = (command.start_byte, command.end_byte)
         if key not in self._argv_cache:
+            arguments = command.children_by_field_name("argument")
             name = command.child_by_field_name("name")
             argv = [self._literal(name)] + [self._literal(a) for a in arguments]
-            self._argv_cache[key] = argv_refusals(argv)
-        index = next(i for i, a in enumerate(arguments, 1) if a.start_byte == child.start_byte and a.end_byte == child.end_byte)
-        why = self._argv_cache[key].get(index)
+            self._argv_cache[key] = (argv_refusals(argv), {a.start_byte: i for i, a in enumerate(arguments, 1)})
+            self._argument_ends[key] = {a.start_byte: a.end_byte for a in arguments}
+        refused, index_of = self._argv_cache[key]
+        at = index_of.get(child.start_byte)
+        if at is None or self._argument_ends[key].get(child.start_byte) != child.end_byte:
+            return None  # a prefix assignment (checked on its own) or a redirection
+        why = refused.get(at)
         if why is None:
             return None
         return why, _fix_for(why)
@@ -865,10 +892,13 @@ class _Analyzer:
 
     def _function_bodies(self, name: str):
         """Every body the script gives the function `name` (it may define it again)."""
-        for node in _walk(self.root):
-            if node.type == "function_definition" and node.child_by_field_name("name") is not None \
-                    and self._text(node.child_by_field_name("name")) == name:
-                yield node.child_by_field_name("body")
+        if self.bodies is None:
+            self.bodies = {}
+            for node in _walk(self.root):
+                if node.type == "function_definition" and node.child_by_field_name("name") is not None:
+                    self.bodies.setdefault(self._text(node.child_by_field_name("name")), []).append(
+                        node.child_by_field_name("body"))
+        yield from self.bodies.get(name, ())
 
     def _assignment(self, assignment, child) -> tuple[str, str] | None:
         if _field_of(assignment, child) != "value":
@@ -1002,7 +1032,7 @@ class _Analyzer:
             head = self._text(node.children[0])
             if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=|-[-A-Za-z0-9_.=]*", head):
                 return head + programs.UNKNOWN  # NAME=<value>, --option=<value>: the head is known
-        if any(start < node.end_byte and node.start_byte < end for _, start, end in self.holes):
+        if self._overlaps_hole(node.start_byte, node.end_byte):
             return None  # it holds a value (also inside single quotes, where it is text to the parser)
         text = self._text(node)
         if node.type in ("word", "number") and not re.search(r"[$`*?\[{~]", text):
@@ -1056,6 +1086,21 @@ def _enclosing(node, kind: str):
     while node is not None and node.type != kind:
         node = node.parent
     return node
+
+
+#: How deep a script may nest: following a value to the top costs the depth at each level
+#: (a node's parent is found from the root), so the bound keeps the analysis linear.
+_MAX_DEPTH = 64
+
+
+def _depth(root) -> int:
+    """The deepest nesting of the tree, in one walk."""
+    deepest, stack = 0, [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in node.children)
+    return deepest
 
 
 def _walk(node):
