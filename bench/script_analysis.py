@@ -9,7 +9,8 @@ Three figures, each min / median / max over the rounds, CPU and wall time:
   (every hostile shape, each a new text, so nothing is served from the cache);
 - the same scripts through the escaping lexer at COMMIT (default fabd8e6, the last
   commit that had it), read from git into a temporary module.
-And how many of the hostile shapes each refuses before a run.
+And how many of the hostile shapes each refuses before a run, and what three large
+scripts cost (a long one, one command of many values, deep nesting).
 """
 
 from __future__ import annotations
@@ -91,6 +92,22 @@ def main() -> None:
         print(f"{name}, one script ({len(scripts)} scripts a round):")
         print("  cpu ", spread(cpu, "ms", 3))
         print("  wall", spread(wall, "ms", 3))
+
+    # Size: a long script, one command of many values, deep nesting (refused past 64 levels).
+    shapes = {
+        "2,000 lines of assignments and arithmetic": "\n".join(
+            f"x{i}={{{{ v }}}}; printf '%s' \"$x{i}\" | tee out{i}; n{i}=3; echo $(( n{i} + 1 ))" for i in range(2000)),
+        "one command of 4,000 values": "printf '%s' " + " ".join("{{ v }}" for _ in range(4000)),
+        "200 nested command substitutions": "x=" + "".join("$(echo {{ v }} " for _ in range(200)) + ")" * 200,
+    }
+    for name, script in shapes.items():
+        times = []
+        for round_ in range(3):
+            bash_refs.analyze.cache_clear()
+            started = _cpu()
+            bash_analysis(script + f"\n# {round_}")
+            times.append((_cpu() - started) * 1000)
+        print(f"{name} ({len(script):,} bytes): cpu {spread(times, 'ms', 0)}")
 
     hostile = [s.replace("{{v}}", "{{ v }}") for s in REFUSED]
     new_refused = sum(bool(bash_analysis(s).refusals) for s in hostile)
