@@ -14,8 +14,7 @@ from typing import Callable
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell.bash_refs import argv_refusals
-from catalyst_dsl.syntax.shell.programs import argv_words, shell_code
+from catalyst_dsl.syntax.shell.bash_refs import argv_analysis
 from catalyst_dsl.syntax.shell import ARGV, BASH, JAVASCRIPT, JS_HELP, Context, bash_analysis, raw_argument, script_slots
 
 #: Says where a value comes from when it is untrusted ("the input 'name'"), else None.
@@ -83,9 +82,7 @@ def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
     (runtime/escaping.render_argv reads the same); the code of `bash -c` is a bash script."""
     if not isinstance(argv, ir.ListV):
         return
-    words = argv_words(argv.items)
-    refused = argv_refusals(words)
-    code = shell_code(words)
+    _, refused, code = argv_analysis(argv.items)
     for i, item in enumerate(argv.items):
         if not isinstance(item, ir.Tmpl):
             continue

@@ -23,9 +23,8 @@ from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
-from catalyst_dsl.syntax.shell.bash_refs import REFERENCE
-from catalyst_dsl.syntax.shell.bash_refs import argv_refusals
-from catalyst_dsl.syntax.shell.programs import argv_words, option_program, shell_code
+from catalyst_dsl.syntax.shell.bash_refs import REFERENCE, argv_analysis
+from catalyst_dsl.syntax.shell.programs import option_program
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
@@ -41,7 +40,7 @@ _ps_heredoc = str.maketrans({c: "`" + c for c in "`$"})
 _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
 
-def escape(value: object, slot: Slot, language: str = POWERSHELL) -> str:
+def escape(value: object, slot: Slot) -> str:
     """`value` as text that stands for exactly itself in `slot` of a PowerShell script."""
     text = to_text(value)
     _representable(text)
@@ -49,7 +48,7 @@ def escape(value: object, slot: Slot, language: str = POWERSHELL) -> str:
     if context is Context.UNSAFE:
         raise refusal(slot.problem, slot.help)
     if context in (Context.HEREDOC, Context.HEREDOC_QUOTED):
-        _inside_body(text, slot, language)
+        _inside_body(text, slot)
     if context is Context.WORD:
         number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
         return text if number else "'" + text.translate(_ps_single) + "'"
@@ -75,12 +74,10 @@ def _representable(text: str) -> None:
                         guidance="pass the value through a file, or fix its source")
 
 
-def _inside_body(text: str, slot: Slot, language: str) -> None:
-    """Refuse a value that would end its here-document early (a line that is the delimiter)."""
+def _inside_body(text: str, slot: Slot) -> None:
+    """Refuse a value that would end its here-string early (a line that starts with the
+    delimiter, as PowerShell reads `'@` and `"@`)."""
     lines = text.split("\n")
-    if slot.strip_tabs and "\n\t" in text:
-        raise StepError("UnsafeValue", "a value in a <<- here-document has lines that start with a tab, which bash would remove",
-                        guidance="use << instead of <<-, or pass the value in `env:`")
     if slot.before is None or slot.after is None:
         # Another placeholder shares the line, so its whole text is not known here: any
         # line holding the delimiter might end the body.
@@ -89,11 +86,7 @@ def _inside_body(text: str, slot: Slot, language: str) -> None:
         candidates = [slot.before + lines[0], *lines[1:]]
         candidates[-1] += slot.after
     for line in candidates:
-        if language == POWERSHELL:
-            ends = line.lstrip().startswith(slot.delimiter)
-        else:
-            ends = (line.lstrip("\t") if slot.strip_tabs else line) == slot.delimiter
-        if ends:
+        if line.lstrip().startswith(slot.delimiter):
             raise StepError("UnsafeValue", f"a value would end its here-document early: it holds a line '{slot.delimiter}'",
                             guidance="choose a delimiter the value cannot contain, or pass the value in `env:`")
 
@@ -119,10 +112,20 @@ class Script(str):
         return script
 
 
-def refusal(problem: str, help: str, verb: str = "stands") -> StepError:
-    """The error of a run that meets a value `catalyst check` reports as C822."""
-    return StepError("UnsafeTemplate", f"a value {verb} {problem}; it cannot be used there",
-                     guidance=help + " (`catalyst check` reports this as C822)")
+def refusal(problem: str, help: str, verb: str | None = "stands") -> StepError:
+    """The error of a run that meets what `catalyst check` reports as C822: a value that
+    stands `problem` (`verb` None: `problem` is the whole sentence, a use of a variable)."""
+    message = f"a value {verb} {problem}" if verb is not None else problem
+    return StepError("UnsafeTemplate", f"{message}; it cannot be used there", guidance=help + " (`catalyst check` reports this as C822)")
+
+
+def _refused(analysis) -> StepError | None:
+    """The run's refusal of the first thing `analysis` refuses, or None."""
+    refused = analysis.refusals
+    if not refused:
+        return None
+    first = refused[0]
+    return refusal(first.problem, first.help, verb="is" if first in analysis.slots else None)
 
 
 def render_script(value: ir.Value, env: Env, language: str, given: frozenset = frozenset()) -> object:
@@ -131,10 +134,9 @@ def render_script(value: ir.Value, env: Env, language: str, given: frozenset = f
     if language == ARGV:
         return render_argv(value, env)
     if isinstance(value, ir.Lit) and isinstance(value.value, str) and given and language == BASH:
-        refused = bash_analysis(value.value, given=given).refusals
-        if refused:
-            raise StepError("UnsafeTemplate", f"{refused[0].problem}; it cannot be used there",
-                            guidance=refused[0].help + " (`catalyst check` reports this as C822)")
+        error = _refused(bash_analysis(value.value, given=given))
+        if error is not None:
+            raise error
         return value.value
     if not isinstance(value, ir.Tmpl) or language not in (BASH, POWERSHELL):
         return materialize(value, env)
@@ -161,7 +163,7 @@ def render_script(value: ir.Value, env: Env, language: str, given: frozenset = f
             if slots is None:
                 slots = script_slots(value.text, language, parsed.parts)
             reference = _ps_reference(got, slots[placed], values)
-            pieces.append((reference, False) if reference is not None else (escape(got, slots[placed], language), True))
+            pieces.append((reference, False) if reference is not None else (escape(got, slots[placed]), True))
         placed += 1
     return Script(pieces, values)
 
@@ -202,11 +204,9 @@ def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env, given: 
     for slot, text in zip(analysis.slots, values.values()):
         if slot.option_of and text.startswith("-"):
             raise _option_value(slot.option_of)
-    refused = analysis.refusals
-    if refused:
-        first = refused[0]
-        raise refusal(first.problem, first.help, verb="is") if first in analysis.slots else StepError(
-            "UnsafeTemplate", f"{first.problem}; it cannot be used there", guidance=first.help + " (`catalyst check` reports this as C822)")
+    error = _refused(analysis)
+    if error is not None:
+        raise error
     if analysis.script is None and not values:  # no value placed: the author's text, raw parts included
         return Script([(_joined(parts, raw), False)])
     return Script([(analysis.script, False)], values)
@@ -228,9 +228,7 @@ def render_argv(value: ir.Value, env: Env) -> object:
     there it is refused; the code of `bash -c` gets its values by reference."""
     if not isinstance(value, ir.ListV):
         return materialize(value, env)
-    words = argv_words(value.items)
-    refused = argv_refusals(words)
-    code = shell_code(words)
+    words, refused, code = argv_analysis(value.items)
     out: list = []
     values: dict[str, str] = {}
     for i, item in enumerate(value.items):

@@ -18,25 +18,8 @@ import pytest
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.escaping import escape
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, script_slots
+from script_payloads import PAYLOADS
 
-PAYLOADS = {
-    "semicolon": "x; touch PWNED",
-    "substitution": "$(touch PWNED)",
-    "backticks": "`touch PWNED`",
-    "single-quote": "x' ; touch PWNED; '",
-    "double-quote": 'x" ; touch PWNED; "',
-    "newline": "\ntouch PWNED",
-    "variable": "$HOME",
-    "backslash": "\\",
-    "glob": "*",
-    "option": "--flag",
-    "spaces": "a  b\tc",
-    "empty": "",
-    "here-doc-end": "EOF\ntouch PWNED",
-    "unicode": "é ‘’ “” „ `$",
-    "plain": "hello-world_1.0",
-    "comma": "b,c",
-}
 
 def test_raw_opts_out_of_escaping(project):
     project.playbook("trusted", """
@@ -169,23 +152,23 @@ def _slot(context: Context, **more) -> Slot:
 @pytest.mark.parametrize("payload", sorted(set(PAYLOADS) - {"here-doc-end"}))
 def test_powershell_escaping_reads_back_as_the_value(payload):
     value = PAYLOADS[payload]
-    assert _read_single(escape(value, _slot(Context.SINGLE), POWERSHELL)) == value
-    assert _read_double(escape(value, _slot(Context.DOUBLE), POWERSHELL)) == value
-    word = escape(value, _slot(Context.WORD), POWERSHELL)
+    assert _read_single(escape(value, _slot(Context.SINGLE))) == value
+    assert _read_double(escape(value, _slot(Context.DOUBLE))) == value
+    word = escape(value, _slot(Context.WORD))
     assert word[0] == word[-1] == "'" and _read_single(word[1:-1]) == value
-    here = escape(value, _slot(Context.HEREDOC, delimiter='"@', before="", after=""), POWERSHELL)
+    here = escape(value, _slot(Context.HEREDOC, delimiter='"@', before="", after=""))
     assert _read_double(here, here=True) == value
-    assert escape(value, _slot(Context.HEREDOC_QUOTED, delimiter="'@", before="", after=""), POWERSHELL) == value
+    assert escape(value, _slot(Context.HEREDOC_QUOTED, delimiter="'@", before="", after="")) == value
 
 
 def test_powershell_numbers_stay_numbers_and_here_strings_cannot_be_ended():
-    assert escape(42, _slot(Context.WORD), POWERSHELL) == "42"
-    assert escape(-1.5, _slot(Context.WORD), POWERSHELL) == "-1.5"
-    assert escape(float("nan"), _slot(Context.WORD), POWERSHELL) == "'NaN'"
-    assert escape(True, _slot(Context.WORD), POWERSHELL) == "'true'"
-    assert escape("42", _slot(Context.WORD), POWERSHELL) == "'42'"
+    assert escape(42, _slot(Context.WORD)) == "42"
+    assert escape(-1.5, _slot(Context.WORD)) == "-1.5"
+    assert escape(float("nan"), _slot(Context.WORD)) == "'NaN'"
+    assert escape(True, _slot(Context.WORD)) == "'true'"
+    assert escape("42", _slot(Context.WORD)) == "'42'"
     with pytest.raises(StepError) as caught:
-        escape("x\n'@\nRemove-Item -Recurse /", _slot(Context.HEREDOC_QUOTED, delimiter="'@", before="", after=""), POWERSHELL)
+        escape("x\n'@\nRemove-Item -Recurse /", _slot(Context.HEREDOC_QUOTED, delimiter="'@", before="", after=""))
     assert caught.value.code == "UnsafeValue"
 
 

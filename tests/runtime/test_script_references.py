@@ -17,27 +17,8 @@ import subprocess
 import pytest
 
 from catalyst_dsl.syntax.shell import Context, bash_analysis
+from script_payloads import PAYLOADS
 
-PAYLOADS = {
-    "semicolon": "x; touch PWNED",
-    "substitution": "$(touch PWNED)",
-    "backticks": "`touch PWNED`",
-    "single-quote": "x' ; touch PWNED; '",
-    "double-quote": 'x" ; touch PWNED; "',
-    "newline": "\ntouch PWNED",
-    "variable": "$HOME",
-    "backslash": "\\",
-    "glob": "*",
-    "option": "--flag",
-    "spaces": "a  b\tc",
-    "empty": "",
-    "here-doc-end": "EOF\ntouch PWNED",
-    "unicode": "é ‘’ “” „ `$",
-    "plain": "hello-world_1.0",
-    "comma": "b,c",
-    "subscript": "a[$(touch PWNED)]",
-    "ansi-quote": "'$'\\'' ; touch PWNED",
-}
 
 #: Places a value stands in: a script line that writes what the value became to out/NAME.
 CONTEXTS = {

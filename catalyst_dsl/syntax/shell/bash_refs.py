@@ -48,8 +48,6 @@ _DATA_VARIABLES = frozenset({"OLDPWD", "PWD", "DIRSTACK", "_", "REPLY", "MAPFILE
 #: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
 #: character or `#` (`16#ff` is a number in base 16, `${#x}` a length, `$#` a count).
 _ARITHMETIC_NAME = re.compile(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Za-z_][A-Za-z0-9_]*))")
-#: A `$name` / `${name` reference in code text (eval's, trap's).
-_CODE_NAME = re.compile(rb"\$\{?!?(?:([0-9@*])|([A-Za-z_][A-Za-z0-9_]*))")
 
 #: The comparisons of `[[ ]]` that evaluate both sides as arithmetic.
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -124,6 +122,14 @@ def _parser():
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+def argv_analysis(items) -> tuple[list[str | None], dict[int, str], int | None]:
+    """An argv step's IR words as the check and the run read them (one place, so they
+    agree): the words (`programs.argv_words`), the positions refused with why, and the
+    position of the code of `bash -c`, which is a bash script, or None."""
+    words = programs.argv_words(items)
+    return words, argv_refusals(words), programs.shell_code(words)
+
+
 def argv_refusals(argv: list[str | None]) -> dict[int, str]:
     """The arguments of a command (a script's or an argv step's) that may not hold a value,
     with why: those its program runs or reads as names (`programs`), and those the literal
@@ -182,8 +188,7 @@ def _code_reads_stdin(code: str) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _positional_uses(code: str) -> tuple[Finding, ...]:
-    analyzer = _Analyzer((code,))
-    analyzer.positional = True
+    analyzer = _Analyzer((code,))  # (its positional parameters hold values, as everywhere)
     root = analyzer.root = _parser().parse(analyzer.probe).root_node
     if analyzer._unreadable(root) is not None:
         return (Finding(Context.UNSAFE, 0, len(code), "code that does not parse as bash", _FIX_CODE),)
@@ -236,8 +241,6 @@ class _Analyzer:
         self.functions: set[str] = set()
         self._argv_cache: dict[tuple, tuple] = {}
         self._argument_ends: dict[tuple, dict[int, int]] = {}
-        #: The script is the code of `bash -c`, whose positional parameters hold values.
-        self.positional = False
         self.root = None
         self.bodies: dict | None = None
         #: A child's variables its parent script may have given a value (`export N=...`).
@@ -1132,7 +1135,7 @@ def _quoting(expansion) -> Context:
         return Context.DOUBLE
     if node is not None and node.type == "heredoc_body":
         return Context.HEREDOC
-    return Context.WORD if expansion.parent.type != "string" else Context.DOUBLE
+    return Context.WORD
 
 
 def _quoted_heredoc(body, text) -> bool:
@@ -1185,20 +1188,3 @@ def _assignments(node, text, effective=None):
                 word = (word[2:] if word.startswith("-v") else word).split("[", 1)[0]
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", word):
                     yield word, None
-
-
-def _inputs(node) -> list:
-    """What may reach `node`'s standard input: the redirections of every statement around
-    it (`while read x; do ...; done <<< "$v"`) and the stages piped into it."""
-    found = []
-    child, parent = node, node.parent
-    while parent is not None:
-        if parent.type == "redirected_statement":
-            found.extend(c for c in parent.children if c.type.endswith("_redirect"))
-        elif parent.type == "pipeline":
-            for stage in parent.children:
-                if stage.start_byte >= child.start_byte:
-                    break
-                found.append(stage)
-        child, parent = parent, parent.parent
-    return found

@@ -35,11 +35,8 @@ class Slot:
     problem: str = ""
     help: str = ""
     delimiter: str = ""
-    strip_tabs: bool = False
     before: str | None = None
     after: str | None = None
-    #: An unquoted word inside a brace expansion: quoted even when plain.
-    always_quote: bool = False
 
 
 #: The fix for a value in command position, in bash and PowerShell alike.
