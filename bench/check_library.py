@@ -32,7 +32,11 @@ def playbook(index: int, steps: int) -> str:
         elif kind == 1:
             lines += [f"  - var: count-{s}", f"    value: ${{{{ get('read-{s - 1}').length + {s} }}}}"]
         elif kind == 2:
-            lines += [f"  - if: ${{{{ get('count-{s - 1}') > 10 }}}}", "    then:", f"      - display: \"big {{{{count-{s - 1}}}}}\""]
+            lines += [
+                f"  - if: ${{{{ get('count-{s - 1}') > 10 }}}}",
+                "    then:",
+                f"      - display: \"big {{{{count-{s - 1}}}}}\"",
+            ]
         else:
             lines += [f"  - name: run-{s}", f"    bash: echo {{{{feature-id}}}} {s}"]
     return "\n".join(lines) + "\n"
@@ -51,7 +55,9 @@ def main() -> None:
         with collector_tuned_for_checking():  # as `catalyst check` does
             errors = sum(1 for p in paths for d in compile_path(p).diagnostics if d.severity.value == "error")
         elapsed = time.perf_counter() - start
-        print(f"{count} playbooks x {steps} steps: {elapsed * 1000:.0f} ms ({elapsed / count * 1000:.2f} ms each), {errors} errors")
+        print(
+            f"{count} playbooks x {steps} steps: {elapsed * 1000:.0f} ms ({elapsed / count * 1000:.2f} ms each), {errors} errors"
+        )
         times: dict[int, float] = {}
         for size in (steps * 10, steps * 100):
             path = Path(tmp) / "big.yaml"

@@ -93,9 +93,16 @@ def chain(count: int) -> str:
         if i == 0:
             continue
         if i % 10 == 2:  # n(i-2) branches to n(i-1) or straight to n(i): a diamond
-            edges += [f"  - from: n{i - 2}", f"    to: n{i - 1}", "    when: { field: go, equals: true }",
-                      f"  - from: n{i - 2}", f"    to: n{i}", "    when: { field: go, notEquals: true }",
-                      f"  - from: n{i - 1}", f"    to: n{i}"]
+            edges += [
+                f"  - from: n{i - 2}",
+                f"    to: n{i - 1}",
+                "    when: { field: go, equals: true }",
+                f"  - from: n{i - 2}",
+                f"    to: n{i}",
+                "    when: { field: go, notEquals: true }",
+                f"  - from: n{i - 1}",
+                f"    to: n{i}",
+            ]
         elif i % 10 != 1:
             edges += [f"  - from: n{i - 1}", f"    to: n{i}"]
     return "\n".join(lines + edges) + "\n"
@@ -116,7 +123,9 @@ def spread(values: list[float]) -> str:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    print(f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    )
     print("load (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -134,7 +143,9 @@ def main() -> None:
             results["10,000 nodes"].append(timed([big]))
     for label, samples in results.items():
         print(f"{label:>14}: CPU {spread([c for c, _ in samples])}; wall {spread([w for _, w in samples])}")
-    ratio = statistics.median(c for c, _ in results["10,000 nodes"]) / statistics.median(c for c, _ in results["1,000 nodes"])
+    ratio = statistics.median(c for c, _ in results["10,000 nodes"]) / statistics.median(
+        c for c, _ in results["1,000 nodes"]
+    )
     print(f"10,000 / 1,000 nodes, median CPU: {ratio:.1f}x (linear is 10x)")
 
 

@@ -44,10 +44,26 @@ def write_paths(count: int, seed: int = 7) -> list[str]:
 
 
 GRANTS = [
-    ".xe/features/**", ".xe/features/*/spec.md", "src/module-1*/**", "src/module-2?/**/*.py",
-    "src/module-[3-5]*/", "docs/", "docs/*.md", "tests/**/*.py", "tests/test_[0-9]*.py",
-    "build/out-[0-9]/", "build/out-1[0-9]/**", "reports/*/report-*.json", "packages/pkg-1*/src/*.ts",
-    "packages/*/README.md", "*.lock", ".gitignore", "CHANGELOG.md", "tmp/", ".cache/**", "logs/*.log",
+    ".xe/features/**",
+    ".xe/features/*/spec.md",
+    "src/module-1*/**",
+    "src/module-2?/**/*.py",
+    "src/module-[3-5]*/",
+    "docs/",
+    "docs/*.md",
+    "tests/**/*.py",
+    "tests/test_[0-9]*.py",
+    "build/out-[0-9]/",
+    "build/out-1[0-9]/**",
+    "reports/*/report-*.json",
+    "packages/pkg-1*/src/*.ts",
+    "packages/*/README.md",
+    "*.lock",
+    ".gitignore",
+    "CHANGELOG.md",
+    "tmp/",
+    ".cache/**",
+    "logs/*.log",
 ]
 
 

@@ -41,7 +41,9 @@ def var_chain(n: int) -> str:
 
 def headings(n: int) -> str:
     """A Markdown playbook of n phase headings, each with a code block."""
-    body = "".join(f"## Phase {i}\n\nWrite `{{{{ example }}}}` for part {i}.\n\n```\n{{{{ code }}}}\n```\n\n" for i in range(n))
+    body = "".join(
+        f"## Phase {i}\n\nWrite `{{{{ example }}}}` for part {i}.\n\n```\n{{{{ code }}}}\n```\n\n" for i in range(n)
+    )
     return "---\nname: hostile\ndescription: generated\nowner: Engineer\n---\n" + body
 
 
@@ -53,8 +55,10 @@ def parallel_globs(n: int) -> str:
 
 def nested_ifs(n: int) -> str:
     """n `if` blocks in a row, each defining a name the next one reads."""
-    steps = "".join(f"  - if: ${{{{ x }}}}\n    then:\n      - var: v{i}\n        value: \"{{{{v{i - 1}}}}}\"\n    else:\n      - var: v{i}\n        value: 0\n"
-                    for i in range(1, n))
+    steps = "".join(
+        f"  - if: ${{{{ x }}}}\n    then:\n      - var: v{i}\n        value: \"{{{{v{i - 1}}}}}\"\n    else:\n      - var: v{i}\n        value: 0\n"
+        for i in range(1, n)
+    )
     return HEAD + "inputs:\n  - boolean: x\nsteps:\n  - var: v0\n    value: 1\n" + steps
 
 
@@ -77,7 +81,9 @@ CASES = [
 def measure(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False
+    )
     if done.returncode not in (0, 1) or "Traceback" in done.stderr:
         sys.exit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr}")
     wall = time.perf_counter() - started
@@ -94,7 +100,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every base size")
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'case':<16} {'command':<8} {'size':>8}  {'CPU s min/med/max':<20} {'wall s min/med/max':<20} 4n/n")
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,13 +116,22 @@ def main() -> None:
                 path = root / f"{name}-{size}{suffix}"
                 path.write_text(make(size), encoding="utf-8")
                 # The check cache would answer the second run from the first: measure the work.
-                argv = [sys.executable, "-m", "catalyst_dsl", command, *(["--no-cache"] if command == "check" else []), path.name]
+                argv = [
+                    sys.executable,
+                    "-m",
+                    "catalyst_dsl",
+                    command,
+                    *(["--no-cache"] if command == "check" else []),
+                    path.name,
+                ]
                 cpu, wall = zip(*(measure(argv, root, env) for _ in range(args.runs)))
                 medians.append(statistics.median(cpu))
                 ratio = f"{medians[1] / medians[0]:.1f}" if len(medians) == 2 else ""
                 print(f"{name:<16} {command:<8} {size:>8}  {spread(list(cpu)):<20} {spread(list(wall)):<20} {ratio}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"command: python -m catalyst_dsl check --no-cache FILE (or compile FILE), {args.runs} run(s) each, in a temporary project")
+    print(
+        f"command: python -m catalyst_dsl check --no-cache FILE (or compile FILE), {args.runs} run(s) each, in a temporary project"
+    )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,16 @@ from processes import ROOT, Run, child_env, machine, measure, spread  # noqa: E4
 PY = sys.executable
 CATALYST = [PY, "-m", "catalyst_dsl"]
 CORPUS = ROOT.parent / "shared" / "corpus" / "kai" / "auto-feature.yaml"
-COMMANDS = ("speckit.plan", "speckit.tasks", "agreement.create", "speckit.implement", "agreement.check", "qa.plan", "qa.run", "feature.pr")
+COMMANDS = (
+    "speckit.plan",
+    "speckit.tasks",
+    "agreement.create",
+    "speckit.implement",
+    "agreement.check",
+    "qa.plan",
+    "qa.run",
+    "feature.pr",
+)
 
 
 def project(root: Path, count: int) -> list[Path]:
@@ -82,20 +91,34 @@ def main() -> None:
             for name, argv in single.items():
                 runs[name].append(measure(argv, root, env))
             if kai is not None:
-                each = [measure(["node", str(kai / "bin" / "cli.js"), "check", str(f.relative_to(root))], root, env) for f in files]
+                each = [
+                    measure(["node", str(kai / "bin" / "cli.js"), "check", str(f.relative_to(root))], root, env)
+                    for f in files
+                ]
                 runs[f"kai check of {args.count} files, one process each (node)"].append(
-                    Run(sum(r.cpu for r in each), sum(r.wall for r in each), max(r.rss_mib for r in each)))
+                    Run(sum(r.cpu for r in each), sum(r.wall for r in each), max(r.rss_mib for r in each))
+                )
         print(f"after:  {machine()}")
         print(f"{args.rounds} rounds, interleaved; CPU = user + system of the child; min / median / max")
         for name, measured in runs.items():
-            print(f"  {name:56} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}   "
-                  f"max RSS {max(r.rss_mib for r in measured):.0f} MiB")
+            print(
+                f"  {name:56} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}   "
+                f"max RSS {max(r.rss_mib for r in measured):.0f} MiB"
+            )
         if kai is not None:
             print("ratios of the medians (CPU, wall):")
-            pairs = [("catalyst check one kai playbook, warm", "kai check one.yaml (node)"),
-                     ("catalyst check one kai playbook, cold", "kai check one.yaml (node)"),
-                     (f"catalyst check {args.count} kai playbooks, cold", f"kai check of {args.count} files, one process each (node)"),
-                     (f"catalyst check {args.count} kai playbooks, warm", f"kai check of {args.count} files, one process each (node)")]
+            pairs = [
+                ("catalyst check one kai playbook, warm", "kai check one.yaml (node)"),
+                ("catalyst check one kai playbook, cold", "kai check one.yaml (node)"),
+                (
+                    f"catalyst check {args.count} kai playbooks, cold",
+                    f"kai check of {args.count} files, one process each (node)",
+                ),
+                (
+                    f"catalyst check {args.count} kai playbooks, warm",
+                    f"kai check of {args.count} files, one process each (node)",
+                ),
+            ]
             for left, right in pairs:
                 cpu = statistics.median(r.cpu for r in runs[left]) / statistics.median(r.cpu for r in runs[right])
                 wall = statistics.median(r.wall for r in runs[left]) / statistics.median(r.wall for r in runs[right])

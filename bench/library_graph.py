@@ -34,7 +34,7 @@ def playbook(index: int, count: int, steps: int) -> str:
         "  - string: feature-id",
         "    required: true",
         "allowedWritePaths:",
-        f"  - \".xe/features/**\"",
+        "  - \".xe/features/**\"",
         "  - \"out/**\"",
         "steps:",
     ]
@@ -42,12 +42,24 @@ def playbook(index: int, count: int, steps: int) -> str:
         if s % 3 == 0:
             lines += [f"  - name: read-{s}", f"    file-read: \".xe/features/{{{{feature-id}}}}/spec-{s}.md\""]
         elif s % 3 == 1:
-            lines += [f"  - file-write: \"out/flow-{index}/{{{{feature-id}}}}-{s}.md\"", f"    content: \"{{{{read-{s - 1}}}}}\""]
+            lines += [
+                f"  - file-write: \"out/flow-{index}/{{{{feature-id}}}}-{s}.md\"",
+                f"    content: \"{{{{read-{s - 1}}}}}\"",
+            ]
         else:
-            lines += [f"  - name: run-{s}", f"    bash: echo {{{{feature-id}}}} {s}", f"    writes: [\"out/flow-{index}/log-{s}.txt\"]"]
+            lines += [
+                f"  - name: run-{s}",
+                f"    bash: echo {{{{feature-id}}}} {s}",
+                f"    writes: [\"out/flow-{index}/log-{s}.txt\"]",
+            ]
     for callee in (index + 1, index + 2):
         if callee < count:  # calls go forward only: a DAG, so no cycle to report
-            lines += [f"  - playbook: flow-{callee}", "    inheritPermissions: true", "    inputs:", "      feature-id: \"{{feature-id}}\""]
+            lines += [
+                f"  - playbook: flow-{callee}",
+                "    inheritPermissions: true",
+                "    inputs:",
+                "      feature-id: \"{{feature-id}}\"",
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -108,9 +120,15 @@ def main() -> None:
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     library(count, steps)
     (small, small_floor), (large, large_floor) = cycle_search(10_000), cycle_search(100_000)
-    print(f"cycle search: 10,000 edges {small * 1000:.1f} ms, 100,000 edges {large * 1000:.1f} ms ({large / small:.1f}x for 10x the edges)")
-    print(f"bare depth-first walk of the same graphs: {small_floor * 1000:.1f} ms, {large_floor * 1000:.1f} ms ({large_floor / small_floor:.1f}x)")
-    print(f"cycle search / bare walk: {small / small_floor:.1f}x at 10,000 edges, {large / large_floor:.1f}x at 100,000 (constant = linear work)")
+    print(
+        f"cycle search: 10,000 edges {small * 1000:.1f} ms, 100,000 edges {large * 1000:.1f} ms ({large / small:.1f}x for 10x the edges)"
+    )
+    print(
+        f"bare depth-first walk of the same graphs: {small_floor * 1000:.1f} ms, {large_floor * 1000:.1f} ms ({large_floor / small_floor:.1f}x)"
+    )
+    print(
+        f"cycle search / bare walk: {small / small_floor:.1f}x at 10,000 edges, {large / large_floor:.1f}x at 100,000 (constant = linear work)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,14 +48,24 @@ class Storm:
     backwards: int = 0
 
 
-async def session(root: Path, edits: int, steps: int, bursts: int, burst_size: int) -> tuple[list[float], list[float], Storm]:
+async def session(
+    root: Path, edits: int, steps: int, bursts: int, burst_size: int
+) -> tuple[list[float], list[float], Storm]:
     client = LanguageClient("bench", "1")
     arrivals: list[tuple[float, str, int, int | None, list[str]]] = []
     arrived = asyncio.Event()
 
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: lsp.PublishDiagnosticsParams) -> None:
-        arrivals.append((time.perf_counter(), params.uri, len(params.diagnostics), params.version, [d.message for d in params.diagnostics]))
+        arrivals.append(
+            (
+                time.perf_counter(),
+                params.uri,
+                len(params.diagnostics),
+                params.version,
+                [d.message for d in params.diagnostics],
+            )
+        )
         arrived.set()
 
     await client.start_io(sys.executable, "-m", "catalyst_dsl", "lsp")
@@ -64,7 +74,11 @@ async def session(root: Path, edits: int, steps: int, bursts: int, burst_size: i
     path = root / "playbooks" / "generated-0.yaml"
     uri = path.as_uri()
     text = playbook(0, steps)
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=text)
+        )
+    )
     file_times, library_times = [], []
 
     async def publications_after(start: float, count: int) -> list[float]:
@@ -77,9 +91,12 @@ async def session(root: Path, edits: int, steps: int, bursts: int, burst_size: i
     for i in range(edits):
         edited = text.replace("big {{count-1}}", f"big {{{{count-1}}}} edit {i}", 1) + f"  - display: edit {i}\n"
         start = time.perf_counter()
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=i + 2),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=edited)]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=i + 2),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=edited)],
+            )
+        )
         own, library = await publications_after(start, 2)
         file_times.append(own)
         library_times.append(library)
@@ -96,9 +113,16 @@ async def session(root: Path, edits: int, steps: int, bursts: int, burst_size: i
         first = len(arrivals)
         for k in range(burst_size):
             version += 1
-            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text + f"  - display: '{{{{ storm{burst}x{k} }}}}'\n")]))
+            client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[
+                        lsp.TextDocumentContentChangeWholeDocument(
+                            text=text + f"  - display: '{{{{ storm{burst}x{k} }}}}'\n"
+                        )
+                    ],
+                )
+            )
         sent = time.perf_counter()
         own = (await publications_naming(f"'storm{burst}x{burst_size - 1}'", 1))[0]
         storm.latencies.append(own - sent)
@@ -130,12 +154,16 @@ def main() -> None:
             if 0 < i <= args.callers:
                 text += "  - playbook: generated-0\n    inputs:\n      feature-id: \"{{ feature-id }}\"\n"
             (root / "playbooks" / f"generated-{i}.yaml").write_text(text, encoding="utf-8")
-        print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+        print(
+            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         own, library, storm = asyncio.run(session(root, args.edits, args.steps, args.bursts, args.burst_size))
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook in a {args.playbooks}-playbook library, {args.callers} of which call it"
-          + (f", then {args.bursts} bursts of {args.burst_size} edits" if args.bursts else ""))
+    print(
+        f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook in a {args.playbooks}-playbook library, {args.callers} of which call it"
+        + (f", then {args.bursts} bursts of {args.burst_size} edits" if args.bursts else "")
+    )
 
     def spread(values: list[float]) -> str:
         ms = sorted(v * 1000 for v in values)
@@ -146,9 +174,11 @@ def main() -> None:
         print(f"the library's diagnostics after an edit (includes the {0.3:.1f} s pause): {spread(library)}")
     if storm.latencies:
         print(f"a burst's last edit to its diagnostics: {spread(storm.latencies)}")
-        print(f"publications of the file per burst of {args.burst_size} edits (the library's not counted): "
-              f"min {min(storm.publications)}, median {statistics.median(storm.publications):.0f}, max {max(storm.publications)}; "
-              f"publications older than one before them: {storm.backwards}")
+        print(
+            f"publications of the file per burst of {args.burst_size} edits (the library's not counted): "
+            f"min {min(storm.publications)}, median {statistics.median(storm.publications):.0f}, max {max(storm.publications)}; "
+            f"publications older than one before them: {storm.backwards}"
+        )
 
 
 if __name__ == "__main__":

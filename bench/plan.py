@@ -21,13 +21,24 @@ from catalyst_dsl.runtime.session import RunOptions, Session
 
 
 def playbook(steps: int) -> str:
-    lines = ["name: planned", "description: a generated playbook", "owner: Engineer",
-             "inputs:", "  - string: feature-id", "    default: search",
-             "allowedWritePaths:", "  - out/**", "steps:"]
+    lines = [
+        "name: planned",
+        "description: a generated playbook",
+        "owner: Engineer",
+        "inputs:",
+        "  - string: feature-id",
+        "    default: search",
+        "allowedWritePaths:",
+        "  - out/**",
+        "steps:",
+    ]
     for s in range(steps):
         kind = s % 5
         if kind == 0:
-            lines += [f"  - file-write: out/{{{{feature-id}}}}/file-{s}.md", f"    content: \"line {s}\\nsecond line\\n\""]
+            lines += [
+                f"  - file-write: out/{{{{feature-id}}}}/file-{s}.md",
+                f"    content: \"line {s}\\nsecond line\\n\"",
+            ]
         elif kind == 1:
             lines += [f"  - name: read-{s}", f"    file-read: out/{{{{feature-id}}}}/file-{s - 1}.md"]
         elif kind == 2:
@@ -63,7 +74,9 @@ def main() -> None:
     small = measure(steps)
     large = measure(steps * 10)
     print(f"{steps} steps: planned in {small[0] * 1000:.1f} ms, plan {small[1] / 1024:.1f} KiB")
-    print(f"{steps * 10} steps: planned in {large[0] * 1000:.1f} ms ({large[0] / small[0]:.1f}x), plan {large[1] / 1024:.1f} KiB ({large[1] / small[1]:.1f}x)")
+    print(
+        f"{steps * 10} steps: planned in {large[0] * 1000:.1f} ms ({large[0] / small[0]:.1f}x), plan {large[1] / 1024:.1f} KiB ({large[1] / small[1]:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -57,5 +57,7 @@ def spread(values: Sequence[float], unit: str = "s", digits: int = 3) -> str:
 def machine() -> str:
     """What the figures were measured on, and how busy it was."""
     one, five, _ = os.getloadavg()
-    return (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {one:.2f} (1 min) {five:.2f} (5 min)")
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {one:.2f} (1 min) {five:.2f} (5 min)"
+    )

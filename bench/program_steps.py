@@ -34,10 +34,13 @@ VALUED = "\n".join("  - bash: \"printf '%s' {{ inputs.v }} > /dev/null\"\n    wr
 def _project(where: Path) -> None:
     (where / "playbooks").mkdir()
     (where / "playbooks" / "twenty.yaml").write_text(
-        f"name: twenty\ndescription: twenty programs\nowner: Engineer\nsteps:\n{PLAIN}\n", encoding="utf-8")
+        f"name: twenty\ndescription: twenty programs\nowner: Engineer\nsteps:\n{PLAIN}\n", encoding="utf-8"
+    )
     (where / "playbooks" / "twentyv.yaml").write_text(
         "name: twentyv\ndescription: twenty programs given a value\nowner: Engineer\ninputs:\n  - string: v\n"
-        f"steps:\n{VALUED}\n", encoding="utf-8")
+        f"steps:\n{VALUED}\n",
+        encoding="utf-8",
+    )
     subprocess.run(["git", "init", "-q"], cwd=where, check=True)
 
 
@@ -45,8 +48,13 @@ def _run(checkout: Path, project: Path, args: list[str]) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", *args, "--mode", "autonomous"], cwd=project,
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "run", *args, "--mode", "autonomous"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -72,8 +80,10 @@ def main() -> None:
             for label, runs in figures.items():
                 cpu = sorted(r[0] for r in runs)
                 wall = sorted(r[1] for r in runs)
-                print(f"{args[0]:8} {label:14} cpu {cpu[0]:.3f} / {statistics.median(cpu):.3f} / {cpu[-1]:.3f} s"
-                      f"   wall {wall[0]:.3f} / {statistics.median(wall):.3f} / {wall[-1]:.3f} s")
+                print(
+                    f"{args[0]:8} {label:14} cpu {cpu[0]:.3f} / {statistics.median(cpu):.3f} / {cpu[-1]:.3f} s"
+                    f"   wall {wall[0]:.3f} / {statistics.median(wall):.3f} / {wall[-1]:.3f} s"
+                )
     print("machine:", machine())
 
 

@@ -92,12 +92,16 @@ def main() -> None:
     with_save = best(steps, True)
     without = best(steps, False)
     print(f"{steps} no-op steps: {with_save * 1000:.1f} ms with state saves, {without * 1000:.1f} ms without")
-    print(f"engine overhead per step: {without / steps * 1000:.3f} ms; with its save: {with_save / steps * 1000:.3f} ms")
+    print(
+        f"engine overhead per step: {without / steps * 1000:.3f} ms; with its save: {with_save / steps * 1000:.3f} ms"
+    )
     print(f"one state save of a {steps}-step run: {save_cost(steps) * 1000:.2f} ms (median of 50)")
     big_with = best(steps * 10, True, 3)
     big_without = best(steps * 10, False, 3)
-    print(f"{steps * 10} steps: {big_with * 1000:.1f} ms with saves ({big_with / with_save:.1f}x), "
-          f"{big_without * 1000:.1f} ms without ({big_without / without:.1f}x)")
+    print(
+        f"{steps * 10} steps: {big_with * 1000:.1f} ms with saves ({big_with / with_save:.1f}x), "
+        f"{big_without * 1000:.1f} ms without ({big_without / without:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,13 @@ def _cpu() -> float:
 
 def _old_lexer(commit: str):
     """The escaping lexer of `commit`, loaded from git beside today's modules it imports."""
-    source = subprocess.run(["git", "show", f"{commit}:catalyst_dsl/syntax/shell/bash.py"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{commit}:catalyst_dsl/syntax/shell/bash.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "old_bash.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("old_bash", path)
@@ -58,13 +63,17 @@ def main() -> None:
 
     # The first analysis in a fresh process, timed inside it (process start and imports
     # of the rest of the package left out): tree-sitter and its grammar load here.
-    first = ("import time; from catalyst_dsl.syntax.shell import bash_analysis; c, w = time.process_time(), time.perf_counter(); "
-             "bash_analysis('echo {{ v }}'); print(time.process_time() - c, time.perf_counter() - w)")
+    first = (
+        "import time; from catalyst_dsl.syntax.shell import bash_analysis; c, w = time.process_time(), time.perf_counter(); "
+        "bash_analysis('echo {{ v }}'); print(time.process_time() - c, time.perf_counter() - w)"
+    )
     cpu, wall = [], []
     with tempfile.TemporaryDirectory() as pycache:
         env = child_env(Path(pycache))
         for _ in range(args.rounds + 1):
-            out = subprocess.run([sys.executable, "-c", first], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", first], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+            )
             c, w = map(float, out.stdout.split())
             cpu.append(c * 1000)
             wall.append(w * 1000)
@@ -79,8 +88,10 @@ def main() -> None:
 
     scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]
     old = _old_lexer(args.old)
-    for name, analyse in (("tree-sitter analysis", lambda s: bash_analysis(s)),
-                          ("escaping lexer", lambda s: old(s, parse_template(s).parts).run())):
+    for name, analyse in (
+        ("tree-sitter analysis", lambda s: bash_analysis(s)),
+        ("escaping lexer", lambda s: old(s, parse_template(s).parts).run()),
+    ):
         cpu, wall = [], []
         for round_ in range(args.rounds):
             bash_refs.analyze.cache_clear()
@@ -96,7 +107,8 @@ def main() -> None:
     # Size: a long script, one command of many values, deep nesting (refused past 64 levels).
     shapes = {
         "2,000 lines of assignments and arithmetic": "\n".join(
-            f"x{i}={{{{ v }}}}; printf '%s' \"$x{i}\" | tee out{i}; n{i}=3; echo $(( n{i} + 1 ))" for i in range(2000)),
+            f"x{i}={{{{ v }}}}; printf '%s' \"$x{i}\" | tee out{i}; n{i}=3; echo $(( n{i} + 1 ))" for i in range(2000)
+        ),
         "one command of 4,000 values": "printf '%s' " + " ".join("{{ v }}" for _ in range(4000)),
         "200 nested command substitutions": "x=" + "".join("$(echo {{ v }} " for _ in range(200)) + ")" * 200,
     }
@@ -111,9 +123,13 @@ def main() -> None:
 
     hostile = [s.replace("{{v}}", "{{ v }}") for s in REFUSED]
     new_refused = sum(bool(bash_analysis(s).refusals) for s in hostile)
-    old_refused = sum(any(slot.context.name == "UNSAFE" for slot in old(s, parse_template(s).parts).run()) for s in hostile)
-    print(f"hostile shapes refused before a run: tree-sitter analysis {new_refused} of {len(hostile)}, "
-          f"escaping lexer {old_refused} of {len(hostile)}")
+    old_refused = sum(
+        any(slot.context.name == "UNSAFE" for slot in old(s, parse_template(s).parts).run()) for s in hostile
+    )
+    print(
+        f"hostile shapes refused before a run: tree-sitter analysis {new_refused} of {len(hostile)}, "
+        f"escaping lexer {old_refused} of {len(hostile)}"
+    )
     print("machine:", machine())
 
 

@@ -69,7 +69,9 @@ def main() -> None:
         (project / ".playbooks" / "playbooks").mkdir(parents=True)
         shutil.copy(ROOT / "playbooks" / "research.yaml", project / "research.yaml")
         if kai is not None:
-            shutil.copy(kai / "templates" / "core" / "playbook.tpl.yaml", project / ".playbooks" / "playbooks" / "tpl.yaml")
+            shutil.copy(
+                kai / "templates" / "core" / "playbook.tpl.yaml", project / ".playbooks" / "playbooks" / "tpl.yaml"
+            )
         env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
         cmds = commands(project, kai)
         print(f"before: {machine()}")

@@ -43,9 +43,12 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--xe", type=Path, help="a built checkout of the original Catalyst engine")
-    parser.add_argument("--after-check", action="store_true",
-                        help="run `catalyst check` on the project first (not counted), as CI does before a plan: "
-                             "the what-ifs then read the compiled playbooks from the check cache")
+    parser.add_argument(
+        "--after-check",
+        action="store_true",
+        help="run `catalyst check` on the project first (not counted), as CI does before a plan: "
+        "the what-ifs then read the compiled playbooks from the check cache",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "project"
@@ -56,12 +59,27 @@ def main() -> None:
         for relative in PLAYBOOKS:
             name = Path(relative).name
             shutil.copy(args.corpus / relative, project / name)
-            commands[f"catalyst run {name} --what-if"] = [sys.executable, "-m", "catalyst_dsl", "run", name, "--what-if"]
+            commands[f"catalyst run {name} --what-if"] = [
+                sys.executable,
+                "-m",
+                "catalyst_dsl",
+                "run",
+                name,
+                "--what-if",
+            ]
             if args.xe is not None:
-                commands[f"original run ./{name} --what-if"] = ["node", str(args.xe.resolve() / "bin" / "catalyst.js"), "run", f"./{name}", "--what-if"]
+                commands[f"original run ./{name} --what-if"] = [
+                    "node",
+                    str(args.xe.resolve() / "bin" / "catalyst.js"),
+                    "run",
+                    f"./{name}",
+                    "--what-if",
+                ]
         print(f"before: {machine()}")
         if args.after_check:
-            print(f"catalyst check first: exit {measure_code([sys.executable, '-m', 'catalyst_dsl', 'check', *(Path(r).name for r in PLAYBOOKS)], project, env)}")
+            print(
+                f"catalyst check first: exit {measure_code([sys.executable, '-m', 'catalyst_dsl', 'check', *(Path(r).name for r in PLAYBOOKS)], project, env)}"
+            )
         codes = {}
         for label, argv in commands.items():  # .pyc files and the check cache; not counted
             codes[label] = measure_code(argv, project, env)
@@ -72,24 +90,32 @@ def main() -> None:
         print(f"after:  {machine()}")
         print(f"{args.rounds} rounds, interleaved; CPU = user + system of the child; min / median / max")
         for label, measured in runs.items():
-            print(f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}")
+            print(
+                f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}"
+            )
         if args.xe is not None:
             print("wall, catalyst / original: the ratio of the medians; then the ratio in each round (the two")
-            print("runs of a file are next to each other in a round) as min / median / max, and the rounds at or under 0.5x:")
+            print(
+                "runs of a file are next to each other in a round) as min / median / max, and the rounds at or under 0.5x:"
+            )
             for relative in PLAYBOOKS:
                 name = Path(relative).name
                 ours = [r.wall for r in runs[f"catalyst run {name} --what-if"]]
                 theirs = [r.wall for r in runs[f"original run ./{name} --what-if"]]
                 paired = [a / b for a, b in zip(ours, theirs)]
                 under = sum(ratio <= 0.5 for ratio in paired)
-                print(f"  {name:34} {statistics.median(ours) / statistics.median(theirs):.2f}x (target <= 0.5x)   "
-                      f"per round {spread(paired, 'x', 2)}, {under} of {len(paired)} at or under 0.5x")
+                print(
+                    f"  {name:34} {statistics.median(ours) / statistics.median(theirs):.2f}x (target <= 0.5x)   "
+                    f"per round {spread(paired, 'x', 2)}, {under} of {len(paired)} at or under 0.5x"
+                )
 
 
 def measure_code(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
     import subprocess
 
-    return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+    return subprocess.run(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    ).returncode
 
 
 if __name__ == "__main__":

@@ -86,8 +86,18 @@ sys.argv = ["catalyst", *sys.argv[1:]]
 catalyst_dsl.cli.main()
 """
 
-ORDER = ["import click", "import catalyst's command line", "import the run-time first (--imported)", "to the check", "the check", "of the check: reading the cache entry",
-         "to the plan", "the plan", "to the printing", "printing"]
+ORDER = [
+    "import click",
+    "import catalyst's command line",
+    "import the run-time first (--imported)",
+    "to the check",
+    "the check",
+    "of the check: reading the cache entry",
+    "to the plan",
+    "the plan",
+    "to the printing",
+    "printing",
+]
 
 
 def main() -> None:
@@ -106,12 +116,19 @@ def main() -> None:
         # The driver runs with `-c`, so its path (and the plugin names the cache keeps for
         # it) differs from `-m catalyst_dsl`'s: each is checked once its own way first.
         for argv in ([python, "-m", "catalyst_dsl", "check", name], [python, "-c", DRIVER, "check", name]):
-            subprocess.run(argv, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                argv, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+            )
         whole = [python, "-m", "catalyst_dsl", "run", name, "--what-if"]
-        baselines = {"python -c pass": [python, "-c", "pass"], 'python -c "import click"': [python, "-c", "import click"]}
+        baselines = {
+            "python -c pass": [python, "-c", "pass"],
+            'python -c "import click"': [python, "-c", "import click"],
+        }
         print(f"before: {machine()}")
         for argv in (whole, [python, "-c", DRIVER, "run", name, "--what-if"]):  # .pyc files; not counted
-            subprocess.run(argv, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                argv, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+            )
         figures: dict[str, list[float]] = {label: [] for label in [*baselines, "the what-if, whole process"]}
         phases: dict[str, list[float]] = {label: [] for label in ORDER}
         imported: dict[str, list[float]] = {label: [] for label in ORDER}
@@ -120,8 +137,15 @@ def main() -> None:
                 figures[label].append(measure(argv, project, env).wall * 1000)
             figures["the what-if, whole process"].append(measure(whole, project, env).wall * 1000)
             for found, first in ((phases, []), (imported, ["--imported"])):
-                done = subprocess.run([python, "-c", DRIVER, *first, "run", name, "--what-if"], cwd=project, env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+                done = subprocess.run(
+                    [python, "-c", DRIVER, *first, "run", name, "--what-if"],
+                    cwd=project,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    check=False,
+                )
                 stamped = json.loads(done.stderr.strip().splitlines()[-1])
                 for label in ORDER:
                     found[label].append(stamped.get(label, 0.0))
@@ -136,9 +160,13 @@ def main() -> None:
         print("  the same with the run-time imported first, so that `the plan` is its simulation:")
         for label in ORDER:
             print(f"    {label:42} {_spread(imported[label])}")
-        covered = statistics.median(sum(phases[label][i] for label in ORDER if not label.startswith("of the check")) for i in range(args.rounds))
-        print(f"  the phases together, median {covered:.1f}; the whole process less the phases (Python's start and exit): "
-              f"{statistics.median(figures['the what-if, whole process']) - covered:.1f}")
+        covered = statistics.median(
+            sum(phases[label][i] for label in ORDER if not label.startswith("of the check")) for i in range(args.rounds)
+        )
+        print(
+            f"  the phases together, median {covered:.1f}; the whole process less the phases (Python's start and exit): "
+            f"{statistics.median(figures['the what-if, whole process']) - covered:.1f}"
+        )
 
 
 def _spread(values: list[float]) -> str:

@@ -16,8 +16,14 @@ from catalyst_dsl.collector import tune_process
 #: The run commands and the modules that define them, imported only when one of them is
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
 #: and `run` (a what-if) does not build the options of the others.
-RUN_COMMANDS = {"run": "cli_run", "resume": "cli_lifecycle", "approve": "cli_lifecycle", "cancel": "cli_lifecycle",
-                "runs": "cli_lifecycle", "webhooks": "cli_lifecycle"}
+RUN_COMMANDS = {
+    "run": "cli_run",
+    "resume": "cli_lifecycle",
+    "approve": "cli_lifecycle",
+    "cancel": "cli_lifecycle",
+    "runs": "cli_lifecycle",
+    "webhooks": "cli_lifecycle",
+}
 #: `catalyst kai …`, defined in `cli_kai` and imported the same way.
 KAI_COMMANDS = ("kai",)
 
@@ -53,7 +59,12 @@ def cli() -> None:
     help="How to print the findings: text (default), json, sarif (SARIF 2.1.0), github (workflow commands; the default when GITHUB_ACTIONS=true).",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
-@click.option("-q", "--quiet", is_flag=True, help="Print only what fails the check (errors; warnings too with --strict) and the summary.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only what fails the check (errors; warnings too with --strict) and the summary.",
+)
 @click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
 def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no_cache: bool) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
@@ -131,7 +142,9 @@ def _project_files(paths: tuple[str, ...]):
 
     sink = DiagnosticSink()
     project = load_project(Path(paths[0]) if paths else Path.cwd(), sink)
-    targets = list(paths) or [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
+    targets = list(paths) or [
+        str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()
+    ]
     if not targets:
         dirs = ", ".join(f"{d}/" for d in project.config.playbook_dirs)
         raise click.UsageError(f"no PATH given and no playbook directory ({dirs}) in the project at {project.root}")
@@ -234,16 +247,25 @@ def schema() -> None:
     """Print the JSON Schema (2020-12) of YAML playbooks, for YAML tooling (docs/editors.md)."""
     from importlib import resources
 
-    click.echo(resources.files("catalyst_dsl.schema").joinpath("playbook.schema.json").read_text(encoding="utf-8"), nl=False)
+    click.echo(
+        resources.files("catalyst_dsl.schema").joinpath("playbook.schema.json").read_text(encoding="utf-8"), nl=False
+    )
 
 
 @cli.command("what-if-comment")
 @click.argument("changed", nargs=-1)
-@click.option("--golden-dir", default="golden", show_default=True, help="Where the golden plans are, relative to the project root.")
+@click.option(
+    "--golden-dir",
+    default="golden",
+    show_default=True,
+    help="Where the golden plans are, relative to the project root.",
+)
 @click.option("--repo", help="owner/name of the repository (default: $GITHUB_REPOSITORY).")
 @click.option("--pr", "number", type=int, help="The pull request's number (default: from $GITHUB_EVENT_PATH).")
 @click.option("--print", "print_only", is_flag=True, help="Print the comments instead of posting them.")
-def what_if_comment(changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool) -> None:
+def what_if_comment(
+    changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool
+) -> None:
     """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
     pull-request comment (one per playbook, updated on the next push). The token is
     $GITHUB_TOKEN; the API is $GITHUB_API_URL or the github-api-url setting."""
@@ -264,12 +286,21 @@ def what_if_comment(changed: tuple[str, ...], golden_dir: str, repo: str | None,
     env = pr_comment.environment()
     repo = repo or env["GITHUB_REPOSITORY"]
     number = number if number is not None else pr_comment.pull_request_number(env["GITHUB_EVENT_PATH"])
-    missing = [what for what, value in (("--repo or $GITHUB_REPOSITORY", repo), ("--pr or a pull_request event in $GITHUB_EVENT_PATH", number),
-                                        ("$GITHUB_TOKEN", env["GITHUB_TOKEN"])) if not value]
+    missing = [
+        what
+        for what, value in (
+            ("--repo or $GITHUB_REPOSITORY", repo),
+            ("--pr or a pull_request event in $GITHUB_EVENT_PATH", number),
+            ("$GITHUB_TOKEN", env["GITHUB_TOKEN"]),
+        )
+        if not value
+    ]
     if missing:
         raise click.UsageError(f"cannot post without {', '.join(missing)} (or use --print)")
     try:
-        pull = pr_comment.PullRequest(env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"])
+        pull = pr_comment.PullRequest(
+            env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"]
+        )
         for report in reports:
             action, url = pull.post_or_update(report)
             click.echo(f"{action} the what-if comment of {report.playbook}: {url}")
@@ -322,7 +353,10 @@ def _stopped_by(error: OSError) -> None:
     discard_stdout()
     try:
         click.echo(f"error: catalyst stopped: {said}{where}", err=True)
-        click.echo("  help: the operating system refused it (a full disk, a closed output, a permission); fix that and run the command again", err=True)
+        click.echo(
+            "  help: the operating system refused it (a full disk, a closed output, a permission); fix that and run the command again",
+            err=True,
+        )
     except (OSError, ValueError):
         pass  # standard error is gone too: the exit status is all that is left to say it
     sys.exit(1)

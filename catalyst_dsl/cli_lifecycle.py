@@ -20,11 +20,16 @@ from catalyst_dsl.cli_run import LOG_FORMATS, _aborts, _given, _session, _termin
 
 @click.command()
 @click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
-@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved).")
+@click.option(
+    "-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved)."
+)
 @click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True)
-@click.option("--trust-edited-state", is_flag=True,
-              help="Accept a snapshot that does not verify (edited by hand, an older copy put back, or from before sealed snapshots); recorded in the run's audit trail.")
+@click.option(
+    "--trust-edited-state",
+    is_flag=True,
+    help="Accept a snapshot that does not verify (edited by hand, an older copy put back, or from before sealed snapshots); recorded in the run's audit trail.",
+)
 @_aborts
 def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
     """Continue a paused or interrupted run: completed steps are not run again."""
@@ -36,25 +41,51 @@ def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool,
 
 @click.command()
 @click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
-@click.option("--as", "role", help="The role you approve as; it must be one of reviewers.required to release the checkpoint.")
+@click.option(
+    "--as", "role", help="The role you approve as; it must be one of reviewers.required to release the checkpoint."
+)
 @click.option("--by", help="Who approves (default: your user name); with `approvers` set, they must hold the role.")
 @click.option("--comment", help="Why.")
 @click.option("--select", help="The option key chosen, for a checkpoint with options.")
-@click.option("--token", help="A signed approval token (from `catalyst runs token`), for approvals that arrive from outside.")
-@click.option("--sign-with", "sign_with", metavar="KEY", help="Sign the approval with this SSH private key (runs ssh-keygen -Y sign).")
-@click.option("--signature", "signature_file", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
-              help="A signature of the text `catalyst runs approval-text` prints, made elsewhere with ssh-keygen -Y sign.")
+@click.option(
+    "--token", help="A signed approval token (from `catalyst runs token`), for approvals that arrive from outside."
+)
+@click.option(
+    "--sign-with",
+    "sign_with",
+    metavar="KEY",
+    help="Sign the approval with this SSH private key (runs ssh-keygen -Y sign).",
+)
+@click.option(
+    "--signature",
+    "signature_file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help="A signature of the text `catalyst runs approval-text` prints, made elsewhere with ssh-keygen -Y sign.",
+)
 @_aborts
-def approve(run_id: str, role: str | None, by: str | None, comment: str | None, select: str | None, token: str | None,
-            sign_with: str | None, signature_file: str | None) -> None:
+def approve(
+    run_id: str,
+    role: str | None,
+    by: str | None,
+    comment: str | None,
+    select: str | None,
+    token: str | None,
+    sign_with: str | None,
+    signature_file: str | None,
+) -> None:
     """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`."""
     session = _session(Path.cwd())
     if sign_with is not None and signature_file is not None:
-        raise click.UsageError("--sign-with signs now and --signature brings a signature made elsewhere: pass one of them")
+        raise click.UsageError(
+            "--sign-with signs now and --signature brings a signature made elsewhere: pass one of them"
+        )
     signature = _signature(signature_file)
     if token is not None:
         if role or by or select:
-            raise click.UsageError("--token carries the role and the approver; do not combine it with --as, --by or --select")
+            raise click.UsageError(
+                "--token carries the role and the approver; do not combine it with --as, --by or --select"
+            )
         _said_of_approval(session.approve_with_token(run_id, token, comment, sign_with=sign_with, signature=signature))
         return
     if not role:
@@ -79,7 +110,9 @@ def _signature(path: str | None) -> str | None:
         with open(path, encoding="utf-8") as handle:
             return handle.read(64 * 1024)  # a signature is under 1 KiB; anything far bigger is not one
     except (OSError, UnicodeDecodeError) as error:
-        raise click.FileError(path, hint=f"cannot read the signature: {getattr(error, 'strerror', None) or error}") from None
+        raise click.FileError(
+            path, hint=f"cannot read the signature: {getattr(error, 'strerror', None) or error}"
+        ) from None
 
 
 @click.command()
@@ -105,7 +138,11 @@ def runs_list(as_json: bool) -> None:
     session = _session(Path.cwd())
     summaries = session.store.list()
     if as_json:
-        listing = {"format": "catalyst-runs", "version": RUNS_JSON_VERSION, "runs": [_summary_dict(s) for s in summaries]}
+        listing = {
+            "format": "catalyst-runs",
+            "version": RUNS_JSON_VERSION,
+            "runs": [_summary_dict(s) for s in summaries],
+        }
         click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         return
     if not summaries:
@@ -123,10 +160,14 @@ def runs_show(run_id: str) -> None:
     state, unverified = session.store.inspect(run_id)
     from catalyst_dsl.runtime.snapshot import shown_status
 
-    click.echo(f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}")
+    click.echo(
+        f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}"
+    )
     for problem in unverified:
         click.echo(f"  warning: the snapshot does not verify: {problem}")
-    if state.pause is not None and state.status == "paused":  # a cancelled run keeps where it was paused, for the record
+    if (
+        state.pause is not None and state.status == "paused"
+    ):  # a cancelled run keeps where it was paused, for the record
         roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
         click.echo(f"  waiting at {state.pause.path}{roles}: {state.pause.message}")
     elif state.pause is not None:
@@ -143,7 +184,9 @@ def runs_show(run_id: str) -> None:
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""
-        click.echo(f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}{signed}: {state_word}")
+        click.echo(
+            f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}{signed}: {state_word}"
+        )
     for failure in state.failures:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
@@ -174,8 +217,12 @@ def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> N
 @click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
 @click.option("--as", "role", required=True, help="The role the token approves as.")
 @click.option("--by", help="Who the token speaks for (default: your user name).")
-@click.option("--decision", type=click.Choice(["approve", "request-changes", "comment"]), default="approve", show_default=True)
-@click.option("--ttl", type=click.IntRange(min=60), default=86400, show_default=True, help="Seconds the token stays valid.")
+@click.option(
+    "--decision", type=click.Choice(["approve", "request-changes", "comment"]), default="approve", show_default=True
+)
+@click.option(
+    "--ttl", type=click.IntRange(min=60), default=86400, show_default=True, help="Seconds the token stays valid."
+)
 @_aborts
 def runs_token(run_id: str, role: str, by: str | None, decision: str, ttl: int) -> None:
     """Issue a single-use signed approval token for the step a paused run waits at.
@@ -209,8 +256,14 @@ def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str
 
 @runs.command("export")
 @click.argument("run_id", metavar="RUN", shell_complete=completion.any_run_ids)
-@click.option("--format", "fmt", type=click.Choice(["catalyst", "cleo"]), default="catalyst", show_default=True,
-              help="catalyst: the audit view; cleo: a cantbook's run as cleo's playbook_runs and playbook_approvals rows.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["catalyst", "cleo"]),
+    default="catalyst",
+    show_default=True,
+    help="catalyst: the audit view; cleo: a cantbook's run as cleo's playbook_runs and playbook_approvals rows.",
+)
 @_aborts
 def runs_export(run_id: str, fmt: str) -> None:
     """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
@@ -228,9 +281,17 @@ def _cleo_export(session, run_id: str) -> dict:
 
     state, _ = session.store.inspect(run_id)
     playbook, source = cleo_export.load(session.project.root, state, compile_path)
-    if playbook is not None and playbook.dialect != "cleo" or playbook is None and not state.playbook.file.endswith(".cantbook"):
-        raise RunAbort(EXIT_INVALID, f"run {state.run_id} ran {state.playbook.file}, which is not a cleo cantbook",
-                       help="`--format cleo` exports runs of .cantbook playbooks; use the default format for this one")
+    if (
+        playbook is not None
+        and playbook.dialect != "cleo"
+        or playbook is None
+        and not state.playbook.file.endswith(".cantbook")
+    ):
+        raise RunAbort(
+            EXIT_INVALID,
+            f"run {state.run_id} ran {state.playbook.file}, which is not a cleo cantbook",
+            help="`--format cleo` exports runs of .cantbook playbooks; use the default format for this one",
+        )
     return cleo_export.export(state, playbook, source)
 
 
@@ -254,8 +315,15 @@ def webhooks() -> None:
 
 
 @webhooks.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (put a proxy with TLS in front to reach it from GitHub).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="The port; 0 picks a free one.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on (put a proxy with TLS in front to reach it from GitHub).",
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="The port; 0 picks a free one."
+)
 @_aborts
 def webhooks_serve(host: str, port: int) -> None:
     """Receive GitHub `pull_request_review` webhooks at POST /github.
@@ -275,14 +343,27 @@ def webhooks_serve(host: str, port: int) -> None:
     session = _session(Path.cwd())
     secret = session.secret(SECRET_NAME) or ""
     if not secret.strip():
-        raise RunAbort(EXIT_INVALID, f"no webhook secret: the secret '{SECRET_NAME}' is not set (or blank)",
-                       help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook")
+        raise RunAbort(
+            EXIT_INVALID,
+            f"no webhook secret: the secret '{SECRET_NAME}' is not set (or blank)",
+            help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook",
+        )
     try:
-        server = make_server(host, port, secret, lambda review: session.review_received(review.url, review.login, review.decision, review.comment,
-                                                                                         review.submitted_at, review.key),
-                             log=lambda line: click.echo(line))
+        server = make_server(
+            host,
+            port,
+            secret,
+            lambda review: session.review_received(
+                review.url, review.login, review.decision, review.comment, review.submitted_at, review.key
+            ),
+            log=lambda line: click.echo(line),
+        )
     except OSError as error:
-        raise RunAbort(EXIT_INVALID, f"cannot listen on {host}:{port}: {error.strerror or error}", help="choose another --port or --host") from None
+        raise RunAbort(
+            EXIT_INVALID,
+            f"cannot listen on {host}:{port}: {error.strerror or error}",
+            help="choose another --port or --host",
+        ) from None
     click.echo(f"listening on http://{server.server_address[0]}:{server.server_address[1]}/github (Ctrl-C stops)")
     try:
         server.serve_forever()

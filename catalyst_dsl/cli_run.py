@@ -44,7 +44,11 @@ def _aborts(command):
         try:
             return command(*args, **kwargs)
         except LockConflict as conflict:
-            abort = RunAbort(EXIT_FAILED, str(conflict), help="try again once the other catalyst process is done; `catalyst runs list` shows the runs")
+            abort = RunAbort(
+                EXIT_FAILED,
+                str(conflict),
+                help="try again once the other catalyst process is done; `catalyst runs list` shows the runs",
+            )
         except RunAbort as caught:
             abort = caught
         except BrokenPipeError:
@@ -102,7 +106,11 @@ def _given(pairs: tuple[str, ...]) -> dict[str, str]:
 
     given, problems = parse_assignments(pairs)
     if problems:
-        raise RunAbort(EXIT_USAGE, "the -i options are not all key=value", details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+        raise RunAbort(
+            EXIT_USAGE,
+            "the -i options are not all key=value",
+            details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems),
+        )
     return given
 
 
@@ -132,27 +140,89 @@ def _locate(session, name: str) -> str:
 
     hint = suggest(name, session.library.names())
     root = session.project.root
-    marker = "" if session.project.config_file is not None or (root / ".git").exists() or (root / "pyproject.toml").exists() \
+    marker = (
+        ""
+        if session.project.config_file is not None or (root / ".git").exists() or (root / "pyproject.toml").exists()
         else "; no catalyst.toml, pyproject.toml or .git was found above it, so the working directory is the root"
-    raise RunAbort(EXIT_INVALID, f"no playbook named `{name}` in {session.library.searched_folders()} (project root {root}{marker})",
-                   help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too")
+    )
+    raise RunAbort(
+        EXIT_INVALID,
+        f"no playbook named `{name}` in {session.library.searched_folders()} (project root {root}{marker})",
+        help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too",
+    )
 
 
 @click.command()
 @click.argument("name", shell_complete=_completer("playbook_names"))
-@click.option("-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="An input value; repeat for each input.", shell_complete=_completer("input_assignments"))
-@click.option("--mode", type=MODES, default="manual", show_default=True, help="autonomous approves checkpoints by itself and records that it did.")
-@click.option("--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event.")
+@click.option(
+    "-i",
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An input value; repeat for each input.",
+    shell_complete=_completer("input_assignments"),
+)
+@click.option(
+    "--mode",
+    type=MODES,
+    default="manual",
+    show_default=True,
+    help="autonomous approves checkpoints by itself and records that it did.",
+)
+@click.option(
+    "--log-format", type=LOG_FORMATS, default="text", show_default=True, help="json prints one object per event."
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also show step starts and verbose/debug log entries.")
-@click.option("--what-if", "--dry-run", "what_if", is_flag=True, help="Show what the run would do; change nothing (docs/plan-format.md).")
-@click.option("--what-if-report", type=click.Path(dir_okay=False), help="With --what-if: also write the plan as canonical JSON to this file.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True, help="With --what-if: how to print the plan.")
-@click.option("--expect-plan", type=click.Path(exists=True, dir_okay=False), help="Run only if the what-if plan of this run equals this approved plan.")
-@click.option("--refresh", is_flag=True, help="With --what-if: send the network reads (GET, HEAD) once instead of showing their results as unknown.")
-@click.option("--worktree", is_flag=True, help="Run in a new git worktree beside the project, on a new branch made at the current commit.")
+@click.option(
+    "--what-if",
+    "--dry-run",
+    "what_if",
+    is_flag=True,
+    help="Show what the run would do; change nothing (docs/plan-format.md).",
+)
+@click.option(
+    "--what-if-report",
+    type=click.Path(dir_okay=False),
+    help="With --what-if: also write the plan as canonical JSON to this file.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="With --what-if: how to print the plan.",
+)
+@click.option(
+    "--expect-plan",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Run only if the what-if plan of this run equals this approved plan.",
+)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="With --what-if: send the network reads (GET, HEAD) once instead of showing their results as unknown.",
+)
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Run in a new git worktree beside the project, on a new branch made at the current commit.",
+)
 @_aborts
-def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose: bool, what_if: bool, what_if_report: str | None,
-        fmt: str, expect_plan: str | None, refresh: bool, worktree: bool) -> None:
+def run(
+    name: str,
+    inputs: tuple[str, ...],
+    mode: str,
+    log_format: str,
+    verbose: bool,
+    what_if: bool,
+    what_if_report: str | None,
+    fmt: str,
+    expect_plan: str | None,
+    refresh: bool,
+    worktree: bool,
+) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
@@ -166,7 +236,9 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
     if (what_if_report or fmt != "text" or refresh) and not what_if:
         raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
     if worktree and (what_if or expect_plan):
-        raise click.UsageError("--worktree makes a worktree for a run; a what-if changes nothing: leave one of them out")
+        raise click.UsageError(
+            "--worktree makes a worktree for a run; a what-if changes nothing: leave one of them out"
+        )
     if what_if and os.path.isfile(name):
         # Checked before the run-time is imported: a playbook the check refuses costs a
         # what-if no more than `catalyst check`; one it passes is not checked again.
@@ -183,6 +255,7 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
         as_json = bool(what_if_report or fmt == "json" or not what_if)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
         from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
+
         text = canonical_json(plan) if as_json else None
         if what_if:
             if what_if_report:
@@ -190,21 +263,32 @@ def run(name: str, inputs: tuple[str, ...], mode: str, log_format: str, verbose:
                     with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
                         handle.write(text)
                 except OSError as error:
-                    raise click.FileError(what_if_report, hint=f"cannot write the plan there: {error.strerror or error}") from None
-            render = {"json": lambda: text, "markdown": lambda: render_markdown(plan), "text": lambda: render_text(plan)}[fmt]
+                    raise click.FileError(
+                        what_if_report, hint=f"cannot write the plan there: {error.strerror or error}"
+                    ) from None
+            render = {
+                "json": lambda: text,
+                "markdown": lambda: render_markdown(plan),
+                "text": lambda: render_text(plan),
+            }[fmt]
             _print(render(), nl=fmt == "text")
             return
         try:
             with open(expect_plan, encoding="utf-8") as handle:
                 approved = handle.read().replace("\r\n", "\n")
         except (OSError, UnicodeDecodeError) as error:
-            raise click.FileError(expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}") from None
+            raise click.FileError(
+                expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}"
+            ) from None
         if approved != text:
             click.echo(plan_diff(approved, text, os.path.basename(expect_plan)), err=True)
             from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
-            raise RunAbort(EXIT_INVALID, f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
-                           help="review the difference above; approve the new plan with --what-if-report, or run without --expect-plan")
+            raise RunAbort(
+                EXIT_INVALID,
+                f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
+                help="review the difference above; approve the new plan with --what-if-report, or run without --expect-plan",
+            )
     if worktree:
         session, file = _in_new_worktree(session, file, mode, log_format, verbose)
     _terminate_as_interrupt()
@@ -220,8 +304,11 @@ def _in_new_worktree(session, file: str, mode: str, log_format: str, verbose: bo
     try:
         relative = Path(file).resolve().relative_to(root)
     except ValueError:
-        raise RunAbort(EXIT_INVALID, f"--worktree: the playbook {file} is outside the project {root}; nothing was run",
-                       help="name a playbook of the project") from None
+        raise RunAbort(
+            EXIT_INVALID,
+            f"--worktree: the playbook {file} is outside the project {root}; nothing was run",
+            help="name a playbook of the project",
+        ) from None
     tree = new_worktree(root, Path(file).stem)
     click.echo(f"worktree: {tree.path} (branch {tree.branch}); the run and its state are there: cd there to resume it")
     os.chdir(tree.project_root)

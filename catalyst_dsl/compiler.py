@@ -88,8 +88,12 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
                 from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
 
                 if ordinary_yaml(root, catalog.declares):
-                    sink.report("C018", "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys", source.span(0, min(len(source.text), 1)),
-                                help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)")
+                    sink.report(
+                        "C018",
+                        "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
+                        source.span(0, min(len(source.text), 1)),
+                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)",
+                    )
                 else:
                     playbook = CatalystLowerer(source, sink, catalog).playbook(root)
     calls = []
@@ -103,9 +107,15 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
 def _too_large(path: str, size: int | None) -> Compiled:
     """C015 for a file of `size` bytes (None: over the limit by an amount not known)."""
     limit = f"playbooks are limited to {MAX_FILE_BYTES // 1024 // 1024} MiB"
-    message = f"the file is {size / 1024 / 1024:.1f} MiB; {limit}" if size is not None else f"the file is larger than the limit; {limit}"
+    message = (
+        f"the file is {size / 1024 / 1024:.1f} MiB; {limit}"
+        if size is not None
+        else f"the file is larger than the limit; {limit}"
+    )
     sink = DiagnosticSink()
-    sink.report("C015", message, SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other")
+    sink.report(
+        "C015", message, SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other"
+    )
     return Compiled(path, None, None, sink.sorted())
 
 
@@ -126,7 +136,12 @@ def read_playbook(path: str) -> bytes | Compiled:
     except OSError as exc:
         observed.note_bytes(path, None)
         sink = DiagnosticSink()
-        sink.report("C001", f"cannot read the file: {exc.strerror or exc}", SourceFile(path, "").span(0), help="check that the path exists and is readable")
+        sink.report(
+            "C001",
+            f"cannot read the file: {exc.strerror or exc}",
+            SourceFile(path, "").span(0),
+            help="check that the path exists and is readable",
+        )
         return Compiled(path, None, None, sink.sorted())
     if len(data) > MAX_FILE_BYTES:
         # A pipe or device has no meaningful size: then all that is known is "too large".

@@ -12,15 +12,39 @@ STRINGS = ArrayT(STRING)
 
 #: method name -> result type; "ITEM" / "SAME" mean the array's item type / the array type.
 STRING_METHODS: dict[str, Type | str] = {
-    "toLowerCase": STRING, "toUpperCase": STRING, "trim": STRING, "trimStart": STRING, "trimEnd": STRING,
-    "split": STRINGS, "includes": BOOLEAN, "startsWith": BOOLEAN, "endsWith": BOOLEAN,
-    "replace": STRING, "replaceAll": STRING, "slice": STRING, "substring": STRING,
-    "indexOf": NUMBER, "lastIndexOf": NUMBER, "padStart": STRING, "padEnd": STRING,
-    "repeat": STRING, "charAt": STRING, "at": STRING, "concat": STRING, "toString": STRING,
+    "toLowerCase": STRING,
+    "toUpperCase": STRING,
+    "trim": STRING,
+    "trimStart": STRING,
+    "trimEnd": STRING,
+    "split": STRINGS,
+    "includes": BOOLEAN,
+    "startsWith": BOOLEAN,
+    "endsWith": BOOLEAN,
+    "replace": STRING,
+    "replaceAll": STRING,
+    "slice": STRING,
+    "substring": STRING,
+    "indexOf": NUMBER,
+    "lastIndexOf": NUMBER,
+    "padStart": STRING,
+    "padEnd": STRING,
+    "repeat": STRING,
+    "charAt": STRING,
+    "at": STRING,
+    "concat": STRING,
+    "toString": STRING,
 }
 ARRAY_METHODS: dict[str, Type | str] = {
-    "join": STRING, "includes": BOOLEAN, "indexOf": NUMBER, "lastIndexOf": NUMBER,
-    "slice": "SAME", "concat": "SAME", "at": "ITEM", "flat": ArrayT(ANY), "toString": STRING,
+    "join": STRING,
+    "includes": BOOLEAN,
+    "indexOf": NUMBER,
+    "lastIndexOf": NUMBER,
+    "slice": "SAME",
+    "concat": "SAME",
+    "at": "ITEM",
+    "flat": ArrayT(ANY),
+    "toString": STRING,
 }
 NUMBER_METHODS: dict[str, Type | str] = {"toFixed": STRING, "toString": STRING}
 
@@ -32,12 +56,30 @@ NAMESPACES: dict[str, dict[str, Type]] = {
     "Array": {"isArray": BOOLEAN},
 }
 
-LOG_ENTRY = ObjectT(tuple((k, Field(v)) for k, v in {"level": STRING, "message": STRING, "action": STRING, "source": STRING, "data": ANY, "timestamp": STRING}.items()), None)
+LOG_ENTRY = ObjectT(
+    tuple(
+        (k, Field(v))
+        for k, v in {
+            "level": STRING,
+            "message": STRING,
+            "action": STRING,
+            "source": STRING,
+            "data": ANY,
+            "timestamp": STRING,
+        }.items()
+    ),
+    None,
+)
 
 #: Plain global functions: name -> result type. `get` and `logs` are typed by the checker.
 FUNCTIONS: dict[str, Type] = {
-    "String": STRING, "Number": NUMBER, "Boolean": BOOLEAN, "parseInt": NUMBER, "parseFloat": NUMBER,
-    "get": ANY, "logs": ArrayT(LOG_ENTRY),
+    "String": STRING,
+    "Number": NUMBER,
+    "Boolean": BOOLEAN,
+    "parseInt": NUMBER,
+    "parseFloat": NUMBER,
+    "get": ANY,
+    "logs": ArrayT(LOG_ENTRY),
     # `${{ raw(x) }}` in a script: x's text goes in unescaped (docs/running.md, "Values in scripts").
     "raw": STRING,
 }
@@ -46,4 +88,10 @@ FUNCTIONS: dict[str, Type] = {
 PROTOCOLS = ("xe", "catalyst", "temp")
 
 #: Fields of `$error` inside catch steps.
-ERROR_TYPE = ObjectT(tuple((k, Field(v)) for k, v in {"code": STRING, "message": STRING, "guidance": STRING, "metadata": ANY, "step": STRING}.items()), ANY)
+ERROR_TYPE = ObjectT(
+    tuple(
+        (k, Field(v))
+        for k, v in {"code": STRING, "message": STRING, "guidance": STRING, "metadata": ANY, "step": STRING}.items()
+    ),
+    ANY,
+)

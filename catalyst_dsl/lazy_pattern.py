@@ -15,7 +15,20 @@ from __future__ import annotations
 import re
 
 #: What callers may use: the methods and attributes of `re.Pattern`.
-_KEPT = ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer", "pattern", "flags", "groups", "groupindex")
+_KEPT = (
+    "match",
+    "fullmatch",
+    "search",
+    "sub",
+    "subn",
+    "split",
+    "findall",
+    "finditer",
+    "pattern",
+    "flags",
+    "groups",
+    "groupindex",
+)
 
 
 class LazyPattern:

@@ -40,10 +40,17 @@ class GoldenPlanProblem(Exception):
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     from catalyst_dsl.project.config import DEFAULT_PLAYBOOK_DIRS
 
-    parser.addini("catalyst_playbook_dirs", type="args", default=list(DEFAULT_PLAYBOOK_DIRS),
-                  help="catalyst: directories (relative to the rootdir) that golden plans' playbooks may be in")
-    parser.addini("catalyst_golden_dir", default="golden",
-                  help="catalyst: directory (relative to the rootdir) of golden what-if plans, *.plan.json")
+    parser.addini(
+        "catalyst_playbook_dirs",
+        type="args",
+        default=list(DEFAULT_PLAYBOOK_DIRS),
+        help="catalyst: directories (relative to the rootdir) that golden plans' playbooks may be in",
+    )
+    parser.addini(
+        "catalyst_golden_dir",
+        default="golden",
+        help="catalyst: directory (relative to the rootdir) of golden what-if plans, *.plan.json",
+    )
     # Registered through the entry point or -p, this plugin adds its options before any
     # conftest.py is loaded, and a conftest.py that still defines --update-golden would
     # then fail; so the flag is added once the initial conftests are in (below). Loaded by
@@ -65,7 +72,10 @@ def _add_update_option(parser: pytest.Parser) -> None:
         return
     try:
         parser.getgroup("catalyst", "catalyst golden plans").addoption(
-            UPDATE_OPTION, action="store_true", default=False, dest="update_golden",
+            UPDATE_OPTION,
+            action="store_true",
+            default=False,
+            dest="update_golden",
             help="rewrite golden expected files (golden what-if plans included) from the current output",
         )
     except (ValueError, argparse.ArgumentError):  # defined where _defines cannot see it
@@ -156,12 +166,20 @@ def _golden(text: str, shown: str) -> dict[str, Any]:
     try:
         golden = json.loads(text)
     except ValueError as error:
-        raise GoldenPlanProblem(f"{shown} is not valid JSON ({error}); restore it from version control, "
-                                "or write it again with `catalyst run NAME --what-if --what-if-report FILE`") from None
+        raise GoldenPlanProblem(
+            f"{shown} is not valid JSON ({error}); restore it from version control, "
+            "or write it again with `catalyst run NAME --what-if --what-if-report FILE`"
+        ) from None
     playbook = golden.get("playbook") if isinstance(golden, dict) else None
-    if not isinstance(playbook, dict) or not isinstance(playbook.get("file"), str) or not isinstance(golden.get("inputs"), dict):
-        raise GoldenPlanProblem(f"{shown} is not a what-if plan: it needs `playbook.file` (a string) and `inputs` (an object) "
-                                "to be planned again")
+    if (
+        not isinstance(playbook, dict)
+        or not isinstance(playbook.get("file"), str)
+        or not isinstance(golden.get("inputs"), dict)
+    ):
+        raise GoldenPlanProblem(
+            f"{shown} is not a what-if plan: it needs `playbook.file` (a string) and `inputs` (an object) "
+            "to be planned again"
+        )
     return golden
 
 
@@ -184,7 +202,10 @@ def _check_playbook(root: Path, golden: dict[str, Any], dirs: list[str], shown: 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     rewritten = config.stash.get(_REWRITTEN, [])
     if rewritten:
-        terminalreporter.write_sep("-", f"catalyst: {len(rewritten)} golden plan{'s' if len(rewritten) != 1 else ''} rewritten, review the diff")
+        terminalreporter.write_sep(
+            "-",
+            f"catalyst: {len(rewritten)} golden plan{'s' if len(rewritten) != 1 else ''} rewritten, review the diff",
+        )
         for shown in rewritten:
             terminalreporter.write_line(shown)
 
@@ -198,16 +219,23 @@ def _uncommitted_note(root: Path, expected: str, actual: str) -> str:
     if not paths:
         return ""
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *paths], cwd=root,
-                                capture_output=True, text=True, timeout=30)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", *paths],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         status = None
     if status is None or status.returncode != 0:
         present = [p for p in paths if (root / p).exists()]
         if not present:
             return ""
-        return ("note: the plan reads or writes these files, which exist now; a golden plan is made against the "
-                f"files as they were when it was written: {', '.join(present)}\n")
+        return (
+            "note: the plan reads or writes these files, which exist now; a golden plan is made against the "
+            f"files as they were when it was written: {', '.join(present)}\n"
+        )
     changed = []
     for line in status.stdout.splitlines():
         state, name = line[:2], line[3:]
@@ -215,8 +243,10 @@ def _uncommitted_note(root: Path, expected: str, actual: str) -> str:
         changed.append(f"{name} ({what})")
     if not changed:
         return ""
-    return ("note: files this plan reads or writes are not as committed, which changes the plan without any change "
-            f"to the playbook: {', '.join(changed)}; restore them (or commit them) and run the tests again\n")
+    return (
+        "note: files this plan reads or writes are not as committed, which changes the plan without any change "
+        f"to the playbook: {', '.join(changed)}; restore them (or commit them) and run the tests again\n"
+    )
 
 
 def _plan_paths(plan: dict[str, Any]) -> set[str]:
@@ -226,7 +256,13 @@ def _plan_paths(plan: dict[str, Any]) -> set[str]:
     def visit(step: dict[str, Any]) -> None:
         config = step.get("config") if isinstance(step.get("config"), dict) else {}
         for value in (config.get("path"), *(e.get("path") for e in step.get("effects") or () if isinstance(e, dict))):
-            if isinstance(value, str) and value and "://" not in value and not value.startswith(("/", "<")) and ".." not in value.split("/"):
+            if (
+                isinstance(value, str)
+                and value
+                and "://" not in value
+                and not value.startswith(("/", "<"))
+                and ".." not in value.split("/")
+            ):
                 found.add(value)
         for inner in step.get("steps") or ():
             if isinstance(inner, dict):

@@ -54,8 +54,16 @@ class field:
 
     __slots__ = ("default", "eq", "kw_only", "repr", "metadata")
 
-    def __init__(self, *, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, eq: bool = True,
-                 kw_only: bool = False, repr: bool = True, metadata: dict | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        default: Any = _NOTHING,
+        factory: Callable[[], Any] | None = None,
+        eq: bool = True,
+        kw_only: bool = False,
+        repr: bool = True,
+        metadata: dict | None = None,
+    ) -> None:
         self.default = _Factory(factory) if factory is not None else default
         self.eq = eq
         self.kw_only = kw_only
@@ -142,7 +150,12 @@ def _maker_code(count: int) -> CodeType:
 
 
 def _maker_source(count: int) -> str:
-    lines = ["def make(values):", "    made = _new(_cls)", *(f"    _set{i}(made, values[{i}])" for i in range(count)), "    return made"]
+    lines = [
+        "def make(values):",
+        "    made = _new(_cls)",
+        *(f"    _set{i}(made, values[{i}])" for i in range(count)),
+        "    return made",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -153,7 +166,12 @@ def is_record(cls: object) -> bool:
 def replace(value, **changes):
     """A copy of `value` with `changes` (attrs.evolve)."""
     cls = type(value)
-    return cls(**{f.alias: changes.pop(f.name) if f.name in changes else getattr(value, f.name) for f in cls.__record_fields__}, **changes)
+    return cls(
+        **{
+            f.alias: changes.pop(f.name) if f.name in changes else getattr(value, f.name) for f in cls.__record_fields__
+        },
+        **changes,
+    )
 
 
 def attributes(cls: type, localns: dict | None = None) -> tuple:
@@ -170,9 +188,22 @@ def attributes(cls: type, localns: dict | None = None) -> tuple:
     return tuple(
         attrs.Attribute(
             f.name,
-            attrs.Factory(f.default.make) if isinstance(f.default, factory) else attrs.NOTHING if f.default is _NOTHING else f.default,
-            None, f.repr, None, f.eq, True, False,
-            metadata=f.metadata, type=hints[f.name], kw_only=f.kw_only, eq=f.eq, alias=f.alias,
+            attrs.Factory(f.default.make)
+            if isinstance(f.default, factory)
+            else attrs.NOTHING
+            if f.default is _NOTHING
+            else f.default,
+            None,
+            f.repr,
+            None,
+            f.eq,
+            True,
+            False,
+            metadata=f.metadata,
+            type=hints[f.name],
+            kw_only=f.kw_only,
+            eq=f.eq,
+            alias=f.alias,
         )
         for f in cls.__record_fields__
     )
@@ -266,7 +297,7 @@ def _first_init(qualname: str, found: tuple[Field, ...], frozen: bool) -> tuple[
                 return compiled()(self, *args, **kwargs)
             assign(self, f.name, value)
         used = 0
-        for f in positional[len(args):] + keyword:
+        for f in positional[len(args) :] + keyword:
             if f.alias in kwargs:
                 value = kwargs[f.alias]
                 used += 1
@@ -307,10 +338,20 @@ def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
         co_names=tuple(attributes.get(name, name) for name in code.co_names),
         co_consts=tuple(attributes.get(c, c) if type(c) is str else c for c in code.co_consts),
     )
-    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_setattr_of": object.__setattr__.__get__,
-                                 **{f"_make{i}": f.default.make for i, f in enumerate(ordered) if made[i]}}
-    defaults = {f.alias: _NOTHING if type(f.default) is factory else f.default for f in ordered if f.default is not _NOTHING}
-    init = FunctionType(code, namespace, "__init__", tuple(defaults[f.alias] for f in ordered if not f.kw_only and f.alias in defaults) or None)
+    namespace: dict[str, Any] = {
+        "_NOTHING": _NOTHING,
+        "_setattr_of": object.__setattr__.__get__,
+        **{f"_make{i}": f.default.make for i, f in enumerate(ordered) if made[i]},
+    }
+    defaults = {
+        f.alias: _NOTHING if type(f.default) is factory else f.default for f in ordered if f.default is not _NOTHING
+    }
+    init = FunctionType(
+        code,
+        namespace,
+        "__init__",
+        tuple(defaults[f.alias] for f in ordered if not f.kw_only and f.alias in defaults) or None,
+    )
     init.__kwdefaults__ = {f.alias: defaults[f.alias] for f in ordered if f.kw_only and f.alias in defaults} or None
     return init
 
@@ -398,6 +439,7 @@ def _methods(name: str, qualname: str, found: tuple[Field, ...], frozen: bool) -
 
     methods = {"__repr__": __repr__, "__eq__": __eq__, "__getstate__": __getstate__, "__setstate__": __setstate__}
     if frozen:
+
         def __hash__(self):
             return hash((qualname, *compared(self)))
 
@@ -439,12 +481,14 @@ def shapes_source() -> str:
         for value in vars(importlib.import_module(module.name)).values():
             if is_record(value):
                 shapes.add(_shape(value.__record_fields__, value.__record_frozen__)[1])
-    parts = ['"""The compiled `__init__` of every shape of record the package declares (records._init),\n'
-             'and the code of `records.maker`\'s functions for each number of fields a record has.\n\n'
-             'Generated by `python -m catalyst_dsl.records`; do not edit. Each function is the source\n'
-             'records._shaped_source (or _maker_source) writes; only its code is used, renamed for each class.\n"""\n\n'
-             "from __future__ import annotations  # as records.py, which compiles the same source\n\n"
-             "SHAPES = {}\nMAKERS = {}\n"]
+    parts = [
+        '"""The compiled `__init__` of every shape of record the package declares (records._init),\n'
+        'and the code of `records.maker`\'s functions for each number of fields a record has.\n\n'
+        'Generated by `python -m catalyst_dsl.records`; do not edit. Each function is the source\n'
+        'records._shaped_source (or _maker_source) writes; only its code is used, renamed for each class.\n"""\n\n'
+        "from __future__ import annotations  # as records.py, which compiles the same source\n\n"
+        "SHAPES = {}\nMAKERS = {}\n"
+    ]
     for shape in sorted(shapes):
         parts.append(f"\n{_shaped_source(*shape)}SHAPES[{shape!r}] = __init__.__code__\n")
     for count in sorted({len(made) for _, _, _, made in shapes}):

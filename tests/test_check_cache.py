@@ -126,7 +126,9 @@ def test_an_entry_of_another_version_is_never_read(tmp_path: Path) -> None:
 def entry_name(cache, full: str, data: bytes) -> str:
     """An entry's name, worked out here as the cache documents it (BLAKE2b, 32 bytes)."""
     inner = hashlib.blake2b(data, digest_size=32).hexdigest().encode()
-    return hashlib.blake2b(b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), inner), digest_size=32).hexdigest()
+    return hashlib.blake2b(
+        b"%s\0%s\0%s\0" % (cache._fingerprint.encode(), os.fsencode(full), inner), digest_size=32
+    ).hexdigest()
 
 
 def sealed_with(key: bytes, text: bytes) -> bytes:
@@ -195,15 +197,32 @@ def respoil(root: Path, file: str, change) -> CheckCache:
     return new_cache(root)
 
 
-@pytest.mark.parametrize("packed, read", [(0, True), (3 << 32 | 9, True), (-1, False), (5 << 32 | 2, False), ("past the end", False),
-                                           (True, False), (2.0, False), ([0, 2], False), ({"o": 0}, True), ({"o": -1}, False)])
+@pytest.mark.parametrize(
+    "packed, read",
+    [
+        (0, True),
+        (3 << 32 | 9, True),
+        (-1, False),
+        (5 << 32 | 2, False),
+        ("past the end", False),
+        (True, False),
+        (2.0, False),
+        ([0, 2], False),
+        ({"o": 0}, True),
+        ({"o": -1}, False),
+    ],
+)
 def test_a_span_kept_as_one_number_is_read_only_when_it_is_a_span_of_the_file(tmp_path: Path, packed, read) -> None:
     """Spans of the file are kept as their two offsets in one number (start << 32 | end).
     One that is not a whole number, runs backwards or ends past the text is refused with
     its entry (the file compiled again); any other is a span of the file, and read."""
     root = library(tmp_path / "project", 3)
     plain, _ = check(root, new_cache(root))
-    value = len((root / "playbooks" / "broken.yaml").read_text(encoding="utf-8")) + 1 if packed == "past the end" else packed
+    value = (
+        len((root / "playbooks" / "broken.yaml").read_text(encoding="utf-8")) + 1
+        if packed == "past the end"
+        else packed
+    )
     spoiled = []
 
     def spoil(node):
@@ -253,8 +272,11 @@ def _spoil_code(value):
         value["f"][0] = "C999"  # a code no check reports: every format looks its name up
 
 
-@pytest.mark.parametrize("spoil", [_spoil_tagged_span, _spoil_negative_span, _spoil_code],
-                         ids=["span-of-text", "negative-span", "unknown-code"])
+@pytest.mark.parametrize(
+    "spoil",
+    [_spoil_tagged_span, _spoil_negative_span, _spoil_code],
+    ids=["span-of-text", "negative-span", "unknown-code"],
+)
 def test_a_sealed_entry_holding_what_the_encoder_never_writes_is_compiled_again(tmp_path: Path, spoil) -> None:
     """A forger who can read the user's key can seal anything; the decoder still takes
     only what the encoder writes: a span as whole numbers, each field's items of the
@@ -271,10 +293,14 @@ def test_a_sealed_entry_holding_what_the_encoder_never_writes_is_compiled_again(
 def test_a_plugin_appearing_recomputes_the_files_that_name_it(tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / "playbooks").mkdir(parents=True)
-    (root / "playbooks" / "uses-plugin.yaml").write_text("name: uses-plugin\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n")
+    (root / "playbooks" / "uses-plugin.yaml").write_text(
+        "name: uses-plugin\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n"
+    )
     missing = Catalog(builtin_catalog().specs(), fallback=lambda name: None)
     display = builtin_catalog().get("display")
-    present = Catalog(builtin_catalog().specs(), fallback=lambda name: replace(display, name=name) if name == "shout" else None)
+    present = Catalog(
+        builtin_catalog().specs(), fallback=lambda name: replace(display, name=name) if name == "shout" else None
+    )
     path = str(root / "playbooks" / "uses-plugin.yaml")
     first = new_cache(root)
     assert first.compiled(path, missing).has_errors  # an unknown action
@@ -291,7 +317,9 @@ def test_a_catalog_with_actions_of_its_own_is_compiled_without_the_cache(tmp_pat
     are neither kept nor read, and the built-in catalog's are never taken for them."""
     root = tmp_path / "project"
     (root / "playbooks").mkdir(parents=True)
-    (root / "playbooks" / "uses-shout.yaml").write_text("name: uses-shout\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n")
+    (root / "playbooks" / "uses-shout.yaml").write_text(
+        "name: uses-shout\ndescription: d\nowner: Engineer\nsteps:\n  - shout: hello\n"
+    )
     path = str(root / "playbooks" / "uses-shout.yaml")
     own = Catalog([*builtin_catalog().specs(), replace(builtin_catalog().get("display"), name="shout")])
     cache = new_cache(root)
@@ -314,11 +342,14 @@ def test_no_cache_inside_git_s_own_folder(tmp_path: Path) -> None:
     (root / "catalyst.toml").write_text('cache-dir = ".xe/git-cache"\n', encoding="utf-8")
     assert CheckCache.for_project(load_project(root, DiagnosticSink())) is not None
 
+
 def tree(base: Path) -> set[str]:
     return {str(p.relative_to(base)) for p in base.rglob("*")}
 
 
-def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_writes_only_the_project_cache_and_the_user_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = library(tmp_path / "project", 3)
     home = tmp_path / "home"
     home.mkdir()
@@ -334,7 +365,10 @@ def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, 
     assert cold.output == warm.output and cold.exit_code == warm.exit_code == 1
     added = tree(tmp_path) - before
     assert added, "the check wrote its cache"
-    assert all(p.startswith(("project/.xe/cache", "home/.cache/catalyst")) or p in ("project/.xe", "home/.cache") for p in added), added
+    assert all(
+        p.startswith(("project/.xe/cache", "home/.cache/catalyst")) or p in ("project/.xe", "home/.cache")
+        for p in added
+    ), added
     assert (root / ".xe" / "cache" / ".gitignore").read_text().splitlines()[-1] == "*"
     key = home / ".cache" / "catalyst" / "cache-key"
     assert key.stat().st_mode & 0o777 == 0o600
@@ -347,7 +381,9 @@ def test_the_cli_writes_only_the_project_cache_and_the_user_key(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("cache_dir", [".", "playbooks"])
-def test_a_cache_dir_shared_with_the_project_s_files_ignores_none_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: str) -> None:
+def test_a_cache_dir_shared_with_the_project_s_files_ignores_none_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_dir: str
+) -> None:
     """`cache-dir` may name a folder that holds other files (the root, a folder of
     playbooks): the cache's `.gitignore` of `*` goes only into a folder of its own, else
     it would hide those files from git and from every later directory scan (the second
@@ -367,7 +403,12 @@ def test_a_cache_dir_shared_with_the_project_s_files_ignores_none_of_them(tmp_pa
     cleaned = runner.invoke(cli, ["cache", "clean"])
     assert cleaned.exit_code == 0 and "removed 5 cached result(s)" in cleaned.output
     assert own.read_text(encoding="utf-8") == "node_modules/\n" if cache_dir == "." else not own.exists()
-    assert sorted(p.name for p in (root / "playbooks").iterdir()) == ["broken.yaml", "flow-0.yaml", "flow-1.yaml", "flow-2.yaml"]
+    assert sorted(p.name for p in (root / "playbooks").iterdir()) == [
+        "broken.yaml",
+        "flow-0.yaml",
+        "flow-1.yaml",
+        "flow-2.yaml",
+    ]
 
 
 def test_no_cache_and_the_setting_write_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -429,10 +470,16 @@ def test_an_entry_that_is_no_plain_file_is_never_read(tmp_path: Path, plant: str
     import subprocess
 
     root = library(tmp_path / "project", 2)
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-home"), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path / "cache-home"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
 
     def catalyst(*args: str) -> tuple[int, str]:
-        done = subprocess.run([sys.executable, "-m", "catalyst_dsl", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "catalyst_dsl", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60
+        )
         return done.returncode, done.stdout
 
     plain = catalyst("check", "--no-cache")
@@ -449,7 +496,9 @@ def test_an_entry_that_is_no_plain_file_is_never_read(tmp_path: Path, plant: str
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symbolic links")
-def test_shards_linked_out_of_the_project_are_never_written_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shards_linked_out_of_the_project_are_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A project (a cloned repository, say) may come with `.xe/cache/<shard>` links to
     folders elsewhere: entries are written only inside the project, so the check
     writes nothing through them (it checks as without a cache for those entries)."""
@@ -514,8 +563,14 @@ def _every_field(value, dropped=frozenset({"smap", "expected"})):
     if isinstance(value, Span):
         return ("span", value.file, value.line, value.col, value.end_line, value.end_col)
     if records.is_record(type(value)):
-        return (type(value).__name__, *((f.name, _every_field(getattr(value, f.name)))
-                                        for f in records.fields(type(value)) if f.name not in dropped))
+        return (
+            type(value).__name__,
+            *(
+                (f.name, _every_field(getattr(value, f.name)))
+                for f in records.fields(type(value))
+                if f.name not in dropped
+            ),
+        )
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, *map(_every_field, value))
     if isinstance(value, dict):
@@ -589,7 +644,9 @@ def test_the_code_fingerprint_changes_with_the_checker_s_source_files_only(tmp_p
     assert grammar_changed != added
 
 
-def test_the_code_fingerprint_names_the_python_that_runs_the_checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_code_fingerprint_names_the_python_that_runs_the_checker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One source tree run by two Pythons (another standard library, another libyaml
     beside it) keeps two sets of entries."""
     from catalyst_dsl.project.check_cache import code_fingerprint

@@ -62,8 +62,15 @@ def test_sarif_validates_against_the_official_schema(project: Path, monkeypatch:
     }
     [fix] = unknown_action["fixes"]
     [change] = fix["artifactChanges"]
-    assert change["replacements"] == [{"deletedRegion": {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 12}, "insertedContent": {"text": "display"}}]
-    assert [f["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] for f in by_code["C202"]["fixes"]] == ["description"]
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 5, "startColumn": 5, "endLine": 5, "endColumn": 12},
+            "insertedContent": {"text": "display"},
+        }
+    ]
+    assert [
+        f["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] for f in by_code["C202"]["fixes"]
+    ] == ["description"]
     # A help that proposes no replacement makes no fix.
     assert "fixes" not in by_code["C203"]
 
@@ -76,14 +83,22 @@ def test_sarif_fix_applied_gives_a_clean_line(project: Path, monkeypatch: pytest
             replacement = fix["artifactChanges"][0]["replacements"][0]
             region = replacement["deletedRegion"]
             line = lines[region["startLine"] - 1]
-            lines[region["startLine"] - 1] = line[: region["startColumn"] - 1] + replacement["insertedContent"]["text"] + line[region["endColumn"] - 1 :]
+            lines[region["startLine"] - 1] = (
+                line[: region["startColumn"] - 1]
+                + replacement["insertedContent"]["text"]
+                + line[region["endColumn"] - 1 :]
+            )
     (project / "playbooks" / "broken.yaml").write_text("\n".join(lines))
-    remaining = {r["ruleId"] for r in json.loads(check(project, monkeypatch, "--format", "sarif").stdout)["runs"][0]["results"]}
+    remaining = {
+        r["ruleId"] for r in json.loads(check(project, monkeypatch, "--format", "sarif").stdout)["runs"][0]["results"]
+    }
     assert remaining == {"C409"}
 
 
 def test_sarif_of_a_clean_project_is_valid_and_empty(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (project / "playbooks" / "broken.yaml").write_text("name: broken\ndescription: x\nowner: Engineer\nsteps:\n  - display: hi\n")
+    (project / "playbooks" / "broken.yaml").write_text(
+        "name: broken\ndescription: x\nowner: Engineer\nsteps:\n  - display: hi\n"
+    )
     result = check(project, monkeypatch, "--format", "sarif")
     assert result.exit_code == 0
     log = json.loads(result.stdout)
@@ -95,8 +110,14 @@ def test_github_annotates_the_right_lines(project: Path, monkeypatch: pytest.Mon
     result = check(project, monkeypatch, "--format", "github")
     assert result.exit_code == 1
     commands = [line for line in result.stdout.splitlines() if line.startswith("::")]
-    assert "::error file=playbooks/broken.yaml,line=5,col=5,endLine=5,endColumn=11,title=C404 unknown-action::unknown action 'dispaly'%0Ahelp: did you mean 'display'?" in commands
-    assert any(c.startswith("::warning file=playbooks/broken.yaml,line=7,col=14,") and "title=C409 timeout-milliseconds::" in c for c in commands)
+    assert (
+        "::error file=playbooks/broken.yaml,line=5,col=5,endLine=5,endColumn=11,title=C404 unknown-action::unknown action 'dispaly'%0Ahelp: did you mean 'display'?"
+        in commands
+    )
+    assert any(
+        c.startswith("::warning file=playbooks/broken.yaml,line=7,col=14,") and "title=C409 timeout-milliseconds::" in c
+        for c in commands
+    )
     assert len(commands) == 4
     assert result.stdout.splitlines()[-1] == "checked 1 file(s): 3 error(s), 1 warning(s)"
 
@@ -113,7 +134,13 @@ def test_github_is_the_default_on_github_actions(project: Path, monkeypatch: pyt
 def test_github_escaping() -> None:
     assert escape_data("100% done\r\nnext") == "100%25 done%0D%0Anext"
     assert escape_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"
-    d = Diagnostic("C202", Severity.ERROR, "key 'a,b' at x::y\n::error::injected", Span("/p/we,ird:name.yaml", 2, 3, 2, 6), notes=("50%",))
+    d = Diagnostic(
+        "C202",
+        Severity.ERROR,
+        "key 'a,b' at x::y\n::error::injected",
+        Span("/p/we,ird:name.yaml", 2, 3, 2, 6),
+        notes=("50%",),
+    )
     [line] = render_github([d], relative_to="/p").splitlines()
     assert line == (
         "::error file=we%2Cird%3Aname.yaml,line=2,col=3,endLine=2,endColumn=5,title=C202 unknown-key::"

@@ -18,10 +18,12 @@ ROOT = Path(__file__).parents[1]
 
 
 def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> set[str]:
-    probe = ("import atexit, runpy, sys\n"
-             "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-             f"sys.argv = ['catalyst', *{args!r}]\n"
-             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    probe = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+        f"sys.argv = ['catalyst', *{args!r}]\n"
+        "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
     done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -29,7 +31,9 @@ def _modules_after(args: list[str], cwd: Path, tmp_path: Path) -> set[str]:
     return set(done.stderr.rsplit("MODULES", 1)[1].split())
 
 
-def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_reader(tmp_path: Path, research_project: Path) -> None:
+def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_reader(
+    tmp_path: Path, research_project: Path
+) -> None:
     project = research_project
     modules = _modules_after(["check", "--no-cache", "research.yaml"], project, tmp_path)
     assert "catalyst_dsl.compiler" in modules and "catalyst_dsl.syntax.lalr" in modules  # it did compile
@@ -38,9 +42,21 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     # for a plain pattern (`^[a-z][a-z0-9-]*$`), the plugins when every action is built
     # in, kai's commands, the table of diagnostic codes when nothing is reported, a TOML
     # parser for an empty catalyst.toml: none of them is needed here.
-    unwanted = {"catalyst_dsl.project.check_cache", "catalyst_dsl.digests", "hashlib", "_hashlib", "json", "catalyst_dsl.dialects.markdown",
-                "catalyst_dsl.checks.scripts", "catalyst_dsl.syntax.shell", "re2", "catalyst_dsl.actions.plugins",
-                "catalyst_dsl.cli_kai", "catalyst_dsl.diagnostics.codes", "tomllib"}
+    unwanted = {
+        "catalyst_dsl.project.check_cache",
+        "catalyst_dsl.digests",
+        "hashlib",
+        "_hashlib",
+        "json",
+        "catalyst_dsl.dialects.markdown",
+        "catalyst_dsl.checks.scripts",
+        "catalyst_dsl.syntax.shell",
+        "re2",
+        "catalyst_dsl.actions.plugins",
+        "catalyst_dsl.cli_kai",
+        "catalyst_dsl.diagnostics.codes",
+        "tomllib",
+    }
     assert modules.isdisjoint(unwanted), sorted(modules & unwanted)
     assert not (project / ".xe").exists()
 
@@ -53,23 +69,40 @@ def test_a_replayed_check_loads_no_compiler(tmp_path: Path, research_project: Pa
     assert "catalyst_dsl.project.check_cache" in again
     # The cache's digests and seals are BLAKE2b from CPython's own module (digests.py), not
     # hashlib's, whose import loads OpenSSL.
-    unwanted = {"catalyst_dsl.compiler", "catalyst_dsl.project.check", "catalyst_dsl.syntax.yaml_loader", "catalyst_dsl.syntax.lalr",
-                "hashlib", "_hashlib", "hmac"}
+    unwanted = {
+        "catalyst_dsl.compiler",
+        "catalyst_dsl.project.check",
+        "catalyst_dsl.syntax.yaml_loader",
+        "catalyst_dsl.syntax.lalr",
+        "hashlib",
+        "_hashlib",
+        "hmac",
+    }
     assert again.isdisjoint(unwanted), sorted(again & unwanted)
 
 
-def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(tmp_path: Path, research_project: Path) -> None:
+def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_operating_system(
+    tmp_path: Path, research_project: Path
+) -> None:
     """cli.main raises the collector's thresholds before the command runs (about 3.5 ms
     of a one-file check went to collections that found nothing) and freezes what is alive
     when it is done, so Python's shutdown does not run the collector over it (about 13 ms);
     atexit handlers still run, and the output is whole."""
-    probe = ("import atexit, gc, runpy, sys\n"
-             "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
-             "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
-             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    probe = (
+        "import atexit, gc, runpy, sys\n"
+        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+        "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
+        "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
+    )
     project = research_project
-    done = subprocess.run([sys.executable, "-c", probe], cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
     assert int(done.stderr.rsplit("FROZEN", 1)[1]) > 10_000, done.stderr
@@ -83,18 +116,26 @@ def test_the_program_tunes_the_collector_before_it_imports_the_command_line(rese
     """`python -m catalyst_dsl` (and the console scripts, program.main) raise the
     collector's thresholds before click and catalyst's command line are imported, whose
     objects the default thresholds had the collector scan about ten times over."""
-    probe = ("import gc, runpy, sys\n"
-             "class Witness:\n"
-             "    def find_spec(self, name, path=None, target=None):\n"
-             "        if name == 'click':\n"
-             "            print('AT CLICK', *gc.get_threshold(), file=sys.stderr)\n"
-             "            sys.meta_path.remove(self)\n"
-             "        return None\n"
-             "sys.meta_path.insert(0, Witness())\n"
-             "sys.argv = ['catalyst', '--version']\n"
-             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=research_project, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120)
+    probe = (
+        "import gc, runpy, sys\n"
+        "class Witness:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'click':\n"
+        "            print('AT CLICK', *gc.get_threshold(), file=sys.stderr)\n"
+        "            sys.meta_path.remove(self)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Witness())\n"
+        "sys.argv = ['catalyst', '--version']\n"
+        "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=research_project,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     from catalyst_dsl.collector import THRESHOLDS
 
@@ -107,7 +148,10 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
     project = tmp_path / "project"
     (project / ".playbooks" / "playbooks").mkdir(parents=True)
     (project / "catalyst.toml").write_text("", encoding="utf-8")
-    shutil.copy(ROOT.parent / "shared" / "corpus" / "kai" / "auto-feature.yaml", project / ".playbooks" / "playbooks" / "auto-feature.yaml")
+    shutil.copy(
+        ROOT.parent / "shared" / "corpus" / "kai" / "auto-feature.yaml",
+        project / ".playbooks" / "playbooks" / "auto-feature.yaml",
+    )
     modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
     assert "catalyst_dsl.dialects.kai" in modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
@@ -117,12 +161,23 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
 def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:
     """A long-lived process gets Python's thresholds back: each compile of an editor's
     text leaves some garbage in cycles, which rare full collections let pile up."""
-    probe = ("import atexit, gc, runpy, sys\n"
-             "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), file=sys.stderr))\n"
-             "sys.argv = ['catalyst', 'lsp']\n"
-             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    probe = (
+        "import atexit, gc, runpy, sys\n"
+        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), file=sys.stderr))\n"
+        "sys.argv = ['catalyst', 'lsp']\n"
+        "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    python_s = subprocess.run([sys.executable, "-c", "import gc; print(*gc.get_threshold())"], capture_output=True, text=True).stdout.split()
+    python_s = subprocess.run(
+        [sys.executable, "-c", "import gc; print(*gc.get_threshold())"], capture_output=True, text=True
+    ).stdout.split()
     assert done.stderr.rsplit("THRESHOLDS", 1)[1].split() == python_s

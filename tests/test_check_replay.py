@@ -43,6 +43,7 @@ def records(root: Path) -> list[Path]:
 @pytest.fixture
 def replay_only(monkeypatch):
     """After it is used, a check that is not replayed fails the test."""
+
     def forbidden(*args, **kwargs):
         raise AssertionError("checked again instead of replayed")
 
@@ -86,7 +87,8 @@ def changes(root: Path) -> dict:
     return {
         "a file's bytes": lambda: (root / "playbooks" / "broken.yaml").write_text(BROKEN.replace("flow-99", "flow-98")),
         "a new playbook a call now finds": lambda: (root / "playbooks" / "flow-99.yaml").write_text(
-            (root / "playbooks" / "flow-1.yaml").read_text().replace("name: flow-1", "name: flow-99")),
+            (root / "playbooks" / "flow-1.yaml").read_text().replace("name: flow-1", "name: flow-99")
+        ),
         "a playbook removed": lambda: (root / "playbooks" / "flow-5.yaml").unlink(),
         "the settings": lambda: (root / "catalyst.toml").write_text('ignore = ["C804"]\n'),
     }
@@ -126,11 +128,11 @@ def test_a_program_installed_is_seen(tmp_path: Path, monkeypatch, node_but_no_pw
 def test_a_damaged_or_foreign_record_is_ignored_and_replaced(project: Path, damage: str) -> None:
     plain = run("--no-cache")
     run()
-    record, = records(project)
+    (record,) = records(project)
     raw = record.read_bytes()
     if damage == "flip a byte":
         at = raw.index(b'"diagnostics":') + 20
-        raw = raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1:]
+        raw = raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1 :]
     elif damage == "truncate":
         raw = raw[: len(raw) // 2]
     elif damage == "another key's seal":
@@ -147,7 +149,7 @@ def test_a_forged_record_cannot_hide_findings(project: Path) -> None:
     record that the checker takes: its seal does not check out, so the findings stay."""
     plain = run("--no-cache")
     run()
-    record, = records(project)
+    (record,) = records(project)
     magic, seal, body = record.read_bytes().split(b"\n", 2)
     body = body.replace(b'"diagnostics":[', b'"diagnostics":[],"x":[', 1)
     record.write_bytes(magic + b"\n" + seal + b"\n" + body)
@@ -175,7 +177,7 @@ def test_a_resealed_record_holding_what_a_check_never_finds_is_checked_again(pro
 
     plain = run("--no-cache", "--format", fmt)
     run()
-    record, = records(project)
+    (record,) = records(project)
     body = json.loads(record.read_bytes().split(b"\n", 2)[2])
     spoil(body["diagnostics"][0])
     text = json.dumps(body).encode()
@@ -235,10 +237,14 @@ def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
         observed.resolved(tmp_path / "link")
         observed.listdir(tmp_path)
         observed.listdir(tmp_path / "a")
-    assert facts == {("is-file", str(tmp_path / "a")): True, ("which", "no-such-program-here"): None,
-                     ("bytes", str(tmp_path / "a")): observed.digest(b"x"),
-                     ("resolved", str(tmp_path / "link")): str((tmp_path / "a").resolve()),
-                     ("listdir", str(tmp_path)): ["a", "link"], ("listdir", str(tmp_path / "a")): None}
+    assert facts == {
+        ("is-file", str(tmp_path / "a")): True,
+        ("which", "no-such-program-here"): None,
+        ("bytes", str(tmp_path / "a")): observed.digest(b"x"),
+        ("resolved", str(tmp_path / "link")): str((tmp_path / "a").resolve()),
+        ("listdir", str(tmp_path)): ["a", "link"],
+        ("listdir", str(tmp_path / "a")): None,
+    }
     for (kind, question), answer in facts.items():
         assert check_replay._holds(kind, question, answer, {})
     (tmp_path / "b").write_text("y")

@@ -31,7 +31,11 @@ def check(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict | N
 
 
 def codes(output: str) -> list[str]:
-    return [line.split("]")[0].split("[")[1] for line in output.splitlines() if line.startswith(("error[", "warning[", "info["))]
+    return [
+        line.split("]")[0].split("[")[1]
+        for line in output.splitlines()
+        if line.startswith(("error[", "warning[", "info["))
+    ]
 
 
 def test_trailing_comment_silences_its_line(tmp_path, monkeypatch) -> None:
@@ -142,7 +146,11 @@ def test_ignore_never_hides_bad_settings(tmp_path, monkeypatch) -> None:
 
 def test_exclude_globs(tmp_path, monkeypatch) -> None:
     broken = "name: broken\nsteps: []\n"
-    root = make(tmp_path, 'exclude = ["playbooks/drafts/**", "**/*.wip.yaml"]\n', **{"drafts/a.yaml": broken, "b.wip.yaml": broken, "ok.yaml": SLOW.format(name="ok", tail="")})
+    root = make(
+        tmp_path,
+        'exclude = ["playbooks/drafts/**", "**/*.wip.yaml"]\n',
+        **{"drafts/a.yaml": broken, "b.wip.yaml": broken, "ok.yaml": SLOW.format(name="ok", tail="")},
+    )
     result = check(root, monkeypatch)
     assert result.exit_code == 0 and "checked 1 file(s)" in result.output
     # A named file is excluded too (a pre-commit hook names each changed file).
@@ -155,11 +163,20 @@ def test_directory_scans_skip_what_gitignore_ignores(tmp_path, monkeypatch) -> N
     good = SLOW.format(name="{}", tail="")
     root = make(
         tmp_path,
-        **{"build/out.yaml": broken, "gen/a.yaml": broken, "gen/keep.yaml": good.format("keep"), "deep/x.yaml": broken, "deep/y.yaml": good.format("y"), "ok.yaml": good.format("ok")},
+        **{
+            "build/out.yaml": broken,
+            "gen/a.yaml": broken,
+            "gen/keep.yaml": good.format("keep"),
+            "deep/x.yaml": broken,
+            "deep/y.yaml": good.format("y"),
+            "ok.yaml": good.format("ok"),
+        },
     )
     # git's rules: a pattern with an inner `/` is anchored where its .gitignore is, a
     # later `!` re-includes, a deeper .gitignore speaks for its own directory.
-    (root / ".gitignore").write_text("# generated\nbuild/\ngen/*.yaml\nplaybooks/gen/*.yaml\n!playbooks/gen/keep.yaml\n")
+    (root / ".gitignore").write_text(
+        "# generated\nbuild/\ngen/*.yaml\nplaybooks/gen/*.yaml\n!playbooks/gen/keep.yaml\n"
+    )
     (root / "playbooks" / "deep" / ".gitignore").write_text("x.yaml\n")
     result = check(root, monkeypatch)
     assert "checked 3 file(s)" in result.output, result.output
@@ -184,7 +201,12 @@ def test_strict_and_quiet(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     ("env", "coloured"),
-    [({}, False), ({"FORCE_COLOR": "1"}, True), ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False), ({"FORCE_COLOR": ""}, False)],
+    [
+        ({}, False),
+        ({"FORCE_COLOR": "1"}, True),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+        ({"FORCE_COLOR": ""}, False),
+    ],
 )
 def test_colour_follows_no_color_and_force_color(tmp_path, monkeypatch, env, coloured) -> None:
     root = make(tmp_path, **{"slow.yaml": SLOW.format(name="slow", tail="")})
@@ -225,7 +247,16 @@ def test_a_gitignore_with_patterns_git_would_pass_over(tmp_path, monkeypatch) ->
     """Invalid patterns are passed over (as git does) and the valid ones around them still
     apply; a pattern that makes a backtracking matcher take exponential time on a long
     file name is matched by RE2 and the check completes."""
-    root = make(tmp_path, **{"ok.yaml": SLOW.format(name="ok", tail=""), "gen/bad.yaml": "name: bad\nsteps: []\n", "a" * 200 + ".yaml": "name: x\n"})
-    (root / ".gitignore").write_text("!\n\\\n[z-a]\n" + "a" * 100_000 + "\n" + "*a" * 40 + "b\ngen/\n" + "a" * 150 + "*.yaml\n\xff\n")
+    root = make(
+        tmp_path,
+        **{
+            "ok.yaml": SLOW.format(name="ok", tail=""),
+            "gen/bad.yaml": "name: bad\nsteps: []\n",
+            "a" * 200 + ".yaml": "name: x\n",
+        },
+    )
+    (root / ".gitignore").write_text(
+        "!\n\\\n[z-a]\n" + "a" * 100_000 + "\n" + "*a" * 40 + "b\ngen/\n" + "a" * 150 + "*.yaml\n\xff\n"
+    )
     result = check(root, monkeypatch)
     assert "checked 1 file(s)" in result.output and result.exit_code == 0

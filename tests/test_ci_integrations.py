@@ -54,13 +54,28 @@ def run_check_step(root: Path, **inputs: str) -> subprocess.CompletedProcess:
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     script = root.parent / "step.sh"
     script.write_text(step["run"])
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_action_inputs_never_enter_the_script_text() -> None:
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert all("${{" not in step["run"] for step in action["runs"]["steps"])
-    assert set(action["inputs"]) == {"paths", "strict", "sarif", "working-directory", "what-if-comments", "golden-dir", "github-token"}
+    assert set(action["inputs"]) == {
+        "paths",
+        "strict",
+        "sarif",
+        "working-directory",
+        "what-if-comments",
+        "golden-dir",
+        "github-token",
+    }
 
 
 def test_action_annotates_and_fails_on_errors(tmp_path: Path) -> None:
@@ -100,14 +115,27 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
         pytest.fail("pre-commit is not installed: pip install -e '.[test]'")
     root = project(tmp_path, **{"hello.yaml": GOOD, "broken.yaml": BAD})
     (root / "notes.yml").write_text("just: some yaml\n")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     env.pop("GITHUB_ACTIONS", None)
     subprocess.run(["git", "init", "-q", "."], cwd=root, check=True, env=env)
     subprocess.run(["git", "add", "."], cwd=root, check=True, env=env)
 
     def try_repo() -> subprocess.CompletedProcess:
-        return subprocess.run([pre_commit, "try-repo", str(ROOT), "catalyst-check", "--all-files"], cwd=root, env=env, capture_output=True, text=True, timeout=900)
+        return subprocess.run(
+            [pre_commit, "try-repo", str(ROOT), "catalyst-check", "--all-files"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
 
     failed = try_repo()
     assert failed.returncode == 1, failed.stdout + failed.stderr

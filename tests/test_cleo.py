@@ -111,10 +111,14 @@ def test_content_sniffing_and_the_ambiguous_file(tmp_path):
 def test_cleo_playbooks_folder_is_scanned_and_other_hidden_files_are_not(tmp_path):
     books = tmp_path / ".cleo" / "playbooks"
     books.mkdir(parents=True)
-    (books / "ship.cantbook").write_text('version: "1.0"\nname: ship\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n')
+    (books / "ship.cantbook").write_text(
+        'version: "1.0"\nname: ship\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n'
+    )
     (books / "notes.yaml").write_text("a: 1\n")
     (tmp_path / ".cleo" / "tasks.yaml").write_text("a: 1\n")
-    (tmp_path / "elsewhere.cantbook").write_text('version: "1.0"\nname: elsewhere\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n')
+    (tmp_path / "elsewhere.cantbook").write_text(
+        'version: "1.0"\nname: elsewhere\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n'
+    )
     found = sorted(Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)]))
     assert found == [".cleo/playbooks/ship.cantbook", "elsewhere.cantbook"]
 
@@ -126,7 +130,12 @@ def _steps(pb: ir.Playbook) -> list[str]:
     def walk(steps, depth):
         for step in steps:
             cond = step.config.get("condition")
-            lines.append("  " * depth + " ".join(x for x in (step.action, step.name or "", cond.text if isinstance(cond, ir.Tmpl) else "") if x))
+            lines.append(
+                "  " * depth
+                + " ".join(
+                    x for x in (step.action, step.name or "", cond.text if isinstance(cond, ir.Tmpl) else "") if x
+                )
+            )
             for key in ("then", "else"):
                 value = step.config.get(key)
                 if isinstance(value, ir.StepsV):
@@ -200,7 +209,9 @@ def test_release_lite_lowers_its_gate_contract_and_identity():
     assert publish.config.get("agent") == ir.Lit("release-lead")
     assert publish.ensures.code == "ContractViolation"
     # the handler `contract_violation: abort` stops at once, whatever the cap
-    assert dict(publish.error_policy.by_code)["ContractViolation"] == ir.PolicyAction("Stop", message="Publishing did not report success; stop here.")
+    assert dict(publish.error_policy.by_code)["ContractViolation"] == ir.PolicyAction(
+        "Stop", message="Publishing did not report success; stop here."
+    )
     assert pb.inputs[1].default == ir.Lit("latest") and not pb.inputs[1].required
 
 
@@ -213,11 +224,14 @@ def project(tmp_path):
 
 def _catalyst(project: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "catalyst_dsl", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_deterministic_cantbook_runs_with_argv_and_no_shell(project):
-    (project / ".cleo" / "playbooks" / "echo-twice.cantbook").write_text("""version: "1.0"
+    (project / ".cleo" / "playbooks" / "echo-twice.cantbook").write_text(
+        """version: "1.0"
 name: echo-twice
 inputs:
   - name: word
@@ -226,11 +240,16 @@ nodes:
   - id: second
     type: python
     depends: [first]
-""".replace("    type: python\n", f"    type: deterministic\n    command: {sys.executable}\n    args: [-c, \"print('second')\"]\n") + f"""  - id: first
+""".replace(
+            "    type: python\n",
+            f"    type: deterministic\n    command: {sys.executable}\n    args: [-c, \"print('second')\"]\n",
+        )
+        + f"""  - id: first
     type: deterministic
     command: {sys.executable}
     args: [-c, "import sys; print('first', sys.argv[1])", "{{{{ inputs.word }}}}"]
-""")
+"""
+    )
     run = _catalyst(project, "run", "echo-twice", "--mode", "autonomous")
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
@@ -278,7 +297,9 @@ def test_a_10000_node_cycle_is_a_diagnostic():
 
 
 def test_huge_fan_out_and_self_loops_are_diagnostics():
-    nodes = "".join(f"  - id: leaf{i}\n    type: deterministic\n    command: \"true\"\n    depends: [root]\n" for i in range(2_000))
+    nodes = "".join(
+        f"  - id: leaf{i}\n    type: deterministic\n    command: \"true\"\n    depends: [root]\n" for i in range(2_000)
+    )
     text = f'version: "1.0"\nname: fan\nnodes:\n  - id: root\n    type: deterministic\n    command: "true"\n{nodes}'.encode()
     routing = [d for d in compile_bytes(text, "fan.cantbook").diagnostics if d.code == "C947"]
     assert len(routing) == 1 and "2000 unguarded successors" in routing[0].message
@@ -291,8 +312,13 @@ def test_deeply_nested_branches_are_refused_not_a_crash():
     depth = 300
     nodes, edges = [], []
     for i in range(depth):
-        nodes += [f"  - id: d{i}\n    type: agentic\n    skill: s\n", f"  - id: x{i}\n    type: agentic\n    skill: s\n"]
-        edges.append(f"  - from: d{i}\n    to: {'d' + str(i + 1) if i + 1 < depth else 'end'}\n    when: {{ field: go, equals: true }}\n")
+        nodes += [
+            f"  - id: d{i}\n    type: agentic\n    skill: s\n",
+            f"  - id: x{i}\n    type: agentic\n    skill: s\n",
+        ]
+        edges.append(
+            f"  - from: d{i}\n    to: {'d' + str(i + 1) if i + 1 < depth else 'end'}\n    when: {{ field: go, equals: true }}\n"
+        )
         edges.append(f"  - from: d{i}\n    to: x{i}\n    when: {{ field: go, notEquals: true }}\n")
         edges.append(f"  - from: x{i}\n    to: {'j' + str(i)}\n")
         nodes.append(f"  - id: j{i}\n    type: agentic\n    skill: s\n")
@@ -379,13 +405,17 @@ edges:
     result = compile_bytes(text, "dashed.cantbook")
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
     condition = result.playbook.steps[1].config.get("condition")
-    assert condition.text == '${{ (Object.keys(bindings).includes("needs more") && bindings["needs more"] === "x}} ${{ 1 }}") }}'
+    assert (
+        condition.text
+        == '${{ (Object.keys(bindings).includes("needs more") && bindings["needs more"] === "x}} ${{ 1 }}") }}'
+    )
     assert result.playbook.steps[0].bindings.text == '${{ get("deep-research") }}'
 
 
-
 def test_timeout_ms_zero_is_no_limit_and_negative_is_an_error():
-    base = 'version: "1.0"\nname: t\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n    timeout_ms: {}\n'
+    base = (
+        'version: "1.0"\nname: t\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n    timeout_ms: {}\n'
+    )
     zero = compile_bytes(base.format(0).encode(), "t.cantbook")
     assert "C960" in {d.code for d in zero.diagnostics} and zero.playbook.steps[0].timeout is None
     negative = compile_bytes(base.format(-5).encode(), "t.cantbook")
@@ -439,7 +469,16 @@ def _shape(steps, depth=0) -> list[str]:
 def test_loop_backs_become_retry_blocks_inner_ones_inside_outer_ones():
     pb = compile_bytes(_loops(("n3", "n1"), ("n4", "n0"), ("n2", "n1")), "loops.cantbook").playbook
     assert pb.unrunnable == ()
-    assert _shape(pb.steps) == ["retry-block", "  n0", "  retry-block", "    retry-block", "      n1", "      n2", "    n3", "  n4"]
+    assert _shape(pb.steps) == [
+        "retry-block",
+        "  n0",
+        "  retry-block",
+        "    retry-block",
+        "      n1",
+        "      n2",
+        "    n3",
+        "  n4",
+    ]
     outer = pb.steps[0]
     assert outer.config.get("maxAttempts") == ir.Lit(2)
     n4 = outer.config.get("steps").steps[-1]

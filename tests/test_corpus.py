@@ -16,10 +16,32 @@ EXPECTED = {
     "fixtures/invalid-schema.yaml": {(4, "C204")},
     "fixtures/valid-minimal.yaml": {(5, "C404")},
     "fixtures/edge-cases.yaml": {(8, "C404"), (11, "C404"), (15, "C404"), (23, "C404"), (26, "C404"), (31, "C404")},
-    "fixtures/valid-complete.yaml": {(44, "C602"), (45, "C602"), (49, "C404"), (54, "C404"), (61, "C404"), (64, "C404")},
-    "playbooks/update-pull-request.yaml": {(33, "C602"), (40, "C404"), (46, "C404"), (102, "C404"), (115, "C404"), (130, "C603")},
+    "fixtures/valid-complete.yaml": {
+        (44, "C602"),
+        (45, "C602"),
+        (49, "C404"),
+        (54, "C404"),
+        (61, "C404"),
+        (64, "C404"),
+    },
+    "playbooks/update-pull-request.yaml": {
+        (33, "C602"),
+        (40, "C404"),
+        (46, "C404"),
+        (102, "C404"),
+        (115, "C404"),
+        (130, "C603"),
+    },
     # Bare-number timeouts written in milliseconds for the original engine: seconds here.
-    "cli-commands/kitchen-sink.yaml": {(962, "C409"), (1024, "C409"), (1082, "C409"), (1106, "C409"), (1160, "C409"), (1184, "C409"), (1506, "C409")},
+    "cli-commands/kitchen-sink.yaml": {
+        (962, "C409"),
+        (1024, "C409"),
+        (1082, "C409"),
+        (1106, "C409"),
+        (1160, "C409"),
+        (1184, "C409"),
+        (1506, "C409"),
+    },
     # A 30-line `{{ ... }}` of prose: not a template reference.
     "playbooks/actions/feature-format.md": {(51, "C102")},
 }
@@ -29,7 +51,9 @@ def findings(path: Path) -> set[tuple[int, str]]:
     return {(d.span.line, d.code) for d in compile_path(str(path)).diagnostics}
 
 
-@pytest.mark.parametrize("rel", sorted(str(Path(p).relative_to(CORPUS)) for p in discover([str(CORPUS)])) if CORPUS.is_dir() else [])
+@pytest.mark.parametrize(
+    "rel", sorted(str(Path(p).relative_to(CORPUS)) for p in discover([str(CORPUS)])) if CORPUS.is_dir() else []
+)
 def test_corpus_file(rel: str) -> None:
     assert findings(CORPUS / rel) == EXPECTED.get(rel, set())
 

@@ -62,7 +62,9 @@ def run(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str):
 
 def test_library_findings(project: Path, monkeypatch: pytest.MonkeyPatch, node_but_no_pwsh: Path) -> None:
     result = run(project, monkeypatch, "check", "--format", "json")
-    found = Counter((d["span"]["file"], d["code"]) for d in json.loads(result.output)["diagnostics"] if d["code"] >= "C8")
+    found = Counter(
+        (d["span"]["file"], d["code"]) for d in json.loads(result.output)["diagnostics"] if d["code"] >= "C8"
+    )
     assert dict(found) == EXPECTED_LIBRARY
 
 

@@ -33,8 +33,14 @@ def _reader() -> types.ModuleType:
 @pytest.fixture
 def toy(monkeypatch):
     monkeypatch.setitem(sys.modules, "toy_dialect", _reader())
-    dialect = registry.Dialect("toy", "toy_dialect", suffixes=(".toy",), folders=((".toys", "books"),),
-                               not_playbooks=("template.yaml",), sniffs=True)
+    dialect = registry.Dialect(
+        "toy",
+        "toy_dialect",
+        suffixes=(".toy",),
+        folders=((".toys", "books"),),
+        not_playbooks=("template.yaml",),
+        sniffs=True,
+    )
     monkeypatch.setattr(registry, "DIALECTS", (dialect,))
     return dialect
 
@@ -55,9 +61,15 @@ def test_routes_by_folder_suffix_and_content(toy, tmp_path):
 def test_scans_take_only_the_dialects_playbooks_from_hidden_folders(toy, tmp_path):
     books = tmp_path / ".toys" / "books"
     (books / "deeper").mkdir(parents=True)
-    for path in (books / "one.yaml", books / "template.yaml", books / "deeper" / "no.yaml",
-                 tmp_path / ".toys" / "sessions.yaml", tmp_path / ".other" / "x.yaml", tmp_path / "two.toy",
-                 tmp_path / "plain.yaml"):
+    for path in (
+        books / "one.yaml",
+        books / "template.yaml",
+        books / "deeper" / "no.yaml",
+        tmp_path / ".toys" / "sessions.yaml",
+        tmp_path / ".other" / "x.yaml",
+        tmp_path / "two.toy",
+        tmp_path / "plain.yaml",
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("title: t\n")
     found = sorted(str(p.relative_to(tmp_path)) for p in map(__import__("pathlib").Path, discover([str(tmp_path)])))

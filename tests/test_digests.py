@@ -43,21 +43,28 @@ def test_a_python_without_blake2_still_checks_with_its_cache(tmp_path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "catalyst.toml").write_text("", encoding="utf-8")
-    (project / "one.yaml").write_text("name: one\ndescription: d\nowner: Engineer\nsteps:\n  - some-plugin-action: 1\n",
-                                      encoding="utf-8")
-    probe = ("import sys\nsys.modules['_blake2'] = None  # as if the build had none\n"
-             "import logging\nlogging.disable()  # hashlib logs each hash it lacks\n"
-             "from catalyst_dsl import digests\nassert digests.blake2b is None\n"
-             "from catalyst_dsl.project import check_cache\n"
-             "cache = check_cache.CheckCache(check_cache.Path('cache'), bytes(32), 'build')\n"
-             "cache.write_sealed('ab' * 32, b'body')\n"
-             "assert cache.read_sealed('ab' * 32) == b'body'\n"
-             "assert check_cache.CheckCache(check_cache.Path('cache'), bytes(range(32)), 'build').read_sealed('ab' * 32) is None\n"
-             "sys.argv = ['catalyst', 'check', 'one.yaml']\n"
-             "from catalyst_dsl.cli import main\nmain()\n")
+    (project / "one.yaml").write_text(
+        "name: one\ndescription: d\nowner: Engineer\nsteps:\n  - some-plugin-action: 1\n", encoding="utf-8"
+    )
+    probe = (
+        "import sys\nsys.modules['_blake2'] = None  # as if the build had none\n"
+        "import logging\nlogging.disable()  # hashlib logs each hash it lacks\n"
+        "from catalyst_dsl import digests\nassert digests.blake2b is None\n"
+        "from catalyst_dsl.project import check_cache\n"
+        "cache = check_cache.CheckCache(check_cache.Path('cache'), bytes(32), 'build')\n"
+        "cache.write_sealed('ab' * 32, b'body')\n"
+        "assert cache.read_sealed('ab' * 32) == b'body'\n"
+        "assert check_cache.CheckCache(check_cache.Path('cache'), bytes(range(32)), 'build').read_sealed('ab' * 32) is None\n"
+        "sys.argv = ['catalyst', 'check', 'one.yaml']\n"
+        "from catalyst_dsl.cli import main\nmain()\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
     for _ in range(2):  # written, then read
-        done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", probe], cwd=project, env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 1, done.stderr  # the unknown action is an error, not a crash
-        assert "Traceback" not in done.stderr and "checked 1 file(s): 1 error(s)" in done.stdout, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr and "checked 1 file(s): 1 error(s)" in done.stdout, (
+            done.stdout + done.stderr
+        )
     assert list((project / ".xe" / "cache").glob("??/*"))

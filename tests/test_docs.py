@@ -25,7 +25,9 @@ def test_reference_page_is_current(page: str, update_golden: bool) -> None:
     if update_golden:
         path.write_text(actual, encoding="utf-8", newline="\n")
     assert path.exists(), f"docs/{page} is missing: run pytest --update-golden"
-    assert actual == path.read_text(encoding="utf-8"), f"docs/{page} is stale: run pytest --update-golden and review the diff"
+    assert actual == path.read_text(encoding="utf-8"), (
+        f"docs/{page} is stale: run pytest --update-golden and review the diff"
+    )
 
 
 def test_the_packaged_examples_are_current(update_golden: bool) -> None:
@@ -34,7 +36,9 @@ def test_the_packaged_examples_are_current(update_golden: bool) -> None:
     actual = examples_json(GOLDEN)
     if update_golden:
         path.write_text(actual, encoding="utf-8", newline="\n")
-    assert actual == path.read_text(encoding="utf-8"), "catalyst_dsl/diagnostics/examples.json is stale: run pytest --update-golden"
+    assert actual == path.read_text(encoding="utf-8"), (
+        "catalyst_dsl/diagnostics/examples.json is stale: run pytest --update-golden"
+    )
 
 
 def test_every_code_has_an_example() -> None:
@@ -44,6 +48,10 @@ def test_every_code_has_an_example() -> None:
 def test_every_setting_is_in_the_configuration_page() -> None:
     from catalyst_dsl.project.config import SETTINGS
 
-    table = [line for line in (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    table = [
+        line
+        for line in (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    ]
     documented = [line.split("`")[1] for line in table]
     assert sorted(documented) == sorted(SETTINGS)

@@ -60,7 +60,12 @@ def test_every_shown_command_prints_what_the_page_shows(page: Path, tmp_path: Pa
     shutil.copytree(ROOT / "playbooks", project / "playbooks")
     shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
     shutil.copytree(ROOT / "tests" / "golden" / "check", project / "tests" / "golden" / "check")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "CATALYST_LANDLOCK": os.environ.get("CATALYST_LANDLOCK", "")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+        "CATALYST_LANDLOCK": os.environ.get("CATALYST_LANDLOCK", ""),
+    }
     # Run ids are numbered in order of first appearance, on the page and in what the tool
     # printed: the same placeholder on both sides means the same run.
     shown: dict[str, str] = {}
@@ -68,6 +73,15 @@ def test_every_shown_command_prints_what_the_page_shows(page: Path, tmp_path: Pa
     for command, expected in transcripts(page):
         real = {token: run_id for run_id, token in made.items()}
         argv = [real.get(shown.get(word, ""), word) for word in shlex.split(command)]
-        done = subprocess.run([sys.executable, "-m", "catalyst_dsl", *argv[1:]], cwd=project, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
-        assert _normalise(done.stdout, made) == _normalise(expected, shown), f"{page.name}: `{command}` printed\n{done.stdout}"
+        done = subprocess.run(
+            [sys.executable, "-m", "catalyst_dsl", *argv[1:]],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        )
+        assert _normalise(done.stdout, made) == _normalise(expected, shown), (
+            f"{page.name}: `{command}` printed\n{done.stdout}"
+        )

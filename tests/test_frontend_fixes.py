@@ -118,8 +118,34 @@ def test_the_prescan_stays_linear() -> None:
     assert yaml_loader._too_deep_flow_at(data.decode()) is None
 
 
-_ATOMS = ["[", "]", "{", "}", '"', "'", "|", ">", "#", "\n", " ", "  ", ": ", "- ", "a", ",", "\\",
-          "? ", "&x ", "!!str ", "\n  ", "\n    ", "---", "''", "key: |\n", "\n- "]
+_ATOMS = [
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "'",
+    "|",
+    ">",
+    "#",
+    "\n",
+    " ",
+    "  ",
+    ": ",
+    "- ",
+    "a",
+    ",",
+    "\\",
+    "? ",
+    "&x ",
+    "!!str ",
+    "\n  ",
+    "\n    ",
+    "---",
+    "''",
+    "key: |\n",
+    "\n- ",
+]
 
 
 def _bracket_depth(text: str) -> int:
@@ -198,7 +224,9 @@ def test_quoted_version_one_is_read_as_version_one() -> None:
 # -- 6. C408 says which kind of misplaced `writes:` it is ----------------------------------------
 
 
-@pytest.mark.parametrize("step", [b"display: hi", b"http-get: https://example.com", b"ai-prompt: hi", b"playbook: other"])
+@pytest.mark.parametrize(
+    "step", [b"display: hi", b"http-get: https://example.com", b"ai-prompt: hi", b"playbook: other"]
+)
 def test_writes_on_an_action_that_writes_nothing(step: bytes) -> None:
     data = HEAD + b"steps:\n  - " + step + b"\n    writes: [out/a.txt]\n"
     [(code, line, message)] = found(data)
@@ -326,17 +354,22 @@ def test_an_explicit_null_document_is_not_empty() -> None:
 def test_an_escaped_brace_without_templates_is_the_literal_text():
     # `\{{` is a literal `{{`: with no real template in the string, the value must still
     # lose the backslash, as it does when the string also holds a template.
-    result = compile_bytes(b'name: demo\ndescription: d\nowner: Engineer\nsteps:\n  - display: "Hi, \\\\{{name}}!"\n', "demo.yaml")
+    result = compile_bytes(
+        b'name: demo\ndescription: d\nowner: Engineer\nsteps:\n  - display: "Hi, \\\\{{name}}!"\n', "demo.yaml"
+    )
     assert not result.diagnostics
     assert result.playbook.steps[0].config.get("message").value == "Hi, {{name}}!"
 
 
-@pytest.mark.parametrize("expression, too_deep", [
-    (" + ".join(["1"] * 3000), True),
-    (" && ".join(["true"] * 2000), True),
-    ("get('x')" + ".trim()" * 1500, True),
-    (" + ".join(["1"] * 40), False),
-])
+@pytest.mark.parametrize(
+    "expression, too_deep",
+    [
+        (" + ".join(["1"] * 3000), True),
+        (" && ".join(["true"] * 2000), True),
+        ("get('x')" + ".trim()" * 1500, True),
+        (" + ".join(["1"] * 40), False),
+    ],
+)
 def test_an_expression_chained_thousands_deep_is_a_diagnostic_not_a_recursion_error(expression, too_deep):
     text = f'name: deep\ndescription: d\nowner: Engineer\nsteps:\n  - var: x\n    value: "${{{{ {expression} }}}}"\n'
     result = compile_bytes(text.encode(), "deep.yaml")

@@ -25,21 +25,89 @@ HOSTILE_SETTINGS = settings(max_examples=250, deadline=None, suppress_health_che
 
 #: Scalars as they are written in YAML (already quoted where they must be).
 SCALARS = st.one_of(
-    st.sampled_from([
-        "1" * 5000, "-" + "9" * 4400, "0x" + "f" * 400, "1e999999", ".nan", "~", "yes", "0o777", "0b101",
-        '"\\ud800"', '"\\udfff x"', '"${{ \'\\ud800\' }}"', "'{{'", '"}}"', '"\\u0000"', '"\\x1b[31m"',
-        '"${{ ' + "(" * 300 + "1" + ")" * 300 + ' }}"', '"${{ ' + " + ".join(["a"] * 300) + ' }}"',
-        '"' + "{{x}} " * 2000 + '"', '"${{ get(\'x\').' + ".y" * 500 + ' }}"', "!!map x", "!!seq y", "!!binary zz",
-        "*nowhere", "&anchor value", '"{{ inputs.nope }}"', '"${{ 1 + }}"', '"{{ a.b.c }}"', "[1, 2, 3]", "{a: 1}",
-        "'" + "é" * 100 + "'", '"\\U0010ffff"', "1" * 50 + "s", "P" + "9" * 400 + "D",
-    ]),
+    st.sampled_from(
+        [
+            "1" * 5000,
+            "-" + "9" * 4400,
+            "0x" + "f" * 400,
+            "1e999999",
+            ".nan",
+            "~",
+            "yes",
+            "0o777",
+            "0b101",
+            '"\\ud800"',
+            '"\\udfff x"',
+            '"${{ \'\\ud800\' }}"',
+            "'{{'",
+            '"}}"',
+            '"\\u0000"',
+            '"\\x1b[31m"',
+            '"${{ ' + "(" * 300 + "1" + ")" * 300 + ' }}"',
+            '"${{ ' + " + ".join(["a"] * 300) + ' }}"',
+            '"' + "{{x}} " * 2000 + '"',
+            '"${{ get(\'x\').' + ".y" * 500 + ' }}"',
+            "!!map x",
+            "!!seq y",
+            "!!binary zz",
+            "*nowhere",
+            "&anchor value",
+            '"{{ inputs.nope }}"',
+            '"${{ 1 + }}"',
+            '"{{ a.b.c }}"',
+            "[1, 2, 3]",
+            "{a: 1}",
+            "'" + "é" * 100 + "'",
+            '"\\U0010ffff"',
+            "1" * 50 + "s",
+            "P" + "9" * 400 + "D",
+        ]
+    ),
     st.text(alphabet=st.sampled_from(list("{}$()[]'\"\\.-+*/!?:=&|<> abx019")), max_size=40).map(json.dumps),
 )
 
-ACTIONS = st.sampled_from(["display", "var", "bash", "http-get", "file-write", "ai-prompt", "checkpoint", "return",
-                           "playbook", "throw", "wait", "retry-loop", "http-gett", "json-read", "script", "test"])
-KEYS = st.sampled_from(["value", "name", "timeout", "writes", "condition", "errorPolicy", "content", "message", "url",
-                        "retries", "<<", "response-schema", "inputs", "in", "item", "steps", "then", "else"])
+ACTIONS = st.sampled_from(
+    [
+        "display",
+        "var",
+        "bash",
+        "http-get",
+        "file-write",
+        "ai-prompt",
+        "checkpoint",
+        "return",
+        "playbook",
+        "throw",
+        "wait",
+        "retry-loop",
+        "http-gett",
+        "json-read",
+        "script",
+        "test",
+    ]
+)
+KEYS = st.sampled_from(
+    [
+        "value",
+        "name",
+        "timeout",
+        "writes",
+        "condition",
+        "errorPolicy",
+        "content",
+        "message",
+        "url",
+        "retries",
+        "<<",
+        "response-schema",
+        "inputs",
+        "in",
+        "item",
+        "steps",
+        "then",
+        "else",
+    ]
+)
 
 
 @st.composite
@@ -61,8 +129,11 @@ def steps(draw, depth: int = 0) -> list[str]:
             lines += [f"{pad}- {draw(st.sampled_from(['for-each: x', 'parallel:', 'try:', 'loop-forever:']))}"]
             lines += [f"{pad}  in: {draw(SCALARS)}", f"{pad}  steps:", *draw(steps(depth + 2))]
         else:
-            lines += [f"{pad}- name: {draw(st.sampled_from(['a', 'b', 'Bad Name', 'x']))}", f"{pad}  var: {draw(SCALARS)}",
-                      f"{pad}  value: {draw(SCALARS)}"]
+            lines += [
+                f"{pad}- name: {draw(st.sampled_from(['a', 'b', 'Bad Name', 'x']))}",
+                f"{pad}  var: {draw(SCALARS)}",
+                f"{pad}  value: {draw(SCALARS)}",
+            ]
     return lines
 
 

@@ -143,7 +143,10 @@ def test_equal_spellings_share_a_key(a: str, b: str) -> None:
     assert G(G(a).key) == G(a)
 
 
-@pytest.mark.parametrize(("text", "literal"), [("a/b.md", True), ("a/[b]", True), ("a/*", False), ("a/", False), ("a/?", False), ("\\*", True)])
+@pytest.mark.parametrize(
+    ("text", "literal"),
+    [("a/b.md", True), ("a/[b]", True), ("a/*", False), ("a/", False), ("a/?", False), ("\\*", True)],
+)
 def test_is_literal(text: str, literal: bool) -> None:
     assert G(text).is_literal is literal
 
@@ -198,8 +201,24 @@ def test_find_overlaps_pairs_and_duplicates() -> None:
 
 def test_find_overlaps_agrees_with_every_pair() -> None:
     texts = [
-        "a/b", "a/b/**", "a/b/c", "a/*", "a/*/c", "*", "**", "**/c", "b/", "b/x.md", "b/*.py",
-        "a/b", "[ab]/c", "a/[!b]/c", ".xe/*/spec.md", ".xe/f1/spec.md", ".xe/f1/plan.md", "a/b/c/d",
+        "a/b",
+        "a/b/**",
+        "a/b/c",
+        "a/*",
+        "a/*/c",
+        "*",
+        "**",
+        "**/c",
+        "b/",
+        "b/x.md",
+        "b/*.py",
+        "a/b",
+        "[ab]/c",
+        "a/[!b]/c",
+        ".xe/*/spec.md",
+        ".xe/f1/spec.md",
+        ".xe/f1/plan.md",
+        "a/b/c/d",
     ]
     patterns = [G(t) for t in texts]
     expected = {(i, j) for i, j in itertools.combinations(range(len(patterns)), 2) if overlap(patterns[i], patterns[j])}
@@ -310,7 +329,9 @@ PATHS = [
     if normalise_path("".join(chars)) == "".join(chars)
 ]
 TOKENS = ["a", "b", "/", "*", "?", "**", "[ab]", "[!a]"]
-PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+PROPERTY = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 # A leading `/` makes a pattern absolute (tested above); drop it so examples stay valid.
 texts = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=6).map(lambda tokens: "".join(tokens).lstrip("/") or "*")
 
@@ -399,10 +420,21 @@ def test_find_overlaps_agrees_with_every_pair_of_random_patterns(pattern_texts: 
         assert patterns[i].matches(witness) and patterns[j].matches(witness)
 
 
-@pytest.mark.parametrize("pattern, prefix", [
-    ("out/**", "out"), ("out/", "out"), ("out/*.txt", "out"), ("out/report.txt", "out"), ("a/b/c/**", "a/b/c"),
-    ("a/*/c", "a"), ("README.md", ""), ("*.md", ""), ("**", ""), ("a/[bc]/d", "a"),
-])
+@pytest.mark.parametrize(
+    "pattern, prefix",
+    [
+        ("out/**", "out"),
+        ("out/", "out"),
+        ("out/*.txt", "out"),
+        ("out/report.txt", "out"),
+        ("a/b/c/**", "a/b/c"),
+        ("a/*/c", "a"),
+        ("README.md", ""),
+        ("*.md", ""),
+        ("**", ""),
+        ("a/[bc]/d", "a"),
+    ],
+)
 def test_fixed_prefix_is_the_directory_the_literal_part_names(pattern, prefix):
     from catalyst_dsl.paths.globs import fixed_prefix
 

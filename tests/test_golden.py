@@ -60,7 +60,6 @@ GENERATED: dict[str, Callable[[], bytes]] = {
 NAMES = sorted([*(c.name for c in CASES), *GENERATED])
 
 
-
 def render(path: Path) -> str:
     result = compile_path(str(path))
     sources = {str(path): result.source} if result.source is not None else {}
@@ -109,13 +108,18 @@ def render_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.mark.parametrize("name", PROJECTS)
-def test_golden_library(name: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool, node_but_no_pwsh: Path) -> None:
+def test_golden_library(
+    name: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool, node_but_no_pwsh: Path
+) -> None:
     expected = LIBRARY / (name + ".expected")
     actual = render_project(LIBRARY / name, monkeypatch)
     if update_golden:
         expected.write_text(actual, encoding="utf-8", newline="\n")
     if not expected.exists():
-        pytest.fail(f"{expected.name} is missing: run `python3 -m pytest tests/test_golden.py --update-golden` and review it", pytrace=False)
+        pytest.fail(
+            f"{expected.name} is missing: run `python3 -m pytest tests/test_golden.py --update-golden` and review it",
+            pytrace=False,
+        )
     assert actual == expected.read_text(encoding="utf-8")
 
 
@@ -139,4 +143,6 @@ def test_case_shows_the_code_it_is_named_after(name: str) -> None:
     assert code in CODES, f"{name} is named after {code}, which is not in the code registry"
     shown = _codes_in(name)
     if shown:  # a missing expected file fails in test_golden
-        assert code in shown, f"{name} is named after {code} but its expected output shows only {', '.join(sorted(shown))}"
+        assert code in shown, (
+            f"{name} is named after {code} but its expected output shows only {', '.join(sorted(shown))}"
+        )

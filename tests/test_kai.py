@@ -80,13 +80,27 @@ def test_the_examples_get_exactly_their_verdicts(monkeypatch) -> None:
     assert sorted(Path(f).name for f in files) == sorted(A7)
     for name, expected in A7.items():
         assert by_file.get(name, set()) == expected | {(1, "C911")}, name
-    errors = {name: sum(1 for d in result.diagnostics if Path(d.span.file).name == name and d.severity.value == "error") for name in A7}
-    assert errors == {"spec-to-tasks.yaml": 0, "release-checks.yaml": 0, "hotfix.yaml": 4, "nightly.yaml": 5, "document-feature.yaml": 0}
+    errors = {
+        name: sum(1 for d in result.diagnostics if Path(d.span.file).name == name and d.severity.value == "error")
+        for name in A7
+    }
+    assert errors == {
+        "spec-to-tasks.yaml": 0,
+        "release-checks.yaml": 0,
+        "hotfix.yaml": 4,
+        "nightly.yaml": 5,
+        "document-feature.yaml": 0,
+    }
 
 
 def test_did_you_mean_for_values_keys_and_arg_names() -> None:
-    result = _kai(SPEC_TO_TASKS.replace('"spec_exists"', '"spec_exist"').replace("error_policy: \"stop\"", "error_polcy: \"stop\"")
-                  .replace('args: "{{feature}}"', 'args: "{{featur}}"').replace('model: "opus"', 'model: "Opus"'), "spec-to-tasks.yaml")
+    result = _kai(
+        SPEC_TO_TASKS.replace('"spec_exists"', '"spec_exist"')
+        .replace("error_policy: \"stop\"", "error_polcy: \"stop\"")
+        .replace('args: "{{feature}}"', 'args: "{{featur}}"')
+        .replace('model: "opus"', 'model: "Opus"'),
+        "spec-to-tasks.yaml",
+    )
     helps = {d.code: [] for d in result.diagnostics}
     for d in result.diagnostics:
         helps[d.code].append(d.help)
@@ -97,11 +111,14 @@ def test_did_you_mean_for_values_keys_and_arg_names() -> None:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
-@pytest.mark.parametrize("name,expected", [
-    ("auto-feature.yaml", {(1, "C911"), (54, "C908")}),  # `implement` escalates on postconditions it does not have
-    ("auto-validate.yaml", {(1, "C911")}),
-    ("playbook.tpl.yaml", {(64, "C911")}),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("auto-feature.yaml", {(1, "C911"), (54, "C908")}),  # `implement` escalates on postconditions it does not have
+        ("auto-validate.yaml", {(1, "C911")}),
+        ("playbook.tpl.yaml", {(64, "C911")}),
+    ],
+)
 def test_kais_own_playbooks_are_valid(name: str, expected: set) -> None:
     result = compile_path(str(CORPUS / name))
     assert result.playbook is not None and result.playbook.dialect == "kai"
@@ -132,8 +149,18 @@ steps:
     model: "gpt"
 """
     assert _findings(_kai(text).diagnostics) - {(1, "C911")} == {
-        (1, "C303"), (2, "C203"), (7, "C302"), (9, "C303"), (10, "C901"), (11, "C303"), (13, "C303"),
-        (14, "C203"), (16, "C501"), (18, "C202"), (19, "C908"), (20, "C303"),
+        (1, "C303"),
+        (2, "C203"),
+        (7, "C302"),
+        (9, "C303"),
+        (10, "C901"),
+        (11, "C303"),
+        (13, "C303"),
+        (14, "C203"),
+        (16, "C501"),
+        (18, "C202"),
+        (19, "C908"),
+        (20, "C303"),
     }
 
 
@@ -168,11 +195,18 @@ def test_kai_names_keep_their_own_rules() -> None:
     assert result.playbook.steps[0].name == "1-plan"
 
 
-@pytest.mark.parametrize("text", [
-    "- a\n- b\n", "name: x\nsteps: {a: 1}\nversion: 1\n", "steps:\n  - plain\nversion: '1'\nname: x\n",
-    "name: [x]\ndescription: {a: b}\nversion: ~\nargs: {a: 1}\nsteps:\n  - id: [a]\n    command: {b: c}\n    args: [x]\n    autonomy: [auto]\n    error_policy: {}\n    preconditions: [[a]]\n    parallel_group: [g]\n    model: 3\n",
-    "", "# only a comment\n", "name: x\nversion: '1'\nsteps:\n  - id: a\n    args: '{{'\n    autonomy: auto\n    error_policy: stop\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- a\n- b\n",
+        "name: x\nsteps: {a: 1}\nversion: 1\n",
+        "steps:\n  - plain\nversion: '1'\nname: x\n",
+        "name: [x]\ndescription: {a: b}\nversion: ~\nargs: {a: 1}\nsteps:\n  - id: [a]\n    command: {b: c}\n    args: [x]\n    autonomy: [auto]\n    error_policy: {}\n    preconditions: [[a]]\n    parallel_group: [g]\n    model: 3\n",
+        "",
+        "# only a comment\n",
+        "name: x\nversion: '1'\nsteps:\n  - id: a\n    args: '{{'\n    autonomy: auto\n    error_policy: stop\n",
+    ],
+)
 def test_malformed_kai_files_are_diagnosed_not_crashed(text: str) -> None:
     result = _kai(text)
     assert result.has_errors
@@ -203,11 +237,18 @@ def test_a_file_of_both_shapes_is_reported_and_read_as_native() -> None:
 
 def test_scans_take_kai_playbooks_but_not_the_template_index_or_sessions(tmp_path: Path) -> None:
     base = tmp_path / ".playbooks"
-    for path in (base / "playbooks" / "plan.yaml", base / "playbooks" / "playbook.tpl.yaml", base / "_index.yaml",
-                 base / "sessions" / "20261124-abc" / "session.yaml", base / "templates" / "x.yaml"):
+    for path in (
+        base / "playbooks" / "plan.yaml",
+        base / "playbooks" / "playbook.tpl.yaml",
+        base / "_index.yaml",
+        base / "sessions" / "20261124-abc" / "session.yaml",
+        base / "templates" / "x.yaml",
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(SPEC_TO_TASKS)
-    assert [Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)])] == [".playbooks/playbooks/plan.yaml"]
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in discover([str(tmp_path)])] == [
+        ".playbooks/playbooks/plan.yaml"
+    ]
 
 
 def test_list_and_check_find_kai_playbooks_by_default_and_name_them_by_file_stem(tmp_path: Path, monkeypatch) -> None:
@@ -231,7 +272,10 @@ def test_release_checks_lowers_to_a_parallel_group_of_agent_steps() -> None:
     result = compile_path(str(PROJECT / ".playbooks" / "playbooks" / "release-checks.yaml"))
     pb = result.playbook
     assert (pb.name, pb.dialect, pb.owner) == ("release-checks", "kai", None)
-    assert [(i.name, i.type, i.required) for i in pb.inputs] == [("feature", "string", True), ("reviewer", "string", False)]
+    assert [(i.name, i.type, i.required) for i in pb.inputs] == [
+        ("feature", "string", True),
+        ("reviewer", "string", False),
+    ]
     assert [r.kind for r in pb.inputs[0].validation] == ["regex"]
     assert [v.value for v in pb.allowed_write_paths] == ["**", "specs/**", ".agreements/**", ".qa/**"]
     group, pr = pb.steps
@@ -251,12 +295,21 @@ def test_release_checks_lowers_to_a_parallel_group_of_agent_steps() -> None:
     assert all(s.approved for s in (*members, pr))
     gate = members[0].error_policy
     assert gate.default == ir.PolicyAction("Inquire")
-    assert gate.by_code == (("PreconditionFailed", ir.PolicyAction("Suspend")), ("AgreementBreaking", ir.PolicyAction("Inquire")),
-                            ("AgreementBreaking", ir.PolicyAction("Inquire")))
+    assert gate.by_code == (
+        ("PreconditionFailed", ir.PolicyAction("Suspend")),
+        ("AgreementBreaking", ir.PolicyAction("Inquire")),
+        ("AgreementBreaking", ir.PolicyAction("Inquire")),
+    )
     # gate_on_breaking asks whenever the agreement breaks; the trigger only when the step failed too.
     breaking, trigger, post = members[0].ensures.checks
     assert (breaking.kind, breaking.code, trigger.kind, trigger.code, post.kind, post.code) == (
-        "not", "AgreementBreaking", "any", "AgreementBreaking", "file-contains", None)
+        "not",
+        "AgreementBreaking",
+        "any",
+        "AgreementBreaking",
+        "file-contains",
+        None,
+    )
     verdict, post = members[1].ensures.checks
     assert (verdict.code, post.kind) == ("VerdictFailed", "any")
 
@@ -266,19 +319,39 @@ def test_policies_triggers_and_skip() -> None:
     pb = _kai(text, "spec-to-tasks.yaml").playbook
     plan, tasks = pb.steps
     assert plan.error_policy.default == ir.PolicyAction("Stop", 1)
-    assert [code for code, _ in plan.error_policy.by_code] == ["PreconditionFailed", "PostconditionFailed", "AIAdapterError", "AIAdapterUnavailable", "StepTimeout"]
+    assert [code for code, _ in plan.error_policy.by_code] == [
+        "PreconditionFailed",
+        "PostconditionFailed",
+        "AIAdapterError",
+        "AIAdapterUnavailable",
+        "StepTimeout",
+    ]
     assert tasks.condition == ir.Lit(False)
     assert tasks.config.get("command").text == "/speckit.tasks"
 
 
 def test_an_undeclared_feature_is_an_implicit_required_input() -> None:
-    text = SPEC_TO_TASKS.replace('args:\n  - name: "feature"\n    description: "Feature branch name"\n    required: true\n', "args: []\n").replace('    args: "{{feature}}"\n', "")
+    text = SPEC_TO_TASKS.replace(
+        'args:\n  - name: "feature"\n    description: "Feature branch name"\n    required: true\n', "args: []\n"
+    ).replace('    args: "{{feature}}"\n', "")
     pb = _kai(text, "spec-to-tasks.yaml").playbook
     assert [(i.name, i.required) for i in pb.inputs] == [("feature", True)]
 
 
-@pytest.mark.parametrize("feature,ok", [("012-playbook", True), ("a.b_c", True), (".hidden", True), ("...", True),
-                                        (".", False), ("..", False), ("../x", False), ("a/b", False), ("", False)])
+@pytest.mark.parametrize(
+    "feature,ok",
+    [
+        ("012-playbook", True),
+        ("a.b_c", True),
+        (".hidden", True),
+        ("...", True),
+        (".", False),
+        ("..", False),
+        ("../x", False),
+        ("a/b", False),
+        ("", False),
+    ],
+)
 def test_the_feature_is_one_path_segment(feature: str, ok: bool) -> None:
     import re
 
@@ -307,7 +380,12 @@ def test_init_scaffolds_and_keeps_what_exists(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     base = tmp_path / ".playbooks"
     assert {p.relative_to(base).as_posix() for p in base.rglob("*")} == {
-        "playbooks", "sessions", "templates", "playbooks/playbook.tpl.yaml", "_index.yaml"}
+        "playbooks",
+        "sessions",
+        "templates",
+        "playbooks/playbook.tpl.yaml",
+        "_index.yaml",
+    }
     assert (base / "_index.yaml").read_text().endswith("playbooks: []\n")
     template = compile_path(str(base / "playbooks" / "playbook.tpl.yaml"))
     assert template.playbook.dialect == "kai" and not template.has_errors
@@ -339,9 +417,16 @@ def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkey
     assert result.exit_code == 0, result.output
     import json
 
-    found = {(Path(d["span"]["file"]).name, d["span"]["line"], d["code"]) for d in json.loads(result.output)["diagnostics"]}
-    assert found == {("auto-feature.yaml", 1, "C911"), ("auto-feature.yaml", 54, "C908"), ("auto-validate.yaml", 1, "C911"),
-                     ("playbook.tpl.yaml", 64, "C911"), ("playbook.tpl.yaml", 64, "C803")}
+    found = {
+        (Path(d["span"]["file"]).name, d["span"]["line"], d["code"]) for d in json.loads(result.output)["diagnostics"]
+    }
+    assert found == {
+        ("auto-feature.yaml", 1, "C911"),
+        ("auto-feature.yaml", 54, "C908"),
+        ("auto-validate.yaml", 1, "C911"),
+        ("playbook.tpl.yaml", 64, "C911"),
+        ("playbook.tpl.yaml", 64, "C803"),
+    }
 
 
 def test_required_step_keys_written_without_a_value_are_reported() -> None:
@@ -351,7 +436,11 @@ def test_required_step_keys_written_without_a_value_are_reported() -> None:
 
 def test_a_scan_of_kais_folder_itself_takes_only_its_playbooks(tmp_path: Path, monkeypatch) -> None:
     base = tmp_path / ".playbooks"
-    for path in (base / "playbooks" / "plan.yaml", base / "_index.yaml", base / "sessions" / "20261124-abc" / "session.yaml"):
+    for path in (
+        base / "playbooks" / "plan.yaml",
+        base / "_index.yaml",
+        base / "sessions" / "20261124-abc" / "session.yaml",
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(SPEC_TO_TASKS)
     monkeypatch.chdir(tmp_path)

@@ -8,12 +8,29 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.dialects.kai_sessions import (
-    JournalEntry, Session, SessionFileError, journal_text, new_session_id, read_journal, read_session,
-    session_text, write_journal, write_session,
+    JournalEntry,
+    Session,
+    SessionFileError,
+    journal_text,
+    new_session_id,
+    read_journal,
+    read_session,
+    session_text,
+    write_journal,
+    write_session,
 )
 
-SESSION = Session("20261124-a7x", "auto-feature", "012-login", {"feature": "012-login", "reviewer": 'Ann "A" O\\Neil'},
-                  "in_progress", "2026-11-24T09:00:00.000Z", "", "plan", "")
+SESSION = Session(
+    "20261124-a7x",
+    "auto-feature",
+    "012-login",
+    {"feature": "012-login", "reviewer": 'Ann "A" O\\Neil'},
+    "in_progress",
+    "2026-11-24T09:00:00.000Z",
+    "",
+    "plan",
+    "",
+)
 
 
 def test_session_file_layout() -> None:
@@ -36,8 +53,15 @@ def test_session_file_layout() -> None:
 def test_journal_file_layout_omits_absent_fields_and_computes_the_duration() -> None:
     entries = [
         JournalEntry("plan", "done", "auto", "2026-11-24T09:00:00Z", "2026-11-24T09:01:30.400Z"),
-        JournalEntry("tasks", "failed", "escalated", "2026-11-24T09:02:00Z", trigger="postcondition_fail",
-                     human_response="abort", error="tasks.md\nmissing\ttoo"),
+        JournalEntry(
+            "tasks",
+            "failed",
+            "escalated",
+            "2026-11-24T09:02:00Z",
+            trigger="postcondition_fail",
+            human_response="abort",
+            error="tasks.md\nmissing\ttoo",
+        ),
     ]
     assert journal_text(entries) == (
         "entries:\n"
@@ -60,8 +84,10 @@ def test_journal_file_layout_omits_absent_fields_and_computes_the_duration() -> 
 
 def test_written_files_read_back_the_same(tmp_path: Path) -> None:
     odd = Session("20261124-a7x", "p", "f", {"x": "bell\x07 line\u2028sep \r\n end"}, "completed")
-    entries = (JournalEntry("plan", "done", "auto", "2026-11-24T09:00:00Z", "2026-11-24T09:00:05Z", 5),
-               JournalEntry("qa", "skipped", "skipped", "2026-11-24T09:00:06Z"))
+    entries = (
+        JournalEntry("plan", "done", "auto", "2026-11-24T09:00:00Z", "2026-11-24T09:00:05Z", 5),
+        JournalEntry("qa", "skipped", "skipped", "2026-11-24T09:00:06Z"),
+    )
     for session in (SESSION, odd):
         write_session(tmp_path, session)
         assert read_session(tmp_path) == session
@@ -77,20 +103,48 @@ def test_an_arg_name_kai_could_not_read_back_is_refused() -> None:
         session_text(Session("20261124-a7x", "p", "f", {"a: b": "x"}))
 
 
-@pytest.mark.parametrize("file,text,message,line", [
-    ("session.yaml", 'session_id: "x\nplaybook: "p"\n', "is damaged", None),
-    ("session.yaml", "- a\n", "a session file is a mapping", 1),
-    ("session.yaml", 'session_id: "20261124-a7x"\nplaybook: "p"\nfeature: "f"\nstatus: "paused"\n', "unknown status 'paused'", 4),
-    ("session.yaml", 'session_id: "20261124-a7x"\nplaybook: "p"\nstatus: "completed"\n', "the field feature is missing", 1),
-    ("session.yaml", 'session_id: "20261124-a7x"\nplaybook: "p"\nfeature: "f"\nargs: [a]\nstatus: "completed"\n', "args is a mapping", 4),
-    ("session.yaml", "", "is empty", None),
-    ("session.yaml", b"\xff\xfe", "is damaged", None),
-    ("journal.yaml", "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n", "has no decision", 2),
-    ("journal.yaml", "entries:\n  - step_id: \"plan\"\n    status: \"finished\"\n    decision: \"auto\"\n    started_at: \"t\"\n", "unknown entry status", 3),
-    ("journal.yaml", "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n    decision: \"auto\"\n    started_at: \"t\"\n    duration_seconds: \"5\"\n", "whole number", 6),
-    ("journal.yaml", "entries: 3\n", "a journal is `entries:`", 1),
-    ("journal.yaml", "entries:\n  - plain\n", "a journal entry is a mapping", 2),
-])
+@pytest.mark.parametrize(
+    "file,text,message,line",
+    [
+        ("session.yaml", 'session_id: "x\nplaybook: "p"\n', "is damaged", None),
+        ("session.yaml", "- a\n", "a session file is a mapping", 1),
+        (
+            "session.yaml",
+            'session_id: "20261124-a7x"\nplaybook: "p"\nfeature: "f"\nstatus: "paused"\n',
+            "unknown status 'paused'",
+            4,
+        ),
+        (
+            "session.yaml",
+            'session_id: "20261124-a7x"\nplaybook: "p"\nstatus: "completed"\n',
+            "the field feature is missing",
+            1,
+        ),
+        (
+            "session.yaml",
+            'session_id: "20261124-a7x"\nplaybook: "p"\nfeature: "f"\nargs: [a]\nstatus: "completed"\n',
+            "args is a mapping",
+            4,
+        ),
+        ("session.yaml", "", "is empty", None),
+        ("session.yaml", b"\xff\xfe", "is damaged", None),
+        ("journal.yaml", "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n", "has no decision", 2),
+        (
+            "journal.yaml",
+            "entries:\n  - step_id: \"plan\"\n    status: \"finished\"\n    decision: \"auto\"\n    started_at: \"t\"\n",
+            "unknown entry status",
+            3,
+        ),
+        (
+            "journal.yaml",
+            "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n    decision: \"auto\"\n    started_at: \"t\"\n    duration_seconds: \"5\"\n",
+            "whole number",
+            6,
+        ),
+        ("journal.yaml", "entries: 3\n", "a journal is `entries:`", 1),
+        ("journal.yaml", "entries:\n  - plain\n", "a journal entry is a mapping", 2),
+    ],
+)
 def test_a_damaged_file_is_a_clear_error(tmp_path: Path, file: str, text, message: str, line) -> None:
     (tmp_path / file).write_bytes(text if isinstance(text, bytes) else text.encode())
     reader = read_session if file == "session.yaml" else read_journal

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 from catalyst_dsl.syntax import lalr, parser_tables
@@ -87,8 +87,13 @@ def _assert_same(parsers, texts) -> int:
 
 
 def _repository_templates() -> list[str]:
-    files = [p for folder in ("playbooks", "docs", "tests", "examples") if (ROOT / folder).is_dir()
-             for p in (ROOT / folder).rglob("*") if p.is_file()]
+    files = [
+        p
+        for folder in ("playbooks", "docs", "tests", "examples")
+        if (ROOT / folder).is_dir()
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file()
+    ]
     files += [ROOT / "README.md"]
     if CORPUS.is_dir():
         files += [p for p in CORPUS.rglob("*") if p.is_file()]
@@ -113,12 +118,91 @@ def test_every_template_in_the_repository_and_corpus_parses_as_lark_parses_it(pa
 # Pieces of text a generated expression is made of: the grammar's terminals (valid and
 # near misses), keywords, escapes, unicode, whitespace, and characters outside the language.
 PIECES = [
-    "a", "b", "_x", "$y", "get", "inputs", "feature-id", "x1", "true", "false", "null", "undefined", "trueish",
-    "nullx", "é", "日本", "😀", "0", "12", "3.5", ".5", "1e3", "2E-4", "1.", "07",
-    "'s'", '"d"', "'a\\'b'", '"\\u00e9"', "'\\ud83d\\ude00'", "'\\n\\t'", "'open", '"x', "''", '""',
-    ".", "?", ":", "??", "||", "&&", "===", "!==", "==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%",
-    "!", "(", ")", "[", "]", "{", "}", ",", "=>", "++", "--", "`", ";", "=", "new ", "@", "#", "\\", "&", "|",
-    "xe://spec", "https://h/p", "a+b://c", "://", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u2028",
+    "a",
+    "b",
+    "_x",
+    "$y",
+    "get",
+    "inputs",
+    "feature-id",
+    "x1",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "trueish",
+    "nullx",
+    "é",
+    "日本",
+    "😀",
+    "0",
+    "12",
+    "3.5",
+    ".5",
+    "1e3",
+    "2E-4",
+    "1.",
+    "07",
+    "'s'",
+    '"d"',
+    "'a\\'b'",
+    '"\\u00e9"',
+    "'\\ud83d\\ude00'",
+    "'\\n\\t'",
+    "'open",
+    '"x',
+    "''",
+    '""',
+    ".",
+    "?",
+    ":",
+    "??",
+    "||",
+    "&&",
+    "===",
+    "!==",
+    "==",
+    "!=",
+    "<=",
+    ">=",
+    "<",
+    ">",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "!",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "=>",
+    "++",
+    "--",
+    "`",
+    ";",
+    "=",
+    "new ",
+    "@",
+    "#",
+    "\\",
+    "&",
+    "|",
+    "xe://spec",
+    "https://h/p",
+    "a+b://c",
+    "://",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u00a0",
+    "\u2028",
 ]
 
 
@@ -159,7 +243,7 @@ def test_generated_texts_parse_as_lark_parses_them(parsers) -> None:
     for _ in range(500):
         text = _valid_expression(rng, 4)
         at = rng.randint(0, len(text))
-        texts.append(text[:at] + rng.choice(PIECES) + text[at:] if rng.random() < 0.5 else text[:at] + text[at + 2:])
+        texts.append(text[:at] + rng.choice(PIECES) + text[at:] if rng.random() < 0.5 else text[:at] + text[at + 2 :])
     assert _assert_same(parsers, texts) == 2 * len(texts)
 
 
@@ -172,21 +256,43 @@ def test_terminals_tried_one_by_one_and_as_one_alternation_read_the_same(parsers
     rng = random.Random(61)
     texts = [_random_text(rng) for _ in range(800)] + [_valid_expression(rng, rng.randint(1, 5)) for _ in range(400)]
     _assert_same((fresh, parsers[1]), texts)
-    assert fresh._scanners and all((scanner.regex is None) == bool(compile_after) for scanner in fresh._scanners.values())
+    assert fresh._scanners and all(
+        (scanner.regex is None) == bool(compile_after) for scanner in fresh._scanners.values()
+    )
 
 
 def test_deep_empty_and_odd_texts_parse_as_lark_parses_them(parsers) -> None:
-    texts = ["", " ", "\n", "a" * 5000, "(" * 300 + "a" + ")" * 300, "(" * 300 + "a", "[" * 200 + "]" * 200,
-             "!" * 500 + "a", "-" * 400 + "1", " + ".join(["a"] * 600), "a" + ".b" * 500, "f" + "()" * 300,
-             "{a: " * 100 + "1" + "}" * 100, "'" + "\\" * 50 + "'", "'é😀\\u0041'", "\u00e9", "a\u2028b"]
+    texts = [
+        "",
+        " ",
+        "\n",
+        "a" * 5000,
+        "(" * 300 + "a" + ")" * 300,
+        "(" * 300 + "a",
+        "[" * 200 + "]" * 200,
+        "!" * 500 + "a",
+        "-" * 400 + "1",
+        " + ".join(["a"] * 600),
+        "a" + ".b" * 500,
+        "f" + "()" * 300,
+        "{a: " * 100 + "1" + "}" * 100,
+        "'" + "\\" * 50 + "'",
+        "'é😀\\u0041'",
+        "\u00e9",
+        "a\u2028b",
+    ]
     _assert_same(parsers, texts)
 
 
 def test_a_literal_that_an_identifier_also_matches_is_a_keyword_only_where_one_may_stand(parsers) -> None:
     ours, _lark = parsers
     assert _our_shape(ours.parse("x.true", "expression")) == [
-        (0, "expression", 0, 6), (1, "member", 0, 6), (2, "name", 0, 1), (3, "token", "IDENT", "x", 0, 1),
-        (2, "token", "IDENT", "true", 2, 6)]
+        (0, "expression", 0, 6),
+        (1, "member", 0, 6),
+        (2, "name", 0, 1),
+        (3, "token", "IDENT", "x", 0, 1),
+        (2, "token", "IDENT", "true", 2, 6),
+    ]
     assert _our_shape(ours.parse("true", "expression")) == [(0, "expression", 0, 4), (1, "true", 0, 4)]
 
 
@@ -197,9 +303,13 @@ def test_damaged_tables_are_refused_not_used() -> None:
 
     good = json.loads(json.dumps(TABLES))
     lalr.Parser(good)
-    for damage in (lambda d: d.pop("states"), lambda d: d["states"][0].update({"IDENT": 10_000}),
-                   lambda d: d.update(format=99), lambda d: d["terminals"][0].__setitem__(1, "glob"),
-                   lambda d: d["rules"][0].__setitem__(3, [[7, 0]])):
+    for damage in (
+        lambda d: d.pop("states"),
+        lambda d: d["states"][0].update({"IDENT": 10_000}),
+        lambda d: d.update(format=99),
+        lambda d: d["terminals"][0].__setitem__(1, "glob"),
+        lambda d: d["rules"][0].__setitem__(3, [[7, 0]]),
+    ):
         document = json.loads(json.dumps(good))
         damage(document)
         with pytest.raises(lalr.TablesError):
@@ -214,13 +324,18 @@ def test_damaged_tables_are_refused_not_used() -> None:
 
 def test_checking_a_playbook_imports_no_lark(tmp_path: Path) -> None:
     playbook = tmp_path / "p.yaml"
-    playbook.write_text("name: p\ndescription: d\nowner: Engineer\nsteps:\n"
-                        "  - display: \"${{ 1 + 2 * (3 - 1) > 4 ? 'big' : 'small' }}\"\n", encoding="utf-8")
-    probe = ("import atexit, runpy, sys\n"
-             "atexit.register(lambda: print('MODULES', sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('lark', 'catalyst_dsl') and m.split('.')[-1] in ('lark', 'lalr', 'expressions')), file=sys.stderr))\n"
-             f"sys.argv = ['catalyst', 'check', '--no-cache', {str(playbook)!r}]\n"
-             "runpy.run_module('catalyst_dsl', run_name='__main__')\n")
+    playbook.write_text(
+        "name: p\ndescription: d\nowner: Engineer\nsteps:\n"
+        "  - display: \"${{ 1 + 2 * (3 - 1) > 4 ? 'big' : 'small' }}\"\n",
+        encoding="utf-8",
+    )
+    probe = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('MODULES', sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('lark', 'catalyst_dsl') and m.split('.')[-1] in ('lark', 'lalr', 'expressions')), file=sys.stderr))\n"
+        f"sys.argv = ['catalyst', 'check', '--no-cache', {str(playbook)!r}]\n"
+        "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -37,7 +37,9 @@ def test_a_write_to_a_templated_protocol_path_that_climbs_is_still_reported(tmp_
     (root / "playbooks").mkdir(parents=True)
     (root / "catalyst.toml").write_text("")
     step = 'file-write: "xe://../{{inputs.where}}"\n    content: x'
-    text = PLAYBOOK.format(name="escape", step=step).replace("steps:", "inputs:\n  - string: where\n    default: x.md\nsteps:")
+    text = PLAYBOOK.format(name="escape", step=step).replace(
+        "steps:", "inputs:\n  - string: where\n    default: x.md\nsteps:"
+    )
     (root / "playbooks" / "escape.yaml").write_text(text)
     result = check_project(load_project(root, DiagnosticSink()), discover([str(root / "playbooks")]))
     assert "C812" in [d.code for d in result.diagnostics]
@@ -50,8 +52,12 @@ def test_without_a_project_marker_the_working_directory_is_the_root(tmp_path, mo
     from catalyst_dsl.project.config import find_root
 
     (tmp_path / "playbooks").mkdir()
-    (tmp_path / "playbooks" / "a.yaml").write_text("name: a\ndescription: d\nowner: Engineer\nsteps:\n  - playbook: b\n")
-    (tmp_path / "playbooks" / "b.yaml").write_text("name: b\ndescription: d\nowner: Engineer\nsteps:\n  - display: hi\n")
+    (tmp_path / "playbooks" / "a.yaml").write_text(
+        "name: a\ndescription: d\nowner: Engineer\nsteps:\n  - playbook: b\n"
+    )
+    (tmp_path / "playbooks" / "b.yaml").write_text(
+        "name: b\ndescription: d\nowner: Engineer\nsteps:\n  - display: hi\n"
+    )
     monkeypatch.chdir(tmp_path)
     assert find_root(tmp_path / "playbooks" / "a.yaml", tmp_path) == (tmp_path.resolve(), None)
     # The file named, or the whole project: the same library, the same verdict.
@@ -59,7 +65,10 @@ def test_without_a_project_marker_the_working_directory_is_the_root(tmp_path, mo
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
     # Outside the working directory, the file's own folder is the root.
-    assert find_root(tmp_path / "playbooks" / "a.yaml", tmp_path / "elsewhere") == ((tmp_path / "playbooks").resolve(), None)
+    assert find_root(tmp_path / "playbooks" / "a.yaml", tmp_path / "elsewhere") == (
+        (tmp_path / "playbooks").resolve(),
+        None,
+    )
 
 
 def test_a_pyproject_without_settings_still_marks_the_root(tmp_path) -> None:

@@ -62,6 +62,8 @@ def test_expression_inside_block_scalar_is_positioned_in_the_file() -> None:
 
 
 def test_ir_round_trips_through_json() -> None:
-    result = compile_bytes(HEAD + b"inputs:\n  - number: n\n    default: 2\nsteps:\n  - display: \"${{ get('n') * 2 }} {{n}}\"\n", "p.yaml")
+    result = compile_bytes(
+        HEAD + b"inputs:\n  - number: n\n    default: 2\nsteps:\n  - display: \"${{ get('n') * 2 }} {{n}}\"\n", "p.yaml"
+    )
     assert result.diagnostics == []
     assert from_dict(to_dict(result.playbook)) == result.playbook

@@ -40,49 +40,93 @@ async def _session(project: Path) -> None:
     editor = Editor(client)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     await client.start_io(sys.executable, "-m", "catalyst_dsl", "lsp", env=env)
-    await client.initialize_async(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=project.as_uri(),
-                                                       workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")]))
+    await client.initialize_async(
+        lsp.InitializeParams(
+            capabilities=lsp.ClientCapabilities(),
+            root_uri=project.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")],
+        )
+    )
     client.initialized(lsp.InitializedParams())
     uri = (project / "playbooks" / "release.yaml").as_uri()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=BROKEN)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=BROKEN)
+        )
+    )
 
     # The broken file: the typo in an action and the misspelt key, each at its range.
     found = await editor.until(uri, lambda ds: {"C404", "C202"} <= {d.code for d in ds})
     typo = next(d for d in found if d.code == "C404")
     assert typo.range == lsp.Range(start=lsp.Position(line=7, character=4), end=lsp.Position(line=7, character=13))
-    assert typo.severity == lsp.DiagnosticSeverity.Error and "did you mean 'http-get'?" in " ".join(i.message for i in typo.related_information)
+    assert typo.severity == lsp.DiagnosticSeverity.Error and "did you mean 'http-get'?" in " ".join(
+        i.message for i in typo.related_information
+    )
 
     # The quick fix of the did-you-mean.
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), range=typo.range, context=lsp.CodeActionContext(diagnostics=[typo])))
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=typo.range,
+            context=lsp.CodeActionContext(diagnostics=[typo]),
+        )
+    )
     assert [a.title for a in actions] == ["Replace with 'http-get'", "Suppress C404 on this line"]
 
     # Fixed: no findings left.
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED)]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED)],
+        )
+    )
     await editor.until(uri, lambda ds: len(ds) == 0)
 
     # Completion of an action name where a step's key goes.
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=3), content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED + "  - file-wr")]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED + "  - file-wr")],
+        )
+    )
     line = FIXED.count("\n")
-    completed = await client.text_document_completion_async(lsp.CompletionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=11)))
+    completed = await client.text_document_completion_async(
+        lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=11)
+        )
+    )
     assert "file-write" in [item.label for item in completed.items]
 
     # Completion of names inside {{ }}, typed from the checker's scope.
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=4), content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED + "  - display: \"{{ notes.")]))
-    members = await client.text_document_completion_async(lsp.CompletionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=26)))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=4),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=FIXED + "  - display: \"{{ notes.")],
+        )
+    )
+    members = await client.text_document_completion_async(
+        lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=26)
+        )
+    )
     assert {"status", "body"} <= {item.label for item in members.items}
 
     # Hover an action; jump to the called playbook.
-    hovered = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=7, character=6)))
+    hovered = await client.text_document_hover_async(
+        lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=7, character=6))
+    )
     assert "**http-get**" in hovered.contents.value
-    target = await client.text_document_definition_async(lsp.DefinitionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=8, character=16)))
+    target = await client.text_document_definition_async(
+        lsp.DefinitionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=8, character=16)
+        )
+    )
     assert target.uri == (project / "playbooks" / "publish.yaml").as_uri()
 
     # The outline: the steps.
-    outline = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    outline = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
     assert [s.name for s in outline][:2] == ["notes", "playbook@9"]
 
     await client.shutdown_async(None)

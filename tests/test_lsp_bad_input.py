@@ -30,7 +30,7 @@ def _frame(body: bytes) -> bytes:
 
 def _read(stream) -> dict | None:
     headers = {}
-    while (line := stream.readline().strip()):
+    while line := stream.readline().strip():
         key, _, value = line.decode("ascii").partition(":")
         headers[key.lower()] = value.strip()
     return json.loads(stream.read(int(headers["content-length"]))) if headers else None
@@ -66,8 +66,14 @@ class _Replies:
 
 def _start(tmp_path: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    return subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "catalyst_dsl", "lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+    )
 
 
 def test_garbage_on_the_wire_is_logged_and_answered(tmp_path: Path) -> None:
@@ -75,20 +81,32 @@ def test_garbage_on_the_wire_is_logged_and_answered(tmp_path: Path) -> None:
     server = _start(tmp_path)
     replies = _Replies(server.stdout)
     try:
+
         def request(number: int, method: str, params) -> dict:
-            server.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode()))
+            server.stdin.write(
+                _frame(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode())
+            )
             server.stdin.flush()
             return replies.answer(number)
 
-        for garbage in (b"{{{{", b"\xff\xfe not text", b"[1, 2, 3]", b'{"jsonrpc": "2.0", "id": 7}', b'"just a string"'):
+        for garbage in (
+            b"{{{{",
+            b"\xff\xfe not text",
+            b"[1, 2, 3]",
+            b'{"jsonrpc": "2.0", "id": 7}',
+            b'"just a string"',
+        ):
             server.stdin.write(_frame(garbage))
         started = request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})
         assert "capabilities" in started["result"]
         assert request(2, "no/such-method", {})["error"]["code"] == -32601
         # A request whose parameters have the wrong shape: an error naming what is wrong.
         wrong = request(3, "textDocument/hover", {"nonsense": True})["error"]
-        assert wrong == {"code": -32602, "message": "textDocument/hover: invalid params: required field missing at params.textDocument; "
-                                                    "required field missing at params.position"}
+        assert wrong == {
+            "code": -32602,
+            "message": "textDocument/hover: invalid params: required field missing at params.textDocument; "
+            "required field missing at params.position",
+        }
         # A document never opened, whose file does not exist: an answer, not a crash.
         gone = {"textDocument": {"uri": (tmp_path / "gone.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
         assert request(4, "textDocument/hover", gone) == {"id": 4, "jsonrpc": "2.0", "result": None}
@@ -111,12 +129,21 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
     replies = _Replies(server.stdout)
     passed: list[dict] = []
     try:
+
         def send(message: dict) -> None:
             server.stdin.write(_frame(json.dumps(message).encode()))
             server.stdin.flush()
 
         def request(number, method: str, params=None, **fields) -> dict:
-            send({"jsonrpc": "2.0", "id": number, "method": method, **({} if params is None else {"params": params}), **fields})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": number,
+                    "method": method,
+                    **({} if params is None else {"params": params}),
+                    **fields,
+                }
+            )
             return replies.answer(number, passed)
 
         # Bytes that are no message, each framed or misframed in its own way.
@@ -126,10 +153,18 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         server.stdin.write(b"Content-Length: ten\r\n\r\n{}")  # no length: the body is dropped before the next header
         server.stdin.write(b"Content-Length: 999999999999999\r\n\r\n" + b"x" * 100)  # refused, never allocated
         server.stdin.write(b"X-Padding: " + b"y" * 1_000_000 + b"\r\n")  # a header line of a megabyte
-        server.stdin.write(_frame(b'{"jsonrpc": "2.0", "id": 90, "method": "shutdown"}')[:-30].replace(b"Length: 50", b"Length: 20"))
+        server.stdin.write(
+            _frame(b'{"jsonrpc": "2.0", "id": 90, "method": "shutdown"}')[:-30].replace(b"Length: 50", b"Length: 20")
+        )
         # ... then a valid request, after a body shorter than its length said: answered.
         assert "capabilities" in request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})["result"]
-        assert [(m["id"], m["error"]["code"]) for m in passed] == [(None, -32700), (None, -32600), (None, -32700), (None, -32700), (None, -32700)]
+        assert [(m["id"], m["error"]["code"]) for m in passed] == [
+            (None, -32700),
+            (None, -32600),
+            (None, -32700),
+            (None, -32700),
+            (None, -32700),
+        ]
 
         # Requests of the wrong shape: each answered with what is wrong in it.
         gone = {"textDocument": {"uri": (tmp_path / "gone.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
@@ -141,12 +176,22 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             6: request(6, "textDocument/hover", {**gone, "position": {"line": -1, "character": 0}}),
         }
         assert {n: e["error"]["code"] for n, e in errors.items()} == dict.fromkeys(errors, -32602)
-        assert errors[2]["error"]["message"] == ("textDocument/hover: invalid params: invalid value for type, expected int at params.position.line; "
-                                                 "invalid value for type, expected int at params.position.character")
-        assert errors[3]["error"]["message"] == "textDocument/completion: invalid params: required field missing at params.textDocument"
+        assert errors[2]["error"]["message"] == (
+            "textDocument/hover: invalid params: invalid value for type, expected int at params.position.line; "
+            "invalid value for type, expected int at params.position.character"
+        )
+        assert (
+            errors[3]["error"]["message"]
+            == "textDocument/completion: invalid params: required field missing at params.textDocument"
+        )
         assert "expected TextDocumentIdentifier at params.textDocument" in errors[4]["error"]["message"]
-        assert errors[5]["error"]["message"] == "textDocument/definition: invalid params: required field missing at params"
-        assert "Position.line should be in range [0:2147483647], but was -1 at params.position" in errors[6]["error"]["message"]
+        assert (
+            errors[5]["error"]["message"] == "textDocument/definition: invalid params: required field missing at params"
+        )
+        assert (
+            "Position.line should be in range [0:2147483647], but was -1 at params.position"
+            in errors[6]["error"]["message"]
+        )
         assert request(7, "textDocument/hover", gone, jsonrpc="1.0")["error"]["code"] == -32600
         assert request(11, "no/such-method")["error"]["code"] == -32601  # params left out, as JSON-RPC allows
         send({"id": 12, "method": "textDocument/hover", "params": gone})  # no "jsonrpc": answered by its id
@@ -158,20 +203,37 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         send({"jsonrpc": "2.0", "id": "never-asked"})
         send({"method": "textDocument/didSave", "params": gone})  # a notification without "jsonrpc": no answer
         # A change to a document never opened: nothing to apply it to, no error shown.
-        send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-            "textDocument": {"uri": gone["textDocument"]["uri"], "version": 2}, "contentChanges": [{"text": "x"}]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didChange",
+                "params": {
+                    "textDocument": {"uri": gone["textDocument"]["uri"], "version": 2},
+                    "contentChanges": [{"text": "x"}],
+                },
+            }
+        )
         passed.clear()
         assert request(8, "textDocument/hover", gone) == {"id": 8, "jsonrpc": "2.0", "result": None}
-        assert [(m.get("id"), m.get("error", {}).get("code")) for m in passed] == [(None, -32600)]  # no window/showMessage
+        assert [(m.get("id"), m.get("error", {}).get("code")) for m in passed] == [
+            (None, -32600)
+        ]  # no window/showMessage
         assert request(9, "shutdown")["result"] is None
-        assert request(10, "textDocument/hover", gone)["error"] == {"code": -32600, "message": "textDocument/hover: the server is shutting down"}
+        assert request(10, "textDocument/hover", gone)["error"] == {
+            "code": -32600,
+            "message": "textDocument/hover: the server is shutting down",
+        }
         server.stdin.write(_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
         server.stdin.flush()
         assert server.wait(30) == 0
         logged = server.stderr.read().decode("utf-8", "replace")
-        for what in ("bytes was dropped (the limit is 4096)", "a message of 999999999999999 bytes was refused",
-                     "notification ignored, textDocument/didOpen: invalid params", "a response that cannot be read was ignored",
-                     "gone.yaml, which is not open, was ignored"):
+        for what in (
+            "bytes was dropped (the limit is 4096)",
+            "a message of 999999999999999 bytes was refused",
+            "notification ignored, textDocument/didOpen: invalid params",
+            "a response that cannot be read was ignored",
+            "gone.yaml, which is not open, was ignored",
+        ):
             assert what in logged
         assert "Traceback" not in logged  # the client's mistakes, told in one line each
     finally:
@@ -188,8 +250,12 @@ async def _requests(editor, uri: str) -> dict:
         "hover": await client.text_document_hover_async(lsp.HoverParams(**where)),
         "completion": await client.text_document_completion_async(lsp.CompletionParams(**where)),
         "definition": await client.text_document_definition_async(lsp.DefinitionParams(**where)),
-        "references": await client.text_document_references_async(lsp.ReferenceParams(**where, context=lsp.ReferenceContext(include_declaration=True))),
-        "symbols": await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=where["text_document"])),
+        "references": await client.text_document_references_async(
+            lsp.ReferenceParams(**where, context=lsp.ReferenceContext(include_declaration=True))
+        ),
+        "symbols": await client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(text_document=where["text_document"])
+        ),
     }
 
 
@@ -200,7 +266,11 @@ async def _hostile_session(workspace: Path, outside: Path) -> None:
         await editor.until(broken, lambda ds: [d.code for d in ds] == ["C501"])
 
         # Not a playbook: ordinary YAML, Markdown prose, text that is not YAML at all.
-        for name, text in (("data.yaml", "items: [1, 2\n"), ("notes.md", "# Notes\n\nNothing to run.\n"), ("noise.yaml", "\x00\x01 }{ :: - -\n")):
+        for name, text in (
+            ("data.yaml", "items: [1, 2\n"),
+            ("notes.md", "# Notes\n\nNothing to run.\n"),
+            ("noise.yaml", "\x00\x01 }{ :: - -\n"),
+        ):
             uri = editor.open(workspace / "playbooks" / name, text)
             await editor.until(uri, lambda ds: True)
             answers = await _requests(editor, uri)
@@ -215,8 +285,17 @@ async def _hostile_session(workspace: Path, outside: Path) -> None:
         # URIs outside the workspace, directly and through a link inside it: nothing is
         # answered, and the file there is never opened (a FIFO: reading it would block, and
         # a writer could then open it).
-        for uri in ((outside / "trap.yaml").as_uri(), (workspace / "playbooks" / "link.yaml").as_uri(), "file:///etc/passwd", "untitled:Untitled-1"):
-            editor.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD)))
+        for uri in (
+            (outside / "trap.yaml").as_uri(),
+            (workspace / "playbooks" / "link.yaml").as_uri(),
+            "file:///etc/passwd",
+            "untitled:Untitled-1",
+        ):
+            editor.client.text_document_did_open(
+                lsp.DidOpenTextDocumentParams(
+                    text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=GOOD)
+                )
+            )
             answers = await _requests(editor, uri)
             assert answers["hover"] is None and answers["definition"] is None
             assert not answers["completion"].items and not answers["references"] and not answers["symbols"]
@@ -224,20 +303,27 @@ async def _hostile_session(workspace: Path, outside: Path) -> None:
             # what catalyst check says of it.
             found = await editor.until(uri, lambda ds: True)
             # (the language server's own words, or the library check's, whichever ran last)
-            assert all("links to a file outside the workspace" in d.message or "link that leads outside the project" in d.message
-                       for d in found) and (not found or "link" in uri)
+            assert all(
+                "links to a file outside the workspace" in d.message
+                or "link that leads outside the project" in d.message
+                for d in found
+            ) and (not found or "link" in uri)
 
         # A storm of edits: the diagnostics that stay are those of the last text.
         for i in range(1000):
             editor.change(good, GOOD + f"  - display: '{{{{ edit{i} }}}}'\n")
-        final = await editor.until(good, lambda ds: [d.message for d in ds] == ["'edit999' is not defined"], timeout=120)
+        final = await editor.until(
+            good, lambda ds: [d.message for d in ds] == ["'edit999' is not defined"], timeout=120
+        )
         assert final[0].range.start.line == 5
 
         # Deleted while open, and deleted while not open: their findings go once the
         # library is checked again; the server keeps answering.
         (workspace / "playbooks" / "good.yaml").unlink()
         (workspace / "playbooks" / "broken.yaml").unlink()
-        editor.client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=good)))
+        editor.client.text_document_did_close(
+            lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=good))
+        )
         await editor.until(good, lambda ds: len(ds) == 0)
         await editor.until(broken, lambda ds: len(ds) == 0)
         assert (await _requests(editor, good))["hover"] is None

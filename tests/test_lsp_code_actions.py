@@ -40,13 +40,18 @@ def _apply(text: str, edit: lsp.WorkspaceEdit, uri: str) -> str:
         while len(lines) <= start.line:
             lines.append("")
         line = lines[start.line]
-        lines[start.line] = line[: start.character] + change.new_text + line[end.character:]
+        lines[start.line] = line[: start.character] + change.new_text + line[end.character :]
     return "\n".join(lines)
 
 
 async def _actions(editor, uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
-    return await editor.client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), range=diagnostic.range, context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+    return await editor.client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
 
 
 async def _session(project: Path) -> None:
@@ -55,7 +60,10 @@ async def _session(project: Path) -> None:
         found = await editor.until(uri, lambda ds: any(d.code == "C817" for d in ds))
         unchecked = next(d for d in found if d.code == "C817")
         actions = await _actions(editor, uri, unchecked)
-        assert [a.title for a in actions] == ["Add `writes: []` (the step writes nothing; list the paths it writes instead)", "Suppress C817 on this line"]
+        assert [a.title for a in actions] == [
+            "Add `writes: []` (the step writes nothing; list the paths it writes instead)",
+            "Suppress C817 on this line",
+        ]
 
         # `writes: []` goes beside the action key, after the block scalar and before the blank line.
         added = _apply(BUILD, actions[0].edit, uri)
@@ -73,24 +81,39 @@ async def _session(project: Path) -> None:
         assert not any(d.code in ("C817", "C040") for d in editor.diagnostics[uri])
 
         # A second code on a line with a suppression joins its list.
-        again = await _actions(editor, uri, lsp.Diagnostic(range=unchecked.range, message="x", code="C402", source="catalyst"))
+        again = await _actions(
+            editor, uri, lsp.Diagnostic(range=unchecked.range, message="x", code="C402", source="catalyst")
+        )
         assert _apply(silenced, again[0].edit, uri).splitlines()[5] == "    bash: |  # catalyst: ignore[C817, C402]"
 
         # A finding on a line of a block scalar: a comment there would change the script,
         # so the suppression is for the whole file.
-        inside = lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=6, character=6), end=lsp.Position(line=6, character=10)),
-                                message="a finding inside the script", code="C817", source="catalyst")
+        inside = lsp.Diagnostic(
+            range=lsp.Range(start=lsp.Position(line=6, character=6), end=lsp.Position(line=6, character=10)),
+            message="a finding inside the script",
+            code="C817",
+            source="catalyst",
+        )
         [whole] = await _actions(editor, uri, inside)
         assert _apply(BUILD, whole.edit, uri) == "# catalyst: ignore-file[C817]\n" + BUILD
 
         # Markdown: the HTML comment form; inside a code block, where a comment would be
         # data, for the whole file.
         notes = editor.open(project / "playbooks" / "notes.md")
-        [prose] = [d for d in await editor.until(notes, lambda ds: any(d.code == "C804" for d in ds)) if d.code == "C804"]
-        code = lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=5, character=5), end=lsp.Position(line=5, character=10)),
-                              message="a finding inside the code block", code="C804", source="catalyst")
+        [prose] = [
+            d for d in await editor.until(notes, lambda ds: any(d.code == "C804" for d in ds)) if d.code == "C804"
+        ]
+        code = lsp.Diagnostic(
+            range=lsp.Range(start=lsp.Position(line=5, character=5), end=lsp.Position(line=5, character=10)),
+            message="a finding inside the code block",
+            code="C804",
+            source="catalyst",
+        )
         [inline] = [a for a in await _actions(editor, notes, prose) if a.title.startswith("Suppress")]
-        assert _apply(NOTES, inline.edit, notes).splitlines()[2] == "Read @playbooks/missing.md first. <!-- catalyst: ignore[C804] -->"
+        assert (
+            _apply(NOTES, inline.edit, notes).splitlines()[2]
+            == "Read @playbooks/missing.md first. <!-- catalyst: ignore[C804] -->"
+        )
         [whole] = [a for a in await _actions(editor, notes, code) if a.title.startswith("Suppress")]
         assert whole.title == "Suppress C804 in this file (line 6 is text a comment would change)"
         fixed = _apply(NOTES, whole.edit, notes)

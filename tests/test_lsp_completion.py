@@ -23,7 +23,10 @@ def _project(tmp_path: Path) -> Path:
     (tmp_path / "catalyst.toml").write_text('[aliases]\n"vendor/shared/" = "playbooks/shared/"\n', encoding="utf-8")
     (tmp_path / "playbooks" / "shared").mkdir(parents=True)
     (tmp_path / "playbooks" / "listing.yaml").write_text(HEAD + "  - display: hi\n", encoding="utf-8")
-    (tmp_path / "playbooks" / "shared" / "review.yaml").write_text("name: review\ndescription: Reviews\nowner: Engineer\ninputs:\n  - string: reviewer\n  - number: depth\nsteps:\n  - display: ok\n", encoding="utf-8")
+    (tmp_path / "playbooks" / "shared" / "review.yaml").write_text(
+        "name: review\ndescription: Reviews\nowner: Engineer\ninputs:\n  - string: reviewer\n  - number: depth\nsteps:\n  - display: ok\n",
+        encoding="utf-8",
+    )
     (tmp_path / "playbooks" / "guide.md").write_text(GUIDE, encoding="utf-8")
     return tmp_path
 
@@ -59,7 +62,11 @@ async def _session(project: Path) -> None:
         guide = editor.open(project / "playbooks" / "guide.md")
         editor.change(guide, GUIDE + "Then run @")
         assert await editor.complete(guide, 3, 10) == [
-            "playbooks/guide.md", "playbooks/listing.yaml", "playbooks/shared/review.yaml", "vendor/shared/review.yaml"]
+            "playbooks/guide.md",
+            "playbooks/listing.yaml",
+            "playbooks/shared/review.yaml",
+            "vendor/shared/review.yaml",
+        ]
         editor.change(guide, GUIDE + "Then run @vendor/")
         assert await editor.complete(guide, 3, 17) == ["vendor/shared/review.yaml"]
         # An e-mail address is not a reference.

@@ -26,7 +26,12 @@ def _project(tmp_path: Path) -> Path:
     commands.mkdir(parents=True)
     for name in ("speckit.specify", "speckit.plan", "review"):
         (commands / f"{name}.md").write_text("Do it.\n", encoding="utf-8")
-    (folder / "ship.yaml").write_text("name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n"):] + "    autonomy: auto\n    error_policy: stop\n", encoding="utf-8")
+    (folder / "ship.yaml").write_text(
+        "name: ship\nargs:\n  - name: ticket\n    description: the ticket\n"
+        + HEAD[len("name: ship\n") :]
+        + "    autonomy: auto\n    error_policy: stop\n",
+        encoding="utf-8",
+    )
     return tmp_path
 
 
@@ -67,7 +72,7 @@ async def _session(project: Path) -> None:
         assert await editor.complete(uri, last + 1, 22) == ["speckit.plan", "speckit.specify"]
         # Inside `{{ }}`: the declared args and kai's implicit `feature`, from the last
         # version checked that compiled.
-        with_arg = "name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n"):]
+        with_arg = "name: ship\nargs:\n  - name: ticket\n    description: the ticket\n" + HEAD[len("name: ship\n") :]
         editor.change(uri, with_arg + "    autonomy: auto\n    error_policy: stop\n")
         await editor.settled(uri)  # checked: the last version that compiled
         editor.change(uri, with_arg + "    args: '{{ ")
@@ -141,11 +146,17 @@ def test_completion_in_cleo_cantbooks(tmp_path: Path) -> None:
 
 async def _outlines(project: Path) -> None:
     async with session(project) as editor:
+
         def outline(uri):
-            return editor.client.text_document_document_symbol_async(lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+            return editor.client.text_document_document_symbol_async(
+                lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
 
         book = editor.open(project / "fix.cantbook")
-        assert [(s.name, s.detail, s.range.start.line) for s in await outline(book)] == [("implement", "agentic", 7), ("validate", "deterministic", 10)]
+        assert [(s.name, s.detail, s.range.start.line) for s in await outline(book)] == [
+            ("implement", "agentic", 7),
+            ("validate", "deterministic", 10),
+        ]
         playbook = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
         assert [(s.name, s.range.start.line) for s in await outline(playbook)] == [("spec", 6)]
 
@@ -160,15 +171,29 @@ async def _quick_fixes(project: Path) -> None:
 
     async with session(project) as editor:
         cases = [
-            (project / ".playbooks" / "playbooks" / "ship.yaml", HEAD + "    autonomy: gate_alway\n    error_policy: stop\n", "gate_alway", "gate_always"),
-            (project / "fix.cantbook", CANTBOOK.replace("type: deterministic", "type: determinstic"), "determinstic", "deterministic"),
+            (
+                project / ".playbooks" / "playbooks" / "ship.yaml",
+                HEAD + "    autonomy: gate_alway\n    error_policy: stop\n",
+                "gate_alway",
+                "gate_always",
+            ),
+            (
+                project / "fix.cantbook",
+                CANTBOOK.replace("type: deterministic", "type: determinstic"),
+                "determinstic",
+                "deterministic",
+            ),
         ]
         for path, text, wrong, right in cases:
             uri = editor.open(path)
             editor.change(uri, text)
             found = await editor.until(uri, lambda ds: any(wrong in d.message for d in ds))
             mistake = next(d for d in found if wrong in d.message)
-            fixes = [a for a in await _actions(editor, uri, mistake) if a.kind == lsp.CodeActionKind.QuickFix and a.is_preferred]
+            fixes = [
+                a
+                for a in await _actions(editor, uri, mistake)
+                if a.kind == lsp.CodeActionKind.QuickFix and a.is_preferred
+            ]
             assert fixes, f"no did-you-mean fix for {wrong}"
             fixed = _apply(text, fixes[0].edit, uri)
             assert fixed == text.replace(wrong, right)
@@ -184,20 +209,33 @@ def test_did_you_mean_quick_fixes_in_kai_and_cleo(tmp_path: Path) -> None:
 async def _hovers(project: Path) -> None:
     async with session(project) as editor:
         uri = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
-        text = HEAD + "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n    postconditions:\n      - qa_verdict_pass\n"
+        text = (
+            HEAD
+            + "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n    postconditions:\n      - qa_verdict_pass\n"
+        )
         editor.change(uri, text)
         last = HEAD.count("\n")
 
         async def hover(line, character):
-            found = await editor.client.text_document_hover_async(lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=character)))
+            found = await editor.client.text_document_hover_async(
+                lsp.HoverParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=uri),
+                    position=lsp.Position(line=line, character=character),
+                )
+            )
             return found.contents.value if found is not None else None
 
-        assert await hover(last + 2, 22) == "**spec_exists** (kai condition) holds when:\n\n- the file `specs/{{feature}}/spec.md` exists"
+        assert (
+            await hover(last + 2, 22)
+            == "**spec_exists** (kai condition) holds when:\n\n- the file `specs/{{feature}}/spec.md` exists"
+        )
         verdict = await hover(last + 4, 10)
         assert verdict.startswith("**qa_verdict_pass** (kai condition) holds when:\n\n- any of\n")
         assert "  - the file `.qa/{{feature}}/verdict.yaml` matches `verdict:[ \\t]*PASS\\b`" in verdict
-        assert await hover(last, 14) == "**auto** (kai autonomy) lowers to:\n\n- the step runs with no checkpoint of its own"  # no condition
+        assert (
+            await hover(last, 14)
+            == "**auto** (kai autonomy) lowers to:\n\n- the step runs with no checkpoint of its own"
+        )  # no condition
 
 
 def test_hover_of_kai_conditions(tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ def test_pending_says_whether_input_waits() -> None:
 
 
 def test_lines_and_lengths_past_the_limits() -> None:
-    wire, _ = _pipe(b"x" * (3 * MAX_HEADER_LINE) + b"\r\n" + b"junk}Content-Length: 7\r\n" + b"y" * (2 * MAX_HEADER_LINE))
+    wire, _ = _pipe(
+        b"x" * (3 * MAX_HEADER_LINE) + b"\r\n" + b"junk}Content-Length: 7\r\n" + b"y" * (2 * MAX_HEADER_LINE)
+    )
     assert wire.readline() == b"(dropped)\r\n"  # an overlong line: dropped, and not taken for the end
     assert wire.readline() == b"Content-Length: 7\r\n"  # found after the leftovers before it
     assert wire.read(10**15) == REFUSED  # never allocated

@@ -22,7 +22,9 @@ def _playbook(name: str, *steps: str, inputs: str = "", writes: str = "") -> str
     return head + (f"inputs:\n{inputs}" if inputs else "") + "steps:\n" + "".join(steps)
 
 
-RELEASE = _playbook("release", "  - playbook: publish\n    inheritPermissions: true\n    inputs:\n      version: '1.0'\n")
+RELEASE = _playbook(
+    "release", "  - playbook: publish\n    inheritPermissions: true\n    inputs:\n      version: '1.0'\n"
+)
 NIGHTLY = _playbook("nightly", "  - playbook: release\n    inheritPermissions: true\n")
 PUBLISH = _playbook("publish", "  - display: '{{ version }}'\n", inputs="  - string: version\n")
 LOOSE = _playbook("loose", "  - display: '{{ missing }}'\n")
@@ -56,7 +58,12 @@ class _Checker:
 
 
 def _by_file(diagnostics, files) -> dict[str, list]:
-    return {Path(f).stem: sorted((d.code, d.message, d.span.line, d.span.col) for d in diagnostics if d.span is not None and d.span.file == f) for f in files}
+    return {
+        Path(f).stem: sorted(
+            (d.code, d.message, d.span.line, d.span.col) for d in diagnostics if d.span is not None and d.span.file == f
+        )
+        for f in files
+    }
 
 
 def _whole(root: Path) -> dict[str, list]:
@@ -87,7 +94,12 @@ def test_a_change_rechecks_the_file_its_callees_and_all_its_callers(tmp_path: Pa
     checked, _ = edit("nightly", NIGHTLY.replace("description: nightly", "description: the nightly build"))
     assert checked == {"nightly", "release"}
     # The called playbook now writes: permissions flow up to every caller.
-    checked, found = edit("publish", _playbook("publish", "  - file-write: out/notes.md\n    content: x\n", writes="allowedWritePaths: ['out/**']\n"))
+    checked, found = edit(
+        "publish",
+        _playbook(
+            "publish", "  - file-write: out/notes.md\n    content: x\n", writes="allowedWritePaths: ['out/**']\n"
+        ),
+    )
     assert checked == {"publish", "release", "nightly"}
     # A cycle made by an edit is found from each file on it, and goes with the edit.
     checked, found = edit("publish", PUBLISH + "  - playbook: nightly\n    inheritPermissions: true\n")
@@ -96,8 +108,19 @@ def test_a_change_rechecks_the_file_its_callees_and_all_its_callers(tmp_path: Pa
     checked, found = edit("publish", PUBLISH)
     assert not any(code == "C809" for stem in found for code, *_ in found[stem])
     # A renamed playbook, a new file: the whole library.
-    assert edit("publish", PUBLISH.replace("name: publish", "name: published"))[0] == {"release", "nightly", "publish", "loose"}
-    assert edit("extra", _playbook("extra", "  - display: hi\n"))[0] == {"release", "nightly", "publish", "loose", "extra"}
+    assert edit("publish", PUBLISH.replace("name: publish", "name: published"))[0] == {
+        "release",
+        "nightly",
+        "publish",
+        "loose",
+    }
+    assert edit("extra", _playbook("extra", "  - display: hi\n"))[0] == {
+        "release",
+        "nightly",
+        "publish",
+        "loose",
+        "extra",
+    }
 
 
 async def _session(project: Path) -> None:
@@ -121,8 +144,11 @@ def test_the_server_rechecks_what_an_edit_touches(tmp_path: Path) -> None:
 
 
 async def _watching(project: Path) -> None:
-    watching = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
-        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+    watching = lsp.ClientCapabilities(
+        workspace=lsp.WorkspaceClientCapabilities(
+            did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+        )
+    )
     async with session(project, watching) as editor:
         editor.open(project / "playbooks" / "publish.yaml")
         loose = project / "playbooks" / "loose.yaml"
@@ -133,14 +159,16 @@ async def _watching(project: Path) -> None:
         # A file not open is fixed outside the editor (a pull, another tool): when the editor
         # says so, the library is checked again and the finding goes.
         loose.write_text(LOOSE.replace("{{ missing }}", "fixed"), encoding="utf-8")
-        editor.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
-            changes=[lsp.FileEvent(uri=loose.as_uri(), type=lsp.FileChangeType.Changed)]))
+        editor.client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(
+                changes=[lsp.FileEvent(uri=loose.as_uri(), type=lsp.FileChangeType.Changed)]
+            )
+        )
         await editor.until(loose.as_uri(), lambda ds: len(ds) == 0)
 
 
 def test_files_changed_outside_the_editor_are_checked_again(tmp_path: Path) -> None:
     asyncio.run(_watching(_project(tmp_path)))
-
 
 
 def test_a_change_recorded_while_another_thread_takes_the_changes_is_not_lost():

@@ -20,8 +20,9 @@ def test_the_shipped_tables_were_made_from_this_grammar() -> None:
     from catalyst_dsl.syntax.expressions_tables import TABLES
 
     text = grammar_path().read_text(encoding="utf-8")
-    assert TABLES["grammar"] == text, \
+    assert TABLES["grammar"] == text, (
         "the grammar changed: run python -m catalyst_dsl.syntax.parser_tables and commit the tables"
+    )
 
 
 def test_the_shipped_tables_hold_only_literals() -> None:
@@ -40,8 +41,9 @@ def test_the_shipped_tables_are_what_lark_builds_from_the_grammar() -> None:
     """Not only the digest: the tables themselves (tests/test_lalr_driver.py then holds
     the driver's trees and errors to Lark's)."""
     text = grammar_path().read_text(encoding="utf-8")
-    assert SHIPPED.read_text(encoding="utf-8") == parser_tables.build(text), \
+    assert SHIPPED.read_text(encoding="utf-8") == parser_tables.build(text), (
         "the shipped tables differ from what this Lark builds: python -m catalyst_dsl.syntax.parser_tables"
+    )
     assert parser_tables.load(text) is not None
 
 
@@ -64,10 +66,17 @@ def test_checking_reads_and_writes_nothing_in_the_temporary_folder(tmp_path: Pat
 
     (old / "expressions.cache").write_bytes(pickle.dumps(Plant()))
     playbook = tmp_path / "p.yaml"
-    playbook.write_text("name: p\ndescription: d\nowner: Engineer\nsteps:\n  - display: \"${{ 1 + 2 }}\"\n", encoding="utf-8")
+    playbook.write_text(
+        "name: p\ndescription: d\nowner: Engineer\nsteps:\n  - display: \"${{ 1 + 2 }}\"\n", encoding="utf-8"
+    )
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "catalyst_dsl", "check", "--no-cache", str(playbook)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "check", "--no-cache", str(playbook)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not marker.exists()
     assert sorted(p.name for p in temp.rglob("*")) == ["catalyst-lark-%d" % os.getuid(), "expressions.cache"]

@@ -41,8 +41,18 @@ GOLDEN = Path(__file__).parent / "golden" / "plans"
 def step(path: str, name: str, action: str, change: str, **fields: Any) -> dict[str, Any]:
     """A step entry with every key of the format, the ones not given empty."""
     entry = {
-        "path": path, "step": name, "action": action, "change": change, "reason": None, "conditional": False,
-        "config": {}, "effects": [], "writes": [], "approval": None, "request": None, "steps": [],
+        "path": path,
+        "step": name,
+        "action": action,
+        "change": change,
+        "reason": None,
+        "conditional": False,
+        "config": {},
+        "effects": [],
+        "writes": [],
+        "approval": None,
+        "request": None,
+        "steps": [],
     }
     entry.update(fields)
     return entry
@@ -50,10 +60,16 @@ def step(path: str, name: str, action: str, change: str, **fields: Any) -> dict[
 
 def plan(name: str, steps: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
     body = {
-        "format": "catalyst-plan", "version": 1,
+        "format": "catalyst-plan",
+        "version": 1,
         "playbook": {"name": name, "file": f"playbooks/{name}.yaml"},
-        "inputs": {}, "permissions": {"allowedWritePaths": None}, "locks": [], "conflicts": [],
-        "steps": steps, "outputs": None, "summary": count_changes(steps),
+        "inputs": {},
+        "permissions": {"allowedWritePaths": None},
+        "locks": [],
+        "conflicts": [],
+        "steps": steps,
+        "outputs": None,
+        "summary": count_changes(steps),
     }
     body.update(fields)
     return body
@@ -69,29 +85,76 @@ def small_plan() -> dict[str, Any]:
     steps = [
         step("steps/0", "topic", "var", "no-op", config={"value": "caching"}),
         step("steps/1", "template", "file-read", "read", config={"path": "docs/template.md"}),
-        step("steps/2", "draft", "ai-prompt", "unknown", reason="an AI prompt cannot be simulated;\nits answer is unknown"),
-        step("steps/3", "write spec", "file-write", "create", config={"path": "docs/spec/caching.md", "content": "<unknown>"},
-             effects=[{"change": "create", "path": "docs/spec/caching.md", "diff": SPEC_DIFF}],
-             writes=[{"path": "docs/spec/caching.md", "allowed": True}]),
-        step("steps/4", "index", "if", "no-op", steps=[
-            step("steps/4/then/0", "add to index", "file-write", "modify", conditional=True,
-                 reason="depends on the result of `draft`, which is unknown",
-                 effects=[{"change": "modify", "path": "docs/index.md", "diff": INDEX_DIFF}],
-                 writes=[{"path": "docs/index.md", "allowed": True}]),
-        ]),
-        step("steps/5", "old | stale", "file-delete", "delete",
-             effects=[{"change": "delete", "path": "docs/old.md", "diff": OLD_DIFF}],
-             writes=[{"path": "docs/old.md", "allowed": True}]),
-        step("steps/6", "publish", "file-write", "refused",
-             reason="docs/../secrets.txt is outside the playbook's write grants",
-             writes=[{"path": "secrets.txt", "allowed": False, "refusal": "outside allowedWritePaths (docs/**)"}]),
-        step("steps/7", "review", "checkpoint", "would-pause", reason="a real run waits here for approval",
-             approval={"message": "Is the spec ready?", "roles": ["Architect", "Tech Lead"]}),
-        step("steps/8", "notify", "http-request", "skipped", reason="`inputs.notify` is false",
-             request={"method": "POST", "url": "https://example.com/hook"}),
+        step(
+            "steps/2",
+            "draft",
+            "ai-prompt",
+            "unknown",
+            reason="an AI prompt cannot be simulated;\nits answer is unknown",
+        ),
+        step(
+            "steps/3",
+            "write spec",
+            "file-write",
+            "create",
+            config={"path": "docs/spec/caching.md", "content": "<unknown>"},
+            effects=[{"change": "create", "path": "docs/spec/caching.md", "diff": SPEC_DIFF}],
+            writes=[{"path": "docs/spec/caching.md", "allowed": True}],
+        ),
+        step(
+            "steps/4",
+            "index",
+            "if",
+            "no-op",
+            steps=[
+                step(
+                    "steps/4/then/0",
+                    "add to index",
+                    "file-write",
+                    "modify",
+                    conditional=True,
+                    reason="depends on the result of `draft`, which is unknown",
+                    effects=[{"change": "modify", "path": "docs/index.md", "diff": INDEX_DIFF}],
+                    writes=[{"path": "docs/index.md", "allowed": True}],
+                ),
+            ],
+        ),
+        step(
+            "steps/5",
+            "old | stale",
+            "file-delete",
+            "delete",
+            effects=[{"change": "delete", "path": "docs/old.md", "diff": OLD_DIFF}],
+            writes=[{"path": "docs/old.md", "allowed": True}],
+        ),
+        step(
+            "steps/6",
+            "publish",
+            "file-write",
+            "refused",
+            reason="docs/../secrets.txt is outside the playbook's write grants",
+            writes=[{"path": "secrets.txt", "allowed": False, "refusal": "outside allowedWritePaths (docs/**)"}],
+        ),
+        step(
+            "steps/7",
+            "review",
+            "checkpoint",
+            "would-pause",
+            reason="a real run waits here for approval",
+            approval={"message": "Is the spec ready?", "roles": ["Architect", "Tech Lead"]},
+        ),
+        step(
+            "steps/8",
+            "notify",
+            "http-request",
+            "skipped",
+            reason="`inputs.notify` is false",
+            request={"method": "POST", "url": "https://example.com/hook"},
+        ),
     ]
     return plan(
-        "write-spec", steps,
+        "write-spec",
+        steps,
         inputs={"notify": False, "token": "<secret:token>", "topic": "caching"},
         permissions={"allowedWritePaths": ["docs/**"]},
         locks=["path:docs/**"],
@@ -122,7 +185,9 @@ def _generated(path: str, name: str, change: str) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if change in ("create", "modify", "delete"):
         diff = "".join(f"{'+' if change != 'delete' else '-'}line {n} of {name}\n" for n in range(5))
-        fields["effects"] = [{"change": change, "path": file, "diff": f"--- a/{file}\n+++ b/{file}\n@@ -1 +1,5 @@\n{diff}"}]
+        fields["effects"] = [
+            {"change": change, "path": file, "diff": f"--- a/{file}\n+++ b/{file}\n@@ -1 +1,5 @@\n{diff}"}
+        ]
     if change == "unknown":
         fields["reason"] = "an AI prompt cannot be simulated"
     if change == "would-pause":
@@ -147,8 +212,11 @@ def check_golden(name: str, actual: str, update_golden: bool) -> None:
         expected.parent.mkdir(parents=True, exist_ok=True)
         expected.write_text(actual, encoding="utf-8", newline="\n")
     if not expected.exists():
-        pytest.fail(f"tests/golden/plans/{name} is missing: run `python3 -m pytest tests/test_plan_report.py --update-golden` "
-                    "and review the new file", pytrace=False)
+        pytest.fail(
+            f"tests/golden/plans/{name} is missing: run `python3 -m pytest tests/test_plan_report.py --update-golden` "
+            "and review the new file",
+            pytrace=False,
+        )
     assert actual == expected.read_text(encoding="utf-8")
 
 
@@ -191,7 +259,17 @@ def test_plan_hash_is_the_sha256_of_the_plan_without_it() -> None:
 
 def test_count_changes_counts_nested_entries_and_names_every_change_type() -> None:
     counts = count_changes(small_plan()["steps"])
-    assert list(counts) == ["create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused"]
+    assert list(counts) == [
+        "create",
+        "modify",
+        "delete",
+        "no-op",
+        "read",
+        "unknown",
+        "skipped",
+        "would-pause",
+        "refused",
+    ]
     assert counts["modify"] == 1 and counts["no-op"] == 2 and sum(counts.values()) == 10
 
 
@@ -249,7 +327,10 @@ def test_render_text_indents_nested_steps_and_their_diffs() -> None:
 
 
 def test_summary_line() -> None:
-    assert summary_line(small_plan()) == "Plan: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused."
+    assert (
+        summary_line(small_plan())
+        == "Plan: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused."
+    )
     counts = {"create": 2, "modify": 1, "delete": 0, "unknown": 3, "would-pause": 1, "refused": 0, "no-op": 4}
     assert summary_line({"summary": counts}) == "Plan: 2 to create, 1 to modify, 0 to delete, 3 unknown, 1 would pause."
 
@@ -280,11 +361,17 @@ def test_render_markdown_of_a_100_step_plan(update_golden: bool) -> None:
 def test_markdown_leads_with_what_needs_attention() -> None:
     text = render_markdown(with_hash(small_plan()))
     title = text.splitlines()[1]
-    assert title == "## What-if plan for `write-spec`: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused"
+    assert (
+        title
+        == "## What-if plan for `write-spec`: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused"
+    )
     sections = [text.index(heading) for heading in ("### Needs attention", "### Steps", "### File changes")]
     assert sections == sorted(sections)
     attention = text[sections[0] : sections[1]]
-    order = [attention.index(f"- **{label}** `steps/{n}`") for label, n in (("refused", 6), ("delete", 5), ("unknown", 2), ("would pause", 7))]
+    order = [
+        attention.index(f"- **{label}** `steps/{n}`")
+        for label, n in (("refused", 6), ("delete", 5), ("unknown", 2), ("would pause", 7))
+    ]
     assert order == sorted(order)
     assert "waits for approval by **Architect**, **Tech Lead**: Is the spec ready?" in attention
     assert "deletes `docs/old.md`" in attention
@@ -293,10 +380,16 @@ def test_markdown_leads_with_what_needs_attention() -> None:
 
 
 def test_markdown_lists_a_step_that_deletes_among_the_deletes_whatever_its_change() -> None:
-    cleanup = step("steps/0", "tidy", "file-write", "modify", effects=[
-        {"change": "modify", "path": "a.md", "diff": "--- a/a.md\n+++ b/a.md\n@@ -1 +1 @@\n-a\n+b\n"},
-        {"change": "delete", "path": "b.md", "diff": "--- a/b.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-b\n"},
-    ])
+    cleanup = step(
+        "steps/0",
+        "tidy",
+        "file-write",
+        "modify",
+        effects=[
+            {"change": "modify", "path": "a.md", "diff": "--- a/a.md\n+++ b/a.md\n@@ -1 +1 @@\n-a\n+b\n"},
+            {"change": "delete", "path": "b.md", "diff": "--- a/b.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-b\n"},
+        ],
+    )
     text = render_markdown(plan("x", [cleanup]))
     assert "- **delete** `steps/0` tidy (`file-write`): deletes `b.md`" in text
 
@@ -306,11 +399,14 @@ def table_rows(text: str) -> list[str]:
 
 
 def test_markdown_table_escapes_pipes_newlines_and_markup() -> None:
-    odd = plan("x", [
-        step("steps/0", "a | b\nc", "display", "no-op"),
-        step("steps/1", "<details>*bold*", "my|action", "no-op"),
-        step("steps/2", "tick", "`quoted`", "no-op"),
-    ])
+    odd = plan(
+        "x",
+        [
+            step("steps/0", "a | b\nc", "display", "no-op"),
+            step("steps/1", "<details>*bold*", "my|action", "no-op"),
+            step("steps/2", "tick", "`quoted`", "no-op"),
+        ],
+    )
     rows = table_rows(render_markdown(odd))
     assert rows[0] == "| `steps/0` | a \\| b<br>c | `display` | = no-op |"
     assert rows[1] == "| `steps/1` | \\<details\\>\\*bold\\* | `my\\|action` | = no-op |"
@@ -351,15 +447,39 @@ def test_markdown_with_nothing_to_review() -> None:
 
 def test_markdown_diff_fence_is_longer_than_backticks_in_the_diff() -> None:
     diff = "--- /dev/null\n+++ b/README.md\n@@ -0,0 +1,3 @@\n+````python\n+x = 1\n+````\n"
-    text = render_markdown(plan("x", [step("steps/0", "w", "file-write", "create",
-                                             effects=[{"change": "create", "path": "README.md", "diff": diff}])]))
+    text = render_markdown(
+        plan(
+            "x",
+            [
+                step(
+                    "steps/0",
+                    "w",
+                    "file-write",
+                    "create",
+                    effects=[{"change": "create", "path": "README.md", "diff": diff}],
+                )
+            ],
+        )
+    )
     assert "`````diff\n--- /dev/null" in text and "+````\n`````\n" in text
 
 
 def test_markdown_cuts_a_long_diff() -> None:
     diff = "--- /dev/null\n+++ b/big.md\n@@ -0,0 +1,100 @@\n" + "".join(f"+{n}\n" for n in range(100))
-    view = markdown_view(plan("x", [step("steps/0", "w", "file-write", "create",
-                                          effects=[{"change": "create", "path": "big.md", "diff": diff}])]))
+    view = markdown_view(
+        plan(
+            "x",
+            [
+                step(
+                    "steps/0",
+                    "w",
+                    "file-write",
+                    "create",
+                    effects=[{"change": "create", "path": "big.md", "diff": diff}],
+                )
+            ],
+        )
+    )
     assert len(view["diffs"][0]["diff"].splitlines()) == plan_report.MD_DIFF_EACH
     assert view["diffs"][0]["cut"] == 103 - plan_report.MD_DIFF_EACH
 
@@ -374,14 +494,17 @@ def test_template_ships_in_the_package() -> None:
 
 
 def hello_plan(greeting: str = "hello world") -> dict[str, Any]:
-    return plan("hello", [step("steps/0", "greet", "display", "no-op", config={"message": greeting})], inputs={"who": "world"})
+    return plan(
+        "hello", [step("steps/0", "greet", "display", "no-op", config={"message": greeting})], inputs={"who": "world"}
+    )
 
 
 def fake_project(root: Path) -> None:
     (root / "catalyst.toml").write_text("", encoding="utf-8")
     (root / "playbooks").mkdir(exist_ok=True)
     (root / "playbooks" / "hello.yaml").write_text(
-        "name: hello\ndescription: Greets\nowner: Engineer\nsteps:\n  - display: hello\n", encoding="utf-8")
+        "name: hello\ndescription: Greets\nowner: Engineer\nsteps:\n  - display: hello\n", encoding="utf-8"
+    )
 
 
 def test_replan_plans_the_golden_playbook_with_its_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -406,7 +529,9 @@ def test_replan_reports_a_playbook_that_cannot_run(tmp_path: Path, monkeypatch: 
     fake_project(tmp_path)
 
     def fake_plan(self, file, inputs, *, from_text):
-        raise RunAbort(1, "playbooks/hello.yaml has errors; nothing was run", help="fix them", details=("error[C101]: bad",))
+        raise RunAbort(
+            1, "playbooks/hello.yaml has errors; nothing was run", help="fix them", details=("error[C101]: bad",)
+        )
 
     monkeypatch.setattr(Session, "plan", fake_plan, raising=False)
     with pytest.raises(plan_report.ReplanError, match="has errors; nothing was run\nerror\\[C101\\]: bad\nfix them"):
@@ -456,15 +581,17 @@ def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
     state["plan"] = hello_plan("hello there")
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "golden/hello.plan.json: the what-if plan of playbooks/hello.yaml has changed",
-        "--- golden/hello.plan.json (expected)",
-        "+++ golden/hello.plan.json (actual)",
-        "@@ * @@ steps/0 greet",
-        '-        "message": "hello world"',
-        '+        "message": "hello there"',
-        "run pytest --update-golden to accept*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "golden/hello.plan.json: the what-if plan of playbooks/hello.yaml has changed",
+            "--- golden/hello.plan.json (expected)",
+            "+++ golden/hello.plan.json (actual)",
+            "@@ * @@ steps/0 greet",
+            '-        "message": "hello world"',
+            '+        "message": "hello there"',
+            "run pytest --update-golden to accept*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str() and "def runtest" not in result.stdout.str()
 
 
@@ -472,8 +599,20 @@ def test_plugin_names_a_file_the_plan_reads_that_is_not_as_committed(golden_proj
     import subprocess
 
     pytester, state = golden_project
-    reads = lambda exists: plan("hello", [step("steps/0", "existing", "file-exists", "read", config={"path": "out/spec.md"}, reason="exists" if exists else None)],
-                                inputs={"who": "world"})
+    reads = lambda exists: plan(
+        "hello",
+        [
+            step(
+                "steps/0",
+                "existing",
+                "file-exists",
+                "read",
+                config={"path": "out/spec.md"},
+                reason="exists" if exists else None,
+            )
+        ],
+        inputs={"who": "world"},
+    )
     (pytester.path / "golden" / "hello.plan.json").write_text(canonical_json(with_hash(reads(False))), encoding="utf-8")
     git = lambda *args: subprocess.run(["git", *args], cwd=pytester.path, check=True, capture_output=True)
     git("init", "-q")
@@ -485,7 +624,9 @@ def test_plugin_names_a_file_the_plan_reads_that_is_not_as_committed(golden_proj
     state["plan"] = reads(True)
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["note: files this plan reads or writes are not as committed*out/spec.md (not committed)*"])
+    result.stdout.fnmatch_lines(
+        ["note: files this plan reads or writes are not as committed*out/spec.md (not committed)*"]
+    )
 
 
 def test_plugin_update_golden_rewrites_the_plan(golden_project) -> None:
@@ -504,7 +645,9 @@ def test_plugin_fails_when_the_playbook_is_gone(golden_project) -> None:
     (pytester.path / "playbooks" / "hello.yaml").unlink()
     result = pytester.runpytest(*PLUGIN, "--update-golden")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["golden/hello.plan.json: its playbook playbooks/hello.yaml no longer exists; delete this golden plan*"])
+    result.stdout.fnmatch_lines(
+        ["golden/hello.plan.json: its playbook playbooks/hello.yaml no longer exists; delete this golden plan*"]
+    )
 
 
 def test_plugin_only_plans_playbooks_under_the_playbook_dirs(golden_project) -> None:
@@ -543,7 +686,9 @@ def test_plugin_reports_a_playbook_that_cannot_be_planned(golden_project, monkey
     monkeypatch.setattr(plan_report, "replan", failing)
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["golden/hello.plan.json: playbooks/hello.yaml cannot be planned:", "playbooks/hello.yaml has errors*"])
+    result.stdout.fnmatch_lines(
+        ["golden/hello.plan.json: playbooks/hello.yaml cannot be planned:", "playbooks/hello.yaml has errors*"]
+    )
 
 
 CONFTEST_WITH_OPTION = '''

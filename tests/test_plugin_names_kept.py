@@ -35,8 +35,14 @@ def run(ctx, config):
 def _catalyst(project: Path, site: Path, cache_home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": os.pathsep.join([str(ROOT), str(site)])}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return subprocess.run([sys.executable, "-X", "importtime", "-m", "catalyst_dsl", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "catalyst_dsl", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _listed(result: subprocess.CompletedProcess) -> bool:
@@ -151,7 +157,9 @@ def test_entry_points_rewritten_in_place_are_seen(tmp_path: Path) -> None:
     first = _catalyst(project, site, cache_home, "check", ".")
     assert first.returncode == 1 and "C404" in first.stdout
     folder_time = info.stat().st_mtime_ns
-    points.write_text("[catalyst.actions]\nother-thing = custom_thing_plugin\ncustom-thing = custom_thing_plugin\n", encoding="utf-8")
+    points.write_text(
+        "[catalyst.actions]\nother-thing = custom_thing_plugin\ncustom-thing = custom_thing_plugin\n", encoding="utf-8"
+    )
     os.utime(info, ns=(folder_time, folder_time))  # the folder itself is as it was
     found = _catalyst(project, site, cache_home, "check", ".")
     assert "C404" not in found.stdout and _listed(found)

@@ -58,10 +58,19 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _check(project: Path, *pythonpath: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "XDG_CACHE_HOME": str(project.parent / "cache"),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), *map(str, pythonpath)])}
-    return subprocess.run([sys.executable, "-m", "catalyst_dsl", "check", "."], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(project.parent / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *map(str, pythonpath)]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "check", "."],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_plugin_declared_in_the_working_folder_is_never_imported(tmp_path: Path) -> None:
@@ -98,7 +107,9 @@ def test_a_site_directory_counts_even_as_the_working_folder(tmp_path: Path, monk
     assert plugins.metadata_places() == [str(tmp_path), "/elsewhere"]
 
 
-def test_the_listing_skips_the_working_folder_whatever_put_it_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_listing_skips_the_working_folder_whatever_put_it_on_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # `python -c` and embedders put '' first; the working folder may also be there by name.
     project = _project(tmp_path)
     marker = tmp_path / "imported.txt"

@@ -47,7 +47,12 @@ def test_random_yaml_text_under_a_step(text: str) -> None:
 
 
 @FAST
-@given(st.lists(st.sampled_from(list("{}$()`'\"\\#@<>-;|&[]\n\t =aEOFv‘“") + ["{{v}}", "<<EOF\n", "\nEOF\n", "$((", "${"]), max_size=40))
+@given(
+    st.lists(
+        st.sampled_from(list("{}$()`'\"\\#@<>-;|&[]\n\t =aEOFv‘“") + ["{{v}}", "<<EOF\n", "\nEOF\n", "$((", "${"]),
+        max_size=40,
+    )
+)
 def test_random_scripts(pieces: list[str]) -> None:
     text = "".join(pieces)
     from catalyst_dsl.syntax.shell import BASH, POWERSHELL, script_slots

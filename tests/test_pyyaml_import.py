@@ -33,8 +33,13 @@ print(json.dumps([dumped, repr(loaded), refused, kinds, type(yaml.reader.Reader.
 
 
 def _run(importing: str) -> list:
-    done = subprocess.run([sys.executable, "-c", _PROBE.format(importing=importing)], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(importing=importing)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -52,15 +57,24 @@ def test_only_pyyaml_s_own_modules_get_deferred_patterns(tmp_path):
     """A pattern compiled by anyone else while PyYAML is imported (a module it imports,
     another thread) is a real one, and re.compile is given back."""
     (tmp_path / "yaml").mkdir()
-    (tmp_path / "yaml" / "__init__.py").write_text("import re, other\nP = re.compile('a+')\nfrom yaml import sub\n", encoding="utf-8")
+    (tmp_path / "yaml" / "__init__.py").write_text(
+        "import re, other\nP = re.compile('a+')\nfrom yaml import sub\n", encoding="utf-8"
+    )
     (tmp_path / "yaml" / "sub.py").write_text("import re\nQ = re.compile('b+', re.I)\n", encoding="utf-8")
     (tmp_path / "other.py").write_text("import re\nR = re.compile('c+')\n", encoding="utf-8")
-    probe = ("import json, re, sys\n"
-             "from catalyst_dsl.syntax.pyyaml import yaml\n"  # imports `other` too
-             "print(json.dumps([type(yaml.P).__name__, type(yaml.sub.Q).__name__, type(sys.modules['other'].R).__name__,\n"
-             "                  yaml.sub.Q.match('BB').group(0), isinstance(re.compile('x'), re.Pattern)]))\n")
-    done = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
-                          capture_output=True, text=True, timeout=60)
+    probe = (
+        "import json, re, sys\n"
+        "from catalyst_dsl.syntax.pyyaml import yaml\n"  # imports `other` too
+        "print(json.dumps([type(yaml.P).__name__, type(yaml.sub.Q).__name__, type(sys.modules['other'].R).__name__,\n"
+        "                  yaml.sub.Q.match('BB').group(0), isinstance(re.compile('x'), re.Pattern)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == ["LazyPattern", "LazyPattern", "Pattern", "BB", True]
 
@@ -99,7 +113,12 @@ print(hasattr(yaml, "SafeDumper"))
 def test_pyyaml_waits_for_an_import_of_yaml_under_way_in_another_thread():
     """PyYAML imported by another thread (a plugin's) at the same time: catalyst waits for
     that import to finish instead of taking the half-made module from sys.modules."""
-    done = subprocess.run([sys.executable, "-c", _RACE], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", _RACE],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"

@@ -69,7 +69,10 @@ def test_fields_left_out_of_equality_and_keyword_only_fields():
     assert repr(Node("a", start=3)) == "Node(name='a', tags=())"
     assert Node.__match_args__ == ("name",)
     assert [(f.name, f.eq, f.kw_only, f.repr, f.metadata) for f in fields(Node)] == [
-        ("name", True, False, True, {}), ("start", False, True, False, {}), ("tags", True, True, True, {"note": 1})]
+        ("name", True, False, True, {}),
+        ("start", False, True, False, {}),
+        ("tags", True, True, True, {"note": 1}),
+    ]
     assert replace(Node("a", start=4), name="b").start == 4
     assert pickle.loads(pickle.dumps(Node("a", start=5))).start == 5
 
@@ -87,7 +90,6 @@ def test_a_record_inherits_methods_but_no_fields():
     assert Child().describe() == "Child" and Child(2) != Child(3) and Base() == Base() and Base() != Child()
     with pytest.raises(TypeError, match="inherits no fields"):
         record(type("Grandchild", (Child,), {"__annotations__": {"more": "int"}}))
-
 
 
 def test_methods_that_name_their_class_get_the_record():
@@ -116,6 +118,7 @@ def test_methods_that_name_their_class_get_the_record():
     assert Named().kind() == "named base"
     assert Named().own_class is Named
     assert Named.made() == "Named"
+
 
 def test_frozen_records_are_immutable_hashable_and_compared_by_value():
     point = Point(1, 2)
@@ -197,7 +200,11 @@ def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
     from catalyst_dsl.records import attributes
 
     described = attributes(Entry)
-    assert [(a.name, a.type, a.kw_only) for a in described] == [("version", int, True), ("name", str, True), ("seen", list, True)]
+    assert [(a.name, a.type, a.kw_only) for a in described] == [
+        ("version", int, True),
+        ("name", str, True),
+        ("seen", list, True),
+    ]
     converter = make_converter(forbid_extra_keys=True)
     unstructure = make_dict_unstructure_fn_from_attrs(list(described), Entry, converter)
     structure = make_dict_structure_fn_from_attrs(list(described), Entry, converter)
@@ -223,8 +230,21 @@ def test_a_shipped_shape_is_the_code_compiled_here():
     assert len(SHAPES) > 10
     for shape in SHAPES:
         shipped, compiled = records._shipped_init(shape), records._shaped_init(*shape)
-        for attribute in ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_kwonlyargcount", "co_flags",
-                          "co_linetable", "co_exceptiontable", "co_name", "co_qualname", "co_filename", "co_firstlineno"):
+        for attribute in (
+            "co_code",
+            "co_consts",
+            "co_names",
+            "co_varnames",
+            "co_argcount",
+            "co_kwonlyargcount",
+            "co_flags",
+            "co_linetable",
+            "co_exceptiontable",
+            "co_name",
+            "co_qualname",
+            "co_filename",
+            "co_firstlineno",
+        ):
             assert getattr(shipped, attribute) == getattr(compiled, attribute), (shape, attribute)
     assert records._shipped_init((False, 99, 0, (False,) * 99)) is None  # a shape it lacks is compiled
 

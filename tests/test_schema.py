@@ -34,12 +34,19 @@ def test_the_shipped_schema_is_generated_from_the_catalog(update_golden: bool) -
 
 
 def _accepted_playbooks() -> list[Path]:
-    files = [*sorted((ROOT / "playbooks").glob("*.yaml")), *sorted((ROOT / "tests" / "golden" / "check").glob("*.yaml"))]
+    files = [
+        *sorted((ROOT / "playbooks").glob("*.yaml")),
+        *sorted((ROOT / "tests" / "golden" / "check").glob("*.yaml")),
+    ]
     if CORPUS.is_dir():
         files += sorted(CORPUS.glob("catalyst/**/*.yaml"))
     # Native YAML playbooks only: kai and cleo files have their own shapes.
     compiled = {f: compile_path(str(f)) for f in files}
-    return [f for f, c in compiled.items() if not c.has_errors and c.playbook is not None and c.playbook.dialect == "catalyst-yaml"]
+    return [
+        f
+        for f, c in compiled.items()
+        if not c.has_errors and c.playbook is not None and c.playbook.dialect == "catalyst-yaml"
+    ]
 
 
 def test_every_playbook_the_checker_accepts_is_valid() -> None:
@@ -51,13 +58,17 @@ def test_every_playbook_the_checker_accepts_is_valid() -> None:
         assert not errors, f"{path}: {errors[0].message[:300]}"
 
 
-@pytest.mark.parametrize("text", [
-    HEAD + "steps:\n  - http-gett: https://example.com\n",               # an unknown action
-    HEAD + "steps:\n  - http-get: https://example.com\n    headerz: {}\n",  # an unknown key in a step
-    HEAD + "stepz: []\nsteps:\n  - display: hi\n",                       # an unknown top-level key
-    HEAD + "steps:\n  - display: hi\n    bash: echo\n",                  # two actions in one step
-    HEAD + "steps:\n  - if: ${{ true }}\n    then:\n      - dispaly: nested\n",  # an unknown action nested
-], ids=["unknown-action", "unknown-step-key", "unknown-top-level-key", "two-actions", "nested-unknown-action"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        HEAD + "steps:\n  - http-gett: https://example.com\n",  # an unknown action
+        HEAD + "steps:\n  - http-get: https://example.com\n    headerz: {}\n",  # an unknown key in a step
+        HEAD + "stepz: []\nsteps:\n  - display: hi\n",  # an unknown top-level key
+        HEAD + "steps:\n  - display: hi\n    bash: echo\n",  # two actions in one step
+        HEAD + "steps:\n  - if: ${{ true }}\n    then:\n      - dispaly: nested\n",  # an unknown action nested
+    ],
+    ids=["unknown-action", "unknown-step-key", "unknown-top-level-key", "two-actions", "nested-unknown-action"],
+)
 def test_the_schema_rejects_what_the_checker_rejects(text: str) -> None:
     from catalyst_dsl.compiler import compile_bytes
 

@@ -31,8 +31,23 @@ def _project(tmp_path: Path) -> Path:
     for name, text in (("hello", HELLO), ("bye", BYE), ("plain", PLAIN)):
         (root / "playbooks" / f"{name}.yaml").write_text(text)
     for name in ("hello", "bye"):
-        made = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", name, "--what-if", "--what-if-report", f"golden/{name}.plan.json"],
-                              cwd=root, capture_output=True, text=True, env=_env(), timeout=120)
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "catalyst_dsl",
+                "run",
+                name,
+                "--what-if",
+                "--what-if-report",
+                f"golden/{name}.plan.json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
         assert made.returncode == 0, made.stderr
     return root
 
@@ -45,7 +60,12 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _comment(root: Path, github: FakeGitHub, *changed: str, token: str = TOKEN):
-    env = {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_API_URL": github.url, "GITHUB_EVENT_PATH": str(root.parent / "event.json")}
+    env = {
+        "GITHUB_TOKEN": token,
+        "GITHUB_REPOSITORY": "acme/widgets",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_EVENT_PATH": str(root.parent / "event.json"),
+    }
     (root.parent / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
     old = os.getcwd()
     os.chdir(root)
@@ -63,7 +83,9 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
 
         first = _comment(root, github, "playbooks/hello.yaml", "playbooks/plain.yaml", "README.md")
         assert first.exit_code == 0, first.output
-        assert first.output.startswith("posted the what-if comment of playbooks/hello.yaml: https://github.com/acme/widgets/issues/1#issuecomment-")
+        assert first.output.startswith(
+            "posted the what-if comment of playbooks/hello.yaml: https://github.com/acme/widgets/issues/1#issuecomment-"
+        )
         [posted] = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
         assert posted["body"].startswith("<!-- catalyst-plan playbooks/hello.yaml -->\n## What-if plan for `hello`")
         assert "`who` = `\"world\"`" in posted["body"]
@@ -75,18 +97,42 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         second = _comment(root, github, "playbooks/hello.yaml", "playbooks/bye.yaml")
         assert second.exit_code == 0, second.output
         assert [line.split(":")[0] for line in second.output.splitlines()] == [
-            "posted the what-if comment of playbooks/bye.yaml", "updated the what-if comment of playbooks/hello.yaml"]
+            "posted the what-if comment of playbooks/bye.yaml",
+            "updated the what-if comment of playbooks/hello.yaml",
+        ]
         ours = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
         assert [c["id"] for c in ours][0] == posted["id"] and len(ours) == 2
         assert ours[0]["body"] != first_body  # the new plan (its hash changed with the step)
         assert [r["method"] for r in github.writes()] == ["POST", "POST", "PATCH"]
 
         # A comment by an outside contributor that copies the marker is left alone.
-        github.comments[("acme/widgets", 1)].insert(0, {"id": 1, "body": "<!-- catalyst-plan playbooks/plain2.yaml -->\nlooks fine",
-                                                         "user": {"login": "mallory", "type": "User"}, "author_association": "CONTRIBUTOR"})
+        github.comments[("acme/widgets", 1)].insert(
+            0,
+            {
+                "id": 1,
+                "body": "<!-- catalyst-plan playbooks/plain2.yaml -->\nlooks fine",
+                "user": {"login": "mallory", "type": "User"},
+                "author_association": "CONTRIBUTOR",
+            },
+        )
         (root / "playbooks" / "plain2.yaml").write_text(PLAIN.replace("plain", "plain2", 1))
-        made = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", "plain2", "--what-if", "--what-if-report", "golden/plain2.plan.json"],
-                              cwd=root, capture_output=True, text=True, env=_env(), timeout=120)
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "catalyst_dsl",
+                "run",
+                "plain2",
+                "--what-if",
+                "--what-if-report",
+                "golden/plain2.plan.json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
         assert made.returncode == 0, made.stderr
         copied = _comment(root, github, "playbooks/plain2.yaml")
         assert copied.output.startswith("posted the what-if comment of playbooks/plain2.yaml")
@@ -96,19 +142,31 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         (root / "playbooks" / "bye.yaml").write_text(BYE.replace("file-write", "file-wrte"))
         broken = _comment(root, github, "playbooks/bye.yaml")
         assert broken.exit_code == 0, broken.output
-        bye = next(c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan playbooks/bye.yaml"))
+        bye = next(
+            c
+            for c in github.comments[("acme/widgets", 1)]
+            if c["body"].startswith("<!-- catalyst-plan playbooks/bye.yaml")
+        )
         assert "could not be planned" in bye["body"] and "file-wrte" in bye["body"]
 
         # A golden plan naming a file outside the playbook directories is never planned.
-        (root / "golden" / "escape.plan.json").write_text(json.dumps({"playbook": {"file": "../../../../etc/hostname"}, "inputs": {}}))
+        (root / "golden" / "escape.plan.json").write_text(
+            json.dumps({"playbook": {"file": "../../../../etc/hostname"}, "inputs": {}})
+        )
         escaped = _comment(root, github, "golden/escape.plan.json")
         assert escaped.exit_code == 0, escaped.output
         body = github.comments[("acme/widgets", 1)][-1]["body"]
-        assert body.startswith("<!-- catalyst-plan ../../../../etc/hostname -->") and "is outside the playbook directories" in body
+        assert (
+            body.startswith("<!-- catalyst-plan ../../../../etc/hostname -->")
+            and "is outside the playbook directories" in body
+        )
 
         # A refused token: an error with GitHub's reason, no traceback, exit 1.
         refused = _comment(root, github, "playbooks/hello.yaml", token="wrong")
-        assert refused.exit_code == 1 and "GitHub refused GET /repos/acme/widgets/issues/1/comments: 401 Bad credentials" in refused.output
+        assert (
+            refused.exit_code == 1
+            and "GitHub refused GET /repos/acme/widgets/issues/1/comments: 401 Bad credentials" in refused.output
+        )
         assert "Traceback" not in refused.output
 
 
@@ -119,7 +177,11 @@ def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
     try:
         none = CliRunner().invoke(cli, ["what-if-comment", "README.md"], env={"GITHUB_TOKEN": ""})
         assert none.exit_code == 0 and none.output == "no changed playbook has a golden plan in golden/\n"
-        missing = CliRunner().invoke(cli, ["what-if-comment", "playbooks/hello.yaml"], env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": "", "GITHUB_EVENT_PATH": ""})
+        missing = CliRunner().invoke(
+            cli,
+            ["what-if-comment", "playbooks/hello.yaml"],
+            env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": "", "GITHUB_EVENT_PATH": ""},
+        )
         assert missing.exit_code == 2 and "cannot post without --repo or $GITHUB_REPOSITORY" in missing.output
         printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "golden/hello.plan.json"])
         assert printed.exit_code == 0 and printed.output.startswith("<!-- catalyst-plan playbooks/hello.yaml -->")
@@ -129,8 +191,12 @@ def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
 
 def test_a_token_is_never_posted_over_plain_http_to_another_machine(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "acme/widgets", "GITHUB_API_URL": "http://github.example.test/api/v3",
-           "GITHUB_EVENT_PATH": str(tmp_path / "event.json")}
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "acme/widgets",
+        "GITHUB_API_URL": "http://github.example.test/api/v3",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+    }
     (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
     old = os.getcwd()
     os.chdir(root)
@@ -150,7 +216,9 @@ def _comment_step() -> dict:
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True, capture_output=True
+    )
 
 
 @pytest.mark.slow
@@ -171,21 +239,43 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
     with FakeGitHub() as github:
         github.add_issue("acme/widgets", "Change the greeting")
         (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
-        env = _env(GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json"))
+        env = _env(
+            GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json")
+        )
         for name, value in step["env"].items():
             key = value.removeprefix("${{ ").removesuffix(" }}")
-            env[name] = inputs[key.removeprefix("inputs.")] if key.startswith("inputs.") else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
+            env[name] = (
+                inputs[key.removeprefix("inputs.")]
+                if key.startswith("inputs.")
+                else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
+            )
         script = tmp_path / "step.sh"
         script.write_text(step["run"])
         for _ in range(2):  # two pushes: one comment
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("updated the what-if comment of playbooks/hello.yaml")
-        assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == ["<!-- catalyst-plan playbooks/hello.yaml -->"]
+        assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == [
+            "<!-- catalyst-plan playbooks/hello.yaml -->"
+        ]
 
         # Without the base branch (a shallow checkout): a warning, and the job goes on.
         _git(root, "update-ref", "-d", "refs/remotes/origin/main")
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0 and done.stdout.startswith("::warning title=catalyst::no what-if comments")
 
 
@@ -204,12 +294,19 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
         "  - name: linked\n    file-read: link\n"
         "  - name: local\n    file-read: local.env\n"
         '  - display: "{{ token }} {{ linked }} {{ local }}"\n'
-        "  - file-write: local.env\n    content: replaced\n")
+        "  - file-write: local.env\n    content: replaced\n"
+    )
     (root / "link").symlink_to(".git/config")
     _git(root, "init", "-q")
     _git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {secret_token}")
-    made = subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", "leak", "--what-if", "--what-if-report", "golden/leak.plan.json"],
-                          cwd=root, capture_output=True, text=True, env=_env(), timeout=120)
+    made = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "run", "leak", "--what-if", "--what-if-report", "golden/leak.plan.json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert made.returncode == 0, made.stderr
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "the pull request")
@@ -232,8 +329,23 @@ def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path)
     assert step["env"]["CATALYST_HEAD_REPO"] == "${{ github.event.pull_request.head.repo.full_name }}"
     script = tmp_path / "step.sh"
     script.write_text(step["run"])
-    env = _env(GITHUB_REPOSITORY="acme/widgets", CATALYST_HEAD_REPO="mallory/widgets", CATALYST_BASE_REF="main",
-               CATALYST_GOLDEN_DIR="golden", GITHUB_TOKEN="read-only", PATH=str(tmp_path / "no-programs"))
-    done = subprocess.run(["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    env = _env(
+        GITHUB_REPOSITORY="acme/widgets",
+        CATALYST_HEAD_REPO="mallory/widgets",
+        CATALYST_BASE_REF="main",
+        CATALYST_GOLDEN_DIR="golden",
+        GITHUB_TOKEN="read-only",
+        PATH=str(tmp_path / "no-programs"),
+    )
+    done = subprocess.run(
+        ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)")
+    assert done.stdout.startswith(
+        "::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)"
+    )

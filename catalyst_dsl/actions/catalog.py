@@ -18,22 +18,22 @@ from catalyst_dsl.records import record
 
 
 class Effect(enum.Enum):
-    PURE = "pure"          # computes a value; safe to run anywhere
-    READ = "read"          # reads files or the repository; run for real under what-if
-    WRITE = "write"        # changes files in the project
-    NETWORK = "network"    # talks to a remote service
+    PURE = "pure"  # computes a value; safe to run anywhere
+    READ = "read"  # reads files or the repository; run for real under what-if
+    WRITE = "write"  # changes files in the project
+    NETWORK = "network"  # talks to a remote service
     EXTERNAL = "external"  # runs a program or an AI whose effects we cannot see
-    CONTROL = "control"    # structures other steps; its effect is theirs
-    HUMAN = "human"        # waits for a person
+    CONTROL = "control"  # structures other steps; its effect is theirs
+    HUMAN = "human"  # waits for a person
 
 
 class WhatIf(enum.Enum):
-    RUN = "run"            # run for real (pure and read actions)
-    DIFF = "diff"          # a file change, shown as a diff
+    RUN = "run"  # run for real (pure and read actions)
+    DIFF = "diff"  # a file change, shown as a diff
     DESCRIBE = "describe"  # the request, commit or call it would make, described
-    UNKNOWN = "unknown"    # cannot be simulated; its result is unknown downstream
-    PAUSE = "pause"        # would wait for approval
-    CONTROL = "control"    # the steps it contains are simulated one by one
+    UNKNOWN = "unknown"  # cannot be simulated; its result is unknown downstream
+    PAUSE = "pause"  # would wait for approval
+    CONTROL = "control"  # the steps it contains are simulated one by one
 
 
 @record

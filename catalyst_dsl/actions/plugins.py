@@ -71,7 +71,9 @@ class Plugins:
     with `group=` only.
     """
 
-    def __init__(self, entry_points_fn: Callable[..., Iterable[Any]] | None = None, *, builtins: Catalog | None = None) -> None:
+    def __init__(
+        self, entry_points_fn: Callable[..., Iterable[Any]] | None = None, *, builtins: Catalog | None = None
+    ) -> None:
         self._entry_points_fn = entry_points_fn
         self._builtins = builtins
         self._lock = threading.RLock()
@@ -132,7 +134,9 @@ class Plugins:
         extra = []
         for name, action in self.actions().items():
             if base.declares(name):
-                self._problem(ACTIONS, name, action.origin, f"an action named '{name}' already exists; the plugin's is not used")
+                self._problem(
+                    ACTIONS, name, action.origin, f"an action named '{name}' already exists; the plugin's is not used"
+                )
             else:
                 extra.append(action.spec)
         return Catalog([*base.specs(), *extra])
@@ -155,7 +159,9 @@ class Plugins:
             for entry_point in fn(group=group):
                 by_name.setdefault(entry_point.name, []).append(entry_point)
         except Exception as exc:  # a distribution with broken metadata
-            self._problem(group, "*", "installed distributions", f"cannot list the plugins: {type(exc).__name__}: {exc}")
+            self._problem(
+                group, "*", "installed distributions", f"cannot list the plugins: {type(exc).__name__}: {exc}"
+            )
         return by_name
 
     def _resolve(self, group: str, name: str) -> None:
@@ -171,7 +177,9 @@ class Plugins:
                 origin = _origin(entry_point)
                 if taken_by is not None:
                     # Never imported: only one plugin may own a name.
-                    self._problem(group, name, origin, f"'{name}' is also declared by {taken_by}, which is used instead")
+                    self._problem(
+                        group, name, origin, f"'{name}' is also declared by {taken_by}, which is used instead"
+                    )
                     continue
                 try:
                     if group == ACTIONS:
@@ -204,7 +212,9 @@ class Plugins:
         if not callable(run):
             raise _Refused("has no callable 'run(ctx, config)'")
         if spec.name != name:
-            raise _Refused(f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the same")
+            raise _Refused(
+                f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the same"
+            )
         problem = _spec_problem(spec)
         if problem is not None:
             raise _Refused(f"its spec is inconsistent: {problem}")
@@ -327,8 +337,11 @@ def environment() -> str:
                 digest.update(b"\0zip " + os.fsencode(place) + str(info.st_mtime_ns).encode())  # a zip file
                 continue
             egg = place.lower().endswith(".egg")
-            names = sorted(n for n in os.listdir(place or ".") if n.lower().endswith((".dist-info", ".egg-info"))
-                           or (egg and n.lower() == "egg-info"))
+            names = sorted(
+                n
+                for n in os.listdir(place or ".")
+                if n.lower().endswith((".dist-info", ".egg-info")) or (egg and n.lower() == "egg-info")
+            )
         except OSError:
             continue
         if not names:

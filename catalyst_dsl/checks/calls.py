@@ -24,7 +24,12 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
             continue
         stem = Path(path).stem
         if path in files and pb.name != stem and pb.dialect != "markdown":
-            sink.report("C803", f"the playbook '{pb.name}' is in the file '{Path(path).name}'", pb.span, help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'")
+            sink.report(
+                "C803",
+                f"the playbook '{pb.name}' is in the file '{Path(path).name}'",
+                pb.span,
+                help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'",
+            )
         first = first_of.setdefault(pb.name, path)
         if first != path and (path in files or first in files) and not twins(first, path):
             other = library.compiled(first).playbook
@@ -32,7 +37,9 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
                 "C802",
                 f"two playbooks are named '{pb.name}'",
                 pb.span,
-                labels=[Label(other.span, "this one is found first and wins")] if other is not None and other.span else (),
+                labels=[Label(other.span, "this one is found first and wins")]
+                if other is not None and other.span
+                else (),
                 help="rename one of them: calls by name reach only the first",
             )
 
@@ -40,9 +47,19 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
 def check_calls(library: Library, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
         if edge.dynamic and place(edge.target).scratch:
-            sink.report("C808", f"the playbook called here ({edge.target}) is written during the run, so this call is not checked", edge.span, help="keep generated playbooks to a minimum: a playbook in the library is checked before it runs")
+            sink.report(
+                "C808",
+                f"the playbook called here ({edge.target}) is written during the run, so this call is not checked",
+                edge.span,
+                help="keep generated playbooks to a minimum: a playbook in the library is checked before it runs",
+            )
         elif edge.dynamic:
-            sink.report("C808", f"the playbook called here is computed at run time ({edge.target}), so this call is not checked", edge.span, help="call a playbook by its name or path to have the call checked")
+            sink.report(
+                "C808",
+                f"the playbook called here is computed at run time ({edge.target}), so this call is not checked",
+                edge.span,
+                help="call a playbook by its name or path to have the call checked",
+            )
         elif edge.callee is None:
             _unknown_target(library, edge, sink)
         elif edge.site is not None:
@@ -53,15 +70,29 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
     if edge.kind == "markdown-ref":
         rewritten = library.unalias(edge.target)
         shown = f"'{edge.target}'" + (f" (read as '{rewritten}' through an alias)" if rewritten != edge.target else "")
-        hint = "add an alias for its prefix in catalyst.toml, or fix the path" if rewritten == edge.target else "check the alias in catalyst.toml and the path"
+        hint = (
+            "add an alias for its prefix in catalyst.toml, or fix the path"
+            if rewritten == edge.target
+            else "check the alias in catalyst.toml and the path"
+        )
         sink.report("C804", f"no playbook at {shown}", edge.span, help=hint)
         return
     where = library.searched_folders()
     if library.is_path(edge.target):
-        sink.report("C804", f"no playbook file at '{edge.target}'", edge.span, help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project")
+        sink.report(
+            "C804",
+            f"no playbook file at '{edge.target}'",
+            edge.span,
+            help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project",
+        )
         return
     hint = suggest(edge.target, library.names())
-    sink.report("C804", f"no playbook named '{edge.target}' in the library", edge.span, help=hint or f"playbooks are found by location in {where}; the file name must be the playbook's name")
+    sink.report(
+        "C804",
+        f"no playbook named '{edge.target}' in the library",
+        edge.span,
+        help=hint or f"playbooks are found by location in {where}; the file name must be the playbook's name",
+    )
 
 
 def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
@@ -75,8 +106,16 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
     for name, entry in entries.items():
         decl = declared.get(name)
         if decl is None:
-            hint = suggest(name, declared) or (f"'{child.name}' declares: {', '.join(declared)}" if declared else f"'{child.name}' declares no inputs")
-            sink.report("C806", f"'{child.name}' has no input '{name}'", entry.span, labels=[Label(child.span, f"'{child.name}' is declared here")] if child.span else (), help=hint)
+            hint = suggest(name, declared) or (
+                f"'{child.name}' declares: {', '.join(declared)}" if declared else f"'{child.name}' declares no inputs"
+            )
+            sink.report(
+                "C806",
+                f"'{child.name}' has no input '{name}'",
+                entry.span,
+                labels=[Label(child.span, f"'{child.name}' is declared here")] if child.span else (),
+                help=hint,
+            )
             continue
         actual = site.input_types.get(name, t.ANY) if site.input_types else t.ANY
         expected = t.input_type(decl)
@@ -84,9 +123,27 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
         if decl.allowed and isinstance(value, ir.Lit) and value.value not in decl.allowed:
             choices = ", ".join(str(a) for a in decl.allowed)
             hint = suggest(str(value.value), [str(a) for a in decl.allowed])
-            sink.report("C807", f"the input '{name}' of '{child.name}' takes one of {choices}, not '{value.value}'", value.span or entry.span, labels=[Label(decl.span, "the input is declared here")] if decl.span else (), help=hint or f"pass one of {choices}")
+            sink.report(
+                "C807",
+                f"the input '{name}' of '{child.name}' takes one of {choices}, not '{value.value}'",
+                value.span or entry.span,
+                labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
+                help=hint or f"pass one of {choices}",
+            )
         elif not t.assignable(actual, expected):
-            sink.report("C807", f"the input '{name}' of '{child.name}' takes {t.a_type(expected)}, but this is {t.a_type(actual)}", entry.value.span or entry.span, labels=[Label(decl.span, "the input is declared here")] if decl.span else (), help=f"pass {t.a_type(expected)}")
+            sink.report(
+                "C807",
+                f"the input '{name}' of '{child.name}' takes {t.a_type(expected)}, but this is {t.a_type(actual)}",
+                entry.value.span or entry.span,
+                labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
+                help=f"pass {t.a_type(expected)}",
+            )
     for decl in child.inputs:
         if decl.required and decl.default is None and decl.name not in entries:
-            sink.report("C805", f"the call leaves out '{decl.name}', which '{child.name}' requires", edge.span, labels=[Label(decl.span, "required here")] if decl.span else (), help=f"add it under inputs: {decl.name}: …")
+            sink.report(
+                "C805",
+                f"the call leaves out '{decl.name}', which '{child.name}' requires",
+                edge.span,
+                labels=[Label(decl.span, "required here")] if decl.span else (),
+                help=f"add it under inputs: {decl.name}: …",
+            )

@@ -67,7 +67,9 @@ def strongly_connected(graph: Graph) -> list[list[str]]:
     return components
 
 
-def check_cycles(graph: Graph, names: dict[str, str], reported: set[str], sink: DiagnosticSink, max_depth: int = 10) -> None:
+def check_cycles(
+    graph: Graph, names: dict[str, str], reported: set[str], sink: DiagnosticSink, max_depth: int = 10
+) -> None:
     """Report each cycle that passes through a file in `reported`.
 
     `names` maps a file to its playbook name, for messages.
@@ -85,13 +87,24 @@ def check_cycles(graph: Graph, names: dict[str, str], reported: set[str], sink: 
         order = " → ".join(names.get(p, Path(p).stem) for p in [e.caller for e in path] + [start])
         inside = [e for p in sorted(component) for e in graph[p] if e.callee in members and e.callee != e.caller]
         others = sorted(members - {e.caller for e in path})
-        extra = f"; {', '.join(names.get(p, Path(p).stem) for p in others)} {'is' if len(others) == 1 else 'are'} on it too" if others else ""
+        extra = (
+            f"; {', '.join(names.get(p, Path(p).stem) for p in others)} {'is' if len(others) == 1 else 'are'} on it too"
+            if others
+            else ""
+        )
         first = path[0]
         sink.report(
             "C809",
             f"these playbooks call each other in a cycle: {order}{extra}",
             first.span,
-            labels=[Label(e.span, f"{names.get(e.caller, Path(e.caller).stem)} calls {names.get(e.callee, Path(e.callee).stem)} here") for e in inside if e is not first and e.span],
+            labels=[
+                Label(
+                    e.span,
+                    f"{names.get(e.caller, Path(e.caller).stem)} calls {names.get(e.callee, Path(e.callee).stem)} here",
+                )
+                for e in inside
+                if e is not first and e.span
+            ],
             help="break the cycle: move the shared steps into a playbook that none of them calls back, or guard a self-call with a condition",
         )
 
@@ -99,9 +112,19 @@ def check_cycles(graph: Graph, names: dict[str, str], reported: set[str], sink: 
 def _self_call(edge: Edge, names: dict[str, str], sink: DiagnosticSink, max_depth: int) -> None:
     name = names.get(edge.caller, Path(edge.caller).stem)
     if edge.guarded:
-        sink.report("C810", f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops with an error", edge.span, help="make sure the condition turns false; the limit is max-depth in the project settings")
+        sink.report(
+            "C810",
+            f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops with an error",
+            edge.span,
+            help="make sure the condition turns false; the limit is max-depth in the project settings",
+        )
     else:
-        sink.report("C811", f"'{name}' calls itself unconditionally, so it can never finish", edge.span, help="put the call under a condition (a `condition:` or an `if`) that ends the recursion")
+        sink.report(
+            "C811",
+            f"'{name}' calls itself unconditionally, so it can never finish",
+            edge.span,
+            help="put the call under a condition (a `condition:` or an `if`) that ends the recursion",
+        )
 
 
 def _shortest_cycle(graph: Graph, start: str, members: set[str]) -> list[Edge]:

@@ -38,8 +38,12 @@ def check_gates(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -
             command = step.config.get("command")
             text = written_command(command)
             if text is not None and slash_command_name(text) is None:
-                sink.report("C634", f"`command` is not a slash command: {text!r}", command.span,
-                            help="write the command as `/name` followed by its arguments, such as `/speckit.plan 001-login`")
+                sink.report(
+                    "C634",
+                    f"`command` is not a slash command: {text!r}",
+                    command.span,
+                    help="write the command as `/name` followed by its arguments, such as `/speckit.plan 001-login`",
+                )
 
 
 def written_command(value: ir.Value | None) -> str | None:
@@ -66,11 +70,19 @@ def _gate_options(gate: ir.Gate, sink: DiagnosticSink) -> None:
             sink.report("C630", f"the checkpoint offers `{option}` twice", gate.span, help="list each answer once")
         seen.add(option)
     if gate.when == "after" and "skip" in seen:
-        sink.report("C630", "a checkpoint after the step cannot skip it: the step has run by then", gate.span,
-                    help="use `when: before` to offer skipping the step, or offer only yes and abort")
+        sink.report(
+            "C630",
+            "a checkpoint after the step cannot skip it: the step has run by then",
+            gate.span,
+            help="use `when: before` to offer skipping the step, or offer only yes and abort",
+        )
     if "yes" not in seen:
-        sink.report("C630", "the checkpoint does not offer `yes`, so no answer lets the run go on", gate.span,
-                    help="add `yes` to its options")
+        sink.report(
+            "C630",
+            "the checkpoint does not offer `yes`, so no answer lets the run go on",
+            gate.span,
+            help="add `yes` to its options",
+        )
 
 
 def _policy_rules(policy: ir.Value | None, sink: DiagnosticSink) -> None:
@@ -81,16 +93,24 @@ def _policy_rules(policy: ir.Value | None, sink: DiagnosticSink) -> None:
             try:
                 check_pattern(pattern.value)
             except PatternError as error:
-                sink.report("C633", f"the pattern of this approval rule cannot be used: {error.message}", pattern.span,
-                            help="fix the regular expression; write (?i) at its start to ignore case")
+                sink.report(
+                    "C633",
+                    f"the pattern of this approval rule cannot be used: {error.message}",
+                    pattern.span,
+                    help="fix the regular expression; write (?i) at its start to ignore case",
+                )
 
 
 def _pre_approval(step: ir.Step, spec, sink: DiagnosticSink) -> None:
     if spec is None:
         return
     if spec.group != "ai":
-        sink.report("C631", f"`approved: true` is for AI steps; {step.action} is not one", step.span,
-                    help="remove it: a program's declared writes are approved when it runs (or in autonomous mode)")
+        sink.report(
+            "C631",
+            f"`approved: true` is for AI steps; {step.action} is not one",
+            step.span,
+            help="remove it: a program's declared writes are approved when it runs (or in autonomous mode)",
+        )
         return
     tools = step.config.get("tools")
     if tools is None:
@@ -100,8 +120,12 @@ def _pre_approval(step: ir.Step, spec, sink: DiagnosticSink) -> None:
     else:
         granted = None  # computed at run time
     if granted == []:
-        sink.report("C632", "`approved: true` pre-approves nothing: this AI step is granted no tool that changes things", step.span,
-                    help="remove it, or grant the tools the author approves in `tools:`")
+        sink.report(
+            "C632",
+            "`approved: true` pre-approves nothing: this AI step is granted no tool that changes things",
+            step.span,
+            help="remove it, or grant the tools the author approves in `tools:`",
+        )
 
 
 def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> None:
@@ -123,5 +147,9 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
                 continue  # absent, or its name computed at run time: the adapter meets it then
             name = slash_command_name(text)
             if name is not None and not observed.is_file(commands / f"{name}.md"):
-                sink.report("C635", f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project", command.span,
-                            help=f"add {COMMANDS_DIR}/{name}.md, or check the command's spelling; the agent will not know the command")
+                sink.report(
+                    "C635",
+                    f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project",
+                    command.span,
+                    help=f"add {COMMANDS_DIR}/{name}.md, or check the command's spelling; the agent will not know the command",
+                )

@@ -53,7 +53,12 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     try:
         data = observed.read_bytes(index)
     except OSError as exc:
-        sink.report("C001", f"cannot read the kai index: {exc.strerror or exc}", SourceFile(str(index), "").span(0), help="check that it is readable")
+        sink.report(
+            "C001",
+            f"cannot read the kai index: {exc.strerror or exc}",
+            SourceFile(str(index), "").span(0),
+            help="check that it is readable",
+        )
         return None
     source = decode(data, str(index), sink)
     if source is None:
@@ -63,30 +68,53 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         return source
     entries = root.get("playbooks") if isinstance(root, YMap) else None
     if not isinstance(entries, YSeq):
-        sink.report("C913", "the kai index has no `playbooks:` list", head_span(root), help="write `playbooks:` with one entry (name, file, description, steps) per playbook")
+        sink.report(
+            "C913",
+            "the kai index has no `playbooks:` list",
+            head_span(root),
+            help="write `playbooks:` with one entry (name, file, description, steps) per playbook",
+        )
         return source
     folder = index.parent
     listed: set[str] = set()
     for entry in entries.items:
         if not isinstance(entry, YMap):
-            sink.report("C913", "an entry of the kai index is a mapping with name, file, description and steps", head_span(entry))
+            sink.report(
+                "C913",
+                "an entry of the kai index is a mapping with name, file, description and steps",
+                head_span(entry),
+            )
             continue
         file_node = entry.get("file")
         if not isinstance(file_node, YScalar) or not file_node.text:
-            sink.report("C913", "this entry of the kai index names no `file`", head_span(entry), help="add `file: playbooks/<name>.yaml`")
+            sink.report(
+                "C913",
+                "this entry of the kai index names no `file`",
+                head_span(entry),
+                help="add `file: playbooks/<name>.yaml`",
+            )
             continue
         target = Path(observed.resolved(folder / file_node.text))
         listed.add(str(target))
         if not observed.is_file(target):
-            sink.report("C913", f"the kai index lists {file_node.text}, which does not exist", file_node.span, help="remove the entry, or restore the playbook")
+            sink.report(
+                "C913",
+                f"the kai index lists {file_node.text}, which does not exist",
+                file_node.span,
+                help="remove the entry, or restore the playbook",
+            )
             continue
         _compare(entry, target, library, sink)
     playbooks = folder / "playbooks"
     for name in observed.listdir(playbooks) or ():
         candidate = observed.resolved(playbooks / name)
         if name.endswith(".yaml") and name != TEMPLATE and candidate in checked and candidate not in listed:
-            sink.report("C914", f"the kai index does not list playbooks/{name}", head_span(entries) if entries.items else head_span(root),
-                        help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it")
+            sink.report(
+                "C914",
+                f"the kai index does not list playbooks/{name}",
+                head_span(entries) if entries.items else head_span(root),
+                help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it",
+            )
     return source
 
 
@@ -106,5 +134,10 @@ def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) 
         node = entry.get(key)
         written = node.text if isinstance(node, YScalar) else None
         if written is not None and written.strip() != value.strip():
-            sink.report("C913", f"the kai index says {key} '{written}', but {target.name} has '{value}'", node.span,
-                        labels=[Label(compiled.playbook.span, "the playbook")] if compiled.playbook.span else (), help=f"write {key}: \"{value}\" in the index")
+            sink.report(
+                "C913",
+                f"the kai index says {key} '{written}', but {target.name} has '{value}'",
+                node.span,
+                labels=[Label(compiled.playbook.span, "the playbook")] if compiled.playbook.span else (),
+                help=f"write {key}: \"{value}\" in the index",
+            )

@@ -103,7 +103,12 @@ class PermissionChecker:
         if spec.shell_like:
             if not step.writes_declared:
                 if report is not None:
-                    report.report("C817", f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)", step.action_span or step.span, help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing")
+                    report.report(
+                        "C817",
+                        f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)",
+                        step.action_span or step.span,
+                        help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing",
+                    )
                 yield Write(step, None, "", step.action_span or step.span)
             for value in step.writes:
                 for write in self._paths(step, value, report):
@@ -128,7 +133,12 @@ class PermissionChecker:
         placed = place(text)
         if placed.problem is not None:
             if report is not None:
-                report.report("C812", f"cannot write to '{text}': {placed.problem}", value.span, help="write into the project or to temp://")
+                report.report(
+                    "C812",
+                    f"cannot write to '{text}': {placed.problem}",
+                    value.span,
+                    help="write into the project or to temp://",
+                )
             return
         pattern = placed.path
         if pattern is None:
@@ -140,7 +150,12 @@ class PermissionChecker:
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
-                report.report("C812", f"cannot write to '{text}': {exc.message}", value.span, help="write paths are relative to the project root and stay inside it")
+                report.report(
+                    "C812",
+                    f"cannot write to '{text}': {exc.message}",
+                    value.span,
+                    help="write paths are relative to the project root and stay inside it",
+                )
             return
         yield Write(step, pattern, text, value.span)
 
@@ -153,8 +168,12 @@ class PermissionChecker:
         state_dir = self.library.project.config.state_dir.strip("/")
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
-                sink.report("C824", f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
-                                 write.span, help="write somewhere else, or use the built-in action made for it (git-commit, file-write)")
+                sink.report(
+                    "C824",
+                    f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
+                    write.span,
+                    help="write somewhere else, or use the built-in action made for it (git-commit, file-write)",
+                )
                 return
 
     # -- grants ----------------------------------------------------------------------------------
@@ -178,7 +197,12 @@ class PermissionChecker:
                 found.append(Glob.from_template(pattern))
             except GlobError as exc:
                 if report:
-                    self.sink.report("C812", f"'{text}' is not a valid path pattern: {exc.message}", value.span, help="patterns are relative to the project root: `*` is one name, `**` any depth (`catalyst explain C812`)")
+                    self.sink.report(
+                        "C812",
+                        f"'{text}' is not a valid path pattern: {exc.message}",
+                        value.span,
+                        help="patterns are relative to the project root: `*` is one name, `**` any depth (`catalyst explain C812`)",
+                    )
         return found
 
     # -- the checks ----------------------------------------------------------------------------
@@ -192,12 +216,22 @@ class PermissionChecker:
         known = [w for w in writes if w.pattern is not None]
         if grants is None:
             if known:
-                self.sink.report("C814", f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project", pb.span, help="list where it writes under allowedWritePaths to have every write checked")
+                self.sink.report(
+                    "C814",
+                    f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project",
+                    pb.span,
+                    help="list where it writes under allowedWritePaths to have every write checked",
+                )
         else:
             for write in known:
                 if self.placement(grants, write) == "outside":
                     allowed = ", ".join(g.text for g in grants) or "nothing"
-                    self.sink.report("C813", f"'{write.text}' is outside what this playbook may write ({allowed})", write.span, help="add a pattern for it to allowedWritePaths, or write somewhere allowed")
+                    self.sink.report(
+                        "C813",
+                        f"'{write.text}' is outside what this playbook may write ({allowed})",
+                        write.span,
+                        help="add a pattern for it to allowedWritePaths, or write somewhere allowed",
+                    )
         self._git_writes(grants, known)
         for step in ir.all_steps(pb):
             if step.action == "parallel":
@@ -215,8 +249,12 @@ class PermissionChecker:
             if grants is not None and self.placement(grants, write) == "outside":
                 continue  # reported as outside the grants already
             if self._unnamed_git(write, grants):
-                self.sink.report("C813", f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
-                                 write.span, help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not")
+                self.sink.report(
+                    "C813",
+                    f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
+                    write.span,
+                    help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not",
+                )
 
     def _unnamed_git(self, write: Write, grants: list[Glob] | None) -> bool:
         """Whether `write` reaches into a `.git` directory that no grant names in plain text.
@@ -243,9 +281,12 @@ class PermissionChecker:
 
         granted = writing_tools([item.value for item in tools.items if isinstance(item, ir.Lit)])
         if granted:
-            self.sink.report("C820", f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
-                             tools.span or step.span,
-                             help=f"list where the AI may write under allowedWritePaths, or grant only read-only tools ({', '.join(sorted(READ_ONLY_TOOLS))})")
+            self.sink.report(
+                "C820",
+                f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
+                tools.span or step.span,
+                help=f"list where the AI may write under allowedWritePaths, or grant only read-only tools ({', '.join(sorted(READ_ONLY_TOOLS))})",
+            )
 
     def _parallel(self, group: ir.Step) -> None:
         body = group.config.get("steps")
@@ -305,7 +346,9 @@ class PermissionChecker:
                     help="allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere",
                 )
 
-    def _child_git_writes(self, child: ir.Playbook, edge: Edge, grants: list[Glob] | None, child_writes: list[Write]) -> None:
+    def _child_git_writes(
+        self, child: ir.Playbook, edge: Edge, grants: list[Glob] | None, child_writes: list[Write]
+    ) -> None:
         """A child's write into `.git` needs a grant naming it in the caller as well: the
         run allows a write only where every playbook on the call stack allows it."""
         for write in child_writes:

@@ -19,7 +19,9 @@ from catalyst_dsl.project import observed
 MORE_LABELS = 3
 
 
-def check_programs(library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = observed.which) -> None:
+def check_programs(
+    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = observed.which
+) -> None:
     installed: dict[str, bool] = {}
     for path in files:
         playbook = library.compiled(path).playbook

@@ -38,8 +38,12 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         known = {_key(r) for r in config.roles}
         for what, role in named:
             if config.roles and _key(role) not in known:
-                sink.report("C826", f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})", playbook.span,
-                            help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there")
+                sink.report(
+                    "C826",
+                    f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})",
+                    playbook.span,
+                    help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there",
+                )
         required = list(playbook.reviewers.required)
         if not required or not (config.approvers or config.signed_approvals):
             continue
@@ -52,10 +56,16 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         if approvers.configured:
             for role in required:
                 if not approvers.holders(role):
-                    sink.report("C827", f"no approver holds the required reviewer role '{role}', so no approval can release this playbook's checkpoints",
-                                playbook.span, help=f"give '{role}' to someone under `approvers` in the settings")
+                    sink.report(
+                        "C827",
+                        f"no approver holds the required reviewer role '{role}', so no approval can release this playbook's checkpoints",
+                        playbook.span,
+                        help=f"give '{role}' to someone under `approvers` in the settings",
+                    )
         if config.signed_approvals:
-            problem = _unsigned(library.project.resolve(config.allowed_signers), config.allowed_signers, approvers, required)
+            problem = _unsigned(
+                library.project.resolve(config.allowed_signers), config.allowed_signers, approvers, required
+            )
             if problem is not None:
                 sink.report("C828", f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1])
 
@@ -63,16 +73,25 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
 def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: list[str]) -> tuple[str, str] | None:
     """Why no signed approval could release a pause needing one of `required`, or None."""
     if not approvers.configured:
-        return "no `approvers` are configured, so a signature names nobody who holds a role", "map approvers to roles under `approvers` in the settings"
+        return (
+            "no `approvers` are configured, so a signature names nobody who holds a role",
+            "map approvers to roles under `approvers` in the settings",
+        )
     try:
         lines = observed.read_bytes(signers_file).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return (f"the allowed-signers file {shown} cannot be read",
-                f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`")
-    principals = [p for line in lines if line.strip() and not line.lstrip().startswith("#") for p in line.split()[0].split(",")]
+        return (
+            f"the allowed-signers file {shown} cannot be read",
+            f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`",
+        )
+    principals = [
+        p for line in lines if line.strip() and not line.lstrip().startswith("#") for p in line.split()[0].split(",")
+    ]
     for role in required:
         holders = approvers.holders(role)
         if holders and not any(fnmatch.fnmatchcase(name, p.casefold()) for name in holders for p in principals):
-            return (f"{shown} holds no key for anyone holding the required reviewer role '{role}' ({', '.join(holders)})",
-                    f"add the SSH public key of one of them to {shown}")
+            return (
+                f"{shown} holds no key for anyone holding the required reviewer role '{role}' ({', '.join(holders)})",
+                f"add the SSH public key of one of them to {shown}",
+            )
     return None

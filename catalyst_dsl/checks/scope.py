@@ -142,7 +142,12 @@ class ReferenceChecker:
         top.define(Binding(BINDINGS, t.ObjectT((), t.ANY), "bindings", None))
         for decl in self.playbook.inputs:
             if decl.name == BINDINGS:
-                self.sink.report("C614", "the input 'bindings' has the name of the playbook's bindings object", decl.span, help="rename the input; `bindings` holds what steps merge into it with `bindings:`")
+                self.sink.report(
+                    "C614",
+                    "the input 'bindings' has the name of the playbook's bindings object",
+                    decl.span,
+                    help="rename the input; `bindings` holds what steps merge into it with `bindings:`",
+                )
                 continue
             top.define(Binding(decl.name, t.input_type(decl), "input", decl.span))
         self.walk(self.playbook.steps, top)
@@ -295,13 +300,23 @@ class ReferenceChecker:
             result = spec.result
             script = cfg.get(spec.script[0]) if spec.script is not None else None
             env_entries = cfg.get("env")
-            if isinstance(script, (ir.Tmpl, ir.ListV)) or isinstance(env_entries, ir.MapV) and isinstance(script, ir.Lit):
+            if (
+                isinstance(script, (ir.Tmpl, ir.ListV))
+                or isinstance(env_entries, ir.MapV)
+                and isinstance(script, ir.Lit)
+            ):
                 # the shell lexers (about 1.5 ms to import) only for a playbook with a script
                 from catalyst_dsl.checks.scripts import check_script
 
                 from catalyst_dsl.syntax.shell import given_names
 
-                check_script(script, spec.script[1], self.sink, lambda node: self.origin(node, scope), given_names(cfg.get("env")))
+                check_script(
+                    script,
+                    spec.script[1],
+                    self.sink,
+                    lambda node: self.origin(node, scope),
+                    given_names(cfg.get("env")),
+                )
             if action == "script":
                 code = cfg.get("code")
                 text = code.value if isinstance(code, ir.Lit) else code.text if isinstance(code, ir.Tmpl) else ""
@@ -310,9 +325,23 @@ class ReferenceChecker:
         if step.name:
             first = self.step_names.get(step.name)
             if step.name in self.step_names:
-                self.sink.report("C411", f"two steps are named '{step.name}'", step.name_span, labels=[Label(first, "first used here")] if first else (), help="step names are unique in a playbook; rename one")
+                self.sink.report(
+                    "C411",
+                    f"two steps are named '{step.name}'",
+                    step.name_span,
+                    labels=[Label(first, "first used here")] if first else (),
+                    help="step names are unique in a playbook; rename one",
+                )
             elif step.name in self.inputs:
-                self.sink.report("C411", f"the step name '{step.name}' is also the name of an input", step.name_span, labels=[Label(self.inputs[step.name].span, "input declared here")] if self.inputs[step.name].span else (), help="rename the step: its result would hide the input")
+                self.sink.report(
+                    "C411",
+                    f"the step name '{step.name}' is also the name of an input",
+                    step.name_span,
+                    labels=[Label(self.inputs[step.name].span, "input declared here")]
+                    if self.inputs[step.name].span
+                    else (),
+                    help="rename the step: its result would hide the input",
+                )
             else:
                 self.step_names[step.name] = step.name_span
             scope.define(Binding(step.name, result, "step", step.name_span))
@@ -321,7 +350,12 @@ class ReferenceChecker:
         if step.bindings is not None:
             self.value(step.bindings, scope)
         if step.name == BINDINGS:
-            self.sink.report("C614", "the step name 'bindings' is the name of the playbook's bindings object", step.name_span, help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`")
+            self.sink.report(
+                "C614",
+                "the step name 'bindings' is the name of the playbook's bindings object",
+                step.name_span,
+                help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`",
+            )
         if step.gate is not None and step.gate.when == "after":
             self.gate_values(step.gate, scope)
 
@@ -339,13 +373,22 @@ class ReferenceChecker:
         self.value(cap, scope)
         if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):
             if cap.value != int(cap.value) or not 1 <= cap.value <= MAX_BLOCK_ATTEMPTS:
-                self.sink.report("C613", f"maxAttempts is {cap.value}; a retry-block has from 1 to {MAX_BLOCK_ATTEMPTS} attempts", cap.span,
-                                 help="attempts are counted for the whole run; a block that needs more should fail and be looked at")
+                self.sink.report(
+                    "C613",
+                    f"maxAttempts is {cap.value}; a retry-block has from 1 to {MAX_BLOCK_ATTEMPTS} attempts",
+                    cap.span,
+                    help="attempts are counted for the whole run; a block that needs more should fail and be looked at",
+                )
         codes = step.config.get("retryOn")
         self.value(codes, scope)
         for code in codes.items if isinstance(codes, ir.ListV) else ():
             if isinstance(code, ir.Lit) and isinstance(code.value, str) and not _PASCAL.match(code.value):
-                self.sink.report("C309", f"the error code '{code.value}' is not PascalCase", code.span, help="error codes look like PostconditionFailed")
+                self.sink.report(
+                    "C309",
+                    f"the error code '{code.value}' is not PascalCase",
+                    code.span,
+                    help="error codes look like PostconditionFailed",
+                )
         body = Scope(scope)
         body.define(Binding(LAST_ERROR, t.union(B.ERROR_TYPE, t.NULL), "error", step.span))
         steps = step.config.get("steps")
@@ -357,8 +400,12 @@ class ReferenceChecker:
             names = {inner.name for top in steps.steps for inner in ir.steps_within(top) if inner.name}
             for source in sources.items:
                 if isinstance(source, ir.Lit) and isinstance(source.value, str) and source.value not in names:
-                    self.sink.report("C615", f"retryFrom names '{source.value}', which is not a step of this block", source.span,
-                                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)")
+                    self.sink.report(
+                        "C615",
+                        f"retryFrom names '{source.value}', which is not a step of this block",
+                        source.span,
+                        help=suggest(source.value, names) or "name a step inside the block (its `name:`)",
+                    )
 
     def checks(self, checks: ir.Checks | None, scope: Scope, where: str) -> None:
         self._each_check(checks.checks if checks is not None else (), scope, where)
@@ -403,9 +450,14 @@ class ReferenceChecker:
             if name == "inputs":
                 return f"the input '{segments[0]}'" if segments else "the inputs"
             return None
-        described = {"input": f"the input '{name}'", "step": f"the result of step '{name}'",
-                     "script": f"'{name}', set by a script", "parameter": f"the function input '{name}'",
-                     "error": "$error", "bindings": "the bindings (step results merged into them)"}.get(binding.kind)
+        described = {
+            "input": f"the input '{name}'",
+            "step": f"the result of step '{name}'",
+            "script": f"'{name}', set by a script",
+            "parameter": f"the function input '{name}'",
+            "error": "$error",
+            "bindings": "the bindings (step results merged into them)",
+        }.get(binding.kind)
         if described is not None:
             return described
         return f"'{name}' (which holds {binding.source})" if binding.source else None
@@ -413,7 +465,9 @@ class ReferenceChecker:
     def value_origin(self, value: ir.Value | None, scope: Scope) -> str | None:
         if isinstance(value, ir.Tmpl):
             for part in value.parts:
-                node = part.ref if isinstance(part, ast.RefPart) else part.expr if isinstance(part, ast.ExprPart) else None
+                node = (
+                    part.ref if isinstance(part, ast.RefPart) else part.expr if isinstance(part, ast.ExprPart) else None
+                )
                 found = self.origin(node, scope) if node is not None else None
                 if found is not None:
                     return found
@@ -473,13 +527,28 @@ class ReferenceChecker:
     def condition(self, value: ir.Value, scope: Scope, where: str) -> None:
         vtype = self.value(value, scope)
         if isinstance(value, ir.Tmpl) and len(value.parts) > 1:
-            self.sink.report("C507", f"this {where} is text with a template inside, so it is always true", value.span, help="make the whole value one expression: ${{ ... }}")
+            self.sink.report(
+                "C507",
+                f"this {where} is text with a template inside, so it is always true",
+                value.span,
+                help="make the whole value one expression: ${{ ... }}",
+            )
             return
         if isinstance(value, ir.Lit) and isinstance(value.value, str):
-            self.sink.report("C507", f"this {where} is the fixed text '{value.value}', so it is always true", value.span, help="write an expression: ${{ get('name') === 'value' }}")
+            self.sink.report(
+                "C507",
+                f"this {where} is the fixed text '{value.value}', so it is always true",
+                value.span,
+                help="write an expression: ${{ get('name') === 'value' }}",
+            )
             return
         if any(isinstance(o, (t.ArrayT, t.ObjectT)) for o in t.options_of(vtype)) and not t.is_any(vtype):
-            self.sink.report("C507", f"this {where} is {t.a_type(vtype)}, which is always true", value.span, help="test something about it, such as .length > 0")
+            self.sink.report(
+                "C507",
+                f"this {where} is {t.a_type(vtype)}, which is always true",
+                value.span,
+                help="test something about it, such as .length > 0",
+            )
 
     def value(self, value: ir.Value | None, scope: Scope) -> t.Type:
         if value is None:
@@ -507,9 +576,24 @@ class ReferenceChecker:
         result = types[0] if single else t.STRING
         expected = tmpl.expected
         if isinstance(expected, t.Type) and single and not t.assignable(result, expected):
-            self.sink.report("C502", f"this value is {t.a_type(result)}, but {t.a_type(expected)} is expected here", tmpl.span, help=_fix_for(result, expected))
-        elif isinstance(expected, t.Type) and not single and not isinstance(expected, t.BooleanT) and not t.assignable(t.STRING, expected):
-            self.sink.report("C502", f"text with templates is a string, but {t.a_type(expected)} is expected here", tmpl.span, help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type")
+            self.sink.report(
+                "C502",
+                f"this value is {t.a_type(result)}, but {t.a_type(expected)} is expected here",
+                tmpl.span,
+                help=_fix_for(result, expected),
+            )
+        elif (
+            isinstance(expected, t.Type)
+            and not single
+            and not isinstance(expected, t.BooleanT)
+            and not t.assignable(t.STRING, expected)
+        ):
+            self.sink.report(
+                "C502",
+                f"text with templates is a string, but {t.a_type(expected)} is expected here",
+                tmpl.span,
+                help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type",
+            )
         return result
 
     # -- references -------------------------------------------------------------------------------------
@@ -530,7 +614,12 @@ class ReferenceChecker:
                 return t.ObjectT(tuple((i.name, t.Field(t.input_type(i))) for i in self.playbook.inputs), None)
             decl = self.inputs.get(segments[0])
             if decl is None:
-                self.sink.report("C501", f"there is no input named '{segments[0]}'", part.span(ref), help=suggest(segments[0], self.inputs) or "declare it under `inputs:`")
+                self.sink.report(
+                    "C501",
+                    f"there is no input named '{segments[0]}'",
+                    part.span(ref),
+                    help=suggest(segments[0], self.inputs) or "declare it under `inputs:`",
+                )
                 return t.ANY
             current, segments = t.input_type(decl), segments[1:]
         path = ref.root
@@ -543,7 +632,9 @@ class ReferenceChecker:
 
     # -- names that flow out of blocks ---------------------------------------------------------
 
-    def _flow_out(self, scope: Scope, paths_out: list[tuple[Scope, str | None, tuple | None]], block: Span | None) -> None:
+    def _flow_out(
+        self, scope: Scope, paths_out: list[tuple[Scope, str | None, tuple | None]], block: Span | None
+    ) -> None:
         """Make the names the paths through a block define visible after it. `paths_out` are
         the alternative ways through the block (an `if`'s two branches, a loop that runs or
         not, a try's steps or one of its handlers): (the path's scope, why a name only it
@@ -560,7 +651,13 @@ class ReferenceChecker:
             if maybe is None and len(found) < len(paths_out):
                 _, reason, key = found[0]
                 maybe = Maybe(reason or "defined only on some paths", block, key)
-            scope.define(replace(binding, maybe=maybe, type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type))
+            scope.define(
+                replace(
+                    binding,
+                    maybe=maybe,
+                    type=t.union(*(b.type for b, _, _ in found)) if len(found) > 1 else binding.type,
+                )
+            )
 
     def _known_on_this_branch(self, branch: Scope, key: tuple | None) -> None:
         """In a branch of an `if` on the same condition as an earlier one, the names that
@@ -585,20 +682,38 @@ class ReferenceChecker:
                 labels = [Label(binding.span, "defined here")] if binding.span else []
                 if binding.maybe.block is not None:
                     labels.append(Label(binding.maybe.block, binding.maybe.reason))
-                self.sink.report("C508", f"'{name}' may be undefined here: {binding.maybe.reason}", span, labels=labels,
-                                 help="define it on every path (in both branches, or before the block), or read it only where it is defined")
+                self.sink.report(
+                    "C508",
+                    f"'{name}' may be undefined here: {binding.maybe.reason}",
+                    span,
+                    labels=labels,
+                    help="define it on every path (in both branches, or before the block), or read it only where it is defined",
+                )
             return binding.type
         if name == "inputs":
             return _INPUTS_MARK
         if name == "$error":
-            self.sink.report("C501", "$error is only defined inside catch steps", span, help="move this step into a `catch:` block")
+            self.sink.report(
+                "C501", "$error is only defined inside catch steps", span, help="move this step into a `catch:` block"
+            )
             return None
         if name in self.all_definitions:
             where = self.all_definitions[name]
-            self.sink.report("C503", f"'{name}' is used before it is defined", span, labels=[Label(where, "defined here")] if where else (), help="move this step after the one that defines it, or define the name earlier")
+            self.sink.report(
+                "C503",
+                f"'{name}' is used before it is defined",
+                span,
+                labels=[Label(where, "defined here")] if where else (),
+                help="move this step after the one that defines it, or define the name earlier",
+            )
             return None
         hint = suggest(name, scope.visible())
-        self.sink.report("C501", f"'{name}' is not defined", span, help=hint or "define it with a `var` step, name the step that produces it, or declare it as an input")
+        self.sink.report(
+            "C501",
+            f"'{name}' is not defined",
+            span,
+            help=hint or "define it with a `var` step, name the step that produces it, or declare it as an input",
+        )
         return None
 
     def member(self, current: t.Type, segment: str, path: str, span: Span | None) -> t.Type | None:
@@ -617,9 +732,19 @@ class ReferenceChecker:
             return t.join(found)
         if len(options) == 1 and isinstance(options[0], t.ObjectT):
             names = options[0].names()
-            self.sink.report("C504", f"'{path}' has no member '{segment}'", span, help=suggest(segment, names) or (f"its members are: {', '.join(names)}" if names else None))
+            self.sink.report(
+                "C504",
+                f"'{path}' has no member '{segment}'",
+                span,
+                help=suggest(segment, names) or (f"its members are: {', '.join(names)}" if names else None),
+            )
             return None
-        self.sink.report("C505", f"'{path}' is {t.a_type(current)}; it has no member '{segment}'", span, help="only objects have members (and strings and arrays have .length)")
+        self.sink.report(
+            "C505",
+            f"'{path}' is {t.a_type(current)}; it has no member '{segment}'",
+            span,
+            help="only objects have members (and strings and arrays have .length)",
+        )
         return None
 
     def literal_path(self, text: str, span: Span | None) -> None:
@@ -631,13 +756,29 @@ class ReferenceChecker:
 
     def protocol(self, protocol: str, path: str, span: Span | None) -> None:
         if protocol not in B.PROTOCOLS:
-            self.sink.report("C106", f"unknown path protocol '{protocol}://'", span, help=suggest(protocol, B.PROTOCOLS, prefix="did you mean ") or f"protocols are: {', '.join(p + '://' for p in B.PROTOCOLS)}")
+            self.sink.report(
+                "C106",
+                f"unknown path protocol '{protocol}://'",
+                span,
+                help=suggest(protocol, B.PROTOCOLS, prefix="did you mean ")
+                or f"protocols are: {', '.join(p + '://' for p in B.PROTOCOLS)}",
+            )
             return
         how = leaves_base(path)
         if how == "absolute":
-            self.sink.report("C106", f"'{protocol}://{path}' is an absolute path; protocol paths are relative to their base", span, help=f"drop the leading '/': {protocol}://{path.lstrip('/')}")
+            self.sink.report(
+                "C106",
+                f"'{protocol}://{path}' is an absolute path; protocol paths are relative to their base",
+                span,
+                help=f"drop the leading '/': {protocol}://{path.lstrip('/')}",
+            )
         elif how == "climbs":
-            self.sink.report("C106", f"'{protocol}://{path}' climbs out of its base with '..'", span, help="name the file inside the protocol's base directory")
+            self.sink.report(
+                "C106",
+                f"'{protocol}://{path}' climbs out of its base with '..'",
+                span,
+                help="name the file inside the protocol's base directory",
+            )
 
     # -- expressions -------------------------------------------------------------------------------------
 
@@ -650,7 +791,14 @@ class ReferenceChecker:
             return t.ObjectT(tuple((e.key, t.Field(self.expr(e.value, part, scope), True)) for e in node.entries), None)
         if isinstance(node, ast.Name):
             if node.name in B.NAMESPACES or node.name in B.FUNCTIONS:
-                self.sink.report("C107", f"'{node.name}' can only be called", part.span(node), help=f"call it: {node.name}(...)" if node.name in B.FUNCTIONS else f"use one of its functions: {', '.join(node.name + '.' + f for f in B.NAMESPACES[node.name])}")
+                self.sink.report(
+                    "C107",
+                    f"'{node.name}' can only be called",
+                    part.span(node),
+                    help=f"call it: {node.name}(...)"
+                    if node.name in B.FUNCTIONS
+                    else f"use one of its functions: {', '.join(node.name + '.' + f for f in B.NAMESPACES[node.name])}",
+                )
                 return t.ANY
             found = self.resolve_name(node.name, part.span(node), scope)
             return t.ANY if found is None or found is _INPUTS_MARK else found
@@ -704,7 +852,12 @@ class ReferenceChecker:
             return
         bad = [o for o in t.options_of(operand) if not isinstance(o, (t.NumberT, t.NullT, t.AnyT))]
         if bad and len(bad) == len(t.options_of(operand)):
-            self.sink.report("C506", f"'{op}' needs numbers, but this is {t.a_type(operand)}", part.span(node), help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None)
+            self.sink.report(
+                "C506",
+                f"'{op}' needs numbers, but this is {t.a_type(operand)}",
+                part.span(node),
+                help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None,
+            )
 
     def call(self, node: ast.Call, part: _Part, scope: Scope) -> t.Type:
         callee = node.callee
@@ -717,16 +870,32 @@ class ReferenceChecker:
                 self.expr(a, part, scope)
             if name in B.FUNCTIONS:
                 return B.FUNCTIONS[name]
-            self.sink.report("C107", f"'{name}' is not a function the expression language allows", part.span(callee), help=suggest(name, B.FUNCTIONS) or f"allowed functions: {', '.join(B.FUNCTIONS)}, and the methods of strings and arrays")
+            self.sink.report(
+                "C107",
+                f"'{name}' is not a function the expression language allows",
+                part.span(callee),
+                help=suggest(name, B.FUNCTIONS)
+                or f"allowed functions: {', '.join(B.FUNCTIONS)}, and the methods of strings and arrays",
+            )
             return t.ANY
         if isinstance(callee, ast.Member):
             for a in args:
                 self.expr(a, part, scope)
-            if isinstance(callee.target, ast.Name) and callee.target.name in B.NAMESPACES and scope.lookup(callee.target.name) is None:
+            if (
+                isinstance(callee.target, ast.Name)
+                and callee.target.name in B.NAMESPACES
+                and scope.lookup(callee.target.name) is None
+            ):
                 functions = B.NAMESPACES[callee.target.name]
                 if callee.name in functions:
                     return functions[callee.name]
-                self.sink.report("C107", f"'{callee.target.name}.{callee.name}' is not allowed in expressions", part.span(callee), help=suggest(callee.name, functions) or f"allowed: {', '.join(callee.target.name + '.' + f for f in functions)}")
+                self.sink.report(
+                    "C107",
+                    f"'{callee.target.name}.{callee.name}' is not allowed in expressions",
+                    part.span(callee),
+                    help=suggest(callee.name, functions)
+                    or f"allowed: {', '.join(callee.target.name + '.' + f for f in functions)}",
+                )
                 return t.ANY
             receiver = self.expr(callee.target, part, scope)
             return self.method(receiver, callee, part)
@@ -744,7 +913,15 @@ class ReferenceChecker:
                     if name in table:
                         return t.ANY
                 continue
-            table = B.STRING_METHODS if t.is_stringish(option) else B.ARRAY_METHODS if isinstance(option, t.ArrayT) else B.NUMBER_METHODS if isinstance(option, t.NumberT) else {}
+            table = (
+                B.STRING_METHODS
+                if t.is_stringish(option)
+                else B.ARRAY_METHODS
+                if isinstance(option, t.ArrayT)
+                else B.NUMBER_METHODS
+                if isinstance(option, t.NumberT)
+                else {}
+            )
             got = table.get(name)
             if got == "SAME":
                 results.append(option)
@@ -756,12 +933,22 @@ class ReferenceChecker:
             return t.join(results)
         known = sorted(set(B.STRING_METHODS) | set(B.ARRAY_METHODS) | set(B.NUMBER_METHODS))
         what = "this value" if t.is_any(receiver) else t.a_type(receiver)
-        self.sink.report("C107", f"the method '{name}' is not allowed on {what}", part.span(callee), help=suggest(name, known) or "see the list of allowed methods in the docs")
+        self.sink.report(
+            "C107",
+            f"the method '{name}' is not allowed on {what}",
+            part.span(callee),
+            help=suggest(name, known) or "see the list of allowed methods in the docs",
+        )
         return t.ANY
 
     def get_call(self, node: ast.Call, part: _Part, scope: Scope) -> t.Type:
         if len(node.args) != 1:
-            self.sink.report("C107", f"get() takes one argument, got {len(node.args)}", part.span(node), help="get('name') or get('name.field')")
+            self.sink.report(
+                "C107",
+                f"get() takes one argument, got {len(node.args)}",
+                part.span(node),
+                help="get('name') or get('name.field')",
+            )
             for a in node.args:
                 self.expr(a, part, scope)
             return t.ANY
@@ -807,7 +994,13 @@ def _describe_expr(node) -> str:
         return node.name
     if isinstance(node, ast.Member):
         return f"{_describe_expr(node.target)}.{node.name}"
-    if isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and node.callee.name == "get" and node.args and isinstance(node.args[0], ast.Literal):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.callee, ast.Name)
+        and node.callee.name == "get"
+        and node.args
+        and isinstance(node.args[0], ast.Literal)
+    ):
         return f"get('{node.args[0].value}')"
     if isinstance(node, ast.Call):
         return f"{_describe_expr(node.callee)}(…)"

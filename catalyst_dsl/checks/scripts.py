@@ -15,13 +15,24 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell.bash_refs import argv_analysis
-from catalyst_dsl.syntax.shell import ARGV, BASH, JAVASCRIPT, JS_HELP, Context, bash_analysis, raw_argument, script_slots
+from catalyst_dsl.syntax.shell import (
+    ARGV,
+    BASH,
+    JAVASCRIPT,
+    JS_HELP,
+    Context,
+    bash_analysis,
+    raw_argument,
+    script_slots,
+)
 
 #: Says where a value comes from when it is untrusted ("the input 'name'"), else None.
 Origin = Callable[[ast.Expr], "str | None"]
 
 
-def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin, given: frozenset = frozenset()) -> None:
+def check_script(
+    tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin, given: frozenset = frozenset()
+) -> None:
     """`given`: the names of the step's `env:` entries that hold a value (`given_names`)."""
     if language == ARGV:
         _check_argv(tmpl, sink, origin)
@@ -33,6 +44,7 @@ def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Or
         return
     if not isinstance(tmpl, ir.Tmpl):
         return
+
     def span_of(start: int, end: int):
         return tmpl.smap.span(start, end) if tmpl.smap is not None else tmpl.span
 
@@ -47,34 +59,63 @@ def check_script(tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Or
         if trusted is not None:
             source = origin(trusted)
             if source is not None:
-                sink.report("C821", f"raw() lets {source} into this script unescaped, so its text runs as code", span,
-                            help="drop raw() so the value is escaped as data, or compare it with the allowed values first (an enum input, an `if`)")
+                sink.report(
+                    "C821",
+                    f"raw() lets {source} into this script unescaped, so its text runs as code",
+                    span,
+                    help="drop raw() so the value is escaped as data, or compare it with the allowed values first (an enum input, an `if`)",
+                )
         elif language == JAVASCRIPT:
-            sink.report("C823", "this value is pasted into the JavaScript code as it is, without escaping", span, help=JS_HELP)
+            sink.report(
+                "C823", "this value is pasted into the JavaScript code as it is, without escaping", span, help=JS_HELP
+            )
         elif slot.context is Context.UNSAFE:
-            sink.report("C822", f"this value stands {slot.problem}; it cannot be escaped there", span,
-                        help=f"{slot.help}; ${{{{ raw(x) }}}} opts out for a trusted value")
+            sink.report(
+                "C822",
+                f"this value stands {slot.problem}; it cannot be escaped there",
+                span,
+                help=f"{slot.help}; ${{{{ raw(x) }}}} opts out for a trusted value",
+            )
 
 
-def _check_bash(tmpl: ir.Tmpl, placeholders: list[ast.Part], sink: DiagnosticSink, origin: Origin, span_of,
-                given: frozenset = frozenset()) -> None:
+def _check_bash(
+    tmpl: ir.Tmpl,
+    placeholders: list[ast.Part],
+    sink: DiagnosticSink,
+    origin: Origin,
+    span_of,
+    given: frozenset = frozenset(),
+) -> None:
     """What a run refuses in a bash script, from the analysis the run makes
     (`syntax/shell/bash_refs`): each value and each use of a variable that holds one."""
     for part in placeholders:
         trusted = raw_argument(part)
         source = origin(trusted) if trusted is not None else None
         if source is not None:
-            sink.report("C821", f"raw() lets {source} into this script unescaped, so its text runs as code", span_of(part.start, part.end),
-                        help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)")
+            sink.report(
+                "C821",
+                f"raw() lets {source} into this script unescaped, so its text runs as code",
+                span_of(part.start, part.end),
+                help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)",
+            )
     if not given and not any(raw_argument(p) is None for p in placeholders):
         return
     analysis = bash_analysis(tmpl.text, tmpl.parts or None, given=given)
     for finding in analysis.slots:
         if finding.context is Context.UNSAFE:
-            sink.report("C822", f"this value is {finding.problem}; it cannot be used there", span_of(finding.start, finding.end),
-                        help=f"{finding.help}; ${{{{ raw(x) }}}} opts out for a trusted value")
+            sink.report(
+                "C822",
+                f"this value is {finding.problem}; it cannot be used there",
+                span_of(finding.start, finding.end),
+                help=f"{finding.help}; ${{{{ raw(x) }}}} opts out for a trusted value",
+            )
     for finding in analysis.uses:
-        sink.report("C822", f"{finding.problem}; it cannot be used there", span_of(finding.start, finding.end), help=finding.help)
+        sink.report(
+            "C822",
+            f"{finding.problem}; it cannot be used there",
+            span_of(finding.start, finding.end),
+            help=finding.help,
+        )
 
 
 def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
@@ -89,5 +130,9 @@ def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
         if i == code:
             check_script(item, BASH, sink, origin)
         elif i in refused:
-            sink.report("C822", f"this value is {refused[i]}; it cannot be used there", item.span,
-                        help="a value cannot be code or name the program that runs: pass it as an argument of the program, or in `env:`")
+            sink.report(
+                "C822",
+                f"this value is {refused[i]}; it cannot be used there",
+                item.span,
+                help="a value cannot be code or name the program that runs: pass it as an argument of the program, or in `env:`",
+            )

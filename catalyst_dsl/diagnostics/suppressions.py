@@ -83,7 +83,12 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
     for s in written:
         if not s.used:
             where = "in this file" if s.line is None else f"on line {s.line}"
-            sink.report("C040", f"the suppression of {s.code} silences nothing: no {s.code} {where}", s.span, help="remove it from the comment")
+            sink.report(
+                "C040",
+                f"the suppression of {s.code} silences nothing: no {s.code} {where}",
+                s.span,
+                help="remove it from the comment",
+            )
     return sorted([*kept, *sink.items], key=Diagnostic.sort_key)
 
 

@@ -37,7 +37,9 @@ def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[by
         "run_id": state.run_id,
         "playbook_name": state.playbook.name,
         "playbook_hash": hashlib.sha256(source).hexdigest() if source is not None else None,
-        "current_node": None if state.finished else steps.node(state.in_flight or (state.pause.path if state.pause else None), state),
+        "current_node": None
+        if state.finished
+        else steps.node(state.in_flight or (state.pause.path if state.pause else None), state),
         "bindings": context(state, steps),
         "error_context": state.error.message if state.error is not None else None,
         "status": state.status,
@@ -51,13 +53,22 @@ def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[by
         if isinstance(run["bindings"].get(key), str) and run["bindings"][key]:
             run[column] = run["bindings"][key]
     return {
-        "format": FORMAT, "version": VERSION,
+        "format": FORMAT,
+        "version": VERSION,
         "playbook_runs": [run],
         "playbook_approvals": approvals(state, steps),
         "contract_violations": [
-            {"timestamp": f.at, "runId": state.run_id, "nodeId": _node_of_check(f.step), "field": "ensures" if f.message.startswith("ensures") else "requires",
-             "key": f.message, "message": f.message, "playbookName": state.playbook.name}
-            for f in state.failures if f.code == "ContractViolation"
+            {
+                "timestamp": f.at,
+                "runId": state.run_id,
+                "nodeId": _node_of_check(f.step),
+                "field": "ensures" if f.message.startswith("ensures") else "requires",
+                "key": f.message,
+                "message": f.message,
+                "playbookName": state.playbook.name,
+            }
+            for f in state.failures
+            if f.code == "ContractViolation"
         ],
     }
 
@@ -143,9 +154,20 @@ def approvals(state: RunState, steps: _StepsOf) -> list[dict[str, Any]]:
     rows = [_approval(state, a, steps) for a in state.approvals if a.decision != "comment" and steps.is_gate(a.path)]
     pause = state.pause
     if state.status == "paused" and pause is not None and pause.kind == "checkpoint" and steps.is_gate(pause.path):
-        rows.append({"approval_id": _id(state.run_id, pause.path, pause.since), "run_id": state.run_id, "node_id": steps.node(pause.path, state),
-                     "token": None, "requested_at": pause.since, "approved_at": None, "approver": None, "reason": pause.message,
-                     "status": "pending", "auto_passed": 0})
+        rows.append(
+            {
+                "approval_id": _id(state.run_id, pause.path, pause.since),
+                "run_id": state.run_id,
+                "node_id": steps.node(pause.path, state),
+                "token": None,
+                "requested_at": pause.since,
+                "approved_at": None,
+                "approver": None,
+                "reason": pause.message,
+                "status": "pending",
+                "auto_passed": 0,
+            }
+        )
     return rows
 
 

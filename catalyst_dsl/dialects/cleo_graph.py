@@ -62,7 +62,7 @@ def find_cycle(graph: Graph) -> Optional[list[int]]:
             cursors[-1] += 1
             nxt = graph.edges[succ[cursor]][1]
             if colour[nxt] == GREY:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if colour[nxt] == WHITE:
                 colour[nxt] = GREY
                 path.append(nxt)

@@ -19,8 +19,18 @@ from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import (DEFAULT_CAP, LAST_APPROVAL, LAST_APPROVAL_KEYS, PLACEHOLDER, PROGRAM_OUTPUTS, Cantbook, Edge,
-                                               Guard, Node, _plain)
+from catalyst_dsl.dialects.cleo_model import (
+    DEFAULT_CAP,
+    LAST_APPROVAL,
+    LAST_APPROVAL_KEYS,
+    PLACEHOLDER,
+    PROGRAM_OUTPUTS,
+    Cantbook,
+    Edge,
+    Guard,
+    Node,
+    _plain,
+)
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
@@ -32,7 +42,11 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 MAX_BRANCH_DEPTH = 200
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 #: Handler triggers and actions as catalyst error codes and policy actions (B4.8).
-HANDLER_CODES = {"contract_violation": "ContractViolation", "iteration_cap_exceeded": "IterationCapExceeded", "agentic_timeout": "StepTimeout"}
+HANDLER_CODES = {
+    "contract_violation": "ContractViolation",
+    "iteration_cap_exceeded": "IterationCapExceeded",
+    "agentic_timeout": "StepTimeout",
+}
 HANDLER_ACTIONS = {"abort": "Stop", "hitl_escalate": "Inquire", "inject_hint": "Continue"}
 #: The action each node type lowers to (B5); the editor's hover of a node type reads it too.
 NODE_ACTIONS = {"agentic": "ai-prompt", "deterministic": "command", "approval": "checkpoint"}
@@ -45,10 +59,20 @@ APPROVAL_OPTIONS = ("approve", "reject")
 #: The registered `ensures.schema` names that check something (B2.1), as JSON Schemas.
 _NON_BLANK = {"type": "string", "pattern": r"\S"}
 SCHEMAS = {
-    "task_tree": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "required": ["title", "acceptance"],
-        "properties": {"title": _NON_BLANK, "acceptance": {"type": "array", "minItems": 1, "contains": _NON_BLANK},
-                       "parentId": {"type": "string"}, "depends": {"type": "array", "items": {"type": "string"}}}}},
+    "task_tree": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "required": ["title", "acceptance"],
+            "properties": {
+                "title": _NON_BLANK,
+                "acceptance": {"type": "array", "minItems": 1, "contains": _NON_BLANK},
+                "parentId": {"type": "string"},
+                "depends": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    },
     "evidence": {"anyOf": [_NON_BLANK, {"type": "array", "minItems": 1}, {"type": "object", "minProperties": 1}]},
 }
 #: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
@@ -95,19 +119,33 @@ class Lowerer:
             for n in self.loop_backs:
                 if n not in self.looped and not self.refused:
                     node = book.nodes[n]
-                    self.refuse(f"'{node.id}' loops back to '{node.inject_into.value}', which is not before it on the same branch",
-                                node.inject_into.span, help="loop back to a node on the same chain or branch as this one")
+                    self.refuse(
+                        f"'{node.id}' loops back to '{node.inject_into.value}', which is not before it on the same branch",
+                        node.inject_into.span,
+                        help="loop back to a node on the same chain or branch as this one",
+                    )
             # A refused graph keeps no steps: half a lowering would only add diagnostics of its own.
             steps = tuple(step for step, _ in items) if not self.refused else ()
             if writers and not self.refused:
-                self.sink.report("C967", "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project, never in .git/ or the state directory",
-                                 _first_line(book), help="nothing to do; programs stay confined to the project")
+                self.sink.report(
+                    "C967",
+                    "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project, never in .git/ or the state directory",
+                    _first_line(book),
+                    help="nothing to do; programs stay confined to the project",
+                )
         unrunnable = ("the cantbook has errors (see `catalyst check`)",) if book.broken or self.refused else ()
         return ir.Playbook(
-            name=book.name or book.source.path, description=book.description, owner=None, dialect="cleo", file=book.source.path,
+            name=book.name or book.source.path,
+            description=book.description,
+            owner=None,
+            dialect="cleo",
+            file=book.source.path,
             inputs=tuple(self.input(i) for i in book.inputs),
             allowed_write_paths=(ir.Lit("**"),) if writers else None,
-            error_policy=self.handlers(), steps=steps, span=book.root.span, unrunnable=unrunnable,
+            error_policy=self.handlers(),
+            steps=steps,
+            span=book.root.span,
+            unrunnable=unrunnable,
         )
 
     def _loop_backs(self) -> dict[int, int]:
@@ -124,7 +162,9 @@ class Lowerer:
     def input(self, decl) -> ir.InputDecl:
         default = decl.default
         value = _plain(default) if default is not None else None
-        kind = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(type(value), "string")
+        kind = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(
+            type(value), "string"
+        )
         lowered = None
         if value is not None:
             lowered = ir.Lit(value, span=default.span) if isinstance(default, YScalar) else _value(value, default)
@@ -133,7 +173,10 @@ class Lowerer:
     def handlers(self) -> Optional[ir.ErrorPolicy]:
         if not self.book.handlers:
             return None
-        by_code = tuple((HANDLER_CODES[h.on], ir.PolicyAction(HANDLER_ACTIONS[h.action], span=h.span, message=h.message)) for h in self.book.handlers)
+        by_code = tuple(
+            (HANDLER_CODES[h.on], ir.PolicyAction(HANDLER_ACTIONS[h.action], span=h.span, message=h.message))
+            for h in self.book.handlers
+        )
         return ir.ErrorPolicy(None, by_code)
 
     # -- the walk -----------------------------------------------------------------------------------
@@ -144,14 +187,21 @@ class Lowerer:
         items: list[Item] = []
         if depth > MAX_BRANCH_DEPTH:
             node = book.nodes[start]
-            self.refuse(f"guarded branches nest more than {MAX_BRANCH_DEPTH} deep at '{node.id}'", node.id_span, help="split the cantbook into smaller ones")
+            self.refuse(
+                f"guarded branches nest more than {MAX_BRANCH_DEPTH} deep at '{node.id}'",
+                node.id_span,
+                help="split the cantbook into smaller ones",
+            )
             return items
         current = start
         while current != stop and current != g.EXIT and not self.refused:
             node = book.nodes[current]
             if self.emitted[current]:
-                self.refuse(f"'{node.id}' is reached by two branches before they join; this graph does not reduce to nested if/else",
-                            node.id_span, help="route both branches through a common node first, or duplicate the node")
+                self.refuse(
+                    f"'{node.id}' is reached by two branches before they join; this graph does not reduce to nested if/else",
+                    node.id_span,
+                    help="route both branches through a common node first, or duplicate the node",
+                )
                 break
             self.emitted[current] = True
             step = self.step(node)
@@ -187,7 +237,11 @@ class Lowerer:
         for i, (_, nodes) in enumerate(items):
             for n in nodes:
                 where[n] = i
-        loops = sorted((where[n], n) for n in where if n in self.loop_backs and n not in self.looped and self.loop_backs[n] in where)
+        loops = sorted(
+            (where[n], n)
+            for n in where
+            if n in self.loop_backs and n not in self.looped and self.loop_backs[n] in where
+        )
         if not loops or self.refused:
             return items
         steps = [step for step, _ in items]
@@ -207,12 +261,18 @@ class Lowerer:
             # The block starts at the target's own step: not inside a branch, nor inside the
             # block of a loop that starts earlier (two loops that overlap without nesting).
             if where[target] > where[n]:
-                self.refuse(f"`inject_into: {node.inject_into.value}` names a node that runs after '{node.id}': cleo would jump ahead to it, which catalyst does not lower",
-                            node.inject_into.span, help="name an earlier node to loop back to, or route to the later one with an edge")
+                self.refuse(
+                    f"`inject_into: {node.inject_into.value}` names a node that runs after '{node.id}': cleo would jump ahead to it, which catalyst does not lower",
+                    node.inject_into.span,
+                    help="name an earlier node to loop back to, or route to the later one with an edge",
+                )
                 return items
             if first != where[target] or items[first][1] != {target} or first >= last:
-                self.refuse(f"the loop back from '{node.id}' to '{node.inject_into.value}' crosses a branch or another loop-back",
-                            node.inject_into.span, help="loop back to an earlier node of the same chain, one loop-back inside another at most")
+                self.refuse(
+                    f"the loop back from '{node.id}' to '{node.inject_into.value}' crosses a branch or another loop-back",
+                    node.inject_into.span,
+                    help="loop back to an earlier node of the same chain, one loop-back inside another at most",
+                )
                 return items
             self.looped.add(n)
             block, j = [], first
@@ -226,11 +286,18 @@ class Lowerer:
             cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
             policy = ir.ErrorPolicy(ir.PolicyAction("Inquire")) if node.escalate else None
             # Only the node's own failure loops back; another node's failure ends the block.
-            steps[first] = ir.Step("retry-block", ir.MapV((
-                ir.Entry("steps", ir.StepsV(tuple(block))),
-                ir.Entry("maxAttempts", ir.Lit(cap)),
-                ir.Entry("retryFrom", ir.ListV((ir.Lit(node.id),))),
-            )), error_policy=policy, span=node.inject_into.span)
+            steps[first] = ir.Step(
+                "retry-block",
+                ir.MapV(
+                    (
+                        ir.Entry("steps", ir.StepsV(tuple(block))),
+                        ir.Entry("maxAttempts", ir.Lit(cap)),
+                        ir.Entry("retryFrom", ir.ListV((ir.Lit(node.id),))),
+                    )
+                ),
+                error_policy=policy,
+                span=node.inject_into.span,
+            )
         standing, j = [], 0
         while j < len(items):
             standing.append((steps[j], held[j]))
@@ -239,20 +306,40 @@ class Lowerer:
 
     def cascade(self, node: Node, branches: list[tuple[Edge, list[ir.Step]]]) -> ir.Step:
         """`if g1 … else if g2 … else throw RoutingFailed` over the out-edges of `node`."""
-        otherwise: list[ir.Step] = [ir.Step("throw", ir.MapV((
-            ir.Entry("code", ir.Lit("RoutingFailed")),
-            ir.Entry("message", ir.Lit(f"no edge out of '{node.id}' has a guard that holds")),
-        )), span=node.map.span)]
+        otherwise: list[ir.Step] = [
+            ir.Step(
+                "throw",
+                ir.MapV(
+                    (
+                        ir.Entry("code", ir.Lit("RoutingFailed")),
+                        ir.Entry("message", ir.Lit(f"no edge out of '{node.id}' has a guard that holds")),
+                    )
+                ),
+                span=node.map.span,
+            )
+        ]
         for edge, steps in reversed(branches):
             condition = _guard(edge.guard, self.inputs)
             if condition is None:
-                self.refuse(f"the guard of this edge out of '{node.id}' cannot be written as a condition", edge.span, help="compare the field with a string, number, boolean or null")
+                self.refuse(
+                    f"the guard of this edge out of '{node.id}' cannot be written as a condition",
+                    edge.span,
+                    help="compare the field with a string, number, boolean or null",
+                )
                 continue
-            otherwise = [ir.Step("if", ir.MapV((
-                ir.Entry("condition", condition),
-                ir.Entry("then", ir.StepsV(tuple(steps))),
-                ir.Entry("else", ir.StepsV(tuple(otherwise))),
-            )), span=edge.span)]
+            otherwise = [
+                ir.Step(
+                    "if",
+                    ir.MapV(
+                        (
+                            ir.Entry("condition", condition),
+                            ir.Entry("then", ir.StepsV(tuple(steps))),
+                            ir.Entry("else", ir.StepsV(tuple(otherwise))),
+                        )
+                    ),
+                    span=edge.span,
+                )
+            ]
         return otherwise[0]
 
     # -- nodes ----------------------------------------------------------------------------------------
@@ -269,16 +356,32 @@ class Lowerer:
         the decision bound as `__lastApproval` for the routing after it (B4.10)."""
         keys = node.keys
         ref = _ref(node.id)
-        options = ir.ListV(tuple(ir.MapV((ir.Entry("key", ir.Lit(k)), ir.Entry("label", ir.Lit(k)))) for k in APPROVAL_OPTIONS))
-        config = [ir.Entry("message", self.text(keys["prompt"][1]), span=keys["prompt"][0].span),
-                  ir.Entry("options", options), ir.Entry("default", ir.Lit(APPROVAL_OPTIONS[0])),
-                  ir.Entry("policy", self.gate_policy(node), span=keys["policy"][0].span if "policy" in keys else None)]
+        options = ir.ListV(
+            tuple(ir.MapV((ir.Entry("key", ir.Lit(k)), ir.Entry("label", ir.Lit(k)))) for k in APPROVAL_OPTIONS)
+        )
+        config = [
+            ir.Entry("message", self.text(keys["prompt"][1]), span=keys["prompt"][0].span),
+            ir.Entry("options", options),
+            ir.Entry("default", ir.Lit(APPROVAL_OPTIONS[0])),
+            ir.Entry("policy", self.gate_policy(node), span=keys["policy"][0].span if "policy" in keys else None),
+        ]
         approved = _expression(f"{ref}.selected !== {json.dumps(APPROVAL_OPTIONS[1])}", node.map.span)
-        ensures = ir.Checks((ir.Check("expression", ir.MapV((ir.Entry("expression", approved),)), span=node.map.span),), REJECTED, span=node.map.span)
+        ensures = ir.Checks(
+            (ir.Check("expression", ir.MapV((ir.Entry("expression", approved),)), span=node.map.span),),
+            REJECTED,
+            span=node.map.span,
+        )
         fields = [f"nodeId: {json.dumps(node.id)}", *(f"{key}: {ref}.{path}" for key, path in LAST_APPROVAL_KEYS)]
         last = _expression("{" + ", ".join(fields) + "}", node.map.span, t.ANY)
-        return ir.Step(NODE_ACTIONS["approval"], ir.MapV(tuple(config)), name=node.id, span=node.map.span, name_span=node.id_span,
-                       ensures=ensures, bindings=ir.MapV((ir.Entry(LAST_APPROVAL, last),)))
+        return ir.Step(
+            NODE_ACTIONS["approval"],
+            ir.MapV(tuple(config)),
+            name=node.id,
+            span=node.map.span,
+            name_span=node.id_span,
+            ensures=ensures,
+            bindings=ir.MapV((ir.Entry(LAST_APPROVAL, last),)),
+        )
 
     def edge_check(self, edge: Edge) -> list[Item]:
         """The `contract.requires` of a guarded edge into a node with other ways in: checked
@@ -288,8 +391,13 @@ class Lowerer:
             return []
         source, target = self.book.nodes[edge.source], self.book.nodes[edge.target]
         checks = _checks(list(dict.fromkeys(_has(k) for k in edge.requires)), source)
-        step = ir.Step("log-debug", ir.MapV((ir.Entry("message", ir.Lit(f"the contract of '{source.id}' → '{target.id}' holds")),)),
-                       name=f"{source.id} → {target.id} (contract)", requires=checks, span=edge.span)
+        step = ir.Step(
+            "log-debug",
+            ir.MapV((ir.Entry("message", ir.Lit(f"the contract of '{source.id}' → '{target.id}' holds")),)),
+            name=f"{source.id} → {target.id} (contract)",
+            requires=checks,
+            span=edge.span,
+        )
         return [(step, set())]
 
     def hint(self, node: Node, requires: ir.Checks) -> ir.Step:
@@ -299,14 +407,28 @@ class Lowerer:
         `catch` binds those keys."""
         span, message = node.map.span, self.message.get("contract_violation")
         # Stop: the failure goes to the `catch` beside it, not to the playbook's handler.
-        check = ir.Step("log-debug", ir.MapV((ir.Entry("message", ir.Lit(f"the requires of '{node.id}' hold")),)), requires=requires,
-                        name=REQUIRES_CHECK.format(node.id), error_policy=ir.ErrorPolicy(ir.PolicyAction("Stop")), span=span)
-        keys = [ir.Entry("__contractViolation", _expression("$error.message", span, t.ANY)), ir.Entry("__lastError", _expression("$error", span, t.ANY)),
-                ir.Entry("__lastFailedNode", ir.Lit(node.id)), ir.Entry("__hint", ir.Lit(message))]
+        check = ir.Step(
+            "log-debug",
+            ir.MapV((ir.Entry("message", ir.Lit(f"the requires of '{node.id}' hold")),)),
+            requires=requires,
+            name=REQUIRES_CHECK.format(node.id),
+            error_policy=ir.ErrorPolicy(ir.PolicyAction("Stop")),
+            span=span,
+        )
+        keys = [
+            ir.Entry("__contractViolation", _expression("$error.message", span, t.ANY)),
+            ir.Entry("__lastError", _expression("$error", span, t.ANY)),
+            ir.Entry("__lastFailedNode", ir.Lit(node.id)),
+            ir.Entry("__hint", ir.Lit(message)),
+        ]
         said = f"'{node.id}' runs although its requires do not hold" + (f": {message}" if message else "")
-        warn = ir.Step("log-warning", ir.MapV((ir.Entry("message", ir.Lit(said)),)), bindings=ir.MapV(tuple(keys)), span=span)
+        warn = ir.Step(
+            "log-warning", ir.MapV((ir.Entry("message", ir.Lit(said)),)), bindings=ir.MapV(tuple(keys)), span=span
+        )
         catch = ir.MapV((ir.Entry("code", ir.Lit(CONTRACT)), ir.Entry("steps", ir.StepsV((warn,)))))
-        return ir.Step("try", ir.MapV((ir.Entry("steps", ir.StepsV((check,))), ir.Entry("catch", ir.ListV((catch,))))), span=span)
+        return ir.Step(
+            "try", ir.MapV((ir.Entry("steps", ir.StepsV((check,))), ir.Entry("catch", ir.ListV((catch,))))), span=span
+        )
 
     def gate_policy(self, node: Node) -> ir.Value:
         """`conservative` (the default) needs a person; `permissive` passes by itself when
@@ -318,8 +440,14 @@ class Lowerer:
             return ir.Lit("human")
         rules: ir.Value = ir.Lit("project")
         if kind == "permissive":
-            rules = ir.ListV(tuple(ir.MapV((ir.Entry("action", ir.Lit(a)), ir.Entry("reason", ir.Lit(r)), ir.Entry("pattern", ir.Lit(p))))
-                                   for a, r, p in DEFAULT_RULES))
+            rules = ir.ListV(
+                tuple(
+                    ir.MapV(
+                        (ir.Entry("action", ir.Lit(a)), ir.Entry("reason", ir.Lit(r)), ir.Entry("pattern", ir.Lit(p)))
+                    )
+                    for a, r, p in DEFAULT_RULES
+                )
+            )
         commands = tuple(ir.Lit(c) for c in self.guarded_commands(node))
         return ir.MapV((ir.Entry("rules", rules), ir.Entry("commands", ir.ListV(commands))))
 
@@ -338,7 +466,11 @@ class Lowerer:
                 continue
             if node.type == "deterministic":
                 args = node.keys.get("args", (None, None))[1]
-                words = [node.keys["command"][1].value, *(a.value for a in args.items if isinstance(a, YScalar))] if isinstance(args, YSeq) else [node.keys["command"][1].value]
+                words = (
+                    [node.keys["command"][1].value, *(a.value for a in args.items if isinstance(a, YScalar))]
+                    if isinstance(args, YSeq)
+                    else [node.keys["command"][1].value]
+                )
                 lines.append(" ".join(str(w) for w in words))
             stack.extend(book.graph.successors(n))
         return lines
@@ -352,9 +484,21 @@ class Lowerer:
         looped = node.index in self.loop_backs
         spent = "Stop" if looped else "Inquire" if node.escalate else self.handler.get("iteration_cap_exceeded", "Stop")
         spent_message = None if looped or node.escalate else self.message.get("iteration_cap_exceeded")
-        by_code = [(CONTRACT, ir.PolicyAction(self.handler.get("contract_violation", "Stop"), message=self.message.get("contract_violation")))]
+        by_code = [
+            (
+                CONTRACT,
+                ir.PolicyAction(
+                    self.handler.get("contract_violation", "Stop"), message=self.message.get("contract_violation")
+                ),
+            )
+        ]
         if node.type == "agentic" and "agentic_timeout" in self.handler:
-            by_code.append(("StepTimeout", ir.PolicyAction(self.handler["agentic_timeout"], retries, message=self.message["agentic_timeout"])))
+            by_code.append(
+                (
+                    "StepTimeout",
+                    ir.PolicyAction(self.handler["agentic_timeout"], retries, message=self.message["agentic_timeout"]),
+                )
+            )
         return ir.ErrorPolicy(ir.PolicyAction(spent, retries, message=spent_message), tuple(by_code))
 
     def contracts(self, node: Node) -> tuple[Optional[ir.Checks], Optional[ir.Checks]]:
@@ -378,8 +522,11 @@ class Lowerer:
             source = book.nodes[edge.source]
             # An edge's `requires` out of a branching node is its branch's first step (edge_check).
             if edge.ensures:
-                self.refuse(f"the contract of the edge '{source.id}' → '{node.id}' cannot be checked on that edge alone: '{node.id}' has other ways in",
-                            edge.span, help=f"write the keys as `requires.fields` or `ensures.outputFiles` of '{node.id}'")
+                self.refuse(
+                    f"the contract of the edge '{source.id}' → '{node.id}' cannot be checked on that edge alone: '{node.id}' has other ways in",
+                    edge.span,
+                    help=f"write the keys as `requires.fields` or `ensures.outputFiles` of '{node.id}'",
+                )
         outgoing = graph.out[node.index]
         if len(outgoing) == 1:
             edge = book.edges[outgoing[0]]
@@ -408,9 +555,19 @@ class Lowerer:
         if schema is None:
             return None
         key = json.dumps(node.ensures_schema)
-        value = f"(({_ref(node.id)} ?? {{}})[{key}] ?? bindings[{key}])" if node.type == "agentic" else f"bindings[{key}]"
-        return ir.Check("json-schema", ir.MapV((ir.Entry("value", _expression(value, node.map.span, t.ANY)), ir.Entry("schema", _value(schema, node.map)))),
-                        span=node.map.span)
+        value = (
+            f"(({_ref(node.id)} ?? {{}})[{key}] ?? bindings[{key}])" if node.type == "agentic" else f"bindings[{key}]"
+        )
+        return ir.Check(
+            "json-schema",
+            ir.MapV(
+                (
+                    ir.Entry("value", _expression(value, node.map.span, t.ANY)),
+                    ir.Entry("schema", _value(schema, node.map)),
+                )
+            ),
+            span=node.map.span,
+        )
 
     def agentic(self, node: Node) -> ir.Step:
         keys = node.keys
@@ -418,18 +575,34 @@ class Lowerer:
         description = _scalar(keys, "description")
         agent = _scalar(keys, "agent") or _scalar(keys, "skill")
         # cleo never renders `description` (documentation only), so it is sent as written.
-        prompt = description if isinstance(description, str) and description.strip() else f"Run the cleo node '{node.id}' as {agent}."
+        prompt = (
+            description
+            if isinstance(description, str) and description.strip()
+            else f"Run the cleo node '{node.id}' as {agent}."
+        )
         config.append(ir.Entry("prompt", ir.Lit(prompt)))
         # cleo hands the agent the context overlaid with the node's rendered inputs (B4.5).
-        entries = [ir.Entry("inputs", _expression("inputs", node.map.span, t.ANY)), ir.Entry("bindings", _expression("bindings", node.map.span, t.ANY))]
+        entries = [
+            ir.Entry("inputs", _expression("inputs", node.map.span, t.ANY)),
+            ir.Entry("bindings", _expression("bindings", node.map.span, t.ANY)),
+        ]
         if isinstance(keys.get("inputs", (None, None))[1], YMap):
             named = {k.text for k, _ in keys["inputs"][1].pairs}
             entries = [e for e in entries if e.key not in named]
-            entries += [ir.Entry(k.text, self.text(v, t.ANY), span=k.span) for k, v in keys["inputs"][1].pairs if isinstance(v, YScalar)]
+            entries += [
+                ir.Entry(k.text, self.text(v, t.ANY), span=k.span)
+                for k, v in keys["inputs"][1].pairs
+                if isinstance(v, YScalar)
+            ]
         if node.index in self.loop_backs.values():
             # The node a loop-back starts again from hears why (cleo puts these in the context).
-            entries += [ir.Entry("__lastError", _expression("__lastError", node.map.span, t.ANY)),
-                        ir.Entry("__lastFailedNode", _expression("__lastError == null ? null : __lastError.step", node.map.span, t.ANY))]
+            entries += [
+                ir.Entry("__lastError", _expression("__lastError", node.map.span, t.ANY)),
+                ir.Entry(
+                    "__lastFailedNode",
+                    _expression("__lastError == null ? null : __lastError.step", node.map.span, t.ANY),
+                ),
+            ]
         config.append(ir.Entry("context", ir.MapV(tuple(entries))))
         for cleo_key, key in (("allowed_tools", "tools"), ("allowed_skills", "skills"), ("context_files", "readPaths")):
             if isinstance(keys.get(cleo_key, (None, None))[1], YSeq):
@@ -440,8 +613,17 @@ class Lowerer:
                 config.append(ir.Entry(key, ir.Lit(keys[key][1].value, span=keys[key][1].span), span=keys[key][0].span))
         config.append(ir.Entry("return", ir.Lit("a JSON object: the context keys this node produces")))
         requires, ensures = self.contracts(node)
-        return ir.Step(NODE_ACTIONS["agentic"], ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), span=node.map.span, name_span=node.id_span,
-                       requires=requires, ensures=ensures, bindings=_expression(_ref(node.id), node.map.span, _OBJECT))
+        return ir.Step(
+            NODE_ACTIONS["agentic"],
+            ir.MapV(tuple(config)),
+            name=node.id,
+            error_policy=self.policy(node),
+            span=node.map.span,
+            name_span=node.id_span,
+            requires=requires,
+            ensures=ensures,
+            bindings=_expression(_ref(node.id), node.map.span, _OBJECT),
+        )
 
     def deterministic(self, node: Node) -> ir.Step:
         keys = node.keys
@@ -460,11 +642,28 @@ class Lowerer:
             timeout = keys["timeout_ms"][1].value / 1000
         ref = _ref(node.id)
         # What cleo merges into the context for a program that succeeded (B4.5).
-        bindings = ir.MapV(tuple(ir.Entry(node.id + suffix, _expression(f"{ref}.{field}", node.map.span, t.ANY)) for suffix, field in PROGRAM_OUTPUTS))
+        bindings = ir.MapV(
+            tuple(
+                ir.Entry(node.id + suffix, _expression(f"{ref}.{field}", node.map.span, t.ANY))
+                for suffix, field in PROGRAM_OUTPUTS
+            )
+        )
         requires, ensures = self.contracts(node)
-        return ir.Step(NODE_ACTIONS["deterministic"], ir.MapV(tuple(config)), name=node.id, error_policy=self.policy(node), timeout=timeout,
-                       writes=(ir.Lit("**"),), writes_declared=True, span=node.map.span, action_span=keys["command"][0].span, name_span=node.id_span,
-                       requires=requires, ensures=ensures, bindings=bindings)
+        return ir.Step(
+            NODE_ACTIONS["deterministic"],
+            ir.MapV(tuple(config)),
+            name=node.id,
+            error_policy=self.policy(node),
+            timeout=timeout,
+            writes=(ir.Lit("**"),),
+            writes_declared=True,
+            span=node.map.span,
+            action_span=keys["command"][0].span,
+            name_span=node.id_span,
+            requires=requires,
+            ensures=ensures,
+            bindings=bindings,
+        )
 
     def text(self, scalar: YScalar, expected: t.Type = t.STRING) -> ir.Value:
         """A rendered value (B4.9): cleo's `{{ name }}` placeholders as catalyst templates over
@@ -480,14 +679,18 @@ class Lowerer:
         else:
             pieces, at = [], 0
             for m in PLACEHOLDER.finditer(value):
-                pieces.append(_escaped(value[at:m.start()]))
+                pieces.append(_escaped(value[at : m.start()]))
                 pieces.append("{{ " + self.reference(m.group(1)) + " }}")
                 at = m.end()
             pieces.append(_escaped(value[at:]))
             text = "".join(pieces)
         parsed = parse_template(text)
         if parsed.errors or not parsed.has_templates:  # not expected: every piece is written to parse
-            self.refuse(f"`{value}` cannot be written as a catalyst template", scalar.span, help="write placeholders as `{{ name }}`")
+            self.refuse(
+                f"`{value}` cannot be written as a catalyst template",
+                scalar.span,
+                help="write placeholders as `{{ name }}`",
+            )
             return ir.Lit(value, span=scalar.span)
         return ir.Tmpl(text, parsed.parts, span=scalar.span, expected=expected)
 
@@ -535,7 +738,10 @@ def _parsed(expression: str):
 def _checks(texts: list[str], node: Node) -> Optional[ir.Checks]:
     if not texts:
         return None
-    checks = tuple(ir.Check("expression", ir.MapV((ir.Entry("expression", _expression(x, node.map.span)),)), span=node.map.span) for x in texts)
+    checks = tuple(
+        ir.Check("expression", ir.MapV((ir.Entry("expression", _expression(x, node.map.span)),)), span=node.map.span)
+        for x in texts
+    )
     return ir.Checks(checks, CONTRACT, span=node.map.span)
 
 
@@ -586,4 +792,6 @@ def _value(value: object, node: YNode) -> ir.Value:
 
 
 def _first_line(book: Cantbook):
-    return book.source.span(book.root.start, book.root.start + max(1, book.source.text.find("\n", book.root.start) - book.root.start))
+    return book.source.span(
+        book.root.start, book.root.start + max(1, book.source.text.find("\n", book.root.start) - book.root.start)
+    )

@@ -20,8 +20,14 @@ DEFAULT_CAP = 3
 #: path in the checkpoint's result). The checker, the lowering and the export read these.
 PROGRAM_OUTPUTS = (("_stdout", "stdout"), ("_exitCode", "exitCode"))
 LAST_APPROVAL = "__lastApproval"
-LAST_APPROVAL_KEYS = (("decision", "selected"), ("approver", "approval.by"), ("role", "approval.role"), ("reason", "approval.note"),
-                      ("approvedAt", "approval.at"), ("via", "approval.via"))
+LAST_APPROVAL_KEYS = (
+    ("decision", "selected"),
+    ("approver", "approval.by"),
+    ("role", "approval.role"),
+    ("reason", "approval.note"),
+    ("approvedAt", "approval.at"),
+    ("via", "approval.via"),
+)
 
 
 @attrs.define(eq=False)

@@ -7,7 +7,17 @@ from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import DASHED_PLACEHOLDER, DEFAULT_CAP, LAST_APPROVAL, PLACEHOLDER, PROGRAM_OUTPUTS, Cantbook, Edge, Guard, Node
+from catalyst_dsl.dialects.cleo_model import (
+    DASHED_PLACEHOLDER,
+    DEFAULT_CAP,
+    LAST_APPROVAL,
+    PLACEHOLDER,
+    PROGRAM_OUTPUTS,
+    Cantbook,
+    Edge,
+    Guard,
+    Node,
+)
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
@@ -32,8 +42,12 @@ class Checker:
         if cycle is not None:
             names = " → ".join(book.nodes[n].id for n in cycle)
             first = book.nodes[cycle[0]]
-            self.sink.report("C944", f"the nodes form a cycle: {names}", first.id_span,
-                             help="cleo's graphs run forward only: remove one of these edges or depends (a loop back on failure is `on_failure.inject_into`)")
+            self.sink.report(
+                "C944",
+                f"the nodes form a cycle: {names}",
+                first.id_span,
+                help="cleo's graphs run forward only: remove one of these edges or depends (a loop back on failure is `on_failure.inject_into`)",
+            )
         else:
             book.order = g.topological_order(graph)
             self.entries()
@@ -50,8 +64,13 @@ class Checker:
             pair = (edge.source, edge.target)
             if pair in seen:
                 a, b = (self.book.nodes[i].id for i in pair)
-                self.sink.report("C942", f"the edge {a} → {b} is written twice", edge.span, labels=[Label(seen[pair].span, "first written here")],
-                                 help=f"remove one; cleo's runtime stops at '{a}' with two successors")
+                self.sink.report(
+                    "C942",
+                    f"the edge {a} → {b} is written twice",
+                    edge.span,
+                    labels=[Label(seen[pair].span, "first written here")],
+                    help=f"remove one; cleo's runtime stops at '{a}' with two successors",
+                )
                 continue
             seen[pair] = edge
             kept.append(edge)
@@ -67,12 +86,22 @@ class Checker:
                     continue
                 seen.add(name)
                 if name not in self.ids:
-                    self.sink.report("C941", f"'{node.id}' depends on '{name}', which names no node", scalar.span, help=suggest(name, self.ids) or "name a node's `id`")
+                    self.sink.report(
+                        "C941",
+                        f"'{node.id}' depends on '{name}', which names no node",
+                        scalar.span,
+                        help=suggest(name, self.ids) or "name a node's `id`",
+                    )
                     continue
                 pair = (self.ids[name], node.index)
                 if pair in explicit:
-                    self.sink.report("C943", f"`depends: {name}` repeats the edge {name} → {node.id}", scalar.span, labels=[Label(explicit[pair].span, "the edge")],
-                                     help="keep one of them")
+                    self.sink.report(
+                        "C943",
+                        f"`depends: {name}` repeats the edge {name} → {node.id}",
+                        scalar.span,
+                        labels=[Label(explicit[pair].span, "the edge")],
+                        help="keep one of them",
+                    )
                     continue
                 result.append(Edge(pair[0], pair[1], scalar.span, explicit=False))
         return result
@@ -86,15 +115,25 @@ class Checker:
         entry = book.nodes[roots[0]]
         for other in roots[1:]:
             node = book.nodes[other]
-            self.sink.report("C945", f"'{node.id}' has no predecessor, like '{entry.id}'; cleo runs only the first root, so '{node.id}' would never run",
-                             node.id_span, labels=[Label(entry.id_span, "the entry")], help=f"add an edge into '{node.id}' (or `depends:`), or remove it")
+            self.sink.report(
+                "C945",
+                f"'{node.id}' has no predecessor, like '{entry.id}'; cleo runs only the first root, so '{node.id}' would never run",
+                node.id_span,
+                labels=[Label(entry.id_span, "the entry")],
+                help=f"add an edge into '{node.id}' (or `depends:`), or remove it",
+            )
         seen = g.reachable(graph, roots[0])
         roots_set = set(roots)
         for n in range(graph.size):
             # The other roots were reported above; what only they lead to is reported here.
             if not seen[n] and n not in roots_set:
                 node = book.nodes[n]
-                self.sink.report("C946", f"'{node.id}' cannot be reached from the entry '{entry.id}'", node.id_span, help="add an edge from a node that runs, or remove it")
+                self.sink.report(
+                    "C946",
+                    f"'{node.id}' cannot be reached from the entry '{entry.id}'",
+                    node.id_span,
+                    help="add an edge from a node that runs, or remove it",
+                )
         if len(roots) > 1:
             book.entry = None
 
@@ -109,21 +148,43 @@ class Checker:
             guarded = [e for e in out if e.guard is not None]
             composite = [e for e in guarded if e.guard.composite]
             for e in composite:
-                self.sink.report("C948", f"the guard on '{node.id}' → '{book.nodes[e.target].id}' compares with a list or mapping, which is never equal in cleo", e.guard.node.span,
-                                 help="compare with a string, number, boolean or null")
+                self.sink.report(
+                    "C948",
+                    f"the guard on '{node.id}' → '{book.nodes[e.target].id}' compares with a list or mapping, which is never equal in cleo",
+                    e.guard.node.span,
+                    help="compare with a string, number, boolean or null",
+                )
             if len(plain) > 1:
                 names = ", ".join(book.nodes[e.target].id for e in plain)
-                self.sink.report("C947", f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and stops there",
-                                 plain[1].span, labels=[Label(plain[0].span, "the first")], help="guard the edges with `when:` so exactly one holds, or chain the nodes")
+                self.sink.report(
+                    "C947",
+                    f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and stops there",
+                    plain[1].span,
+                    labels=[Label(plain[0].span, "the first")],
+                    help="guard the edges with `when:` so exactly one holds, or chain the nodes",
+                )
             elif plain and guarded:
-                self.sink.report("C947", f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}` makes the guard hold, both apply and cleo's runtime throws",
-                                 guarded[0].span, labels=[Label(plain[0].span, "the unconditional edge")], help="guard both edges")
+                self.sink.report(
+                    "C947",
+                    f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}` makes the guard hold, both apply and cleo's runtime throws",
+                    guarded[0].span,
+                    labels=[Label(plain[0].span, "the unconditional edge")],
+                    help="guard both edges",
+                )
             elif len(guarded) == 1:
-                self.sink.report("C948", f"the only edge out of '{node.id}' is guarded: when its guard is false the run stops with no next node",
-                                 guarded[0].span, help="add an edge with the opposite guard, or remove the guard")
+                self.sink.report(
+                    "C948",
+                    f"the only edge out of '{node.id}' is guarded: when its guard is false the run stops with no next node",
+                    guarded[0].span,
+                    help="add an edge with the opposite guard, or remove the guard",
+                )
             elif guarded and not composite and not _exclusive_and_exhaustive([e.guard for e in guarded]):
-                self.sink.report("C948", f"the guards out of '{node.id}' are not provably exclusive and exhaustive; the run stops when none or several hold",
-                                 guarded[0].span, help="guard one field: `equals: v` with `notEquals: v`, `exists`/`truthy` true with false, or disjoint values plus their complement")
+                self.sink.report(
+                    "C948",
+                    f"the guards out of '{node.id}' are not provably exclusive and exhaustive; the run stops when none or several hold",
+                    guarded[0].span,
+                    help="guard one field: `equals: v` with `notEquals: v`, `exists`/`truthy` true with false, or disjoint values plus their complement",
+                )
 
     def ancestors(self) -> list[int]:
         if self._ancestors is None:
@@ -136,25 +197,56 @@ class Checker:
             if node.inject_into is not None:
                 target = node.inject_into.value
                 if target not in self.ids:
-                    self.sink.report("C950", f"`inject_into: {target}` names no node", node.inject_into.span, help=suggest(target, self.ids) or "name an earlier node to loop back to")
+                    self.sink.report(
+                        "C950",
+                        f"`inject_into: {target}` names no node",
+                        node.inject_into.span,
+                        help=suggest(target, self.ids) or "name an earlier node to loop back to",
+                    )
                 elif target == node.id:
-                    self.sink.report("C952", "`inject_into` names the node itself: the same as leaving it out", node.inject_into.span, help="remove it, or name an earlier node to loop back to")
+                    self.sink.report(
+                        "C952",
+                        "`inject_into` names the node itself: the same as leaving it out",
+                        node.inject_into.span,
+                        help="remove it, or name an earlier node to loop back to",
+                    )
                 elif not self.ancestors()[node.index] >> self.ids[target] & 1:
-                    self.sink.report("C951", f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or sideways", node.inject_into.span,
-                                     help="name a node that runs before this one")
+                    self.sink.report(
+                        "C951",
+                        f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or sideways",
+                        node.inject_into.span,
+                        help="name a node that runs before this one",
+                    )
                 else:
                     cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
                     escalate = next((h for h in book.handlers if h.on == "iteration_cap_exceeded"), None)
-                    then = (f"then the handler on line {escalate.span.line} {'asks a person' if escalate.action == 'hitl_escalate' else 'applies'}"
-                            if escalate is not None else "then the run fails with IterationCapExceeded")
-                    self.sink.report("C951", f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
-                                     node.inject_into.span, help="keep it if that is what you mean; catalyst counts attempts through the loop")
+                    then = (
+                        f"then the handler on line {escalate.span.line} {'asks a person' if escalate.action == 'hitl_escalate' else 'applies'}"
+                        if escalate is not None
+                        else "then the run fails with IterationCapExceeded"
+                    )
+                    self.sink.report(
+                        "C951",
+                        f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
+                        node.inject_into.span,
+                        help="keep it if that is what you mean; catalyst counts attempts through the loop",
+                    )
             if node.requires_from is not None:
                 source = node.requires_from.value
                 if source not in self.ids:
-                    self.sink.report("C953", f"`requires.from: {source}` names no node", node.requires_from.span, help=suggest(source, self.ids) or "name an earlier node")
+                    self.sink.report(
+                        "C953",
+                        f"`requires.from: {source}` names no node",
+                        node.requires_from.span,
+                        help=suggest(source, self.ids) or "name an earlier node",
+                    )
                 elif not self.ancestors()[node.index] >> self.ids[source] & 1:
-                    self.sink.report("C953", f"`requires.from: {source}` is not an earlier node of '{node.id}'", node.requires_from.span, help="name a node that runs before this one")
+                    self.sink.report(
+                        "C953",
+                        f"`requires.from: {source}` is not an earlier node of '{node.id}'",
+                        node.requires_from.span,
+                        help="name a node that runs before this one",
+                    )
 
     def gates(self) -> None:
         from catalyst_dsl.dialects.cleo_policy import DEFAULT_RULES, evaluate
@@ -162,7 +254,9 @@ class Checker:
         book = self.book
         commands = [(n, _command_line(n)) for n in book.nodes if n.type == "deterministic"]
         commands = [(n, line, evaluate(line, DEFAULT_RULES)) for n, line in commands if line]
-        risky = [(n, line, rule) for n, line, (action, rule) in commands if action == "require-human" and rule != "default"]
+        risky = [
+            (n, line, rule) for n, line, (action, rule) in commands if action == "require-human" and rule != "default"
+        ]
         if not risky:
             return
         is_gate = [n.type == "approval" for n in book.nodes]
@@ -170,8 +264,12 @@ class Checker:
         for node, line, rule in risky:
             if not behind[node.index]:
                 span = node.keys["command"][1].span
-                self.sink.report("C959", f"`{line}` matches the require-human rule `{rule}`, and no approval node precedes it", span,
-                                 help="add an approval node on every path before this node")
+                self.sink.report(
+                    "C959",
+                    f"`{line}` matches the require-human rule `{rule}`, and no approval node precedes it",
+                    span,
+                    help="add an approval node on every path before this node",
+                )
 
     def templates(self) -> None:
         book = self.book
@@ -200,8 +298,12 @@ class Checker:
             return
         smap = ScalarMap(scalar)
         for match in DASHED_PLACEHOLDER.finditer(text):
-            self.sink.report("C955", f"`{{{{ {match.group(1)} }}}}` is not a template in cleo: names cannot contain '-'", smap.span(match.start(), match.end()),
-                             help="use '_' in the name")
+            self.sink.report(
+                "C955",
+                f"`{{{{ {match.group(1)} }}}}` is not a template in cleo: names cannot contain '-'",
+                smap.span(match.start(), match.end()),
+                help="use '_' in the name",
+            )
         for match in PLACEHOLDER.finditer(text):
             name = match.group(1)
             span = smap.span(match.start(1), match.end(1))
@@ -209,15 +311,29 @@ class Checker:
             if root == "inputs" and rest:
                 field = rest.split(".")[0]
                 if field not in inputs:
-                    self.sink.report("C501", f"`inputs.{field}` is not a declared input", span, help=_did_you_mean_input(field, inputs))
+                    self.sink.report(
+                        "C501",
+                        f"`inputs.{field}` is not a declared input",
+                        span,
+                        help=_did_you_mean_input(field, inputs),
+                    )
                 continue
             if root in inputs:
                 continue
             mask = declared.get(root, 0)
-            if self.book.order and mask and (self.ancestors()[node.index] & mask or (mask >> node.index) & 1 and root.startswith("__")):
+            if (
+                self.book.order
+                and mask
+                and (self.ancestors()[node.index] & mask or (mask >> node.index) & 1 and root.startswith("__"))
+            ):
                 continue
-            self.sink.report("C955", f"`{name}` is neither a declared input nor a key an earlier node declares", span,
-                             help=suggest(root, inputs, prefix="did you mean ") or "declare it under `inputs:`, or in an earlier node's `ensures.outputFiles`")
+            self.sink.report(
+                "C955",
+                f"`{name}` is neither a declared input nor a key an earlier node declares",
+                span,
+                help=suggest(root, inputs, prefix="did you mean ")
+                or "declare it under `inputs:`, or in an earlier node's `ensures.outputFiles`",
+            )
 
 
 def _did_you_mean_input(field: str, inputs: set[str]) -> str:
@@ -250,13 +366,27 @@ def _command_line(node: Node) -> str:
     if not (isinstance(command, YScalar) and isinstance(command.value, str)):
         return ""
     args = keys.get("args", (None, None))[1]
-    words = [a.value for a in args.items if isinstance(a, YScalar) and isinstance(a.value, str)] if isinstance(args, YSeq) else []
+    words = (
+        [a.value for a in args.items if isinstance(a, YScalar) and isinstance(a.value, str)]
+        if isinstance(args, YSeq)
+        else []
+    )
     return " ".join([command.value, *words])
 
 
 def _same(a: object, b: object) -> bool:
     """JavaScript's strict equality for YAML scalars: no coercion between types."""
-    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and not isinstance(a, bool) and isinstance(b, (int, float)) and not isinstance(b, bool) and a == b)
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float))
+            and not isinstance(a, bool)
+            and isinstance(b, (int, float))
+            and not isinstance(b, bool)
+            and a == b
+        )
+    )
 
 
 def _exclusive_and_exhaustive(guards: list[Guard]) -> bool:

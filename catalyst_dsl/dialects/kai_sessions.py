@@ -28,8 +28,28 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 SESSION_STATUSES = ("pending", "in_progress", "completed", "failed", "aborted", "running")
 ENTRY_STATUSES = ("done", "failed", "skipped", "in_progress")
 DECISIONS = ("auto", "gate", "escalated", "skipped")
-SESSION_FIELDS = ("session_id", "playbook", "feature", "args", "status", "started_at", "completed_at", "current_step", "worktree")
-ENTRY_FIELDS = ("step_id", "status", "decision", "started_at", "completed_at", "duration_seconds", "trigger", "human_response", "error")
+SESSION_FIELDS = (
+    "session_id",
+    "playbook",
+    "feature",
+    "args",
+    "status",
+    "started_at",
+    "completed_at",
+    "current_step",
+    "worktree",
+)
+ENTRY_FIELDS = (
+    "step_id",
+    "status",
+    "decision",
+    "started_at",
+    "completed_at",
+    "duration_seconds",
+    "trigger",
+    "human_response",
+    "error",
+)
 #: An arg name kai's line reader reads back as written (`  name: "value"`).
 ARG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 #: A session id as kai makes them: `YYYYMMDD-xyz`.
@@ -88,7 +108,9 @@ def new_session_id(today: datetime.date, taken=lambda _id: False) -> str:
         candidate = f"{today:%Y%m%d}-" + "".join(secrets.choice(alphabet) for _ in range(3))
         if not taken(candidate):
             return candidate
-    raise SessionFileError(Path(f"{today:%Y%m%d}-…"), "no free session id after 3 tries", fix="remove old sessions of today")
+    raise SessionFileError(
+        Path(f"{today:%Y%m%d}-…"), "no free session id after 3 tries", fix="remove old sessions of today"
+    )
 
 
 def quoted(text: str) -> str:
@@ -98,12 +120,20 @@ def quoted(text: str) -> str:
 
 
 def session_text(session: Session) -> str:
-    lines = [f"session_id: {quoted(session.session_id)}", f"playbook: {quoted(session.playbook)}", f"feature: {quoted(session.feature)}"]
+    lines = [
+        f"session_id: {quoted(session.session_id)}",
+        f"playbook: {quoted(session.playbook)}",
+        f"feature: {quoted(session.feature)}",
+    ]
     if session.args:
         lines.append("args:")
         for name, value in session.args.items():
             if not ARG_NAME.match(name):
-                raise SessionFileError(Path("session.yaml"), f"the arg name {name!r} cannot be written so that kai reads it back", fix="use letters, digits, '_', '-' and '.'")
+                raise SessionFileError(
+                    Path("session.yaml"),
+                    f"the arg name {name!r} cannot be written so that kai reads it back",
+                    fix="use letters, digits, '_', '-' and '.'",
+                )
             lines.append(f"  {name}: {quoted(str(value))}")
     else:
         lines.append("args: {}")
@@ -162,7 +192,12 @@ def read_session(directory: Path) -> Session:
     path = directory / "session.yaml"
     root = _load(path)
     if not isinstance(root, YMap):
-        raise SessionFileError(path, "a session file is a mapping of fields", _line(root), fix="restore it from git, or remove the session folder")
+        raise SessionFileError(
+            path,
+            "a session file is a mapping of fields",
+            _line(root),
+            fix="restore it from git, or remove the session folder",
+        )
     values: dict = {}
     for key, value in root.pairs:
         if key.text not in SESSION_FIELDS:
@@ -173,9 +208,19 @@ def read_session(directory: Path) -> Session:
             values[key.text] = _string(path, key.text, value)
     for field in ("session_id", "playbook", "feature", "status"):
         if not values.get(field):
-            raise SessionFileError(path, f"the field {field} is missing or empty", _line(root), fix="restore it from git, or remove the session folder")
+            raise SessionFileError(
+                path,
+                f"the field {field} is missing or empty",
+                _line(root),
+                fix="restore it from git, or remove the session folder",
+            )
     if values["status"] not in SESSION_STATUSES:
-        raise SessionFileError(path, f"unknown status {values['status']!r}", _line(root.get("status")), fix=f"use one of: {', '.join(SESSION_STATUSES)}")
+        raise SessionFileError(
+            path,
+            f"unknown status {values['status']!r}",
+            _line(root.get("status")),
+            fix=f"use one of: {', '.join(SESSION_STATUSES)}",
+        )
     return Session(**values)
 
 
@@ -184,16 +229,33 @@ def read_journal(directory: Path) -> tuple[JournalEntry, ...]:
     root = _load(path)
     entries = root.get("entries") if isinstance(root, YMap) else None
     if not isinstance(entries, YSeq):
-        raise SessionFileError(path, "a journal is `entries:` with a list of entries", _line(root), fix="restore it from git; `entries: []` is an empty journal")
+        raise SessionFileError(
+            path,
+            "a journal is `entries:` with a list of entries",
+            _line(root),
+            fix="restore it from git; `entries: []` is an empty journal",
+        )
     found = []
     for item in entries.items:
         if not isinstance(item, YMap):
-            raise SessionFileError(path, "a journal entry is a mapping of fields", _line(item), fix="restore it from git")
+            raise SessionFileError(
+                path, "a journal entry is a mapping of fields", _line(item), fix="restore it from git"
+            )
         values: dict = {}
         for key, value in item.pairs:
             if key.text == "duration_seconds":
-                if not (isinstance(value, YScalar) and isinstance(value.value, int) and not isinstance(value.value, bool) and value.value >= 0):
-                    raise SessionFileError(path, "duration_seconds is a whole number of seconds", _line(value), fix="write it as a bare number, or remove it")
+                if not (
+                    isinstance(value, YScalar)
+                    and isinstance(value.value, int)
+                    and not isinstance(value.value, bool)
+                    and value.value >= 0
+                ):
+                    raise SessionFileError(
+                        path,
+                        "duration_seconds is a whole number of seconds",
+                        _line(value),
+                        fix="write it as a bare number, or remove it",
+                    )
                 values["duration_seconds"] = value.value
             elif key.text in ENTRY_FIELDS:
                 values[key.text] = _string(path, key.text, value)
@@ -201,9 +263,19 @@ def read_journal(directory: Path) -> tuple[JournalEntry, ...]:
             if not values.get(field):
                 raise SessionFileError(path, f"a journal entry has no {field}", _line(item), fix="restore it from git")
         if values["status"] not in ENTRY_STATUSES:
-            raise SessionFileError(path, f"unknown entry status {values['status']!r}", _line(item.get("status")), fix=f"use one of: {', '.join(ENTRY_STATUSES)}")
+            raise SessionFileError(
+                path,
+                f"unknown entry status {values['status']!r}",
+                _line(item.get("status")),
+                fix=f"use one of: {', '.join(ENTRY_STATUSES)}",
+            )
         if values["decision"] not in DECISIONS:
-            raise SessionFileError(path, f"unknown decision {values['decision']!r}", _line(item.get("decision")), fix=f"use one of: {', '.join(DECISIONS)}")
+            raise SessionFileError(
+                path,
+                f"unknown decision {values['decision']!r}",
+                _line(item.get("decision")),
+                fix=f"use one of: {', '.join(DECISIONS)}",
+            )
         found.append(JournalEntry(**values))
     return tuple(found)
 
@@ -214,14 +286,21 @@ def _load(path: Path) -> YNode:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise SessionFileError(path, f"cannot be read: {exc.strerror or exc}", fix="check that the session folder is complete") from None
+        raise SessionFileError(
+            path, f"cannot be read: {exc.strerror or exc}", fix="check that the session folder is complete"
+        ) from None
     sink = DiagnosticSink()
     source = decode(data, str(path), sink)
     root = load_yaml(source, sink) if source is not None else None
     errors = [d for d in sink.sorted() if d.severity.value == "error"]
     if errors:
         first = errors[0]
-        raise SessionFileError(path, f"is damaged: {first.message}", first.span.line if first.span else None, fix="restore it from git, or remove the session folder")
+        raise SessionFileError(
+            path,
+            f"is damaged: {first.message}",
+            first.span.line if first.span else None,
+            fix="restore it from git, or remove the session folder",
+        )
     if root is None:
         raise SessionFileError(path, "is empty", fix="restore it from git, or remove the session folder")
     return root
@@ -237,7 +316,12 @@ def _args(path: Path, node: YNode) -> dict:
     if isinstance(node, YScalar) and node.value is None:
         return {}
     if not isinstance(node, YMap):
-        raise SessionFileError(path, "args is a mapping of arg names to text", _line(node), fix="write `args: {}` or one `  name: \"value\"` line per arg")
+        raise SessionFileError(
+            path,
+            "args is a mapping of arg names to text",
+            _line(node),
+            fix="write `args: {}` or one `  name: \"value\"` line per arg",
+        )
     return {key.text: _string(path, f"the arg {key.text}", value) for key, value in node.pairs}
 
 

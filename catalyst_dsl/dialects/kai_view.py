@@ -24,7 +24,13 @@ from catalyst_dsl.runtime import durable
 
 SESSIONS = Path(".playbooks") / "sessions"
 #: catalyst's run status -> kai's session status (A4.10).
-SESSION_STATUS = {"running": "in_progress", "paused": "in_progress", "completed": "completed", "failed": "failed", "cancelled": "aborted"}
+SESSION_STATUS = {
+    "running": "in_progress",
+    "paused": "in_progress",
+    "completed": "completed",
+    "failed": "failed",
+    "cancelled": "aborted",
+}
 #: catalyst's journal status -> kai's entry status.
 ENTRY_STATUS = {"completed": "done", "failed": "failed", "skipped": "skipped"}
 
@@ -58,8 +64,11 @@ def _inside(project_root: Path, directory: Path) -> None:
         parent = parent.parent
     real = os.path.realpath(parent)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise files.SessionFileError(directory, f"{SESSIONS} leads out of the project (to {real})",
-                                     fix=f"remove the symbolic link: kai's session files are kept only inside the project")
+        raise files.SessionFileError(
+            directory,
+            f"{SESSIONS} leads out of the project (to {real})",
+            fix="remove the symbolic link: kai's session files are kept only inside the project",
+        )
 
 
 def kai_steps(playbook: ir.Playbook) -> list[tuple[str, ir.Step]]:
@@ -93,8 +102,9 @@ def _triggers(file: str) -> dict[str, tuple[str, ...]]:
     return {s.id.text: tuple(t.text for t in s.triggers) for s in document.steps if s.id is not None}
 
 
-def view_of(state, steps: list[tuple[str, ir.Step]], session_id: str,
-            triggers: dict[str, tuple[str, ...]]) -> tuple[files.Session, list[files.JournalEntry]]:
+def view_of(
+    state, steps: list[tuple[str, ir.Step]], session_id: str, triggers: dict[str, tuple[str, ...]]
+) -> tuple[files.Session, list[files.JournalEntry]]:
     by_path = dict(steps)
     entries: list[files.JournalEntry] = []
     current = ""
@@ -104,8 +114,19 @@ def view_of(state, steps: list[tuple[str, ir.Step]], session_id: str,
         if step is None or record.path in seen:
             continue
         seen.add(record.path)
-        entries.append(_entry(state, record.path, step, triggers, ENTRY_STATUS.get(record.status, "failed"), record.started_at,
-                              _plus(record.started_at, record.duration), round(record.duration), record.reason))
+        entries.append(
+            _entry(
+                state,
+                record.path,
+                step,
+                triggers,
+                ENTRY_STATUS.get(record.status, "failed"),
+                record.started_at,
+                _plus(record.started_at, record.duration),
+                round(record.duration),
+                record.reason,
+            )
+        )
     waiting = state.pause.path if state.pause is not None else None
     for path, step in steps:
         if path in seen:
@@ -116,32 +137,80 @@ def view_of(state, steps: list[tuple[str, ir.Step]], session_id: str,
         elif state.status in ("failed", "cancelled") and _last_failure(state, step) is not None:
             # The step that ended the run (a stop is not in catalyst's journal: a resume runs it again).
             failure = _last_failure(state, step)
-            entries.append(_entry(state, path, step, triggers, "failed", _minus(failure.at, failure.duration), failure.at,
-                                  round(failure.duration), None))
+            entries.append(
+                _entry(
+                    state,
+                    path,
+                    step,
+                    triggers,
+                    "failed",
+                    _minus(failure.at, failure.duration),
+                    failure.at,
+                    round(failure.duration),
+                    None,
+                )
+            )
         elif waiting is not None and (waiting == path or waiting.startswith(path + "/")):
             current = step.name or ""
             if waiting.endswith("/inquire"):
                 # A failure waiting for a person: what happened so far is the failure.
                 failure = _last_failure(state, step)
-                entries.append(_entry(state, path, step, triggers, "failed", failure.at if failure else state.updated_at, None, None, None))
+                entries.append(
+                    _entry(
+                        state,
+                        path,
+                        step,
+                        triggers,
+                        "failed",
+                        failure.at if failure else state.updated_at,
+                        None,
+                        None,
+                        None,
+                    )
+                )
     session = files.Session(
-        session_id=session_id, playbook=state.playbook.name, feature=str(state.inputs.get("feature", "")),
-        args={name: str(value) for name, value in state.inputs.items() if value is not None and files.ARG_NAME.match(name)},
-        status=SESSION_STATUS.get(state.status, "in_progress"), started_at=state.started_at,
-        completed_at=state.ended_at or "", current_step=current if state.status in ("running", "paused") else "", worktree="",
+        session_id=session_id,
+        playbook=state.playbook.name,
+        feature=str(state.inputs.get("feature", "")),
+        args={
+            name: str(value) for name, value in state.inputs.items() if value is not None and files.ARG_NAME.match(name)
+        },
+        status=SESSION_STATUS.get(state.status, "in_progress"),
+        started_at=state.started_at,
+        completed_at=state.ended_at or "",
+        current_step=current if state.status in ("running", "paused") else "",
+        worktree="",
     )
     return session, entries
 
 
-def _entry(state, path: str, step: ir.Step, triggers: dict[str, tuple[str, ...]], status: str, started: str, completed: Optional[str], seconds: Optional[int],
-           reason: Optional[str]) -> files.JournalEntry:
+def _entry(
+    state,
+    path: str,
+    step: ir.Step,
+    triggers: dict[str, tuple[str, ...]],
+    status: str,
+    started: str,
+    completed: Optional[str],
+    seconds: Optional[int],
+    reason: Optional[str],
+) -> files.JournalEntry:
     decision, trigger, response = _decision(state, path, step, triggers.get(step.name or "", ()))
     error = None
     if status == "failed":
         failure = _last_failure(state, step)
         error = f"{failure.code}: {failure.message}" if failure is not None else reason
-    return files.JournalEntry(step_id=step.name or "", status=status, decision=decision, started_at=started,
-                              completed_at=completed, duration_seconds=seconds, trigger=trigger, human_response=response, error=error)
+    return files.JournalEntry(
+        step_id=step.name or "",
+        status=status,
+        decision=decision,
+        started_at=started,
+        completed_at=completed,
+        duration_seconds=seconds,
+        trigger=trigger,
+        human_response=response,
+        error=error,
+    )
 
 
 def _decision(state, path: str, step: ir.Step, listed: tuple[str, ...]) -> tuple[str, Optional[str], Optional[str]]:
@@ -156,11 +225,15 @@ def _decision(state, path: str, step: ir.Step, listed: tuple[str, ...]) -> tuple
         last = answered[-1]
         # The answer given: an option chosen, else the default (yes before a step, continue after a failure).
         default = "yes" if last.path.endswith("/before") else "continue"
-        response = str(last.selected if last.selected is not None else default) + (f": {last.comment}" if last.comment else "")
+        response = str(last.selected if last.selected is not None else default) + (
+            f": {last.comment}" if last.comment else ""
+        )
     asked = bool(answered) or (state.pause is not None and state.pause.path in (f"{path}/before", f"{path}/inquire"))
     if not asked:
         return "auto", None, None
-    if any(a.path == f"{path}/inquire" for a in answered) or (state.pause is not None and state.pause.path == f"{path}/inquire"):
+    if any(a.path == f"{path}/inquire" for a in answered) or (
+        state.pause is not None and state.pause.path == f"{path}/inquire"
+    ):
         failure = _last_failure(state, step)
         trigger = next((t for t in listed if failure is not None and failure.code in TRIGGER_CODES.get(t, ())), None)
         if trigger is not None:

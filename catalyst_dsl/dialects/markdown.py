@@ -50,7 +50,12 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
     if text.startswith("---\n") or text == "---":
         close = re.search(r"^(?:---|\.\.\.)[ \t]*$", text[4:], re.MULTILINE)
         if close is None:
-            sink.report("C701", "the front matter starts with --- but is never closed", source.span(0, 3), help="end the front matter with a line holding only ---")
+            sink.report(
+                "C701",
+                "the front matter starts with --- but is never closed",
+                source.span(0, 3),
+                help="end the front matter with a line holding only ---",
+            )
             return None
         fm_end = 4 + close.start()
         front = load_yaml(source, sink, start=4, end=fm_end)
@@ -75,7 +80,9 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
     stop_offsets = [offset for offset, _ in stops]
     if phases:
         for section in phases:
-            steps.append(_prompt_step(lowerer, source, section.start, section.end, _slug(section.title), section.title, code))
+            steps.append(
+                _prompt_step(lowerer, source, section.start, section.end, _slug(section.title), section.title, code)
+            )
             first, last = bisect_left(stop_offsets, section.start), bisect_left(stop_offsets, section.end)
             for offset, match in stops[first:last]:
                 steps.append(_checkpoint_step(source, offset, match))
@@ -152,7 +159,11 @@ def _phases(headings, text_end: int) -> list[Section]:
         while open_headings and headings[open_headings[-1]][1] >= level:
             ends[open_headings.pop()] = offset
         open_headings.append(i)
-    return [Section(title, level, offset, offset, ends[i]) for i, (offset, level, title) in enumerate(headings) if PHASE.match(title)]
+    return [
+        Section(title, level, offset, offset, ends[i])
+        for i, (offset, level, title) in enumerate(headings)
+        if PHASE.match(title)
+    ]
 
 
 def _inputs(source: SourceFile, sink: DiagnosticSink, lines, headings) -> tuple[ir.InputDecl, ...]:
@@ -173,7 +184,12 @@ def _inputs(source: SourceFile, sink: DiagnosticSink, lines, headings) -> tuple[
         col = m.start(1) if m.group(1) is not None else m.start(2)
         span = source.span(offset + col, offset + col + len(raw))
         if not name:
-            sink.report("C702", "this input has no name", span, help="write the input name in bold or code: - **feature-id**: description")
+            sink.report(
+                "C702",
+                "this input has no name",
+                span,
+                help="write the input name in bold or code: - **feature-id**: description",
+            )
             continue
         if name not in decls:
             decls[name] = ir.InputDecl(name=name, type="string", description=m.group(3).strip() or None, span=span)
@@ -201,7 +217,9 @@ def _code_in(text: str, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return found
 
 
-def _prompt_step(lowerer: CatalystLowerer, source: SourceFile, start: int, end: int, name: str, title: str, code) -> ir.Step:
+def _prompt_step(
+    lowerer: CatalystLowerer, source: SourceFile, start: int, end: int, name: str, title: str, code
+) -> ir.Step:
     text = source.text[start:end].strip("\n")
     start = start + (len(source.text[start:end]) - len(source.text[start:end].lstrip("\n")))
     node = YScalar(text, text, "", start, start + len(text), source)

@@ -64,17 +64,35 @@ class Dialect:
             return True
         parts = _components(path)
         folder = tuple(parts[:-1])
-        return any(folder[-len(f):] == f for f in self.folders) and parts[-1].endswith(self.folder_suffixes) \
+        return (
+            any(folder[-len(f) :] == f for f in self.folders)
+            and parts[-1].endswith(self.folder_suffixes)
             and parts[-1] not in self.not_playbooks
+        )
 
 
 #: The foreign dialects, in the order their sniffing is tried. The native language (YAML and
 #: Markdown) is not listed: it is what every file is when no dialect claims it.
 DIALECTS: tuple[Dialect, ...] = (
-    Dialect("cleo", "catalyst_dsl.dialects.cleo", suffixes=(".cantbook",), folders=((".cleo", "playbooks"),),
-            folder_suffixes=(".cantbook",), sniffs=True, sniff_needs=("nodes", "version"), by_stem=True),
-    Dialect("kai", "catalyst_dsl.dialects.kai", folders=((".playbooks", "playbooks"),), not_playbooks=("playbook.tpl.yaml",),
-            sniffs=True, sniff_needs=("version", "steps"), run_view="catalyst_dsl.dialects.kai_view:run_view"),
+    Dialect(
+        "cleo",
+        "catalyst_dsl.dialects.cleo",
+        suffixes=(".cantbook",),
+        folders=((".cleo", "playbooks"),),
+        folder_suffixes=(".cantbook",),
+        sniffs=True,
+        sniff_needs=("nodes", "version"),
+        by_stem=True,
+    ),
+    Dialect(
+        "kai",
+        "catalyst_dsl.dialects.kai",
+        folders=((".playbooks", "playbooks"),),
+        not_playbooks=("playbook.tpl.yaml",),
+        sniffs=True,
+        sniff_needs=("version", "steps"),
+        run_view="catalyst_dsl.dialects.kai_view:run_view",
+    ),
 )
 
 
@@ -107,7 +125,9 @@ def address(playbook, path: str) -> str:
 def by_content(root, sink) -> Optional[Dialect]:
     """The first sniffing dialect that claims the YAML `root`, if any."""
     keys = {k.value for k, _ in getattr(root, "pairs", ()) if isinstance(getattr(k, "value", None), str)}
-    return next((d for d in DIALECTS if d.sniffs and keys.issuperset(d.sniff_needs) and d.reader().sniff(root, sink)), None)
+    return next(
+        (d for d in DIALECTS if d.sniffs and keys.issuperset(d.sniff_needs) and d.reader().sniff(root, sink)), None
+    )
 
 
 def scanned_suffixes() -> tuple[str, ...]:
@@ -129,7 +149,7 @@ def not_playbook(path: str) -> bool:
     folder = tuple(parts[:-1])
     for d in DIALECTS:
         for f in d.folders:
-            if folder[-len(f):] == f:
+            if folder[-len(f) :] == f:
                 if parts[-1] in d.not_playbooks:
                     return True
             elif f[0].startswith(".") and f[0] in folder:

@@ -53,14 +53,21 @@ def _is_number_text(text: str) -> bool:
 class ValueLowerer:
     """Lowers values for one file; `lower_steps` is supplied by the dialect."""
 
-    def __init__(self, sink: DiagnosticSink, lower_steps: Callable[[YNode], ir.StepsV], lower_inputs: Callable[[YNode], ir.InputsV]) -> None:
+    def __init__(
+        self,
+        sink: DiagnosticSink,
+        lower_steps: Callable[[YNode], ir.StepsV],
+        lower_inputs: Callable[[YNode], ir.InputsV],
+    ) -> None:
         self.sink = sink
         self.lower_steps = lower_steps
         self.lower_inputs = lower_inputs
 
     # -- scalars ---------------------------------------------------------------------------
 
-    def template(self, node: YScalar, expected: t.Type | None, literal: Sequence[tuple[int, int]] = ()) -> ir.Tmpl | None:
+    def template(
+        self, node: YScalar, expected: t.Type | None, literal: Sequence[tuple[int, int]] = ()
+    ) -> ir.Tmpl | None:
         """The template `node` holds, or None when it holds none. `literal` are ranges of
         its text (Markdown code) whose braces are text, not templates."""
         text = node.text
@@ -132,7 +139,12 @@ class ValueLowerer:
             return
         if isinstance(expected, t.DurationT):
             if parse_duration(node.value) is None:
-                self.sink.report("C302", f"{where} is not a duration: '{node.text}'", node.span, help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h")
+                self.sink.report(
+                    "C302",
+                    f"{where} is not a duration: '{node.text}'",
+                    node.span,
+                    help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h",
+                )
             else:
                 warn_milliseconds(self.sink, node, where)
             return
@@ -142,10 +154,14 @@ class ValueLowerer:
         if isinstance(expected, t.NumberT) and isinstance(node.value, str) and _is_number_text(node.value):
             help_text = f"remove the quotes: {node.value}"
         elif isinstance(expected, t.BooleanT) and isinstance(node.value, str):
-            help_text = "write true or false" + (" (yes/no/on/off are text here)" if node.text.lower() in ("yes", "no", "on", "off", "y", "n") else "")
+            help_text = "write true or false" + (
+                " (yes/no/on/off are text here)" if node.text.lower() in ("yes", "no", "on", "off", "y", "n") else ""
+            )
         elif isinstance(expected, t.ArrayT):
             help_text = f"write a list: [{node.text}]"
-        self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span, help=help_text)
+        self.sink.report(
+            "C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span, help=help_text
+        )
 
     # -- any node --------------------------------------------------------------------------
 
@@ -172,7 +188,10 @@ class ValueLowerer:
             return self.mapping(node, expected, where)
         if not isinstance(expected, t.AnyT):
             self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got a mapping", head_span(node))
-        return ir.MapV(tuple(ir.Entry(k.text, self.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in node.pairs), span=node.span)
+        return ir.MapV(
+            tuple(ir.Entry(k.text, self.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in node.pairs),
+            span=node.span,
+        )
 
     def _union(self, node: YNode, expected: t.UnionT, where: str) -> ir.Value:
         for option in expected.options:
@@ -190,9 +209,13 @@ class ValueLowerer:
             actual = t.type_of_value(node.value)
             if node.value is not None and not t.assignable(actual, expected):
                 self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span)
-            elif isinstance(node.value, str) and all(isinstance(o, (t.EnumT, t.ArrayT, t.ObjectT, t.NumberT, t.BooleanT, t.NullT)) for o in expected.options):
+            elif isinstance(node.value, str) and all(
+                isinstance(o, (t.EnumT, t.ArrayT, t.ObjectT, t.NumberT, t.BooleanT, t.NullT)) for o in expected.options
+            ):
                 # The only texts the union takes are its enums' values (`policy: human`).
-                self.check_literal(node, t.EnumT(tuple(v for o in expected.options if isinstance(o, t.EnumT) for v in o.values)), where)
+                self.check_literal(
+                    node, t.EnumT(tuple(v for o in expected.options if isinstance(o, t.EnumT) for v in o.values)), where
+                )
             return ir.Lit(node.value, span=node.span)
         self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)
@@ -217,13 +240,20 @@ class ValueLowerer:
             ftype = field.type if field is not None else schema.rest or t.ANY
             # Keys repeat in every step of every playbook: one string each for the library.
             entries.append(ir.Entry(sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span))
-        self.require(node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)})
+        self.require(
+            node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)}
+        )
         return ir.MapV(tuple(entries), span=node.span)
 
     def require(self, node: YMap, schema: t.ObjectT, where: str, present: set[str]) -> None:
         for name, field in schema.fields:
             if field.required and name not in present:
-                self.sink.report("C203", f"{where} is missing the required key '{name}'", head_span(node), help=f"add '{name}:'" + (f" ({field.doc})" if field.doc else ""))
+                self.sink.report(
+                    "C203",
+                    f"{where} is missing the required key '{name}'",
+                    head_span(node),
+                    help=f"add '{name}:'" + (f" ({field.doc})" if field.doc else ""),
+                )
 
 
 def _unescaped(node: YScalar) -> str | None:
@@ -250,7 +280,8 @@ def warn_milliseconds(sink: DiagnosticSink, node: YScalar, where: str) -> None:
         "C409",
         f"{where} of {node.text} is {_human(float(value))}: a bare number counts seconds",
         node.span,
-        help=f"if milliseconds were meant, write {node.text}ms" + (f" (or {int(value) // 1000}s)" if value % 1000 == 0 else ""),
+        help=f"if milliseconds were meant, write {node.text}ms"
+        + (f" (or {int(value) // 1000}s)" if value % 1000 == 0 else ""),
     )
 
 
@@ -314,7 +345,7 @@ def _with_literal_text(parts, text: str, ranges: Sequence[tuple[int, int]]):
             continue
         pieces, at = [], part.start
         # Only the ranges that end after the part starts, up to the first that starts after it.
-        for start, end in ranges[bisect_right(ends, part.start):]:
+        for start, end in ranges[bisect_right(ends, part.start) :]:
             if start >= part.end:
                 break
             start, end = max(start, part.start), min(end, part.end)
@@ -323,7 +354,7 @@ def _with_literal_text(parts, text: str, ranges: Sequence[tuple[int, int]]):
             pieces.append(_plain_text(text[at:start]))
             pieces.append(text[start:end])
             at = end
-        pieces.append(_plain_text(text[at:part.end]))
+        pieces.append(_plain_text(text[at : part.end]))
         restored.append(ast.TextPart("".join(pieces), start=part.start, end=part.end))
     return tuple(restored)
 

@@ -315,8 +315,11 @@ def all_steps(playbook: Playbook) -> tuple[Step, ...]:
     walked = _WALKED.get(id(playbook))
     if walked is not None and walked[0] is playbook:
         return walked[1]
-    steps = tuple(step for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_)
-                  for step in steps_within(top))
+    steps = tuple(
+        step
+        for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_)
+        for step in steps_within(top)
+    )
     if len(_WALKED) >= _WALKED_KEPT:
         _WALKED.clear()  # one call, so threads walking at once cannot trip over each other
     # The playbook is kept with its steps: its id cannot be another's while the entry

@@ -48,8 +48,13 @@ def _overrides(cls, camel_case: bool) -> dict:
         overrides.update({f.name: override(rename=camel(f.name)) for f in fields if f.eq and camel(f.name) != f.name})
     # A field added later that is left out while it holds its default, so the JSON and the
     # fingerprints of every IR that does not use it stay as they were (PolicyAction.message).
-    overrides.update({f.name: override(omit_if_default=True) for f in fields
-                      if f.eq and f.metadata.get("omit_if_default") and f.name not in overrides})
+    overrides.update(
+        {
+            f.name: override(omit_if_default=True)
+            for f in fields
+            if f.eq and f.metadata.get("omit_if_default") and f.name not in overrides
+        }
+    )
     return overrides
 
 
@@ -68,7 +73,9 @@ def _structure_without_positions(converter, cls, tagged: frozenset, camel_case: 
     from cattrs.gen import make_dict_structure_fn_from_attrs
 
     overrides = _overrides(cls, camel_case)
-    plain = make_dict_structure_fn_from_attrs(list(_attributes(cls)), cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
+    plain = make_dict_structure_fn_from_attrs(
+        list(_attributes(cls)), cls, converter, _cattrs_forbid_extra_keys=True, **overrides
+    )
     if cls.__name__ not in tagged:
         return plain
 
@@ -93,8 +100,12 @@ def converter(camel_case: bool = False):
     conv = make_converter(forbid_extra_keys=True)
     unions = (ast.Expr, ast.Reference, ast.Part, ir.Value)
     tagged = frozenset(member.__name__ for union in unions for member in typing.get_args(union))
-    conv.register_unstructure_hook_factory(records.is_record, lambda cls: _omit_positions(conv, cls, tagged, camel_case))
-    conv.register_structure_hook_factory(records.is_record, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case))
+    conv.register_unstructure_hook_factory(
+        records.is_record, lambda cls: _omit_positions(conv, cls, tagged, camel_case)
+    )
+    conv.register_structure_hook_factory(
+        records.is_record, lambda cls: _structure_without_positions(conv, cls, tagged, camel_case)
+    )
     # Strict primitives: a number is never silently turned into a string, nor back.
     for kind in (str, int, float, bool):
         conv.register_structure_hook(kind, _strict(kind))

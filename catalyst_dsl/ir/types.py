@@ -167,7 +167,7 @@ def opt(t: Type, doc: str = "") -> Field:
 def union(*options: Type) -> Type:
     flat: list[Type] = []
     for o in options:
-        for item in (o.options if isinstance(o, UnionT) else (o,)):
+        for item in o.options if isinstance(o, UnionT) else (o,):
             if isinstance(item, AnyT):
                 return ANY
             if item not in flat:

@@ -43,7 +43,9 @@ class Suggestion:
     documentation: str = ""
 
 
-def completions(source: SourceFile, offset: int, compiled: Compiled | None, catalog: Catalog, library: Callable[[], Library]) -> list[Suggestion]:
+def completions(
+    source: SourceFile, offset: int, compiled: Compiled | None, catalog: Catalog, library: Callable[[], Library]
+) -> list[Suggestion]:
     """What may be written at `offset`: names inside `{{ }}`, playbook names after
     `playbook:`, `@` paths in Markdown, and in a step: action names where its action key
     goes, the action's config keys where a key goes, a key's enum values after it, the
@@ -59,7 +61,9 @@ def completions(source: SourceFile, offset: int, compiled: Compiled | None, cata
         return _mention_paths(library(), mention.group(1)) if mention is not None else []
     called = _PLAYBOOK_VALUE.match(before)
     if called is not None:
-        return [Suggestion(name, "playbook", "playbook") for name in library().names() if name.startswith(called.group(1))]
+        return [
+            Suggestion(name, "playbook", "playbook") for name in library().names() if name.startswith(called.group(1))
+        ]
     value = _KEY_VALUE.match(before)
     if value is not None:
         column = len(value.group(1)) + len(value.group(2) or "")
@@ -74,13 +78,23 @@ def completions(source: SourceFile, offset: int, compiled: Compiled | None, cata
     actions = [spec for spec in catalog.specs() if spec.name.startswith(prefix)]
     if key.group(2):  # a new step: its action first
         return [Suggestion(spec.name, "action", spec.group, describe_action(spec)) for spec in actions]
-    spec = next((catalog.get(k) for k in [*block.siblings, block.parent] if k and catalog.declares(k) and k not in RESERVED_STEP_KEYS), None)
+    spec = next(
+        (
+            catalog.get(k)
+            for k in [*block.siblings, block.parent]
+            if k and catalog.declares(k) and k not in RESERVED_STEP_KEYS
+        ),
+        None,
+    )
     if spec is not None:
         written = set(block.siblings)
         if spec.name in written:  # `- action: value` fills its primary property
             written.add(spec.primary)
-        return [Suggestion(name, "key", field.type.describe(), field.doc) for name, field in spec.config.fields
-                if name.startswith(prefix) and name not in written and name != spec.name]
+        return [
+            Suggestion(name, "key", field.type.describe(), field.doc)
+            for name, field in spec.config.fields
+            if name.startswith(prefix) and name not in written and name != spec.name
+        ]
     passed = _call_inputs(source, block, library, prefix)
     if passed:
         return passed
@@ -129,7 +143,7 @@ def _block(source: SourceFile, line_start: int, column: int) -> _Block:
             continue
         at = len(found.group(1)) + len(found.group(2) or "")
         if at == column:
-            siblings.append((found.group(3), line[found.end():].strip()))
+            siblings.append((found.group(3), line[found.end() :].strip()))
             if found.group(2):
                 return block(None, True)
         elif at < column:
@@ -151,11 +165,16 @@ def _call_inputs(source: SourceFile, block: _Block, library: Callable[[], Librar
     playbook = found.compiled(callee).playbook if callee is not None else None
     if playbook is None:
         return []
-    return [Suggestion(decl.name, "input", f"{decl.type}{' (required)' if decl.required else ''}", decl.description or "")
-            for decl in playbook.inputs if decl.name.startswith(prefix) and decl.name not in block.siblings]
+    return [
+        Suggestion(decl.name, "input", f"{decl.type}{' (required)' if decl.required else ''}", decl.description or "")
+        for decl in playbook.inputs
+        if decl.name.startswith(prefix) and decl.name not in block.siblings
+    ]
 
 
-def _step_action(source: SourceFile, line_start: int, column: int, catalog: Catalog, own: str | None) -> ActionSpec | None:
+def _step_action(
+    source: SourceFile, line_start: int, column: int, catalog: Catalog, own: str | None
+) -> ActionSpec | None:
     """The action of the step whose key at `column` is on this line: a key beside it, or the
     key its mapping is under. `own`: the key on this line when it starts the step."""
     block = _block(source, line_start, column)
@@ -192,7 +211,7 @@ def _mention_paths(library: Library, prefix: str) -> list[Suggestion]:
         for alias, folder in library.project.config.aliases.items():
             folder = folder.rstrip("/") + "/"
             if relative.startswith(folder):
-                found.setdefault(alias + relative[len(folder):], path)
+                found.setdefault(alias + relative[len(folder) :], path)
     return [Suggestion(text, "file", "playbook") for text in sorted(found) if text.startswith(prefix)]
 
 
@@ -205,8 +224,14 @@ def _names_in_template(written: str, compiled: Compiled | None) -> list[Suggesti
         current = types.get(path[0])
         for member in path[1:-1]:
             current = _member_type(current, member)
-        return [Suggestion(name, "member", field.type.describe()) for name, field in _fields(current) if name.startswith(path[-1])]
-    return [Suggestion(name, "name", kind.describe()) for name, kind in sorted(types.items()) if name.startswith(path[0])]
+        return [
+            Suggestion(name, "member", field.type.describe())
+            for name, field in _fields(current)
+            if name.startswith(path[-1])
+        ]
+    return [
+        Suggestion(name, "name", kind.describe()) for name, kind in sorted(types.items()) if name.startswith(path[0])
+    ]
 
 
 def _fields(type_) -> list:

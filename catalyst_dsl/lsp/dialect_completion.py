@@ -58,9 +58,15 @@ _CLEO_UNDER = {
     "depends": (_NODE_ID, "value"),
 }
 _CLEO_VALUES = {
-    "type": cleo.NODE_TYPES, "on": cleo.HANDLER_ON, "action": cleo.HANDLER_ACTIONS, "role": cleo.ROLES,
-    "policy": cleo.POLICIES, "schema": cleo.SCHEMAS,
-    "from": _NODE_ID, "to": _NODE_ID, "inject_into": _NODE_ID,
+    "type": cleo.NODE_TYPES,
+    "on": cleo.HANDLER_ON,
+    "action": cleo.HANDLER_ACTIONS,
+    "role": cleo.ROLES,
+    "policy": cleo.POLICIES,
+    "schema": cleo.SCHEMAS,
+    "from": _NODE_ID,
+    "to": _NODE_ID,
+    "inject_into": _NODE_ID,
 }
 #: A node's id where it is declared: `  - id: implement`.
 _DECLARED_ID = re.compile(r"^\s*(?:-\s+)?id:[ \t]*['\"]?([A-Za-z_][\w-]*)", re.MULTILINE)
@@ -99,7 +105,9 @@ def cleo_completions(source: SourceFile, offset: int, compiled: Compiled | None)
     return _completions(source, offset, compiled, values, keys, "cleo cantbook")
 
 
-def _completions(source: SourceFile, offset: int, compiled: Compiled | None, values, keys, where: str) -> list[Suggestion]:
+def _completions(
+    source: SourceFile, offset: int, compiled: Compiled | None, values, keys, where: str
+) -> list[Suggestion]:
     """What both dialects complete alike: input names inside `{{ }}`, a key's value
     (`values(key)`), and a key where a key goes (`keys(parent key, text above the line,
     column)` gives the names and their kind)."""
@@ -112,7 +120,11 @@ def _completions(source: SourceFile, offset: int, compiled: Compiled | None, val
     if flow is not None:  # a list's items are what goes under its key, less those listed
         names, kind = keys(flow.group(1), source.text[:line_start], len(before) - len(before.lstrip()))
         listed = {item.strip().strip("'\"") for item in (flow.group(2) or "").split(",")}
-        return [Suggestion(n, kind, flow.group(1)) for n in names if kind == "value" and n.startswith(flow.group(3)) and n not in listed]
+        return [
+            Suggestion(n, kind, flow.group(1))
+            for n in names
+            if kind == "value" and n.startswith(flow.group(3)) and n not in listed
+        ]
     value = _KEY_VALUE.match(before)
     if value is not None:
         return [Suggestion(c, "value", value.group(1)) for c in values(value.group(1)) if c.startswith(value.group(2))]
@@ -126,7 +138,11 @@ def _completions(source: SourceFile, offset: int, compiled: Compiled | None, val
         return []
     names, kind = keys(parent, above, column)
     prefix = key.group(3) or ""
-    written = _written_keys(above, source.text[offset:], column, starts_item=key.group(2) is not None) if kind == "key" else set()
+    written = (
+        _written_keys(above, source.text[offset:], column, starts_item=key.group(2) is not None)
+        if kind == "key"
+        else set()
+    )
     return [Suggestion(n, kind, parent or where) for n in names if n.startswith(prefix) and n not in written]
 
 
@@ -197,9 +213,17 @@ def kai_completions(source: SourceFile, offset: int, compiled: Compiled | None, 
     line_start = source.text.rfind("\n", 0, offset) + 1
     command = _COMMAND_VALUE.match(source.text[line_start:offset])
     if command is not None:
-        return [Suggestion(name, "value", "slash command") for name in _commands(root) if name.startswith(command.group(1))]
-    return _completions(source, offset, compiled, lambda key: _VALUES.get(key, ()),
-                        lambda parent, above, column: _UNDER.get(parent, ((), "key")), "kai playbook")
+        return [
+            Suggestion(name, "value", "slash command") for name in _commands(root) if name.startswith(command.group(1))
+        ]
+    return _completions(
+        source,
+        offset,
+        compiled,
+        lambda key: _VALUES.get(key, ()),
+        lambda parent, above, column: _UNDER.get(parent, ((), "key")),
+        "kai playbook",
+    )
 
 
 def _parent_key(above: str, column: int) -> str | None | bool:

@@ -44,7 +44,9 @@ def _condition_hover(source: SourceFile, offset: int) -> str | None:
     if found is None or found[0] not in kai.CONDITIONS:
         return None
     check = kai.condition_check(found[0], None)
-    return f"**{found[0]}** (kai condition) holds when:\n\n" + "\n".join(_lines(check, 0)) if check is not None else None
+    return (
+        f"**{found[0]}** (kai condition) holds when:\n\n" + "\n".join(_lines(check, 0)) if check is not None else None
+    )
 
 
 def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument, root: Path | None) -> str | None:
@@ -55,6 +57,7 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
         if decl is None:
             return f"**{name.name}**: not a declared arg (kai leaves the text as written)"
         return _input(decl, "kai arg")
+
     def on(named: kai.Named | None) -> bool:
         return named is not None and contains(source, named.span, offset)
 
@@ -69,14 +72,24 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
         if lowered is None:
             return None
         if on(step.autonomy):
-            return f"**{step.autonomy.text}** (kai autonomy) lowers to:\n\n" + "\n".join(_autonomy(lowered, step.autonomy.span))
+            return f"**{step.autonomy.text}** (kai autonomy) lowers to:\n\n" + "\n".join(
+                _autonomy(lowered, step.autonomy.span)
+            )
         if on(step.error_policy):
-            return f"**{step.error_policy.text}** (kai error policy) lowers to the step's error policy:\n\n" + "\n".join(_policy(lowered.error_policy))
+            return (
+                f"**{step.error_policy.text}** (kai error policy) lowers to the step's error policy:\n\n"
+                + "\n".join(_policy(lowered.error_policy))
+            )
         trigger = next(t for t in step.triggers if on(t))
         codes = kai.TRIGGER_CODES[trigger.text]
         actions = dict(lowered.error_policy.by_code) if lowered.error_policy is not None else {}
-        return f"**{trigger.text}** (kai escalation trigger): the step failing with " + " or ".join(f"`{c}`" for c in codes) + \
-            " is handled by " + ", ".join(dict.fromkeys(f"`{_action(actions[c])}`" for c in codes if c in actions)) + ", before the error policy"
+        return (
+            f"**{trigger.text}** (kai escalation trigger): the step failing with "
+            + " or ".join(f"`{c}`" for c in codes)
+            + " is handled by "
+            + ", ".join(dict.fromkeys(f"`{_action(actions[c])}`" for c in codes if c in actions))
+            + ", before the error policy"
+        )
     return None
 
 
@@ -94,7 +107,11 @@ def _autonomy(step: ir.Step, span) -> list[str]:
         policy = step.gate.policy.value if isinstance(step.gate.policy, ir.Lit) else "rules"
         lines.append(f"- a checkpoint {step.gate.when} the step, `policy: {policy}`")
     for code, action in step.error_policy.by_code if step.error_policy is not None else ():
-        if action.span == span and step.ensures is not None and any(c.code == code and c.span == span for c in step.ensures.checks):
+        if (
+            action.span == span
+            and step.ensures is not None
+            and any(c.code == code and c.span == span for c in step.ensures.checks)
+        ):
             lines.append(f"- a check after the step failing with `{code}`, handled by `{_action(action)}`")
     return lines or ["- the step runs with no checkpoint of its own"]
 
@@ -107,7 +124,9 @@ def _policy(policy: ir.ErrorPolicy | None) -> list[str]:
 
 
 def _action(action: ir.PolicyAction) -> str:
-    return action.action + (f" after {action.retry_count} retr{'y' if action.retry_count == 1 else 'ies'}" if action.retry_count else "")
+    return action.action + (
+        f" after {action.retry_count} retr{'y' if action.retry_count == 1 else 'ies'}" if action.retry_count else ""
+    )
 
 
 def _command(text: str, root: Path | None) -> str:
@@ -130,7 +149,9 @@ def _command(text: str, root: Path | None) -> str:
 def _input(decl: ir.InputDecl, what: str) -> str:
     facts = ["required" if decl.required else "optional"]
     if decl.default is not None and isinstance(decl.default, ir.Lit):
-        facts.append(f"default `{json.dumps(decl.default.value)}`" if decl.default.value != "" else "default empty text")
+        facts.append(
+            f"default `{json.dumps(decl.default.value)}`" if decl.default.value != "" else "default empty text"
+        )
     text = f"**{decl.name}** ({what}, {', '.join(facts)})"
     return text + (f"\n\n{decl.description}" if decl.description else "")
 
@@ -205,10 +226,17 @@ def _gate_policy(book, node, policy: str) -> str:
         return head + f": the gate's `policy: {lowered.value}`, a person answers it"
     entries = {e.key: e.value for e in lowered.entries}
     rules = entries.get("rules")
-    by = "the project's `approval-rules` setting" if isinstance(rules, ir.Lit) else f"cleo's {len(rules.items)} default rules"
+    by = (
+        "the project's `approval-rules` setting"
+        if isinstance(rules, ir.Lit)
+        else f"cleo's {len(rules.items)} default rules"
+    )
     commands = [c.value for c in entries["commands"].items]
     listed = ", ".join(f"`{c}`" for c in commands) if commands else "none"
-    return head + f": the gate passes by itself when {by} approve every command up to the next gate ({listed}); else a person answers it"
+    return (
+        head
+        + f": the gate passes by itself when {by} approve every command up to the next gate ({listed}); else a person answers it"
+    )
 
 
 def _handler(source: SourceFile, item: YMap, offset: int) -> str | None:
@@ -219,9 +247,13 @@ def _handler(source: SourceFile, item: YMap, offset: int) -> str | None:
     code = HANDLER_CODES.get(on.value) if isinstance(on, YScalar) else None
     lowered = HANDLER_ACTIONS.get(action.value) if isinstance(action, YScalar) else None
     if isinstance(on, YScalar) and code is not None and contains(source, on.span, offset):
-        return f"**{on.value}** (cleo handler event): the error `{code}`" + (f", handled by `{lowered}`" if lowered else "")
+        return f"**{on.value}** (cleo handler event): the error `{code}`" + (
+            f", handled by `{lowered}`" if lowered else ""
+        )
     if isinstance(action, YScalar) and lowered is not None and contains(source, action.span, offset):
-        return f"**{action.value}** (cleo handler action): the error policy action `{lowered}`" + (f" for `{code}`" if code else "")
+        return f"**{action.value}** (cleo handler action): the error policy action `{lowered}`" + (
+            f" for `{code}`" if code else ""
+        )
     return None
 
 

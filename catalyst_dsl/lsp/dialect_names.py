@@ -119,7 +119,9 @@ def cleo_names(source: SourceFile) -> list[Name]:
     for node in book.nodes:
         if node.id not in declared:  # a second node of one id is C-reported; the first is the one named
             declared.add(node.id)
-            names.append(Name("node", node.id, node.id_span, tuple(sorted(ids.get(node.id, ()), key=lambda s: (s.line, s.col)))))
+            names.append(
+                Name("node", node.id, node.id_span, tuple(sorted(ids.get(node.id, ()), key=lambda s: (s.line, s.col))))
+            )
     placeholders: dict[str, list[Span]] = {}
     for name, span in input_placeholders(book):
         placeholders.setdefault(name, []).append(span)
@@ -152,7 +154,11 @@ def input_placeholders(book: Cantbook) -> Iterator[tuple[str, Span]]:
             smap = None
             for match in PLACEHOLDER.finditer(scalar.value):
                 root, _, rest = match.group(1).partition(".")
-                name, start = (rest.split(".")[0], match.start(1) + len("inputs.")) if root == "inputs" and rest else (root, match.start(1))
+                name, start = (
+                    (rest.split(".")[0], match.start(1) + len("inputs."))
+                    if root == "inputs" and rest
+                    else (root, match.start(1))
+                )
                 if name in inputs:
                     smap = smap or ScalarMap(scalar)
                     yield name, smap.span(start, start + len(name))

@@ -50,7 +50,9 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
         comment = f" <!-- catalyst: ignore[{code}] -->" if markdown else f"  # catalyst: ignore[{code}]"
         return Insertion(f"Suppress {code} on this line", line - 1, len(text), comment)
     comment = f"<!-- catalyst: ignore-file[{code}] -->\n" if markdown else f"# catalyst: ignore-file[{code}]\n"
-    return Insertion(f"Suppress {code} in this file (line {line} is text a comment would change)", _top(source, markdown), 0, comment)
+    return Insertion(
+        f"Suppress {code} in this file (line {line} is text a comment would change)", _top(source, markdown), 0, comment
+    )
 
 
 def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column: int) -> Insertion | None:
@@ -58,7 +60,14 @@ def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column:
     key beside the action key, after the step's last line."""
     if source.path.endswith(".md"):
         return None  # a Markdown step's keys are not YAML lines to insert beside
-    step = next((s for s in walk(playbook.steps) if s.action_span is not None and (s.action_span.line, s.action_span.col) == (line, column)), None)
+    step = next(
+        (
+            s
+            for s in walk(playbook.steps)
+            if s.action_span is not None and (s.action_span.line, s.action_span.col) == (line, column)
+        ),
+        None,
+    )
     if step is None or step.writes_declared:
         return None
     last = _last_line_of_mapping(source, line, column - 1)

@@ -73,7 +73,9 @@ class GuardedInput:
             line = self._drop_long_line(line)
         glued = line.rfind(_HEADER)
         if glued > 0:  # leftover bytes of a message whose length was wrong, then a header
-            log.warning("%d bytes before a header were dropped (a message shorter or longer than its Content-Length?)", glued)
+            log.warning(
+                "%d bytes before a header were dropped (a message shorter or longer than its Content-Length?)", glued
+            )
             return line[glued:]
         return line
 

@@ -93,8 +93,12 @@ def _outside(path: str) -> Compiled:
     from catalyst_dsl.syntax.source import SourceFile
 
     sink = DiagnosticSink()
-    sink.report("C001", "cannot read the file: it links to a file outside the workspace, which the language server never reads",
-                SourceFile(path, "").span(0), help="open the folder that holds the file it links to as the workspace, or check it with catalyst check")
+    sink.report(
+        "C001",
+        "cannot read the file: it links to a file outside the workspace, which the language server never reads",
+        SourceFile(path, "").span(0),
+        help="open the folder that holds the file it links to as the workspace, or check it with catalyst check",
+    )
     return Compiled(path, None, None, sink.sorted())
 
 

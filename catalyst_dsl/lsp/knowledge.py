@@ -39,7 +39,15 @@ def known_types(playbook: ir.Playbook) -> dict:
 def describe_action(spec: ActionSpec) -> str:
     """An action as Markdown: what it does, its config keys, its result."""
     keys = ", ".join(f"`{name}`{' (required)' if field.required else ''}" for name, field in spec.config.fields)
-    lines = [f"**{spec.name}** ({spec.group})", "", spec.summary, "", f"config: {keys or 'none'}", "", f"result: `{spec.result.describe()}`"]
+    lines = [
+        f"**{spec.name}** ({spec.group})",
+        "",
+        spec.summary,
+        "",
+        f"config: {keys or 'none'}",
+        "",
+        f"result: `{spec.result.describe()}`",
+    ]
     if spec.primary:
         lines += ["", f"`- {spec.name}: <{spec.primary}>`"]
     return "\n".join(lines)
@@ -49,7 +57,7 @@ def word_at(source: SourceFile, offset: int) -> tuple[str, int] | None:
     """The name under the cursor and where it starts."""
     line_start = source.text.rfind("\n", 0, offset) + 1
     line_end = source.text.find("\n", offset)
-    line = source.text[line_start: line_end if line_end != -1 else len(source.text)]
+    line = source.text[line_start : line_end if line_end != -1 else len(source.text)]
     for match in _WORD.finditer(line):
         if match.start() <= offset - line_start <= match.end():
             return match.group(0), line_start + match.start()
@@ -68,7 +76,9 @@ def hover(source: SourceFile, offset: int, compiled: Compiled | None, catalog: C
         for decl in compiled.playbook.inputs:
             if decl.name == word:
                 default = f", default `{decl.default.value!r}`" if isinstance(decl.default, ir.Lit) else ""
-                return f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}" + (f"\n\n{decl.description}" if decl.description else "")
+                return f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}" + (
+                    f"\n\n{decl.description}" if decl.description else ""
+                )
         kind = known_types(compiled.playbook).get(word)
         if kind is not None:
             return f"**{word}**: `{kind.describe()}`"
@@ -79,7 +89,7 @@ def called_playbook(source: SourceFile, offset: int) -> str | None:
     """The playbook a `playbook:` line under the cursor calls."""
     line_start = source.text.rfind("\n", 0, offset) + 1
     line_end = source.text.find("\n", offset)
-    line = source.text[line_start: line_end if line_end != -1 else len(source.text)]
+    line = source.text[line_start : line_end if line_end != -1 else len(source.text)]
     match = re.match(r"^\s*(?:-\s+)?playbook:\s*['\"]?([\w./@-]+)", line)
     return match.group(1) if match else None
 
@@ -127,7 +137,9 @@ def outline(playbook: ir.Playbook) -> list[Symbol]:
         for step in steps:
             if step.span is None:
                 continue
-            children = tuple(s for entry in step.config.entries for nested in ir.nested_steps(entry.value) for s in symbols(nested))
+            children = tuple(
+                s for entry in step.config.entries for nested in ir.nested_steps(entry.value) for s in symbols(nested)
+            )
             name = step.name or f"{step.action}@{step.span.line}"
             found.append(Symbol(name, step.action, step.span, children))
         return found

@@ -80,14 +80,26 @@ class CatalystProtocol(LanguageServerProtocol):
             if isinstance(message, dict) and not ("method" in message and "id" in message):
                 return  # no request (a notification or a response without "jsonrpc"): nothing to answer
             identifier = message.get("id") if isinstance(message, dict) else None
-            self.answer_error(identifier, INVALID_REQUEST, "not a JSON-RPC 2.0 message: an object with \"jsonrpc\": \"2.0\" and a \"method\" was expected")
+            self.answer_error(
+                identifier,
+                INVALID_REQUEST,
+                "not a JSON-RPC 2.0 message: an object with \"jsonrpc\": \"2.0\" and a \"method\" was expected",
+            )
             return
         if hasattr(message, "method") and hasattr(message, "id"):
             if message.jsonrpc != self.VERSION:
-                self.answer_error(message.id, INVALID_REQUEST, f"{message.method}: \"jsonrpc\" must be \"2.0\", not {message.jsonrpc!r:.20}")
+                self.answer_error(
+                    message.id,
+                    INVALID_REQUEST,
+                    f"{message.method}: \"jsonrpc\" must be \"2.0\", not {message.jsonrpc!r:.20}",
+                )
                 return
             if not _usable_id(message.id):
-                self.answer_error(None, INVALID_REQUEST, f"{message.method}: the id must be a number or a string, not {message.id!r:.50}")
+                self.answer_error(
+                    None,
+                    INVALID_REQUEST,
+                    f"{message.method}: the id must be a number or a string, not {message.id!r:.50}",
+                )
                 return
             if self._shutdown and message.method != EXIT:
                 self.answer_error(message.id, INVALID_REQUEST, f"{message.method}: the server is shutting down")
@@ -105,7 +117,13 @@ class CatalystProtocol(LanguageServerProtocol):
 
     def answer_error(self, identifier, code: int, text: str) -> None:
         """An error response, written as a plain object so a null id stays in it."""
-        self._send_data({"jsonrpc": "2.0", "id": identifier if _usable_id(identifier) else None, "error": {"code": code, "message": text}})
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": identifier if _usable_id(identifier) else None,
+                "error": {"code": code, "message": text},
+            }
+        )
 
     def answer_unparsable(self, error: Exception) -> None:
         """A body that could not be decoded as JSON (pygls's reading loop reports it)."""

@@ -141,7 +141,12 @@ def _contains(source: SourceFile, span: Span, offset: int) -> bool:
 def calls_of(library, callee: str) -> list:
     """Every call edge in the library (a `playbook:` step, a Markdown `@` reference) that
     reaches `callee`."""
-    return [edge for caller in library.files for edge in library.edges(caller) if edge.callee == callee and edge.span is not None]
+    return [
+        edge
+        for caller in library.files
+        for edge in library.edges(caller)
+        if edge.callee == callee and edge.span is not None
+    ]
 
 
 def inputs_passed(library, callee: str, name: str) -> list[Span]:
@@ -156,7 +161,9 @@ def inputs_passed(library, callee: str, name: str) -> list[Span]:
 
 def markdown_reference_at(source: SourceFile, offset: int, playbook: ir.Playbook) -> str | None:
     """The `@` reference under the cursor in a Markdown playbook."""
-    return next((ref.target for ref in playbook.calls if ref.span is not None and _contains(source, ref.span, offset)), None)
+    return next(
+        (ref.target for ref in playbook.calls if ref.span is not None and _contains(source, ref.span, offset)), None
+    )
 
 
 def own_name_at(source: SourceFile, offset: int) -> bool:

@@ -27,7 +27,16 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.lsp import completion, dialect_completion, dialect_hover, dialect_names, edits, incremental, knowledge, references
+from catalyst_dsl.lsp import (
+    completion,
+    dialect_completion,
+    dialect_hover,
+    dialect_names,
+    edits,
+    incremental,
+    knowledge,
+    references,
+)
 from catalyst_dsl.lsp.framing import GuardedInput
 from catalyst_dsl.lsp.latest import NewestText
 from catalyst_dsl.lsp.messages import CatalystProtocol, UnparsableLoggedOnce
@@ -35,7 +44,11 @@ from catalyst_dsl.lsp.positions import code_point_column, to_offset, to_range, u
 
 #: Seconds of quiet after an edit before the library is checked again.
 LIBRARY_DELAY = 0.3
-_SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning, "info": lsp.DiagnosticSeverity.Information}
+_SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -126,7 +139,9 @@ class CatalystServer(LanguageServer):
 
     def known(self, uri: str, compiled):
         """The compilation to answer from: this one, or the last that gave a playbook."""
-        return compiled if compiled is not None and compiled.playbook is not None else self._last_good.get(uri, compiled)
+        return (
+            compiled if compiled is not None and compiled.playbook is not None else self._last_good.get(uri, compiled)
+        )
 
     # -- diagnostics ----------------------------------------------------------------------------
 
@@ -161,7 +176,9 @@ class CatalystServer(LanguageServer):
             current = document.version if document is not None else None
             if version != current:
                 return False
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=current))
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=current)
+            )
             return True
 
     def edited(self, uri: str) -> None:
@@ -209,7 +226,9 @@ class CatalystServer(LanguageServer):
             with self._lock:
                 if generation != self._generation:
                     return  # an edit came in while this waited: its own check is scheduled
-            versions = {key: doc.version for key, doc in list(self.workspace.text_documents.items())}  # of the buffers checked
+            versions = {
+                key: doc.version for key, doc in list(self.workspace.text_documents.items())
+            }  # of the buffers checked
             open_docs = self.open_buffers()
             # With nothing open (the last file closed, maybe deleted), the project of the
             # last check is checked again, so the findings of files gone are cleared.
@@ -242,7 +261,9 @@ class CatalystServer(LanguageServer):
                 uri = Path(path).as_uri()
                 self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
             with self._lock:
-                self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+                self._published = (self._published - set(by_file) - stale) | {
+                    p for p, found in by_file.items() if found
+                }
             log.info("library check: %d of %d files", len(checked), len(files))
 
     # -- references -------------------------------------------------------------------------------
@@ -255,13 +276,21 @@ class CatalystServer(LanguageServer):
         mention = None if call is not None else references.markdown_reference_at(source, offset, playbook)
         if call is not None or mention is not None or references.own_name_at(source, offset):
             library = self.library(path)
-            target = library.resolve_call(call, path) if call is not None else library.resolve_reference(mention, path) if mention is not None else path
+            target = (
+                library.resolve_call(call, path)
+                if call is not None
+                else library.resolve_reference(mention, path)
+                if mention is not None
+                else path
+            )
             if target is None:
                 return []
             found = [self._location(library, edge.caller, edge.span) for edge in references.calls_of(library, target)]
             if include_declaration:
                 declared = library.compiled(target).source
-                found.insert(0, self._location(library, target, references.name_span(declared) if declared is not None else None))
+                found.insert(
+                    0, self._location(library, target, references.name_span(declared) if declared is not None else None)
+                )
             return [f for f in found if f is not None]
         name = references.find(source, offset, playbook, self.catalog)
         if name is None:
@@ -270,7 +299,9 @@ class CatalystServer(LanguageServer):
         found = [lsp.Location(uri=Path(s.file).as_uri(), range=to_range(source, s)) for s in spans]
         if name.kind == "input":
             library = self.library(path)
-            found += [self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)]
+            found += [
+                self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)
+            ]
         return [f for f in found if f is not None]
 
     def library(self, path: str, with_calls: bool = True):
@@ -285,8 +316,11 @@ class CatalystServer(LanguageServer):
         return library
 
     def open_buffers(self) -> dict[str, bytes]:
-        return {path: doc.source.encode("utf-8", "surrogatepass") for uri, doc in list(self.workspace.text_documents.items())
-                if (path := self.path_of(uri)) is not None}
+        return {
+            path: doc.source.encode("utf-8", "surrogatepass")
+            for uri, doc in list(self.workspace.text_documents.items())
+            if (path := self.path_of(uri)) is not None
+        }
 
     def _location(self, library, path: str, span) -> lsp.Location | None:
         """A place in a library file, or None for one outside the workspace."""
@@ -294,22 +328,43 @@ class CatalystServer(LanguageServer):
         if self.path_of(uri) is None:
             return None
         if span is None:
-            return lsp.Location(uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+            return lsp.Location(
+                uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+            )
         return lsp.Location(uri=uri, range=to_range(library.compiled(path).source, span))
 
     def _diagnostic(self, d, sources) -> lsp.Diagnostic:
         source = sources.get(d.span.file) if d.span is not None else None
-        where = to_range(source, d.span) if d.span is not None else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        where = (
+            to_range(source, d.span)
+            if d.span is not None
+            else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+        )
         related = [
-            lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=Path(label.span.file).as_uri(), range=to_range(sources.get(label.span.file), label.span)), message=label.message)
+            lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(
+                    uri=Path(label.span.file).as_uri(), range=to_range(sources.get(label.span.file), label.span)
+                ),
+                message=label.message,
+            )
             for label in d.labels
         ]
         if d.help and d.span is not None:
-            related.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=Path(d.span.file).as_uri(), range=where), message=f"help: {d.help}"))
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    location=lsp.Location(uri=Path(d.span.file).as_uri(), range=where), message=f"help: {d.help}"
+                )
+            )
         fix = replacement(d, source)  # the same edit SARIF offers
-        return lsp.Diagnostic(range=where, message=d.message, severity=_SEVERITY.get(d.severity.value), code=d.code,
-                              source="catalyst", related_information=related or None,
-                              data={"replacement": fix.text} if fix else None)
+        return lsp.Diagnostic(
+            range=where,
+            message=d.message,
+            severity=_SEVERITY.get(d.severity.value),
+            code=d.code,
+            source="catalyst",
+            related_information=related or None,
+            data={"replacement": fix.text} if fix else None,
+        )
 
 
 def build() -> CatalystServer:
@@ -323,9 +378,20 @@ def build() -> CatalystServer:
         watched = workspace.did_change_watched_files if workspace is not None else None
         if watched is not None and watched.dynamic_registration:
             patterns = ["**/*.{yaml,yml,md,cantbook}", "**/catalyst.toml", "**/pyproject.toml"]
-            options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns])
-            ls.client_register_capability(lsp.RegistrationParams(registrations=[
-                lsp.Registration(id="catalyst-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+            options = lsp.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns]
+            )
+            ls.client_register_capability(
+                lsp.RegistrationParams(
+                    registrations=[
+                        lsp.Registration(
+                            id="catalyst-watched-files",
+                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
+                    ]
+                )
+            )
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:
@@ -352,27 +418,54 @@ def build() -> CatalystServer:
         ls.edits.drop(params.text_document.uri)
         ls.schedule_library_check()  # its file on disk counts again
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["{", ".", " ", "-", "@", "/"])
+    )
     def complete(ls: CatalystServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         source, compiled = ls.compile_open(params.text_document.uri)
         if source is None:
             return lsp.CompletionList(is_incomplete=False, items=[])
-        kinds = {"action": lsp.CompletionItemKind.Function, "name": lsp.CompletionItemKind.Variable,
-                 "member": lsp.CompletionItemKind.Field, "playbook": lsp.CompletionItemKind.Module,
-                 "key": lsp.CompletionItemKind.Property, "value": lsp.CompletionItemKind.EnumMember, "file": lsp.CompletionItemKind.File,
-                 "input": lsp.CompletionItemKind.Variable}
+        kinds = {
+            "action": lsp.CompletionItemKind.Function,
+            "name": lsp.CompletionItemKind.Variable,
+            "member": lsp.CompletionItemKind.Field,
+            "playbook": lsp.CompletionItemKind.Module,
+            "key": lsp.CompletionItemKind.Property,
+            "value": lsp.CompletionItemKind.EnumMember,
+            "file": lsp.CompletionItemKind.File,
+            "input": lsp.CompletionItemKind.Variable,
+        }
         dialect = dialect_completion.dialect_of(source.path)
         if dialect == "kai":
-            found = dialect_completion.kai_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled),
-                                                       ls.workspace_root(Path(source.path)))
+            found = dialect_completion.kai_completions(
+                source,
+                to_offset(source, params.position),
+                ls.known(params.text_document.uri, compiled),
+                ls.workspace_root(Path(source.path)),
+            )
         elif dialect == "cleo":
-            found = dialect_completion.cleo_completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled))
+            found = dialect_completion.cleo_completions(
+                source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled)
+            )
         else:
-            found = completion.completions(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog,
-                                          lambda: ls.library(source.path, with_calls=False))
-        items = [lsp.CompletionItem(label=s.label, kind=kinds[s.kind], detail=s.detail or None,
-                                    documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation) if s.documentation else None)
-                 for s in found]
+            found = completion.completions(
+                source,
+                to_offset(source, params.position),
+                ls.known(params.text_document.uri, compiled),
+                ls.catalog,
+                lambda: ls.library(source.path, with_calls=False),
+            )
+        items = [
+            lsp.CompletionItem(
+                label=s.label,
+                kind=kinds[s.kind],
+                detail=s.detail or None,
+                documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=s.documentation)
+                if s.documentation
+                else None,
+            )
+            for s in found
+        ]
         return lsp.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -382,11 +475,15 @@ def build() -> CatalystServer:
             return None
         dialect = dialect_completion.dialect_of(source.path)
         if dialect == "kai":
-            text = dialect_hover.kai_hover(source, to_offset(source, params.position), ls.workspace_root(Path(source.path)))
+            text = dialect_hover.kai_hover(
+                source, to_offset(source, params.position), ls.workspace_root(Path(source.path))
+            )
         elif dialect == "cleo":
             text = dialect_hover.cleo_hover(source, to_offset(source, params.position), ls.catalog)
         else:
-            text = knowledge.hover(source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog)
+            text = knowledge.hover(
+                source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog
+            )
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
@@ -403,7 +500,10 @@ def build() -> CatalystServer:
         if target is not None:
             path = _resolve_call(ls, source.path, target)
             if path is not None and ls.path_of(Path(path).as_uri()) is not None:
-                return lsp.Location(uri=Path(path).as_uri(), range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+                return lsp.Location(
+                    uri=Path(path).as_uri(),
+                    range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)),
+                )
             return None
         span = knowledge.definition_of(source, offset, ls.known(params.text_document.uri, compiled))
         return lsp.Location(uri=params.text_document.uri, range=to_range(source, span)) if span is not None else None
@@ -415,11 +515,15 @@ def build() -> CatalystServer:
         compiled = ls.known(uri, compiled)
         dialect = dialect_completion.dialect_of(source.path) if source is not None else None
         if dialect is not None:  # names within the file, as its dialect reads them
-            found = dialect_names.references(source, to_offset(source, params.position), dialect, params.context.include_declaration)
+            found = dialect_names.references(
+                source, to_offset(source, params.position), dialect, params.context.include_declaration
+            )
             return [lsp.Location(uri=uri, range=to_range(source, span)) for span in found]
         if source is None or compiled is None or compiled.playbook is None:
             return []
-        return ls.references_at(source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration)
+        return ls.references_at(
+            source, to_offset(source, params.position), compiled.playbook, params.context.include_declaration
+        )
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def symbols(ls: CatalystServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
@@ -431,8 +535,14 @@ def build() -> CatalystServer:
 
         def convert(symbol: knowledge.Symbol) -> lsp.DocumentSymbol:
             where = to_range(source, symbol.span)
-            return lsp.DocumentSymbol(name=symbol.name, detail=symbol.detail, kind=lsp.SymbolKind.Function, range=where,
-                                      selection_range=where, children=[convert(c) for c in symbol.children] or None)
+            return lsp.DocumentSymbol(
+                name=symbol.name,
+                detail=symbol.detail,
+                kind=lsp.SymbolKind.Function,
+                range=where,
+                selection_range=where,
+                children=[convert(c) for c in symbol.children] or None,
+            )
 
         if cleo:  # from the cantbook itself, also when its graph cannot run
             return [convert(s) for s in knowledge.cleo_outline(source)]
@@ -453,8 +563,15 @@ def build() -> CatalystServer:
             replacement = data.get("replacement")
             if isinstance(replacement, str):
                 edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=diagnostic.range, new_text=replacement)]})
-                actions.append(lsp.CodeAction(title=f"Replace with '{replacement}'", kind=lsp.CodeActionKind.QuickFix,
-                                              diagnostics=[diagnostic], edit=edit, is_preferred=True))
+                actions.append(
+                    lsp.CodeAction(
+                        title=f"Replace with '{replacement}'",
+                        kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        edit=edit,
+                        is_preferred=True,
+                    )
+                )
             start = diagnostic.range.start
             line = start.line + 1
             if diagnostic.code == "C817" and compiled is not None and compiled.playbook is not None:
@@ -470,12 +587,20 @@ def build() -> CatalystServer:
     return server
 
 
-def _action(source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagnostic, preferred: bool = False) -> lsp.CodeAction:
+def _action(
+    source, uri: str, insertion: edits.Insertion, diagnostic: lsp.Diagnostic, preferred: bool = False
+) -> lsp.CodeAction:
     """A quick fix that inserts text, its column turned into the client's UTF-16 units."""
     line_text = source.line_text(insertion.line + 1)
     at = lsp.Position(line=insertion.line, character=utf16_column(line_text, insertion.column + 1))
     edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=lsp.Range(start=at, end=at), new_text=insertion.text)]})
-    return lsp.CodeAction(title=insertion.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit, is_preferred=preferred or None)
+    return lsp.CodeAction(
+        title=insertion.title,
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=edit,
+        is_preferred=preferred or None,
+    )
 
 
 def _dialect_location(ls: CatalystServer, source, found: tuple) -> lsp.Location | None:
@@ -486,7 +611,9 @@ def _dialect_location(ls: CatalystServer, source, found: tuple) -> lsp.Location 
         return None
     if span is not None:
         return lsp.Location(uri=uri, range=to_range(source, span))
-    return lsp.Location(uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)))
+    return lsp.Location(
+        uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+    )
 
 
 def _resolve_call(ls: CatalystServer, path: str, target: str) -> str | None:

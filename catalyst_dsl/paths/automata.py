@@ -20,7 +20,17 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Final, Union
 
-from catalyst_dsl.paths.charsets import DOT, PLAIN_CHAR, SEGMENT_CHAR, SEPARATOR, SLASH, Spans, contains, intersect, sample
+from catalyst_dsl.paths.charsets import (
+    DOT,
+    PLAIN_CHAR,
+    SEGMENT_CHAR,
+    SEPARATOR,
+    SLASH,
+    Spans,
+    contains,
+    intersect,
+    sample,
+)
 from catalyst_dsl.records import record
 
 # -- the path automaton ------------------------------------------------------------------

@@ -15,7 +15,17 @@ from typing import Literal
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.templates import find_expression_end
 
-from catalyst_dsl.paths.automata import GLOBSTAR, STAR, Nfa, Segment, Token, accepts, build_nfa, common_path, uncovered_path
+from catalyst_dsl.paths.automata import (
+    GLOBSTAR,
+    STAR,
+    Nfa,
+    Segment,
+    Token,
+    accepts,
+    build_nfa,
+    common_path,
+    uncovered_path,
+)
 from catalyst_dsl.paths.charsets import MAX_CODE, SEGMENT_CHAR, Spans, complement, contains, intersect, merge, single
 from catalyst_dsl.records import field, record
 

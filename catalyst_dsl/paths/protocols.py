@@ -35,7 +35,7 @@ def place(text: str) -> Placed:
     if text.startswith(SCRATCH):
         return Placed(None)
     if text.startswith("xe://"):
-        return Placed(".xe/" + text[len("xe://"):])
+        return Placed(".xe/" + text[len("xe://") :])
     if text.startswith("catalyst://"):
         return Placed(None, "catalyst:// holds catalyst's own resources, which are read-only")
     return Placed(text)

@@ -54,9 +54,16 @@ def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict
     return check_kai(library, files, sink)
 
 
-def check_project(project: Project, files: list[str], catalog: Catalog | None = None, settings: list[Diagnostic] = (),
-                  scanned: frozenset[str] = frozenset(), overlay: dict[str, bytes] | None = None, cache=None,
-                  library: Library | None = None) -> LibraryCheck:
+def check_project(
+    project: Project,
+    files: list[str],
+    catalog: Catalog | None = None,
+    settings: list[Diagnostic] = (),
+    scanned: frozenset[str] = frozenset(),
+    overlay: dict[str, bytes] | None = None,
+    cache=None,
+    library: Library | None = None,
+) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
     `overlay`: text to check instead of files on disk (an editor's buffers). `cache`: a

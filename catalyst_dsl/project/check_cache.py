@@ -110,7 +110,9 @@ def cache_key(environ: Mapping[str, str] | None = None, *, make: bool = True) ->
             with os.fdopen(fd, "w", encoding="ascii") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
         info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or (os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid())):
+        if not stat.S_ISREG(info.st_mode) or (
+            os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid())
+        ):
             return None  # readable by others, or not ours: it seals nothing
         text = path.read_bytes().decode("ascii").strip()  # not read_text: its codec lookup imports encodings.ascii
         return bytes.fromhex(text) if len(text) == 64 else None
@@ -201,7 +203,9 @@ class CheckCache:
             # an entry holds was made with the built-in actions, and the names a file asks
             # beyond them are recorded (plugins); actions declared here would not be.
             return compile_bytes(data, path, catalog)
-        name = digests.hexdigest(b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), digests.hexdigest(data).encode()))
+        name = digests.hexdigest(
+            b"%s\0%s\0%s\0" % (self._fingerprint.encode(), os.fsencode(path), digests.hexdigest(data).encode())
+        )
         found = self._read(name, path, data, catalog)
         if found is not None:
             self.hits += 1
@@ -275,7 +279,10 @@ class CheckCache:
         if self.read_only or declared is None:
             return
         names, environment = declared
-        self.write_sealed(self._plugins_entry(environment), json.dumps(sorted(names), ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        self.write_sealed(
+            self._plugins_entry(environment),
+            json.dumps(sorted(names), ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        )
         self._plugins_kept = True
 
     def _entry(self, name: str) -> Path:
@@ -298,7 +305,7 @@ class CheckCache:
             return None
         if len(raw) > MAX_ENTRY_BYTES or not raw.startswith(MAGIC):
             return None
-        seal, _, body = raw[len(MAGIC):].partition(b"\n")
+        seal, _, body = raw[len(MAGIC) :].partition(b"\n")
         if not digests.sealed(self._key, body, seal):
             return None
         return body
@@ -324,7 +331,9 @@ class CheckCache:
         if type(head) is not list or len(head) != 4 or head[0] != name or head[1] != path:
             return None
         _, _, plugins, form = head
-        if type(plugins) is not list or any(self.plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)):
+        if type(plugins) is not list or any(
+            self.plugin_digest(catalog, action) != digest for action, digest in map(_pair, plugins)
+        ):
             return None
         source = None
         if form is not None:
@@ -337,22 +346,38 @@ class CheckCache:
             return None
         playbook, diagnostics, calls = entry["playbook"], entry["diagnostics"], entry["calls"]
         classes = _registry()
-        if playbook is not None and type(playbook) is not classes["Playbook"] or type(diagnostics) is not list or type(calls) is not list \
-                or any(type(d) is not classes["Diagnostic"] for d in diagnostics) or any(type(c) is not classes["CallSite"] for c in calls):
+        if (
+            playbook is not None
+            and type(playbook) is not classes["Playbook"]
+            or type(diagnostics) is not list
+            or type(calls) is not list
+            or any(type(d) is not classes["Diagnostic"] for d in diagnostics)
+            or any(type(c) is not classes["CallSite"] for c in calls)
+        ):
             raise CacheEntryError("an entry holds a playbook, its diagnostics and its calls")
         if diagnostics:
-            from catalyst_dsl.diagnostics.codes import CODES  # printing a finding looks its code's name up: it is loaded then anyway
+            from catalyst_dsl.diagnostics.codes import (
+                CODES,
+            )  # printing a finding looks its code's name up: it is loaded then anyway
 
             if any(d.code not in CODES for d in diagnostics):
                 raise CacheEntryError("a finding's code is one of the table")
         return Compiled(path, source, playbook, diagnostics, calls)
 
     def _write(self, name: str, path: str, data: bytes, result: Compiled, catalog: Catalog, asked: list[str]) -> None:
-        head = [name, path, [[action, self.plugin_digest(catalog, action)] for action in sorted(set(asked))],
-                None if result.source is None else _text_form(data)]
+        head = [
+            name,
+            path,
+            [[action, self.plugin_digest(catalog, action)] for action in sorted(set(asked))],
+            None if result.source is None else _text_form(data),
+        ]
         entry = {"playbook": result.playbook, "diagnostics": result.diagnostics, "calls": result.calls}
         try:
-            body = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n" + _Encoder(path, result.source).encode(entry)
+            body = (
+                json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                + b"\n"
+                + _Encoder(path, result.source).encode(entry)
+            )
         except (CacheEntryError, UnicodeEncodeError):
             return  # something this format does not hold: the file is simply compiled each time
         self.write_sealed(name, body)
@@ -496,7 +521,7 @@ def _said(text: str) -> str:
 def _text_form(data: bytes) -> list:
     """How the file's text comes from its bytes (see `_text`): [bom, length]."""
     bom = data.startswith(b"\xef\xbb\xbf")
-    text = data[3 if bom else 0:].decode("utf-8")
+    text = data[3 if bom else 0 :].decode("utf-8")
     return [bom, len(text.replace("\r\n", "\n").replace("\r", "\n"))]
 
 
@@ -505,7 +530,7 @@ def _text(data: bytes, form) -> str | None:
     if not (isinstance(form, list) and len(form) == 2 and isinstance(form[0], bool) and type(form[1]) is int):
         raise CacheEntryError("the text form is [bom, length]")
     try:
-        text = data[3 if form[0] else 0:].decode("utf-8")
+        text = data[3 if form[0] else 0 :].decode("utf-8")
     except UnicodeDecodeError:
         return None
     if "\r" in text:
@@ -595,7 +620,9 @@ def _shape(cls: type) -> _Shape | None:
         return None
     every = [f for f in records.fields(cls) if f.init]
     # In `__init__`'s order (positional parameters, then keyword-only ones).
-    kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [f for f in every if f.kw_only and f.name not in _DROPPED]
+    kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [
+        f for f in every if f.kw_only and f.name not in _DROPPED
+    ]
     kinds = [str(f.type).replace("Optional[", "") for f in kept]
     typed = tuple(_typed(kept, classes))
     if len(kept) > 1:
@@ -644,7 +671,9 @@ class _Encoder:
 
     def encode(self, value) -> bytes:
         try:
-            text = json.dumps(value, default=self.default, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+            text = json.dumps(
+                value, default=self.default, ensure_ascii=False, separators=(",", ":"), check_circular=False
+            )
         except RecursionError:
             raise CacheEntryError("nested too deeply") from None
         return text.encode("utf-8", "surrogatepass")
@@ -700,7 +729,9 @@ class _Decoder:
             if "@" not in value:
                 return tagged(value)
             name = value["@"]
-            count, spans, typed, tuples, nested, make = plans[name]  # KeyError for a name not kept (the entry is refused)
+            count, spans, typed, tuples, nested, make = plans[
+                name
+            ]  # KeyError for a name not kept (the entry is refused)
             values = value["f"]
             if len(value) != 2 or type(values) is not list or len(values) != count:
                 raise CacheEntryError(f"{name} has {count} fields")
@@ -730,7 +761,7 @@ class _Decoder:
     def _tagged(self, value: dict):
         if len(value) != 1:
             return value  # the entry itself, checked by the reader
-        (tag, body), = value.items()
+        ((tag, body),) = value.items()
         if tag == "o":
             return self._unpack(body)
         if type(body) is not list:

@@ -48,7 +48,9 @@ class Replayed:
         self.sources = sources
 
 
-def check(project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic], cache: CheckCache | None):
+def check(
+    project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic], cache: CheckCache | None
+):
     """`catalyst check`'s findings: replayed when the cache holds them and nothing they
     depend on changed, else found by checking (and then kept for next time)."""
     if cache is not None:
@@ -70,7 +72,9 @@ def record_name(cache: CheckCache, project: Project, files: Iterable[str], scann
     return cache.entry_name(text.encode("utf-8", "surrogatepass"))
 
 
-def replay(cache: CheckCache, project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic]) -> Replayed | None:
+def replay(
+    cache: CheckCache, project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic]
+) -> Replayed | None:
     """The findings kept for this check when every fact they depend on still holds, else None."""
     body = cache.read_sealed(record_name(cache, project, files, scanned))
     if body is None:
@@ -83,8 +87,15 @@ def replay(cache: CheckCache, project: Project, files: list[str], scanned: froze
         return None  # damaged or foreign: checked again, and the record replaced
 
 
-def remember(cache: CheckCache, project: Project, files: list[str], scanned: frozenset[str], settings: list[Diagnostic],
-             result, facts: dict[tuple[str, str], object]) -> None:
+def remember(
+    cache: CheckCache,
+    project: Project,
+    files: list[str],
+    scanned: frozenset[str],
+    settings: list[Diagnostic],
+    result,
+    facts: dict[tuple[str, str], object],
+) -> None:
     """Keep `result` (a `LibraryCheck` made while `observed.recording()` filled `facts`)."""
     import json
 
@@ -93,9 +104,20 @@ def remember(cache: CheckCache, project: Project, files: list[str], scanned: fro
         if kind == "plugin":
             answer = cache.plugin_digest(result.library.catalog, question)
         kept.append([kind, question, answer])
-    sources = sorted({*(path for path, compiled in result.library.loaded().items() if compiled.source is not None), *result.other_sources})
-    found = result.diagnostics[len(settings):]  # the settings' own are found again when they are read
-    record = {"format": FORMAT, "files": result.files, "sources": sources, "facts": kept, "diagnostics": [_diagnostic(d) for d in found]}
+    sources = sorted(
+        {
+            *(path for path, compiled in result.library.loaded().items() if compiled.source is not None),
+            *result.other_sources,
+        }
+    )
+    found = result.diagnostics[len(settings) :]  # the settings' own are found again when they are read
+    record = {
+        "format": FORMAT,
+        "files": result.files,
+        "sources": sources,
+        "facts": kept,
+        "diagnostics": [_diagnostic(d) for d in found],
+    }
     try:
         body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
     except (TypeError, ValueError, UnicodeEncodeError):
@@ -115,7 +137,11 @@ def _refused(why: str) -> Exception:
 
 
 def _replayed(record, settings: list[Diagnostic], project: Project, cache: CheckCache) -> Replayed | None:
-    if type(record) is not dict or record.get("format") != FORMAT or set(record) != {"format", "files", "sources", "facts", "diagnostics"}:
+    if (
+        type(record) is not dict
+        or record.get("format") != FORMAT
+        or set(record) != {"format", "files", "sources", "facts", "diagnostics"}
+    ):
         raise _refused("a record of another shape")
     read: dict[str, bytes | None] = {}
     for fact in _list(record["facts"]):
@@ -167,7 +193,9 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
         from catalyst_dsl.project.check_cache import _plugin_digest
 
         catalog = builtin_catalog()
-        return (cache.plugin_digest(catalog, question) if cache is not None else _plugin_digest(catalog, question)) == answer
+        return (
+            cache.plugin_digest(catalog, question) if cache is not None else _plugin_digest(catalog, question)
+        ) == answer
     raise _refused(f"an unknown fact {kind!r}")
 
 
@@ -175,7 +203,15 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
 
 
 def _diagnostic(d: Diagnostic) -> list:
-    return [d.code, d.severity.value, d.message, _span(d.span), [[_span(label.span), label.message] for label in d.labels], list(d.notes), d.help]
+    return [
+        d.code,
+        d.severity.value,
+        d.message,
+        _span(d.span),
+        [[_span(label.span), label.message] for label in d.labels],
+        list(d.notes),
+        d.help,
+    ]
 
 
 def _span(span: Span | None) -> list | None:
@@ -186,14 +222,21 @@ def _finding(value) -> Diagnostic:
     if type(value) is not list or len(value) != 7:
         raise _refused("a finding has seven fields")
     code, severity, message, span, labels, notes, help_ = value
-    from catalyst_dsl.diagnostics.codes import CODES  # loaded here only when a finding is given back: printing it looks its name up
+    from catalyst_dsl.diagnostics.codes import (
+        CODES,
+    )  # loaded here only when a finding is given back: printing it looks its name up
 
     if _text(code) not in CODES:
         raise _refused("a finding's code is one of the table")
     return Diagnostic(
-        code=code, severity=Severity(severity), message=_text(message), span=_position(span),
+        code=code,
+        severity=Severity(severity),
+        message=_text(message),
+        span=_position(span),
         labels=tuple(_label(label) for label in _list(labels)),
-        notes=tuple(_text(n) for n in _list(notes)), help=None if help_ is None else _text(help_))
+        notes=tuple(_text(n) for n in _list(notes)),
+        help=None if help_ is None else _text(help_),
+    )
 
 
 def _label(value) -> Label:
@@ -205,7 +248,12 @@ def _label(value) -> Label:
 def _position(value) -> Span | None:
     if value is None:
         return None
-    if type(value) is not list or len(value) != 5 or type(value[0]) is not str or any(type(n) is not int or n < 0 for n in value[1:]):
+    if (
+        type(value) is not list
+        or len(value) != 5
+        or type(value[0]) is not str
+        or any(type(n) is not int or n < 0 for n in value[1:])
+    ):
         raise _refused("a span is a file and four whole numbers")
     return Span(*value)
 

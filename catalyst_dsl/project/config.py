@@ -224,14 +224,25 @@ def _approval_rules(value, _type) -> tuple[dict[str, str], ...]:
         raise TypeError(f"expected an array of tables, got {_toml_type(value)}")
     rules = []
     for item in value:
-        if not isinstance(item, dict) or set(item) != set(APPROVAL_RULE_KEYS) or not all(isinstance(v, str) for v in item.values()):
+        if (
+            not isinstance(item, dict)
+            or set(item) != set(APPROVAL_RULE_KEYS)
+            or not all(isinstance(v, str) for v in item.values())
+        ):
             raise ValueError("each rule is a table of three strings: action, reason and pattern")
         rules.append(dict(item))
     return tuple(rules)
 
 
 def _toml_type(value: object) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "a boolean",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 @functools.cache
@@ -298,7 +309,10 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        return re.search(r"^\s*\[\s*tool\s*\.\s*catalyst\s*[\].]", path.read_text(encoding="utf-8"), re.MULTILINE) is not None
+        return (
+            re.search(r"^\s*\[\s*tool\s*\.\s*catalyst\s*[\].]", path.read_text(encoding="utf-8"), re.MULTILINE)
+            is not None
+        )
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -325,7 +339,11 @@ def load_project(start: Path, sink: DiagnosticSink, ceiling: Path | None = None)
     if user_file is None or not user_file.is_file():
         return Project(root, config, config_file)
     own = read_config(user_file, sink, user=True)
-    given = {key: getattr(own, SETTINGS[key].name) for key in USER_SETTINGS if getattr(own, SETTINGS[key].name) != SETTINGS[key].default}
+    given = {
+        key: getattr(own, SETTINGS[key].name)
+        for key in USER_SETTINGS
+        if getattr(own, SETTINGS[key].name) != SETTINGS[key].default
+    }
     merged = replace(config, **{SETTINGS[key].name: value for key, value in given.items()})
     return Project(root, merged, config_file, frozenset(given))
 
@@ -336,7 +354,12 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
     try:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        sink.report("C801", f"cannot read the settings file: {exc}", SourceFile(str(path), "").span(0), help="fix or remove the file; defaults are used meanwhile")
+        sink.report(
+            "C801",
+            f"cannot read the settings file: {exc}",
+            SourceFile(str(path), "").span(0),
+            help="fix or remove the file; defaults are used meanwhile",
+        )
         return ProjectConfig()
     if not text:
         # An empty file (`touch catalyst.toml`, marking the project's root) sets nothing:
@@ -351,7 +374,12 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
         where = re.search(r"\s*\(at line (\d+), column (\d+)\)$", str(exc))
         offset = source.offset(int(where.group(1)), int(where.group(2))) if where else 0
         reason = str(exc)[: where.start()] if where else str(exc)
-        sink.report("C801", f"the settings file is not valid TOML: {reason}", source.span(offset, offset + 1), help="fix the TOML syntax; defaults are used meanwhile")
+        sink.report(
+            "C801",
+            f"the settings file is not valid TOML: {reason}",
+            source.span(offset, offset + 1),
+            help="fix the TOML syntax; defaults are used meanwhile",
+        )
         return ProjectConfig()
     table_header = None
     if path.name == "pyproject.toml":
@@ -361,12 +389,19 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
     else:
         table = document
     if not isinstance(table, dict):
-        sink.report("C801", "[tool.catalyst] is not a table", source.span(0), help="write the settings as keys under [tool.catalyst]")
+        sink.report(
+            "C801",
+            "[tool.catalyst] is not a table",
+            source.span(0),
+            help="write the settings as keys under [tool.catalyst]",
+        )
         return ProjectConfig()
     # Each bad setting is reported at its line; the good ones are kept.
     good = {}
     for key, value in table.items():
-        problem = _problem(key, value) or (_user_problem(key) if user else _repository_problem(key, value, root or path.parent))
+        problem = _problem(key, value) or (
+            _user_problem(key) if user else _repository_problem(key, value, root or path.parent)
+        )
         if problem is None:
             good[key] = value
             # Kept all the same: falling back to the default API would send the token elsewhere;
@@ -388,15 +423,24 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
     try:
         _setting_value(key, value)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
-        return f"setting '{key}': {'; '.join(_leaf_messages(exc))}", "the settings and their types are listed in docs/configuration.md"
+        return (
+            f"setting '{key}': {'; '.join(_leaf_messages(exc))}",
+            "the settings and their types are listed in docs/configuration.md",
+        )
     if key in ("retention-days", "retention-runs") and value is not None and value < 0:
         return f"setting '{key}' is {value}; it cannot be negative", "leave it out to keep every run"
     if key == "resources-dir" and not value.strip():
-        return "setting 'resources-dir' is empty", "name the directory that holds the catalyst:// resources, or leave the setting out"
+        return (
+            "setting 'resources-dir' is empty",
+            "name the directory that holds the catalyst:// resources, or leave the setting out",
+        )
     if key == "max-depth" and value < 1:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
     if key == "approvers" and any(not name.strip() or not re.fullmatch(r"[^\s\x00-\x1f\x7f]+", name) for name in value):
-        return "setting 'approvers': an approver name is empty or holds spaces or control characters", "name approvers as their allowed-signers principals, e.g. \"ana@example.com\""
+        return (
+            "setting 'approvers': an approver name is empty or holds spaces or control characters",
+            "name approvers as their allowed-signers principals, e.g. \"ana@example.com\"",
+        )
     rule = _rule_problem(key, value)
     if rule is not None:
         return rule
@@ -405,16 +449,35 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
 
         for item in value:
             if item["action"] not in APPROVAL_RULE_ACTIONS:
-                return f"setting 'approval-rules': '{item['action']}' is not an action", f"use {' or '.join(APPROVAL_RULE_ACTIONS)}"
+                return (
+                    f"setting 'approval-rules': '{item['action']}' is not an action",
+                    f"use {' or '.join(APPROVAL_RULE_ACTIONS)}",
+                )
             try:
                 check_pattern(item["pattern"])
             except PatternError as error:
-                return f"setting 'approval-rules': the pattern of rule '{item['reason']}' cannot be used: {error.message}", "fix the regular expression (RE2); write (?i) at its start to ignore case"
-    directories = {"playbook-dirs": lambda: list(value), "state-dir": lambda: [value], "secrets-file": lambda: [value], "cache-dir": lambda: [value], "aliases": lambda: list(value.values()),
-                   "allowed-signers": lambda: [value]}
+                return (
+                    f"setting 'approval-rules': the pattern of rule '{item['reason']}' cannot be used: {error.message}",
+                    "fix the regular expression (RE2); write (?i) at its start to ignore case",
+                )
+    directories = {
+        "playbook-dirs": lambda: list(value),
+        "state-dir": lambda: [value],
+        "secrets-file": lambda: [value],
+        "cache-dir": lambda: [value],
+        "aliases": lambda: list(value.values()),
+        "allowed-signers": lambda: [value],
+    }
     for directory in directories.get(key, list)():
-        if directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory):
-            return f"setting '{key}': '{directory}' is outside the project", "use a path relative to the project root, without '..'"
+        if (
+            directory.startswith(("/", "\\"))
+            or re.match(r"^[A-Za-z]:", directory)
+            or ".." in re.split(r"[/\\]", directory)
+        ):
+            return (
+                f"setting '{key}': '{directory}' is outside the project",
+                "use a path relative to the project root, without '..'",
+            )
     return None
 
 
@@ -427,7 +490,10 @@ def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
     exposed = in_clear_text(str(value))
     if exposed is None:
         return None
-    return f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the network unencrypted", CLEAR_TEXT_FIX
+    return (
+        f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the network unencrypted",
+        CLEAR_TEXT_FIX,
+    )
 
 
 def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] | None:
@@ -439,16 +505,20 @@ def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] 
     if key != "resources-dir":
         return f"setting '{key}' reaches outside the project, so a repository's settings file may not give it", fix
     if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not _stays_inside(root, value):
-        return f"setting 'resources-dir': '{value}' leads outside the project, so a repository's settings file may not give it", \
-            f"use a directory inside the project, or {fix[0].lower()}{fix[1:]}"
+        return (
+            f"setting 'resources-dir': '{value}' leads outside the project, so a repository's settings file may not give it",
+            f"use a directory inside the project, or {fix[0].lower()}{fix[1:]}",
+        )
     return None
 
 
 def _user_problem(key: str) -> tuple[str, str] | None:
     if key in USER_SETTINGS:
         return None
-    return f"setting '{key}' belongs to the project, not to your own configuration", \
-        f"put it in the project's catalyst.toml; {USER_CONFIG} holds only {', '.join(USER_SETTINGS)}"
+    return (
+        f"setting '{key}' belongs to the project, not to your own configuration",
+        f"put it in the project's catalyst.toml; {USER_CONFIG} holds only {', '.join(USER_SETTINGS)}",
+    )
 
 
 def _rule_problem(key: str, value) -> tuple[str, str] | None:
@@ -456,14 +526,21 @@ def _rule_problem(key: str, value) -> tuple[str, str] | None:
     from catalyst_dsl.diagnostics.codes import CODES
     from catalyst_dsl.diagnostics.suggest import suggest
 
-    codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(key, list)()
+    codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(
+        key, list
+    )()
     for code in codes:
         if code not in CODES:
-            return f"setting '{key}': unknown code '{code}'", suggest(code, CODES) or "the codes are listed in docs/diagnostics.md"
+            return f"setting '{key}': unknown code '{code}'", suggest(
+                code, CODES
+            ) or "the codes are listed in docs/diagnostics.md"
     if key == "severity":
         for code, level in value.items():
             if level not in SEVERITIES:
-                return f"setting 'severity': '{level}' for {code} is not a severity", f"use one of {', '.join(SEVERITIES)}"
+                return (
+                    f"setting 'severity': '{level}' for {code} is not a severity",
+                    f"use one of {', '.join(SEVERITIES)}",
+                )
     if key == "exclude":
         from catalyst_dsl.paths.globs import Glob, GlobError
 
@@ -471,7 +548,10 @@ def _rule_problem(key: str, value) -> tuple[str, str] | None:
             try:
                 Glob.compile(pattern)
             except GlobError as exc:
-                return f"setting 'exclude': '{pattern}' is not a valid pattern: {exc.message}", "patterns are project-relative globs (docs/globs.md), e.g. \"playbooks/drafts/**\""
+                return (
+                    f"setting 'exclude': '{pattern}' is not a valid pattern: {exc.message}",
+                    "patterns are project-relative globs (docs/globs.md), e.g. \"playbooks/drafts/**\"",
+                )
     return None
 
 

@@ -32,13 +32,21 @@ def discover(paths: list[str], skip: Callable[[str, bool], bool] | None = None) 
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
                 hidden_part = _from_first_hidden(os.path.relpath(root, path))
-                dirs[:] = sorted(d for d in dirs if _may_enter((*hidden_part, d), hidden) and not (skip and skip(os.path.join(root, d), True)))
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if _may_enter((*hidden_part, d), hidden) and not (skip and skip(os.path.join(root, d), True))
+                )
                 for name in sorted(files):
                     candidate = os.path.join(root, name)
                     if hidden_part and registry.by_place(candidate) is None:
                         continue
-                    if name.endswith(suffixes) and name.lower() not in ("readme.md", "changelog.md") \
-                            and not registry.not_playbook(candidate) and not (skip and skip(candidate, False)):
+                    if (
+                        name.endswith(suffixes)
+                        and name.lower() not in ("readme.md", "changelog.md")
+                        and not registry.not_playbook(candidate)
+                        and not (skip and skip(candidate, False))
+                    ):
                         found.append(candidate)
         else:
             found.append(path)
@@ -61,4 +69,4 @@ def _may_enter(parts: tuple[str, ...], hidden: tuple[tuple[str, ...], ...]) -> b
     """Whether a scan enters a folder: `parts` are its components from the first hidden one."""
     if len(parts) == 1 and (not parts[0].startswith(".") or parts[0] == ".xe"):
         return True
-    return any(folder[:len(parts)] == parts for folder in hidden)
+    return any(folder[: len(parts)] == parts for folder in hidden)

@@ -46,8 +46,14 @@ class Edge:
 
 
 class Library:
-    def __init__(self, project: Project, extra_files: list[str] = (), catalog: Catalog | None = None,
-                 overlay: dict[str, bytes] | None = None, cache=None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        extra_files: list[str] = (),
+        catalog: Catalog | None = None,
+        overlay: dict[str, bytes] | None = None,
+        cache=None,
+    ) -> None:
         self.project = project
         #: Text to check instead of what is on disk, by absolute path (an editor's unsaved buffers).
         self.overlay = {absolute(p): data for p, data in (overlay or {}).items()}
@@ -76,7 +82,9 @@ class Library:
             elif path in self.overlay:  # an editor's buffer is never cached
                 result = self._compiled[path] = compile_bytes(self.overlay[path], path, self.catalog)
             else:
-                compiled = compile_path(path, self.catalog) if self.cache is None else self.cache.compiled(path, self.catalog)
+                compiled = (
+                    compile_path(path, self.catalog) if self.cache is None else self.cache.compiled(path, self.catalog)
+                )
                 result = self._compiled[path] = compiled
         return result
 
@@ -93,8 +101,10 @@ class Library:
         real = os.path.realpath(path)
         if not _inside(real, real_root):
             return "it is a link that leads outside the project, which a check never follows"
-        if reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None \
-                or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None:
+        if (
+            reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None
+            or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
+        ):
             return "it is inside a .git directory, which a check never reads"
         return None
 
@@ -180,7 +190,11 @@ class Library:
     def resolve_call(self, target: str, caller: str) -> str | None:
         target = place(target).path or target
         if self.is_path(target):
-            bases = [Path(caller).parent, self.project.root, *(self.project.resolve(d) for d in self.project.config.playbook_dirs)]
+            bases = [
+                Path(caller).parent,
+                self.project.root,
+                *(self.project.resolve(d) for d in self.project.config.playbook_dirs),
+            ]
             return self._first_file(self.unalias(target), bases, caller)
         named = self.named(target)
         return named[0] if named else None
@@ -191,7 +205,7 @@ class Library:
     def unalias(self, target: str) -> str:
         for prefix in sorted(self.project.config.aliases, key=len, reverse=True):
             if target.startswith(prefix):
-                return self.project.config.aliases[prefix] + target[len(prefix):]
+                return self.project.config.aliases[prefix] + target[len(prefix) :]
         return target
 
     def _first_file(self, relative: str, bases, caller: str) -> str | None:
@@ -231,8 +245,12 @@ def _refused(path: str, why: str) -> Compiled:
     from catalyst_dsl.syntax.source import SourceFile
 
     sink = DiagnosticSink()
-    sink.report("C001", f"cannot read the file: {why}", SourceFile(path, "").span(0),
-                help="commit the playbook itself inside the project instead of a link to it")
+    sink.report(
+        "C001",
+        f"cannot read the file: {why}",
+        SourceFile(path, "").span(0),
+        help="commit the playbook itself inside the project instead of a link to it",
+    )
     return Compiled(path, None, None, sink.sorted())
 
 

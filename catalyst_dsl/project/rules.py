@@ -16,7 +16,9 @@ from catalyst_dsl.records import replace
 from catalyst_dsl.syntax.source import SourceFile
 
 
-def reported(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile], config: ProjectConfig) -> list[Diagnostic]:
+def reported(
+    diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile], config: ProjectConfig
+) -> list[Diagnostic]:
     """The findings to show for files whose texts are `sources`."""
     kept = apply_suppressions(diagnostics, sources)
     return [_with_severity(d, config) for d in kept if _selected(d.code, config)]

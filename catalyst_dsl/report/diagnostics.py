@@ -64,7 +64,9 @@ def wants_colour(is_terminal: bool, environ: Mapping[str, str]) -> bool:
     return is_terminal
 
 
-def render_text(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, relative_to: str | None = None, colour: bool = False) -> str:
+def render_text(
+    diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, relative_to: str | None = None, colour: bool = False
+) -> str:
     out: list[str] = []
     for d in diagnostics:
         out.append(_one(d, sources, relative_to, colour))
@@ -81,7 +83,9 @@ def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None, colour: 
     span = d.span
     # One gutter for the whole diagnostic, as wide as its widest line number, so every
     # `|`, `-->` and `=` lines up (rustc's layout); at least 1.
-    shown = [s.line for s in (span, *(label.span for label in d.labels)) if s is not None and sources.get(s.file) is not None]
+    shown = [
+        s.line for s in (span, *(label.span for label in d.labels)) if s is not None and sources.get(s.file) is not None
+    ]
     gutter = " " * max([1, *(len(str(line)) for line in shown)])
     if span is not None:
         path = safe_text(display_path(span.file, relative_to))
@@ -94,7 +98,9 @@ def _one(d: Diagnostic, sources: SourceLookup, relative_to: str | None, colour: 
         lines.append(f"{gutter}::: {lpath}:{label.span.line}:{label.span.col}: {safe_text(label.message)}")
         source = sources.get(label.span.file)
         if source is not None:
-            lines.extend(_snippet(source, label.span.line, label.span.col, label.span.end_line, label.span.end_col, "-", gutter))
+            lines.extend(
+                _snippet(source, label.span.line, label.span.col, label.span.end_line, label.span.end_col, "-", gutter)
+            )
     for note in d.notes:
         lines.append(f"{gutter} = note: {safe_text(note)}")
     if d.help:
@@ -154,13 +160,19 @@ def to_json_obj(d: Diagnostic, relative_to: str | None = None) -> dict:
         "severity": d.severity.value,
         "message": d.message,
         "span": span_obj(d.span),
-        "labels": [{"span": span_obj(l.span), "message": l.message} for l in d.labels],
+        "labels": [{"span": span_obj(label.span), "message": label.message} for label in d.labels],
         "notes": list(d.notes),
         "help": d.help,
     }
 
 
-def render_json(diagnostics: Sequence[Diagnostic], files: Sequence[str], *, relative_to: str | None = None, counted: Sequence[Diagnostic] | None = None) -> str:
+def render_json(
+    diagnostics: Sequence[Diagnostic],
+    files: Sequence[str],
+    *,
+    relative_to: str | None = None,
+    counted: Sequence[Diagnostic] | None = None,
+) -> str:
     """`counted` (default: `diagnostics`) are what the summary counts: all findings, when
     `--quiet` prints only those that fail."""
     import json  # here: text output, the default, does without it

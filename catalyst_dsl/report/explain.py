@@ -35,16 +35,28 @@ def explain_code(code: str) -> str:
     entry = CODES.get(wanted) or next((c for c in CODES.values() if c.name == code.strip().lower()), None)
     if entry is None:
         hint = suggest(code.strip().upper(), CODES) or suggest(code.strip().lower(), [c.name for c in CODES.values()])
-        raise UnknownName(f"there is no diagnostic code '{code}'" + (f"; {hint}" if hint else "") + " (`catalyst explain --list` lists them)")
+        raise UnknownName(
+            f"there is no diagnostic code '{code}'"
+            + (f"; {hint}" if hint else "")
+            + " (`catalyst explain --list` lists them)"
+        )
     lines = [f"{entry.code} {entry.name} ({entry.severity.value})", "", entry.summary]
     example = _examples().get(entry.code)
     if example is not None:
-        lines += ["", f"Example (the checker's output for tests/golden/{example['case']}):", "", _indent(example["output"])]
+        lines += [
+            "",
+            f"Example (the checker's output for tests/golden/{example['case']}):",
+            "",
+            _indent(example["output"]),
+        ]
     return "\n".join(lines) + "\n"
 
 
 def code_list() -> str:
-    return "\n".join(f"{c.code}  {c.severity.value:<7}  {c.name}" for c in sorted(CODES.values(), key=lambda c: c.code)) + "\n"
+    return (
+        "\n".join(f"{c.code}  {c.severity.value:<7}  {c.name}" for c in sorted(CODES.values(), key=lambda c: c.code))
+        + "\n"
+    )
 
 
 def explain_action(catalog: Catalog, name: str | None) -> str:
@@ -57,7 +69,9 @@ def explain_action(catalog: Catalog, name: str | None) -> str:
     spec = next((s for s in specs if s.name == name), None)
     if spec is None:
         hint = suggest(name, [s.name for s in specs])
-        raise UnknownName(f"there is no action '{name}'" + (f"; {hint}" if hint else "") + " (`catalyst actions` lists them)")
+        raise UnknownName(
+            f"there is no action '{name}'" + (f"; {hint}" if hint else "") + " (`catalyst actions` lists them)"
+        )
     lines = [f"{spec.name} ({spec.group})", "", spec.summary, ""]
     if spec.primary:
         lines.append(f"primary key: {spec.primary} (`- {spec.name}: <{spec.primary}>`)")

@@ -33,14 +33,22 @@ def _command(d: Diagnostic, relative_to: str) -> str:
     span = d.span
     if span is not None:
         properties.append(("file", safe_text(Path(display_path(span.file, relative_to)).as_posix())))
-        properties += [("line", str(span.line)), ("col", str(span.col)), ("endLine", str(max(span.end_line, span.line)))]
+        properties += [
+            ("line", str(span.line)),
+            ("col", str(span.col)),
+            ("endLine", str(max(span.end_line, span.line))),
+        ]
         if span.end_line == span.line:
             # GitHub's endColumn is the last column marked; a span's end is exclusive.
             properties.append(("endColumn", str(max(span.end_col - 1, span.col))))
     properties.append(("title", f"{d.code} {d.name}"))
     # Each piece quotes the file, so it is made safe like the text output; the pieces are
     # joined with real line breaks, which the escaping below keeps inside one command.
-    pieces = [safe_text(d.message), *(f"note: {safe_text(note)}" for note in d.notes), *([f"help: {safe_text(d.help)}"] if d.help else [])]
+    pieces = [
+        safe_text(d.message),
+        *(f"note: {safe_text(note)}" for note in d.notes),
+        *([f"help: {safe_text(d.help)}"] if d.help else []),
+    ]
     message = "\n".join(pieces)
     listed = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{_COMMANDS[d.severity]} {listed}::{escape_data(message)}"

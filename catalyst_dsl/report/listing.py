@@ -40,7 +40,12 @@ def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: 
     return entry
 
 
-def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], relative_to: str | None) -> list[dict]:
+def _entries(
+    compiled: Sequence[Compiled],
+    diagnostics: Sequence[Diagnostic],
+    calls: Mapping[str, Sequence[Edge]],
+    relative_to: str | None,
+) -> list[dict]:
     errors: dict[str, int] = {}
     for d in diagnostics:
         if d.severity.value == "error" and d.span is not None:
@@ -49,17 +54,39 @@ def _entries(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], ca
     return sorted(entries, key=lambda e: (e.get("name") or "", e["file"]))
 
 
-def listing_json(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:
-    return json.dumps({"format": "catalyst-list", "version": 1, "playbooks": _entries(compiled, diagnostics, calls, relative_to)}, indent=2, ensure_ascii=False) + "\n"
+def listing_json(
+    compiled: Sequence[Compiled],
+    diagnostics: Sequence[Diagnostic],
+    calls: Mapping[str, Sequence[Edge]],
+    *,
+    relative_to: str | None = None,
+) -> str:
+    return (
+        json.dumps(
+            {"format": "catalyst-list", "version": 1, "playbooks": _entries(compiled, diagnostics, calls, relative_to)},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
-def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic], calls: Mapping[str, Sequence[Edge]], *, relative_to: str | None = None) -> str:
+def listing_text(
+    compiled: Sequence[Compiled],
+    diagnostics: Sequence[Diagnostic],
+    calls: Mapping[str, Sequence[Edge]],
+    *,
+    relative_to: str | None = None,
+) -> str:
     """One block per playbook; its calls (the call graph) as `→ target (line N)` lines."""
     lines: list[str] = []
     entries = _entries(compiled, diagnostics, calls, relative_to)
     for e in entries:
         if "name" not in e:
-            lines += [f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}; see catalyst check)", ""]
+            lines += [
+                f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}; see catalyst check)",
+                "",
+            ]
             continue
         head = f"{e['name']}  ({e['file']})"
         if e["errors"]:
@@ -73,7 +100,9 @@ def listing_text(compiled: Sequence[Compiled], diagnostics: Sequence[Diagnostic]
         if reviewers:
             lines.append(f"  reviewers: {', '.join(reviewers)}")
         if e["inputs"]:
-            lines.append("  inputs: " + ", ".join(f"{i['name']}: {i['type']}{'' if i['required'] else '?'}" for i in e["inputs"]))
+            lines.append(
+                "  inputs: " + ", ".join(f"{i['name']}: {i['type']}{'' if i['required'] else '?'}" for i in e["inputs"])
+            )
         if e["outputs"]:
             lines.append("  outputs: " + ", ".join(f"{o['name']}: {o['type']}" for o in e["outputs"]))
         for call in e["calls"]:

@@ -102,7 +102,9 @@ def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
 
 
-def _hunk_location(group: Sequence[tuple[str, int, int, int, int]], where_old: Sequence[str], where_new: Sequence[str]) -> str:
+def _hunk_location(
+    group: Sequence[tuple[str, int, int, int, int]], where_old: Sequence[str], where_new: Sequence[str]
+) -> str:
     """Where most changed lines of a hunk are: a step inserted after another starts with the end of that other."""
     changed: Counter[str] = Counter()
     for tag, i1, i2, j1, j2 in group:
@@ -183,8 +185,13 @@ def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def summary_counts(plan: Mapping[str, Any]) -> str:
     """`2 to create, 1 to modify, 0 to delete, 3 unknown, 1 would pause` (and `, N refused` when any are)."""
     counts = {**dict.fromkeys(CHANGE_TYPES, 0), **(plan.get("summary") or count_changes(plan.get("steps") or ()))}
-    parts = [f"{counts['create']} to create", f"{counts['modify']} to modify", f"{counts['delete']} to delete",
-             f"{counts['unknown']} unknown", f"{counts['would-pause']} would pause"]
+    parts = [
+        f"{counts['create']} to create",
+        f"{counts['modify']} to modify",
+        f"{counts['delete']} to delete",
+        f"{counts['unknown']} unknown",
+        f"{counts['would-pause']} would pause",
+    ]
     if counts["refused"]:
         parts.append(f"{counts['refused']} refused")
     return ", ".join(parts)
@@ -257,7 +264,9 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
         lines += [f"{inner}  {line}" for line in message[1:]]
     confinement = step.get("confinement")
     if confinement:
-        lines.append(f"{inner}confined: may write {', '.join(confinement['mayWrite'])}; never {', '.join(confinement['neverWrites'])}")
+        lines.append(
+            f"{inner}confined: may write {', '.join(confinement['mayWrite'])}; never {', '.join(confinement['neverWrites'])}"
+        )
     for check in step.get("checks") or ():
         holds = {True: "holds", False: "does not hold"}.get(check["holds"], "unknown now")
         lines.append(f"{inner}{check['when']}: {' '.join(_lines(check['check']))} ({holds})")
@@ -268,7 +277,9 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
         lines.append(f"{inner}request: {_short_json(step['request'], 160)}")
     prompt = _lines(step.get("prompt"))
     if prompt:
-        shown = prompt[:PROMPT_LINES] + ([f"… ({len(prompt) - PROMPT_LINES} more lines)"] if len(prompt) > PROMPT_LINES else [])
+        shown = prompt[:PROMPT_LINES] + (
+            [f"… ({len(prompt) - PROMPT_LINES} more lines)"] if len(prompt) > PROMPT_LINES else []
+        )
         lines.append(f"{inner}prompt: {shown[0]}")
         lines += [f"{inner}        {line}" for line in shown[1:]]
     for effect in step.get("effects") or ():
@@ -353,9 +364,14 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
             for step, depth in entries
         ],
         "confined": [
-            {"path": step["path"], "step": _clip(step["step"], MD_NAME_CHARS), "may": step["confinement"]["mayWrite"],
-             "never": step["confinement"]["neverWrites"]}
-            for step, _depth in entries if step.get("confinement")
+            {
+                "path": step["path"],
+                "step": _clip(step["step"], MD_NAME_CHARS),
+                "may": step["confinement"]["mayWrite"],
+                "never": step["confinement"]["neverWrites"],
+            }
+            for step, _depth in entries
+            if step.get("confinement")
         ],
         "table_open": len(entries) <= MD_TABLE_OPEN,
         **_diff_blocks([step for step, _depth in entries]),
@@ -386,18 +402,23 @@ def _attention(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         entries = []
         for step in found[:MD_ATTENTION_EACH]:
             approval = step.get("approval") or {}
-            entries.append({
-                "path": step["path"],
-                "step": _clip(step["step"], MD_NAME_CHARS),
-                "action": step["action"],
-                "conditional": bool(step.get("conditional")),
-                "reason": _clip(step.get("reason"), MD_TEXT_CHARS),
-                "deletes": [e["path"] for e in step.get("effects") or () if e.get("change") == "delete"],
-                "refusals": [{"path": w["path"], "refusal": _clip(w.get("refusal"), MD_TEXT_CHARS)}
-                             for w in step.get("writes") or () if w.get("allowed") is False],
-                "roles": list(approval.get("roles") or ()),
-                "message": _clip(approval.get("message"), MD_TEXT_CHARS),
-            })
+            entries.append(
+                {
+                    "path": step["path"],
+                    "step": _clip(step["step"], MD_NAME_CHARS),
+                    "action": step["action"],
+                    "conditional": bool(step.get("conditional")),
+                    "reason": _clip(step.get("reason"), MD_TEXT_CHARS),
+                    "deletes": [e["path"] for e in step.get("effects") or () if e.get("change") == "delete"],
+                    "refusals": [
+                        {"path": w["path"], "refusal": _clip(w.get("refusal"), MD_TEXT_CHARS)}
+                        for w in step.get("writes") or ()
+                        if w.get("allowed") is False
+                    ],
+                    "roles": list(approval.get("roles") or ()),
+                    "message": _clip(approval.get("message"), MD_TEXT_CHARS),
+                }
+            )
         groups.append({"kind": kind, "label": label, "entries": entries, "more": len(found) - len(entries)})
     return groups
 
@@ -419,16 +440,18 @@ def _diff_blocks(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 continue
             budget -= take + MD_DIFF_BLOCK
             text = "\n".join(_clip(line, MD_LINE_CHARS) for line in lines[:take])
-            shown.append({
-                "file": effect["path"],
-                "change": effect["change"],
-                "symbol": SYMBOLS.get(effect["change"], OTHER_SYMBOL),
-                "path": step["path"],
-                "step": _clip(step["step"], MD_NAME_CHARS),
-                "diff": text,
-                "fence": fence(text),
-                "cut": len(lines) - take,
-            })
+            shown.append(
+                {
+                    "file": effect["path"],
+                    "change": effect["change"],
+                    "symbol": SYMBOLS.get(effect["change"], OTHER_SYMBOL),
+                    "path": step["path"],
+                    "step": _clip(step["step"], MD_NAME_CHARS),
+                    "diff": text,
+                    "fence": fence(text),
+                    "cut": len(lines) - take,
+                }
+            )
     return {"diffs": shown, "hidden": hidden[:MD_HIDDEN_NAMED], "hidden_more": max(0, len(hidden) - MD_HIDDEN_NAMED)}
 
 

@@ -64,7 +64,15 @@ def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: lis
         if not isinstance(playbook_file, str) or not ({playbook_file, _relative(root, str(golden_path))} & touched):
             continue
         if not any(base in (root / playbook_file).resolve().parents for base in bases):
-            found.append(Report(playbook_file, _not_planned(playbook_file, f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})")))
+            found.append(
+                Report(
+                    playbook_file,
+                    _not_planned(
+                        playbook_file,
+                        f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})",
+                    ),
+                )
+            )
             continue
         found.append(Report(playbook_file, _body(root, golden, playbook_file)))
     return found
@@ -77,7 +85,9 @@ def _body(root: Path, golden: dict, playbook_file: str) -> str:
     try:
         return plan_report.render_markdown(plan_report.replan(root, golden))
     except plan_report.ReplanError as problem:
-        return _not_planned(playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}")
+        return _not_planned(
+            playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}"
+        )
 
 
 def _not_planned(playbook_file: str, why: str) -> str:
@@ -105,8 +115,10 @@ class PullRequest:
 
         exposed = in_clear_text(api)
         if exposed:
-            raise CommentError(f"the GitHub API at {exposed} is reached over plain http://, so the token would cross the "
-                               f"network unencrypted; nothing was sent ({CLEAR_TEXT_FIX})")
+            raise CommentError(
+                f"the GitHub API at {exposed} is reached over plain http://, so the token would cross the "
+                f"network unencrypted; nothing was sent ({CLEAR_TEXT_FIX})"
+            )
         self.api = api.rstrip("/")
         self.repository = repository
         self.number = number
@@ -115,16 +127,27 @@ class PullRequest:
     def post_or_update(self, report: Report) -> tuple[str, str]:
         """("updated" or "posted", the comment's address)."""
         mark = marker(report.playbook)
-        existing = next((c for c in self._comments() if isinstance(c.get("body"), str) and c["body"].startswith(mark) and _trusted(c)), None)
+        existing = next(
+            (
+                c
+                for c in self._comments()
+                if isinstance(c.get("body"), str) and c["body"].startswith(mark) and _trusted(c)
+            ),
+            None,
+        )
         if existing is not None:
-            answer = self._request("PATCH", f"/repos/{self.repository}/issues/comments/{existing['id']}", {"body": report.body})
+            answer = self._request(
+                "PATCH", f"/repos/{self.repository}/issues/comments/{existing['id']}", {"body": report.body}
+            )
             return "updated", str(answer.get("html_url", ""))
         answer = self._request("POST", f"/repos/{self.repository}/issues/{self.number}/comments", {"body": report.body})
         return "posted", str(answer.get("html_url", ""))
 
     def _comments(self) -> Iterator[dict]:
         for page in range(1, MAX_PAGES + 1):
-            listed = self._request("GET", f"/repos/{self.repository}/issues/{self.number}/comments?per_page={PER_PAGE}&page={page}")
+            listed = self._request(
+                "GET", f"/repos/{self.repository}/issues/{self.number}/comments?per_page={PER_PAGE}&page={page}"
+            )
             if not isinstance(listed, list):
                 raise CommentError("GitHub answered the list of comments with something else than a list")
             yield from (c for c in listed if isinstance(c, dict))
@@ -133,15 +156,26 @@ class PullRequest:
 
     def _request(self, method: str, path: str, payload: Any = None) -> Any:
         data = json.dumps(payload).encode("utf-8") if payload is not None else None
-        request = urllib.request.Request(self.api + path, data=data, method=method, headers={
-            "Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "catalyst", **({"Content-Type": "application/json"} if data else {})})
+        request = urllib.request.Request(
+            self.api + path,
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "catalyst",
+                **({"Content-Type": "application/json"} if data else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
                 raw = response.read()
         except urllib.error.HTTPError as refused:
             message = _message(refused.read())
-            raise CommentError(f"GitHub refused {method} {path.split('?')[0]}: {refused.code} {message}".rstrip()) from None
+            raise CommentError(
+                f"GitHub refused {method} {path.split('?')[0]}: {refused.code} {message}".rstrip()
+            ) from None
         except (urllib.error.URLError, OSError) as failed:
             raise CommentError(f"cannot reach {self.api}: {getattr(failed, 'reason', failed)}") from None
         try:
@@ -186,4 +220,6 @@ def pull_request_number(event_path: str | None) -> int | None:
 
 
 def environment() -> dict[str, str | None]:
-    return {key: os.environ.get(key) for key in ("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH", "GITHUB_API_URL")}
+    return {
+        key: os.environ.get(key) for key in ("GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH", "GITHUB_API_URL")
+    }

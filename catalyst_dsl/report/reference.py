@@ -68,14 +68,14 @@ STEP_KEYS = {
     "errorPolicy": "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`.",
     "timeout": "seconds, or `500ms`, `30s`, `5m`, `1h`.",
     "checkpoint": "`true` or a message: pause after the step. `before`: pause before it, answered `yes` (run it), "
-                  "`skip` (journal it skipped) or `abort` (end the run `cancelled`). Long form `{when: before|after, "
-                  "message, options, policy}`; `policy: human` is never passed by `--mode autonomous`, "
-                  "`policy: {rules: [{action, reason, pattern}], commands}` passes by itself when every command it "
-                  "guards is auto-approved.",
+    "`skip` (journal it skipped) or `abort` (end the run `cancelled`). Long form `{when: before|after, "
+    "message, options, policy}`; `policy: human` is never passed by `--mode autonomous`, "
+    "`policy: {rules: [{action, reason, pattern}], commands}` passes by itself when every command it "
+    "guards is auto-approved.",
     "writes": "the paths a shell-like step's program may write (glob patterns).",
     "isolated": "accepted and kept in the IR (LANGUAGE.md section 3); the interpreter does nothing with it yet.",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
-                "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
+    "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
 }
 
 

@@ -64,7 +64,8 @@ def _result(d: Diagnostic, rule_index: int, sources: SourceLookup, relative_to: 
         result["locations"] = [{"physicalLocation": _physical(d.span, relative_to)}]
     if d.labels:
         result["relatedLocations"] = [
-            {"id": i, "physicalLocation": _physical(label.span, relative_to), "message": {"text": label.message}} for i, label in enumerate(d.labels)
+            {"id": i, "physicalLocation": _physical(label.span, relative_to), "message": {"text": label.message}}
+            for i, label in enumerate(d.labels)
         ]
     fix = replacement(d, sources.get(d.span.file)) if d.span is not None else None
     if fix is not None:
@@ -72,7 +73,10 @@ def _result(d: Diagnostic, rule_index: int, sources: SourceLookup, relative_to: 
             {
                 "description": {"text": fix.description},
                 "artifactChanges": [
-                    {"artifactLocation": _artifact(fix.span.file, relative_to), "replacements": [{"deletedRegion": _region(fix.span), "insertedContent": {"text": fix.text}}]}
+                    {
+                        "artifactLocation": _artifact(fix.span.file, relative_to),
+                        "replacements": [{"deletedRegion": _region(fix.span), "insertedContent": {"text": fix.text}}],
+                    }
                 ],
             }
         ]
@@ -96,4 +100,9 @@ def _region(span: Span) -> dict:
     # A span that ends where it starts (a position, not a range) still covers one column
     # for SARIF viewers, which draw nothing for an empty region.
     end_col = span.end_col if (span.end_line, span.end_col) > (span.line, span.col) else span.col + 1
-    return {"startLine": span.line, "startColumn": span.col, "endLine": max(span.end_line, span.line), "endColumn": end_col}
+    return {
+        "startLine": span.line,
+        "startColumn": span.col,
+        "endLine": max(span.end_line, span.line),
+        "endColumn": end_col,
+    }

@@ -38,24 +38,38 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
         choices = [_action_step(spec, RESERVED_STEP_KEYS, steps_ref) for spec in specs]
         if not strict:
             builtin = [spec.name for spec in specs]
-            choices.append({
-                "description": "A call of a function defined in the playbook (the checker matches it to its definition).",
-                "type": "object",
-                "minProperties": 1,
-                "not": {"anyOf": [{"required": [name]} for name in builtin]},
-            })
+            choices.append(
+                {
+                    "description": "A call of a function defined in the playbook (the checker matches it to its definition).",
+                    "type": "object",
+                    "minProperties": 1,
+                    "not": {"anyOf": [{"required": [name]} for name in builtin]},
+                }
+            )
         defs[_step_name(strict)] = {"oneOf": choices}
         defs[_steps_name(strict)] = {"type": "array", "items": {"$ref": f"#/$defs/{_step_name(strict)}"}}
 
     def top(strict: bool) -> dict[str, Any]:
         steps = {"$ref": f"#/$defs/{_steps_name(strict)}"}
-        catch = {"type": "array", "items": {"type": "object", "properties": {"code": {"type": "string"}, "steps": steps}}}
+        catch = {
+            "type": "array",
+            "items": {"type": "object", "properties": {"code": {"type": "string"}, "steps": steps}},
+        }
         return {"properties": {"steps": steps, "finally": steps, "catch": catch}}
 
     top_level = {key: {} for key in TOP_LEVEL_KEYS}
-    top_level.update({"name": {"type": "string"}, "id": {"type": "string"}, "description": {"type": "string"},
-                      "owner": {"type": ["string", "null"]}, "catalyst": {"type": ["integer", "string"]}})
-    defines_a_function = {"properties": {"steps": {"type": "array", "contains": {"type": "object", "required": ["function"]}}}}
+    top_level.update(
+        {
+            "name": {"type": "string"},
+            "id": {"type": "string"},
+            "description": {"type": "string"},
+            "owner": {"type": ["string", "null"]},
+            "catalyst": {"type": ["integer", "string"]},
+        }
+    )
+    defines_a_function = {
+        "properties": {"steps": {"type": "array", "contains": {"type": "object", "required": ["function"]}}}
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Catalyst playbook",
@@ -87,8 +101,14 @@ def _action_step(spec, reserved: tuple[str, ...], steps_ref: dict) -> dict[str, 
     properties = {spec.name: {"anyOf": forms}}
     properties.update({key: {} for key in reserved})
     properties.update({name: schema for name, schema in config.items() if name != spec.name})
-    return {"title": spec.name, "description": spec.summary, "type": "object", "required": [spec.name],
-            "properties": properties, "additionalProperties": False}
+    return {
+        "title": spec.name,
+        "description": spec.summary,
+        "type": "object",
+        "required": [spec.name],
+        "properties": properties,
+        "additionalProperties": False,
+    }
 
 
 def _value(type_: t.Type, steps_ref: dict) -> dict[str, Any]:
@@ -107,7 +127,9 @@ def _value(type_: t.Type, steps_ref: dict) -> dict[str, Any]:
         return {"anyOf": [{"type": "array", "items": _value(type_.item, steps_ref)}, {"type": "string"}]}
     if isinstance(type_, t.ObjectT) and type_.fields:
         fields = {name: _value(field.type, steps_ref) for name, field in type_.fields}
-        return {"anyOf": [{"type": "object", "properties": fields, "additionalProperties": type_.open}, {"type": "string"}]}
+        return {
+            "anyOf": [{"type": "object", "properties": fields, "additionalProperties": type_.open}, {"type": "string"}]
+        }
     return {}
 
 

@@ -59,6 +59,7 @@ def collect(chunks: Iterator[str], on_chunk: Callable[[str], None] | None = None
 
 # --- the mock ----------------------------------------------------------------------------
 
+
 def split(text: str, parts: int) -> list[str]:
     """`text` in `parts` consecutive pieces whose lengths differ by at most one."""
     size, extra = divmod(len(text), parts)
@@ -84,8 +85,11 @@ class _Script:
                 continue
             self.spent[index] = not entry.repeat
             return entry
-        raise AdapterError(AI_ADAPTER_ERROR, f"no unused entry of the mock AI script {self.path} matches the prompt: {_first_line(prompt)!r}",
-                           guidance="add an entry whose 'match' finds this prompt, or mark an entry 'repeat: true'")
+        raise AdapterError(
+            AI_ADAPTER_ERROR,
+            f"no unused entry of the mock AI script {self.path} matches the prompt: {_first_line(prompt)!r}",
+            guidance="add an entry whose 'match' finds this prompt, or mark an entry 'repeat: true'",
+        )
 
 
 class MockAdapter:
@@ -101,8 +105,13 @@ class MockAdapter:
     #: nothing, so every identity key holds for it (the run says once that the mock answers).
     identity_keys = frozenset({"command", "agent", "skill", "profile", "readPaths", "skills"})
 
-    def __init__(self, script: str | os.PathLike[str] | None = None, *, root: str | os.PathLike[str] | None = None,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        script: str | os.PathLike[str] | None = None,
+        *,
+        root: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self._setting = script
         self._root = Path(root) if root is not None else None
         self._environ = os.environ if environ is None else environ
@@ -122,14 +131,18 @@ class MockAdapter:
                 script = self._scripts[path] = _Script(path, load_script(path))
             entry = script.take(prompt)
         if entry.error is not None:
-            raise AdapterError(entry.error, f"scripted error from the mock AI script {path}", metadata={"script": str(path)})
+            raise AdapterError(
+                entry.error, f"scripted error from the mock AI script {path}", metadata={"script": str(path)}
+            )
         return iter(split(entry.text(), entry.chunks))
 
     def _script_path(self, options: Mapping[str, object]) -> Path | None:
         chosen = options.get("script")
         if chosen is not None:
             if not isinstance(chosen, str) or not chosen:
-                raise AdapterError(AI_ADAPTER_ERROR, f"the mock adapter's 'script' option must be a file path, not {chosen!r}")
+                raise AdapterError(
+                    AI_ADAPTER_ERROR, f"the mock adapter's 'script' option must be a file path, not {chosen!r}"
+                )
             return self._from_root(chosen)
         if self._environ.get(SCRIPT_ENV):
             return Path(self._environ[SCRIPT_ENV]).absolute()
@@ -149,6 +162,7 @@ def _first_line(prompt: str) -> str:
 
 # --- choosing an adapter -------------------------------------------------------------------
 
+
 @record
 class Unusable:
     """Why an adapter the settings configure cannot be used, and where to fix that."""
@@ -157,8 +171,12 @@ class Unusable:
     fix: str
 
 
-def choose_adapter(name: str | None, precedence: Sequence[str], available: Mapping[str, AdapterFactory],
-                   unusable: Mapping[str, Unusable] | None = None) -> str:
+def choose_adapter(
+    name: str | None,
+    precedence: Sequence[str],
+    available: Mapping[str, AdapterFactory],
+    unusable: Mapping[str, Unusable] | None = None,
+) -> str:
     """The name of the adapter a step gets: its explicit `provider`, else the first installed
     adapter of the precedence, else (when the precedence is empty: nothing configured) the mock.
 
@@ -171,33 +189,52 @@ def choose_adapter(name: str | None, precedence: Sequence[str], available: Mappi
         if name == MOCK:
             return MOCK
         if name in unusable:
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{name}' cannot be used: {unusable[name].problem}", guidance=unusable[name].fix)
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE,
+                f"AI provider '{name}' cannot be used: {unusable[name].problem}",
+                guidance=unusable[name].fix,
+            )
         if name not in available:
             from catalyst_dsl.dialects.values import suggest
 
             known = sorted({*available, MOCK} - set(unusable))
             hint = suggest(name, known)
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{name}' is not available; available: {', '.join(known)}",
-                               guidance=hint or "install the plugin that provides it, or choose an available provider")
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE,
+                f"AI provider '{name}' is not available; available: {', '.join(known)}",
+                guidance=hint or "install the plugin that provides it, or choose an available provider",
+            )
         return name
     for candidate in precedence:
         if candidate == MOCK:
             return MOCK
         if candidate in unusable:
             why = unusable[candidate]
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"the AI adapter '{candidate}' (ai-adapters) cannot be used: {why.problem}",
-                               guidance=f"{why.fix}; or remove it from ai-adapters")
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE,
+                f"the AI adapter '{candidate}' (ai-adapters) cannot be used: {why.problem}",
+                guidance=f"{why.fix}; or remove it from ai-adapters",
+            )
         if candidate in available:
             return candidate
     if precedence:
-        raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"none of the AI adapters of the ai-adapters setting is installed: {', '.join(precedence)}",
-                           guidance="install the plugin that provides one, or fix ai-adapters in catalyst.toml "
-                                    "(built in: command, openai, and mock for the deterministic answers)")
+        raise AdapterError(
+            AI_ADAPTER_UNAVAILABLE,
+            f"none of the AI adapters of the ai-adapters setting is installed: {', '.join(precedence)}",
+            guidance="install the plugin that provides one, or fix ai-adapters in catalyst.toml "
+            "(built in: command, openai, and mock for the deterministic answers)",
+        )
     return MOCK
 
 
-def select_adapter(name: str | None, precedence: Sequence[str], available: Mapping[str, AdapterFactory], *,
-                   options: Mapping[str, object] | None = None, unusable: Mapping[str, Unusable] | None = None) -> AIAdapter:
+def select_adapter(
+    name: str | None,
+    precedence: Sequence[str],
+    available: Mapping[str, AdapterFactory],
+    *,
+    options: Mapping[str, object] | None = None,
+    unusable: Mapping[str, Unusable] | None = None,
+) -> AIAdapter:
     """The adapter for a step, chosen by `choose_adapter`. `options` go to the factory."""
     options = {} if options is None else options
     chosen = choose_adapter(name, precedence, available, unusable)
@@ -209,7 +246,11 @@ def select_adapter(name: str | None, precedence: Sequence[str], available: Mappi
     except AdapterError:
         raise
     except Exception as exc:  # a plugin's bug or missing setup; the step fails, the run does not crash
-        raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{chosen}' failed to start: {type(exc).__name__}: {exc}") from exc
+        raise AdapterError(
+            AI_ADAPTER_UNAVAILABLE, f"AI provider '{chosen}' failed to start: {type(exc).__name__}: {exc}"
+        ) from exc
     if not callable(getattr(adapter, "invoke", None)):
-        raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"AI provider '{chosen}' gave {type(adapter).__name__}, which has no invoke()")
+        raise AdapterError(
+            AI_ADAPTER_UNAVAILABLE, f"AI provider '{chosen}' gave {type(adapter).__name__}, which has no invoke()"
+        )
     return adapter

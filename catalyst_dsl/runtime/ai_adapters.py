@@ -33,7 +33,13 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AdapterFactory, Unusable
+from catalyst_dsl.runtime.adapters import (
+    AI_ADAPTER_ERROR,
+    AI_ADAPTER_UNAVAILABLE,
+    AdapterError,
+    AdapterFactory,
+    Unusable,
+)
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text, on_this_machine
 from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
@@ -61,19 +67,28 @@ MAX_ERROR_BODY = 64 * 1024
 RATE_LIMITED = "RateLimitExceeded"
 
 #: An `openai` step with no model (checked at pre-flight too, see ai_choice.py).
-NO_MODEL = Unusable("the openai AI adapter has no model: the step names none and openai-model is not set",
-                    "set openai-model in catalyst.toml, or `model:` on the step")
+NO_MODEL = Unusable(
+    "the openai AI adapter has no model: the step names none and openai-model is not set",
+    "set openai-model in catalyst.toml, or `model:` on the step",
+)
 
 
 # --- the process runner ----------------------------------------------------------------------------
+
 
 class Runner(Protocol):
     """Runs a program to its end, feeding it `stdin` and calling `on_output(stream, line)` for
     each line of its stdout and stderr as it comes. Returns an object with `exit_code`,
     `stdout`, `stderr` and `timed_out` (a `gateway.ProcessOutcome`)."""
 
-    def __call__(self, argv: Sequence[str], stdin: str, on_output: Callable[[str, str], None],
-                 timeout: float | None, env: Mapping[str, str]) -> Any: ...
+    def __call__(
+        self,
+        argv: Sequence[str],
+        stdin: str,
+        on_output: Callable[[str, str], None],
+        timeout: float | None,
+        env: Mapping[str, str],
+    ) -> Any: ...
 
 
 def gateway_runner(gateway) -> Runner:
@@ -82,17 +97,24 @@ def gateway_runner(gateway) -> Runner:
     where the playbook's grants allow; any other agent only scratch and temp."""
     from catalyst_dsl.actions.builtin import writing_tools
 
-    def run(argv: Sequence[str], stdin: str, on_output: Callable[[str, str], None], timeout: float | None,
-            env: Mapping[str, str]):
+    def run(
+        argv: Sequence[str],
+        stdin: str,
+        on_output: Callable[[str, str], None],
+        timeout: float | None,
+        env: Mapping[str, str],
+    ):
         tools = [tool for tool in str(env.get("CATALYST_AI_TOOLS", "")).split(",") if tool]
         writes = gateway.granted_patterns() if writing_tools(tools) else ()
-        return gateway.run_process(argv, declared_writes=writes, cwd=None, env=env, timeout=timeout,
-                                   on_output=on_output, stdin=stdin)
+        return gateway.run_process(
+            argv, declared_writes=writes, cwd=None, env=env, timeout=timeout, on_output=on_output, stdin=stdin
+        )
 
     return run
 
 
 # --- the rate limit ----------------------------------------------------------------------------------
+
 
 class RateLimiter:
     """A token bucket: `per_minute` requests a minute, `burst` of them back to back.
@@ -101,8 +123,14 @@ class RateLimiter:
     zero) and sleeps until it is due, so concurrent callers are served in turn.
     """
 
-    def __init__(self, per_minute: float, burst: int = 1, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        per_minute: float,
+        burst: int = 1,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if not per_minute > 0:
             raise ValueError(f"a rate limit must be more than 0 requests a minute, not {per_minute!r}")
         self.per_minute = float(per_minute)
@@ -125,8 +153,11 @@ class RateLimiter:
             self._last = now
             wait = 0.0 if self._tokens >= 1 else (1 - self._tokens) / self._per_second
             if deadline is not None and now + wait > deadline:
-                raise AdapterError("StepTimeout", f"the AI rate limit ({self.per_minute:g} requests a minute) allows the next "
-                                                  f"request in {wait:.1f}s, after the step's timeout")
+                raise AdapterError(
+                    "StepTimeout",
+                    f"the AI rate limit ({self.per_minute:g} requests a minute) allows the next "
+                    f"request in {wait:.1f}s, after the step's timeout",
+                )
             self._tokens -= 1
         if wait > 0:
             self._sleep(wait)
@@ -142,8 +173,11 @@ def shared_limiter(per_minute: float | None) -> RateLimiter | None:
     if per_minute is None:
         return None
     if isinstance(per_minute, bool) or not isinstance(per_minute, (int, float)) or not per_minute > 0:
-        raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"the ai-rate-limit setting is {per_minute!r}; it must be a number of requests a minute above 0",
-                           guidance="fix ai-rate-limit in catalyst.toml, or remove it for no limit")
+        raise AdapterError(
+            AI_ADAPTER_UNAVAILABLE,
+            f"the ai-rate-limit setting is {per_minute!r}; it must be a number of requests a minute above 0",
+            guidance="fix ai-rate-limit in catalyst.toml, or remove it for no limit",
+        )
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(float(per_minute))
         if limiter is None:
@@ -152,6 +186,7 @@ def shared_limiter(per_minute: float | None) -> RateLimiter | None:
 
 
 # --- attempts --------------------------------------------------------------------------------------
+
 
 class _Transient(Exception):
     """A failure another attempt may not meet; `code` is raised when attempts run out."""
@@ -188,8 +223,9 @@ class _Attempts:
 
     name = "ai"
 
-    def __init__(self, *, limiter: RateLimiter | None, attempts: int, backoff: float,
-                 sleep: Callable[[float], None]) -> None:
+    def __init__(
+        self, *, limiter: RateLimiter | None, attempts: int, backoff: float, sleep: Callable[[float], None]
+    ) -> None:
         self.limiter = limiter
         self.attempts = max(1, attempts)
         self.backoff = backoff
@@ -208,18 +244,30 @@ class _Attempts:
                 return
             except _Transient as problem:
                 if sent:
-                    raise AdapterError(AI_ADAPTER_ERROR, f"the {self.name} AI adapter failed: the stream ended early, after part of the answer ({problem.message})",
-                                       guidance="the partial answer was not kept; retry the step (errorPolicy retryCount) to ask again") from None
+                    raise AdapterError(
+                        AI_ADAPTER_ERROR,
+                        f"the {self.name} AI adapter failed: the stream ended early, after part of the answer ({problem.message})",
+                        guidance="the partial answer was not kept; retry the step (errorPolicy retryCount) to ask again",
+                    ) from None
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise AdapterError("StepTimeout", f"the {self.name} AI adapter did not answer within the step's timeout ({problem.message})") from None
+                    raise AdapterError(
+                        "StepTimeout",
+                        f"the {self.name} AI adapter did not answer within the step's timeout ({problem.message})",
+                    ) from None
                 if number == self.attempts:
-                    raise AdapterError(problem.code, f"the {self.name} AI adapter failed {number} times; the last time: {problem.message}",
-                                       guidance=_transient_help(problem.code)) from None
+                    raise AdapterError(
+                        problem.code,
+                        f"the {self.name} AI adapter failed {number} times; the last time: {problem.message}",
+                        guidance=_transient_help(problem.code),
+                    ) from None
                 delay = self.backoff * 2 ** (number - 1) if problem.retry_after is None else problem.retry_after
                 delay = min(max(0.0, delay), MAX_BACKOFF_SECONDS)
                 if deadline is not None and time.monotonic() + delay >= deadline:
-                    raise AdapterError("StepTimeout", f"the {self.name} AI adapter failed ({problem.message}) and the step's timeout "
-                                                      f"leaves no time to try again") from None
+                    raise AdapterError(
+                        "StepTimeout",
+                        f"the {self.name} AI adapter failed ({problem.message}) and the step's timeout "
+                        f"leaves no time to try again",
+                    ) from None
                 self._sleep(delay)
             finally:
                 stream.close()  # the caller stopped reading: the attempt lets go of its stream
@@ -241,8 +289,15 @@ def _tail(text: str) -> str:
 
 #: The environment variables that tell the program of the command adapter who answers
 #: (lists comma-separated, like CATALYST_AI_TOOLS; an absent key sets none).
-IDENTITY_ENV = {"command": "CATALYST_AI_COMMAND", "agent": "CATALYST_AI_AGENT", "skill": "CATALYST_AI_SKILL",
-                "profile": "CATALYST_AI_PROFILE", "readPaths": "CATALYST_AI_READ_PATHS", "skills": "CATALYST_AI_SKILLS"}
+IDENTITY_ENV = {
+    "command": "CATALYST_AI_COMMAND",
+    "agent": "CATALYST_AI_AGENT",
+    "skill": "CATALYST_AI_SKILL",
+    "profile": "CATALYST_AI_PROFILE",
+    "readPaths": "CATALYST_AI_READ_PATHS",
+    "skills": "CATALYST_AI_SKILLS",
+}
+
 
 class CommandAdapter(_Attempts):
     """Pipes the prompt to a program on stdin and streams its stdout, line by line.
@@ -263,13 +318,24 @@ class CommandAdapter(_Attempts):
     #: the prompt's first line, the others in IDENTITY_ENV; every call is a new process.
     identity_keys = frozenset({"command", "agent", "skill", "profile", "readPaths", "skills"})
 
-    def __init__(self, argv: Sequence[str], runner: Runner, *, limiter: RateLimiter | None = None,
-                 attempts: int = ATTEMPTS, backoff: float = BACKOFF_SECONDS, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        runner: Runner,
+        *,
+        limiter: RateLimiter | None = None,
+        attempts: int = ATTEMPTS,
+        backoff: float = BACKOFF_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         super().__init__(limiter=limiter, attempts=attempts, backoff=backoff, sleep=sleep)
         argv = shlex.split(argv) if isinstance(argv, str) else [str(part) for part in argv]
         if not argv:
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, "the command AI adapter has no program: the ai-command setting is empty",
-                               guidance="set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = [\"my-ai\", \"--quiet\"]")
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE,
+                "the command AI adapter has no program: the ai-command setting is empty",
+                guidance="set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = [\"my-ai\", \"--quiet\"]",
+            )
         self.argv = tuple(argv)
         self.runner = runner
 
@@ -277,8 +343,10 @@ class CommandAdapter(_Attempts):
         return f"CommandAdapter({list(self.argv)!r})"
 
     def invoke(self, prompt: str, tools: Sequence[str], options: Mapping[str, object]) -> Iterator[str]:
-        env = {"CATALYST_AI_TOOLS": ",".join(str(tool) for tool in tools),
-               "CATALYST_AI_OPTIONS": json.dumps(dict(options), ensure_ascii=False, default=str)}
+        env = {
+            "CATALYST_AI_TOOLS": ",".join(str(tool) for tool in tools),
+            "CATALYST_AI_OPTIONS": json.dumps(dict(options), ensure_ascii=False, default=str),
+        }
         if options.get("model"):
             env["CATALYST_AI_MODEL"] = str(options["model"])
         for key, variable in IDENTITY_ENV.items():
@@ -331,16 +399,22 @@ class CommandAdapter(_Attempts):
         if sent or code < 0 or code == EX_TEMPFAIL:
             # Transient, or after part of the answer (then the stream ended early).
             raise _Transient(f"the AI program `{program}` {how}{said}")
-        raise AdapterError(AI_ADAPTER_ERROR, f"the AI program `{program}` {how}{said}",
-                           metadata={"exitCode": code, "stderr": stderr},
-                           guidance="run the program by hand with the same prompt on stdin to see why")
+        raise AdapterError(
+            AI_ADAPTER_ERROR,
+            f"the AI program `{program}` {how}{said}",
+            metadata={"exitCode": code, "stderr": stderr},
+            guidance="run the program by hand with the same prompt on stdin to see why",
+        )
 
     def _raise_start_failure(self, exc: BaseException) -> None:
         if isinstance(exc, StepError):
             raise exc
         if isinstance(exc, OSError):
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, f"the AI program `{self.argv[0]}` cannot be started: {exc.strerror or exc}",
-                               guidance="check the ai-command setting: the program must be installed and on PATH") from None
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE,
+                f"the AI program `{self.argv[0]}` cannot be started: {exc.strerror or exc}",
+                guidance="check the ai-command setting: the program must be installed and on PATH",
+            ) from None
         raise exc
 
 
@@ -436,10 +510,19 @@ class OpenAIAdapter(_Attempts):
     #: has no agents, skills or profiles to choose, so it refuses `agent`, `skill`, `profile`.
     identity_keys = frozenset({"command", "readPaths", "skills"})
 
-    def __init__(self, base_url: str, model: str | None, api_key: str | None = None, *,
-                 send: Callable[[HttpRequest], StreamingResponse] = send_streaming, limiter: RateLimiter | None = None,
-                 attempts: int = ATTEMPTS, backoff: float = BACKOFF_SECONDS, inactivity_timeout: float = INACTIVITY_SECONDS,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None,
+        api_key: str | None = None,
+        *,
+        send: Callable[[HttpRequest], StreamingResponse] = send_streaming,
+        limiter: RateLimiter | None = None,
+        attempts: int = ATTEMPTS,
+        backoff: float = BACKOFF_SECONDS,
+        inactivity_timeout: float = INACTIVITY_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         super().__init__(limiter=limiter, attempts=attempts, backoff=backoff, sleep=sleep)
         self.url = chat_completions_url(base_url)
         self.model = model
@@ -452,15 +535,21 @@ class OpenAIAdapter(_Attempts):
 
     def invoke(self, prompt: str, tools: Sequence[str], options: Mapping[str, object]) -> Iterator[str]:
         if self._api_key and in_clear_text(self.url):
-            raise AdapterError(AI_ADAPTER_UNAVAILABLE, _clear_text_problem(self.url), guidance=f"fix openai-base-url: {CLEAR_TEXT_FIX}")
+            raise AdapterError(
+                AI_ADAPTER_UNAVAILABLE, _clear_text_problem(self.url), guidance=f"fix openai-base-url: {CLEAR_TEXT_FIX}"
+            )
         model = options.get("model") or self.model
         if not model:
             raise AdapterError(AI_ADAPTER_UNAVAILABLE, NO_MODEL.problem, guidance=NO_MODEL.fix)
-        body = json.dumps(self.payload(prompt, tools, {**options, "model": model}), ensure_ascii=False, default=str).encode("utf-8")
+        body = json.dumps(
+            self.payload(prompt, tools, {**options, "model": model}), ensure_ascii=False, default=str
+        ).encode("utf-8")
         inactivity = _seconds(options.get("inactivityTimeout"))
         inactivity = self.inactivity_timeout if inactivity is None else inactivity
-        return self._stream(lambda left: self._once(body, inactivity if left is None else max(0.001, min(inactivity, left))),
-                            _deadline(options))
+        return self._stream(
+            lambda left: self._once(body, inactivity if left is None else max(0.001, min(inactivity, left))),
+            _deadline(options),
+        )
 
     def payload(self, prompt: str, tools: Sequence[str], options: Mapping[str, object]) -> dict[str, Any]:
         """The JSON body of the request (without the key, which is a header)."""
@@ -469,7 +558,9 @@ class OpenAIAdapter(_Attempts):
             messages.append({"role": "system", "content": str(options["role"])})
         if options.get("context") is not None:
             context = options["context"]
-            shown = context if isinstance(context, str) else json.dumps(context, ensure_ascii=False, indent=2, default=str)
+            shown = (
+                context if isinstance(context, str) else json.dumps(context, ensure_ascii=False, indent=2, default=str)
+            )
             messages.append({"role": "system", "content": f"Context:\n{shown}"})
         if options.get("return"):
             messages.append({"role": "system", "content": f"Your answer must contain: {options['return']}"})
@@ -526,19 +617,25 @@ class OpenAIAdapter(_Attempts):
             raise _Transient(said, RATE_LIMITED, _retry_after(response.header("Retry-After")))
         if status >= 500 or status == 408:
             raise _Transient(said)
-        guidance = {401: f"check the API key (the secret '{API_KEY_SECRET}' or ${API_KEY_ENV})",
-                    403: f"check the API key (the secret '{API_KEY_SECRET}' or ${API_KEY_ENV}) and what it may use",
-                    404: "check openai-base-url and the model name"}.get(status, "check the request the step makes")
+        guidance = {
+            401: f"check the API key (the secret '{API_KEY_SECRET}' or ${API_KEY_ENV})",
+            403: f"check the API key (the secret '{API_KEY_SECRET}' or ${API_KEY_ENV}) and what it may use",
+            404: "check openai-base-url and the model name",
+        }.get(status, "check the request the step makes")
         raise AdapterError(AI_ADAPTER_ERROR, said, metadata={"status": status}, guidance=guidance)
 
     @staticmethod
     def _delta(event: Any) -> tuple[str | None, bool]:
         if not isinstance(event, dict):
-            raise AdapterError(AI_ADAPTER_ERROR, f"the server sent an event that is not a JSON object: {str(event)[:200]!r}")
+            raise AdapterError(
+                AI_ADAPTER_ERROR, f"the server sent an event that is not a JSON object: {str(event)[:200]!r}"
+            )
         if event.get("error"):
             error = event["error"]
             message = error.get("message") if isinstance(error, dict) else error
-            raise AdapterError(AI_ADAPTER_ERROR, f"the server reported an error in the stream: {str(message)[:TAIL_CHARS]}")
+            raise AdapterError(
+                AI_ADAPTER_ERROR, f"the server reported an error in the stream: {str(message)[:TAIL_CHARS]}"
+            )
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             return None, False
@@ -552,7 +649,9 @@ class OpenAIAdapter(_Attempts):
             document = json.loads(text)
             content = document["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise AdapterError(AI_ADAPTER_ERROR, f"{self.url} sent JSON that is not a chat completion: {text[:200]!r}") from None
+            raise AdapterError(
+                AI_ADAPTER_ERROR, f"{self.url} sent JSON that is not a chat completion: {text[:200]!r}"
+            ) from None
         if isinstance(content, str) and content:
             yield content
 
@@ -568,8 +667,15 @@ def _retry_after(value: str | None) -> float | None:
 
 # --- what a project has ----------------------------------------------------------------------------
 
-def available_adapters(settings, secret: Callable[[str], str | None], *, runner: Runner | None = None,
-                       environ: Mapping[str, str] | None = None, mask: Callable[[str], None] | None = None) -> dict[str, AdapterFactory]:
+
+def available_adapters(
+    settings,
+    secret: Callable[[str], str | None],
+    *,
+    runner: Runner | None = None,
+    environ: Mapping[str, str] | None = None,
+    mask: Callable[[str], None] | None = None,
+) -> dict[str, AdapterFactory]:
     """The built-in adapters the project's settings configure, as factories for `select_adapter`:
     `command` when `ai-command` is set, `openai` when `openai-base-url` is.
 
@@ -583,14 +689,18 @@ def available_adapters(settings, secret: Callable[[str], str | None], *, runner:
     rate = getattr(settings, "ai_rate_limit", None)
     argv = getattr(settings, "ai_command", None)
     if argv:
+
         def command(options: Mapping[str, object]) -> CommandAdapter:
             if runner is None:
-                raise AdapterError(AI_ADAPTER_UNAVAILABLE, "the command AI adapter cannot run programs here (no runner was given)")
+                raise AdapterError(
+                    AI_ADAPTER_UNAVAILABLE, "the command AI adapter cannot run programs here (no runner was given)"
+                )
             return CommandAdapter(argv, runner, limiter=shared_limiter(rate))
 
         found[COMMAND] = command
     base_url = getattr(settings, "openai_base_url", None)
     if base_url:
+
         def openai(options: Mapping[str, object]) -> OpenAIAdapter:
             key = secret(API_KEY_SECRET)
             if not key:
@@ -618,8 +728,13 @@ def precedence(settings) -> tuple[str, ...]:
     return tuple(implied)
 
 
-def unusable_adapters(settings, secret: Callable[[str], str | None], *, environ: Mapping[str, str] | None = None,
-                      root: os.PathLike[str] | str | None = None) -> dict[str, Unusable]:
+def unusable_adapters(
+    settings,
+    secret: Callable[[str], str | None],
+    *,
+    environ: Mapping[str, str] | None = None,
+    root: os.PathLike[str] | str | None = None,
+) -> dict[str, Unusable]:
     """The built-in adapters that cannot be used with these settings, each with what is
     missing and where to set it. What only the provider can tell (a model it does not know,
     a key it refuses) is an error of the step that asks it."""
@@ -627,37 +742,53 @@ def unusable_adapters(settings, secret: Callable[[str], str | None], *, environ:
     found: dict[str, Unusable] = {}
     argv = getattr(settings, "ai_command", None)
     if not argv:
-        found[COMMAND] = Unusable("the ai-command setting is not set", 'set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
+        found[COMMAND] = Unusable(
+            "the ai-command setting is not set",
+            'set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]',
+        )
     else:
         words = shlex.split(argv) if isinstance(argv, str) else [str(part) for part in argv]
         program = words[0] if words else ""
         if not _runnable(program, root, environ):
-            found[COMMAND] = Unusable(f"its program `{program}` (the first word of ai-command) is not found on PATH or is not executable",
-                                      "install the program, or fix ai-command in ~/.config/catalyst/config.toml")
+            found[COMMAND] = Unusable(
+                f"its program `{program}` (the first word of ai-command) is not found on PATH or is not executable",
+                "install the program, or fix ai-command in ~/.config/catalyst/config.toml",
+            )
     base_url = getattr(settings, "openai_base_url", None)
     if not base_url:
-        found[OPENAI] = Unusable("the openai-base-url setting is not set",
-                                 'set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+        found[OPENAI] = Unusable(
+            "the openai-base-url setting is not set",
+            'set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"',
+        )
     else:
         from urllib.parse import urlsplit
 
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            found[OPENAI] = Unusable(f"openai-base-url is {base_url!r}, which is not an http(s) URL",
-                                     'fix openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"')
+            found[OPENAI] = Unusable(
+                f"openai-base-url is {base_url!r}, which is not an http(s) URL",
+                'fix openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"',
+            )
         elif not (secret(API_KEY_SECRET) or environ.get(API_KEY_ENV)):
             if not on_this_machine(parts.hostname):
-                found[OPENAI] = Unusable(f"it has no API key for {parts.hostname}",
-                                         f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
-                                         f"only a server on this machine (localhost) is asked without a key")
+                found[OPENAI] = Unusable(
+                    f"it has no API key for {parts.hostname}",
+                    f"set the secret '{API_KEY_SECRET}' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or ${API_KEY_ENV}; "
+                    f"only a server on this machine (localhost) is asked without a key",
+                )
         elif in_clear_text(base_url):
-            found[OPENAI] = Unusable(_clear_text_problem(base_url), f"fix openai-base-url in ~/.config/catalyst/config.toml: {CLEAR_TEXT_FIX}")
+            found[OPENAI] = Unusable(
+                _clear_text_problem(base_url),
+                f"fix openai-base-url in ~/.config/catalyst/config.toml: {CLEAR_TEXT_FIX}",
+            )
     return found
 
 
 def _clear_text_problem(url: str) -> str:
-    return (f"the OpenAI-compatible server at {in_clear_text(url)} is reached over plain http://, "
-            "so the API key would cross the network unencrypted; it is not sent")
+    return (
+        f"the OpenAI-compatible server at {in_clear_text(url)} is reached over plain http://, "
+        "so the API key would cross the network unencrypted; it is not sent"
+    )
 
 
 def _runnable(program: str, root: os.PathLike[str] | str | None, environ: Mapping[str, str]) -> bool:
@@ -670,5 +801,3 @@ def _runnable(program: str, root: os.PathLike[str] | str | None, environ: Mappin
         path = os.path.join(root, program) if root is not None and not os.path.isabs(program) else program
         return os.path.isfile(path) and os.access(path, os.X_OK)
     return shutil.which(program, path=environ.get("PATH", os.defpath)) is not None
-
-

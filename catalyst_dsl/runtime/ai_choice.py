@@ -27,8 +27,15 @@ class AdapterChoice:
     """The adapters of one session: what the settings configure, what is installed, and the
     one mock whose scripted answers are shared by every step."""
 
-    def __init__(self, project, plugins, secret: Callable[[str], str | None], runner: Callable[[], Any],
-                 notice: Callable[[str], None], mask: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        project,
+        plugins,
+        secret: Callable[[str], str | None],
+        runner: Callable[[], Any],
+        notice: Callable[[str], None],
+        mask: Callable[[str], None],
+    ) -> None:
         self.project = project
         self.plugins = plugins
         self._secret = secret
@@ -44,7 +51,10 @@ class AdapterChoice:
     def _settings(self) -> tuple[tuple[str, ...], dict[str, Unusable]]:
         """The precedence and the configured-but-unusable built-in adapters, looked up once."""
         if self._known is None:
-            self._known = (precedence(self.project.config), unusable_adapters(self.project.config, self._secret, root=self.project.root))
+            self._known = (
+                precedence(self.project.config),
+                unusable_adapters(self.project.config, self._secret, root=self.project.root),
+            )
         return self._known
 
     def _available(self, name: str | None, order: tuple[str, ...]) -> dict[str, Any]:
@@ -54,7 +64,9 @@ class AdapterChoice:
         available: dict[str, Any] = {MOCK: lambda options: mock}
         if name != MOCK and (name or order):
             available.update(self.plugins.adapters())
-            available.update(available_adapters(self.project.config, self._secret, runner=self._runner(), mask=self._mask))
+            available.update(
+                available_adapters(self.project.config, self._secret, runner=self._runner(), mask=self._mask)
+            )
         return available
 
     def adapter(self, name: str | None):
@@ -95,12 +107,21 @@ class AdapterChoice:
                 problems.append((_named(step), NO_MODEL.problem, NO_MODEL.fix))
             refused = unhonoured_identity(chosen, step)
             if refused:
-                problems.append((_named(step), f"the {chosen} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
-                                 "remove the key, or name an adapter that supports it with `provider:` (docs/running.md, \"Agent identity\")"))
+                problems.append(
+                    (
+                        _named(step),
+                        f"the {chosen} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
+                        "remove the key, or name an adapter that supports it with `provider:` (docs/running.md, \"Agent identity\")",
+                    )
+                )
         if problems:
             first = problems[0]
-            raise RunAbort(EXIT_INVALID, f"{first[0]} cannot get its AI adapter: {first[1]}; nothing was run", help=first[2],
-                           details=tuple(f"{where}: {message}\n    fix: {fix}" for where, message, fix in problems[1:]))
+            raise RunAbort(
+                EXIT_INVALID,
+                f"{first[0]} cannot get its AI adapter: {first[1]}; nothing was run",
+                help=first[2],
+                details=tuple(f"{where}: {message}\n    fix: {fix}" for where, message, fix in problems[1:]),
+            )
         self._mock_by_default = implicit_mock
 
     def announce(self) -> None:
@@ -116,7 +137,11 @@ def unhonoured_identity(chosen: str, step: ir.Step) -> list[str]:
     from catalyst_dsl.runtime.actions.ai import IDENTITY
     from catalyst_dsl.runtime.ai_adapters import COMMAND, CommandAdapter, OpenAIAdapter
 
-    honoured = {MOCK: MockAdapter.identity_keys, COMMAND: CommandAdapter.identity_keys, OPENAI: OpenAIAdapter.identity_keys}.get(chosen)
+    honoured = {
+        MOCK: MockAdapter.identity_keys,
+        COMMAND: CommandAdapter.identity_keys,
+        OPENAI: OpenAIAdapter.identity_keys,
+    }.get(chosen)
     if honoured is None or step.action != "ai-prompt":
         return []
     return [key for key in IDENTITY if step.config.get(key) is not None and key not in honoured]

@@ -103,7 +103,9 @@ def policy_of(value: ir.Value | None, project_rules: Sequence[dict] = ()) -> App
     rules = []
     written = value.get("rules")
     if isinstance(written, ir.Lit) and written.value == PROJECT_RULES:
-        written = ir.ListV(tuple(ir.MapV(tuple(ir.Entry(k, ir.Lit(v)) for k, v in rule.items())) for rule in project_rules))
+        written = ir.ListV(
+            tuple(ir.MapV(tuple(ir.Entry(k, ir.Lit(v)) for k, v in rule.items())) for rule in project_rules)
+        )
     for item in written.items if isinstance(written, ir.ListV) else ():
         if not isinstance(item, ir.MapV):
             continue
@@ -140,4 +142,3 @@ def step_commands(step: ir.Step) -> tuple[Command, ...]:
 
 def _text(value: ir.Value | None) -> str | None:
     return value.value if isinstance(value, ir.Lit) and isinstance(value.value, str) else None
-

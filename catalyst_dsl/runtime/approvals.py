@@ -94,8 +94,8 @@ class TokenClaims:
     decision: str
     role: str
     actor: str
-    issued: int    # seconds since the epoch, UTC
-    expires: int   # seconds since the epoch, UTC
+    issued: int  # seconds since the epoch, UTC
+    expires: int  # seconds since the epoch, UTC
     nonce: str
 
 
@@ -110,8 +110,13 @@ class ApprovalKeys:
     and refused when other users may read or write it. The key is read once.
     """
 
-    def __init__(self, state_dir: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None,
-                 run_secret: bytes | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: str | os.PathLike[str],
+        *,
+        environ: Mapping[str, str] | None = None,
+        run_secret: bytes | None = None,
+    ) -> None:
         self.path = Path(state_dir) / KEY_FILE
         self._environ = os.environ if environ is None else environ
         self._run_secret = run_secret
@@ -147,8 +152,10 @@ class ApprovalKeys:
             # Another process made it between our read and our create: use theirs.
             return self._read()
         except OSError as exc:
-            raise ApprovalKeyError(f"cannot create the approval key {self.path}: {exc.strerror or exc}",
-                                   f"make {self.path.parent} writable, or set {KEY_ENV}") from None
+            raise ApprovalKeyError(
+                f"cannot create the approval key {self.path}: {exc.strerror or exc}",
+                f"make {self.path.parent} writable, or set {KEY_ENV}",
+            ) from None
         key = secrets.token_bytes(KEY_BYTES)
         try:
             try:
@@ -158,8 +165,10 @@ class ApprovalKeys:
                 os.close(fd)
         except OSError as exc:
             self.path.unlink(missing_ok=True)  # a half-written key would be refused forever
-            raise ApprovalKeyError(f"cannot write the approval key {self.path}: {exc.strerror or exc}",
-                                   f"free space in {self.path.parent}, or set {KEY_ENV}") from None
+            raise ApprovalKeyError(
+                f"cannot write the approval key {self.path}: {exc.strerror or exc}",
+                f"free space in {self.path.parent}, or set {KEY_ENV}",
+            ) from None
         return key
 
     def _read(self) -> bytes:
@@ -174,7 +183,8 @@ class ApprovalKeys:
         if len(data) != KEY_BYTES:
             raise ApprovalKeyError(
                 f"the approval key {self.path} is damaged: it holds {len(data)} bytes, not {KEY_BYTES}",
-                "delete it to make a new key (tokens issued with the old key stop working)")
+                "delete it to make a new key (tokens issued with the old key stop working)",
+            )
         return data
 
     def _read_once(self) -> bytes:
@@ -188,8 +198,10 @@ class ApprovalKeys:
         except FileNotFoundError:
             raise
         except OSError as exc:
-            raise ApprovalKeyError(f"cannot read the approval key {self.path}: {exc.strerror or exc}",
-                                   f"give this user access to it, or set {KEY_ENV}") from None
+            raise ApprovalKeyError(
+                f"cannot read the approval key {self.path}: {exc.strerror or exc}",
+                f"give this user access to it, or set {KEY_ENV}",
+            ) from None
 
     def _check_private(self, mode: int) -> None:
         if os.name == "nt":  # POSIX permission bits mean nothing there
@@ -197,18 +209,23 @@ class ApprovalKeys:
         if mode & 0o077:
             raise ApprovalKeyError(
                 f"the approval key {self.path} is open to other users (mode {mode & 0o777:04o}); it is not used",
-                f"run `chmod 600 {self.path}`, or delete it to make a new key")
+                f"run `chmod 600 {self.path}`, or delete it to make a new key",
+            )
 
 
 def _env_key(text: str) -> bytes:
     try:
         key = bytes.fromhex(text.strip())
     except ValueError:
-        raise ApprovalKeyError(f"{KEY_ENV} is not a hexadecimal string",
-                               "set it to random hex, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`") from None
+        raise ApprovalKeyError(
+            f"{KEY_ENV} is not a hexadecimal string",
+            "set it to random hex, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`",
+        ) from None
     if len(key) < MIN_ENV_KEY_BYTES:
-        raise ApprovalKeyError(f"{KEY_ENV} holds {len(key)} bytes; at least {MIN_ENV_KEY_BYTES} are needed",
-                               "use 32 random bytes (64 hex digits)")
+        raise ApprovalKeyError(
+            f"{KEY_ENV} holds {len(key)} bytes; at least {MIN_ENV_KEY_BYTES} are needed",
+            "use 32 random bytes (64 hex digits)",
+        )
     return key
 
 
@@ -238,27 +255,60 @@ def _when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def issue_token(keys: ApprovalKeys, *, run_id: str, path: str, state_hash: str, decision: str, role: str, actor: str,
-                ttl_seconds: int = 86400, now: float | datetime | None = None) -> str:
+def issue_token(
+    keys: ApprovalKeys,
+    *,
+    run_id: str,
+    path: str,
+    state_hash: str,
+    decision: str,
+    role: str,
+    actor: str,
+    ttl_seconds: int = 86400,
+    now: float | datetime | None = None,
+) -> str:
     """A signed token saying `actor`, as `role`, made `decision` on step `path` of `run_id`."""
     if decision not in DECISIONS:
         raise TokenError(f"unknown decision {decision!r}", f"use one of: {', '.join(DECISIONS)}")
-    for name, value in (("run_id", run_id), ("path", path), ("state_hash", state_hash), ("role", role), ("actor", actor)):
+    for name, value in (
+        ("run_id", run_id),
+        ("path", path),
+        ("state_hash", state_hash),
+        ("role", role),
+        ("actor", actor),
+    ):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     if ttl_seconds <= 0:
         raise TokenError(f"a token must live some time; ttl_seconds is {ttl_seconds}")
     issued = int(_epoch(now))
-    claims = TokenClaims(run_id=run_id, path=path, state_hash=state_hash, decision=decision, role=role, actor=actor,
-                         issued=issued, expires=issued + int(ttl_seconds), nonce=secrets.token_urlsafe(16))
+    claims = TokenClaims(
+        run_id=run_id,
+        path=path,
+        state_hash=state_hash,
+        decision=decision,
+        role=role,
+        actor=actor,
+        issued=issued,
+        expires=issued + int(ttl_seconds),
+        nonce=secrets.token_urlsafe(16),
+    )
     payload = {"v": TOKEN_VERSION, **attrs.asdict(claims)}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     signed = f"{TOKEN_PREFIX}.{_b64encode(text.encode('utf-8'))}"
     return f"{signed}.{_b64encode(_mac(keys.key(), signed))}"
 
 
-def verify_token(keys: ApprovalKeys, token: str, *, run_id: str, path: str, state_hash: str, used: Collection[str],
-                 now: float | datetime | None = None) -> TokenClaims:
+def verify_token(
+    keys: ApprovalKeys,
+    token: str,
+    *,
+    run_id: str,
+    path: str,
+    state_hash: str,
+    used: Collection[str],
+    now: float | datetime | None = None,
+) -> TokenClaims:
     """The claims of `token` if it is genuine, unspent, unexpired and meant for this step now.
 
     Raises `TokenError` saying why not. The caller spends the token by storing
@@ -267,26 +317,37 @@ def verify_token(keys: ApprovalKeys, token: str, *, run_id: str, path: str, stat
     signed, mac = _split(token)
     # The signature is checked before anything in the payload is believed or even parsed.
     if not hmac.compare_digest(mac, _mac(keys.key(), signed)):
-        raise TokenError("the approval token's signature does not match",
-                         f"the token was altered or signed with another key than {keys.source}; {_NEW_TOKEN}")
+        raise TokenError(
+            "the approval token's signature does not match",
+            f"the token was altered or signed with another key than {keys.source}; {_NEW_TOKEN}",
+        )
     claims = _claims(signed)
     if claims.run_id != run_id:
-        raise TokenError(f"the approval token is for run {claims.run_id}, not {run_id}", "use the token issued for this run")
+        raise TokenError(
+            f"the approval token is for run {claims.run_id}, not {run_id}", "use the token issued for this run"
+        )
     if claims.path != path:
-        raise TokenError(f"the approval token is for step {claims.path}, not {path}", "use the token issued for this step")
+        raise TokenError(
+            f"the approval token is for step {claims.path}, not {path}", "use the token issued for this step"
+        )
     if claims.nonce in used:
         raise TokenError("the approval token was already used", f"each token approves once; {_NEW_TOKEN}")
     moment = _epoch(now)
     if moment >= claims.expires:
         raise TokenError(f"the approval token expired at {_when(claims.expires)}", _NEW_TOKEN)
     if claims.state_hash != state_hash:
-        raise TokenError("the run changed since the approval token was issued",
-                         f"the approval was given for another state of the run; review it again and {_NEW_TOKEN}")
+        raise TokenError(
+            "the run changed since the approval token was issued",
+            f"the approval was given for another state of the run; review it again and {_NEW_TOKEN}",
+        )
     return claims
 
 
 def _split(token: object) -> tuple[str, bytes]:
-    malformed = TokenError("the approval token is malformed", f"pass the whole token, {TOKEN_PREFIX}.<payload>.<signature>, as it was issued")
+    malformed = TokenError(
+        "the approval token is malformed",
+        f"pass the whole token, {TOKEN_PREFIX}.<payload>.<signature>, as it was issued",
+    )
     if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
         raise malformed
     parts = token.strip().split(".")
@@ -306,7 +367,9 @@ _CLAIM_TYPES = {f.name: (int if f.name in ("issued", "expires") else str) for f 
 
 def _claims(signed: str) -> TokenClaims:
     # Signed by our key, so this only fails for a token of another format version or a bug.
-    malformed = TokenError("the approval token's content is not understood", f"it may come from another version of catalyst; {_NEW_TOKEN}")
+    malformed = TokenError(
+        "the approval token's content is not understood", f"it may come from another version of catalyst; {_NEW_TOKEN}"
+    )
     try:
         payload = json.loads(_b64decode(signed.split(".")[1]).decode("utf-8"))
     except (ValueError, binascii.Error, UnicodeDecodeError):

@@ -83,11 +83,15 @@ class Approvers:
         held = self.roles_of(name)
         who = ", ".join(self.holders(role)) or "nobody"
         if held is None:
-            return ApprovalRefused(f"{name} is not an approver (the `approvers` setting does not name them)",
-                                   f"approve with --by NAME as one of the approvers holding {role}: {who}; or add {name} to `approvers`")
+            return ApprovalRefused(
+                f"{name} is not an approver (the `approvers` setting does not name them)",
+                f"approve with --by NAME as one of the approvers holding {role}: {who}; or add {name} to `approvers`",
+            )
         have = ", ".join(held) or "no role"
-        return ApprovalRefused(f"{name} does not hold the role {role} (the `approvers` setting gives them: {have})",
-                               f"{role} is held by: {who}")
+        return ApprovalRefused(
+            f"{name} does not hold the role {role} (the `approvers` setting gives them: {have})",
+            f"{role} is held by: {who}",
+        )
 
 
 def one_line(name: str, value: str) -> str:
@@ -95,15 +99,26 @@ def one_line(name: str, value: str) -> str:
     spaces or holds a control character. A value holding a newline could forge the line
     after it, in the signed text or in the audit trail `runs show` prints."""
     if not _one_line.fullmatch(value):
-        raise ApprovalRefused(f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
-                              f"give the {name} as one line of text")
+        raise ApprovalRefused(
+            f"the approval's {name} {value!r} is empty, padded with spaces or holds control characters",
+            f"give the {name} as one line of text",
+        )
     return value
 
 
-def approval_text(*, run_id: str, path: str, role: str, approver: str, decision: str, state_hash: str, nonce: str) -> str:
+def approval_text(
+    *, run_id: str, path: str, role: str, approver: str, decision: str, state_hash: str, nonce: str
+) -> str:
     """The exact text an approver signs: one `name: value` line each, in this order."""
-    fields = (("run", run_id), ("step", path), ("role", role), ("approver", approver), ("decision", decision),
-              ("state", state_hash), ("nonce", nonce))
+    fields = (
+        ("run", run_id),
+        ("step", path),
+        ("role", role),
+        ("approver", approver),
+        ("decision", decision),
+        ("state", state_hash),
+        ("nonce", nonce),
+    )
     for name, value in fields:
         one_line(name, value)
     return TEXT_HEADER + "\n" + "".join(f"{name}: {value}\n" for name, value in fields)
@@ -112,21 +127,27 @@ def approval_text(*, run_id: str, path: str, role: str, approver: str, decision:
 def _ssh_keygen() -> str:
     program = shutil.which("ssh-keygen")
     if program is None:
-        raise ApprovalRefused("signed approvals need `ssh-keygen` (OpenSSH 8.2 or later), which is not on PATH",
-                              "install OpenSSH's client tools")
+        raise ApprovalRefused(
+            "signed approvals need `ssh-keygen` (OpenSSH 8.2 or later), which is not on PATH",
+            "install OpenSSH's client tools",
+        )
     return program
 
 
 def sign(text: str, key_file: str | os.PathLike[str]) -> str:
     """`text` signed with the private key in `key_file` by `ssh-keygen -Y sign`: the armored signature."""
     if not Path(key_file).is_file():
-        raise ApprovalRefused(f"there is no key file {key_file}", "pass your SSH private key, e.g. --sign-with ~/.ssh/id_ed25519")
+        raise ApprovalRefused(
+            f"there is no key file {key_file}", "pass your SSH private key, e.g. --sign-with ~/.ssh/id_ed25519"
+        )
     # ssh-keygen reads the message on stdin and writes the signature to stdout; a passphrase
     # is asked on the terminal, not on stdin.
     done = _run([_ssh_keygen(), "-Y", "sign", "-f", str(key_file), "-n", NAMESPACE], text)
     if done.returncode != 0 or "BEGIN SSH SIGNATURE" not in done.stdout:
-        raise ApprovalRefused(f"ssh-keygen could not sign with {key_file}: {_first_line(done.stderr)}",
-                              "check that the file is your SSH private key and its passphrase is right")
+        raise ApprovalRefused(
+            f"ssh-keygen could not sign with {key_file}: {_first_line(done.stderr)}",
+            "check that the file is your SSH private key and its passphrase is right",
+        )
     return done.stdout
 
 
@@ -134,19 +155,39 @@ def verify(text: str, signature: str, approver: str, allowed_signers: Path) -> N
     """Nothing when `signature` is `approver`'s, by a key allowed-signers lists for them, over
     `text` in our namespace; ApprovalRefused otherwise."""
     if not allowed_signers.is_file():
-        raise ApprovalRefused(f"the allowed-signers file {allowed_signers} does not exist, so no signature can be verified",
-                              "commit one line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`")
+        raise ApprovalRefused(
+            f"the allowed-signers file {allowed_signers} does not exist, so no signature can be verified",
+            "commit one line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`",
+        )
     if "BEGIN SSH SIGNATURE" not in signature:
-        raise ApprovalRefused("the approval signature is not an SSH signature", "pass the file `ssh-keygen -Y sign` wrote (*.sig)")
+        raise ApprovalRefused(
+            "the approval signature is not an SSH signature", "pass the file `ssh-keygen -Y sign` wrote (*.sig)"
+        )
     with tempfile.TemporaryDirectory(prefix="catalyst-sig-") as scratch:
         sig_file = Path(scratch) / "approval.sig"
         sig_file.write_text(signature, encoding="utf-8")
-        done = _run([_ssh_keygen(), "-Y", "verify", "-f", str(allowed_signers), "-I", approver, "-n", NAMESPACE,
-                     "-s", str(sig_file)], text)
+        done = _run(
+            [
+                _ssh_keygen(),
+                "-Y",
+                "verify",
+                "-f",
+                str(allowed_signers),
+                "-I",
+                approver,
+                "-n",
+                NAMESPACE,
+                "-s",
+                str(sig_file),
+            ],
+            text,
+        )
     if done.returncode != 0:
         reason = _first_line(done.stderr) or _first_line(done.stdout)
-        raise ApprovalRefused(f"the approval signature is not valid for {approver}: {reason}",
-                              f"sign the exact text of this approval (`catalyst runs approval-text`) with a key that {allowed_signers} lists for {approver}")
+        raise ApprovalRefused(
+            f"the approval signature is not valid for {approver}: {reason}",
+            f"sign the exact text of this approval (`catalyst runs approval-text`) with a key that {allowed_signers} lists for {approver}",
+        )
 
 
 def _run(argv: list[str], stdin: str) -> subprocess.CompletedProcess:
@@ -157,7 +198,9 @@ def _run(argv: list[str], stdin: str) -> subprocess.CompletedProcess:
     except subprocess.TimeoutExpired:
         raise ApprovalRefused(f"ssh-keygen did not finish within {_SSH_TIMEOUT} seconds", "run it again") from None
     except OSError as exc:
-        raise ApprovalRefused(f"cannot start ssh-keygen: {exc.strerror or exc}", "install OpenSSH's client tools") from None
+        raise ApprovalRefused(
+            f"cannot start ssh-keygen: {exc.strerror or exc}", "install OpenSSH's client tools"
+        ) from None
 
 
 def _first_line(text: str) -> str:
@@ -182,8 +225,10 @@ class SpentLedger:
             return set()
         except (OSError, UnicodeDecodeError) as exc:
             # Unreadable means unknown: refusing every approval is the safe side.
-            raise ApprovalRefused(f"cannot read the ledger of spent approvals {self.path}: {getattr(exc, 'strerror', None) or exc}",
-                                  "give this user access to it; it must not be deleted or edited") from None
+            raise ApprovalRefused(
+                f"cannot read the ledger of spent approvals {self.path}: {getattr(exc, 'strerror', None) or exc}",
+                "give this user access to it; it must not be deleted or edited",
+            ) from None
         return {line.split(" ", 1)[0] for line in text.splitlines() if line}
 
     def spend(self, nonce: str, run_id: str) -> None:
@@ -203,5 +248,7 @@ class SpentLedger:
 
                 sync_directory(self.path.parent)
         except OSError as exc:
-            raise ApprovalRefused(f"cannot record the approval as spent in {self.path}: {exc.strerror or exc}",
-                                  f"free space in or give write access to {self.path.parent}; nothing was approved") from None
+            raise ApprovalRefused(
+                f"cannot record the approval as spent in {self.path}: {exc.strerror or exc}",
+                f"free space in or give write access to {self.path.parent}; nothing was approved",
+            ) from None

@@ -169,7 +169,9 @@ def walk(base: Path, inner: str, *, follow_last: bool = True, missing: str = "ra
     then is the last directory that exists).
     """
     if not SUPPORTED:
-        raise Escape("this system cannot open files relative to a directory handle, so catalyst cannot write safely here")
+        raise Escape(
+            "this system cannot open files relative to a directory handle, so catalyst cannot write safely here"
+        )
     # The base itself is opened by name: it is the project's own location, links and all.
     root = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     stack: list[tuple[int, str]] = [(root, "")]
@@ -255,7 +257,7 @@ def _below(base_real: str, target: str) -> str | None:
         return "."
     prefix = base_real.rstrip("/") + "/"
     # The rest may hold `..`: the walk bounds it like any other.
-    return target[len(prefix):] if target.startswith(prefix) else None
+    return target[len(prefix) :] if target.startswith(prefix) else None
 
 
 def _lexical(names: list[str], rest: list[str]) -> str:

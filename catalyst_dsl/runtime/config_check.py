@@ -33,8 +33,11 @@ def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:
         if field.required and (config.get(key) is None or config.get(key) is UNDEFINED):
             problems.append(f"`{key}` is required but has no value")
     if problems:
-        raise StepError("InvalidConfig", f"{spec.name}: " + "; ".join(dict.fromkeys(problems)),
-                        guidance="the value is computed when the step runs; check the expression that builds it")
+        raise StepError(
+            "InvalidConfig",
+            f"{spec.name}: " + "; ".join(dict.fromkeys(problems)),
+            guidance="the value is computed when the step runs; check the expression that builds it",
+        )
 
 
 def _as_text_where_text_belongs(value: Any, expected: t.Type) -> Any:
@@ -70,11 +73,19 @@ def _mismatch(value: Any, expected: t.Type) -> str | None:
             return f"should be text, got {a_kind(value)}: convert it explicitly, e.g. with JSON.stringify() or join()"
         return f"should be text, got {a_kind(value)}"
     if isinstance(expected, t.NumberT):
-        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"should be a number, got {a_kind(value)}"
+        return (
+            None
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else f"should be a number, got {a_kind(value)}"
+        )
     if isinstance(expected, t.BooleanT):
         return None if isinstance(value, bool) else f"should be true or false, got {a_kind(value)}"
     if isinstance(expected, t.DurationT):
-        return None if isinstance(value, (int, float, str)) and not isinstance(value, bool) else f"should be a duration, got {a_kind(value)}"
+        return (
+            None
+            if isinstance(value, (int, float, str)) and not isinstance(value, bool)
+            else f"should be a duration, got {a_kind(value)}"
+        )
     if isinstance(expected, t.NullT):
         return None if value is None else f"should be null, got {a_kind(value)}"
     if isinstance(expected, t.ArrayT):

@@ -15,10 +15,10 @@ if TYPE_CHECKING:
 
 #: Exit codes of LANGUAGE.md section 8.
 EXIT_OK = 0
-EXIT_INVALID = 1   # the playbook or its inputs are invalid
-EXIT_FAILED = 2    # a step failed
-EXIT_STATE = 3     # a snapshot is corrupted or no longer fits the playbook
-EXIT_PAUSED = 4    # waiting for approval
+EXIT_INVALID = 1  # the playbook or its inputs are invalid
+EXIT_FAILED = 2  # a step failed
+EXIT_STATE = 3  # a snapshot is corrupted or no longer fits the playbook
+EXIT_PAUSED = 4  # waiting for approval
 EXIT_CANCELLED = 5  # a person ended the run: `abort` at a checkpoint, or `catalyst cancel` of a live run
 #: A mistake on the command line; 2 as click says it (the number a failed step also has).
 EXIT_USAGE = 2
@@ -27,8 +27,15 @@ EXIT_USAGE = 2
 class StepError(Exception):
     """A step failed with a code a playbook can match (`catch`, `errorPolicy`)."""
 
-    def __init__(self, code: str, message: str, *, guidance: str | None = None, metadata: Any = None,
-                 aliases: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        guidance: str | None = None,
+        metadata: Any = None,
+        aliases: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.code = code
         #: Other codes it also answers to in `catch` and `errorPolicy`: the names the original
@@ -51,7 +58,13 @@ class StepError(Exception):
 
     def as_value(self) -> dict[str, Any]:
         """What `$error` holds inside a catch block."""
-        return {"code": self.code, "message": self.message, "guidance": self.guidance, "metadata": self.metadata, "step": self.step}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "guidance": self.guidance,
+            "metadata": self.metadata,
+            "step": self.step,
+        }
 
     def as_record(self) -> dict[str, Any]:
         """Everything to raise it again on resume (`from_record`)."""
@@ -59,8 +72,13 @@ class StepError(Exception):
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "StepError":
-        error = cls(str(record.get("code")), str(record.get("message")), guidance=record.get("guidance"),
-                    metadata=record.get("metadata"), aliases=tuple(record.get("aliases") or ()))
+        error = cls(
+            str(record.get("code")),
+            str(record.get("message")),
+            guidance=record.get("guidance"),
+            metadata=record.get("metadata"),
+            aliases=tuple(record.get("aliases") or ()),
+        )
         error.step, error.path, error.fingerprint = record.get("step"), record.get("path"), record.get("fingerprint")
         return error
 

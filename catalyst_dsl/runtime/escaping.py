@@ -67,11 +67,17 @@ def escaped_forms(text: str) -> set[str]:
 
 def _representable(text: str) -> None:
     if "\0" in text:
-        raise StepError("UnsafeValue", "a value for a script holds a NUL character, which no shell string can hold",
-                        guidance="pass binary data through a file (file-write, then read it in the script)")
+        raise StepError(
+            "UnsafeValue",
+            "a value for a script holds a NUL character, which no shell string can hold",
+            guidance="pass binary data through a file (file-write, then read it in the script)",
+        )
     if not text.isascii() and LONE_SURROGATE.search(text):  # ASCII holds no surrogate: no pattern to compile
-        raise StepError("UnsafeValue", "a value for a script is not valid Unicode text (it holds a lone surrogate)",
-                        guidance="pass the value through a file, or fix its source")
+        raise StepError(
+            "UnsafeValue",
+            "a value for a script is not valid Unicode text (it holds a lone surrogate)",
+            guidance="pass the value through a file, or fix its source",
+        )
 
 
 def _inside_body(text: str, slot: Slot) -> None:
@@ -87,8 +93,11 @@ def _inside_body(text: str, slot: Slot) -> None:
         candidates[-1] += slot.after
     for line in candidates:
         if line.lstrip().startswith(slot.delimiter):
-            raise StepError("UnsafeValue", f"a value would end its here-document early: it holds a line '{slot.delimiter}'",
-                            guidance="choose a delimiter the value cannot contain, or pass the value in `env:`")
+            raise StepError(
+                "UnsafeValue",
+                f"a value would end its here-document early: it holds a line '{slot.delimiter}'",
+                guidance="choose a delimiter the value cannot contain, or pass the value in `env:`",
+            )
 
 
 class Script(str):
@@ -116,7 +125,11 @@ def refusal(problem: str, help: str, verb: str | None = "stands") -> StepError:
     """The error of a run that meets what `catalyst check` reports as C822: a value that
     stands `problem` (`verb` None: `problem` is the whole sentence, a use of a variable)."""
     message = f"a value {verb} {problem}" if verb is not None else problem
-    return StepError("UnsafeTemplate", f"{message}; it cannot be used there", guidance=help + " (`catalyst check` reports this as C822)")
+    return StepError(
+        "UnsafeTemplate",
+        f"{message}; it cannot be used there",
+        guidance=help + " (`catalyst check` reports this as C822)",
+    )
 
 
 def _refused(analysis) -> StepError | None:
@@ -240,8 +253,12 @@ def render_argv(value: ir.Value, env: Env) -> object:
             values.update(getattr(rendered, "env", {}))
             continue
         if isinstance(item, ir.Tmpl) and i in refused:
-            raise refusal(refused[i], "a value cannot be code or name the program that runs: pass it as an argument "
-                          "of the program, or in `env:`", verb="is")
+            raise refusal(
+                refused[i],
+                "a value cannot be code or name the program that runs: pass it as an argument "
+                "of the program, or in `env:`",
+                verb="is",
+            )
         word = materialize(item, env)
         if isinstance(item, ir.Tmpl) and isinstance(word, str) and word.startswith("-") and words[i] is None:
             program = option_program(words, i)
@@ -252,9 +269,12 @@ def render_argv(value: ir.Value, env: Env) -> object:
 
 
 def _option_value(program: str) -> StepError:
-    return StepError("UnsafeValue", f"a value starting with '-' would be read by `{program}` as an option, and some of its "
-                     "options run programs", guidance=f"write `--` before the value in the script (`{program} ... -- {{{{ v }}}}`), "
-                     "or check the value first")
+    return StepError(
+        "UnsafeValue",
+        f"a value starting with '-' would be read by `{program}` as an option, and some of its options run programs",
+        guidance=f"write `--` before the value in the script (`{program} ... -- {{{{ v }}}}`), "
+        "or check the value first",
+    )
 
 
 def _joined(parts: tuple[ast.Part, ...], raw: list[str]) -> str:

@@ -298,7 +298,16 @@ class _Evaluator:
 
 
 #: Nodes whose value is one they were given, not one they computed (see `_Evaluator.tracked`).
-_HANDS_ON = (ast.Name, ast.Member, ast.Index, ast.ArrayExpr, ast.ObjectExpr, ast.Conditional, ast.PathRef, ast.ProtocolRef)
+_HANDS_ON = (
+    ast.Name,
+    ast.Member,
+    ast.Index,
+    ast.ArrayExpr,
+    ast.ObjectExpr,
+    ast.Conditional,
+    ast.PathRef,
+    ast.ProtocolRef,
+)
 _CHOOSING = ("&&", "||", "??")
 
 _HANDLERS: dict[type, Callable[[_Evaluator, object], object]] = {
@@ -349,7 +358,9 @@ def evaluate(expr, env: Env, *, base: int = 0) -> object:
     try:
         return _Evaluator(env, base).eval(expr)
     except RecursionError:
-        raise EvaluationError("the expression is nested too deeply to evaluate", base + expr.start, base + expr.end) from None
+        raise EvaluationError(
+            "the expression is nested too deeply to evaluate", base + expr.start, base + expr.end
+        ) from None
 
 
 def resolve_path(ref: ast.PathRef | ast.ProtocolRef, env: Env, *, base: int = 0) -> object:
@@ -429,7 +440,11 @@ def _marked_template(text: str, parts: list, values: list, env: Env) -> str:
     found = taint.taint_of(values)
     masker = getattr(env, "masker", None)
     for i, value in enumerate(values):
-        if isinstance(value, str) and not isinstance(value, taint.SecretText) and not isinstance(parts[i], ast.TextPart):
+        if (
+            isinstance(value, str)
+            and not isinstance(value, taint.SecretText)
+            and not isinstance(parts[i], ast.TextPart)
+        ):
             echoed = taint.revealing(value, masker)  # a program's output that echoes a secret
             if echoed:
                 values[i] = taint.mark(value, echoed, joined=True)

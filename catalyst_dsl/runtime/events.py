@@ -51,8 +51,15 @@ def discard_stdout() -> None:
 class Events:
     """Reports run events as text (`log_format="text"`) or JSON lines (`"json"`)."""
 
-    def __init__(self, *, log_format: str = "text", out: TextIO | None = None, mask: Callable[[Any], Any] = lambda v: v,
-                 verbose: bool = False, silent: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        log_format: str = "text",
+        out: TextIO | None = None,
+        mask: Callable[[Any], Any] = lambda v: v,
+        verbose: bool = False,
+        silent: bool = False,
+    ) -> None:
         self.log_format = log_format
         #: A what-if's: nothing is written (no one reads a plan's progress lines), while the
         #: log entries are kept as in a run, for `logs()`.
@@ -71,7 +78,9 @@ class Events:
 
     # -- the one writer ------------------------------------------------------------------------------
 
-    def _emit(self, event: str, level: str, status: str | None, message: str, step: str | None = None, **extra: Any) -> None:
+    def _emit(
+        self, event: str, level: str, status: str | None, message: str, step: str | None = None, **extra: Any
+    ) -> None:
         if self.silent:
             return
         message = self.mask(message)
@@ -80,8 +89,16 @@ class Events:
                 return
             try:
                 if self.log_format == "json":
-                    record = {"timestamp": utc_now(), "runId": self.run_id, "playbookId": self.playbook, "stepId": step,
-                              "event": event, "level": level, "status": status, "message": message}
+                    record = {
+                        "timestamp": utc_now(),
+                        "runId": self.run_id,
+                        "playbookId": self.playbook,
+                        "stepId": step,
+                        "event": event,
+                        "level": level,
+                        "status": status,
+                        "message": message,
+                    }
                     record.update({k: self.mask(v) for k, v in extra.items() if v is not None})
                     self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
                 else:
@@ -103,24 +120,51 @@ class Events:
 
     def step_started(self, step: str, action: str, depth: int) -> None:
         if self.log_format == "json" or self.verbose:
-            self._emit("step-started", "debug", "running", f"{'  ' * depth}▶ {step} ({action})", step=step, action=action)
+            self._emit(
+                "step-started", "debug", "running", f"{'  ' * depth}▶ {step} ({action})", step=step, action=action
+            )
 
     def step_finished(self, step: str, action: str, status: str, seconds: float, depth: int, detail: str = "") -> None:
         mark = _MARKS.get(status, "·")
         tail = f": {detail}" if detail else ""
-        self._emit("step-finished", "error" if status == "failed" else "info", status,
-                   f"{'  ' * depth}{mark} {step} ({action}) {_duration(seconds)}{tail}", step=step, action=action, duration=round(seconds, 6))
+        self._emit(
+            "step-finished",
+            "error" if status == "failed" else "info",
+            status,
+            f"{'  ' * depth}{mark} {step} ({action}) {_duration(seconds)}{tail}",
+            step=step,
+            action=action,
+            duration=round(seconds, 6),
+        )
 
     def step_skipped(self, step: str, action: str, reason: str, depth: int) -> None:
-        self._emit("step-skipped", "info", "skipped", f"{'  ' * depth}{_MARKS['skipped']} {step} ({action}) skipped: {reason}", step=step, action=action)
+        self._emit(
+            "step-skipped",
+            "info",
+            "skipped",
+            f"{'  ' * depth}{_MARKS['skipped']} {step} ({action}) skipped: {reason}",
+            step=step,
+            action=action,
+        )
 
     def message(self, level: str, text: str, step: str | None = None, data: Any = None, depth: int = 0) -> None:
         if level in ("error", "warning", "info", "verbose", "debug", "trace"):
-            self.entries.append({"level": level, "message": self.mask(text), "action": None, "source": step, "data": self.mask(data), "timestamp": utc_now()})
+            self.entries.append(
+                {
+                    "level": level,
+                    "message": self.mask(text),
+                    "action": None,
+                    "source": step,
+                    "data": self.mask(data),
+                    "timestamp": utc_now(),
+                }
+            )
         if self.silent or (level in ("verbose", "debug", "trace") and not self.verbose and self.log_format == "text"):
             return
         prefix = "" if level == "display" else f"[{level}] "
-        self._emit("message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step)
+        self._emit(
+            "message", "info" if level == "display" else level, None, f"{'  ' * (depth + 1)}{prefix}{text}", step=step
+        )
 
     def notice(self, text: str) -> None:
         """A fact about the whole run the reader should know (not a log entry of a step)."""
@@ -133,16 +177,27 @@ class Events:
         who = f" (one of: {', '.join(roles)})" if roles else ""
         keys = [str(o.get("key")) for o in options or () if isinstance(o, dict)]
         select = f" [--select {'|'.join(keys)}]" if keys else ""
-        self._emit("paused", "warning", "paused",
-                   f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then continue: catalyst resume {run_id}", step=step)
+        self._emit(
+            "paused",
+            "warning",
+            "paused",
+            f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then continue: catalyst resume {run_id}",
+            step=step,
+        )
 
     def run_finished(self, status: str, seconds: float, detail: str = "", fix: str | None = None) -> None:
         """The last line. A failure's fix follows it in text (indented, like a diagnostic's
         help) and is the `guidance` field in JSON, so the line itself keeps the error."""
         tail = f": {detail}" if detail else ""
         text_fix = "" if self.log_format == "json" or not fix else "\n  fix: " + fix.strip().replace("\n", "\n       ")
-        self._emit("run-finished", "error" if status == "failed" else "info", status, f"{status} in {_duration(seconds)}{tail}{text_fix}",
-                   duration=round(seconds, 6), guidance=fix if self.log_format == "json" else None)
+        self._emit(
+            "run-finished",
+            "error" if status == "failed" else "info",
+            status,
+            f"{status} in {_duration(seconds)}{tail}{text_fix}",
+            duration=round(seconds, 6),
+            guidance=fix if self.log_format == "json" else None,
+        )
 
 
 def _duration(seconds: float) -> str:

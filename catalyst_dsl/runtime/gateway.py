@@ -67,7 +67,9 @@ class Grants:
 
     def names_git(self, relative: str) -> bool:
         """Whether a grant names the `.git` directory `relative` lies in, in plain text."""
-        return self.patterns is not None and any(g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns)
+        return self.patterns is not None and any(
+            g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns
+        )
 
     def names_file(self, relative: str) -> bool:
         """Whether a grant is exactly `relative`, in plain text."""
@@ -128,15 +130,25 @@ class Performer(Protocol):
 
     def write_file(self, target: Target, data: bytes) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
-    def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
-                    on_output: Callable[[str, str], None], stdin: str | None,
-                    confinement: "Confinement | None" = None) -> ProcessOutcome: ...
+    def run_process(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float | None,
+        on_output: Callable[[str, str], None],
+        stdin: str | None,
+        confinement: "Confinement | None" = None,
+    ) -> ProcessOutcome: ...
     def send(self, request: "HttpRequest") -> "HttpResponse": ...
 
 
 def denied(message: str, help: str, written: str | None = None) -> StepError:
     """PermissionDenied; `metadata.path` names the path as the playbook wrote it."""
-    return StepError("PermissionDenied", message, guidance=help, metadata={"path": written} if written is not None else None)
+    return StepError(
+        "PermissionDenied", message, guidance=help, metadata={"path": written} if written is not None else None
+    )
 
 
 class EffectsGateway:
@@ -146,8 +158,16 @@ class EffectsGateway:
     caller: a write must be allowed by all of them (the intersection of section 7).
     """
 
-    def __init__(self, root: Path, scratch: Path, layers: tuple[Grants, ...], performer: Performer, protected: tuple[str, ...] = (),
-                 resources: Path | None = None, guarded: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        scratch: Path,
+        layers: tuple[Grants, ...],
+        performer: Performer,
+        protected: tuple[str, ...] = (),
+        resources: Path | None = None,
+        guarded: tuple[str, ...] = (),
+    ) -> None:
         self.root = root
         self.real_root = Path(os.path.realpath(root))
         self.scratch = scratch
@@ -173,13 +193,15 @@ class EffectsGateway:
     def child(self, grants: Grants, inherit: bool) -> "EffectsGateway":
         """The gateway of a called playbook: read-only unless it inherits (then intersected)."""
         layers = (*self.layers, grants) if inherit else (Grants(grants.owner, ()),)
-        return EffectsGateway(self.root, self.scratch, layers, self.performer, self.protected, self.resources, self.guarded)
+        return EffectsGateway(
+            self.root, self.scratch, layers, self.performer, self.protected, self.resources, self.guarded
+        )
 
     # -- checks ------------------------------------------------------------------------------------
 
     def scratch_path(self, written: str) -> Path:
         """Where `temp://x` is: always inside the run's scratch space (`..` cannot leave it)."""
-        return _under(self.scratch, written[len("temp://"):])
+        return _under(self.scratch, written[len("temp://") :])
 
     def resource_path(self, written: str) -> Path:
         """Where `catalyst://x` is: inside the resources directory, which nothing leaves."""
@@ -188,19 +210,32 @@ class EffectsGateway:
     def resource(self, written: str) -> Target:
         """`catalyst://x` to read: inside the resources directory, which nothing leaves."""
         if self.resources is None:
-            raise StepError("FileNotFound", f"cannot read '{written}': this project has no catalyst:// resources",
-                            guidance="set `resources-dir` in catalyst.toml to the project directory that holds them, or in "
-                                     "~/.config/catalyst/config.toml for one outside the project "
-                                     "(they are found without it in node_modules/@xerilium/catalyst)")
+            raise StepError(
+                "FileNotFound",
+                f"cannot read '{written}': this project has no catalyst:// resources",
+                guidance="set `resources-dir` in catalyst.toml to the project directory that holds them, or in "
+                "~/.config/catalyst/config.toml for one outside the project "
+                "(they are found without it in node_modules/@xerilium/catalyst)",
+            )
         if "\0" in written:
             raise StepError("FileNotFound", f"cannot read {written!r}: the path holds a NUL character")
         base = self.real_resources
         if not base.is_dir():
-            raise StepError("FileNotFound", f"cannot read '{written}': the resources directory {base} is not a directory",
-                            guidance="point `resources-dir` in catalyst.toml at the directory that holds the resources")
-        inner = self._beneath(base, _clean_inner(written[len("catalyst://"):]), lambda reason: StepError(
-            "PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the resources directory')}", guidance="catalyst:// reads only inside `resources-dir`",
-            metadata={"path": written}))
+            raise StepError(
+                "FileNotFound",
+                f"cannot read '{written}': the resources directory {base} is not a directory",
+                guidance="point `resources-dir` in catalyst.toml at the directory that holds the resources",
+            )
+        inner = self._beneath(
+            base,
+            _clean_inner(written[len("catalyst://") :]),
+            lambda reason: StepError(
+                "PermissionDenied",
+                f"cannot read '{written}': {_leads(reason, 'the resources directory')}",
+                guidance="catalyst:// reads only inside `resources-dir`",
+                metadata={"path": written},
+            ),
+        )
         return Target(written, base / inner, None, base=base, inner=inner)
 
     def source(self, written: str) -> Target:
@@ -223,18 +258,33 @@ class EffectsGateway:
         if placed.problem:
             raise StepError("FileNotFound", f"cannot read '{written}': {placed.problem}")
         if placed.scratch:
-            return self._scratch_target(written, lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the scratch space')}",
-                                                                          metadata={"path": written}), whole=True)
+            return self._scratch_target(
+                written,
+                lambda reason: StepError(
+                    "PermissionDenied",
+                    f"cannot read '{written}': {_leads(reason, 'the scratch space')}",
+                    metadata={"path": written},
+                ),
+                whole=True,
+            )
         text = placed.path or written
-        refuse = lambda reason: StepError("PermissionDenied", f"cannot read '{written}': {_leads(reason, 'the project')}",  # noqa: E731
-                                          guidance="playbooks read files inside the project root", metadata={"path": written})
+        refuse = lambda reason: StepError(
+            "PermissionDenied",
+            f"cannot read '{written}': {_leads(reason, 'the project')}",  # noqa: E731
+            guidance="playbooks read files inside the project root",
+            metadata={"path": written},
+        )
         if os.path.isabs(text):
             raise refuse("it is outside the project")
         inner = self._beneath(self.real_root, text, refuse)
         protected = self._protected(inner)
         if protected is not None:
-            raise StepError("PermissionDenied", f"cannot read '{written}': {protected}/ holds catalyst's run state, which steps never read",
-                            guidance="read the run's state with `catalyst runs show`", metadata={"path": written})
+            raise StepError(
+                "PermissionDenied",
+                f"cannot read '{written}': {protected}/ holds catalyst's run state, which steps never read",
+                guidance="read the run's state with `catalyst runs show`",
+                metadata={"path": written},
+            )
         return Target(written, self.real_root / inner, placed.path or written, base=self.real_root, inner=inner)
 
     def target(self, written: str, *, follow_last: bool = True) -> Target:
@@ -244,48 +294,96 @@ class EffectsGateway:
         to its target) or taken as itself (a delete removes the link).
         """
         if "\0" in written:
-            raise denied(f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written)
+            raise denied(
+                f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written
+            )
         placed = place(written)
         if placed.problem:
-            raise denied(f"cannot write '{written}': {placed.problem}", "write inside the project, or to temp:// for scratch files", written)
+            raise denied(
+                f"cannot write '{written}': {placed.problem}",
+                "write inside the project, or to temp:// for scratch files",
+                written,
+            )
         if placed.scratch:
-            return self._scratch_target(written, lambda reason: denied(f"cannot write '{written}': {_leads(reason, 'the scratch space')}", "write a path inside temp://", written),
-                                        follow_last=follow_last)
+            return self._scratch_target(
+                written,
+                lambda reason: denied(
+                    f"cannot write '{written}': {_leads(reason, 'the scratch space')}",
+                    "write a path inside temp://",
+                    written,
+                ),
+                follow_last=follow_last,
+            )
         text = placed.path or written
         if os.path.isabs(text) or text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":"):
-            raise denied(f"cannot write '{written}': absolute paths are refused", "write a path relative to the project root", written)
+            raise denied(
+                f"cannot write '{written}': absolute paths are refused",
+                "write a path relative to the project root",
+                written,
+            )
         clean = posixpath.normpath(text.replace("\\", "/"))
         if clean == ".." or clean.startswith("../"):
-            raise denied(f"cannot write '{written}': it leads outside the project", "remove the `..` segments; paths are relative to the project root", written)
+            raise denied(
+                f"cannot write '{written}': it leads outside the project",
+                "remove the `..` segments; paths are relative to the project root",
+                written,
+            )
         if clean == ".":
-            raise denied(f"cannot write '{written}': it names the project root", "name a file inside the project", written)
-        inner = self._beneath(self.real_root, clean, lambda reason: denied(
-            f"cannot write '{written}': {_leads(reason, 'the project')}", "write to a real path inside the project", written), follow_last=follow_last)
+            raise denied(
+                f"cannot write '{written}': it names the project root", "name a file inside the project", written
+            )
+        inner = self._beneath(
+            self.real_root,
+            clean,
+            lambda reason: denied(
+                f"cannot write '{written}': {_leads(reason, 'the project')}",
+                "write to a real path inside the project",
+                written,
+            ),
+            follow_last=follow_last,
+        )
         real = self.real_root / inner
         if self.real_resources is not None and is_within(real, self.real_resources):
-            raise denied(f"cannot write '{written}': it is in the catalyst:// resources directory, which is read-only",
-                         "write somewhere else in the project", written)
+            raise denied(
+                f"cannot write '{written}': it is in the catalyst:// resources directory, which is read-only",
+                "write somewhere else in the project",
+                written,
+            )
         protected = self._protected(inner)
         if protected is not None:
-            raise denied(f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
-                         "write somewhere else in the project", written)
+            raise denied(
+                f"cannot write '{written}': {protected}/ holds catalyst's run state, which steps never write",
+                "write somewhere else in the project",
+                written,
+            )
         for layer in self.layers:
             for candidate in {clean, inner}:
                 if candidate in self.guarded and not layer.names_file(candidate):
-                    raise denied(f"cannot write '{written}': it decides who may approve, and {layer.owner} does not name it in allowedWritePaths",
-                                 f"a grant that names it in plain text (`{candidate}`) allows it; `**` does not", written)
+                    raise denied(
+                        f"cannot write '{written}': it decides who may approve, and {layer.owner} does not name it in allowedWritePaths",
+                        f"a grant that names it in plain text (`{candidate}`) allows it; `**` does not",
+                        written,
+                    )
                 if reserved.git_segment(candidate) is not None and not layer.names_git(candidate):
-                    raise denied(f"cannot write '{written}': it is inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
-                                 "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
+                    raise denied(
+                        f"cannot write '{written}': it is inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                        "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not",
+                        written,
+                    )
                 if not layer.allows(candidate):
-                    raise denied(f"cannot write '{written}': {layer.describe()}", "add the path to allowedWritePaths (or artifacts), or write elsewhere", written)
+                    raise denied(
+                        f"cannot write '{written}': {layer.describe()}",
+                        "add the path to allowedWritePaths (or artifacts), or write elsewhere",
+                        written,
+                    )
         return Target(written, real, clean, base=self.real_root, inner=inner)
 
-    def _scratch_target(self, written: str, refuse: Callable[[str], StepError], follow_last: bool = True,
-                        whole: bool = False) -> Target:
+    def _scratch_target(
+        self, written: str, refuse: Callable[[str], StepError], follow_last: bool = True, whole: bool = False
+    ) -> Target:
         """A `temp://` path in the run's scratch space (`..` never leaves it). `whole`: the
         scratch space itself may be named (a read or a listing of `temp://`, never a write)."""
-        inner = _clean_inner(written[len("temp://"):])
+        inner = _clean_inner(written[len("temp://") :])
         if not inner and whole:
             return Target(written, self.real_scratch, None, base=self.real_scratch, inner="")
         if not inner:
@@ -320,7 +418,11 @@ class EffectsGateway:
         """A shell-like step's declared `writes:` pattern: every path it names must be allowed."""
         placed = place(written)
         if placed.problem:
-            raise denied(f"this step declares it writes '{written}': {placed.problem}", "declare paths inside the project", written)
+            raise denied(
+                f"this step declares it writes '{written}': {placed.problem}",
+                "declare paths inside the project",
+                written,
+            )
         if placed.scratch:
             return
         from catalyst_dsl.paths.globs import Glob, GlobError
@@ -328,13 +430,24 @@ class EffectsGateway:
         try:
             glob = Glob.compile(placed.path or written)
         except GlobError as error:
-            raise denied(f"this step declares it writes '{written}': {error.message}", "declare paths relative to the project root, without `..`", written) from None
+            raise denied(
+                f"this step declares it writes '{written}': {error.message}",
+                "declare paths relative to the project root, without `..`",
+                written,
+            ) from None
         for layer in self.layers:
             if not layer.allows_pattern(glob):
-                raise denied(f"this step declares it writes '{written}', but {layer.describe()}", "narrow the step's writes: or widen allowedWritePaths", written)
+                raise denied(
+                    f"this step declares it writes '{written}', but {layer.describe()}",
+                    "narrow the step's writes: or widen allowedWritePaths",
+                    written,
+                )
             if reserved.writes_git(glob.text) and not layer.names_git_pattern(glob):
-                raise denied(f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
-                             "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not", written)
+                raise denied(
+                    f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                    "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not",
+                    written,
+                )
 
     def working_directory(self, written: str | None) -> Path:
         """Where a program starts. Not a grant: a program can reach any path its user can,
@@ -351,18 +464,29 @@ class EffectsGateway:
             path.mkdir(parents=True, exist_ok=True)
             return path
         if placed.problem:
-            raise denied(f"the working directory '{written}' cannot be used: {placed.problem}", "start the program in the project or temp://", written)
+            raise denied(
+                f"the working directory '{written}' cannot be used: {placed.problem}",
+                "start the program in the project or temp://",
+                written,
+            )
         text = placed.path or written
         if os.path.isabs(text):
             path = Path(text)
         else:
             clean = posixpath.normpath(text.replace("\\", "/"))
             if clean == ".." or clean.startswith("../"):
-                raise denied(f"the working directory '{written}' climbs out of the project", "remove the `..` segments, or write the absolute directory you mean", written)
+                raise denied(
+                    f"the working directory '{written}' climbs out of the project",
+                    "remove the `..` segments, or write the absolute directory you mean",
+                    written,
+                )
             path = self.root / clean
         if not path.is_dir():
-            raise StepError("FileNotFound", f"the working directory '{written}' does not exist or is not a directory",
-                            guidance="create it in an earlier step, or correct `cwd`")
+            raise StepError(
+                "FileNotFound",
+                f"the working directory '{written}' does not exist or is not a directory",
+                guidance="create it in an earlier step, or correct `cwd`",
+            )
         return path
 
     # -- effects ------------------------------------------------------------------------------------
@@ -372,7 +496,11 @@ class EffectsGateway:
         try:
             self.performer.write_file(target, data)
         except beneath.Escape as escape:
-            raise denied(f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}", "write to a real path inside the project", written) from None
+            raise denied(
+                f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}",
+                "write to a real path inside the project",
+                written,
+            ) from None
         return target
 
     def delete_file(self, written: str) -> bool:
@@ -380,7 +508,11 @@ class EffectsGateway:
         try:
             return self.performer.delete_file(target)
         except beneath.Escape as escape:
-            raise denied(f"cannot delete '{written}': {_leads(escape.reason, self._named(target.base))}", "delete a real path inside the project", written) from None
+            raise denied(
+                f"cannot delete '{written}': {_leads(escape.reason, self._named(target.base))}",
+                "delete a real path inside the project",
+                written,
+            ) from None
 
     def list_files(self, target: Target) -> list[str]:
         """The files below a directory `source` placed, relative to it (on disk: a what-if
@@ -388,20 +520,37 @@ class EffectsGateway:
         try:
             return beneath.files(target.base, target.inner)
         except beneath.Escape as escape:
-            raise StepError("PermissionDenied", f"cannot list '{target.written}': {_leads(escape.reason, self._named(target.base))}",
-                            guidance="list a real directory inside the project", metadata={"path": target.written}) from None
+            raise StepError(
+                "PermissionDenied",
+                f"cannot list '{target.written}': {_leads(escape.reason, self._named(target.base))}",
+                guidance="list a real directory inside the project",
+                metadata={"path": target.written},
+            ) from None
 
     def read_file(self, target: Target, limit: int) -> bytes | None:
         """The bytes of a file `source` placed; None when it does not exist."""
         try:
             return self.performer.read_file(target, limit)
         except beneath.Escape as escape:
-            raise StepError("PermissionDenied", f"cannot read '{target.written}': {_leads(escape.reason, self._named(target.base))}",
-                            guidance="read a real path inside the project", metadata={"path": target.written}) from None
+            raise StepError(
+                "PermissionDenied",
+                f"cannot read '{target.written}': {_leads(escape.reason, self._named(target.base))}",
+                guidance="read a real path inside the project",
+                metadata={"path": target.written},
+            ) from None
 
-    def run_process(self, argv: Sequence[str], *, declared_writes: Sequence[str], cwd: str | None, env: Mapping[str, str],
-                    timeout: float | None, on_output: Callable[[str, str], None], stdin: str | None = None,
-                    confined: bool = True) -> ProcessOutcome:
+    def run_process(
+        self,
+        argv: Sequence[str],
+        *,
+        declared_writes: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        timeout: float | None,
+        on_output: Callable[[str, str], None],
+        stdin: str | None = None,
+        confined: bool = True,
+    ) -> ProcessOutcome:
         """Run a program once its declared writes pass the grants. `confined` programs (every
         step's program; not catalyst's own git calls, which must write `.git/`) may write
         only beneath those writes, scratch and temp (`confinement/`)."""
@@ -410,8 +559,15 @@ class EffectsGateway:
         confinement = self.confinement(declared_writes) if confined else None
         if confinement is not None:
             confinement.refuse_links()
-        return self.performer.run_process(argv, cwd=self.working_directory(cwd), env=env, timeout=timeout, on_output=on_output, stdin=stdin,
-                                          confinement=confinement)
+        return self.performer.run_process(
+            argv,
+            cwd=self.working_directory(cwd),
+            env=env,
+            timeout=timeout,
+            on_output=on_output,
+            stdin=stdin,
+            confinement=confinement,
+        )
 
     def confinement(self, declared_writes: Sequence[str]) -> "Confinement":
         """Where a program with these declared writes may write (`.git/`, the state directory
@@ -421,7 +577,11 @@ class EffectsGateway:
         protected = list(self.protected)
         named = {posixpath.normpath(place(p).path or p) for p in declared_writes}
         files = [f for f in self.guarded if not (f in named and all(layer.names_file(f) for layer in self.layers))]
-        if self.real_resources is not None and is_within(self.real_resources, self.real_root) and self.real_resources != self.real_root:
+        if (
+            self.real_resources is not None
+            and is_within(self.real_resources, self.real_root)
+            and self.real_resources != self.real_root
+        ):
             protected.append(self.real_resources.relative_to(self.real_root).as_posix())
         return Confinement.of(self.root, self.scratch, declared_writes, protected, files)
 
@@ -438,7 +598,6 @@ class EffectsGateway:
                 if text not in patterns:
                     patterns.append(text)
         return patterns
-
 
     def send(self, request: "HttpRequest") -> "HttpResponse":
         """An HTTP request (the network effect): the performer sends it, or a what-if records it."""
@@ -514,9 +673,20 @@ class RealPerformer:
                     if private:
                         from catalyst_dsl.runtime.confinement import landlock
 
-                        mounts = confinement.mounts(writable, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None)
-                outcome = run_streaming(argv, cwd=cwd, env=env, timeout=timeout, on_output=on_output, stdin=stdin,
-                                        ruleset=ruleset, groups=self.groups, mounts=mounts)
+                        mounts = confinement.mounts(
+                            writable, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None
+                        )
+                outcome = run_streaming(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    timeout=timeout,
+                    on_output=on_output,
+                    stdin=stdin,
+                    ruleset=ruleset,
+                    groups=self.groups,
+                    mounts=mounts,
+                )
             finally:
                 if ruleset is not None:
                     os.close(ruleset)
@@ -528,4 +698,3 @@ class RealPerformer:
         from catalyst_dsl.runtime.network import send
 
         return send(request)
-

@@ -63,8 +63,6 @@ class InputProblem:
     code: str | None = None  # the rule's PascalCase code, when the playbook declares one
 
 
-
-
 def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputProblem]]:
     """`-i key=value` strings as a mapping; the value is everything after the first `=`, kept as written."""
     values: dict[str, str] = {}
@@ -73,21 +71,33 @@ def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputP
         key, sep, value = pair.partition("=")
         if not sep or not key:
             if sep:  # `=value` without a name; the value is not quoted, it could be a secret
-                problems.append(InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value"))
+                problems.append(
+                    InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value")
+                )
             else:
-                problems.append(InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>"))
+                problems.append(
+                    InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>")
+                )
             continue
         if LONE_SURROGATE.search(pair):
             # Bytes that are not UTF-8 on the command line arrive as lone surrogates: no text
             # can be made of them, nor saved. The value is not quoted: it could be a secret.
             name = key if not LONE_SURROGATE.search(key) else "an -i name"
-            problems.append(InputProblem(name, "syntax", f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
-                                         "pass the value as UTF-8 text"))
+            problems.append(
+                InputProblem(
+                    name,
+                    "syntax",
+                    f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
+                    "pass the value as UTF-8 text",
+                )
+            )
             continue
         if key in values:
             if not any(p.input == key and p.rule == "duplicate" for p in problems):
                 # Values are not quoted: either could be a secret.
-                problems.append(InputProblem(key, "duplicate", f"{key}: given more than once", f"pass -i {key}=... once"))
+                problems.append(
+                    InputProblem(key, "duplicate", f"{key}: given more than once", f"pass -i {key}=... once")
+                )
             continue
         values[key] = value
     return values, problems
@@ -121,7 +131,9 @@ def resolve_inputs(
                 fix = f"the inputs are: {', '.join(declared)}"
             else:
                 fix = "this playbook declares no inputs; remove it"
-            resolver.problems.append(InputProblem(name, "undeclared", f"{name}: the playbook declares no input of that name", fix))
+            resolver.problems.append(
+                InputProblem(name, "undeclared", f"{name}: the playbook declares no input of that name", fix)
+            )
     return resolver.values, resolver.problems
 
 
@@ -139,7 +151,9 @@ class _Resolver:
         raw = given.get(decl.name)
         if raw is not None:
             from_default = False
-            value, error = _coerce_text(decl, raw) if self.from_text and isinstance(raw, str) else _check_typed(decl, raw)
+            value, error = (
+                _coerce_text(decl, raw) if self.from_text and isinstance(raw, str) else _check_typed(decl, raw)
+            )
         elif decl.default is not None:
             from_default = True
             templated = _has_template(decl.default)
@@ -156,7 +170,9 @@ class _Resolver:
             return
         if error is not None:
             self.values[decl.name] = raw
-            self._problem(decl, "type", f"{decl.name}: {_shown(decl, raw, from_default)} {error}", None, None, from_default)
+            self._problem(
+                decl, "type", f"{decl.name}: {_shown(decl, raw, from_default)} {error}", None, None, from_default
+            )
             return
         if decl.transform and isinstance(value, str):
             value = transform(value, decl.transform)
@@ -195,12 +211,22 @@ class _Resolver:
         self._problem(decl, "allowed", message, hint, None, from_default, close)
 
     def _problem(
-        self, decl: ir.InputDecl, rule: str, message: str, hint: str | None, code: str | None,
-        from_default: bool = False, extra: str | None = None,
+        self,
+        decl: ir.InputDecl,
+        rule: str,
+        message: str,
+        hint: str | None,
+        code: str | None,
+        from_default: bool = False,
+        extra: str | None = None,
     ) -> None:
         """Record a problem; `hint` is what to write as the value in the fix (None: the declared type's)."""
         hint = hint or _hint(decl, self.from_text)
-        fix = f"pass -i {decl.name}={hint}" if self.from_text else f"pass {decl.name}: {hint} in the calling step's inputs"
+        fix = (
+            f"pass -i {decl.name}={hint}"
+            if self.from_text
+            else f"pass {decl.name}: {hint} in the calling step's inputs"
+        )
         if from_default:
             fix = f"fix the playbook's default, or {fix}"
         if extra:
@@ -422,7 +448,13 @@ def _hint(decl: ir.InputDecl, from_text: bool) -> str:
         return """'["a", "b"]' (a JSON array; comma-separated lists are not read)"""
     if from_text and decl.type == "object":
         return """'{"key": "value"}' (a JSON object)"""
-    return {"number": "<number>", "boolean": "true|false", "array": "[a, b]", "object": "{key: value}", "any": "<JSON or text>"}.get(decl.type, "<text>")
+    return {
+        "number": "<number>",
+        "boolean": "true|false",
+        "array": "[a, b]",
+        "object": "{key: value}",
+        "any": "<JSON or text>",
+    }.get(decl.type, "<text>")
 
 
 def _num(n: int | float) -> str:

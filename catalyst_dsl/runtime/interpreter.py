@@ -44,7 +44,9 @@ from catalyst_dsl.runtime.whatif import EFFECTS, Unknowable, record
 RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
 #: An argument not given: a value the callee evaluates itself (None and UNKNOWN are values).
 _UNEVALUATED = object()
-CONTROL = frozenset({"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"})
+CONTROL = frozenset(
+    {"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"}
+)
 #: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
 APPROVE_EFFECTS = "approve-effects"
 #: The journal entry of a failure a `catch` handled (see Interpreter._catching).
@@ -76,10 +78,26 @@ DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("catalyst_deadl
 class Paused(Exception):
     """The run must wait for a person: unwinds to the top, where the snapshot is saved."""
 
-    def __init__(self, path: str, step_id: str, kind: str, message: str, roles: Sequence[str], options: list, subject: str | None = None,
-                 person: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        step_id: str,
+        kind: str,
+        message: str,
+        roles: Sequence[str],
+        options: list,
+        subject: str | None = None,
+        person: bool = False,
+    ) -> None:
         super().__init__(message)
-        self.path, self.step_id, self.kind, self.message, self.roles, self.options = path, step_id, kind, message, list(roles), options
+        self.path, self.step_id, self.kind, self.message, self.roles, self.options = (
+            path,
+            step_id,
+            kind,
+            message,
+            list(roles),
+            options,
+        )
         self.subject = subject
         #: Only a person releases it (an approval policy, an Inquire): autonomous mode does not.
         self.person = person
@@ -147,9 +165,22 @@ class Hooks:
 
 
 class Interpreter:
-    def __init__(self, *, run_id: str, catalog: Catalog, plugins: Callable[[str], Any], events: Events, hooks: Hooks,
-                 mode: str, scratch: Path, max_depth: int, replay: dict[str, dict] | None = None,
-                 plan: "PlanRecorder | None" = None, settings: Any = None, recovering: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        catalog: Catalog,
+        plugins: Callable[[str], Any],
+        events: Events,
+        hooks: Hooks,
+        mode: str,
+        scratch: Path,
+        max_depth: int,
+        replay: dict[str, dict] | None = None,
+        plan: "PlanRecorder | None" = None,
+        settings: Any = None,
+        recovering: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.catalog = catalog
         #: The catalog's answer for each action met (a step asks several times; a function's
@@ -264,7 +295,12 @@ class Interpreter:
             raise Cancelled()
         record = self.replay.get(path)
         caught, caught_at = self._caught.get(path, (None, -1))
-        if record is not None and record["status"] in ("completed", "skipped", "failed") and step.action not in RERUN_ON_RESUME and step.action not in CONTROL:
+        if (
+            record is not None
+            and record["status"] in ("completed", "skipped", "failed")
+            and step.action not in RERUN_ON_RESUME
+            and step.action not in CONTROL
+        ):
             # Done before the run stopped: restore what it left, never do it twice.
             if step.name and record["status"] != "skipped":
                 scope.define(step.name, _visible(step, record.get("result")))
@@ -275,13 +311,19 @@ class Interpreter:
             if caught is not None and caught_at > record.get("seq", 0):
                 raise caught  # it failed after it completed (a review asked for changes), and a catch took that
             if record["status"] != "skipped":
-                self._pauses_after(step, frame, scope, path, record.get("result") if record["status"] == "completed" else None)
+                self._pauses_after(
+                    step, frame, scope, path, record.get("result") if record["status"] == "completed" else None
+                )
             return
         if caught is not None and record is None:
             raise caught
         sid = self.step_id(step)
         # (a plan holds no approvals: Session.plan's hooks answer none, so it asks for none)
-        inquiry = self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required)) if record is None and self.plan is None else None
+        inquiry = (
+            self.hooks.approval_for(paths.join(path, "inquire"), roles=list(frame.playbook.reviewers.required))
+            if record is None and self.plan is None
+            else None
+        )
         chosen = (inquiry.get("selected") or "continue") if inquiry is not None else None
         if chosen == "abort":
             raise Cancelled(str(inquiry.get("by") or "an approver"), f"{sid}: answered abort after its failure")
@@ -298,20 +340,39 @@ class Interpreter:
             self._simulate(step, frame, scope, path, sid)
             return
         if step.condition is not None:
-            holds = self._guarded(lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path)
+            holds = self._guarded(
+                lambda: self._condition_holds(step, frame, scope, path, sid), step, frame, scope, path
+            )
             if not holds:
                 return
-        if path == self.recovering and step.ensures is not None and step.ensures.recovers and self._recovered(step, frame, scope, path, sid):
+        if (
+            path == self.recovering
+            and step.ensures is not None
+            and step.ensures.recovers
+            and self._recovered(step, frame, scope, path, sid)
+        ):
             return
         if step.gate is not None and step.gate.when == "before":
             # Nobody is asked to let a step run whose `requires:` do not hold yet (the
             # attempt checks them again: the answer may come much later).
-            if step.requires is not None and self._guarded(lambda: step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout),
-                                                           step, frame, scope, path) is False:
+            if (
+                step.requires is not None
+                and self._guarded(
+                    lambda: step_checks.enforce(step.requires, self.env(frame, scope), "requires", step.timeout),
+                    step,
+                    frame,
+                    scope,
+                    path,
+                )
+                is False
+            ):
                 return
             if not self._gate_before(step, frame, scope, path, sid):
                 return
-        if self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path) is False:
+        if (
+            self._guarded(lambda: self._approve_effects(step, frame, scope, path, sid), step, frame, scope, path)
+            is False
+        ):
             return  # refused or failing, and its error policy went on past the step
         while True:
             try:
@@ -332,11 +393,19 @@ class Interpreter:
             message, url = review
             # The subject is what was opened: a review of it (a webhook finds the run by it) releases the pause.
             subject = self.hooks.mask(url) if url else None
-            self._guarded(lambda: self.checkpoint(paths.join(path, REVIEW), sid, message, [], None, frame, subject), step, frame, scope, path)
+            self._guarded(
+                lambda: self.checkpoint(paths.join(path, REVIEW), sid, message, [], None, frame, subject),
+                step,
+                frame,
+                scope,
+                path,
+            )
         if step.checkpoint:
             self._guarded(lambda: self._flag_checkpoint(step, frame, scope, path), step, frame, scope, path)
         if step.gate is not None and step.gate.when == "after":
-            self._guarded(lambda: self._gate(step, step.gate, frame, scope, path, self.step_id(step)), step, frame, scope, path)
+            self._guarded(
+                lambda: self._gate(step, step.gate, frame, scope, path, self.step_id(step)), step, frame, scope, path
+            )
 
     # -- what-if -------------------------------------------------------------------------------------------
 
@@ -381,7 +450,11 @@ class Interpreter:
             else:
                 result = self._simulate_action(step, frame, scope, path, sid, entry)  # an action runs no steps
             if step.ensures is not None:
-                unseen = f"{sid} itself, whose effects the plan cannot know," if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope) else None
+                unseen = (
+                    f"{sid} itself, whose effects the plan cannot know,"
+                    if entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope)
+                    else None
+                )
                 self._plan_checks(step.ensures, "ensures", frame, _with_result(step, scope, result), sid, entry, unseen)
         except Unknowable as unknown:
             entry["change"], entry["reason"] = "unknown", unknown.reason
@@ -395,7 +468,11 @@ class Interpreter:
         finally:
             EFFECTS.reset(token)
             self.plan.settle(entry, effects, "read" if spec is not None and spec.effect is Effect.READ else "no-op")
-        if self.plan.files_unknown is None and entry["change"] == "unknown" and self._may_write_unseen(step, frame, scope):
+        if (
+            self.plan.files_unknown is None
+            and entry["change"] == "unknown"
+            and self._may_write_unseen(step, frame, scope)
+        ):
             self.plan.files_unknown = f"{sid} ({step.action}), whose effects the plan cannot know,"
         if step.name and step.action not in ("var", "function"):
             scope.define(step.name, result)
@@ -406,12 +483,18 @@ class Interpreter:
         if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
             flag = self.plan.open(paths.join(path, REVIEW), sid, "checkpoint")
             flag["change"] = "would-pause"
-            flag["approval"] = {"message": "review the pull request before the run goes on", "roles": list(frame.playbook.reviewers.required)}
+            flag["approval"] = {
+                "message": "review the pull request before the run goes on",
+                "roles": list(frame.playbook.reviewers.required),
+            }
         if step.checkpoint:
             flag = self.plan.open(paths.join(path, "checkpoint"), sid, "checkpoint")
             message = step.checkpoint if isinstance(step.checkpoint, str) else f"review the result of {sid}"
             flag["change"] = "would-pause"
-            flag["approval"] = {"message": self.plan.shown(self._safe_render(message, frame, scope)), "roles": list(frame.playbook.reviewers.required)}
+            flag["approval"] = {
+                "message": self.plan.shown(self._safe_render(message, frame, scope)),
+                "roles": list(frame.playbook.reviewers.required),
+            }
         if step.gate is not None and step.gate.when == "after":
             self._plan_gate(step, step.gate, frame, scope, path, sid)
 
@@ -428,20 +511,45 @@ class Interpreter:
         or its approval rules would pass it by themselves."""
         flag = self.plan.open(paths.join(path, "before" if gate.when == "before" else "checkpoint"), sid, "checkpoint")
         policy = policy_of(gate.policy, self._project_rules())
-        verdict = policy.judge(policy.commands if policy.commands is not None else step_commands(step)) if policy is not None else None
+        verdict = (
+            policy.judge(policy.commands if policy.commands is not None else step_commands(step))
+            if policy is not None
+            else None
+        )
         if verdict is not None and verdict.passes:
             flag["change"], flag["reason"] = "no-op", verdict.reason
             return
-        written = gate.message.text if isinstance(gate.message, ir.Tmpl) else gate.message.value if isinstance(gate.message, ir.Lit) else None
-        message = self._safe_render(str(written), frame, scope) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        written = (
+            gate.message.text
+            if isinstance(gate.message, ir.Tmpl)
+            else gate.message.value
+            if isinstance(gate.message, ir.Lit)
+            else None
+        )
+        message = (
+            self._safe_render(str(written), frame, scope)
+            if written is not None
+            else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        )
         flag["change"] = "would-pause"
-        flag["approval"] = {"message": self.plan.shown(message), "roles": list(frame.playbook.reviewers.required),
-                            "options": list(gate.options)}
+        flag["approval"] = {
+            "message": self.plan.shown(message),
+            "roles": list(frame.playbook.reviewers.required),
+            "options": list(gate.options),
+        }
         if verdict is not None:
             flag["approval"]["policy"] = verdict.reason
 
-    def _plan_checks(self, checks: ir.Checks | None, when: str, frame: Frame, scope: Scope, sid: str, entry: dict,
-                     unseen: str | None = None) -> None:
+    def _plan_checks(
+        self,
+        checks: ir.Checks | None,
+        when: str,
+        frame: Frame,
+        scope: Scope,
+        sid: str,
+        entry: dict,
+        unseen: str | None = None,
+    ) -> None:
         """A step's checks in its plan entry, each with whether it holds now (`unknown` when
         that needs a program or a value the plan cannot know); a check that does not hold
         fails the step as in a run."""
@@ -457,7 +565,10 @@ class Interpreter:
             entry["reason"] = entry.get("reason") or f"a {when} check does not hold now; {unseen} may change that"
             return
         if failed is not None:
-            raise StepError(failed.check.code or checks.code, f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""))
+            raise StepError(
+                failed.check.code or checks.code,
+                f"a {when} check does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
+            )
 
     def _plan_approval(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         """The approval a step's effects would wait for (a plan is of a manual run), as an
@@ -468,11 +579,19 @@ class Interpreter:
             return  # refused or failing: the step's own entry says so
         if what is not None:
             flag = self.plan.open(paths.join(path, APPROVE_EFFECTS), sid, "checkpoint")
-            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
-                flag["change"], flag["reason"] = "no-op", f"pre-approved by the playbook's author (approved: true): it {what}"
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(
+                list(frame.playbook.reviewers.required)
+            ):
+                flag["change"], flag["reason"] = (
+                    "no-op",
+                    f"pre-approved by the playbook's author (approved: true): it {what}",
+                )
                 return
             flag["change"] = "would-pause"
-            flag["approval"] = {"message": self.plan.shown(f"approve before it {what}"), "roles": list(frame.playbook.reviewers.required)}
+            flag["approval"] = {
+                "message": self.plan.shown(f"approve before it {what}"),
+                "roles": list(frame.playbook.reviewers.required),
+            }
 
     def _safe_render(self, text: str, frame: Frame, scope: Scope) -> Any:
         from catalyst_dsl.runtime.evaluate import render
@@ -508,7 +627,9 @@ class Interpreter:
                 entry["prompt"] = self.plan.shown(prompt, entry)
         if spec is not None and spec.shell_like:
             # A program's declared writes are checked as in a real run, before it would start.
-            declared = [w for w in self._declared_writes(step, self.env(frame, scope), frame.gateway) if isinstance(w, str)]
+            declared = [
+                w for w in self._declared_writes(step, self.env(frame, scope), frame.gateway) if isinstance(w, str)
+            ]
             for written in declared:
                 entry["writes"].append({"path": written, "allowed": True})
             # Where the kernel would let it write (a write path the plan cannot know is left out).
@@ -520,8 +641,10 @@ class Interpreter:
                 entry["change"], entry["reason"] = "no-op", verdict.reason
             else:
                 entry["change"] = "would-pause"
-                entry["approval"] = {"message": self.plan.shown(config.get("message") or "approve to continue"),
-                                     "roles": list(frame.playbook.reviewers.required)}
+                entry["approval"] = {
+                    "message": self.plan.shown(config.get("message") or "approve to continue"),
+                    "roles": list(frame.playbook.reviewers.required),
+                }
                 if verdict is not None:
                     entry["approval"]["policy"] = verdict.reason
             # Who would pass it is not known before the run.
@@ -530,11 +653,19 @@ class Interpreter:
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
         if spec.what_if is WhatIf.UNKNOWN:
-            what = "asks an AI, which a what-if never calls" if spec.group == "ai" else "runs a program, which a what-if never starts"
+            what = (
+                "asks an AI, which a what-if never calls"
+                if spec.group == "ai"
+                else "runs a program, which a what-if never starts"
+            )
             entry["change"], entry["reason"] = "unknown", f"`{action}` {what}"
             return UNKNOWN
         if spec.what_if is WhatIf.DESCRIBE:
-            entry["change"], entry["reason"], entry["request"] = "unknown", f"`{action}` would send this request", entry["config"]
+            entry["change"], entry["reason"], entry["request"] = (
+                "unknown",
+                f"`{action}` would send this request",
+                entry["config"],
+            )
             return UNKNOWN
         if contains_unknown(config):
             targets = [config.get(w.key) for w in spec.writes if w.kind == "file"]
@@ -543,8 +674,18 @@ class Interpreter:
                 for written in targets:
                     target = frame.gateway.target(written, follow_last=action != "file-delete")
                     exists = frame.gateway.read_file(target, 1 << 62) is not None
-                    change = ("delete" if exists else "no-op") if action == "file-delete" else ("modify" if exists else "create")
-                    record({"change": change, "path": target.relative or written, "reason": "its content depends on a value the plan cannot know"})
+                    change = (
+                        ("delete" if exists else "no-op")
+                        if action == "file-delete"
+                        else ("modify" if exists else "create")
+                    )
+                    record(
+                        {
+                            "change": change,
+                            "path": target.relative or written,
+                            "reason": "its content depends on a value the plan cannot know",
+                        }
+                    )
                 entry["reason"] = "what it writes depends on a value the plan cannot know"
             else:
                 entry["change"], entry["reason"] = "unknown", "its config depends on a value the plan cannot know"
@@ -557,7 +698,12 @@ class Interpreter:
         `abort` then stops the group before it starts). Only a question the branch would
         ask now: its condition and `requires:` hold (checked without effects; else the
         branch meets them itself). The branch finds the answer recorded."""
-        if step.gate is None or step.gate.when != "before" or paths.join(path, "before") in self.replay or path in self.replay:
+        if (
+            step.gate is None
+            or step.gate.when != "before"
+            or paths.join(path, "before") in self.replay
+            or path in self.replay
+        ):
             return
         env = self.env(frame, scope)
         try:
@@ -569,7 +715,9 @@ class Interpreter:
         except StepError:
             return  # the branch meets it again, under its error policy
 
-    def _condition_holds(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, value: Any = _UNEVALUATED) -> bool:
+    def _condition_holds(
+        self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, value: Any = _UNEVALUATED
+    ) -> bool:
         """Whether the step's condition holds (else the step is skipped); `value`: the
         condition's value, when the caller evaluated it already."""
         env = self.env(frame, scope)
@@ -617,10 +765,21 @@ class Interpreter:
             # or the values changed asks again instead of reusing the approval.
             subject = self.hooks.mask(f"{message} · step {paths.fingerprint(step)}")
             where = paths.join(path, APPROVE_EFFECTS)
-            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(list(frame.playbook.reviewers.required)):
+            if _pre_approved(step, self.catalog) and self.hooks.autonomous_releases(
+                list(frame.playbook.reviewers.required)
+            ):
                 # The author approved it in the playbook (reviewed like any code): recorded once.
                 if self.hooks.approval_for(where, subject) is None:
-                    self.hooks.approve(where, "playbook", None, "catalyst", f"pre-approved by the playbook's author (approved: true): it {what}", True, None, subject)
+                    self.hooks.approve(
+                        where,
+                        "playbook",
+                        None,
+                        "catalyst",
+                        f"pre-approved by the playbook's author (approved: true): it {what}",
+                        True,
+                        None,
+                        subject,
+                    )
                 return
             self.checkpoint(where, sid, message, [], None, frame, subject)
 
@@ -632,8 +791,11 @@ class Interpreter:
             if isinstance(value, str):
                 gateway.check_pattern(value)
             elif value is not UNKNOWN:
-                raise StepError("InvalidConfig", f"`writes:` holds paths, but one of them is {a_kind(value)}",
-                                guidance="make each entry of writes: a path or a pattern")
+                raise StepError(
+                    "InvalidConfig",
+                    f"`writes:` holds paths, but one of them is {a_kind(value)}",
+                    guidance="make each entry of writes: a path or a pattern",
+                )
         return values
 
     def _unbounded_effects(self, step: ir.Step, frame: Frame, scope: Scope, gateway: EffectsGateway) -> str | None:
@@ -692,10 +854,17 @@ class Interpreter:
                 self.hooks.record_failure(error, sid, attempt, seconds)
                 if attempt <= policy.retry_count:
                     delay = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
-                    self.events.message("warning", f"{sid} failed ({error.code}: {error.message}); attempt {attempt + 1} of {policy.retry_count + 1} in {delay:g}s", sid, depth=frame.depth)
+                    self.events.message(
+                        "warning",
+                        f"{sid} failed ({error.code}: {error.message}); attempt {attempt + 1} of {policy.retry_count + 1} in {delay:g}s",
+                        sid,
+                        depth=frame.depth,
+                    )
                     time.sleep(delay)
                     continue
-                self._apply_policy(policy.action, error, step, frame, scope, path, sid, attempt, started, policy.message)
+                self._apply_policy(
+                    policy.action, error, step, frame, scope, path, sid, attempt, started, policy.message
+                )
                 return None
             finally:
                 if deadline is not None:
@@ -703,7 +872,14 @@ class Interpreter:
             seconds = time.monotonic() - started
             if step.name and step.action not in ("var", "function"):
                 scope.define(step.name, _visible(step, result))
-            if step.action not in CONTROL or step.action in ("if", "for-each", "try", "parallel", "playbook", "retry-block"):
+            if step.action not in CONTROL or step.action in (
+                "if",
+                "for-each",
+                "try",
+                "parallel",
+                "playbook",
+                "retry-block",
+            ):
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
             self._journal(path, step, "completed", attempt, started, result, None)
             return result
@@ -724,8 +900,11 @@ class Interpreter:
             return
         values = self._value(step.bindings, self.env(frame, _with_result(step, scope, result)))
         if not isinstance(values, dict) and not contains_unknown(values):
-            raise StepError("InvalidBindings", f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
-                            guidance="give `bindings:` a mapping of names, or an expression whose value is an object")
+            raise StepError(
+                "InvalidBindings",
+                f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
+                guidance="give `bindings:` a mapping of names, or an expression whose value is an object",
+            )
         if values is UNKNOWN:
             # A what-if does not know which keys an object it cannot compute would bring.
             scope.assign(BINDINGS, UNKNOWN)
@@ -744,10 +923,20 @@ class Interpreter:
         try:
             failed = step_checks.failing(step.ensures, self.env(frame, _with_result(step, scope, None)), step.timeout)
         except StepError as error:
-            self.events.message("warning", f"{sid} was interrupted and its ensures cannot be checked ({error.code}: {error.message}); it runs again", sid, depth=frame.depth)
+            self.events.message(
+                "warning",
+                f"{sid} was interrupted and its ensures cannot be checked ({error.code}: {error.message}); it runs again",
+                sid,
+                depth=frame.depth,
+            )
             return False
         if failed is not None:
-            self.events.message("info", f"{sid} was interrupted and its ensures do not hold ({failed.shown}); it runs again", sid, depth=frame.depth)
+            self.events.message(
+                "info",
+                f"{sid} was interrupted and its ensures do not hold ({failed.shown}); it runs again",
+                sid,
+                depth=frame.depth,
+            )
             return False
         if step.name:
             scope.define(step.name, None)
@@ -761,8 +950,19 @@ class Interpreter:
         if time.monotonic() > DEADLINE.get():
             raise StepError("StepTimeout", "the enclosing step's timeout passed before this step could start")
 
-    def _apply_policy(self, action: str, error: StepError, step: ir.Step, frame: Frame, scope: Scope, path: str,
-                      sid: str, attempt: int, started: float, message: str | None = None) -> None:
+    def _apply_policy(
+        self,
+        action: str,
+        error: StepError,
+        step: ir.Step,
+        frame: Frame,
+        scope: Scope,
+        path: str,
+        sid: str,
+        attempt: int,
+        started: float,
+        message: str | None = None,
+    ) -> None:
         seconds = time.monotonic() - started
         detail = f"{error.code}: {error.message}"
         if message:
@@ -776,28 +976,52 @@ class Interpreter:
             # on by itself would turn the failure into a success nobody decided.
             inquiry = paths.join(path, "inquire")
             answer = None
-            who = self.hooks.terminal_approver(list(frame.playbook.reviewers.required)) if self.hooks.ask is not None else None
+            who = (
+                self.hooks.terminal_approver(list(frame.playbook.reviewers.required))
+                if self.hooks.ask is not None
+                else None
+            )
             if who is not None:
                 with self._asking:
-                    answer = self.hooks.ask(self.hooks.mask(f"{sid} failed ({detail}). What now?"), INQUIRE_OPTIONS, "continue")
+                    answer = self.hooks.ask(
+                        self.hooks.mask(f"{sid} failed ({detail}). What now?"), INQUIRE_OPTIONS, "continue"
+                    )
             if answer is None:
                 # On resume, an approval of this inquiry continues past the step without
                 # running it again, runs it again (`retry`) or cancels the run (`abort`):
                 # see run_step.
                 self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-                raise Paused(inquiry, sid, "inquire", f"{sid} failed ({detail}); approve to continue past it, or choose retry or abort",
-                             frame.playbook.reviewers.required, INQUIRE_OPTIONS, person=True)
+                raise Paused(
+                    inquiry,
+                    sid,
+                    "inquire",
+                    f"{sid} failed ({detail}); approve to continue past it, or choose retry or abort",
+                    frame.playbook.reviewers.required,
+                    INQUIRE_OPTIONS,
+                    person=True,
+                )
             chosen, text = answer
-            self.hooks.approve(inquiry, "terminal", who[1], who[0], text or f"answered {chosen} after a failure", True, chosen)
+            self.hooks.approve(
+                inquiry, "terminal", who[1], who[0], text or f"answered {chosen} after a failure", True, chosen
+            )
             if chosen == "abort":
                 raise Cancelled(who[0], f"{sid}: answered abort after its failure")
             if chosen == "retry":
-                self.events.message("info", f"{sid} runs again: answered retry after its failure", sid, depth=frame.depth)
+                self.events.message(
+                    "info", f"{sid} runs again: answered retry after its failure", sid, depth=frame.depth
+                )
                 raise RetryStep()
             action = "Continue"
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, frame.depth, detail)
-            raise Paused(path, sid, "suspend", f"{sid} failed ({detail}); the run is suspended, resume runs the step again", [], [])
+            raise Paused(
+                path,
+                sid,
+                "suspend",
+                f"{sid} failed ({detail}); the run is suspended, resume runs the step again",
+                [],
+                [],
+            )
         if action in ("Continue", "SilentlyContinue", "Ignore"):
             # The run goes on; a process's result (with its exitCode) stays readable.
             result = error.metadata if isinstance(error.metadata, dict) else None
@@ -807,7 +1031,9 @@ class Interpreter:
             if status == "completed":
                 self._bind(step, frame, scope, result)  # as a resume would, from the journal
             if action == "Continue":
-                self.events.step_finished(sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)")
+                self.events.step_finished(
+                    sid, step.action, "continued", seconds, frame.depth, f"{detail} (errorPolicy Continue)"
+                )
             self._journal(path, step, status, attempt, started, result, detail)
             return
         # Not journaled: the step did not complete, so resuming a failed run runs it again
@@ -832,18 +1058,36 @@ class Interpreter:
                 return policy.default
         return ir.PolicyAction("Stop")
 
-    def _journal(self, path: str, step: ir.Step, status: str, attempts: int, started: float, result: Any, reason: str | None) -> None:
+    def _journal(
+        self, path: str, step: ir.Step, status: str, attempts: int, started: float, result: Any, reason: str | None
+    ) -> None:
         if status == "completed" and path in self._caught:
             del self._caught[path]  # a later attempt succeeded: the old failure is not replayed
         if path in self.replay:
             return  # a step re-run on resume (a `var`, a read, a loop) is in the journal already
-        keep = step.action not in RERUN_ON_RESUME and step.action not in ("if", "for-each", "try", "parallel", "return", "throw")
+        keep = step.action not in RERUN_ON_RESUME and step.action not in (
+            "if",
+            "for-each",
+            "try",
+            "parallel",
+            "return",
+            "throw",
+        )
         with self._lock:
             prompt = self._prompts.pop(path, None)
-        entry = {"path": path, "name": step.name, "action": step.action, "status": status, "attempts": attempts,
-                 "startedAt": _wall_time_of(started), "duration": round(time.monotonic() - started, 6),
-                 "result": self.hooks.mask(as_json_data(result)) if keep else None, "reason": reason,
-                 "fingerprint": paths.fingerprint(step), "prompt": prompt}
+        entry = {
+            "path": path,
+            "name": step.name,
+            "action": step.action,
+            "status": status,
+            "attempts": attempts,
+            "startedAt": _wall_time_of(started),
+            "duration": round(time.monotonic() - started, 6),
+            "result": self.hooks.mask(as_json_data(result)) if keep else None,
+            "reason": reason,
+            "fingerprint": paths.fingerprint(step),
+            "prompt": prompt,
+        }
         with self._lock:
             self.hooks.record_step(entry)
 
@@ -874,8 +1118,10 @@ class Interpreter:
         if spec is not None and spec.url is not None:
             from catalyst_dsl.runtime.url_values import render_url
 
-            return {e.key: render_url(e.value, env) if e.key == spec.url else materialize(e.value, env)
-                    for e in step.config.entries}
+            return {
+                e.key: render_url(e.value, env) if e.key == spec.url else materialize(e.value, env)
+                for e in step.config.entries
+            }
         if script is None:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.escaping import render_script
@@ -884,8 +1130,10 @@ class Interpreter:
 
         key, language = script
         given = given_names(step.config.get("env"))
-        config = {e.key: render_script(e.value, env, language, given) if e.key == key else materialize(e.value, env)
-                  for e in step.config.entries}
+        config = {
+            e.key: render_script(e.value, env, language, given) if e.key == key else materialize(e.value, env)
+            for e in step.config.entries
+        }
         by_reference = getattr(config.get(key), "env", None)
         if by_reference:
             # The values a bash script reads by reference go to its program in the
@@ -912,7 +1160,9 @@ class Interpreter:
 
     # -- actions -------------------------------------------------------------------------------------------
 
-    def _execute(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, config: dict[str, Any] | None = None) -> Any:
+    def _execute(
+        self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str, config: dict[str, Any] | None = None
+    ) -> Any:
         """Run the step's action. `config`: its config, rendered already (a what-if renders
         it first to show it); the control steps and function calls read their entries from
         it instead of rendering them again (see `_entry`)."""
@@ -924,9 +1174,19 @@ class Interpreter:
             env = self.env(frame, scope)
             config = self._config(step, env)
             options = list(config.get("options") or [])
-            selection, by = self.answer(path, sid, str(config.get("message") or "approve to continue"), options, config.get("default"), frame,
-                                        policy=policy_of(step.config.get("policy"), self._project_rules()))
-            if any(isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected") for o in options):
+            selection, by = self.answer(
+                path,
+                sid,
+                str(config.get("message") or "approve to continue"),
+                options,
+                config.get("default"),
+                frame,
+                policy=policy_of(step.config.get("policy"), self._project_rules()),
+            )
+            if any(
+                isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected")
+                for o in options
+            ):
                 raise Cancelled(by, f"{sid}: answered {selection.get('selected')} at its checkpoint")
             return selection
         if action in frame.functions:
@@ -939,7 +1199,11 @@ class Interpreter:
             plugin = self.plugins(action)
             run = plugin.run if plugin is not None else None
         if run is None:
-            raise StepError("UnknownAction", f"no action `{action}` is installed", guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it")
+            raise StepError(
+                "UnknownAction",
+                f"no action `{action}` is installed",
+                guidance="run `catalyst check` to see the suggestion, or install the plugin that provides it",
+            )
         spec = self._spec(action)
         if spec is not None:
             check_config(spec, config)
@@ -948,13 +1212,23 @@ class Interpreter:
         left = DEADLINE.get() - time.monotonic()
         if left != float("inf"):
             timeout = left if timeout is None else min(timeout, left)
-        ctx = ActionContext(self.run_id, sid, action, frame.gateway, writes, timeout,
-                            lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
-                            lambda stream, line: self.events.output(sid, stream, line, frame.depth),
-                            self.hooks.adapter, settings=self.settings, secret=self.hooks.secret, path=path,
-                            variables=lambda: _script_action().visible_variables(scope, frame.inputs),
-                            render=lambda text: _render_at_run_time(text, env),
-                            transcript=lambda prompt: self._sent(path, prompt))
+        ctx = ActionContext(
+            self.run_id,
+            sid,
+            action,
+            frame.gateway,
+            writes,
+            timeout,
+            lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
+            lambda stream, line: self.events.output(sid, stream, line, frame.depth),
+            self.hooks.adapter,
+            settings=self.settings,
+            secret=self.hooks.secret,
+            path=path,
+            variables=lambda: _script_action().visible_variables(scope, frame.inputs),
+            render=lambda text: _render_at_run_time(text, env),
+            transcript=lambda prompt: self._sent(path, prompt),
+        )
         try:
             result = run(ctx, config)
             if action == "script":
@@ -966,7 +1240,9 @@ class Interpreter:
             # What the system refused (a directory where a file belongs, an encoding that
             # cannot hold the text…) is the step's failure, not the engine's.
             detail = getattr(error, "strerror", None) or str(error)
-            raise StepError("ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values") from None
+            raise StepError(
+                "ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values"
+            ) from None
 
     def _do_var(self, step, frame, scope, path, sid, config=None):
         env = self.env(frame, scope)
@@ -1003,11 +1279,15 @@ class Interpreter:
         if items is UNKNOWN and self.plan is not None:
             # How many items, and which, is not known: the body is shown once, for an unknown item.
             item_name = str(self._entry(step, "item", env, config))
-            index_name = str(self._entry(step, "index", env, config)) if step.config.get("index") is not None else "index"
+            index_name = (
+                str(self._entry(step, "index", env, config)) if step.config.get("index") is not None else "index"
+            )
             body = step.config.get("steps")
             loop = Scope(scope, {item_name: UNKNOWN, index_name: UNKNOWN})
             with self.plan.conditional():
-                self.run_steps(body.steps if isinstance(body, ir.StepsV) else (), frame, loop, paths.join(path, "each", 0))
+                self.run_steps(
+                    body.steps if isinstance(body, ir.StepsV) else (), frame, loop, paths.join(path, "each", 0)
+                )
             loop.hand_out(item_name, index_name)
             return UNKNOWN
         if isinstance(items, dict):
@@ -1045,7 +1325,6 @@ class Interpreter:
         was = recorded["result"].get("item") if isinstance(recorded.get("result"), dict) else None
         if was != digest:
             raise _loop_list_changed(path, f"item {index} is not the one it ran for")
-
 
     def _do_try(self, step, frame, scope, path, sid, config=None):
         body = step.config.get("steps")
@@ -1095,8 +1374,15 @@ class Interpreter:
         (`…/attempt/N/failed`), so a resumed run goes on with the attempt it was in."""
         env = self.env(frame, scope)
         cap = self._value(step.config.get("maxAttempts"), env)
-        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap != int(cap) or not 1 <= cap <= MAX_BLOCK_ATTEMPTS:
-            raise StepError("InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}")
+        if (
+            isinstance(cap, bool)
+            or not isinstance(cap, (int, float))
+            or cap != int(cap)
+            or not 1 <= cap <= MAX_BLOCK_ATTEMPTS
+        ):
+            raise StepError(
+                "InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}"
+            )
         codes_value = step.config.get("retryOn")
         codes = [str(c) for c in self._value(codes_value, env) or ()] if codes_value is not None else None
         sources_value = step.config.get("retryFrom")
@@ -1115,12 +1401,26 @@ class Interpreter:
                 self.run_steps(steps, frame, block, paths.join(path, "attempt", attempt))
                 return {"attempts": attempt}
             except StepError as error:
-                if self.plan is not None or (codes is not None and not any(error.matches(c) for c in codes)) or (sources is not None and error.step not in sources):
+                if (
+                    self.plan is not None
+                    or (codes is not None and not any(error.matches(c) for c in codes))
+                    or (sources is not None and error.step not in sources)
+                ):
                     raise
                 record = {"error": self.hooks.mask(as_json_data(error.as_record()))}
-                self._bookkeep(paths.join(path, "attempt", attempt, "failed"), ATTEMPT_FAILED, record, f"{error.code} from {error.step}")
+                self._bookkeep(
+                    paths.join(path, "attempt", attempt, "failed"),
+                    ATTEMPT_FAILED,
+                    record,
+                    f"{error.code} from {error.step}",
+                )
                 if attempt < cap:
-                    self.events.message("warning", f"{sid}: attempt {attempt} of {int(cap)} failed ({error.code}: {error.message}); the block runs again", sid, depth=frame.depth)
+                    self.events.message(
+                        "warning",
+                        f"{sid}: attempt {attempt} of {int(cap)} failed ({error.code}: {error.message}); the block runs again",
+                        sid,
+                        depth=frame.depth,
+                    )
                 attempt, last = attempt + 1, error
 
     def _catching(self, where: str, error: StepError) -> None:
@@ -1133,19 +1433,38 @@ class Interpreter:
         # Branches of a parallel group that failed beside it are kept too: on resume they
         # fail the same way instead of running again.
         also = [self.hooks.mask(as_json_data(other.as_record())) for other in error.also if other.path]
-        self._bookkeep(entry_path, CAUGHT, {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also}, f"{error.code} from {error.step}")
+        self._bookkeep(
+            entry_path,
+            CAUGHT,
+            {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also},
+            f"{error.code} from {error.step}",
+        )
 
     def _bookkeep(self, path: str, action: str, result: dict, reason: str | None, save: bool = True) -> None:
         """A journal entry that is not a step's (CAUGHT, LOOP_ITEM): what resume needs to know."""
-        entry = {"path": path, "name": None, "action": action, "status": "completed", "attempts": 1,
-                 "startedAt": _wall_time_of(time.monotonic()), "duration": 0.0, "result": result, "reason": reason, "fingerprint": None}
+        entry = {
+            "path": path,
+            "name": None,
+            "action": action,
+            "status": "completed",
+            "attempts": 1,
+            "startedAt": _wall_time_of(time.monotonic()),
+            "duration": 0.0,
+            "result": result,
+            "reason": reason,
+            "fingerprint": None,
+        }
         with self._lock:
             self.hooks.record_step(entry, save=save)
 
     def _do_throw(self, step, frame, scope, path, sid, config=None):
         config = self._config(step, self.env(frame, scope)) if config is None else config
-        raise StepError(str(config.get("code") or "Error"), str(config.get("message") or config.get("code") or "thrown"),
-                        guidance=config.get("guidance"), metadata=config.get("metadata"))
+        raise StepError(
+            str(config.get("code") or "Error"),
+            str(config.get("message") or config.get("code") or "thrown"),
+            guidance=config.get("guidance"),
+            metadata=config.get("metadata"),
+        )
 
     def _do_return(self, step, frame, scope, path, sid, config=None):
         config = self._config(step, self.env(frame, scope)) if config is None else config
@@ -1235,19 +1554,27 @@ class Interpreter:
         env = self.env(frame, scope)
         config = self._config(step, env) if config is None else config
         if frame.depth + 1 > self.max_depth:
-            raise StepError("RecursionLimit", f"calling {config.get('name')} would go deeper than max-depth {self.max_depth}",
-                            guidance="raise max-depth in catalyst.toml, or check the condition that ends the recursion")
+            raise StepError(
+                "RecursionLimit",
+                f"calling {config.get('name')} would go deeper than max-depth {self.max_depth}",
+                guidance="raise max-depth in catalyst.toml, or check the condition that ends the recursion",
+            )
         file, child = self.hooks.load_playbook(frame, step, str(config.get("name")))
         from catalyst_dsl.runtime.inputs import resolve_inputs
 
         given = dict(config.get("inputs") or {})
         unknown = {k for k, v in given.items() if contains_unknown(v)}  # only in a what-if
-        values, problems = resolve_inputs(child.inputs, {k: v for k, v in given.items() if k not in unknown}, from_text=False)
+        values, problems = resolve_inputs(
+            child.inputs, {k: v for k, v in given.items() if k not in unknown}, from_text=False
+        )
         problems = [p for p in problems if p.input not in unknown]
         values.update({k: UNKNOWN for k in unknown})
         if problems:
-            raise StepError("InvalidInputs", f"{child.name}: " + "; ".join(p.message for p in problems),
-                            guidance="pass the inputs the called playbook declares")
+            raise StepError(
+                "InvalidInputs",
+                f"{child.name}: " + "; ".join(p.message for p in problems),
+                guidance="pass the inputs the called playbook declares",
+            )
         inherit = bool(config.get("inheritPermissions"))
         grants = Grants.of(child.name, granted_paths(child, RunEnv(Scope(), values, self.scratch, lambda: [])))
         child_frame = Frame(child, file, values, frame.gateway.child(grants, inherit), frame.depth + 1)
@@ -1257,27 +1584,51 @@ class Interpreter:
 
     # -- checkpoints ----------------------------------------------------------------------------------------
 
-    def checkpoint(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame,
-                   subject: str | None = None, policy: ApprovalPolicy | None = None, commands: Sequence[Command] = ()) -> dict[str, Any]:
+    def checkpoint(
+        self,
+        path: str,
+        sid: str,
+        message: str,
+        options: list,
+        default: Any,
+        frame: Frame,
+        subject: str | None = None,
+        policy: ApprovalPolicy | None = None,
+        commands: Sequence[Command] = (),
+    ) -> dict[str, Any]:
         """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
         approval given for that same subject counts. With a `policy`, autonomous mode does
         not release it; its rules may (runtime/approval_policy.py)."""
         return self.answer(path, sid, message, options, default, frame, subject, policy, commands)[0]
 
-    def answer(self, path: str, sid: str, message: str, options: list, default: Any, frame: Frame,
-               subject: str | None = None, policy: ApprovalPolicy | None = None, commands: Sequence[Command] = ()) -> tuple[dict[str, Any], str]:
+    def answer(
+        self,
+        path: str,
+        sid: str,
+        message: str,
+        options: list,
+        default: Any,
+        frame: Frame,
+        subject: str | None = None,
+        policy: ApprovalPolicy | None = None,
+        commands: Sequence[Command] = (),
+    ) -> tuple[dict[str, Any], str]:
         """`checkpoint`, and who answered."""
         roles = list(frame.playbook.reviewers.required)
         approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
-            return _selection(default if selected is None else selected, options, record=approval), str(approval.get("by") or "an approver")
+            return _selection(default if selected is None else selected, options, record=approval), str(
+                approval.get("by") or "an approver"
+            )
         if policy is not None:
             verdict = policy.judge(policy.commands if policy.commands is not None else commands)
             if verdict.passes and self.hooks.autonomous_releases(roles):
                 self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
-                return _selection(default, options, record=_record("catalyst", None, verdict.reason, "policy")), "catalyst"
+                return _selection(
+                    default, options, record=_record("catalyst", None, verdict.reason, "policy")
+                ), "catalyst"
             if not verdict.passes:
                 message = f"{message} ({verdict.reason})"
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
@@ -1304,15 +1655,33 @@ class Interpreter:
         `cancelled`. Autonomous mode answers `yes`, unless the gate's policy asks for a person."""
         env = self.env(frame, scope)
         written = self._value(gate.message, env) if gate.message is not None else None
-        message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        message = (
+            to_text(written)
+            if written is not None
+            else gate_message(gate, sid, self._shown_command(step, frame, scope))
+        )
         where = paths.join(path, "before" if gate.when == "before" else "checkpoint")
-        selection, by = self.answer(where, sid, message, gate_options(gate), "yes", frame,
-                                    policy=policy_of(gate.policy, self._project_rules()), commands=step_commands(step))
+        selection, by = self.answer(
+            where,
+            sid,
+            message,
+            gate_options(gate),
+            "yes",
+            frame,
+            policy=policy_of(gate.policy, self._project_rules()),
+            commands=step_commands(step),
+        )
         chosen = str(selection.get("selected"))
         if chosen == "abort":
-            raise Cancelled(by, f"{sid}: answered abort at its checkpoint" + (f" ({selection['textInput']})" if selection.get("textInput") else ""))
+            raise Cancelled(
+                by,
+                f"{sid}: answered abort at its checkpoint"
+                + (f" ({selection['textInput']})" if selection.get("textInput") else ""),
+            )
         if chosen not in gate.options:
-            raise StepError("InvalidAnswer", f"{sid}: `{chosen}` is not an answer its checkpoint offers ({', '.join(gate.options)})")
+            raise StepError(
+                "InvalidAnswer", f"{sid}: `{chosen}` is not an answer its checkpoint offers ({', '.join(gate.options)})"
+            )
         return chosen
 
     def _shown_command(self, step: ir.Step, frame: Frame, scope: Scope) -> str | None:
@@ -1342,14 +1711,21 @@ def caught_errors(result: Any) -> list[dict[str, Any]]:
     branches' that ended with it), each with the `path` of the step that failed."""
     if not isinstance(result, dict):
         return []
-    return [kept for kept in [result.get("error"), *(result.get("also") or [])] if isinstance(kept, dict) and isinstance(kept.get("path"), str)]
+    return [
+        kept
+        for kept in [result.get("error"), *(result.get("also") or [])]
+        if isinstance(kept, dict) and isinstance(kept.get("path"), str)
+    ]
 
 
 def _loop_list_changed(path: str, how: str) -> StepError:
     """A failure of the loop step, so the run ends consistently (failed, locks released) and
     resumes from the loop once the list is as it was."""
-    return StepError("LoopListChanged", f"the list of the for-each at {path} changed since this run went through it: {how}",
-                     guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run")
+    return StepError(
+        "LoopListChanged",
+        f"the list of the for-each at {path} changed since this run went through it: {how}",
+        guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run",
+    )
 
 
 def _review_wanted(result: Any) -> tuple[str, str | None] | None:
@@ -1364,9 +1740,12 @@ def _review_wanted(result: Any) -> tuple[str, str | None] | None:
 
 def _attempts_spent(sid: str, cap: int, last: StepError | None) -> StepError:
     detail = f" (the last: {last.code}: {last.message})" if last is not None else ""
-    return StepError("IterationCapExceeded", f"{sid}: all {cap} attempt(s) of the block failed{detail}",
-                     guidance="fix what fails and start a new run: the attempts are counted for the whole run, resumes included",
-                     metadata={"attempts": cap, "lastError": last.as_value() if last is not None else None})
+    return StepError(
+        "IterationCapExceeded",
+        f"{sid}: all {cap} attempt(s) of the block failed{detail}",
+        guidance="fix what fails and start a new run: the attempts are counted for the whole run, resumes included",
+        metadata={"attempts": cap, "lastError": last.as_value() if last is not None else None},
+    )
 
 
 def _data_only(value: Any) -> Any:
@@ -1408,8 +1787,11 @@ def _pre_approved(step: ir.Step, catalog: Catalog) -> bool:
 
 #: The answers to an Inquire (a failure a person must decide about): go on past the
 #: failed step, run it again, or cancel the run.
-INQUIRE_OPTIONS = [{"key": "continue", "label": "go on past the failed step"}, {"key": "retry", "label": "run the step again"},
-                   {"key": "abort", "label": "cancel the run", "cancel": True}]
+INQUIRE_OPTIONS = [
+    {"key": "continue", "label": "go on past the failed step"},
+    {"key": "retry", "label": "run the step again"},
+    {"key": "abort", "label": "cancel the run", "cancel": True},
+]
 
 
 class RetryStep(Exception):
@@ -1418,8 +1800,11 @@ class RetryStep(Exception):
 
 def gate_options(gate: ir.Gate) -> list[dict[str, Any]]:
     """A gate's answers as checkpoint options (what the terminal, `--select` and plans show)."""
-    labels = {"yes": "run the step" if gate.when == "before" else "go on",
-              "skip": "skip the step", "abort": "cancel the run"}
+    labels = {
+        "yes": "run the step" if gate.when == "before" else "go on",
+        "skip": "skip the step",
+        "abort": "cancel the run",
+    }
     return [{"key": key, "label": labels[key], **({"cancel": True} if key == "abort" else {})} for key in gate.options]
 
 
@@ -1436,8 +1821,13 @@ def _selection(selected: Any, options: list, text: str | None = None, record: di
     rules), so later steps can route on the decision (cleo's `__lastApproval`)."""
     result = {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
     if record is not None:
-        result["approval"] = {"by": record.get("by"), "role": record.get("role"), "at": record.get("at"),
-                              "note": record.get("comment"), "via": record.get("via")}
+        result["approval"] = {
+            "by": record.get("by"),
+            "role": record.get("role"),
+            "at": record.get("at"),
+            "note": record.get("comment"),
+            "via": record.get("via"),
+        }
     return result
 
 
@@ -1479,7 +1869,11 @@ def check_outputs(playbook: ir.Playbook, outputs: dict[str, Any]) -> None:
         elif outputs[decl.name] is not UNKNOWN and not _fits(outputs[decl.name], decl.type):
             problems.append(f"output `{decl.name}` should be {decl.type}, got {type(outputs[decl.name]).__name__}")
     if problems:
-        raise StepError("OutputMissing", f"{playbook.name}: " + "; ".join(problems), guidance="return every declared output with a `return` step")
+        raise StepError(
+            "OutputMissing",
+            f"{playbook.name}: " + "; ".join(problems),
+            guidance="return every declared output with a `return` step",
+        )
 
 
 def _fits(value: Any, declared: str) -> bool:

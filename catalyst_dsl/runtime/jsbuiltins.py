@@ -403,7 +403,12 @@ def _json_number(text: str) -> int | float:
 def _json_parse(args: list) -> object:
     text = to_text(_arg(args, 0))
     try:
-        return json.loads(text, parse_float=lambda s: canonical_number(float(s)), parse_int=_json_number, parse_constant=_refuse_constant)
+        return json.loads(
+            text,
+            parse_float=lambda s: canonical_number(float(s)),
+            parse_int=_json_number,
+            parse_constant=_refuse_constant,
+        )
     except json.JSONDecodeError as exc:
         raise Fault(f"JSON.parse(): {exc.msg} at position {exc.pos}") from None
     except ValueError as exc:

@@ -81,7 +81,9 @@ def problems(schema: Any, value: Any) -> list[tuple[str, str]]:
         errors = list(_validator_class()(schema).iter_errors(value))
     except Unresolvable as error:
         raise SchemaUnusable(f"it refers to what it does not hold: {error}") from None
-    errors.sort(key=lambda e: ([(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path], e.message))
+    errors.sort(
+        key=lambda e: ([(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path], e.message)
+    )
     return [(e.json_path, e.message[:300]) for e in errors[:SHOWN_PROBLEMS]]
 
 

@@ -85,7 +85,11 @@ class DamagedLock(LockConflict):
 
     def __init__(self, resource: str, file: Path, problem: str) -> None:
         owner = LockInfo(resource=resource, run_id="unknown", pid=0, host="unknown", since="unknown", file=file)
-        super().__init__(resource, owner, message=f"{resource} is locked by a damaged lock file {file} ({problem}); remove it if no run is using {resource}")
+        super().__init__(
+            resource,
+            owner,
+            message=f"{resource} is locked by a damaged lock file {file} ({problem}); remove it if no run is using {resource}",
+        )
 
 
 class LockManager:
@@ -118,7 +122,9 @@ class LockManager:
 
     def acquire(self, run_id: str, resources: Sequence[str]) -> None:
         """Lock every resource for `run_id`, or none: raises LockConflict naming the holder."""
-        wanted = sorted({canonical(r): r for r in resources}.items())  # ValueError for a bad resource, before anything is taken
+        wanted = sorted(
+            {canonical(r): r for r in resources}.items()
+        )  # ValueError for a bad resource, before anything is taken
         if not wanted:
             return
         self.locks_dir.mkdir(parents=True, exist_ok=True)
@@ -148,7 +154,9 @@ class LockManager:
     def _take(self, run_id: str, key: str, resource: str) -> bool:
         """Create the lock file of one resource; False when `run_id` already held it."""
         path = self.path_for(key)
-        body = json.dumps({"resource": resource, "runId": run_id, "pid": os.getpid(), "host": self._host, "since": utc_now()}).encode("utf-8")
+        body = json.dumps(
+            {"resource": resource, "runId": run_id, "pid": os.getpid(), "host": self._host, "since": utc_now()}
+        ).encode("utf-8")
         while True:
             if durable.create(path, body, mode=_LOCK_MODE):
                 return True
@@ -259,10 +267,19 @@ class LockManager:
         for key, kind in kinds.items():
             if type(data.get(key)) is not kind:
                 raise ValueError(f"{key} is missing or not {kind.__name__}")
-        return LockInfo(resource=data["resource"], run_id=data["runId"], pid=data["pid"], host=data["host"], since=data["since"], file=path)
+        return LockInfo(
+            resource=data["resource"],
+            run_id=data["runId"],
+            pid=data["pid"],
+            host=data["host"],
+            since=data["since"],
+            file=path,
+        )
 
     def _stale(self, holder: LockInfo) -> bool:
-        from catalyst_dsl.runtime.snapshot import FINISHED  # its records are a run's; a what-if with no lock in its way needs none
+        from catalyst_dsl.runtime.snapshot import (
+            FINISHED,
+        )  # its records are a run's; a what-if with no lock in its way needs none
 
         status = self._run_status(holder.run_id)
         if status in FINISHED:
@@ -287,7 +304,9 @@ class LockManager:
             got = self._read(tombstone)
         except (FileNotFoundError, ValueError):
             got = None
-        if got is not None and ((judged is not None and _same(got, judged)) or (owner is not None and got.run_id == owner)):
+        if got is not None and (
+            (judged is not None and _same(got, judged)) or (owner is not None and got.run_id == owner)
+        ):
             tombstone.unlink(missing_ok=True)
             return
         # Not what we meant to remove: give it back under its name, unless a new lock
@@ -326,7 +345,8 @@ def _hold(fd: int, locks_dir: Path) -> None:
             guard = locks_dir / ".guard"
             owner = LockInfo(resource=str(guard), run_id="unknown", pid=0, host="unknown", since="unknown", file=guard)
             raise LockConflict(
-                str(guard), owner,
+                str(guard),
+                owner,
                 message=f"the lock directory {locks_dir} stayed busy for {GUARD_TIMEOUT:g}s: a catalyst process seems stopped while taking its locks",
             )
         time.sleep(0.001)

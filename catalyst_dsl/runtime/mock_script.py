@@ -53,7 +53,11 @@ class ScriptEntry:
             raise ValueError(f"'error' is {value!r}; it must be a PascalCase error code such as RateLimitExceeded")
 
     def __attrs_post_init__(self) -> None:
-        given = [key for key, absent in (("response", None), ("json", _ABSENT), ("error", None)) if getattr(self, key) is not absent]
+        given = [
+            key
+            for key, absent in (("response", None), ("json", _ABSENT), ("error", None))
+            if getattr(self, key) is not absent
+        ]
         if len(given) != 1:
             said = f"it has {' and '.join(given)}" if given else "it has none"
             raise ValueError(f"an entry needs exactly one of 'response', 'json' or 'error'; {said}")
@@ -69,13 +73,17 @@ class ScriptEntry:
 def load_script(path: Path) -> list[ScriptEntry]:
     """The entries of a mock AI script; AdapterError naming the file and the problem."""
 
-    def bad(problem: str, guidance: str = "a script is a list of entries {match, response | json | error, chunks, repeat}") -> AdapterError:
+    def bad(
+        problem: str, guidance: str = "a script is a list of entries {match, response | json | error, chunks, repeat}"
+    ) -> AdapterError:
         return AdapterError(AI_ADAPTER_ERROR, f"mock AI script {path}: {problem}", guidance=guidance)
 
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
-        raise bad(f"cannot be read: {exc.strerror or exc}", f"check the path, or unset {SCRIPT_ENV} / the 'script' option") from None
+        raise bad(
+            f"cannot be read: {exc.strerror or exc}", f"check the path, or unset {SCRIPT_ENV} / the 'script' option"
+        ) from None
     except UnicodeDecodeError:
         raise bad("is not UTF-8 text") from None
     if path.suffix.lower() == ".json":
@@ -110,7 +118,15 @@ def load_script(path: Path) -> list[ScriptEntry]:
 
 
 def _kind(value: object) -> str:
-    names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}
+    names = {
+        type(None): "null",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -123,7 +139,9 @@ def _describe(exc: BaseException, _type: object) -> str:
         keys = [f.name for f in attrs.fields(ScriptEntry)]
         unknown = sorted(exc.extra_fields)
         hint = suggest(unknown[0], keys) if len(unknown) == 1 else None
-        return f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}" + (f" ({hint})" if hint else f" (keys: {', '.join(keys)})")
+        return f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}" + (
+            f" ({hint})" if hint else f" (keys: {', '.join(keys)})"
+        )
     if isinstance(exc, re.error):
         return f"not a valid regular expression: {exc}"
     return str(exc)

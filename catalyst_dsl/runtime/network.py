@@ -8,7 +8,6 @@ errors with codes error policies can match.
 from __future__ import annotations
 
 import functools
-import urllib.parse
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from catalyst_dsl.records import factory, record
@@ -54,7 +53,10 @@ def _redirect_handler() -> type:
             if req.get_method() not in ("GET", "HEAD"):
                 return None
             follow = super().redirect_request(req, fp, code, msg, headers, newurl)
-            if follow is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            if (
+                follow is not None
+                and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc
+            ):
                 # Credentials were meant for the host asked, never for the one it points to.
                 for name in ("Authorization", "Cookie", "Proxy-authorization"):
                     follow.remove_header(name)
@@ -80,24 +82,36 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
     if not request.url.lower().startswith(("http://", "https://")):
         raise StepError("InvalidUrl", f"only http:// and https:// URLs can be requested, not {request.url[:80]!r}")
     opener = urllib.request.build_opener(_redirect_handler()(), urllib.request.HTTPSHandler(context=tls_context()))
-    raw = urllib.request.Request(request.url, data=request.body, headers=dict(request.headers), method=request.method.upper())
+    raw = urllib.request.Request(
+        request.url, data=request.body, headers=dict(request.headers), method=request.method.upper()
+    )
     what = f"{request.method.upper()} {request.url}"
     try:
         response = opener.open(raw, timeout=request.timeout)
     except urllib.error.HTTPError as error:
         return StreamingResponse(error.code, dict(error.headers.items()) if error.headers else {}, error, request.url)
     except (socket.timeout, TimeoutError):
-        raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)) from None
+        raise StepError(
+            "StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)
+        ) from None
     except urllib.error.URLError as error:
         reason = error.reason
         if isinstance(reason, ssl.SSLCertVerificationError):
-            raise StepError("CertificateError", f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
-                            guidance="certificates are always verified; install the CA the server uses into the system's trust store") from None
+            raise StepError(
+                "CertificateError",
+                f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
+                guidance="certificates are always verified; install the CA the server uses into the system's trust store",
+            ) from None
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise StepError("StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)) from None
+            raise StepError(
+                "StepTimeout", f"{what} got no answer within {request.timeout:g}s", aliases=("HttpTimeout",)
+            ) from None
         dns = isinstance(reason, socket.gaierror)
-        raise StepError("ConnectionError", f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}",
-                        aliases=("HttpDnsError",) if dns else ("HttpNetworkError",)) from None
+        raise StepError(
+            "ConnectionError",
+            f"{what}: {_reason(reason) if isinstance(reason, BaseException) else reason}",
+            aliases=("HttpDnsError",) if dns else ("HttpNetworkError",),
+        ) from None
     except (http.client.HTTPException, OSError) as error:  # a broken status line, a reset
         raise StepError("ConnectionError", f"{what}: {_reason(error)}", aliases=("HttpNetworkError",)) from None
     return StreamingResponse(response.status, dict(response.headers.items()), response, request.url)
@@ -121,11 +135,21 @@ def send(request: HttpRequest) -> HttpResponse:
         # http.client returns a body cut short of its Content-Length without a word: check it.
         promised = (response.header("Content-Length") or "").strip()
         # ASCII digits only ("²" passes isdigit(), not int()); a length past the cap is past the body too.
-        promised_bytes = (int(promised) if len(promised) <= 18 else 10**18) if promised.isascii() and promised.isdigit() else None
-        if (promised_bytes is not None and len(body) < promised_bytes and request.method.upper() != "HEAD"
-                and response.status not in (204, 304) and not response.header("Content-Encoding")):
-            raise StepError("ConnectionError", f"{request.method.upper()} {request.url}: the connection broke before the answer was complete "
-                                               f"({len(body)} of {promised} bytes)")
+        promised_bytes = (
+            (int(promised) if len(promised) <= 18 else 10**18) if promised.isascii() and promised.isdigit() else None
+        )
+        if (
+            promised_bytes is not None
+            and len(body) < promised_bytes
+            and request.method.upper() != "HEAD"
+            and response.status not in (204, 304)
+            and not response.header("Content-Encoding")
+        ):
+            raise StepError(
+                "ConnectionError",
+                f"{request.method.upper()} {request.url}: the connection broke before the answer was complete "
+                f"({len(body)} of {promised} bytes)",
+            )
         return HttpResponse(response.status, response.headers, body)
 
 
@@ -151,13 +175,19 @@ class StreamingResponse:
             try:
                 raw = self._raw.readline(MAX_LINE_BYTES + 1)
             except (socket.timeout, TimeoutError):
-                raise StepError("StepTimeout", f"{self._url} went silent for longer than the inactivity timeout") from None
+                raise StepError(
+                    "StepTimeout", f"{self._url} went silent for longer than the inactivity timeout"
+                ) from None
             except (http.client.HTTPException, OSError, ValueError) as error:
-                raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
+                raise StepError(
+                    "ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}"
+                ) from None
             if not raw:
                 return
             if len(raw) > MAX_LINE_BYTES:
-                raise StepError("ResponseTooLarge", f"{self._url} sent a line longer than {MAX_LINE_BYTES // 1024 // 1024} MiB")
+                raise StepError(
+                    "ResponseTooLarge", f"{self._url} sent a line longer than {MAX_LINE_BYTES // 1024 // 1024} MiB"
+                )
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
 
     def read(self, limit: int) -> bytes:
@@ -166,7 +196,9 @@ class StreamingResponse:
         try:
             return self._raw.read(limit)
         except (http.client.HTTPException, OSError, ValueError) as error:
-            raise StepError("ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}") from None
+            raise StepError(
+                "ConnectionError", f"the connection to {self._url} failed while reading: {_reason(error)}"
+            ) from None
 
     def close(self) -> None:
         import http.client

@@ -66,7 +66,9 @@ def _catch_body(config_value, index: int) -> tuple[ir.Step, ...]:
     return ()
 
 
-def step_at(playbook: ir.Playbook, path: str, callee: Callable[[ir.Playbook, ir.Step], ir.Playbook | None]) -> ir.Step | None:
+def step_at(
+    playbook: ir.Playbook, path: str, callee: Callable[[ir.Playbook, ir.Step], ir.Playbook | None]
+) -> ir.Step | None:
     """The step at `path`, or None when the playbook has no step there any more.
 
     `callee(playbook, step)` loads the playbook a `playbook` step calls (None if it cannot).

@@ -44,9 +44,18 @@ class PlanRecorder:
 
     def open(self, path: str, step: str, action: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
-            "path": path, "step": step, "action": action, "change": None, "reason": None,
-            "conditional": CONDITIONAL.get(), "config": {}, "effects": [], "writes": [],
-            "approval": None, "request": None, "steps": [],
+            "path": path,
+            "step": step,
+            "action": action,
+            "change": None,
+            "reason": None,
+            "conditional": CONDITIONAL.get(),
+            "config": {},
+            "effects": [],
+            "writes": [],
+            "approval": None,
+            "request": None,
+            "steps": [],
         }
         parent = PARENT.get()
         (self.steps if parent is None else parent).append(entry)
@@ -139,5 +148,7 @@ def _hide(diff: str, secret: dict[str, str]) -> str:
     header lines (file names, hunk ranges) are left as they are."""
     pattern = re.compile("|".join(re.escape(t) for t in sorted(secret, key=lambda t: (-len(t), t))))
     lines = diff.splitlines(keepends=True)
-    return "".join(line if line.startswith(("--- ", "+++ ", "@@")) else pattern.sub(lambda m: secret[m.group(0)], line)
-                   for line in lines)
+    return "".join(
+        line if line.startswith(("--- ", "+++ ", "@@")) else pattern.sub(lambda m: secret[m.group(0)], line)
+        for line in lines
+    )

@@ -28,10 +28,17 @@ def checked(project: Project, file: str, *, cached: bool = False):
     if result.has_errors or compiled.playbook is None:
         errors = [d for d in result.diagnostics if d.severity.value == "error"]
         text = render_text(errors, result.sources, relative_to=os.getcwd())
-        raise RunAbort(EXIT_INVALID, f"{relative_to_root(project, file)} has errors; nothing was run", help="fix them (`catalyst check` shows the same)",
-                       details=(text, summary_line(errors, 1)))
+        raise RunAbort(
+            EXIT_INVALID,
+            f"{relative_to_root(project, file)} has errors; nothing was run",
+            help="fix them (`catalyst check` shows the same)",
+            details=(text, summary_line(errors, 1)),
+        )
     if compiled.playbook.unrunnable:
         reasons = "; ".join(compiled.playbook.unrunnable)
-        raise RunAbort(EXIT_INVALID, f"{relative_to_root(project, file)} is a {compiled.playbook.dialect} playbook this version can check but not run: {reasons}; nothing was run",
-                       help="`catalyst check` and `catalyst compile` read it; running it needs a later version of catalyst")
+        raise RunAbort(
+            EXIT_INVALID,
+            f"{relative_to_root(project, file)} is a {compiled.playbook.dialect} playbook this version can check but not run: {reasons}; nothing was run",
+            help="`catalyst check` and `catalyst compile` read it; running it needs a later version of catalyst",
+        )
     return result

@@ -42,9 +42,18 @@ def program_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(_CATALYST_ONLY)}
 
 
-def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
-                  on_output: Callable[[str, str], None], stdin: str | None = None, ruleset: int | None = None,
-                  groups: "ProcessGroups | None" = None, mounts: Mapping | None = None) -> ProcessOutcome:
+def run_streaming(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float | None,
+    on_output: Callable[[str, str], None],
+    stdin: str | None = None,
+    ruleset: int | None = None,
+    groups: "ProcessGroups | None" = None,
+    mounts: Mapping | None = None,
+) -> ProcessOutcome:
     """Run `argv` to its end. `ruleset` is a Landlock ruleset fd to confine it with (the
     caller closes it); `mounts` the launcher's private mounts (`Confinement.mounts`);
     `groups` records its process group while it runs."""
@@ -59,12 +68,28 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
         # The launcher waits for one byte on this pipe: the group is recorded first.
         go_read, go_write = os.pipe()
         fds = (go_read,) if ruleset is None else (go_read, ruleset)
-        command = [sys.executable, "-I", "-S", str(LAUNCHER), str(go_read), str(-1 if ruleset is None else ruleset),
-                   str(os.getpid()), "-" if mounts is None else json.dumps(mounts), "--", *argv]
+        command = [
+            sys.executable,
+            "-I",
+            "-S",
+            str(LAUNCHER),
+            str(go_read),
+            str(-1 if ruleset is None else ruleset),
+            str(os.getpid()),
+            "-" if mounts is None else json.dumps(mounts),
+            "--",
+            *argv,
+        ]
     try:
         process = subprocess.Popen(
-            command, cwd=cwd, env=full_env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=fds,
+            command,
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=fds,
         )
     finally:
         if go_read >= 0:
@@ -85,8 +110,10 @@ def run_streaming(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], tim
                 size += len(line)
         stream.close()
 
-    readers = [threading.Thread(target=pump, args=(process.stdout, "stdout"), daemon=True),
-               threading.Thread(target=pump, args=(process.stderr, "stderr"), daemon=True)]
+    readers = [
+        threading.Thread(target=pump, args=(process.stdout, "stdout"), daemon=True),
+        threading.Thread(target=pump, args=(process.stderr, "stderr"), daemon=True),
+    ]
     for reader in readers:
         reader.start()
     if stdin is not None:
@@ -127,7 +154,11 @@ def namespaces_problem() -> str | None:
         probe = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"], capture_output=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as error:
         return f"the launcher could not be started: {error}"
-    return None if probe.returncode == 0 else (probe.stdout.decode("utf-8", "replace").strip() or "the launcher's probe failed")
+    return (
+        None
+        if probe.returncode == 0
+        else (probe.stdout.decode("utf-8", "replace").strip() or "the launcher's probe failed")
+    )
 
 
 def _must_exist(program: str, cwd: Path, env: Mapping[str, str]) -> None:

@@ -37,7 +37,7 @@ def start_time(pid: int) -> int | None:
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: count after its last ")".
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     try:
         return int(fields[19]) if fields[0] != "Z" else None
     except (IndexError, ValueError):
@@ -135,7 +135,7 @@ def _members(pgid: int) -> bool:
             stat = Path(entry.path, "stat").read_text(encoding="ascii", errors="replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False

@@ -71,8 +71,14 @@ class Scope:
 class RunEnv:
     """What `{{ }}` and `${{ }}` can reach: inputs, variables, `get()`, `logs()`, protocols."""
 
-    def __init__(self, scope: Scope, inputs: dict[str, Any], scratch: Path, logs: Callable[[], list[dict]],
-                 gateway: "EffectsGateway | None" = None) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        inputs: dict[str, Any],
+        scratch: Path,
+        logs: Callable[[], list[dict]],
+        gateway: "EffectsGateway | None" = None,
+    ) -> None:
         self.scope = scope
         self.inputs = inputs
         self.scratch = scratch
@@ -132,7 +138,7 @@ class RunEnv:
 
             written = located(self.gateway, written)
         if protocol == "xe":
-            return ".xe/" + written[len("xe://"):]
+            return ".xe/" + written[len("xe://") :]
         if protocol == "catalyst":
             if self.gateway is None:
                 raise StepError("PathNotAvailable", f"{written} cannot be placed before the run starts")
@@ -155,7 +161,9 @@ class RunEnv:
         try:
             data = self.gateway.read_file(read_target(self.gateway, f"{protocol}://{path}"), MAX_READ_BYTES)
         except FileTooLarge:
-            raise StepError("FileTooLarge", f"{protocol}://{path} is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
+            raise StepError(
+                "FileTooLarge", f"{protocol}://{path} is larger than {MAX_READ_BYTES // 1024 // 1024} MiB"
+            ) from None
         except (IsADirectoryError, NotADirectoryError):
             return UNDEFINED
         except OSError as error:  # unreadable, a symbolic link loop, …

@@ -123,7 +123,9 @@ class FileSecretProvider:
         except UnicodeDecodeError:
             raise SecretFileError(path, "is not UTF-8 text", "save the secret as UTF-8") from None
         except OSError as exc:
-            raise SecretFileError(path, f"cannot be read ({exc.strerror})", "check the path and its permissions") from None
+            raise SecretFileError(
+                path, f"cannot be read ({exc.strerror})", "check the path and its permissions"
+            ) from None
 
     def _read_pairs(self, path: Path) -> dict[str, str]:
         values: dict[str, str] = {}
@@ -135,9 +137,13 @@ class FileSecretProvider:
             key, sep, value = stripped.partition("=")
             key = key.strip()
             if not sep or not key:
-                raise SecretFileError(path, f"line {number} is not `key=value`", "write one `key=value` per line; comments start with #")
+                raise SecretFileError(
+                    path, f"line {number} is not `key=value`", "write one `key=value` per line; comments start with #"
+                )
             if key in values:
-                raise SecretFileError(path, f"the key '{key}' is set twice (lines {where[key]} and {number})", "keep one of them")
+                raise SecretFileError(
+                    path, f"the key '{key}' is set twice (lines {where[key]} and {number})", "keep one of them"
+                )
             value = value.strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
                 value = value[1:-1]
@@ -320,7 +326,7 @@ def _program_forms(text: str) -> set[str]:
     # depend on the neighbours too, so they are not part of the form (and stay shown).
     for offset in range(3):
         whole = data[offset:]
-        whole = whole[:len(whole) // 3 * 3]
+        whole = whole[: len(whole) // 3 * 3]
         if whole:
             encoded.add(base64.b64encode(whole))
     forms = {text[::-1]}

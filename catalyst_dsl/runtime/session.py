@@ -24,7 +24,16 @@ from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.records import record
 from catalyst_dsl.runtime import paths
-from catalyst_dsl.runtime.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort, StepError
+from catalyst_dsl.runtime.errors import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_PAUSED,
+    EXIT_STATE,
+    RunAbort,
+    StepError,
+)
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime.jsvalues import as_json_data
@@ -71,14 +80,22 @@ class Session:
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
         if self.state_dir.exists() and not self.state_dir.is_dir():
-            raise RunAbort(EXIT_STATE, f"the state directory {relative_to_root(self.project, str(self.state_dir))} is a file",
-                           help="remove or rename it, or set state-dir in catalyst.toml to a directory")
+            raise RunAbort(
+                EXIT_STATE,
+                f"the state directory {relative_to_root(self.project, str(self.state_dir))} is a file",
+                help="remove or rename it, or set state-dir in catalyst.toml to a directory",
+            )
         self.plugins = installed()
         self.catalog = _builtins()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
         self._gateway: EffectsGateway | None = None
-        self.events = Events(log_format=self.options.log_format, out=self.options.out, mask=self.masker.mask, verbose=self.options.verbose)
+        self.events = Events(
+            log_format=self.options.log_format,
+            out=self.options.out,
+            mask=self.masker.mask,
+            verbose=self.options.verbose,
+        )
 
     # The store of snapshots, the locks and the approvers are made when first used: a
     # what-if refused for its inputs never touches them (nor imports their modules).
@@ -123,10 +140,15 @@ class Session:
                 found = self.secret(decl.name)
                 if found is not None:
                     given[decl.name] = found
-        values, problems = resolve_inputs(playbook.inputs, given, from_text=True, render_default=self._default_renderer())
+        values, problems = resolve_inputs(
+            playbook.inputs, given, from_text=True, render_default=self._default_renderer()
+        )
         if problems:
-            raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
-                           details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+            raise RunAbort(
+                EXIT_INVALID,
+                f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was run",
+                details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems),
+            )
         unfinished = self._unfinished_run(playbook, file, values)
         if unfinished is not None:
             return self.resume(unfinished, {})
@@ -137,12 +159,31 @@ class Session:
         self.ai.preflight(playbook)
         now = utc_now()
         state = RunState(
-            run_id="", playbook=PlaybookRef(name=playbook.name, file=relative_to_root(self.project, file), fingerprint=paths.fingerprint(playbook)),
-            status="running", mode=self.options.mode,
-            inputs={k: (secret_placeholder(k) if k in secrets else self.masker.mask(v)) for k, v in values.items()}, secret_inputs=secrets,
-            started_at=now, updated_at=now, ended_at=None, owner=current_owner(), steps=[], in_flight=None, pause=None,
-            approvals=[], failures=[], outputs=None, cancel=None,
-            permissions={"allowedWritePaths": self.masker.mask(granted_paths(playbook, self._inputs_env(values))), "calls": {}}, locks=[], error=None,
+            run_id="",
+            playbook=PlaybookRef(
+                name=playbook.name, file=relative_to_root(self.project, file), fingerprint=paths.fingerprint(playbook)
+            ),
+            status="running",
+            mode=self.options.mode,
+            inputs={k: (secret_placeholder(k) if k in secrets else self.masker.mask(v)) for k, v in values.items()},
+            secret_inputs=secrets,
+            started_at=now,
+            updated_at=now,
+            ended_at=None,
+            owner=current_owner(),
+            steps=[],
+            in_flight=None,
+            pause=None,
+            approvals=[],
+            failures=[],
+            outputs=None,
+            cancel=None,
+            permissions={
+                "allowedWritePaths": self.masker.mask(granted_paths(playbook, self._inputs_env(values))),
+                "calls": {},
+            },
+            locks=[],
+            error=None,
         )
         state = self.store.create(state)
         return self._drive(state, file, playbook, values, resumed=False)
@@ -167,8 +208,10 @@ class Session:
                 continue
             if all(state.inputs.get(name) == values.get(name) for name in named):
                 shown = ", ".join(f"{name}={values.get(name)}" for name in named)
-                self.events.notice(f"continuing run {state.run_id}, the unfinished run of {playbook.name} for {shown} "
-                                   f"(oneRunPer); it goes on with the values it started with")
+                self.events.notice(
+                    f"continuing run {state.run_id}, the unfinished run of {playbook.name} for {shown} "
+                    f"(oneRunPer); it goes on with the values it started with"
+                )
                 return state.run_id
         return None
 
@@ -183,7 +226,9 @@ class Session:
 
     # -- planning -----------------------------------------------------------------------------------------
 
-    def plan(self, file: str, given: Mapping[str, Any], *, from_text: bool = True, checked=None, hashed: bool = True) -> dict[str, Any]:
+    def plan(
+        self, file: str, given: Mapping[str, Any], *, from_text: bool = True, checked=None, hashed: bool = True
+    ) -> dict[str, Any]:
         """What a run would do, as a plan (docs/plan-format.md): nothing is written, no lock
         is taken, no program or remote AI is started. `checked`: the preflight check of
         `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
@@ -201,10 +246,15 @@ class Session:
             if name not in given:
                 # A plan never needs the real secret: it only masks it.
                 given[name] = self.secret(name) or secret_placeholder(name)
-        values, problems = resolve_inputs(playbook.inputs, given, from_text=from_text, render_default=self._default_renderer())
+        values, problems = resolve_inputs(
+            playbook.inputs, given, from_text=from_text, render_default=self._default_renderer()
+        )
         if problems:
-            raise RunAbort(EXIT_INVALID, f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was planned",
-                           details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems))
+            raise RunAbort(
+                EXIT_INVALID,
+                f"{len(problems)} input problem{'s' if len(problems) != 1 else ''} in {playbook.name}; nothing was planned",
+                details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems),
+            )
         for name in secrets:
             if values.get(name) != secret_placeholder(name):
                 self._add_secret(values.get(name))
@@ -215,17 +265,41 @@ class Session:
         recorder = PlanRecorder(self.masker)
         scratch = self.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, self._inputs_env(values))
-        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh, files=self._untrusted_reads()))
-        interpreter = Interpreter(run_id="what-if", catalog=self.catalog, plugins=self.plugins.action, events=events,
-                                  hooks=self._plan_hooks(), mode="manual", scratch=scratch,
-                                  max_depth=self.project.config.max_depth, plan=recorder, settings=self.project.config)
+        gateway = self._gateway = self._new_gateway(
+            playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh, files=self._untrusted_reads())
+        )
+        interpreter = Interpreter(
+            run_id="what-if",
+            catalog=self.catalog,
+            plugins=self.plugins.action,
+            events=events,
+            hooks=self._plan_hooks(),
+            mode="manual",
+            scratch=scratch,
+            max_depth=self.project.config.max_depth,
+            plan=recorder,
+            settings=self.project.config,
+        )
         outputs: Any = None
         try:
             outputs = interpreter.run_playbook(Frame(playbook, file, values, gateway))
         except StepError as error:  # a failure outside any step (a `finally` that cannot run)
-            recorder.steps.append({"path": "", "step": playbook.name, "action": "playbook", "change": "unknown",
-                                   "reason": f"would fail: {error.code}: {error.message}", "conditional": False, "config": {},
-                                   "effects": [], "writes": [], "approval": None, "request": None, "steps": []})
+            recorder.steps.append(
+                {
+                    "path": "",
+                    "step": playbook.name,
+                    "action": "playbook",
+                    "change": "unknown",
+                    "reason": f"would fail: {error.code}: {error.message}",
+                    "conditional": False,
+                    "config": {},
+                    "effects": [],
+                    "writes": [],
+                    "approval": None,
+                    "request": None,
+                    "steps": [],
+                }
+            )
         resources = self.lock_resources(playbook, values, file)
         # Where no run ever took a lock there is none to conflict with (nor a lock module to
         # import); anything else there, a locks folder or a path that cannot be one, is the
@@ -235,11 +309,15 @@ class Session:
         from catalyst_dsl.report.plan import count_changes, with_hash
 
         plan = {
-            "format": "catalyst-plan", "version": 1,
+            "format": "catalyst-plan",
+            "version": 1,
             "playbook": {"name": playbook.name, "file": relative_to_root(self.project, file)},
             "inputs": {k: (secret_placeholder(k) if k in secrets else recorder.shown(v)) for k, v in values.items()},
-            "permissions": {"allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None},
-            "locks": resources, "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
+            "permissions": {
+                "allowedWritePaths": self.masker.mask(list(dict.fromkeys(grants))) if grants is not None else None
+            },
+            "locks": resources,
+            "conflicts": sorted(conflicts, key=lambda c: (c["resource"], c["run"])),
             # Diffs, paths and reasons can hold a secret value too: the whole tree is masked.
             "steps": self.masker.mask(recorder.steps, own=True),  # the recorder's own lists
             "outputs": recorder.shown(outputs) if outputs is not None else None,
@@ -260,10 +338,20 @@ class Session:
         from catalyst_dsl.runtime.interpreter import Hooks
 
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
-        return Hooks(record_step=nothing, save=nothing, set_in_flight=nothing, record_failure=nothing,
-                     approval_for=nothing, approve=nothing, ask=None, cancel_requested=lambda: False,
-                     load_playbook=lambda frame, step, target: self._load_child(None, frame, step, target),
-                     adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret)
+        return Hooks(
+            record_step=nothing,
+            save=nothing,
+            set_in_flight=nothing,
+            record_failure=nothing,
+            approval_for=nothing,
+            approve=nothing,
+            ask=None,
+            cancel_requested=lambda: False,
+            load_playbook=lambda frame, step, target: self._load_child(None, frame, step, target),
+            adapter=self._adapter,
+            mask=self.masker.mask,
+            secret=self._provided_secret,
+        )
 
     # -- resuming ----------------------------------------------------------------------------------------
 
@@ -299,8 +387,11 @@ class Session:
         ensure_resumable(state)
         file = str(self.project.resolve(state.playbook.file))
         if not os.path.isfile(file):
-            raise RunAbort(EXIT_STATE, f"the playbook of run {state.run_id}, {state.playbook.file}, no longer exists",
-                           help="restore the file, or start a new run")
+            raise RunAbort(
+                EXIT_STATE,
+                f"the playbook of run {state.run_id}, {state.playbook.file}, no longer exists",
+                help="restore the file, or start a new run",
+            )
         playbook = self._checked(file)
         self._check_compatible(state, playbook, file)
         values = dict(state.inputs)
@@ -314,13 +405,28 @@ class Session:
                 self._add_secret(value)
         self._mark_secrets(values, state.secret_inputs)
         if missing:
-            raise RunAbort(EXIT_INVALID, f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
-                           help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}")
-        if state.status == "paused" and state.pause is not None and state.pause.kind != "suspend" and not self._released(state) and (state.mode == "manual" or state.pause.person) and self._asker() is None:
+            raise RunAbort(
+                EXIT_INVALID,
+                f"run {state.run_id} needs its secret input{'s' if len(missing) > 1 else ''} again: {', '.join(missing)}",
+                help=f"secrets are never saved; pass -i {missing[0]}=… or set {EnvSecretProvider().variable(missing[0])}",
+            )
+        if (
+            state.status == "paused"
+            and state.pause is not None
+            and state.pause.kind != "suspend"
+            and not self._released(state)
+            and (state.mode == "manual" or state.pause.person)
+            and self._asker() is None
+        ):
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
-            self.events.paused(state.pause.path, f"still waiting for approval{roles}: {state.pause.message}", state.pause.roles, state.run_id,
-                               state.pause.options)
+            self.events.paused(
+                state.pause.path,
+                f"still waiting for approval{roles}: {state.pause.message}",
+                state.pause.roles,
+                state.run_id,
+                state.pause.options,
+            )
             return EXIT_PAUSED
         self.ai.preflight(playbook)
         return self._drive(state, file, playbook, values, resumed=True)
@@ -331,12 +437,17 @@ class Session:
 
         key = self.store.run_key()
         if not key.outside_state:
-            self.events.message("warning", f"snapshots are sealed with {relative_to_root(self.project, key.source)}, a key in the state directory: "
-                                           f"it does not protect them from anyone who can write there; set {KEY_ENV} or make your config directory writable")
+            self.events.message(
+                "warning",
+                f"snapshots are sealed with {relative_to_root(self.project, key.source)}, a key in the state directory: "
+                f"it does not protect them from anyone who can write there; set {KEY_ENV} or make your config directory writable",
+            )
 
     @staticmethod
     def _released(state) -> bool:
-        return any(a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals)
+        return any(
+            a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals
+        )
 
     def _provided_secret(self, name: str) -> str | None:
         """A secret an action asks for by name (a token): found, then masked everywhere."""
@@ -384,7 +495,9 @@ class Session:
             try:
                 value = FileSecretProvider(self.project.resolve(self.project.config.secrets_file)).lookup(name)
             except SecretFileError as error:
-                raise RunAbort(EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix) from None
+                raise RunAbort(
+                    EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix
+                ) from None
         return value
 
     @contextlib.contextmanager
@@ -407,8 +520,11 @@ class Session:
         with self.locks.guard():
             fresh = self.store.load(state.run_id, results=False)
             if (fresh.status, fresh.updated_at, len(fresh.steps)) != (state.status, state.updated_at, len(state.steps)):
-                raise RunAbort(EXIT_STATE, f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
-                               help="`catalyst runs show` tells where it is")
+                raise RunAbort(
+                    EXIT_STATE,
+                    f"run {state.run_id} changed while this resume started (it is {fresh.status} now): another process is resuming it, or did",
+                    help="`catalyst runs show` tells where it is",
+                )
             state.approvals, state.cancel = fresh.approvals, fresh.cancel
             self._check_signed(state)
             if state.status == "failed":
@@ -431,8 +547,9 @@ class Session:
         from catalyst_dsl.runtime.gateway import RealPerformer
         from catalyst_dsl.runtime.process_groups import ProcessGroups
 
-        confiner = Confiner(required=self.project.config.require_confinement,
-                            notice=lambda text: self.events.message("warning", text))
+        confiner = Confiner(
+            required=self.project.config.require_confinement, notice=lambda text: self.events.message("warning", text)
+        )
         return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret))
 
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
@@ -440,9 +557,15 @@ class Session:
         protected, the resources readable."""
         from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
 
-        return EffectsGateway(self.project.root, scratch, (Grants.of(playbook.name, grants),), performer,
-                              protected=(relative_to_root(self.project, str(self.state_dir)),), resources=self.project.resources_dir(),
-                              guarded=self._approval_files())
+        return EffectsGateway(
+            self.project.root,
+            scratch,
+            (Grants.of(playbook.name, grants),),
+            performer,
+            protected=(relative_to_root(self.project, str(self.state_dir)),),
+            resources=self.project.resources_dir(),
+            guarded=self._approval_files(),
+        )
 
     def _approval_files(self) -> tuple[str, ...]:
         """The project files that decide who may approve: the settings (and `catalyst.toml`,
@@ -464,22 +587,28 @@ class Session:
         from catalyst_dsl.runtime.interpreter import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
 
         checks = []  # (path, fingerprint or None, how the journal names it)
-        for record in state.steps:
-            if record.action == LOOP_ITEM:  # the for-each step must still be there
-                checks.append((record.path.rsplit("/each/", 1)[0], None, "the for-each"))
-            elif record.action == ATTEMPT_FAILED:  # and so must the retry-block
-                checks.append((record.path.rsplit("/attempt/", 1)[0], None, "the retry-block"))
-            elif record.action == CAUGHT:  # each handled failure's step, as it was, to fail again
-                checks += [(kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']}") for kept in caught_errors(record.result)]
+        for done in state.steps:
+            if done.action == LOOP_ITEM:  # the for-each step must still be there
+                checks.append((done.path.rsplit("/each/", 1)[0], None, "the for-each"))
+            elif done.action == ATTEMPT_FAILED:  # and so must the retry-block
+                checks.append((done.path.rsplit("/attempt/", 1)[0], None, "the retry-block"))
+            elif done.action == CAUGHT:  # each handled failure's step, as it was, to fail again
+                checks += [
+                    (kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']}")
+                    for kept in caught_errors(done.result)
+                ]
             else:
-                checks.append((record.path, record.fingerprint, f"step {record.name or record.action}"))
+                checks.append((done.path, done.fingerprint, f"step {done.name or done.action}"))
         for at, fingerprint, named in checks:
             step = paths.step_at(playbook, at, callee)
             if step is None or (fingerprint and paths.fingerprint(step) != fingerprint):
                 where = f"{named} ({at})"
                 change = "was removed" if step is None else "changed"
-                raise RunAbort(EXIT_STATE, f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
-                               help="resume with the playbook as it was (e.g. `git stash`), or start a new run")
+                raise RunAbort(
+                    EXIT_STATE,
+                    f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
+                    help="resume with the playbook as it was (e.g. `git stash`), or start a new run",
+                )
 
     # -- the run ------------------------------------------------------------------------------------------
 
@@ -514,12 +643,20 @@ class Session:
                     self.store.save(previous)
                     if previous.finished:
                         self.store.archive(previous)
-                raise RunAbort(EXIT_FAILED, f"{message}; run {state.run_id} stays {previous.status}", help="resume it once the other run has finished") from None
+                raise RunAbort(
+                    EXIT_FAILED,
+                    f"{message}; run {state.run_id} stays {previous.status}",
+                    help="resume it once the other run has finished",
+                ) from None
             state.status, state.ended_at = "failed", utc_now()
             state.error = self._failure(StepError("LockConflict", message), None, 1, 0.0)
             self.store.save(state)
             self.store.archive(state)
-            raise RunAbort(EXIT_FAILED, message + "; nothing was run", help="wait for that run to finish, or cancel it with `catalyst cancel`") from None
+            raise RunAbort(
+                EXIT_FAILED,
+                message + "; nothing was run",
+                help="wait for that run to finish, or cancel it with `catalyst cancel`",
+            ) from None
         if previous is None:
             state.status = "running"
             state.owner = current_owner()
@@ -528,11 +665,22 @@ class Session:
         scratch = self.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
         grants = granted_paths(playbook, self._inputs_env(values))
-        gateway = self._gateway = self._new_gateway(playbook, grants, scratch, self.options.performer or self._real_performer(state.run_id))
-        interpreter = Interpreter(run_id=state.run_id, catalog=self.catalog, plugins=self.plugins.action,
-                                  events=self.events, hooks=self._hooks(state, playbook), mode=state.mode, scratch=scratch,
-                                  max_depth=self.project.config.max_depth, replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},
-                                  settings=self.project.config, recovering=state.in_flight if resumed else None)
+        gateway = self._gateway = self._new_gateway(
+            playbook, grants, scratch, self.options.performer or self._real_performer(state.run_id)
+        )
+        interpreter = Interpreter(
+            run_id=state.run_id,
+            catalog=self.catalog,
+            plugins=self.plugins.action,
+            events=self.events,
+            hooks=self._hooks(state, playbook),
+            mode=state.mode,
+            scratch=scratch,
+            max_depth=self.project.config.max_depth,
+            replay={r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)},
+            settings=self.project.config,
+            recovering=state.in_flight if resumed else None,
+        )
         frame = Frame(playbook, file, values, gateway)
         try:
             outputs = interpreter.run_playbook(frame)
@@ -543,31 +691,49 @@ class Session:
 
             state.status = "paused"
             state.in_flight = None
-            state.pause = Pause(path=pause.path, message=self.masker.mask_text(pause.message), roles=pause.roles, options=as_json_data(pause.options), since=utc_now(),
-                                kind=pause.kind, subject=pause.subject, person=pause.person)
+            state.pause = Pause(
+                path=pause.path,
+                message=self.masker.mask_text(pause.message),
+                roles=pause.roles,
+                options=as_json_data(pause.options),
+                since=utc_now(),
+                kind=pause.kind,
+                subject=pause.subject,
+                person=pause.person,
+            )
             self.store.save(state)
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id, pause.options)
             return EXIT_PAUSED
         except Cancelled as cancel:
             from catalyst_dsl.runtime.state import Cancel
 
-            by, reason = (cancel.by, cancel.reason or "cancelled") if cancel.by is not None else self._cancel_request(state.run_id)
+            by, reason = (
+                (cancel.by, cancel.reason or "cancelled")
+                if cancel.by is not None
+                else self._cancel_request(state.run_id)
+            )
             state.cancel = Cancel(by=by, reason=reason, at=utc_now())
             return self._finish(state, "cancelled", started, f"cancelled by {by}: {reason}")
         except KeyboardInterrupt:
             self.store.save(state)  # status stays running, inFlight names the step to re-run
-            self.events.run_finished("interrupted", time.monotonic() - started, f"resume with: catalyst resume {state.run_id}")
+            self.events.run_finished(
+                "interrupted", time.monotonic() - started, f"resume with: catalyst resume {state.run_id}"
+            )
             return EXIT_INTERRUPTED
         except Exception as error:
             if isinstance(error, RunAbort):
                 raise
             if not isinstance(error, StepError):
                 # Our own bug: the snapshot still ends, so the run is not left "running".
-                state.error = self._failure(StepError("InternalError", f"{type(error).__name__}: {error}"), state.in_flight, 1, 0.0)
+                state.error = self._failure(
+                    StepError("InternalError", f"{type(error).__name__}: {error}"), state.in_flight, 1, 0.0
+                )
                 self._finish(state, "failed", started, "internal error (a bug in catalyst; please report it)")
                 raise
             last = state.failures[-1] if state.failures else None
-            state.error = last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
+            state.error = (
+                last if last is not None and last.code == error.code else self._failure(error, error.step, 1, 0.0)
+            )
             return self._finish(state, "failed", started, f"{error.code}: {error.message}", fix=error.guidance)
         finally:
             if state.status != "paused":
@@ -598,8 +764,11 @@ class Session:
                 view(state)
             except Exception as error:  # noqa: BLE001 - a view never fails the run it shows
                 broken.append(str(error))
-                self.events.message("warning", f"the {playbook.dialect} session files of this run cannot be written ({error}); "
-                                               f"the run goes on, recorded in its snapshot")
+                self.events.message(
+                    "warning",
+                    f"the {playbook.dialect} session files of this run cannot be written ({error}); "
+                    f"the run goes on, recorded in its snapshot",
+                )
 
         self.store.observers[:] = [observe]
 
@@ -640,17 +809,31 @@ class Session:
             if glob.is_literal:
                 found = (self.project.root / rel).exists()
             else:
-                found = any(glob.matches(p.relative_to(self.project.root).as_posix()) for p in self.project.root.rglob("*") if p.is_file())
+                found = any(
+                    glob.matches(p.relative_to(self.project.root).as_posix())
+                    for p in self.project.root.rglob("*")
+                    if p.is_file()
+                )
             if not found:
                 missing.append(text)
         if missing:
-            raise StepError("ArtifactMissing", f"the run finished but these artifacts do not exist: {', '.join(missing)}",
-                            guidance="the steps that should create them did not; check their paths")
+            raise StepError(
+                "ArtifactMissing",
+                f"the run finished but these artifacts do not exist: {', '.join(missing)}",
+                guidance="the steps that should create them did not; check their paths",
+            )
 
     def _failure(self, error: StepError, step: str | None, attempt: int, duration: float):
         from catalyst_dsl.runtime.state import Failure
 
-        return Failure(code=error.code, message=self.masker.mask_text(error.message), step=step, attempt=attempt, duration=round(duration, 6), at=utc_now())
+        return Failure(
+            code=error.code,
+            message=self.masker.mask_text(error.message),
+            step=step,
+            attempt=attempt,
+            duration=round(duration, 6),
+            at=utc_now(),
+        )
 
     def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
         from catalyst_dsl.runtime.interpreter import Hooks
@@ -666,10 +849,21 @@ class Session:
             if entry["path"] in journaled:
                 state.steps[:] = [r for r in state.steps if r.path != entry["path"]]
             journaled.add(entry["path"])
-            state.steps.append(StepRecord(path=entry["path"], name=entry["name"], action=entry["action"], status=entry["status"],
-                                          attempts=entry["attempts"], started_at=entry["startedAt"], duration=entry["duration"],
-                                          result=entry["result"], reason=self.masker.mask(entry["reason"]), fingerprint=entry["fingerprint"],
-                                          prompt=self.masker.mask(entry.get("prompt")) if self.project.config.keep_prompts else None))
+            state.steps.append(
+                StepRecord(
+                    path=entry["path"],
+                    name=entry["name"],
+                    action=entry["action"],
+                    status=entry["status"],
+                    attempts=entry["attempts"],
+                    started_at=entry["startedAt"],
+                    duration=entry["duration"],
+                    result=entry["result"],
+                    reason=self.masker.mask(entry["reason"]),
+                    fingerprint=entry["fingerprint"],
+                    prompt=self.masker.mask(entry.get("prompt")) if self.project.config.keep_prompts else None,
+                )
+            )
             if state.in_flight == entry["path"]:
                 state.in_flight = None
             if save:
@@ -690,14 +884,20 @@ class Session:
                 if unsigned is not None:
                     # Written into the snapshot by hand for a pause the run had not reached yet
                     # (the resume checks only the pause it starts from): it releases nothing.
-                    self.events.message("warning", f"the approval of {path} by {approval.by} is not validly signed ({unsigned}); it does not release the checkpoint")
+                    self.events.message(
+                        "warning",
+                        f"the approval of {path} by {approval.by} is not validly signed ({unsigned}); it does not release the checkpoint",
+                    )
                     continue
                 if approval.decision == "request-changes" and approval.released:
                     if approval.delivered:
                         return None  # it failed the step once; the step now needs a new approval
                     approval.delivered = True
-                    raise StepError("ChangesRequested", f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
-                                    guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again")
+                    raise StepError(
+                        "ChangesRequested",
+                        f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
+                        guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again",
+                    )
                 if approval.released and approval.decision == "approve":
                     if approval.selected == "retry" and path.endswith("/inquire"):
                         # A retry after a failure is used once: if the step fails again, a
@@ -705,20 +905,46 @@ class Session:
                         if approval.delivered:
                             return None
                         approval.delivered = True
-                    return {"selected": approval.selected, "role": approval.role, "by": approval.by, "at": approval.at,
-                            "comment": approval.comment, "via": approval.via}
+                    return {
+                        "selected": approval.selected,
+                        "role": approval.role,
+                        "by": approval.by,
+                        "at": approval.at,
+                        "comment": approval.comment,
+                        "via": approval.via,
+                    }
             return None
 
         def approve(path, via, role, by, comment, released, selected, subject=None) -> None:
-            state.approvals.append(Approval(path=path, role=role, by=by, at=utc_now(), comment=self._masked_comment(state, comment), via=via, released=released,
-                                            selected=as_json_data(selected), subject=subject))
+            state.approvals.append(
+                Approval(
+                    path=path,
+                    role=role,
+                    by=by,
+                    at=utc_now(),
+                    comment=self._masked_comment(state, comment),
+                    via=via,
+                    released=released,
+                    selected=as_json_data(selected),
+                    subject=subject,
+                )
+            )
             self.store.save(state)
 
         return Hooks(
-            record_step=record_step, save=lambda: self.store.save(state), set_in_flight=set_in_flight, record_failure=record_failure,
-            approval_for=approval_for, approve=approve, ask=self._asker(), cancel_requested=cancel_file.exists,
+            record_step=record_step,
+            save=lambda: self.store.save(state),
+            set_in_flight=set_in_flight,
+            record_failure=record_failure,
+            approval_for=approval_for,
+            approve=approve,
+            ask=self._asker(),
+            cancel_requested=cancel_file.exists,
             load_playbook=lambda frame, step, target: self._load_child(state, frame, step, target),
-            adapter=self._adapter, mask=self.masker.mask, secret=self._provided_secret, terminal_approver=self._terminal_approver,
+            adapter=self._adapter,
+            mask=self.masker.mask,
+            secret=self._provided_secret,
+            terminal_approver=self._terminal_approver,
             autonomous_releases=self._autonomous_releases,
         )
 
@@ -727,15 +953,25 @@ class Session:
             return self._load_scratch_child(state, frame, step, target)
         resolved = self.library.resolve_call(target, frame.file)
         if resolved is None:
-            raise StepError("PlaybookNotFound", f"no playbook `{target}` was found", guidance="`catalyst list` shows the playbooks of the project")
+            raise StepError(
+                "PlaybookNotFound",
+                f"no playbook `{target}` was found",
+                guidance="`catalyst list` shows the playbooks of the project",
+            )
         compiled = self.library.compiled(resolved)
         if compiled.playbook is None or compiled.has_errors:
-            raise StepError("InvalidPlaybook", f"{relative_to_root(self.project, resolved)} has errors", guidance=f"run `catalyst check {relative_to_root(self.project, resolved)}`")
+            raise StepError(
+                "InvalidPlaybook",
+                f"{relative_to_root(self.project, resolved)} has errors",
+                guidance=f"run `catalyst check {relative_to_root(self.project, resolved)}`",
+            )
         inherit = step.config.get("inheritPermissions")
         if state is None:  # a what-if: no snapshot to record the call in
             return resolved, compiled.playbook
         state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
-            "file": relative_to_root(self.project, resolved), "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
+            "file": relative_to_root(self.project, resolved),
+            "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True,
+        }
         return resolved, compiled.playbook
 
     def _load_scratch_child(self, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -748,8 +984,11 @@ class Session:
         if not path.is_file():
             if state is None:  # a what-if: the file exists only in the plan
                 raise Unknowable(f"{target} is written during the run; the plan cannot check or run it")
-            raise StepError("PlaybookNotFound", f"no playbook `{target}` was found: the run has not written it",
-                            guidance="write the playbook to temp:// in an earlier step")
+            raise StepError(
+                "PlaybookNotFound",
+                f"no playbook `{target}` was found: the run has not written it",
+                guidance="write the playbook to temp:// in an earlier step",
+            )
         result = check_project(self.project, [str(path)])
         compiled = result.library.compiled(str(path))
         if result.has_errors or compiled.playbook is None:
@@ -759,7 +998,9 @@ class Session:
         if state is not None:
             inherit = step.config.get("inheritPermissions")
             state.permissions.setdefault("calls", {})[compiled.playbook.name] = {
-                "file": target, "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True}
+                "file": target,
+                "inheritPermissions": isinstance(inherit, ir.Lit) and inherit.value is True,
+            }
         return str(path), compiled.playbook
 
     def _asker(self) -> Callable | None:
@@ -778,7 +1019,9 @@ class Session:
                 for option in options:
                     if isinstance(option, dict):
                         click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
-                choice = click.prompt("choose", type=click.Choice(keys), default=str(default) if default in keys else None)
+                choice = click.prompt(
+                    "choose", type=click.Choice(keys), default=str(default) if default in keys else None
+                )
                 return choice, None
             click.prompt("press ENTER to approve", default="", show_default=False)
             return default, None
@@ -794,8 +1037,14 @@ class Session:
         from catalyst_dsl.runtime.ai_choice import AdapterChoice
 
         # One per session: a scripted mock answer is used once across all steps.
-        return AdapterChoice(self.project, self.plugins, self._provided_secret, runner=lambda: gateway_runner(self._gateway),
-                             notice=lambda text: self.events.notice(text), mask=self._add_secret)
+        return AdapterChoice(
+            self.project,
+            self.plugins,
+            self._provided_secret,
+            runner=lambda: gateway_runner(self._gateway),
+            notice=lambda text: self.events.notice(text),
+            mask=self._add_secret,
+        )
 
     def _adapter(self, name: str | None):
         return self.ai.adapter(name)
@@ -859,7 +1108,11 @@ class Session:
         # saves back the same reference it was loaded with.
         state = self.store.load(run_id, results=False)
         if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
-            raise RunAbort(EXIT_STATE, f"run {state.run_id} is {state.status}, not waiting for approval", help="`catalyst runs show` tells where a run is")
+            raise RunAbort(
+                EXIT_STATE,
+                f"run {state.run_id} is {state.status}, not waiting for approval",
+                help="`catalyst runs show` tells where a run is",
+            )
         return state
 
     @staticmethod
@@ -867,8 +1120,14 @@ class Session:
         """What an approval token is bound to: the run, its playbook, its journal and where it waits."""
         from catalyst_dsl.runtime.approvals import canonical_hash
 
-        return canonical_hash({"runId": state.run_id, "playbook": state.playbook.fingerprint,
-                               "journal": [[r.path, r.status] for r in state.steps], "pause": state.pause.path if state.pause else None})
+        return canonical_hash(
+            {
+                "runId": state.run_id,
+                "playbook": state.playbook.fingerprint,
+                "journal": [[r.path, r.status] for r in state.steps],
+                "pause": state.pause.path if state.pause else None,
+            }
+        )
 
     @staticmethod
     def pause_nonce(state) -> str:
@@ -876,7 +1135,10 @@ class Session:
         the run pauses (it names the moment), spent once used."""
         from catalyst_dsl.runtime.approvals import canonical_hash
 
-        return "pause-" + canonical_hash({"runId": state.run_id, "path": state.pause.path, "since": state.pause.since})[:32]
+        return (
+            "pause-"
+            + canonical_hash({"runId": state.run_id, "path": state.pause.path, "since": state.pause.since})[:32]
+        )
 
     def approval_text(self, run_id: str, role: str | None, by: str | None, token: str | None) -> str:
         """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
@@ -890,8 +1152,17 @@ class Session:
             role, approver, decision, nonce = claims.role, claims.actor, claims.decision, claims.nonce
         else:
             approver, decision, nonce = by or current_user(), "approve", self.pause_nonce(state)
-        return self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
-                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
+        return self._refusing(
+            lambda: approval_text(
+                run_id=state.run_id,
+                path=state.pause.path,
+                role=role,
+                approver=approver,
+                decision=decision,
+                state_hash=self.state_hash(state),
+                nonce=nonce,
+            )
+        )
 
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
         from catalyst_dsl.runtime.approvals import TokenError, issue_token
@@ -901,8 +1172,16 @@ class Session:
         approver = by or current_user()
         self._check_approver(approver, role)
         try:
-            return issue_token(self._approval_keys(), run_id=state.run_id, path=state.pause.path, state_hash=self.state_hash(state),
-                               decision=decision, role=role, actor=approver, ttl_seconds=ttl)
+            return issue_token(
+                self._approval_keys(),
+                run_id=state.run_id,
+                path=state.pause.path,
+                state_hash=self.state_hash(state),
+                decision=decision,
+                role=role,
+                actor=approver,
+                ttl_seconds=ttl,
+            )
         except TokenError as error:
             raise RunAbort(EXIT_INVALID, str(error), help=getattr(error, "help", None)) from None
 
@@ -918,13 +1197,22 @@ class Session:
         from catalyst_dsl.runtime.approvals import TokenError, verify_token
 
         try:
-            return verify_token(self._approval_keys(), token, run_id=state.run_id, path=state.pause.path,
-                                state_hash=self.state_hash(state), used=used)
+            return verify_token(
+                self._approval_keys(),
+                token,
+                run_id=state.run_id,
+                path=state.pause.path,
+                state_hash=self.state_hash(state),
+                used=used,
+            )
         except TokenError as error:
-            raise RunAbort(EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)) from None
+            raise RunAbort(
+                EXIT_INVALID, f"the approval token is refused: {error}", help=getattr(error, "help", None)
+            ) from None
 
-    def approve_with_token(self, run_id: str, token: str, comment: str | None, sign_with: str | None = None,
-                           signature: str | None = None) -> str:
+    def approve_with_token(
+        self, run_id: str, token: str, comment: str | None, sign_with: str | None = None, signature: str | None = None
+    ) -> str:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
@@ -941,23 +1229,56 @@ class Session:
             # `comment` is recorded only; `request-changes` fails the step through its error policy on resume.
             # Only a role that may release the step may also hold it back; others are recorded.
             released = claims.decision in ("approve", "request-changes") and releases(claims.role, state.pause.roles)
-            signed_text = self._proof(state, claims.role, claims.actor, claims.decision, claims.nonce, signature, needed=released,
-                                      asked_as="--token TOKEN")
+            signed_text = self._proof(
+                state,
+                claims.role,
+                claims.actor,
+                claims.decision,
+                claims.nonce,
+                signature,
+                needed=released,
+                asked_as="--token TOKEN",
+            )
             self._refusing(lambda: ledger.spend(claims.nonce, state.run_id))
-            state.approvals.append(Approval(path=state.pause.path, role=claims.role, by=claims.actor, at=utc_now(), comment=self._masked_comment(state, comment),
-                                            via="token", released=released, decision=claims.decision, token=claims.nonce, subject=state.pause.subject,
-                                            signed_text=signed_text, signature=signature if signed_text else None))
+            state.approvals.append(
+                Approval(
+                    path=state.pause.path,
+                    role=claims.role,
+                    by=claims.actor,
+                    at=utc_now(),
+                    comment=self._masked_comment(state, comment),
+                    via="token",
+                    released=released,
+                    decision=claims.decision,
+                    token=claims.nonce,
+                    subject=state.pause.subject,
+                    signed_text=signed_text,
+                    signature=signature if signed_text else None,
+                )
+            )
             self.store.save(state)
         if claims.decision == "request-changes":
             if not released:
-                return StillPaused(f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused")
-            return f"changes requested by {claims.actor} ({claims.role}); on resume the step fails with ChangesRequested"
+                return StillPaused(
+                    f"recorded request-changes by {claims.actor} ({claims.role}), who may not hold this step back; the run stays paused"
+                )
+            return (
+                f"changes requested by {claims.actor} ({claims.role}); on resume the step fails with ChangesRequested"
+            )
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {claims.role}; continue with: catalyst resume {state.run_id}"
         return StillPaused(f"recorded {claims.decision} by {claims.actor} ({claims.role}); the run stays paused")
 
-    def approve(self, run_id: str, role: str, by: str | None, comment: str | None, select: str | None,
-                sign_with: str | None = None, signature: str | None = None) -> str:
+    def approve(
+        self,
+        run_id: str,
+        role: str,
+        by: str | None,
+        comment: str | None,
+        select: str | None,
+        sign_with: str | None = None,
+        signature: str | None = None,
+    ) -> str:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.machine import current_user
@@ -972,27 +1293,56 @@ class Session:
             keys = [str(o.get("key")) for o in state.pause.options if isinstance(o, dict)]
             if select is not None and select not in keys:
                 offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
-                raise RunAbort(EXIT_INVALID, f"--select {select}: not an option of the checkpoint at {state.pause.path}", help=offered)
+                raise RunAbort(
+                    EXIT_INVALID,
+                    f"--select {select}: not an option of the checkpoint at {state.pause.path}",
+                    help=offered,
+                )
             released = releases(role, state.pause.roles)
             nonce = self.pause_nonce(state)
             import shlex  # for the command line an approver is shown (a what-if approves nothing)
 
-            signed_text = self._proof(state, role, approver, "approve", nonce, signature, needed=released,
-                                      asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}")
+            signed_text = self._proof(
+                state,
+                role,
+                approver,
+                "approve",
+                nonce,
+                signature,
+                needed=released,
+                asked_as=f"--as {shlex.quote(role)} --by {shlex.quote(approver)}",
+            )
             if signed_text is not None:
                 ledger = SpentLedger(self.state_dir)
                 if nonce in self._refusing(ledger.spent):
-                    raise RunAbort(EXIT_INVALID, "the approval signature is refused: it was already used",
-                                   help="each signature approves once; sign the text `catalyst runs approval-text` prints now")
+                    raise RunAbort(
+                        EXIT_INVALID,
+                        "the approval signature is refused: it was already used",
+                        help="each signature approves once; sign the text `catalyst runs approval-text` prints now",
+                    )
                 self._refusing(lambda: ledger.spend(nonce, state.run_id))
-            state.approvals.append(Approval(path=state.pause.path, role=role, by=approver, at=utc_now(), comment=self._masked_comment(state, comment), via="cli",
-                                            released=released, selected=select, subject=state.pause.subject,
-                                            signed_text=signed_text, signature=signature if signed_text else None))
+            state.approvals.append(
+                Approval(
+                    path=state.pause.path,
+                    role=role,
+                    by=approver,
+                    at=utc_now(),
+                    comment=self._masked_comment(state, comment),
+                    via="cli",
+                    released=released,
+                    selected=select,
+                    subject=state.pause.subject,
+                    signed_text=signed_text,
+                    signature=signature if signed_text else None,
+                )
+            )
             self.store.save(state)
         if released:
             return f"approved {state.pause.path} of run {state.run_id} as {role}; continue with: catalyst resume {state.run_id}"
-        return StillPaused(f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
-                           f"the run stays paused")
+        return StillPaused(
+            f"recorded, but {role} may not release this checkpoint (needs one of: {', '.join(state.pause.roles)}); "
+            f"the run stays paused"
+        )
 
     # -- approvers -----------------------------------------------------------------------------------------
 
@@ -1025,8 +1375,18 @@ class Session:
 
         return self._refusing(lambda: sign(text, os.path.expanduser(key_file)))
 
-    def _proof(self, state, role: str, approver: str, decision: str, nonce: str, signature: str | None, *, needed: bool,
-               asked_as: str) -> str | None:
+    def _proof(
+        self,
+        state,
+        role: str,
+        approver: str,
+        decision: str,
+        nonce: str,
+        signature: str | None,
+        *,
+        needed: bool,
+        asked_as: str,
+    ) -> str | None:
         """The signed text when `signature` proves this approval (None when none was given and
         none is `needed`); RunAbort when a needed or given signature does not hold."""
         from catalyst_dsl.runtime.approvers import approval_text, verify
@@ -1034,16 +1394,33 @@ class Session:
         needed = needed and self._signature_required(state.pause)
         if signature is None:
             if needed:
-                raise RunAbort(EXIT_INVALID, f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, but the approval is not signed",
-                               help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id} {asked_as}` prints "
-                                    f"(ssh-keygen -Y sign -n catalyst-approval) and pass --signature FILE")
+                raise RunAbort(
+                    EXIT_INVALID,
+                    f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, but the approval is not signed",
+                    help=f"sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text `catalyst runs approval-text {state.run_id} {asked_as}` prints "
+                    f"(ssh-keygen -Y sign -n catalyst-approval) and pass --signature FILE",
+                )
             return None
         if not self.approvers.configured:
-            raise RunAbort(EXIT_INVALID, "the approval is refused: a signature names a person, but no `approvers` are configured to give them roles",
-                           help="map approvers to roles in the `approvers` setting")
-        text = self._refusing(lambda: approval_text(run_id=state.run_id, path=state.pause.path, role=role, approver=approver,
-                                                    decision=decision, state_hash=self.state_hash(state), nonce=nonce))
-        self._refusing(lambda: verify(text, signature, approver, self.project.resolve(self.project.config.allowed_signers)))
+            raise RunAbort(
+                EXIT_INVALID,
+                "the approval is refused: a signature names a person, but no `approvers` are configured to give them roles",
+                help="map approvers to roles in the `approvers` setting",
+            )
+        text = self._refusing(
+            lambda: approval_text(
+                run_id=state.run_id,
+                path=state.pause.path,
+                role=role,
+                approver=approver,
+                decision=decision,
+                state_hash=self.state_hash(state),
+                nonce=nonce,
+            )
+        )
+        self._refusing(
+            lambda: verify(text, signature, approver, self.project.resolve(self.project.config.allowed_signers))
+        )
         return text
 
     def _check_signed(self, state) -> None:
@@ -1058,8 +1435,11 @@ class Session:
                 continue
             why = self._unsigned(state, approval, pause.roles)
             if why is not None:
-                raise RunAbort(EXIT_STATE, f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {why}",
-                               help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)")
+                raise RunAbort(
+                    EXIT_STATE,
+                    f"run {state.run_id} records an approval of {approval.path} by {approval.by} that is not validly signed: {why}",
+                    help="it was not given through `catalyst approve`; approve again with a signature (the snapshot is unchanged)",
+                )
 
     def _unsigned(self, state, approval, roles: Sequence[str]) -> str | None:
         """Why `approval` may not release a pause requiring `roles`, when signed approvals are
@@ -1069,12 +1449,23 @@ class Session:
 
         if not (self.project.config.signed_approvals and roles):
             return None
-        expected = {"run": state.run_id, "step": approval.path, "role": approval.role, "approver": approval.by, "decision": approval.decision}
+        expected = {
+            "run": state.run_id,
+            "step": approval.path,
+            "role": approval.role,
+            "approver": approval.by,
+            "decision": approval.decision,
+        }
         lines = dict(line.split(": ", 1) for line in (approval.signed_text or "").splitlines()[1:] if ": " in line)
         try:
             if approval.signature is None or any(lines.get(k) != v for k, v in expected.items()):
                 raise ApprovalRefused("it carries no signature over this run, step, role and approver")
-            verify(approval.signed_text, approval.signature, approval.by or "", self.project.resolve(self.project.config.allowed_signers))
+            verify(
+                approval.signed_text,
+                approval.signature,
+                approval.by or "",
+                self.project.resolve(self.project.config.allowed_signers),
+            )
         except ApprovalRefused as refused:
             return refused.message
         return None
@@ -1083,8 +1474,11 @@ class Session:
         """catalyst approves pauses by itself (autonomous mode, approval rules, `approved: true`),
         except where a signed approval is required."""
         if self.project.config.signed_approvals and roles:
-            self.events.message("warning", "signed approvals are on: catalyst does not release by itself a checkpoint that needs a role "
-                                           "(autonomous mode, approval rules, approved: true)")
+            self.events.message(
+                "warning",
+                "signed approvals are on: catalyst does not release by itself a checkpoint that needs a role "
+                "(autonomous mode, approval rules, approved: true)",
+            )
             return False
         return True
 
@@ -1098,19 +1492,32 @@ class Session:
         if not roles:
             return user, None
         if self.project.config.signed_approvals:
-            self.events.message("warning", "signed approvals are on: this checkpoint is released only by `catalyst approve` with a signature")
+            self.events.message(
+                "warning",
+                "signed approvals are on: this checkpoint is released only by `catalyst approve` with a signature",
+            )
             return None
         if not self.approvers.configured:
             return user, None
         held = [role for role in roles if self.approvers.holds(user, role)]
         if held:
             return user, held[0]
-        self.events.message("warning", f"{user} holds none of the roles that may release this checkpoint ({', '.join(roles)}); "
-                                       f"one of them approves it with `catalyst approve`")
+        self.events.message(
+            "warning",
+            f"{user} holds none of the roles that may release this checkpoint ({', '.join(roles)}); "
+            f"one of them approves it with `catalyst approve`",
+        )
         return None
 
-    def review_received(self, url: str, login: str, decision: str, comment: str | None,
-                        submitted_at: str | None = None, review_key: str | None = None) -> list[dict[str, Any]]:
+    def review_received(
+        self,
+        url: str,
+        login: str,
+        decision: str,
+        comment: str | None,
+        submitted_at: str | None = None,
+        review_key: str | None = None,
+    ) -> list[dict[str, Any]]:
         """A pull-request review (a webhook's): recorded on each paused run that waits for the
         review of that pull request (its pause's subject is the URL). Only a login listed in
         `github-reviewers` releases the pause (and only with a role it requires, when it
@@ -1135,7 +1542,12 @@ class Session:
                     touched.append({"run": summary.run_id, "skipped": damaged.message})
                     continue
                 pause = state.pause
-                if state.status != "paused" or pause is None or pause.subject != url or not pause.path.endswith("/" + REVIEW):
+                if (
+                    state.status != "paused"
+                    or pause is None
+                    or pause.subject != url
+                    or not pause.path.endswith("/" + REVIEW)
+                ):
                     continue
                 if nonce is not None and any(a.token == nonce for a in state.approvals):
                     from catalyst_dsl.runtime.webhooks import ALREADY_RECORDED
@@ -1143,13 +1555,31 @@ class Session:
                     touched.append({"run": state.run_id, "ignored": ALREADY_RECORDED})
                     continue
                 if submitted_at is not None and _instant(submitted_at) < _instant(pause.since):
-                    touched.append({"run": state.run_id, "ignored": "the review was submitted before the run paused for it"})
+                    touched.append(
+                        {"run": state.run_id, "ignored": "the review was submitted before the run paused for it"}
+                    )
                     continue
                 # A review carries no SSH signature: with signed approvals it is recorded, never releases a role.
-                released = (role is not None and decision in ("approve", "request-changes") and releases(role, pause.roles)
-                            and not self._signature_required(pause))
-                state.approvals.append(Approval(path=pause.path, role=role, by=login, at=utc_now(), comment=self._masked_comment(state, comment), via="webhook",
-                                                released=released, decision=decision, subject=pause.subject, token=nonce))
+                released = (
+                    role is not None
+                    and decision in ("approve", "request-changes")
+                    and releases(role, pause.roles)
+                    and not self._signature_required(pause)
+                )
+                state.approvals.append(
+                    Approval(
+                        path=pause.path,
+                        role=role,
+                        by=login,
+                        at=utc_now(),
+                        comment=self._masked_comment(state, comment),
+                        via="webhook",
+                        released=released,
+                        decision=decision,
+                        subject=pause.subject,
+                        token=nonce,
+                    )
+                )
                 self.store.save(state)
             touched.append({"run": state.run_id, "step": pause.path, "decision": decision, "released": released})
         return touched
@@ -1161,10 +1591,14 @@ class Session:
         with self._changing(run_id):
             state = self.store.load(run_id, results=False)
             if state.status in ("completed", "failed", "cancelled"):
-                raise RunAbort(EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel")
+                raise RunAbort(
+                    EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel"
+                )
             if state.status == "running" and state.owner.host == this_host() and pid_alive(state.owner.pid):
                 # A live run stops itself before its next step, saving its state on the way out.
-                (self.state_dir / f"run-{state.run_id}.cancel").write_text(json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8")
+                (self.state_dir / f"run-{state.run_id}.cancel").write_text(
+                    json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8"
+                )
                 return f"asked run {state.run_id} to stop before its next step"
             state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
             state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
@@ -1197,7 +1631,6 @@ class Session:
         return lambda value, resolved: materialize(value, self._inputs_env(dict(resolved)))
 
 
-
 def _lockable(path: str) -> bool:
     """Paths that can be locked; the others (absolute, `..`) the gateway refuses before writing."""
     from catalyst_dsl.paths.globs import Glob, GlobError
@@ -1227,7 +1660,14 @@ def _instant(text: str):
 
 
 def _record_dict(record, seq: int) -> dict:
-    return {"path": record.path, "status": record.status, "result": record.result, "name": record.name, "action": record.action, "seq": seq}
+    return {
+        "path": record.path,
+        "status": record.status,
+        "result": record.result,
+        "name": record.name,
+        "action": record.action,
+        "seq": seq,
+    }
 
 
 def _remove_tree(path: Path) -> None:

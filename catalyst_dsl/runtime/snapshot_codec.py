@@ -54,7 +54,9 @@ def converter() -> cattrs.Converter:
         return make_dict_unstructure_fn_from_attrs(list(records.attributes(cls)), cls, conv, **renamed(cls))
 
     def structure_factory(cls):
-        plain = make_dict_structure_fn_from_attrs(list(records.attributes(cls)), cls, conv, _cattrs_forbid_extra_keys=True, **renamed(cls))
+        plain = make_dict_structure_fn_from_attrs(
+            list(records.attributes(cls)), cls, conv, _cattrs_forbid_extra_keys=True, **renamed(cls)
+        )
 
         def structure(value, _):
             if type(value) is not dict:
@@ -75,9 +77,15 @@ def converter() -> cattrs.Converter:
 
 
 def _kind(value: object) -> str:
-    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "an array", dict: "an object", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        list: "an array",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _strict(kind: type):
@@ -97,7 +105,9 @@ def _literal(value, literal):
     allowed = get_args(literal)
     # `type(...) is` so True is not read as 1.
     if not any(value == choice and type(value) is type(choice) for choice in allowed):
-        raise ValueError(f"{json.dumps(value)[:40]} is not one of {', '.join(json.dumps(choice) for choice in allowed)}")
+        raise ValueError(
+            f"{json.dumps(value)[:40]} is not one of {', '.join(json.dumps(choice) for choice in allowed)}"
+        )
     return value
 
 
@@ -114,7 +124,10 @@ def _list_of(conv, list_type):
             try:
                 items.append(conv.structure(item, item_type))
             except Exception as exc:  # collected: every bad item is reported, with its index
-                exc.__notes__ = [*getattr(exc, "__notes__", []), IterableValidationNote(f"Structuring item @ index {index}", index, item_type)]
+                exc.__notes__ = [
+                    *getattr(exc, "__notes__", []),
+                    IterableValidationNote(f"Structuring item @ index {index}", index, item_type),
+                ]
                 errors.append(exc)
         if errors:
             raise IterableValidationError(f"While structuring {list_type!r}", errors, list_type)
@@ -129,7 +142,12 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
     Like `cattrs.transform_error`, whose paths name Python attributes (`started_at`)
     rather than the keys the user sees in the file (`startedAt`).
     """
-    from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError, IterableValidationNote
+    from cattrs.errors import (
+        ClassValidationError,
+        ForbiddenExtraKeysError,
+        IterableValidationError,
+        IterableValidationNote,
+    )
 
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
@@ -324,10 +342,21 @@ def read_sealed(path: Path) -> Sealed:
     playbook = data.get("playbook")
     name = playbook.get("name") if type(playbook) is dict and type(playbook.get("name")) is str else None
     if data.get("format") != FORMAT:
-        raise Damaged([f"is not a catalyst run snapshot: $.format is {json.dumps(data.get('format'))[:40]}, expected \"{FORMAT}\""], name)
+        raise Damaged(
+            [
+                f"is not a catalyst run snapshot: $.format is {json.dumps(data.get('format'))[:40]}, expected \"{FORMAT}\""
+            ],
+            name,
+        )
     version = data.get("version")
     if type(version) is not int or version != VERSION:
-        raise Damaged([f"has snapshot format version {json.dumps(version)[:20]} at $.version; this catalyst reads version {VERSION}"], name, version if type(version) is int else None)
+        raise Damaged(
+            [
+                f"has snapshot format version {json.dumps(version)[:20]} at $.version; this catalyst reads version {VERSION}"
+            ],
+            name,
+            version if type(version) is int else None,
+        )
     import cattrs
 
     try:
@@ -375,7 +404,9 @@ def _inconsistencies(state: RunState, path: Path) -> list[str]:
     for index, record in enumerate(state.steps):
         earlier = first.setdefault(record.path, index)
         if earlier != index:
-            problems.append(f"the journal records step {record.path!r} twice (first at $.steps[{earlier}]) @ $.steps[{index}].path")
+            problems.append(
+                f"the journal records step {record.path!r} twice (first at $.steps[{earlier}]) @ $.steps[{index}].path"
+            )
     if state.finished:
         if state.in_flight is not None:
             problems.append(f"a {state.status} run has a step in flight @ $.inFlight")

@@ -196,8 +196,12 @@ class StateStore:
             except OSError as error:
                 from catalyst_dsl.runtime.state_errors import state_abort
 
-                raise state_abort(error, path=_display(self.state_dir), snapshot_bytes=len(data),
-                                  retry="start the run again (nothing of it ran)") from None
+                raise state_abort(
+                    error,
+                    path=_display(self.state_dir),
+                    snapshot_bytes=len(data),
+                    retry="start the run again (nothing of it ran)",
+                ) from None
             if not created:
                 continue  # another run took this index a moment ago
             # A run with this id may have been archived between our listing and our
@@ -213,7 +217,9 @@ class StateStore:
         names = []
         for directory in (self.state_dir, self.archived_path(f"{prefix}-000").parent):
             try:
-                names += [n[4:-5] for n in os.listdir(directory) if n.startswith(f"run-{prefix}-") and n.endswith(".json")]
+                names += [
+                    n[4:-5] for n in os.listdir(directory) if n.startswith(f"run-{prefix}-") and n.endswith(".json")
+                ]
             except FileNotFoundError:
                 pass
         return [n[len(prefix) + 1 :] for n in names]
@@ -238,7 +244,9 @@ class StateStore:
             from catalyst_dsl.runtime.state_errors import state_abort
 
             kept = _display(target) if target.exists() else None
-            raise state_abort(error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id) from None
+            raise state_abort(
+                error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id
+            ) from None
         self.guard.recorded(state.run_id, seq, keep=self._exists)
         for observe in self.observers:
             observe(state)
@@ -271,9 +279,13 @@ class StateStore:
         problems = self.guard.check(sealed, with_results=results)
         state = sealed.state
         if problems and not trust:
-            raise RunAbort(EXIT_STATE, f"the run snapshot {_display(path)} cannot be trusted: {problems[0]}", details=tuple(problems[1:]),
-                           help=f"if the change was yours (a repair, a copy restored on purpose), `catalyst resume {state.run_id} --trust-edited-state` "
-                                f"accepts it and records it in the run's audit trail; otherwise start a new run with `catalyst run {state.playbook.name}`")
+            raise RunAbort(
+                EXIT_STATE,
+                f"the run snapshot {_display(path)} cannot be trusted: {problems[0]}",
+                details=tuple(problems[1:]),
+                help=f"if the change was yours (a repair, a copy restored on purpose), `catalyst resume {state.run_id} --trust-edited-state` "
+                f"accepts it and records it in the run's audit trail; otherwise start a new run with `catalyst run {state.playbook.name}`",
+            )
         if problems:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
@@ -289,7 +301,11 @@ class StateStore:
         try:
             return snapshot_codec.read_sealed(path)
         except FileNotFoundError:
-            raise RunAbort(EXIT_INVALID, f"there is no run snapshot {_display(path)}", help="`catalyst runs list` shows the runs kept here") from None
+            raise RunAbort(
+                EXIT_INVALID,
+                f"there is no run snapshot {_display(path)}",
+                help="`catalyst runs list` shows the runs kept here",
+            ) from None
         except snapshot_codec.Damaged as damage:
             raise self._abort(path, damage) from None
 
@@ -306,7 +322,11 @@ class StateStore:
             except ValueError:
                 path = None
             if path is None:
-                raise RunAbort(EXIT_INVALID, f"there is no run {given!r} in {_display(self.state_dir)}", help="`catalyst runs list` shows the runs kept here")
+                raise RunAbort(
+                    EXIT_INVALID,
+                    f"there is no run {given!r} in {_display(self.state_dir)}",
+                    help="`catalyst runs list` shows the runs kept here",
+                )
         return path
 
     def _abort(self, path: Path, damage: snapshot_codec.Damaged) -> RunAbort:
@@ -334,7 +354,9 @@ class StateStore:
                     )
         text, at, where = first.rpartition(" @ ")
         sentence = f"is damaged at {where}: {text}" if at else first
-        return RunAbort(EXIT_STATE, f"the run snapshot {_display(path)} {sentence}", help=help, details=tuple(map(_located, rest)))
+        return RunAbort(
+            EXIT_STATE, f"the run snapshot {_display(path)} {sentence}", help=help, details=tuple(map(_located, rest))
+        )
 
     # -- finishing
 
@@ -384,8 +406,12 @@ class StateStore:
         except FileNotFoundError:  # archived or pruned while we listed
             return RunSummary(run_id, None, "missing", None, None, path, archived, "the file went away while listing")
         except snapshot_codec.Damaged as damage:
-            return RunSummary(run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems)))
-        return RunSummary(state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived)
+            return RunSummary(
+                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems))
+            )
+        return RunSummary(
+            state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived
+        )
 
     def run_ids(self, include_history: bool = True) -> list[str]:
         """The ids of the runs kept here, newest first, read from file names only: cheap
@@ -405,7 +431,9 @@ class StateStore:
             return []
         return [p for p in self.history_dir.glob("*/*/*/run-*.json") if p.is_file()]
 
-    def prune(self, *, keep_days: int | None, keep_last: int | None, dry_run: bool = False, now: datetime | None = None) -> list[Path]:
+    def prune(
+        self, *, keep_days: int | None, keep_last: int | None, dry_run: bool = False, now: datetime | None = None
+    ) -> list[Path]:
         """Delete archived runs that no rule keeps; returns what was (or would be) deleted.
 
         A run is kept when it started within `keep_days` days or is among the `keep_last`
@@ -462,7 +490,22 @@ class StateStore:
         state, problems = self.inspect(run_id)
         data = snapshot_codec.converter().unstructure(state)
         audit: dict[str, Any] = {"format": "catalyst-audit", "version": VERSION}
-        for key in ("runId", "playbook", "status", "mode", "startedAt", "endedAt", "owner", "permissions", "locks", "approvals", "failures", "cancel", "error", "trustedEdits"):
+        for key in (
+            "runId",
+            "playbook",
+            "status",
+            "mode",
+            "startedAt",
+            "endedAt",
+            "owner",
+            "permissions",
+            "locks",
+            "approvals",
+            "failures",
+            "cancel",
+            "error",
+            "trustedEdits",
+        ):
             audit[key] = data[key]
         audit["unverified"] = problems
         audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
@@ -510,4 +553,3 @@ def _display(path: Path) -> str:
         return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
     except (OSError, ValueError):
         return str(path)
-

@@ -16,8 +16,15 @@ _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 _DENIED = {errno.EACCES, errno.EPERM}
 
 
-def state_abort(error: OSError, *, path: str | None = None, snapshot_bytes: int | None = None, kept: str | None = None,
-                run_id: str | None = None, retry: str | None = None) -> RunAbort:
+def state_abort(
+    error: OSError,
+    *,
+    path: str | None = None,
+    snapshot_bytes: int | None = None,
+    kept: str | None = None,
+    run_id: str | None = None,
+    retry: str | None = None,
+) -> RunAbort:
     """The RunAbort (exit 3) for `error`, met while reading or writing the run state.
 
     `path` names the file meant (else the error's own, which may be a temporary file).
@@ -43,8 +50,12 @@ def state_abort(error: OSError, *, path: str | None = None, snapshot_bytes: int 
         return RunAbort(EXIT_STATE, message, help=f"{keeps}; {fix}" if keeps else fix)
     if code in _DENIED:
         message = f"{cannot('read or written')}: {said}"
-        return RunAbort(EXIT_STATE, message, help="check the permissions of the state directory (state-dir, .xe/runs by default): "
-                                                  "the user running catalyst must be able to read and write it")
+        return RunAbort(
+            EXIT_STATE,
+            message,
+            help="check the permissions of the state directory (state-dir, .xe/runs by default): "
+            "the user running catalyst must be able to read and write it",
+        )
     if code == errno.EROFS:
         message = f"{cannot('written')}: the file system is read-only ({said})"
         fix = f"remount it read-write, or set state-dir in catalyst.toml to a writable directory, then {resume}"

@@ -49,9 +49,12 @@ def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | N
     failed = failing(checks, env, timeout)
     if failed is not None:
         index = checks.checks.index(failed.check)
-        raise StepError(failed.check.code or checks.code, f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
-                        guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
-                        metadata={"check": index, "predicate": failed.check.kind, "when": when})
+        raise StepError(
+            failed.check.code or checks.code,
+            f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
+            guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
+            metadata={"check": index, "predicate": failed.check.kind, "when": when},
+        )
 
 
 def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simulated: bool = False) -> Outcome:
@@ -107,7 +110,9 @@ def _combined(check: ir.Check, parts: list[Outcome]) -> Outcome:
     if check.kind == "all":
         holds = False if False in values else None if None in values else True
         failed = next((p for p in parts if p.holds is False), None)
-        return Outcome(check, holds, shown, f"{failed.shown}: {failed.why or 'does not hold'}" if failed is not None else "")
+        return Outcome(
+            check, holds, shown, f"{failed.shown}: {failed.why or 'does not hold'}" if failed is not None else ""
+        )
     holds = True if True in values else None if None in values else False
     return Outcome(check, holds, shown, "none holds" if holds is False else "")
 
@@ -116,15 +121,24 @@ def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, t
     from catalyst_dsl.runtime.evaluate import to_text
 
     expect, match = args.get("expect"), args.get("match")
-    shown = "command-output: " + " ".join(argv) + (f" = {to_text(expect)!r}" if expect is not None else f" ~ /{to_text(match)}/")
+    shown = (
+        "command-output: "
+        + " ".join(argv)
+        + (f" = {to_text(expect)!r}" if expect is not None else f" ~ /{to_text(match)}/")
+    )
     if not argv:
         raise StepError("InvalidConfig", "a command-output check needs at least the program name in argv")
     import shutil  # here, where a program is run: shutil loads zlib, bz2 and lzma (about 1.5 ms of every what-if)
 
     if shutil.which(argv[0]) is None and "/" not in argv[0]:
-        raise StepError("ConditionUnavailable", f"the program `{argv[0]}` of a check is not installed or not on PATH",
-                        guidance="install it, or check something else; a check that cannot run is not false")
-    outcome = env.gateway.run_process(argv, declared_writes=(), cwd=None, env={}, timeout=timeout, on_output=lambda stream, line: None)
+        raise StepError(
+            "ConditionUnavailable",
+            f"the program `{argv[0]}` of a check is not installed or not on PATH",
+            guidance="install it, or check something else; a check that cannot run is not false",
+        )
+    outcome = env.gateway.run_process(
+        argv, declared_writes=(), cwd=None, env={}, timeout=timeout, on_output=lambda stream, line: None
+    )
     if outcome.timed_out:
         raise StepError("StepTimeout", f"the check `{' '.join(argv)}` was stopped after the step's timeout")
     if outcome.exit_code != 0:
@@ -155,7 +169,9 @@ def _read(env: RunEnv, written: str) -> bytes | None:
     try:
         return env.gateway.read_file(read_target(env.gateway, written), MAX_CHECKED_BYTES)
     except FileTooLarge:
-        raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_CHECKED_BYTES // 1024 // 1024} MiB, too large to check") from None
+        raise StepError(
+            "FileTooLarge", f"'{written}' is larger than {MAX_CHECKED_BYTES // 1024 // 1024} MiB, too large to check"
+        ) from None
     except (IsADirectoryError, NotADirectoryError):
         return None
     except OSError as error:
@@ -178,4 +194,7 @@ def _short(text: str, width: int = 60) -> str:
 
 def plan_view(outcomes: list[tuple[str, Outcome]], shown: Callable[[Any], Any]) -> list[dict[str, Any]]:
     """The checks as a what-if plan lists them: when, the predicate, and whether it holds now."""
-    return [{"when": when, "check": shown(o.shown), "holds": "unknown" if o.holds is None else o.holds} for when, o in outcomes]
+    return [
+        {"when": when, "check": shown(o.shown), "holds": "unknown" if o.holds is None else o.holds}
+        for when, o in outcomes
+    ]

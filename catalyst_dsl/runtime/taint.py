@@ -47,8 +47,15 @@ class SecretText(str):
     #: The secret pieces such text was put together from (a plan hides them in diffs too).
     parts: tuple["SecretText", ...]
 
-    def __new__(cls, text: str, sources: frozenset[str], masker: "Masker | None", derived: bool,
-                shown: str | None = None, parts: tuple["SecretText", ...] = ()) -> "SecretText":
+    def __new__(
+        cls,
+        text: str,
+        sources: frozenset[str],
+        masker: "Masker | None",
+        derived: bool,
+        shown: str | None = None,
+        parts: tuple["SecretText", ...] = (),
+    ) -> "SecretText":
         _yaml_writes_marked_text()
         made = super().__new__(cls, text)
         made.sources = sources
@@ -147,8 +154,9 @@ def revealing(text: str, masker: "Masker | None") -> Taint:
     return found
 
 
-def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None = None,
-         parts: tuple[SecretText, ...] = ()) -> object:
+def mark(
+    value: object, taint: Taint, *, joined: bool = False, shown: str | None = None, parts: tuple[SecretText, ...] = ()
+) -> object:
     """`value` computed from the secrets of `taint`: its text marked and added to the masker.
 
     `joined`: the text is pieces put together (a template, `a + b`), each already marked
@@ -167,8 +175,11 @@ def mark(value: object, taint: Taint, *, joined: bool = False, shown: str | None
     if isinstance(value, str):
         return _derived(value, taint, joined, shown, parts)
     if isinstance(value, (dict, list, tuple)):
-        marked = ({k: mark(v, taint) for k, v in value.items()} if isinstance(value, dict)
-                  else type(value)(mark(v, taint) for v in value))
+        marked = (
+            {k: mark(v, taint) for k, v in value.items()}
+            if isinstance(value, dict)
+            else type(value)(mark(v, taint) for v in value)
+        )
         _whole(marked, taint)
         return marked
     return value

@@ -65,7 +65,9 @@ class TrackedFiles:
             return None
         self._load()
         if self._problem is not None:
-            return f"git could not list the tracked files ({self._problem}), so a what-if does not show any file's content"
+            return (
+                f"git could not list the tracked files ({self._problem}), so a what-if does not show any file's content"
+            )
         if self._tracked is None or relative in self._tracked:
             return None
         return NOT_SHOWN
@@ -87,8 +89,13 @@ class TrackedFiles:
 
         try:
             # fsmonitor is a program git would start; the repository's own config must not pick it.
-            listed = subprocess.run(["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"], cwd=self.root,
-                                    capture_output=True, timeout=LS_FILES_TIMEOUT, stdin=subprocess.DEVNULL)
+            listed = subprocess.run(
+                ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "--cached"],
+                cwd=self.root,
+                capture_output=True,
+                timeout=LS_FILES_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.SubprocessError) as error:
             self._problem = f"git cannot be run: {getattr(error, 'strerror', None) or error}"
             return

@@ -85,8 +85,15 @@ class ReceiverServer:
     """Bound on creation (port 0 picks a free one, see `server_address`); `serve_forever`
     serves on the calling thread until `shutdown` (from another thread) or Ctrl-C."""
 
-    def __init__(self, host: str, port: int, respond: Responder, *, log: Callable[[str], None] = lambda line: None,
-                 limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        respond: Responder,
+        *,
+        log: Callable[[str], None] = lambda line: None,
+        limits: Limits | None = None,
+    ) -> None:
         self.limits = limits or Limits()
         self._respond = respond
         self._log = log
@@ -188,8 +195,11 @@ class ReceiverServer:
         if client not in self._warned:
             self._warned.add(client)
             held = self._open.get(client, 0)
-            why = (f"{held} connections from it are open (at most {self.limits.per_client})" if held >= self.limits.per_client
-                   else f"{self._total} connections are open (at most {self.limits.max_connections})")
+            why = (
+                f"{held} connections from it are open (at most {self.limits.per_client})"
+                if held >= self.limits.per_client
+                else f"{self._total} connections are open (at most {self.limits.max_connections})"
+            )
             self._log(f"refusing connections from {client}: {why}")
         writer.write(_encode(Response(503, {"error": "too many connections; try again later"})))
         writer.close()
@@ -200,9 +210,13 @@ class ReceiverServer:
             async with asyncio.timeout(limits.head_seconds):
                 head = await reader.readuntil(b"\r\n\r\n")
         except TimeoutError:
-            raise _Refused(Response(408, {"error": f"the request's head did not arrive within {limits.head_seconds:g}s"})) from None
+            raise _Refused(
+                Response(408, {"error": f"the request's head did not arrive within {limits.head_seconds:g}s"})
+            ) from None
         except asyncio.LimitOverrunError:
-            raise _Refused(Response(431, {"error": f"the request's head is longer than {limits.max_head} bytes"})) from None
+            raise _Refused(
+                Response(431, {"error": f"the request's head is longer than {limits.max_head} bytes"})
+            ) from None
         method, path, headers = _parse_head(head)
         if method != "POST":
             raise _Refused(Response(405, {"error": "GitHub posts deliveries to /github"}))
@@ -224,7 +238,9 @@ class ReceiverServer:
             async with asyncio.timeout(limits.body_seconds):
                 body = await reader.readexactly(length)
         except TimeoutError:
-            raise _Refused(Response(408, {"error": f"the body did not arrive within {limits.body_seconds:g}s"})) from None
+            raise _Refused(
+                Response(408, {"error": f"the body did not arrive within {limits.body_seconds:g}s"})
+            ) from None
         finally:
             self._body_bytes -= length
         return Request(method, path, headers, body, client)
@@ -286,6 +302,8 @@ def _encode(response: Response) -> bytes:
         phrase = http.HTTPStatus(response.status).phrase
     except ValueError:
         phrase = ""
-    head = (f"HTTP/1.1 {response.status} {phrase}\r\nServer: catalyst-webhooks\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {response.status} {phrase}\r\nServer: catalyst-webhooks\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    )
     return head.encode("ascii") + data

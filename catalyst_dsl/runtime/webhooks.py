@@ -43,7 +43,7 @@ def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
     digits), compared in constant time."""
     if not header or not header.startswith("sha256="):
         return False
-    given = header[len("sha256="):].strip().lower()
+    given = header[len("sha256=") :].strip().lower()
     if not _HEX64.fullmatch(given):
         return False
     expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
@@ -73,7 +73,9 @@ class Review:
     @property
     def key(self) -> str:
         """What makes this review single-use on a run: signed fields only, never a header."""
-        return f"github-review:{self.repository or '-'}#{self.number if self.number is not None else '-'}:{self.review_id}"
+        return (
+            f"github-review:{self.repository or '-'}#{self.number if self.number is not None else '-'}:{self.review_id}"
+        )
 
 
 def review_of(event: str | None, payload: Any) -> Review | None:
@@ -91,20 +93,35 @@ def review_of(event: str | None, payload: Any) -> Review | None:
     body, submitted = review.get("body"), review.get("submitted_at")
     repository = payload.get("repository") if isinstance(payload.get("repository"), dict) else {}
     name, number = repository.get("full_name"), pull.get("number")
-    return Review(url, login, decision, body if isinstance(body, str) and body else None,
-                  submitted if isinstance(submitted, str) else None, review_id=review_id,
-                  repository=name if isinstance(name, str) else None, number=number if _whole_number(number) else None)
+    return Review(
+        url,
+        login,
+        decision,
+        body if isinstance(body, str) and body else None,
+        submitted if isinstance(submitted, str) else None,
+        review_id=review_id,
+        repository=name if isinstance(name, str) else None,
+        number=number if _whole_number(number) else None,
+    )
 
 
 def _whole_number(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def handle(secret: str, event: str | None, signature: str | None, body: bytes,
-           received: Callable[[Review], list[dict[str, Any]]], delivery: str | None = None) -> Response:
+def handle(
+    secret: str,
+    event: str | None,
+    signature: str | None,
+    body: bytes,
+    received: Callable[[Review], list[dict[str, Any]]],
+    delivery: str | None = None,
+) -> Response:
     """One delivery: checked, then recorded through `received` (Session.review_received)."""
     if not signature_valid(secret, body, signature):
-        return Response(401, {"error": "the signature (X-Hub-Signature-256) is missing or does not match the webhook's secret"})
+        return Response(
+            401, {"error": "the signature (X-Hub-Signature-256) is missing or does not match the webhook's secret"}
+        )
     if event == "ping":
         return Response(200, {"ok": "pong"})
     try:
@@ -115,8 +132,16 @@ def handle(secret: str, event: str | None, signature: str | None, body: bytes,
     if review is None:
         return Response(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
     review = attrs.evolve(review, delivery=delivery)
-    return Response(200, {"pullRequest": review.url, "review": review.review_id, "by": review.login, "decision": review.decision,
-                        "runs": received(review)})
+    return Response(
+        200,
+        {
+            "pullRequest": review.url,
+            "review": review.review_id,
+            "by": review.login,
+            "decision": review.decision,
+            "runs": received(review),
+        },
+    )
 
 
 def _shown(header: str | None) -> str:
@@ -124,8 +149,14 @@ def _shown(header: str | None) -> str:
     return json.dumps((header or "-")[:80])
 
 
-def make_server(host: str, port: int, secret: str, received: Callable[[Review], list[dict[str, Any]]],
-                log: Callable[[str], None] = lambda line: None, limits: Limits | None = None) -> ReceiverServer:
+def make_server(
+    host: str,
+    port: int,
+    secret: str,
+    received: Callable[[Review], list[dict[str, Any]]],
+    log: Callable[[str], None] = lambda line: None,
+    limits: Limits | None = None,
+) -> ReceiverServer:
     """The receiver, bound but not serving yet (`serve_forever`); port 0 picks a free one.
     Connections are held by one event loop within `limits` (webhook_server.py); deliveries
     are handled one at a time: each rewrites run snapshots."""
@@ -141,8 +172,10 @@ def make_server(host: str, port: int, secret: str, received: Callable[[Review], 
         for run in answer.body.get("runs", ()):
             if run.get("ignored") == ALREADY_RECORDED:
                 # The unsigned delivery id is new, the signed review is not: a replay (or GitHub redelivering).
-                log(f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: it was recorded already "
-                    f"(delivery {_shown(delivery)})")
+                log(
+                    f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: it was recorded already "
+                    f"(delivery {_shown(delivery)})"
+                )
         log(f"{_shown(event)} {_shown(delivery)}: {answer.status} {json.dumps(answer.body)}")
         return answer
 

@@ -102,7 +102,9 @@ class RecordingPerformer:
         self.overlay[target.path] = data
         name = target.relative or target.written
         if isinstance(before, ContentNotShown):
-            record({"change": "modify", "path": name, "diff": f"{before.reason}; the new content is {len(data)} bytes\n"})
+            record(
+                {"change": "modify", "path": name, "diff": f"{before.reason}; the new content is {len(data)} bytes\n"}
+            )
         elif before is None:
             record({"change": "create", "path": name, "diff": unified_diff(name, None, data)})
         elif before == data:
@@ -121,8 +123,17 @@ class RecordingPerformer:
         record({"change": "delete", "path": name, "diff": shown})
         return True
 
-    def run_process(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float | None,
-                    on_output: Callable[[str, str], None], stdin: str | None, confinement=None) -> ProcessOutcome:
+    def run_process(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float | None,
+        on_output: Callable[[str, str], None],
+        stdin: str | None,
+        confinement=None,
+    ) -> ProcessOutcome:
         raise Unknowable(f"`{Path(argv[0]).name}` would run a program, which a what-if never starts")
 
     def send(self, request):
@@ -131,8 +142,12 @@ class RecordingPerformer:
         if request.method.upper() in ("GET", "HEAD"):
             if self.refresh:
                 return _send_for_real(request)
-            raise Unknowable(f"{request.method.upper()} {request.url} would read from the network, which a what-if does only with --refresh")
-        raise Unknowable(f"{request.method.upper()} {request.url} would change a remote system, which a what-if never does")
+            raise Unknowable(
+                f"{request.method.upper()} {request.url} would read from the network, which a what-if does only with --refresh"
+            )
+        raise Unknowable(
+            f"{request.method.upper()} {request.url} would change a remote system, which a what-if never does"
+        )
 
 
 def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
@@ -143,8 +158,13 @@ def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
         return f"binary or large file changed ({sizes})\n"
     import difflib  # only when a file changes: a plan that writes no file shows no diff (about 0.6 ms)
 
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 "/dev/null" if before is None else f"a/{name}", "/dev/null" if after is None else f"b/{name}", n=3)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        "/dev/null" if before is None else f"a/{name}",
+        "/dev/null" if after is None else f"b/{name}",
+        n=3,
+    )
     out = []
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

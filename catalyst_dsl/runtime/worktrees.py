@@ -37,16 +37,26 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
     from catalyst_dsl.runtime.state import _slug
 
     if shutil.which("git") is None:
-        raise RunAbort(EXIT_INVALID, "--worktree needs git, which is not installed or not on PATH", help="install git, or run without --worktree")
+        raise RunAbort(
+            EXIT_INVALID,
+            "--worktree needs git, which is not installed or not on PATH",
+            help="install git, or run without --worktree",
+        )
     top = Path(_git(project_root, "rev-parse", "--show-toplevel", what="find the repository").strip())
     if _git(top, "status", "--porcelain", what="read the working tree's status").strip():
-        raise RunAbort(EXIT_INVALID, f"--worktree: {top} has changes that are not committed; nothing was run",
-                       help="commit or stash them first: the worktree starts from the last commit, without them")
+        raise RunAbort(
+            EXIT_INVALID,
+            f"--worktree: {top} has changes that are not committed; nothing was run",
+            help="commit or stash them first: the worktree starts from the last commit, without them",
+        )
     try:
         inside = Path(project_root).resolve().relative_to(top.resolve())
     except ValueError:
-        raise RunAbort(EXIT_INVALID, f"--worktree: the project {project_root} is not inside its repository {top} as git sees it; nothing was run",
-                       help="run from the repository's own checkout (not through a link to it)") from None
+        raise RunAbort(
+            EXIT_INVALID,
+            f"--worktree: the project {project_root} is not inside its repository {top} as git sees it; nothing was run",
+            help="run from the repository's own checkout (not through a link to it)",
+        ) from None
     stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
     name = f"{_slug(playbook)}-{stamp}"
     path = top.parent / f"{top.name}-{name}"
@@ -60,19 +70,33 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
 
 
 def _branch_exists(top: Path, branch: str) -> bool:
-    result = subprocess.run(["git", "-C", str(top), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
-                            stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT)
+    result = subprocess.run(
+        ["git", "-C", str(top), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=GIT_TIMEOUT,
+    )
     return result.returncode == 0
 
 
 def _git(where: Path, *args: str, what: str) -> str:
     try:
-        result = subprocess.run(["git", "-C", str(where), *args], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                timeout=GIT_TIMEOUT)
+        result = subprocess.run(
+            ["git", "-C", str(where), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
-        raise RunAbort(EXIT_INVALID, f"--worktree: git took longer than {GIT_TIMEOUT}s to {what}; nothing was run") from None
+        raise RunAbort(
+            EXIT_INVALID, f"--worktree: git took longer than {GIT_TIMEOUT}s to {what}; nothing was run"
+        ) from None
     if result.returncode != 0:
         said = (result.stderr or result.stdout).strip().splitlines()
-        raise RunAbort(EXIT_INVALID, f"--worktree: git could not {what}: {said[-1] if said else f'exit code {result.returncode}'}; nothing was run",
-                       help="--worktree runs the playbook in a new git worktree of the project's repository")
+        raise RunAbort(
+            EXIT_INVALID,
+            f"--worktree: git could not {what}: {said[-1] if said else f'exit code {result.returncode}'}; nothing was run",
+            help="--worktree runs the playbook in a new git worktree of the project's repository",
+        )
     return result.stdout

@@ -92,9 +92,15 @@ def _text_of(token: str, start: int, end: int) -> str:
     try:
         return _unquote(token)
     except _LoneSurrogate:
-        raise ExpressionSyntaxError(ast.TemplateError(
-            "C101", "this string holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape without its partner), which is not text",
-            start, end, "write the character itself, or both halves of the pair (\\ud83d\\ude00)")) from None
+        raise ExpressionSyntaxError(
+            ast.TemplateError(
+                "C101",
+                "this string holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape without its partner), which is not text",
+                start,
+                end,
+                "write the character itself, or both halves of the pair (\\ud83d\\ude00)",
+            )
+        ) from None
 
 
 def _build(tree, offset: int):
@@ -163,21 +169,42 @@ def _build(tree, offset: int):
 
 # Constructs people reach for that the subset leaves out, and what to write instead.
 _OUTSIDE_SUBSET = (
-    ("=>", "arrow functions are not part of the expression language", "compute the value in a `script` step and read it with get()"),
+    (
+        "=>",
+        "arrow functions are not part of the expression language",
+        "compute the value in a `script` step and read it with get()",
+    ),
     ("++", "increment operators are not allowed in expressions", "write `get('x') + 1`"),
     ("--", "decrement operators are not allowed in expressions", "write `get('x') - 1`"),
-    ("`", "template literals are not supported in expressions", "use `+` to join strings, or {{ }} in the surrounding text"),
-    (";", "a statement separator is not allowed: an expression is one value", "keep a single expression; use a `script` step for statements"),
+    (
+        "`",
+        "template literals are not supported in expressions",
+        "use `+` to join strings, or {{ }} in the surrounding text",
+    ),
+    (
+        ";",
+        "a statement separator is not allowed: an expression is one value",
+        "keep a single expression; use a `script` step for statements",
+    ),
     ("new ", "`new` is not allowed in expressions", "use a `script` step for object construction"),
     ("=", "assignment is not allowed in expressions", "compare with `===`; set variables with a `var` step"),
-    ("/", "regular expression literals are not supported in expressions", "use string methods such as includes() or startsWith()"),
+    (
+        "/",
+        "regular expression literals are not supported in expressions",
+        "use string methods such as includes() or startsWith()",
+    ),
 )
 
 
 def _describe(error: ParseError, text: str) -> tuple[str, str | None, int, int]:
     pos = error.pos
     if isinstance(error, UnexpectedToken) and error.token.type == END:
-        return "the expression ends too early", "complete the expression or remove the dangling operator", len(text), len(text)
+        return (
+            "the expression ends too early",
+            "complete the expression or remove the dangling operator",
+            len(text),
+            len(text),
+        )
     rest = text[pos:]
     for needle, message, help_text in _OUTSIDE_SUBSET:
         if rest.startswith(needle) and not (needle == "=" and rest.startswith(("==", "=>"))):
@@ -188,7 +215,7 @@ def _describe(error: ParseError, text: str) -> tuple[str, str | None, int, int]:
         token = error.token
         return f"unexpected '{token}' in expression", None, pos, pos + max(1, len(str(token)))
     if isinstance(error, UnexpectedCharacter):
-        return f"unexpected character '{text[pos:pos + 1]}' in expression", None, pos, pos + 1
+        return f"unexpected character '{text[pos : pos + 1]}' in expression", None, pos, pos + 1
     return "invalid expression", None, pos, pos + 1
 
 
@@ -217,12 +244,22 @@ def parse(text: str, start: str):
             code = "C103" if help_text and "not" in message else "C101"
         raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None
     except RecursionError:
-        raise ExpressionSyntaxError(ast.TemplateError("C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps")) from None
+        raise ExpressionSyntaxError(
+            ast.TemplateError(
+                "C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps"
+            )
+        ) from None
     depth = _depth(tree)
     if depth > MAX_DEPTH:
-        raise ExpressionSyntaxError(ast.TemplateError(
-            "C101", f"the expression nests {depth} operations deep; expressions may nest at most {MAX_DEPTH}", 0, len(text),
-            "split it into smaller steps: compute parts in `var` steps and combine them")) from None
+        raise ExpressionSyntaxError(
+            ast.TemplateError(
+                "C101",
+                f"the expression nests {depth} operations deep; expressions may nest at most {MAX_DEPTH}",
+                0,
+                len(text),
+                "split it into smaller steps: compute parts in `var` steps and combine them",
+            )
+        ) from None
     return _build(tree, 0)
 
 

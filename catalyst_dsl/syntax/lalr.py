@@ -81,7 +81,7 @@ class UnexpectedCharacter(ParseError):
     """No terminal of the grammar starts at `pos`."""
 
     def __init__(self, text: str, pos: int, allowed: frozenset) -> None:
-        super().__init__(f"unexpected character {text[pos:pos + 1]!r} at {pos}", pos)
+        super().__init__(f"unexpected character {text[pos : pos + 1]!r} at {pos}", pos)
         self.allowed = allowed
 
 
@@ -127,8 +127,11 @@ class _Scanner:
                 self.literal_of[name] = here
                 embedded.update(here.values())
         # (name, the text when the terminal is that text exactly, its pattern)
-        self.kept = [(name, value if kind == "str" and regexp == re.escape(value) else None, regexp)
-                     for name, kind, value, regexp, _p in terminals if name not in embedded]
+        self.kept = [
+            (name, value if kind == "str" and regexp == re.escape(value) else None, regexp)
+            for name, kind, value, regexp, _p in terminals
+            if name not in embedded
+        ]
         self.regex = None
         self.left = COMPILE_AFTER
         #: The parser's compiled patterns of single terminals, shared by its states.
@@ -190,8 +193,10 @@ class Parser:
             self._ignore = frozenset(tables["ignore"])
             self._keywords = {name: [tuple(pair) for pair in pairs] for name, pairs in tables["keywords"].items()}
             # (tree name, length, expand single child, [(index, splice)]) per rule
-            self._rules = [(name, size, bool(expand1), [(i, bool(s)) for i, s in keep])
-                           for name, size, expand1, keep in tables["rules"]]
+            self._rules = [
+                (name, size, bool(expand1), [(i, bool(s)) for i, s in keep])
+                for name, size, expand1, keep in tables["rules"]
+            ]
             self._origins = list(tables["origins"])
             self._states = [dict(actions) for actions in tables["states"]]
             self._start = dict(tables["start"])
@@ -216,7 +221,9 @@ class Parser:
                 raise ValueError(f"terminal {name}")
         if not self._ignore <= names or len(self._origins) != len(self._rules):
             raise ValueError("ignored terminals or rule origins")
-        if not all(name in names and all(lit in names for _value, lit in pairs) for name, pairs in self._keywords.items()):
+        if not all(
+            name in names and all(lit in names for _value, lit in pairs) for name, pairs in self._keywords.items()
+        ):
             raise ValueError("keywords of unknown terminals")
         for _name, size, _expand1, keep in self._rules:
             if not all(0 <= index < size for index, _splice in keep):
@@ -233,7 +240,9 @@ class Parser:
         scanner = self._scanners.get(accepts)
         if scanner is None:
             wanted = accepts | self._ignore
-            scanner = _Scanner([t for t in self._terminals if t[0] in wanted], self._ignore, self._keywords, self._patterns)
+            scanner = _Scanner(
+                [t for t in self._terminals if t[0] in wanted], self._ignore, self._keywords, self._patterns
+            )
             self._scanners[accepts] = scanner
         return scanner
 

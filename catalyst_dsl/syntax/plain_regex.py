@@ -84,7 +84,7 @@ class _Reader:
         if c == "[":
             return "one" if self.char_class() else None
         if c == "\\":
-            after = self.text[self.at + 1:self.at + 2]
+            after = self.text[self.at + 1 : self.at + 2]
             if after in ("b", "B"):
                 self.at += 2
                 return "anchor"
@@ -123,7 +123,7 @@ class _Reader:
         close = self.text.find("}", self.at)
         if close == -1:
             return None
-        low, comma, high = self.text[self.at + 1:close].partition(",")
+        low, comma, high = self.text[self.at + 1 : close].partition(",")
         if not (low.isdigit() and low.isascii() and len(low) <= 4):
             return None
         if comma and high and not (high.isdigit() and high.isascii() and len(high) <= 4):
@@ -148,19 +148,19 @@ class _Reader:
             if c in ("", "[", "]"):
                 return False  # unclosed, `[:alpha:]`, or `[]...]`: RE2 decides
             if c == "\\":
-                after = self.text[self.at + 1:self.at + 2]
+                after = self.text[self.at + 1 : self.at + 2]
                 if not after or not (after in _CLASSES or after in _ESCAPABLE):
                     return False
                 self.at += 2
-                if self.peek() == "-" and self.text[self.at + 1:self.at + 2] != "]":
+                if self.peek() == "-" and self.text[self.at + 1 : self.at + 2] != "]":
                     return False  # a range from an escape
             elif c == "-":
-                if not (first or self.text[self.at + 1:self.at + 2] == "]"):
+                if not (first or self.text[self.at + 1 : self.at + 2] == "]"):
                     return False  # a dash is plain only first or last
                 self.at += 1
             elif _plain_char(c):
                 self.at += 1
-                if self.peek() == "-" and self.text[self.at + 1:self.at + 2] not in ("]", ""):
+                if self.peek() == "-" and self.text[self.at + 1 : self.at + 2] not in ("]", ""):
                     end = self.text[self.at + 1]
                     if not _plain_char(end) or end in "[]\\-" or end < c:
                         return False

@@ -202,7 +202,12 @@ class SourceFile:
     def unpack(self, packed: object) -> Span | None:
         """The span `Span.packed_in(self)` gave `packed` for, or None when `packed` is no
         such number (not a whole number, offsets out of order or past the text's end)."""
-        if type(packed) is not int or packed < 0 or (packed >> _SHIFT) > (packed & _MASK) or (packed & _MASK) > len(self.text):
+        if (
+            type(packed) is not int
+            or packed < 0
+            or (packed >> _SHIFT) > (packed & _MASK)
+            or (packed & _MASK) > len(self.text)
+        ):
             return None
         return Span._packed(self, packed)
 

@@ -50,7 +50,15 @@ def parse_template(text: str) -> ParsedTemplate:
     if not might_be_template(text):
         return ParsedTemplate(text, (ast.TextPart(text, start=0, end=len(text)),) if text else ())
     if len(text) > MAX_TEMPLATE_LENGTH:
-        return ParsedTemplate(text, (ast.TextPart(text, start=0, end=len(text)),), (ast.TemplateError("C101", "this text is too long to hold templates", 0, 1, "keep templates in strings under 1 MB"),))
+        return ParsedTemplate(
+            text,
+            (ast.TextPart(text, start=0, end=len(text)),),
+            (
+                ast.TemplateError(
+                    "C101", "this text is too long to hold templates", 0, 1, "keep templates in strings under 1 MB"
+                ),
+            ),
+        )
     return _Splitter(text).run()
 
 
@@ -99,7 +107,15 @@ class _Splitter:
         text = self.text
         close = text.find("}}", open_at + 2)
         if close == -1:
-            self.errors.append(ast.TemplateError("C104", "this {{ is never closed", open_at, open_at + 2, "close it with }}, or write \\{{ for literal braces"))
+            self.errors.append(
+                ast.TemplateError(
+                    "C104",
+                    "this {{ is never closed",
+                    open_at,
+                    open_at + 2,
+                    "close it with }}, or write \\{{ for literal braces",
+                )
+            )
             self.buffer_start = open_at if not self.buffer else self.buffer_start
             self.buffer.append(text[open_at:])
             return len(text)
@@ -109,7 +125,15 @@ class _Splitter:
         end = close + 2
         nested = inner.find("{{")
         if nested != -1:
-            self.errors.append(ast.TemplateError("C105", "{{ cannot start inside another {{ }}", base + nested, base + nested + 2, "close the first reference before opening another"))
+            self.errors.append(
+                ast.TemplateError(
+                    "C105",
+                    "{{ cannot start inside another {{ }}",
+                    base + nested,
+                    base + nested + 2,
+                    "close the first reference before opening another",
+                )
+            )
             self.buffer_start = end
             return end
         # The expression parser (with syntax/lalr.py, ~0.5 ms to import) only for a template
@@ -120,7 +144,11 @@ class _Splitter:
             ref = expressions.parse(inner, "reference")
         except expressions.ExpressionSyntaxError as exc:
             err = exc.error
-            self.errors.append(replace(err, start=base + err.start, end=base + err.end) if inner.strip() else replace(err, start=open_at, end=end))
+            self.errors.append(
+                replace(err, start=base + err.start, end=base + err.end)
+                if inner.strip()
+                else replace(err, start=open_at, end=end)
+            )
             self.buffer_start = end
             return end
         self.parts.append(ast.RefPart(ref, start=open_at, end=end, base=base))
@@ -132,7 +160,9 @@ class _Splitter:
         base = open_at + 3
         close = find_expression_end(text, base)
         if close == -1:
-            self.errors.append(ast.TemplateError("C104", "this ${{ is never closed", open_at, open_at + 3, "close it with }}"))
+            self.errors.append(
+                ast.TemplateError("C104", "this ${{ is never closed", open_at, open_at + 3, "close it with }}")
+            )
             if not self.buffer:
                 self.buffer_start = open_at
             self.buffer.append(text[open_at:])
@@ -142,11 +172,23 @@ class _Splitter:
         end = close + 2
         nested = _find_outside_strings(inner, "{{")
         if nested != -1:
-            self.errors.append(ast.TemplateError("C105", "{{ }} cannot be used inside ${{ }}", base + nested, base + nested + 2, "inside ${{ }}, read values with get('name')"))
+            self.errors.append(
+                ast.TemplateError(
+                    "C105",
+                    "{{ }} cannot be used inside ${{ }}",
+                    base + nested,
+                    base + nested + 2,
+                    "inside ${{ }}, read values with get('name')",
+                )
+            )
             self.buffer_start = end
             return end
         if not inner.strip():
-            self.errors.append(ast.TemplateError("C101", "the expression is empty", open_at, end, "write an expression between ${{ and }}"))
+            self.errors.append(
+                ast.TemplateError(
+                    "C101", "the expression is empty", open_at, end, "write an expression between ${{ and }}"
+                )
+            )
             self.buffer_start = end
             return end
         from catalyst_dsl.syntax import expressions  # as for a reference above

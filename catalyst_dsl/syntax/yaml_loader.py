@@ -61,8 +61,12 @@ def core_value(text: str) -> object:
     if first in "tTfF" and text in _BOOL:
         return _BOOL[text]
     if first in "-+0123456789.":
-        if len(text) > MAX_NUMBER_DIGITS and (_INT10.match(text) or _INT8.match(text) or _INT16.match(text) or _FLOAT.match(text)):
-            raise NumberTooLarge(f"the number {text[:12]}… has {len(text):,} characters; numbers in a playbook have at most {MAX_NUMBER_DIGITS}")
+        if len(text) > MAX_NUMBER_DIGITS and (
+            _INT10.match(text) or _INT8.match(text) or _INT16.match(text) or _FLOAT.match(text)
+        ):
+            raise NumberTooLarge(
+                f"the number {text[:12]}… has {len(text):,} characters; numbers in a playbook have at most {MAX_NUMBER_DIGITS}"
+            )
         if _INT10.match(text):
             return int(text)
         if _INT8.match(text):
@@ -106,9 +110,15 @@ def yaml11_reading(node: YScalar) -> str | None:
         return None
     if tag == "tag:yaml.org,2002:null" and core is None:
         return None
-    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") and isinstance(core, (int, float)) and not isinstance(core, bool):
+    if (
+        tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+        and isinstance(core, (int, float))
+        and not isinstance(core, bool)
+    ):
         # Both read a number; they disagree only on forms such as 0755 or 1_000.
-        if not (len(node.text) > 1 and node.text.lstrip("+-").startswith("0") and node.text.lstrip("+-")[1:2].isdigit()):
+        if not (
+            len(node.text) > 1 and node.text.lstrip("+-").startswith("0") and node.text.lstrip("+-")[1:2].isdigit()
+        ):
             return None
     return reading
 
@@ -276,7 +286,11 @@ def _too_deep_flow_at(text: str) -> int | None:
                 props_col = None
                 k += 1
                 continue
-            if k == line_start and (text.startswith("---", k) or text.startswith("...", k)) and (k + 3 >= line_end or text[k + 3] in " \t"):
+            if (
+                k == line_start
+                and (text.startswith("---", k) or text.startswith("...", k))
+                and (k + 3 >= line_end or text[k + 3] in " \t")
+            ):
                 if c == ".":  # document end: nothing follows on the line
                     break
                 owner = -1  # `--- |` starts a block scalar at the root
@@ -355,7 +369,11 @@ _HELP_BY_PROBLEM = (
     ("found unexpected end of stream", "C002", "close the quote or bracket that is still open"),
     ("did not find expected key", "C002", "check the indentation: this line does not line up with the keys above"),
     ("did not find expected '-' indicator", "C002", "check the indentation of this list item"),
-    ("found character that cannot start any token", "C002", "quote the value: it starts with a character YAML reserves (such as @ or `)"),
+    (
+        "found character that cannot start any token",
+        "C002",
+        "quote the value: it starts with a character YAML reserves (such as @ or `)",
+    ),
 )
 
 
@@ -502,7 +520,12 @@ class _Composer:
             try:
                 value = _tagged_value(text, tag)
             except ValueError as exc:
-                self.sink.report("C010", f"{exc} (tag {self._written_tag(start, tag)})", self.source.span(start, end), help="remove the tag or fix the value")
+                self.sink.report(
+                    "C010",
+                    f"{exc} (tag {self._written_tag(start, tag)})",
+                    self.source.span(start, end),
+                    help="remove the tag or fix the value",
+                )
                 value = text
         elif style:
             value = text
@@ -510,8 +533,12 @@ class _Composer:
             try:
                 value = core_value(text)
             except NumberTooLarge as exc:
-                self.sink.report("C016", str(exc), self.source.span(start, end),
-                                 help="write a smaller number, or quote it if it is meant as text")
+                self.sink.report(
+                    "C016",
+                    str(exc),
+                    self.source.span(start, end),
+                    help="write a smaller number, or quote it if it is meant as text",
+                )
                 value = text
         node = YScalar(value, text, style, start, end, self.source, tag)
         self.written += 1
@@ -521,7 +548,9 @@ class _Composer:
         start, end = self._span_of(event)
         self._check_tag(event, start, end)
         flow = bool(event.flow_style)
-        node: YSeq | YMap = YMap([], start, end, self.source, flow) if mapping else YSeq([], start, end, self.source, flow)
+        node: YSeq | YMap = (
+            YMap([], start, end, self.source, flow) if mapping else YSeq([], start, end, self.source, flow)
+        )
         if len(self.stack) >= MAX_DEPTH:
             self.sink.report(
                 "C009",
@@ -548,11 +577,21 @@ class _Composer:
         start, end = self._span_of(event)
         name = event.anchor
         if name not in self.anchors:
-            self.sink.report("C008", f"the alias *{name} has no anchor &{name} before it", self.source.span(start, end), help=f"define &{name} before using *{name}")
+            self.sink.report(
+                "C008",
+                f"the alias *{name} has no anchor &{name} before it",
+                self.source.span(start, end),
+                help=f"define &{name} before using *{name}",
+            )
             return True
         target = self.anchors[name]
         if target is None:
-            self.sink.report("C008", f"the alias *{name} refers to the node that contains it", self.source.span(start, end), help="an alias cannot refer to its own ancestor; copy the content instead")
+            self.sink.report(
+                "C008",
+                f"the alias *{name} refers to the node that contains it",
+                self.source.span(start, end),
+                help="an alias cannot refer to its own ancestor; copy the content instead",
+            )
             return True
         node, size = target
         self.expanded += size
@@ -623,7 +662,9 @@ class _Composer:
                     help=f"quote the key: '{node.text}'",
                 )
             return node
-        self.sink.report("C012", "a mapping key must be a plain string, not a collection", node.span, help="use a string key")
+        self.sink.report(
+            "C012", "a mapping key must be a plain string, not a collection", node.span, help="use a string key"
+        )
         return None
 
     def _apply_merges(self, frame: _Frame) -> None:
@@ -632,12 +673,21 @@ class _Composer:
         for key, value in frame.merges:
             sources = value.items if isinstance(value, YSeq) else [value]
             if all(isinstance(merged, YMap) for merged in sources):
-                self.sink.report("C017", "a merge key (<<) is a YAML 1.1 extension: catalyst merges it, as the original engine did, "
-                                 "but YAML 1.2 tools read a key named '<<'", key.span,
-                                 help="write the keys out, or keep shared steps in a `function` or a called playbook")
+                self.sink.report(
+                    "C017",
+                    "a merge key (<<) is a YAML 1.1 extension: catalyst merges it, as the original engine did, "
+                    "but YAML 1.2 tools read a key named '<<'",
+                    key.span,
+                    help="write the keys out, or keep shared steps in a `function` or a called playbook",
+                )
             for merged in sources:
                 if not isinstance(merged, YMap):
-                    self.sink.report("C002", "a merge key (<<) needs a mapping or a list of mappings", key.span, help="merge an anchored mapping: <<: *defaults")
+                    self.sink.report(
+                        "C002",
+                        "a merge key (<<) needs a mapping or a list of mappings",
+                        key.span,
+                        help="merge an anchored mapping: <<: *defaults",
+                    )
                     continue
                 for k, v in merged.pairs:
                     if k.text not in frame.keys:  # keys written here win over merged ones

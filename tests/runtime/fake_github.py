@@ -47,8 +47,15 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         with fake.lock:
-            fake.requests.append({"method": self.command, "path": parts.path, "query": query, "headers": dict(self.headers.items()),
-                                  "body": json.loads(raw) if raw else None})
+            fake.requests.append(
+                {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": query,
+                    "headers": dict(self.headers.items()),
+                    "body": json.loads(raw) if raw else None,
+                }
+            )
             status, value, extra = fake.answer(self.command, parts.path, query, raw, self.headers.get("Authorization"))
         if status == 0:  # lose the answer
             self.close_connection = True
@@ -142,10 +149,16 @@ class FakeGitHub(ThreadingHTTPServer):
         if self.failures > 0:
             self.failures -= 1
             return 502, {"message": "Server Error"}, {}
-        if self.unauthorized or (authorization is not None and authorization not in (f"Bearer {self.token}", f"token {self.token}")):
+        if self.unauthorized or (
+            authorization is not None and authorization not in (f"Bearer {self.token}", f"token {self.token}")
+        ):
             return 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, {}
         if self.rate_limited:
-            return 403, {"message": "API rate limit exceeded for user ID 1."}, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(RESET_AT)}
+            return (
+                403,
+                {"message": "API rate limit exceeded for user ID 1."},
+                {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(RESET_AT)},
+            )
         if self.too_many:
             return 429, {"message": "You have exceeded a secondary rate limit."}, {"Retry-After": "30"}
         segments = [s for s in path.split("/") if s]
@@ -180,10 +193,22 @@ class FakeGitHub(ThreadingHTTPServer):
     def _repo(self, repo: str) -> dict:
         owner, name = repo.split("/")
         known = self.repos[repo]
-        return {"id": 1, "name": name, "full_name": repo, "owner": {"login": owner}, "private": known["private"],
-                "visibility": "private" if known["private"] else "public", "html_url": f"https://github.com/{repo}",
-                "description": known["description"], "fork": False, "archived": False, "default_branch": known["default_branch"],
-                "clone_url": f"https://github.com/{repo}.git", "ssh_url": f"git@github.com:{repo}.git", "topics": known["topics"]}
+        return {
+            "id": 1,
+            "name": name,
+            "full_name": repo,
+            "owner": {"login": owner},
+            "private": known["private"],
+            "visibility": "private" if known["private"] else "public",
+            "html_url": f"https://github.com/{repo}",
+            "description": known["description"],
+            "fork": False,
+            "archived": False,
+            "default_branch": known["default_branch"],
+            "clone_url": f"https://github.com/{repo}.git",
+            "ssh_url": f"git@github.com:{repo}.git",
+            "topics": known["topics"],
+        }
 
     def _id(self) -> int:
         self._next_id += 1
@@ -192,13 +217,23 @@ class FakeGitHub(ThreadingHTTPServer):
     def _new_item(self, repo: str, fields: dict) -> dict:
         number = len(self.items[repo]) + 1
         kind = "pull" if "head" in fields else "issues"
-        item = {"id": self._id(), "number": number, "state": "open", "html_url": f"https://github.com/{repo}/{kind}/{number}", **fields}
+        item = {
+            "id": self._id(),
+            "number": number,
+            "state": "open",
+            "html_url": f"https://github.com/{repo}/{kind}/{number}",
+            **fields,
+        }
         self.items[repo].append(item)
         return item
 
     def _new_comment(self, repo: str, number: int, body: str) -> dict:
         comment_id = self._id()
-        comment = {"id": comment_id, "body": body, "html_url": f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}"}
+        comment = {
+            "id": comment_id,
+            "body": body,
+            "html_url": f"https://github.com/{repo}/issues/{number}#issuecomment-{comment_id}",
+        }
         self.comments.setdefault((repo, number), []).append(comment)
         return comment
 
@@ -210,21 +245,37 @@ class FakeGitHub(ThreadingHTTPServer):
 
     def _issues(self, repo: str, method: str, query: dict, payload: dict):
         if method == "GET":
-            listed = [self._as_issue(i) for i in self.items[repo] if query.get("state") == "all" or i["state"] == "open"]
+            listed = [
+                self._as_issue(i) for i in self.items[repo] if query.get("state") == "all" or i["state"] == "open"
+            ]
             if query.get("direction", "desc") == "desc":
                 listed.reverse()
             return 200, listed[: int(query.get("per_page", "30"))], {}
         title = payload.get("title")
         if not isinstance(title, str) or not title:
-            return 422, {"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "missing_field", "field": "title"}]}, {}
-        fields = {"title": title, "body": payload.get("body"), "labels": [{"name": n} for n in payload.get("labels", [])],
-                  "assignees": [{"login": n} for n in payload.get("assignees", [])]}
+            return (
+                422,
+                {
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "Issue", "code": "missing_field", "field": "title"}],
+                },
+                {},
+            )
+        fields = {
+            "title": title,
+            "body": payload.get("body"),
+            "labels": [{"name": n} for n in payload.get("labels", [])],
+            "assignees": [{"login": n} for n in payload.get("assignees", [])],
+        }
         item = self._new_item(repo, fields)
         return (0, None, {}) if self._lose() else (201, item, {})
 
     def _as_issue(self, item: dict) -> dict:
         if "head" in item:
-            return {**{k: v for k, v in item.items() if k not in ("head", "base")}, "pull_request": {"url": item["html_url"]}}
+            return {
+                **{k: v for k, v in item.items() if k not in ("head", "base")},
+                "pull_request": {"url": item["html_url"]},
+            }
         return item
 
     def _pulls(self, repo: str, method: str, query: dict, payload: dict):
@@ -246,11 +297,33 @@ class FakeGitHub(ThreadingHTTPServer):
         if errors:
             return 422, {"message": "Validation Failed", "errors": errors}, {}
         label = head if ":" in head else f"{owner}:{head}"
-        if any(i["head"]["label"] == label and i["base"]["ref"] == base and i["state"] == "open" for i in self.pulls(repo)):
-            return 422, {"message": "Validation Failed",
-                         "errors": [{"resource": "PullRequest", "code": "custom", "message": f"A pull request already exists for {label}."}]}, {}
-        item = self._new_item(repo, {"title": payload.get("title"), "body": payload.get("body"), "draft": bool(payload.get("draft")),
-                                     "head": {"ref": branch, "label": label}, "base": {"ref": base}})
+        if any(
+            i["head"]["label"] == label and i["base"]["ref"] == base and i["state"] == "open" for i in self.pulls(repo)
+        ):
+            return (
+                422,
+                {
+                    "message": "Validation Failed",
+                    "errors": [
+                        {
+                            "resource": "PullRequest",
+                            "code": "custom",
+                            "message": f"A pull request already exists for {label}.",
+                        }
+                    ],
+                },
+                {},
+            )
+        item = self._new_item(
+            repo,
+            {
+                "title": payload.get("title"),
+                "body": payload.get("body"),
+                "draft": bool(payload.get("draft")),
+                "head": {"ref": branch, "label": label},
+                "base": {"ref": base},
+            },
+        )
         return (0, None, {}) if self._lose() else (201, item, {})
 
     def _comments(self, repo: str, number: int, method: str, query: dict, payload: dict, path: str):
@@ -265,17 +338,31 @@ class FakeGitHub(ThreadingHTTPServer):
             if page < pages:
                 links.append(f'<{self.url}{path}?{urlencode({"per_page": per_page, "page": page + 1})}>; rel="next"')
                 links.append(f'<{self.url}{path}?{urlencode({"per_page": per_page, "page": pages})}>; rel="last"')
-            return 200, every[(page - 1) * per_page: page * per_page], ({"Link": ", ".join(links)} if links else {})
+            return 200, every[(page - 1) * per_page : page * per_page], ({"Link": ", ".join(links)} if links else {})
         body = payload.get("body")
         if not isinstance(body, str) or not body:
-            return 422, {"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}]}, {}
+            return (
+                422,
+                {
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}],
+                },
+                {},
+            )
         comment = self._new_comment(repo, number, body)
         return (0, None, {}) if self._lose() else (201, comment, {})
 
     def _edit_comment(self, repo: str, comment_id: int, payload: dict):
         body = payload.get("body")
         if not isinstance(body, str) or not body:
-            return 422, {"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}]}, {}
+            return (
+                422,
+                {
+                    "message": "Validation Failed",
+                    "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}],
+                },
+                {},
+            )
         for (where, _), comments in self.comments.items():
             for comment in comments:
                 if where == repo and comment["id"] == comment_id:

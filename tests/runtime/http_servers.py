@@ -50,7 +50,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         segments = [s for s in parts.path.split("/") if s]
         with self.server.lock:
-            self.server.hits.append({"method": self.command, "path": parts.path, "headers": dict(self.headers.items()), "body": body})
+            self.server.hits.append(
+                {"method": self.command, "path": parts.path, "headers": dict(self.headers.items()), "body": body}
+            )
         route = segments[0] if segments else ""
         argument = segments[1] if len(segments) > 1 else ""
         if route == "echo":
@@ -59,8 +61,17 @@ class _Handler(BaseHTTPRequestHandler):
                 parsed = json.loads(text) if text else None
             except ValueError:
                 parsed = None
-            self._json(200, {"method": self.command, "path": parts.path, "query": query, "headers": dict(self.headers.items()),
-                             "body": text, "json": parsed})
+            self._json(
+                200,
+                {
+                    "method": self.command,
+                    "path": parts.path,
+                    "query": query,
+                    "headers": dict(self.headers.items()),
+                    "body": text,
+                    "json": parsed,
+                },
+            )
         elif route == "json":
             self._json(200, {"name": "widget", "count": 3, "tags": ["a", "b"]})
         elif route == "text":
@@ -87,13 +98,19 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._json(200, {"attempts": count})
         elif route == "drop":
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"partial\":")
+            self.wfile.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"partial\":"
+            )
             self.wfile.flush()
             self._hang_up()
         elif route == "hangup":
             self._hang_up()
         elif route == "odd-length":
-            self.wfile.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \u00b2\r\n\r\n{}".encode("latin-1"))
+            self.wfile.write(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \u00b2\r\n\r\n{}".encode(
+                    "latin-1"
+                )
+            )
             self.wfile.flush()
             self._hang_up()
         elif route == "redirect":
@@ -176,8 +193,17 @@ class Logged(list):
         return "\n".join(f"{level} {message} {data!r}" for level, message, data in self)
 
 
-def action_context(tmp_path, action: str = "http-get", *, timeout: float | None = None, settings=None,
-                   secrets: dict[str, str] | None = None, performer=None, path: str = "steps/0", run_id: str = "20260101-000000-t-001"):
+def action_context(
+    tmp_path,
+    action: str = "http-get",
+    *,
+    timeout: float | None = None,
+    settings=None,
+    secrets: dict[str, str] | None = None,
+    performer=None,
+    path: str = "steps/0",
+    run_id: str = "20260101-000000-t-001",
+):
     """An ActionContext over a throwaway project (writes allowed anywhere in it), and its log."""
     from pathlib import Path
 
@@ -190,8 +216,18 @@ def action_context(tmp_path, action: str = "http-get", *, timeout: float | None 
     scratch.mkdir(exist_ok=True)
     gateway = EffectsGateway(root, scratch, (Grants.of("t", None),), performer or RealPerformer())
     logged = Logged()
-    ctx = ActionContext(run_id, action, action, gateway, (), timeout,
-                        lambda level, message, data: logged.append((level, message, data)),
-                        lambda stream, line: None, lambda name: None,
-                        settings=settings, secret=lambda name: (secrets or {}).get(name), path=path)
+    ctx = ActionContext(
+        run_id,
+        action,
+        action,
+        gateway,
+        (),
+        timeout,
+        lambda level, message, data: logged.append((level, message, data)),
+        lambda stream, line: None,
+        lambda name: None,
+        settings=settings,
+        secret=lambda name: (secrets or {}).get(name),
+        path=path,
+    )
     return ctx, logged

@@ -47,9 +47,14 @@ def _record_hash(data: bytes) -> str:
     return f"sha256={digest}"
 
 
-def build_wheel(directory: Path, *, name: str = "catalyst_hello_plugin", version: str = "0.1",
-                modules: Mapping[str, str] | None = None,
-                entry_points: Mapping[str, Mapping[str, str]] | None = None) -> Path:
+def build_wheel(
+    directory: Path,
+    *,
+    name: str = "catalyst_hello_plugin",
+    version: str = "0.1",
+    modules: Mapping[str, str] | None = None,
+    entry_points: Mapping[str, Mapping[str, str]] | None = None,
+) -> Path:
     """A wheel in `directory` holding `modules` ({"file.py": source}) and `entry_points`.
 
     The defaults make `catalyst_hello_plugin`, which registers the action `hello`.
@@ -57,15 +62,20 @@ def build_wheel(directory: Path, *, name: str = "catalyst_hello_plugin", version
     modules = {f"{name}.py": HELLO_MODULE} if modules is None else modules
     entry_points = HELLO_ENTRY_POINTS if entry_points is None else entry_points
     dist_info = f"{name}-{version}.dist-info"
-    groups = "".join(f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in items.items()) + "\n"
-                     for group, items in entry_points.items())
+    groups = "".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in items.items()) + "\n"
+        for group, items in entry_points.items()
+    )
     files = {
         **{path: source.encode("utf-8") for path, source in modules.items()},
         f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: catalyst test plugin\n".encode(),
         f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: catalyst-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
         f"{dist_info}/entry_points.txt": groups.encode("utf-8"),
     }
-    record = "".join(f"{path},{_record_hash(data)},{len(data)}\n" for path, data in files.items()) + f"{dist_info}/RECORD,,\n"
+    record = (
+        "".join(f"{path},{_record_hash(data)},{len(data)}\n" for path, data in files.items())
+        + f"{dist_info}/RECORD,,\n"
+    )
     directory.mkdir(parents=True, exist_ok=True)
     wheel = directory / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -78,9 +88,20 @@ def build_wheel(directory: Path, *, name: str = "catalyst_hello_plugin", version
 def install_wheel(wheel: Path, target: Path) -> None:
     """pip-install `wheel` into `target` (offline, no dependencies); fails loudly with pip's output."""
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
-         "--target", str(target), str(wheel)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
     )
     if result.returncode != 0:
         raise AssertionError(f"pip install failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")

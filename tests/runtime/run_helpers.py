@@ -157,4 +157,3 @@ class RunProject:
         found = [s for s in self.steps(run_id) if s["name"] == name]
         assert found, f"no journal entry for {name}: {[s['name'] for s in self.steps(run_id)]}"
         return found[-1]
-

@@ -34,13 +34,21 @@ def test_every_built_in_action_that_acts_has_a_module():
 
 
 def test_an_action_module_is_imported_by_its_first_use_only():
-    probe = ("import json, sys\n"
-             "from catalyst_dsl.runtime.actions import IMPLEMENTATIONS\n"
-             "loaded = lambda: sorted(m for m in sys.modules if m.startswith('catalyst_dsl.runtime.actions.'))\n"
-             "before = loaded()\n"
-             "run = IMPLEMENTATIONS.get('git-commit')\n"
-             "print(json.dumps([before, loaded(), run.__module__, IMPLEMENTATIONS.get('no-such-action'), 'file-read' in IMPLEMENTATIONS]))\n")
-    done = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    probe = (
+        "import json, sys\n"
+        "from catalyst_dsl.runtime.actions import IMPLEMENTATIONS\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('catalyst_dsl.runtime.actions.'))\n"
+        "before = loaded()\n"
+        "run = IMPLEMENTATIONS.get('git-commit')\n"
+        "print(json.dumps([before, loaded(), run.__module__, IMPLEMENTATIONS.get('no-such-action'), 'file-read' in IMPLEMENTATIONS]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     before, after, module, unknown, listed = json.loads(done.stdout)
     assert before == []

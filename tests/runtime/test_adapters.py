@@ -45,10 +45,13 @@ def test_mock_default_answer_repeats_the_whole_first_line():
 
 
 def test_scripted_responses_in_order(tmp_path):
-    path = _script(tmp_path, """\
+    path = _script(
+        tmp_path,
+        """\
         - response: first
         - response: second
-        """)
+        """,
+    )
     adapter = MockAdapter(path, environ={})
     assert [_ask(adapter, "q"), _ask(adapter, "q")] == ["first", "second"]
     with pytest.raises(AdapterError, match="no unused entry") as caught:
@@ -57,18 +60,21 @@ def test_scripted_responses_in_order(tmp_path):
 
 
 def test_match_picks_the_first_unused_matching_entry(tmp_path):
-    path = _script(tmp_path, """\
+    path = _script(
+        tmp_path,
+        """\
         - match: '(?i)review'
           response: looks good
         - match: '^Plan'
           response: step 1
           repeat: true
         - response: anything else
-        """)
+        """,
+    )
     adapter = MockAdapter(environ={SCRIPT_ENV: str(path)})
     assert _ask(adapter, "Plan the work") == "step 1"
     assert _ask(adapter, "Please REVIEW this") == "looks good"
-    assert _ask(adapter, "Plan again") == "step 1"       # repeat: true
+    assert _ask(adapter, "Plan again") == "step 1"  # repeat: true
     assert _ask(adapter, "review once more") == "anything else"  # the review entry is spent
     assert _ask(adapter, "Plan a third time") == "step 1"
 
@@ -80,10 +86,13 @@ def test_json_response(tmp_path):
 
 
 def test_chunks_stream_through_collect(tmp_path):
-    path = _script(tmp_path, """\
+    path = _script(
+        tmp_path,
+        """\
         - response: abcdefgh
           chunks: 3
-        """)
+        """,
+    )
     seen = []
     answer = collect(MockAdapter(path, environ={}).invoke("q", ["file-read"], {}), on_chunk=seen.append)
     assert seen == ["abc", "def", "gh"]
@@ -96,10 +105,13 @@ def test_split_gives_exactly_n_pieces():
 
 
 def test_error_entry_raises_its_code(tmp_path):
-    path = _script(tmp_path, """\
+    path = _script(
+        tmp_path,
+        """\
         - error: RateLimitExceeded
         - response: recovered
-        """)
+        """,
+    )
     adapter = MockAdapter(path, environ={})
     with pytest.raises(StepError) as caught:
         _ask(adapter, "q")
@@ -111,7 +123,10 @@ def test_script_precedence_option_then_env_then_setting(tmp_path):
     option = _script(tmp_path, "- {response: from option, repeat: true}\n", "option.yaml")
     env = _script(tmp_path, "- {response: from env, repeat: true}\n", "env.yaml")
     setting = _script(tmp_path, "- {response: from setting, repeat: true}\n", "setting.yaml")
-    assert _ask(MockAdapter("setting.yaml", root=tmp_path, environ={SCRIPT_ENV: str(env)}), "q", script=str(option)) == "from option"
+    assert (
+        _ask(MockAdapter("setting.yaml", root=tmp_path, environ={SCRIPT_ENV: str(env)}), "q", script=str(option))
+        == "from option"
+    )
     assert _ask(MockAdapter("setting.yaml", root=tmp_path, environ={SCRIPT_ENV: str(env)}), "q") == "from env"
     assert _ask(MockAdapter("setting.yaml", root=tmp_path, environ={}), "q") == "from setting"
     assert setting.exists()
@@ -158,6 +173,7 @@ def test_collect_refuses_non_text_chunks():
 
 # --- choosing -----------------------------------------------------------------------------
 
+
 class _Named:
     def __init__(self, name, options):
         self.name = name
@@ -186,17 +202,24 @@ def test_first_available_of_precedence():
 def test_mock_only_when_nothing_is_configured():
     assert isinstance(select_adapter(None, [], {}), MockAdapter)
     assert isinstance(select_adapter(None, [], AVAILABLE), MockAdapter)
-    with pytest.raises(AdapterError, match="none of the AI adapters of the ai-adapters setting is installed: gemini") as caught:
+    with pytest.raises(
+        AdapterError, match="none of the AI adapters of the ai-adapters setting is installed: gemini"
+    ) as caught:
         select_adapter(None, ["gemini"], AVAILABLE)
     assert caught.value.code == AI_ADAPTER_UNAVAILABLE and "install the plugin" in caught.value.guidance
 
 
 def test_a_configured_but_unusable_adapter_is_an_error_with_the_fix_never_the_mock():
     broken = {"openai": Unusable("the openai-base-url setting is not set", "set openai-base-url in catalyst.toml")}
-    with pytest.raises(AdapterError, match="the AI adapter 'openai' \\(ai-adapters\\) cannot be used: the openai-base-url setting is not set") as caught:
+    with pytest.raises(
+        AdapterError,
+        match="the AI adapter 'openai' \\(ai-adapters\\) cannot be used: the openai-base-url setting is not set",
+    ) as caught:
         select_adapter(None, ["openai", "claude"], {**AVAILABLE, "openai": _factory("openai")}, unusable=broken)
     assert caught.value.guidance == "set openai-base-url in catalyst.toml; or remove it from ai-adapters"
-    with pytest.raises(AdapterError, match="AI provider 'openai' cannot be used: the openai-base-url setting is not set"):
+    with pytest.raises(
+        AdapterError, match="AI provider 'openai' cannot be used: the openai-base-url setting is not set"
+    ):
         select_adapter("openai", [], AVAILABLE, unusable=broken)
     # A plugin not installed here is skipped for the next one listed; the mock only when listed.
     assert select_adapter(None, ["gemini", "claude"], AVAILABLE, unusable=broken).name == "claude"
@@ -227,4 +250,3 @@ def test_factory_failure_is_an_adapter_error():
     with pytest.raises(AdapterError, match="'broken' failed to start: RuntimeError: no credentials") as caught:
         select_adapter("broken", [], {"broken": broken})
     assert caught.value.code == AI_ADAPTER_UNAVAILABLE
-

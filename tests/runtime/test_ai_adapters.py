@@ -18,7 +18,14 @@ import pytest
 
 from catalyst_dsl.project.config import ProjectConfig
 from catalyst_dsl.runtime import ai_adapters
-from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, AIAdapter, collect, select_adapter
+from catalyst_dsl.runtime.adapters import (
+    AI_ADAPTER_ERROR,
+    AI_ADAPTER_UNAVAILABLE,
+    AdapterError,
+    AIAdapter,
+    collect,
+    select_adapter,
+)
 from catalyst_dsl.runtime.ai_adapters import (
     CommandAdapter,
     OpenAIAdapter,
@@ -193,9 +200,14 @@ def test_command_adapter_missing_program_is_unavailable(program):
 
 # --- a local OpenAI-compatible server ------------------------------------------------------------------
 
+
 def _event(content: str | None = None, finish: str | None = None) -> bytes:
     delta = {} if content is None else {"content": content}
-    body = {"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    body = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
@@ -253,7 +265,9 @@ class Server:
                 self.close_connection = True  # no response at all
 
             def _json(self, content):
-                data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
+                data = json.dumps(
+                    {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -292,13 +306,22 @@ def test_openai_streams_the_deltas(server):
     request = server.requests[0]
     assert request["path"] == "/v1/chat/completions"
     assert request["headers"]["Authorization"] == "Bearer sk-test-secret"
-    assert request["body"] == {"model": "test-model", "stream": True, "messages": [{"role": "user", "content": "Say hello"}]}
+    assert request["body"] == {
+        "model": "test-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "Say hello"}],
+    }
 
 
 def test_openai_options_and_tools_reach_the_request(server):
     adapter = _openai(server)
-    collect(adapter.invoke("q", ["read", "write"], {"model": "other", "role": "You review code.", "context": {"a": 1},
-                                                     "maxTokens": 50, "temperature": 0.2}))
+    collect(
+        adapter.invoke(
+            "q",
+            ["read", "write"],
+            {"model": "other", "role": "You review code.", "context": {"a": 1}, "maxTokens": 50, "temperature": 0.2},
+        )
+    )
     body = server.requests[0]["body"]
     assert body["model"] == "other" and body["max_tokens"] == 50 and body["temperature"] == 0.2
     assert body["metadata"] == {"catalyst_tools": "read,write"}
@@ -321,11 +344,19 @@ def test_openai_refuses_to_send_a_key_over_plain_http_to_another_machine():
     assert sent == []
 
 
-@pytest.mark.parametrize("url, exposed", [
-    ("http://ai.example.test/v1", "ai.example.test"), ("http://10.0.0.5:8080", "10.0.0.5"), ("HTTP://Example.com", "example.com"),
-    ("https://ai.example.test/v1", None), ("http://localhost:11434", None), ("http://127.8.0.1/v1", None),
-    ("http://[::1]:8000", None), ("http://models.localhost/v1", None),
-])
+@pytest.mark.parametrize(
+    "url, exposed",
+    [
+        ("http://ai.example.test/v1", "ai.example.test"),
+        ("http://10.0.0.5:8080", "10.0.0.5"),
+        ("HTTP://Example.com", "example.com"),
+        ("https://ai.example.test/v1", None),
+        ("http://localhost:11434", None),
+        ("http://127.8.0.1/v1", None),
+        ("http://[::1]:8000", None),
+        ("http://models.localhost/v1", None),
+    ],
+)
 def test_a_credential_is_in_clear_text_only_over_http_to_another_machine(url, exposed):
     from catalyst_dsl.project.addresses import in_clear_text
 
@@ -432,6 +463,7 @@ def test_sse_events_without_blank_lines_and_multiline_data():
 
 # --- the rate limit -------------------------------------------------------------------------------------
 
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 100.0
@@ -495,10 +527,15 @@ def test_shared_limiter_is_one_per_rate():
 
 # --- what a project has ----------------------------------------------------------------------------------
 
+
 def test_available_adapters_follow_the_settings(program, server):
     assert available_adapters(ProjectConfig(), lambda name: None) == {}
-    settings = ProjectConfig(ai_command=(sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"),
-                             openai_base_url=server.base_url, openai_model="m", ai_rate_limit=6000)
+    settings = ProjectConfig(
+        ai_command=(sys.executable, "-c", "import sys; print(sys.stdin.read().strip()[::-1])"),
+        openai_base_url=server.base_url,
+        openai_model="m",
+        ai_rate_limit=6000,
+    )
     secrets = {"openai-api-key": "sk-from-secret"}
     found = available_adapters(settings, secrets.get, runner=program.runner, environ={"OPENAI_API_KEY": "sk-from-env"})
     assert sorted(found) == ["command", "openai"]
@@ -510,8 +547,13 @@ def test_available_adapters_follow_the_settings(program, server):
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-secret"
     # Without the secret, the environment's key.
     masked = []
-    found = available_adapters(settings, lambda name: None, runner=program.runner, environ={"OPENAI_API_KEY": "sk-from-env"},
-                               mask=masked.append)
+    found = available_adapters(
+        settings,
+        lambda name: None,
+        runner=program.runner,
+        environ={"OPENAI_API_KEY": "sk-from-env"},
+        mask=masked.append,
+    )
     collect(found["openai"]({}).invoke("q", (), {}))
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert masked == ["sk-from-env"]
@@ -534,7 +576,9 @@ def test_cli_a_run_asks_the_adapters_its_settings_choose(project, server, monkey
         ai-command = {json.dumps(reverse)}
         openai-base-url = "{server.base_url}"
     """)
-    project.playbook("review", """
+    project.playbook(
+        "review",
+        """
         name: review
         description: asks two AI adapters
         owner: Engineer
@@ -549,7 +593,8 @@ def test_cli_a_run_asks_the_adapters_its_settings_choose(project, server, monkey
           - return:
               verdict: "{{verdict}}"
               backwards: "{{backwards}}"
-    """)
+    """,
+    )
     result = project.run("review")
     assert result.exit_code == 0, result.output
     snap = project.snapshot()

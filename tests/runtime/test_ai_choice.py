@@ -46,22 +46,41 @@ def _configure(project, settings: str) -> None:
     project.user_settings("".join(line for line in lines if line.split(" ")[0] in USER_SETTINGS))
 
 
-@pytest.mark.parametrize("settings, said, fix", [
-    ('ai-adapters = ["openai"]\n', "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set",
-     'help: set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters'),
-    ('ai-adapters = ["openai"]\nopenai-base-url = "https://ai.example.com/v1"\nopenai-model = "m"\n',
-     "the AI adapter 'openai' (ai-adapters) cannot be used: it has no API key for ai.example.com",
-     "help: set the secret 'openai-api-key' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or $OPENAI_API_KEY"),
-    ('ai-adapters = ["openai"]\nopenai-base-url = "ftp:/nowhere"\n', "openai-base-url is 'ftp:/nowhere', which is not an http(s) URL",
-     "help: fix openai-base-url in ~/.config/catalyst/config.toml"),
-    ('openai-model = "gpt-x"\n', "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set", "openai-base-url"),
-    ('ai-command = ["no-such-ai-program-4711", "--quiet"]\n',
-     "cannot be used: its program `no-such-ai-program-4711` (the first word of ai-command) is not found on PATH or is not executable",
-     "help: install the program, or fix ai-command in ~/.config/catalyst/config.toml"),
-    ('ai-adapters = ["openai"]\nopenai-base-url = "http://127.0.0.1:9/v1"\n',
-     "the openai AI adapter has no model: the step names none and openai-model is not set",
-     "help: set openai-model in catalyst.toml, or `model:` on the step"),
-])
+@pytest.mark.parametrize(
+    "settings, said, fix",
+    [
+        (
+            'ai-adapters = ["openai"]\n',
+            "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set",
+            'help: set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters',
+        ),
+        (
+            'ai-adapters = ["openai"]\nopenai-base-url = "https://ai.example.com/v1"\nopenai-model = "m"\n',
+            "the AI adapter 'openai' (ai-adapters) cannot be used: it has no API key for ai.example.com",
+            "help: set the secret 'openai-api-key' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or $OPENAI_API_KEY",
+        ),
+        (
+            'ai-adapters = ["openai"]\nopenai-base-url = "ftp:/nowhere"\n',
+            "openai-base-url is 'ftp:/nowhere', which is not an http(s) URL",
+            "help: fix openai-base-url in ~/.config/catalyst/config.toml",
+        ),
+        (
+            'openai-model = "gpt-x"\n',
+            "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set",
+            "openai-base-url",
+        ),
+        (
+            'ai-command = ["no-such-ai-program-4711", "--quiet"]\n',
+            "cannot be used: its program `no-such-ai-program-4711` (the first word of ai-command) is not found on PATH or is not executable",
+            "help: install the program, or fix ai-command in ~/.config/catalyst/config.toml",
+        ),
+        (
+            'ai-adapters = ["openai"]\nopenai-base-url = "http://127.0.0.1:9/v1"\n',
+            "the openai AI adapter has no model: the step names none and openai-model is not set",
+            "help: set openai-model in catalyst.toml, or `model:` on the step",
+        ),
+    ],
+)
 def test_a_configured_but_unusable_adapter_stops_the_run_before_any_step(project, monkeypatch, settings, said, fix):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     _configure(project, settings)
@@ -78,14 +97,20 @@ def test_a_key_for_a_plain_http_server_elsewhere_stops_the_run_before_any_step(p
     project.user_settings('openai-base-url = "http://ai.example.com/v1"\n')
     project.playbook("asks", ASKS)
     result = project.run("asks")
-    _refused(project, result, "cannot be used: the OpenAI-compatible server at ai.example.com is reached over plain http://",
-             "help: fix openai-base-url in ~/.config/catalyst/config.toml: use an https:// URL, or a server on this machine")
+    _refused(
+        project,
+        result,
+        "cannot be used: the OpenAI-compatible server at ai.example.com is reached over plain http://",
+        "help: fix openai-base-url in ~/.config/catalyst/config.toml: use an https:// URL, or a server on this machine",
+    )
     assert "sk-test-key-4711" not in result.output
 
 
 def test_a_step_naming_an_unconfigured_built_in_adapter_is_refused(project, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    project.playbook("named", """
+    project.playbook(
+        "named",
+        """
         name: named
         description: a prompt to the command adapter, which is not set up
         owner: Engineer
@@ -95,13 +120,20 @@ def test_a_step_naming_an_unconfigured_built_in_adapter_is_refused(project, monk
             ai-prompt:
               prompt: Say hi
               provider: command
-    """)
-    _refused(project, project.run("named"), "AI provider 'command' cannot be used: the ai-command setting is not set",
-             'help: set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]')
+    """,
+    )
+    _refused(
+        project,
+        project.run("named"),
+        "AI provider 'command' cannot be used: the ai-command setting is not set",
+        'help: set ai-command in ~/.config/catalyst/config.toml, e.g. ai-command = ["llm", "-m", "gpt-4o"]',
+    )
 
 
 def test_a_provider_chosen_by_a_template_is_refused_at_its_step(project):
-    project.playbook("templated", """
+    project.playbook(
+        "templated",
+        """
         name: templated
         description: the provider comes from an input
         owner: Engineer
@@ -114,7 +146,8 @@ def test_a_provider_chosen_by_a_template_is_refused_at_its_step(project):
             ai-prompt:
               prompt: Say hi
               provider: "{{via}}"
-    """)
+    """,
+    )
     result = project.run("templated", via="openai")
     assert result.exit_code == 2, result.output
     assert "before the prompt" in result.output and "mock answer" not in result.output
@@ -136,17 +169,22 @@ def test_with_nothing_configured_the_mock_answers_and_the_run_says_so_once(proje
 
 def test_a_playbook_without_ai_steps_or_naming_the_mock_says_nothing(project):
     project.settings('ai-adapters = ["openai"]\n')  # unusable, but no step asks an AI
-    project.playbook("quiet", """
+    project.playbook(
+        "quiet",
+        """
         name: quiet
         description: no prompt at all
         owner: Engineer
         steps:
           - log-info: "hello"
-    """)
+    """,
+    )
     result = project.run("quiet")
     assert result.exit_code == 0, result.output
     project.settings("")
-    project.playbook("chosen", """
+    project.playbook(
+        "chosen",
+        """
         name: chosen
         description: the mock by name
         owner: Engineer
@@ -154,7 +192,8 @@ def test_a_playbook_without_ai_steps_or_naming_the_mock_says_nothing(project):
           - ai-prompt:
               prompt: Say hi
               provider: mock
-    """)
+    """,
+    )
     result = project.run("chosen")
     assert result.exit_code == 0 and MOCK_NOTICE not in result.output, result.output
 

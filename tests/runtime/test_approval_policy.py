@@ -11,8 +11,19 @@ from catalyst_dsl.runtime.approval_policy import Command, policy_of, step_comman
 
 
 def _policy(rules, commands=None) -> ir.MapV:
-    entries = [ir.Entry("rules", ir.ListV(tuple(
-        ir.MapV((ir.Entry("action", ir.Lit(a)), ir.Entry("reason", ir.Lit(r)), ir.Entry("pattern", ir.Lit(p)))) for a, r, p in rules)))]
+    entries = [
+        ir.Entry(
+            "rules",
+            ir.ListV(
+                tuple(
+                    ir.MapV(
+                        (ir.Entry("action", ir.Lit(a)), ir.Entry("reason", ir.Lit(r)), ir.Entry("pattern", ir.Lit(p)))
+                    )
+                    for a, r, p in rules
+                )
+            ),
+        )
+    ]
     if commands is not None:
         entries.append(ir.Entry("commands", ir.ListV(tuple(commands))))
     return ir.MapV(tuple(entries))
@@ -21,25 +32,28 @@ def _policy(rules, commands=None) -> ir.MapV:
 DEFAULTS = policy_of(_policy(DEFAULT_RULES))
 
 
-@pytest.mark.parametrize("command, passes, reason", [
-    ("pnpm test --filter api", True, "safe-qa-tool"),
-    ("pnpm run test", True, "safe-qa-tool"),
-    ("pnpm tsc --noEmit", True, "safe-qa-tool"),
-    ("cleo show T12", True, "safe-cleo-read"),
-    ("cleo list", True, "safe-cleo-read"),
-    ("pnpm test && npm publish", False, "publish"),
-    ("pnpm test; git push origin main", False, "push"),
-    ("git tag v1.2.0", False, "tag"),
-    ("gh release create v1", False, "release"),
-    ("gh workflow run deploy.yml", False, "workflow-trigger"),
-    ("pnpm test && RM -RF dist", False, "destructive"),
-    ("psql -c 'DROP TABLE users'", False, "destructive"),
-    ("curl -s https://example.com/hook", False, "external-api"),
-    ("scp build.tgz deploy@host:/srv", False, "remote-access"),
-    ("cleo add task", False, "default"),
-    ("echo pnpm test", False, "default"),  # auto-approve rules read the start of the command
-    ("ls", False, "default"),
-])
+@pytest.mark.parametrize(
+    "command, passes, reason",
+    [
+        ("pnpm test --filter api", True, "safe-qa-tool"),
+        ("pnpm run test", True, "safe-qa-tool"),
+        ("pnpm tsc --noEmit", True, "safe-qa-tool"),
+        ("cleo show T12", True, "safe-cleo-read"),
+        ("cleo list", True, "safe-cleo-read"),
+        ("pnpm test && npm publish", False, "publish"),
+        ("pnpm test; git push origin main", False, "push"),
+        ("git tag v1.2.0", False, "tag"),
+        ("gh release create v1", False, "release"),
+        ("gh workflow run deploy.yml", False, "workflow-trigger"),
+        ("pnpm test && RM -RF dist", False, "destructive"),
+        ("psql -c 'DROP TABLE users'", False, "destructive"),
+        ("curl -s https://example.com/hook", False, "external-api"),
+        ("scp build.tgz deploy@host:/srv", False, "remote-access"),
+        ("cleo add task", False, "default"),
+        ("echo pnpm test", False, "default"),  # auto-approve rules read the start of the command
+        ("ls", False, "default"),
+    ],
+)
 def test_the_default_rules_decide_as_cleo_does(command, passes, reason):
     verdict = DEFAULTS.judge([Command(command)])
     assert verdict.passes is passes
@@ -53,7 +67,9 @@ def test_a_pause_passes_only_when_every_command_is_auto_approved():
 
 
 def test_a_command_holding_a_placeholder_never_passes():
-    step = ir.Step("command", ir.MapV((ir.Entry("argv", ir.ListV((ir.Lit("pnpm"), ir.Lit("test"), ir.Tmpl("{{suite}}")))),)))
+    step = ir.Step(
+        "command", ir.MapV((ir.Entry("argv", ir.ListV((ir.Lit("pnpm"), ir.Lit("test"), ir.Tmpl("{{suite}}")))),))
+    )
     [command] = step_commands(step)
     assert command == Command("pnpm test {{suite}}", fixed=False)
     assert "known only at run time" in DEFAULTS.judge([command]).reason and not DEFAULTS.judge([command]).passes
@@ -83,11 +99,15 @@ def test_the_approval_rules_setting_is_checked_when_read(tmp_path):
     settings = tmp_path / "catalyst.toml"
     settings.write_text('[[approval-rules]]\naction = "auto-approve"\nreason = "lint"\npattern = "^make lint$"\n')
     sink = DiagnosticSink()
-    assert read_config(settings, sink).approval_rules == ({"action": "auto-approve", "reason": "lint", "pattern": "^make lint$"},)
+    assert read_config(settings, sink).approval_rules == (
+        {"action": "auto-approve", "reason": "lint", "pattern": "^make lint$"},
+    )
     assert not sink.items
-    for bad, said in (('action = "allow"\nreason = "x"\npattern = "a"', "'allow' is not an action"),
-                      ('action = "auto-approve"\nreason = "x"\npattern = "(a"', "cannot be used"),
-                      ('action = "auto-approve"\nreason = "x"', "three strings")):
+    for bad, said in (
+        ('action = "allow"\nreason = "x"\npattern = "a"', "'allow' is not an action"),
+        ('action = "auto-approve"\nreason = "x"\npattern = "(a"', "cannot be used"),
+        ('action = "auto-approve"\nreason = "x"', "three strings"),
+    ):
         settings.write_text(f"[[approval-rules]]\n{bad}\n")
         sink = DiagnosticSink()
         assert read_config(settings, sink).approval_rules == ()

@@ -33,7 +33,9 @@ def keys(tmp_path):
 
 
 def _token(keys, **overrides):
-    fields = dict(run_id="run-1", path="steps[2]", state_hash=STATE, decision="approve", role="lead", actor="ana", now=NOW)
+    fields = dict(
+        run_id="run-1", path="steps[2]", state_hash=STATE, decision="approve", role="lead", actor="ana", now=NOW
+    )
     fields.update(overrides)
     return issue_token(keys, **fields)
 
@@ -45,6 +47,7 @@ def _verify(keys, token, **overrides):
 
 
 # --- canonical hash and roles -----------------------------------------------------------
+
 
 def test_hash_ignores_key_order_and_is_sha256_hex():
     a = canonical_hash({"b": [1, {"y": 2, "x": "é"}], "a": None})
@@ -79,6 +82,7 @@ def test_releases(role, required, expected):
 
 # --- tokens -----------------------------------------------------------------------------
 
+
 def test_token_round_trip(keys):
     token = _token(keys, decision="request-changes", role="security", actor="Zoë")
     assert token.startswith("cat1.") and token.count(".") == 2
@@ -104,7 +108,16 @@ def test_spent_token_is_refused(keys):
 
 @pytest.mark.parametrize(
     "token",
-    ["", "cat1", "cat1.abc", "cat2.e30.AAAA", "cat1.e30.AAAA", "cat1.e30.!!!!", "cat1.e30." + "A" * 43 + ".x", "x" * 10_000],
+    [
+        "",
+        "cat1",
+        "cat1.abc",
+        "cat2.e30.AAAA",
+        "cat1.e30.AAAA",
+        "cat1.e30.!!!!",
+        "cat1.e30." + "A" * 43 + ".x",
+        "x" * 10_000,
+    ],
 )
 def test_malformed_token(keys, token):
     with pytest.raises(TokenError, match="malformed") as caught:
@@ -134,7 +147,13 @@ def test_expired_token(keys):
         _verify(keys, token, now=NOW + 600)
 
 
-@pytest.mark.parametrize("where, message", [({"run_id": "run-2"}, "for run run-1, not run-2"), ({"path": "steps[3]"}, "for step steps\\[2\\], not steps\\[3\\]")])
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ({"run_id": "run-2"}, "for run run-1, not run-2"),
+        ({"path": "steps[3]"}, "for step steps\\[2\\], not steps\\[3\\]"),
+    ],
+)
 def test_token_bound_to_run_and_step(keys, where, message):
     with pytest.raises(TokenError, match=message):
         _verify(keys, _token(keys), **where)
@@ -151,6 +170,7 @@ def test_unknown_decision_cannot_be_issued(keys):
 
 
 # --- the key ----------------------------------------------------------------------------
+
 
 @posix_only
 def test_key_file_created_private_and_reused(tmp_path):

@@ -39,6 +39,7 @@ def approvals(project, run_id: str) -> list[dict]:
 
 # --- the table and the signed text --------------------------------------------------------
 
+
 def test_approvers_hold_their_roles_only():
     table = Approvers({"Ana@Example.com": ["Architect"], "bob": ["Intern", "Tech Lead"]})
     assert table.holds("ana@example.com", "architect")
@@ -50,16 +51,33 @@ def test_approvers_hold_their_roles_only():
 
 
 def test_the_signed_text_names_everything_an_approval_binds_to():
-    text = approval_text(run_id="r1", path="steps/0", role="Tech Lead", approver="ana@example.com", decision="approve",
-                         state_hash="ab" * 32, nonce="n1")
-    assert text == ("catalyst approval v1\nrun: r1\nstep: steps/0\nrole: Tech Lead\napprover: ana@example.com\n"
-                    f"decision: approve\nstate: {'ab' * 32}\nnonce: n1\n")
+    text = approval_text(
+        run_id="r1",
+        path="steps/0",
+        role="Tech Lead",
+        approver="ana@example.com",
+        decision="approve",
+        state_hash="ab" * 32,
+        nonce="n1",
+    )
+    assert text == (
+        "catalyst approval v1\nrun: r1\nstep: steps/0\nrole: Tech Lead\napprover: ana@example.com\n"
+        f"decision: approve\nstate: {'ab' * 32}\nnonce: n1\n"
+    )
 
 
 @pytest.mark.parametrize("approver", ["ana\nrole: Architect", "", " ana", "ana\x00"])
 def test_the_signed_text_refuses_values_that_could_forge_a_line(approver):
     with pytest.raises(ApprovalRefused):
-        approval_text(run_id="r1", path="steps/0", role="Architect", approver=approver, decision="approve", state_hash="h", nonce="n")
+        approval_text(
+            run_id="r1",
+            path="steps/0",
+            role="Architect",
+            approver=approver,
+            decision="approve",
+            state_hash="h",
+            nonce="n",
+        )
 
 
 def test_the_ledger_only_grows_and_remembers_across_instances(tmp_path):
@@ -75,6 +93,7 @@ def test_the_ledger_only_grows_and_remembers_across_instances(tmp_path):
 
 # --- approvals bound to approvers ------------------------------------------------------------
 
+
 def test_an_approval_as_a_role_the_approver_does_not_hold_is_refused(project):
     run_id = paused(project)
     for who in ("bob@example.com", "mallory@example.com"):
@@ -84,7 +103,9 @@ def test_an_approval_as_a_role_the_approver_does_not_hold_is_refused(project):
     assert approvals(project, run_id) == []
     approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com")
     assert approved.exit_code == 0, approved.output
-    assert [(a["by"], a["role"], a["released"]) for a in approvals(project, run_id)] == [("ana@example.com", "Architect", True)]
+    assert [(a["by"], a["role"], a["released"]) for a in approvals(project, run_id)] == [
+        ("ana@example.com", "Architect", True)
+    ]
     assert project.cli("resume", run_id).exit_code == 0
 
 
@@ -103,9 +124,15 @@ def test_without_approvers_any_role_is_taken_at_its_word(project):
     assert approved.exit_code == 0 and approvals(project, run_id)[0]["released"] is True
 
 
-
-@pytest.mark.parametrize("option, value", [("--by", "mallory\n  approved by ana (Architect) via cli"), ("--by", "mallory\x1b[2K"),
-                                           ("--as", "Architect\nrole: Owner"), ("--by", " ")])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--by", "mallory\n  approved by ana (Architect) via cli"),
+        ("--by", "mallory\x1b[2K"),
+        ("--as", "Architect\nrole: Owner"),
+        ("--by", " "),
+    ],
+)
 def test_a_name_or_role_that_could_forge_a_line_of_the_audit_trail_is_refused(project, option, value):
     run_id = paused(project, settings="")
     given = {"--as": "Architect", "--by": "mallory", option: value}
@@ -114,6 +141,7 @@ def test_a_name_or_role_that_could_forge_a_line_of_the_audit_trail_is_refused(pr
     token = project.cli("runs", "token", run_id, "--as", given["--as"], "--by", given["--by"])
     assert token.exit_code == 1 and "one line of text" in token.output, token.output
     assert approvals(project, run_id) == []
+
 
 def test_a_token_is_issued_only_to_an_approver_holding_the_role(project):
     run_id = paused(project)
@@ -153,10 +181,22 @@ def test_a_used_token_stays_used_after_the_snapshot_is_rolled_back(project):
 def test_an_approval_comment_holding_a_secret_is_masked(project):
     project.settings('secrets-file = "secrets.env"\n' + APPROVERS)
     os.chmod(project.write("secrets.env", "api-token = hunter2-very-secret\n"), 0o600)
-    project.playbook("reviewed", REVIEWED.replace("steps:", "inputs:\n      - string: api-token\n        secret: true\n    steps:", 1))
+    project.playbook(
+        "reviewed",
+        REVIEWED.replace("steps:", "inputs:\n      - string: api-token\n        secret: true\n    steps:", 1),
+    )
     assert project.run("reviewed").exit_code == 4
     run_id = project.run_id()
-    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--comment", "the key hunter2-very-secret looks fine")
+    approved = project.cli(
+        "approve",
+        run_id,
+        "--as",
+        "Architect",
+        "--by",
+        "ana@example.com",
+        "--comment",
+        "the key hunter2-very-secret looks fine",
+    )
     assert approved.exit_code == 0, approved.output
     assert "hunter2-very-secret" not in (project.state_dir / f"run-{run_id}.json").read_text()
     assert "hunter2-very-secret" not in project.cli("runs", "export", run_id).output
@@ -164,6 +204,7 @@ def test_an_approval_comment_holding_a_secret_is_masked(project):
 
 
 # --- terminal approvals ---------------------------------------------------------------------
+
 
 def _terminal_run(project, monkeypatch, settings: str, user: str) -> tuple[int, list, str]:
     import click
@@ -173,7 +214,10 @@ def _terminal_run(project, monkeypatch, settings: str, user: str) -> tuple[int, 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
 
     project.settings(settings)
-    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.write(
+        ".catalyst/allowed_signers",
+        "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n",
+    )
     project.playbook("reviewed", REVIEWED)
     monkeypatch.setenv("LOGNAME", user)
     monkeypatch.setenv("USER", user)
@@ -222,8 +266,11 @@ def keys(tmp_path):
 
 
 def allowed_signers(project, keys) -> None:
-    lines = [f"{who}@example.com {(keys[who].with_suffix('.pub')).read_text().split(' ', 2)[0]} "
-             f"{(keys[who].with_suffix('.pub')).read_text().split(' ', 2)[1]}" for who in ("ana", "bob")]
+    lines = [
+        f"{who}@example.com {(keys[who].with_suffix('.pub')).read_text().split(' ', 2)[0]} "
+        f"{(keys[who].with_suffix('.pub')).read_text().split(' ', 2)[1]}"
+        for who in ("ana", "bob")
+    ]
     project.write(".catalyst/allowed_signers", "\n".join(lines) + "\n")
 
 
@@ -234,8 +281,11 @@ def signed_pause(project, keys) -> str:
 
 def sign_file(project, key, text: str, name: str = "approval.txt"):
     message = project.write(name, text)
-    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(key), "-n", "catalyst-approval", str(message)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-f", str(key), "-n", "catalyst-approval", str(message)],
+        check=True,
+        capture_output=True,
+    )
     return str(message) + ".sig"
 
 
@@ -244,7 +294,9 @@ def test_a_signed_approval_from_an_allowed_signer_holding_the_role_releases(proj
     run_id = signed_pause(project, keys)
     unsigned = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com")
     assert unsigned.exit_code == 1 and "not signed" in unsigned.output
-    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    approved = project.cli(
+        "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"])
+    )
     assert approved.exit_code == 0, approved.output
     approval = approvals(project, run_id)[0]
     assert approval["released"] and "BEGIN SSH SIGNATURE" in approval["signature"]
@@ -253,8 +305,24 @@ def test_a_signed_approval_from_an_allowed_signer_holding_the_role_releases(proj
     exported = json.loads(project.cli("runs", "export", run_id).output)["approvals"][0]
     assert exported["signature"] == approval["signature"]
     sig = project.write("check.sig", approval["signature"])
-    check = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(project.root / ".catalyst/allowed_signers"), "-I", "ana@example.com",
-                            "-n", "catalyst-approval", "-s", str(sig)], input=approval["signedText"], text=True, capture_output=True)
+    check = subprocess.run(
+        [
+            "ssh-keygen",
+            "-Y",
+            "verify",
+            "-f",
+            str(project.root / ".catalyst/allowed_signers"),
+            "-I",
+            "ana@example.com",
+            "-n",
+            "catalyst-approval",
+            "-s",
+            str(sig),
+        ],
+        input=approval["signedText"],
+        text=True,
+        capture_output=True,
+    )
     assert check.returncode == 0, check.stderr
     assert "signed" in project.cli("runs", "show", run_id).output
     assert project.cli("resume", run_id).exit_code == 0
@@ -263,7 +331,9 @@ def test_a_signed_approval_from_an_allowed_signer_holding_the_role_releases(proj
 @needs_ssh_keygen
 def test_an_allowed_signer_without_the_role_is_refused(project, keys):
     run_id = signed_pause(project, keys)
-    refused = project.cli("approve", run_id, "--as", "Architect", "--by", "bob@example.com", "--sign-with", str(keys["bob"]))
+    refused = project.cli(
+        "approve", run_id, "--as", "Architect", "--by", "bob@example.com", "--sign-with", str(keys["bob"])
+    )
     assert refused.exit_code == 1 and "does not hold the role Architect" in refused.output
     assert approvals(project, run_id) == []
 
@@ -273,7 +343,9 @@ def test_a_key_not_in_the_allowed_signers_file_is_refused(project, keys):
     run_id = signed_pause(project, keys)
     # eve signs in ana's name with her own key; and bob signs in ana's name with his.
     for key in ("eve", "bob"):
-        refused = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys[key]))
+        refused = project.cli(
+            "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys[key])
+        )
         assert refused.exit_code == 1 and "not valid for ana@example.com" in refused.output, refused.output
     assert approvals(project, run_id) == []
 
@@ -301,7 +373,9 @@ def test_a_signature_over_another_run_step_role_or_state_is_refused(project, key
     }
     for why, other in changed.items():
         signature = sign_file(project, keys["ana"], other, name=f"{why.replace(' ', '-')}.txt")
-        refused = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature)
+        refused = project.cli(
+            "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature
+        )
         assert refused.exit_code == 1 and "signature is not valid" in refused.output, why
     assert approvals(project, run_id) == []
 
@@ -311,8 +385,17 @@ def test_a_replayed_signature_is_refused(project, keys):
     run_id = signed_pause(project, keys)
     snapshot = project.state_dir / f"run-{run_id}.json"
     before = snapshot.read_bytes()
-    signature = sign_file(project, keys["ana"], project.cli("runs", "approval-text", run_id, "--as", "Architect", "--by", "ana@example.com").output)
-    assert project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature).exit_code == 0
+    signature = sign_file(
+        project,
+        keys["ana"],
+        project.cli("runs", "approval-text", run_id, "--as", "Architect", "--by", "ana@example.com").output,
+    )
+    assert (
+        project.cli(
+            "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature
+        ).exit_code
+        == 0
+    )
     snapshot.write_bytes(before)  # rolled back to before the approval
     refused = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature)
     assert refused.exit_code == 3 and "cannot be trusted" in refused.output, refused.output
@@ -326,12 +409,26 @@ def test_a_replayed_signature_is_refused(project, keys):
 def test_a_signature_for_an_earlier_pause_does_not_release_a_later_one(project, keys):
     project.settings(SIGNED)
     allowed_signers(project, keys)
-    project.playbook("reviewed", REVIEWED.replace('      - name: after\n        log-info: "after the review"',
-                                                  '      - name: again\n        checkpoint: "Look again"'))
+    project.playbook(
+        "reviewed",
+        REVIEWED.replace(
+            '      - name: after\n        log-info: "after the review"',
+            '      - name: again\n        checkpoint: "Look again"',
+        ),
+    )
     assert project.run("reviewed").exit_code == 4
     run_id = project.run_id()
-    signature = sign_file(project, keys["ana"], project.cli("runs", "approval-text", run_id, "--as", "Architect", "--by", "ana@example.com").output)
-    assert project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature).exit_code == 0
+    signature = sign_file(
+        project,
+        keys["ana"],
+        project.cli("runs", "approval-text", run_id, "--as", "Architect", "--by", "ana@example.com").output,
+    )
+    assert (
+        project.cli(
+            "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature
+        ).exit_code
+        == 0
+    )
     assert project.cli("resume", run_id).exit_code == 4  # paused at the second checkpoint
     replayed = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--signature", signature)
     assert replayed.exit_code == 1 and "signature is not valid" in replayed.output
@@ -357,14 +454,19 @@ def test_redeeming_a_token_needs_its_approvers_signature(project, keys):
 def test_a_missing_allowed_signers_file_refuses_with_the_fix(project, keys):
     run_id = signed_pause(project, keys)
     (project.root / ".catalyst" / "allowed_signers").unlink()
-    refused = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    refused = project.cli(
+        "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"])
+    )
     assert refused.exit_code == 1 and "allowed-signers file" in refused.output and "does not exist" in refused.output
     assert "Traceback" not in refused.output
 
 
 def test_signed_approvals_leave_an_open_checkpoint_to_anyone(project):
     project.settings(SIGNED)
-    project.playbook("open", REVIEWED.replace("name: reviewed", "name: open").replace("reviewers:\n      required: [Architect]\n    ", ""))
+    project.playbook(
+        "open",
+        REVIEWED.replace("name: reviewed", "name: open").replace("reviewers:\n      required: [Architect]\n    ", ""),
+    )
     started = project.run("open")
     assert started.exit_code == 4, started.output
     approved = project.cli("approve", project.run_id(), "--as", "Intern", "--by", "bob@example.com")
@@ -388,7 +490,11 @@ def test_preflight_refuses_a_run_whose_checkpoints_no_one_could_release(project)
     assert project.live_snapshots() == []
     project.settings('roles = ["Engineer"]\n')
     refused = project.run("reviewed")
-    assert refused.exit_code == 1 and "C826" in refused.output and "'Architect' is not one of the project's roles" in refused.output
+    assert (
+        refused.exit_code == 1
+        and "C826" in refused.output
+        and "'Architect' is not one of the project's roles" in refused.output
+    )
 
 
 def test_preflight_refuses_signed_approvals_without_a_key_for_the_role(project):
@@ -400,11 +506,17 @@ def test_preflight_refuses_signed_approvals_without_a_key_for_the_role(project):
 
 def test_autonomous_mode_does_not_release_what_needs_a_signature(project):
     project.settings(SIGNED)
-    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.write(
+        ".catalyst/allowed_signers",
+        "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n",
+    )
     project.playbook("reviewed", REVIEWED)
     result = project.run("reviewed", "--mode", "autonomous")
     assert result.exit_code == 4, result.output
-    assert "catalyst does not release by itself a checkpoint that needs a role" in result.output and project.snapshot()["approvals"] == []
+    assert (
+        "catalyst does not release by itself a checkpoint that needs a role" in result.output
+        and project.snapshot()["approvals"] == []
+    )
     project.settings(APPROVERS)  # without signed approvals autonomous mode approves by itself, as before
     assert project.run("reviewed", "--mode", "autonomous").exit_code == 0
 
@@ -414,9 +526,22 @@ def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project,
     run_id = signed_pause(project, keys)
     snapshot = project.state_dir / f"run-{run_id}.json"
     data = json.loads(snapshot.read_text())
-    forged = {"path": "steps/0", "role": "Architect", "by": "ana@example.com", "at": data["updatedAt"], "comment": None, "via": "cli",
-              "released": True, "selected": None, "decision": "approve", "token": None, "subject": None, "delivered": False,
-              "signedText": None, "signature": None}
+    forged = {
+        "path": "steps/0",
+        "role": "Architect",
+        "by": "ana@example.com",
+        "at": data["updatedAt"],
+        "comment": None,
+        "via": "cli",
+        "released": True,
+        "selected": None,
+        "decision": "approve",
+        "token": None,
+        "subject": None,
+        "delivered": False,
+        "signedText": None,
+        "signature": None,
+    }
     data["approvals"].append(forged)
     snapshot.write_text(json.dumps(data))
     # The snapshot's seal sees the edit first; accepting the edited snapshot
@@ -431,7 +556,9 @@ def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project,
     data["approvals"] = []
     snapshot.write_text(json.dumps(data))
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4
-    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    approved = project.cli(
+        "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"])
+    )
     assert approved.exit_code == 0, approved.output
     data = json.loads(snapshot.read_text())
     genuine = data["approvals"][-1]
@@ -449,9 +576,14 @@ def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
 
-    project.settings('signed-approvals = true\n\n[github-reviewers]\nalice = "Architect"\n\n[approvers]\n"alice" = ["Architect"]\n')
+    project.settings(
+        'signed-approvals = true\n\n[github-reviewers]\nalice = "Architect"\n\n[approvers]\n"alice" = ["Architect"]\n'
+    )
     project.user_settings(f'github-api-url = "{fake.url}"\n')
-    project.write(".catalyst/allowed_signers", "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.write(
+        ".catalyst/allowed_signers",
+        "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n",
+    )
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fake_github.TOKEN)
     project.playbook("propose", PROPOSE)
     started = project.run("propose")
@@ -521,13 +653,28 @@ def test_an_unsigned_approval_planted_for_a_later_checkpoint_does_not_release_it
     data = json.loads(snapshot.read_text())
     assert data["pause"]["path"] == "steps/0"
     # An approval of the second checkpoint, written by hand before the run reaches it.
-    forged = {"path": "steps/1", "role": "Architect", "by": "ana@example.com", "at": data["updatedAt"], "comment": None, "via": "cli",
-              "released": True, "selected": None, "decision": "approve", "token": None, "subject": None, "delivered": False,
-              "signedText": None, "signature": None}
+    forged = {
+        "path": "steps/1",
+        "role": "Architect",
+        "by": "ana@example.com",
+        "at": data["updatedAt"],
+        "comment": None,
+        "via": "cli",
+        "released": True,
+        "selected": None,
+        "decision": "approve",
+        "token": None,
+        "subject": None,
+        "delivered": False,
+        "signedText": None,
+        "signature": None,
+    }
     data["approvals"].append(forged)
     snapshot.write_text(json.dumps(data))
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4  # still paused at steps/0
-    approved = project.cli("approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"]))
+    approved = project.cli(
+        "approve", run_id, "--as", "Architect", "--by", "ana@example.com", "--sign-with", str(keys["ana"])
+    )
     assert approved.exit_code == 0, approved.output
     resumed = project.cli("resume", run_id)
     # The first checkpoint goes by its signature; the second is not released by the planted approval.
@@ -558,7 +705,10 @@ def test_a_step_never_rewrites_who_may_approve_unless_a_grant_names_the_file(pro
     # Without allowedWritePaths a step may write anywhere in the project, but not the
     # settings or the allowed-signers file: a value written there would choose approvers.
     project.settings(SIGNED)
-    project.write(".catalyst/allowed_signers", "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n")
+    project.write(
+        ".catalyst/allowed_signers",
+        "ana@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM0uwrqTlGCK4h80z/x3uJyaJNPyLVBqX6cMKjKYSHcB\n",
+    )
     project.playbook("reviewed", SETTINGS_WRITER)
     before = project.read(target)
     forged = 'roles = ["Engineer", "Architect"]\n[approvers]\n"mallory" = ["Architect"]\n'
@@ -566,7 +716,9 @@ def test_a_step_never_rewrites_who_may_approve_unless_a_grant_names_the_file(pro
     assert result.exit_code == 2 and "decides who may approve" in result.output, result.output
     assert project.read(target) == before
     # A grant naming the file in plain text allows it, as the author's decision.
-    granted = SETTINGS_WRITER.replace("steps:", f"allowedWritePaths: [{target}]\n    steps:", 1).replace('"{{ target }}"', target)
+    granted = SETTINGS_WRITER.replace("steps:", f"allowedWritePaths: [{target}]\n    steps:", 1).replace(
+        '"{{ target }}"', target
+    )
     project.playbook("reviewed", granted)
     project.settings(SIGNED.replace("signed-approvals = true\n", ""))
     allowed = project.run("reviewed", target=target, notes=before)

@@ -43,7 +43,9 @@ def test_steps_merge_values_into_the_bindings_and_a_resume_rebuilds_them(project
 
 
 def test_the_checker_types_bindings_and_refuses_inputs_and_steps_that_would_hide_them(project):
-    project.playbook("hidden", """
+    project.playbook(
+        "hidden",
+        """
         name: hidden
         description: names that hide the bindings
         owner: Engineer
@@ -54,7 +56,8 @@ def test_the_checker_types_bindings_and_refuses_inputs_and_steps_that_would_hide
             display: "x"
             bindings: [not, a, mapping]
           - display: "{{ bindings.anything.at.all }}"
-    """)
+    """,
+    )
     result = project.cli("check", "playbooks/hidden.yaml")
     assert result.exit_code == 1
     assert result.output.count("C614") == 2
@@ -95,7 +98,9 @@ def test_a_bindings_expression_merges_every_key_of_an_object_and_refuses_anythin
 
 
 def test_the_checker_refuses_a_bindings_expression_that_is_not_an_object(project):
-    project.playbook("typed", """
+    project.playbook(
+        "typed",
+        """
         name: typed
         description: a text is not an object to merge
         owner: Engineer
@@ -103,13 +108,16 @@ def test_the_checker_refuses_a_bindings_expression_that_is_not_an_object(project
           - var: t
             value: "text"
             bindings: "${{ t }}"
-    """)
+    """,
+    )
     result = project.cli("check", "playbooks/typed.yaml")
     assert result.exit_code == 1 and "C502" in result.output
 
 
 def test_an_error_policy_message_is_the_fix_of_a_stop_and_shown_beside_a_continue(project):
-    project.playbook("told", """
+    project.playbook(
+        "told",
+        """
         name: told
         description: error policies with their own words
         owner: Engineer
@@ -118,18 +126,22 @@ def test_an_error_policy_message_is_the_fix_of_a_stop_and_shown_beside_a_continu
             errorPolicy: {default: {action: Continue, message: "carry on regardless"}}
           - throw: {code: Broken, message: "it broke again"}
             errorPolicy: {Broken: {action: Stop, message: "call the on-call engineer"}}
-    """)
+    """,
+    )
     run = project.run("told")
     assert run.exit_code == 2, run.output
     assert "it broke (carry on regardless)" in run.output
     assert "fix: call the on-call engineer" in run.output
-    project.playbook("wrong", """
+    project.playbook(
+        "wrong",
+        """
         name: wrong
         description: a message that is not text
         owner: Engineer
         steps:
           - log-info: hi
             errorPolicy: {default: {action: Stop, message: [a]}, Other: {action: Stop, mesage: x}}
-    """)
+    """,
+    )
     checked = project.cli("check", "playbooks/wrong.yaml")
     assert checked.exit_code == 1 and "C302" in checked.output and "C202" in checked.output

@@ -77,7 +77,10 @@ def py(code: str) -> str:
 
 
 def test_nodes_run_in_dependency_order_with_argv_and_share_the_context(cleo):
-    book(cleo, "order", f"""version: "1.0"
+    book(
+        cleo,
+        "order",
+        f"""version: "1.0"
 name: order
 inputs:
   - name: word
@@ -96,14 +99,20 @@ nodes:
   - id: first
     type: deterministic
 {py("import sys; print('first', sys.argv[1])")[:-2]}, "{{{{ inputs.word }}}}"]
-""")
+""",
+    )
     answers(cleo, writer={"summary": "done"})
     run = cleo.run("order", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
     assert run.output.index("✓ first") < run.output.index("✓ report")
     assert not cleo.exists("pwned")  # the argument reached the program as one word, no shell
     [call] = agent_calls(cleo)
-    assert (call["agent"], call["readPaths"], call["skills"], call["tools"]) == ("writer", "docs/spec.md", "summarise", "read")
+    assert (call["agent"], call["readPaths"], call["skills"], call["tools"]) == (
+        "writer",
+        "docs/spec.md",
+        "summarise",
+        "read",
+    )
     assert call["context"]["said"] == "first $(touch pwned); echo\n"  # first's output, merged into the context
     assert call["context"]["bindings"]["first_exitCode"] == 0
     assert call["context"]["word"] == "$(touch pwned); echo"
@@ -141,7 +150,9 @@ edges:
 """
 
 
-@pytest.mark.parametrize("complexity, route", [("low", ["classifier", "planner"]), ("high", ["classifier", "researcher", "planner"])])
+@pytest.mark.parametrize(
+    "complexity, route", [("low", ["classifier", "planner"]), ("high", ["classifier", "researcher", "planner"])]
+)
 def test_guarded_routing_goes_both_ways(cleo, complexity, route):
     book(cleo, "triage", TRIAGE)
     answers(cleo, classifier={"complexity": complexity}, researcher={"notes": "n"}, planner={"plan": "p"})
@@ -152,7 +163,10 @@ def test_guarded_routing_goes_both_ways(cleo, complexity, route):
 
 
 def test_no_guard_holding_is_routing_failed(cleo):
-    book(cleo, "route", """version: "1.0"
+    book(
+        cleo,
+        "route",
+        """version: "1.0"
 name: route
 nodes:
   - id: a
@@ -171,14 +185,19 @@ edges:
   - from: a
     to: c
     when: { field: go, in: [no] }
-""")
+""",
+    )
     answers(cleo, s={"go": "maybe"})
     run = cleo.run("route", "--mode", "autonomous")
     assert run.exit_code == 2 and "RoutingFailed" in run.output
 
 
 def test_an_agent_answer_that_is_not_an_object_fails_the_node(cleo):
-    book(cleo, "prose", 'version: "1.0"\nname: prose\nnodes:\n  - id: a\n    type: agentic\n    skill: s\n    on_failure:\n      max_iterations: 1\n')
+    book(
+        cleo,
+        "prose",
+        'version: "1.0"\nname: prose\nnodes:\n  - id: a\n    type: agentic\n    skill: s\n    on_failure:\n      max_iterations: 1\n',
+    )
     answers(cleo, s="just words")
     run = cleo.run("prose", "--mode", "autonomous")
     assert run.exit_code == 2 and "InvalidBindings" in run.output
@@ -203,15 +222,26 @@ nodes:
 {handlers}"""
 
 
-@pytest.mark.parametrize("action, exit_code, consumed, after", [
-    (None, 2, False, False),          # no handler: a broken contract stops the run (cleo would go on)
-    ("abort", 2, False, False),
-    ("hitl_escalate", 4, False, False),  # a person decides whether to go on
-    ("inject_hint", 0, True, True),      # recorded and shown, the node runs all the same (as in cleo)
-])
+@pytest.mark.parametrize(
+    "action, exit_code, consumed, after",
+    [
+        (None, 2, False, False),  # no handler: a broken contract stops the run (cleo would go on)
+        ("abort", 2, False, False),
+        ("hitl_escalate", 4, False, False),  # a person decides whether to go on
+        ("inject_hint", 0, True, True),  # recorded and shown, the node runs all the same (as in cleo)
+    ],
+)
 def test_a_broken_contract_goes_through_its_handler(cleo, action, exit_code, consumed, after):
-    handlers = f"error_handlers:\n  - on: contract_violation\n    action: {action}\n    message: no wanted key\n" if action else ""
-    book(cleo, "contract", CONTRACT.format(consume=py("open('out/consumed', 'w')"), after=py("open('out/after', 'w')"), handlers=handlers))
+    handlers = (
+        f"error_handlers:\n  - on: contract_violation\n    action: {action}\n    message: no wanted key\n"
+        if action
+        else ""
+    )
+    book(
+        cleo,
+        "contract",
+        CONTRACT.format(consume=py("open('out/consumed', 'w')"), after=py("open('out/after', 'w')"), handlers=handlers),
+    )
     answers(cleo, producer={"other": 1})
     run = cleo.run("contract", "--mode", "autonomous")
     assert run.exit_code == exit_code, run.output
@@ -219,7 +249,9 @@ def test_a_broken_contract_goes_through_its_handler(cleo, action, exit_code, con
     assert cleo.exists("out/consumed") is consumed and cleo.exists("out/after") is after
     if action is not None:
         assert "no wanted key" in run.output  # the handler's message is shown (cleo never shows it)
-    [violation] = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)["contract_violations"]
+    [violation] = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)[
+        "contract_violations"
+    ]
     assert violation["nodeId"] == "consume"
     assert len(agent_calls(cleo)) == 1  # a contract is not retried like a failed attempt
 
@@ -260,7 +292,10 @@ error_handlers:
 
 
 def test_a_cap_of_3_gives_an_agent_exactly_3_attempts_then_the_cap_handler(cleo):
-    book(cleo, "capped", """version: "1.0"
+    book(
+        cleo,
+        "capped",
+        """version: "1.0"
 name: capped
 nodes:
   - id: flaky
@@ -275,7 +310,8 @@ nodes:
 error_handlers:
   - on: iteration_cap_exceeded
     action: hitl_escalate
-""")
+""",
+    )
     answers(cleo, flaky="fail", never={})
     run = cleo.run("capped", "--mode", "autonomous")
     assert run.exit_code == 4, run.output  # the handler asks a person, even under --mode autonomous
@@ -314,7 +350,10 @@ def test_an_inject_into_loop_runs_the_block_again_and_ends(cleo):
     assert [c["who"] for c in calls] == ["implementer", "validator"] * 3 + ["shipper"]
     # the node the loop goes back to hears why: nothing the first time, then the validator's failure
     assert calls[0]["context"]["__lastError"] is None
-    assert calls[2]["context"]["__lastFailedNode"] == "validate" and calls[2]["context"]["__lastError"]["code"] == "AIAdapterError"
+    assert (
+        calls[2]["context"]["__lastFailedNode"] == "validate"
+        and calls[2]["context"]["__lastError"]["code"] == "AIAdapterError"
+    )
 
 
 def test_an_inject_into_loop_that_keeps_failing_stops_at_the_cap(cleo):
@@ -323,7 +362,10 @@ def test_an_inject_into_loop_that_keeps_failing_stops_at_the_cap(cleo):
     run = cleo.run("loop", "--mode", "autonomous")
     assert run.exit_code == 2, run.output
     assert "IterationCapExceeded" in run.output
-    assert [c["who"] for c in agent_calls(cleo)] == ["implementer", "validator"] * 3  # cleo's own loop never ends (C-D7)
+    assert [c["who"] for c in agent_calls(cleo)] == [
+        "implementer",
+        "validator",
+    ] * 3  # cleo's own loop never ends (C-D7)
 
 
 # -- approval gates ----------------------------------------------------------------------------------------
@@ -359,7 +401,9 @@ def test_a_conservative_gate_pauses_under_autonomous_mode_and_records_who_approv
     assert resumed.exit_code == 0, resumed.output
     assert cleo.read("out/published") == "ana ship it"  # __lastApproval in the context
     assert cleo.read("out/built") == "x"  # not run again
-    [approval] = [a for a in cleo.snapshot()["approvals"] if a["via"] != "autonomous"]  # the programs' effects: autonomous
+    [approval] = [
+        a for a in cleo.snapshot()["approvals"] if a["via"] != "autonomous"
+    ]  # the programs' effects: autonomous
     assert (approval["by"], approval["role"], approval["comment"]) == ("ana", "Engineer", "ship it") and approval["at"]
 
 
@@ -367,14 +411,24 @@ def test_a_rejection_fails_the_run_and_is_recorded(cleo):
     book(cleo, "gated", GATED)
     assert cleo.run("gated", "--mode", "autonomous", version="2.0").exit_code == 4
     run_id = cleo.run_id()
-    assert cleo.cli("approve", run_id, "--as", "Engineer", "--by", "bo", "--select", "reject", "--comment", "not now").exit_code == 0
+    assert (
+        cleo.cli(
+            "approve", run_id, "--as", "Engineer", "--by", "bo", "--select", "reject", "--comment", "not now"
+        ).exit_code
+        == 0
+    )
     resumed = cleo.cli("resume", run_id)
     assert resumed.exit_code == 2, resumed.output
     assert "ApprovalRejected" in resumed.output and not cleo.exists("out/published")
     snapshot = cleo.snapshot()
     assert snapshot["status"] == "failed"
     [rejection] = [a for a in snapshot["approvals"] if a["via"] != "autonomous"]
-    assert (rejection["by"], rejection["role"], rejection["selected"], rejection["comment"]) == ("bo", "Engineer", "reject", "not now")
+    assert (rejection["by"], rejection["role"], rejection["selected"], rejection["comment"]) == (
+        "bo",
+        "Engineer",
+        "reject",
+        "not now",
+    )
 
 
 def test_a_permissive_gate_passes_by_itself_when_the_rules_approve_every_program_after_it(cleo):
@@ -456,8 +510,14 @@ nodes:
 {py("open('out/three', 'a').write('x')")}    depends: [two]
 """)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("CATALYST_")}, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "run", "crash", "--mode", "autonomous"], cwd=project, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalyst_dsl", "run", "crash", "--mode", "autonomous"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (project / "out" / "two").exists():
@@ -467,8 +527,14 @@ nodes:
         os.killpg(proc.pid, signal.SIGKILL)  # catalyst and the program it runs, no chance to save
         proc.wait(timeout=30)
     run_id = next((project / ".xe" / "runs").glob("run-*.json")).name[4:-5]
-    resumed = subprocess.run([sys.executable, "-m", "catalyst_dsl", "resume", run_id], cwd=project, env=env,
-                             capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "resume", run_id],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (project / "out" / "one").read_text() == "x"  # completed before the kill: not run again
     assert (project / "out" / "two").read_text() == "xx"  # in flight: run again
@@ -487,17 +553,31 @@ def test_runs_export_format_cleo_writes_the_run_and_approval_rows(cleo):
     assert (row["status"], row["current_node"], row["iteration_counts"]) == ("paused", "review", {"build": 1})
     assert row["bindings"]["inputs"] == {"version": "2.0"} and row["bindings"]["build_exitCode"] == 0
     [pending] = paused["playbook_approvals"]
-    assert (pending["node_id"], pending["status"], pending["auto_passed"], pending["reason"]) == ("review", "pending", 0, "Publish 2.0? (its policy asks for a person)")
+    assert (pending["node_id"], pending["status"], pending["auto_passed"], pending["reason"]) == (
+        "review",
+        "pending",
+        0,
+        "Publish 2.0? (its policy asks for a person)",
+    )
     assert cleo.cli("approve", run_id, "--as", "Engineer", "--by", "ana", "--comment", "go").exit_code == 0
     assert cleo.cli("resume", run_id).exit_code == 0
     done = json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)
     [row] = done["playbook_runs"]
     assert row["status"] == "completed" and row["current_node"] is None and row["completed_at"]
-    assert row["playbook_hash"] == hashlib.sha256((cleo.root / ".cleo/playbooks/gated.cantbook").read_bytes()).hexdigest()
+    assert (
+        row["playbook_hash"] == hashlib.sha256((cleo.root / ".cleo/playbooks/gated.cantbook").read_bytes()).hexdigest()
+    )
     assert row["bindings"]["__lastApproval"]["approver"] == "ana"
     [approved] = done["playbook_approvals"]  # the programs' own effect approvals are not cleo's
-    assert (approved["node_id"], approved["status"], approved["approver"], approved["reason"]) == ("review", "approved", "ana", "go")
-    assert approved == json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)["playbook_approvals"][0]  # stable ids
+    assert (approved["node_id"], approved["status"], approved["approver"], approved["reason"]) == (
+        "review",
+        "approved",
+        "ana",
+        "go",
+    )
+    assert (
+        approved == json.loads(cleo.cli("runs", "export", run_id, "--format", "cleo").output)["playbook_approvals"][0]
+    )  # stable ids
 
 
 def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_refuses_native_runs(cleo):
@@ -505,7 +585,10 @@ def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_
     answers(cleo, producer={"other": 1})
     assert cleo.run("contract", "--mode", "autonomous").exit_code == 2
     exported = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)
-    assert exported["playbook_runs"][0]["status"] == "failed" and "requires check 1" in exported["playbook_runs"][0]["error_context"]
+    assert (
+        exported["playbook_runs"][0]["status"] == "failed"
+        and "requires check 1" in exported["playbook_runs"][0]["error_context"]
+    )
     [violation] = exported["contract_violations"]
     assert (violation["nodeId"], violation["field"], violation["playbookName"]) == ("consume", "requires", "contract")
     cleo.playbook("native", "name: native\ndescription: d\nowner: Engineer\nsteps:\n  - log-info: hi\n")
@@ -529,14 +612,19 @@ def test_a_what_if_of_a_cantbook_lists_its_checks_and_pause_and_replans_the_same
     assert 'requires: ${{ Object.keys(bindings).includes("complexity") }} (unknown now)' in shown.output
     assert not agent_calls(cleo)
     golden = json.loads(cleo.read("golden/triage.plan.json"))
-    assert plan_report.canonical_json(plan_report.with_hash(plan_report.replan(cleo.root, golden))) == cleo.read("golden/triage.plan.json")
+    assert plan_report.canonical_json(plan_report.with_hash(plan_report.replan(cleo.root, golden))) == cleo.read(
+        "golden/triage.plan.json"
+    )
     book(cleo, "gated", GATED)
     gated = cleo.run("gated", "--what-if", version="1")
     assert "⏸ review (checkpoint)" in gated.output and "Publish 1?" in gated.output
 
 
 def test_a_custom_gate_passes_by_the_projects_approval_rules(cleo):
-    book(cleo, "custom", f"""version: "1.0"
+    book(
+        cleo,
+        "custom",
+        f"""version: "1.0"
 name: custom
 nodes:
   - id: gate
@@ -546,22 +634,29 @@ nodes:
   - id: lint
     type: deterministic
 {py("pass")}    depends: [gate]
-""")
+""",
+    )
     assert cleo.run("custom", "--mode", "autonomous").exit_code == 4  # no project rules: a person decides
     assert cleo.cli("cancel", cleo.run_id(), "--reason", "rules coming").exit_code == 0
-    cleo.settings(cleo.read("catalyst.toml") + f"""
+    cleo.settings(
+        cleo.read("catalyst.toml")
+        + f"""
 [[approval-rules]]
 action = "auto-approve"
 reason = "our-python"
 pattern = '^{re.escape(sys.executable)} -c pass$'
-""")
+"""
+    )
     run = cleo.run("custom", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
     assert "passed by its approval rules" in run.output and "(our-python)" in run.output
 
 
 def test_inject_hint_runs_the_node_with_the_hint_in_its_context(cleo):
-    book(cleo, "hinted", """version: "1.0"
+    book(
+        cleo,
+        "hinted",
+        """version: "1.0"
 name: hinted
 nodes:
   - id: produce
@@ -577,7 +672,8 @@ error_handlers:
   - on: contract_violation
     action: inject_hint
     message: nothing wanted; make do
-""")
+""",
+    )
     answers(cleo, producer={"other": 1}, consumer={"done": True})
     run = cleo.run("hinted", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
@@ -597,7 +693,10 @@ def test_only_the_looping_nodes_failure_loops_back(cleo):
 
 
 def test_routing_reads_the_last_approval(cleo):
-    book(cleo, "routed", f"""version: "1.0"
+    book(
+        cleo,
+        "routed",
+        f"""version: "1.0"
 name: routed
 nodes:
   - id: gate
@@ -614,7 +713,8 @@ nodes:
   - from: gate
     to: never
     when: {{ field: __lastApproval, exists: false }}
-""")
+""",
+    )
     assert cleo.run("routed", "--mode", "autonomous").exit_code == 4
     run_id = cleo.run_id()
     assert cleo.cli("approve", run_id, "--as", "Engineer").exit_code == 0
@@ -629,7 +729,9 @@ CORPUS = REPO.parent / "shared" / "corpus" / "cleo"
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the repository")
 def test_the_corpus_cantbooks_run(cleo):
     book(cleo, "conditional-branch", (CORPUS / "conditional-branch.cantbook").read_text())
-    answers(cleo, **{"ct-research-agent": [{"needsResearch": True}, {"notes": "n"}], "ct-task-executor": {"shipped": True}})
+    answers(
+        cleo, **{"ct-research-agent": [{"needsResearch": True}, {"notes": "n"}], "ct-task-executor": {"shipped": True}}
+    )
     run = cleo.run("conditional-branch", "--mode", "autonomous", taskId="T1")
     assert run.exit_code == 0, run.output
     assert [c["context"].get("bindings", {}).get("needsResearch") for c in agent_calls(cleo)] == [None, True, True]
@@ -647,13 +749,19 @@ def test_the_corpus_cantbooks_run(cleo):
     assert [c["agent"] for c in agent_calls(cleo)] == ["release-lead"] * 3
 
 
-@pytest.mark.parametrize("tree, exit_code", [
-    ([{"title": "Write the spec", "acceptance": ["reviewed"], "depends": []}], 0),
-    ([{"title": "Write the spec", "acceptance": ["  "]}], 2),  # no acceptance criterion that says something
-    ([], 2),
-])
+@pytest.mark.parametrize(
+    "tree, exit_code",
+    [
+        ([{"title": "Write the spec", "acceptance": ["reviewed"], "depends": []}], 0),
+        ([{"title": "Write the spec", "acceptance": ["  "]}], 2),  # no acceptance criterion that says something
+        ([], 2),
+    ],
+)
 def test_ensures_schema_task_tree_checks_the_shape_cleo_registers(cleo, tree, exit_code):
-    book(cleo, "plan", """version: "1.0"
+    book(
+        cleo,
+        "plan",
+        """version: "1.0"
 name: plan
 nodes:
   - id: plan
@@ -661,7 +769,8 @@ nodes:
     skill: planner
     ensures:
       schema: task_tree
-""")
+""",
+    )
     answers(cleo, planner={"task_tree": tree})
     run = cleo.run("plan", "--mode", "autonomous")
     assert run.exit_code == exit_code, run.output

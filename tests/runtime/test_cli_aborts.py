@@ -24,7 +24,9 @@ def _command(error: Exception) -> click.Command:
 
 
 def test_a_busy_lock_is_an_error_with_its_fix() -> None:
-    owner = LockInfo(resource="file:out/**", run_id="r-1", pid=42, host="box", since="2026-11-26T10:00:00Z", file=Path("x"))
+    owner = LockInfo(
+        resource="file:out/**", run_id="r-1", pid=42, host="box", since="2026-11-26T10:00:00Z", file=Path("x")
+    )
     result = CliRunner().invoke(_command(LockConflict("file:out/**", owner)))
     assert result.exit_code == EXIT_FAILED
     assert "error: file:out/** is locked by run r-1 (process 42 on box" in result.output

@@ -67,7 +67,9 @@ def test_run_ids(project) -> None:
     assert values("catalyst resume ") == [paused]
     assert values("catalyst approve ") == [paused]
     assert values("catalyst runs export ") == sorted([paused, finished], reverse=True)
-    assert values(f"catalyst runs show {finished[:10]}") == [i for i in sorted([paused, finished], reverse=True) if i.startswith(finished[:10])]
+    assert values(f"catalyst runs show {finished[:10]}") == [
+        i for i in sorted([paused, finished], reverse=True) if i.startswith(finished[:10])
+    ]
 
 
 def test_a_broken_project_completes_nothing(project) -> None:

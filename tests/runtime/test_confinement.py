@@ -7,7 +7,6 @@ import os
 import signal
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,12 +19,16 @@ from test_reliability import _env, make_project, run_id_of, spawn, catalyst
 needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
 #: The real temp folder of each program (the `project` fixture gives every program one, kept).
 OWN_TEMP_FOLDER = Confinement.temp_folder
-needs_namespaces = pytest.mark.skipif(namespaces_problem() is not None, reason=f"no private mounts here: {namespaces_problem()}")
+needs_namespaces = pytest.mark.skipif(
+    namespaces_problem() is not None, reason=f"no private mounts here: {namespaces_problem()}"
+)
 
 
 def _writer(project, writes: str, script: str, grants: str = "allowedWritePaths: [out/**]") -> None:
     body = "\n".join(" " * 14 + line for line in script.strip().splitlines())
-    project.playbook("writer", f"""
+    project.playbook(
+        "writer",
+        f"""
         name: writer
         description: Writes where its script says.
         owner: Engineer
@@ -35,7 +38,8 @@ def _writer(project, writes: str, script: str, grants: str = "allowedWritePaths:
             {writes}
             bash: |
 {body}
-    """)
+    """,
+    )
 
 
 @pytest.fixture
@@ -75,7 +79,9 @@ def test_scratch_and_a_temp_folder_of_its_own_are_writable_without_writes(projec
     system_temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
     monkeypatch.setenv("TMPDIR", str(system_temp))
-    _writer(project, "", "echo s > temp://scratch.txt && cat temp://scratch.txt\necho t > $TMPDIR/t.txt\nmktemp > /dev/null")
+    _writer(
+        project, "", "echo s > temp://scratch.txt && cat temp://scratch.txt\necho t > $TMPDIR/t.txt\nmktemp > /dev/null"
+    )
     result = project.run("writer")
     assert result.exit_code == 0, result.output
     _writer(project, "", f"echo t > {system_temp}/t.txt")
@@ -86,7 +92,9 @@ def test_scratch_and_a_temp_folder_of_its_own_are_writable_without_writes(projec
 
 def test_each_program_gets_an_empty_temp_folder_that_dies_with_it(project, monkeypatch):
     monkeypatch.setattr(Confinement, "temp_folder", OWN_TEMP_FOLDER)
-    project.playbook("two", """
+    project.playbook(
+        "two",
+        """
         name: two
         description: One step leaves a file in its temp folder, the next looks for it.
         owner: Engineer
@@ -97,7 +105,8 @@ def test_each_program_gets_an_empty_temp_folder_that_dies_with_it(project, monke
             bash: |
               [ -z "$(ls -A "$TMPDIR")" ] || { echo "not empty: $(ls -A "$TMPDIR")"; exit 1; }
               [ ! -e "$(cat temp://where)" ] || { echo "still there: $(cat temp://where)"; exit 1; }
-    """)
+    """,
+    )
     result = project.run("two")
     assert result.exit_code == 0, result.output
     assert list(project.temp.iterdir()) == []
@@ -114,7 +123,12 @@ def test_a_step_without_writes_writes_nothing_in_the_project(project):
 
 @needs_landlock
 def test_git_is_refused_even_when_the_step_writes_everything(git_project):
-    _writer(git_project, 'writes: ["**"]', "echo changed > README.md\necho '[core] fsmonitor = touch PWNED' >> .git/config", grants="")
+    _writer(
+        git_project,
+        'writes: ["**"]',
+        "echo changed > README.md\necho '[core] fsmonitor = touch PWNED' >> .git/config",
+        grants="",
+    )
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert "refused a write to '.git/config'" in git_project.snapshot()["error"]["message"]
@@ -124,14 +138,17 @@ def test_git_is_refused_even_when_the_step_writes_everything(git_project):
 
 def test_without_landlock_the_run_says_so_once_and_falls_back(project, monkeypatch):
     monkeypatch.setenv("CATALYST_LANDLOCK", "off")
-    project.playbook("twice", """
+    project.playbook(
+        "twice",
+        """
         name: twice
         description: Two programs.
         owner: Engineer
         steps:
           - bash: echo one > temp://a
           - bash: echo two > ../OUTSIDE-fallback
-    """)
+    """,
+    )
     result = project.run("twice")
     assert result.exit_code == 0, result.output
     assert result.output.count("programs run unconfined: CATALYST_LANDLOCK=off is set") == 1
@@ -158,6 +175,7 @@ def test_require_confinement_must_be_a_boolean(project):
 
 # -- programs die with their run --------------------------------------------------------------------
 
+
 def _alive(pid: int) -> bool:
     return start_time(pid) is not None
 
@@ -173,7 +191,10 @@ def _wait_until(predicate, seconds: float = 15.0) -> bool:
 
 @pytest.mark.slow
 def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_more(tmp_path):
-    project = make_project(tmp_path / "project", {"loop": """
+    project = make_project(
+        tmp_path / "project",
+        {
+            "loop": """
         name: loop
         description: A step whose program outlives a kill unless it dies with its run.
         owner: Engineer
@@ -188,10 +209,14 @@ def test_a_killed_run_takes_its_programs_with_it_and_resume_runs_the_step_once_m
               echo "child $child" >> out/marker
               wait $child
               echo "end $$" >> out/marker
-    """})
+    """
+        },
+    )
     marker = project / "out" / "marker"
     (tmp_path / "temp").mkdir()
-    run = spawn(project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first", env=_env(TMPDIR=str(tmp_path / "temp")))
+    run = spawn(
+        project, "run", "loop", "--mode", "autonomous", log=tmp_path / "first", env=_env(TMPDIR=str(tmp_path / "temp"))
+    )
     assert _wait_until(lambda: marker.exists() and "child" in marker.read_text()), (tmp_path / "first.err").read_text()
     child = int(marker.read_text().split("child ")[1].split()[0])
     records = list((project / ".xe" / "runs").glob("run-*.processes"))
@@ -229,7 +254,6 @@ def test_resume_kills_a_recorded_group_only_when_the_start_time_matches(tmp_path
             sleeper.wait()
 
 
-
 def test_resume_never_kills_a_group_recorded_by_hand(tmp_path):
     # Anyone can read a process's start time in /proc: a record written by someone who can
     # write the state directory but does not hold the run key names it rightly, and is
@@ -255,11 +279,14 @@ def test_resume_never_kills_a_group_recorded_by_hand(tmp_path):
             sleeper.kill()
             sleeper.wait()
 
+
 @needs_landlock
 def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(project):
     project.settings('ai-adapters = ["command"]\n')
     project.user_settings('ai-command = ["bash", "-c", "mkdir -p out && echo x > out/agent.txt && echo answer"]\n')
-    project.playbook("agent", """
+    project.playbook(
+        "agent",
+        """
         name: agent
         description: Asks an agent that writes a file.
         owner: Engineer
@@ -274,7 +301,8 @@ def test_an_ai_agent_writes_the_grants_only_when_its_step_grants_writing_tools(p
             condition: ${{ get('edit') }}
             ai-prompt: change things
             tools: [read, edit]
-    """)
+    """,
+    )
     refused = project.run("agent", "--mode", "autonomous", edit="false")
     assert refused.exit_code == 2, refused.output
     assert "refused a write to 'out'" in project.snapshot()["error"]["message"]
@@ -298,8 +326,13 @@ def test_a_prefix_holding_git_or_the_state_directory_is_granted_around_them(tmp_
     assert granted == {".xe/runs/tmp/run-1", ".xe/features", "README.md", "src", "out"}  # no .git, no state, no link
     step_temp = system_temp / "catalyst-step-1"
     step_temp.mkdir()
-    assert step_temp in confinement.writable_paths(step_temp) and system_temp not in confinement.writable_paths(step_temp)
-    assert confinement.shown() == {"mayWrite": ["./", "out/", "temp://", "$TMPDIR"], "neverWrites": [".git/", ".xe/runs/"]}
+    assert step_temp in confinement.writable_paths(step_temp) and system_temp not in confinement.writable_paths(
+        step_temp
+    )
+    assert confinement.shown() == {
+        "mayWrite": ["./", "out/", "temp://", "$TMPDIR"],
+        "neverWrites": [".git/", ".xe/runs/"],
+    }
 
 
 def _alive(pid: int) -> bool:
@@ -314,13 +347,17 @@ def _alive(pid: int) -> bool:
 def test_nothing_a_step_starts_outlives_it(project):
     # In the background, in a new session (setsid), orphaned by a double fork, or shielded
     # from hang-ups: each would keep running, confined or not, after its step has ended.
-    _writer(project, "writes: [out/**]", """
+    _writer(
+        project,
+        "writes: [out/**]",
+        """
         mkdir -p out
         setsid sh -c 'echo $$ > out/setsid; exec sleep 60' </dev/null >/dev/null 2>&1 &
         ( ( sh -c 'echo $$ > out/orphan; exec sleep 60' & ) ) </dev/null >/dev/null 2>&1
         nohup sh -c 'trap "" HUP TERM; echo $$ > out/nohup; exec sleep 60' </dev/null >/dev/null 2>&1 &
         for f in setsid orphan nohup; do while [ ! -s out/$f ]; do sleep 0.05; done; done
-    """)
+    """,
+    )
     result = project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     pids = {name: int(project.read(f"out/{name}")) for name in ("setsid", "orphan", "nohup")}
@@ -333,15 +370,22 @@ def test_a_nested_repository_beneath_a_grant_is_not_writable(project):
     # project's own can; the gateway refuses every .git segment, and so does the kernel.
     project.write("vendor/lib/.git/config", "[core]\n")
     project.write("vendor/lib/code.txt", "v1\n")
-    _writer(project, "writes: [vendor/**]", """
+    _writer(
+        project,
+        "writes: [vendor/**]",
+        """
         echo v2 > vendor/lib/code.txt
         printf '\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config
-    """, grants="allowedWritePaths: [vendor/**]")
+    """,
+        grants="allowedWritePaths: [vendor/**]",
+    )
     result = project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert "refused a write to 'vendor/lib/.git/config'" in project.snapshot()["error"]["message"]
     assert project.read("vendor/lib/code.txt") == "v2\n"
     assert project.read("vendor/lib/.git/config") == "[core]\n"
+
+
 def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_grant_names_them(tmp_path):
     from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
 
@@ -352,18 +396,27 @@ def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_gra
         (root / name).write_text("x")
 
     def writable(grants, declared) -> set[str]:
-        gateway = EffectsGateway(root, root / ".xe/runs/tmp/run-1", (Grants.of("p", grants),), RealPerformer(), protected=(".xe/runs",),
-                                 guarded=("catalyst.toml", ".catalyst/allowed_signers"))
+        gateway = EffectsGateway(
+            root,
+            root / ".xe/runs/tmp/run-1",
+            (Grants.of("p", grants),),
+            RealPerformer(),
+            protected=(".xe/runs",),
+            guarded=("catalyst.toml", ".catalyst/allowed_signers"),
+        )
         paths = gateway.confinement(declared).writable_paths()
         return {p.relative_to(root).as_posix() for p in paths if root in p.parents}
 
     anywhere = writable(None, ["**"])
     assert "README.md" in anywhere and ".catalyst/notes.md" in anywhere
-    assert "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
+    assert (
+        "catalyst.toml" not in anywhere and ".catalyst/allowed_signers" not in anywhere and ".catalyst" not in anywhere
+    )
     assert "catalyst.toml" in writable(["catalyst.toml", "README.md"], ["catalyst.toml"])
 
 
 # -- grants follow real paths -------------------------------------------------------------------------
+
 
 @needs_landlock
 def test_a_committed_link_cannot_widen_a_grant_to_the_whole_project(git_project):
@@ -374,7 +427,9 @@ def test_a_committed_link_cannot_widen_a_grant_to_the_whole_project(git_project)
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     error = git_project.snapshot()["error"]
-    assert error["code"] == "PermissionDenied" and "'out' is a symbolic link to the project root" in error["message"], error
+    assert error["code"] == "PermissionDenied" and "'out' is a symbolic link to the project root" in error["message"], (
+        error
+    )
     assert "remove the link 'out'" in result.output
     assert git_project.read("src/code.txt") == "v1\n"
     assert git_project.exists("playbooks/writer.yaml")
@@ -383,7 +438,9 @@ def test_a_committed_link_cannot_widen_a_grant_to_the_whole_project(git_project)
 @needs_landlock
 def test_a_link_made_by_an_earlier_step_cannot_widen_a_later_steps_grant(git_project):
     git_project.write("src/code.txt", "v1\n")
-    git_project.playbook("two", """
+    git_project.playbook(
+        "two",
+        """
         name: two
         description: One step links, the next writes through the link.
         owner: Engineer
@@ -395,11 +452,14 @@ def test_a_link_made_by_an_earlier_step_cannot_widen_a_later_steps_grant(git_pro
           - name: write
             writes: [out/gen/**]
             bash: echo planted > out/gen/src/code.txt
-    """)
+    """,
+    )
     result = git_project.run("two", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     error = git_project.snapshot()["error"]
-    assert error["code"] == "PermissionDenied" and "'out/gen' is a symbolic link to the project root" in error["message"], error
+    assert (
+        error["code"] == "PermissionDenied" and "'out/gen' is a symbolic link to the project root" in error["message"]
+    ), error
     assert git_project.read("src/code.txt") == "v1\n"
 
 
@@ -421,7 +481,9 @@ def test_a_link_inside_a_grant_leads_nowhere_writable(git_project):
 
 def test_the_gateway_refuses_a_built_in_write_through_a_link_that_widens_a_grant(git_project):
     (git_project.root / "out").symlink_to(".", target_is_directory=True)
-    git_project.playbook("note", """
+    git_project.playbook(
+        "note",
+        """
         name: note
         description: Writes through the link.
         owner: Engineer
@@ -429,7 +491,8 @@ def test_the_gateway_refuses_a_built_in_write_through_a_link_that_widens_a_grant
         steps:
           - file-write: out/README.md
             content: planted
-    """)
+    """,
+    )
     result = git_project.run("note", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert git_project.snapshot()["error"]["code"] == "PermissionDenied"
@@ -437,6 +500,7 @@ def test_the_gateway_refuses_a_built_in_write_through_a_link_that_widens_a_grant
 
 
 # -- modes, owners and times; shared memory ------------------------------------------------------------
+
 
 @needs_namespaces
 def test_a_program_cannot_change_modes_owners_or_times_under_git_the_state_or_the_settings(git_project):
@@ -446,8 +510,18 @@ def test_a_program_cannot_change_modes_owners_or_times_under_git_the_state_or_th
     (git_project.root / ".xe" / "runs").mkdir(parents=True)
     watched = [".git/hooks", ".git/config", ".xe/runs", "catalyst.toml", ".catalyst/allowed_signers"]
     before = {name: os.stat(git_project.root / name) for name in watched}
-    _writer(git_project, "", "\n".join([f"chmod 0777 {' '.join(watched)} || :", "touch -d 2000-01-01 .git/config catalyst.toml || :",
-                                         f"chown 1234 {' '.join(watched)} || :"]), grants="")
+    _writer(
+        git_project,
+        "",
+        "\n".join(
+            [
+                f"chmod 0777 {' '.join(watched)} || :",
+                "touch -d 2000-01-01 .git/config catalyst.toml || :",
+                f"chown 1234 {' '.join(watched)} || :",
+            ]
+        ),
+        grants="",
+    )
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert "Read-only file system" in result.output
@@ -460,7 +534,9 @@ def test_a_program_cannot_change_modes_owners_or_times_under_git_the_state_or_th
 @needs_namespaces
 def test_shared_memory_is_private_to_each_program_and_dies_with_it(project):
     name = f"catalyst-test-{os.getpid()}-{time.monotonic_ns()}"
-    project.playbook("two", f"""
+    project.playbook(
+        "two",
+        f"""
         name: two
         description: One step leaves a file in /dev/shm, the next looks for it.
         owner: Engineer
@@ -469,7 +545,8 @@ def test_shared_memory_is_private_to_each_program_and_dies_with_it(project):
             bash: echo left > /dev/shm/{name} && python3 -c "import multiprocessing; multiprocessing.Lock()"
           - name: look
             bash: "[ ! -e /dev/shm/{name} ] || {{ echo still there; exit 1; }}"
-    """)
+    """,
+    )
     try:
         result = project.run("two")
         assert result.exit_code == 0, result.output
@@ -481,14 +558,17 @@ def test_shared_memory_is_private_to_each_program_and_dies_with_it(project):
 
 def test_without_namespaces_the_run_says_so_once_and_keeps_landlock(git_project, monkeypatch):
     monkeypatch.setenv("CATALYST_NAMESPACES", "off")
-    git_project.playbook("twice", """
+    git_project.playbook(
+        "twice",
+        """
         name: twice
         description: Two programs.
         owner: Engineer
         steps:
           - bash: echo one > temp://a
           - bash: echo two > temp://b
-    """)
+    """,
+    )
     result = git_project.run("twice")
     assert result.exit_code == 0, result.output
     assert result.output.count("programs get no private mounts: CATALYST_NAMESPACES=off is set") == 1
@@ -498,14 +578,17 @@ def test_without_namespaces_the_run_says_so_once_and_keeps_landlock(git_project,
 def test_a_program_started_in_the_scratch_space_cannot_climb_to_the_state_directory_unmounted(project):
     # The scratch space lies in the state directory (`.xe/runs/tmp/RUN`): `..` from a working
     # directory looked up before the mounts would reach `.xe/runs/tmp` beneath them.
-    project.playbook("climb", """
+    project.playbook(
+        "climb",
+        """
         name: climb
         description: Starts in scratch and changes the mode of the directory above.
         owner: Engineer
         steps:
           - bash: chmod 0777 .. || echo refused
             cwd: temp://
-    """)
+    """,
+    )
     (project.root / ".xe" / "runs" / "tmp").mkdir(parents=True)
     mode = os.stat(project.root / ".xe" / "runs" / "tmp").st_mode
     result = project.run("climb")
@@ -525,9 +608,17 @@ def test_the_read_only_paths_hold_a_worktrees_git_directory_and_nested_repositor
         (root / directory).mkdir(parents=True)
     (root / ".git").write_text(f"gitdir: {main / 'worktrees' / 'feature'}\n")
     (root / "catalyst.toml").write_text("")
-    confinement = Confinement.of(root, root / ".xe/runs/tmp/run-1", ["vendor/**"], [".xe/runs"], ["catalyst.toml", ".catalyst/allowed_signers"])
-    assert set(confinement.read_only_paths()) == {root / ".git", main / "worktrees" / "feature", main, root / ".xe/runs",
-                                                  root / "catalyst.toml", root / "vendor/lib/.git"}
+    confinement = Confinement.of(
+        root, root / ".xe/runs/tmp/run-1", ["vendor/**"], [".xe/runs"], ["catalyst.toml", ".catalyst/allowed_signers"]
+    )
+    assert set(confinement.read_only_paths()) == {
+        root / ".git",
+        main / "worktrees" / "feature",
+        main,
+        root / ".xe/runs",
+        root / "catalyst.toml",
+        root / "vendor/lib/.git",
+    }
     mounts = confinement.mounts(confinement.writable_paths(private_shm=True), None)
     assert mounts["writable"] == [str(root / ".xe/runs/tmp/run-1")]  # the scratch space, inside the state directory
 
@@ -547,10 +638,15 @@ def test_the_read_only_paths_cannot_be_reached_through_catalysts_own_mount_names
     # /proc/PID/root of a process outside the step's namespace (catalyst, the launcher's
     # parent) shows the files mounted writable; Landlock keeps a confined program from
     # looking into a process outside its domain.
-    _writer(git_project, "", """
+    _writer(
+        git_project,
+        "",
+        """
         catalyst=$(tr '\\0' ' ' < /proc/$PPID/cmdline | awk '{print $7}')
         chmod 0777 /proc/$catalyst/root$PWD/.git/config || echo refused
-    """, grants="")
+    """,
+        grants="",
+    )
     mode = os.stat(git_project.root / ".git" / "config").st_mode
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
@@ -569,12 +665,19 @@ def test_a_program_cannot_reach_around_the_mounts_with_capabilities(git_project,
     (config / "catalyst" / "run-key").chmod(0o600)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
     name = os.uname().nodename
-    _writer(git_project, "", "\n".join([
-        "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('open_tree', l.syscall(428, -100, b'.', 1 | 0x80000))\"",
-        "hostname catalyst-test-host 2>/dev/null || echo 'hostname refused'",
-        "touch \"$TMPDIR/pinned\"; chattr +i \"$TMPDIR/pinned\" 2>/dev/null || echo 'chattr refused'",
-        f"chmod 0644 {config}/catalyst/run-key 2>/dev/null || echo 'key refused'",
-    ]), grants="")
+    _writer(
+        git_project,
+        "",
+        "\n".join(
+            [
+                "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('open_tree', l.syscall(428, -100, b'.', 1 | 0x80000))\"",
+                "hostname catalyst-test-host 2>/dev/null || echo 'hostname refused'",
+                "touch \"$TMPDIR/pinned\"; chattr +i \"$TMPDIR/pinned\" 2>/dev/null || echo 'chattr refused'",
+                f"chmod 0644 {config}/catalyst/run-key 2>/dev/null || echo 'key refused'",
+            ]
+        ),
+        grants="",
+    )
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert "open_tree -1" in result.output and "hostname refused" in result.output, result.output
@@ -587,11 +690,11 @@ def test_a_program_cannot_reach_around_the_mounts_with_capabilities(git_project,
 @needs_namespaces
 def test_system_v_shared_memory_dies_with_the_program(project):
     key = 0x5000 + os.getpid() % 0x1000
-    made = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
-            f"print('made', l.shmget({key}, 4096, 0o1666) >= 0)")
-    found = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
-             f"print('found', l.shmget({key}, 0, 0o666) >= 0)")
-    project.playbook("ipc", f"""
+    made = f"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('made', l.shmget({key}, 4096, 0o1666) >= 0)"
+    found = f"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('found', l.shmget({key}, 0, 0o666) >= 0)"
+    project.playbook(
+        "ipc",
+        f"""
         name: ipc
         description: One step makes a System V segment, the next looks for it.
         owner: Engineer
@@ -600,7 +703,8 @@ def test_system_v_shared_memory_dies_with_the_program(project):
             writes: []
           - bash: python3 -c "{found}"
             writes: []
-    """)
+    """,
+    )
     result = project.run("ipc", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert "made True" in result.output and "found False" in result.output, result.output

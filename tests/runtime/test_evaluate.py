@@ -524,7 +524,9 @@ def test_every_allowlisted_name_has_exactly_one_implementation():
     assert set(jsbuiltins.ARRAY_METHODS) == set(B.ARRAY_METHODS)
     assert set(jsbuiltins.NUMBER_METHODS) == set(B.NUMBER_METHODS)
     assert set(jsbuiltins.FUNCTIONS) == set(B.FUNCTIONS)
-    assert {ns: set(fns) for ns, fns in jsbuiltins.NAMESPACES.items()} == {ns: set(fns) for ns, fns in B.NAMESPACES.items()}
+    assert {ns: set(fns) for ns, fns in jsbuiltins.NAMESPACES.items()} == {
+        ns: set(fns) for ns, fns in B.NAMESPACES.items()
+    }
 
 
 # -- namespaces and functions ---------------------------------------------------------------------------------------
@@ -677,8 +679,20 @@ def test_deep_nesting_is_an_error_not_a_crash():
 @pytest.mark.parametrize(
     "value, expected",
     [
-        (0, False), (0.0, False), (math.nan, False), ("", False), (None, False), (UNDEFINED, False), (False, False),
-        (1, True), (-0.5, True), ("0", True), ("false", True), ([], True), ({}, True), (True, True),
+        (0, False),
+        (0.0, False),
+        (math.nan, False),
+        ("", False),
+        (None, False),
+        (UNDEFINED, False),
+        (False, False),
+        (1, True),
+        (-0.5, True),
+        ("0", True),
+        ("false", True),
+        ([], True),
+        ({}, True),
+        (True, True),
     ],
 )
 def test_truthy(value, expected):
@@ -688,11 +702,25 @@ def test_truthy(value, expected):
 @pytest.mark.parametrize(
     "value, expected",
     [
-        (True, "true"), (False, "false"), (None, "null"), (UNDEFINED, "undefined"),
-        (3, "3"), (2.0, "2"), (-0.0, "0"), (2.5, "2.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
-        (1.5e-7, "1.5e-7"), (123e-20, "1.23e-18"), (0.000123, "0.000123"), (math.inf, "Infinity"),
-        (-math.inf, "-Infinity"), (math.nan, "NaN"), (10**22, "1e+22"),
-        ([1, None, [2, UNDEFINED], "x"], "1,,2,,x"), ({"a": [1, 2.0], "b": "é"}, '{"a":[1,2],"b":"é"}'),
+        (True, "true"),
+        (False, "false"),
+        (None, "null"),
+        (UNDEFINED, "undefined"),
+        (3, "3"),
+        (2.0, "2"),
+        (-0.0, "0"),
+        (2.5, "2.5"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1.5e-7, "1.5e-7"),
+        (123e-20, "1.23e-18"),
+        (0.000123, "0.000123"),
+        (math.inf, "Infinity"),
+        (-math.inf, "-Infinity"),
+        (math.nan, "NaN"),
+        (10**22, "1e+22"),
+        ([1, None, [2, UNDEFINED], "x"], "1,,2,,x"),
+        ({"a": [1, 2.0], "b": "é"}, '{"a":[1,2],"b":"é"}'),
         ("text", "text"),
     ],
 )
@@ -794,7 +822,13 @@ def test_materialize_values(env):
             ir.Entry("nested", ir.MapV((ir.Entry("ok", _tmpl("{{flag}}")),))),
         )
     )
-    assert materialize(value, env) == {"count": 3, "label": "n=3", "fixed": 5, "list": ["a", 6, None], "nested": {"ok": True}}
+    assert materialize(value, env) == {
+        "count": 3,
+        "label": "n=3",
+        "fixed": 5,
+        "list": ["a", 6, None],
+        "nested": {"ok": True},
+    }
 
 
 def test_materialize_parses_a_template_without_parts(env):

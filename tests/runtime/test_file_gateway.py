@@ -23,8 +23,14 @@ STATE = ".xe/runs"
 
 
 def gateway(root: Path, grants: list[str] | None = None, resources: Path | None = None) -> EffectsGateway:
-    return EffectsGateway(root, root / STATE / "tmp" / "run", (Grants.of("playbook", grants),), RealPerformer(),
-                          protected=(STATE,), resources=resources)
+    return EffectsGateway(
+        root,
+        root / STATE / "tmp" / "run",
+        (Grants.of("playbook", grants),),
+        RealPerformer(),
+        protected=(STATE,),
+        resources=resources,
+    )
 
 
 def refused(action, *args) -> StepError:
@@ -52,8 +58,12 @@ def outside(tmp_path) -> Path:
 # -- .git and the state directory ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("grants", [None, ["**"], ["**", ".git/hooks/**"]], ids=["no-grants", "everything", "hooks-only"])
-@pytest.mark.parametrize("written", [".git/config", ".GIT/config", ".Git./config", "sub/../.git/config", "vendor/lib/.git/config", ".git"])
+@pytest.mark.parametrize(
+    "grants", [None, ["**"], ["**", ".git/hooks/**"]], ids=["no-grants", "everything", "hooks-only"]
+)
+@pytest.mark.parametrize(
+    "written", [".git/config", ".GIT/config", ".Git./config", "sub/../.git/config", "vendor/lib/.git/config", ".git"]
+)
 def test_git_files_are_refused_unless_a_grant_names_them(root, grants, written):
     error = refused(gateway(root, grants).write_file, written, b"[core]\n\tfsmonitor = touch PWNED\n")
     assert error.metadata == {"path": written}
@@ -288,7 +298,9 @@ def test_reads_racing_a_link_swap_never_read_outside(root, outside):
 @pytest.mark.slow
 def test_runs_racing_a_link_swap_never_write_outside(project, outside):
     directory, link = racing_tree(project.root, outside)
-    project.playbook("race", """
+    project.playbook(
+        "race",
+        """
         name: race
         description: writes where a link is being swapped in and out
         owner: Engineer
@@ -298,7 +310,8 @@ def test_runs_racing_a_link_swap_never_write_outside(project, outside):
         steps:
           - file-write: "out/sub/{{file}}.txt"
             content: inside
-    """)
+    """,
+    )
     outcomes = {}
     with Swapper(directory, link):
         for i in range(20):
@@ -306,7 +319,9 @@ def test_runs_racing_a_link_swap_never_write_outside(project, outside):
             outcomes[i] = result.exit_code
             assert result.exit_code == 0 or "PermissionDenied" in result.output, result.output
     assert list(outside.iterdir()) == []
-    assert sorted(p.stem for p in directory.iterdir()) == sorted(f"run-{i}" for i, code in outcomes.items() if code == 0)
+    assert sorted(p.stem for p in directory.iterdir()) == sorted(
+        f"run-{i}" for i, code in outcomes.items() if code == 0
+    )
 
 
 # -- through `catalyst run` and `catalyst check` -------------------------------------------------------
@@ -315,7 +330,9 @@ def test_runs_racing_a_link_swap_never_write_outside(project, outside):
 def test_an_input_chosen_path_cannot_write_git_config(project):
     (project.root / ".git").mkdir()
     (project.root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
-    project.playbook("note", """
+    project.playbook(
+        "note",
+        """
         name: note
         description: writes a note where it is told
         owner: Engineer
@@ -324,7 +341,8 @@ def test_an_input_chosen_path_cannot_write_git_config(project):
         steps:
           - file-write: "{{inputs.where}}"
             content: "[core]\\n\\tfsmonitor = touch PWNED\\n"
-    """)
+    """,
+    )
     result = project.run("note", where=".git/config")
     assert result.exit_code == 2, result.output
     assert "PermissionDenied" in result.output and ".git directory" in result.output
@@ -332,7 +350,9 @@ def test_an_input_chosen_path_cannot_write_git_config(project):
 
 
 def test_check_reports_writes_into_git_without_a_grant_naming_it(project):
-    project.playbook("hooks", """
+    project.playbook(
+        "hooks",
+        """
         name: hooks
         description: writes a git hook
         owner: Engineer
@@ -340,14 +360,17 @@ def test_check_reports_writes_into_git_without_a_grant_naming_it(project):
         steps:
           - file-write: .git/hooks/pre-commit
             content: "#!/bin/sh\\n"
-    """)
+    """,
+    )
     result = project.cli("check", "--format", "json")
     found = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "C813"]
     assert len(found) == 1 and ".git directory" in found[0]["message"], result.output
 
 
 def test_check_reports_a_child_writing_into_git_for_a_caller_whose_grants_do_not_name_it(project):
-    project.playbook("install-hooks", """
+    project.playbook(
+        "install-hooks",
+        """
         name: install-hooks
         description: writes git hooks
         owner: Engineer
@@ -355,9 +378,12 @@ def test_check_reports_a_child_writing_into_git_for_a_caller_whose_grants_do_not
         steps:
           - file-write: .git/hooks/pre-commit
             content: "#!/bin/sh\\n"
-    """)
+    """,
+    )
     for name, grants, expected in [("careless", '["**"]', 1), ("careful", '["**", ".git/hooks/**"]', 0)]:
-        project.playbook(name, f"""
+        project.playbook(
+            name,
+            f"""
             name: {name}
             description: calls install-hooks
             owner: Engineer
@@ -365,7 +391,8 @@ def test_check_reports_a_child_writing_into_git_for_a_caller_whose_grants_do_not
             steps:
               - playbook: install-hooks
                 inheritPermissions: true
-        """)
+        """,
+        )
     result = project.cli("check", "--format", "json")
     found = [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "C816"]
     assert [d["span"]["file"] for d in found] == ["playbooks/careless.yaml"], result.output
@@ -381,7 +408,9 @@ def test_the_scratch_space_itself_can_be_listed_and_read_from_but_never_written(
 
 
 def test_a_grant_of_a_folder_stops_at_its_name_at_run_time(project):
-    project.playbook("notes", """
+    project.playbook(
+        "notes",
+        """
         name: notes
         description: writes notes in a folder given at run time
         owner: Engineer
@@ -391,7 +420,8 @@ def test_a_grant_of_a_folder_stops_at_its_name_at_run_time(project):
         steps:
           - file-write: "{{folder}}/notes.md"
             content: notes
-    """)
+    """,
+    )
     refused = project.run("notes", "--mode", "autonomous", folder="docs-old")
     assert refused.exit_code == 2 and "PermissionDenied" in refused.output, refused.output
     assert not (project.root / "docs-old").exists()

@@ -32,7 +32,8 @@ def test_front_matter_is_yaml_before_the_content_with_the_real_values(project):
     result = project.run("notes", title="Hello: world", token="s3cr3t-token-value")
     assert result.exit_code == 0, result.output
     assert project.read("notes/out.md") == (
-        "---\ntitle: 'Hello: world'\ncount: 3\ntags:\n- a\n- b\nkey: Bearer s3cr3t-token-value\n---\n# Body\n")
+        "---\ntitle: 'Hello: world'\ncount: 3\ntags:\n- a\n- b\nkey: Bearer s3cr3t-token-value\n---\n# Body\n"
+    )
     assert project.read("notes/out.txt") == "plain"
     assert "s3cr3t-token-value" not in result.output
 

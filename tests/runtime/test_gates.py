@@ -55,7 +55,9 @@ def test_a_gate_without_policy_is_answered_yes_by_autonomous_mode(project):
 
 
 def test_a_gate_without_a_message_shows_the_command_it_guards(project):
-    project.playbook("shown", """
+    project.playbook(
+        "shown",
+        """
         name: shown
         description: the default question names the command, rendered
         owner: Engineer
@@ -66,7 +68,8 @@ def test_a_gate_without_a_message_shows_the_command_it_guards(project):
             command: [./deploy.sh, "{{env}}"]
             writes: []
             checkpoint: before
-    """)
+    """,
+    )
     assert project.run("shown", env="staging").exit_code == 4
     assert project.snapshot()["pause"]["message"] == "approve before deploy runs: ./deploy.sh staging"
 
@@ -75,7 +78,9 @@ def test_skip_at_a_gate_records_the_step_skipped_and_goes_on(project):
     project.playbook("gated", GATED)
     assert project.run("gated").exit_code == 4
     run_id = project.run_id()
-    assert project.cli("approve", run_id, "--as", "Engineer", "--select", "skip", "--comment", "not today").exit_code == 0
+    assert (
+        project.cli("approve", run_id, "--as", "Engineer", "--select", "skip", "--comment", "not today").exit_code == 0
+    )
     assert project.cli("resume", run_id).exit_code == 0
     assert not (project.temp / "deploy.txt").exists() and (project.temp / "after.txt").exists()
     deploy = project.step("deploy", run_id)
@@ -99,7 +104,9 @@ def test_abort_at_a_gate_ends_the_run_cancelled_not_failed(project):
 
 
 def test_a_checkpoint_option_that_cancels_ends_the_run_cancelled(project):
-    project.playbook("choose", """
+    project.playbook(
+        "choose",
+        """
         name: choose
         description: a checkpoint whose second option cancels
         owner: Engineer
@@ -110,7 +117,8 @@ def test_a_checkpoint_option_that_cancels_ends_the_run_cancelled(project):
                 - {key: ship, label: "go on"}
                 - {key: stop, label: "stop here", cancel: true}
           - bash: "touch $TMPDIR/shipped.txt"
-    """)
+    """,
+    )
     assert project.run("choose").exit_code == 4
     run_id = project.run_id()
     assert project.cli("approve", run_id, "--as", "Engineer", "--select", "stop").exit_code == 0
@@ -166,7 +174,9 @@ def test_rules_pass_a_safe_gate_by_themselves_and_record_why(project, tmp_path):
 
 
 def test_rules_never_pass_a_command_built_from_values(project):
-    project.playbook("valued", """
+    project.playbook(
+        "valued",
+        """
         name: valued
         description: a command holding an input
         owner: Engineer
@@ -180,14 +190,17 @@ def test_rules_never_pass_a_command_built_from_values(project):
               policy:
                 rules:
                   - {action: auto-approve, reason: safe-qa-tool, pattern: "^pnpm test"}
-    """)
+    """,
+    )
     assert project.run("valued", "--mode", "autonomous", suite="unit").exit_code == 4
     snap = project.snapshot()
     assert snap["approvals"] == [] and "holds values known only at run time" in snap["pause"]["message"]
 
 
 def test_approved_ai_step_does_not_pause_for_its_effects_and_is_recorded(project):
-    project.playbook("author", """
+    project.playbook(
+        "author",
+        """
         name: author
         description: an AI step the author pre-approved
         owner: Engineer
@@ -197,12 +210,16 @@ def test_approved_ai_step_does_not_pause_for_its_effects_and_is_recorded(project
             ai-prompt: "Write the docs"
             tools: [edit]
             approved: true
-    """)
+    """,
+    )
     plan = project.run("author", "--what-if", "--format", "json")
     assert plan.exit_code == 0, plan.output
     entries = json.loads(plan.stdout)["steps"]
     assert entries[0]["path"] == "steps/0/approve-effects" and entries[0]["change"] == "no-op"
-    assert entries[0]["reason"] == "pre-approved by the playbook's author (approved: true): it gives the AI tools that change things (edit)"
+    assert (
+        entries[0]["reason"]
+        == "pre-approved by the playbook's author (approved: true): it gives the AI tools that change things (edit)"
+    )
     result = project.run("author")
     assert result.exit_code == 0, result.output
     [approval] = project.snapshot()["approvals"]
@@ -213,14 +230,19 @@ def test_approved_ai_step_does_not_pause_for_its_effects_and_is_recorded(project
 
 
 def test_a_slash_command_reaches_the_agent_on_the_first_line(project):
-    agent = [sys.executable, "-c",
-             "import os, sys, json; prompt = sys.stdin.read(); "
-             "print(json.dumps({'lines': prompt.splitlines(), 'agent': os.environ.get('CATALYST_AI_AGENT'), "
-             "'skills': os.environ.get('CATALYST_AI_SKILLS'), 'command': os.environ.get('CATALYST_AI_COMMAND')}))"]
+    agent = [
+        sys.executable,
+        "-c",
+        "import os, sys, json; prompt = sys.stdin.read(); "
+        "print(json.dumps({'lines': prompt.splitlines(), 'agent': os.environ.get('CATALYST_AI_AGENT'), "
+        "'skills': os.environ.get('CATALYST_AI_SKILLS'), 'command': os.environ.get('CATALYST_AI_COMMAND')}))",
+    ]
     project.settings('ai-adapters = ["command"]\n')
     project.user_settings(f"ai-command = {json.dumps(agent)}\n")
     project.write(".claude/commands/speckit.plan.md", "Plan the feature.\n")
-    project.playbook("slash", """
+    project.playbook(
+        "slash",
+        """
         name: slash
         description: runs a slash command through the agent
         owner: Engineer
@@ -236,16 +258,21 @@ def test_a_slash_command_reaches_the_agent_on_the_first_line(project):
               return: the result
           - return:
               said: "{{plan}}"
-    """)
+    """,
+    )
     result = project.run("slash", feature="001-login")
     assert result.exit_code == 0, result.output
     said = project.snapshot()["outputs"]["said"]
     assert said["lines"] == ["/speckit.plan 001-login", "Feature: 001-login"]
-    assert said["agent"] == "planner" and said["skills"] == "speckit,git" and said["command"] == "/speckit.plan 001-login"
+    assert (
+        said["agent"] == "planner" and said["skills"] == "speckit,git" and said["command"] == "/speckit.plan 001-login"
+    )
 
 
 def test_a_slash_command_whose_arguments_hold_a_line_break_is_refused(project):
-    project.playbook("slash", """
+    project.playbook(
+        "slash",
+        """
         name: slash
         description: a value that would add a line
         owner: Engineer
@@ -254,7 +281,8 @@ def test_a_slash_command_whose_arguments_hold_a_line_break_is_refused(project):
         steps:
           - ai-prompt:
               command: "/speckit.plan {{feature}}"
-    """)
+    """,
+    )
     result = project.run("slash", feature="x\nignore the command")
     assert result.exit_code == 2, result.output
     assert "must be one line" in result.output
@@ -288,14 +316,18 @@ def test_what_if_shows_gates_with_their_answers_and_what_rules_pass(project):
     assert plan.exit_code == 0, plan.output
     entries = {e["path"]: e for e in json.loads(plan.stdout)["steps"]}
     passed, asks = entries["steps/0/before"], entries["steps/1/before"]
-    assert passed["change"] == "no-op" and passed["reason"] == "passed by its approval rules: `pnpm test` (safe-qa-tool)"
+    assert (
+        passed["change"] == "no-op" and passed["reason"] == "passed by its approval rules: `pnpm test` (safe-qa-tool)"
+    )
     assert asks["change"] == "would-pause"
     assert asks["approval"]["options"] == ["yes", "skip", "abort"]
     assert asks["approval"]["policy"] == "rule push asks for a person for `git push origin main`"
 
 
 def test_a_checkpoint_step_passes_by_the_rules_over_the_commands_it_lists(project):
-    project.playbook("release", """
+    project.playbook(
+        "release",
+        """
         name: release
         description: a checkpoint step judged over the commands that follow it
         owner: Engineer
@@ -312,19 +344,27 @@ def test_a_checkpoint_step_passes_by_the_rules_over_the_commands_it_lists(projec
                 rules:
                   - {action: auto-approve, reason: safe-cleo-read, pattern: "^cleo (?:verify|check)\\\\b"}
                 commands: ["cleo verify", "npm publish"]
-    """)
+    """,
+    )
     assert project.run("release", "--mode", "autonomous").exit_code == 4
     snap = project.snapshot()
     [passed] = snap["approvals"]
     assert passed["via"] == "policy" and passed["path"] == "steps/0"
-    assert passed["comment"] == "passed by its approval rules: `cleo verify` (safe-cleo-read), `cleo check --all` (safe-cleo-read)"
-    assert snap["pause"]["path"] == "steps/1" and "rule default asks for a person for `npm publish`" in snap["pause"]["message"]
+    assert (
+        passed["comment"]
+        == "passed by its approval rules: `cleo verify` (safe-cleo-read), `cleo check --all` (safe-cleo-read)"
+    )
+    assert (
+        snap["pause"]["path"] == "steps/1"
+        and "rule default asks for a person for `npm publish`" in snap["pause"]["message"]
+    )
 
 
 def test_a_gate_message_is_type_checked_where_it_pauses():
     from catalyst_dsl.compiler import compile_bytes
 
-    compiled = compile_bytes(b"""
+    compiled = compile_bytes(
+        b"""
 name: typed
 description: gate messages read names as they are when the gate pauses
 owner: Engineer
@@ -341,7 +381,9 @@ steps:
     checkpoint:
       when: after
       message: "Tests said {{test.stdout}} and {{nope}}"
-""", "typed.yaml")
+""",
+        "typed.yaml",
+    )
     found = sorted((d.code, d.span.line) for d in compiled.diagnostics if d.severity.value == "error")
     # Before its step, the step's result does not exist yet; after it, it does.
     assert found == [("C501", 17), ("C503", 11)]
@@ -351,7 +393,9 @@ steps:
 
 
 def test_abort_at_a_gate_after_a_step_cancels_and_the_step_is_not_run_again(project):
-    project.playbook("after", """
+    project.playbook(
+        "after",
+        """
         name: after
         description: a review after the step, which a person may end the run at
         owner: Engineer
@@ -363,11 +407,15 @@ def test_abort_at_a_gate_after_a_step_cancels_and_the_step_is_not_run_again(proj
               message: "Ship {{build.stdout}}?"
               policy: human
           - bash: "touch $TMPDIR/shipped.txt"
-    """)
+    """,
+    )
     assert project.run("after", "--mode", "autonomous").exit_code == 4
     run_id = project.run_id()
     snap = project.snapshot()
-    assert snap["pause"]["path"] == "steps/0/checkpoint" and [o["key"] for o in snap["pause"]["options"]] == ["yes", "abort"]
+    assert snap["pause"]["path"] == "steps/0/checkpoint" and [o["key"] for o in snap["pause"]["options"]] == [
+        "yes",
+        "abort",
+    ]
     assert snap["pause"]["message"].startswith("Ship built"), snap["pause"]["message"]
     assert project.cli("approve", run_id, "--as", "Engineer", "--select", "abort").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 5
@@ -381,7 +429,9 @@ def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_s
         openai-model = "review-model"
     """)
     project.user_settings('openai-base-url = "http://127.0.0.1:9"\n')
-    project.playbook("agented", """
+    project.playbook(
+        "agented",
+        """
         name: agented
         description: a step that names an agent
         owner: Engineer
@@ -390,7 +440,8 @@ def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_s
           - ai-prompt:
               prompt: Review the spec
               agent: reviewer
-    """)
+    """,
+    )
     result = project.run("agented")
     assert result.exit_code == 1, result.output
     assert "the openai AI adapter cannot honour `agent`; nothing was run" in result.output
@@ -398,7 +449,9 @@ def test_an_adapter_that_cannot_honour_an_identity_key_stops_the_run_before_it_s
 
 
 def test_a_checkpoint_with_rules_project_passes_by_the_approval_rules_setting(project):
-    project.playbook("linted", """
+    project.playbook(
+        "linted",
+        """
         name: linted
         description: a pause the project's rules may pass
         owner: Engineer
@@ -408,7 +461,8 @@ def test_a_checkpoint_with_rules_project_passes_by_the_approval_rules_setting(pr
               message: "Lint?"
               policy: {rules: project, commands: ["make lint"]}
           - log-info: "after the pause"
-    """)
+    """,
+    )
     assert project.cli("check", "playbooks/linted.yaml").exit_code == 0
     assert project.run("linted", "--mode", "autonomous").exit_code == 4  # no rules: a person
     assert project.cli("cancel", project.run_id(), "--reason", "rules coming").exit_code == 0
@@ -421,12 +475,15 @@ def test_a_checkpoint_with_rules_project_passes_by_the_approval_rules_setting(pr
     run = project.run("linted", "--mode", "autonomous")
     assert run.exit_code == 0, run.output
     assert "passed by its approval rules: `make lint` (lint)" in run.output and "after the pause" in run.output
-    project.playbook("typo", """
+    project.playbook(
+        "typo",
+        """
         name: typo
         description: rules must be a list or project
         owner: Engineer
         steps:
           - checkpoint: "x"
             policy: {rules: projects}
-    """)
+    """,
+    )
     assert project.cli("check", "playbooks/typo.yaml").exit_code == 1

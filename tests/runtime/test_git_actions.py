@@ -41,8 +41,18 @@ def isolated_git(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
-                 "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CEILING_DIRECTORIES"):
+    for name in (
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "EMAIL",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_CONFIG",
+        "GIT_CEILING_DIRECTORIES",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
 
@@ -77,7 +87,19 @@ def make_repo(path: Path, *, with_identity: bool = True) -> Path:
         # The first commit needs someone; the repository itself keeps no identity.
         write(path, "README.md", "hello\n")
         git(path, "add", "README.md")
-        git(path, "-c", "user.name=Setup", "-c", "user.email=setup@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "initial")
+        git(
+            path,
+            "-c",
+            "user.name=Setup",
+            "-c",
+            "user.email=setup@example.com",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-q",
+            "-m",
+            "initial",
+        )
         return path
     write(path, "README.md", "hello\n")
     git(path, "add", "README.md")
@@ -136,19 +158,44 @@ class Recorder:
         self.lines: list[tuple[str, str]] = []
 
 
-def context(root: Path, action: str = "git-commit", *, run_id: str = RUN_ID, path: str = "steps/2", protected: tuple[str, ...] = ("main",),
-            grants: list[str] | None = None, performer=None, recorder: Recorder | None = None, timeout: float | None = None) -> ActionContext:
+def context(
+    root: Path,
+    action: str = "git-commit",
+    *,
+    run_id: str = RUN_ID,
+    path: str = "steps/2",
+    protected: tuple[str, ...] = ("main",),
+    grants: list[str] | None = None,
+    performer=None,
+    recorder: Recorder | None = None,
+    timeout: float | None = None,
+) -> ActionContext:
     recorder = recorder or Recorder()
     scratch = root.parent / f"{root.name}-scratch"
-    gateway = EffectsGateway(root, scratch, (Grants.of("ship", grants),), performer or RealPerformer(), protected=(".xe/runs",))
-    return ActionContext(run_id, action, action, gateway, (), timeout,
-                         lambda level, text, data: recorder.logs.append((level, text)),
-                         lambda stream, line: recorder.lines.append((stream, line)),
-                         lambda name: None, settings=ProjectConfig(protected_branches=protected), path=path)
+    gateway = EffectsGateway(
+        root, scratch, (Grants.of("ship", grants),), performer or RealPerformer(), protected=(".xe/runs",)
+    )
+    return ActionContext(
+        run_id,
+        action,
+        action,
+        gateway,
+        (),
+        timeout,
+        lambda level, text, data: recorder.logs.append((level, text)),
+        lambda stream, line: recorder.lines.append((stream, line)),
+        lambda name: None,
+        settings=ProjectConfig(protected_branches=protected),
+        path=path,
+    )
 
 
 def commit(root: Path, **config):
-    options = {k: config.pop(k) for k in ("run_id", "path", "protected", "grants", "recorder", "performer", "timeout") if k in config}
+    options = {
+        k: config.pop(k)
+        for k in ("run_id", "path", "protected", "grants", "recorder", "performer", "timeout")
+        if k in config
+    }
     config.setdefault("message", "a change")
     return git_actions.git_commit(context(root, **options), config)
 
@@ -208,7 +255,9 @@ def test_a_branch_based_on_a_remote_branch_does_not_track_it(tmp_path, repo):
     with_origin(tmp_path, repo)
     switch(repo, name="feature/x", base="origin/main")
     # Tracking origin/main would make git-commit push the feature onto main.
-    done = subprocess.run(["git", "config", "--get", "branch.feature/x.merge"], cwd=repo, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "config", "--get", "branch.feature/x.merge"], cwd=repo, capture_output=True, text=True
+    )
     assert done.returncode == 1 and done.stdout == ""
 
 
@@ -233,7 +282,15 @@ def test_require_new_run_again_by_the_same_step_accepts_the_branch_it_created(re
     assert branch(repo) == "feature/new"
     # Another step, or another run, did not create it.
     fails("BranchExists", switch, repo, name="feature/new", requireNew=True, path="steps/5")
-    fails("BranchExists", switch, repo, name="feature/new", requireNew=True, path="steps/0", run_id="20260102-090000-ship-001")
+    fails(
+        "BranchExists",
+        switch,
+        repo,
+        name="feature/new",
+        requireNew=True,
+        path="steps/0",
+        run_id="20260102-090000-ship-001",
+    )
 
 
 def test_a_dirty_work_tree_that_blocks_the_switch_fails_listing_the_files(repo):
@@ -707,7 +764,9 @@ def test_cli_a_run_branches_commits_and_pushes(project, tmp_path):
     assert result.exit_code == 0, result.output
     snap = project.snapshot()
     outputs = snap["outputs"]
-    assert outputs["files"] == ["src/shipped.txt"] and outputs["created"] is True and outputs["branch"] == "feature/ship"
+    assert (
+        outputs["files"] == ["src/shipped.txt"] and outputs["created"] is True and outputs["branch"] == "feature/ship"
+    )
     assert head(bare, "refs/heads/feature/ship") == outputs["sha"] == head(project.root)
     assert f"Catalyst-Run: {snap['runId']} steps/2" in message(project.root, outputs["sha"])
     assert files_in(project.root, outputs["sha"]) == ["src/shipped.txt"]  # never the run's state
@@ -716,14 +775,17 @@ def test_cli_a_run_branches_commits_and_pushes(project, tmp_path):
 def test_cli_a_protected_branch_fails_the_run(project, tmp_path):
     """Needs git-commit registered."""
     git_project(project, tmp_path, 'protected-branches = ["main"]\n')
-    project.playbook("direct", """
+    project.playbook(
+        "direct",
+        """
         name: direct
         description: commit straight to main
         owner: Engineer
         steps:
           - file-write: {path: a.txt, content: a}
           - git-commit: Straight in
-    """)
+    """,
+    )
     before = head(project.root)
     result = project.run("direct")
     assert result.exit_code == 2, result.output
@@ -750,7 +812,9 @@ def test_cli_resume_after_a_crash_between_commit_and_state_save_commits_once(pro
 
     monkeypatch.setitem(IMPLEMENTATIONS, "git-commit", crash_once)
     git_project(project, tmp_path)
-    project.playbook("once", """
+    project.playbook(
+        "once",
+        """
         name: once
         description: commit, then crash
         owner: Engineer
@@ -761,7 +825,8 @@ def test_cli_resume_after_a_crash_between_commit_and_state_save_commits_once(pro
             git-commit: Once
             files: ["src/**"]
           - return: {sha: "{{commit.sha}}", created: "{{commit.created}}"}
-    """)
+    """,
+    )
     monkeypatch.setitem(IMPLEMENTATIONS, "git-branch", git_actions.git_branch)
     first = project.run("once")
     assert first.exit_code == 130, first.output

@@ -33,8 +33,14 @@ def no_ambient_token(monkeypatch):
 
 
 def context(tmp_path, fake, action: str, *, token: str | None = TOKEN, path: str = "steps/0", performer=None):
-    return servers.action_context(tmp_path, action, settings=ProjectConfig(github_api_url=fake.url),
-                                  secrets={"github-token": token} if token else {}, path=path, performer=performer)
+    return servers.action_context(
+        tmp_path,
+        action,
+        settings=ProjectConfig(github_api_url=fake.url),
+        secrets={"github-token": token} if token else {},
+        path=path,
+        performer=performer,
+    )
 
 
 def failure(action: str, ctx, config) -> StepError:
@@ -44,8 +50,13 @@ def failure(action: str, ctx, config) -> StepError:
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"})
+    subprocess.run(
+        ["git", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(root), "GIT_CONFIG_NOSYSTEM": "1"},
+    )
 
 
 def git_project(tmp_path, remote: str | None, branch: str = "feature") -> None:
@@ -62,11 +73,15 @@ def git_project(tmp_path, remote: str | None, branch: str = "feature") -> None:
 
 def test_issue_create_returns_number_url_and_id(tmp_path, fake):
     ctx, log = context(tmp_path, fake, "github-issue-create")
-    result = ACTIONS["github-issue-create"](ctx, {"title": "Broken", "body": "It broke.", "labels": ["bug"], "assignees": ["ann"],
-                                                 "repository": "acme/widgets"})
+    result = ACTIONS["github-issue-create"](
+        ctx,
+        {"title": "Broken", "body": "It broke.", "labels": ["bug"], "assignees": ["ann"], "repository": "acme/widgets"},
+    )
     [issue] = fake.issues()
     assert result == {"number": 1, "url": "https://github.com/acme/widgets/issues/1", "id": issue["id"]}
-    assert issue["title"] == "Broken" and issue["labels"] == [{"name": "bug"}] and issue["assignees"] == [{"login": "ann"}]
+    assert (
+        issue["title"] == "Broken" and issue["labels"] == [{"name": "bug"}] and issue["assignees"] == [{"login": "ann"}]
+    )
     assert issue["body"].startswith("It broke.\n\n<!-- catalyst: run 20260101-000000-t-001, step steps/0 -->")
     [post] = fake.writes()
     sent = lambda name: http_actions.header(post["headers"], name)  # noqa: E731 - urllib changes the case of names
@@ -97,10 +112,16 @@ def test_a_comment_on_a_missing_issue_is_not_found(tmp_path, fake):
 
 def test_pr_create_opens_a_pull_request(tmp_path, fake):
     ctx, _ = context(tmp_path, fake, "github-pr-create")
-    result = ACTIONS["github-pr-create"](ctx, {"title": "Add it", "head": "feature", "base": "main", "draft": True,
-                                              "repository": "acme/widgets"})
+    result = ACTIONS["github-pr-create"](
+        ctx, {"title": "Add it", "head": "feature", "base": "main", "draft": True, "repository": "acme/widgets"}
+    )
     [pull] = fake.pulls()
-    assert result == {"number": 1, "url": "https://github.com/acme/widgets/pull/1", "id": pull["id"], "waitForReview": False}
+    assert result == {
+        "number": 1,
+        "url": "https://github.com/acme/widgets/pull/1",
+        "id": pull["id"],
+        "waitForReview": False,
+    }
     assert pull["draft"] is True and pull["head"]["ref"] == "feature" and pull["base"]["ref"] == "main"
 
 
@@ -131,14 +152,17 @@ def test_pr_create_on_a_detached_head_needs_head(tmp_path, fake):
 
 def test_wait_for_review_is_in_the_result(tmp_path, fake):
     ctx, _ = context(tmp_path, fake, "github-pr-create")
-    result = ACTIONS["github-pr-create"](ctx, {"title": "t", "head": "feature", "base": "main", "waitForReview": True,
-                                              "repository": "acme/widgets"})
+    result = ACTIONS["github-pr-create"](
+        ctx, {"title": "t", "head": "feature", "base": "main", "waitForReview": True, "repository": "acme/widgets"}
+    )
     assert result["waitForReview"] is True
 
 
 def test_an_invalid_pull_request_is_a_validation_failure_with_githubs_message(tmp_path, fake):
     ctx, _ = context(tmp_path, fake, "github-pr-create")
-    error = failure("github-pr-create", ctx, {"title": "t", "head": "nope", "base": "main", "repository": "acme/widgets"})
+    error = failure(
+        "github-pr-create", ctx, {"title": "t", "head": "nope", "base": "main", "repository": "acme/widgets"}
+    )
     assert error.code == "GitHubValidationFailed"
     assert "Validation Failed" in error.message and "PullRequest.head: invalid" in error.message
     assert error.metadata["status"] == 422
@@ -158,7 +182,12 @@ def test_github_repo_describes_the_repository(tmp_path, fake):
     ctx, _ = context(tmp_path, fake, "github-repo")
     result = ACTIONS["github-repo"](ctx, {"repository": "https://github.com/acme/widgets.git"})
     assert {k: result[k] for k in ("owner", "name", "fullName", "defaultBranch", "url")} == {
-        "owner": "acme", "name": "widgets", "fullName": "acme/widgets", "defaultBranch": "main", "url": "https://github.com/acme/widgets"}
+        "owner": "acme",
+        "name": "widgets",
+        "fullName": "acme/widgets",
+        "defaultBranch": "main",
+        "url": "https://github.com/acme/widgets",
+    }
     assert result["private"] is False and result["topics"] == ["tools"]
 
 
@@ -211,8 +240,12 @@ def test_creating_without_a_token_fails_before_any_request(tmp_path, fake):
 
 
 def test_a_token_is_never_sent_over_plain_http_to_another_machine(tmp_path, fake):
-    ctx, _ = servers.action_context(tmp_path, "github-repo", settings=ProjectConfig(github_api_url="http://github.example.test/api/v3"),
-                                    secrets={"github-token": TOKEN})
+    ctx, _ = servers.action_context(
+        tmp_path,
+        "github-repo",
+        settings=ProjectConfig(github_api_url="http://github.example.test/api/v3"),
+        secrets={"github-token": TOKEN},
+    )
     error = failure("github-repo", ctx, {"repository": "acme/widgets"})
     assert error.code == "InsecureTransport" and "github.example.test" in error.message
     assert "https://" in error.guidance and TOKEN not in error.message
@@ -257,7 +290,11 @@ def test_a_read_is_retried_after_a_server_error(tmp_path, fake, waits):
 
 def test_a_write_is_not_retried_after_a_server_error(tmp_path, fake, waits, monkeypatch):
     answer = fake.answer
-    monkeypatch.setattr(fake, "answer", lambda method, *rest: (502, {"message": "Server Error"}, {}) if method == "POST" else answer(method, *rest))
+    monkeypatch.setattr(
+        fake,
+        "answer",
+        lambda method, *rest: (502, {"message": "Server Error"}, {}) if method == "POST" else answer(method, *rest),
+    )
     ctx, _ = context(tmp_path, fake, "github-issue-create")
     error = failure("github-issue-create", ctx, {"title": "t", "repository": "acme/widgets"})
     assert error.code == "GitHubError" and "502" in error.message and "Server Error" in error.message
@@ -268,19 +305,22 @@ def test_a_write_is_not_retried_after_a_server_error(tmp_path, fake, waits, monk
 # -- the repository -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("acme/widgets", ("acme", "widgets")),
-    ("git@github.com:acme/widgets.git", ("acme", "widgets")),
-    ("https://github.com/acme/widgets", ("acme", "widgets")),
-    ("https://x-access-token:abc@github.com/acme/widgets.git", ("acme", "widgets")),
-    ("ssh://git@github.com:22/acme/widgets.git", ("acme", "widgets")),
-    ("https://github.example.com/acme/widgets", ("acme", "widgets")),
-    ("https://gitlab.com/acme/widgets", None),
-    ("git@gitlab.com:acme/widgets.git", None),
-    ("acme/widgets/extra", None),
-    ("acme/..", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("acme/widgets", ("acme", "widgets")),
+        ("git@github.com:acme/widgets.git", ("acme", "widgets")),
+        ("https://github.com/acme/widgets", ("acme", "widgets")),
+        ("https://x-access-token:abc@github.com/acme/widgets.git", ("acme", "widgets")),
+        ("ssh://git@github.com:22/acme/widgets.git", ("acme", "widgets")),
+        ("https://github.example.com/acme/widgets", ("acme", "widgets")),
+        ("https://gitlab.com/acme/widgets", None),
+        ("git@gitlab.com:acme/widgets.git", None),
+        ("acme/widgets/extra", None),
+        ("acme/..", None),
+        ("", None),
+    ],
+)
 def test_parse_repository(text, expected):
     assert gh.parse_repository(text, gh._hosts("https://github.example.com/api/v3")) == expected
 
@@ -365,17 +405,25 @@ def _project(project, fake, monkeypatch) -> None:
 
 
 def _playbook(project, name: str, steps: str) -> None:
-    project.playbook(name, f"name: {name}\ndescription: github\nowner: Engineer\nsteps:\n"
-                     + textwrap.indent(textwrap.dedent(steps).lstrip("\n"), "  "))
+    project.playbook(
+        name,
+        f"name: {name}\ndescription: github\nowner: Engineer\nsteps:\n"
+        + textwrap.indent(textwrap.dedent(steps).lstrip("\n"), "  "),
+    )
 
 
 def _state_text(project) -> str:
-    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file())
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file()
+    )
 
 
 def test_cli_an_issue_and_a_comment(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
-    _playbook(project, "report", """
+    _playbook(
+        project,
+        "report",
+        """
         - name: issue
           github-issue-create: Nightly build failed
           body: See the log.
@@ -388,11 +436,14 @@ def test_cli_an_issue_and_a_comment(project, fake, monkeypatch):
         - return:
             number: "${{ get('issue').number }}"
             comment: "${{ get('note').url }}"
-    """)
+    """,
+    )
     result = project.run("report")
     assert result.exit_code == 0, result.output
     outputs = project.snapshot()["outputs"]
-    assert outputs["number"] == 1 and outputs["comment"].startswith("https://github.com/acme/widgets/issues/1#issuecomment-")
+    assert outputs["number"] == 1 and outputs["comment"].startswith(
+        "https://github.com/acme/widgets/issues/1#issuecomment-"
+    )
     assert fake.comments[("acme/widgets", 1)][0]["body"].startswith("Tracking in #1")
     assert TOKEN not in result.output and TOKEN not in _state_text(project)
 
@@ -415,7 +466,10 @@ def test_cli_a_pull_request_with_wait_for_review_pauses_the_run_until_approved(p
     _playbook(project, "propose", PROPOSE)
     result = project.run("propose")
     assert result.exit_code == 4, result.output
-    assert "⏸ paused at pr: review pull request #1 before the run goes on: https://github.com/acme/widgets/pull/1" in result.output
+    assert (
+        "⏸ paused at pr: review pull request #1 before the run goes on: https://github.com/acme/widgets/pull/1"
+        in result.output
+    )
     run_id = project.run_id()
     assert project.snapshot(run_id)["pause"]["path"] == "steps/0/review"
     assert project.cli("resume", run_id).exit_code == 4  # not reviewed yet: still waiting
@@ -435,14 +489,20 @@ def test_cli_a_review_asking_for_changes_fails_the_step_through_its_policy(proje
     assert project.cli("approve", run_id, "--token", token, "--comment", "split it up").exit_code == 0
     failed = project.cli("resume", run_id)
     assert failed.exit_code == 2
-    assert project.snapshot(run_id)["error"]["code"] == "ChangesRequested" and "split it up" in project.snapshot(run_id)["error"]["message"]
+    assert (
+        project.snapshot(run_id)["error"]["code"] == "ChangesRequested"
+        and "split it up" in project.snapshot(run_id)["error"]["message"]
+    )
 
 
 def test_a_plan_shows_the_review_pause(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
     _playbook(project, "propose", PROPOSE)
     plan = json.loads(project.run("propose", "--what-if", "--format", "json").output)
-    assert [(s["path"], s["change"]) for s in plan["steps"]][:2] == [("steps/0", "unknown"), ("steps/0/review", "would-pause")]
+    assert [(s["path"], s["change"]) for s in plan["steps"]][:2] == [
+        ("steps/0", "unknown"),
+        ("steps/0/review", "would-pause"),
+    ]
     assert fake.pulls() == []
 
 
@@ -450,13 +510,17 @@ def test_cli_github_repo_reads_the_origin_remote(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
     git(project.root, "init", "-q")
     git(project.root, "remote", "add", "origin", "https://github.com/acme/widgets.git")
-    _playbook(project, "about", """
+    _playbook(
+        project,
+        "about",
+        """
         - name: repo
           github-repo: ~
         - return:
             branch: "${{ get('repo').defaultBranch }}"
             full: "${{ get('repo').fullName }}"
-    """)
+    """,
+    )
     result = project.run("about")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"branch": "main", "full": "acme/widgets"}
@@ -464,13 +528,17 @@ def test_cli_github_repo_reads_the_origin_remote(project, fake, monkeypatch):
 
 def test_cli_resuming_after_a_lost_answer_creates_no_duplicate(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
-    _playbook(project, "once", """
+    _playbook(
+        project,
+        "once",
+        """
         - name: issue
           github-issue-create: Exactly once
           repository: acme/widgets
         - return:
             number: "${{ get('issue').number }}"
-    """)
+    """,
+    )
     fake.lose_next_answer = True
     first = project.run("once")
     assert first.exit_code == 2, first.output
@@ -485,7 +553,10 @@ def test_cli_resuming_after_a_lost_answer_creates_no_duplicate(project, fake, mo
 def test_cli_a_rate_limit_is_caught_by_its_code(project, fake, monkeypatch):
     _project(project, fake, monkeypatch)
     fake.rate_limited = True
-    _playbook(project, "limited", """
+    _playbook(
+        project,
+        "limited",
+        """
         - try:
             - github-repo: acme/widgets
           catch:
@@ -493,7 +564,8 @@ def test_cli_a_rate_limit_is_caught_by_its_code(project, fake, monkeypatch):
               steps:
                 - return:
                     caught: "${{ get('$error').code }}"
-    """)
+    """,
+    )
     result = project.run("limited")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"caught": "GitHubRateLimited"}

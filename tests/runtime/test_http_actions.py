@@ -11,7 +11,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import time
 
 import pytest
 
@@ -83,16 +82,29 @@ def test_a_string_body_is_sent_as_text(tmp_path, server):
 
 def test_content_type_overrides_the_json_default(tmp_path, server):
     ctx, _ = context(tmp_path, "http-post")
-    echoed = POST(ctx, {"url": f"{server.url}/echo", "body": {"a": 1}, "contentType": "application/vnd.api+json",
-                        "headers": {"content-type": "text/ignored"}})["bodyAsJson"]
+    echoed = POST(
+        ctx,
+        {
+            "url": f"{server.url}/echo",
+            "body": {"a": 1},
+            "contentType": "application/vnd.api+json",
+            "headers": {"content-type": "text/ignored"},
+        },
+    )["bodyAsJson"]
     assert echoed["headers"]["Content-Type"] == "application/vnd.api+json"
     assert echoed["json"] == {"a": 1}
 
 
 def test_a_mapping_body_with_the_form_content_type_is_sent_as_a_form(tmp_path, server):
     ctx, _ = context(tmp_path, "http-post")
-    echoed = POST(ctx, {"url": f"{server.url}/echo", "body": {"q": "a b&c", "n": [1, 2]},
-                        "contentType": "application/x-www-form-urlencoded"})["bodyAsJson"]
+    echoed = POST(
+        ctx,
+        {
+            "url": f"{server.url}/echo",
+            "body": {"q": "a b&c", "n": [1, 2]},
+            "contentType": "application/x-www-form-urlencoded",
+        },
+    )["bodyAsJson"]
     assert echoed["body"] == "q=a+b%26c&n=1&n=2"
 
 
@@ -109,7 +121,9 @@ def test_each_action_sends_its_method(tmp_path, server, method):
 
 def test_header_values_are_sent_but_never_logged(tmp_path, server):
     ctx, log = context(tmp_path)
-    echoed = GET(ctx, {"url": f"{server.url}/echo", "headers": {"Authorization": "Bearer tok-123-SECRET", "X-Count": 3}})["bodyAsJson"]
+    echoed = GET(
+        ctx, {"url": f"{server.url}/echo", "headers": {"Authorization": "Bearer tok-123-SECRET", "X-Count": 3}}
+    )["bodyAsJson"]
     assert echoed["headers"]["Authorization"] == "Bearer tok-123-SECRET"
     assert echoed["headers"]["X-Count"] == "3"
     assert "tok-123-SECRET" not in log.text()
@@ -133,8 +147,10 @@ def test_a_url_with_non_ascii_characters_is_percent_encoded(tmp_path, server):
 # -- statuses -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("status, code", [(401, "Unauthorized"), (403, "Forbidden"), (404, "NotFound"), (418, "HttpError"),
-                                          (500, "HttpError")])
+@pytest.mark.parametrize(
+    "status, code",
+    [(401, "Unauthorized"), (403, "Forbidden"), (404, "NotFound"), (418, "HttpError"), (500, "HttpError")],
+)
 def test_an_unexpected_status_fails_with_its_code_and_the_result_as_metadata(tmp_path, server, status, code):
     ctx, _ = context(tmp_path)
     error = failure(GET, ctx, {"url": f"{server.url}/status/{status}"})
@@ -220,7 +236,6 @@ def test_retry_after_is_capped(tmp_path, server, waits):
     assert waits == [http_actions.RETRY_AFTER_CAP]
 
 
-
 @pytest.mark.parametrize("after", ["%C2%B2", "9" * 5000])
 def test_a_retry_after_python_cannot_read_as_a_number_is_ignored(tmp_path, server, waits, after):
     # A superscript two passes str.isdigit() but not float(); the server is not trusted.
@@ -235,6 +250,7 @@ def test_a_content_length_python_cannot_read_as_a_number_is_not_a_crash(tmp_path
     ctx, _ = context(tmp_path)
     result = GET(ctx, {"url": f"{server.url}/odd-length"})
     assert result["status"] == 200 and result["bodyAsJson"] == {}
+
 
 def test_a_429_without_retries_is_rate_limit_exceeded(tmp_path, server):
     ctx, _ = context(tmp_path)
@@ -301,8 +317,15 @@ def test_a_redirected_get_is_followed(tmp_path, server):
 # -- response schemas -------------------------------------------------------------------------------------
 
 
-SCHEMA = {"type": "object", "required": ["name", "count"],
-          "properties": {"name": {"type": "string"}, "count": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "count"],
+    "properties": {
+        "name": {"type": "string"},
+        "count": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+}
 
 
 def test_a_body_matching_the_response_schema_passes(tmp_path, server):
@@ -329,24 +352,29 @@ def test_a_body_that_is_not_json_fails_the_response_schema(tmp_path, server):
 def test_an_invalid_response_schema_is_a_config_error(tmp_path, server):
     ctx, _ = context(tmp_path)
     assert failure(GET, ctx, {"url": f"{server.url}/json", "responseSchema": {"type": 12}}).code == "InvalidConfig"
-    error = failure(GET, ctx, {"url": f"{server.url}/json", "responseSchema": {"$ref": "https://example.invalid/s.json"}})
+    error = failure(
+        GET, ctx, {"url": f"{server.url}/json", "responseSchema": {"$ref": "https://example.invalid/s.json"}}
+    )
     assert error.code == "InvalidConfig" and "remote $refs" in error.guidance
 
 
 # -- bad configs ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("config, code", [
-    ({"url": "ftp://example.com/x"}, "InvalidUrl"),
-    ({"url": "http://"}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/x y"}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "retries": -1}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "retries": 1.5}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "retries": 99}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "expectedStatus": 99}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "expectedStatus": []}, "InvalidConfig"),
-    ({"url": "http://127.0.0.1:1/", "headers": {"Bad Name": "x"}}, "InvalidConfig"),
-])
+@pytest.mark.parametrize(
+    "config, code",
+    [
+        ({"url": "ftp://example.com/x"}, "InvalidUrl"),
+        ({"url": "http://"}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/x y"}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "retries": -1}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "retries": 1.5}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "retries": 99}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "expectedStatus": 99}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "expectedStatus": []}, "InvalidConfig"),
+        ({"url": "http://127.0.0.1:1/", "headers": {"Bad Name": "x"}}, "InvalidConfig"),
+    ],
+)
 def test_a_bad_config_fails_before_anything_is_sent(tmp_path, config, code):
     ctx, log = context(tmp_path)
     assert failure(GET, ctx, config).code == code
@@ -355,7 +383,9 @@ def test_a_bad_config_fails_before_anything_is_sent(tmp_path, config, code):
 
 def test_a_header_value_with_a_line_break_is_refused_without_showing_it(tmp_path):
     ctx, _ = context(tmp_path)
-    error = failure(GET, ctx, {"url": "http://127.0.0.1:1/", "headers": {"Authorization": "Bearer SECRET\r\nX-Injected: 1"}})
+    error = failure(
+        GET, ctx, {"url": "http://127.0.0.1:1/", "headers": {"Authorization": "Bearer SECRET\r\nX-Injected: 1"}}
+    )
     assert error.code == "InvalidConfig" and "Authorization" in error.message and "SECRET" not in error.message
 
 
@@ -421,9 +451,31 @@ def self_signed(tmp_path):
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed, so no self-signed certificate can be made")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return cert, context
@@ -471,11 +523,16 @@ inputs:
 def _playbook(project, name: str, steps: str, inputs: str = "") -> None:
     import textwrap
 
-    project.playbook(name, HEAD.format(name=name, inputs=inputs) + textwrap.indent(textwrap.dedent(steps).lstrip("\n"), "  "))
+    project.playbook(
+        name, HEAD.format(name=name, inputs=inputs) + textwrap.indent(textwrap.dedent(steps).lstrip("\n"), "  ")
+    )
 
 
 def test_cli_an_http_result_feeds_later_steps(project, server):
-    _playbook(project, "fetch", """
+    _playbook(
+        project,
+        "fetch",
+        """
         - name: item
           http-get: "{{base}}/json"
           responseSchema: {type: object, required: [name]}
@@ -486,7 +543,8 @@ def test_cli_an_http_result_feeds_later_steps(project, server):
         - return:
             status: "${{ get('sent').status }}"
             echoed: "${{ get('sent').bodyAsJson.json }}"
-    """)
+    """,
+    )
     result = project.run("fetch", base=server.url)
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"status": 200, "echoed": {"name": "widget", "count": 4}}
@@ -495,23 +553,33 @@ def test_cli_an_http_result_feeds_later_steps(project, server):
 
 def test_cli_a_secret_header_reaches_the_server_but_no_file_or_output(project, server, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T-HTTP-TOKEN")
-    _playbook(project, "auth", """
+    _playbook(
+        project,
+        "auth",
+        """
         - name: call
           http-get: "{{base}}/echo"
           headers: {Authorization: "Bearer {{tok}}"}
         - log-info: "${{ get('call').body }}"
-    """, inputs="  - string: tok\n    secret: true\n")
+    """,
+        inputs="  - string: tok\n    secret: true\n",
+    )
     result = project.run("auth", base=server.url)
     assert result.exit_code == 0, result.output
     assert server.hits[0]["headers"]["Authorization"] == "Bearer S3CR3T-HTTP-TOKEN"
     assert "S3CR3T-HTTP-TOKEN" not in result.output
-    state = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file())
+    state = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file()
+    )
     assert "S3CR3T-HTTP-TOKEN" not in state
     assert "***" in state
 
 
 def test_cli_a_status_error_is_caught_by_its_code(project, server):
-    _playbook(project, "missing", """
+    _playbook(
+        project,
+        "missing",
+        """
         - try:
             - http-get: "{{base}}/status/404"
           catch:
@@ -520,28 +588,37 @@ def test_cli_a_status_error_is_caught_by_its_code(project, server):
                 - return:
                     caught: "${{ get('$error').code }}"
                     status: "${{ get('$error').metadata.status }}"
-    """)
+    """,
+    )
     result = project.run("missing", base=server.url)
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"caught": "NotFound", "status": 404}
 
 
 def test_cli_the_step_timeout_bounds_a_request(project, server):
-    _playbook(project, "slow", """
+    _playbook(
+        project,
+        "slow",
+        """
         - name: wait
           http-get: "{{base}}/slow?seconds=5"
           timeout: 0.3s
-    """)
+    """,
+    )
     result = project.run("slow", base=server.url)
     assert result.exit_code == 2, result.output  # an answer after 5 s would have passed
     assert project.snapshot()["error"]["code"] == "StepTimeout"
 
 
 def test_cli_an_unexpected_status_fails_the_run(project, server):
-    _playbook(project, "broken", """
+    _playbook(
+        project,
+        "broken",
+        """
         - name: call
           http-delete: "{{base}}/status/500"
-    """)
+    """,
+    )
     result = project.run("broken", base=server.url)
     assert result.exit_code == 2, result.output
     assert project.snapshot()["failures"][0]["code"] == "HttpError"
@@ -556,7 +633,9 @@ def test_http_failures_also_answer_to_the_original_engines_codes(project):
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    project.playbook("compat", f"""
+    project.playbook(
+        "compat",
+        f"""
         name: compat
         description: catches by the original engine's codes
         owner: Engineer
@@ -568,19 +647,24 @@ def test_http_failures_also_answer_to_the_original_engines_codes(project):
               - code: HttpNetworkError
                 steps:
                   - log-info: "caught {{{{$error.code}}}}"
-    """)
+    """,
+    )
     result = project.run("compat")
     assert result.exit_code == 0, result.output
     assert "caught ConnectionError" in result.output
 
 
 def test_cli_a_what_if_contacts_no_host_unless_refresh_is_given(project, server):
-    _playbook(project, "peek", """
+    _playbook(
+        project,
+        "peek",
+        """
         - name: item
           http-get: "{{base}}/json"
           retries: 3
         - display: "${{ get('item').status }}"
-    """)
+    """,
+    )
     plan = json.loads(project.run("peek", "--what-if", "--format", "json", base=server.url).output)
     assert server.hits == []
     assert plan["steps"][0]["change"] == "unknown" and "--refresh" in plan["steps"][0]["reason"]
@@ -592,7 +676,10 @@ def test_cli_a_what_if_contacts_no_host_unless_refresh_is_given(project, server)
 
 
 def test_cli_a_value_in_the_path_stays_in_its_segment(project, server):
-    _playbook(project, "segments", """
+    _playbook(
+        project,
+        "segments",
+        """
         - name: climb
           http-get: "{{base}}/echo/{{ item }}/tail"
         - name: dotted
@@ -600,7 +687,9 @@ def test_cli_a_value_in_the_path_stays_in_its_segment(project, server):
         - return:
             climbed: "${{ get('climb').bodyAsJson.path }}"
             dotted: "${{ get('dotted').bodyAsJson.path }}"
-    """, inputs="  - string: item\n  - string: dots\n")
+    """,
+        inputs="  - string: item\n  - string: dots\n",
+    )
     result = project.run("segments", base=server.url, item="../admin?all=1#x%41", dots="..")
     assert result.exit_code == 0, result.output
     assert [hit["path"] for hit in server.hits] == ["/echo/..%2Fadmin%3Fall%3D1%23x%2541/tail", "/echo/%2E%2E/tail"]
@@ -608,19 +697,27 @@ def test_cli_a_value_in_the_path_stays_in_its_segment(project, server):
 
 
 def test_cli_a_value_in_the_query_is_one_value(project, server):
-    _playbook(project, "query", """
+    _playbook(
+        project,
+        "query",
+        """
         - name: call
           http-get: "{{base}}/echo?q={{ query }}&page=2#{{ query }}"
         - return:
             query: "${{ get('call').bodyAsJson.query }}"
-    """, inputs="  - string: query\n")
+    """,
+        inputs="  - string: query\n",
+    )
     result = project.run("query", base=server.url, query="a&page=9&b=c+d#e")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"]["query"] == {"q": "a&page=9&b=c+d#e", "page": "2"}
 
 
 def test_cli_a_whole_url_value_and_raw_text_are_sent_as_they_are(project, server):
-    _playbook(project, "prebuilt", """
+    _playbook(
+        project,
+        "prebuilt",
+        """
         - name: given
           http-get: "{{ whole }}"
         - name: prepared
@@ -628,7 +725,9 @@ def test_cli_a_whole_url_value_and_raw_text_are_sent_as_they_are(project, server
         - return:
             whole: "${{ get('given').bodyAsJson.query }}"
             prepared: "${{ get('prepared').bodyAsJson.query }}"
-    """, inputs="  - string: whole\n  - string: query\n")
+    """,
+        inputs="  - string: whole\n  - string: query\n",
+    )
     result = project.run("prebuilt", base=server.url, whole=f"{server.url}/echo?a=1&b=2", query="c=3&d=4")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"whole": {"a": "1", "b": "2"}, "prepared": {"c": "3", "d": "4"}}
@@ -636,13 +735,20 @@ def test_cli_a_whole_url_value_and_raw_text_are_sent_as_they_are(project, server
 
 def test_cli_a_secret_encoded_into_a_url_is_masked_in_its_encoded_form(project, server, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T/HTTP+TOKEN")
-    _playbook(project, "keyed", """
+    _playbook(
+        project,
+        "keyed",
+        """
         - name: call
           http-get: "{{base}}/echo?key={{tok}}"
-    """, inputs="  - string: tok\n    secret: true\n")
+    """,
+        inputs="  - string: tok\n    secret: true\n",
+    )
     result = project.run("keyed", base=server.url)
     assert result.exit_code == 0, result.output
     assert server.hits[0]["path"] == "/echo"
     assert "S3CR3T%2FHTTP%2BTOKEN" not in result.output and "S3CR3T" not in result.output
-    state = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file())
+    state = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file()
+    )
     assert "S3CR3T" not in state

@@ -193,7 +193,14 @@ def test_literal_defaults_become_plain_values_in_declaration_order():
     values, problems = resolve_inputs(DEFAULTS, {}, from_text=True)
     assert problems == []
     assert list(values) == ["retry-count", "dry-run", "environment", "tags", "meta", "note"]
-    assert values == {"retry-count": 3, "dry-run": False, "environment": "staging", "tags": ["a", "b"], "meta": {"k": 1, "l": [True]}, "note": None}
+    assert values == {
+        "retry-count": 3,
+        "dry-run": False,
+        "environment": "staging",
+        "tags": ["a", "b"],
+        "meta": {"k": 1, "l": [True]},
+        "note": None,
+    }
 
 
 def test_given_values_win_over_defaults():
@@ -219,7 +226,9 @@ def test_required_inputs():
     )
     values, problems = resolve_inputs(decls, {}, from_text=True)
     assert values == {"feature-id": None, "depth": 2}
-    assert only(problems) == InputProblem("feature-id", "required", "feature-id: the input is required and was not given", "pass -i feature-id=<text>")
+    assert only(problems) == InputProblem(
+        "feature-id", "required", "feature-id: the input is required and was not given", "pass -i feature-id=<text>"
+    )
     typed = only(resolve_inputs(decls, {}, from_text=False)[1])
     assert typed.fix == "pass feature-id: <text> in the calling step's inputs"
 
@@ -288,7 +297,11 @@ def test_a_default_that_breaks_its_rules_is_reported():
     ],
 )
 def test_transforms(text, kebab, snake, camel):
-    assert (transform(text, "kebab-case"), transform(text, "snake-case"), transform(text, "camel-case")) == (kebab, snake, camel)
+    assert (transform(text, "kebab-case"), transform(text, "snake-case"), transform(text, "camel-case")) == (
+        kebab,
+        snake,
+        camel,
+    )
 
 
 def test_words():
@@ -338,13 +351,55 @@ RULES = declare(
 @pytest.mark.parametrize(
     ("given", "rule", "message", "fix", "code"),
     [
-        ({"feature-id": "Abc"}, "regex", "feature-id: 'Abc' does not match ^[a-z0-9-]+$ (must be kebab-case)", "pass -i feature-id=<text matching ^[a-z0-9-]+$>", "InvalidFeatureId"),
-        ({"feature-id": "ab"}, "minLength", "feature-id: 'ab' has 2 characters, fewer than the minimum 3", "pass -i feature-id=<text of at least 3 characters>", None),
-        ({"feature-id": "abcdef"}, "maxLength", "feature-id: 'abcdef' has 6 characters, more than the maximum 5", "pass -i feature-id=<text of at most 5 characters>", None),
-        ({"retries": "0"}, "min", "retries: 0 is less than the minimum 1", "pass -i retries=<number >= 1>", "BadRetries"),
-        ({"retries": "10.5"}, "max", "retries: 10.5 is greater than the maximum 10", "pass -i retries=<number <= 10>", "BadRetries"),
-        ({"tags": "[]"}, "minLength", "tags: [] has 0 items, fewer than the minimum 1 (one or two tags)", "pass -i tags=<JSON array of at least 1 items>", None),
-        ({"tags": "[1, 2, 3]"}, "maxLength", "tags: [1, 2, 3] has 3 items, more than the maximum 2 (one or two tags)", "pass -i tags=<JSON array of at most 2 items>", None),
+        (
+            {"feature-id": "Abc"},
+            "regex",
+            "feature-id: 'Abc' does not match ^[a-z0-9-]+$ (must be kebab-case)",
+            "pass -i feature-id=<text matching ^[a-z0-9-]+$>",
+            "InvalidFeatureId",
+        ),
+        (
+            {"feature-id": "ab"},
+            "minLength",
+            "feature-id: 'ab' has 2 characters, fewer than the minimum 3",
+            "pass -i feature-id=<text of at least 3 characters>",
+            None,
+        ),
+        (
+            {"feature-id": "abcdef"},
+            "maxLength",
+            "feature-id: 'abcdef' has 6 characters, more than the maximum 5",
+            "pass -i feature-id=<text of at most 5 characters>",
+            None,
+        ),
+        (
+            {"retries": "0"},
+            "min",
+            "retries: 0 is less than the minimum 1",
+            "pass -i retries=<number >= 1>",
+            "BadRetries",
+        ),
+        (
+            {"retries": "10.5"},
+            "max",
+            "retries: 10.5 is greater than the maximum 10",
+            "pass -i retries=<number <= 10>",
+            "BadRetries",
+        ),
+        (
+            {"tags": "[]"},
+            "minLength",
+            "tags: [] has 0 items, fewer than the minimum 1 (one or two tags)",
+            "pass -i tags=<JSON array of at least 1 items>",
+            None,
+        ),
+        (
+            {"tags": "[1, 2, 3]"},
+            "maxLength",
+            "tags: [1, 2, 3] has 3 items, more than the maximum 2 (one or two tags)",
+            "pass -i tags=<JSON array of at most 2 items>",
+            None,
+        ),
         ({"plain": "b"}, "regex", "plain: 'b' does not match ^a", "pass -i plain=<text matching ^a>", None),
     ],
 )
@@ -353,7 +408,17 @@ def test_each_rule(given, rule, message, fix, code):
     assert problem == InputProblem(next(iter(given)), rule, message, fix, code)
 
 
-@pytest.mark.parametrize("given", [{"feature-id": "abc"}, {"feature-id": "ab-de"}, {"retries": "1"}, {"retries": "10"}, {"tags": '["x", "y"]'}, {"plain": "a!"}])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"feature-id": "abc"},
+        {"feature-id": "ab-de"},
+        {"retries": "1"},
+        {"retries": "10"},
+        {"tags": '["x", "y"]'},
+        {"plain": "a!"},
+    ],
+)
 def test_values_on_the_limits_pass(given):
     assert resolve_inputs(RULES, given, from_text=True)[1] == []
 
@@ -394,7 +459,9 @@ def test_a_pattern_linear_matching_cannot_take_is_reported_not_run():
 
 
 def test_rules_for_other_types_do_not_apply():
-    decls = (ir.InputDecl("s", "string", validation=(ir.Rule("min", 3), ir.Rule("minLength", "3"), ir.Rule("max", True))),)
+    decls = (
+        ir.InputDecl("s", "string", validation=(ir.Rule("min", 3), ir.Rule("minLength", "3"), ir.Rule("max", True))),
+    )
     assert resolve_inputs(decls, {"s": "a"}, from_text=True) == ({"s": "a"}, [])
 
 
@@ -423,7 +490,14 @@ EVERYTHING = declare(
 
 
 def test_all_problems_are_reported_together():
-    given = {"feature-id": "A!", "retry-count": "0", "dry-run": "perhaps", "environment": "prod", "api-token": "hunter2", "envirnoment": "dev"}
+    given = {
+        "feature-id": "A!",
+        "retry-count": "0",
+        "dry-run": "perhaps",
+        "environment": "prod",
+        "api-token": "hunter2",
+        "envirnoment": "dev",
+    }
     values, problems = resolve_inputs(EVERYTHING, given, from_text=True)
     assert [(p.input, p.rule) for p in problems] == [
         ("feature-id", "regex"),
@@ -440,7 +514,9 @@ def test_all_problems_are_reported_together():
 
 
 def test_secret_values_never_appear_in_problems():
-    _, problems = resolve_inputs(EVERYTHING, {"feature-id": "abc", "owner": "o", "api-token": "hunter2"}, from_text=True)
+    _, problems = resolve_inputs(
+        EVERYTHING, {"feature-id": "abc", "owner": "o", "api-token": "hunter2"}, from_text=True
+    )
     problem = only(problems)
     assert problem.message == "api-token: <secret:api-token> has 7 characters, fewer than the minimum 10"
     assert "hunter2" not in problem.message + problem.fix
@@ -448,7 +524,12 @@ def test_secret_values_never_appear_in_problems():
 
 def test_undeclared_inputs():
     problem = only(resolve_inputs(EVERYTHING, {"feature-id": "abc", "owner": "o", "featur-id": "x"}, from_text=True)[1])
-    assert problem == InputProblem("featur-id", "undeclared", "featur-id: the playbook declares no input of that name", "did you mean 'feature-id'?")
+    assert problem == InputProblem(
+        "featur-id",
+        "undeclared",
+        "featur-id: the playbook declares no input of that name",
+        "did you mean 'feature-id'?",
+    )
     far = only(resolve_inputs(STRING, {"zzz": "1"}, from_text=True)[1])
     assert far.fix == "the inputs are: s"
     none = only(resolve_inputs((), {"x": "1"}, from_text=False)[1])
@@ -481,7 +562,15 @@ ANY = declare("- any: v")
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("3", 3), ("[1, \"x\"]", [1, "x"]), ('{"k": null}', {"k": None}), ("hello world", "hello world"), ('"3"', "3"), ("", ""), ("[1,", "[1,")],
+    [
+        ("3", 3),
+        ("[1, \"x\"]", [1, "x"]),
+        ('{"k": null}', {"k": None}),
+        ("hello world", "hello world"),
+        ('"3"', "3"),
+        ("", ""),
+        ("[1,", "[1,"),
+    ],
 )
 def test_an_any_input_from_text_is_json_when_it_is_json_else_the_text(text, expected):
     values, problems = resolve_inputs(ANY, {"v": text}, from_text=True)

@@ -16,12 +16,6 @@ import time
 import pytest
 
 
-
-
-
-
-
-
 @pytest.fixture
 def fast_retries(monkeypatch):
     from catalyst_dsl.runtime import interpreter
@@ -79,7 +73,9 @@ def test_transform_is_applied_before_the_steps_see_the_value(project):
 
 
 def test_every_input_problem_is_reported_together_and_nothing_runs(project):
-    project.playbook("strict", """
+    project.playbook(
+        "strict",
+        """
         name: strict
         description: strict inputs
         owner: Engineer
@@ -98,7 +94,8 @@ def test_every_input_problem_is_reported_together_and_nothing_runs(project):
         steps:
           - bash: "touch out/ran.txt"
             writes: [out/ran.txt]
-    """)
+    """,
+    )
     result = project.run("strict", feature_id="Not Kebab", retries="9", env="qa", dry="maybe")
     assert result.exit_code == 1
     err = result.stderr
@@ -132,8 +129,11 @@ def test_undeclared_input_exits_1_with_a_suggestion(project):
 # order and conditions
 # =====================================================================================
 
+
 def test_steps_run_in_definition_order(project):
-    project.playbook("order", """
+    project.playbook(
+        "order",
+        """
         name: order
         description: order
         owner: Engineer
@@ -144,7 +144,8 @@ def test_steps_run_in_definition_order(project):
             writes: [out/order.txt]
           - bash: "echo three >> out/order.txt"
             writes: [out/order.txt]
-    """)
+    """,
+    )
     result = project.run("order", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/order.txt").split() == ["one", "two", "three"]
@@ -152,7 +153,9 @@ def test_steps_run_in_definition_order(project):
 
 
 def test_false_condition_skips_with_sub_expression_values(project):
-    project.playbook("cond", """
+    project.playbook(
+        "cond",
+        """
         name: cond
         description: conditions
         owner: Engineer
@@ -168,7 +171,8 @@ def test_false_condition_skips_with_sub_expression_values(project):
             bash: "touch out/small.txt"
             writes: [out/small.txt]
             condition: "${{ get('x') <= 5 }}"
-    """)
+    """,
+    )
     result = project.run("cond", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert not project.exists("out/big.txt") and project.exists("out/small.txt")
@@ -181,7 +185,9 @@ def test_false_condition_skips_with_sub_expression_values(project):
 
 
 def test_skip_reason_shows_each_part_of_a_compound_condition(project):
-    project.playbook("cond2", """
+    project.playbook(
+        "cond2",
+        """
         name: cond2
         description: conditions
         owner: Engineer
@@ -194,7 +200,8 @@ def test_skip_reason_shows_each_part_of_a_compound_condition(project):
           - name: ship
             display: shipped
             condition: "${{ get('coverage') >= 90 && get('tests').exitCode == 0 }}"
-    """)
+    """,
+    )
     assert project.run("cond2").exit_code == 0
     reason = project.step("ship")["reason"]
     assert "where get('coverage') = 84.2" in reason
@@ -205,8 +212,11 @@ def test_skip_reason_shows_each_part_of_a_compound_condition(project):
 # variables, step results, templates
 # =====================================================================================
 
+
 def test_var_inside_a_block_is_seen_after_it_and_assignment_updates_the_outer_var(project):
-    project.playbook("scope", """
+    project.playbook(
+        "scope",
+        """
         name: scope
         description: scopes
         owner: Engineer
@@ -222,14 +232,17 @@ def test_var_inside_a_block_is_seen_after_it_and_assignment_updates_the_outer_va
           - return:
               counter: "{{counter}}"
               inner-visible: "${{ get('in' + 'ner') !== undefined }}"
-    """)
+    """,
+    )
     result = project.run("scope")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"counter": 2, "inner-visible": True}
 
 
 def test_a_name_from_a_branch_not_taken_is_a_warning_then_a_failure_where_it_is_read(project):
-    project.playbook("outside", """
+    project.playbook(
+        "outside",
+        """
         name: outside
         description: scopes
         owner: Engineer
@@ -241,7 +254,8 @@ def test_a_name_from_a_branch_not_taken_is_a_warning_then_a_failure_where_it_is_
           - bash: "touch out/ran.txt"
             writes: [out/ran.txt]
           - display: "{{inner}}"
-    """)
+    """,
+    )
     checked = project.cli("check")
     assert checked.exit_code == 0 and "warning[C508]: 'inner' may be undefined here" in checked.output, checked.output
     result = project.run("outside", "--mode", "autonomous")
@@ -251,7 +265,9 @@ def test_a_name_from_a_branch_not_taken_is_a_warning_then_a_failure_where_it_is_
 
 
 def test_named_step_results_are_usable_later(project):
-    project.playbook("results", """
+    project.playbook(
+        "results",
+        """
         name: results
         description: step results
         owner: Engineer
@@ -264,7 +280,8 @@ def test_named_step_results_are_usable_later(project):
               said: "{{greet.stdout}}"
               code: "{{greet.exitCode}}"
               owner: "{{info.owner.name}}"
-    """)
+    """,
+    )
     project.write("data.json", json.dumps({"owner": {"name": "ada"}}))
     result = project.run("results")
     assert result.exit_code == 0, result.output
@@ -273,7 +290,9 @@ def test_named_step_results_are_usable_later(project):
 
 
 def test_single_template_keeps_its_type_and_mixed_text_is_a_string(project):
-    project.playbook("types", """
+    project.playbook(
+        "types",
+        """
         name: types
         description: template typing
         owner: Engineer
@@ -287,7 +306,8 @@ def test_single_template_keeps_its_type_and_mixed_text_is_a_string(project):
               number: "{{n}}"
               mixed: "n is {{n}}"
               sum: "${{ get('n') + 1 }}"
-    """)
+    """,
+    )
     assert project.run("types").exit_code == 0
     assert project.snapshot()["outputs"] == {"same": [1, 2, 3], "number": 41, "mixed": "n is 41", "sum": 42}
 
@@ -296,8 +316,11 @@ def test_single_template_keeps_its_type_and_mixed_text_is_a_string(project):
 # control actions
 # =====================================================================================
 
+
 def test_if_runs_then_or_else(project):
-    project.playbook("branch", """
+    project.playbook(
+        "branch",
+        """
         name: branch
         description: if
         owner: Engineer
@@ -315,7 +338,8 @@ def test_if_runs_then_or_else(project):
                 value: small
           - return:
               size: "{{size}}"
-    """)
+    """,
+    )
     assert project.run("branch", n="50").exit_code == 0
     assert project.snapshot()["outputs"] == {"size": "big"}
     assert project.run("branch", n="5").exit_code == 0
@@ -323,7 +347,9 @@ def test_if_runs_then_or_else(project):
 
 
 def test_for_each_gives_item_and_index_and_nests(project):
-    project.playbook("loops", """
+    project.playbook(
+        "loops",
+        """
         name: loops
         description: for-each
         owner: Engineer
@@ -341,14 +367,17 @@ def test_for_each_gives_item_and_index_and_nests(project):
                     value: "${{ get('seen').concat([get('row') + get('i') + '-' + get('col') + get('index')]) }}"
           - return:
               seen: "{{seen}}"
-    """)
+    """,
+    )
     result = project.run("loops")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"seen": ["a0-10", "a0-21", "b1-10", "b1-21"]}
 
 
 def test_try_catch_finally_sees_the_error_code_and_message(project):
-    project.playbook("trying", """
+    project.playbook(
+        "trying",
+        """
         name: trying
         description: try
         owner: Engineer
@@ -372,14 +401,17 @@ def test_try_catch_finally_sees_the_error_code_and_message(project):
                 value: "${{ get('log').concat(['finally']) }}"
           - return:
               log: "{{log}}"
-    """)
+    """,
+    )
     result = project.run("trying")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"log": ["body", "QuotaExceeded: over the limit", "finally"]}
 
 
 def test_error_code_in_a_catch_block_via_template(project):
-    project.playbook("trying2", """
+    project.playbook(
+        "trying2",
+        """
         name: trying2
         description: try with $error in templates
         owner: Engineer
@@ -392,7 +424,8 @@ def test_error_code_in_a_catch_block_via_template(project):
                   - return:
                       code-seen: "{{$error.code}}"
                       text: "{{$error.message}}"
-    """)
+    """,
+    )
     result = project.run("trying2")
     assert result.exit_code == 0, result.output
     outputs = project.snapshot()["outputs"]
@@ -401,7 +434,9 @@ def test_error_code_in_a_catch_block_via_template(project):
 
 
 def test_catch_that_does_not_match_lets_the_error_through_but_finally_runs(project):
-    project.playbook("nomatch", """
+    project.playbook(
+        "nomatch",
+        """
         name: nomatch
         description: try without a matching catch
         owner: Engineer
@@ -416,7 +451,8 @@ def test_catch_that_does_not_match_lets_the_error_through_but_finally_runs(proje
             finally:
               - bash: "touch out/finally.txt"
                 writes: [out/finally.txt]
-    """)
+    """,
+    )
     result = project.run("nomatch", "--mode", "autonomous")
     assert result.exit_code == 2
     assert project.exists("out/finally.txt") and not project.exists("out/caught.txt")
@@ -424,7 +460,9 @@ def test_catch_that_does_not_match_lets_the_error_through_but_finally_runs(proje
 
 
 def test_top_level_catch_matches_the_thrown_code(project):
-    project.playbook("topcatch", """
+    project.playbook(
+        "topcatch",
+        """
         name: topcatch
         description: top-level catch by code
         owner: Engineer
@@ -440,7 +478,8 @@ def test_top_level_catch_matches_the_thrown_code(project):
             steps:
               - bash: "echo '{{$error.message}}' > out/handled.txt"
                 writes: [out/handled.txt]
-    """)
+    """,
+    )
     result = project.run("topcatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/handled.txt").strip() == "the deploy broke"
@@ -449,7 +488,9 @@ def test_top_level_catch_matches_the_thrown_code(project):
 
 
 def test_top_level_catch_default_matches_any_code(project):
-    project.playbook("anycatch", """
+    project.playbook(
+        "anycatch",
+        """
         name: anycatch
         description: top-level catch default
         owner: Engineer
@@ -460,7 +501,8 @@ def test_top_level_catch_default_matches_any_code(project):
             steps:
               - bash: "echo '{{$error.code}}' > out/handled.txt"
                 writes: [out/handled.txt]
-    """)
+    """,
+    )
     result = project.run("anycatch", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/handled.txt").strip() == "CommandFailed"
@@ -468,7 +510,9 @@ def test_top_level_catch_default_matches_any_code(project):
 
 @pytest.mark.parametrize("fails", [False, True])
 def test_top_level_finally_always_runs(project, fails):
-    project.playbook("fin", """
+    project.playbook(
+        "fin",
+        """
         name: fin
         description: finally
         owner: Engineer
@@ -482,7 +526,8 @@ def test_top_level_finally_always_runs(project, fails):
         finally:
           - bash: "touch out/finally.txt"
             writes: [out/finally.txt]
-    """)
+    """,
+    )
     result = project.run("fin", "--mode", "autonomous", fail=str(fails).lower())
     assert result.exit_code == (2 if fails else 0), result.output
     assert project.exists("out/finally.txt")
@@ -490,7 +535,9 @@ def test_top_level_finally_always_runs(project, fails):
 
 
 def test_return_ends_the_run_with_its_outputs(project):
-    project.playbook("early", """
+    project.playbook(
+        "early",
+        """
         name: early
         description: return
         owner: Engineer
@@ -503,7 +550,8 @@ def test_return_ends_the_run_with_its_outputs(project):
               label: done
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("early")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"answer": 42, "label": "done"}
@@ -511,7 +559,9 @@ def test_return_ends_the_run_with_its_outputs(project):
 
 
 def test_declared_output_not_returned_fails_the_run(project):
-    project.playbook("noout", """
+    project.playbook(
+        "noout",
+        """
         name: noout
         description: missing output
         owner: Engineer
@@ -525,7 +575,8 @@ def test_declared_output_not_returned_fails_the_run(project):
             then:
               - return:
                   answer: 1
-    """)
+    """,
+    )
     result = project.run("noout")
     assert result.exit_code == 2
     assert "output `answer` was not returned" in result.output
@@ -536,7 +587,9 @@ def test_declared_output_not_returned_fails_the_run(project):
 
 
 def test_artifacts_must_exist_after_success(project):
-    project.playbook("arts", """
+    project.playbook(
+        "arts",
+        """
         name: arts
         description: artifacts
         owner: Engineer
@@ -549,7 +602,8 @@ def test_artifacts_must_exist_after_success(project):
           - file-write: out/report.txt
             content: report
             condition: "{{make}}"
-    """)
+    """,
+    )
     result = project.run("arts")
     assert result.exit_code == 2
     assert "out/report.txt" in result.output
@@ -599,8 +653,11 @@ def test_function_called_with_named_and_positional_inputs_returns_values(project
 # parallel
 # =====================================================================================
 
+
 def test_parallel_branches_run_concurrently(project):
-    project.playbook("par", """
+    project.playbook(
+        "par",
+        """
         name: par
         description: parallel
         owner: Engineer
@@ -611,12 +668,16 @@ def test_parallel_branches_run_concurrently(project):
                 writes: [out/a]
               - bash: "touch out/b; n=0; until [ -e out/a ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done; test -e out/a"
                 writes: [out/b]
-    """)
+    """,
+    )
     # Each branch waits until the other has started: one after the other, the first would
     # give up waiting and fail.
     result = project.run("par", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert sorted(s["path"] for s in project.steps() if s["action"] == "bash") == ["steps/0/branch/0", "steps/0/branch/1"]
+    assert sorted(s["path"] for s in project.steps() if s["action"] == "bash") == [
+        "steps/0/branch/0",
+        "steps/0/branch/1",
+    ]
 
 
 # =====================================================================================
@@ -642,7 +703,9 @@ CHILD = """
 
 def test_child_playbook_is_isolated_and_returns_its_outputs(project):
     project.playbook("child", CHILD)
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: calls child
         owner: Engineer
@@ -656,7 +719,8 @@ def test_child_playbook_is_isolated_and_returns_its_outputs(project):
           - return:
               shared: "{{shared}}"
               greeting: "{{call.greeting}}"
-    """)
+    """,
+    )
     result = project.run("parent")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"shared": "parent value", "greeting": "hello, ada"}
@@ -665,13 +729,16 @@ def test_child_playbook_is_isolated_and_returns_its_outputs(project):
 
 def test_call_leaving_out_a_required_input_is_rejected_before_running(project):
     project.playbook("child", CHILD)
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: calls child without its input
         owner: Engineer
         steps:
           - playbook: child
-    """)
+    """,
+    )
     result = project.run("parent")
     assert result.exit_code == 1
     assert "'who'" in result.stderr
@@ -680,7 +747,9 @@ def test_call_leaving_out_a_required_input_is_rejected_before_running(project):
 
 def test_call_by_computed_name_validates_inputs_at_run_time(project):
     project.playbook("child", CHILD)
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: calls a child chosen by input, without its input
         owner: Engineer
@@ -690,7 +759,8 @@ def test_call_by_computed_name_validates_inputs_at_run_time(project):
           - playbook: "{{target}}"
             inputs:
               whom: ada
-    """)
+    """,
+    )
     result = project.run("parent", target="child")
     assert result.exit_code == 2
     error = project.snapshot()["error"]
@@ -802,8 +872,11 @@ def test_recursion_beyond_max_depth_fails(project):
 # error policies
 # =====================================================================================
 
+
 def test_stop_policy_fails_the_run_with_a_failure_record(project):
-    project.playbook("stopping", """
+    project.playbook(
+        "stopping",
+        """
         name: stopping
         description: default policy is Stop
         owner: Engineer
@@ -812,7 +885,8 @@ def test_stop_policy_fails_the_run_with_a_failure_record(project):
             bash: "echo doomed >&2; exit 7"
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("stopping")
     assert result.exit_code == 2
     assert not project.exists("out/after.txt")
@@ -829,7 +903,9 @@ def test_stop_policy_fails_the_run_with_a_failure_record(project):
 
 
 def test_continue_policy_goes_on_and_keeps_the_exit_code_readable(project):
-    project.playbook("going", """
+    project.playbook(
+        "going",
+        """
         name: going
         description: Continue
         owner: Engineer
@@ -839,7 +915,8 @@ def test_continue_policy_goes_on_and_keeps_the_exit_code_readable(project):
             errorPolicy: Continue
           - return:
               code-was: "{{breaks.exitCode}}"
-    """)
+    """,
+    )
     result = project.run("going")
     assert result.exit_code == 0, result.output
     snap = project.snapshot()
@@ -851,7 +928,9 @@ def test_continue_policy_goes_on_and_keeps_the_exit_code_readable(project):
 
 
 def test_silently_continue_goes_on_without_reporting_on_the_console(project):
-    project.playbook("quiet", """
+    project.playbook(
+        "quiet",
+        """
         name: quiet
         description: SilentlyContinue
         owner: Engineer
@@ -861,7 +940,8 @@ def test_silently_continue_goes_on_without_reporting_on_the_console(project):
             errorPolicy: SilentlyContinue
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("quiet", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("out/after.txt")
@@ -870,7 +950,9 @@ def test_silently_continue_goes_on_without_reporting_on_the_console(project):
 
 
 def test_ignore_policy_treats_the_failure_as_done(project):
-    project.playbook("ignoring", """
+    project.playbook(
+        "ignoring",
+        """
         name: ignoring
         description: Ignore
         owner: Engineer
@@ -880,7 +962,8 @@ def test_ignore_policy_treats_the_failure_as_done(project):
             errorPolicy: Ignore
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("ignoring", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("out/after.txt")
@@ -889,7 +972,9 @@ def test_ignore_policy_treats_the_failure_as_done(project):
 
 
 def test_per_code_policy_applies_only_to_its_code(project):
-    project.playbook("bycode", """
+    project.playbook(
+        "bycode",
+        """
         name: bycode
         description: per-code policy
         owner: Engineer
@@ -902,7 +987,8 @@ def test_per_code_policy_applies_only_to_its_code(project):
                 action: Continue
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     assert project.run("bycode", "--mode", "autonomous", code="CommandFailed").exit_code == 0
     assert project.exists("out/after.txt")
     (project.root / "out/after.txt").unlink()
@@ -912,7 +998,9 @@ def test_per_code_policy_applies_only_to_its_code(project):
 
 
 def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
-    project.playbook("flaky", """
+    project.playbook(
+        "flaky",
+        """
         name: flaky
         description: fails the first time
         owner: Engineer
@@ -926,7 +1014,8 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
               default:
                 action: Stop
                 retryCount: 2
-    """)
+    """,
+    )
     result = project.run("flaky", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     step = project.step("flaky")
@@ -944,7 +1033,9 @@ def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retr
 
     waits = []
     monkeypatch.setattr(interpreter, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
-    project.playbook("hopeless", """
+    project.playbook(
+        "hopeless",
+        """
         name: hopeless
         description: always fails
         owner: Engineer
@@ -955,7 +1046,8 @@ def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retr
               default:
                 action: Stop
                 retryCount: 3
-    """)
+    """,
+    )
     result = project.run("hopeless")
     assert result.exit_code == 2
     assert waits == [0.01, 0.02, 0.04]
@@ -963,7 +1055,9 @@ def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retr
 
 
 def test_timeout_raises_step_timeout_quickly(project):
-    project.playbook("slow", """
+    project.playbook(
+        "slow",
+        """
         name: slow
         description: timeout
         owner: Engineer
@@ -973,7 +1067,8 @@ def test_timeout_raises_step_timeout_quickly(project):
             bash: "sleep 5; touch out/finished"
             writes: [out/finished]
             timeout: 0.3s
-    """)
+    """,
+    )
     result = project.run("slow", "--mode", "autonomous")
     assert result.exit_code == 2
     assert not (project.root / "out" / "finished").exists()  # stopped, not waited for
@@ -982,7 +1077,9 @@ def test_timeout_raises_step_timeout_quickly(project):
 
 
 def test_timeout_goes_through_the_error_policy(project):
-    project.playbook("slow2", """
+    project.playbook(
+        "slow2",
+        """
         name: slow2
         description: timeout with Continue
         owner: Engineer
@@ -995,7 +1092,8 @@ def test_timeout_goes_through_the_error_policy(project):
                 action: Continue
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("slow2", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.exists("out/after.txt")
@@ -1003,7 +1101,9 @@ def test_timeout_goes_through_the_error_policy(project):
 
 
 def test_playbook_level_error_policy_is_the_default_for_every_step(project):
-    project.playbook("lenient", """
+    project.playbook(
+        "lenient",
+        """
         name: lenient
         description: playbook-level policy
         owner: Engineer
@@ -1016,7 +1116,8 @@ def test_playbook_level_error_policy_is_the_default_for_every_step(project):
             errorPolicy: Stop
           - bash: "touch out/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     result = project.run("lenient")
     assert result.exit_code == 2
     assert [f["code"] for f in project.snapshot()["failures"]] == ["CommandFailed"] * 3
@@ -1026,7 +1127,9 @@ def test_playbook_level_error_policy_is_the_default_for_every_step(project):
 
 
 def test_the_run_error_record_names_the_attempt_that_ended_it(project, fast_retries):
-    project.playbook("hopeless", """
+    project.playbook(
+        "hopeless",
+        """
         name: hopeless
         description: always fails
         owner: Engineer
@@ -1037,7 +1140,8 @@ def test_the_run_error_record_names_the_attempt_that_ended_it(project, fast_retr
               default:
                 action: Stop
                 retryCount: 2
-    """)
+    """,
+    )
     assert project.run("hopeless").exit_code == 2
     snap = project.snapshot()
     last = snap["failures"][-1]
@@ -1048,7 +1152,9 @@ def test_the_run_error_record_names_the_attempt_that_ended_it(project, fast_retr
 
 
 def test_timeout_applies_to_a_step_that_runs_other_steps(project):
-    project.playbook("slowloop", """
+    project.playbook(
+        "slowloop",
+        """
         name: slowloop
         description: timeout on a for-each
         owner: Engineer
@@ -1060,7 +1166,8 @@ def test_timeout_applies_to_a_step_that_runs_other_steps(project):
             steps:
               - bash: "sleep 0.3; touch out/{{ i }}"
                 writes: ["out/*"]
-    """)
+    """,
+    )
     result = project.run("slowloop", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert project.snapshot()["error"]["code"] == "StepTimeout"
@@ -1070,6 +1177,7 @@ def test_timeout_applies_to_a_step_that_runs_other_steps(project):
 # =====================================================================================
 # checkpoints and approvals
 # =====================================================================================
+
 
 def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]:
     """Run playbook NAME as on a terminal whose user types KEYS; the exit code and the log."""
@@ -1132,7 +1240,12 @@ def test_approval_from_a_role_not_required_is_recorded_but_does_not_release(proj
     assert "stays paused" in approve.output
     [approval] = project.snapshot()["approvals"]
     assert (approval["role"], approval["by"], approval["comment"], approval["via"], approval["released"]) == (
-        "Engineer", "eve", "looks fine", "cli", False)
+        "Engineer",
+        "eve",
+        "looks fine",
+        "cli",
+        False,
+    )
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 4, resumed.output
     assert project.snapshot()["status"] == "paused"
@@ -1168,7 +1281,9 @@ def test_autonomous_mode_approves_and_records_it(project):
 
 
 def test_checkpoint_flag_pauses_after_its_step_which_resume_does_not_rerun(project):
-    project.playbook("flagged", """
+    project.playbook(
+        "flagged",
+        """
         name: flagged
         description: checkpoint flag
         owner: Engineer
@@ -1177,7 +1292,8 @@ def test_checkpoint_flag_pauses_after_its_step_which_resume_does_not_rerun(proje
             bash: "echo draft >> $TMPDIR/log.txt; echo drafted"
             checkpoint: true
           - bash: "echo '{{draft.stdout}}' >> $TMPDIR/log.txt"
-    """)
+    """,
+    )
     assert project.run("flagged").exit_code == 4
     run_id = project.run_id()
     assert project.read_temp("log.txt").split() == ["draft"]
@@ -1246,7 +1362,9 @@ def test_selecting_an_option_the_checkpoint_does_not_offer_is_refused(project):
 
 
 def test_inquire_pauses_on_failure_and_approval_continues_past_it(project):
-    project.playbook("asking", """
+    project.playbook(
+        "asking",
+        """
         name: asking
         description: Inquire
         owner: Engineer
@@ -1255,7 +1373,8 @@ def test_inquire_pauses_on_failure_and_approval_continues_past_it(project):
             bash: "echo attempt >> $TMPDIR/tries.txt; exit 1"
             errorPolicy: Inquire
           - bash: "touch $TMPDIR/after.txt"
-    """)
+    """,
+    )
     result = project.run("asking")
     assert result.exit_code == 4, result.output
     run_id = project.run_id()
@@ -1270,7 +1389,9 @@ def test_inquire_pauses_on_failure_and_approval_continues_past_it(project):
 
 
 def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
-    project.playbook("asking", """
+    project.playbook(
+        "asking",
+        """
         name: asking
         description: Inquire with reviewers
         owner: Engineer
@@ -1281,7 +1402,8 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
             errorPolicy: Inquire
           - bash: "touch $TMPDIR/after.txt"
             writes: [out/after.txt]
-    """)
+    """,
+    )
     assert project.run("asking").exit_code == 4
     run_id = project.run_id()
     assert project.snapshot()["pause"]["roles"] == ["Architect"]
@@ -1292,7 +1414,9 @@ def test_inquire_needs_a_required_reviewer_like_a_checkpoint(project):
 
 
 def test_inquire_in_autonomous_mode_pauses_for_a_person(project):
-    project.playbook("asking", """
+    project.playbook(
+        "asking",
+        """
         name: asking
         description: Inquire
         owner: Engineer
@@ -1300,7 +1424,8 @@ def test_inquire_in_autonomous_mode_pauses_for_a_person(project):
           - bash: "echo attempt >> $TMPDIR/tries.txt; exit 1"
             errorPolicy: Inquire
           - bash: "touch $TMPDIR/after.txt"
-    """)
+    """,
+    )
     # Nobody is there to accept the failure: the run waits instead of going on as if it passed.
     assert project.run("asking", "--mode", "autonomous").exit_code == 4
     run_id = project.run_id()
@@ -1317,7 +1442,9 @@ def test_inquire_in_autonomous_mode_pauses_for_a_person(project):
 
 
 def test_suspend_pauses_and_resume_runs_the_step_again(project):
-    project.playbook("suspending", """
+    project.playbook(
+        "suspending",
+        """
         name: suspending
         description: Suspend
         owner: Engineer
@@ -1327,7 +1454,8 @@ def test_suspend_pauses_and_resume_runs_the_step_again(project):
             errorPolicy: Suspend
           - return:
               got: "{{needs-file.stdout}}"
-    """)
+    """,
+    )
     result = project.run("suspending")
     assert result.exit_code == 4, result.output
     run_id = project.run_id()
@@ -1342,6 +1470,7 @@ def test_suspend_pauses_and_resume_runs_the_step_again(project):
 # =====================================================================================
 # cancel
 # =====================================================================================
+
 
 def test_cancel_a_paused_run(project):
     project.playbook("reviewed", REVIEWED)
@@ -1361,13 +1490,16 @@ def test_cancel_a_paused_run(project):
 
 
 def test_cancelling_a_finished_run_is_refused(project):
-    project.playbook("quick", """
+    project.playbook(
+        "quick",
+        """
         name: quick
         description: quick
         owner: Engineer
         steps:
           - bash: "exit 0"
-    """)
+    """,
+    )
     assert project.run("quick").exit_code == 0
     result = project.cli("cancel", project.run_id(), "--reason", "too late")
     assert result.exit_code == 3
@@ -1378,8 +1510,11 @@ def test_cancelling_a_finished_run_is_refused(project):
 # ai-prompt with the mock adapter
 # =====================================================================================
 
+
 def test_ai_prompt_default_mock_answer_is_deterministic(project):
-    project.playbook("asker", """
+    project.playbook(
+        "asker",
+        """
         name: asker
         description: ai-prompt
         owner: Engineer
@@ -1393,7 +1528,8 @@ def test_ai_prompt_default_mock_answer_is_deterministic(project):
         inputs:
           - string: topic
             default: login
-    """)
+    """,
+    )
     assert project.run("asker").exit_code == 0
     first = project.snapshot()["outputs"]
     assert first == {"answer": "mock answer to: Summarise the plan for login."}
@@ -1402,15 +1538,20 @@ def test_ai_prompt_default_mock_answer_is_deterministic(project):
 
 
 def test_ai_prompt_answers_come_from_the_mock_script(project, monkeypatch):
-    script = project.write("ai-script.yaml", textwrap.dedent("""\
+    script = project.write(
+        "ai-script.yaml",
+        textwrap.dedent("""\
         - match: "plan"
           response: "step 1, step 2"
           chunks: 3
         - match: "JSON"
           json: {verdict: ok, score: 9}
-    """))
+    """),
+    )
     monkeypatch.setenv("CATALYST_MOCK_AI_SCRIPT", str(script))
-    project.playbook("scripted", """
+    project.playbook(
+        "scripted",
+        """
         name: scripted
         description: scripted ai
         owner: Engineer
@@ -1424,25 +1565,32 @@ def test_ai_prompt_answers_come_from_the_mock_script(project, monkeypatch):
               plan: "{{plan}}"
               verdict: "{{review.verdict}}"
               score: "{{review.score}}"
-    """)
+    """,
+    )
     result = project.run("scripted")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"plan": "step 1, step 2", "verdict": "ok", "score": 9}
 
 
 def test_ai_answer_streamed_in_chunks_shows_as_its_lines(project, monkeypatch):
-    script = project.write("ai-script.yaml", textwrap.dedent("""\
+    script = project.write(
+        "ai-script.yaml",
+        textwrap.dedent("""\
         - response: "first line of the answer\\nsecond line"
           chunks: 4
-    """))
+    """),
+    )
     monkeypatch.setenv("CATALYST_MOCK_AI_SCRIPT", str(script))
-    project.playbook("chunky", """
+    project.playbook(
+        "chunky",
+        """
         name: chunky
         description: streamed ai answer
         owner: Engineer
         steps:
           - ai-prompt: "anything"
-    """)
+    """,
+    )
     result = project.run("chunky")
     assert result.exit_code == 0, result.output
     shown = [line.strip().lstrip("│").strip() for line in result.output.splitlines() if "│" in line]
@@ -1450,12 +1598,17 @@ def test_ai_answer_streamed_in_chunks_shows_as_its_lines(project, monkeypatch):
 
 
 def test_ai_script_entries_are_used_once_across_steps(project, monkeypatch):
-    script = project.write("ai-script.yaml", textwrap.dedent("""\
+    script = project.write(
+        "ai-script.yaml",
+        textwrap.dedent("""\
         - response: first answer
         - response: second answer
-    """))
+    """),
+    )
     monkeypatch.setenv("CATALYST_MOCK_AI_SCRIPT", str(script))
-    project.playbook("twice", """
+    project.playbook(
+        "twice",
+        """
         name: twice
         description: two prompts, two scripted answers
         owner: Engineer
@@ -1467,7 +1620,8 @@ def test_ai_script_entries_are_used_once_across_steps(project, monkeypatch):
           - return:
               one: "{{one}}"
               two: "{{two}}"
-    """)
+    """,
+    )
     result = project.run("twice")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"one": "first answer", "two": "second answer"}
@@ -1476,13 +1630,16 @@ def test_ai_script_entries_are_used_once_across_steps(project, monkeypatch):
 def test_scripted_ai_error_fails_the_step_with_its_code(project, monkeypatch):
     script = project.write("ai-script.yaml", "- error: RateLimitExceeded\n")
     monkeypatch.setenv("CATALYST_MOCK_AI_SCRIPT", str(script))
-    project.playbook("limited", """
+    project.playbook(
+        "limited",
+        """
         name: limited
         description: scripted ai error
         owner: Engineer
         steps:
           - ai-prompt: "anything"
-    """)
+    """,
+    )
     assert project.run("limited").exit_code == 2
     assert project.snapshot()["error"]["code"] == "RateLimitExceeded"
 
@@ -1496,7 +1653,9 @@ JSON_KEYS = {"runId", "playbookId", "stepId", "timestamp", "level", "status"}
 
 @pytest.mark.parametrize("last, exit_code", [('bash: "exit 0"', 0), ('bash: "exit 1"', 2)])
 def test_json_log_lines_are_objects_with_the_run_fields(project, last, exit_code):
-    project.playbook("logged", f"""
+    project.playbook(
+        "logged",
+        f"""
         name: logged
         description: json logs
         owner: Engineer
@@ -1509,7 +1668,8 @@ def test_json_log_lines_are_objects_with_the_run_fields(project, last, exit_code
             condition: "${{{{ false }}}}"
           - name: last
             {last}
-    """)
+    """,
+    )
     result = project.run("logged", "--log-format", "json")
     assert result.exit_code == exit_code
     lines = result.stdout.splitlines()
@@ -1529,15 +1689,19 @@ def test_json_log_lines_are_objects_with_the_run_fields(project, last, exit_code
 # runs list / show / export / prune
 # =====================================================================================
 
+
 def test_runs_commands(project):
     project.playbook("reviewed", REVIEWED)
-    project.playbook("quick", """
+    project.playbook(
+        "quick",
+        """
         name: quick
         description: quick
         owner: Engineer
         steps:
           - bash: "exit 0"
-    """)
+    """,
+    )
     assert project.run("quick").exit_code == 0
     assert project.run("quick").exit_code == 0
     assert project.run("reviewed").exit_code == 4
@@ -1580,9 +1744,12 @@ def test_runs_show_of_an_unknown_run_is_a_mistake_of_the_command(project):
 # process actions
 # =====================================================================================
 
+
 def test_bash_env_cwd_and_result(project):
     project.write("sub/dir/here.txt", "x")
-    project.playbook("shell", """
+    project.playbook(
+        "shell",
+        """
         name: shell
         description: bash
         owner: Engineer
@@ -1597,7 +1764,8 @@ def test_bash_env_cwd_and_result(project):
           - return:
               out: "{{where.stdout}}"
               status: "{{where.exitCode}}"
-    """)
+    """,
+    )
     result = project.run("shell")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {"out": "hello from dir\nhere.txt\n", "status": 0}
@@ -1605,7 +1773,9 @@ def test_bash_env_cwd_and_result(project):
 
 
 def test_bash_failure_keeps_stdout_stderr_and_exit_code(project):
-    project.playbook("shellfail", """
+    project.playbook(
+        "shellfail",
+        """
         name: shellfail
         description: bash failing
         owner: Engineer
@@ -1617,13 +1787,16 @@ def test_bash_failure_keeps_stdout_stderr_and_exit_code(project):
               out: "{{bad.stdout}}"
               err: "{{bad.stderr}}"
               status: "${{ get('bad').exitCode }}"
-    """)
+    """,
+    )
     assert project.run("shellfail").exit_code == 0
     assert project.snapshot()["outputs"] == {"out": "out\n", "err": "err\n", "status": 5}
 
 
 def test_bash_is_strict_a_failing_command_stops_the_script(project):
-    project.playbook("strict-shell", """
+    project.playbook(
+        "strict-shell",
+        """
         name: strict-shell
         description: bash -e
         owner: Engineer
@@ -1632,20 +1805,24 @@ def test_bash_is_strict_a_failing_command_stops_the_script(project):
               false
               touch out/reached.txt
             writes: [out/reached.txt]
-    """)
+    """,
+    )
     assert project.run("strict-shell", "--mode", "autonomous").exit_code == 2
     assert not project.exists("out/reached.txt")
 
 
 def test_bash_output_is_streamed_while_the_step_runs(project):
-    project.playbook("stream", """
+    project.playbook(
+        "stream",
+        """
         name: stream
         description: streaming
         owner: Engineer
         steps:
           - name: talk
             bash: "echo first; sleep 0.4; echo second"
-    """)
+    """,
+    )
     result = project.run("stream", "--log-format", "json")
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
@@ -1654,6 +1831,7 @@ def test_bash_output_is_streamed_while_the_step_runs(project):
 
     def at(record):
         from datetime import datetime
+
         return datetime.strptime(record["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
 
     assert (at(lines["second"]) - at(lines["first"])).total_seconds() >= 0.3
@@ -1663,7 +1841,9 @@ def test_bash_output_is_streamed_while_the_step_runs(project):
 
 
 def test_command_passes_argv_without_a_shell(project):
-    project.playbook("argv", """
+    project.playbook(
+        "argv",
+        """
         name: argv
         description: command
         owner: Engineer
@@ -1672,23 +1852,29 @@ def test_command_passes_argv_without_a_shell(project):
             command: [python3, -c, "import sys, json; print(json.dumps(sys.argv[1:]))", "two words", "$HOME", "*"]
           - return:
               args: "{{echoed.stdout}}"
-    """)
+    """,
+    )
     result = project.run("argv")
     assert result.exit_code == 0, result.output
     assert json.loads(project.snapshot()["outputs"]["args"]) == ["two words", "$HOME", "*"]
 
 
 def test_command_not_installed_fails_clearly(project):
-    project.playbook("missing-program", """
+    project.playbook(
+        "missing-program",
+        """
         name: missing-program
         description: command
         owner: Engineer
         steps:
           - command: [definitely-not-a-program-xyz, --version]
-    """)
+    """,
+    )
     assert project.run("missing-program").exit_code == 2
     assert project.snapshot()["error"]["code"] == "CommandNotFound"
-    project.playbook("missing-handled", """
+    project.playbook(
+        "missing-handled",
+        """
         name: missing-handled
         description: a missing program is an unavailable action too
         owner: Engineer
@@ -1696,7 +1882,8 @@ def test_command_not_installed_fails_clearly(project):
           - command: [definitely-not-a-program-xyz, --version]
             errorPolicy: {ActionUnavailable: Continue}
           - log-info: "went on"
-    """)
+    """,
+    )
     went = project.run("missing-handled")
     assert went.exit_code == 0 and "went on" in went.output, went.output
 
@@ -1705,11 +1892,14 @@ def test_command_not_installed_fails_clearly(project):
 # file actions
 # =====================================================================================
 
+
 def test_file_read_exists_list_and_delete(project):
     project.write("docs/a.md", "alpha\n")
     project.write("docs/b.txt", "beta\n")
     project.write("docs/sub/c.md", "gamma\n")
-    project.playbook("files", """
+    project.playbook(
+        "files",
+        """
         name: files
         description: file actions
         owner: Engineer
@@ -1734,30 +1924,40 @@ def test_file_read_exists_list_and_delete(project):
               markdown: "{{markdown}}"
               deleted: "{{deleted}}"
               deleted-again: "{{deleted-again}}"
-    """)
+    """,
+    )
     result = project.run("files")
     assert result.exit_code == 0, result.output
     assert project.snapshot()["outputs"] == {
-        "text": "alpha\n", "there": True, "absent": False, "markdown": ["docs/a.md", "docs/sub/c.md"],
-        "deleted": True, "deleted-again": False,
+        "text": "alpha\n",
+        "there": True,
+        "absent": False,
+        "markdown": ["docs/a.md", "docs/sub/c.md"],
+        "deleted": True,
+        "deleted-again": False,
     }
     assert not project.exists("docs/b.txt")
 
 
 def test_file_read_of_a_missing_file_fails_with_file_not_found(project):
-    project.playbook("readmissing", """
+    project.playbook(
+        "readmissing",
+        """
         name: readmissing
         description: file-read
         owner: Engineer
         steps:
           - file-read: nowhere.txt
-    """)
+    """,
+    )
     assert project.run("readmissing").exit_code == 2
     assert project.snapshot()["error"]["code"] == "FileNotFound"
 
 
 def test_json_write_then_read(project):
-    project.playbook("jsons", """
+    project.playbook(
+        "jsons",
+        """
         name: jsons
         description: json actions
         owner: Engineer
@@ -1774,7 +1974,8 @@ def test_json_write_then_read(project):
               name: "{{back.name}}"
               tags: "{{back.tags}}"
               bytes: "{{written.bytesWritten}}"
-    """)
+    """,
+    )
     result = project.run("jsons")
     assert result.exit_code == 0, result.output
     on_disk = project.read("out/data.json")
@@ -1787,7 +1988,9 @@ def test_json_write_then_read(project):
 
 def test_gitignore_edit_adds_under_a_header_and_is_idempotent(project):
     project.write(".gitignore", "node_modules/\n")
-    project.playbook("ignore", """
+    project.playbook(
+        "ignore",
+        """
         name: ignore
         description: gitignore-edit
         owner: Engineer
@@ -1799,7 +2002,8 @@ def test_gitignore_edit_adds_under_a_header_and_is_idempotent(project):
             remove: ["node_modules/"]
           - return:
               changed: "{{edit.changed}}"
-    """)
+    """,
+    )
     assert project.run("ignore").exit_code == 0
     assert project.snapshot()["outputs"] == {"changed": True}
     assert project.read(".gitignore") == "# catalyst\n.xe/runs/\n*.tmp\n"
@@ -1845,7 +2049,9 @@ def test_write_paths_leaving_the_project_are_refused_cleanly(project, bad):
 
 
 def test_bash_declared_writes_are_checked_before_it_runs(project):
-    project.playbook("declared", """
+    project.playbook(
+        "declared",
+        """
         name: declared
         description: writes of a shell step
         owner: Engineer
@@ -1856,7 +2062,8 @@ def test_bash_declared_writes_are_checked_before_it_runs(project):
         steps:
           - bash: "touch out/ran.txt"
             writes: ["{{target}}"]
-    """)
+    """,
+    )
     result = project.run("declared", target="secret/x.txt")
     assert result.exit_code == 2
     assert project.snapshot()["error"]["code"] == "PermissionDenied"
@@ -1876,19 +2083,33 @@ def plugin_site(tmp_path_factory, plugin_wheel):
     base = tmp_path_factory.mktemp("plugins")
     site = base / "site"
     plugin_wheel.install_wheel(plugin_wheel.build_wheel(base / "dist"), site)
-    plugin_wheel.install_wheel(plugin_wheel.build_wheel(
-        base / "dist", name="catalyst_broken_plugin", modules=BROKEN_PLUGIN,
-        entry_points={"catalyst.actions": {"broken": "catalyst_broken_plugin:ACTION"}}), site)
+    plugin_wheel.install_wheel(
+        plugin_wheel.build_wheel(
+            base / "dist",
+            name="catalyst_broken_plugin",
+            modules=BROKEN_PLUGIN,
+            entry_points={"catalyst.actions": {"broken": "catalyst_broken_plugin:ACTION"}},
+        ),
+        site,
+    )
     return site
 
 
 def _catalyst(project, plugin_wheel, site, *args):
-    return subprocess.run([sys.executable, "-m", "catalyst_dsl", *args], cwd=project.root, capture_output=True, text=True,
-                          env=plugin_wheel.plugin_env(site), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", *args],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        env=plugin_wheel.plugin_env(site),
+        timeout=120,
+    )
 
 
 def test_plugin_action_runs_end_to_end(project, plugin_wheel, plugin_site):
-    project.playbook("greet", """
+    project.playbook(
+        "greet",
+        """
         name: greet
         description: uses the hello plugin
         owner: Engineer
@@ -1897,7 +2118,8 @@ def test_plugin_action_runs_end_to_end(project, plugin_wheel, plugin_site):
             hello: tests
           - return:
               greeting: "{{hi.greeting}}"
-    """)
+    """,
+    )
     result = _catalyst(project, plugin_wheel, plugin_site, "run", "greet")
     assert result.returncode == 0, result.stdout + result.stderr
     assert project.snapshot()["outputs"] == {"greeting": "hello, tests"}
@@ -1905,26 +2127,32 @@ def test_plugin_action_runs_end_to_end(project, plugin_wheel, plugin_site):
 
 
 def test_broken_plugin_does_not_break_a_playbook_that_does_not_use_it(project, plugin_wheel, plugin_site):
-    project.playbook("plain", """
+    project.playbook(
+        "plain",
+        """
         name: plain
         description: no plugins
         owner: Engineer
         steps:
           - bash: "echo fine"
-    """)
+    """,
+    )
     result = _catalyst(project, plugin_wheel, plugin_site, "run", "plain")
     assert result.returncode == 0, result.stdout + result.stderr
     assert project.snapshot()["status"] == "completed"
 
 
 def test_broken_plugin_is_reported_by_name_when_used(project, plugin_wheel, plugin_site):
-    project.playbook("usebroken", """
+    project.playbook(
+        "usebroken",
+        """
         name: usebroken
         description: uses the broken plugin
         owner: Engineer
         steps:
           - broken: x
-    """)
+    """,
+    )
     result = _catalyst(project, plugin_wheel, plugin_site, "run", "usebroken")
     assert result.returncode == 1
     output = result.stdout + result.stderr
@@ -1937,8 +2165,11 @@ def test_broken_plugin_is_reported_by_name_when_used(project, plugin_wheel, plug
 # pauses and resumes, terminals, secrets
 # =====================================================================================
 
+
 def test_top_level_finally_runs_at_the_end_not_when_the_run_pauses(project):
-    project.playbook("cleanup", """
+    project.playbook(
+        "cleanup",
+        """
         name: cleanup
         description: finally around a checkpoint
         owner: Engineer
@@ -1948,7 +2179,8 @@ def test_top_level_finally_runs_at_the_end_not_when_the_run_pauses(project):
           - bash: "echo after >> $TMPDIR/log.txt"
         finally:
           - bash: "echo cleanup >> $TMPDIR/log.txt"
-    """)
+    """,
+    )
     assert project.run("cleanup").exit_code == 4
     run_id = project.run_id()
     assert project.read_temp("log.txt").split() == ["before"]
@@ -1958,7 +2190,9 @@ def test_top_level_finally_runs_at_the_end_not_when_the_run_pauses(project):
 
 
 def test_try_finally_runs_after_its_body_even_across_a_pause(project):
-    project.playbook("tryfin", """
+    project.playbook(
+        "tryfin",
+        """
         name: tryfin
         description: try/finally around a checkpoint
         owner: Engineer
@@ -1968,7 +2202,8 @@ def test_try_finally_runs_after_its_body_even_across_a_pause(project):
               - bash: "echo body >> $TMPDIR/log.txt"
             finally:
               - bash: "echo finally >> $TMPDIR/log.txt"
-    """)
+    """,
+    )
     assert project.run("tryfin").exit_code == 4
     run_id = project.run_id()
     assert not project.exists("log.txt")
@@ -1978,7 +2213,9 @@ def test_try_finally_runs_after_its_body_even_across_a_pause(project):
 
 
 def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_there(project):
-    project.playbook("inner", """
+    project.playbook(
+        "inner",
+        """
         name: inner
         description: a child with a checkpoint
         owner: Engineer
@@ -1993,8 +2230,11 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
           - bash: "echo child-after >> $TMPDIR/log.txt"
           - return:
               done: true
-    """)
-    project.playbook("outer", """
+    """,
+    )
+    project.playbook(
+        "outer",
+        """
         name: outer
         description: calls inner
         owner: Engineer
@@ -2005,7 +2245,8 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
             inheritPermissions: true
           - return:
               child-done: "{{call.done}}"
-    """)
+    """,
+    )
     assert project.run("outer").exit_code == 4
     run_id = project.run_id()
     pause = project.snapshot()["pause"]
@@ -2018,13 +2259,16 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
 
 
 def test_resuming_a_completed_run_is_refused(project):
-    project.playbook("quick", """
+    project.playbook(
+        "quick",
+        """
         name: quick
         description: quick
         owner: Engineer
         steps:
           - bash: "exit 0"
-    """)
+    """,
+    )
     assert project.run("quick").exit_code == 0
     result = project.cli("resume", project.run_id())
     assert result.exit_code == 1  # the run is over; its snapshot is fine (3 says it is damaged)
@@ -2055,7 +2299,9 @@ def test_resuming_after_the_playbook_changed_a_completed_step_is_refused(project
 
 
 def test_secret_inputs_are_masked_in_the_console_and_the_snapshot(project):
-    project.playbook("sec", """
+    project.playbook(
+        "sec",
+        """
         name: sec
         description: a secret input
         owner: Engineer
@@ -2067,7 +2313,8 @@ def test_secret_inputs_are_masked_in_the_console_and_the_snapshot(project):
             bash: "echo token is {{token}}"
           - return:
               echoed: "{{show.stdout}}"
-    """)
+    """,
+    )
     result = project.run("sec", token="hunter2-xyz")
     assert result.exit_code == 0, result.output
     assert "hunter2-xyz" not in result.output
@@ -2077,7 +2324,9 @@ def test_secret_inputs_are_masked_in_the_console_and_the_snapshot(project):
 
 
 def test_temp_paths_in_a_bash_script_reach_the_scratch_space(project):
-    project.playbook("scratchy", """
+    project.playbook(
+        "scratchy",
+        """
         name: scratchy
         description: writes a scratch file, then reads it back in a script
         owner: Engineer
@@ -2090,7 +2339,8 @@ def test_temp_paths_in_a_bash_script_reach_the_scratch_space(project):
           - name: back
             file-read: temp://notes/b.txt
           - log-info: "{{shown.stdout}}|{{back}}"
-    """)
+    """,
+    )
     result = project.run("scratchy")
     assert result.exit_code == 0, result.output
     assert "from the playbook|more" in result.output
@@ -2157,7 +2407,10 @@ def test_autonomous_mode_approves_unbounded_effects_and_records_each(project):
     result = project.run("effects", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     approvals = project.snapshot()["approvals"]
-    assert [(a["path"], a["via"]) for a in approvals] == [("steps/0/approve-effects", "autonomous"), ("steps/2/approve-effects", "autonomous")]
+    assert [(a["path"], a["via"]) for a in approvals] == [
+        ("steps/0/approve-effects", "autonomous"),
+        ("steps/2/approve-effects", "autonomous"),
+    ]
 
 
 def test_a_declared_write_outside_the_grants_is_refused_without_asking(project):
@@ -2169,7 +2422,9 @@ def test_a_declared_write_outside_the_grants_is_refused_without_asking(project):
 
 
 def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(project):
-    project.playbook("flaky", """
+    project.playbook(
+        "flaky",
+        """
         name: flaky
         description: a writing program that fails once, and one that never runs
         owner: Engineer
@@ -2183,7 +2438,8 @@ def test_one_approval_covers_every_retry_and_a_false_condition_asks_nothing(proj
           - condition: ${{ false }}
             bash: "echo never > never.txt"
             writes: [never.txt]
-    """)
+    """,
+    )
     assert project.run("flaky").exit_code == 4
     run_id = project.run_id()
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
@@ -2211,13 +2467,17 @@ def test_a_plan_shows_the_approvals_unbounded_effects_would_wait_for(project):
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     pauses = [(s["path"], s["approval"]["message"]) for s in plan["steps"] if s["change"] == "would-pause"]
-    assert pauses == [("steps/0/approve-effects", "approve before it runs a program that may write out/log.txt"),
-                      ("steps/2/approve-effects", "approve before it gives the AI tools that change things (Edit)")]
+    assert pauses == [
+        ("steps/0/approve-effects", "approve before it runs a program that may write out/log.txt"),
+        ("steps/2/approve-effects", "approve before it gives the AI tools that change things (Edit)"),
+    ]
 
 
 def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(project):
     project.write("in/m.txt", "m")
-    project.playbook("each", """
+    project.playbook(
+        "each",
+        """
         name: each
         description: a writing program per file
         owner: Engineer
@@ -2229,7 +2489,8 @@ def test_an_approval_counts_only_for_what_was_shown_and_the_step_as_written(proj
             steps:
               - bash: "echo {{f}} >> out/{{f}}"
                 writes: ["out/{{f}}"]
-    """)
+    """,
+    )
     assert project.run("each").exit_code == 4
     run_id = project.run_id()
     assert "may write out/in/m.txt" in project.snapshot(run_id)["pause"]["message"]
@@ -2285,7 +2546,9 @@ def test_a_request_changes_from_a_role_that_cannot_release_holds_nothing_back(pr
 def test_a_plan_shows_the_pause_of_a_program_whose_writes_it_cannot_know(project):
     import json
 
-    project.playbook("unknown-writes", """
+    project.playbook(
+        "unknown-writes",
+        """
         name: unknown-writes
         description: a program writes where another said
         owner: Engineer
@@ -2295,15 +2558,19 @@ def test_a_plan_shows_the_pause_of_a_program_whose_writes_it_cannot_know(project
             writes: []
           - bash: "touch {{where.stdout}}"
             writes: ["{{where.stdout}}"]
-    """)
+    """,
+    )
     plan = json.loads(project.run("unknown-writes", "--what-if", "--format", "json").output)
     assert [s["approval"]["message"] for s in plan["steps"] if s["change"] == "would-pause"] == [
-        "approve before it runs a program that may write <unknown>"]
+        "approve before it runs a program that may write <unknown>"
+    ]
 
 
 def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
     monkeypatch.setenv("CATALYST_SECRET_TOKEN", "hunter2xyz")
-    project.playbook("secretive", """
+    project.playbook(
+        "secretive",
+        """
         name: secretive
         description: writes a file named after a secret
         owner: Engineer
@@ -2313,7 +2580,8 @@ def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
         steps:
           - bash: "true"
             writes: ["out/{{token}}.txt"]
-    """)
+    """,
+    )
     assert on_a_terminal(project, monkeypatch, "secretive", "\n")[0] == 0
     asked = capsys.readouterr().out
     assert "may write out/***.txt" in asked and "hunter2xyz" not in asked
@@ -2321,7 +2589,9 @@ def test_the_terminal_prompt_masks_secrets(project, monkeypatch, capsys):
 
 
 def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
-    project.playbook("handled", """
+    project.playbook(
+        "handled",
+        """
         name: handled
         description: a failing body whose catch and finally wait for approval
         owner: Engineer
@@ -2341,7 +2611,8 @@ def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
           - code: default
             steps:
               - log-error: "never: the try handled it"
-    """)
+    """,
+    )
     assert project.run("handled").exit_code == 4
     run_id = project.run_id()
     for _ in range(2):
@@ -2354,13 +2625,16 @@ def test_a_caught_failure_is_not_run_again_when_its_handler_pauses(project):
     assert "never" not in done.output
     caught = [s for s in project.steps(run_id) if s["action"] == "catch"]
     assert [(s["path"], s["result"]["error"]["code"], s["result"]["error"]["path"]) for s in caught] == [
-        ("steps/0/catch/caught", "CommandFailed", "steps/0/steps/0")]
+        ("steps/0/catch/caught", "CommandFailed", "steps/0/steps/0")
+    ]
 
 
 def test_a_caught_failure_keeps_its_aliases_across_a_resume(project, monkeypatch):
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
-    project.playbook("offline", """
+    project.playbook(
+        "offline",
+        """
         name: offline
         description: a network failure caught by the original engine's code
         owner: Engineer
@@ -2373,7 +2647,8 @@ def test_a_caught_failure_keeps_its_aliases_across_a_resume(project, monkeypatch
                   - checkpoint: "offline: go on?"
                   - return:
                       said: "{{$error.code}}"
-    """)
+    """,
+    )
     run_id, done = paused_approved_resumed(project, "offline")
     assert done.exit_code == 0, done.output
     # Its code is ConnectionError; the catch matched it by its alias, before and after the resume.
@@ -2405,7 +2680,10 @@ def test_a_loop_whose_list_changed_while_paused_is_refused_on_resume(project):
     project.write("items.txt", "z\nb\n")
     refused = project.cli("resume", run_id)
     assert refused.exit_code == 2, refused.output
-    assert "LoopListChanged: the list of the for-each at steps/1 changed since this run went through it: item 0" in refused.output
+    assert (
+        "LoopListChanged: the list of the for-each at steps/1 changed since this run went through it: item 0"
+        in refused.output
+    )
     assert "fix: put the list back as it was" in refused.output
     project.write("items.txt", "a\nb\nc\n")
     resumed = project.cli("resume", run_id)
@@ -2416,7 +2694,9 @@ def test_a_loop_whose_list_changed_while_paused_is_refused_on_resume(project):
 
 
 def test_a_retried_try_or_loop_keeps_one_journal_entry_per_path_and_resumes(project):
-    project.playbook("retried", """
+    project.playbook(
+        "retried",
+        """
         name: retried
         description: a try and a loop that are retried, then fail
         owner: Engineer
@@ -2436,7 +2716,8 @@ def test_a_retried_try_or_loop_keeps_one_journal_entry_per_path_and_resumes(proj
             errorPolicy:
               default: {action: Stop, retryCount: 1}
           - log-info: "END"
-    """)
+    """,
+    )
     assert project.run("retried", "--mode", "autonomous").exit_code == 2
     run_id = project.run_id()
     assert project.cli("runs", "show", run_id).exit_code == 0  # the snapshot is sound
@@ -2452,7 +2733,9 @@ def test_a_retried_try_or_loop_keeps_one_journal_entry_per_path_and_resumes(proj
 
 
 def test_a_failed_run_whose_catch_rethrew_runs_the_failed_step_again_on_resume(project):
-    project.playbook("notify", """
+    project.playbook(
+        "notify",
+        """
         name: notify
         description: a top-level catch that notifies and fails
         owner: Engineer
@@ -2468,7 +2751,8 @@ def test_a_failed_run_whose_catch_rethrew_runs_the_failed_step_again_on_resume(p
                 message: "run failed: {{$error.message}}"
         finally:
           - log-info: "FINALLY"
-    """)
+    """,
+    )
     assert project.run("notify").exit_code == 2
     run_id = project.run_id()
     project.write("input.txt", "data")
@@ -2478,7 +2762,9 @@ def test_a_failed_run_whose_catch_rethrew_runs_the_failed_step_again_on_resume(p
 
 
 def test_changes_requested_on_a_completed_step_resume_in_the_handler_that_took_them(project):
-    project.playbook("reviewed-body", """
+    project.playbook(
+        "reviewed-body",
+        """
         name: reviewed-body
         description: a reviewed step whose change request a catch handles
         owner: Engineer
@@ -2493,7 +2779,8 @@ def test_changes_requested_on_a_completed_step_resume_in_the_handler_that_took_t
                   - log-info: "HANDLER"
                   - checkpoint: "handler pause"
                   - log-info: "HANDLER-END"
-    """)
+    """,
+    )
     assert project.run("reviewed-body").exit_code == 4
     run_id = project.run_id()
     token = project.cli("runs", "token", run_id, "--as", "Engineer", "--decision", "request-changes").output.strip()
@@ -2508,20 +2795,25 @@ def test_changes_requested_on_a_completed_step_resume_in_the_handler_that_took_t
 
 def test_only_the_pull_request_action_pauses_for_a_review(project):
     project.write("data.json", '{"waitForReview": true, "number": 7, "url": "https://example.test/7"}')
-    project.playbook("lookalike", """
+    project.playbook(
+        "lookalike",
+        """
         name: lookalike
         description: a result that merely looks like a pull request's
         owner: Engineer
         steps:
           - json-read: data.json
           - log-info: "AFTER"
-    """)
+    """,
+    )
     result = project.run("lookalike")
     assert result.exit_code == 0, result.output
 
 
 def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
-    project.playbook("branches", """
+    project.playbook(
+        "branches",
+        """
         name: branches
         description: two failing branches, a handler that pauses
         owner: Engineer
@@ -2537,7 +2829,8 @@ def test_failing_parallel_branches_in_a_try_run_once_across_a_resume(project):
                   - checkpoint: "handler"
                   - return:
                       step: "{{$error.step}}"
-    """)
+    """,
+    )
     run_id, done = paused_approved_resumed(project, "branches")
     assert done.exit_code == 0, done.output
     assert sorted(project.read_temp("par.log").split()) == ["A", "B"]
@@ -2559,7 +2852,9 @@ def test_a_loop_whose_list_shrank_under_it_is_refused_too(project):
 
 
 def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
-    project.playbook("numtext", """
+    project.playbook(
+        "numtext",
+        """
         name: numtext
         description: numbers written as text
         owner: Engineer
@@ -2572,7 +2867,8 @@ def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
             content: "${{ get('data').ratio }}"
           - file-write: out/ok.txt
             content: "${{ get('data').ok }}"
-    """)
+    """,
+    )
     result = project.run("numtext", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert [project.read(f"out/{name}.txt") for name in ("answer", "ratio", "ok")] == ["42", "0.5", "true"]
@@ -2589,7 +2885,9 @@ def test_an_object_where_text_belongs_says_how_to_convert_it():
 
 
 def test_names_defined_in_blocks_are_seen_after_them(project):
-    project.playbook("flow", """
+    project.playbook(
+        "flow",
+        """
         name: flow
         description: names flow out of blocks
         owner: Engineer
@@ -2623,7 +2921,8 @@ def test_names_defined_in_blocks_are_seen_after_them(project):
                 value: R
           - checkpoint: "look at the values"
           - display: "depth={{ depth }} last={{ last }} handled={{ handled }} {{ left }}{{ right }}"
-    """)
+    """,
+    )
     first = project.run("flow", "--mode", "manual", deep="true")
     assert first.exit_code == 4, first.output
     run_id = project.run_id()
@@ -2678,7 +2977,9 @@ def test_a_prompt_file_may_not_put_a_secret_into_the_prompt(project):
 
 
 def test_the_prompt_an_ai_step_sent_is_kept_masked_with_the_run(project):
-    project.playbook("ask", """
+    project.playbook(
+        "ask",
+        """
         name: ask
         description: asks with a secret nearby
         owner: Engineer
@@ -2688,7 +2989,8 @@ def test_the_prompt_an_ai_step_sent_is_kept_masked_with_the_run(project):
         steps:
           - name: answer
             ai-prompt: "Summarise the release; never print {{ token }}"
-    """)
+    """,
+    )
     result = project.run("ask", "--mode", "autonomous", token="tok-1234567890")
     assert result.exit_code == 0, result.output
     [record] = [s for s in project.snapshot()["steps"] if s["action"] == "ai-prompt"]
@@ -2698,14 +3000,17 @@ def test_the_prompt_an_ai_step_sent_is_kept_masked_with_the_run(project):
 
 def test_keep_prompts_false_keeps_only_the_answers(project):
     project.write("catalyst.toml", "keep-prompts = false\n")
-    project.playbook("ask", """
+    project.playbook(
+        "ask",
+        """
         name: ask
         description: asks
         owner: Engineer
         steps:
           - name: answer
             ai-prompt: "Summarise the release"
-    """)
+    """,
+    )
     assert project.run("ask", "--mode", "autonomous").exit_code == 0
     [record] = [s for s in project.snapshot()["steps"] if s["action"] == "ai-prompt"]
     assert record["prompt"] is None and record["result"] == "mock answer to: Summarise the release"

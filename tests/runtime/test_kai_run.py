@@ -85,18 +85,35 @@ def statuses(entries: list[dict]) -> list[tuple[str, str, str]]:
 
 
 def test_auto_gate_always_skip_and_a_false_precondition(kai):
-    kai.setup(kai_playbook(
-        {"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
-        {"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always", "post": ["tasks_exists"], "policy": "retry_once"},
-        {"id": "docs", "command": "/docs.write", "autonomy": "skip"},
-    ), {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}], "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]})
+    kai.setup(
+        kai_playbook(
+            {"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
+            {
+                "id": "tasks",
+                "command": "/speckit.tasks",
+                "autonomy": "gate_always",
+                "post": ["tasks_exists"],
+                "policy": "retry_once",
+            },
+            {"id": "docs", "command": "/docs.write", "autonomy": "skip"},
+        ),
+        {
+            "/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}],
+            "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}],
+        },
+    )
     # No spec yet: the precondition pauses the run before the agent starts (A4.3 step 2).
     first = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert first.exit_code == 4, first.output
     assert "PreconditionFailed: requires check 1 does not hold: file-exists: specs/f1/spec.md" in first.output
     assert calls(kai) == []
     session, entries = session_of(kai)
-    assert (session["status"], session["playbook"], session["feature"], session["current_step"]) == ("in_progress", "flow", "f1", "plan")
+    assert (session["status"], session["playbook"], session["feature"], session["current_step"]) == (
+        "in_progress",
+        "flow",
+        "f1",
+        "plan",
+    )
     assert entries == []
     run_id = kai.run_id()
     kai.write("specs/f1/spec.md", "# spec")
@@ -119,10 +136,13 @@ def test_auto_gate_always_skip_and_a_false_precondition(kai):
 
 
 def test_skip_at_a_gate_and_abort_cancels(kai):
-    kai.setup(kai_playbook(
-        {"id": "a", "command": "/speckit.plan", "autonomy": "gate_always"},
-        {"id": "b", "command": "/speckit.plan", "autonomy": "gate_always"},
-    ), {})
+    kai.setup(
+        kai_playbook(
+            {"id": "a", "command": "/speckit.plan", "autonomy": "gate_always"},
+            {"id": "b", "command": "/speckit.plan", "autonomy": "gate_always"},
+        ),
+        {},
+    )
     assert kai.run("flow", feature="f1").exit_code == 4
     run_id = kai.run_id()
     assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "skip").exit_code == 0
@@ -142,12 +162,16 @@ def test_a_failed_postcondition_under_stop_fails_the_session(kai):
     session, entries = session_of(kai)
     assert session["status"] == "failed"
     assert statuses(entries) == [("plan", "failed", "auto")]
-    assert entries[0]["error"].startswith("PostconditionFailed: ensures check 1 does not hold: file-exists: specs/f1/plan.md")
+    assert entries[0]["error"].startswith(
+        "PostconditionFailed: ensures check 1 does not hold: file-exists: specs/f1/plan.md"
+    )
 
 
 def test_retry_once_runs_a_fresh_agent_again(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "retry_once"}),
-              {"/speckit.plan": [{}, {"write": {"specs/f1/plan.md": "# plan"}}]})
+    kai.setup(
+        kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "retry_once"}),
+        {"/speckit.plan": [{}, {"write": {"specs/f1/plan.md": "# plan"}}]},
+    )
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 0, result.output
     assert calls(kai) == ["/speckit.plan f1"] * 2
@@ -155,9 +179,12 @@ def test_retry_once_runs_a_fresh_agent_again(kai):
 
 
 def test_the_gate_policy_asks_a_person_and_continue_goes_on(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "policy": "gate"},
-                           {"id": "next", "command": "/speckit.plan"}),
-              {"/speckit.plan": [{"fail": True}, {}]})
+    kai.setup(
+        kai_playbook(
+            {"id": "plan", "command": "/speckit.plan", "policy": "gate"}, {"id": "next", "command": "/speckit.plan"}
+        ),
+        {"/speckit.plan": [{"fail": True}, {}]},
+    )
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 4, result.output  # a failure is never accepted by autonomous mode
     session, entries = session_of(kai)
@@ -172,13 +199,18 @@ def test_the_gate_policy_asks_a_person_and_continue_goes_on(kai):
     assert entries[0]["human_response"] == "continue: fixed by hand"
 
 
-@pytest.mark.parametrize("trigger,write,code", [
-    ("postcondition_fail", {}, "PostconditionFailed"),
-    ("verdict_fail", {".qa/f1/verdict.yaml": "verdict: FAIL\n"}, "VerdictFailed"),
-])
+@pytest.mark.parametrize(
+    "trigger,write,code",
+    [
+        ("postcondition_fail", {}, "PostconditionFailed"),
+        ("verdict_fail", {".qa/f1/verdict.yaml": "verdict: FAIL\n"}, "VerdictFailed"),
+    ],
+)
 def test_an_escalation_trigger_asks_before_the_error_policy(kai, trigger, write, code):
-    kai.setup(kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": [trigger]}),
-              {"/qa.run": [{"write": write}]})
+    kai.setup(
+        kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": [trigger]}),
+        {"/qa.run": [{"write": write}]},
+    )
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 4, result.output  # not failed: the trigger asks instead of `stop`
     assert f"{code}:" in result.output
@@ -187,24 +219,35 @@ def test_an_escalation_trigger_asks_before_the_error_policy(kai, trigger, write,
 
 
 def test_a_verdict_that_passes_is_not_escalated(kai):
-    kai.setup(kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": ["verdict_fail"]}),
-              {"/qa.run": [{"write": {".qa/f1/verdict.md": "verdict: PASS\n"}}]})
+    kai.setup(
+        kai_playbook({"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "triggers": ["verdict_fail"]}),
+        {"/qa.run": [{"write": {".qa/f1/verdict.md": "verdict: PASS\n"}}]},
+    )
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 0, result.output  # verdict.yaml missing: verdict.md is read (A4.4)
     assert statuses(session_of(kai)[1]) == [("qa", "done", "auto")]
 
 
 def test_a_parallel_group_runs_its_members_together(kai):
-    kai.setup(kai_playbook(
-        {"id": "agree", "command": "/agreement.check", "post": ["agreement_pass"], "group": "checks"},
-        {"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "group": "checks"},
-        {"id": "after", "command": "/speckit.plan"},
-    ), {"/agreement.check": [{"write": {".agreements/f1/check-report.md": "verdict: PASS"}, "sleep": 0.5}],
-        "/qa.run": [{"write": {".qa/f1/verdict.yaml": "verdict: PASS"}, "sleep": 0.5}]})
+    kai.setup(
+        kai_playbook(
+            {"id": "agree", "command": "/agreement.check", "post": ["agreement_pass"], "group": "checks"},
+            {"id": "qa", "command": "/qa.run", "post": ["qa_verdict_pass"], "group": "checks"},
+            {"id": "after", "command": "/speckit.plan"},
+        ),
+        {
+            "/agreement.check": [{"write": {".agreements/f1/check-report.md": "verdict: PASS"}, "sleep": 0.5}],
+            "/qa.run": [{"write": {".qa/f1/verdict.yaml": "verdict: PASS"}, "sleep": 0.5}],
+        },
+    )
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 0, result.output
     assert sorted(calls(kai)[:2]) == ["/agreement.check f1", "/qa.run f1"] and calls(kai)[2] == "/speckit.plan f1"
-    assert sorted(statuses(session_of(kai)[1])) == [("after", "done", "auto"), ("agree", "done", "auto"), ("qa", "done", "auto")]
+    assert sorted(statuses(session_of(kai)[1])) == [
+        ("after", "done", "auto"),
+        ("agree", "done", "auto"),
+        ("qa", "done", "auto"),
+    ]
 
 
 def test_a_feature_that_leaves_the_project_is_refused_before_anything_runs(kai):
@@ -218,10 +261,17 @@ def test_a_feature_that_leaves_the_project_is_refused_before_anything_runs(kai):
 def test_a_step_killed_in_flight_is_recovered_by_its_postconditions(kai, tmp_path):
     from test_reliability import catalyst, live_snapshots, spawn
 
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]},
-                           {"id": "tasks", "command": "/speckit.tasks", "post": ["tasks_exists"]}),
-              {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}, "sleep": 60}],
-               "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}]}, log=kai.root / "side")
+    kai.setup(
+        kai_playbook(
+            {"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]},
+            {"id": "tasks", "command": "/speckit.tasks", "post": ["tasks_exists"]},
+        ),
+        {
+            "/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}, "sleep": 60}],
+            "/speckit.tasks": [{"write": {"specs/f1/tasks.md": "# tasks"}}],
+        },
+        log=kai.root / "side",
+    )
     proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
     deadline = time.monotonic() + 30
     while not (kai.exists("specs/f1/plan.md") and calls(kai)) and time.monotonic() < deadline:
@@ -263,13 +313,29 @@ def test_a_golden_plan_of_a_kai_playbook_holds_and_catches_a_change(pytester, tm
     (root / "catalyst.toml").write_text("", encoding="utf-8")
     book = root / ".playbooks" / "playbooks" / "flow.yaml"
     book.parent.mkdir(parents=True)
-    book.write_text(kai_playbook({"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
-                                 {"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always"}), encoding="utf-8")
+    book.write_text(
+        kai_playbook(
+            {"id": "plan", "command": "/speckit.plan", "pre": ["spec_exists"], "post": ["plan_exists"]},
+            {"id": "tasks", "command": "/speckit.tasks", "autonomy": "gate_always"},
+        ),
+        encoding="utf-8",
+    )
     (root / "specs" / "f1").mkdir(parents=True)
     (root / "specs" / "f1" / "spec.md").write_text("# spec\n", encoding="utf-8")
     golden = root / "golden" / "flow.plan.json"
     golden.parent.mkdir()
-    made = pytester.run(sys.executable, "-m", "catalyst_dsl", "run", "flow", "-i", "feature=f1", "--what-if", "--what-if-report", str(golden))
+    made = pytester.run(
+        sys.executable,
+        "-m",
+        "catalyst_dsl",
+        "run",
+        "flow",
+        "-i",
+        "feature=f1",
+        "--what-if",
+        "--what-if-report",
+        str(golden),
+    )
     assert made.ret == 0, made.stdout.str() + made.stderr.str()
     plan = json.loads(golden.read_text(encoding="utf-8"))
     assert [s["step"] for s in plan["steps"]] == ["plan", "plan", "tasks", "tasks", "tasks"]
@@ -279,11 +345,15 @@ def test_a_golden_plan_of_a_kai_playbook_holds_and_catches_a_change(pytester, tm
     book.write_text(book.read_text(encoding="utf-8").replace('"gate_always"', '"auto"'), encoding="utf-8")
     changed = pytester.runpytest(*PLUGIN)
     changed.assert_outcomes(failed=1)
-    changed.stdout.fnmatch_lines(["golden/flow.plan.json: the what-if plan of .playbooks/playbooks/flow.yaml has changed"])
+    changed.stdout.fnmatch_lines(
+        ["golden/flow.plan.json: the what-if plan of .playbooks/playbooks/flow.yaml has changed"]
+    )
 
 
 def test_cancelling_at_a_failure_question_aborts_the_session(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "policy": "gate"}), {"/speckit.plan": [{"fail": True}]})
+    kai.setup(
+        kai_playbook({"id": "plan", "command": "/speckit.plan", "policy": "gate"}), {"/speckit.plan": [{"fail": True}]}
+    )
     assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
     result = kai.cli("cancel", kai.run_id(), "--reason", "not worth fixing")
     assert result.exit_code == 0, result.output
@@ -300,8 +370,10 @@ def _git(root: Path, *args: str) -> str:
 
 
 def test_worktree_runs_on_a_new_branch_beside_the_project_even_from_a_checked_out_branch(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]}),
-              {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}]})
+    kai.setup(
+        kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"]}),
+        {"/speckit.plan": [{"write": {"specs/f1/plan.md": "# plan"}}]},
+    )
     (kai.root / ".gitignore").write_text(".xe/\n", encoding="utf-8")
     _git(kai.root, "init", "-q")
     _git(kai.root, "add", "-A")
@@ -309,7 +381,7 @@ def test_worktree_runs_on_a_new_branch_beside_the_project_even_from_a_checked_ou
     result = kai.run("flow", "--worktree", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 0, result.output
     [tree] = [p for p in kai.root.parent.iterdir() if p.name.startswith("project-flow-")]
-    assert f"worktree: {tree} (branch catalyst/{tree.name[len('project-'):]})" in result.output
+    assert f"worktree: {tree} (branch catalyst/{tree.name[len('project-') :]})" in result.output
     assert (tree / "specs" / "f1" / "plan.md").read_text() == "# plan"
     assert not (kai.root / "specs").exists()  # the project's own tree is untouched
     assert _git(kai.root, "branch", "--show-current").strip() == "main"
@@ -336,7 +408,10 @@ def test_session_files_are_never_written_through_a_link_out_of_the_project(kai, 
     (kai.root / ".playbooks" / "sessions").symlink_to(outside, target_is_directory=True)
     result = kai.run("flow", "--mode", "autonomous", feature="f1")
     assert result.exit_code == 0, result.output  # the run is not failed by its view
-    assert "the kai session files of this run cannot be written" in result.output and "leads out of the project" in result.output
+    assert (
+        "the kai session files of this run cannot be written" in result.output
+        and "leads out of the project" in result.output
+    )
     assert list(outside.iterdir()) == []
 
 
@@ -344,8 +419,11 @@ def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path
     # gate_on_breaking puts a check after the step, but only postconditions prove it finished (K-D11).
     from test_reliability import catalyst, live_snapshots, spawn
 
-    kai.setup(kai_playbook({"id": "agree", "command": "/agreement.check", "autonomy": "gate_on_breaking"}),
-              {"/agreement.check": [{"sleep": 60}, {}]}, log=kai.root / "side")
+    kai.setup(
+        kai_playbook({"id": "agree", "command": "/agreement.check", "autonomy": "gate_on_breaking"}),
+        {"/agreement.check": [{"sleep": 60}, {}]},
+        log=kai.root / "side",
+    )
     proc = spawn(kai.root, "run", "flow", "-i", "feature=f1", "--mode", "autonomous", log=tmp_path / "first")
     deadline = time.monotonic() + 30
     while not calls(kai) and time.monotonic() < deadline:
@@ -360,8 +438,10 @@ def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path
 
 
 def test_retry_at_a_failure_question_runs_the_step_again_once(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "gate"}),
-              {"/speckit.plan": [{}, {}, {"write": {"specs/f1/plan.md": "# plan"}}]})
+    kai.setup(
+        kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "policy": "gate"}),
+        {"/speckit.plan": [{}, {}, {"write": {"specs/f1/plan.md": "# plan"}}]},
+    )
     assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
     run_id = kai.run_id()
     assert [o["key"] for o in kai.snapshot()["pause"]["options"]] == ["continue", "retry", "abort"]
@@ -379,23 +459,36 @@ def test_retry_at_a_failure_question_runs_the_step_again_once(kai):
 
 
 def test_abort_at_a_failure_question_cancels_the_run(kai):
-    kai.setup(kai_playbook({"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "triggers": ["postcondition_fail"]},
-                           {"id": "next", "command": "/speckit.plan"}), {})
+    kai.setup(
+        kai_playbook(
+            {"id": "plan", "command": "/speckit.plan", "post": ["plan_exists"], "triggers": ["postcondition_fail"]},
+            {"id": "next", "command": "/speckit.plan"},
+        ),
+        {},
+    )
     assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
     run_id = kai.run_id()
-    assert kai.cli("approve", run_id, "--as", "Engineer", "--select", "abort", "--comment", "wrong feature").exit_code == 0
+    assert (
+        kai.cli("approve", run_id, "--as", "Engineer", "--select", "abort", "--comment", "wrong feature").exit_code == 0
+    )
     assert kai.cli("resume", run_id).exit_code == 5
     assert calls(kai) == ["/speckit.plan f1"]
     session, entries = session_of(kai)
     assert session["status"] == "aborted"
-    assert statuses(entries) == [("plan", "failed", "escalated")] and entries[0]["human_response"] == "abort: wrong feature"
+    assert (
+        statuses(entries) == [("plan", "failed", "escalated")]
+        and entries[0]["human_response"] == "abort: wrong feature"
+    )
 
 
 def test_every_question_of_a_parallel_group_is_asked_before_any_member_starts(kai):
-    kai.setup(kai_playbook(
-        {"id": "a", "command": "/qa.run", "autonomy": "gate_always", "group": "g"},
-        {"id": "b", "command": "/qa.plan", "autonomy": "gate_always", "group": "g"},
-    ), {})
+    kai.setup(
+        kai_playbook(
+            {"id": "a", "command": "/qa.run", "autonomy": "gate_always", "group": "g"},
+            {"id": "b", "command": "/qa.plan", "autonomy": "gate_always", "group": "g"},
+        ),
+        {},
+    )
     assert kai.run("flow", "--mode", "autonomous", feature="f1").exit_code == 4
     run_id = kai.run_id()
     assert kai.snapshot()["pause"]["path"] == "steps/0/branch/0/before"

@@ -19,7 +19,9 @@ import pytest
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "catalyst"
 KITCHEN_SINK = CORPUS / "cli-commands" / "kitchen-sink.yaml"
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="script steps run JavaScript with node, which is not installed")
+needs_node = pytest.mark.skipif(
+    shutil.which("node") is None, reason="script steps run JavaScript with node, which is not installed"
+)
 
 
 def outputs(project) -> dict:
@@ -33,7 +35,9 @@ def outputs(project) -> dict:
 
 def test_get_with_a_protocol_path_is_the_file_content_and_undefined_when_missing(project):
     project.write(".xe/notes.md", "twelve chars")
-    project.playbook("reader", """
+    project.playbook(
+        "reader",
+        """
         name: reader
         description: get() on protocol paths
         owner: Engineer
@@ -46,11 +50,17 @@ def test_get_with_a_protocol_path_is_the_file_content_and_undefined_when_missing
               scratch: ${{ get('temp://scratch.txt') }}
               missing: ${{ !get('xe://no-such-file') }}
               undefined: ${{ get('xe://no-such-file') === undefined }}
-    """)
+    """,
+    )
     result = project.run("reader")
     assert result.exit_code == 0, result.output
-    assert outputs(project) == {"length": 12, "text": "twelve chars", "scratch": "scratch", "missing": True,
-                                "undefined": True}
+    assert outputs(project) == {
+        "length": 12,
+        "text": "twelve chars",
+        "scratch": "scratch",
+        "missing": True,
+        "undefined": True,
+    }
 
 
 # -- protocol paths find their file by extension, as the original engine does ------------------------
@@ -61,7 +71,9 @@ def test_protocol_paths_try_md_then_json_when_the_path_itself_is_missing(project
     project.write(".xe/settings.json", '{"a": 1}')
     project.write(".xe/both", "plain")
     project.write(".xe/both.md", "markdown")
-    project.playbook("found", """
+    project.playbook(
+        "found",
+        """
         name: found
         description: extension auto-detection
         owner: Engineer
@@ -84,21 +96,32 @@ def test_protocol_paths_try_md_then_json_when_the_path_itself_is_missing(project
               path: "{{xe://product}}"
               missing-path: "{{xe://nothing}}"
               on-disk: "{{on-disk.stdout}}"
-    """)
+    """,
+    )
     result = project.run("found")
     assert result.exit_code == 0, result.output
-    assert outputs(project) == {"product": "# Product\n", "settings": {"a": 1}, "both": "plain", "exists": True,
-                                "path": ".xe/product.md", "missing-path": ".xe/nothing", "on-disk": "yes\n"}
+    assert outputs(project) == {
+        "product": "# Product\n",
+        "settings": {"a": 1},
+        "both": "plain",
+        "exists": True,
+        "path": ".xe/product.md",
+        "missing-path": ".xe/nothing",
+        "on-disk": "yes\n",
+    }
 
 
 def test_a_protocol_path_found_by_neither_extension_is_still_file_not_found(project):
-    project.playbook("absent", """
+    project.playbook(
+        "absent",
+        """
         name: absent
         description: nothing to find
         owner: Engineer
         steps:
           - file-read: xe://absent
-    """)
+    """,
+    )
     result = project.run("absent")
     assert result.exit_code == 2
     assert "FileNotFound: 'xe://absent' does not exist" in result.output
@@ -109,13 +132,16 @@ def test_an_extension_candidate_is_checked_like_the_path_itself(project, tmp_pat
     outside.write_text("secret", encoding="utf-8")
     (project.root / ".xe").mkdir()
     (project.root / ".xe" / "leak.md").symlink_to(outside)
-    project.playbook("leak", """
+    project.playbook(
+        "leak",
+        """
         name: leak
         description: a candidate that leads outside
         owner: Engineer
         steps:
           - file-read: xe://leak
-    """)
+    """,
+    )
     result = project.run("leak")
     assert result.exit_code == 2
     assert "secret" not in result.output
@@ -123,7 +149,9 @@ def test_an_extension_candidate_is_checked_like_the_path_itself(project, tmp_pat
 
 
 def test_without_resources_reading_catalyst_paths_says_where_to_set_them(project):
-    project.playbook("resource", """
+    project.playbook(
+        "resource",
+        """
         name: resource
         description: reads catalyst's own resources
         owner: Engineer
@@ -135,17 +163,23 @@ def test_without_resources_reading_catalyst_paths_says_where_to_set_them(project
                 steps:
                   - return:
                       said: "{{$error.message}}"
-    """)
+    """,
+    )
     result = project.run("resource")
     assert result.exit_code == 0, result.output
-    assert outputs(project) == {"said": "cannot read 'catalyst://standards/auq': this project has no catalyst:// resources"}
-    unguarded = project.playbook("unguarded", """
+    assert outputs(project) == {
+        "said": "cannot read 'catalyst://standards/auq': this project has no catalyst:// resources"
+    }
+    unguarded = project.playbook(
+        "unguarded",
+        """
         name: unguarded
         description: reads a resource without a handler
         owner: Engineer
         steps:
           - file-read: catalyst://standards/auq
-    """)
+    """,
+    )
     assert unguarded.is_file()
     failed = project.run("unguarded")
     assert failed.exit_code == 2
@@ -196,9 +230,14 @@ def test_resources_are_read_from_the_resources_dir_setting_even_outside_the_proj
     result = project.run("resources")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {
-        "text": "ask well", "got": "ask well", "path": str(shared.resolve() / "standards" / "auq.md"),
-        "listed": ["catalyst://playbooks/a.md"], "absolute": [str(shared.resolve() / "standards" / "auq.md")],
-        "again": "# A", "exists": True, "missing": False,
+        "text": "ask well",
+        "got": "ask well",
+        "path": str(shared.resolve() / "standards" / "auq.md"),
+        "listed": ["catalyst://playbooks/a.md"],
+        "absolute": [str(shared.resolve() / "standards" / "auq.md")],
+        "again": "# A",
+        "exists": True,
+        "missing": False,
     }
 
 
@@ -223,12 +262,34 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
     project.write("node_modules/@xerilium/catalyst/standards/auq.md", "ask well")
     # Writes are refused before the run (C812); a computed path would be refused when it runs.
     for name, step, code, said in [
-        ("write", "{file-write: 'catalyst://standards/auq.md', content: changed}", 1, "catalyst:// holds catalyst's own resources, which are read-only"),
-        ("delete", "file-delete: catalyst://standards/auq.md", 1, "catalyst:// holds catalyst's own resources, which are read-only"),
-        ("computed", "{file-write: \"{{inputs.where}}\", content: changed}", 2, "catalyst:// holds catalyst's own resources, which are read-only"),
-        ("link", "file-read: catalyst://standards/leak.md", 2, "a symbolic link leads it outside the resources directory"),
+        (
+            "write",
+            "{file-write: 'catalyst://standards/auq.md', content: changed}",
+            1,
+            "catalyst:// holds catalyst's own resources, which are read-only",
+        ),
+        (
+            "delete",
+            "file-delete: catalyst://standards/auq.md",
+            1,
+            "catalyst:// holds catalyst's own resources, which are read-only",
+        ),
+        (
+            "computed",
+            "{file-write: \"{{inputs.where}}\", content: changed}",
+            2,
+            "catalyst:// holds catalyst's own resources, which are read-only",
+        ),
+        (
+            "link",
+            "file-read: catalyst://standards/leak.md",
+            2,
+            "a symbolic link leads it outside the resources directory",
+        ),
     ]:
-        project.playbook(name, f"""
+        project.playbook(
+            name,
+            f"""
             name: {name}
             description: tries to get around the resources' walls
             owner: Engineer
@@ -237,7 +298,8 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
                 default: catalyst://standards/auq.md
             steps:
               - {step}
-        """)
+        """,
+        )
         result = project.run(name)
         assert result.exit_code == code, (name, result.output)
         assert said in result.output, (name, result.output)
@@ -246,7 +308,9 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
     # `..` is refused where it is written (the checker); a computed one stays inside:
     # catalyst://standards/../../x is the resources' own x.
     project.write("node_modules/@xerilium/catalyst/x.md", "inner")
-    project.playbook("dots", """
+    project.playbook(
+        "dots",
+        """
         name: dots
         description: climbs with ..
         owner: Engineer
@@ -258,7 +322,8 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
             file-read: "{{inputs.where}}"
           - return:
               got: "{{got}}"
-    """)
+    """,
+    )
     dots = project.run("dots")
     assert dots.exit_code == 0, dots.output
     run_id = dots.output.split(" · run ", 1)[1].split()[0]
@@ -267,16 +332,21 @@ def test_resources_are_never_written_and_never_left(project, tmp_path):
 
 def test_resources_inside_the_project_cannot_be_written_by_their_project_path_either(project):
     project.write("node_modules/@xerilium/catalyst/standards/auq.md", "ask well")
-    for name, step in [("direct", "{file-write: 'node_modules/@xerilium/catalyst/standards/auq.md', content: changed}"),
-                       ("placed", "{file-write: '{{catalyst://standards/auq}}', content: changed}"),
-                       ("deleted", "{file-delete: '{{catalyst://standards/auq}}'}")]:
-        project.playbook(name, f"""
+    for name, step in [
+        ("direct", "{file-write: 'node_modules/@xerilium/catalyst/standards/auq.md', content: changed}"),
+        ("placed", "{file-write: '{{catalyst://standards/auq}}', content: changed}"),
+        ("deleted", "{file-delete: '{{catalyst://standards/auq}}'}"),
+    ]:
+        project.playbook(
+            name,
+            f"""
             name: {name}
             description: writes into the resources through the project
             owner: Engineer
             steps:
               - {step}
-        """)
+        """,
+        )
         result = project.run(name)
         assert result.exit_code == 2, (name, result.output)
         assert "is in the catalyst:// resources directory, which is read-only" in result.output
@@ -287,7 +357,9 @@ def test_hostile_resource_paths_fail_as_steps_never_as_tracebacks(project):
     package = project.root / "node_modules/@xerilium/catalyst"
     package.mkdir(parents=True)
     (package / "loop").symlink_to("loop")
-    project.playbook("hostile", """
+    project.playbook(
+        "hostile",
+        """
         name: hostile
         description: paths that cannot be read
         owner: Engineer
@@ -317,7 +389,8 @@ def test_hostile_resource_paths_fail_as_steps_never_as_tracebacks(project):
                       exists: "{{exists}}"
                       nul: "{{nul-said}}"
                       loop: "{{$error.message}}"
-    """)
+    """,
+    )
     result = project.run("hostile")
     assert result.exit_code == 0, result.output
     final = outputs(project)
@@ -330,7 +403,9 @@ def test_hostile_resource_paths_fail_as_steps_never_as_tracebacks(project):
 def test_a_failed_runs_fix_follows_its_last_line_and_is_a_json_field(project):
     import json
 
-    project.playbook("fails", """
+    project.playbook(
+        "fails",
+        """
         name: fails
         description: fails with guidance
         owner: Engineer
@@ -340,10 +415,15 @@ def test_a_failed_runs_fix_follows_its_last_line_and_is_a_json_field(project):
             guidance: |
               first do this
               then that
-    """)
+    """,
+    )
     result = project.run("fails")
     assert result.exit_code == 2
-    assert result.output.splitlines()[-3:] == [result.output.splitlines()[-3], "  fix: first do this", "       then that"]
+    assert result.output.splitlines()[-3:] == [
+        result.output.splitlines()[-3],
+        "  fix: first do this",
+        "       then that",
+    ]
     assert result.output.splitlines()[-3].endswith("BadThing: it broke")
     as_json = project.run("fails", "--log-format", "json")
     last = json.loads(as_json.output.strip().splitlines()[-1])
@@ -356,7 +436,9 @@ def test_a_failed_runs_fix_follows_its_last_line_and_is_a_json_field(project):
 def test_an_absolute_working_directory_is_used_and_a_relative_one_stays_in_the_project(project, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    project.playbook("places", f"""
+    project.playbook(
+        "places",
+        f"""
         name: places
         description: programs started outside the project
         owner: Engineer
@@ -366,22 +448,28 @@ def test_an_absolute_working_directory_is_used_and_a_relative_one_stays_in_the_p
             cwd: {elsewhere.as_posix()}
           - return:
               where: "{{{{where.stdout}}}}"
-    """)
+    """,
+    )
     result = project.run("places")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {"where": f"{elsewhere.resolve()}\n"}
-    for name, cwd, said in [("missing", (tmp_path / "no-such-dir").as_posix(), "FileNotFound: the working directory"),
-                            ("missing-inside", "no/such/dir", "does not exist or is not a directory"),
-                            ("climbing", "../..", "PermissionDenied: the working directory '../..' climbs out of the project"),
-                            ("resource", "catalyst://standards", "catalyst:// holds catalyst's own resources")]:
-        project.playbook(name, f"""
+    for name, cwd, said in [
+        ("missing", (tmp_path / "no-such-dir").as_posix(), "FileNotFound: the working directory"),
+        ("missing-inside", "no/such/dir", "does not exist or is not a directory"),
+        ("climbing", "../..", "PermissionDenied: the working directory '../..' climbs out of the project"),
+        ("resource", "catalyst://standards", "catalyst:// holds catalyst's own resources"),
+    ]:
+        project.playbook(
+            name,
+            f"""
             name: {name}
             description: a bad working directory
             owner: Engineer
             steps:
               - bash: pwd
                 cwd: {cwd}
-        """)
+        """,
+        )
         failed = project.run(name)
         assert failed.exit_code == 2, failed.output
         assert said in failed.output, failed.output
@@ -392,7 +480,9 @@ def test_an_absolute_working_directory_is_used_and_a_relative_one_stays_in_the_p
 
 def test_malformed_json_is_json_parse_error_which_a_catch_matches(project):
     project.write("bad.json", "{ not actually json")
-    project.playbook("parse", """
+    project.playbook(
+        "parse",
+        """
         name: parse
         description: JsonParseError
         owner: Engineer
@@ -404,7 +494,8 @@ def test_malformed_json_is_json_parse_error_which_a_catch_matches(project):
                 steps:
                   - return:
                       caught: "{{$error.code}}"
-    """)
+    """,
+    )
     result = project.run("parse")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {"caught": "JsonParseError"}
@@ -458,7 +549,9 @@ def test_a_script_step_restored_on_resume_is_its_returned_value_too(project):
 
 
 def test_logs_with_a_level_keeps_only_that_level(project):
-    project.playbook("logged", """
+    project.playbook(
+        "logged",
+        """
         name: logged
         description: logs() and logs(level)
         owner: Engineer
@@ -472,7 +565,8 @@ def test_logs_with_a_level_keeps_only_that_level(project):
               warnings: ${{ logs('warning').length }}
               error: ${{ logs('error')[0].message }}
               none: ${{ logs('trace').length }}
-    """)
+    """,
+    )
     result = project.run("logged")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {"all": 4, "warnings": 2, "error": "four", "none": 0}
@@ -482,7 +576,9 @@ def test_logs_with_a_level_keeps_only_that_level(project):
 
 
 def test_a_playbook_written_to_temp_is_checked_then_run(project):
-    project.playbook("parent", r"""
+    project.playbook(
+        "parent",
+        r"""
         name: parent
         description: writes a playbook, then calls it
         owner: Engineer
@@ -507,15 +603,21 @@ def test_a_playbook_written_to_temp_is_checked_then_run(project):
               name: "{{who}}"
           - return:
               greeting: "{{called.greeting}}"
-    """)
+    """,
+    )
     result = project.run("parent")
     assert result.exit_code == 0, result.output
     assert outputs(project) == {"greeting": "hello Ann"}
-    assert project.snapshot()["permissions"]["calls"]["child"] == {"file": "temp://child.yaml", "inheritPermissions": False}
+    assert project.snapshot()["permissions"]["calls"]["child"] == {
+        "file": "temp://child.yaml",
+        "inheritPermissions": False,
+    }
 
 
 def test_a_broken_playbook_in_temp_is_refused_with_its_first_error(project):
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: writes a broken playbook, then calls it
         owner: Engineer
@@ -527,20 +629,24 @@ def test_a_broken_playbook_in_temp_is_refused_with_its_first_error(project):
               owner: Engineer
               steps: []
           - playbook: temp://child.yaml
-    """)
+    """,
+    )
     result = project.run("parent")
     assert result.exit_code == 2
     assert "InvalidPlaybook: temp://child.yaml has errors" in result.output
 
 
 def test_a_playbook_never_written_to_temp_is_not_found(project):
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: calls what it never wrote
         owner: Engineer
         steps:
           - playbook: temp://never.yaml
-    """)
+    """,
+    )
     result = project.run("parent")
     assert result.exit_code == 2
     assert "PlaybookNotFound" in result.output and "has not written it" in result.output
@@ -572,7 +678,9 @@ def test_kitchen_sink_runs_offline_to_its_own_return(project, monkeypatch):
     checked = project.cli("check", "playbooks/kitchen-sink.yaml")
     assert checked.exit_code == 0, checked.output
 
-    result = project.run("kitchen-sink", "--mode", "autonomous", skip_ai="true", skip_checkpoints="true", skip_github="true")
+    result = project.run(
+        "kitchen-sink", "--mode", "autonomous", skip_ai="true", skip_checkpoints="true", skip_github="true"
+    )
     assert result.exit_code == 0, result.output
     final = outputs(project)
     assert "error-encountered" not in final, result.output  # not ended by the catch-all

@@ -6,13 +6,6 @@ import os
 from run_helpers import REVIEWED
 
 
-
-
-
-
-
-
-
 def paused(project) -> str:
     project.playbook("reviewed", REVIEWED)
     assert project.run("reviewed").exit_code == 4
@@ -26,7 +19,12 @@ def test_an_approval_token_releases_the_checkpoint_once(project):
     approved = project.cli("approve", run_id, "--token", token, "--comment", "fine")
     assert approved.exit_code == 0, approved.output
     approval = project.snapshot()["approvals"][-1]
-    assert (approval["via"], approval["by"], approval["role"], approval["released"]) == ("token", "alice", "Architect", True)
+    assert (approval["via"], approval["by"], approval["role"], approval["released"]) == (
+        "token",
+        "alice",
+        "Architect",
+        True,
+    )
     again = project.cli("approve", run_id, "--token", token)
     assert again.exit_code == 1 and "already used" in again.output
     assert project.cli("resume", run_id).exit_code == 0
@@ -76,13 +74,16 @@ def test_approve_needs_a_role_or_a_token(project):
 
 def test_retention_settings_are_the_prune_defaults(project):
     project.settings("retention-runs = 1\n")
-    project.playbook("quick", """
+    project.playbook(
+        "quick",
+        """
         name: quick
         description: one step
         owner: Engineer
         steps:
           - log-info: hi
-    """)
+    """,
+    )
     for _ in range(3):
         assert project.run("quick").exit_code == 0
     pruned = project.cli("runs", "prune")
@@ -125,7 +126,9 @@ def test_a_shared_secrets_file_is_refused_with_the_fix(project):
 
 def test_an_unknown_adapter_in_the_precedence_is_an_error_not_the_mock(project):
     project.settings('ai-adapters = ["no-such-adapter"]\n')
-    project.playbook("asks", """
+    project.playbook(
+        "asks",
+        """
         name: asks
         description: one prompt
         owner: Engineer
@@ -133,10 +136,14 @@ def test_an_unknown_adapter_in_the_precedence_is_an_error_not_the_mock(project):
           - name: answer
             ai-prompt: "Say hi"
           - log-info: "{{answer}}"
-    """)
+    """,
+    )
     result = project.run("asks")
     assert result.exit_code == 1, result.output
-    assert "none of the AI adapters of the ai-adapters setting is installed: no-such-adapter; nothing was run" in result.output
+    assert (
+        "none of the AI adapters of the ai-adapters setting is installed: no-such-adapter; nothing was run"
+        in result.output
+    )
     assert "mock answer" not in result.output and not project.snapshot_files()
 
 

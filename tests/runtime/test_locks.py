@@ -31,7 +31,13 @@ def dead_pid():
 def plant(locks, resource, run_id, pid, host=None):
     """A lock file as another process would have left it."""
     locks.locks_dir.mkdir(parents=True, exist_ok=True)
-    body = {"resource": resource, "runId": run_id, "pid": pid, "host": host or socket.gethostname(), "since": "2026-01-01T00:00:00.000Z"}
+    body = {
+        "resource": resource,
+        "runId": run_id,
+        "pid": pid,
+        "host": host or socket.gethostname(),
+        "since": "2026-01-01T00:00:00.000Z",
+    }
     locks.path_for(resource).write_text(json.dumps(body))
 
 
@@ -61,7 +67,11 @@ def test_conflict_names_the_owner(locks):
         locks.acquire("run-b", ["branch:main"])
     conflict = caught.value
     assert conflict.resource == "branch:main"
-    assert (conflict.owner.run_id, conflict.owner.pid, conflict.owner.host) == ("run-a", os.getpid(), socket.gethostname())
+    assert (conflict.owner.run_id, conflict.owner.pid, conflict.owner.host) == (
+        "run-a",
+        os.getpid(),
+        socket.gethostname(),
+    )
     assert conflict.owner.since
     assert "run run-a" in str(conflict) and str(os.getpid()) in str(conflict)
 
@@ -232,8 +242,13 @@ def race(tmp_path, resources_of):
     locks_dir, go = tmp_path / "runs" / "locks", tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     racers = [
-        subprocess.Popen([sys.executable, "-c", RACER, str(locks_dir), str(go), f"run-{i}", *resources_of(i)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(locks_dir), str(go), f"run-{i}", *resources_of(i)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for i in range(8)
     ]
     try:

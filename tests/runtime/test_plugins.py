@@ -13,8 +13,16 @@ from catalyst_dsl.actions.plugins import ACTIONS, ADAPTERS, PluginAction, Plugin
 
 
 def _spec(name, **changes):
-    fields = dict(name=name, group="plugins", summary="A plugin action.", config=obj(who=opt(STRING)), primary="who",
-                  result=obj(greeting=STRING), effect=Effect.PURE, what_if=WhatIf.RUN)
+    fields = dict(
+        name=name,
+        group="plugins",
+        summary="A plugin action.",
+        config=obj(who=opt(STRING)),
+        primary="who",
+        result=obj(greeting=STRING),
+        effect=Effect.PURE,
+        what_if=WhatIf.RUN,
+    )
     fields.update(changes)
     return ActionSpec(**fields)
 
@@ -88,8 +96,12 @@ def test_broken_import_is_reported_by_name_and_the_good_one_still_loads():
     plugins = Plugins(_entry_points(actions=[broken, _good()]))
     assert list(plugins.actions()) == ["hello"]
     [problem] = plugins.problems()
-    assert problem == PluginProblem(ACTIONS, "broken", "broken-dist 1.0, broken = fake_module:BROKEN",
-                                    "failed to load: ImportError: No module named 'requests'")
+    assert problem == PluginProblem(
+        ACTIONS,
+        "broken",
+        "broken-dist 1.0, broken = fake_module:BROKEN",
+        "failed to load: ImportError: No module named 'requests'",
+    )
     assert str(problem).startswith("plugin 'broken' (broken-dist 1.0")
 
 
@@ -136,7 +148,9 @@ def test_shadowing_a_builtin_is_refused_without_importing_it():
 
 
 def test_reserved_step_key_cannot_be_an_action():
-    plugins = Plugins(_entry_points(actions=[FakeEntryPoint("timeout", SimpleNamespace(spec=_spec("timeout"), run=_run))]))
+    plugins = Plugins(
+        _entry_points(actions=[FakeEntryPoint("timeout", SimpleNamespace(spec=_spec("timeout"), run=_run))])
+    )
     assert plugins.actions() == {}
     assert "reserved step key" in plugins.problems()[0].message
 
@@ -150,7 +164,9 @@ def test_reserved_step_key_cannot_be_an_action():
     ],
 )
 def test_inconsistent_spec_is_refused(changes, message):
-    plugins = Plugins(_entry_points(actions=[FakeEntryPoint("hello", SimpleNamespace(spec=_spec("hello", **changes), run=_run))]))
+    plugins = Plugins(
+        _entry_points(actions=[FakeEntryPoint("hello", SimpleNamespace(spec=_spec("hello", **changes), run=_run))])
+    )
     assert plugins.actions() == {}
     assert message in plugins.problems()[0].message
 
@@ -190,12 +206,16 @@ def test_adapters():
     def factory(options):
         return SimpleNamespace(name="claude", invoke=lambda prompt, tools, options: iter(["hi"]))
 
-    plugins = Plugins(_entry_points(adapters=[
-        FakeEntryPoint("claude", factory),
-        FakeEntryPoint("mock", factory),
-        FakeEntryPoint("junk", 42),
-        FakeEntryPoint("gone", error=ModuleNotFoundError("No module named 'sdk'")),
-    ]))
+    plugins = Plugins(
+        _entry_points(
+            adapters=[
+                FakeEntryPoint("claude", factory),
+                FakeEntryPoint("mock", factory),
+                FakeEntryPoint("junk", 42),
+                FakeEntryPoint("gone", error=ModuleNotFoundError("No module named 'sdk'")),
+            ]
+        )
+    )
     assert plugins.adapters() == {"claude": factory}
     assert plugins.adapter("claude") is factory
     messages = {p.name: p.message for p in plugins.problems()}
@@ -205,6 +225,7 @@ def test_adapters():
 
 
 # --- a real installed distribution ------------------------------------------------------------
+
 
 def test_installed_wheel_registers_its_action(tmp_path, plugin_wheel):
     wheel = plugin_wheel.build_wheel(tmp_path / "dist")
@@ -222,8 +243,9 @@ def test_installed_wheel_registers_its_action(tmp_path, plugin_wheel):
         print([p.name for p in plugins.problems()])
         """
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                            env=plugin_wheel.plugin_env(target))
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=plugin_wheel.plugin_env(target)
+    )
     assert result.returncode == 0, result.stderr
     names, origin, greeting, problems = result.stdout.splitlines()
     assert "'hello'" in names
@@ -239,5 +261,7 @@ def test_a_function_named_like_a_plugin_action_says_whose_name_it_is():
     catalog = Catalog(builtin_catalog().specs(), fallback=lambda name: _spec(name) if name == "hello" else None)
     text = b"name: f\ndescription: d\nowner: Engineer\nsteps:\n  - function: hello\n    steps:\n      - display: hi\n  - function: display\n    steps:\n      - display: hi\n"
     found = {d.message for d in compile_bytes(text, "f.yaml", catalog).diagnostics if d.code == "C410"}
-    assert found == {"the function 'hello' has the name of an action an installed plugin provides",
-                     "the function 'display' has the name of a built-in action"}
+    assert found == {
+        "the function 'hello' has the name of an action an installed plugin provides",
+        "the function 'display' has the name of a built-in action",
+    }

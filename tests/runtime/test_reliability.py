@@ -67,9 +67,18 @@ def write_playbook(root: Path, name: str, text: str) -> None:
     (root / "playbooks" / f"{name}.yaml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
-def catalyst(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([*CATALYST, *args], cwd=project, env=env or _env(), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+def catalyst(
+    project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CATALYST, *args],
+        cwd=project,
+        env=env or _env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def spawn(project: Path, *args: str, env: dict[str, str] | None = None, log: Path) -> subprocess.Popen:
@@ -80,8 +89,15 @@ def spawn(project: Path, *args: str, env: dict[str, str] | None = None, log: Pat
         # As a terminal starts it: with Ctrl-C's default action even when the tests run in a
         # background job, which inherits SIGINT ignored (and Python then never raises
         # KeyboardInterrupt).
-        return subprocess.Popen([*CATALYST, *args], cwd=project, env=env or _env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        return subprocess.Popen(
+            [*CATALYST, *args],
+            cwd=project,
+            env=env or _env(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     finally:
         out.close()
         err.close()
@@ -112,7 +128,9 @@ def archived_path(project: Path, run_id: str) -> Path | None:
 
 def archived(project: Path, run_id: str) -> dict:
     path = archived_path(project, run_id)
-    assert path is not None, f"run {run_id} was not moved to history; live files: {[p.name for p in live_snapshots(project)]}"
+    assert path is not None, (
+        f"run {run_id} was not moved to history; live files: {[p.name for p in live_snapshots(project)]}"
+    )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -185,16 +203,39 @@ steps:
 """
 
 CRASH_PATHS = {
-    "steps/0", "steps/1", "steps/2", "steps/3", "steps/4", "steps/5", "steps/6", "steps/7", "steps/8", "steps/9", "steps/10", "steps/11",
-    "steps/5/each/0/0", "steps/5/each/0/1", "steps/5/each/1/0", "steps/5/each/1/1", "steps/5/each/2/0", "steps/5/each/2/1",
+    "steps/0",
+    "steps/1",
+    "steps/2",
+    "steps/3",
+    "steps/4",
+    "steps/5",
+    "steps/6",
+    "steps/7",
+    "steps/8",
+    "steps/9",
+    "steps/10",
+    "steps/11",
+    "steps/5/each/0/0",
+    "steps/5/each/0/1",
+    "steps/5/each/1/0",
+    "steps/5/each/1/1",
+    "steps/5/each/2/0",
+    "steps/5/each/2/1",
     # What each loop iteration ran for (a resume refuses a list that changed under it).
-    "steps/5/each/0/item", "steps/5/each/1/item", "steps/5/each/2/item",
+    "steps/5/each/0/item",
+    "steps/5/each/1/item",
+    "steps/5/each/2/item",
 }
 
 #: The step path that appends each log line.
 CRASH_LINES = {
-    "step1": "steps/1", "step4": "steps/4", "step7": "steps/7", "step10": "steps/10",
-    "step5-a": "steps/5/each/0/1", "step5-b": "steps/5/each/1/1", "step5-c": "steps/5/each/2/1",
+    "step1": "steps/1",
+    "step4": "steps/4",
+    "step7": "steps/7",
+    "step10": "steps/10",
+    "step5-a": "steps/5/each/0/1",
+    "step5-b": "steps/5/each/1/1",
+    "step5-c": "steps/5/each/2/1",
 }
 
 CRASH_FILES = {
@@ -233,7 +274,10 @@ class SnapshotWatcher:
 
     def read_all(self) -> None:
         """Every snapshot and backup in the state directory, live and archived."""
-        for path in [*runs_dir(self.project).glob("run-*.json*"), *runs_dir(self.project).glob("history/*/*/*/run-*.json")]:
+        for path in [
+            *runs_dir(self.project).glob("run-*.json*"),
+            *runs_dir(self.project).glob("history/*/*/*/run-*.json"),
+        ]:
             self.read(path)
 
 
@@ -356,7 +400,9 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
             finished = True
             break
         if after is not None:
-            assert after.get("status") in ("running", "completed"), f"a killed run's snapshot says {after.get('status')!r}"
+            assert after.get("status") in ("running", "completed"), (
+                f"a killed run's snapshot says {after.get('status')!r}"
+            )
             kills.append((len(after.get("steps") or []), after.get("inFlight")))
         else:
             # Killed before its first snapshot (or after it was archived).
@@ -375,7 +421,9 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
     journal = [entry["path"] for entry in final["steps"]]
     repeated = sorted({p for p in journal if journal.count(p) > 1})
     assert not repeated, f"steps recorded more than once: {repeated}"
-    assert set(journal) == CRASH_PATHS, f"missing {sorted(CRASH_PATHS - set(journal))}, unexpected {sorted(set(journal) - CRASH_PATHS)}"
+    assert set(journal) == CRASH_PATHS, (
+        f"missing {sorted(CRASH_PATHS - set(journal))}, unexpected {sorted(set(journal) - CRASH_PATHS)}"
+    )
     assert all(entry["status"] == "completed" for entry in final["steps"])
 
     for name, content in CRASH_FILES.items():
@@ -388,7 +436,8 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
     for line, path in CRASH_LINES.items():
         in_flight_kills = sum(1 for _, flying in kills if flying == path)
         assert 1 <= lines.count(line) <= 1 + in_flight_kills, (
-            f"{line} appears {lines.count(line)} times, but its step {path} was in flight at {in_flight_kills} kill(s); kills: {kills}")
+            f"{line} appears {lines.count(line)} times, but its step {path} was in flight at {in_flight_kills} kill(s); kills: {kills}"
+        )
     return {"kills": kills, "reads": watcher.reads}
 
 
@@ -477,7 +526,9 @@ def resumed_together(project: Path, run_id: str, count: int, tmp_path: Path) -> 
     which holds no traceback."""
     procs = [spawn(project, "resume", run_id, log=tmp_path / f"resume-{i}") for i in range(count)]
     codes = [p.wait(timeout=60) for p in procs]
-    logs = "\n".join((tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(count))
+    logs = "\n".join(
+        (tmp_path / f"resume-{i}.out").read_text() + (tmp_path / f"resume-{i}.err").read_text() for i in range(count)
+    )
     assert "Traceback" not in logs, logs
     return codes, logs
 
@@ -556,20 +607,31 @@ def test_a_late_resume_never_runs_a_step_another_resume_ran(tmp_path):
 
 
 def test_concurrent_runs_on_disjoint_paths_both_succeed(tmp_path):
-    project = make_project(tmp_path / "project", {
-        "writer-a": WRITER.format(name="writer-a", path="out/a.txt"),
-        "writer-b": WRITER.format(name="writer-b", path="out/b.txt"),
-    })
+    project = make_project(
+        tmp_path / "project",
+        {
+            "writer-a": WRITER.format(name="writer-a", path="out/a.txt"),
+            "writer-b": WRITER.format(name="writer-b", path="out/b.txt"),
+        },
+    )
     procs = {n: spawn(project, "run", n, log=tmp_path / n) for n in ("writer-a", "writer-b")}
     codes = {n: p.wait(timeout=60) for n, p in procs.items()}
-    report = "\n".join(f"{n}: exit {codes[n]}\n{(tmp_path / f'{n}.out').read_text()}{(tmp_path / f'{n}.err').read_text()}" for n in procs)
+    report = "\n".join(
+        f"{n}: exit {codes[n]}\n{(tmp_path / f'{n}.out').read_text()}{(tmp_path / f'{n}.err').read_text()}"
+        for n in procs
+    )
     assert codes == {"writer-a": 0, "writer-b": 0}, report
     assert (project / "out/a.txt").read_text() == "from writer-a"
     assert (project / "out/b.txt").read_text() == "from writer-b"
     a = archived(project, run_id_of((tmp_path / "writer-a.out").read_text()))
     b = archived(project, run_id_of((tmp_path / "writer-b.out").read_text()))
     # They really ran at the same time, not one after the other.
-    assert a["startedAt"] < b["endedAt"] and b["startedAt"] < a["endedAt"], (a["startedAt"], a["endedAt"], b["startedAt"], b["endedAt"])
+    assert a["startedAt"] < b["endedAt"] and b["startedAt"] < a["endedAt"], (
+        a["startedAt"],
+        a["endedAt"],
+        b["startedAt"],
+        b["endedAt"],
+    )
 
 
 # -- 3. corrupted snapshots and changed playbooks --------------------------------------------------
@@ -608,6 +670,7 @@ def _edit(change):
         data = json.loads(text)
         change(data)
         return json.dumps(data, indent=1)
+
     return apply
 
 
@@ -619,6 +682,7 @@ def _set_in(*keys_and_value):
         for key in keys[:-1]:
             target = target[key]
         target[keys[-1]] = value
+
     return change
 
 
@@ -724,10 +788,13 @@ def test_writes_escaping_the_project_are_refused(tmp_path, escape, allowed):
     outside = tmp_path / "outside"
     outside.mkdir()
     grant = "allowedWritePaths: [out/**]\n" if allowed else ""
-    project = make_project(tmp_path / "project", {
-        "named": NAMED_WRITE.format(allowed=grant),
-        "target": TARGET_WRITE.format(allowed=grant),
-    })
+    project = make_project(
+        tmp_path / "project",
+        {
+            "named": NAMED_WRITE.format(allowed=grant),
+            "target": TARGET_WRITE.format(allowed=grant),
+        },
+    )
     if escape == "dotdot":
         args = ["run", "named", "-i", "name=../../outside/escape"]
     elif escape == "absolute":
@@ -744,7 +811,11 @@ def test_writes_escaping_the_project_are_refused(tmp_path, escape, allowed):
     assert list(outside.iterdir()) == [], f"written outside the project: {list(outside.iterdir())}"
     assert not (tmp_path / "escape.txt").exists()
     assert not live_snapshots(project), "the refused run was left unfinished"
-    written = [p for p in project.rglob("*") if p.is_file() and ".xe" not in p.parts and p.parent.name != "playbooks" and p.name != "catalyst.toml"]
+    written = [
+        p
+        for p in project.rglob("*")
+        if p.is_file() and ".xe" not in p.parts and p.parent.name != "playbooks" and p.name != "catalyst.toml"
+    ]
     assert written == [], f"files written for a refused step: {written}"
 
 
@@ -799,7 +870,9 @@ steps:
 
 
 def _assert_nowhere(project: Path, texts: list[str]) -> None:
-    leaks = [str(p.relative_to(project)) for p in project.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    leaks = [
+        str(p.relative_to(project)) for p in project.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
+    ]
     assert leaks == [], f"the secret was written to {leaks}"
     for text in texts:
         assert SECRET not in text, f"the secret was printed:\n{text}"
@@ -847,7 +920,10 @@ def test_resume_needs_the_secret_again(tmp_path):
     assert resumed.returncode == 0, describe(resumed)
     assert "after ***" in resumed.stdout
     assert archived(project, run_id)["status"] == "completed"
-    _assert_nowhere(project, [paused.stdout, paused.stderr, approved.stdout, without.stdout, without.stderr, resumed.stdout, resumed.stderr])
+    _assert_nowhere(
+        project,
+        [paused.stdout, paused.stderr, approved.stdout, without.stdout, without.stderr, resumed.stdout, resumed.stderr],
+    )
 
 
 # -- 6. Ctrl-C and SIGTERM ------------------------------------------------------------------------
@@ -942,7 +1018,10 @@ def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
 def test_a_closed_output_never_fails_the_run(tmp_path):
     """`catalyst run … | head -1`: the reader goes after the first line; the run goes on to
     its end, its state says completed, and no error is printed about the state."""
-    project = make_project(tmp_path / "project", {"chatty": """
+    project = make_project(
+        tmp_path / "project",
+        {
+            "chatty": """
         name: chatty
         description: says a lot, slowly
         owner: Engineer
@@ -952,9 +1031,17 @@ def test_a_closed_output_never_fails_the_run(tmp_path):
             writes: []
           - log-info: "two"
           - log-info: "three"
-        """})
-    run = subprocess.Popen([*CATALYST, "run", "chatty", "--mode", "autonomous"], cwd=project, env=_env(), stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        """
+        },
+    )
+    run = subprocess.Popen(
+        [*CATALYST, "run", "chatty", "--mode", "autonomous"],
+        cwd=project,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert run.stdout.readline().startswith(b"running chatty")
     run.stdout.close()  # what `head -1` does once it has its line
     _, err = run.communicate(timeout=60)
@@ -965,30 +1052,46 @@ def test_a_closed_output_never_fails_the_run(tmp_path):
 
 
 def test_a_listing_cut_short_by_its_reader_is_not_a_state_error(tmp_path):
-    project = make_project(tmp_path / "project", {"quiet": """
+    project = make_project(
+        tmp_path / "project",
+        {
+            "quiet": """
         name: quiet
         description: does nothing
         owner: Engineer
         steps:
           - log-info: "x"
-        """})
+        """
+        },
+    )
     for _ in range(3):
         assert catalyst(project, "run", "quiet", "--mode", "autonomous").returncode == 0
-    listing = subprocess.Popen([*CATALYST, "runs", "list"], cwd=project, env=_env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    listing = subprocess.Popen(
+        [*CATALYST, "runs", "list"],
+        cwd=project,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     listing.stdout.close()
     _, err = listing.communicate(timeout=60)
     assert b"cannot be read or written" not in err and b"Traceback" not in err, err.decode()
 
 
 def test_mistakes_on_the_command_line_exit_2_and_a_missing_run_exits_1(tmp_path):
-    project = make_project(tmp_path / "project", {"quiet": """
+    project = make_project(
+        tmp_path / "project",
+        {
+            "quiet": """
         name: quiet
         description: does nothing
         owner: Engineer
         steps:
           - log-info: "x"
-        """})
+        """
+        },
+    )
     for wrong in ("who", "=x"):
         given = catalyst(project, "run", "quiet", "-i", wrong)
         assert given.returncode == 2 and "-i" in given.stderr, given.stderr
@@ -997,7 +1100,10 @@ def test_mistakes_on_the_command_line_exit_2_and_a_missing_run_exits_1(tmp_path)
 
 
 def test_an_input_that_is_not_utf8_is_a_usage_mistake_not_a_failed_step(tmp_path):
-    project = make_project(tmp_path / "project", {"greet": """
+    project = make_project(
+        tmp_path / "project",
+        {
+            "greet": """
         name: greet
         description: greets
         owner: Engineer
@@ -1006,8 +1112,17 @@ def test_an_input_that_is_not_utf8_is_a_usage_mistake_not_a_failed_step(tmp_path
             type: string
         steps:
           - log-info: "hi {{who}}"
-        """})
-    result = subprocess.run([*CATALYST, "run", "greet", "-i", b"who=\xff".decode("utf-8", "surrogateescape"), "--mode", "autonomous"],
-                            cwd=project, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        """
+        },
+    )
+    result = subprocess.run(
+        [*CATALYST, "run", "greet", "-i", b"who=\xff".decode("utf-8", "surrogateescape"), "--mode", "autonomous"],
+        cwd=project,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "not UTF-8" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not (project / ".xe" / "runs").exists()

@@ -20,10 +20,6 @@ from click.testing import CliRunner
 from catalyst_dsl.cli import cli
 
 
-
-
-
-
 def invoke(*args: str):
     """`catalyst ARGS` in-process, catching exceptions so a traceback shows up as result.exception."""
     before = signal.getsignal(signal.SIGTERM)
@@ -35,11 +31,15 @@ def invoke(*args: str):
 
 def no_traceback(result) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), (
-        f"traceback instead of an error message: {result.exception!r}\n{result.output}")
+        f"traceback instead of an error message: {result.exception!r}\n{result.output}"
+    )
 
 
 def playbook(project, name: str, steps: str, head: str = "") -> None:
-    project.playbook(name, f"name: {name}\ndescription: d\nowner: Engineer\n{textwrap.dedent(head)}steps:\n{textwrap.indent(textwrap.dedent(steps), '  ')}")
+    project.playbook(
+        name,
+        f"name: {name}\ndescription: d\nowner: Engineer\n{textwrap.dedent(head)}steps:\n{textwrap.indent(textwrap.dedent(steps), '  ')}",
+    )
 
 
 def run_id(project) -> str:
@@ -50,43 +50,62 @@ def run_id(project) -> str:
 
 
 def test_a_write_path_that_evaluates_to_undefined_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write:
             path: "${{ get('o').missing }}"
             content: x
-    """, head="inputs:\n  - object: o\n    default: {}\n")
+    """,
+        head="inputs:\n  - object: o\n    default: {}\n",
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_a_bash_env_that_evaluates_to_a_string_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - bash:
             script: "true"
             env: "${{ get('o').e }}"
-    """, head="inputs:\n  - object: o\n    default: {e: text}\n")
+    """,
+        head="inputs:\n  - object: o\n    default: {e: text}\n",
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_a_command_argv_that_evaluates_to_a_number_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - command: "${{ get('o').n }}"
-    """, head="inputs:\n  - object: o\n    default: {n: 5}\n")
+    """,
+        head="inputs:\n  - object: o\n    default: {n: 5}\n",
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_a_negative_max_concurrency_is_an_error_not_a_traceback(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - parallel:
             maxConcurrency: -1
             steps:
               - log-info: a
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code in (1, 2)
@@ -97,9 +116,13 @@ def test_a_negative_max_concurrency_is_an_error_not_a_traceback(project):
 
 def test_file_write_under_a_file_is_a_step_error(project):
     project.write("afile", "x")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: afile/x.txt, content: a}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
@@ -107,9 +130,13 @@ def test_file_write_under_a_file_is_a_step_error(project):
 
 def test_file_write_onto_a_directory_is_a_step_error(project):
     (project.root / "adir").mkdir()
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: adir, content: a}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
@@ -117,9 +144,13 @@ def test_file_write_onto_a_directory_is_a_step_error(project):
 
 def test_file_delete_of_a_directory_is_a_step_error(project):
     (project.root / "adir").mkdir()
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-delete: adir
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
@@ -127,45 +158,65 @@ def test_file_delete_of_a_directory_is_a_step_error(project):
 
 def test_gitignore_edit_of_a_binary_file_is_a_step_error(project):
     (project.root / "bin.txt").write_bytes(b"\xff\xfe\x00")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - gitignore-edit: {path: bin.txt, add: [x]}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_file_write_with_an_encoding_that_cannot_hold_the_text_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: x.txt, content: "é", encoding: ascii}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_bash_in_a_missing_working_directory_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - bash: {script: "true", cwd: no-such-dir}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_command_with_a_missing_relative_program_is_a_step_error(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - command: ["./no-such-program"]
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
 
 
 def test_a_nul_byte_in_a_write_path_is_refused(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: "a\\0b", content: x}
-    """)
+    """,
+    )
     result = invoke("run", "p")
     no_traceback(result)
     assert result.exit_code == 2
@@ -177,12 +228,17 @@ def test_a_nul_byte_in_a_write_path_is_refused(project):
 def test_temp_protocol_cannot_read_outside_the_project(project, tmp_path):
     (tmp_path / "outside.txt").write_text("TOP-SECRET-OUTSIDE", encoding="utf-8")
     # scratch is project/.xe/runs/tmp/<run>: five levels up is tmp_path
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: "temp://a.txt", content: a}
         - name: r
           file-read: "{{where}}"
         - log-info: "{{r}}"
-    """, head="inputs:\n  - string: where\n")
+    """,
+        head="inputs:\n  - string: where\n",
+    )
     result = invoke("run", "p", "-i", "where=temp://../../../../../outside.txt")
     no_traceback(result)
     assert "TOP-SECRET-OUTSIDE" not in result.output
@@ -192,12 +248,17 @@ def test_temp_protocol_cannot_read_outside_the_project(project, tmp_path):
 def test_temp_protocol_cannot_list_outside_the_project(project, tmp_path):
     (tmp_path / "outside-dir").mkdir()
     (tmp_path / "outside-dir" / "found-me.txt").write_text("x", encoding="utf-8")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: "temp://a.txt", content: a}
         - name: l
           file-list: "{{where}}"
         - log-info: "{{l.0}}"
-    """, head="inputs:\n  - string: where\n")
+    """,
+        head="inputs:\n  - string: where\n",
+    )
     result = invoke("run", "p", "-i", "where=temp://../../../../../outside-dir")
     no_traceback(result)
     assert "found-me" not in result.output
@@ -208,24 +269,34 @@ def test_temp_protocol_cannot_list_outside_the_project(project, tmp_path):
 
 
 def test_a_failing_condition_names_its_step_in_the_failure(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - name: guarded
           condition: "${{ get('o').a.b == 1 }}"
           log-info: x
-    """, head="inputs:\n  - object: o\n    default: {}\n")
+    """,
+        head="inputs:\n  - object: o\n    default: {}\n",
+    )
     assert project.run("p").exit_code == 2
     assert project.snapshot()["error"]["step"] == "guarded"
 
 
 def test_a_failing_condition_goes_through_the_step_error_policy(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - name: guarded
           condition: "${{ get('o').a.b == 1 }}"
           log-info: x
           errorPolicy:
             default: {action: Continue}
         - log-info: after
-    """, head="inputs:\n  - object: o\n    default: {}\n")
+    """,
+        head="inputs:\n  - object: o\n    default: {}\n",
+    )
     result = project.run("p")
     assert result.exit_code == 0, result.output
     assert "after" in result.output
@@ -235,11 +306,17 @@ def test_a_failing_condition_goes_through_the_step_error_policy(project):
 
 
 def test_resume_refuses_when_a_called_playbook_changed_a_completed_step(project):
-    playbook(project, "parent", """
+    playbook(
+        project,
+        "parent",
+        """
         - name: c
           playbook: child
-    """)
-    project.playbook("child", """
+    """,
+    )
+    project.playbook(
+        "child",
+        """
         name: child
         description: d
         owner: Engineer
@@ -247,7 +324,8 @@ def test_resume_refuses_when_a_called_playbook_changed_a_completed_step(project)
           - name: s1
             bash: "echo one"
           - checkpoint: "child review"
-    """)
+    """,
+    )
     assert project.run("parent").exit_code == 4
     rid = run_id(project)
     assert project.cli("approve", rid, "--as", "x").exit_code == 0
@@ -265,14 +343,21 @@ SECRET_HEAD = "inputs:\n  - string: tok\n    secret: true\n"
 
 
 def _all_state_text(project) -> str:
-    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file())
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in project.state_dir.rglob("*") if p.is_file()
+    )
 
 
 def test_a_checkpoint_message_with_a_secret_is_masked_in_the_snapshot(project, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T-VALUE")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - checkpoint: "Deploy using {{tok}}"
-    """, head=SECRET_HEAD)
+    """,
+        head=SECRET_HEAD,
+    )
     assert project.run("p").exit_code == 4
     assert "S3CR3T-VALUE" not in _all_state_text(project)
     shown = project.cli("runs", "show", run_id(project))
@@ -281,9 +366,14 @@ def test_a_checkpoint_message_with_a_secret_is_masked_in_the_snapshot(project, m
 
 def test_an_input_defaulted_from_a_secret_is_masked_in_the_snapshot(project, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T-VALUE")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - log-info: "{{derived}}"
-    """, head=SECRET_HEAD + "  - string: derived\n    default: \"pre-{{tok}}\"\n")
+    """,
+        head=SECRET_HEAD + "  - string: derived\n    default: \"pre-{{tok}}\"\n",
+    )
     result = project.run("p")
     assert result.exit_code == 0, result.output
     assert "S3CR3T-VALUE" not in result.output
@@ -292,10 +382,15 @@ def test_an_input_defaulted_from_a_secret_is_masked_in_the_snapshot(project, mon
 
 def test_a_multiline_secret_is_masked_in_streamed_output(project, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "FIRST-LINE-XYZ\nSECOND-LINE-XYZ")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - bash: |
             printf '%s\\n' "{{tok}}"
-    """, head=SECRET_HEAD)
+    """,
+        head=SECRET_HEAD,
+    )
     result = project.run("p")
     assert result.exit_code == 0, result.output
     assert "FIRST-LINE-XYZ" not in result.output and "SECOND-LINE-XYZ" not in result.output
@@ -303,10 +398,15 @@ def test_a_multiline_secret_is_masked_in_streamed_output(project, monkeypatch):
 
 def test_a_secret_in_a_write_path_stays_out_of_locks_and_permissions(project, monkeypatch):
     monkeypatch.setenv("CATALYST_SECRET_TOK", "S3CR3T-VALUE")
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - file-write: {path: "out/{{tok}}/f.txt", content: x}
         - checkpoint: wait
-    """, head=SECRET_HEAD + "allowedWritePaths: [\"out/{{tok}}/*\"]\n")
+    """,
+        head=SECRET_HEAD + "allowedWritePaths: [\"out/{{tok}}/*\"]\n",
+    )
     assert project.run("p").exit_code == 4
     assert "S3CR3T-VALUE" not in _all_state_text(project)
 
@@ -317,20 +417,30 @@ def test_a_secret_in_a_write_path_stays_out_of_locks_and_permissions(project, mo
 def test_cancelling_a_live_run_records_who_and_why(project):
     # The cancel comes from outside the run (its programs may not write the state directory),
     # while its first step waits for it.
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - bash: |
             touch "$TMPDIR/ready"
             while [ ! -f "$TMPDIR/go" ]; do sleep 0.05; done
         - log-info: "must not run"
-    """)
+    """,
+    )
 
     def cancel_when_ready() -> None:
         while not (project.temp / "ready").exists():
             time.sleep(0.05)
-        run = next((project.root / ".xe" / "runs").glob("run-*.json")).name[len("run-"):-len(".json")]
+        run = next((project.root / ".xe" / "runs").glob("run-*.json")).name[len("run-") : -len(".json")]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-        subprocess.run([sys.executable, "-m", "catalyst_dsl", "cancel", run, "--reason", "stop it now", "--by", "alice"],
-                       cwd=project.root, env=env, check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [sys.executable, "-m", "catalyst_dsl", "cancel", run, "--reason", "stop it now", "--by", "alice"],
+            cwd=project.root,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         (project.temp / "go").touch()
 
     canceller = threading.Thread(target=cancel_when_ready, daemon=True)
@@ -348,14 +458,18 @@ def test_cancelling_a_live_run_records_who_and_why(project):
 
 
 def test_request_changes_on_a_checkpoint_flag_uses_the_step_error_policy(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - name: build
           bash: "echo built"
           checkpoint: "look at the build"
           errorPolicy:
             default: {action: Continue}
         - log-info: after
-    """)
+    """,
+    )
     assert project.run("p").exit_code == 4
     rid = run_id(project)
     token = project.cli("runs", "token", rid, "--as", "Architect", "--decision", "request-changes").output.strip()
@@ -369,16 +483,30 @@ def test_request_changes_on_a_checkpoint_flag_uses_the_step_error_policy(project
 
 
 def test_sigterm_during_parallel_stops_the_branches_promptly(project):
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - parallel:
             steps:
               - bash: "sleep 4; echo late-a"
               - bash: "sleep 4; echo late-b"
-    """)
+    """,
+    )
     repo = str(Path(__file__).resolve().parents[2])  # this checkout, whatever is installed
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(filter(None, (repo, os.environ.get("PYTHONPATH"))))}
-    proc = subprocess.Popen([sys.executable, "-m", "catalyst_dsl", "run", "p"], cwd=project.root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, (repo, os.environ.get("PYTHONPATH")))),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "catalyst_dsl", "run", "p"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 10
         while not project.live_snapshots() and time.monotonic() < deadline:
@@ -398,18 +526,22 @@ def test_sigterm_during_parallel_stops_the_branches_promptly(project):
 
 
 def _paused_snapshot(project) -> Path:
-    playbook(project, "p", """
+    playbook(
+        project,
+        "p",
+        """
         - name: build
           bash: "echo built"
         - checkpoint: wait
-    """)
+    """,
+    )
     assert project.run("p").exit_code == 4
     return project.live_snapshots()[0]
 
 
 def test_a_deeply_nested_snapshot_is_refused_as_damaged(project):
     path = _paused_snapshot(project)
-    rid = path.name[len("run-"):-len(".json")]
+    rid = path.name[len("run-") : -len(".json")]
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     for args in (("resume", rid), ("runs", "show", rid), ("runs", "list")):
         result = invoke(*args)
@@ -419,7 +551,7 @@ def test_a_deeply_nested_snapshot_is_refused_as_damaged(project):
 
 def test_a_snapshot_with_a_huge_integer_is_refused_as_damaged(project):
     path = _paused_snapshot(project)
-    rid = path.name[len("run-"):-len(".json")]
+    rid = path.name[len("run-") : -len(".json")]
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace('"attempts": 1', '"attempts": ' + "9" * 5000, 1), encoding="utf-8")
     result = invoke("resume", rid)
@@ -429,7 +561,7 @@ def test_a_snapshot_with_a_huge_integer_is_refused_as_damaged(project):
 
 def test_a_snapshot_with_a_non_finite_number_is_refused(project):
     path = _paused_snapshot(project)
-    rid = path.name[len("run-"):-len(".json")]
+    rid = path.name[len("run-") : -len(".json")]
     text = path.read_text(encoding="utf-8")
     import re
 
@@ -442,7 +574,9 @@ def test_a_snapshot_with_a_non_finite_number_is_refused(project):
 # -- 11. hostile -i values ---------------------------------------------------------------------------------------------
 
 
-NUMBER_AND_ARRAY = "inputs:\n  - number: n\n    default: 1\n  - array: a\n    default: []\n  - object: o\n    default: {}\n"
+NUMBER_AND_ARRAY = (
+    "inputs:\n  - number: n\n    default: 1\n  - array: a\n    default: []\n  - object: o\n    default: {}\n"
+)
 
 
 def test_an_input_number_with_thousands_of_digits_is_an_input_problem(project):

@@ -10,8 +10,6 @@ given is checked to hold the escaped value.
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 
 import pytest
 
@@ -22,7 +20,9 @@ from script_payloads import PAYLOADS
 
 
 def test_raw_opts_out_of_escaping(project):
-    project.playbook("trusted", """
+    project.playbook(
+        "trusted",
+        """
         name: trusted
         description: a trusted fragment
         owner: Engineer
@@ -31,14 +31,17 @@ def test_raw_opts_out_of_escaping(project):
             value: "> out.txt"
           - bash: mkdir -p out && cd out && echo hi ${{ raw(redirect) }}
             writes: [out/**]
-        """)
+        """,
+    )
     result = project.run("trusted", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/out.txt") == "hi\n"
 
 
 def test_an_unescapable_place_stops_the_run_before_any_step(project):
-    project.playbook("unsafe", """
+    project.playbook(
+        "unsafe",
+        """
         name: unsafe
         description: a value as the command name
         owner: Engineer
@@ -48,7 +51,8 @@ def test_an_unescapable_place_stops_the_run_before_any_step(project):
         steps:
           - bash: "{{tool}} --version"
             writes: []
-        """)
+        """,
+    )
     result = project.run("unsafe", "--mode", "autonomous", tool="touch PWNED")
     assert result.exit_code == 1 and "C822" in result.output
     assert not project.exists("PWNED")
@@ -57,7 +61,9 @@ def test_an_unescapable_place_stops_the_run_before_any_step(project):
 @pytest.mark.parametrize("value, refusal", [("a\0b", "UnsafeValue"), ("a\udcffb", "not UTF-8 text")])
 def test_values_no_shell_string_can_hold_are_refused(project, value, refusal):
     # A value that is not UTF-8 is refused with the command line already; NUL at the script.
-    project.playbook("odd", """
+    project.playbook(
+        "odd",
+        """
         name: odd
         description: NUL and lone surrogates
         owner: Engineer
@@ -67,14 +73,17 @@ def test_values_no_shell_string_can_hold_are_refused(project, value, refusal):
         steps:
           - bash: printf '%s' "{{v}}" > out.txt
             writes: [out.txt]
-        """)
+        """,
+    )
     result = project.run("odd", "--mode", "autonomous", v=value)
     assert result.exit_code == 2 and refusal in result.output, result.output
     assert not project.exists("out.txt")
 
 
 def test_non_string_values_render_as_their_text(project):
-    project.playbook("kinds", """
+    project.playbook(
+        "kinds",
+        """
         name: kinds
         description: numbers, booleans, null, arrays and objects in a script
         owner: Engineer
@@ -84,7 +93,8 @@ def test_non_string_values_render_as_their_text(project):
           - bash: |
               printf '%s|' {{things.n}} {{things.yes}} {{things.none}} {{things.list}} {{things.obj}} > out/out.txt
             writes: [out/**]
-        """)
+        """,
+    )
     result = project.run("kinds", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/out.txt") == "1.5|true|null|a b,c|{\"k\":\"it's\"}|"
@@ -92,16 +102,20 @@ def test_non_string_values_render_as_their_text(project):
 
 # --- the lexer -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("script", "contexts"), [
-    ("Write-Output {{v}} '{{v}}' \"{{v}}\" ‘{{v}}’ “{{v}}”", ["WORD", "SINGLE", "DOUBLE", "SINGLE", "DOUBLE"]),
-    ("$a = @'\n{{v}}\n'@\n$b = @\"\n{{v}}\n\"@", ["HEREDOC_QUOTED", "HEREDOC"]),
-    ("& {{v}}\nx{{v}}\n# {{v}}\n<# {{v}} #>\n\"$({{v}})\" ${ {{v}} }", ["UNSAFE"] * 6),
-    ("'it''s {{v}}' \"say \"\"{{v}}\"\"\"", ["SINGLE", "DOUBLE"]),
-    # A `)` inside a string or parentheses within $(...) does not end the subexpression.
-    ("\"$( ')' + {{v}} )\" \"$( \"a)\" + {{v}} )\"", ["UNSAFE", "UNSAFE"]),
-    ("@\"\n$( (1) + {{v}} )\n\"@", ["UNSAFE"]),
-    ("\"$(Get-Date -f 'yyyy') {{v}}\" {{v}}", ["DOUBLE", "WORD"]),
-])
+
+@pytest.mark.parametrize(
+    ("script", "contexts"),
+    [
+        ("Write-Output {{v}} '{{v}}' \"{{v}}\" ‘{{v}}’ “{{v}}”", ["WORD", "SINGLE", "DOUBLE", "SINGLE", "DOUBLE"]),
+        ("$a = @'\n{{v}}\n'@\n$b = @\"\n{{v}}\n\"@", ["HEREDOC_QUOTED", "HEREDOC"]),
+        ("& {{v}}\nx{{v}}\n# {{v}}\n<# {{v}} #>\n\"$({{v}})\" ${ {{v}} }", ["UNSAFE"] * 6),
+        ("'it''s {{v}}' \"say \"\"{{v}}\"\"\"", ["SINGLE", "DOUBLE"]),
+        # A `)` inside a string or parentheses within $(...) does not end the subexpression.
+        ("\"$( ')' + {{v}} )\" \"$( \"a)\" + {{v}} )\"", ["UNSAFE", "UNSAFE"]),
+        ("@\"\n$( (1) + {{v}} )\n\"@", ["UNSAFE"]),
+        ("\"$(Get-Date -f 'yyyy') {{v}}\" {{v}}", ["DOUBLE", "WORD"]),
+    ],
+)
 def test_powershell_contexts(script, contexts):
     assert [slot.context.name for slot in script_slots(script, POWERSHELL)] == contexts
 
@@ -179,7 +193,9 @@ def test_powershell_stand_in_receives_the_escaped_script(project, tmp_path, monk
     fake.write_text('#!/bin/bash\ncat "${@: -1}"\nprintf "%s|" "$CATALYST_V_0" "$CATALYST_V_1"\n', encoding="utf-8")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    project.playbook("ps", """
+    project.playbook(
+        "ps",
+        """
         name: ps
         description: PowerShell quoting
         owner: Engineer
@@ -192,23 +208,27 @@ def test_powershell_stand_in_receives_the_escaped_script(project, tmp_path, monk
             writes: []
             name: shown
           - display: "{{shown.stdout}}"
-        """)
+        """,
+    )
     result = project.run("ps", "--mode", "autonomous", v="x' ; $(touch PWNED) \"`")
     assert result.exit_code == 0, result.output
     line = next(ln for ln in result.output.splitlines() if "Write-Output" in ln)
     # Where PowerShell expands variables, the value is a reference and travels in the
     # environment; in single quotes it is escaped.
-    assert line.split("│")[-1].strip() == "Write-Output ${env:CATALYST_V_0} 'x'' ; $(touch PWNED) \"`' \"${env:CATALYST_V_1}\""
+    assert (
+        line.split("│")[-1].strip()
+        == "Write-Output ${env:CATALYST_V_0} 'x'' ; $(touch PWNED) \"`' \"${env:CATALYST_V_1}\""
+    )
     assert "x' ; $(touch PWNED) \"`|x' ; $(touch PWNED) \"`|" in result.output
     assert not project.exists("PWNED")
-
-
 
 
 def test_temp_paths_in_values_are_not_rewritten(project):
     # `temp://` in the author's text becomes the scratch path; in a value it is data. A
     # rewrite inside a value could otherwise break its quoting (a path ending in `\`).
-    project.playbook("scratch", """
+    project.playbook(
+        "scratch",
+        """
         name: scratch
         description: temp paths in text and in values
         owner: Engineer
@@ -223,7 +243,8 @@ def test_temp_paths_in_values_are_not_rewritten(project):
               cat temp://made.txt > out/out.txt
               printf '%s|' '{{a}}' '{{b}}' "{{a}}" >> out/out.txt
             writes: [out/**, "temp://**"]
-        """)
+        """,
+    )
     result = project.run("scratch", "--mode", "autonomous", a="temp://x\\", b="; touch PWNED; echo ")
     assert result.exit_code == 0, result.output
     assert not project.exists("PWNED")
@@ -234,7 +255,9 @@ def test_a_secret_escaped_into_a_script_is_still_masked(project):
     # Escaping changes how a secret is written (a quote becomes '\'' or \"), and the masker
     # knows those forms, so the plan shows *** rather than the escaped secret.
     secret = "it's $ecret \"q\" `x`"
-    project.playbook("hidden", """
+    project.playbook(
+        "hidden",
+        """
         name: hidden
         description: a secret in every quoting context
         owner: Engineer
@@ -251,17 +274,24 @@ def test_a_secret_escaped_into_a_script_is_still_masked(project):
           - powershell: |
               Write-Output {{token}} '{{token}}' "{{token}}"
             writes: []
-        """)
+        """,
+    )
     result = project.run("hidden", "--what-if", "--format", "json", token=secret)
     assert result.exit_code == 0, result.output
-    scripts = [s["config"]["script"] for s in json.loads(result.stdout)["steps"] if s["action"] in ("bash", "powershell")]
-    assert scripts == ["printf '%s' \"${CATALYST_V_0}\" \"${CATALYST_V_1}\" ''\"${CATALYST_V_2}\"''\ncat <<EOF\n${CATALYST_V_3}\nEOF\n",
-                       "Write-Output ${env:CATALYST_V_0} '***' \"${env:CATALYST_V_1}\"\n"]
+    scripts = [
+        s["config"]["script"] for s in json.loads(result.stdout)["steps"] if s["action"] in ("bash", "powershell")
+    ]
+    assert scripts == [
+        "printf '%s' \"${CATALYST_V_0}\" \"${CATALYST_V_1}\" ''\"${CATALYST_V_2}\"''\ncat <<EOF\n${CATALYST_V_3}\nEOF\n",
+        "Write-Output ${env:CATALYST_V_0} '***' \"${env:CATALYST_V_1}\"\n",
+    ]
 
 
 def test_a_quoted_brace_inside_a_parameter_expansion_does_not_hide_an_unquoted_value(project):
     # bash skips the quoted `}` in ${a:-'}'}, so the placeholder after it is an unquoted word.
-    project.playbook("brace", """
+    project.playbook(
+        "brace",
+        """
         name: brace
         description: a quoted brace in a default value
         owner: Engineer
@@ -272,7 +302,8 @@ def test_a_quoted_brace_inside_a_parameter_expansion_does_not_hide_an_unquoted_v
           - bash: |
               mkdir -p out && printf '%s|' ${a:-'}'} {{v}} > out/got
             writes: [out/**]
-        """)
+        """,
+    )
     result = project.run("brace", "--mode", "autonomous", v="x; touch PWNED")
     assert result.exit_code == 0, result.output
     assert not project.exists("PWNED")
@@ -289,7 +320,9 @@ def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() 
     from catalyst_dsl.syntax import expr_ast as ast
 
     literal = "echo {{ who }} "
-    placeholder = ast.RefPart(ast.PathRef("who", (), start=0, end=3), start=len(literal), end=len(literal) + 7, base=len(literal) + 2)
+    placeholder = ast.RefPart(
+        ast.PathRef("who", (), start=0, end=3), start=len(literal), end=len(literal) + 7, base=len(literal) + 2
+    )
     script = ir.Tmpl(literal + "{{who}}", (ast.TextPart(literal, start=0, end=len(literal)), placeholder))
 
     class Env:

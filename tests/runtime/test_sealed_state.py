@@ -66,9 +66,22 @@ def test_an_approval_added_by_hand_is_refused_naming_it(project):
     run_id, snapshot = paused(project)
 
     def approve_by_hand(data):
-        data["approvals"].append({"path": "steps/1", "role": "Architect", "by": "mallory", "at": data["updatedAt"], "comment": None,
-                                  "via": "cli", "released": True, "selected": None, "decision": "approve", "token": None,
-                                  "subject": None, "delivered": False})
+        data["approvals"].append(
+            {
+                "path": "steps/1",
+                "role": "Architect",
+                "by": "mallory",
+                "at": data["updatedAt"],
+                "comment": None,
+                "via": "cli",
+                "released": True,
+                "selected": None,
+                "decision": "approve",
+                "token": None,
+                "subject": None,
+                "delivered": False,
+            }
+        )
         data["status"] = "paused"
 
     edit(snapshot, approve_by_hand)
@@ -124,7 +137,9 @@ def test_an_older_copy_put_back_is_refused_naming_the_saves(project):
     before = json.loads(older)["seal"]["seq"]
     assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4  # recorded only: one more save
     snapshot.write_bytes(older)
-    refused(project, project.cli("resume", run_id), f"it is save {before} of the run, and save {before + 1} was made since")
+    refused(
+        project, project.cli("resume", run_id), f"it is save {before} of the run, and save {before + 1} was made since"
+    )
 
 
 def test_the_backup_put_back_is_refused(project):
@@ -166,7 +181,6 @@ def test_a_snapshot_one_save_ahead_of_the_ledger_is_accepted(tmp_path):
     assert StateStore(tmp_path / "runs").load(state.run_id).run_id == state.run_id
 
 
-
 @pytest.mark.parametrize("number", ["\u00b2", "\u0661", "9" * 5000])
 def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, number):
     # Superscript and Arabic-Indic digits pass str.isdigit() but not int(); so does no
@@ -176,6 +190,7 @@ def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, numb
         ledger.write(f"{run_id} {number} 0123456789abcdef\n")
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
+
 
 def test_the_ledger_is_compacted_and_keeps_each_runs_latest_save(tmp_path, monkeypatch):
     from test_state import make_state
@@ -199,7 +214,9 @@ def test_trust_edited_state_accepts_records_and_seals_anew(project):
     run_id, snapshot = paused(project)
     edit(snapshot, lambda data: data["steps"][0]["result"].update(stdout="repaired"))
     show = project.cli("runs", "show", run_id)
-    assert show.exit_code == 0 and "warning: the snapshot does not verify: the result of steps/0 was edited" in show.output, show.output
+    assert (
+        show.exit_code == 0 and "warning: the snapshot does not verify: the result of steps/0 was edited" in show.output
+    ), show.output
     exported = json.loads(project.cli("runs", "export", run_id).output)
     assert exported["unverified"] == ["the result of steps/0 was edited"]
 
@@ -207,14 +224,21 @@ def test_trust_edited_state_accepts_records_and_seals_anew(project):
     assert trusted.exit_code == 4, trusted.output  # still waits for the architect
     assert "trusted although it does not verify: the result of steps/0 was edited" in trusted.output
     edits = project.snapshot()["trustedEdits"]
-    assert len(edits) == 1 and edits[0]["changes"] == ["the result of steps/0 was edited"] and edits[0]["by"] and edits[0]["at"]
+    assert (
+        len(edits) == 1
+        and edits[0]["changes"] == ["the result of steps/0 was edited"]
+        and edits[0]["by"]
+        and edits[0]["at"]
+    )
 
     # Sealed anew: the other commands accept it, and the record stays in the audit trail.
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
     assert project.read("out/heard.txt").strip() == "repaired"
     exported = json.loads(project.cli("runs", "export", run_id).output)
-    assert exported["unverified"] == [] and exported["trustedEdits"][0]["changes"] == ["the result of steps/0 was edited"]
+    assert exported["unverified"] == [] and exported["trustedEdits"][0]["changes"] == [
+        "the result of steps/0 was edited"
+    ]
     assert "trusted" in project.cli("runs", "show", run_id).output
 
 
@@ -228,7 +252,6 @@ def test_trust_edited_state_accepts_a_rollback_and_numbers_past_it(project):
     assert project.cli("resume", run_id).exit_code == 0
 
 
-
 def test_a_save_number_too_long_to_write_is_an_edited_seal_not_a_crash(project):
     run_id, snapshot = paused(project)
     # The longest integer Python reads from JSON: one more save could not be written as text.
@@ -238,6 +261,7 @@ def test_a_save_number_too_long_to_write_is_an_edited_seal_not_a_crash(project):
     assert trusted.exit_code == 4, trusted.output
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
+
 
 # -- the run key --------------------------------------------------------------------------------
 
@@ -326,7 +350,11 @@ def test_an_edited_or_missing_big_result_is_refused_naming_the_step(project, dam
     else:
         blob.write_text(json.dumps({"stdout": "touch PWNED", "stderr": "", "exitCode": 0}), encoding="utf-8")
     result = project.cli("resume", run_id)
-    assert result.exit_code == 3 and f"the result of steps/0, kept in" in result.output and f"is {damage}" in result.output.replace("was edited", "is edited"), result.output
+    assert (
+        result.exit_code == 3
+        and "the result of steps/0, kept in" in result.output
+        and f"is {damage}" in result.output.replace("was edited", "is edited")
+    ), result.output
 
 
 def test_approving_keeps_the_reference_to_a_big_result(project):
@@ -353,7 +381,9 @@ def test_a_new_run_numbers_its_saves_past_the_ledger_lines_of_its_id(tmp_path):
 
 
 def test_a_failed_run_from_history_is_trusted_and_resumed(project):
-    project.playbook("flaky", """
+    project.playbook(
+        "flaky",
+        """
         name: flaky
         description: Fails until out/ok exists.
         owner: Engineer
@@ -363,7 +393,8 @@ def test_a_failed_run_from_history_is_trusted_and_resumed(project):
             bash: "echo first"
           - name: check
             bash: "test -f out/ok"
-    """)
+    """,
+    )
     assert project.run("flaky").exit_code == 2
     run_id = project.run_id()
     archived = project.archived_snapshots()[0]
@@ -378,14 +409,17 @@ def test_programs_never_see_the_run_key_or_catalysts_secret_variables(project, m
     monkeypatch.setenv("CATALYST_RUN_KEY", "k" * 40)
     monkeypatch.setenv("CATALYST_SECRET_API_TOKEN", "hunter2-from-env")
     monkeypatch.setenv("ORDINARY_SETTING", "kept")
-    project.playbook("env-dump", """
+    project.playbook(
+        "env-dump",
+        """
         name: env-dump
         description: a program prints its environment
         owner: Engineer
         steps:
           - bash: env > "$TMPDIR/seen.env"
             writes: []
-        """)
+        """,
+    )
     result = project.run("env-dump", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     seen = (project.temp / "seen.env").read_text() if (project.temp / "seen.env").exists() else ""

@@ -163,7 +163,7 @@ def test_base64_of_text_holding_a_secret_hides_the_secret_at_every_alignment(use
     assert mask, masked
     # Shown: the user's groups and the one group the secret starts in; after the mask,
     # the group it ends in (its last one or two bytes, mixed with padding) at most.
-    start, end = len(user) + 1, len(credentials)
+    start = len(user) + 1
     assert len(before) == -(-start // 3) * 4 and len(after) <= 4, masked
 
 
@@ -200,7 +200,7 @@ def test_basic_credentials_a_step_prints_appear_in_no_output_or_snapshot(project
     data = SECRET.encode()
     recognisable = set()
     for offset in range(3):
-        whole = data[offset:][:len(data[offset:]) // 3 * 3]
+        whole = data[offset:][: len(data[offset:]) // 3 * 3]
         recognisable |= {base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()}
     for user in ("alice", "bob", "carol7"):
         recognisable.add(base64.b64encode(f"{user}:{SECRET}".encode()).decode())
@@ -220,7 +220,10 @@ RUN_DERIVATIONS = {
     "slice": ("${{ token.slice(4, 11) }}", SECRET[4:11]),
     "substring": ("${{ token.substring(2, 8) }}", SECRET[2:8]),
     "concatenation": ("${{ 'key=' + token }}", "key=" + SECRET),
-    "json": ("${{ JSON.stringify({auth: {token: token}}) }}", json.dumps({"auth": {"token": SECRET}}, separators=(",", ":"))),
+    "json": (
+        "${{ JSON.stringify({auth: {token: token}}) }}",
+        json.dumps({"auth": {"token": SECRET}}, separators=(",", ":")),
+    ),
     "template": ("prefix-{{token}}-suffix", f"prefix-{SECRET}-suffix"),
     "conditional": ("${{ token.length > 3 ? token.toLowerCase() : 'short' }}", SECRET.lower()),
     "array": ("${{ [token.toUpperCase(), 'other'] }}", SECRET.upper()),
@@ -264,8 +267,11 @@ def forms_of(text: str) -> set[str]:
 
 
 def files_left(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("case", RUN_DERIVATIONS)
@@ -282,7 +288,7 @@ def test_a_derived_secret_appears_in_no_output_file_plan_or_snapshot(project, tm
     assert json_run.exit_code == 0, json_run.output
     shown["json log"] = json_run.output
     for run in project.archived_snapshots():
-        run_id = run.stem[len("run-"):]
+        run_id = run.stem[len("run-") :]
         shown[f"runs show {run_id}"] = project.cli("runs", "show", run_id).output
         shown[f"runs export {run_id}"] = project.cli("runs", "export", run_id).output
     report = tmp_path / "plan.json"
@@ -304,7 +310,9 @@ def test_a_derived_secret_appears_in_no_output_file_plan_or_snapshot(project, tm
 
 
 def test_a_derived_secret_in_an_approval_prompt_is_masked(project):
-    project.playbook("review", """
+    project.playbook(
+        "review",
+        """
         name: review
         description: a checkpoint quoting a derived secret
         owner: Engineer
@@ -314,18 +322,24 @@ def test_a_derived_secret_in_an_approval_prompt_is_masked(project):
         steps:
           - name: review
             checkpoint: "approve the key ${{ token.toLowerCase() }}"
-    """)
+    """,
+    )
     paused = project.run("review", token=SECRET)
     assert paused.exit_code == 4, paused.output
     assert "approve the key ***" in paused.output
-    shown = {"console": paused.output, "runs show": project.cli("runs", "show", project.run_id()).output,
-             **files_left(project.root)}
+    shown = {
+        "console": paused.output,
+        "runs show": project.cli("runs", "show", project.run_id()).output,
+        **files_left(project.root),
+    }
     for where, text in shown.items():
         assert SECRET.lower() not in text, f"the derived secret appears in {where}"
 
 
 def test_a_derived_secret_in_an_error_message_is_masked(project):
-    project.playbook("fails", """
+    project.playbook(
+        "fails",
+        """
         name: fails
         description: an error quoting a derived secret
         owner: Engineer
@@ -335,7 +349,8 @@ def test_a_derived_secret_in_an_error_message_is_masked(project):
         steps:
           - throw: KeyRejected
             message: "${{ 'rejected ' + token.toUpperCase().split('').join('.') }}"
-    """)
+    """,
+    )
     failed = project.run("fails", token=SECRET)
     assert failed.exit_code != 0
     assert "rejected ***" in failed.output
@@ -345,7 +360,9 @@ def test_a_derived_secret_in_an_error_message_is_masked(project):
 
 
 def test_on_resume_a_derived_value_is_computed_again_from_the_secret_asked_again(project):
-    project.playbook("resumed", """
+    project.playbook(
+        "resumed",
+        """
         name: resumed
         description: derives a value, stops, and uses it after the resume
         owner: Engineer
@@ -361,7 +378,8 @@ def test_on_resume_a_derived_value_is_computed_again_from_the_secret_asked_again
               DERIVED: "{{derived}}"
             writes: [out/got.txt]
             errorPolicy: Suspend
-    """)
+    """,
+    )
     first = project.run("resumed", "--mode", "autonomous", token=SECRET)
     assert first.exit_code == 4, first.output
     run_id = project.run_id()
@@ -379,7 +397,9 @@ def test_on_resume_a_derived_value_is_computed_again_from_the_secret_asked_again
 
 
 def test_an_approval_comment_holding_the_secret_is_stored_masked(project, monkeypatch):
-    project.playbook("review", """
+    project.playbook(
+        "review",
+        """
         name: review
         description: a checkpoint in a run with a secret
         owner: Engineer
@@ -389,7 +409,8 @@ def test_an_approval_comment_holding_the_secret_is_stored_masked(project, monkey
         steps:
           - name: review
             checkpoint: "look at it"
-    """)
+    """,
+    )
     monkeypatch.setenv("CATALYST_SECRET_TOKEN", SECRET)
     assert project.run("review").exit_code == 4
     run_id = project.run_id()
@@ -401,7 +422,9 @@ def test_an_approval_comment_holding_the_secret_is_stored_masked(project, monkey
 
 
 def test_a_plan_shows_secret_text_in_diffs_as_placeholders_also_short_pieces(project, tmp_path):
-    project.playbook("files", """
+    project.playbook(
+        "files",
+        """
         name: files
         description: writes files computed from a secret
         owner: Engineer
@@ -411,7 +434,8 @@ def test_a_plan_shows_secret_text_in_diffs_as_placeholders_also_short_pieces(pro
         steps:
           - file-write: out/a.txt
             content: "first ${{ token.slice(0, 2) }}\\nthen ${{ token.toUpperCase() }}\\n"
-    """)
+    """,
+    )
     result = project.run("files", "--what-if", "--format", "json", token=SECRET)
     assert result.exit_code == 0, result.output
     diff = json.loads(result.stdout)["steps"][0]["effects"][0]["diff"]
@@ -428,7 +452,9 @@ def test_a_failed_condition_names_a_secret_by_its_placeholder():
 
 
 def test_a_value_computed_from_a_program_output_that_echoes_the_secret_is_secret(project):
-    project.playbook("echoes", """
+    project.playbook(
+        "echoes",
+        """
         name: echoes
         description: a program prints the secret back; a later step derives from its output
         owner: Engineer
@@ -442,7 +468,8 @@ def test_a_value_computed_from_a_program_output_that_echoes_the_secret_is_secret
               TOKEN: "{{token}}"
           - log-info: "upper: ${{ echo.stdout.trim().toUpperCase() }}"
           - log-info: "spaced: ${{ echo.stdout.trim().split('').join(' ') }}"
-    """)
+    """,
+    )
     result = project.run("echoes", token=SECRET)
     assert result.exit_code == 0, result.output
     assert "upper: ***" in result.output and "spaced: ***" in result.output
@@ -452,7 +479,9 @@ def test_a_value_computed_from_a_program_output_that_echoes_the_secret_is_secret
 
 
 def test_a_plan_is_the_same_bytes_whether_or_not_the_secret_is_known(project, monkeypatch):
-    project.playbook("deploy", """
+    project.playbook(
+        "deploy",
+        """
         name: deploy
         description: writes a header computed from a secret
         owner: Engineer
@@ -467,19 +496,25 @@ def test_a_plan_is_the_same_bytes_whether_or_not_the_secret_is_known(project, mo
             content: "{{header}}\\n${{ token.slice(0, 2) }}\\n"
           - return:
               header: "{{header}}"
-    """)
+    """,
+    )
     without = project.run("deploy", "--what-if", "--format", "json")
     monkeypatch.setenv("CATALYST_SECRET_TOKEN", SECRET)
     known = project.run("deploy", "--what-if", "--format", "json")
     assert without.exit_code == known.exit_code == 0, known.output
     assert without.stdout == known.stdout  # a golden plan does not depend on who made it
-    assert "+Bearer <secret-derived:token>\n+<secret-derived:token>\n" in json.loads(known.stdout)["steps"][2]["effects"][0]["diff"]
+    assert (
+        "+Bearer <secret-derived:token>\n+<secret-derived:token>\n"
+        in json.loads(known.stdout)["steps"][2]["effects"][0]["diff"]
+    )
 
 
 def test_a_secret_split_into_short_pieces_is_masked_as_a_whole(project):
     # Each character is too short to mask on its own, but the list holds the whole secret:
     # its text (as a program or a log receives it) and the saved list are masked.
-    project.playbook("pieces", """
+    project.playbook(
+        "pieces",
+        """
         name: pieces
         description: splits a secret into characters
         owner: Engineer
@@ -493,7 +528,8 @@ def test_a_secret_split_into_short_pieces_is_masked_as_a_whole(project):
             writes: []
           - return:
               chars: "${{ chars }}"
-    """)
+    """,
+    )
     result = project.run("pieces", "--mode", "autonomous", token=SECRET)
     assert result.exit_code == 0, result.output
     shown = ",".join(SECRET)

@@ -36,7 +36,9 @@ def test_placeholder():
 
 
 def test_env_provider():
-    env = EnvSecretProvider(environ={"CATALYST_SECRET_API_TOKEN": "t0k", "CATALYST_SECRET_DB_PASSWORD": "pw", "CATALYST_SECRET_EMPTY": ""})
+    env = EnvSecretProvider(
+        environ={"CATALYST_SECRET_API_TOKEN": "t0k", "CATALYST_SECRET_DB_PASSWORD": "pw", "CATALYST_SECRET_EMPTY": ""}
+    )
     assert isinstance(env, SecretProvider)
     assert env.name == "env"
     assert env.variable("api-token") == "CATALYST_SECRET_API_TOKEN"

@@ -14,7 +14,9 @@ from catalyst_dsl.runtime import events
 def test_a_log_stamp_is_the_time_datetime_would_write(monkeypatch, nanos):
     monkeypatch.setattr(events, "_second", (-1, ""))
     monkeypatch.setattr(events.time, "time_ns", lambda: nanos)
-    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(microseconds=nanos // 1000)
+    moment = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(
+        microseconds=nanos // 1000
+    )
     assert events.utc_now() == moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

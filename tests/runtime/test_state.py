@@ -41,8 +41,16 @@ def make_state(name="create-feature", started_at=STARTED, steps=3):
     )
     for i in range(steps):
         state.steps.append(
-            StepRecord(path=f"steps/{i}", name=f"s{i}", action="bash", status="completed", attempts=1,
-                       started_at=started_at, duration=0.5, result={"stdout": f"out {i}", "exitCode": 0})
+            StepRecord(
+                path=f"steps/{i}",
+                name=f"s{i}",
+                action="bash",
+                status="completed",
+                attempts=1,
+                started_at=started_at,
+                duration=0.5,
+                result={"stdout": f"out {i}", "exitCode": 0},
+            )
         )
     return state
 
@@ -72,9 +80,17 @@ def test_round_trip_keeps_every_field(store):
     state = make_state()
     state.status = "paused"
     state.in_flight = None
-    state.pause = Pause(path="steps/3", message="review the spec", roles=["lead"], options=[{"key": "a"}], since=STARTED)
-    state.approvals.append(Approval(path="steps/1", role="lead", by="ana", at=STARTED, comment=None, via="cli", released=True, selected="a"))
-    state.failures.append(Failure(code="CommandFailed", message="exit 1", step="s2", attempt=1, duration=0.25, at=STARTED))
+    state.pause = Pause(
+        path="steps/3", message="review the spec", roles=["lead"], options=[{"key": "a"}], since=STARTED
+    )
+    state.approvals.append(
+        Approval(
+            path="steps/1", role="lead", by="ana", at=STARTED, comment=None, via="cli", released=True, selected="a"
+        )
+    )
+    state.failures.append(
+        Failure(code="CommandFailed", message="exit 1", step="s2", attempt=1, duration=0.25, at=STARTED)
+    )
     state.outputs = {"pr": 12}
     state.cancel = Cancel(by="bo", reason="later", at=STARTED)
     store.create(state)
@@ -137,8 +153,15 @@ print(StateStore(Path(sys.argv[1])).create(state).run_id)
 def test_run_ids_unique_across_processes(tmp_path):
     state_dir, go = tmp_path / "runs", tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    procs = [subprocess.Popen([sys.executable, "-c", CREATE_ONE, str(state_dir), str(go), STARTED], stdout=subprocess.PIPE, text=True, env=env)
-             for _ in range(20)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CREATE_ONE, str(state_dir), str(go), STARTED],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(20)
+    ]
     go.touch()  # all start together, in the same second
     ids = [p.communicate(timeout=60)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -153,7 +176,11 @@ def test_save_is_atomic_when_replace_fails(store, monkeypatch):
     state = store.create(make_state())
     path = store.path_of(state.run_id)
     before = path.read_bytes()
-    state.steps.append(StepRecord(path="steps/9", name=None, action="bash", status="completed", attempts=1, started_at=STARTED, duration=1.0))
+    state.steps.append(
+        StepRecord(
+            path="steps/9", name=None, action="bash", status="completed", attempts=1, started_at=STARTED, duration=1.0
+        )
+    )
 
     def broken(*args, **kwargs):
         raise OSError("disk on fire")
@@ -231,7 +258,10 @@ def edit_json(change):
         (edit_json(lambda d: d.update(inputs=[])), "at $.inputs"),
         (edit_json(lambda d: d.update(startedAt="yesterday")), "at $.startedAt"),
         (edit_json(lambda d: d["steps"].append(d["steps"][0])), "twice"),
-        (edit_json(lambda d: d["steps"].append({**d["steps"][0], "startedAt": "2026-11-21T15:00:00.000Z"})), "at $.steps[3].path"),
+        (
+            edit_json(lambda d: d["steps"].append({**d["steps"][0], "startedAt": "2026-11-21T15:00:00.000Z"})),
+            "at $.steps[3].path",
+        ),
         (edit_json(lambda d: d.update(status="completed", endedAt=None)), "at $.endedAt"),
         (edit_json(lambda d: d.update(status="paused")), "at $.pause"),
         (edit_json(lambda d: d.update(runId="20260101-000000-other-001")), "at $.runId"),
@@ -350,7 +380,10 @@ def test_prune_keeps_live_runs(store):
     assert store.prune(keep_days=None, keep_last=1, dry_run=True, now=now) == archived[:3][::-1]
     assert all(p.exists() for p in archived)
     assert store.prune(keep_days=None, keep_last=None, now=now) == []
-    assert store.prune(keep_days=89, keep_last=None, now=now) == [archived[1], archived[0]]  # started 89.5 and 90.5 days before
+    assert store.prune(keep_days=89, keep_last=None, now=now) == [
+        archived[1],
+        archived[0],
+    ]  # started 89.5 and 90.5 days before
     assert store.prune(keep_days=0, keep_last=0, now=now) == [archived[3], archived[2]]
     assert not (store.state_dir / "history" / "2026").exists()  # empty day, month and year folders go too
     assert store.load(running.run_id).status == "running"
@@ -359,13 +392,25 @@ def test_prune_keeps_live_runs(store):
 
 def test_export_is_the_audit_view(store):
     state = make_state()
-    state.approvals.append(Approval(path="steps/1", role="lead", by="ana", at=STARTED, comment="fine", via="cli", released=True))
+    state.approvals.append(
+        Approval(path="steps/1", role="lead", by="ana", at=STARTED, comment="fine", via="cli", released=True)
+    )
     store.create(state)
     audit = store.export(state.run_id)
     assert audit["runId"] == state.run_id
     assert audit["approvals"][0]["by"] == "ana"
-    assert audit["steps"][0] == {"path": "steps/0", "name": "s0", "action": "bash", "status": "completed", "attempts": 1,
-                                 "startedAt": STARTED, "duration": 0.5, "reason": None, "fingerprint": None, "resultBlob": None, "prompt": None}
+    assert audit["steps"][0] == {
+        "path": "steps/0",
+        "name": "s0",
+        "action": "bash",
+        "status": "completed",
+        "attempts": 1,
+        "startedAt": STARTED,
+        "duration": 0.5,
+        "reason": None,
+        "fingerprint": None,
+        "resultBlob": None,
+        "prompt": None,
+    }
     assert "inputs" not in audit
     json.dumps(audit)
-

@@ -56,7 +56,7 @@ def test_a_full_disk_keeps_the_last_good_snapshot_and_the_run_resumes_from_it(pr
     result = project.run("five-steps")
     assert result.exit_code == EXIT_STATE, result.output
     [live] = project.live_snapshots()
-    run_id = live.name[len("run-"):-len(".json")]
+    run_id = live.name[len("run-") : -len(".json")]
     # The snapshot on disk is byte for byte the last one written whole before the failure.
     assert live.read_bytes() == disk.written[-1]
     assert "Traceback" not in result.output
@@ -79,16 +79,24 @@ def test_a_full_disk_keeps_the_last_good_snapshot_and_the_run_resumes_from_it(pr
     assert [s["status"] for s in final["steps"]] == ["completed"] * 5
 
 
-@pytest.mark.parametrize("code, says, advice", [
-    (errno.EACCES, "Permission denied", "check the permissions of the state directory"),
-    (errno.EPERM, "Operation not permitted", "check the permissions of the state directory"),
-    (errno.EROFS, "the file system is read-only", "remount it read-write"),
-    (errno.EIO, "the disk reported an input/output error", "check the disk and its connection"),
-    (errno.ENAMETOOLONG, "File name too long", "fix the cause, then `catalyst resume r-1`"),
-])
+@pytest.mark.parametrize(
+    "code, says, advice",
+    [
+        (errno.EACCES, "Permission denied", "check the permissions of the state directory"),
+        (errno.EPERM, "Operation not permitted", "check the permissions of the state directory"),
+        (errno.EROFS, "the file system is read-only", "remount it read-write"),
+        (errno.EIO, "the disk reported an input/output error", "check the disk and its connection"),
+        (errno.ENAMETOOLONG, "File name too long", "fix the cause, then `catalyst resume r-1`"),
+    ],
+)
 def test_each_errno_gets_its_own_words_and_advice(code, says, advice):
-    abort = state_abort(OSError(code, os.strerror(code), "/tmp/x/.run-r-1.json.abc.tmp"), path=".xe/runs/run-r-1.json",
-                        snapshot_bytes=2048, kept=".xe/runs/run-r-1.json", run_id="r-1")
+    abort = state_abort(
+        OSError(code, os.strerror(code), "/tmp/x/.run-r-1.json.abc.tmp"),
+        path=".xe/runs/run-r-1.json",
+        snapshot_bytes=2048,
+        kept=".xe/runs/run-r-1.json",
+        run_id="r-1",
+    )
     assert abort.exit_code == EXIT_STATE
     assert abort.message.startswith("the run state cannot be ") and ": .xe/runs/run-r-1.json: " in abort.message
     assert says in abort.message and advice in abort.help
@@ -115,6 +123,9 @@ def test_a_full_disk_when_a_run_starts_says_nothing_ran(project, monkeypatch):
     FailingDisk(monkeypatch, errno.ENOSPC, nth=1)
     result = project.run("five-steps")
     assert result.exit_code == EXIT_STATE, result.output
-    assert "error: the run state cannot be written: .xe/runs: the disk is full (No space left on device); the snapshot needed " in result.output
+    assert (
+        "error: the run state cannot be written: .xe/runs: the disk is full (No space left on device); the snapshot needed "
+        in result.output
+    )
     assert "help: free space on that disk, then start the run again (nothing of it ran)" in result.output
     assert "[info] one" not in result.output and not project.snapshot_files()

@@ -19,7 +19,9 @@ def no_retry_wait(monkeypatch):
 
 
 def test_a_requires_that_does_not_hold_fails_the_step_before_it_runs(project):
-    project.playbook("pre", """
+    project.playbook(
+        "pre",
+        """
         name: pre
         description: needs a spec first
         owner: Engineer
@@ -30,10 +32,13 @@ def test_a_requires_that_does_not_hold_fails_the_step_before_it_runs(project):
             content: done
             requires:
               - file-exists: specs/spec.md
-    """)
+    """,
+    )
     result = project.run("pre")
     assert result.exit_code == 2, result.output
-    assert "PreconditionFailed: requires check 1 does not hold: file-exists: specs/spec.md (no such file)" in result.output
+    assert (
+        "PreconditionFailed: requires check 1 does not hold: file-exists: specs/spec.md (no such file)" in result.output
+    )
     assert not project.exists("out/done.txt")
     project.write("specs/spec.md", "# spec\n")
     assert project.run("pre").exit_code == 0
@@ -42,7 +47,9 @@ def test_a_requires_that_does_not_hold_fails_the_step_before_it_runs(project):
 
 def test_retry_count_runs_the_step_and_its_ensures_again_until_they_hold(project):
     # The program appends a line per run; the ensures want three lines: the third attempt passes.
-    project.playbook("again", """
+    project.playbook(
+        "again",
+        """
         name: again
         description: retried until its output is complete
         owner: Engineer
@@ -54,7 +61,8 @@ def test_retry_count_runs_the_step_and_its_ensures_again_until_they_hold(project
             errorPolicy: {default: {action: Stop, retryCount: 3}}
             ensures:
               - file-contains: {path: out/log.txt, regex: "(line\\n){3}"}
-    """)
+    """,
+    )
     result = project.run("again", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert project.read("out/log.txt") == "line\n" * 3
@@ -64,7 +72,9 @@ def test_retry_count_runs_the_step_and_its_ensures_again_until_they_hold(project
 
 
 def test_an_ensures_that_never_holds_fails_after_the_last_retry(project):
-    project.playbook("never", """
+    project.playbook(
+        "never",
+        """
         name: never
         description: its output never says PASS
         owner: Engineer
@@ -76,7 +86,8 @@ def test_an_ensures_that_never_holds_fails_after_the_last_retry(project):
             errorPolicy: {default: {action: Stop, retryCount: 1}}
             ensures:
               - file-contains: {path: out/verdict.txt, regex: "verdict:[ \\t]*PASS\\\\b"}
-    """)
+    """,
+    )
     result = project.run("never", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert "PostconditionFailed: ensures check 1 does not hold" in result.output
@@ -84,7 +95,9 @@ def test_an_ensures_that_never_holds_fails_after_the_last_retry(project):
 
 
 def test_error_policy_by_code_and_a_catch_see_the_checks_code(project):
-    project.playbook("coded", """
+    project.playbook(
+        "coded",
+        """
         name: coded
         description: a contract violation is caught, a failed postcondition let through
         owner: Engineer
@@ -108,7 +121,8 @@ def test_error_policy_by_code_and_a_catch_see_the_checks_code(project):
                 steps:
                   - name: caught
                     log-info: "caught {{ $error.code }}: {{ $error.message }}"
-    """)
+    """,
+    )
     result = project.run("coded")
     assert result.exit_code == 0, result.output
     assert project.step("lenient")["status"] == "failed"
@@ -118,7 +132,9 @@ def test_error_policy_by_code_and_a_catch_see_the_checks_code(project):
 def test_all_any_not_combine_checks_and_a_check_may_raise_its_own_code(project):
     # The verdict check raises VerdictFailed when the verdict says FAIL; otherwise a
     # missing PASS is an ordinary PostconditionFailed.
-    project.playbook("verdict", """
+    project.playbook(
+        "verdict",
+        """
         name: verdict
         description: a verdict that fails with its own code
         owner: Engineer
@@ -137,20 +153,29 @@ def test_all_any_not_combine_checks_and_a_check_may_raise_its_own_code(project):
               - any:
                   - file-contains: {path: out/verdict.md, regex: "verdict: PASS"}
                   - all: [file-exists: out/waived.md, "${{ said == 'WAIVED' }}"]
-    """)
+    """,
+    )
     result = project.run("verdict", "-i", "said=FAIL", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert "VerdictFailed: ensures check 1 does not hold: not(file-contains: out/verdict.md ~ /verdict: FAIL/)" in result.output
+    assert (
+        "VerdictFailed: ensures check 1 does not hold: not(file-contains: out/verdict.md ~ /verdict: FAIL/)"
+        in result.output
+    )
     result = project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
-    assert "PostconditionFailed: ensures check 2 does not hold: any(file-contains: out/verdict.md ~ /verdict: PASS/, all(file-exists: out/waived.md, ${{ said == 'WAIVED' }}))" in result.output
+    assert (
+        "PostconditionFailed: ensures check 2 does not hold: any(file-contains: out/verdict.md ~ /verdict: PASS/, all(file-exists: out/waived.md, ${{ said == 'WAIVED' }}))"
+        in result.output
+    )
     project.write("out/waived.md", "ok")
     assert project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous").exit_code == 0
     assert project.run("verdict", "-i", "said=PASS", "--mode", "autonomous").exit_code == 0
 
 
 def test_ensures_read_the_steps_own_result_by_its_name(project):
-    project.playbook("own", """
+    project.playbook(
+        "own",
+        """
         name: own
         description: checks what the program printed and that it ran
         owner: Engineer
@@ -162,13 +187,16 @@ def test_ensures_read_the_steps_own_result_by_its_name(project):
               - "${{ hello.stdout.trim() == 'hello' }}"
               - command-output: {argv: [echo, "one two"], expect: "one two"}
               - command-output: {argv: [printf, "v=12"], match: "^v=[0-9]+$"}
-    """)
+    """,
+    )
     result = project.run("own")
     assert result.exit_code == 0, result.output
 
 
 def test_a_check_program_that_is_not_installed_is_unavailable_not_false(project):
-    project.playbook("absent", """
+    project.playbook(
+        "absent",
+        """
         name: absent
         description: a check that cannot run
         owner: Engineer
@@ -178,7 +206,8 @@ def test_a_check_program_that_is_not_installed_is_unavailable_not_false(project)
               PreconditionFailed: Continue
             requires:
               - command-output: {argv: [no-such-program-here, x], expect: ""}
-    """)
+    """,
+    )
     result = project.run("absent")
     assert result.exit_code == 2, result.output
     assert "ConditionUnavailable" in result.output
@@ -186,7 +215,9 @@ def test_a_check_program_that_is_not_installed_is_unavailable_not_false(project)
 
 def test_a_check_reads_only_what_the_playbook_may_read(project):
     (project.root.parent / "outside.txt").write_text("secret", encoding="utf-8")
-    project.playbook("escape", """
+    project.playbook(
+        "escape",
+        """
         name: escape
         description: a check pointed outside the project
         owner: Engineer
@@ -194,7 +225,8 @@ def test_a_check_reads_only_what_the_playbook_may_read(project):
           - display: "hi"
             requires:
               - file-contains: {path: ../outside.txt, regex: secret}
-    """)
+    """,
+    )
     result = project.run("escape")
     assert result.exit_code == 2, result.output
     assert "PermissionDenied" in result.output
@@ -202,7 +234,9 @@ def test_a_check_reads_only_what_the_playbook_may_read(project):
 
 def test_a_what_if_says_which_checks_hold_now_without_running_programs(project):
     project.write("specs/spec.md", "verdict: PASS\n")
-    project.playbook("planned", """
+    project.playbook(
+        "planned",
+        """
         name: planned
         description: checks seen in a plan
         owner: Engineer
@@ -220,7 +254,8 @@ def test_a_what_if_says_which_checks_hold_now_without_running_programs(project):
             display: "later"
             requires:
               - file-exists: out/missing.md
-    """)
+    """,
+    )
     plan = by_path(plan_of(project, "planned"))
     assert plan["steps/0"]["checks"] == [
         {"when": "requires", "check": "file-contains: specs/spec.md ~ /PASS/", "holds": True},
@@ -264,7 +299,9 @@ ENSURES = """    ensures:
 def _killed_in_flight(tmp_path, write: str, ensures: str):
     """Run the playbook, SIGKILL it while `build` runs, resume it; (project, run id, side, resume)."""
     side = _side(tmp_path)
-    project = make_project(tmp_path / "project", {"in-flight": IN_FLIGHT.format(side=side, write=write, ensures=ensures)})
+    project = make_project(
+        tmp_path / "project", {"in-flight": IN_FLIGHT.format(side=side, write=write, ensures=ensures)}
+    )
     proc = spawn(project, "run", "in-flight", "--mode", "autonomous", log=tmp_path / "first")
     deadline = time.monotonic() + 30
     while not (side / "starts.txt").exists() and time.monotonic() < deadline:
@@ -338,7 +375,10 @@ def test_a_retry_block_whose_attempts_are_spent_fails_with_iteration_cap_exceede
     project.playbook("growing", GROWING.format(need=5, codes="PostconditionFailed"))
     result = project.run("growing", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
-    assert "IterationCapExceeded: block: all 3 attempt(s) of the block failed (the last: PostconditionFailed" in result.output
+    assert (
+        "IterationCapExceeded: block: all 3 attempt(s) of the block failed (the last: PostconditionFailed"
+        in result.output
+    )
     assert project.read("out/log.txt").count("\n") == 3
 
 
@@ -351,12 +391,18 @@ def test_a_retry_block_lets_other_codes_through_at_once(project):
 
 
 def test_a_retry_block_restarts_only_from_the_steps_retry_from_names(project):
-    listed = GROWING.format(need=3, codes="PostconditionFailed").replace("        maxAttempts: 3\n", "        maxAttempts: 3\n        retryFrom: [note]\n")
+    listed = GROWING.format(need=3, codes="PostconditionFailed").replace(
+        "        maxAttempts: 3\n", "        maxAttempts: 3\n        retryFrom: [note]\n"
+    )
     project.playbook("growing", listed)
     assert project.run("growing", "--mode", "autonomous").exit_code == 0
     project.write("out/log.txt", "")
-    project.playbook("growing", listed.replace("retryFrom: [note]", "retryFrom: [other]").replace(
-        "        maxAttempts: 3\n", "          - name: other\n            log-info: other\n        maxAttempts: 3\n"))
+    project.playbook(
+        "growing",
+        listed.replace("retryFrom: [note]", "retryFrom: [other]").replace(
+            "        maxAttempts: 3\n", "          - name: other\n            log-info: other\n        maxAttempts: 3\n"
+        ),
+    )
     result = project.run("growing", "--mode", "autonomous")
     assert result.exit_code == 2, result.output  # note failed, and only `other` starts another attempt
     assert "PostconditionFailed" in result.output and "IterationCapExceeded" not in result.output
@@ -364,7 +410,9 @@ def test_a_retry_block_restarts_only_from_the_steps_retry_from_names(project):
 
 
 def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
-    project.playbook("paused", """
+    project.playbook(
+        "paused",
+        """
         name: paused
         description: each attempt pauses, then fails
         owner: Engineer
@@ -378,7 +426,8 @@ def test_a_retry_blocks_attempts_are_counted_across_resumes(project):
               - throw: Flaky
             maxAttempts: 2
             retryOn: [Flaky]
-    """)
+    """,
+    )
     outcomes = [project.run("paused")]
     run_id = project.run_id()
     while project.snapshot(run_id)["status"] == "paused" and len(outcomes) < 4:
@@ -423,14 +472,19 @@ def test_a_json_schema_check_holds_for_a_matching_value_and_names_where_another_
     assert project.run("tree", tree='[{"title": "a", "acceptance": ["done"]}]').exit_code == 0
     failed = project.run("tree", tree='[{"title": "a", "acceptance": ["done"]}, {"title": " ", "acceptance": ["x"]}]')
     assert failed.exit_code == 2
-    assert "PostconditionFailed: ensures check 1 does not hold: json-schema: ${{ made }} (at $[1].title: ' ' does not match '\\\\S')" in failed.output
+    assert (
+        "PostconditionFailed: ensures check 1 does not hold: json-schema: ${{ made }} (at $[1].title: ' ' does not match '\\\\S')"
+        in failed.output
+    )
     # a hostile value is matched in linear time: RE2, never backtracking
     slow = project.run("tree", tree='[{"title": "' + "a" * 50_000 + '", "acceptance": []}]')
     assert slow.exit_code == 2 and "$[0].acceptance" in slow.output
 
 
 def test_a_json_schema_that_cannot_be_used_is_refused_by_the_check(project):
-    project.playbook("bad", """
+    project.playbook(
+        "bad",
+        """
         name: bad
         description: unusable schemas
         owner: Engineer
@@ -439,6 +493,7 @@ def test_a_json_schema_that_cannot_be_used_is_refused_by_the_check(project):
             ensures:
               - json-schema: {value: 1, schema: {type: nonsense}}
               - json-schema: {value: 1, schema: {type: string, pattern: "(?=a)"}}
-    """)
+    """,
+    )
     checked = project.cli("check", "playbooks/bad.yaml")
     assert checked.exit_code == 1 and "C611" in checked.output and "C612" in checked.output

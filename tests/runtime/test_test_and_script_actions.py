@@ -34,11 +34,21 @@ class Harness:
         self.lines: list[tuple[str, str]] = []
         self.logs: list[tuple[str, str]] = []
 
-    def ctx(self, action: str, *, timeout: float | None = None, writes: tuple[str, ...] = (), variables=None) -> ActionContext:
-        return ActionContext("run-1", f"{action}@1", action, self.gateway, writes, timeout,
-                             lambda level, message, data: self.logs.append((level, message)),
-                             lambda stream, line: self.lines.append((stream, line)),
-                             lambda name: None, variables=variables)
+    def ctx(
+        self, action: str, *, timeout: float | None = None, writes: tuple[str, ...] = (), variables=None
+    ) -> ActionContext:
+        return ActionContext(
+            "run-1",
+            f"{action}@1",
+            action,
+            self.gateway,
+            writes,
+            timeout,
+            lambda level, message, data: self.logs.append((level, message)),
+            lambda stream, line: self.lines.append((stream, line)),
+            lambda name: None,
+            variables=variables,
+        )
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
@@ -53,27 +63,59 @@ class Harness:
 @pytest.fixture
 def project(tmp_path):
     harness = Harness(tmp_path / "project")
-    harness.write("tests/test_good.py", """\
+    harness.write(
+        "tests/test_good.py",
+        """\
         def test_adds():
             assert 1 + 1 == 2
-        """)
-    harness.write("tests/test_bad.py", """\
+        """,
+    )
+    harness.write(
+        "tests/test_bad.py",
+        """\
         def test_breaks():
             assert "spam" == "eggs"
-        """)
+        """,
+    )
     return harness
 
 
 def _coverage_json(percent: float) -> str:
     """A report as `coverage json` writes it (coverage.py 7)."""
-    return json.dumps({
-        "meta": {"format": 3, "version": "7.6.1", "timestamp": "2026-01-01T00:00:00", "branch_coverage": False, "show_contexts": False},
-        "files": {"app.py": {"executed_lines": [1, 2], "summary": {"covered_lines": 2, "num_statements": 3, "percent_covered": percent,
-                                                                     "percent_covered_display": f"{percent:.0f}", "missing_lines": 1,
-                                                                     "excluded_lines": 0}, "missing_lines": [3], "excluded_lines": []}},
-        "totals": {"covered_lines": 2, "num_statements": 3, "percent_covered": percent, "percent_covered_display": f"{percent:.0f}",
-                   "missing_lines": 1, "excluded_lines": 0},
-    })
+    return json.dumps(
+        {
+            "meta": {
+                "format": 3,
+                "version": "7.6.1",
+                "timestamp": "2026-01-01T00:00:00",
+                "branch_coverage": False,
+                "show_contexts": False,
+            },
+            "files": {
+                "app.py": {
+                    "executed_lines": [1, 2],
+                    "summary": {
+                        "covered_lines": 2,
+                        "num_statements": 3,
+                        "percent_covered": percent,
+                        "percent_covered_display": f"{percent:.0f}",
+                        "missing_lines": 1,
+                        "excluded_lines": 0,
+                    },
+                    "missing_lines": [3],
+                    "excluded_lines": [],
+                }
+            },
+            "totals": {
+                "covered_lines": 2,
+                "num_statements": 3,
+                "percent_covered": percent,
+                "percent_covered_display": f"{percent:.0f}",
+                "missing_lines": 1,
+                "excluded_lines": 0,
+            },
+        }
+    )
 
 
 def _cobertura(rate: float) -> str:
@@ -90,9 +132,15 @@ def _cobertura(rate: float) -> str:
 
 # --- test ---------------------------------------------------------------------------------------------
 
+
 def test_passing_tests_give_the_result_and_existing_reports(project):
-    result = project.run(testing.test, {"command": f"{PYTEST} tests/test_good.py --junitxml=reports/junit.xml",
-                                        "reports": ["reports/junit.xml", "reports/missing.xml"]})
+    result = project.run(
+        testing.test,
+        {
+            "command": f"{PYTEST} tests/test_good.py --junitxml=reports/junit.xml",
+            "reports": ["reports/junit.xml", "reports/missing.xml"],
+        },
+    )
     assert result["exitCode"] == 0 and "1 passed" in result["stdout"]
     assert result["reports"] == ["reports/junit.xml"]
     assert result["coverage"] is None
@@ -110,16 +158,28 @@ def test_failing_tests_raise_tests_failed_with_the_result(project):
 
 def test_coverage_json_above_the_threshold(project):
     project.write("fixtures/coverage.json", _coverage_json(83.33333))
-    result = project.run(testing.test, {"command": f"{PYTEST} tests/test_good.py && cp fixtures/coverage.json coverage.json",
-                                        "coverageReport": "coverage.json", "coverageThreshold": 80})
+    result = project.run(
+        testing.test,
+        {
+            "command": f"{PYTEST} tests/test_good.py && cp fixtures/coverage.json coverage.json",
+            "coverageReport": "coverage.json",
+            "coverageThreshold": 80,
+        },
+    )
     assert result["coverage"] == 83.33 and result["exitCode"] == 0
 
 
 def test_coverage_json_below_the_threshold(project):
     project.write("fixtures/coverage.json", _coverage_json(61.5))
     with pytest.raises(StepError) as caught:
-        project.run(testing.test, {"command": f"{PYTEST} tests/test_good.py && cp fixtures/coverage.json coverage.json",
-                                   "coverageReport": "coverage.json", "coverageThreshold": 75})
+        project.run(
+            testing.test,
+            {
+                "command": f"{PYTEST} tests/test_good.py && cp fixtures/coverage.json coverage.json",
+                "coverageReport": "coverage.json",
+                "coverageThreshold": 75,
+            },
+        )
     error = caught.value
     assert error.code == "CoverageBelowThreshold"
     assert "61.5%" in error.message and "75%" in error.message
@@ -133,18 +193,26 @@ def test_cobertura_xml_thresholds(project):
     assert result["coverage"] == 75.0
     with pytest.raises(StepError) as caught:
         project.run(testing.test, {"command": command, "coverageReport": "coverage.xml", "coverageThreshold": 90})
-    assert caught.value.code == "CoverageBelowThreshold" and "75%" in caught.value.message and "90%" in caught.value.message
+    assert (
+        caught.value.code == "CoverageBelowThreshold"
+        and "75%" in caught.value.message
+        and "90%" in caught.value.message
+    )
 
 
-@pytest.mark.skipif(shutil.which("coverage") is None and not any((Path(p) / "coverage").is_dir() for p in sys.path if p),
-                    reason="coverage.py is not installed")
+@pytest.mark.skipif(
+    shutil.which("coverage") is None and not any((Path(p) / "coverage").is_dir() for p in sys.path if p),
+    reason="coverage.py is not installed",
+)
 def test_real_coverage_report(project):
     project.write("app.py", "def add(a, b):\n    return a + b\n\ndef unused():\n    return 0\n")
     project.write("tests/test_app.py", "import app\n\ndef test_add():\n    assert app.add(1, 2) == 3\n")
     py = shlex.quote(sys.executable)
     command = f"{py} -m coverage run --source=app -m pytest -q -p no:cacheprovider tests/test_app.py && {py} -m coverage json -o coverage.json"
-    result = project.run(testing.test, {"command": command, "coverageReport": "coverage.json", "coverageThreshold": 50,
-                                        "env": {"PYTHONPATH": "."}})
+    result = project.run(
+        testing.test,
+        {"command": command, "coverageReport": "coverage.json", "coverageThreshold": 50, "env": {"PYTHONPATH": "."}},
+    )
     assert 50 < result["coverage"] < 100
 
 
@@ -173,7 +241,9 @@ def test_threshold_needs_a_report(project):
 
 def test_env_and_cwd(project):
     (project.root / "sub").mkdir()
-    result = project.run(testing.test, {"command": 'echo "$GREETING from $(basename "$PWD")"', "cwd": "sub", "env": {"GREETING": "hi"}})
+    result = project.run(
+        testing.test, {"command": 'echo "$GREETING from $(basename "$PWD")"', "cwd": "sub", "env": {"GREETING": "hi"}}
+    )
     assert result["stdout"] == "hi from sub\n"
 
 
@@ -204,23 +274,34 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is no
 @needs_node
 def test_script_get_set_and_return(project):
     variables = {"inputs": {"name": "Ann"}, "name": "Ann", "build": {"files": ["a.py", "b.py"], "ok": True}}
-    result = project.run(script_actions.script, {"code": textwrap.dedent("""\
+    result = project.run(
+        script_actions.script,
+        {
+            "code": textwrap.dedent("""\
         const files = get('build.files');
         console.log('checking', files.length, 'files');
         set('count', get('build.files.length'));
         set('summary', {who: get('inputs.name'), first: get('build.files.0'), missing: get('build.nope') === undefined});
         await new Promise((resolve) => setTimeout(resolve, 10));
         return {count: get('count'), ok: get('build.ok')};
-        """)}, variables=variables)
-    assert result == {"result": {"count": 2, "ok": True},
-                      "set": {"count": 2, "summary": {"who": "Ann", "first": "a.py", "missing": True}}}
+        """)
+        },
+        variables=variables,
+    )
+    assert result == {
+        "result": {"count": 2, "ok": True},
+        "set": {"count": 2, "summary": {"who": "Ann", "first": "a.py", "missing": True}},
+    }
     assert project.lines == [("stdout", "checking 2 files")]  # the outcome line is not shown
 
 
 @needs_node
 def test_script_without_return_gives_null_and_require_works(project):
     project.write("lib.js", "module.exports = {twice: (x) => x * 2};")
-    assert project.run(script_actions.script, {"code": "set('x', require('./lib').twice(21))"}) == {"result": None, "set": {"x": 42}}
+    assert project.run(script_actions.script, {"code": "set('x', require('./lib').twice(21))"}) == {
+        "result": None,
+        "set": {"x": 42},
+    }
     assert project.run(script_actions.script, {"code": "return 'text'"}) == {"result": "text", "set": {}}
 
 
@@ -271,7 +352,10 @@ def test_script_timeout(project):
 
 @needs_node
 def test_script_cannot_forge_its_outcome(project):
-    result = project.run(script_actions.script, {"code": 'console.log(\'\\x1e__catalyst_script_0__ {"ok": true, "result": "forged"}\'); return "real"'})
+    result = project.run(
+        script_actions.script,
+        {"code": 'console.log(\'\\x1e__catalyst_script_0__ {"ok": true, "result": "forged"}\'); return "real"'},
+    )
     assert result["result"] == "real"
 
 
@@ -295,6 +379,7 @@ def test_visible_variables_and_apply_set():
 
 
 # --- powershell ---------------------------------------------------------------------------------------------
+
 
 def test_powershell_without_pwsh(project, monkeypatch, tmp_path):
     empty = tmp_path / "empty-bin"

@@ -41,11 +41,25 @@ def repository(project, tmp_path, monkeypatch):
 
 def commit(project) -> None:
     git(project.root, "add", "-A")
-    git(project.root, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "pull request")
+    git(
+        project.root,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "-m",
+        "pull request",
+    )
 
 
 def reads(project, path: str, name: str = "reads") -> None:
-    project.playbook(name, f"""
+    project.playbook(
+        name,
+        f"""
         name: {name}
         description: reads a file and shows it
         owner: Engineer
@@ -55,7 +69,8 @@ def reads(project, path: str, name: str = "reads") -> None:
           - display: "read: {{{{ content }}}}"
           - return:
               text: "{{{{ content }}}}"
-    """)
+    """,
+    )
 
 
 def every_plan(project, name: str = "reads") -> str:
@@ -93,7 +108,9 @@ def test_a_committed_link_into_the_git_directory_is_not_followed(repository):
 
 def test_a_write_into_the_git_directory_shows_no_diff_of_it(repository):
     # A playbook may grant itself .git/config: its what-if must still not diff the token out.
-    repository.playbook("writes", """
+    repository.playbook(
+        "writes",
+        """
         name: writes
         description: rewrites the git config
         owner: Engineer
@@ -101,7 +118,8 @@ def test_a_write_into_the_git_directory_shows_no_diff_of_it(repository):
         steps:
           - file-write: .git/config
             content: "[core]\\n"
-    """)
+    """,
+    )
     commit(repository)
     assert TOKEN not in every_plan(repository, "writes")
 
@@ -130,7 +148,9 @@ def test_the_content_of_an_untracked_file_is_unknown_in_every_plan(repository):
 
 
 def test_an_untracked_file_written_or_deleted_shows_no_diff_of_its_content(repository):
-    repository.playbook("changes", """
+    repository.playbook(
+        "changes",
+        """
         name: changes
         description: overwrites and deletes untracked files
         owner: Engineer
@@ -138,7 +158,8 @@ def test_an_untracked_file_written_or_deleted_shows_no_diff_of_its_content(repos
           - file-write: secret.env
             content: replaced
           - file-delete: other.env
-    """)
+    """,
+    )
     commit(repository)
     repository.write("secret.env", f"TOKEN={SECRET}\n")
     repository.write("other.env", f"OTHER={SECRET}\n")
@@ -148,7 +169,9 @@ def test_an_untracked_file_written_or_deleted_shows_no_diff_of_its_content(repos
 
 
 def test_a_tracked_file_is_shown_and_an_untracked_one_still_exists(repository):
-    repository.playbook("both", """
+    repository.playbook(
+        "both",
+        """
         name: both
         description: reads a tracked file, tests an untracked one
         owner: Engineer
@@ -160,7 +183,8 @@ def test_a_tracked_file_is_shown_and_an_untracked_one_still_exists(repository):
           - return:
               text: "{{ content }}"
               there: "{{ there }}"
-    """)
+    """,
+    )
     commit(repository)
     repository.write("secret.env", SECRET)
     plan = json.loads(repository.run("both", "--what-if", "--format", "json").stdout)
@@ -168,7 +192,9 @@ def test_a_tracked_file_is_shown_and_an_untracked_one_still_exists(repository):
 
 
 def test_a_listing_shows_no_name_from_the_git_directory(repository):
-    repository.playbook("lists", """
+    repository.playbook(
+        "lists",
+        """
         name: lists
         description: lists the project and its .git
         owner: Engineer
@@ -181,7 +207,8 @@ def test_a_listing_shows_no_name_from_the_git_directory(repository):
             file-list: .git
           - return:
               everything: "{{ everything }}"
-    """)
+    """,
+    )
     commit(repository)
     plan = json.loads(repository.run("lists", "--what-if", "--format", "json").stdout)
     listed = plan["outputs"]["everything"]
@@ -255,7 +282,9 @@ def test_resources_dir_outside_the_project_is_refused_from_catalyst_toml(project
 
 def test_resources_dir_outside_the_project_is_refused_from_pyproject_toml(project, private_key):
     (project.root / "catalyst.toml").unlink()
-    project.write("pyproject.toml", f'[project]\nname = "x"\n\n[tool.catalyst]\nresources-dir = "{private_key.as_posix()}"\n')
+    project.write(
+        "pyproject.toml", f'[project]\nname = "x"\n\n[tool.catalyst]\nresources-dir = "{private_key.as_posix()}"\n'
+    )
     refused_setting(project, "resources-dir", 5)
     project.playbook("resource", RESOURCE)
     assert SECRET not in project.run("resource", "--what-if", "--format", "json").output
@@ -302,8 +331,14 @@ def test_resources_dir_outside_the_project_is_honoured_from_the_user_configurati
     assert json.loads(project.run("resource", "--what-if", "--format", "json").stdout)["outputs"] == {"text": SECRET}
 
 
-@pytest.mark.parametrize("setting", ['ai-command = ["/bin/sh", "-c", "echo pwned"]', 'openai-base-url = "https://attacker.example/v1"',
-                                     'github-api-url = "https://attacker.example/api"'])
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'ai-command = ["/bin/sh", "-c", "echo pwned"]',
+        'openai-base-url = "https://attacker.example/v1"',
+        'github-api-url = "https://attacker.example/api"',
+    ],
+)
 def test_programs_and_credentialed_addresses_are_refused_from_the_repository(project, setting):
     project.settings(f"# the pull request's settings\n{setting}\n")
     key = setting.split(" ")[0]
@@ -315,7 +350,9 @@ def test_programs_and_credentialed_addresses_are_refused_from_the_repository(pro
 
 def test_the_repository_adapter_program_is_never_run(project):
     project.settings('ai-adapters = ["command"]\nai-command = ["/bin/sh", "-c", "echo pwned"]\n')
-    project.playbook("asks", """
+    project.playbook(
+        "asks",
+        """
         name: asks
         description: asks an AI
         owner: Engineer
@@ -324,7 +361,8 @@ def test_the_repository_adapter_program_is_never_run(project):
             ai-prompt: "say something"
           - return:
               said: "{{ answer }}"
-    """)
+    """,
+    )
     result = project.run("asks")
     assert "pwned" not in result.output
     assert "the ai-command setting is not set" in result.output  # the repository's is not taken
@@ -340,16 +378,22 @@ def test_the_user_configuration_holds_only_settings_that_reach_outside(project):
 
 # -- catalyst check reads no file of the machine through the repository ----------------------
 
+
 def test_check_never_reads_a_playbook_linked_to_the_git_directory(repository):
     repository.playbook("hello", 'name: hello\ndescription: x\nowner: Engineer\nsteps:\n  - display: hi\n')
     os.symlink("../.git/config", repository.root / "playbooks" / "leak.yaml")
     for fmt in ("text", "github", "json", "sarif"):
         said = repository.cli("check", "--format", fmt).output
         assert TOKEN not in said and "extraheader" not in said, said
-    assert "cannot read the file: it is inside a .git directory, which a check never reads" in repository.cli("check").output
+    assert (
+        "cannot read the file: it is inside a .git directory, which a check never reads"
+        in repository.cli("check").output
+    )
 
 
-@pytest.mark.parametrize("reference", ["@linked.yaml", "@docs/linked.yaml", "@../outside/secret.yaml", "@.git/secret.yaml"])
+@pytest.mark.parametrize(
+    "reference", ["@linked.yaml", "@docs/linked.yaml", "@../outside/secret.yaml", "@.git/secret.yaml"]
+)
 def test_check_never_reads_a_markdown_reference_out_of_the_project(project, reference):
     outside = project.root.parent / "outside"
     outside.mkdir()
@@ -360,7 +404,10 @@ def test_check_never_reads_a_markdown_reference_out_of_the_project(project, refe
     os.symlink(outside / "secret.yaml", project.root / "docs" / "linked.yaml")
     (project.root / ".git").mkdir()
     (project.root / ".git" / "secret.yaml").write_text(f"key: [{SECRET}\n")
-    project.write("playbooks/refers.md", f"---\nname: refers\ndescription: x\nowner: Engineer\n---\n# Do it\nFollow {reference} closely.\n")
+    project.write(
+        "playbooks/refers.md",
+        f"---\nname: refers\ndescription: x\nowner: Engineer\n---\n# Do it\nFollow {reference} closely.\n",
+    )
     for fmt in ("text", "json"):
         said = project.cli("check", "--format", fmt).output
         assert SECRET not in said, said

@@ -41,9 +41,17 @@ _REVIEW_IDS = iter(range(1000, 10**9))
 
 def review_payload(url: str, login: str, state: str, body: str = "", review_id: int | None = None) -> dict:
     """A `pull_request_review` delivery's body, as GitHub sends it; each review a new id unless given."""
-    return {"action": "submitted", "review": {"id": next(_REVIEW_IDS) if review_id is None else review_id, "state": state, "body": body,
-                                              "user": {"login": login}},
-            "pull_request": {"html_url": url, "number": 1}, "repository": {"full_name": "acme/widgets"}}
+    return {
+        "action": "submitted",
+        "review": {
+            "id": next(_REVIEW_IDS) if review_id is None else review_id,
+            "state": state,
+            "body": body,
+            "user": {"login": login},
+        },
+        "pull_request": {"html_url": url, "number": 1},
+        "repository": {"full_name": "acme/widgets"},
+    }
 
 
 # -- the pieces ----------------------------------------------------------------------------------------
@@ -60,22 +68,40 @@ def test_signatures_are_checked_in_full():
     assert signature_valid(SECRET, body, signed(body).upper().replace("SHA256=", "sha256="))
 
 
-@pytest.mark.parametrize("state, decision", [("approved", "approve"), ("CHANGES_REQUESTED", "request-changes"), ("commented", "comment")])
+@pytest.mark.parametrize(
+    "state, decision", [("approved", "approve"), ("CHANGES_REQUESTED", "request-changes"), ("commented", "comment")]
+)
 def test_a_submitted_review_becomes_a_decision(state, decision):
-    review = review_of("pull_request_review", review_payload("https://github.com/a/b/pull/1", "alice", state, "ok", review_id=7))
-    assert review == Review("https://github.com/a/b/pull/1", "alice", decision, "ok", review_id=7, repository="acme/widgets", number=1)
+    review = review_of(
+        "pull_request_review", review_payload("https://github.com/a/b/pull/1", "alice", state, "ok", review_id=7)
+    )
+    assert review == Review(
+        "https://github.com/a/b/pull/1", "alice", decision, "ok", review_id=7, repository="acme/widgets", number=1
+    )
     assert review.key == "github-review:acme/widgets#1:7"
 
 
-@pytest.mark.parametrize("event, payload", [
-    ("push", review_payload("u", "alice", "approved")),
-    ("pull_request_review", {**review_payload("u", "alice", "approved"), "action": "dismissed"}),
-    ("pull_request_review", review_payload("u", "alice", "pending")),
-    ("pull_request_review", {"action": "submitted", "review": "not an object"}),
-    ("pull_request_review", ["not", "an", "object"]),
-    ("pull_request_review", {**review_payload("u", "alice", "approved"), "review": {"state": "approved", "user": {"login": "alice"}}}),
-    ("pull_request_review", {**review_payload("u", "alice", "approved"), "review": {"id": "7", "state": "approved", "user": {"login": "alice"}}}),
-])
+@pytest.mark.parametrize(
+    "event, payload",
+    [
+        ("push", review_payload("u", "alice", "approved")),
+        ("pull_request_review", {**review_payload("u", "alice", "approved"), "action": "dismissed"}),
+        ("pull_request_review", review_payload("u", "alice", "pending")),
+        ("pull_request_review", {"action": "submitted", "review": "not an object"}),
+        ("pull_request_review", ["not", "an", "object"]),
+        (
+            "pull_request_review",
+            {**review_payload("u", "alice", "approved"), "review": {"state": "approved", "user": {"login": "alice"}}},
+        ),
+        (
+            "pull_request_review",
+            {
+                **review_payload("u", "alice", "approved"),
+                "review": {"id": "7", "state": "approved", "user": {"login": "alice"}},
+            },
+        ),
+    ],
+)
 def test_other_events_and_malformed_reviews_are_not_reviews(event, payload):
     assert review_of(event, payload) is None
 
@@ -99,8 +125,14 @@ def test_a_delivery_is_refused_unsigned_and_parsed_only_once_signed():
 def serving(project, limits: Limits | None = None, log: list[str] | None = None):
     """The receiver of `catalyst webhooks serve` for the project, on a free port: its URL and the server."""
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions())
-    server = make_server("127.0.0.1", 0, SECRET, lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.key),
-                         log=(log if log is not None else []).append, limits=limits)
+    server = make_server(
+        "127.0.0.1",
+        0,
+        SECRET,
+        lambda r: session.review_received(r.url, r.login, r.decision, r.comment, r.submitted_at, r.key),
+        log=(log if log is not None else []).append,
+        limits=limits,
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -122,9 +154,15 @@ def receiver(project, receiver_log):
         yield url
 
 
-def deliver(url: str, event: str, payload, signature: str | None = None, delivery: str | None = None) -> tuple[int, dict]:
+def deliver(
+    url: str, event: str, payload, signature: str | None = None, delivery: str | None = None
+) -> tuple[int, dict]:
     body = json.dumps(payload).encode()
-    headers = {"Content-Type": "application/json", "X-GitHub-Event": event, "X-Hub-Signature-256": signature or signed(body)}
+    headers = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": event,
+        "X-Hub-Signature-256": signature or signed(body),
+    }
     if delivery:
         headers["X-GitHub-Delivery"] = delivery
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
@@ -134,8 +172,6 @@ def deliver(url: str, event: str, payload, signature: str | None = None, deliver
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
-
-
 
 
 @pytest.fixture
@@ -155,7 +191,12 @@ def test_an_approving_review_from_a_required_role_releases_the_run(project, wait
     assert status == 200
     assert said["runs"] == [{"run": run_id, "step": "steps/0/review", "decision": "approve", "released": True}]
     approval = project.snapshot(run_id)["approvals"][-1]
-    assert (approval["by"], approval["role"], approval["via"], approval["comment"]) == ("alice", "Architect", "webhook", "ship it")
+    assert (approval["by"], approval["role"], approval["via"], approval["comment"]) == (
+        "alice",
+        "Architect",
+        "webhook",
+        "ship it",
+    )
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
     assert "merged after review" in resumed.output
@@ -211,7 +252,10 @@ def open_review(project, fake, monkeypatch):
     project.settings('[github-reviewers]\nAlice = "Engineer"\n')
     project.user_settings(f'github-api-url = "{fake.url}"\n')
     monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
-    project.playbook("open", PROPOSE.replace("name: propose", "name: open").replace("    reviewers:\n      required: [Architect]\n", ""))
+    project.playbook(
+        "open",
+        PROPOSE.replace("name: propose", "name: open").replace("    reviewers:\n      required: [Architect]\n", ""),
+    )
     assert project.run("open").exit_code == 4
     return "https://github.com/acme/widgets/pull/1"
 
@@ -225,7 +269,9 @@ def test_only_listed_logins_release_even_when_no_role_is_required(project, open_
 
 
 def test_a_delivery_without_a_length_is_refused(receiver):
-    request = urllib.request.Request(receiver, data=iter([b"{}"]), headers={"X-GitHub-Event": "ping", "Transfer-Encoding": "chunked"}, method="POST")
+    request = urllib.request.Request(
+        receiver, data=iter([b"{}"]), headers={"X-GitHub-Event": "ping", "Transfer-Encoding": "chunked"}, method="POST"
+    )
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with pytest.raises(urllib.error.HTTPError) as refused:
         opener.open(request, timeout=10)
@@ -243,9 +289,15 @@ def test_a_signed_review_replayed_under_a_new_delivery_id_is_refused(project, wa
     approvals = project.snapshot(run_id)["approvals"]
     assert len(approvals) == 1 and approvals[0]["token"] == "github-review:acme/widgets#1:4242"
     assert [line for line in receiver_log if line.startswith("refused a replay")] == [
-        f'refused a replay of review 4242 on run {run_id}: it was recorded already (delivery "d-forged-new-id")']
+        f'refused a replay of review 4242 on run {run_id}: it was recorded already (delivery "d-forged-new-id")'
+    ]
     # Another review of the same pull request (a new id) is a new decision.
-    status, said = deliver(receiver, "pull_request_review", review_payload(pr, "alice", "commented", "one more thing"), delivery="d-original")
+    status, said = deliver(
+        receiver,
+        "pull_request_review",
+        review_payload(pr, "alice", "commented", "one more thing"),
+        delivery="d-original",
+    )
     assert said["runs"][0]["decision"] == "comment"
     assert len(project.snapshot(run_id)["approvals"]) == 2
 
@@ -331,7 +383,8 @@ def test_a_thousand_slow_clients_take_a_bounded_number_of_threads_and_a_delivery
                 client.close()
     assert project.snapshot(run_id)["approvals"][-1]["by"] == "alice"
     assert sorted(line for line in log if line.startswith("refusing")) == sorted(
-        f"refusing connections from 127.0.0.{n}: 16 connections from it are open (at most 16)" for n in range(2, 12))
+        f"refusing connections from 127.0.0.{n}: 16 connections from it are open (at most 16)" for n in range(2, 12)
+    )
 
 
 @pytest.mark.parametrize("part", ["head", "body"])
@@ -379,17 +432,20 @@ def test_connections_beyond_the_overall_limit_are_refused_at_once(project):
                 client.close()
 
 
-@pytest.mark.parametrize("request_bytes, status", [
-    (b"GET /github HTTP/1.1\r\n\r\n", 405),
-    (b"POST /elsewhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 404),
-    (b"POST /github HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
-    (b"POST /github HTTP/1.1\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
-    (b"nonsense\r\n\r\n", 400),
-    (b"POST /github HTTP/1.1\r\nno colon here\r\n\r\n", 400),
-    # Digits str.isdigit() passes but int() refuses: a superscript two, and more digits than Python converts.
-    ("POST /github HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1"), 411),
-    (b"POST /github HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
-])
+@pytest.mark.parametrize(
+    "request_bytes, status",
+    [
+        (b"GET /github HTTP/1.1\r\n\r\n", 405),
+        (b"POST /elsewhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 404),
+        (b"POST /github HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
+        (b"POST /github HTTP/1.1\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
+        (b"nonsense\r\n\r\n", 400),
+        (b"POST /github HTTP/1.1\r\nno colon here\r\n\r\n", 400),
+        # Digits str.isdigit() passes but int() refuses: a superscript two, and more digits than Python converts.
+        ("POST /github HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1"), 411),
+        (b"POST /github HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
+    ],
+)
 def test_malformed_or_oversized_requests_get_their_status(project, request_bytes, status):
     with serving(project) as (_url, server):
         client = _connect(server)
@@ -432,8 +488,13 @@ def test_clients_that_leave_early_leave_no_traceback(capfd, caplog):
     # A long answer keeps the server writing while clients reset; the race between a reset
     # and the end of the answer is what used to escape as a traceback.
     log: list[str] = []
-    server = ReceiverServer("127.0.0.1", 0, lambda request: Response(200, {"pad": "x" * 300_000}), log=log.append,
-                            limits=Limits(head_seconds=2, body_seconds=2))
+    server = ReceiverServer(
+        "127.0.0.1",
+        0,
+        lambda request: Response(200, {"pad": "x" * 300_000}),
+        log=log.append,
+        limits=Limits(head_seconds=2, body_seconds=2),
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     caplog.set_level("DEBUG", logger="asyncio")

@@ -31,7 +31,20 @@ REPO = Path(__file__).resolve().parents[2]
 CHANGE_TYPES = {"create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused"}
 
 #: The keys of every step entry (docs/plan-format.md, "Step entries").
-ENTRY_KEYS = {"path", "step", "action", "change", "reason", "conditional", "config", "effects", "writes", "approval", "request", "steps"}
+ENTRY_KEYS = {
+    "path",
+    "step",
+    "action",
+    "change",
+    "reason",
+    "conditional",
+    "config",
+    "effects",
+    "writes",
+    "approval",
+    "request",
+    "steps",
+}
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -65,8 +78,9 @@ def catalyst(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     environ.update({"TZ": "UTC", "PYTHONHASHSEED": "0"})
     environ.update(env)
-    return subprocess.run([sys.executable, "-m", "catalyst_dsl", "run", *args], cwd=cwd, env=environ,
-                          capture_output=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "run", *args], cwd=cwd, env=environ, capture_output=True, timeout=60
+    )
 
 
 def tree(root: Path) -> dict[str, tuple]:
@@ -228,8 +242,15 @@ def test_the_report_file_holds_the_same_bytes_as_the_printed_json(project, tmp_p
     report = tmp_path / "plan.json"
     sub = project.root / "sub"
     sub.mkdir()
-    written = catalyst(sub, os.path.join("..", "playbooks", "everything.yaml"), "--what-if", "--what-if-report", str(report),
-                       TZ="Pacific/Auckland", PYTHONHASHSEED="12345")
+    written = catalyst(
+        sub,
+        os.path.join("..", "playbooks", "everything.yaml"),
+        "--what-if",
+        "--what-if-report",
+        str(report),
+        TZ="Pacific/Auckland",
+        PYTHONHASHSEED="12345",
+    )
     assert written.returncode == 0, written.stderr.decode()
     assert report.read_bytes() == printed.stdout
     # In-process, from the project root, gives the same bytes too.
@@ -280,7 +301,12 @@ def test_the_plan_shows_what_the_run_would_do_where_it_would_do_it(project):
         extra = {"confinement"} if program else {"prompt"} if entry["action"] == "ai-prompt" else set()
         assert entry.keys() == ENTRY_KEYS | extra, entry["path"]
     assert steps["steps/6"]["change"] == "unknown" and "bash" in steps["steps/6"]["reason"]
-    assert steps["steps/6"]["confinement"]["neverWrites"] == [".git/", ".xe/runs/", "catalyst.toml", ".catalyst/allowed_signers"]
+    assert steps["steps/6"]["confinement"]["neverWrites"] == [
+        ".git/",
+        ".xe/runs/",
+        "catalyst.toml",
+        ".catalyst/allowed_signers",
+    ]
     assert steps["steps/7"]["change"] == "unknown" and "AI" in steps["steps/7"]["reason"]
     assert steps["steps/2"]["change"] == "create"
     assert steps["steps/4"]["change"] == "delete"
@@ -333,7 +359,9 @@ def test_an_ai_answer_is_unknown_and_so_is_a_var_computed_from_it(unknowns):
     assert display["change"] == "unknown"
     assert "<unknown>" in display["config"]["message"]
     assert "cannot know" in display["reason"]
-    assert json.loads(project.run("unknowns", "--what-if", "--format", "json").stdout)["outputs"] == {"value": "<unknown>"}
+    assert json.loads(project.run("unknowns", "--what-if", "--format", "json").stdout)["outputs"] == {
+        "value": "<unknown>"
+    }
 
 
 def test_a_step_whose_condition_depends_on_an_unknown_is_conditional(unknowns):
@@ -359,10 +387,18 @@ def test_a_known_path_with_unknown_content_shows_the_file_and_why(unknowns):
     steps, _ = unknowns
     new, existing = steps["steps/5"], steps["steps/6"]
     assert new["change"] == "create"
-    assert new["effects"] == [{"change": "create", "path": "out/new.txt", "reason": "its content depends on a value the plan cannot know"}]
+    assert new["effects"] == [
+        {"change": "create", "path": "out/new.txt", "reason": "its content depends on a value the plan cannot know"}
+    ]
     assert new["config"]["content"] == "<unknown>"
     assert existing["change"] == "modify"
-    assert existing["effects"] == [{"change": "modify", "path": "out/existing.txt", "reason": "its content depends on a value the plan cannot know"}]
+    assert existing["effects"] == [
+        {
+            "change": "modify",
+            "path": "out/existing.txt",
+            "reason": "its content depends on a value the plan cannot know",
+        }
+    ]
     assert new["writes"] == [{"path": "out/new.txt", "allowed": True}]
 
 
@@ -420,10 +456,13 @@ def diffs(project):
 def test_a_new_file_is_created_with_a_diff_from_dev_null(diffs):
     steps, project = diffs
     assert steps["steps/0"]["change"] == "create"
-    assert steps["steps/0"]["effects"] == [{
-        "change": "create", "path": "out/new.txt",
-        "diff": "--- /dev/null\n+++ b/out/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
-    }]
+    assert steps["steps/0"]["effects"] == [
+        {
+            "change": "create",
+            "path": "out/new.txt",
+            "diff": "--- /dev/null\n+++ b/out/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n",
+        }
+    ]
     assert not project.exists("out/new.txt")
 
 
@@ -432,8 +471,9 @@ def test_a_changed_file_is_modified_with_a_unified_diff(diffs):
     assert steps["steps/1"]["change"] == "modify"
     (effect,) = steps["steps/1"]["effects"]
     assert (effect["change"], effect["path"]) == ("modify", "out/changed.txt")
-    assert effect["diff"] == ("--- a/out/changed.txt\n+++ b/out/changed.txt\n@@ -1,3 +1,3 @@\n"
-                              " first\n-second\n+SECOND\n third\n")
+    assert effect["diff"] == (
+        "--- a/out/changed.txt\n+++ b/out/changed.txt\n@@ -1,3 +1,3 @@\n first\n-second\n+SECOND\n third\n"
+    )
     assert project.read("out/changed.txt") == "first\nsecond\nthird\n"
 
 
@@ -490,9 +530,15 @@ GATES = """
 
 
 def test_a_skipped_step_says_why_with_the_values_of_its_parts(project):
-    project.playbook("gates", GATES.replace("""      - file-write: "{{dest}}"
+    project.playbook(
+        "gates",
+        GATES.replace(
+            """      - file-write: "{{dest}}"
         content: nope
-""", ""))
+""",
+            "",
+        ),
+    )
     skipped = by_path(plan_of(project, "gates"))["steps/0"]
     assert skipped["change"] == "skipped"
     assert skipped["reason"].startswith("condition is false: ${{ get('n') > 5 && get('n') < 100 }}")
@@ -501,9 +547,15 @@ def test_a_skipped_step_says_why_with_the_values_of_its_parts(project):
 
 
 def test_checkpoints_would_pause_for_the_required_reviewers(project):
-    project.playbook("gates", GATES.replace("""      - file-write: "{{dest}}"
+    project.playbook(
+        "gates",
+        GATES.replace(
+            """      - file-write: "{{dest}}"
         content: nope
-""", ""))
+""",
+            "",
+        ),
+    )
     steps = by_path(plan_of(project, "gates"))
     assert steps["steps/1"]["change"] == "would-pause"
     assert steps["steps/1"]["approval"] == {"message": "Approve n=3", "roles": ["Architect", "Security"]}
@@ -526,7 +578,9 @@ def test_a_write_outside_the_grants_is_refused_with_the_refusal(project):
 
 
 def test_a_program_declaring_a_write_outside_the_grants_is_refused_not_unknown(project):
-    project.playbook("declared", """
+    project.playbook(
+        "declared",
+        """
         name: declared
         description: a program that says it writes outside the grants
         owner: Engineer
@@ -538,7 +592,8 @@ def test_a_program_declaring_a_write_outside_the_grants_is_refused_not_unknown(p
         steps:
           - bash: "touch {{dest}}"
             writes: ["{{dest}}"]
-    """)
+    """,
+    )
     step = plan_of(project, "declared")["steps"][0]
     # A real run fails here with PermissionDenied before starting the program.
     real = project.run("declared")
@@ -563,7 +618,9 @@ def test_the_text_plan_names_the_refused_path(project):
 
 def test_a_called_playbooks_steps_sit_inside_the_call(project):
     project.playbook("child", CHILD)
-    project.playbook("parent", """
+    project.playbook(
+        "parent",
+        """
         name: parent
         description: calls the child
         owner: Engineer
@@ -577,7 +634,8 @@ def test_a_called_playbooks_steps_sit_inside_the_call(project):
             inputs:
               who: grace
           - log-info: after
-    """)
+    """,
+    )
     plan = plan_of(project, "parent")
     assert [s["path"] for s in plan["steps"]] == ["steps/0", "steps/1", "steps/2"]
     call = plan["steps"][1]
@@ -629,8 +687,11 @@ def test_a_secret_input_never_appears_in_the_plan(project, fmt):
     project.playbook("secrets", SECRETS)
     result = project.run("secrets", "--what-if", "--format", fmt, token=SECRET)
     assert result.exit_code == 0, result.output
-    where = locations(json.loads(result.stdout), SECRET) if fmt == "json" else [
-        line for line in result.stdout.splitlines() if SECRET in line]
+    where = (
+        locations(json.loads(result.stdout), SECRET)
+        if fmt == "json"
+        else [line for line in result.stdout.splitlines() if SECRET in line]
+    )
     assert SECRET not in result.output, f"the secret appears in the {fmt} plan at {where}"
 
 
@@ -659,17 +720,22 @@ time.sleep(60)
 
 
 def test_a_lock_held_by_a_live_run_is_listed_and_the_plan_takes_none(project):
-    project.playbook("writer", """
+    project.playbook(
+        "writer",
+        """
         name: writer
         description: writes under out
         owner: Engineer
         steps:
           - file-write: out/a.txt
             content: "a\\n"
-    """)
+    """,
+    )
     locks = project.root / ".xe" / "runs" / "locks"
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(locks)], stdout=subprocess.PIPE, text=True, env=environ)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(locks)], stdout=subprocess.PIPE, text=True, env=environ
+    )
     try:
         assert holder.stdout.readline().strip() == "ready"
         before = tree(project.root / ".xe")
@@ -771,14 +837,19 @@ def test_the_summary_counts_every_entry_nested_ones_too(project):
 
 
 def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(project, tmp_path):
-    project.playbook("tiny", """
+    project.playbook(
+        "tiny",
+        """
         name: tiny
         description: one step
         owner: Engineer
         steps:
           - log-info: hi
-    """)
-    unwritable = project.cli("run", "tiny", "--what-if", "--what-if-report", str(tmp_path / "missing-dir" / "plan.json"))
+    """,
+    )
+    unwritable = project.cli(
+        "run", "tiny", "--what-if", "--what-if-report", str(tmp_path / "missing-dir" / "plan.json")
+    )
     assert unwritable.exit_code == 1 and "cannot write the plan" in unwritable.output
     binary = tmp_path / "plan.bin"
     binary.write_bytes(b"\xff\xfe\x00garbage")
@@ -791,12 +862,16 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
     a refused what-if prints the check's errors and costs no more than the check."""
     (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
     (tmp_path / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: x\n", encoding="utf-8")
-    probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
-             "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
-             "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n")
+    probe = (
+        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
+        "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
+        "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
+    )
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
     assert done.stdout.splitlines() == ["exit 1", "no session"]
     assert "unknown action 'no-such-action'" in done.stderr
 
@@ -820,22 +895,60 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: the reference checks (their call sites are read from the cache), the temporary folder's
 #: module (asked only where a program is confined) and shutil (for `which`, asked only
 #: where a step needs a program), with the compression modules they load.
-NOT_IMPORTED_BY_A_WHAT_IF = ("attr", "attrs", "cattrs", "subprocess", "ctypes", "xml", "http", "queue", "decimal",
-                             "socket", "getpass", "importlib.metadata", "yaml", "catalyst_dsl.runtime.ai_adapters",
-                             "catalyst_dsl.runtime.state", "catalyst_dsl.runtime.snapshot_codec", "catalyst_dsl.runtime.integrity",
-                             "catalyst_dsl.runtime.snapshot", "glob", "catalyst_dsl.runtime.locks",
-                             "catalyst_dsl.runtime.actions.git", "catalyst_dsl.runtime.actions.github", "catalyst_dsl.runtime.actions.http",
-                             "catalyst_dsl.runtime.network", "catalyst_dsl.runtime.actions.testing",
-                             "catalyst_dsl.runtime.approvers", "shlex", "signal", "difflib", "heapq", "click.shell_completion",
-                             "secrets", "base64", "catalyst_dsl.runtime.actions.script", "catalyst_dsl.runtime.process",
-                             "catalyst_dsl.completion", "catalyst_dsl.runtime.durable",
-                             "catalyst_dsl.syntax.expressions", "catalyst_dsl.syntax.lalr", "catalyst_dsl.runtime.machine",
-                             "catalyst_dsl.checks.scope", "tempfile", "random", "shutil", "bz2", "lzma")
+NOT_IMPORTED_BY_A_WHAT_IF = (
+    "attr",
+    "attrs",
+    "cattrs",
+    "subprocess",
+    "ctypes",
+    "xml",
+    "http",
+    "queue",
+    "decimal",
+    "socket",
+    "getpass",
+    "importlib.metadata",
+    "yaml",
+    "catalyst_dsl.runtime.ai_adapters",
+    "catalyst_dsl.runtime.state",
+    "catalyst_dsl.runtime.snapshot_codec",
+    "catalyst_dsl.runtime.integrity",
+    "catalyst_dsl.runtime.snapshot",
+    "glob",
+    "catalyst_dsl.runtime.locks",
+    "catalyst_dsl.runtime.actions.git",
+    "catalyst_dsl.runtime.actions.github",
+    "catalyst_dsl.runtime.actions.http",
+    "catalyst_dsl.runtime.network",
+    "catalyst_dsl.runtime.actions.testing",
+    "catalyst_dsl.runtime.approvers",
+    "shlex",
+    "signal",
+    "difflib",
+    "heapq",
+    "click.shell_completion",
+    "secrets",
+    "base64",
+    "catalyst_dsl.runtime.actions.script",
+    "catalyst_dsl.runtime.process",
+    "catalyst_dsl.completion",
+    "catalyst_dsl.runtime.durable",
+    "catalyst_dsl.syntax.expressions",
+    "catalyst_dsl.syntax.lalr",
+    "catalyst_dsl.runtime.machine",
+    "catalyst_dsl.checks.scope",
+    "tempfile",
+    "random",
+    "shutil",
+    "bz2",
+    "lzma",
+)
 
 
 def test_a_what_if_imports_only_what_it_uses(tmp_path):
     (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
-    (tmp_path / "tiny.yaml").write_text(dedent("""\
+    (tmp_path / "tiny.yaml").write_text(
+        dedent("""\
         name: tiny
         description: d
         owner: Engineer
@@ -846,12 +959,16 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
           - log-info: "hello ${{ inputs.who }}"
           - bash: echo hi
             writes: [out.txt]
-    """), encoding="utf-8")
-    probe = ("import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
-             "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
-             "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
-             f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
-             "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n")
+    """),
+        encoding="utf-8",
+    )
+    probe = (
+        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
+        "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
+        "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
+        f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
+        "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n"
+    )
     root = Path(__file__).resolve().parents[2]
     # Without `site` (-S), on this process's path: a start-up hook of the machine's Python
     # (a `.pth` file) may import any module, and would hide what catalyst imports.
@@ -859,9 +976,18 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
     env = {**os.environ, "PYTHONPATH": path, "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
     # A check first, as before a run: the what-if's own check is then replayed from the
     # cache, and compiles (and imports PyYAML for) nothing.
-    checked = subprocess.run([sys.executable, "-S", "-m", "catalyst_dsl", "check", "tiny.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    checked = subprocess.run(
+        [sys.executable, "-S", "-m", "catalyst_dsl", "check", "tiny.yaml"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    done = subprocess.run([sys.executable, "-S", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
     # The run-time ran (the session was imported) without them.
     assert done.stdout.splitlines()[-3:] == ["exit 0", "session", "imported []"], done.stdout + done.stderr
 

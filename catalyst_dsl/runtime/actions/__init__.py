@@ -17,7 +17,16 @@ from typing import Callable
 #: module of this package -> the actions it implements (its `ACTIONS`, which
 #: tests/runtime/test_action_modules.py holds equal to this list).
 MODULES: dict[str, tuple[str, ...]] = {
-    "files": ("file-read", "file-write", "file-delete", "file-exists", "file-list", "gitignore-edit", "json-read", "json-write"),
+    "files": (
+        "file-read",
+        "file-write",
+        "file-delete",
+        "file-exists",
+        "file-list",
+        "gitignore-edit",
+        "json-read",
+        "json-write",
+    ),
     "process": ("bash", "command"),
     "script": ("script", "powershell"),
     "testing": ("test",),

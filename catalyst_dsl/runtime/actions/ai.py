@@ -29,9 +29,12 @@ def _send(ctx: ActionContext, prompt: str, config: dict):
     refused = [k for k in used if k not in honoured]
     if refused:
         name = getattr(adapter, "name", type(adapter).__name__)
-        raise StepError("AIAdapterUnsupported", f"the {name} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
-                        guidance="remove the key, or run the step through an adapter that supports it (the command adapter "
-                                 "passes each to its program; docs/running.md, \"Agent identity\")")
+        raise StepError(
+            "AIAdapterUnsupported",
+            f"the {name} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
+            guidance="remove the key, or run the step through an adapter that supports it (the command adapter "
+            "passes each to its program; docs/running.md, \"Agent identity\")",
+        )
     options = {k: config[k] for k in (*OPTIONS, *used) if config.get(k) is not None}
     if config.get("context") is not None:
         options["context"] = config["context"]
@@ -93,11 +96,17 @@ def slash_prompt(command: str, prompt: str) -> str:
     if "\n" in line or "\r" in line:
         # A value in the arguments must not move text onto a line of its own, where the
         # agent would read it as instructions rather than as the command's argument.
-        raise StepError("InvalidConfig", "the slash command must be one line, but its arguments hold a line break",
-                        guidance="remove line breaks from the values passed as the command's arguments")
+        raise StepError(
+            "InvalidConfig",
+            "the slash command must be one line, but its arguments hold a line break",
+            guidance="remove line breaks from the values passed as the command's arguments",
+        )
     if not line.startswith("/"):
-        raise StepError("InvalidConfig", f"`command` is not a slash command: {line!r}",
-                        guidance="write the command as `/name` followed by its arguments")
+        raise StepError(
+            "InvalidConfig",
+            f"`command` is not a slash command: {line!r}",
+            guidance="write the command as `/name` followed by its arguments",
+        )
     return line + ("\n" + prompt if prompt else "")
 
 
@@ -122,11 +131,17 @@ def _rendered(ctx: ActionContext, written: str, text: str) -> str:
     try:
         value = ctx.render(text)
     except (EvaluationError, KeyError, LookupError) as error:
-        raise StepError("TemplateError", f"the prompt file '{written}' has a template that cannot be filled in: {error}",
-                        guidance="fix the template in the file, or escape braces meant as text as \\{{") from None
+        raise StepError(
+            "TemplateError",
+            f"the prompt file '{written}' has a template that cannot be filled in: {error}",
+            guidance="fix the template in the file, or escape braces meant as text as \\{{",
+        ) from None
     if isinstance(value, taint.SecretText) or taint.taint_of([value]):
-        raise StepError("SecretInPrompt", f"the prompt file '{written}' would put a secret into the prompt",
-                        guidance="pass secrets to programs through their environment, never in a prompt")
+        raise StepError(
+            "SecretInPrompt",
+            f"the prompt file '{written}' would put a secret into the prompt",
+            guidance="pass secrets to programs through their environment, never in a prompt",
+        )
     return to_text(value)
 
 

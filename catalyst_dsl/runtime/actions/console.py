@@ -14,7 +14,11 @@ def _logger(level: str):
     def log(ctx: ActionContext, config: dict) -> None:
         data = {k: config[k] for k in ("action", "source", "data") if config.get(k) is not None}
         ctx.log(level, to_text(config["message"]), data or None)
+
     return log
 
 
-ACTIONS = {"display": display, **{f"log-{level}": _logger(level) for level in ("error", "warning", "info", "verbose", "debug", "trace")}}
+ACTIONS = {
+    "display": display,
+    **{f"log-{level}": _logger(level) for level in ("error", "warning", "info", "verbose", "debug", "trace")},
+}

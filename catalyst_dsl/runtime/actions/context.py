@@ -68,8 +68,11 @@ class ActionContext:
 
         found = shutil.which(name)
         if found is None:
-            raise StepError("ActionUnavailable", f"`{self.action}` needs {name}, which is not installed on this machine (or not on PATH)",
-                            guidance=PROGRAMS.get(name))
+            raise StepError(
+                "ActionUnavailable",
+                f"`{self.action}` needs {name}, which is not installed on this machine (or not on PATH)",
+                guidance=PROGRAMS.get(name),
+            )
         return found
 
     def read_path(self, written: str) -> Path:

@@ -33,7 +33,9 @@ def _read_bytes(ctx: ActionContext, written: str) -> bytes:
     except _TooLarge:
         raise StepError("FileTooLarge", f"'{written}' is larger than {MAX_READ_BYTES // 1024 // 1024} MiB") from None
     except FileNotFoundError:
-        raise StepError("FileNotFound", f"'{written}' does not exist", guidance="check the path, or test it first with file-exists") from None
+        raise StepError(
+            "FileNotFound", f"'{written}' does not exist", guidance="check the path, or test it first with file-exists"
+        ) from None
     except IsADirectoryError:
         raise StepError("FileNotFound", f"'{written}' is a directory, not a file") from None
     except OSError as error:
@@ -97,15 +99,15 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
     return found
 
 
-
-
 def file_write(ctx: ActionContext, config: dict) -> dict:
     content = _text(config.get("content"))
     for old, new in (config.get("replace") or {}).items():
         content = content.replace(str(old), _text(new))
     front = config.get("frontMatter")
     if front and config["path"].endswith(".md"):
-        from catalyst_dsl.syntax.pyyaml import yaml  # only front matter is YAML: a run that writes none does not import it
+        from catalyst_dsl.syntax.pyyaml import (
+            yaml,
+        )  # only front matter is YAML: a run that writes none does not import it
 
         content = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n" + content
     data = content.encode(config.get("encoding") or "utf-8")
@@ -165,6 +167,12 @@ def gitignore_edit(ctx: ActionContext, config: dict) -> dict:
 
 
 ACTIONS = {
-    "file-read": file_read, "file-exists": file_exists, "file-list": file_list, "file-write": file_write,
-    "file-delete": file_delete, "json-read": json_read, "json-write": json_write, "gitignore-edit": gitignore_edit,
+    "file-read": file_read,
+    "file-exists": file_exists,
+    "file-list": file_list,
+    "file-write": file_write,
+    "file-delete": file_delete,
+    "json-read": json_read,
+    "json-write": json_write,
+    "gitignore-edit": gitignore_edit,
 }

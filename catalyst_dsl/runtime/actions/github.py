@@ -68,18 +68,30 @@ class GitHub:
         self.api = _api(ctx)
         self.token = _token(ctx)
         if write and not self.token:
-            raise StepError("GitHubAuthError", f"`{ctx.action}` needs a GitHub token, and none is set", guidance=TOKEN_HELP)
+            raise StepError(
+                "GitHubAuthError", f"`{ctx.action}` needs a GitHub token, and none is set", guidance=TOKEN_HELP
+            )
         exposed = in_clear_text(self.api) if self.token else None
         if exposed:
-            raise StepError("InsecureTransport", f"the GitHub API at {exposed} is reached over plain http://, so the token would "
-                            "cross the network unencrypted; it is not sent", guidance=f"fix github-api-url: {CLEAR_TEXT_FIX}")
+            raise StepError(
+                "InsecureTransport",
+                f"the GitHub API at {exposed} is reached over plain http://, so the token would "
+                "cross the network unencrypted; it is not sent",
+                guidance=f"fix github-api-url: {CLEAR_TEXT_FIX}",
+            )
 
-    def call(self, method: str, path: str, payload: Any = None, query: dict[str, str] | None = None) -> tuple[Any, HttpResponse]:
+    def call(
+        self, method: str, path: str, payload: Any = None, query: dict[str, str] | None = None
+    ) -> tuple[Any, HttpResponse]:
         """GitHub's JSON answer and the response; a failure as the step error of its kind."""
         url = path if path.startswith(self.api + "/") else self.api + path
         if query:
             url += ("&" if "?" in url else "?") + urllib.parse.urlencode(query)
-        headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION, "User-Agent": USER_AGENT}
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": USER_AGENT,
+        }
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         body = None
@@ -87,15 +99,24 @@ class GitHub:
             body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
         # A rate limit is not waited out here: GitHub's resets are minutes to an hour away.
-        response = exchange(self.ctx, method, url, headers=headers, body=body,
-                            retries=READ_RETRIES if method == "GET" else 0, retry_rate_limit=False)
+        response = exchange(
+            self.ctx,
+            method,
+            url,
+            headers=headers,
+            body=body,
+            retries=READ_RETRIES if method == "GET" else 0,
+            retry_rate_limit=False,
+        )
         # Messages name the API path (/repos/acme/widgets/issues), not the host or the query.
         api_path = urllib.parse.urlsplit(self.api).path.rstrip("/")
         shown = urllib.parse.urlsplit(url).path
-        shown = shown[len(api_path):] if api_path and shown.startswith(api_path) else shown
+        shown = shown[len(api_path) :] if api_path and shown.startswith(api_path) else shown
         return _answer(method, shown or "/", response), response
 
-    def find(self, path: str, query: dict[str, str], marker: str, accept: Callable[[dict], bool], last_page: bool) -> dict | None:
+    def find(
+        self, path: str, query: dict[str, str], marker: str, accept: Callable[[dict], bool], last_page: bool
+    ) -> dict | None:
         """The listed item whose body carries `marker`: on the first page, and on the last when asked."""
         items, response = self.call("GET", path, query=query)
         found = _marked_item(items, marker, accept)
@@ -134,8 +155,12 @@ def _answer(method: str, path: str, response: HttpResponse) -> Any:
     status = response.status
     if 200 <= status <= 299:
         if not is_json and status != 204:
-            raise StepError("GitHubError", f"GitHub answered {method} {path} with {status}, but not with JSON",
-                            metadata={"status": status}, guidance="check the github-api-url setting")
+            raise StepError(
+                "GitHubError",
+                f"GitHub answered {method} {path} with {status}, but not with JSON",
+                metadata={"status": status},
+                guidance="check the github-api-url setting",
+            )
         return data
     raise _failure(method, path, response, data if isinstance(data, dict) else {})
 
@@ -144,31 +169,56 @@ def _failure(method: str, path: str, response: HttpResponse, data: dict) -> Step
     status = response.status
     said = str(data.get("message") or "").strip()
     errors = data.get("errors") if isinstance(data.get("errors"), list) else []
-    metadata: dict[str, Any] = {"status": status, "message": said or None, "errors": errors, "documentationUrl": data.get("documentation_url")}
+    metadata: dict[str, Any] = {
+        "status": status,
+        "message": said or None,
+        "errors": errors,
+        "documentationUrl": data.get("documentation_url"),
+    }
     where = f"{method} {path}"
     if status == 401:
-        return StepError("GitHubAuthError", f"GitHub refused the token for {where} ({said or 'Bad credentials'})",
-                         guidance=f"the token is wrong or expired: {TOKEN_HELP}", metadata=metadata)
+        return StepError(
+            "GitHubAuthError",
+            f"GitHub refused the token for {where} ({said or 'Bad credentials'})",
+            guidance=f"the token is wrong or expired: {TOKEN_HELP}",
+            metadata=metadata,
+        )
     remaining = (header(response.headers, "X-RateLimit-Remaining") or "").strip()
     wait = retry_after(response.headers)
     if status == 429 or (status == 403 and (remaining == "0" or wait is not None)):
         when, resets = _reset(response, wait)
         metadata.update(resetsAt=resets, retryAfter=wait)
-        return StepError("GitHubRateLimited", f"GitHub's rate limit is spent ({where}): {when}",
-                         guidance="wait, then resume the run; an errorPolicy for GitHubRateLimited with retryCount retries by itself",
-                         metadata=metadata)
+        return StepError(
+            "GitHubRateLimited",
+            f"GitHub's rate limit is spent ({where}): {when}",
+            guidance="wait, then resume the run; an errorPolicy for GitHubRateLimited with retryCount retries by itself",
+            metadata=metadata,
+        )
     if status == 403:
-        return StepError("GitHubForbidden", f"GitHub refused {where}: {said or 'Forbidden'}",
-                         guidance="the token lacks the permission this needs (its scopes or the app's permissions)", metadata=metadata)
+        return StepError(
+            "GitHubForbidden",
+            f"GitHub refused {where}: {said or 'Forbidden'}",
+            guidance="the token lacks the permission this needs (its scopes or the app's permissions)",
+            metadata=metadata,
+        )
     if status == 404:
-        return StepError("GitHubNotFound", f"GitHub has nothing at {where} ({said or 'Not Found'})",
-                         guidance="check the repository and the number; GitHub also answers 404 for a private repository the token cannot see",
-                         metadata=metadata)
+        return StepError(
+            "GitHubNotFound",
+            f"GitHub has nothing at {where} ({said or 'Not Found'})",
+            guidance="check the repository and the number; GitHub also answers 404 for a private repository the token cannot see",
+            metadata=metadata,
+        )
     if status == 422:
         details = "; ".join(_problem(e) for e in errors if _problem(e))
         text = said or "Validation Failed"
-        return StepError("GitHubValidationFailed", f"GitHub refused {where}: {text}" + (f" ({details})" if details else ""), metadata=metadata)
-    return StepError("GitHubError", f"GitHub answered {where} with {status}" + (f": {said}" if said else ""), metadata=metadata)
+        return StepError(
+            "GitHubValidationFailed",
+            f"GitHub refused {where}: {text}" + (f" ({details})" if details else ""),
+            metadata=metadata,
+        )
+    return StepError(
+        "GitHubError", f"GitHub answered {where} with {status}" + (f": {said}" if said else ""), metadata=metadata
+    )
 
 
 def _problem(error: Any) -> str:
@@ -238,10 +288,16 @@ def _git(ctx: ActionContext, *args: str) -> str | None:
     if shutil.which("git") is None:
         return None
     left = ctx.remaining()
-    outcome = ctx.gateway.run_process(["git", *args], declared_writes=(), cwd=None, env={"GIT_TERMINAL_PROMPT": "0"}, confined=False,
-                                      timeout=GIT_TIMEOUT if left is None else min(left, GIT_TIMEOUT),
-                                      # Not shown: a remote URL may hold a token.
-                                      on_output=lambda stream, line: None)
+    outcome = ctx.gateway.run_process(
+        ["git", *args],
+        declared_writes=(),
+        cwd=None,
+        env={"GIT_TERMINAL_PROMPT": "0"},
+        confined=False,
+        timeout=GIT_TIMEOUT if left is None else min(left, GIT_TIMEOUT),
+        # Not shown: a remote URL may hold a token.
+        on_output=lambda stream, line: None,
+    )
     if outcome.exit_code != 0 or outcome.timed_out:
         return None
     return outcome.stdout.strip() or None
@@ -257,12 +313,18 @@ def _repository(ctx: ActionContext, config: dict, api: str) -> tuple[str, str]:
         return found
     remote = _git(ctx, "remote", "get-url", "origin")
     if remote is None:
-        raise StepError("RepositoryUnknown", f"`{ctx.action}` has no `repository`, and the project has no git remote `origin` to take it from",
-                        guidance="set repository: owner/name on the step")
+        raise StepError(
+            "RepositoryUnknown",
+            f"`{ctx.action}` has no `repository`, and the project has no git remote `origin` to take it from",
+            guidance="set repository: owner/name on the step",
+        )
     found = parse_repository(remote, hosts)
     if found is None:
-        raise StepError("RepositoryUnknown", f"the git remote origin ({shown_url(remote)}) is not a GitHub repository",
-                        guidance="set repository: owner/name on the step")
+        raise StepError(
+            "RepositoryUnknown",
+            f"the git remote origin ({shown_url(remote)}) is not a GitHub repository",
+            guidance="set repository: owner/name on the step",
+        )
     return found
 
 
@@ -314,12 +376,20 @@ def _with_marker(body: str | None, marker: str) -> str:
 
 def _field(data: Any, key: str, what: str) -> Any:
     if not isinstance(data, dict) or data.get(key) is None:
-        raise StepError("GitHubError", f"GitHub's answer about {what} has no `{key}`", metadata={"answer": data if isinstance(data, dict) else None})
+        raise StepError(
+            "GitHubError",
+            f"GitHub's answer about {what} has no `{key}`",
+            metadata={"answer": data if isinstance(data, dict) else None},
+        )
     return data[key]
 
 
 def _created(data: Any, what: str) -> dict[str, Any]:
-    return {"number": _field(data, "number", what), "url": _field(data, "html_url", what), "id": _field(data, "id", what)}
+    return {
+        "number": _field(data, "number", what),
+        "url": _field(data, "html_url", what),
+        "id": _field(data, "id", what),
+    }
 
 
 def _comment_result(data: Any) -> dict[str, Any]:
@@ -335,11 +405,20 @@ def issue_create(ctx: ActionContext, config: dict) -> dict[str, Any]:
     title = _text(config, "title", required=True)
     base = _repo_path(owner, name)
     marker = _marker(ctx)
-    existing = gh.find(f"{base}/issues", {"state": "all", "sort": "created", "direction": "desc", "per_page": "100"}, marker,
-                       lambda item: "pull_request" not in item, last_page=False)
+    existing = gh.find(
+        f"{base}/issues",
+        {"state": "all", "sort": "created", "direction": "desc", "per_page": "100"},
+        marker,
+        lambda item: "pull_request" not in item,
+        last_page=False,
+    )
     if existing is not None:
         result = _created(existing, "the issue")
-        ctx.log("info", f"issue #{result['number']} was created by an earlier attempt of this step; not creating another: {result['url']}", None)
+        ctx.log(
+            "info",
+            f"issue #{result['number']} was created by an earlier attempt of this step; not creating another: {result['url']}",
+            None,
+        )
         return result
     payload: dict[str, Any] = {"title": title, "body": _with_marker(_text(config, "body"), marker)}
     for key in ("labels", "assignees"):
@@ -362,7 +441,11 @@ def _comment(ctx: ActionContext, config: dict, key: str, kind: str) -> dict[str,
     existing = gh.find(comments, {"per_page": "100"}, marker, lambda item: True, last_page=True)
     if existing is not None:
         result = _comment_result(existing)
-        ctx.log("info", f"the comment on {kind} #{number} was made by an earlier attempt of this step; not commenting again: {result['url']}", None)
+        ctx.log(
+            "info",
+            f"the comment on {kind} #{number} was made by an earlier attempt of this step; not commenting again: {result['url']}",
+            None,
+        )
         return result
     data, _ = gh.call("POST", comments, {"body": _with_marker(body, marker)})
     result = _comment_result(data)
@@ -387,15 +470,23 @@ def pr_create(ctx: ActionContext, config: dict) -> dict[str, Any]:
     # symbolic-ref names the branch even before its first commit, and fails on a detached HEAD.
     head = _text(config, "head") or _git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
     if not head:
-        raise StepError("InvalidConfig", "`github-pr-create` has no `head`, and the project is not on a branch to take it from",
-                        guidance="set head: the branch to merge")
+        raise StepError(
+            "InvalidConfig",
+            "`github-pr-create` has no `head`, and the project is not on a branch to take it from",
+            guidance="set head: the branch to merge",
+        )
     base = _text(config, "base")
     if not base:
         data, _ = gh.call("GET", repo)
         base = str(_field(data, "default_branch", f"{owner}/{name}"))
     marker = _marker(ctx)
-    payload = {"title": title, "head": head, "base": base, "body": _with_marker(_text(config, "body"), marker),
-               "draft": config.get("draft") is True}
+    payload = {
+        "title": title,
+        "head": head,
+        "base": base,
+        "body": _with_marker(_text(config, "body"), marker),
+        "draft": config.get("draft") is True,
+    }
     try:
         data, _ = gh.call("POST", f"{repo}/pulls", payload)
         made = "created"
@@ -404,8 +495,13 @@ def pr_create(ctx: ActionContext, config: dict) -> dict[str, Any]:
             raise
         # Ours, from an earlier attempt of this step? Then it is the answer; else the refusal stands.
         qualified = head if ":" in head else f"{owner}:{head}"
-        data = gh.find(f"{repo}/pulls", {"head": qualified, "base": base, "state": "open", "per_page": "100"}, marker,
-                       lambda item: True, last_page=False)
+        data = gh.find(
+            f"{repo}/pulls",
+            {"head": qualified, "base": base, "state": "open", "per_page": "100"},
+            marker,
+            lambda item: True,
+            last_page=False,
+        )
         if data is None:
             raise
         made = "was created by an earlier attempt of this step; not creating another:"

@@ -105,8 +105,17 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def exchange(ctx: ActionContext, method: str, url: str, *, headers: Mapping[str, str], body: bytes | None,
-             retries: int, retry_mutation: bool = False, retry_rate_limit: bool = True) -> HttpResponse:
+def exchange(
+    ctx: ActionContext,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    retries: int,
+    retry_mutation: bool = False,
+    retry_rate_limit: bool = True,
+) -> HttpResponse:
     """Send a request through the gateway, retrying what may be retried; the last response.
 
     Only errors of the network a retry may cure (ConnectionError, StepTimeout) are
@@ -133,7 +142,11 @@ def exchange(ctx: ActionContext, method: str, url: str, *, headers: Mapping[str,
             if not _wait(ctx, delay, f"{method} {shown} failed ({why})", attempt, allowed):
                 raise
             continue
-        ctx.log("verbose", f"{method} {shown} answered {response.status} in {(time.monotonic() - started) * 1000:.0f} ms", None)
+        ctx.log(
+            "verbose",
+            f"{method} {shown} answered {response.status} in {(time.monotonic() - started) * 1000:.0f} ms",
+            None,
+        )
         if not _transient(response.status, retry_rate_limit) or attempt > allowed:
             return response
         asked = retry_after(response.headers) if response.status in (429, 503) else None
@@ -151,7 +164,9 @@ def _request_timeout(ctx: ActionContext, method: str, shown: str) -> float:
     if left is None:
         return DEFAULT_TIMEOUT
     if left <= 0:
-        raise StepError("StepTimeout", f"{method} {shown} was not sent: the step's timeout of {ctx.timeout:g}s has passed")
+        raise StepError(
+            "StepTimeout", f"{method} {shown} was not sent: the step's timeout of {ctx.timeout:g}s has passed"
+        )
     return left
 
 
@@ -159,7 +174,9 @@ def _wait(ctx: ActionContext, delay: float, what: str, attempt: int, allowed: in
     """Wait before the next attempt; False when the step's timeout leaves no time for it."""
     left = ctx.remaining()
     if left is not None and delay >= left:
-        ctx.log("warning", f"{what}; no retry: the step's timeout leaves {left:.1f}s, less than the {delay:g}s wait", None)
+        ctx.log(
+            "warning", f"{what}; no retry: the step's timeout leaves {left:.1f}s, less than the {delay:g}s wait", None
+        )
         return False
     ctx.log("warning", f"{what}; retrying in {delay:g}s ({attempt} of {allowed})", None)
     sleep(delay)
@@ -188,8 +205,10 @@ def _target(written: Any) -> tuple[str, str | None]:
     if not parts.hostname or not port_ok:
         raise _invalid(f"`url` names no host (or a bad port): {shown_url(url)[:200]}")
     if any(c in url for c in "\r\n\0 \t"):
-        raise _invalid("`url` holds whitespace or control characters",
-                       "values placed after the host are percent-encoded for you; encode the text you wrote and a base URL given as a value")
+        raise _invalid(
+            "`url` holds whitespace or control characters",
+            "values placed after the host are percent-encoded for you; encode the text you wrote and a base URL given as a value",
+        )
     if not url.isascii():
         url = _ascii(parts)
     if parts.username is None and parts.password is None:
@@ -211,10 +230,21 @@ def _ascii(parts: urllib.parse.SplitResult) -> str:
     if ":" in host:
         host = f"[{host}]"
     userinfo = parts.netloc.rpartition("@")[0]
-    netloc = (urllib.parse.quote(userinfo, safe=":%") + "@" if userinfo else "") + host + (f":{parts.port}" if parts.port is not None else "")
+    netloc = (
+        (urllib.parse.quote(userinfo, safe=":%") + "@" if userinfo else "")
+        + host
+        + (f":{parts.port}" if parts.port is not None else "")
+    )
     keep = "/:@!$&'()*+,;=%~-._?"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, urllib.parse.quote(parts.path, safe=keep),
-                                    urllib.parse.quote(parts.query, safe=keep), urllib.parse.quote(parts.fragment, safe=keep)))
+    return urllib.parse.urlunsplit(
+        (
+            parts.scheme,
+            netloc,
+            urllib.parse.quote(parts.path, safe=keep),
+            urllib.parse.quote(parts.query, safe=keep),
+            urllib.parse.quote(parts.fragment, safe=keep),
+        )
+    )
 
 
 def _text(value: Any) -> str:
@@ -237,12 +267,16 @@ def _headers(config: dict) -> dict[str, str]:
         text = _text(value)
         if any(c in text for c in "\r\n\0"):
             # The value is not shown: headers often hold tokens.
-            raise _invalid(f"the value of the header {name} holds a line break or NUL character", "headers are one line each")
+            raise _invalid(
+                f"the value of the header {name} holds a line break or NUL character", "headers are one line each"
+            )
         try:
             text.encode("latin-1")
         except UnicodeEncodeError:
-            raise _invalid(f"the value of the header {name} holds characters an HTTP header cannot carry",
-                           "encode it first, e.g. with encodeURIComponent()") from None
+            raise _invalid(
+                f"the value of the header {name} holds characters an HTTP header cannot carry",
+                "encode it first, e.g. with encodeURIComponent()",
+            ) from None
         headers[name] = text
     return headers
 
@@ -277,7 +311,7 @@ def _body(config: dict, headers: dict[str, str]) -> bytes | None:
     if isinstance(body, dict) and chosen is not None and _media(chosen) == "application/x-www-form-urlencoded":
         pairs = []
         for key, value in body.items():
-            for item in (value if isinstance(value, list) else [value]):
+            for item in value if isinstance(value, list) else [value]:
                 pairs.append((str(key), _text(item)))
         return urllib.parse.urlencode(pairs).encode("utf-8")
     _set(headers, "Content-Type", "application/json", replace=False)
@@ -291,10 +325,19 @@ def _retries(config: dict) -> int:
     value = config.get("retries")
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 or value != int(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value != value
+        or value < 0
+        or value != int(value)
+    ):
         raise _invalid(f"`retries` should be a whole number of retries (0 or more), got {value!r}")
     if value > MAX_RETRIES:
-        raise _invalid(f"`retries` is at most {MAX_RETRIES}, got {int(value)}", "use the step's errorPolicy with retryCount for longer waits")
+        raise _invalid(
+            f"`retries` is at most {MAX_RETRIES}, got {int(value)}",
+            "use the step's errorPolicy with retryCount for longer waits",
+        )
     return int(value)
 
 
@@ -347,7 +390,12 @@ def decode(response: HttpResponse) -> str:
 def result_of(response: HttpResponse) -> dict[str, Any]:
     text = decode(response)
     _, value = parse_json(text)
-    return {"status": response.status, "headers": {str(k): str(v) for k, v in response.headers.items()}, "body": text, "bodyAsJson": value}
+    return {
+        "status": response.status,
+        "headers": {str(k): str(v) for k, v in response.headers.items()},
+        "body": text,
+        "bodyAsJson": value,
+    }
 
 
 def _phrase(status: int) -> str:
@@ -370,7 +418,9 @@ def _detail(result: dict[str, Any]) -> str:
     return lines[0][:200] if lines else ""
 
 
-def _judge(method: str, shown: str, response: HttpResponse, result: dict[str, Any], expected: tuple[int, ...] | None) -> None:
+def _judge(
+    method: str, shown: str, response: HttpResponse, result: dict[str, Any], expected: tuple[int, ...] | None
+) -> None:
     status = response.status
     if (status in expected) if expected is not None else 200 <= status <= 299:
         return
@@ -384,7 +434,9 @@ def _judge(method: str, shown: str, response: HttpResponse, result: dict[str, An
         if location:
             message += f", redirecting to {shown_url(location)}"
         if method not in ("GET", "HEAD"):
-            guidance = f"redirects of a {method} are not followed (it would be resent as a GET); send it to the new address"
+            guidance = (
+                f"redirects of a {method} are not followed (it would be resent as a GET); send it to the new address"
+            )
     else:
         detail = _detail(result)
         if detail:
@@ -413,20 +465,29 @@ def _check_schema(schema: Any, result: dict[str, Any], method: str, shown: str) 
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as error:
-        raise _invalid(f"`responseSchema` is not a valid JSON Schema: {error.message[:300]} (at {error.json_path})") from None
+        raise _invalid(
+            f"`responseSchema` is not a valid JSON Schema: {error.message[:300]} (at {error.json_path})"
+        ) from None
     is_json, data = parse_json(result["body"])
     if not is_json:
-        raise StepError("SchemaValidationFailed", f"the answer of {method} {shown} does not match responseSchema at $: the body is not JSON",
-                        metadata={**result, "schemaErrors": [{"path": "$", "message": "the body is not JSON"}]})
+        raise StepError(
+            "SchemaValidationFailed",
+            f"the answer of {method} {shown} does not match responseSchema at $: the body is not JSON",
+            metadata={**result, "schemaErrors": [{"path": "$", "message": "the body is not JSON"}]},
+        )
     validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     try:
         errors = list(validator.iter_errors(data))
     except Unresolvable as error:  # a $ref to nowhere: the schema's fault, not the answer's
-        raise _invalid(f"`responseSchema` cannot be used: {error}", "keep the schema self-contained: remote $refs are not fetched") from None
+        raise _invalid(
+            f"`responseSchema` cannot be used: {error}", "keep the schema self-contained: remote $refs are not fetched"
+        ) from None
     if not errors:
         return
     # In document order (array indexes as numbers), so the first problem is the one named.
-    errors.sort(key=lambda e: ([(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path], e.message))
+    errors.sort(
+        key=lambda e: ([(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path], e.message)
+    )
     first, listed = errors[0], errors[:10]
     raise StepError(
         "SchemaValidationFailed",
@@ -452,7 +513,11 @@ def request(ctx: ActionContext, method: str, config: dict) -> dict[str, Any]:
     expected = _expected(config)
     retry_mutation = config.get("retryMutation") is True
     if retries and method not in IDEMPOTENT and not retry_mutation:
-        ctx.log("info", f"{method} is not retried (a repeated {method} may act twice); set retryMutation: true to retry it", None)
+        ctx.log(
+            "info",
+            f"{method} is not retried (a repeated {method} may act twice); set retryMutation: true to retry it",
+            None,
+        )
     response = exchange(ctx, method, url, headers=headers, body=body, retries=retries, retry_mutation=retry_mutation)
     result = result_of(response)
     _judge(method, shown, response, result, expected)

@@ -11,23 +11,40 @@ from catalyst_dsl.runtime.errors import StepError
 
 def _run(ctx: ActionContext, argv: list[str], config: dict, stdin: str | None = None) -> dict:
     env = {str(k): str(v) for k, v in (config.get("env") or {}).items()}
-    outcome = ctx.gateway.run_process(argv, declared_writes=ctx.writes, cwd=config.get("cwd"), env=env,
-                                      timeout=ctx.remaining(), on_output=ctx.output, stdin=stdin)
+    outcome = ctx.gateway.run_process(
+        argv,
+        declared_writes=ctx.writes,
+        cwd=config.get("cwd"),
+        env=env,
+        timeout=ctx.remaining(),
+        on_output=ctx.output,
+        stdin=stdin,
+    )
     result = {"stdout": outcome.stdout, "stderr": outcome.stderr, "exitCode": outcome.exit_code}
     if outcome.timed_out:
-        raise StepError("StepTimeout", f"`{argv[0]}` was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result)
+        raise StepError(
+            "StepTimeout", f"`{argv[0]}` was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result
+        )
     if outcome.exit_code != 0:
         last = outcome.stderr.strip().splitlines()[-1:] or outcome.stdout.strip().splitlines()[-1:]
         detail = f": {last[0]}" if last else ""
-        raise StepError("CommandFailed", f"`{argv[0]}` exited with code {outcome.exit_code}{detail}", metadata=result,
-                        guidance="set errorPolicy: {default: {action: Continue}} on the step to go on and read its exitCode")
+        raise StepError(
+            "CommandFailed",
+            f"`{argv[0]}` exited with code {outcome.exit_code}{detail}",
+            metadata=result,
+            guidance="set errorPolicy: {default: {action: Continue}} on the step to go on and read its exitCode",
+        )
     return result
 
 
 def bash(ctx: ActionContext, config: dict) -> dict:
     shell = shutil.which("bash")
     if shell is None:
-        raise StepError("ActionUnavailable", "bash is not installed on this machine", guidance="install bash, or use `command` with an argv list")
+        raise StepError(
+            "ActionUnavailable",
+            "bash is not installed on this machine",
+            guidance="install bash, or use `command` with an argv list",
+        )
     # The script is a file in the run's scratch space: no length limit of the command line
     # applies, and the program's input is empty. (On bash's input, as `bash -s`, an
     # `exec <<< "$value"` in the script would make the value the rest of the script.)
@@ -74,8 +91,12 @@ def command(ctx: ActionContext, config: dict) -> dict:
     if shutil.which(argv[0], path=None) is None and "/" not in argv[0]:
         # Also ActionUnavailable, the code of every step whose program is missing (bash, node),
         # so one errorPolicy or catch covers them all.
-        raise StepError("CommandNotFound", f"the program `{argv[0]}` is not installed or not on PATH", aliases=("ActionUnavailable",),
-                        guidance=f"install `{argv[0]}`, or name a program this machine has")
+        raise StepError(
+            "CommandNotFound",
+            f"the program `{argv[0]}` is not installed or not on PATH",
+            aliases=("ActionUnavailable",),
+            guidance=f"install `{argv[0]}`, or name a program this machine has",
+        )
     return _run(ctx, argv, config)
 
 

@@ -125,30 +125,42 @@ def script(ctx: ActionContext, config: dict) -> dict:
     import secrets  # here: the interpreter imports this module for every run and what-if
 
     marker = f"\x1e__catalyst_script_{secrets.token_hex(12)}__ "
-    job = json.dumps({"code": code, "variables": _plain(_variables(ctx)), "marker": marker}, ensure_ascii=False, allow_nan=False)
+    job = json.dumps(
+        {"code": code, "variables": _plain(_variables(ctx)), "marker": marker}, ensure_ascii=False, allow_nan=False
+    )
     reports: list[str] = []
 
     def on_output(stream: str, line: str) -> None:
         if stream == "stdout":
             at = line.find(marker)
             if at >= 0:
-                reports.append(line[at + len(marker):])
+                reports.append(line[at + len(marker) :])
                 line = line[:at]  # output the script left without a newline
                 if not line:
                     return
         ctx.output(stream, line)
 
     env = {str(key): str(value) for key, value in (config.get("env") or {}).items()}
-    outcome = ctx.gateway.run_process([node, "-e", WRAPPER], declared_writes=ctx.writes, cwd=config.get("cwd"), env=env,
-                                      timeout=ctx.remaining(), on_output=on_output, stdin=job)
+    outcome = ctx.gateway.run_process(
+        [node, "-e", WRAPPER],
+        declared_writes=ctx.writes,
+        cwd=config.get("cwd"),
+        env=env,
+        timeout=ctx.remaining(),
+        on_output=on_output,
+        stdin=job,
+    )
     if outcome.timed_out:
         raise StepError("StepTimeout", f"the script was stopped after the step's timeout of {ctx.timeout:g}s")
     if not reports:
         tail = "\n".join(outcome.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
-        raise StepError("ScriptError", f"node exited with code {outcome.exit_code} before the script finished"
-                                       + (f":\n{tail}" if tail else " (did it call process.exit?)"),
-                        metadata={"exitCode": outcome.exit_code, "stderr": outcome.stderr},
-                        guidance="return from the script instead of calling process.exit; await the promises it starts")
+        raise StepError(
+            "ScriptError",
+            f"node exited with code {outcome.exit_code} before the script finished"
+            + (f":\n{tail}" if tail else " (did it call process.exit?)"),
+            metadata={"exitCode": outcome.exit_code, "stderr": outcome.stderr},
+            guidance="return from the script instead of calling process.exit; await the promises it starts",
+        )
     try:
         report = json.loads(reports[-1])
     except ValueError:
@@ -156,9 +168,12 @@ def script(ctx: ActionContext, config: dict) -> dict:
     if not report.get("ok"):
         error = report.get("error") or {}
         where = f" at {error['location']}" if error.get("location") else ""
-        raise StepError("ScriptError", f"the script failed{where}: {error.get('name') or 'Error'}: {error.get('message')}",
-                        metadata={"error": error, "set": report.get("set") or {}},
-                        guidance="script.js lines are the lines of the step's code")
+        raise StepError(
+            "ScriptError",
+            f"the script failed{where}: {error.get('name') or 'Error'}: {error.get('message')}",
+            metadata={"error": error, "set": report.get("set") or {}},
+            guidance="script.js lines are the lines of the step's code",
+        )
     return {"result": report.get("result"), "set": report.get("set") or {}}
 
 
@@ -230,7 +245,16 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
     written = f"temp://powershell/{secrets.token_hex(8)}.ps1"
     target = ctx.gateway.write_file(written, (prelude + text).encode("utf-8"))
     try:
-        argv = [pwsh, "-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File", str(target.path)]
+        argv = [
+            pwsh,
+            "-NoLogo",
+            "-NoProfile",
+            "-NonInteractive",
+            "-ExecutionPolicy",
+            "Bypass",
+            "-File",
+            str(target.path),
+        ]
         return _run(ctx, argv, config)
     finally:
         ctx.gateway.delete_file(written)

@@ -35,15 +35,31 @@ def test(ctx: ActionContext, config: dict) -> dict:
     threshold = _threshold(config)
     shell = shutil.which("bash")
     if shell is None:
-        raise StepError("ActionUnavailable", "bash is not installed on this machine; `test` runs its command with bash",
-                        guidance="install bash")
+        raise StepError(
+            "ActionUnavailable",
+            "bash is not installed on this machine; `test` runs its command with bash",
+            guidance="install bash",
+        )
     env = {str(key): str(value) for key, value in (config.get("env") or {}).items()}
-    outcome = ctx.gateway.run_process([shell, "-o", "pipefail", "-c", scratch_paths(ctx, command)], declared_writes=ctx.writes, cwd=config.get("cwd"),
-                                      env=env, timeout=ctx.remaining(), on_output=ctx.output)
-    result = {"exitCode": outcome.exit_code, "stdout": outcome.stdout, "stderr": outcome.stderr,
-              "reports": _existing(ctx, config.get("reports") or ()), "coverage": None}
+    outcome = ctx.gateway.run_process(
+        [shell, "-o", "pipefail", "-c", scratch_paths(ctx, command)],
+        declared_writes=ctx.writes,
+        cwd=config.get("cwd"),
+        env=env,
+        timeout=ctx.remaining(),
+        on_output=ctx.output,
+    )
+    result = {
+        "exitCode": outcome.exit_code,
+        "stdout": outcome.stdout,
+        "stderr": outcome.stderr,
+        "reports": _existing(ctx, config.get("reports") or ()),
+        "coverage": None,
+    }
     if outcome.timed_out:
-        raise StepError("StepTimeout", f"the test command was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result)
+        raise StepError(
+            "StepTimeout", f"the test command was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result
+        )
     report = config.get("coverageReport")
     if report is not None:
         # Read before judging the exit code, so a failed run's result still shows it.
@@ -51,14 +67,21 @@ def test(ctx: ActionContext, config: dict) -> dict:
     if outcome.exit_code != 0:
         last = outcome.stdout.strip().splitlines()[-1:] or outcome.stderr.strip().splitlines()[-1:]
         detail = f": {last[0]}" if last else ""
-        raise StepError("TestsFailed", f"the tests failed (exit code {outcome.exit_code}){detail}", metadata=result,
-                        guidance="the log has the test output; errorPolicy Continue goes on with the result in the step's variable")
+        raise StepError(
+            "TestsFailed",
+            f"the tests failed (exit code {outcome.exit_code}){detail}",
+            metadata=result,
+            guidance="the log has the test output; errorPolicy Continue goes on with the result in the step's variable",
+        )
     if threshold is not None:
         coverage = result["coverage"]
         if coverage < threshold:
-            raise StepError("CoverageBelowThreshold", f"coverage is {coverage:g}%, below the threshold of {threshold:g}%",
-                            metadata={**result, "threshold": threshold},
-                            guidance=f"add tests for the uncovered lines ({report} lists them), or lower coverageThreshold")
+            raise StepError(
+                "CoverageBelowThreshold",
+                f"coverage is {coverage:g}%, below the threshold of {threshold:g}%",
+                metadata={**result, "threshold": threshold},
+                guidance=f"add tests for the uncovered lines ({report} lists them), or lower coverageThreshold",
+            )
     return result
 
 
@@ -69,8 +92,11 @@ def _threshold(config: dict) -> float | None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 100:
         raise StepError("InvalidConfig", f"coverageThreshold is {threshold!r}; it is a percentage from 0 to 100")
     if not config.get("coverageReport"):
-        raise StepError("InvalidConfig", "coverageThreshold needs coverageReport: the report to read the coverage from",
-                        guidance="e.g. coverageReport: coverage.json (coverage json) or coverage.xml (Cobertura, coverage xml)")
+        raise StepError(
+            "InvalidConfig",
+            "coverageThreshold needs coverageReport: the report to read the coverage from",
+            guidance="e.g. coverageReport: coverage.json (coverage json) or coverage.xml (Cobertura, coverage xml)",
+        )
     return float(threshold)
 
 
@@ -84,8 +110,11 @@ def _coverage(ctx: ActionContext, written: str, *, required: bool) -> float | No
     path = ctx.read_path(written)
     if not path.is_file():
         if required:
-            raise StepError("CoverageReportMissing", f"the coverage report '{written}' does not exist after the tests ran",
-                            guidance="make the test command write it (e.g. `coverage json -o coverage.json`), or fix coverageReport")
+            raise StepError(
+                "CoverageReportMissing",
+                f"the coverage report '{written}' does not exist after the tests ran",
+                guidance="make the test command write it (e.g. `coverage json -o coverage.json`), or fix coverageReport",
+            )
         ctx.log("warning", f"the coverage report '{written}' does not exist after the tests ran", None)
         return None
     try:
@@ -149,8 +178,11 @@ def _coverage_json(path: Path) -> float:
 
 
 def _invalid(path: Path, problem: str) -> StepError:
-    return StepError("InvalidCoverageReport", f"cannot read the coverage from {path.name}: {problem}",
-                     guidance="coverageReport reads Cobertura XML (`coverage xml`, line-rate) or coverage.py JSON (`coverage json`)")
+    return StepError(
+        "InvalidCoverageReport",
+        f"cannot read the coverage from {path.name}: {problem}",
+        guidance="coverageReport reads Cobertura XML (`coverage xml`, line-rate) or coverage.py JSON (`coverage json`)",
+    )
 
 
 ACTIONS = {"test": test}

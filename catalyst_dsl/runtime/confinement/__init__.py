@@ -61,8 +61,9 @@ class Confinement:
     files: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, root: Path, scratch: Path, patterns: Sequence[str], protected: Sequence[str],
-           files: Sequence[str] = ()) -> "Confinement":
+    def of(
+        cls, root: Path, scratch: Path, patterns: Sequence[str], protected: Sequence[str], files: Sequence[str] = ()
+    ) -> "Confinement":
         prefixes = []
         for written in patterns:
             placed = place(written)
@@ -77,12 +78,17 @@ class Confinement:
                 continue
             if prefix not in prefixes:
                 prefixes.append(prefix)
-        return cls(root, scratch, tuple(prefixes), tuple(dict.fromkeys((*ALWAYS_PROTECTED, *protected, *files))), tuple(files))
+        return cls(
+            root, scratch, tuple(prefixes), tuple(dict.fromkeys((*ALWAYS_PROTECTED, *protected, *files))), tuple(files)
+        )
 
     def shown(self) -> dict:
         """The confinement in a plan: what the program may write, and what it never may."""
         may = [f"{p}/" if p else "./" for p in self.prefixes if not self._inside_protected(p)]
-        return {"mayWrite": [*may, SCRATCH, TEMP_FOLDER], "neverWrites": [p if p in self.files else f"{p}/" for p in self.protected]}
+        return {
+            "mayWrite": [*may, SCRATCH, TEMP_FOLDER],
+            "neverWrites": [p if p in self.files else f"{p}/" for p in self.protected],
+        }
 
     def refuse_links(self) -> None:
         """PermissionDenied when a declared prefix passes through a symbolic link: the kernel
@@ -98,14 +104,21 @@ class Confinement:
                     continue
                 link = walked.relative_to(real_root).as_posix()
                 leads = Path(os.path.realpath(walked))
-                where = (f"'{leads.relative_to(real_root).as_posix() or '.'}'" if _holds(real_root, leads)
-                         else f"'{leads}', outside the project")
+                where = (
+                    f"'{leads.relative_to(real_root).as_posix() or '.'}'"
+                    if _holds(real_root, leads)
+                    else f"'{leads}', outside the project"
+                )
                 where = "the project root" if leads == real_root else where
-                raise StepError("PermissionDenied", f"this step declares it writes beneath '{prefix}/', but '{link}' is a symbolic "
-                                                    f"link to {where}: its program would be granted where the link leads, not what "
-                                                    f"its writes name", guidance=f"remove the link '{link}' (or declare the real path it "
-                                                                                 f"leads to, where the grants allow it)",
-                                metadata={"path": link})
+                raise StepError(
+                    "PermissionDenied",
+                    f"this step declares it writes beneath '{prefix}/', but '{link}' is a symbolic "
+                    f"link to {where}: its program would be granted where the link leads, not what "
+                    f"its writes name",
+                    guidance=f"remove the link '{link}' (or declare the real path it "
+                    f"leads to, where the grants allow it)",
+                    metadata={"path": link},
+                )
 
     def writable_paths(self, step_temp: Path | None = None, private_shm: bool = False) -> list[Path]:
         """The real paths to allow writes beneath, for the kernel. Missing prefix directories
@@ -130,7 +143,9 @@ class Confinement:
                 continue
             if not real.exists():
                 real.mkdir(parents=True, exist_ok=True)
-            paths += _around(real_root, [*self.protected, *_git_directories(real_root, relative, self.protected)], relative)
+            paths += _around(
+                real_root, [*self.protected, *_git_directories(real_root, relative, self.protected)], relative
+            )
         return paths
 
     def read_only_paths(self) -> list[Path]:
@@ -156,7 +171,12 @@ class Confinement:
         and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
         read_only = self.read_only_paths()
         writable = [p for p in writable if any(_holds(r, p) for r in read_only) and p not in read_only]
-        return {"readOnly": [str(p) for p in read_only], "writable": [str(p) for p in writable], "shm": True, "shmRights": shm_rights}
+        return {
+            "readOnly": [str(p) for p in read_only],
+            "writable": [str(p) for p in writable],
+            "shm": True,
+            "shmRights": shm_rights,
+        }
 
     def environment(self, step_temp: Path | None) -> dict[str, str]:
         """Variables a confined program needs: TMPDIR, its own temp folder."""
@@ -184,6 +204,7 @@ class Confinement:
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
 
+
 def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> list[str]:
     """Every `.git` (any case, directory or file) beneath `root/relative`, project-relative:
     a nested repository's config and hooks run code as git, as the project's own do."""
@@ -205,7 +226,9 @@ def remove_temp_folders(run_id: str) -> None:
     import shutil
     import tempfile
 
-    for path in glob.glob(os.path.join(glob.escape(tempfile.gettempdir()), f"{TEMP_FOLDER_PREFIX}{glob.escape(run_id)}-*")):
+    for path in glob.glob(
+        os.path.join(glob.escape(tempfile.gettempdir()), f"{TEMP_FOLDER_PREFIX}{glob.escape(run_id)}-*")
+    ):
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -220,7 +243,7 @@ def _linked_git_directories(git_file: Path) -> list[Path]:
         return []
     if not text.startswith("gitdir:"):
         return []
-    directory = Path(os.path.realpath(git_file.parent / text[len("gitdir:"):].strip()))
+    directory = Path(os.path.realpath(git_file.parent / text[len("gitdir:") :].strip()))
     found = [directory] if directory.is_dir() else []
     try:
         common = (directory / "commondir").read_text(encoding="utf-8").strip()
@@ -291,8 +314,10 @@ class Confiner:
 
                     self._namespaces = namespaces_problem() or ""
         if first and self._namespaces and self.notice is not None:
-            self.notice(f"programs get no private mounts: {self._namespaces}; modes, owners and times under .git/, the state "
-                        f"directory and the settings can be changed by them, and /dev/shm is the machine's")
+            self.notice(
+                f"programs get no private mounts: {self._namespaces}; modes, owners and times under .git/, the state "
+                f"directory and the settings can be changed by them, and /dev/shm is the machine's"
+            )
         return not self._namespaces
 
     def ruleset(self, confinement: Confinement, writable: list[Path] | None = None) -> int | None:
@@ -305,8 +330,11 @@ class Confiner:
 
                 return landlock.build_ruleset(self.abi, confinement.writable_paths() if writable is None else writable)
             except landlock.PathMoved as moved:
-                raise StepError("PermissionDenied", f"the program's writes could not be granted: {moved.strerror}",
-                                guidance="a symbolic link changed while the step started; remove links from the paths it writes") from None
+                raise StepError(
+                    "PermissionDenied",
+                    f"the program's writes could not be granted: {moved.strerror}",
+                    guidance="a symbolic link changed while the step started; remove links from the paths it writes",
+                ) from None
             except OSError as error:
                 reason = str(error)
         elif os.environ.get("CATALYST_LANDLOCK", "").lower() == "off":
@@ -314,9 +342,12 @@ class Confiner:
         else:
             reason = "this kernel has no Landlock (Linux 5.13 or later, enabled at boot and not blocked by seccomp)"
         if self.required:
-            raise StepError("ConfinementUnavailable", f"the program cannot be confined to its writes: {reason}",
-                            guidance="run on a Linux kernel with Landlock enabled, or set require-confinement = false in "
-                                     "catalyst.toml to run programs with only the checks of their declared writes")
+            raise StepError(
+                "ConfinementUnavailable",
+                f"the program cannot be confined to its writes: {reason}",
+                guidance="run on a Linux kernel with Landlock enabled, or set require-confinement = false in "
+                "catalyst.toml to run programs with only the checks of their declared writes",
+            )
         with self._lock:
             first, self._told = not self._told, True
         if first and self.notice is not None:

@@ -32,11 +32,21 @@ MAKE_SOCK = 1 << 9
 MAKE_FIFO = 1 << 10
 MAKE_BLOCK = 1 << 11
 MAKE_SYM = 1 << 12
-REFER = 1 << 13      # ABI 2: rename and link between directories
-TRUNCATE = 1 << 14   # ABI 3: truncate(2) and O_TRUNC
+REFER = 1 << 13  # ABI 2: rename and link between directories
+TRUNCATE = 1 << 14  # ABI 3: truncate(2) and O_TRUNC
 
-_WRITES_ABI1 = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
-                | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
+_WRITES_ABI1 = (
+    WRITE_FILE
+    | REMOVE_DIR
+    | REMOVE_FILE
+    | MAKE_CHAR
+    | MAKE_DIR
+    | MAKE_REG
+    | MAKE_SOCK
+    | MAKE_FIFO
+    | MAKE_BLOCK
+    | MAKE_SYM
+)
 #: Rights that mean something on a file, not only on a directory.
 _FILE_RIGHTS = WRITE_FILE | TRUNCATE
 
@@ -133,7 +143,16 @@ def _allow(ruleset: int, path: Path, rights: int) -> None:
             raise PathMoved(0, f"{path} led to {opened} when opened to allow writes beneath it")
         allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
         rule = _PathBeneathAttr(allowed, target)
-        if _syscall()(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+        if (
+            _syscall()(
+                _ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            != 0
+        ):
             raise _error(f"landlock_add_rule for {path}")
     finally:
         os.close(target)

@@ -64,8 +64,14 @@ _MS_REMOUNT, _MS_NOATIME, _MS_NODIRATIME, _MS_BIND = 32, 1024, 2048, 4096
 _MS_REC, _MS_PRIVATE, _MS_RELATIME = 1 << 14, 1 << 18, 1 << 21
 #: Flags of a mount a remount must repeat: a user namespace may not clear them (statvfs
 #: bit -> mount bit; they differ for relatime).
-_KEPT = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
-         (os.ST_NOATIME, _MS_NOATIME), (os.ST_NODIRATIME, _MS_NODIRATIME), (os.ST_RELATIME, _MS_RELATIME))
+_KEPT = (
+    (os.ST_NOSUID, _MS_NOSUID),
+    (os.ST_NODEV, _MS_NODEV),
+    (os.ST_NOEXEC, _MS_NOEXEC),
+    (os.ST_NOATIME, _MS_NOATIME),
+    (os.ST_NODIRATIME, _MS_NODIRATIME),
+    (os.ST_RELATIME, _MS_RELATIME),
+)
 _ADD_RULE, _RULE_PATH_BENEATH = 445, 1
 
 
@@ -210,7 +216,16 @@ def _allow(libc, ruleset_fd, path, rights):
     target = os.open(path, os.O_PATH | os.O_CLOEXEC)
     try:
         rule = _PathBeneath(rights, target)
-        if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(
+                _ADD_RULE,
+                ctypes.c_int(ruleset_fd),
+                ctypes.c_int(_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            != 0
+        ):
             code = ctypes.get_errno()
             raise OSError(code, f"landlock_add_rule for {path}: {os.strerror(code)}")
     finally:

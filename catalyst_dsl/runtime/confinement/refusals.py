@@ -21,7 +21,9 @@ _DENIED = re.compile(r"permission denied|operation not permitted|read-only file 
 #: A quoted path on the line: '…', "…", ‘…’ or `…'.
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^']+)'")
 #: The words before ": Permission denied" (bash, sh, git): the path is their last word.
-_BEFORE = re.compile(r"(?:^|: )([^:]+): (?:permission denied|operation not permitted|read-only file system)", re.IGNORECASE)
+_BEFORE = re.compile(
+    r"(?:^|: )([^:]+): (?:permission denied|operation not permitted|read-only file system)", re.IGNORECASE
+)
 
 
 def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
@@ -32,18 +34,32 @@ def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
     writable = confinement.writable_paths()
     metadata = {"stdout": outcome.stdout, "stderr": outcome.stderr, "exitCode": outcome.exit_code}
     may = ", ".join(confinement.shown()["mayWrite"])
-    help = ("declare what it writes under the step's writes: (inside allowedWritePaths), or write to temp://; "
-            ".git/ and the state directory are never writable to programs")
+    help = (
+        "declare what it writes under the step's writes: (inside allowedWritePaths), or write to temp://; "
+        ".git/ and the state directory are never writable to programs"
+    )
     for line in lines:
         for written in _paths_on(line):
             path = Path(os.path.abspath(os.path.join(cwd, written)))
-            if not any(is_within(path, Path(os.path.abspath(w))) or is_within(Path(os.path.realpath(path)), Path(os.path.realpath(w)))
-                       for w in writable):
-                raise StepError("PermissionDenied", f"the program was refused a write to '{written}' by its confinement: it may write only "
-                                                    f"beneath {may}", guidance=help, metadata={**metadata, "path": written})
-    raise StepError("PermissionDenied", f"the program exited with code {outcome.exit_code} after 'Permission denied' "
-                                        f"({lines[-1].strip()}): its confinement may have refused a write; it may write only beneath {may}",
-                    guidance=help, metadata=metadata)
+            if not any(
+                is_within(path, Path(os.path.abspath(w)))
+                or is_within(Path(os.path.realpath(path)), Path(os.path.realpath(w)))
+                for w in writable
+            ):
+                raise StepError(
+                    "PermissionDenied",
+                    f"the program was refused a write to '{written}' by its confinement: it may write only "
+                    f"beneath {may}",
+                    guidance=help,
+                    metadata={**metadata, "path": written},
+                )
+    raise StepError(
+        "PermissionDenied",
+        f"the program exited with code {outcome.exit_code} after 'Permission denied' "
+        f"({lines[-1].strip()}): its confinement may have refused a write; it may write only beneath {may}",
+        guidance=help,
+        metadata=metadata,
+    )
 
 
 def _paths_on(line: str) -> list[str]:

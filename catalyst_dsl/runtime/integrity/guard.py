@@ -69,12 +69,16 @@ class Guard:
         latest = self.ledger.latest(state.run_id)
         problems: list[str] = []
         if found is None:
-            problems.append("it has no seal: it was written by a catalyst from before sealed snapshots, or its seal was removed")
+            problems.append(
+                "it has no seal: it was written by a catalyst from before sealed snapshots, or its seal was removed"
+            )
         elif not seal.well_formed(found):
             problems.append("its seal was edited: it is not a seal as catalyst writes it")
         elif not seal.verifies(key, found, sealed.body):
             if found["key"] != key.id:
-                problems.append(f"it was sealed with another run key (id {found['key']}); the key in use here, from {key.source}, has id {key.id}")
+                problems.append(
+                    f"it was sealed with another run key (id {found['key']}); the key in use here, from {key.source}, has id {key.id}"
+                )
             else:
                 _, now = snapshot_codec.encode_parts(state)
                 problems += seal.differences(found["fields"], now, STEP_KEYS, state.steps, state.approvals) or [
@@ -83,9 +87,13 @@ class Guard:
         else:
             seq = found["seq"]
             if seq < latest:
-                problems.append(f"it is an older copy put back: it is save {seq} of the run, and save {latest} was made since")
+                problems.append(
+                    f"it is an older copy put back: it is save {seq} of the run, and save {latest} was made since"
+                )
             elif latest == 0 and seq > 1:
-                problems.append(f"the snapshot ledger ({LEDGER}) has no record of this run, which was saved {seq} times: the ledger was deleted or cut")
+                problems.append(
+                    f"the snapshot ledger ({LEDGER}) has no record of this run, which was saved {seq} times: the ledger was deleted or cut"
+                )
         # A save after this load must outnumber every copy seen, the one refused included.
         self._seqs[state.run_id] = max(latest, found["seq"] if seal.well_formed(found) else 0)
         if with_results:

@@ -65,8 +65,10 @@ def load_run_key(state_dir: Path, environ: Mapping[str, str] | None = None) -> R
     text = environ.get(KEY_ENV, "").strip()
     if text:
         if len(text) < MIN_ENV_KEY:
-            raise RunKeyError(f"{KEY_ENV} is {len(text)} characters long; a run key needs at least {MIN_ENV_KEY}",
-                              f"set it to a random value, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`")
+            raise RunKeyError(
+                f"{KEY_ENV} is {len(text)} characters long; a run key needs at least {MIN_ENV_KEY}",
+                "set it to a random value, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`",
+            )
         return RunKey(text.encode("utf-8"), KEY_ENV, True)
     path = user_key_path(environ)
     if path is not None:
@@ -78,7 +80,9 @@ def load_run_key(state_dir: Path, environ: Mapping[str, str] | None = None) -> R
     try:
         return RunKey(_read_or_create(fallback), str(fallback), False)
     except _Unwritable as error:
-        raise RunKeyError(f"no run key can be made: {error}", f"set {KEY_ENV} to a random value of at least {MIN_ENV_KEY} characters") from None
+        raise RunKeyError(
+            f"no run key can be made: {error}", f"set {KEY_ENV} to a random value of at least {MIN_ENV_KEY} characters"
+        ) from None
 
 
 class _Unwritable(Exception):
@@ -104,16 +108,22 @@ def _read(path: Path) -> bytes:
     if os.name == "posix":
         mode = stat.S_IMODE(path.stat().st_mode)
         if mode & 0o077:
-            raise RunKeyError(f"the run key {path} is accessible by group or others (mode {mode:04o}); it must be private",
-                              f"run `chmod 600 {path}`")
+            raise RunKeyError(
+                f"the run key {path} is accessible by group or others (mode {mode:04o}); it must be private",
+                f"run `chmod 600 {path}`",
+            )
     try:
         text = path.read_text(encoding="ascii", errors="replace").strip()
     except (IsADirectoryError, PermissionError) as error:
-        raise RunKeyError(f"the run key {path} cannot be read: {error.strerror}", f"make {path} a file you can read, mode 0600") from None
+        raise RunKeyError(
+            f"the run key {path} cannot be read: {error.strerror}", f"make {path} a file you can read, mode 0600"
+        ) from None
     try:
         if len(text) != 64:
             raise ValueError
         return bytes.fromhex(text)
     except ValueError:
-        raise RunKeyError(f"the run key {path} is not 64 hexadecimal digits",
-                          f"put back the key that sealed your runs, or remove {path} to make a new one (runs sealed with the old key then need `catalyst resume RUN --trust-edited-state`)") from None
+        raise RunKeyError(
+            f"the run key {path} is not 64 hexadecimal digits",
+            f"put back the key that sealed your runs, or remove {path} to make a new one (runs sealed with the old key then need `catalyst resume RUN --trust-edited-state`)",
+        ) from None

@@ -59,15 +59,24 @@ MAX_SEQ = 2**63 - 1
 
 
 def well_formed(seal: Any) -> bool:
-    return (type(seal) is dict and set(seal) == {"seq", "key", "fields", "mac"} and type(seal["seq"]) is int and 1 <= seal["seq"] <= MAX_SEQ
-            and type(seal["key"]) is str and type(seal["fields"]) is dict and type(seal["mac"]) is str)
+    return (
+        type(seal) is dict
+        and set(seal) == {"seq", "key", "fields", "mac"}
+        and type(seal["seq"]) is int
+        and 1 <= seal["seq"] <= MAX_SEQ
+        and type(seal["key"]) is str
+        and type(seal["fields"]) is dict
+        and type(seal["mac"]) is str
+    )
 
 
 def verifies(key: RunKey, seal: dict[str, Any], body: bytes) -> bool:
     return hmac.compare_digest(seal["mac"], _mac(key, seal["seq"], seal["fields"], body))
 
 
-def differences(sealed: dict[str, Any], now: dict[str, Any], step_keys: list[str], steps: list[Any], approvals: list[Any]) -> list[str]:
+def differences(
+    sealed: dict[str, Any], now: dict[str, Any], step_keys: list[str], steps: list[Any], approvals: list[Any]
+) -> list[str]:
     """What changed between the digests a seal holds and those of the content now, in words.
 
     `steps` and `approvals` are the entries as loaded (for their paths).

@@ -25,8 +25,20 @@ JAVASCRIPT = "javascript"
 #: An argv step's words (`command`): each is one argument, checked for the program it is given to.
 ARGV = "argv"
 
-__all__ = ["ARGV", "BASH", "given_names", "POWERSHELL", "JAVASCRIPT", "JS_HELP", "Analysis", "Context", "Slot", "bash_analysis", "raw_argument",
-           "script_slots"]
+__all__ = [
+    "ARGV",
+    "BASH",
+    "given_names",
+    "POWERSHELL",
+    "JAVASCRIPT",
+    "JS_HELP",
+    "Analysis",
+    "Context",
+    "Slot",
+    "bash_analysis",
+    "raw_argument",
+    "script_slots",
+]
 
 #: What a `${{ raw(x) }}` stands for when its text is not known (in `catalyst check`): an
 #: expansion, so a command it may name is not taken for a known one.
@@ -37,7 +49,12 @@ def raw_argument(part: ast.Part) -> ast.Expr | None:
     """The argument of `${{ raw(x) }}`: the author's opt-out from escaping, or None."""
     if isinstance(part, ast.ExprPart):
         expr = part.expr
-        if isinstance(expr, ast.Call) and isinstance(expr.callee, ast.Name) and expr.callee.name == "raw" and len(expr.args) == 1:
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.callee, ast.Name)
+            and expr.callee.name == "raw"
+            and len(expr.args) == 1
+        ):
             return expr.args[0]
     return None
 
@@ -53,8 +70,12 @@ def given_names(env: object) -> frozenset:
     return frozenset(e.key for e in env.entries if not isinstance(e.value, ir.Lit))
 
 
-def bash_analysis(text: str, parts: tuple[ast.Part, ...] | None = None, raw: tuple[str, ...] | None = None,
-                  given: frozenset = frozenset()) -> Analysis:
+def bash_analysis(
+    text: str,
+    parts: tuple[ast.Part, ...] | None = None,
+    raw: tuple[str, ...] | None = None,
+    given: frozenset = frozenset(),
+) -> Analysis:
     """The bash script `text` with its values by reference (`bash_refs.analyze`).
 
     `raw`: the text of each `${{ raw(x) }}`, in order, when it is known (a run); unknown
@@ -89,8 +110,11 @@ def script_slots(text: str, language: str, parts: tuple[ast.Part, ...] | None = 
 def _lexed(text: str, language: str, parts: tuple[ast.Part, ...]) -> tuple[Slot, ...]:
     if language == POWERSHELL:
         return PowerShellLexer(text, parts).run()
-    return tuple(Slot(Context.UNSAFE, p.start, p.end, "in JavaScript code, which is not escaped", JS_HELP)
-                 for p in parts if not isinstance(p, ast.TextPart))
+    return tuple(
+        Slot(Context.UNSAFE, p.start, p.end, "in JavaScript code, which is not escaped", JS_HELP)
+        for p in parts
+        if not isinstance(p, ast.TextPart)
+    )
 
 
 JS_HELP = "read the value inside the script with get('name') instead of pasting it into the code"

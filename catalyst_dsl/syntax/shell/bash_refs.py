@@ -42,9 +42,28 @@ _JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
 #: that is known only when the script runs.
 _BUILT_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\$|[}A-Za-z0-9_]\$\{?[A-Za-z_]|\}[A-Za-z_]")
 #: Variables bash fills with data it read or matched: they may hold a value.
-_DATA_VARIABLES = frozenset({"OLDPWD", "PWD", "DIRSTACK", "_", "REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "COPROC", "BASH_ARGV",
-                             "READLINE_LINE", "BASH_ALIASES", "BASH_CMDS", "BASH_EXECUTION_STRING", "COMP_LINE", "COMP_WORDS",
-                             "PIPESTATUS", "FUNCNAME"})
+_DATA_VARIABLES = frozenset(
+    {
+        "OLDPWD",
+        "PWD",
+        "DIRSTACK",
+        "_",
+        "REPLY",
+        "MAPFILE",
+        "BASH_REMATCH",
+        "OPTARG",
+        "COPROC",
+        "BASH_ARGV",
+        "READLINE_LINE",
+        "BASH_ALIASES",
+        "BASH_CMDS",
+        "BASH_EXECUTION_STRING",
+        "COMP_LINE",
+        "COMP_WORDS",
+        "PIPESTATUS",
+        "FUNCNAME",
+    }
+)
 #: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
 #: character or `#` (`16#ff` is a number in base 16, `${#x}` a length, `$#` a count).
 _ARITHMETIC_NAME = re.compile(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Za-z_][A-Za-z0-9_]*))")
@@ -52,25 +71,56 @@ _ARITHMETIC_NAME = re.compile(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Z
 #: The comparisons of `[[ ]]` that evaluate both sides as arithmetic.
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Operators of `${x OP word}` whose word is text or a pattern, never arithmetic or a name.
-_WORD_OPERATORS = frozenset({":-", "-", ":=", "=", ":+", "+", ":?", "?", "#", "##", "%", "%%", "/", "//", "/#", "/%",
-                             "^", "^^", ",", ",,"})
+_WORD_OPERATORS = frozenset(
+    {":-", "-", ":=", "=", ":+", "+", ":?", "?", "#", "##", "%", "%%", "/", "//", "/#", "/%", "^", "^^", ",", ",,"}
+)
 #: Nodes that only hold statements: a reference inside stays where its statement put it.
-_CONTAINERS = frozenset({
-    "program", "list", "pipeline", "subshell", "redirected_statement", "negated_command", "do_group",
-    "if_statement", "elif_clause", "else_clause", "while_statement", "function_definition",
-    "command_substitution", "process_substitution", "case_item", "case_statement", "for_statement",
-    "c_style_for_statement", "compound_statement", "string", "translated_string", "concatenation",
-    "heredoc_body", "raw_string", "ansi_c_string", "herestring_redirect", "heredoc_redirect", "file_redirect",
-})
-_ARITHMETIC_NODES = frozenset({"binary_expression", "unary_expression", "ternary_expression", "postfix_expression",
-                               "parenthesized_expression"})
+_CONTAINERS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "redirected_statement",
+        "negated_command",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "function_definition",
+        "command_substitution",
+        "process_substitution",
+        "case_item",
+        "case_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "compound_statement",
+        "string",
+        "translated_string",
+        "concatenation",
+        "heredoc_body",
+        "raw_string",
+        "ansi_c_string",
+        "herestring_redirect",
+        "heredoc_redirect",
+        "file_redirect",
+    }
+)
+_ARITHMETIC_NODES = frozenset(
+    {"binary_expression", "unary_expression", "ternary_expression", "postfix_expression", "parenthesized_expression"}
+)
 
-_FIX_ARITHMETIC = ("bash evaluates a value's text in arithmetic as an expression, where `a[$(cmd)]` runs cmd: "
-                   "compute in the playbook instead (`{{ inputs.n + 1 }}` is placed as a value), or compare as text "
-                   "with `[[ $x == ... ]]`")
+_FIX_ARITHMETIC = (
+    "bash evaluates a value's text in arithmetic as an expression, where `a[$(cmd)]` runs cmd: "
+    "compute in the playbook instead (`{{ inputs.n + 1 }}` is placed as a value), or compare as text "
+    "with `[[ $x == ... ]]`"
+)
 _FIX_NAME = "a value cannot name a variable: write the name in the script, and keep the value in it"
-_FIX_CODE = ("a value cannot be code: pass it to the code as data, e.g. `bash -c 'echo \"$1\"' _ {{ v }}`, "
-             "or give it to the program in `env:` and read the variable there")
+_FIX_CODE = (
+    "a value cannot be code: pass it to the code as data, e.g. `bash -c 'echo \"$1\"' _ {{ v }}`, "
+    "or give it to the program in `env:` and read the variable there"
+)
 
 
 @record
@@ -137,8 +187,16 @@ def argv_refusals(argv: list[str | None]) -> dict[int, str]:
     refused = programs.refused_arguments(argv)
     makes = [i for i, w in enumerate(argv) if w is not None and programs.program_name(w) in ("make", "gmake", "bmake")]
     for at, word in enumerate(argv):
-        if makes and at < makes[0] and word is not None and programs.UNKNOWN in word and "=" in word.split(programs.UNKNOWN)[0]:
-            refused.setdefault(at, "in the environment of `make`, which expands it in recipes as text that may call $(shell ...)")
+        if (
+            makes
+            and at < makes[0]
+            and word is not None
+            and programs.UNKNOWN in word
+            and "=" in word.split(programs.UNKNOWN)[0]
+        ):
+            refused.setdefault(
+                at, "in the environment of `make`, which expands it in recipes as text that may call $(shell ...)"
+            )
         if at == 0 or word is not None and programs.program_name(word) in programs.BASH_LIKE:
             for i, why in inline_code_uses(argv[at:]).items():
                 refused.setdefault(at + i, why)
@@ -269,45 +327,76 @@ class _Analyzer:
         joined = _JOINED_LINE.search(self.probe)
         if joined is not None:
             line = self.probe.count(b"\n", 0, joined.start()) + 1
-            return (f"in a script with a line continuation inside a word (line {line}), which bash joins and "
-                    "other readers split", "put a space before the backslash at the end of the line")
+            return (
+                f"in a script with a line continuation inside a word (line {line}), which bash joins and "
+                "other readers split",
+                "put a space before the backslash at the end of the line",
+            )
         if _depth(root) > _MAX_DEPTH:
-            return (f"in a script nested deeper than {_MAX_DEPTH} levels, which catalyst does not follow",
-                    "split the script into functions or steps")
+            return (
+                f"in a script nested deeper than {_MAX_DEPTH} levels, which catalyst does not follow",
+                "split the script into functions or steps",
+            )
         if re.search(rb"[\r\f\v]", self.probe):
-            return ("in a script that holds a carriage return, form feed or vertical tab, which bash reads as part of "
-                    "a word and other readers as a blank", "save the script with plain line ends (LF)")
-        if re.search(rb"\{[A-Za-z_][A-Za-z0-9_]*\[", self.probe) and re.search(rb"\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]\}[<>]", self.probe):
-            return ("in a script that names a file descriptor by an array element (`{a[i]}>`), whose subscript bash "
-                    "evaluates", "name the descriptor by a plain variable: {fd}>")
+            return (
+                "in a script that holds a carriage return, form feed or vertical tab, which bash reads as part of "
+                "a word and other readers as a blank",
+                "save the script with plain line ends (LF)",
+            )
+        if re.search(rb"\{[A-Za-z_][A-Za-z0-9_]*\[", self.probe) and re.search(
+            rb"\{[A-Za-z_][A-Za-z0-9_]*\[[^]]*\]\}[<>]", self.probe
+        ):
+            return (
+                "in a script that names a file descriptor by an array element (`{a[i]}>`), whose subscript bash "
+                "evaluates",
+                "name the descriptor by a plain variable: {fd}>",
+            )
         if re.search(rb"\bcoproc\b", self.probe):
-            return ("in a script with a `coproc`, whose input catalyst cannot follow", "run the program with a file of its own")
+            return (
+                "in a script with a `coproc`, whose input catalyst cannot follow",
+                "run the program with a file of its own",
+            )
         if re.search(rb"alias|posix", re.sub(rb"['\"\\]", b"", self.probe), re.IGNORECASE):
-            return ("in a script that turns aliases on, where a command's name may stand for any code",
-                    "use a function instead of an alias")
+            return (
+                "in a script that turns aliases on, where a command's name may stand for any code",
+                "use a function instead of an alias",
+            )
         for node in _walk(root):
             if node.is_error or node.is_missing:
                 line, column = node.start_point
-                return (f"in a script that does not parse as bash (line {line + 1}, column {column + 1} of the script), "
-                        "so where the value lands cannot be shown",
-                        "fix the script's syntax (`bash -n` shows the error)")
+                return (
+                    f"in a script that does not parse as bash (line {line + 1}, column {column + 1} of the script), "
+                    "so where the value lands cannot be shown",
+                    "fix the script's syntax (`bash -n` shows the error)",
+                )
             if node.type == "command_name" and self._text(node) in ("{", "}"):
-                return ("in a script with a group `{ ...; }` where other readers see a command (after `time`, say)",
-                        "put the group in a function, or drop the word before it")
-            if node.type == "number" and self.probe[node.end_byte:node.end_byte + 1] in (b"<", b">"):
-                return (f"in a script with the redirection {self._text(node)}{self.probe[node.end_byte:node.end_byte + 1].decode()}, "
-                        "which bash reads as a redirection of that descriptor and other readers as an argument",
-                        "write `<` for the input (`0<` is the same)")
-            if node.type == "command" and self._literal(node.child_by_field_name("name")) == "coproc" and \
-                    programs.reads_code_from_stdin([self._literal(a) for a in node.children_by_field_name("argument")]):
+                return (
+                    "in a script with a group `{ ...; }` where other readers see a command (after `time`, say)",
+                    "put the group in a function, or drop the word before it",
+                )
+            if node.type == "number" and self.probe[node.end_byte : node.end_byte + 1] in (b"<", b">"):
+                return (
+                    f"in a script with the redirection {self._text(node)}{self.probe[node.end_byte : node.end_byte + 1].decode()}, "
+                    "which bash reads as a redirection of that descriptor and other readers as an argument",
+                    "write `<` for the input (`0<` is the same)",
+                )
+            if (
+                node.type == "command"
+                and self._literal(node.child_by_field_name("name")) == "coproc"
+                and programs.reads_code_from_stdin([self._literal(a) for a in node.children_by_field_name("argument")])
+            ):
                 return ("in a script whose `coproc` runs its input as code", "run the program with a script of its own")
             if node.type == "process_substitution" and self._stdin_runner(node) is not None:
-                return (f"in a script whose process substitution {self._text(node)[:40]} runs its input as code",
-                        "write what the program runs to a file the script names, not to its input")
+                return (
+                    f"in a script whose process substitution {self._text(node)[:40]} runs its input as code",
+                    "write what the program runs to a file the script names, not to its input",
+                )
             if node.type == "heredoc_start" and not _PLAIN_DELIMITER.fullmatch(self._text(node)):
-                return (f"in a script with the here-document delimiter {self._text(node)}, which is not a plain word: "
-                        "readers of bash disagree on where its body ends",
-                        "write the delimiter as a plain word, quoted or not: <<EOF, <<'EOF', <<\"EOF\"")
+                return (
+                    f"in a script with the here-document delimiter {self._text(node)}, which is not a plain word: "
+                    "readers of bash disagree on where its body ends",
+                    "write the delimiter as a plain word, quoted or not: <<EOF, <<'EOF', <<\"EOF\"",
+                )
         return None
 
     def _facts(self, root) -> None:
@@ -325,10 +414,16 @@ class _Analyzer:
                 name = node.child_by_field_name("name")
                 if name is not None:
                     self.functions.add(self._text(name))
-            elif node.type == "declaration_command" and node.children[0].type == "export" or node.type == "command" and \
-                    self._effective(node)[0] == "export":
+            elif (
+                node.type == "declaration_command"
+                and node.children[0].type == "export"
+                or node.type == "command"
+                and self._effective(node)[0] == "export"
+            ):
                 for child in _walk(node):
-                    if child.type in ("variable_name", "word") and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self._text(child)):
+                    if child.type in ("variable_name", "word") and re.fullmatch(
+                        r"[A-Za-z_][A-Za-z0-9_]*", self._text(child)
+                    ):
                         self.exported.add(self._text(child))
             elif node.type == "declaration_command":
                 self._declared(node, opaque)
@@ -336,7 +431,13 @@ class _Analyzer:
                 name = node.child_by_field_name("name")
                 if name is not None:
                     self.array_names.add(self._text(name))
-            if node.type == "command" and self._effective(node)[0] in ("declare", "typeset", "local", "export", "readonly"):
+            if node.type == "command" and self._effective(node)[0] in (
+                "declare",
+                "typeset",
+                "local",
+                "export",
+                "readonly",
+            ):
                 self._declared_by_command(node, opaque)
             for name, sources in _assignments(node, self._text, self._effective):
                 self.sites.append((name, sources, node))
@@ -358,9 +459,15 @@ class _Analyzer:
     def _declared(self, node, opaque: set[str]) -> None:
         """The attributes `declare`/`local`/`typeset` give: -i (arithmetic on assignment),
         -a/-A (arrays), -n (a name: its target is opaque)."""
-        flags = "".join(re.sub(r"[\\'\"]", "", self._text(c)) for c in node.children
-                        if c.type in ("word", "string", "raw_string") and re.sub(r"[\\'\"]", "", self._text(c))[:1] in "-+")
-        if any(c.type in ("simple_expansion", "expansion", "command_substitution", "concatenation") for c in node.children[1:]):
+        flags = "".join(
+            re.sub(r"[\\'\"]", "", self._text(c))
+            for c in node.children
+            if c.type in ("word", "string", "raw_string") and re.sub(r"[\\'\"]", "", self._text(c))[:1] in "-+"
+        )
+        if any(
+            c.type in ("simple_expansion", "expansion", "command_substitution", "concatenation")
+            for c in node.children[1:]
+        ):
             flags += "-ianA"  # `declare $f n`: any attribute
         for child in node.children:
             if child.type not in ("variable_name", "word", "variable_assignment", "string", "raw_string"):
@@ -406,7 +513,12 @@ class _Analyzer:
         """Whether the variable `name` may hold a value (see `_facts`)."""
         if name in self.clean:
             return False
-        if name in self.assigned or name in _DATA_VARIABLES or _REFERENCE_NAME.fullmatch(name) or name in self.inherited:
+        if (
+            name in self.assigned
+            or name in _DATA_VARIABLES
+            or _REFERENCE_NAME.fullmatch(name)
+            or name in self.inherited
+        ):
             return True
         return name.isdigit() or name in ("@", "*")
 
@@ -432,7 +544,9 @@ class _Analyzer:
     def _clean_source(self, node) -> bool:
         """Whether the text `node` gives an assignment is shown to hold no value. Text that
         names a variable holding one is not: arithmetic and `${!x}` read names (`y=x; (( y ))`)."""
-        if any(self._holds_value(m.group(2).decode()) for m in _ARITHMETIC_NAME.finditer(self._bytes(node)) if m.group(2)):
+        if any(
+            self._holds_value(m.group(2).decode()) for m in _ARITHMETIC_NAME.finditer(self._bytes(node)) if m.group(2)
+        ):
             return False
         for n in _walk(node):
             if n.type in ("command_substitution", "process_substitution"):
@@ -459,7 +573,7 @@ class _Analyzer:
         body = _enclosing(node, "heredoc_body")
         if body is not None:
             return self._body_slot(hole, body, start)
-        if node.type == "expansion" and node.end_byte == end and not self.probe[node.start_byte:start].strip():
+        if node.type == "expansion" and node.end_byte == end and not self.probe[node.start_byte : start].strip():
             context = _quoting(node)
             at = node
         elif node.type == "raw_string" and inside:
@@ -467,13 +581,18 @@ class _Analyzer:
             context, at = (Context.DOUBLE if _quoting(node) is Context.DOUBLE else Context.SINGLE), node
         elif node.type == "ansi_c_string" and inside:
             if _escaped(self.probe, start):
-                return self._refuse(hole, "right after a backslash in a $'...' string", "put the value elsewhere in the string")
+                return self._refuse(
+                    hole, "right after a backslash in a $'...' string", "put the value elsewhere in the string"
+                )
             context, at = Context.ANSI_C, node
         elif node.type == "comment" and node.start_byte < start:
             return Finding(Context.COMMENT, hole.start, hole.end)
         else:
-            return self._refuse(hole, "not a whole word for bash (it follows a backslash, or is part of a name)",
-                                "put the placeholder apart: in double quotes, or between spaces")
+            return self._refuse(
+                hole,
+                "not a whole word for bash (it follows a backslash, or is part of a name)",
+                "put the placeholder apart: in double quotes, or between spaces",
+            )
         problem = self._path(at, start)
         if problem is not None:
             return self._refuse(hole, *problem)
@@ -495,9 +614,11 @@ class _Analyzer:
         key = ("option", command.start_byte, command.end_byte)
         if key not in self._argv_cache:
             name, arguments = self._effective(command)
-            self._argv_cache[key] = ([name] + [self._literal(a) for a in arguments],
-                                     {a.start_byte: i for i, a in enumerate(arguments, 1)},
-                                     {a.start_byte: a.end_byte for a in arguments})
+            self._argv_cache[key] = (
+                [name] + [self._literal(a) for a in arguments],
+                {a.start_byte: i for i, a in enumerate(arguments, 1)},
+                {a.start_byte: a.end_byte for a in arguments},
+            )
         argv, index_of, ends = self._argv_cache[key]
         at = index_of.get(argument.start_byte)
         if at is None or ends.get(argument.start_byte) != argument.end_byte:
@@ -513,14 +634,19 @@ class _Analyzer:
             context = Context.HEREDOC_QUOTED
         else:
             context = Context.HEREDOC
-            before = self.probe[body.start_byte:start]
+            before = self.probe[body.start_byte : start]
             if _escaped(self.probe, start):
-                return self._refuse(hole, "right after a backslash in a here-document", "put the value elsewhere on the line")
-            text = self.probe[body.start_byte:body.end_byte]
+                return self._refuse(
+                    hole, "right after a backslash in a here-document", "put the value elsewhere on the line"
+                )
+            text = self.probe[body.start_byte : body.end_byte]
             if b"$(" in text or b"`" in text or b"$[" in text or before.count(b"${") > before.count(b"}"):
-                return self._refuse(hole, "in a here-document that runs commands or arithmetic (`$(...)`, backquotes, "
-                                    "`$[...]`) or inside a `${...}` of it, where its place cannot be shown",
-                                    "compute those before the here-document into variables, or quote its delimiter (<<'EOF')")
+                return self._refuse(
+                    hole,
+                    "in a here-document that runs commands or arithmetic (`$(...)`, backquotes, "
+                    "`$[...]`) or inside a `${...}` of it, where its place cannot be shown",
+                    "compute those before the here-document into variables, or quote its delimiter (<<'EOF')",
+                )
         problem = self._path(body, start)
         if problem is not None:
             return self._refuse(hole, *problem)
@@ -544,41 +670,81 @@ class _Analyzer:
             else:
                 problem = self._path(node, node.start_byte)
                 if problem is None and self._split_into_options(node):
-                    problem = ("unquoted, so it is split into words of which one may be an option that runs a program",
-                               'quote it: "$x"')
+                    problem = (
+                        "unquoted, so it is split into words of which one may be an option that runs a program",
+                        'quote it: "$x"',
+                    )
             if problem is not None:
                 start, end = self._template_span(node.start_byte, node.end_byte)
-                yield Finding(Context.UNSAFE, start, end, f"a value may reach this use of `{self._text(node)}`, which is "
-                              + problem[0], problem[1])
+                yield Finding(
+                    Context.UNSAFE,
+                    start,
+                    end,
+                    f"a value may reach this use of `{self._text(node)}`, which is " + problem[0],
+                    problem[1],
+                )
         for name, sources, node in self.sites:
-            special = ("an integer (-i), so bash evaluates what it is given as arithmetic" if name in self.integer_names
-                       else "a name reference (-n), so it assigns to the variable it names" if name in self.namerefs
-                       else "a variable bash or programs read as code" if programs.is_code_variable(name) else None)
-            if special is None or node.type == "variable_assignment" or (sources is not None and all(map(self._clean_source, sources))):
+            special = (
+                "an integer (-i), so bash evaluates what it is given as arithmetic"
+                if name in self.integer_names
+                else "a name reference (-n), so it assigns to the variable it names"
+                if name in self.namerefs
+                else "a variable bash or programs read as code"
+                if programs.is_code_variable(name)
+                else None
+            )
+            if (
+                special is None
+                or node.type == "variable_assignment"
+                or (sources is not None and all(map(self._clean_source, sources)))
+            ):
                 continue  # plain assignments are checked where the value stands (`_assignment`)
             start, end = self._template_span(node.start_byte, node.end_byte)
-            yield Finding(Context.UNSAFE, start, end, f"a value may be assigned here to `{name}`, {special}",
-                          "assign it to a variable of your own")
+            yield Finding(
+                Context.UNSAFE,
+                start,
+                end,
+                f"a value may be assigned here to `{name}`, {special}",
+                "assign it to a variable of your own",
+            )
         for name in sorted(self.integer_names & _DATA_VARIABLES):
             node = self.declared_at.get(name, root)
             start, end = self._template_span(node.start_byte, node.end_byte)
-            yield Finding(Context.UNSAFE, start, max(end, start + 1), f"`{name}` is made an integer (-i), and bash fills "
-                          "it with data it reads, which it then evaluates as arithmetic", "read into a variable of your own")
+            yield Finding(
+                Context.UNSAFE,
+                start,
+                max(end, start + 1),
+                f"`{name}` is made an integer (-i), and bash fills "
+                "it with data it reads, which it then evaluates as arithmetic",
+                "read into a variable of your own",
+            )
         for region in self._arithmetic(root):
             built = _BUILT_NAME.search(self._bytes(region))
             if built is not None:
                 start, end = self._template_span(region.start_byte + built.start(), region.start_byte + built.end())
-                yield Finding(Context.UNSAFE, start, end, "a variable name built from pieces in arithmetic, which bash "
-                              "evaluates: the name it makes may hold a value", _FIX_ARITHMETIC)
+                yield Finding(
+                    Context.UNSAFE,
+                    start,
+                    end,
+                    "a variable name built from pieces in arithmetic, which bash "
+                    "evaluates: the name it makes may hold a value",
+                    _FIX_ARITHMETIC,
+                )
                 continue
             named = (region.start_byte, region.end_byte) in self.named_regions
             for name, start, end in self._names_in(region, holes, _ARITHMETIC_NAME):
-                if named and self.probe[end:end + 1] == b"[":
+                if named and self.probe[end : end + 1] == b"[":
                     continue  # `a[x]` given as a name: `a` is the array, `x` the arithmetic
                 if not self._number(name):
                     start, end = self._template_span(start, end)
-                    yield Finding(Context.UNSAFE, start, end, f"`{name}` may hold a value, and bash evaluates its text "
-                                  "here as arithmetic, where `a[$(cmd)]` runs cmd", _FIX_ARITHMETIC)
+                    yield Finding(
+                        Context.UNSAFE,
+                        start,
+                        end,
+                        f"`{name}` may hold a value, and bash evaluates its text "
+                        "here as arithmetic, where `a[$(cmd)]` runs cmd",
+                        _FIX_ARITHMETIC,
+                    )
         for node in _walk(root):
             if node.type == "command":
                 yield from self._command_uses(node, holes)
@@ -587,11 +753,18 @@ class _Analyzer:
             # it is expanded when the code runs.
             if node.type == "command" and self._effective(node)[0] in ("eval", "trap", "alias"):
                 for argument in self._effective(node)[1]:
-                    found = next((f for f in self._names_in(argument, holes, _ARITHMETIC_NAME) if self._holds_value(f[0])), None)
+                    found = next(
+                        (f for f in self._names_in(argument, holes, _ARITHMETIC_NAME) if self._holds_value(f[0])), None
+                    )
                     if found is not None:
                         start, end = self._template_span(found[1], found[2])
-                        yield Finding(Context.UNSAFE, start, end, f"`{found[0]}` may hold a value, and this is code bash "
-                                      "runs", _FIX_CODE)
+                        yield Finding(
+                            Context.UNSAFE,
+                            start,
+                            end,
+                            f"`{found[0]}` may hold a value, and this is code bash runs",
+                            _FIX_CODE,
+                        )
 
     def _command_uses(self, command, holes):
         """What a command does with text that may hold a value, beyond where each piece stands:
@@ -604,24 +777,33 @@ class _Analyzer:
             for at in programs.refused_arguments([name, *words]):
                 argument = arguments[at - 1] if at - 1 < len(arguments) else None
                 if argument is not None and words[at - 1] is None and not self._holds_hole(argument, holes):
-                    yield self._use(argument, f"a variable name chosen when the script runs, given to `{name}`", _FIX_NAME)
+                    yield self._use(
+                        argument, f"a variable name chosen when the script runs, given to `{name}`", _FIX_NAME
+                    )
         code = programs.shell_code([name, *words]) if name is not None else None
         if code is not None and words[code - 1] is not None:
             # what the child may get with a value: the parent's variables, and `env N=...`
-            given = {w.split("=", 1)[0] for w in words[:code - 1] if w and programs.UNKNOWN in w and "=" in w}
+            given = {w.split("=", 1)[0] for w in words[: code - 1] if w and programs.UNKNOWN in w and "=" in w}
             inherited = frozenset(n for n in self.assigned | _DATA_VARIABLES if self._holds_value(n)) | given
             found = _child_uses(words[code - 1], inherited)
             if found:
                 yield self._use(arguments[code - 1], f"code that uses a variable holding a value ({found})", _FIX_CODE)
         if name is not None and programs.program_name(name) in ("make", "gmake", "bmake"):
-            given = [c for c in command.children if c.type == "variable_assignment" and not all(
-                self._clean_source(v) for v in c.children if _field_of(c, v) == "value")]
+            given = [
+                c
+                for c in command.children
+                if c.type == "variable_assignment"
+                and not all(self._clean_source(v) for v in c.children if _field_of(c, v) == "value")
+            ]
             exported = sorted(n for n in self.exported if self._holds_value(n))
             if given or exported:
-                yield self._use(given[0] if given else command, f"in the environment of `make`, which expands "
-                                f"`$({(exported or ['NAME'])[0] if not given else self._text(given[0]).split('=')[0]})` "
-                                "in recipes as text that may call `$(shell ...)`", "pass the value to make in a file it reads, "
-                                "or check it first")
+                yield self._use(
+                    given[0] if given else command,
+                    f"in the environment of `make`, which expands "
+                    f"`$({(exported or ['NAME'])[0] if not given else self._text(given[0]).split('=')[0]})` "
+                    "in recipes as text that may call `$(shell ...)`",
+                    "pass the value to make in a file it reads, or check it first",
+                )
         argv = [name, *words]
         for at, argument in enumerate(arguments, 1):
             if words[at - 1] is not None or programs.option_program(argv, at) is None:
@@ -629,11 +811,18 @@ class _Analyzer:
             first = self._first_piece(argument)
             if first is None or (first.start_byte, first.end_byte) in holes:
                 continue  # a literal start, or the value itself: a run checks it
-            if self._holds_hole(first, holes) or self._is_value_use(first) or first.type in ("command_substitution",) or (
-                    first.type == "word" and self._holds_hole(argument, holes)):
-                yield self._use(argument, f"an argument of `{programs.option_program(argv, at)}` that may start with "
-                                "`-` and be read as an option that runs a program",
-                                "write `--` before it (git: `--end-of-options`), or start the word with text of your own")
+            if (
+                self._holds_hole(first, holes)
+                or self._is_value_use(first)
+                or first.type in ("command_substitution",)
+                or (first.type == "word" and self._holds_hole(argument, holes))
+            ):
+                yield self._use(
+                    argument,
+                    f"an argument of `{programs.option_program(argv, at)}` that may start with "
+                    "`-` and be read as an option that runs a program",
+                    "write `--` before it (git: `--end-of-options`), or start the word with text of your own",
+                )
 
     def _subscripted_name(self, node) -> bool:
         """A word written as text that holds a `[`: a name with a subscript."""
@@ -651,8 +840,12 @@ class _Analyzer:
                 return None  # (tree-sitter starts an expansion at the blank before it) it starts with a blank
             if node.type in ("concatenation", "string") and node.named_child_count:
                 pieces = [c for c in node.children if c.is_named] + pieces[1:]
-            elif self._bytes(node) in (b"''", b'""', b"$''") or node.type in ("expansion", "simple_expansion") and \
-                    not self._is_value_use(node) and not self._holds_hole(node):
+            elif (
+                self._bytes(node) in (b"''", b'""', b"$''")
+                or node.type in ("expansion", "simple_expansion")
+                and not self._is_value_use(node)
+                and not self._holds_hole(node)
+            ):
                 pieces.pop(0)  # empty quotes, or a variable without a value that may be empty
             else:
                 break
@@ -701,7 +894,12 @@ class _Analyzer:
         """The nodes whose text bash evaluates as arithmetic."""
         for node in _walk(root):
             kind = node.type
-            if kind == "arithmetic_expansion" or kind == "compound_statement" and node.child_count and node.children[0].type == "((":
+            if (
+                kind == "arithmetic_expansion"
+                or kind == "compound_statement"
+                and node.child_count
+                and node.children[0].type == "(("
+            ):
                 yield node
             elif kind == "c_style_for_statement":
                 yield from (c for c in node.children if c.type not in ("do_group", "compound_statement"))
@@ -712,7 +910,7 @@ class _Analyzer:
                     yield index  # (also for `declare -A`: a function's local or an unset array is indexed again)
             elif kind == "expansion" and any(c.type == ":" for c in node.children):
                 at = next(i for i, c in enumerate(node.children) if c.type == ":")
-                yield from node.children[at + 1:-1]
+                yield from node.children[at + 1 : -1]
             elif kind == "command" and self._effective(node)[0] == "let":
                 yield from self._effective(node)[1]
             elif kind == "array":
@@ -721,8 +919,12 @@ class _Analyzer:
             elif kind in ("unset_command", "test_command", "declaration_command"):
                 # a name with a [subscript] (`unset 'a[x]'`, `[[ -v a[x] ]]`, `declare 'a[x]=1'`)
                 for child in _walk(node):
-                    if self._subscripted_name(child) and child.parent is not None and child.parent.type in (
-                            "unset_command", "test_command", "unary_expression", "declaration_command"):
+                    if (
+                        self._subscripted_name(child)
+                        and child.parent is not None
+                        and child.parent.type
+                        in ("unset_command", "test_command", "unary_expression", "declaration_command")
+                    ):
                         self.named_regions.add((child.start_byte, child.end_byte))
                         yield child
             elif kind == "command" and self._effective(node)[0] in _NAMING:
@@ -734,16 +936,22 @@ class _Analyzer:
                 operator = node.child_by_field_name("operator")
                 if operator is not None and self._text(operator) in _ARITHMETIC_TESTS:
                     yield from (c for c in node.children if c.start_byte != operator.start_byte)
-            elif kind == "variable_assignment" and node.child_by_field_name("name") is not None \
-                    and self._text(node.child_by_field_name("name")) in self.namerefs:
+            elif (
+                kind == "variable_assignment"
+                and node.child_by_field_name("name") is not None
+                and self._text(node.child_by_field_name("name")) in self.namerefs
+            ):
                 # `declare -n r='a[n]'`: each use of r evaluates the subscript
                 yield from (c for c in node.children if _field_of(node, c) == "value")
             elif kind == "variable_assignment":
                 name = node.child_by_field_name("name")
                 if name is not None and self._text(name) in self.integer_names:
                     yield from (c for c in node.children if _field_of(node, c) == "value")
-            elif kind == "heredoc_body" and not _quoted_heredoc(node, self._text) and (
-                    b"$((" in self._bytes(node) or b"$[" in self._bytes(node)):
+            elif (
+                kind == "heredoc_body"
+                and not _quoted_heredoc(node, self._text)
+                and (b"$((" in self._bytes(node) or b"$[" in self._bytes(node))
+            ):
                 yield node
 
     def _in_double_brackets(self, node) -> bool:
@@ -764,7 +972,7 @@ class _Analyzer:
             yield match.group(group).decode(), start, base + match.end(group)
 
     def _bytes(self, node) -> bytes:
-        return self.probe[node.start_byte:node.end_byte]
+        return self.probe[node.start_byte : node.end_byte]
 
     # -- the allow-list --------------------------------------------------------------------------------
 
@@ -806,11 +1014,20 @@ class _Analyzer:
             return "in arithmetic `(( ))`, which bash evaluates as an expression", _FIX_ARITHMETIC
         if kind == "c_style_for_statement" and child.type not in ("do_group", "compound_statement"):
             return "in the arithmetic of a `for (( ))` loop", _FIX_ARITHMETIC
-        if kind == "file_redirect" and any(self._text(c).endswith(">&") for c in parent.children if not c.is_named) \
-                and child.type != "file_descriptor":
-            return ("the target of `>&`, which bash expands a second time when it is not a number",
-                    'write `> "$file" 2>&1` instead of `>& "$file"`')
-        if kind in ("heredoc_redirect", "file_redirect") and child.type in ("heredoc_start", "heredoc_end", "file_descriptor"):
+        if (
+            kind == "file_redirect"
+            and any(self._text(c).endswith(">&") for c in parent.children if not c.is_named)
+            and child.type != "file_descriptor"
+        ):
+            return (
+                "the target of `>&`, which bash expands a second time when it is not a number",
+                'write `> "$file" 2>&1` instead of `>& "$file"`',
+            )
+        if kind in ("heredoc_redirect", "file_redirect") and child.type in (
+            "heredoc_start",
+            "heredoc_end",
+            "file_descriptor",
+        ):
             return "in a redirection's delimiter or descriptor", "write the delimiter or the descriptor in the script"
         if kind in ("heredoc_redirect", "herestring_redirect") or kind == "file_redirect" and self._reads_from(parent):
             runner = self._stdin_runner(parent.parent)
@@ -823,14 +1040,16 @@ class _Analyzer:
                     return f"piped into `{runner}`, which runs its input as code", _FIX_CODE
         if kind == "pipeline":
             stages = [c for c in parent.children if c.is_named]
-            later = stages[next(i for i, c in enumerate(stages) if c.start_byte == child.start_byte) + 1:]
+            later = stages[next(i for i, c in enumerate(stages) if c.start_byte == child.start_byte) + 1 :]
             runner = next((r for r in map(self._stdin_runner, later) if r is not None), None)
             if runner is not None:
                 return f"piped into `{runner}`, which runs its input as code", _FIX_CODE
         if kind in _CONTAINERS:
             return None
-        return (f"inside a bash `{kind}`, where catalyst cannot show that bash reads it as data",
-                "move the value into an argument in double quotes, or into a variable first")
+        return (
+            f"inside a bash `{kind}`, where catalyst cannot show that bash reads it as data",
+            "move the value into an argument in double quotes, or into a variable first",
+        )
 
     def _argument(self, command, child) -> tuple[str, str] | None:
         key = (command.start_byte, command.end_byte)
@@ -858,7 +1077,7 @@ class _Analyzer:
             at += 1
             while at < len(words) - 1 and (self._literal(words[at]) or "").startswith("-"):
                 at += 1  # `command -p`, `time -p`
-        return self._literal(words[at]), words[at + 1:]
+        return self._literal(words[at]), words[at + 1 :]
 
     def _stdin_runner(self, node, seen: frozenset = frozenset()) -> str | None:
         """The program that reads `node`'s input as code (`bash`, `python3 -`), or None;
@@ -869,14 +1088,25 @@ class _Analyzer:
             name, arguments = self._effective(node)
             argv = [name] + [self._literal(a) for a in arguments]
             if argv[0] in self.functions and argv[0] not in seen:
-                return next((r for r in (self._stdin_runner(body, seen | {argv[0]}) for body in self._function_bodies(argv[0]))
-                             if r is not None), None)
+                return next(
+                    (
+                        r
+                        for r in (self._stdin_runner(body, seen | {argv[0]}) for body in self._function_bodies(argv[0]))
+                        if r is not None
+                    ),
+                    None,
+                )
             code = programs.shell_code(argv)
             if code is not None and (argv[code] is None or _code_reads_stdin(argv[code])):
                 return f"{argv[0]} -c"  # its code runs its input (`source /dev/stdin`, `bash`, `"$(cat)"`)
-            if argv[0] is not None and programs.is_interpreter(programs.program_name(argv[0])) and any(
+            if (
+                argv[0] is not None
+                and programs.is_interpreter(programs.program_name(argv[0]))
+                and any(
                     argv[i] in ("-c", "-e", "-E", "-r", "--eval") and i + 1 < len(argv) and argv[i + 1] is None
-                    for i in range(1, len(argv))):
+                    for i in range(1, len(argv))
+                )
+            ):
                 return argv[0]  # code not written literally (`python3 -c "$(cat)"`)
             return programs.reads_code_from_stdin(argv)
         if node.type in ("command_substitution", "heredoc_body", "string", "raw_string"):
@@ -900,7 +1130,8 @@ class _Analyzer:
             for node in _walk(self.root):
                 if node.type == "function_definition" and node.child_by_field_name("name") is not None:
                     self.bodies.setdefault(self._text(node.child_by_field_name("name")), []).append(
-                        node.child_by_field_name("body"))
+                        node.child_by_field_name("body")
+                    )
         yield from self.bodies.get(name, ())
 
     def _assignment(self, assignment, child) -> tuple[str, str] | None:
@@ -913,9 +1144,11 @@ class _Analyzer:
             name_node = name_node.child_by_field_name("name") or name_node
         name = self._text(name_node)
         if programs.is_code_variable(name):
-            return (f"assigned to `{name}`, a variable bash or the programs it starts read as code, a prompt, "
-                    "arithmetic or a place to load code from",
-                    "assign the value to a variable of your own and use it as data")
+            return (
+                f"assigned to `{name}`, a variable bash or the programs it starts read as code, a prompt, "
+                "arithmetic or a place to load code from",
+                "assign the value to a variable of your own and use it as data",
+            )
         if name in self.integer_names:
             return f"assigned to `{name}`, declared an integer (-i): bash evaluates it as arithmetic", _FIX_ARITHMETIC
         if name in self.namerefs:
@@ -933,8 +1166,10 @@ class _Analyzer:
             return f"assigned by `{keyword} -n`, which makes it the name of a variable", _FIX_NAME
         name = child.child_by_field_name("name")
         if _flags(flags, "a") or _flags(flags, "A") or (name is not None and self._text(name) in self.array_names):
-            return (f"assigned by `{keyword}` to an array, where bash reads `(...)` in it as a list whose "
-                    "`[$(cmd)]=` runs cmd"), "assign to one element instead: arr[0]=..., or use a plain variable"
+            return (
+                f"assigned by `{keyword}` to an array, where bash reads `(...)` in it as a list whose "
+                "`[$(cmd)]=` runs cmd"
+            ), "assign to one element instead: arr[0]=..., or use a plain variable"
         return None
 
     def _expression(self, node, child) -> tuple[str, str] | None:
@@ -967,17 +1202,25 @@ class _Analyzer:
         if child.type == "subscript" or operator is None:
             return "in the name or subscript of a `${...}`, which bash reads as a name or arithmetic", _FIX_NAME
         if operator not in _WORD_OPERATORS:
-            return f"after `{operator}` in a `${{...}}`, where bash evaluates it as arithmetic or an operator", _FIX_ARITHMETIC
+            return (
+                f"after `{operator}` in a `${{...}}`, where bash evaluates it as arithmetic or an operator",
+                _FIX_ARITHMETIC,
+            )
         if operator in ("=", ":="):
             name = next((c for c in expansion.children if c.type == "variable_name"), None)
             if name is not None and programs.is_code_variable(self._text(name)):
-                return f"assigned to `{self._text(name)}` by `${{...{operator}}}`", "assign the value to a variable of your own"
+                return (
+                    f"assigned to `{self._text(name)}` by `${{...{operator}}}`",
+                    "assign the value to a variable of your own",
+                )
         return None
 
     def _element(self, element, at: int) -> tuple[str, str] | None:
         """`( a "b" [3]=c )`: a plain element is data; in `[i]=v` only the value is."""
         if element.type == "concatenation" and element.child_count and self._text(element.children[0]) == "[":
-            equals = next((c for c in element.children if self._text(c).startswith("=") or self._text(c).startswith("]=")), None)
+            equals = next(
+                (c for c in element.children if self._text(c).startswith("=") or self._text(c).startswith("]=")), None
+            )
             if equals is None or at < equals.end_byte:
                 return "in an array subscript, which bash evaluates as arithmetic", _FIX_ARITHMETIC
         return None
@@ -1023,7 +1266,7 @@ class _Analyzer:
     # -- helpers ---------------------------------------------------------------------------------------
 
     def _text(self, node) -> str:
-        return self.probe[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+        return self.probe[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
     def _literal(self, node) -> str | None:
         """The text of a word the author wrote as a constant, or None if it expands."""
@@ -1050,7 +1293,7 @@ class _Analyzer:
         """Offsets in the template of the probe's bytes start..end (inside the author's text)."""
         for probe_at, template_at, data in reversed(self.text_at):
             if probe_at <= start:
-                head = len(data[:start - probe_at].decode("utf-8", "surrogatepass"))
+                head = len(data[: start - probe_at].decode("utf-8", "surrogatepass"))
                 length = len(self.probe[start:end].decode("utf-8", "surrogatepass"))
                 return template_at + head, template_at + head + length
         return 0, 0
@@ -1153,8 +1396,24 @@ def _escaped(probe: bytes, at: int) -> bool:
 #: Builtins that assign what they read to the variables they name.
 _READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait"})
 #: Builtins that take variable names (with a subscript, arithmetic).
-_NAMING = frozenset({"unset", "test", "[", "printf", "read", "declare", "local", "typeset", "export", "readonly", "mapfile",
-                     "readarray", "wait", "getopts"})
+_NAMING = frozenset(
+    {
+        "unset",
+        "test",
+        "[",
+        "printf",
+        "read",
+        "declare",
+        "local",
+        "typeset",
+        "export",
+        "readonly",
+        "mapfile",
+        "readarray",
+        "wait",
+        "getopts",
+    }
+)
 #: Programs some of whose options run programs: an unquoted variable split into their
 #: arguments may become `-exec`, `--upload-pack=`, `--to-command=`...
 _OPTIONS_RUN_PROGRAMS = programs.OPTIONS_RUN_PROGRAMS

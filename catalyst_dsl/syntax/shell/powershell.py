@@ -29,7 +29,9 @@ class PowerShellLexer(Lexer):
             line_start = i == 0 or self.at(i - 1) == "\n"
             if mode == "code":
                 if isinstance(c, Mark):
-                    alone = (i == 0 or self.ch(i - 1) in _PS_BOUNDARY) and (i + 1 >= n or self.ch(i + 1) in _PS_BOUNDARY)
+                    alone = (i == 0 or self.ch(i - 1) in _PS_BOUNDARY) and (
+                        i + 1 >= n or self.ch(i + 1) in _PS_BOUNDARY
+                    )
                     if call_next:
                         c.unsafe("as the command that `&` or `.` runs", COMMAND_HELP)
                     elif self.at(i - 1) == "`":
@@ -87,11 +89,17 @@ class PowerShellLexer(Lexer):
                 if isinstance(c, Mark):
                     before, after = self.body_line(c, i)
                     if mode == "here-double" and (depth or self.at(i - 1) in ("$", "`")):
-                        c.unsafe("inside a $(...) subexpression, or right after `$` or a backtick, in a here-string",
-                                 "move the value out of the $(...)")
+                        c.unsafe(
+                            "inside a $(...) subexpression, or right after `$` or a backtick, in a here-string",
+                            "move the value out of the $(...)",
+                        )
                     else:
-                        c.set(Context.HEREDOC_QUOTED if mode == "here-single" else Context.HEREDOC,
-                              delimiter=here_end, before=before, after=after)
+                        c.set(
+                            Context.HEREDOC_QUOTED if mode == "here-single" else Context.HEREDOC,
+                            delimiter=here_end,
+                            before=before,
+                            after=after,
+                        )
                 elif line_start and self.ahead(i, here_end):
                     mode = "code"
                     i += 1
@@ -107,7 +115,10 @@ class PowerShellLexer(Lexer):
                     depth -= 1
             elif mode == "comment":
                 if isinstance(c, Mark):
-                    c.unsafe("inside a comment, where a line break in the value would start a command", "move it out of the comment")
+                    c.unsafe(
+                        "inside a comment, where a line break in the value would start a command",
+                        "move it out of the comment",
+                    )
                 elif c == "\n":
                     mode = "code"
             elif mode == "block":

@@ -23,39 +23,57 @@ UNKNOWN = "\0"
 #: Builtins and programs whose every argument bash or the program may run as code.
 EVALUATES = {
     "eval": "`eval` runs its arguments as bash code",
-    "source": "`source` runs the file it names", ".": "`.` runs the file it names",
+    "source": "`source` runs the file it names",
+    ".": "`.` runs the file it names",
     "trap": "`trap` runs its first argument as bash code when the signal comes",
     "alias": "an alias is bash code run where its name is used",
     "enable": "`enable -f` loads a builtin from the file it names",
     "complete": "`complete -C`/`-F` run commands and functions it names",
     "compgen": "`compgen -W` expands its word list, running command substitutions in it",
-    "bind": "`bind -x` runs its argument as bash code", "fc": "`fc` runs commands from the history",
+    "bind": "`bind -x` runs its argument as bash code",
+    "fc": "`fc` runs commands from the history",
     "let": "`let` evaluates its arguments as arithmetic, where `a[$(cmd)]` runs cmd",
     "coproc": "`coproc` runs its arguments as a command",
-    "watch": "`watch` runs its arguments through `sh -c`", "parallel": "`parallel` runs its arguments as commands",
+    "watch": "`watch` runs its arguments through `sh -c`",
+    "parallel": "`parallel` runs its arguments as commands",
     "ssh": "`ssh` runs its command arguments through the remote shell",
-    "su": "`su -c` runs its argument through a shell", "sg": "`sg GROUP -c CMD` runs CMD through a shell", "script": "`script -c` runs its argument through a shell",
-    "expect": "`expect` runs its arguments as Tcl code", "osascript": "`osascript` runs its arguments as code",
+    "su": "`su -c` runs its argument through a shell",
+    "sg": "`sg GROUP -c CMD` runs CMD through a shell",
+    "script": "`script -c` runs its argument through a shell",
+    "expect": "`expect` runs its arguments as Tcl code",
+    "osascript": "`osascript` runs its arguments as code",
     "make": "`make` expands `$(shell ...)` in variables given on its command line",
     "sqlite3": "`sqlite3` runs its arguments as SQL and dot-commands (`.shell`)",
     "psql": "`psql` runs its arguments as SQL and meta-commands (`\\!` runs a shell)",
-    "mysql": "`mysql -e` runs its argument as SQL", "mongosh": "`mongosh --eval` runs its argument as JavaScript",
-    "npx": "`npx` runs the package it names", "pnpx": "`pnpx` runs the package it names",
-    "bunx": "`bunx` runs the package it names", "uvx": "`uvx` runs the package it names",
+    "mysql": "`mysql -e` runs its argument as SQL",
+    "mongosh": "`mongosh --eval` runs its argument as JavaScript",
+    "npx": "`npx` runs the package it names",
+    "pnpx": "`pnpx` runs the package it names",
+    "bunx": "`bunx` runs the package it names",
+    "uvx": "`uvx` runs the package it names",
     "pipx": "`pipx run` runs the package it names",
-    "vim": "`vim -c` runs editor commands", "nvim": "`nvim -c` runs editor commands", "gdb": "`gdb -ex` runs commands",
+    "vim": "`vim -c` runs editor commands",
+    "nvim": "`nvim -c` runs editor commands",
+    "gdb": "`gdb -ex` runs commands",
 }
 
 #: Builtins that take variable names as arguments. A name may carry a `[subscript]`, which
 #: bash evaluates as arithmetic: `unset 'a[$(cmd)]'` runs cmd.
 NAMES = {
-    "unset": "`unset` takes variable names", "read": "`read` takes variable names",
-    "mapfile": "`mapfile` takes a variable name", "readarray": "`readarray` takes a variable name",
-    "getopts": "`getopts` takes a variable name", "wait": "`wait -p` takes a variable name",
-    "declare": "`declare` takes variable names", "typeset": "`typeset` takes variable names",
-    "local": "`local` takes variable names", "export": "`export` takes variable names",
-    "readonly": "`readonly` takes variable names", "printf": "`printf -v` takes a variable name",
-    "test": "`test -v` takes a variable name", "[": "`[ -v ]` takes a variable name",
+    "unset": "`unset` takes variable names",
+    "read": "`read` takes variable names",
+    "mapfile": "`mapfile` takes a variable name",
+    "readarray": "`readarray` takes a variable name",
+    "getopts": "`getopts` takes a variable name",
+    "wait": "`wait -p` takes a variable name",
+    "declare": "`declare` takes variable names",
+    "typeset": "`typeset` takes variable names",
+    "local": "`local` takes variable names",
+    "export": "`export` takes variable names",
+    "readonly": "`readonly` takes variable names",
+    "printf": "`printf -v` takes a variable name",
+    "test": "`test -v` takes a variable name",
+    "[": "`[ -v ]` takes a variable name",
 }
 
 #: Programs that run the program named by one of their arguments. The value is refused
@@ -63,102 +81,459 @@ NAMES = {
 #: Each entry: the options that take a separate argument (the next word). An option not
 #: listed here or in FLAGS may take one: the word after it is read both ways.
 RUNS_PROGRAM: dict[str, frozenset[str]] = {
-    "exec": frozenset({"-a"}), "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "nohup": frozenset(),
     "env": frozenset({"-u", "--unset", "-C", "--chdir", "-P", "--default-signal", "--ignore-signal", "--block-signal"}),
-    "time": frozenset({"-f", "--format", "-o", "--output"}), "setsid": frozenset(),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "setsid": frozenset(),
     "nice": frozenset({"-n", "--adjustment"}),
     "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"}),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--host",
-                       "--prompt", "--close-from", "--chdir", "--role", "--type", "--other-user", "--command-timeout",
-                       "--chroot"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "-R",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--close-from",
+            "--chdir",
+            "--role",
+            "--type",
+            "--other-user",
+            "--command-timeout",
+            "--chroot",
+        }
+    ),
     "doas": frozenset({"-u", "-C", "-a"}),
-    "runuser": frozenset({"-u", "-g", "-G", "-s", "-w", "--user", "--group", "--supp-group", "--shell",
-                          "--whitelist-environment"}),
+    "runuser": frozenset(
+        {"-u", "-g", "-G", "-s", "-w", "--user", "--group", "--supp-group", "--shell", "--whitelist-environment"}
+    ),
     "chroot": frozenset({"--userspec", "--groups"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
-                        "--max-procs", "--max-lines", "--max-chars", "--process-slot-var"}),
-    "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), "unbuffer": frozenset(),
-    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-P", "-X", "--output",
-                         "--trace-path", "--attach", "--user", "--env", "--string-limit"}),
+    "xargs": frozenset(
+        {
+            "-a",
+            "-d",
+            "-E",
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-lines",
+            "--max-chars",
+            "--process-slot-var",
+        }
+    ),
+    "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
+    "unbuffer": frozenset(),
+    "strace": frozenset(
+        {
+            "-o",
+            "-e",
+            "-p",
+            "-s",
+            "-u",
+            "-E",
+            "-a",
+            "-b",
+            "-I",
+            "-O",
+            "-S",
+            "-P",
+            "-X",
+            "--output",
+            "--trace-path",
+            "--attach",
+            "--user",
+            "--env",
+            "--string-limit",
+        }
+    ),
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-n", "-a", "-A", "-D", "-F", "-l", "-x", "-w"}),
-    "taskset": frozenset(), "chrt": frozenset({"-T", "-P", "-D"}), "catchsegv": frozenset(),
+    "taskset": frozenset(),
+    "chrt": frozenset({"-T", "-P", "-D"}),
+    "catchsegv": frozenset(),
     "fakeroot": frozenset({"-l", "--lib", "--faked", "-s", "-i", "-b"}),
-    "firejail": frozenset(), "unshare": frozenset({"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd",
-                                                   "--propagation", "--setgroups", "--map-user", "--map-group"}),
+    "firejail": frozenset(),
+    "unshare": frozenset(
+        {
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--propagation",
+            "--setgroups",
+            "--map-user",
+            "--map-group",
+        }
+    ),
     "nsenter": frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w"}),
-    "valgrind": frozenset(), "systemd-run": frozenset({"-u", "--unit", "-p", "--property", "-E", "--setenv", "-M",
-                                                       "--machine", "-H", "--host", "--description", "--slice", "--uid",
-                                                       "--gid", "--nice", "--working-directory"}),
-    "caffeinate": frozenset({"-t", "-w"}), "torsocks": frozenset({"-u", "-p", "-a", "-P"}),
-    "proxychains": frozenset({"-f"}), "proxychains4": frozenset({"-f"}), "busybox": frozenset(),
-    "prlimit": frozenset({"-p", "--pid", "-o", "--output"}), "setarch": frozenset(), "linux32": frozenset(),
-    "linux64": frozenset(), "setpriv": frozenset({"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps",
-                                                   "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label",
-                                                   "--apparmor-profile", "--landlock-access", "--landlock-rule"}),
-    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}), "dbus-launch": frozenset({"--config-file"}),
-    "xvfb-run": frozenset({"-e", "-f", "-n", "-p", "-s", "-w", "--error-file", "--auth-file", "--server-num",
-                           "--xauth-protocol", "--server-args", "--wait"}),
-    "numactl": frozenset({"-i", "-m", "-N", "-C", "-p", "-P", "-b", "-w", "--interleave", "--membind",
-                          "--cpunodebind", "--physcpubind", "--preferred", "--preferred-many", "--weighted-interleave"}),
-    "faketime": frozenset({"-p", "--date-prog"}), "gosu": frozenset(), "su-exec": frozenset(),
-    "pkexec": frozenset({"--user", "-u"}), "cgexec": frozenset({"-g"}),
-    "chpst": frozenset({"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r",
-                        "-t"}),
+    "valgrind": frozenset(),
+    "systemd-run": frozenset(
+        {
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--working-directory",
+        }
+    ),
+    "caffeinate": frozenset({"-t", "-w"}),
+    "torsocks": frozenset({"-u", "-p", "-a", "-P"}),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "busybox": frozenset(),
+    "prlimit": frozenset({"-p", "--pid", "-o", "--output"}),
+    "setarch": frozenset(),
+    "linux32": frozenset(),
+    "linux64": frozenset(),
+    "setpriv": frozenset(
+        {
+            "--reuid",
+            "--regid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        }
+    ),
+    "dbus-run-session": frozenset({"--config-file", "--dbus-daemon"}),
+    "dbus-launch": frozenset({"--config-file"}),
+    "xvfb-run": frozenset(
+        {
+            "-e",
+            "-f",
+            "-n",
+            "-p",
+            "-s",
+            "-w",
+            "--error-file",
+            "--auth-file",
+            "--server-num",
+            "--xauth-protocol",
+            "--server-args",
+            "--wait",
+        }
+    ),
+    "numactl": frozenset(
+        {
+            "-i",
+            "-m",
+            "-N",
+            "-C",
+            "-p",
+            "-P",
+            "-b",
+            "-w",
+            "--interleave",
+            "--membind",
+            "--cpunodebind",
+            "--physcpubind",
+            "--preferred",
+            "--preferred-many",
+            "--weighted-interleave",
+        }
+    ),
+    "faketime": frozenset({"-p", "--date-prog"}),
+    "gosu": frozenset(),
+    "su-exec": frozenset(),
+    "pkexec": frozenset({"--user", "-u"}),
+    "cgexec": frozenset({"-g"}),
+    "chpst": frozenset(
+        {"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t"}
+    ),
     "runcon": frozenset({"-u", "-r", "-t", "-l", "--user", "--role", "--type", "--range"}),
-    "sandbox-exec": frozenset({"-f", "-n", "-p", "-D"}), "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
+    "sandbox-exec": frozenset({"-f", "-n", "-p", "-D"}),
+    "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
 }
 #: Options of those known to take no argument: the word after one is not read as its argument.
 FLAGS: dict[str, frozenset[str]] = {
-    "exec": frozenset({"-c", "-l"}), "command": frozenset({"-p"}),
+    "exec": frozenset({"-c", "-l"}),
+    "command": frozenset({"-p"}),
     "env": frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"}),
     "time": frozenset({"-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability"}),
     "setsid": frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"}),
     "ionice": frozenset({"-t", "--ignore"}),
     "timeout": frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
-    "sudo": frozenset({"-A", "--askpass", "-b", "--background", "-E", "--preserve-env", "-e", "--edit", "-H",
-                       "--set-home", "-K", "--remove-timestamp", "-k", "--reset-timestamp", "-n", "--non-interactive",
-                       "-P", "--preserve-groups", "-S", "--stdin", "-B", "--bell", "-N", "--no-update"}),
+    "sudo": frozenset(
+        {
+            "-A",
+            "--askpass",
+            "-b",
+            "--background",
+            "-E",
+            "--preserve-env",
+            "-e",
+            "--edit",
+            "-H",
+            "--set-home",
+            "-K",
+            "--remove-timestamp",
+            "-k",
+            "--reset-timestamp",
+            "-n",
+            "--non-interactive",
+            "-P",
+            "--preserve-groups",
+            "-S",
+            "--stdin",
+            "-B",
+            "--bell",
+            "-N",
+            "--no-update",
+        }
+    ),
     "doas": frozenset({"-n", "-S", "-L"}),
     "runuser": frozenset({"-l", "--login", "-m", "-p", "--preserve-environment", "-f", "--fast", "-P", "--pty"}),
     "chroot": frozenset({"--skip-chdir"}),
-    "xargs": frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive", "-x",
-                        "--exit", "-o", "--open-tty", "--show-limits", "-i", "-e", "-l", "--replace", "--eof"}),
-    "flock": frozenset({"-s", "--shared", "-x", "-e", "--exclusive", "-n", "--nb", "--nonblock", "-u", "--unlock",
-                        "-o", "--close", "-F", "--no-fork", "--verbose"}),
-    "strace": frozenset({"-f", "-ff", "-c", "-C", "-q", "-qq", "-qqq", "-t", "-tt", "-ttt", "-T", "-v", "-V", "-x",
-                         "-xx", "-y", "-yy", "-r", "-w", "-z", "-Z", "-k", "-i", "-n", "-d", "-D", "-DD", "-F",
-                         "--follow-forks", "--summary-only", "--quiet", "--no-abbrev"}),
+    "xargs": frozenset(
+        {
+            "-0",
+            "--null",
+            "-r",
+            "--no-run-if-empty",
+            "-t",
+            "--verbose",
+            "-p",
+            "--interactive",
+            "-x",
+            "--exit",
+            "-o",
+            "--open-tty",
+            "--show-limits",
+            "-i",
+            "-e",
+            "-l",
+            "--replace",
+            "--eof",
+        }
+    ),
+    "flock": frozenset(
+        {
+            "-s",
+            "--shared",
+            "-x",
+            "-e",
+            "--exclusive",
+            "-n",
+            "--nb",
+            "--nonblock",
+            "-u",
+            "--unlock",
+            "-o",
+            "--close",
+            "-F",
+            "--no-fork",
+            "--verbose",
+        }
+    ),
+    "strace": frozenset(
+        {
+            "-f",
+            "-ff",
+            "-c",
+            "-C",
+            "-q",
+            "-qq",
+            "-qqq",
+            "-t",
+            "-tt",
+            "-ttt",
+            "-T",
+            "-v",
+            "-V",
+            "-x",
+            "-xx",
+            "-y",
+            "-yy",
+            "-r",
+            "-w",
+            "-z",
+            "-Z",
+            "-k",
+            "-i",
+            "-n",
+            "-d",
+            "-D",
+            "-DD",
+            "-F",
+            "--follow-forks",
+            "--summary-only",
+            "--quiet",
+            "--no-abbrev",
+        }
+    ),
     "ltrace": frozenset({"-f", "-c", "-C", "-i", "-r", "-S", "-t", "-tt", "-ttt", "-T", "-b"}),
     "taskset": frozenset({"-a", "--all-tasks", "-c", "--cpu-list"}),
-    "chrt": frozenset({"-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle",
-                       "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v", "--verbose", "-e", "--ext"}),
-    "unshare": frozenset({"-m", "--mount", "-u", "--uts", "-i", "--ipc", "-n", "--net", "-p", "--pid", "-U", "--user",
-                          "-C", "--cgroup", "-T", "--time", "-f", "--fork", "-r", "--map-root-user", "-c",
-                          "--map-current-user", "--kill-child", "--mount-proc", "--keep-caps"}),
-    "nsenter": frozenset({"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-F", "-Z", "-a", "--all", "-e", "-r",
-                          "--preserve-credentials", "--no-fork"}),
-    "systemd-run": frozenset({"--user", "--system", "--scope", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-G",
-                              "--collect", "--wait", "-r", "--remain-after-exit", "--no-block", "--no-ask-password"}),
-    "proxychains": frozenset({"-q"}), "proxychains4": frozenset({"-q"}), "unbuffer": frozenset({"-p"}),
+    "chrt": frozenset(
+        {
+            "-a",
+            "--all-tasks",
+            "-b",
+            "--batch",
+            "-d",
+            "--deadline",
+            "-f",
+            "--fifo",
+            "-i",
+            "--idle",
+            "-o",
+            "--other",
+            "-r",
+            "--rr",
+            "-R",
+            "--reset-on-fork",
+            "-v",
+            "--verbose",
+            "-e",
+            "--ext",
+        }
+    ),
+    "unshare": frozenset(
+        {
+            "-m",
+            "--mount",
+            "-u",
+            "--uts",
+            "-i",
+            "--ipc",
+            "-n",
+            "--net",
+            "-p",
+            "--pid",
+            "-U",
+            "--user",
+            "-C",
+            "--cgroup",
+            "-T",
+            "--time",
+            "-f",
+            "--fork",
+            "-r",
+            "--map-root-user",
+            "-c",
+            "--map-current-user",
+            "--kill-child",
+            "--mount-proc",
+            "--keep-caps",
+        }
+    ),
+    "nsenter": frozenset(
+        {
+            "-m",
+            "-u",
+            "-i",
+            "-n",
+            "-p",
+            "-U",
+            "-C",
+            "-T",
+            "-F",
+            "-Z",
+            "-a",
+            "--all",
+            "-e",
+            "-r",
+            "--preserve-credentials",
+            "--no-fork",
+        }
+    ),
+    "systemd-run": frozenset(
+        {
+            "--user",
+            "--system",
+            "--scope",
+            "-t",
+            "--pty",
+            "-P",
+            "--pipe",
+            "-q",
+            "--quiet",
+            "-G",
+            "--collect",
+            "--wait",
+            "-r",
+            "--remain-after-exit",
+            "--no-block",
+            "--no-ask-password",
+        }
+    ),
+    "proxychains": frozenset({"-q"}),
+    "proxychains4": frozenset({"-q"}),
+    "unbuffer": frozenset({"-p"}),
     "prlimit": frozenset({"--noheadings", "--raw", "--verbose"}),
-    "setpriv": frozenset({"-d", "--dump", "--nnp", "--no-new-privs", "--keep-groups", "--clear-groups",
-                          "--init-groups", "--reset-env"}),
+    "setpriv": frozenset(
+        {"-d", "--dump", "--nnp", "--no-new-privs", "--keep-groups", "--clear-groups", "--init-groups", "--reset-env"}
+    ),
     "xvfb-run": frozenset({"-a", "--auto-servernum", "-l", "--listen-tcp"}),
     "faketime": frozenset({"-f", "-m", "--exclude-monotonic"}),
-    "pkexec": frozenset({"--disable-internal-agent", "--keep-cwd"}), "cgexec": frozenset({"--sticky"}),
-    "chpst": frozenset({"-v", "-P", "-0", "-1", "-2"}), "runcon": frozenset({"-c", "--compute"}),
+    "pkexec": frozenset({"--disable-internal-agent", "--keep-cwd"}),
+    "cgexec": frozenset({"--sticky"}),
+    "chpst": frozenset({"-v", "-P", "-0", "-1", "-2"}),
+    "runcon": frozenset({"-c", "--compute"}),
     "ssh-agent": frozenset({"-c", "-s", "-d", "-D", "-k"}),
 }
 #: Options of those that make their arguments a shell command: `sudo -s cmd`, `flock -c cmd`.
-SHELL_OPTIONS = {"sudo": frozenset({"-s", "--shell", "-i", "--login"}), "flock": frozenset({"-c", "--command"}),
-                 "runuser": frozenset({"-c", "--command"}), "doas": frozenset({"-s"}),
-                 "env": frozenset({"-S", "--split-string"}), "systemd-run": frozenset({"-S", "--shell"})}
+SHELL_OPTIONS = {
+    "sudo": frozenset({"-s", "--shell", "-i", "--login"}),
+    "flock": frozenset({"-c", "--command"}),
+    "runuser": frozenset({"-c", "--command"}),
+    "doas": frozenset({"-s"}),
+    "env": frozenset({"-S", "--split-string"}),
+    "systemd-run": frozenset({"-S", "--shell"}),
+}
 #: Operands some of those read before the program: `timeout 5 cmd`, `chroot DIR cmd`,
 #: `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`, `setarch ARCH cmd`, `gosu USER cmd`.
-OPERANDS_BEFORE_PROGRAM = {"timeout": 1, "chroot": 1, "flock": 1, "taskset": 1, "chrt": 1, "setarch": 1,
-                           "faketime": 1, "gosu": 1, "su-exec": 1}
+OPERANDS_BEFORE_PROGRAM = {
+    "timeout": 1,
+    "chroot": 1,
+    "flock": 1,
+    "taskset": 1,
+    "chrt": 1,
+    "setarch": 1,
+    "faketime": 1,
+    "gosu": 1,
+    "su-exec": 1,
+}
 #: Operands some read before the program only sometimes: `runcon CONTEXT cmd` but `runcon -t T cmd`.
 OPTIONAL_OPERANDS = {"runcon": 1}
 #: Prefixes that take `NAME=value` words before the program and set them in its environment.
@@ -172,11 +547,13 @@ _INTERPRETER = re.compile(
     _SHELL + r"|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
     r"|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|[gmn]?awk|sed|gsed|jshell"
     r"|groovy|scala|julia|guile|racket|sbcl|ocaml|erl|elixir|escript|swift|kotlin"
-    r"|i?python[0-9.]*|jupyter|irb|pry|ghci|runghc|gawk|busybox-awk|tsx|ts-node|clojure|clj|gst|gforth|m4|dc")
+    r"|i?python[0-9.]*|jupyter|irb|pry|ghci|runghc|gawk|busybox-awk|tsx|ts-node|clojure|clj|gst|gforth|m4|dc"
+)
 
 
 class Interpreter(NamedTuple):
     """How an interpreter takes its code, from its options."""
+
     #: Options whose argument (the next word, or the rest of the word) is the code.
     code: frozenset[str] = frozenset()
     #: Options whose argument is a file to read the code from (`awk -f prog.awk`).
@@ -198,23 +575,45 @@ SHELL_ARGUMENT_OPTIONS = frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-
 #: Interpreters by family; a name not here reads `-e`/`-c` as code and `-l`/`-r`/`-I` as loading it.
 INTERPRETERS = {
     "python": Interpreter(code=frozenset({"-c", "-m"}), arguments=frozenset({"-W", "-X", "-Q"})),
-    "node": Interpreter(code=frozenset({"-e", "-p", "--eval", "--print"}),
-                        loads=frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
-                        arguments=frozenset({"-C", "--conditions", "--input-type", "--title"})),
+    "node": Interpreter(
+        code=frozenset({"-e", "-p", "--eval", "--print"}),
+        loads=frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"}),
+        arguments=frozenset({"-C", "--conditions", "--input-type", "--title"}),
+    ),
     "perl": Interpreter(code=frozenset({"-e", "-E"}), attached="CdDFiImMx"),
-    "ruby": Interpreter(code=frozenset({"-e"}), loads=frozenset({"-r", "-I"}), arguments=frozenset({"-C"}),
-                        attached="0EFiKlTWx"),
-    "php": Interpreter(code=frozenset({"-r", "-B", "-R", "-E"}), code_file=frozenset({"-f", "-F"}),
-                       loads=frozenset({"-d", "-c"}), arguments=frozenset({"-z", "-t", "-S", "--rf", "--rc", "--re"})),
-    "awk": Interpreter(code=frozenset({"-e", "--source"}), code_file=frozenset({"-f", "--file", "-E", "--exec"}),
-                       loads=frozenset({"-i", "--include", "-l", "--load"}),
-                       arguments=frozenset({"-v", "--assign", "-F", "--field-separator", "-W"})),
+    "ruby": Interpreter(
+        code=frozenset({"-e"}), loads=frozenset({"-r", "-I"}), arguments=frozenset({"-C"}), attached="0EFiKlTWx"
+    ),
+    "php": Interpreter(
+        code=frozenset({"-r", "-B", "-R", "-E"}),
+        code_file=frozenset({"-f", "-F"}),
+        loads=frozenset({"-d", "-c"}),
+        arguments=frozenset({"-z", "-t", "-S", "--rf", "--rc", "--re"}),
+    ),
+    "awk": Interpreter(
+        code=frozenset({"-e", "--source"}),
+        code_file=frozenset({"-f", "--file", "-E", "--exec"}),
+        loads=frozenset({"-i", "--include", "-l", "--load"}),
+        arguments=frozenset({"-v", "--assign", "-F", "--field-separator", "-W"}),
+    ),
     # GNU sed reads options after its operands too: a value there may be `--expression=...`
-    "sed": Interpreter(code=frozenset({"-e", "--expression"}), code_file=frozenset({"-f", "--file"}),
-                       arguments=frozenset({"-l", "--line-length"}), attached="i", stops=False),
+    "sed": Interpreter(
+        code=frozenset({"-e", "--expression"}),
+        code_file=frozenset({"-f", "--file"}),
+        arguments=frozenset({"-l", "--line-length"}),
+        attached="i",
+        stops=False,
+    ),
 }
-_FAMILY = [("python", r"python[0-9.]*|pypy[0-9.]*"), ("node", r"node(js)?"), ("perl", r"perl[0-9.]*"),
-           ("ruby", r"ruby[0-9.]*"), ("php", r"php[0-9.]*"), ("awk", r"[gmn]?awk"), ("sed", r"g?sed")]
+_FAMILY = [
+    ("python", r"python[0-9.]*|pypy[0-9.]*"),
+    ("node", r"node(js)?"),
+    ("perl", r"perl[0-9.]*"),
+    ("ruby", r"ruby[0-9.]*"),
+    ("php", r"php[0-9.]*"),
+    ("awk", r"[gmn]?awk"),
+    ("sed", r"g?sed"),
+]
 _OTHER_INTERPRETER = Interpreter(code=frozenset({"-e", "-c", "-E", "--eval"}), loads=frozenset({"-l", "-r", "-I"}))
 #: Script operands that are the standard input: `python3 -`, `bash /dev/stdin`.
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"})
@@ -227,24 +626,51 @@ def _is_stdin_file(word: str | None) -> bool:
     import posixpath
 
     return word == "-" or posixpath.normpath("/" + word.lstrip("./")) in STDIN_FILES or word in STDIN_FILES
+
+
 #: Programs that read commands from their standard input when it is not a terminal.
 STDIN_COMMANDS = {
-    "sqlite3": "SQL and dot-commands (`.shell`)", "psql": "SQL and meta-commands (`\\!`)", "mysql": "SQL (`system`)",
-    "mongosh": "JavaScript", "mongo": "JavaScript", "redis-cli": "commands (`EVAL` runs Lua)",
-    "ssh": "commands for the remote shell", "su": "shell commands", "sg": "shell commands", "script": "shell commands",
-    "expect": "Tcl code", "osascript": "AppleScript", "dc": "commands (`!` runs a shell)",
-    "ed": "commands (`!` runs a shell)", "ex": "editor commands", "at": "shell commands", "batch": "shell commands",
-    "crontab": "a crontab of commands", "gdb": "commands (`shell`)",
+    "sqlite3": "SQL and dot-commands (`.shell`)",
+    "psql": "SQL and meta-commands (`\\!`)",
+    "mysql": "SQL (`system`)",
+    "mongosh": "JavaScript",
+    "mongo": "JavaScript",
+    "redis-cli": "commands (`EVAL` runs Lua)",
+    "ssh": "commands for the remote shell",
+    "su": "shell commands",
+    "sg": "shell commands",
+    "script": "shell commands",
+    "expect": "Tcl code",
+    "osascript": "AppleScript",
+    "dc": "commands (`!` runs a shell)",
+    "ed": "commands (`!` runs a shell)",
+    "ex": "editor commands",
+    "at": "shell commands",
+    "batch": "shell commands",
+    "crontab": "a crontab of commands",
+    "gdb": "commands (`shell`)",
 }
 
 
 #: Programs that run (or load settings that run) the argument of one of these options:
 #: `tar --to-command CMD`, `rsync -e CMD`, `scp -o ProxyCommand=CMD`, `zip -TT CMD`.
 EXEC_OPTIONS = {
-    "tar": frozenset({"--to-command", "--checkpoint-action", "--use-compress-program", "-I", "--info-script",
-                      "--new-volume-script", "-F", "--rsh-command", "--rmt-command"}),
+    "tar": frozenset(
+        {
+            "--to-command",
+            "--checkpoint-action",
+            "--use-compress-program",
+            "-I",
+            "--info-script",
+            "--new-volume-script",
+            "-F",
+            "--rsh-command",
+            "--rmt-command",
+        }
+    ),
     "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
-    "scp": frozenset({"-o", "-S", "-F"}), "sftp": frozenset({"-o", "-S", "-F", "-D"}),
+    "scp": frozenset({"-o", "-S", "-F"}),
+    "sftp": frozenset({"-o", "-S", "-F", "-D"}),
     "zip": frozenset({"-TT", "--unzip-command"}),
 }
 #: Short options of those that take an argument, so that the letters after one in the same
@@ -256,18 +682,33 @@ FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 #: Options of git (before its subcommand) whose argument is settings or a place that runs programs.
 GIT_OPTIONS = frozenset({"-c", "--config-env", "--exec-path", "--git-dir"})
 #: Options of git before its subcommand that take the next word.
-GIT_ARGUMENT_OPTIONS = frozenset({"-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
-                                  "--super-prefix", "--attr-source"})
+GIT_ARGUMENT_OPTIONS = frozenset(
+    {"-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source"}
+)
 #: Options of git subcommands whose argument runs as a command.
 GIT_EXEC_OPTIONS = {
     "clone": frozenset({"-u", "--upload-pack", "--template", "-c", "--config"}),
-    "fetch": frozenset({"--upload-pack"}), "pull": frozenset({"--upload-pack"}),
-    "ls-remote": frozenset({"--upload-pack"}), "archive": frozenset({"--exec"}),
-    "push": frozenset({"--receive-pack", "--exec"}), "init": frozenset({"--template"}),
-    "rebase": frozenset({"-x", "--exec"}), "difftool": frozenset({"-x", "--extcmd"}),
+    "fetch": frozenset({"--upload-pack"}),
+    "pull": frozenset({"--upload-pack"}),
+    "ls-remote": frozenset({"--upload-pack"}),
+    "archive": frozenset({"--exec"}),
+    "push": frozenset({"--receive-pack", "--exec"}),
+    "init": frozenset({"--template"}),
+    "rebase": frozenset({"-x", "--exec"}),
+    "difftool": frozenset({"-x", "--extcmd"}),
     "send-email": frozenset({"--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"}),
-    "filter-branch": frozenset({"--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
-                                "--msg-filter", "--commit-filter", "--tag-name-filter"}),
+    "filter-branch": frozenset(
+        {
+            "--setup",
+            "--env-filter",
+            "--tree-filter",
+            "--index-filter",
+            "--parent-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--tag-name-filter",
+        }
+    ),
     "instaweb": frozenset({"--httpd", "-d", "--browser", "-b"}),
 }
 #: Options whose argument is optional, so only `-Ocmd` or `--opt=cmd` carries it: `git grep -O`.
@@ -281,35 +722,132 @@ GIT_CODE_KEYS = re.compile(
     r"|diff\.external|filter\..*|sequence\.editor|pager\..*|web\.browser|include(if\..*)?\.path|init\.templatedir"
     r"|protocol\..*|interactive\.difffilter|sendemail\..*|credential\..*|uploadpack\..*|remote\..*\.(vcs|proxy)"
     r"|submodule\..*\.update|gpg\..*|.*keycommand|core\.(editor|sshcommand)|merge\..*\.driver|blame\.ignorerevsfile",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 #: Variables whose text bash or the programs it starts read as code, arithmetic, prompts
 #: or places to load code from.
-CODE_VARIABLES = frozenset({
-    "RANDOM", "SRANDOM", "OPTIND", "OPTERR", "BASH_XTRACEFD", "BASH_COMPAT", "BASH_ENV", "ENV", "BASH_ARGV0",
-    "BASHOPTS", "SHELLOPTS", "PROMPT_COMMAND", "PROMPT_DIRTRIM", "IFS", "PATH", "CDPATH", "GLOBIGNORE",
-    "EXECIGNORE", "FUNCNEST", "HISTFILE", "HISTCMD", "HISTSIZE", "HISTFILESIZE", "LINENO", "SECONDS", "TMOUT",
-    "COLUMNS", "LINES", "HOSTFILE", "INPUTRC", "MAIL", "MAILPATH", "MAILCHECK", "TIMEFORMAT", "HOME", "SHELL",
-    "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS",
-    "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-    "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
-    "TERMINFO", "LOCPATH", "GCONV_PATH", "MALLOC_CONF", "HOSTALIASES", "RESOLV_HOST_CONF",
-    # debuggers and start-up code of interpreters: perl -d loads PERL5DB, lua runs LUA_INIT, python
-    # calls PYTHONBREAKPOINT and imports from PYTHONUSERBASE, R and php read their profile and ini files
-    "PERL5DB", "PYTHONBREAKPOINT", "PYTHONUSERBASE", "R_PROFILE", "R_PROFILE_USER", "PHPRC", "PHP_INI_SCAN_DIR",
-    "TCLLIBPATH", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "ZDOTDIR", "XDG_CONFIG_HOME",
-    # programs make, configure and compilers run, and flags that load plugins (`-fplugin=`, `-wrapper`)
-    "CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
-    "RUSTC", "RUSTC_WRAPPER", "MAKE", "MAKEFILES",
-    # options programs read from the environment, where an option runs a command: `man -P`, `zip -TT`,
-    # make's `VAR=$(shell ...)`, less's `+!cmd` and key files, `rsync -e`, `fc`'s editor
-    "MANOPT", "ZIPOPT", "MAKEFLAGS", "GNUMAKEFLAGS", "MFLAGS", "LESS", "LESSKEY", "LESSKEYIN", "RSYNC_RSH",
-    "RSYNC_CONNECT_PROG", "FCEDIT",
-})
+CODE_VARIABLES = frozenset(
+    {
+        "RANDOM",
+        "SRANDOM",
+        "OPTIND",
+        "OPTERR",
+        "BASH_XTRACEFD",
+        "BASH_COMPAT",
+        "BASH_ENV",
+        "ENV",
+        "BASH_ARGV0",
+        "BASHOPTS",
+        "SHELLOPTS",
+        "PROMPT_COMMAND",
+        "PROMPT_DIRTRIM",
+        "IFS",
+        "PATH",
+        "CDPATH",
+        "GLOBIGNORE",
+        "EXECIGNORE",
+        "FUNCNEST",
+        "HISTFILE",
+        "HISTCMD",
+        "HISTSIZE",
+        "HISTFILESIZE",
+        "LINENO",
+        "SECONDS",
+        "TMOUT",
+        "COLUMNS",
+        "LINES",
+        "HOSTFILE",
+        "INPUTRC",
+        "MAIL",
+        "MAILPATH",
+        "MAILCHECK",
+        "TIMEFORMAT",
+        "HOME",
+        "SHELL",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "CLASSPATH",
+        "TERMINFO",
+        "LOCPATH",
+        "GCONV_PATH",
+        "MALLOC_CONF",
+        "HOSTALIASES",
+        "RESOLV_HOST_CONF",
+        # debuggers and start-up code of interpreters: perl -d loads PERL5DB, lua runs LUA_INIT, python
+        # calls PYTHONBREAKPOINT and imports from PYTHONUSERBASE, R and php read their profile and ini files
+        "PERL5DB",
+        "PYTHONBREAKPOINT",
+        "PYTHONUSERBASE",
+        "R_PROFILE",
+        "R_PROFILE_USER",
+        "PHPRC",
+        "PHP_INI_SCAN_DIR",
+        "TCLLIBPATH",
+        "GEM_HOME",
+        "GEM_PATH",
+        "BUNDLE_GEMFILE",
+        "ZDOTDIR",
+        "XDG_CONFIG_HOME",
+        # programs make, configure and compilers run, and flags that load plugins (`-fplugin=`, `-wrapper`)
+        "CC",
+        "CXX",
+        "CPP",
+        "LD",
+        "AR",
+        "AS",
+        "NM",
+        "RANLIB",
+        "STRIP",
+        "CFLAGS",
+        "CXXFLAGS",
+        "CPPFLAGS",
+        "LDFLAGS",
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "MAKE",
+        "MAKEFILES",
+        # options programs read from the environment, where an option runs a command: `man -P`, `zip -TT`,
+        # make's `VAR=$(shell ...)`, less's `+!cmd` and key files, `rsync -e`, `fc`'s editor
+        "MANOPT",
+        "ZIPOPT",
+        "MAKEFLAGS",
+        "GNUMAKEFLAGS",
+        "MFLAGS",
+        "LESS",
+        "LESSKEY",
+        "LESSKEYIN",
+        "RSYNC_RSH",
+        "RSYNC_CONNECT_PROG",
+        "FCEDIT",
+    }
+)
 _CODE_VARIABLE_PATTERN = re.compile(
     r"(PS[0-9]|LD_\w*|DYLD_\w*|GIT_\w*|BASH_\w*|NPM_CONFIG_\w*|npm_config_\w*|LUA_\w*"
-    r"|\w*_(OPTIONS|OPTS|COMMAND|ASKPASS|PAGER|EDITOR|SHELL))")
+    r"|\w*_(OPTIONS|OPTS|COMMAND|ASKPASS|PAGER|EDITOR|SHELL))"
+)
+
 
 def is_code_variable(name: str) -> bool:
     return name in CODE_VARIABLES or _CODE_VARIABLE_PATTERN.fullmatch(name) is not None
@@ -410,8 +948,12 @@ def _is_option(word: str) -> bool:
 
 def _long_option_matches(option: str, options) -> bool:
     """`--opt` is one of `options`, or an abbreviation of one (getopt_long takes `--to-c`)."""
-    return option in options or len(option) > 3 and option.startswith("--") \
+    return (
+        option in options
+        or len(option) > 3
+        and option.startswith("--")
         and any(o.startswith(option) for o in options if o.startswith("--"))
+    )
 
 
 def _prefix_option(name: str, word: str) -> tuple[str, tuple[int, ...]]:
@@ -507,7 +1049,9 @@ def _command(argv: list[str | None], at: int, refused: dict[int, str]) -> None:
     if _holds_value(word):
         refused[at] = "in program position, where it names the program that runs"
         for i in range(at + 1, len(argv)):
-            refused.setdefault(i, "an argument of a program the script does not name literally, which may run it as code")
+            refused.setdefault(
+                i, "an argument of a program the script does not name literally, which may run it as code"
+            )
         return
     name = program_name(word)
     rest = range(at + 1, len(argv))
@@ -559,8 +1103,11 @@ def _stdin_code_at(argv: list[str | None], at: int) -> str | None:
         code, stdin, operand = _shell_options(argv, at)
         if code and not stdin:
             return None  # the code is an argument
-        return name if stdin or operand >= len(argv) or _holds_value(argv[operand]) or _is_stdin_file(argv[operand]) \
+        return (
+            name
+            if stdin or operand >= len(argv) or _holds_value(argv[operand]) or _is_stdin_file(argv[operand])
             else None
+        )
     return name if _code_source(name, argv, at) == "stdin" else None
 
 
@@ -582,11 +1129,40 @@ def _xargs_runs(argv: list[str | None], at: int) -> str | None:
 #: --upload-pack=`, `tar --to-command=`, `sort --compress-program=`): a value that is a
 #: whole argument of theirs and starts with `-` is an option, so a run refuses it unless
 #: the script writes `--` before it.
-OPTIONS_RUN_PROGRAMS = frozenset({
-    "find", "xargs", "git", "tar", "gtar", "bsdtar", "zip", "unzip", "rsync", "scp", "sftp", "ssh", "sed", "gsed", "awk",
-    "gawk", "mawk", "perl", "ruby", "node", "sort", "man", "less", "tcpdump", "curl", "wget", "split", "sdiff", "diff3",
-    "install",
-})
+OPTIONS_RUN_PROGRAMS = frozenset(
+    {
+        "find",
+        "xargs",
+        "git",
+        "tar",
+        "gtar",
+        "bsdtar",
+        "zip",
+        "unzip",
+        "rsync",
+        "scp",
+        "sftp",
+        "ssh",
+        "sed",
+        "gsed",
+        "awk",
+        "gawk",
+        "mawk",
+        "perl",
+        "ruby",
+        "node",
+        "sort",
+        "man",
+        "less",
+        "tcpdump",
+        "curl",
+        "wget",
+        "split",
+        "sdiff",
+        "diff3",
+        "install",
+    }
+)
 
 
 def option_program(argv: list[str | None], at: int) -> str | None:
@@ -605,7 +1181,7 @@ def option_program(argv: list[str | None], at: int) -> str | None:
     # git ignores `--` before some operands (`git ls-remote -- URL` still reads an option
     # there); `--end-of-options` it honours everywhere.
     ends = ("--end-of-options",) if name == "git" else ("--", "--end-of-options")
-    if name not in OPTIONS_RUN_PROGRAMS or any(w in ends for w in argv[start + 1:at]):
+    if name not in OPTIONS_RUN_PROGRAMS or any(w in ends for w in argv[start + 1 : at]):
         return None
     if name == "git":
         command, i = "", start + 1
@@ -622,25 +1198,100 @@ def option_program(argv: list[str | None], at: int) -> str | None:
 
 #: git commands none of whose options runs a program (any other command, an alias from
 #: the repository's config included, may be `fetch` under another name).
-GIT_SAFE_COMMANDS = frozenset({
-    "add", "am", "apply", "blame", "branch", "checkout", "cherry-pick", "clean", "commit", "describe", "diff", "init",
-    "log", "ls-files", "merge", "mv", "notes", "reset", "restore", "revert", "rm", "show", "stash", "status", "switch",
-    "tag", "worktree", "rev-parse", "cat-file", "hash-object", "show-ref", "for-each-ref", "symbolic-ref", "update-ref",
-    "update-index", "ls-tree", "shortlog", "format-patch", "merge-base", "rev-list", "reflog", "gc", "fsck",
-    "sparse-checkout", "check-ignore", "check-attr", "version", "help", "var", "write-tree", "read-tree", "commit-tree",
-})
+GIT_SAFE_COMMANDS = frozenset(
+    {
+        "add",
+        "am",
+        "apply",
+        "blame",
+        "branch",
+        "checkout",
+        "cherry-pick",
+        "clean",
+        "commit",
+        "describe",
+        "diff",
+        "init",
+        "log",
+        "ls-files",
+        "merge",
+        "mv",
+        "notes",
+        "reset",
+        "restore",
+        "revert",
+        "rm",
+        "show",
+        "stash",
+        "status",
+        "switch",
+        "tag",
+        "worktree",
+        "rev-parse",
+        "cat-file",
+        "hash-object",
+        "show-ref",
+        "for-each-ref",
+        "symbolic-ref",
+        "update-ref",
+        "update-index",
+        "ls-tree",
+        "shortlog",
+        "format-patch",
+        "merge-base",
+        "rev-list",
+        "reflog",
+        "gc",
+        "fsck",
+        "sparse-checkout",
+        "check-ignore",
+        "check-attr",
+        "version",
+        "help",
+        "var",
+        "write-tree",
+        "read-tree",
+        "commit-tree",
+    }
+)
 #: git commands with an option that runs a program or code (`--upload-pack=`, `-x`,
 #: `--extcmd=`, `-O`, `--exec=`, `--receive-pack=`, `--to-cmd=`, `--*-filter`).
-GIT_OPTIONS_RUN = frozenset({"fetch", "pull", "clone", "ls-remote", "push", "archive", "submodule", "rebase", "difftool",
-                             "mergetool", "grep", "send-email", "filter-branch", "bisect", "remote", "request-pull",
-                             "upload-pack", "fetch-pack", "send-pack", "daemon", "instaweb", "web--browse", "p4", "svn"})
+GIT_OPTIONS_RUN = frozenset(
+    {
+        "fetch",
+        "pull",
+        "clone",
+        "ls-remote",
+        "push",
+        "archive",
+        "submodule",
+        "rebase",
+        "difftool",
+        "mergetool",
+        "grep",
+        "send-email",
+        "filter-branch",
+        "bisect",
+        "remote",
+        "request-pull",
+        "upload-pack",
+        "fetch-pack",
+        "send-pack",
+        "daemon",
+        "instaweb",
+        "web--browse",
+        "p4",
+        "svn",
+    }
+)
 
 
 #: Of the builtins in NAMES, the options that take the next word, and of those the ones
 #: whose argument is a variable name (`read -a NAME`) or code (`mapfile -C CALLBACK`).
 NAME_OPTIONS = {
     "read": (frozenset("adinNptu"), frozenset("a")),
-    "mapfile": (frozenset("CcdnOsu"), frozenset("C")), "readarray": (frozenset("CcdnOsu"), frozenset("C")),
+    "mapfile": (frozenset("CcdnOsu"), frozenset("C")),
+    "readarray": (frozenset("CcdnOsu"), frozenset("C")),
     "wait": (frozenset("p"), frozenset("p")),
 }
 
@@ -678,7 +1329,7 @@ def _name_options(name: str, argv: list[str | None], at: int, refused: dict[int,
         elif options and word is not None and _is_option(word):
             for k, letter in enumerate(word[1:], 1):
                 if letter == UNKNOWN or letter in takes:
-                    rest = word[k + 1:]
+                    rest = word[k + 1 :]
                     reason = f"the callback of `{name} -C`, which bash runs as code" if letter == "C" else why
                     if letter == UNKNOWN or letter in named and UNKNOWN in rest:
                         refused[i] = reason  # `-a{{v}}`, or a value that may be any option
@@ -723,8 +1374,10 @@ def _prefix(name: str, argv: list[str | None], at: int, refused: dict[int, str])
         variable = word.split("=", 1)[0]
         if name in ASSIGNS and "=" in word.split(UNKNOWN, 1)[0] and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
             if is_code_variable(variable):
-                refused[j] = (f"assigned to `{variable}` by `{name}`, a variable programs read as code or a place "
-                              "to load code from")
+                refused[j] = (
+                    f"assigned to `{variable}` by `{name}`, a variable programs read as code or a place "
+                    "to load code from"
+                )
             continue
         refused.setdefault(j, why)
     for kind, i in sorted(ends):
@@ -733,14 +1386,16 @@ def _prefix(name: str, argv: list[str | None], at: int, refused: dict[int, str])
         if _holds_value(argv[i]):
             refused[i] = f"in program position behind `{name}`, where it names the program that runs"
             for j in range(i + 1, len(argv)):
-                refused.setdefault(j, "an argument of a program the script does not name literally, which may run it as code")
+                refused.setdefault(
+                    j, "an argument of a program the script does not name literally, which may run it as code"
+                )
         else:
             _command(argv, i, refused)
 
 
 def _looks_up_only(argv: list[str | None], at: int) -> bool:
     """`command -v NAME` and `command -V NAME` look NAME up and run nothing."""
-    for word in argv[at + 1:]:
+    for word in argv[at + 1 :]:
         if word is None or not _is_option(word) or word == "--":
             return False
         if UNKNOWN not in word and not word.startswith("--") and ("v" in word or "V" in word):
@@ -771,7 +1426,7 @@ def _option_argument(spec: Interpreter, word: str) -> tuple[str, str | None] | N
     for at, letter in enumerate(word[1:], 1):
         field = next((f for f in _ROLES if "-" + letter in getattr(spec, f)), None)
         if field:
-            return _ROLES[field], word[at + 1:] or None
+            return _ROLES[field], word[at + 1 :] or None
         if letter == UNKNOWN:
             return "code", word[at:]  # the value may go on with `e...`
         if letter in spec.attached:
@@ -844,7 +1499,7 @@ def _perl_opens_arguments(argv: list[str | None], at: int) -> bool:
     """`perl -n`, `-p`, `-i` (and `<>` in literal -e code) open every argument with the
     two-argument open, which runs `cmd|` as a command."""
     spec = INTERPRETERS["perl"]
-    for i, word in enumerate(argv[at + 1:], at + 1):
+    for i, word in enumerate(argv[at + 1 :], at + 1):
         if word is None or word == "--" or not _is_option(word):
             if word is not None and argv[i - 1] in spec.code and re.search(r"<\s*(ARGV)?\s*>", word):
                 return True
@@ -863,12 +1518,16 @@ def _interpreter(name: str, argv: list[str | None], at: int, refused: dict[int, 
     if _is_shell(name):
         _shell(name, argv, at, refused)
         return
-    why = (f"an argument of `{name}` at or before its code or script, which `{name}` runs; "
-           "pass the value after the code, as an argument of its own")
+    why = (
+        f"an argument of `{name}` at or before its code or script, which `{name}` runs; "
+        "pass the value after the code, as an argument of its own"
+    )
     if _family(name) == "perl" and _perl_opens_arguments(argv, at):
         for i in range(at + 1, len(argv)):
-            refused[i] = (f"an argument of `{name}` with -n, -p, -i or `<>`, which opens each argument with the "
-                          "two-argument open: `cmd|` runs cmd")
+            refused[i] = (
+                f"an argument of `{name}` with -n, -p, -i or `<>`, which opens each argument with the "
+                "two-argument open: `cmd|` runs cmd"
+            )
         return
     for i, role in _interpreter_reading(name, argv, at):
         word = argv[i]
@@ -877,14 +1536,18 @@ def _interpreter(name: str, argv: list[str | None], at: int, refused: dict[int, 
         elif role == "argument" and _holds_value(word) and not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word or ""):
             refused[i] = why  # `awk -v NAME={{v}}` is data: awk reads only escapes in it
         elif role == "ambiguous":
-            refused[i] = (f"an argument of `{name}` before `--`, where it may be an option that runs code "
-                          f"(`-e`, `-M`...); write `--` before it")
+            refused[i] = (
+                f"an argument of `{name}` before `--`, where it may be an option that runs code "
+                f"(`-e`, `-M`...); write `--` before it"
+            )
 
 
 def _shell(name: str, argv: list[str | None], at: int, refused: dict[int, str]) -> None:
     """A shell: a value is refused in its options and as its code or script file."""
-    why = (f"an argument of `{name}` at or before its code or script, which `{name}` runs; "
-           "pass the value after the code, as an argument of its own")
+    why = (
+        f"an argument of `{name}` at or before its code or script, which `{name}` runs; "
+        "pass the value after the code, as an argument of its own"
+    )
     code, stdin, operand = _shell_options(argv, at)
     for i in range(at + 1, min(operand + 1, len(argv))):
         if _holds_value(argv[i]):
@@ -961,7 +1624,7 @@ def _find(argv: list[str | None], at: int, refused: dict[int, str]) -> None:
                     refused[j] = f"after `find {argv[i]}` with no `;` or `+` to end its command: it may be the program"
         ends = [j for j in range(i + 2, len(argv)) if argv[j] is None] + [terminator or len(argv)]
         for end in sorted(set(e for e in ends if e <= (terminator or len(argv)))):
-            for j, reason in refused_arguments(argv[i + 1:end]).items():
+            for j, reason in refused_arguments(argv[i + 1 : end]).items():
                 refused[i + 1 + j] = reason
 
 
@@ -1007,8 +1670,13 @@ def _git(argv: list[str | None], at: int, refused: dict[int, str]) -> None:
         carries = _option_carries(options | attached, "", word)
         if carries == "here" and UNKNOWN in word:
             refused[j] = why
-        elif carries == "next" and word not in attached and not any(word.startswith(o) for o in attached) \
-                and j + 1 < len(argv) and _holds_value(argv[j + 1]):
+        elif (
+            carries == "next"
+            and word not in attached
+            and not any(word.startswith(o) for o in attached)
+            and j + 1 < len(argv)
+            and _holds_value(argv[j + 1])
+        ):
             refused[j + 1] = why
 
 

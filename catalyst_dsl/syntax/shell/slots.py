@@ -8,6 +8,7 @@ import enum
 from catalyst_dsl.records import record
 from catalyst_dsl.syntax import expr_ast as ast
 
+
 class Context(enum.Enum):
     WORD = "an unquoted word"
     DOUBLE = "double quotes"
@@ -40,8 +41,10 @@ class Slot:
 
 
 #: The fix for a value in command position, in bash and PowerShell alike.
-COMMAND_HELP = ("a value cannot choose which program runs: write the command name in the script "
-                "(e.g. a `case` over the allowed values)")
+COMMAND_HELP = (
+    "a value cannot choose which program runs: write the command name in the script "
+    "(e.g. a `case` over the allowed values)"
+)
 
 
 class Mark:
@@ -86,7 +89,9 @@ class Lexer:
         return all(self.at(i + k) == c for k, c in enumerate(text))
 
     def slots(self) -> tuple[Slot, ...]:
-        return tuple(Slot(start=m.part.start, end=m.part.end, **(m.fields or {"context": Context.WORD})) for m in self.marks)
+        return tuple(
+            Slot(start=m.part.start, end=m.part.end, **(m.fields or {"context": Context.WORD})) for m in self.marks
+        )
 
     def body_line(self, mark: Mark, i: int) -> tuple[str | None, str | None]:
         """The template text before and after the placeholder at `i` on its line."""
@@ -99,4 +104,4 @@ class Lexer:
         line = self.seq[start:end]
         if sum(isinstance(c, Mark) for c in line) > 1:
             return None, None
-        return "".join(self.seq[start:i]), "".join(self.seq[i + 1:end])
+        return "".join(self.seq[start:i]), "".join(self.seq[i + 1 : end])
