@@ -337,7 +337,7 @@ def webhooks_serve(host: str, port: int) -> None:
     """
     from catalyst_dsl.collector import for_long_running
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
-    from catalyst_dsl.runtime.webhooks import SECRET_NAME, make_server
+    from catalyst_dsl.runtime.approvals.webhooks import SECRET_NAME, make_server
 
     for_long_running()
     session = _session(Path.cwd())

@@ -28,7 +28,7 @@ from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
 from catalyst_dsl.runtime.actions.context import ActionContext
-from catalyst_dsl.runtime.approval_policy import ApprovalPolicy, Command, policy_of, step_commands
+from catalyst_dsl.runtime.approvals.policy import ApprovalPolicy, Command, policy_of, step_commands
 from catalyst_dsl.runtime.config_check import check_config
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
@@ -1598,7 +1598,7 @@ class Interpreter:
     ) -> dict[str, Any]:
         """Wait for an approval of the pause at `path`. With a `subject` (masked), only an
         approval given for that same subject counts. With a `policy`, autonomous mode does
-        not release it; its rules may (runtime/approval_policy.py)."""
+        not release it; its rules may (runtime/approvals/policy.py)."""
         return self.answer(path, sid, message, options, default, frame, subject, policy, commands)[0]
 
     def answer(

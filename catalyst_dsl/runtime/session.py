@@ -109,7 +109,7 @@ class Session:
     @functools.cached_property
     def approvers(self):
         """The `approvers` setting, read when someone approves: a what-if approves nobody."""
-        from catalyst_dsl.runtime.approvers import Approvers
+        from catalyst_dsl.runtime.approvals.approvers import Approvers
 
         return Approvers(self.project.config.approvers)
 
@@ -1033,8 +1033,8 @@ class Session:
         """The session's AI adapters, made when first needed: a run's pre-flight (`start`,
         `resume`) asks before any step runs; a what-if never does, and the adapters'
         modules would cost it about a millisecond."""
-        from catalyst_dsl.runtime.ai_adapters import gateway_runner
-        from catalyst_dsl.runtime.ai_choice import AdapterChoice
+        from catalyst_dsl.runtime.adapters.attempts import gateway_runner
+        from catalyst_dsl.runtime.adapters.choice import AdapterChoice
 
         # One per session: a scripted mock answer is used once across all steps.
         return AdapterChoice(
@@ -1118,7 +1118,7 @@ class Session:
     @staticmethod
     def state_hash(state) -> str:
         """What an approval token is bound to: the run, its playbook, its journal and where it waits."""
-        from catalyst_dsl.runtime.approvals import canonical_hash
+        from catalyst_dsl.runtime.approvals.tokens import canonical_hash
 
         return canonical_hash(
             {
@@ -1133,7 +1133,7 @@ class Session:
     def pause_nonce(state) -> str:
         """The nonce a signed direct approval of the pause a run waits at signs: new each time
         the run pauses (it names the moment), spent once used."""
-        from catalyst_dsl.runtime.approvals import canonical_hash
+        from catalyst_dsl.runtime.approvals.tokens import canonical_hash
 
         return (
             "pause-"
@@ -1143,7 +1143,7 @@ class Session:
     def approval_text(self, run_id: str, role: str | None, by: str | None, token: str | None) -> str:
         """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
         the pause run `run_id` waits at: as `role` by `by`, or the one `token` carries."""
-        from catalyst_dsl.runtime.approvers import approval_text
+        from catalyst_dsl.runtime.approvals.approvers import approval_text
         from catalyst_dsl.runtime.machine import current_user
 
         state = self._waiting(run_id)
@@ -1165,7 +1165,7 @@ class Session:
         )
 
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
-        from catalyst_dsl.runtime.approvals import TokenError, issue_token
+        from catalyst_dsl.runtime.approvals.tokens import TokenError, issue_token
         from catalyst_dsl.runtime.machine import current_user
 
         state = self._waiting(run_id)
@@ -1187,14 +1187,14 @@ class Session:
 
     def _approval_keys(self):
         """The token key: derived from the run key when that is kept outside the state
-        directory, where a step's program could read a key file (runtime/approvals.py)."""
-        from catalyst_dsl.runtime.approvals import ApprovalKeys
+        directory, where a step's program could read a key file (runtime/approvals/tokens.py)."""
+        from catalyst_dsl.runtime.approvals.tokens import ApprovalKeys
 
         run_key = self.store.run_key()
         return ApprovalKeys(self.state_dir, run_secret=run_key.secret if run_key.outside_state else None)
 
     def _token_claims(self, state, token: str, used: set[str]):
-        from catalyst_dsl.runtime.approvals import TokenError, verify_token
+        from catalyst_dsl.runtime.approvals.tokens import TokenError, verify_token
 
         try:
             return verify_token(
@@ -1213,8 +1213,8 @@ class Session:
     def approve_with_token(
         self, run_id: str, token: str, comment: str | None, sign_with: str | None = None, signature: str | None = None
     ) -> str:
-        from catalyst_dsl.runtime.approvals import releases
-        from catalyst_dsl.runtime.approvers import SpentLedger
+        from catalyst_dsl.runtime.approvals.tokens import releases
+        from catalyst_dsl.runtime.approvals.approvers import SpentLedger
         from catalyst_dsl.runtime.state import Approval
 
         if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
@@ -1279,8 +1279,8 @@ class Session:
         sign_with: str | None = None,
         signature: str | None = None,
     ) -> str:
-        from catalyst_dsl.runtime.approvals import releases
-        from catalyst_dsl.runtime.approvers import SpentLedger
+        from catalyst_dsl.runtime.approvals.tokens import releases
+        from catalyst_dsl.runtime.approvals.approvers import SpentLedger
         from catalyst_dsl.runtime.machine import current_user
         from catalyst_dsl.runtime.state import Approval
 
@@ -1349,7 +1349,7 @@ class Session:
     @staticmethod
     def _refusing(action: Callable[[], Any]) -> Any:
         """`action()`, with an ApprovalRefused turned into the CLI's error."""
-        from catalyst_dsl.runtime.approvers import ApprovalRefused
+        from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused
 
         try:
             return action()
@@ -1359,7 +1359,7 @@ class Session:
     def _check_approver(self, approver: str, role: str) -> None:
         """Refuse an approval as `role` by someone the `approvers` setting does not give it (when
         set), or whose name or role is not one line of text (it would forge the audit trail)."""
-        from catalyst_dsl.runtime.approvers import one_line
+        from catalyst_dsl.runtime.approvals.approvers import one_line
 
         self._refusing(lambda: (one_line("approver", approver), one_line("role", role)))
         if not self.approvers.holds(approver, role):
@@ -1371,7 +1371,7 @@ class Session:
         return self.project.config.signed_approvals and bool(pause.roles)
 
     def _sign(self, text: str, key_file: str) -> str:
-        from catalyst_dsl.runtime.approvers import sign
+        from catalyst_dsl.runtime.approvals.approvers import sign
 
         return self._refusing(lambda: sign(text, os.path.expanduser(key_file)))
 
@@ -1389,7 +1389,7 @@ class Session:
     ) -> str | None:
         """The signed text when `signature` proves this approval (None when none was given and
         none is `needed`); RunAbort when a needed or given signature does not hold."""
-        from catalyst_dsl.runtime.approvers import approval_text, verify
+        from catalyst_dsl.runtime.approvals.approvers import approval_text, verify
 
         needed = needed and self._signature_required(state.pause)
         if signature is None:
@@ -1445,7 +1445,7 @@ class Session:
         """Why `approval` may not release a pause requiring `roles`, when signed approvals are
         on and it needs one; None when it may (signed over this run, step, role and approver,
         and verified again)."""
-        from catalyst_dsl.runtime.approvers import ApprovalRefused, verify
+        from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, verify
 
         if not (self.project.config.signed_approvals and roles):
             return None
@@ -1524,7 +1524,7 @@ class Session:
         requires any); any other review is recorded only. A review submitted before the run
         paused there, or a review already recorded (`review_key`: the signed review id, never
         the unsigned delivery header), is ignored. The runs then go on with `catalyst resume`."""
-        from catalyst_dsl.runtime.approvals import releases
+        from catalyst_dsl.runtime.approvals.tokens import releases
         from catalyst_dsl.runtime.interpreter import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
@@ -1550,7 +1550,7 @@ class Session:
                 ):
                     continue
                 if nonce is not None and any(a.token == nonce for a in state.approvals):
-                    from catalyst_dsl.runtime.webhooks import ALREADY_RECORDED
+                    from catalyst_dsl.runtime.approvals.webhooks import ALREADY_RECORDED
 
                     touched.append({"run": state.run_id, "ignored": ALREADY_RECORDED})
                     continue

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from catalyst_dsl.runtime.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
+from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
 from catalyst_dsl.runtime.session import RunOptions, Session
 from run_helpers import PROPOSE, REVIEWED
 

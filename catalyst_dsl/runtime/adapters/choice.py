@@ -13,8 +13,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime.adapters import MOCK, AdapterError, MockAdapter, Unusable, choose_adapter, select_adapter
-from catalyst_dsl.runtime.ai_adapters import NO_MODEL, OPENAI, available_adapters, precedence, unusable_adapters
+from catalyst_dsl.runtime.adapters.builtin import available_adapters, precedence, unusable_adapters
+from catalyst_dsl.runtime.adapters.choosing import choose_adapter, select_adapter
+from catalyst_dsl.runtime.adapters.interface import MOCK, AdapterError, Unusable
+from catalyst_dsl.runtime.adapters.mock import MockAdapter
+from catalyst_dsl.runtime.adapters.command import COMMAND, CommandAdapter
+from catalyst_dsl.runtime.adapters.openai_compatible import NO_MODEL, OPENAI, OpenAIAdapter
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
 #: The actions that send a prompt to an adapter.
@@ -111,7 +115,8 @@ class AdapterChoice:
                     (
                         _named(step),
                         f"the {chosen} AI adapter cannot honour {', '.join(f'`{k}`' for k in refused)}",
-                        "remove the key, or name an adapter that supports it with `provider:` (docs/running.md, \"Agent identity\")",
+                        "remove the key, or name an adapter that supports it with `provider:` "
+                        '(docs/running.md, "Agent identity")',
                     )
                 )
         if problems:
@@ -135,7 +140,6 @@ def unhonoured_identity(chosen: str, step: ir.Step) -> list[str]:
     """The identity keys of an `ai-prompt` step that the built-in adapter `chosen` cannot
     honour (docs/running.md, "Agent identity"). A plugin's adapter is asked when the step runs."""
     from catalyst_dsl.runtime.actions.ai import IDENTITY
-    from catalyst_dsl.runtime.ai_adapters import COMMAND, CommandAdapter, OpenAIAdapter
 
     honoured = {
         MOCK: MockAdapter.identity_keys,

@@ -1,6 +1,6 @@
 """The mock AI adapter's script files: a list of entries, each one scripted answer.
 
-Kept apart from adapters.py, which every run imports: only a run whose mock is given a
+Kept apart from mock.py, which every run with AI steps imports: only a run whose mock is given a
 script reads one. `ScriptEntry` is still an attrs class, for the validators cattrs runs
 while it reads an entry (its errors name the entry and the key).
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from catalyst_dsl.runtime.adapters import AI_ADAPTER_ERROR, SCRIPT_ENV, AdapterError
+from catalyst_dsl.runtime.adapters.interface import AI_ADAPTER_ERROR, SCRIPT_ENV, AdapterError
 
 if TYPE_CHECKING:
     import cattrs

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import attrs
 
-from catalyst_dsl.runtime.webhook_server import Limits, ReceiverServer, Request, Response
+from catalyst_dsl.runtime.approvals.webhook_server import Limits, ReceiverServer, Request, Response
 
 #: What Session.review_received says of a review a run has recorded already.
 ALREADY_RECORDED = "this review was recorded already"
