@@ -96,7 +96,7 @@ def approve(
 def _said_of_approval(said: str) -> None:
     """Print what an approval did; one that released nothing exits 4, as the run is still paused."""
     from catalyst_dsl.runtime.errors import EXIT_PAUSED
-    from catalyst_dsl.runtime.session import StillPaused
+    from catalyst_dsl.runtime.approvals.desk import StillPaused
 
     click.echo(said)
     if isinstance(said, StillPaused):

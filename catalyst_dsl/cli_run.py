@@ -87,7 +87,8 @@ def _print(text: str, nl: bool) -> None:
 
 
 def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False, project=None):
-    from catalyst_dsl.runtime.session import RunOptions, Session
+    from catalyst_dsl.runtime.lifecycle.context import RunOptions
+    from catalyst_dsl.runtime.session import Session
 
     project = project or _project(start)
     return Session(project, RunOptions(mode=mode, log_format=log_format, verbose=verbose))
@@ -254,7 +255,8 @@ def run(
         # it, or the Markdown view that shows the hash; the text view shows neither.
         as_json = bool(what_if_report or fmt == "json" or not what_if)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
-        from catalyst_dsl.report.plan import canonical_json, plan_diff, render_markdown, render_text
+        from catalyst_dsl.report.plan import plan_diff, render_markdown, render_text
+        from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
 
         text = canonical_json(plan) if as_json else None
         if what_if:

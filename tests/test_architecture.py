@@ -24,8 +24,6 @@ STILL_IN_CYCLES: set[str] = {
     "catalyst_dsl.diagnostics.model",
     "catalyst_dsl.syntax.expressions",
     "catalyst_dsl.syntax.parser_tables",
-    "catalyst_dsl.report.plan",
-    "catalyst_dsl.runtime.session",
     "catalyst_dsl.actions.builtin",
     "catalyst_dsl.actions.catalog",
     "catalyst_dsl.actions.plugins",
@@ -70,7 +68,6 @@ STILL_LONG_MODULES: set[str] = {
     "dialects/kai.py",
     "project/check_cache.py",
     "runtime/interpreter.py",
-    "runtime/session.py",
     "syntax/yaml_loader.py",
     "syntax/shell/bash_refs.py",
     "syntax/shell/programs.py",
@@ -83,7 +80,6 @@ STILL_LONG_CLASSES: set[str] = {
     "dialects/kai.py:Reader",
     "runtime/gateway.py:EffectsGateway",
     "runtime/interpreter.py:Interpreter",
-    "runtime/session.py:Session",
     "syntax/shell/bash_refs.py:_Analyzer",
 }
 

@@ -1185,7 +1185,8 @@ def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]
 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.session import RunOptions, Session
+    from catalyst_dsl.runtime.lifecycle.context import RunOptions
+    from catalyst_dsl.runtime.session import Session
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(keys))
     out = io.StringIO()

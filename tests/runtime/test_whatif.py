@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from catalyst_dsl.report.plan import canonical_json, with_hash
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
 
 REPO = Path(__file__).resolve().parents[2]
