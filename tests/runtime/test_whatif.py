@@ -863,7 +863,7 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
     (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
     (tmp_path / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: x\n", encoding="utf-8")
     probe = (
-        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
+        "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
         "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
     )
@@ -934,7 +934,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "base64",
     "catalyst_dsl.runtime.actions.script",
     "catalyst_dsl.runtime.process",
-    "catalyst_dsl.completion",
+    "catalyst_dsl.cli.completion",
     "catalyst_dsl.runtime.durable",
     "catalyst_dsl.syntax.expressions",
     "catalyst_dsl.syntax.lalr",
@@ -966,7 +966,7 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
         encoding="utf-8",
     )
     probe = (
-        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
+        "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
         "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
         f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"

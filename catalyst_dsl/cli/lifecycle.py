@@ -1,9 +1,9 @@
 """The commands of runs already started: resume, approve, cancel, runs list|show|prune|
 token|approval-text|export, and the webhook server.
 
-Apart from `run` (cli_run.py), whose module a what-if imports: their options are
+Apart from `run` (run.py), whose module a what-if imports: their options are
 built when the module is imported, which `catalyst run` has no need to pay for. They
-share `run`'s handling of errors and its session (cli_run.py).
+share `run`'s handling of errors and its session (run.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from catalyst_dsl import completion
-from catalyst_dsl.cli_run import LOG_FORMATS, _aborts, _given, _session, _terminate_as_interrupt
+from catalyst_dsl.cli import completion
+from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _terminate_as_interrupt
 
 
 @click.command()

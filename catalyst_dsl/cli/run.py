@@ -3,7 +3,7 @@
 Each run command builds a `Session` for the project around the current directory (or
 the playbook given) and turns a `RunAbort` into its message, its fix and its exit code:
 bad input never ends in a traceback. The commands of runs already started (resume,
-approve, cancel, runs, webhooks) are in cli_lifecycle.py, which a what-if does not import.
+approve, cancel, runs, webhooks) are in lifecycle.py, which a what-if does not import.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _completer(name: str):
     `catalyst run` builds its arguments, few complete one."""
 
     def complete(ctx, param, incomplete):
-        from catalyst_dsl import completion
+        from catalyst_dsl.cli import completion
 
         return getattr(completion, name)(ctx, param, incomplete)
 

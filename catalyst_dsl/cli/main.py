@@ -1,4 +1,5 @@
-"""The `catalyst` command line: check, list and compile here; run in `cli_run`, and the commands of started runs in `cli_lifecycle`."""
+"""The `catalyst` command line: check, list and compile here; run in `run.py`, and the
+commands of started runs in `lifecycle.py`."""
 
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ from catalyst_dsl.collector import tune_process
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
 #: and `run` (a what-if) does not build the options of the others.
 RUN_COMMANDS = {
-    "run": "cli_run",
-    "resume": "cli_lifecycle",
-    "approve": "cli_lifecycle",
-    "cancel": "cli_lifecycle",
-    "runs": "cli_lifecycle",
-    "webhooks": "cli_lifecycle",
+    "run": "cli.run",
+    "resume": "cli.lifecycle",
+    "approve": "cli.lifecycle",
+    "cancel": "cli.lifecycle",
+    "runs": "cli.lifecycle",
+    "webhooks": "cli.lifecycle",
 }
-#: `catalyst kai …`, defined in `cli_kai` and imported the same way.
+#: `catalyst kai …`, defined in `kai.py` and imported the same way.
 KAI_COMMANDS = ("kai",)
 
 
@@ -37,7 +38,7 @@ class _Commands(click.Group):
             for command in importlib.import_module(f"catalyst_dsl.{RUN_COMMANDS[name]}").COMMANDS:
                 self.add_command(command)
         if name in KAI_COMMANDS and name not in self.commands:
-            from catalyst_dsl.cli_kai import kai
+            from catalyst_dsl.cli.kai import kai
 
             self.add_command(kai)
         return super().get_command(ctx, name)
