@@ -28,7 +28,8 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
 @click.option(
     "--trust-edited-state",
     is_flag=True,
-    help="Accept a snapshot that does not verify (edited by hand, an older copy put back, or from before sealed snapshots); recorded in the run's audit trail.",
+    help="Accept a snapshot that does not verify (edited by hand, an older copy put back, or from before sealed "
+    "snapshots); recorded in the run's audit trail.",
 )
 @_aborts
 def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
@@ -185,7 +186,8 @@ def runs_show(run_id: str) -> None:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""
         click.echo(
-            f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} via {approval.via}{signed}: {state_word}"
+            f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} "
+            f"via {approval.via}{signed}: {state_word}"
         )
     for failure in state.failures:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
@@ -346,7 +348,8 @@ def webhooks_serve(host: str, port: int) -> None:
         raise RunAbort(
             EXIT_INVALID,
             f"no webhook secret: the secret '{SECRET_NAME}' is not set (or blank)",
-            help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) to the secret of the GitHub webhook",
+            help="set CATALYST_SECRET_GITHUB_WEBHOOK_SECRET (or add it to the secrets-file) "
+            "to the secret of the GitHub webhook",
         )
     try:
         server = make_server(

@@ -57,7 +57,8 @@ def cli() -> None:
     "fmt",
     type=click.Choice(["text", "json", "sarif", "github"]),
     default=None,
-    help="How to print the findings: text (default), json, sarif (SARIF 2.1.0), github (workflow commands; the default when GITHUB_ACTIONS=true).",
+    help="How to print the findings: text (default), json, sarif (SARIF 2.1.0), "
+    "github (workflow commands; the default when GITHUB_ACTIONS=true).",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
 @click.option(
@@ -355,7 +356,8 @@ def _stopped_by(error: OSError) -> None:
     try:
         click.echo(f"error: catalyst stopped: {said}{where}", err=True)
         click.echo(
-            "  help: the operating system refused it (a full disk, a closed output, a permission); fix that and run the command again",
+            "  help: the operating system refused it (a full disk, a closed output, a permission); "
+            "fix that and run the command again",
             err=True,
         )
     except (OSError, ValueError):

@@ -289,7 +289,8 @@ def run(
             raise RunAbort(
                 EXIT_INVALID,
                 f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
-                help="review the difference above; approve the new plan with --what-if-report, or run without --expect-plan",
+                help="review the difference above; approve the new plan with --what-if-report, "
+                "or run without --expect-plan",
             )
     if worktree:
         session, file = _in_new_worktree(session, file, mode, log_format, verbose)

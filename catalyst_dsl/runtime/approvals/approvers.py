@@ -186,7 +186,8 @@ def verify(text: str, signature: str, approver: str, allowed_signers: Path) -> N
         reason = _first_line(done.stderr) or _first_line(done.stdout)
         raise ApprovalRefused(
             f"the approval signature is not valid for {approver}: {reason}",
-            f"sign the exact text of this approval (`catalyst runs approval-text`) with a key that {allowed_signers} lists for {approver}",
+            "sign the exact text of this approval (`catalyst runs approval-text`) "
+            f"with a key that {allowed_signers} lists for {approver}",
         )
 
 

@@ -8,8 +8,8 @@ and a canonical hash of the run's state, valid until it expires, and usable once
 Single use needs memory across processes, so it is the caller's: after `verify_token`
 accepts a token, store `claims.nonce` (the session appends it to the ledger of spent
 approvals in `approvers.py`, which a rolled-back snapshot cannot undo, and keeps it in the
-snapshot) and pass the stored nonces as `used` next time. A nonce may be forgotten once `claims.expires` has passed: an expired
-token is refused anyway.
+snapshot) and pass the stored nonces as `used` next time. A nonce may be forgotten once
+`claims.expires` has passed: an expired token is refused anyway.
 """
 
 from __future__ import annotations

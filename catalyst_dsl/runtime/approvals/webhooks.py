@@ -173,7 +173,8 @@ def make_server(
             if run.get("ignored") == ALREADY_RECORDED:
                 # The unsigned delivery id is new, the signed review is not: a replay (or GitHub redelivering).
                 log(
-                    f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: it was recorded already "
+                    f"refused a replay of review {answer.body.get('review')} on run {run.get('run')}: "
+                    "it was recorded already "
                     f"(delivery {_shown(delivery)})"
                 )
         log(f"{_shown(event)} {_shown(delivery)}: {answer.status} {json.dumps(answer.body)}")

@@ -16,12 +16,17 @@ import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.plugins import installed
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import Project, relative_to_root
+from catalyst_dsl.project.library import Library
 from catalyst_dsl.records import record
+from catalyst_dsl.runtime import preflight
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.secrets import Masker
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
 
 @record(frozen=False)
 class RunOptions:
+    """How the command line asked for a run: its mode, its log, its terminal, its performer."""
+
     mode: str = "manual"
     log_format: str = "text"
     verbose: bool = False
@@ -47,10 +54,6 @@ class RunContext:
     """Runs of one project: the store, the locks, the library and the plugins they share."""
 
     def __init__(self, project: Project, options: RunOptions | None = None) -> None:
-        from catalyst_dsl.project.library import Library
-        from catalyst_dsl.actions.plugins import installed
-        from catalyst_dsl.runtime.secrets import Masker
-
         self.project = project
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
@@ -61,7 +64,7 @@ class RunContext:
                 help="remove or rename it, or set state-dir in catalyst.toml to a directory",
             )
         self.plugins = installed()
-        self.catalog = _builtins()  # plugin actions join it when a playbook names them
+        self.catalog = builtin_catalog()  # plugin actions join it when a playbook names them
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
         self.gateway: EffectsGateway | None = None
@@ -118,8 +121,6 @@ class RunContext:
     def checked(self, file: str, *, cached: bool = False, checked=None) -> ir.Playbook:
         """The playbook, or RunAbort(1) with every error `catalyst check` would print
         (runtime/preflight.py); `checked`: that check, made already."""
-        from catalyst_dsl.runtime import preflight
-
         result = checked if checked is not None else preflight.checked(self.project, file, cached=cached)
         self.library = result.library
         return result.library.compiled(file).playbook
@@ -239,9 +240,3 @@ class RunContext:
         from catalyst_dsl.runtime.evaluate import materialize
 
         return lambda value, resolved: materialize(value, self.inputs_env(dict(resolved)))
-
-
-def _builtins():
-    from catalyst_dsl.actions.catalog import builtin_catalog
-
-    return builtin_catalog()

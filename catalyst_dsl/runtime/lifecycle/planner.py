@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import relative_to_root
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort, StepError
-from catalyst_dsl.runtime.lifecycle.children import load_child
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.interpreting import simulate
 from catalyst_dsl.runtime.lifecycle.lock_resources import lock_resources, may_hold_locks
@@ -137,11 +136,17 @@ class Planner:
             approve=nothing,
             ask=None,
             cancel_requested=lambda: False,
-            load_playbook=lambda frame, step, target: load_child(self.context, None, frame, step, target),
+            load_playbook=self._load_child,
             adapter=self.context.adapter,
             mask=self.context.masker.mask,
             secret=self.context.provided_secret,
         )
+
+    def _load_child(self, frame, step, target: str):
+        # Imported by a plan whose playbook calls another: most plans call none.
+        from catalyst_dsl.runtime.lifecycle.children import load_child
+
+        return load_child(self.context, None, frame, step, target)
 
 
 def _failed_entry(playbook: ir.Playbook, error: StepError) -> dict[str, Any]:
