@@ -7,7 +7,8 @@ import gc
 import os
 from typing import Iterator
 
-from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir

@@ -10,7 +10,7 @@ import re
 import sys
 
 from catalyst_dsl.actions.builtin import APPROVAL_POLICY
-from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
+from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.checks import lower_checks
 from catalyst_dsl.dialects.values import ValueLowerer, kind_of, parse_duration, suggest, warn_milliseconds
@@ -22,19 +22,6 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 KEBAB = re.compile(r"^[a-z][a-z0-9-]*$")
 PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 SUPPORTED_LANGUAGE_VERSIONS = (1,)
-RESERVED_STEP_KEYS = (
-    "name",
-    "condition",
-    "errorPolicy",
-    "timeout",
-    "checkpoint",
-    "writes",
-    "isolated",
-    "requires",
-    "ensures",
-    "bindings",
-    "approved",
-)
 POLICY_ACTIONS = ("Stop", "Continue", "SilentlyContinue", "Ignore", "Inquire", "Suspend")
 INPUT_TYPE_KEYS = ("string", "number", "boolean", "enum", "array", "object", "any")
 TRANSFORMS = ("kebab-case", "snake-case", "camel-case")

@@ -168,7 +168,7 @@ def sniff(root: YNode, sink: DiagnosticSink) -> bool:
 
 
 def _is_action(key: str) -> bool:
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
 
     return key in builtin_catalog()
 
