@@ -53,7 +53,8 @@ class Dialect:
     by_stem: bool = False
     #: `module:function` keeping the dialect's own record of a run (kai's session files),
     #: derived from the snapshot after each save: function(project_root, state_dir, playbook)
-    #: returns a callable taking the run state.
+    #: returns a callable taking the run state. It lives in catalyst_dsl/integrations/ (it
+    #: writes files as the run-time does), named here by text: a dialect never imports it.
     run_view: Optional[str] = None
 
     def reader(self):
@@ -91,7 +92,7 @@ DIALECTS: tuple[Dialect, ...] = (
         not_playbooks=("playbook.tpl.yaml",),
         sniffs=True,
         sniff_needs=("version", "steps"),
-        run_view="catalyst_dsl.dialects.kai_view:run_view",
+        run_view="catalyst_dsl.integrations.kai_view:run_view",
     ),
 )
 

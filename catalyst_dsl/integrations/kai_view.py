@@ -17,7 +17,7 @@ import datetime
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from catalyst_dsl.dialects import kai_sessions as files
+from catalyst_dsl.integrations import kai_sessions as files
 from catalyst_dsl.dialects.kai import TRIGGER_CODES
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import durable
