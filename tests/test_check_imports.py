@@ -154,7 +154,7 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
         project / ".playbooks" / "playbooks" / "auto-feature.yaml",
     )
     modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
-    assert "catalyst_dsl.dialects.kai" in modules
+    assert "catalyst_dsl.dialects.kai.reader" in modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
     assert not {"catalyst_dsl.dialects.native.lowerer", "catalyst_dsl.dialects.native.checks"} & modules
 

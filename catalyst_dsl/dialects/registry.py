@@ -87,7 +87,7 @@ DIALECTS: tuple[Dialect, ...] = (
     ),
     Dialect(
         "kai",
-        "catalyst_dsl.dialects.kai",
+        "catalyst_dsl.dialects.kai.reader",
         folders=((".playbooks", "playbooks"),),
         not_playbooks=("playbook.tpl.yaml",),
         sniffs=True,

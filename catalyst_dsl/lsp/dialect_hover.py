@@ -1,7 +1,7 @@
 """Hover in kai playbooks and cleo cantbooks, rendered from each dialect's own reading and
 lowering, never from a description kept beside them.
 
-kai: a condition shows the predicate it lowers to (`kai.condition_check`: the file path or
+kai: a condition shows the predicate it lowers to (`kai.conditions.condition_check`: the file path or
 command a run really tests); `autonomy`, `error_policy` and a trigger show what the step
 lowers to (its condition, checkpoint and error policy); `model` the value the AI step gets;
 `command` the first lines of its `.claude/commands/` file; `{{ arg }}` the input the arg
@@ -18,7 +18,11 @@ import re
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects import cleo, kai
+from catalyst_dsl.dialects import cleo
+from catalyst_dsl.dialects.kai import conditions as kai_conditions
+from catalyst_dsl.dialects.kai import lowering as kai_lowering
+from catalyst_dsl.dialects.kai import model as kai
+from catalyst_dsl.dialects.kai import reader as kai_reader
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.dialect_names import command_file, contains, name_at, node_of, read_cantbook
 from catalyst_dsl.lsp.knowledge import word_at
@@ -31,7 +35,7 @@ COMMAND_CHARS = 2000
 
 
 def kai_hover(source: SourceFile, offset: int, root: Path | None = None) -> str | None:
-    document = kai.read(source)
+    document = kai_reader.read(source)
     if document is not None:
         found = _kai_value_hover(source, offset, document, root)
         if found is not None:
@@ -43,7 +47,7 @@ def _condition_hover(source: SourceFile, offset: int) -> str | None:
     found = word_at(source, offset)
     if found is None or found[0] not in kai.CONDITIONS:
         return None
-    check = kai.condition_check(found[0], None)
+    check = kai_conditions.condition_check(found[0], None)
     return (
         f"**{found[0]}** (kai condition) holds when:\n\n" + "\n".join(_lines(check, 0)) if check is not None else None
     )
@@ -52,7 +56,7 @@ def _condition_hover(source: SourceFile, offset: int) -> str | None:
 def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument, root: Path | None) -> str | None:
     name = name_at(source, offset, kai.DIALECT)
     if name is not None and name.kind == "arg":
-        playbook = kai.lower(document, source, DiagnosticSink())
+        playbook = kai_lowering.lower(document, source, DiagnosticSink())
         decl = next((i for i in playbook.inputs if i.name == name.name), None)
         if decl is None:
             return f"**{name.name}**: not a declared arg (kai leaves the text as written)"
@@ -98,7 +102,7 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
 
 
 def _lowered(document: kai.KaiDocument, source: SourceFile, step: kai.KaiStep) -> ir.Step | None:
-    playbook = kai.lower(document, source, DiagnosticSink())
+    playbook = kai_lowering.lower(document, source, DiagnosticSink())
     return next((s for s in ir.all_steps(playbook) if s.action == "ai-prompt" and s.span == step.span), None)
 
 

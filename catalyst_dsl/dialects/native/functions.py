@@ -4,7 +4,6 @@ that calls one, positionally or by input name.
 
 from __future__ import annotations
 
-
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import KEBAB

@@ -4,7 +4,6 @@ values, transforms and validation rules (LANGUAGE.md 2.2).
 
 from __future__ import annotations
 
-
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import INPUT_TYPE_KEYS, PASCAL, TRANSFORMS

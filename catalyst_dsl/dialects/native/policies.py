@@ -4,7 +4,6 @@ actions with retries and messages (LANGUAGE.md 5).
 
 from __future__ import annotations
 
-
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import PASCAL, POLICY_ACTIONS
 from catalyst_dsl.dialects.values import kind_of, suggest
