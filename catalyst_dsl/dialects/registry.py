@@ -77,7 +77,7 @@ class Dialect:
 DIALECTS: tuple[Dialect, ...] = (
     Dialect(
         "cleo",
-        "catalyst_dsl.dialects.cleo",
+        "catalyst_dsl.dialects.cleo.reader",
         suffixes=(".cantbook",),
         folders=((".cleo", "playbooks"),),
         folder_suffixes=(".cantbook",),

@@ -5,7 +5,7 @@ kai: a condition shows the predicate it lowers to (`kai.conditions.condition_che
 command a run really tests); `autonomy`, `error_policy` and a trigger show what the step
 lowers to (its condition, checkpoint and error policy); `model` the value the AI step gets;
 `command` the first lines of its `.claude/commands/` file; `{{ arg }}` the input the arg
-becomes. cleo: a node type shows the action it lowers to (`cleo_lower.NODE_ACTIONS`, with
+becomes. cleo: a node type shows the action it lowers to (`cleo.lowering_tables.NODE_ACTIONS`, with
 the catalog's summary) and its keys; an approval `policy` what its gate's lowered policy
 decides; a handler's `on` and `action` the error code and policy action they become; a
 node id where it is named, that node; `{{ name }}` the input.
@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects import cleo
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
 from catalyst_dsl.dialects.kai import conditions as kai_conditions
 from catalyst_dsl.dialects.kai import lowering as kai_lowering
 from catalyst_dsl.dialects.kai import model as kai
@@ -179,7 +179,7 @@ def cleo_hover(source: SourceFile, offset: int, catalog) -> str | None:
         description = node.keys.get("description", (None, None))[1]
         return text + (f"\n\n{description.value}" if isinstance(description, YScalar) and description.value else "")
     if name is not None and name.kind == "input":
-        from catalyst_dsl.dialects.cleo_lower import Lowerer
+        from catalyst_dsl.dialects.cleo.lowering import Lowerer
 
         decl = next(i for i in book.inputs if i.name == name.name)
         return _input(Lowerer(book, DiagnosticSink()).input(decl), "cleo input")
@@ -208,7 +208,7 @@ def _value_at(source: SourceFile, entry, offset: int) -> str | None:
 
 
 def _node_type(type_: str, catalog) -> str:
-    from catalyst_dsl.dialects.cleo_lower import NODE_ACTIONS
+    from catalyst_dsl.dialects.cleo.lowering_tables import NODE_ACTIONS
 
     action = NODE_ACTIONS[type_]
     spec = catalog.get(action)
@@ -221,8 +221,8 @@ def _node_type(type_: str, catalog) -> str:
 
 def _gate_policy(book, node, policy: str) -> str:
     """What the approval node's gate lowers to: a person always, or rules over the commands
-    up to the next gate (cleo_lower.Lowerer.gate_policy)."""
-    from catalyst_dsl.dialects.cleo_lower import Lowerer
+    up to the next gate (cleo.node_lowering.NodeLowering.gate_policy)."""
+    from catalyst_dsl.dialects.cleo.lowering import Lowerer
 
     head = f"**{policy}** (cleo approval policy)"
     if policy not in cleo.POLICIES:
@@ -248,7 +248,7 @@ def _gate_policy(book, node, policy: str) -> str:
 
 
 def _handler(source: SourceFile, item: YMap, offset: int) -> str | None:
-    from catalyst_dsl.dialects.cleo_lower import HANDLER_ACTIONS, HANDLER_CODES
+    from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_CODES
 
     on = item.get("on")
     action = item.get("action")

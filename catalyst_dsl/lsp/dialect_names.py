@@ -1,6 +1,6 @@
 """Go to definition and find references in kai playbooks and cleo cantbooks.
 
-Each file is read by its dialect's own reader (`kai.reader.read`, `cleo.Reader`), so a name is
+Each file is read by its dialect's own reader (`kai.reader.read`, `cleo.reader.Reader`), so a name is
 found where the dialect reads it, with the spans the reader gives: kai's `{{ arg }}` in a
 step's `args` (kai's own `references`) and the arg's declaration; cleo's node ids after
 `from:`, `to:`, `depends:`, `inject_into:` and `requires.from:` and the node's `id`;
@@ -17,9 +17,10 @@ from typing import Iterator, Optional
 import attrs
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects import cleo
-from catalyst_dsl.dialects.cleo_model import PLACEHOLDER, Cantbook
-from catalyst_dsl.dialects.cleo_rules import template_scalars
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.cleo.model import PLACEHOLDER, Cantbook
+from catalyst_dsl.dialects.cleo.reader import Reader as CleoReader
+from catalyst_dsl.dialects.cleo.rules import template_scalars
 from catalyst_dsl.dialects.kai import model as kai
 from catalyst_dsl.dialects.kai import reader as kai_reader
 from catalyst_dsl.dialects.kai import templates as kai_templates
@@ -107,7 +108,7 @@ def read_cantbook(source: SourceFile) -> Cantbook | None:
 
     sink = DiagnosticSink()
     root = load_yaml(source, sink)
-    return cleo.Reader(source, sink).read(root) if isinstance(root, YMap) else None
+    return CleoReader(source, sink).read(root) if isinstance(root, YMap) else None
 
 
 def cleo_names(source: SourceFile) -> list[Name]:

@@ -151,7 +151,7 @@ def cleo_outline(source: SourceFile) -> list[Symbol]:
     """A cantbook's nodes as an outline, by id with their type, read from the cantbook
     itself: its lowered playbook has no steps when the graph cannot run (C945), and an
     outline still helps most then."""
-    from catalyst_dsl.dialects.cleo import Reader
+    from catalyst_dsl.dialects.cleo.reader import Reader
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.syntax.yaml_loader import load_yaml
 

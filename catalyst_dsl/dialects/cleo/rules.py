@@ -6,8 +6,8 @@ import difflib
 from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import (
+from catalyst_dsl.dialects.cleo import graph as g
+from catalyst_dsl.dialects.cleo.model import (
     DASHED_PLACEHOLDER,
     DEFAULT_CAP,
     LAST_APPROVAL,
@@ -249,7 +249,7 @@ class Checker:
                     )
 
     def gates(self) -> None:
-        from catalyst_dsl.dialects.cleo_policy import DEFAULT_RULES, evaluate
+        from catalyst_dsl.dialects.cleo.policy import DEFAULT_RULES, evaluate
 
         book = self.book
         commands = [(n, _command_line(n)) for n in book.nodes if n.type == "deterministic"]
