@@ -10,8 +10,9 @@ that knows which formats exist. A file's dialect is decided in this order:
    that claims it reads it;
 4. otherwise the native YAML language.
 
-A foreign dialect is a module under `catalyst_dsl/dialects/` imported only when a file of
-its own is read (so checking native playbooks costs nothing for it), providing:
+A foreign dialect is a package under `catalyst_dsl/dialects/` whose reader module (named
+in the table below) is imported only when a file of its own is read (so checking native
+playbooks costs nothing for it), providing:
 
     compile_document(source, root, sink, catalog) -> ir.Playbook | None
         lower the YAML root node (None for an empty document) into the IR, reporting

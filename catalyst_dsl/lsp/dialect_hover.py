@@ -1,14 +1,15 @@
 """Hover in kai playbooks and cleo cantbooks, rendered from each dialect's own reading and
 lowering, never from a description kept beside them.
 
-kai: a condition shows the predicate it lowers to (`kai.conditions.condition_check`: the file path or
-command a run really tests); `autonomy`, `error_policy` and a trigger show what the step
-lowers to (its condition, checkpoint and error policy); `model` the value the AI step gets;
-`command` the first lines of its `.claude/commands/` file; `{{ arg }}` the input the arg
-becomes. cleo: a node type shows the action it lowers to (`cleo.lowering_tables.NODE_ACTIONS`, with
-the catalog's summary) and its keys; an approval `policy` what its gate's lowered policy
-decides; a handler's `on` and `action` the error code and policy action they become; a
-node id where it is named, that node; `{{ name }}` the input.
+kai: a condition shows the predicate it lowers to (`kai.conditions.condition_check`: the
+file path or command a run really tests); `autonomy`, `error_policy` and a trigger show
+what the step lowers to (its condition, checkpoint and error policy); `model` the value
+the AI step gets; `command` the first lines of its `.claude/commands/` file; `{{ arg }}`
+the input the arg becomes. cleo: a node type shows the action it lowers to
+(`cleo.lowering_tables.NODE_ACTIONS`, with the catalog's summary) and its keys; an
+approval `policy` what its gate's lowered policy decides; a handler's `on` and `action`
+the error code and policy action they become; a node id where it is named, that node;
+`{{ name }}` the input.
 """
 
 from __future__ import annotations
