@@ -9,11 +9,7 @@ import json
 from typing import Optional
 
 from catalyst_dsl.dialects.cleo.lowering_tables import CONTRACT, IDENTIFIER
-from catalyst_dsl.dialects.cleo.model import (
-    Cantbook,
-    Guard,
-    Node,
-)
+from catalyst_dsl.dialects.cleo.model import Cantbook, Guard, Node
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.templates import parse_template

@@ -19,13 +19,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.dialects.cleo.expressions import first_line, guard_condition, ir_value
 from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_CODES, MAX_BRANCH_DEPTH, Item
-from catalyst_dsl.dialects.cleo.model import (
-    DEFAULT_CAP,
-    Cantbook,
-    Edge,
-    Node,
-    _plain,
-)
+from catalyst_dsl.dialects.cleo.model import DEFAULT_CAP, Cantbook, Edge, Node, _plain
 from catalyst_dsl.dialects.cleo.node_lowering import NodeLowering
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.records import replace
