@@ -55,7 +55,9 @@ class WriteDecl:
 PROGRAMS = {
     "git": "install git (https://git-scm.com) and make sure `git` is on PATH",
     "node": "install Node.js (https://nodejs.org) and make sure `node` is on PATH, or write the step as `bash`",
-    "pwsh": "install PowerShell 7 (https://aka.ms/powershell) and make sure `pwsh` is on PATH, or write the step as `bash`",
+    "pwsh": (
+        "install PowerShell 7 (https://aka.ms/powershell) and make sure `pwsh` is on PATH, or write the step as `bash`"
+    ),
 }
 
 

@@ -212,7 +212,8 @@ class Plugins:
             raise _Refused("has no callable 'run(ctx, config)'")
         if spec.name != name:
             raise _Refused(
-                f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the same"
+                f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the"
+                " same"
             )
         problem = _spec_problem(spec)
         if problem is not None:
