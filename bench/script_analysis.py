@@ -83,7 +83,7 @@ def main() -> None:
 
     from catalyst_dsl.syntax.shell import bash_analysis
     from catalyst_dsl.syntax.shell import bash_refs
-    from catalyst_dsl.syntax.templates import parse_template
+    from catalyst_dsl.syntax.expr.templates import parse_template
     from test_script_references import ALLOWED, REFUSED
 
     scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]

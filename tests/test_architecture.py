@@ -22,8 +22,6 @@ CLASS_LINES = 450
 STILL_IN_CYCLES: set[str] = {
     "catalyst_dsl.diagnostics.codes",
     "catalyst_dsl.diagnostics.model",
-    "catalyst_dsl.syntax.expressions",
-    "catalyst_dsl.syntax.parser_tables",
     "catalyst_dsl.runtime.adapters",
     "catalyst_dsl.runtime.mock_script",
     "catalyst_dsl.report.plan",

@@ -13,7 +13,7 @@ from typing import Callable
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell.bash_refs import argv_analysis
 from catalyst_dsl.syntax.shell import (
     ARGV,

@@ -35,7 +35,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
 from catalyst_dsl.records import replace
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 
 #: How deeply guarded branches may nest; a deeper graph is refused with C966, not a crash.

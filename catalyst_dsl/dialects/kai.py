@@ -19,7 +19,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import kind_of, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.records import record
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.source import SourceFile, Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span

@@ -21,7 +21,7 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value, template_of
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
 from catalyst_dsl.syntax.shell.bash_refs import REFERENCE, argv_analysis
 from catalyst_dsl.syntax.shell.programs import option_program

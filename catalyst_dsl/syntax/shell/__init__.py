@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import functools
 
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell.bash_refs import Analysis, Hole, analyze
 from catalyst_dsl.syntax.shell.powershell import PowerShellLexer
 from catalyst_dsl.syntax.shell.slots import Context, Slot
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 
 BASH = "bash"
 POWERSHELL = "powershell"

@@ -862,7 +862,7 @@ def argv_words(items) -> list[str | None]:
     """An argv step's IR words as `refused_arguments` reads them: the text of a literal
     word, None for one that holds a value."""
     from catalyst_dsl.ir import nodes as ir
-    from catalyst_dsl.syntax import expr_ast as ast
+    from catalyst_dsl.syntax.expr import nodes as ast
 
     words: list[str | None] = []
     for item in items:
