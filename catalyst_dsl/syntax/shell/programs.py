@@ -1,6 +1,6 @@
 """Programs that treat one of their arguments as code, a program to run, or a variable name.
 
-A value reaches a bash script as a reference to an environment variable (`bash_refs`),
+A value reaches a bash script as a reference to an environment variable (`bash/`),
 so bash itself never reads it as code. But the program that receives the value as an
 argument may: `eval` and `bash -c` run it, `sudo`, `xargs` and `find -exec` run the
 program it names, and `read`, `unset` or `printf -v` take it as a variable name, whose
