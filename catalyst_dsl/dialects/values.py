@@ -106,8 +106,8 @@ class ValueLowerer:
 
     def _yaml11(self, node: YScalar) -> None:
         # Imported here: a run whose check was replayed from the cache lowers nothing, and
-        # yaml_loader costs it about 2 ms.
-        from catalyst_dsl.syntax.yaml_loader import MAX_NUMBER_DIGITS, yaml11_reading
+        # yaml_schema (PyYAML with it) costs it about 2 ms.
+        from catalyst_dsl.syntax.yaml_schema import MAX_NUMBER_DIGITS, yaml11_reading
 
         if len(node.text) > MAX_NUMBER_DIGITS:
             return  # a number that long is C016 already, whatever a tool reads it as
