@@ -25,7 +25,7 @@ from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
 from catalyst_dsl.syntax.shell.bash.findings import REFERENCE
 from catalyst_dsl.syntax.shell.bash.refs import argv_analysis
-from catalyst_dsl.syntax.shell.programs import option_program
+from catalyst_dsl.syntax.shell.programs.options import option_program
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,

@@ -4,7 +4,7 @@ must be one known to keep it data. A node not named here refuses the value.
 
 from __future__ import annotations
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.code_variables import is_code_variable
 from catalyst_dsl.syntax.shell.bash.arithmetic import ARITHMETIC_NODES, ARITHMETIC_TESTS
 from catalyst_dsl.syntax.shell.bash.findings import FIX_ARITHMETIC, FIX_CODE, FIX_NAME, fix_for
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
@@ -158,7 +158,7 @@ class AllowList(ScriptProbe):
         if name_node.type == "subscript":
             name_node = name_node.child_by_field_name("name") or name_node
         name = self._text(name_node)
-        if programs.is_code_variable(name):
+        if is_code_variable(name):
             return (
                 f"assigned to `{name}`, a variable bash or the programs it starts read as code, a prompt, "
                 "arithmetic or a place to load code from",
@@ -223,7 +223,7 @@ class AllowList(ScriptProbe):
             )
         if operator in ("=", ":="):
             name = next((c for c in expansion.children if c.type == "variable_name"), None)
-            if name is not None and programs.is_code_variable(self._text(name)):
+            if name is not None and is_code_variable(self._text(name)):
                 return (
                     f"assigned to `{self._text(name)}` by `${{...{operator}}}`",
                     "assign the value to a variable of your own",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.words import UNKNOWN
 from catalyst_dsl.syntax.shell.bash.arithmetic import ARITHMETIC_NAME
 from catalyst_dsl.syntax.shell.bash.findings import REFERENCE_NAME
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
@@ -141,12 +141,12 @@ class Facts(ScriptProbe):
         them; a flag not written literally (`declare $f n`) may be any of them."""
         _, arguments = self._effective(node)
         words = [self._literal(a) for a in arguments]
-        unknown = any(w is None or programs.UNKNOWN in w for w in words)
+        unknown = any(w is None or UNKNOWN in w for w in words)
         flags = "".join(w for w in words if w and w[:1] in "-+")
         for word in words:
             if not word or word[:1] in "-+":
                 continue
-            name = word.split("=", 1)[0].split("[", 1)[0].replace(programs.UNKNOWN, "")
+            name = word.split("=", 1)[0].split("[", 1)[0].replace(UNKNOWN, "")
             self.declared_at.setdefault(name, node)
             if unknown or has_flag(flags, "i"):
                 self.integer_names.add(name)

@@ -49,7 +49,7 @@ class Finding:
     problem: str = ""
     help: str = ""
     #: A whole argument of this program, which reads a value starting with `-` as an
-    #: option that may run something (`programs.OPTIONS_RUN_PROGRAMS`): a run refuses such a value.
+    #: option that may run something (`programs.options.OPTIONS_RUN_PROGRAMS`): a run refuses such a value.
     option_of: str = ""
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.options import option_program
 from catalyst_dsl.syntax.shell.bash.findings import Finding, Hole
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
 from catalyst_dsl.syntax.shell.bash.tree import enclosing, escaped, quoted_heredoc, quoting
@@ -73,7 +73,7 @@ class Placement(ScriptProbe):
         at = index_of.get(argument.start_byte)
         if at is None or ends.get(argument.start_byte) != argument.end_byte:
             return None  # not an argument (a prefix assignment, a redirection)
-        return programs.option_program(argv, at)
+        return option_program(argv, at)
 
     def _body_slot(self, hole: Hole, body, start: int) -> Finding:
         """A placeholder in a here-document's body. The body is read here as bash reads it,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.words import UNKNOWN
 from catalyst_dsl.syntax.shell.bash.findings import REFERENCE, Hole
 
 
@@ -79,7 +79,7 @@ class ScriptProbe:
         if node.type == "concatenation" and node.child_count and node.children[0].type == "word":
             head = self._text(node.children[0])
             if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=|-[-A-Za-z0-9_.=]*", head):
-                return head + programs.UNKNOWN  # NAME=<value>, --option=<value>: the head is known
+                return head + UNKNOWN  # NAME=<value>, --option=<value>: the head is known
         if self._overlaps_hole(node.start_byte, node.end_byte):
             return None  # it holds a value (also inside single quotes, where it is text to the parser)
         text = self._text(node)

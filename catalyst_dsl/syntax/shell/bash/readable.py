@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.stdin import reads_code_from_stdin
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
 from catalyst_dsl.syntax.shell.bash.tree import MAX_DEPTH, nesting_depth, walk
 
@@ -86,7 +86,7 @@ class Readability(ScriptProbe):
             if (
                 node.type == "command"
                 and self._literal(node.child_by_field_name("name")) == "coproc"
-                and programs.reads_code_from_stdin([self._literal(a) for a in node.children_by_field_name("argument")])
+                and reads_code_from_stdin([self._literal(a) for a in node.children_by_field_name("argument")])
             ):
                 return ("in a script whose `coproc` runs its input as code", "run the program with a script of its own")
             if node.type == "process_substitution" and self._stdin_runner(node) is not None:

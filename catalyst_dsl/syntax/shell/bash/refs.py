@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import functools
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.interpreters import BASH_LIKE, shell_code
+from catalyst_dsl.syntax.shell.programs.refusals import refused_arguments
+from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, argv_words, program_name
 from catalyst_dsl.syntax.shell.bash.allow_list import AllowList
 from catalyst_dsl.syntax.shell.bash.arithmetic import Arithmetic
 from catalyst_dsl.syntax.shell.bash.facts import Facts
@@ -41,30 +43,24 @@ from catalyst_dsl.syntax.shell.slots import Context
 
 def argv_analysis(items) -> tuple[list[str | None], dict[int, str], int | None]:
     """An argv step's IR words as the check and the run read them (one place, so they
-    agree): the words (`programs.argv_words`), the positions refused with why, and the
+    agree): the words (`programs.words.argv_words`), the positions refused with why, and the
     position of the code of `bash -c`, which is a bash script, or None."""
-    words = programs.argv_words(items)
-    return words, argv_refusals(words), programs.shell_code(words)
+    words = argv_words(items)
+    return words, argv_refusals(words), shell_code(words)
 
 
 def argv_refusals(argv: list[str | None]) -> dict[int, str]:
     """The arguments of a command (a script's or an argv step's) that may not hold a value,
     with why: those its program runs or reads as names (`programs`), and those the literal
     code of a `bash -c` uses as code."""
-    refused = programs.refused_arguments(argv)
-    makes = [i for i, w in enumerate(argv) if w is not None and programs.program_name(w) in ("make", "gmake", "bmake")]
+    refused = refused_arguments(argv)
+    makes = [i for i, w in enumerate(argv) if w is not None and program_name(w) in ("make", "gmake", "bmake")]
     for at, word in enumerate(argv):
-        if (
-            makes
-            and at < makes[0]
-            and word is not None
-            and programs.UNKNOWN in word
-            and "=" in word.split(programs.UNKNOWN)[0]
-        ):
+        if makes and at < makes[0] and word is not None and UNKNOWN in word and "=" in word.split(UNKNOWN)[0]:
             refused.setdefault(
                 at, "in the environment of `make`, which expands it in recipes as text that may call $(shell ...)"
             )
-        if at == 0 or word is not None and programs.program_name(word) in programs.BASH_LIKE:
+        if at == 0 or word is not None and program_name(word) in BASH_LIKE:
             for i, why in inline_code_uses(argv[at:]).items():
                 refused.setdefault(at + i, why)
     return refused
@@ -73,7 +69,7 @@ def argv_refusals(argv: list[str | None]) -> dict[int, str]:
 def inline_code_uses(argv: list[str | None]) -> dict[int, str]:
     """For `bash -c CODE NAME ARG...` with CODE written literally: the arguments CODE
     uses as code (`eval "$1"`, `(( $1 ))`), by position in argv, with why."""
-    code = programs.shell_code(argv)
+    code = shell_code(argv)
     if code is None or code + 1 >= len(argv):
         return {}
     if argv[code] is None:

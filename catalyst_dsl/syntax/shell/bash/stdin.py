@@ -4,7 +4,9 @@ that pipes into one): a value in their input, by redirection or pipe, is code.
 
 from __future__ import annotations
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.interpreters import is_interpreter, shell_code
+from catalyst_dsl.syntax.shell.programs.stdin import reads_code_from_stdin
+from catalyst_dsl.syntax.shell.programs.words import program_name
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
 from catalyst_dsl.syntax.shell.bash.tree import walk
 
@@ -29,19 +31,19 @@ class StdinRunners(ScriptProbe):
                     ),
                     None,
                 )
-            code = programs.shell_code(argv)
+            code = shell_code(argv)
             if code is not None and (argv[code] is None or self._child_code_reads_stdin(argv[code])):
                 return f"{argv[0]} -c"  # its code runs its input (`source /dev/stdin`, `bash`, `"$(cat)"`)
             if (
                 argv[0] is not None
-                and programs.is_interpreter(programs.program_name(argv[0]))
+                and is_interpreter(program_name(argv[0]))
                 and any(
                     argv[i] in ("-c", "-e", "-E", "-r", "--eval") and i + 1 < len(argv) and argv[i + 1] is None
                     for i in range(1, len(argv))
                 )
             ):
                 return argv[0]  # code not written literally (`python3 -c "$(cat)"`)
-            return programs.reads_code_from_stdin(argv)
+            return reads_code_from_stdin(argv)
         if node.type in ("command_substitution", "heredoc_body", "string", "raw_string"):
             return None
         for child in node.children:

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.syntax.shell import programs
+from catalyst_dsl.syntax.shell.programs.code_variables import is_code_variable
+from catalyst_dsl.syntax.shell.programs.interpreters import shell_code
+from catalyst_dsl.syntax.shell.programs.options import option_program
+from catalyst_dsl.syntax.shell.programs.refusals import refused_arguments
+from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, program_name
 from catalyst_dsl.syntax.shell.bash.arithmetic import ARITHMETIC_NAME
 from catalyst_dsl.syntax.shell.bash.facts import DATA_VARIABLES, READERS
 from catalyst_dsl.syntax.shell.bash.findings import FIX_ARITHMETIC, FIX_CODE, FIX_NAME, Finding
@@ -59,7 +63,7 @@ class Uses(ScriptProbe):
                 else "a name reference (-n), so it assigns to the variable it names"
                 if name in self.namerefs
                 else "a variable bash or programs read as code"
-                if programs.is_code_variable(name)
+                if is_code_variable(name)
                 else None
             )
             if (
@@ -143,21 +147,21 @@ class Uses(ScriptProbe):
         name, arguments = self._effective(command)
         words = [self._literal(a) for a in arguments]
         if name in READERS or name in ("declare", "typeset", "local", "export", "readonly", "unset"):
-            for at in programs.refused_arguments([name, *words]):
+            for at in refused_arguments([name, *words]):
                 argument = arguments[at - 1] if at - 1 < len(arguments) else None
                 if argument is not None and words[at - 1] is None and not self._holds_hole(argument, holes):
                     yield self._use(
                         argument, f"a variable name chosen when the script runs, given to `{name}`", FIX_NAME
                     )
-        code = programs.shell_code([name, *words]) if name is not None else None
+        code = shell_code([name, *words]) if name is not None else None
         if code is not None and words[code - 1] is not None:
             # what the child may get with a value: the parent's variables, and `env N=...`
-            given = {w.split("=", 1)[0] for w in words[: code - 1] if w and programs.UNKNOWN in w and "=" in w}
+            given = {w.split("=", 1)[0] for w in words[: code - 1] if w and UNKNOWN in w and "=" in w}
             inherited = frozenset(n for n in self.assigned | DATA_VARIABLES if self._holds_value(n)) | given
             found = self._child_code_problem(words[code - 1], inherited)
             if found:
                 yield self._use(arguments[code - 1], f"code that uses a variable holding a value ({found})", FIX_CODE)
-        if name is not None and programs.program_name(name) in ("make", "gmake", "bmake"):
+        if name is not None and program_name(name) in ("make", "gmake", "bmake"):
             given = [
                 c
                 for c in command.children
@@ -175,7 +179,7 @@ class Uses(ScriptProbe):
                 )
         argv = [name, *words]
         for at, argument in enumerate(arguments, 1):
-            if words[at - 1] is not None or programs.option_program(argv, at) is None:
+            if words[at - 1] is not None or option_program(argv, at) is None:
                 continue
             first = self._first_piece(argument)
             if first is None or (first.start_byte, first.end_byte) in holes:
@@ -188,7 +192,7 @@ class Uses(ScriptProbe):
             ):
                 yield self._use(
                     argument,
-                    f"an argument of `{programs.option_program(argv, at)}` that may start with "
+                    f"an argument of `{option_program(argv, at)}` that may start with "
                     "`-` and be read as an option that runs a program",
                     "write `--` before it (git: `--end-of-options`), or start the word with text of your own",
                 )
@@ -208,4 +212,4 @@ class Uses(ScriptProbe):
         name, arguments = self._effective(parent)
         argv = [name] + [self._literal(a) for a in arguments]
         at = next((i for i, a in enumerate(arguments, 1) if a.start_byte <= node.start_byte < a.end_byte), None)
-        return at is not None and programs.option_program(argv, at) is not None
+        return at is not None and option_program(argv, at) is not None
