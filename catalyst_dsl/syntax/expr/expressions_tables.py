@@ -8,7 +8,7 @@ TABLES = {'end': {'expression': 18, 'reference': 29},
  'grammar': '// Catalyst template expressions: `{{ reference }}` and `${{ expression }}`.\n'
             '//\n'
             '// The host text (a YAML scalar or Markdown body) is split into text and template parts\n'
-            '// by catalyst_dsl/syntax/templates.py; this grammar reads what is between the braces.\n'
+            '// by catalyst_dsl/syntax/expr/templates.py; this grammar reads what is between the braces.\n'
             '// Two start rules share one LALR table: `reference` for {{ }}, `expression` for ${{ }}.\n'
             '//\n'
             '// `expression` is the safe JavaScript-like subset of LANGUAGE.md section 5: literals,\n'

@@ -79,7 +79,8 @@ def _text_of(token: str, start: int, end: int) -> str:
         raise ExpressionSyntaxError(
             ast.TemplateError(
                 "C101",
-                "this string holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape without its partner), which is not text",
+                "this string holds half of a UTF-16 surrogate pair "
+                "(a \\ud800-\\udfff escape without its partner), which is not text",
                 start,
                 end,
                 "write the character itself, or both halves of the pair (\\ud83d\\ude00)",
