@@ -16,8 +16,6 @@ from catalyst_dsl.syntax.shell.slots import COMMAND_HELP
 _WORD_OPERATORS = frozenset(
     {":-", "-", ":=", "=", ":+", "+", ":?", "?", "#", "##", "%", "%%", "/", "//", "/#", "/%", "^", "^^", ",", ",,"}
 )
-
-
 #: Nodes that only hold statements: a reference inside stays where its statement put it.
 _CONTAINERS = frozenset(
     {

@@ -37,8 +37,6 @@ DATA_VARIABLES = frozenset(
         "FUNCNAME",
     }
 )
-
-
 #: Builtins that assign what they read to the variables they name.
 READERS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait"})
 

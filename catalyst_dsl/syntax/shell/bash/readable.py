@@ -15,8 +15,6 @@ from catalyst_dsl.syntax.shell.bash.tree import MAX_DEPTH, nesting_depth, walk
 
 #: A here-document delimiter bash and tree-sitter read alike: a plain word, maybe quoted.
 _PLAIN_DELIMITER = re.compile(r"\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-9_.-]+\"")
-
-
 #: A backslash-newline inside a word: bash joins the word (`ev\\<newline>al`), tree-sitter splits it.
 _JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
 

@@ -43,8 +43,6 @@ EVALUATES = {
     "nvim": "`nvim -c` runs editor commands",
     "gdb": "`gdb -ex` runs commands",
 }
-
-
 #: Builtins that take variable names as arguments. A name may carry a `[subscript]`, which
 #: bash evaluates as arithmetic: `unset 'a[$(cmd)]'` runs cmd.
 NAMES = {
@@ -63,8 +61,6 @@ NAMES = {
     "test": "`test -v` takes a variable name",
     "[": "`[ -v ]` takes a variable name",
 }
-
-
 #: Of the builtins in NAMES, the options that take the next word, and of those the ones
 #: whose argument is a variable name (`read -a NAME`) or code (`mapfile -C CALLBACK`).
 NAME_OPTIONS = {

@@ -123,8 +123,6 @@ CODE_VARIABLES = frozenset(
         "FCEDIT",
     }
 )
-
-
 _CODE_VARIABLE_PATTERN = re.compile(
     r"(PS[0-9]|LD_\w*|DYLD_\w*|GIT_\w*|BASH_\w*|NPM_CONFIG_\w*|npm_config_\w*|LUA_\w*"
     r"|\w*_(OPTIONS|OPTS|COMMAND|ASKPASS|PAGER|EDITOR|SHELL))"

@@ -10,14 +10,10 @@ from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, holds_value, is_op
 
 #: Options of git (before its subcommand) whose argument is settings or a place that runs programs.
 GIT_OPTIONS = frozenset({"-c", "--config-env", "--exec-path", "--git-dir"})
-
-
 #: Options of git before its subcommand that take the next word.
 GIT_ARGUMENT_OPTIONS = frozenset(
     {"-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source"}
 )
-
-
 #: Options of git subcommands whose argument runs as a command.
 GIT_EXEC_OPTIONS = {
     "clone": frozenset({"-u", "--upload-pack", "--template", "-c", "--config"}),
@@ -44,16 +40,10 @@ GIT_EXEC_OPTIONS = {
     ),
     "instaweb": frozenset({"--httpd", "-d", "--browser", "-b"}),
 }
-
-
 #: Options whose argument is optional, so only `-Ocmd` or `--opt=cmd` carries it: `git grep -O`.
 GIT_ATTACHED_EXEC_OPTIONS = {"grep": frozenset({"-O", "--open-files-in-pager"})}
-
-
 #: Subcommands that run everything after a word: `git bisect run CMD`, `git submodule foreach CMD`.
 GIT_RUNS_AFTER = {"bisect": "run", "submodule": "foreach"}
-
-
 #: git settings whose value runs as a command or names one, or code to load (case-insensitive).
 GIT_CODE_KEYS = re.compile(
     r"alias\..*|core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|attributesfile)"
@@ -63,8 +53,6 @@ GIT_CODE_KEYS = re.compile(
     r"|submodule\..*\.update|gpg\..*|.*keycommand|core\.(editor|sshcommand)|merge\..*\.driver|blame\.ignorerevsfile",
     re.IGNORECASE,
 )
-
-
 #: git commands none of whose options runs a program (any other command, an alias from
 #: the repository's config included, may be `fetch` under another name).
 GIT_SAFE_COMMANDS = frozenset(
@@ -123,8 +111,6 @@ GIT_SAFE_COMMANDS = frozenset(
         "commit-tree",
     }
 )
-
-
 #: git commands with an option that runs a program or code (`--upload-pack=`, `-x`,
 #: `--extcmd=`, `-O`, `--exec=`, `--receive-pack=`, `--to-cmd=`, `--*-filter`).
 GIT_OPTIONS_RUN = frozenset(

@@ -15,8 +15,6 @@ from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, holds_value, is_op
 #: operand (the code, or a script file). A value is refused there and where an option may
 #: stand before it; the script's arguments after it are data (INTERPRETERS says which).
 _SHELL = r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh"
-
-
 _INTERPRETER = re.compile(
     _SHELL + r"|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
     r"|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|[gmn]?awk|sed|gsed|jshell"
@@ -46,8 +44,6 @@ class Interpreter(NamedTuple):
 
 #: Options of the shells that take the next word: `bash -o pipefail -c CODE`.
 SHELL_ARGUMENT_OPTIONS = frozenset({"-o", "-O", "+o", "+O", "--rcfile", "--init-file"})
-
-
 #: Interpreters by family; a name not here reads `-e`/`-c` as code and `-l`/`-r`/`-I` as loading it.
 INTERPRETERS = {
     "python": Interpreter(code=frozenset({"-c", "-m"}), arguments=frozenset({"-W", "-X", "-Q"})),
@@ -81,8 +77,6 @@ INTERPRETERS = {
         stops=False,
     ),
 }
-
-
 _FAMILY = [
     ("python", r"python[0-9.]*|pypy[0-9.]*"),
     ("node", r"node(js)?"),
@@ -92,11 +86,7 @@ _FAMILY = [
     ("awk", r"[gmn]?awk"),
     ("sed", r"g?sed"),
 ]
-
-
 _OTHER_INTERPRETER = Interpreter(code=frozenset({"-e", "-c", "-E", "--eval"}), loads=frozenset({"-l", "-r", "-I"}))
-
-
 #: Script operands that are the standard input: `python3 -`, `bash /dev/stdin`.
 STDIN_FILES = frozenset({"-", "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"})
 

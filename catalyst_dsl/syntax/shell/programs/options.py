@@ -102,8 +102,6 @@ EXEC_OPTIONS = {
     "sftp": frozenset({"-o", "-S", "-F", "-D"}),
     "zip": frozenset({"-TT", "--unzip-command"}),
 }
-
-
 #: Short options of those that take an argument, so that the letters after one in the same
 #: word are that argument: `tar -xf archive.tar`.
 ARGUMENT_LETTERS = {"tar": "bCfFgHIKLNTVX", "rsync": "BfTM", "scp": "cDiJlPS", "sftp": "BbcDFiJlPRSs"}

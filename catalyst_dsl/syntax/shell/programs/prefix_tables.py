@@ -214,8 +214,6 @@ RUNS_PROGRAM: dict[str, frozenset[str]] = {
     "sandbox-exec": frozenset({"-f", "-n", "-p", "-D"}),
     "ssh-agent": frozenset({"-a", "-E", "-t", "-P", "-O"}),
 }
-
-
 #: Options of those known to take no argument: the word after one is not read as its argument.
 FLAGS: dict[str, frozenset[str]] = {
     "exec": frozenset({"-c", "-l"}),
@@ -443,8 +441,6 @@ FLAGS: dict[str, frozenset[str]] = {
     "runcon": frozenset({"-c", "--compute"}),
     "ssh-agent": frozenset({"-c", "-s", "-d", "-D", "-k"}),
 }
-
-
 #: Options of those that make their arguments a shell command: `sudo -s cmd`, `flock -c cmd`.
 SHELL_OPTIONS = {
     "sudo": frozenset({"-s", "--shell", "-i", "--login"}),
@@ -454,8 +450,6 @@ SHELL_OPTIONS = {
     "env": frozenset({"-S", "--split-string"}),
     "systemd-run": frozenset({"-S", "--shell"}),
 }
-
-
 #: Operands some of those read before the program: `timeout 5 cmd`, `chroot DIR cmd`,
 #: `flock FILE cmd`, `taskset MASK cmd`, `chrt PRIO cmd`, `setarch ARCH cmd`, `gosu USER cmd`.
 OPERANDS_BEFORE_PROGRAM = {
@@ -469,11 +463,7 @@ OPERANDS_BEFORE_PROGRAM = {
     "gosu": 1,
     "su-exec": 1,
 }
-
-
 #: Operands some read before the program only sometimes: `runcon CONTEXT cmd` but `runcon -t T cmd`.
 OPTIONAL_OPERANDS = {"runcon": 1}
-
-
 #: Prefixes that take `NAME=value` words before the program and set them in its environment.
 ASSIGNS = frozenset({"env", "sudo"})
