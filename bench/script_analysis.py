@@ -83,8 +83,8 @@ def main() -> None:
     print("  wall", spread(wall[1:], "ms", 2))
 
     from catalyst_dsl.syntax.shell import bash_analysis
-    from catalyst_dsl.syntax.shell import bash_refs
-    from catalyst_dsl.syntax.templates import parse_template
+    from catalyst_dsl.syntax.shell.bash import refs
+    from catalyst_dsl.syntax.expr.templates import parse_template
     from test_script_references import ALLOWED, REFUSED
 
     scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]
@@ -95,7 +95,7 @@ def main() -> None:
     ):
         cpu, wall = [], []
         for round_ in range(args.rounds):
-            bash_refs.analyze.cache_clear()
+            refs.analyze.cache_clear()
             started, started_cpu = time.perf_counter(), _cpu()
             for script in scripts:
                 analyse(script + f"\n# {round_}")
@@ -116,7 +116,7 @@ def main() -> None:
     for name, script in shapes.items():
         times = []
         for round_ in range(3):
-            bash_refs.analyze.cache_clear()
+            refs.analyze.cache_clear()
             started = _cpu()
             bash_analysis(script + f"\n# {round_}")
             times.append((_cpu() - started) * 1000)
