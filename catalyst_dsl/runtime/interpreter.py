@@ -24,6 +24,8 @@ from typing import Any, Callable, Sequence
 from catalyst_dsl import records
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir.journal import APPROVE_EFFECTS, ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, REVIEW, caught_errors
+from catalyst_dsl.ir.language import BINDINGS, LAST_ERROR, MAX_BLOCK_ATTEMPTS
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
@@ -47,24 +49,6 @@ _UNEVALUATED = object()
 CONTROL = frozenset(
     {"if", "for-each", "try", "parallel", "playbook", "return", "throw", "function", "var", "retry-block"}
 )
-#: The pause before a step whose effects need an approval (see Interpreter._approve_effects).
-APPROVE_EFFECTS = "approve-effects"
-#: The journal entry of a failure a `catch` handled (see Interpreter._catching).
-CAUGHT = "catch"
-#: The journal entry naming the item a loop iteration ran for (see Interpreter._same_item).
-LOOP_ITEM = "for-each-item"
-#: The pause after a step whose result asks for a review (see _review_wanted).
-REVIEW = "review"
-#: The journal entry of a failed attempt of a `retry-block` (see Interpreter._do_retry_block).
-ATTEMPT_FAILED = "retry-block-attempt"
-
-#: The most attempts a `retry-block` may have (the checker says so too: C613).
-MAX_BLOCK_ATTEMPTS = 10
-#: The object steps merge values into with `bindings:`, readable as `{{ bindings.x }}`.
-BINDINGS = "bindings"
-#: The name a `retry-block`'s steps read the failure that started their attempt by.
-LAST_ERROR = "__lastError"
-
 #: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
 RETRY_MAX_SECONDS = 30.0
@@ -1704,18 +1688,6 @@ class Interpreter:
             self._journal(path, step, "skipped", 0, time.monotonic(), None, reason)
             return False
         return True
-
-
-def caught_errors(result: Any) -> list[dict[str, Any]]:
-    """The failures a CAUGHT journal entry keeps (the one the catch took, then the parallel
-    branches' that ended with it), each with the `path` of the step that failed."""
-    if not isinstance(result, dict):
-        return []
-    return [
-        kept
-        for kept in [result.get("error"), *(result.get("also") or [])]
-        if isinstance(kept, dict) and isinstance(kept.get("path"), str)
-    ]
 
 
 def _loop_list_changed(path: str, how: str) -> StepError:

@@ -514,7 +514,7 @@ class Session:
         any lock: a fresh read must be the snapshot this resume loaded (a run another resume
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
-        from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.ir.journal import CAUGHT
         from catalyst_dsl.runtime.snapshot import current_owner
 
         with self.locks.guard():
@@ -584,7 +584,7 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
-        from catalyst_dsl.runtime.interpreter import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
+        from catalyst_dsl.ir.journal import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
 
         checks = []  # (path, fingerprint or None, how the journal names it)
         for done in state.steps:
@@ -1525,7 +1525,7 @@ class Session:
         paused there, or a review already recorded (`review_key`: the signed review id, never
         the unsigned delivery header), is ignored. The runs then go on with `catalyst resume`."""
         from catalyst_dsl.runtime.approvals import releases
-        from catalyst_dsl.runtime.interpreter import REVIEW
+        from catalyst_dsl.ir.journal import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
         reviewers = {name.strip().lower(): role for name, role in self.project.config.github_reviewers.items()}
