@@ -62,7 +62,6 @@ STILL_LONG_MODULES: set[str] = {
     "dialects/kai.py",
     "project/check_cache.py",
     "runtime/ai_adapters.py",
-    "runtime/interpreter.py",
     "runtime/session.py",
     "syntax/yaml_loader.py",
     "syntax/shell/bash_refs.py",
@@ -75,7 +74,6 @@ STILL_LONG_CLASSES: set[str] = {
     "dialects/cleo_lower.py:Lowerer",
     "dialects/kai.py:Reader",
     "runtime/gateway.py:EffectsGateway",
-    "runtime/interpreter.py:Interpreter",
     "runtime/session.py:Session",
     "syntax/shell/bash_refs.py:_Analyzer",
 }

@@ -1,0 +1,27 @@
+"""`throw`: fail with an error code that error policies and `catch` clauses match."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+
+
+#: How the engine treats the step (see actions/control/__init__.py).
+REPORTS_FINISH = False
+KEEPS_RESULT = False
+NAMES_RESULT = True
+
+
+def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    config = engine.config(run) if config is None else config
+    raise engine.error(
+        str(config.get("code") or "Error"),
+        str(config.get("message") or config.get("code") or "thrown"),
+        guidance=config.get("guidance"),
+        metadata=config.get("metadata"),
+    )
+
+
+simulate = run
