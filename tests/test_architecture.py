@@ -32,6 +32,20 @@ STILL_IN_CYCLES: set[str] = {
     "catalyst_dsl.actions.catalog",
     "catalyst_dsl.actions.plugins",
     "catalyst_dsl.dialects.catalyst",
+    # The control actions declare their specs with ActionSpec (actions/catalog.py), and
+    # actions/builtin.py lists them: they are in the catalog/builtin cycle until the catalog
+    # no longer imports builtin (builtin_catalog() moving out of catalog.py breaks it).
+    "catalyst_dsl.actions.control",
+    "catalyst_dsl.actions.control.for_each",
+    "catalyst_dsl.actions.control.function",
+    "catalyst_dsl.actions.control.if_",
+    "catalyst_dsl.actions.control.parallel",
+    "catalyst_dsl.actions.control.playbook",
+    "catalyst_dsl.actions.control.retry_block",
+    "catalyst_dsl.actions.control.return_",
+    "catalyst_dsl.actions.control.throw",
+    "catalyst_dsl.actions.control.try_",
+    "catalyst_dsl.actions.control.var",
     "catalyst_dsl.runtime.escaping",
     "catalyst_dsl.runtime.evaluate",
     "catalyst_dsl.runtime.jsbuiltins",

@@ -8,17 +8,16 @@ checkpoint, writes, isolated) are not config and do not appear here.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf, WriteDecl
+from catalyst_dsl.actions.control import CONTROL
 from catalyst_dsl.ir.types import (
     ANY,
     BOOLEAN,
     DURATION,
     NULL,
     NUMBER,
-    STEPS,
     STRING,
     ArrayT,
     EnumT,
-    InputsT,
     ObjectT,
     obj,
     opt,
@@ -36,8 +35,6 @@ WRITE_RESULT = obj(path=STRING, bytesWritten=NUMBER)
 HTTP_RESULT = obj(status=NUMBER, headers=STRING_MAP, body=STRING, bodyAsJson=ANY)
 CREATED = obj(number=NUMBER, url=STRING, id=NUMBER)
 COMMENT = obj(id=NUMBER, url=STRING)
-
-CATCH_CLAUSE = obj(code=req(STRING, "error code to match; `default` matches any"), steps=req(STEPS))
 
 CHECKPOINT_OPTION = obj(
     key=req(STRING),
@@ -75,122 +72,9 @@ def _spec(name, group, summary, config, primary, result, effect, what_if, **kw) 
     return ActionSpec(name, group, summary, config, primary, result, effect, what_if, **kw)
 
 
-_CONTROL = [
-    _spec(
-        "var",
-        "control",
-        "Set a variable in the current scope (or update it where it was defined).",
-        obj(name=req(STRING, "variable name"), value=opt(ANY, "the value; templates keep their type")),
-        "name",
-        NULL,
-        Effect.PURE,
-        WhatIf.RUN,
-    ),
-    _spec(
-        "return",
-        "control",
-        "End the playbook (or function) successfully with outputs. A scalar is returned as {result: value}.",
-        obj(rest=ANY, result=opt(ANY, "the value when a scalar is returned")),
-        "result",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "function",
-        "control",
-        "Define an action from steps; later steps call it by name with named or positional inputs.",
-        obj(
-            name=req(STRING, "the new action's name"), inputs=opt(InputsT()), steps=req(STEPS), description=opt(STRING)
-        ),
-        "name",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "if",
-        "control",
-        "Run `then` when the condition is true, else `else`.",
-        obj(condition=req(ANY, "a boolean expression"), then=opt(STEPS), else_=opt(STEPS)),
-        "condition",
-        obj(branch=STRING, executed=BOOLEAN),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "for-each",
-        "control",
-        "Run steps once per item of an array.",
-        obj(
-            item=req(STRING, "loop variable name"),
-            in_=req(ArrayT(ANY), "the array"),
-            index=opt(STRING, "index variable name (default `index`)"),
-            steps=req(STEPS),
-        ),
-        "item",
-        obj(iterations=NUMBER, completed=NUMBER, failed=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "try",
-        "control",
-        "Run steps; on an error run the first matching catch; always run finally.",
-        obj(steps=req(STEPS), catch=opt(ArrayT(CATCH_CLAUSE)), finally_=opt(STEPS)),
-        "steps",
-        obj(outcome=STRING, caughtError=union(STRING, NULL)),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "throw",
-        "control",
-        "Fail with an error code (PascalCase) that error policies and catch blocks match.",
-        obj(code=req(STRING), message=opt(STRING), guidance=opt(STRING), metadata=opt(ANY)),
-        "code",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "parallel",
-        "control",
-        "Run steps concurrently; their writes may not overlap.",
-        obj(steps=req(STEPS), maxConcurrency=opt(NUMBER)),
-        "steps",
-        obj(completed=NUMBER, failed=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "playbook",
-        "control",
-        "Run another playbook, isolated: it cannot change this playbook's variables.",
-        obj(name=req(STRING, "playbook name or relative path"), inputs=opt(OPEN), inheritPermissions=opt(BOOLEAN)),
-        "name",
-        ANY,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "retry-block",
-        "control",
-        "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; IterationCapExceeded once they are spent.",
-        obj(
-            steps=req(STEPS),
-            maxAttempts=req(NUMBER, "attempts in all, 1 to 10"),
-            retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
-            retryFrom=opt(
-                ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)"
-            ),
-        ),
-        "steps",
-        obj(attempts=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-]
+#: The control actions declare themselves beside their run (actions/control/).
+_CONTROL = [module.SPEC for module in CONTROL.values()]
+
 
 _HUMAN = [
     _spec(

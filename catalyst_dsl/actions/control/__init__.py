@@ -1,8 +1,8 @@
 """The control actions: the actions that run other steps, one module each.
 
-Each module holds its action's run (`run(engine, run, config)`) and its what-if
-(`simulate`, the same function where a plan runs it as written), and says how the engine
-treats its step:
+Each module holds its action's declaration (`SPEC`, which actions/builtin.py lists), its
+run (`run(engine, run, config)`) and its what-if (`simulate`, the same function where a
+plan runs it as written), and says how the engine treats its step:
 
 - REPORTS_FINISH: the step reports its end (`var`, `function`, `return` and `throw` do not);
 - KEEPS_RESULT: the journal keeps its result (the others are run again on resume);

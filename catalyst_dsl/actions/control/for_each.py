@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ANY, ArrayT, NUMBER, STEPS, STRING, obj, opt, req
 from catalyst_dsl.ir import nodes as ir
 
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
@@ -18,6 +20,23 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "for-each",
+    "control",
+    "Run steps once per item of an array.",
+    obj(
+        item=req(STRING, "loop variable name"),
+        in_=req(ArrayT(ANY), "the array"),
+        index=opt(STRING, "index variable name (default `index`)"),
+        steps=req(STEPS),
+    ),
+    "item",
+    obj(iterations=NUMBER, completed=NUMBER, failed=NUMBER),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

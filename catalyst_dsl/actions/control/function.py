@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import InputsT, NULL, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
 
@@ -19,6 +21,18 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = False
 KEEPS_RESULT = False
 NAMES_RESULT = False
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "function",
+    "control",
+    "Define an action from steps; later steps call it by name with named or positional inputs.",
+    obj(name=req(STRING, "the new action's name"), inputs=opt(InputsT()), steps=req(STEPS), description=opt(STRING)),
+    "name",
+    NULL,
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ANY, BOOLEAN, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
 
@@ -17,6 +19,18 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "if",
+    "control",
+    "Run `then` when the condition is true, else `else`.",
+    obj(condition=req(ANY, "a boolean expression"), then=opt(STEPS), else_=opt(STEPS)),
+    "condition",
+    obj(branch=STRING, executed=BOOLEAN),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

@@ -9,6 +9,8 @@ another: a plan is the same every time.
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import NUMBER, STEPS, obj, opt, req
 import contextvars
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,18 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "parallel",
+    "control",
+    "Run steps concurrently; their writes may not overlap.",
+    obj(steps=req(STEPS), maxConcurrency=opt(NUMBER)),
+    "steps",
+    obj(completed=NUMBER, failed=NUMBER),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ANY, BOOLEAN, ObjectT, STRING, obj, opt, req
+
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -17,6 +20,22 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = True
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "playbook",
+    "control",
+    "Run another playbook, isolated: it cannot change this playbook's variables.",
+    obj(
+        name=req(STRING, "playbook name or relative path"),
+        inputs=opt(ObjectT((), ANY)),
+        inheritPermissions=opt(BOOLEAN),
+    ),
+    "name",
+    ANY,
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

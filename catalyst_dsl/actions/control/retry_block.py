@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ArrayT, NUMBER, STEPS, STRING, obj, opt, req
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import ATTEMPT_FAILED
 from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
@@ -23,6 +25,27 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = True
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "retry-block",
+    "control",
+    "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), "
+    "at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; "
+    "IterationCapExceeded once they are spent.",
+    obj(
+        steps=req(STEPS),
+        maxAttempts=req(NUMBER, "attempts in all, 1 to 10"),
+        retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
+        retryFrom=opt(
+            ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)"
+        ),
+    ),
+    "steps",
+    obj(attempts=NUMBER),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ANY, NULL, obj, opt
+
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -16,6 +19,18 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = False
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "return",
+    "control",
+    "End the playbook (or function) successfully with outputs. A scalar is returned as {result: value}.",
+    obj(rest=ANY, result=opt(ANY, "the value when a scalar is returned")),
+    "result",
+    NULL,
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 class Return(Exception):

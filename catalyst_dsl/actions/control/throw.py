@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ANY, NULL, STRING, obj, opt, req
+
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -12,6 +15,18 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = False
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "throw",
+    "control",
+    "Fail with an error code (PascalCase) that error policies and catch blocks match.",
+    obj(code=req(STRING), message=opt(STRING), guidance=opt(STRING), metadata=opt(ANY)),
+    "code",
+    NULL,
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ArrayT, NULL, STEPS, STRING, obj, opt, req, union
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
 
@@ -16,6 +18,21 @@ if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself 
 REPORTS_FINISH = True
 KEEPS_RESULT = False
 NAMES_RESULT = True
+
+#: One clause of `catch`: the code it matches and the steps it runs.
+CATCH_CLAUSE = obj(code=req(STRING, "error code to match; `default` matches any"), steps=req(STEPS))
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "try",
+    "control",
+    "Run steps; on an error run the first matching catch; always run finally.",
+    obj(steps=req(STEPS), catch=opt(ArrayT(CATCH_CLAUSE)), finally_=opt(STEPS)),
+    "steps",
+    obj(outcome=STRING, caughtError=union(STRING, NULL)),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
