@@ -21,6 +21,7 @@ from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import DEADLINE
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.evaluate import explain, materialize, render
 from catalyst_dsl.runtime.gateway import EffectsGateway
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, to_text
 from catalyst_dsl.runtime.scope import RunEnv, Scope
@@ -105,10 +106,9 @@ class Calls:
     # -- config and values ----------------------------------------------------------------------------------
 
     def _value(self, value: ir.Value, env: RunEnv) -> Any:
-        return self._materialize(value, env)
+        return materialize(value, env)
 
     def _config(self, step: ir.Step, env: RunEnv) -> dict[str, Any]:
-        materialize = self._materialize
         spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if spec is not None and spec.url is not None:
@@ -183,16 +183,12 @@ class Calls:
         return spec.effect if spec is not None else None
 
     def _safe_render(self, text: str, frame: Frame, scope: Scope) -> Any:
-        from catalyst_dsl.runtime.evaluate import render
-
         try:
             return render(text, self.env(frame, scope))
         except StepError:
             return text
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
-        from catalyst_dsl.runtime.evaluate import explain
-
         if not isinstance(condition, ir.Tmpl):
             return f"condition is {condition.value!r}" if isinstance(condition, ir.Lit) else "condition is false"
         lines = [f"condition is false: {condition.text}"]
@@ -203,8 +199,6 @@ class Calls:
 
 def _render_at_run_time(text: str, env) -> Any:
     """A template an action reads during the run (a prompt file), rendered in the step's scope."""
-    from catalyst_dsl.runtime.evaluate import render
-
     return render(text, env)
 
 

@@ -31,6 +31,7 @@ from catalyst_dsl.runtime.engine.step_run import StepRun, visible
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import Grants
+from catalyst_dsl.runtime.inputs import resolve_inputs
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, truthy
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 
@@ -82,12 +83,6 @@ class Engine(Calls, Attempts, Pauses):
         #: The path of the step that was in flight when the resumed run stopped: recovered
         #: without running again when it has `ensures:` and they hold (see _recovered).
         self.recovering = recovering
-        # The evaluator, imported as a run starts rather than with this module (a check
-        # imports it for its constants): not through a function-level import at each value
-        # rendered (about 0.8 us each, several per step).
-        from catalyst_dsl.runtime.evaluate import materialize
-
-        self._materialize = materialize
         #: (scope, frame, the RunEnv made for them): see `env`.
         self._last_env: tuple[Any, Any, Any] = (None, None, None)
 
@@ -368,8 +363,6 @@ class Engine(Calls, Attempts, Pauses):
 
     def function_inputs(self, name: str, declared: ir.Value | None, given: dict[str, Any]) -> dict[str, Any]:
         """A function call's inputs, checked against what the function declares."""
-        from catalyst_dsl.runtime.inputs import resolve_inputs
-
         decls = declared.inputs if isinstance(declared, ir.InputsV) else ()
         values, problems = resolve_inputs(decls, given, from_text=False)
         if problems:
@@ -381,8 +374,6 @@ class Engine(Calls, Attempts, Pauses):
         of its own with its own grants; its outputs, checked against what it declares."""
         frame = run.frame
         file, child = self.hooks.load_playbook(frame, run.step, str(config.get("name")))
-        from catalyst_dsl.runtime.inputs import resolve_inputs
-
         given = dict(config.get("inputs") or {})
         unknown = {k for k, v in given.items() if contains_unknown(v)}  # only in a what-if
         values, problems = resolve_inputs(

@@ -22,6 +22,7 @@ from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.evaluate import render
 from catalyst_dsl.runtime.jsvalues import to_text, truthy
 from catalyst_dsl.runtime.scope import Scope
 from catalyst_dsl.runtime import step_checks
@@ -131,8 +132,6 @@ class Pauses:
 
     def _flag_checkpoint(self, run: StepRun) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
-        from catalyst_dsl.runtime.evaluate import render
-
         if isinstance(run.step.checkpoint, str):
             message = to_text(render(run.step.checkpoint, self.env(run.frame, run.scope)))
         else:

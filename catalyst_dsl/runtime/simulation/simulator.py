@@ -20,6 +20,7 @@ from catalyst_dsl.runtime.engine.engine import Engine
 from catalyst_dsl.runtime.engine.pauses import checkpoint_result, gate_message, pre_approved
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.evaluate import materialize
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
 from catalyst_dsl.runtime.scope import Scope
 from catalyst_dsl.runtime.simulation.planning import PlanRecorder
@@ -290,7 +291,6 @@ class Simulator(Engine):
         of their own), then run, its steps simulated."""
         env = self.env(run.frame, run.scope)
         values = None
-        materialize = self._materialize
         try:
             values = {e.key: materialize(e.value, env) for e in run.step.config.entries}
             entry["config"] = self.plan.shown(_data_only(values))
