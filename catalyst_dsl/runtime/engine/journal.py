@@ -22,8 +22,9 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.jsvalues import as_json_data
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
-#: may hold file contents, which the snapshot never stores.
-RERUN_ON_RESUME = frozenset({"var", "file-read", "file-exists", "file-list", "json-read", "function"})
+#: may hold file contents, which the snapshot never stores. (The control actions always
+#: run again: they restore the steps they hold, and their own results are small.)
+RERUN_ON_RESUME = frozenset({"file-read", "file-exists", "file-list", "json-read"})
 
 
 class Journal:
