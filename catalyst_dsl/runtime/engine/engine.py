@@ -216,12 +216,7 @@ class Engine(Calls, Attempts, Pauses):
         if step.gate is not None and step.gate.when == "before":
             # Nobody is asked to let a step run whose `requires:` do not hold yet (the
             # attempt checks them again: the answer may come much later).
-            env = lambda: self.env(run.frame, run.scope)  # noqa: E731
-            if (
-                step.requires is not None
-                and self._guarded(run, lambda: step_checks.enforce(step.requires, env(), "requires", step.timeout))
-                is False
-            ):
+            if step.requires is not None and self._guarded(run, lambda: self._requires(run)) is False:
                 return
             if not self._gate_before(run):
                 return
@@ -256,12 +251,16 @@ class Engine(Calls, Attempts, Pauses):
         """One attempt: the step between its checks, `requires:` before and `ensures:` after,
         so a retry runs the checks again with the step and a failed check is the step's;
         then its `bindings:`, merged only when all passed."""
-        step = run.step
-        step_checks.enforce(step.requires, self.env(run.frame, run.scope), "requires", step.timeout)
+        self._requires(run)
         result = self._execute(run)
+        step = run.step
         step_checks.enforce(step.ensures, self.env(run.frame, run.with_result(result)), "ensures", step.timeout)
         self._bind(run, result)  # a binding that cannot be computed fails the attempt
         return result
+
+    def _requires(self, run: StepRun) -> None:
+        """The step's `requires:` hold, or it fails (a step without them passes)."""
+        step_checks.enforce(run.step.requires, self.env(run.frame, run.scope), "requires", run.step.timeout)
 
     def _bind(self, run: StepRun, result: Any) -> None:
         """Merge the step's `bindings:` into the playbook's `bindings` object, once it completed."""
