@@ -8,7 +8,7 @@ checkpoint, writes, isolated) are not config and do not appear here.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf, WriteDecl
-from catalyst_dsl.actions.control import CONTROL
+from catalyst_dsl.actions.control import CONTROL, PAUSES
 from catalyst_dsl.ir.types import (
     ANY,
     BOOLEAN,
@@ -36,37 +36,6 @@ HTTP_RESULT = obj(status=NUMBER, headers=STRING_MAP, body=STRING, bodyAsJson=ANY
 CREATED = obj(number=NUMBER, url=STRING, id=NUMBER)
 COMMENT = obj(id=NUMBER, url=STRING)
 
-CHECKPOINT_OPTION = obj(
-    key=req(STRING),
-    label=opt(STRING),
-    description=opt(STRING),
-    emphasis=opt(EnumT(("recommended", "suggested"))),
-    allowText=opt(BOOLEAN),
-    cancel=opt(BOOLEAN, "choosing this option ends the run `cancelled`"),
-)
-
-#: One rule of an approval policy: when `pattern` (a regular expression) is found in a
-#: command the pause guards, the rule decides, with `reason` recorded.
-POLICY_RULE = obj(
-    action=req(EnumT(("require-human", "auto-approve")), "`require-human` rules are tried first, then `auto-approve`"),
-    reason=req(STRING, "recorded with the decision"),
-    pattern=req(STRING, "a regular expression searched in each command"),
-)
-#: Who passed a checkpoint (its result's `approval`): `via` is terminal, cli, token, webhook,
-#: autonomous or policy; `at` is ISO 8601 UTC; `note` the approver's comment or the reason.
-APPROVAL_RECORD = obj(by=STRING, role=union(STRING, NULL), at=STRING, note=union(STRING, NULL), via=STRING)
-#: Who may pass a pause: `human` (only a person, never `--mode autonomous`), or rules over
-#: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
-APPROVAL_POLICY = union(
-    EnumT(("human",)),
-    obj(
-        rules=req(
-            union(ArrayT(POLICY_RULE), EnumT(("project",))), "the rules, or `project`: the approval-rules setting"
-        ),
-        commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent"),
-    ),
-)
-
 
 def _spec(name, group, summary, config, primary, result, effect, what_if, **kw) -> ActionSpec:
     return ActionSpec(name, group, summary, config, primary, result, effect, what_if, **kw)
@@ -76,28 +45,7 @@ def _spec(name, group, summary, config, primary, result, effect, what_if, **kw) 
 _CONTROL = [module.SPEC for module in CONTROL.values()]
 
 
-_HUMAN = [
-    _spec(
-        "checkpoint",
-        "human",
-        "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options; an option with `cancel: true` ends the run `cancelled`; `policy` says who may pass it (`human`: never autonomous mode).",
-        obj(
-            message=opt(STRING),
-            options=opt(ArrayT(CHECKPOINT_OPTION)),
-            default=opt(ANY),
-            timeout=opt(DURATION),
-            multiSelect=opt(BOOLEAN),
-            header=opt(STRING),
-            headerColor=opt(STRING),
-            context=opt(STRING),
-            policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`"),
-        ),
-        "message",
-        obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING, approval=APPROVAL_RECORD),
-        Effect.HUMAN,
-        WhatIf.PAUSE,
-    ),
-]
+_HUMAN = [module.SPEC for module in PAUSES.values()]
 
 #: AI tool grants that only look: any other grant (edit, write, bash, …) lets the AI change
 #: things, so it needs allowedWritePaths (C820) and, in manual mode, an approval to run.

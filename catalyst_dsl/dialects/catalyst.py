@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 
-from catalyst_dsl.actions.builtin import APPROVAL_POLICY
+from catalyst_dsl.actions.control.checkpoint import APPROVAL_POLICY
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.checks import lower_checks

@@ -9,7 +9,9 @@ plan runs it as written), and says how the engine treats its step:
 - NAMES_RESULT: a step name holds its result (a `var`'s or `function`'s names the
   variable or the function instead).
 
-The engine (runtime/engine/) finds a step's module here by its action's name.
+The engine (runtime/engine/) finds a step's module here by its action's name. The
+`checkpoint` action's module is among them but is not a control action: a resume
+restores it like any other (PAUSES).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from catalyst_dsl.actions.control import (
+    checkpoint,
     for_each,
     function,
     if_,
@@ -42,3 +45,5 @@ CONTROL: dict[str, ModuleType] = {
     "playbook": playbook,
     "retry-block": retry_block,
 }
+#: action name -> the module of an action the engine runs as one of its pauses.
+PAUSES: dict[str, ModuleType] = {"checkpoint": checkpoint}

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect
-from catalyst_dsl.actions.control import CONTROL, function
+from catalyst_dsl.actions.control import CONTROL, PAUSES, function
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
@@ -36,8 +36,9 @@ class Calls:
         control = CONTROL.get(action)
         if control is not None:
             return self._control(control, run, config)
-        if action == "checkpoint":
-            return self._checkpoint_action(run)
+        pause = PAUSES.get(action)
+        if pause is not None:
+            return pause.run(self, run, config)
         if action in run.frame.functions:
             return function.call(self, run, config)
         env = self.env(run.frame, run.scope)

@@ -14,6 +14,7 @@ import time
 from typing import Any, Sequence
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.control import checkpoint as checkpoint_action
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
 from catalyst_dsl.runtime import paths
@@ -63,7 +64,7 @@ class Pauses:
         approval = self.hooks.approval_for(path, subject, roles=roles)
         if approval is not None:
             selected = approval.get("selected")
-            return checkpoint_result(default if selected is None else selected, options, record=approval), str(
+            return checkpoint_action.result(default if selected is None else selected, options, record=approval), str(
                 approval.get("by") or "an approver"
             )
         if policy is not None:
@@ -71,7 +72,7 @@ class Pauses:
             if verdict.passes and self.hooks.autonomous_releases(roles):
                 self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
-                return checkpoint_result(
+                return checkpoint_action.result(
                     default, options, record=_record("catalyst", None, verdict.reason, "policy")
                 ), "catalyst"
             if not verdict.passes:
@@ -79,7 +80,9 @@ class Pauses:
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             note = "approved automatically (--mode autonomous)"
             self.hooks.approve(path, "autonomous", None, "catalyst", note, True, default, subject)
-            return checkpoint_result(default, options, record=_record("catalyst", None, note, "autonomous")), "catalyst"
+            return checkpoint_action.result(
+                default, options, record=_record("catalyst", None, note, "autonomous")
+            ), "catalyst"
         answer = None
         # Who is at the terminal decides whether ENTER may release a role-restricted pause.
         who = self.hooks.terminal_approver(roles) if self.hooks.ask is not None else None
@@ -91,27 +94,17 @@ class Pauses:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject, person=policy is not None)
         selected, text = answer
         self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
-        return checkpoint_result(selected, options, text, record=_record(who[0], who[1], text, "terminal")), who[0]
+        return checkpoint_action.result(selected, options, text, record=_record(who[0], who[1], text, "terminal")), who[
+            0
+        ]
 
-    def _checkpoint_action(self, run: StepRun) -> dict[str, Any]:
-        """The `checkpoint` action: a pause of its own, whose options may cancel the run."""
-        config = self._config(run.step, self.env(run.frame, run.scope))
-        options = list(config.get("options") or [])
-        selection, by = self.answer(
-            run.path,
-            run.sid,
-            str(config.get("message") or "approve to continue"),
-            options,
-            config.get("default"),
-            run.frame,
-            policy=policy_of(run.step.config.get("policy"), self._project_rules()),
-        )
-        if any(
-            isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected")
-            for o in options
-        ):
-            raise Cancelled(by, f"{run.sid}: answered {selection.get('selected')} at its checkpoint")
-        return selection
+    def approval_policy(self, value: ir.Value | None) -> ApprovalPolicy | None:
+        """The approval policy a pause was given (None: none), with the project's rules."""
+        return policy_of(value, self._project_rules())
+
+    @staticmethod
+    def cancelled(by: str | None, reason: str) -> Cancelled:
+        return Cancelled(by, reason)
 
     def _pauses_after(self, run: StepRun, result: Any) -> None:
         """The pauses after a step: the review its result asks for (`waitForReview`), then
@@ -177,7 +170,7 @@ class Pauses:
             gate_options(gate),
             "yes",
             run.frame,
-            policy=policy_of(gate.policy, self._project_rules()),
+            policy=self.approval_policy(gate.policy),
             commands=step_commands(run.step),
         )
         chosen = str(selection.get("selected"))
@@ -273,24 +266,6 @@ def gate_message(gate: ir.Gate, sid: str, command: str | None = None) -> str:
     if gate.when == "after":
         return f"review the result of {sid}"
     return f"approve before {sid} runs" + (f": {command}" if command else "")
-
-
-def checkpoint_result(
-    selected: Any, options: list, text: str | None = None, record: dict | None = None
-) -> dict[str, Any]:
-    """A checkpoint's result; `approval` says who passed it, in which role, when, with what
-    note and how (a person at the terminal, `catalyst approve`, a token, autonomous mode, its
-    rules), so later steps can route on the decision (cleo's `__lastApproval`)."""
-    result = {"selected": selected, "hasTextInput": bool(text), "textInput": text or "", "approved": True}
-    if record is not None:
-        result["approval"] = {
-            "by": record.get("by"),
-            "role": record.get("role"),
-            "at": record.get("at"),
-            "note": record.get("comment"),
-            "via": record.get("via"),
-        }
-    return result
 
 
 def _record(by: str, role: str | None, comment: str | None, via: str) -> dict[str, Any]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from catalyst_dsl.actions.catalog import Effect, WhatIf
-from catalyst_dsl.actions.control import CONTROL
+from catalyst_dsl.actions.control import CONTROL, PAUSES
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
 from catalyst_dsl.runtime import step_checks
-from catalyst_dsl.runtime.approval_policy import policy_of, step_commands
+from catalyst_dsl.runtime.approval_policy import step_commands
 from catalyst_dsl.runtime.engine.engine import Engine
-from catalyst_dsl.runtime.engine.pauses import checkpoint_result, gate_message, pre_approved
+from catalyst_dsl.runtime.engine.pauses import gate_message, pre_approved
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import materialize
@@ -164,7 +164,7 @@ class Simulator(Engine):
         """A gate's entry in a plan: it would pause (the plan goes on as if answered yes),
         or its approval rules would pass it by themselves."""
         flag = self.plan.open(run.at("before" if gate.when == "before" else "checkpoint"), run.sid, "checkpoint")
-        policy = policy_of(gate.policy, self._project_rules())
+        policy = self.approval_policy(gate.policy)
         verdict = (
             policy.judge(policy.commands if policy.commands is not None else step_commands(run.step))
             if policy is not None
@@ -262,8 +262,9 @@ class Simulator(Engine):
                 entry["writes"].append({"path": written, "allowed": True})
             # Where the kernel would let it write (a write path the plan cannot know is left out).
             entry["confinement"] = run.frame.gateway.confinement(declared).shown()
-        if action == "checkpoint":
-            return self._plan_checkpoint(run, config, entry)
+        pause = PAUSES.get(action)
+        if pause is not None:
+            return pause.simulate(self, run, config, entry)
         if spec is None:
             raise StepError("UnknownAction", f"no action `{action}` is installed")
         if spec.what_if is WhatIf.UNKNOWN:
@@ -301,24 +302,6 @@ class Simulator(Engine):
         action = run.step.action
         spec = self._spec(action) if action not in CONTROL else None
         return self._execute(run, values if spec is None or spec.script is None else None)
-
-    def _plan_checkpoint(self, run: StepRun, config: dict[str, Any], entry: dict) -> dict[str, Any]:
-        """A `checkpoint` step: it would pause, unless its approval rules pass it."""
-        policy = policy_of(run.step.config.get("policy"), self._project_rules())
-        verdict = policy.judge(policy.commands or ()) if policy is not None else None
-        if verdict is not None and verdict.passes:
-            entry["change"], entry["reason"] = "no-op", verdict.reason
-        else:
-            entry["change"] = "would-pause"
-            entry["approval"] = {
-                "message": self.plan.shown(config.get("message") or "approve to continue"),
-                "roles": list(run.frame.playbook.reviewers.required),
-            }
-            if verdict is not None:
-                entry["approval"]["policy"] = verdict.reason
-        # Who would pass it is not known before the run.
-        unknown = {"by": UNKNOWN, "role": UNKNOWN, "at": UNKNOWN, "comment": UNKNOWN, "via": UNKNOWN}
-        return checkpoint_result(config.get("default"), list(config.get("options") or []), record=unknown)
 
     def _unknown_writes(self, run: StepRun, spec: Any, config: dict[str, Any], entry: dict) -> None:
         """An action whose config holds a value the plan cannot know: where it writes is
