@@ -51,13 +51,11 @@ STILL_IN_CYCLES: set[str] = {
 STILL_LONG_MODULES: set[str] = {
     "checks/scope.py",
     "runtime/ai_adapters.py",
-    "runtime/interpreter.py",
     "runtime/session.py",
 }
 STILL_LONG_CLASSES: set[str] = {
     "checks/scope.py:ReferenceChecker",
     "runtime/gateway.py:EffectsGateway",
-    "runtime/interpreter.py:Interpreter",
     "runtime/session.py:Session",
 }
 
