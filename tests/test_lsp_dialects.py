@@ -9,7 +9,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from lsp_session import session
 
-from catalyst_dsl.dialects import cleo, kai
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.kai import model as kai
 
 HEAD = """name: ship
 description: Ships a feature
@@ -209,9 +210,9 @@ def test_did_you_mean_quick_fixes_in_kai_and_cleo(tmp_path: Path) -> None:
 async def _hovers(project: Path) -> None:
     async with session(project) as editor:
         uri = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
-        text = (
-            HEAD
-            + "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n    postconditions:\n      - qa_verdict_pass\n"
+        text = HEAD + (
+            "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n"
+            "    postconditions:\n      - qa_verdict_pass\n"
         )
         editor.change(uri, text)
         last = HEAD.count("\n")

@@ -20,7 +20,7 @@ from catalyst_dsl.ir import types as t
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.records import record, replace
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import Span
 
 _PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
@@ -367,7 +367,7 @@ class ReferenceChecker:
 
     def retry_block(self, step: ir.Step, scope: Scope) -> None:
         """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
-        from catalyst_dsl.runtime.interpreter import LAST_ERROR, MAX_BLOCK_ATTEMPTS
+        from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
 
         cap = step.config.get("maxAttempts")
         self.value(cap, scope)

@@ -175,7 +175,7 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  was paused at {state.pause.path}: {state.pause.message}")
     if state.in_flight:
         click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
-    from catalyst_dsl.runtime.interpreter import LOOP_ITEM
+    from catalyst_dsl.ir.journal import LOOP_ITEM
 
     for record in state.steps:
         if record.action == LOOP_ITEM:
@@ -278,7 +278,7 @@ def runs_export(run_id: str, fmt: str) -> None:
 
 def _cleo_export(session, run_id: str) -> dict:
     from catalyst_dsl.compiler import compile_path
-    from catalyst_dsl.dialects import cleo_export
+    from catalyst_dsl.integrations import cleo_export
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
     state, _ = session.store.inspect(run_id)

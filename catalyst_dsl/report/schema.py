@@ -29,7 +29,8 @@ SCHEMA_VERSION = 1
 
 
 def playbook_schema(catalog: Catalog) -> dict[str, Any]:
-    from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS, TOP_LEVEL_KEYS
+    from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS
+    from catalyst_dsl.dialects.native.vocabulary import TOP_LEVEL_KEYS
 
     specs = list(catalog.specs())
     defs: dict[str, Any] = {}
@@ -40,7 +41,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
             builtin = [spec.name for spec in specs]
             choices.append(
                 {
-                    "description": "A call of a function defined in the playbook (the checker matches it to its definition).",
+                    "description": (
+                        "A call of a function defined in the playbook (the checker matches it to its definition)."
+                    ),
                     "type": "object",
                     "minProperties": 1,
                     "not": {"anyOf": [{"required": [name]} for name in builtin]},
@@ -73,7 +76,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Catalyst playbook",
-        "description": f"A Catalyst YAML playbook (schema version {SCHEMA_VERSION}); `catalyst check` checks what a schema cannot.",
+        "description": (
+            f"A Catalyst YAML playbook (schema version {SCHEMA_VERSION}); `catalyst check` checks what a schema cannot."
+        ),
         "type": "object",
         "properties": top_level,
         "additionalProperties": False,

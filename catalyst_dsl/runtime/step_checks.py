@@ -52,7 +52,8 @@ def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | N
         raise StepError(
             failed.check.code or checks.code,
             f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
-            guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
+            guidance=f"the step's `{when}:` lists what must hold "
+            + ("before it runs" if when == "requires" else "once it has run"),
             metadata={"check": index, "predicate": failed.check.kind, "when": when},
         )
 
@@ -151,7 +152,7 @@ def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, t
 
 
 def _json_schema(check: ir.Check, args: dict) -> Outcome:
-    from catalyst_dsl.runtime.json_schemas import SchemaUnusable, problems
+    from catalyst_dsl.json_schemas import SchemaUnusable, problems
 
     value = check.args.get("value")
     shown = "json-schema: " + (value.text if isinstance(value, ir.Tmpl) else _short(repr(args.get("value"))))

@@ -22,8 +22,8 @@ from catalyst_dsl.runtime.evaluate import (
     to_text,
     truthy,
 )
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.expr.templates import parse_template
 
 
 class DictEnv:
@@ -842,7 +842,7 @@ def test_materialize_leaves_steps_and_inputs_alone(env):
     assert materialize(inputs, env) is inputs
 
 
-# -- explain ------------------------------------------------------------------------------------------------------------
+# -- explain -----------------------------------------------------------------------------------------------------------
 
 
 def test_explain_the_documented_example(env):

@@ -18,7 +18,7 @@ import pytest
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     monkeypatch.setattr(interpreter, "RETRY_BASE_SECONDS", 0.01)
 
@@ -664,9 +664,11 @@ def test_parallel_branches_run_concurrently(project):
         allowedWritePaths: [out/**]
         steps:
           - parallel:
-              - bash: "touch out/a; n=0; until [ -e out/b ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done; test -e out/b"
+              - bash: "touch out/a; n=0; until [ -e out/b ] || [ $n -ge 1000 ]; \
+do sleep 0.01; n=$((n+1)); done; test -e out/b"
                 writes: [out/a]
-              - bash: "touch out/b; n=0; until [ -e out/a ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done; test -e out/a"
+              - bash: "touch out/b; n=0; until [ -e out/a ] || [ $n -ge 1000 ]; \
+do sleep 0.01; n=$((n+1)); done; test -e out/a"
                 writes: [out/b]
     """,
     )
@@ -1029,7 +1031,7 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
 def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retries, monkeypatch):
     from types import SimpleNamespace
 
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     waits = []
     monkeypatch.setattr(interpreter, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
@@ -2876,7 +2878,7 @@ def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
 
 
 def test_an_object_where_text_belongs_says_how_to_convert_it():
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
     from catalyst_dsl.runtime.config_check import check_config
     from catalyst_dsl.runtime.errors import StepError
 

@@ -57,7 +57,7 @@ class Reviews:
     def _record(self, state, review: _Review, nonce: str | None) -> dict[str, Any] | None:
         """Record `review` on the run when it waits for it; what was done, None when it does not wait."""
         from catalyst_dsl.runtime.approvals.tokens import releases
-        from catalyst_dsl.runtime.interpreter import REVIEW
+        from catalyst_dsl.ir.journal import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
         pause = state.pause

@@ -14,7 +14,7 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.interpreter import Frame
+    from catalyst_dsl.runtime.engine.frames import Frame
 
 
 def load_child(context: RunContext, state, frame: Frame, step: ir.Step, target: str) -> tuple[str, ir.Playbook]:
@@ -49,7 +49,7 @@ def load_scratch_child(context: RunContext, state, frame: Frame, step: ir.Step, 
     """A playbook the run wrote to temp://: `catalyst check` could not see it (C808), so it
     is checked now, as a run checks its playbook, each time it is called."""
     from catalyst_dsl.project.check import check_project
-    from catalyst_dsl.runtime.whatif import Unknowable
+    from catalyst_dsl.runtime.simulation.recording import Unknowable
 
     path = frame.gateway.scratch_path(target)
     if not path.is_file():

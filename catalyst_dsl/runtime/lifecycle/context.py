@@ -16,7 +16,7 @@ import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.actions.plugins import installed
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import Project, relative_to_root

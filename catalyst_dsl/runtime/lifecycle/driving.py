@@ -43,7 +43,8 @@ class Driver:
 
     def drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
         from catalyst_dsl.collector import for_long_running
-        from catalyst_dsl.runtime.interpreter import Cancelled, Paused, granted_paths
+        from catalyst_dsl.runtime.engine.frames import granted_paths
+        from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
 
         context = self.context
         for_long_running()  # a run can take hours: the collector as Python sets it
@@ -146,7 +147,7 @@ class Driver:
         any lock: a fresh read must be the snapshot this resume loaded (a run another resume
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
-        from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.ir.journal import CAUGHT
         from catalyst_dsl.runtime.snapshot import current_owner
 
         context = self.context

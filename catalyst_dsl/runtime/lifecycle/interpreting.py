@@ -16,8 +16,8 @@ from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.gateway import EffectsGateway
-    from catalyst_dsl.runtime.interpreter import Hooks
-    from catalyst_dsl.runtime.planning import PlanRecorder
+    from catalyst_dsl.runtime.engine.frames import Hooks
+    from catalyst_dsl.runtime.simulation.planning import PlanRecorder
 
 
 def simulate(
@@ -32,9 +32,10 @@ def simulate(
     scratch: Path,
 ) -> Any:
     """The playbook's outputs as far as a what-if knows them; its steps go to `recorder`."""
-    from catalyst_dsl.runtime.interpreter import Frame, Interpreter
+    from catalyst_dsl.runtime.engine.frames import Frame
+    from catalyst_dsl.runtime.simulation.simulator import Simulator
 
-    interpreter = Interpreter(
+    interpreter = Simulator(
         run_id="what-if",
         catalog=context.catalog,
         plugins=context.plugins.action,
@@ -63,9 +64,10 @@ def perform(
     resumed: bool,
 ) -> Any:
     """Run the playbook for real, its steps recorded through `hooks`; its checked outputs."""
-    from catalyst_dsl.runtime.interpreter import Frame, Interpreter, check_outputs
+    from catalyst_dsl.runtime.engine.engine import Engine
+    from catalyst_dsl.runtime.engine.frames import Frame, check_outputs
 
-    interpreter = Interpreter(
+    interpreter = Engine(
         run_id=state.run_id,
         catalog=context.catalog,
         plugins=context.plugins.action,

@@ -16,7 +16,7 @@ from catalyst_dsl.runtime.lifecycle.lock_resources import lock_resources, may_ho
 from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, count_changes, with_hash
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.interpreter import Hooks
+    from catalyst_dsl.runtime.engine.frames import Hooks
     from catalyst_dsl.runtime.tracked import TrackedFiles
 
 
@@ -34,16 +34,16 @@ class Planner:
         `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
-        from catalyst_dsl.runtime.planning import PlanRecorder
+        from catalyst_dsl.runtime.simulation.planning import PlanRecorder
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.whatif import RecordingPerformer
+        from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
 
         context = self.context
         playbook = context.checked(file, cached=True, checked=checked)
         secrets = [d.name for d in playbook.inputs if d.secret]
         values = self._inputs(playbook, given, secrets, from_text)
         # Imported once the inputs are known good (see interpreting.py).
-        from catalyst_dsl.runtime.interpreter import granted_paths
+        from catalyst_dsl.runtime.engine.frames import granted_paths
 
         recorder = PlanRecorder(context.masker)
         scratch = context.state_dir / "tmp" / "what-if"
@@ -124,7 +124,7 @@ class Planner:
         return TrackedFiles(project.root, trusted)
 
     def _hooks(self) -> Hooks:
-        from catalyst_dsl.runtime.interpreter import Hooks
+        from catalyst_dsl.runtime.engine.frames import Hooks
 
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
         return Hooks(

@@ -149,7 +149,7 @@ def _released(state) -> bool:
 def _journal_checks(state) -> list[tuple[str, str | None, str]]:
     """What must be in the playbook still for the run to resume: (path, fingerprint or None,
     how the journal names it) for each step the run has done."""
-    from catalyst_dsl.runtime.interpreter import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
+    from catalyst_dsl.ir.journal import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
 
     checks = []
     for done in state.steps:

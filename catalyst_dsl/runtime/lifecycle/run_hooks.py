@@ -18,7 +18,7 @@ from catalyst_dsl.runtime.lifecycle.children import load_child
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.interpreter import Hooks
+    from catalyst_dsl.runtime.engine.frames import Hooks
 
 
 class RunHooks:
@@ -31,7 +31,7 @@ class RunHooks:
         self.journaled = {r.path for r in state.steps}
 
     def hooks(self) -> Hooks:
-        from catalyst_dsl.runtime.interpreter import Hooks
+        from catalyst_dsl.runtime.engine.frames import Hooks
 
         context, state = self.context, self.state
         cancel_file = context.state_dir / f"run-{state.run_id}.cancel"

@@ -63,7 +63,7 @@ class Starter:
 
     def _new_state(self, playbook: ir.Playbook, file: str, values: dict[str, Any], secrets: list[str]):
         """The snapshot of a run about to start: secret inputs kept only as placeholders."""
-        from catalyst_dsl.runtime.interpreter import granted_paths
+        from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.snapshot import current_owner
         from catalyst_dsl.runtime.state import PlaybookRef, RunState
