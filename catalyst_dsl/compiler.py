@@ -8,29 +8,14 @@ import os
 from typing import Iterator
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.ir import types as t  # noqa: F401 (CallSite's annotation)
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
-from catalyst_dsl.records import factory, field, record
+from catalyst_dsl.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
-
-
-@record
-class CallSite:
-    """A `playbook` step, whether a condition guards it, and the types of the inputs it passes
-    (found by the reference checks, read by the library's). Kept here with the compiled
-    result that holds it, not with the reference checks: a run read from the check cache
-    does not load them.
-
-    `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
-    """
-
-    step: ir.Step
-    guarded: bool
-    input_types: dict[str, t.Type] | None = field(eq=False)
 
 
 @record(frozen=False)

@@ -12,11 +12,12 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.compiler import CallSite
+from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl.ir.language import BINDINGS, LAST_ERROR, MAX_BLOCK_ATTEMPTS
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.records import record, replace
@@ -24,8 +25,6 @@ from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.source import Span
 
 _PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
-#: The name of the object steps merge values into with `bindings:` (docs/running.md).
-BINDINGS = "bindings"
 
 
 @record(frozen=False)
@@ -367,8 +366,6 @@ class ReferenceChecker:
 
     def retry_block(self, step: ir.Step, scope: Scope) -> None:
         """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
-        from catalyst_dsl.runtime.interpreter import LAST_ERROR, MAX_BLOCK_ATTEMPTS
-
         cap = step.config.get("maxAttempts")
         self.value(cap, scope)
         if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):

@@ -543,7 +543,7 @@ def _text(data: bytes, form) -> str | None:
 
 def _classes() -> dict[str, type]:
     """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
-    from catalyst_dsl.compiler import CallSite
+    from catalyst_dsl.checks.call_sites import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
     from catalyst_dsl.syntax import expr_ast

@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
-from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, CallSite, Compiled, compile_bytes, compile_path
+from catalyst_dsl.checks.call_sites import CallSite
+from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
