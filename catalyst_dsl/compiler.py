@@ -40,7 +40,7 @@ class Compiled:
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
     from catalyst_dsl.checks.gates import check_gates
     from catalyst_dsl.checks.outputs import check_outputs
-    from catalyst_dsl.checks.scope import check_references
+    from catalyst_dsl.checks.references.checker import check_references
     from catalyst_dsl.dialects import registry
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.scope import playbook_returns
+from catalyst_dsl.actions.control.return_ import playbook_returns
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir

@@ -936,7 +936,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "catalyst_dsl.syntax.expressions",
     "catalyst_dsl.syntax.lalr",
     "catalyst_dsl.runtime.machine",
-    "catalyst_dsl.checks.scope",
+    "catalyst_dsl.checks.references.checker",
     "tempfile",
     "random",
     "shutil",
