@@ -38,9 +38,7 @@ class Compiled:
 
 
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
-    from catalyst_dsl.checks.gates import check_gates
-    from catalyst_dsl.checks.outputs import check_outputs
-    from catalyst_dsl.checks.references.checker import check_references
+    from catalyst_dsl.checks.rules.playbook_rules import FILE_RULES
     from catalyst_dsl.dialects import registry
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
@@ -81,11 +79,9 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
                     )
                 else:
                     playbook = CatalystLowerer(source, sink, catalog).playbook(root)
-    calls = []
-    if playbook is not None:
-        calls = check_references(playbook, sink, catalog)
-        check_outputs(playbook, sink)
-        check_gates(playbook, sink, catalog)
+    calls: list[CallSite] = []
+    for rule in FILE_RULES if playbook is not None else ():
+        calls += rule(playbook, sink, catalog) or ()
     return Compiled(path, source, playbook, sink.sorted(), calls)
 
 

@@ -157,7 +157,7 @@ class ReferenceChecker(ValueTyping):
         env_entries = cfg.get("env")
         if isinstance(script, (ir.Tmpl, ir.ListV)) or isinstance(env_entries, ir.MapV) and isinstance(script, ir.Lit):
             # the shell lexers (about 1.5 ms to import) only for a playbook with a script
-            from catalyst_dsl.checks.scripts import check_script
+            from catalyst_dsl.checks.references.scripts import check_script
 
             from catalyst_dsl.syntax.shell import given_names
 
@@ -236,10 +236,3 @@ class ReferenceChecker(ValueTyping):
     @staticmethod
     def line(span: Span | None) -> str:
         return f"line {span.line}" if span is not None else "a block"
-
-
-def check_references(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> list[CallSite]:
-    """Check every reference and type; return the `playbook` steps for the library checks."""
-    checker = ReferenceChecker(playbook, sink, catalog)
-    checker.run()
-    return checker.calls

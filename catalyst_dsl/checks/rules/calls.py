@@ -1,50 +1,21 @@
-"""Library checks on calls: targets that exist, inputs that fit, names that are unique."""
+"""Library checks on calls: targets that exist, inputs that fit (C804-C808)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.project.library import Edge, Library, twins
+from catalyst_dsl.project.library import Edge, Library
 
 
-def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> None:
-    """C803 for a file stem that is not the playbook's name; C802 for a name used twice."""
-    first_of: dict[str, str] = {}
-    loaded = library.loaded()
-    for path in library.files:
-        if path not in loaded:
-            continue
-        pb = loaded[path].playbook
-        if pb is None:
-            continue
-        stem = Path(path).stem
-        if path in files and pb.name != stem and pb.dialect != "markdown":
-            sink.report(
-                "C803",
-                f"the playbook '{pb.name}' is in the file '{Path(path).name}'",
-                pb.span,
-                help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'",
-            )
-        first = first_of.setdefault(pb.name, path)
-        if first != path and (path in files or first in files) and not twins(first, path):
-            other = library.compiled(first).playbook
-            sink.report(
-                "C802",
-                f"two playbooks are named '{pb.name}'",
-                pb.span,
-                labels=[Label(other.span, "this one is found first and wins")]
-                if other is not None and other.span
-                else (),
-                help="rename one of them: calls by name reach only the first",
-            )
+def check_calls(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+    for path in files:
+        _check_file(library, path, sink)
 
 
-def check_calls(library: Library, path: str, sink: DiagnosticSink) -> None:
+def _check_file(library: Library, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
         if edge.dynamic and place(edge.target).scratch:
             sink.report(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.control.return_ import playbook_returns
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import suggest
@@ -12,7 +13,7 @@ from catalyst_dsl.ir import nodes as ir
 RETURN_STATUS_KEYS = ("result", "code", "message")
 
 
-def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink) -> None:
+def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog | None = None) -> None:
     if not playbook.outputs:
         return
     returned: dict[str, ir.Entry] = {}

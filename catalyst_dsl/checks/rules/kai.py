@@ -1,13 +1,14 @@
 """Library checks of kai playbooks: the catalogue `.playbooks/_index.yaml` (KAI-20), which
 is checked, never read as a playbook. The command files their steps run (KAI-13) are
-C635, the rule of every `ai-prompt` naming a slash command (checks/gates.py)."""
+C635, the rule of every `ai-prompt` naming a slash command (checks/rules/slash_commands.py).
+
+kai's reader is loaded only when a kai playbook is among the files checked."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects import kai
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
 from catalyst_dsl.syntax.source import SourceFile
@@ -19,6 +20,10 @@ TEMPLATE = "playbook.tpl.yaml"
 
 def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
     """Report on the kai playbooks among `files`; returns the index files read (for rendering)."""
+    if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
+        return {}
+    from catalyst_dsl.dialects import kai
+
     read: dict[str, SourceFile] = {}
     folders: list[Path] = []
     for path in files:
@@ -119,6 +124,8 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
 
 
 def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) -> None:
+    from catalyst_dsl.dialects import kai  # loaded by check_kai already
+
     compiled = library.compiled(str(target))
     if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
         return

@@ -10,7 +10,7 @@ from collections import deque
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project.library import Edge
+from catalyst_dsl.project.library import Edge, Library
 
 Graph = dict[str, list[Edge]]
 
@@ -65,6 +65,14 @@ def strongly_connected(graph: Graph) -> list[list[str]]:
                 component.reverse()
                 components.append(component)
     return components
+
+
+def check_call_cycles(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+    """Report the cycles of calls through the files checked, and their self-calls."""
+    loaded = library.loaded()
+    graph = {path: library.edges(path) for path in loaded}
+    names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}
+    check_cycles(graph, names, set(files), sink, library.project.config.max_depth)
 
 
 def check_cycles(
