@@ -10,6 +10,7 @@ from typing import Iterator
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.collector import tuned_thresholds
+from catalyst_dsl.diagnostics.ids import FILE_TOO_LARGE, NOT_A_PLAYBOOK_FILE, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project import observed
@@ -30,7 +31,7 @@ class Compiled:
     @property
     def not_a_playbook(self) -> bool:
         """YAML that is no playbook at all (C018): a directory scan leaves it out."""
-        return self.playbook is None and [d.code for d in self.diagnostics] == ["C018"]
+        return self.playbook is None and [d.code for d in self.diagnostics] == [NOT_A_PLAYBOOK_FILE]
 
     @property
     def has_errors(self) -> bool:
@@ -72,7 +73,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
 
                 if ordinary_yaml(root, catalog.declares):
                     sink.report(
-                        "C018",
+                        NOT_A_PLAYBOOK_FILE,
                         "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
                         source.span(0, min(len(source.text), 1)),
                         help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)",
@@ -95,7 +96,10 @@ def _too_large(path: str, size: int | None) -> Compiled:
     )
     sink = DiagnosticSink()
     sink.report(
-        "C015", message, SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other"
+        FILE_TOO_LARGE,
+        message,
+        SourceFile(path, "").span(0),
+        help="split it into smaller playbooks that call each other",
     )
     return Compiled(path, None, None, sink.sorted())
 
@@ -118,7 +122,7 @@ def read_playbook(path: str) -> bytes | Compiled:
         observed.note_bytes(path, None)
         sink = DiagnosticSink()
         sink.report(
-            "C001",
+            UNREADABLE_FILE,
             f"cannot read the file: {exc.strerror or exc}",
             SourceFile(path, "").span(0),
             help="check that the path exists and is readable",

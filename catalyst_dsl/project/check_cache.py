@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalyst_dsl import __version__, digests
-from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl import records
 from catalyst_dsl.syntax.source import SourceFile, Span
 

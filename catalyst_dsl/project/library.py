@@ -20,6 +20,7 @@ from pathlib import Path
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
+from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
@@ -247,7 +248,7 @@ def _refused(path: str, why: str) -> Compiled:
 
     sink = DiagnosticSink()
     sink.report(
-        "C001",
+        UNREADABLE_FILE,
         f"cannot read the file: {why}",
         SourceFile(path, "").span(0),
         help="commit the playbook itself inside the project instead of a link to it",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from catalyst_dsl import expr_builtins as B
+from catalyst_dsl.diagnostics.ids import ERROR_CODE_CASE, RETRY_BLOCK_ATTEMPTS, RETRY_FROM_UNKNOWN_STEP
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
@@ -20,7 +21,7 @@ def check_scope(checker, step: ir.Step, scope) -> t.Type:
     if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):
         if cap.value != int(cap.value) or not 1 <= cap.value <= MAX_BLOCK_ATTEMPTS:
             checker.sink.report(
-                "C613",
+                RETRY_BLOCK_ATTEMPTS,
                 f"maxAttempts is {cap.value}; a retry-block has from 1 to {MAX_BLOCK_ATTEMPTS} attempts",
                 cap.span,
                 help="attempts are counted for the whole run; a block that needs more should fail and be looked at",
@@ -41,7 +42,7 @@ def _error_codes(checker, step: ir.Step, scope) -> None:
     for code in codes.items if isinstance(codes, ir.ListV) else ():
         if isinstance(code, ir.Lit) and isinstance(code.value, str) and not _PASCAL.match(code.value):
             checker.sink.report(
-                "C309",
+                ERROR_CODE_CASE,
                 f"the error code '{code.value}' is not PascalCase",
                 code.span,
                 help="error codes look like PostconditionFailed",
@@ -56,7 +57,7 @@ def _retry_from(checker, step: ir.Step, scope, steps: ir.Value | None) -> None:
         for source in sources.items:
             if isinstance(source, ir.Lit) and isinstance(source.value, str) and source.value not in names:
                 checker.sink.report(
-                    "C615",
+                    RETRY_FROM_UNKNOWN_STEP,
                     f"retryFrom names '{source.value}', which is not a step of this block",
                     source.span,
                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)",

@@ -21,6 +21,7 @@ from catalyst_dsl.checks.references import origins
 from catalyst_dsl.checks.references.control import DEFINED_NAMES, SCOPE_RULES
 from catalyst_dsl.checks.references.scopes import Binding, PathOut, Scope, flow_out
 from catalyst_dsl.checks.references.values import ValueTyping
+from catalyst_dsl.diagnostics.ids import BINDINGS_NAME, DUPLICATE_STEP_NAME
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
@@ -60,7 +61,7 @@ class ReferenceChecker(ValueTyping):
         for decl in self.playbook.inputs:
             if decl.name == BINDINGS:
                 self.sink.report(
-                    "C614",
+                    BINDINGS_NAME,
                     "the input 'bindings' has the name of the playbook's bindings object",
                     decl.span,
                     help="rename the input; `bindings` holds what steps merge into it with `bindings:`",
@@ -120,7 +121,7 @@ class ReferenceChecker(ValueTyping):
             self.value(step.bindings, scope)
         if step.name == BINDINGS:
             self.sink.report(
-                "C614",
+                BINDINGS_NAME,
                 "the step name 'bindings' is the name of the playbook's bindings object",
                 step.name_span,
                 help="rename the step; merge its result into `bindings` with `bindings: {name: \"{{ step }}\"}`",
@@ -180,7 +181,7 @@ class ReferenceChecker(ValueTyping):
         first = self.step_names.get(step.name)
         if step.name in self.step_names:
             self.sink.report(
-                "C411",
+                DUPLICATE_STEP_NAME,
                 f"two steps are named '{step.name}'",
                 step.name_span,
                 labels=[Label(first, "first used here")] if first else (),
@@ -189,7 +190,7 @@ class ReferenceChecker(ValueTyping):
         elif step.name in self.inputs:
             declared = self.inputs[step.name].span
             self.sink.report(
-                "C411",
+                DUPLICATE_STEP_NAME,
                 f"the step name '{step.name}' is also the name of an input",
                 step.name_span,
                 labels=[Label(declared, "input declared here")] if declared else (),

@@ -11,6 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from catalyst_dsl import expr_builtins as B
+from catalyst_dsl.diagnostics.ids import (
+    MEMBER_OF_NON_OBJECT,
+    NOT_ALLOWED_CALL,
+    NO_SUCH_MEMBER,
+    OPERAND_TYPE,
+    PROTOCOL_PATH,
+)
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
@@ -54,7 +61,7 @@ class ExpressionTyping:
             return t.ANY
         options = [o for o in t.options_of(current) if not isinstance(o, t.NullT)]
         if not options:
-            self.sink.report("C505", f"'{path}' is null; it has no member '{segment}'", span)
+            self.sink.report(MEMBER_OF_NON_OBJECT, f"'{path}' is null; it has no member '{segment}'", span)
             return None
         found: list[t.Type] = []
         for option in options:
@@ -66,14 +73,14 @@ class ExpressionTyping:
         if len(options) == 1 and isinstance(options[0], t.ObjectT):
             names = options[0].names()
             self.sink.report(
-                "C504",
+                NO_SUCH_MEMBER,
                 f"'{path}' has no member '{segment}'",
                 span,
                 help=suggest(segment, names) or (f"its members are: {', '.join(names)}" if names else None),
             )
             return None
         self.sink.report(
-            "C505",
+            MEMBER_OF_NON_OBJECT,
             f"'{path}' is {t.a_type(current)}; it has no member '{segment}'",
             span,
             help="only objects have members (and strings and arrays have .length)",
@@ -90,7 +97,7 @@ class ExpressionTyping:
     def protocol(self, protocol: str, path: str, span: Span | None) -> None:
         if protocol not in B.PROTOCOLS:
             self.sink.report(
-                "C106",
+                PROTOCOL_PATH,
                 f"unknown path protocol '{protocol}://'",
                 span,
                 help=suggest(protocol, B.PROTOCOLS, prefix="did you mean ")
@@ -100,14 +107,14 @@ class ExpressionTyping:
         how = leaves_base(path)
         if how == "absolute":
             self.sink.report(
-                "C106",
+                PROTOCOL_PATH,
                 f"'{protocol}://{path}' is an absolute path; protocol paths are relative to their base",
                 span,
                 help=f"drop the leading '/': {protocol}://{path.lstrip('/')}",
             )
         elif how == "climbs":
             self.sink.report(
-                "C106",
+                PROTOCOL_PATH,
                 f"'{protocol}://{path}' climbs out of its base with '..'",
                 span,
                 help="name the file inside the protocol's base directory",
@@ -123,7 +130,7 @@ class ExpressionTyping:
         if isinstance(node, ast.Name):
             if node.name in B.NAMESPACES or node.name in B.FUNCTIONS:
                 self.sink.report(
-                    "C107",
+                    NOT_ALLOWED_CALL,
                     f"'{node.name}' can only be called",
                     part.span(node),
                     help=f"call it: {node.name}(...)"
@@ -184,7 +191,7 @@ class ExpressionTyping:
         bad = [o for o in t.options_of(operand) if not isinstance(o, (t.NumberT, t.NullT, t.AnyT))]
         if bad and len(bad) == len(t.options_of(operand)):
             self.sink.report(
-                "C506",
+                OPERAND_TYPE,
                 f"'{op}' needs numbers, but this is {t.a_type(operand)}",
                 part.span(node),
                 help="convert it first with Number(...)" if t.is_stringish(bad[0]) else None,
@@ -202,7 +209,7 @@ class ExpressionTyping:
             if name in B.FUNCTIONS:
                 return B.FUNCTIONS[name]
             self.sink.report(
-                "C107",
+                NOT_ALLOWED_CALL,
                 f"'{name}' is not a function the expression language allows",
                 part.span(callee),
                 help=suggest(name, B.FUNCTIONS)
@@ -221,7 +228,7 @@ class ExpressionTyping:
                 if callee.name in functions:
                     return functions[callee.name]
                 self.sink.report(
-                    "C107",
+                    NOT_ALLOWED_CALL,
                     f"'{callee.target.name}.{callee.name}' is not allowed in expressions",
                     part.span(callee),
                     help=suggest(callee.name, functions)
@@ -232,7 +239,9 @@ class ExpressionTyping:
             return self.method(receiver, callee, part)
         for a in args:
             self.expr(a, part, scope)
-        self.sink.report("C107", "only named functions and methods can be called in expressions", part.span(callee))
+        self.sink.report(
+            NOT_ALLOWED_CALL, "only named functions and methods can be called in expressions", part.span(callee)
+        )
         return t.ANY
 
     def method(self, receiver: t.Type, callee: ast.Member, part: Part) -> t.Type:
@@ -265,7 +274,7 @@ class ExpressionTyping:
         known = sorted(set(B.STRING_METHODS) | set(B.ARRAY_METHODS) | set(B.NUMBER_METHODS))
         what = "this value" if t.is_any(receiver) else t.a_type(receiver)
         self.sink.report(
-            "C107",
+            NOT_ALLOWED_CALL,
             f"the method '{name}' is not allowed on {what}",
             part.span(callee),
             help=suggest(name, known) or "see the list of allowed methods in the docs",
@@ -275,7 +284,7 @@ class ExpressionTyping:
     def get_call(self, node: ast.Call, part: Part, scope: Scope) -> t.Type:
         if len(node.args) != 1:
             self.sink.report(
-                "C107",
+                NOT_ALLOWED_CALL,
                 f"get() takes one argument, got {len(node.args)}",
                 part.span(node),
                 help="get('name') or get('name.field')",

@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from catalyst_dsl.checks.references.expressions import INPUTS_MARK, ExpressionTyping, Part
 from catalyst_dsl.checks.references.scopes import Scope
+from catalyst_dsl.diagnostics.ids import (
+    ALWAYS_TRUE_CONDITION,
+    MAYBE_UNDEFINED,
+    TYPE_MISMATCH,
+    UNDEFINED_REFERENCE,
+    USED_BEFORE_DEFINED,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -37,7 +44,7 @@ class ValueTyping(ExpressionTyping):
         vtype = self.value(value, scope)
         if isinstance(value, ir.Tmpl) and len(value.parts) > 1:
             self.sink.report(
-                "C507",
+                ALWAYS_TRUE_CONDITION,
                 f"this {where} is text with a template inside, so it is always true",
                 value.span,
                 help="make the whole value one expression: ${{ ... }}",
@@ -45,7 +52,7 @@ class ValueTyping(ExpressionTyping):
             return
         if isinstance(value, ir.Lit) and isinstance(value.value, str):
             self.sink.report(
-                "C507",
+                ALWAYS_TRUE_CONDITION,
                 f"this {where} is the fixed text '{value.value}', so it is always true",
                 value.span,
                 help="write an expression: ${{ get('name') === 'value' }}",
@@ -53,7 +60,7 @@ class ValueTyping(ExpressionTyping):
             return
         if any(isinstance(o, (t.ArrayT, t.ObjectT)) for o in t.options_of(vtype)) and not t.is_any(vtype):
             self.sink.report(
-                "C507",
+                ALWAYS_TRUE_CONDITION,
                 f"this {where} is {t.a_type(vtype)}, which is always true",
                 value.span,
                 help="test something about it, such as .length > 0",
@@ -86,7 +93,7 @@ class ValueTyping(ExpressionTyping):
         expected = tmpl.expected
         if isinstance(expected, t.Type) and single and not t.assignable(result, expected):
             self.sink.report(
-                "C502",
+                TYPE_MISMATCH,
                 f"this value is {t.a_type(result)}, but {t.a_type(expected)} is expected here",
                 tmpl.span,
                 help=_fix_for(result, expected),
@@ -98,7 +105,7 @@ class ValueTyping(ExpressionTyping):
             and not t.assignable(t.STRING, expected)
         ):
             self.sink.report(
-                "C502",
+                TYPE_MISMATCH,
                 f"text with templates is a string, but {t.a_type(expected)} is expected here",
                 tmpl.span,
                 help="make the whole value a single {{ reference }} or ${{ expression }} so it keeps its type",
@@ -122,7 +129,7 @@ class ValueTyping(ExpressionTyping):
             decl = self.inputs.get(segments[0])
             if decl is None:
                 self.sink.report(
-                    "C501",
+                    UNDEFINED_REFERENCE,
                     f"there is no input named '{segments[0]}'",
                     part.span(ref),
                     help=suggest(segments[0], self.inputs) or "declare it under `inputs:`",
@@ -145,7 +152,7 @@ class ValueTyping(ExpressionTyping):
                 if binding.maybe.block is not None:
                     labels.append(Label(binding.maybe.block, binding.maybe.reason))
                 self.sink.report(
-                    "C508",
+                    MAYBE_UNDEFINED,
                     f"'{name}' may be undefined here: {binding.maybe.reason}",
                     span,
                     labels=labels,
@@ -157,13 +164,16 @@ class ValueTyping(ExpressionTyping):
             return INPUTS_MARK
         if name == "$error":
             self.sink.report(
-                "C501", "$error is only defined inside catch steps", span, help="move this step into a `catch:` block"
+                UNDEFINED_REFERENCE,
+                "$error is only defined inside catch steps",
+                span,
+                help="move this step into a `catch:` block",
             )
             return None
         if name in self.all_definitions:
             where = self.all_definitions[name]
             self.sink.report(
-                "C503",
+                USED_BEFORE_DEFINED,
                 f"'{name}' is used before it is defined",
                 span,
                 labels=[Label(where, "defined here")] if where else (),
@@ -172,7 +182,7 @@ class ValueTyping(ExpressionTyping):
             return None
         hint = suggest(name, scope.visible())
         self.sink.report(
-            "C501",
+            UNDEFINED_REFERENCE,
             f"'{name}' is not defined",
             span,
             help=hint or "define it with a `var` step, name the step that produces it, or declare it as an input",

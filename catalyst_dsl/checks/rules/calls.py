@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import (
+    CALL_INPUT_TYPE,
+    DYNAMIC_CALL,
+    MISSING_CALL_INPUT,
+    UNKNOWN_CALL_INPUT,
+    UNKNOWN_PLAYBOOK,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -19,14 +26,14 @@ def _check_file(library: Library, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
         if edge.dynamic and place(edge.target).scratch:
             sink.report(
-                "C808",
+                DYNAMIC_CALL,
                 f"the playbook called here ({edge.target}) is written during the run, so this call is not checked",
                 edge.span,
                 help="keep generated playbooks to a minimum: a playbook in the library is checked before it runs",
             )
         elif edge.dynamic:
             sink.report(
-                "C808",
+                DYNAMIC_CALL,
                 f"the playbook called here is computed at run time ({edge.target}), so this call is not checked",
                 edge.span,
                 help="call a playbook by its name or path to have the call checked",
@@ -46,12 +53,12 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             if rewritten == edge.target
             else "check the alias in catalyst.toml and the path"
         )
-        sink.report("C804", f"no playbook at {shown}", edge.span, help=hint)
+        sink.report(UNKNOWN_PLAYBOOK, f"no playbook at {shown}", edge.span, help=hint)
         return
     where = library.searched_folders()
     if library.is_path(edge.target):
         sink.report(
-            "C804",
+            UNKNOWN_PLAYBOOK,
             f"no playbook file at '{edge.target}'",
             edge.span,
             help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project",
@@ -59,7 +66,7 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
         return
     hint = suggest(edge.target, library.names())
     sink.report(
-        "C804",
+        UNKNOWN_PLAYBOOK,
         f"no playbook named '{edge.target}' in the library",
         edge.span,
         help=hint or f"playbooks are found by location in {where}; the file name must be the playbook's name",
@@ -81,7 +88,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
                 f"'{child.name}' declares: {', '.join(declared)}" if declared else f"'{child.name}' declares no inputs"
             )
             sink.report(
-                "C806",
+                UNKNOWN_CALL_INPUT,
                 f"'{child.name}' has no input '{name}'",
                 entry.span,
                 labels=[Label(child.span, f"'{child.name}' is declared here")] if child.span else (),
@@ -95,7 +102,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             choices = ", ".join(str(a) for a in decl.allowed)
             hint = suggest(str(value.value), [str(a) for a in decl.allowed])
             sink.report(
-                "C807",
+                CALL_INPUT_TYPE,
                 f"the input '{name}' of '{child.name}' takes one of {choices}, not '{value.value}'",
                 value.span or entry.span,
                 labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
@@ -103,7 +110,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             )
         elif not t.assignable(actual, expected):
             sink.report(
-                "C807",
+                CALL_INPUT_TYPE,
                 f"the input '{name}' of '{child.name}' takes {t.a_type(expected)}, but this is {t.a_type(actual)}",
                 entry.value.span or entry.span,
                 labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
@@ -112,7 +119,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
     for decl in child.inputs:
         if decl.required and decl.default is None and decl.name not in entries:
             sink.report(
-                "C805",
+                MISSING_CALL_INPUT,
                 f"the call leaves out '{decl.name}', which '{child.name}' requires",
                 edge.span,
                 labels=[Label(decl.span, "required here")] if decl.span else (),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import CALL_CYCLE, CONDITIONAL_SELF_CALL, UNCONDITIONAL_SELF_CALL
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.project.library import Edge, Library
 
@@ -102,7 +103,7 @@ def check_cycles(
         )
         first = path[0]
         sink.report(
-            "C809",
+            CALL_CYCLE,
             f"these playbooks call each other in a cycle: {order}{extra}",
             first.span,
             labels=[
@@ -121,14 +122,14 @@ def _self_call(edge: Edge, names: dict[str, str], sink: DiagnosticSink, max_dept
     name = names.get(edge.caller, Path(edge.caller).stem)
     if edge.guarded:
         sink.report(
-            "C810",
+            CONDITIONAL_SELF_CALL,
             f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops with an error",
             edge.span,
             help="make sure the condition turns false; the limit is max-depth in the project settings",
         )
     else:
         sink.report(
-            "C811",
+            UNCONDITIONAL_SELF_CALL,
             f"'{name}' calls itself unconditionally, so it can never finish",
             edge.span,
             help="put the call under a condition (a `condition:` or an `if`) that ends the recursion",

@@ -10,6 +10,13 @@ from __future__ import annotations
 from catalyst_dsl.actions.builtin import writing_tools
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.rules.slash_commands import slash_command_name, written_command
+from catalyst_dsl.diagnostics.ids import (
+    APPROVED_NOTHING,
+    APPROVED_NOT_AI,
+    GATE_OPTIONS,
+    POLICY_RULE_PATTERN,
+    SLASH_COMMAND_FORM,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax.regex import PatternError, check_pattern
@@ -30,7 +37,7 @@ def check_gates(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -
             text = written_command(command)
             if text is not None and slash_command_name(text) is None:
                 sink.report(
-                    "C634",
+                    SLASH_COMMAND_FORM,
                     f"`command` is not a slash command: {text!r}",
                     command.span,
                     help="write the command as `/name` followed by its arguments, such as `/speckit.plan 001-login`",
@@ -41,18 +48,20 @@ def _gate_options(gate: ir.Gate, sink: DiagnosticSink) -> None:
     seen: set[str] = set()
     for option in gate.options:
         if option in seen:
-            sink.report("C630", f"the checkpoint offers `{option}` twice", gate.span, help="list each answer once")
+            sink.report(
+                GATE_OPTIONS, f"the checkpoint offers `{option}` twice", gate.span, help="list each answer once"
+            )
         seen.add(option)
     if gate.when == "after" and "skip" in seen:
         sink.report(
-            "C630",
+            GATE_OPTIONS,
             "a checkpoint after the step cannot skip it: the step has run by then",
             gate.span,
             help="use `when: before` to offer skipping the step, or offer only yes and abort",
         )
     if "yes" not in seen:
         sink.report(
-            "C630",
+            GATE_OPTIONS,
             "the checkpoint does not offer `yes`, so no answer lets the run go on",
             gate.span,
             help="add `yes` to its options",
@@ -68,7 +77,7 @@ def _policy_rules(policy: ir.Value | None, sink: DiagnosticSink) -> None:
                 check_pattern(pattern.value)
             except PatternError as error:
                 sink.report(
-                    "C633",
+                    POLICY_RULE_PATTERN,
                     f"the pattern of this approval rule cannot be used: {error.message}",
                     pattern.span,
                     help="fix the regular expression; write (?i) at its start to ignore case",
@@ -80,7 +89,7 @@ def _pre_approval(step: ir.Step, spec, sink: DiagnosticSink) -> None:
         return
     if spec.group != "ai":
         sink.report(
-            "C631",
+            APPROVED_NOT_AI,
             f"`approved: true` is for AI steps; {step.action} is not one",
             step.span,
             help="remove it: a program's declared writes are approved when it runs (or in autonomous mode)",
@@ -95,7 +104,7 @@ def _pre_approval(step: ir.Step, spec, sink: DiagnosticSink) -> None:
         granted = None  # computed at run time
     if granted == []:
         sink.report(
-            "C632",
+            APPROVED_NOTHING,
             "`approved: true` pre-approves nothing: this AI step is granted no tool that changes things",
             step.span,
             help="remove it, or grant the tools the author approves in `tools:`",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import KAI_INDEX_MISMATCH, KAI_INDEX_MISSING_ENTRY, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
@@ -59,7 +60,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         data = observed.read_bytes(index)
     except OSError as exc:
         sink.report(
-            "C001",
+            UNREADABLE_FILE,
             f"cannot read the kai index: {exc.strerror or exc}",
             SourceFile(str(index), "").span(0),
             help="check that it is readable",
@@ -74,7 +75,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     entries = root.get("playbooks") if isinstance(root, YMap) else None
     if not isinstance(entries, YSeq):
         sink.report(
-            "C913",
+            KAI_INDEX_MISMATCH,
             "the kai index has no `playbooks:` list",
             head_span(root),
             help="write `playbooks:` with one entry (name, file, description, steps) per playbook",
@@ -85,7 +86,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     for entry in entries.items:
         if not isinstance(entry, YMap):
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 "an entry of the kai index is a mapping with name, file, description and steps",
                 head_span(entry),
             )
@@ -93,7 +94,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         file_node = entry.get("file")
         if not isinstance(file_node, YScalar) or not file_node.text:
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 "this entry of the kai index names no `file`",
                 head_span(entry),
                 help="add `file: playbooks/<name>.yaml`",
@@ -103,7 +104,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         listed.add(str(target))
         if not observed.is_file(target):
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 f"the kai index lists {file_node.text}, which does not exist",
                 file_node.span,
                 help="remove the entry, or restore the playbook",
@@ -115,7 +116,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         candidate = observed.resolved(playbooks / name)
         if name.endswith(".yaml") and name != TEMPLATE and candidate in checked and candidate not in listed:
             sink.report(
-                "C914",
+                KAI_INDEX_MISSING_ENTRY,
                 f"the kai index does not list playbooks/{name}",
                 head_span(entries) if entries.items else head_span(root),
                 help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it",
@@ -142,7 +143,7 @@ def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) 
         written = node.text if isinstance(node, YScalar) else None
         if written is not None and written.strip() != value.strip():
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 f"the kai index says {key} '{written}', but {target.name} has '{value}'",
                 node.span,
                 labels=[Label(compiled.playbook.span, "the playbook")] if compiled.playbook.span else (),

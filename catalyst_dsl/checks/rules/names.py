@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import DUPLICATE_PLAYBOOK, FILE_NAME_MISMATCH
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.project.library import Library, twins
 
@@ -26,7 +27,7 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
         stem = Path(path).stem
         if path in files and pb.name != stem and pb.dialect != "markdown":
             sink.report(
-                "C803",
+                FILE_NAME_MISMATCH,
                 f"the playbook '{pb.name}' is in the file '{Path(path).name}'",
                 pb.span,
                 help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'",
@@ -35,7 +36,7 @@ def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> Non
         if first != path and (path in files or first in files) and not twins(first, path):
             other = library.compiled(first).playbook
             sink.report(
-                "C802",
+                DUPLICATE_PLAYBOOK,
                 f"two playbooks are named '{pb.name}'",
                 pb.span,
                 labels=[Label(other.span, "this one is found first and wins")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from catalyst_dsl.actions.catalog import PROGRAMS
+from catalyst_dsl.diagnostics.ids import PROGRAM_NOT_INSTALLED
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project import observed
@@ -40,7 +41,7 @@ def check_programs(
             first, *others = steps
             count = f"{len(steps)} steps need" if others else "this step needs"
             sink.report(
-                "C819",
+                PROGRAM_NOT_INSTALLED,
                 f"{count} `{program}`, which is not installed on this machine (`{first.action}` runs with it)",
                 first.action_span or first.span,
                 labels=[Label(s.action_span or s.span, f"also needs {program}") for s in others[:MORE_LABELS]],

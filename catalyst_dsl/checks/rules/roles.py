@@ -14,6 +14,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from catalyst_dsl.diagnostics.ids import ROLE_WITHOUT_APPROVER, UNKNOWN_ROLE, UNSIGNABLE_APPROVAL
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project import observed
 
@@ -39,7 +40,7 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         for what, role in named:
             if config.roles and _key(role) not in known:
                 sink.report(
-                    "C826",
+                    UNKNOWN_ROLE,
                     f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})",
                     playbook.span,
                     help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there",
@@ -57,7 +58,7 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
             for role in required:
                 if not approvers.holders(role):
                     sink.report(
-                        "C827",
+                        ROLE_WITHOUT_APPROVER,
                         f"no approver holds the required reviewer role '{role}', so no approval can release this playbook's checkpoints",
                         playbook.span,
                         help=f"give '{role}' to someone under `approvers` in the settings",
@@ -67,7 +68,9 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
                 library.project.resolve(config.allowed_signers), config.allowed_signers, approvers, required
             )
             if problem is not None:
-                sink.report("C828", f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1])
+                sink.report(
+                    UNSIGNABLE_APPROVAL, f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1]
+                )
 
 
 def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: list[str]) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import SLASH_COMMAND_MISSING
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lazy_pattern import LazyPattern
@@ -58,7 +59,7 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
             name = slash_command_name(text)
             if name is not None and not observed.is_file(commands / f"{name}.md"):
                 sink.report(
-                    "C635",
+                    SLASH_COMMAND_MISSING,
                     f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project",
                     command.span,
                     help=f"add {COMMANDS_DIR}/{name}.md, or check the command's spelling; "
