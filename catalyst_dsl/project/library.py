@@ -19,6 +19,7 @@ from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
 from catalyst_dsl.checks.call_sites import CallSite
+from catalyst_dsl.checks.project_facts import ProjectFacts
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
 from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 from catalyst_dsl.ir import nodes as ir
@@ -62,6 +63,8 @@ class Library:
         self.catalog = catalog or builtin_catalog()
         #: A `check_cache.CheckCache` that files are read through, or None to compile each.
         self.cache = cache
+        #: What the library's rules ask of the file system, through the recorder a replay asks again.
+        self.facts: ProjectFacts = observed
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = observed.listed(dirs, discover_folders(dirs))
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.ids import KAI_INDEX_MISMATCH, KAI_INDEX_MISSING_ENTRY, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq, head_span
@@ -38,8 +37,8 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
             folders.append(folder)
     for folder in folders:
         index = folder / INDEX
-        if observed.is_file(index):
-            source = _index(index, library, {observed.resolved(f) for f in files}, sink)
+        if library.facts.is_file(index):
+            source = _index(index, library, {library.facts.resolved(f) for f in files}, sink)
             if source is not None:
                 read[str(index)] = source
     return read
@@ -57,7 +56,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
     try:
-        data = observed.read_bytes(index)
+        data = library.facts.read_bytes(index)
     except OSError as exc:
         sink.report(
             UNREADABLE_FILE,
@@ -100,9 +99,9 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
                 help="add `file: playbooks/<name>.yaml`",
             )
             continue
-        target = Path(observed.resolved(folder / file_node.text))
+        target = Path(library.facts.resolved(folder / file_node.text))
         listed.add(str(target))
-        if not observed.is_file(target):
+        if not library.facts.is_file(target):
             sink.report(
                 KAI_INDEX_MISMATCH,
                 f"the kai index lists {file_node.text}, which does not exist",
@@ -112,8 +111,8 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
             continue
         _compare(entry, target, library, sink)
     playbooks = folder / "playbooks"
-    for name in observed.listdir(playbooks) or ():
-        candidate = observed.resolved(playbooks / name)
+    for name in library.facts.listdir(playbooks) or ():
+        candidate = library.facts.resolved(playbooks / name)
         if name.endswith(".yaml") and name != TEMPLATE and candidate in checked and candidate not in listed:
             sink.report(
                 KAI_INDEX_MISSING_ENTRY,

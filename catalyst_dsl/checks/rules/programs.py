@@ -14,15 +14,15 @@ from catalyst_dsl.actions.catalog import PROGRAMS
 from catalyst_dsl.diagnostics.ids import PROGRAM_NOT_INSTALLED
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.project import observed
 
 #: At most this many other steps are pointed at; the message gives the count.
 MORE_LABELS = 3
 
 
 def check_programs(
-    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = observed.which
+    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] | None = None
 ) -> None:
+    find = find or library.facts.which
     installed: dict[str, bool] = {}
     for path in files:
         playbook = library.compiled(path).playbook

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from catalyst_dsl.diagnostics.ids import ROLE_WITHOUT_APPROVER, UNKNOWN_ROLE, UNSIGNABLE_APPROVAL
+from catalyst_dsl.checks.project_facts import ProjectFacts
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.project import observed
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.approvers import Approvers
@@ -64,16 +64,17 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
                         help=f"give '{role}' to someone under `approvers` in the settings",
                     )
         if config.signed_approvals:
-            problem = _unsigned(
-                library.project.resolve(config.allowed_signers), config.allowed_signers, approvers, required
-            )
+            signers = library.project.resolve(config.allowed_signers)
+            problem = _unsigned(library.facts, signers, config.allowed_signers, approvers, required)
             if problem is not None:
                 sink.report(
                     UNSIGNABLE_APPROVAL, f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1]
                 )
 
 
-def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: list[str]) -> tuple[str, str] | None:
+def _unsigned(
+    facts: ProjectFacts, signers_file: Path, shown: str, approvers: Approvers, required: list[str]
+) -> tuple[str, str] | None:
     """Why no signed approval could release a pause needing one of `required`, or None."""
     if not approvers.configured:
         return (
@@ -81,7 +82,7 @@ def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: li
             "map approvers to roles under `approvers` in the settings",
         )
     try:
-        lines = observed.read_bytes(signers_file).decode("utf-8").splitlines()
+        lines = facts.read_bytes(signers_file).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return (
             f"the allowed-signers file {shown} cannot be read",

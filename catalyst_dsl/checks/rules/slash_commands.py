@@ -14,7 +14,6 @@ from catalyst_dsl.diagnostics.ids import SLASH_COMMAND_MISSING
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.project import observed
 
 #: `/name` then, after white space, its arguments. The name is what `.claude/commands/`
 #: holds a file for: `/speckit.plan` is `.claude/commands/speckit.plan.md`.
@@ -43,7 +42,7 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
     """C635: an `ai-prompt` naming a slash command the project has no file for, in a
     project that keeps its commands in `.claude/commands/`."""
     commands = Path(library.project.root) / COMMANDS_DIR
-    if observed.listdir(commands) is None:
+    if library.facts.listdir(commands) is None:
         # The project keeps no commands of its own: they come from the user's own folder,
         # skills or plugins, which a check of the project cannot see.
         return
@@ -57,7 +56,7 @@ def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> Non
             if text is None:
                 continue  # absent, or its name computed at run time: the adapter meets it then
             name = slash_command_name(text)
-            if name is not None and not observed.is_file(commands / f"{name}.md"):
+            if name is not None and not library.facts.is_file(commands / f"{name}.md"):
                 sink.report(
                     SLASH_COMMAND_MISSING,
                     f"the slash command /{name} has no file {COMMANDS_DIR}/{name}.md in this project",
