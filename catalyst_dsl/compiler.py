@@ -76,7 +76,8 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
                         NOT_A_PLAYBOOK_FILE,
                         "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
                         source.span(0, min(len(source.text), 1)),
-                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)",
+                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` "
+                        "(directory scans skip such files)",
                     )
                 else:
                     playbook = CatalystLowerer(source, sink, catalog).playbook(root)

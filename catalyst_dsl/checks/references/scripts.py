@@ -66,7 +66,8 @@ def check_script(
                     RAW_UNTRUSTED_IN_SCRIPT,
                     f"raw() lets {source} into this script unescaped, so its text runs as code",
                     span,
-                    help="drop raw() so the value is escaped as data, or compare it with the allowed values first (an enum input, an `if`)",
+                    help="drop raw() so the value is escaped as data, or compare it with the allowed values "
+                    "first (an enum input, an `if`)",
                 )
         elif language == JAVASCRIPT:
             sink.report(
@@ -102,7 +103,8 @@ def _check_bash(
                 RAW_UNTRUSTED_IN_SCRIPT,
                 f"raw() lets {source} into this script unescaped, so its text runs as code",
                 span_of(part.start, part.end),
-                help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)",
+                help="drop raw() so the value reaches the script as data, or compare it with the allowed "
+                "values first (an enum input, an `if`)",
             )
     if not given and not any(raw_argument(p) is None for p in placeholders):
         return
@@ -140,5 +142,6 @@ def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
                 UNESCAPABLE_SCRIPT_VALUE,
                 f"this value is {refused[i]}; it cannot be used there",
                 item.span,
-                help="a value cannot be code or name the program that runs: pass it as an argument of the program, or in `env:`",
+                help="a value cannot be code or name the program that runs: pass it as an argument of the "
+                "program, or in `env:`",
             )

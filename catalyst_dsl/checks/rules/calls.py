@@ -61,7 +61,8 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             UNKNOWN_PLAYBOOK,
             f"no playbook file at '{edge.target}'",
             edge.span,
-            help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project",
+            help=f"a path is looked up from the calling file, then from the project root and from {where}, and "
+            "never outside the project",
         )
         return
     hint = suggest(edge.target, library.names())

@@ -114,7 +114,8 @@ def check_cycles(
                 for e in inside
                 if e is not first and e.span
             ],
-            help="break the cycle: move the shared steps into a playbook that none of them calls back, or guard a self-call with a condition",
+            help="break the cycle: move the shared steps into a playbook that none of them calls back, or "
+            "guard a self-call with a condition",
         )
 
 
@@ -123,7 +124,8 @@ def _self_call(edge: Edge, names: dict[str, str], sink: DiagnosticSink, max_dept
     if edge.guarded:
         sink.report(
             CONDITIONAL_SELF_CALL,
-            f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops with an error",
+            f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops "
+            "with an error",
             edge.span,
             help="make sure the condition turns false; the limit is max-depth in the project settings",
         )

@@ -45,5 +45,6 @@ def check_programs(
                 f"{count} `{program}`, which is not installed on this machine (`{first.action}` runs with it)",
                 first.action_span or first.span,
                 labels=[Label(s.action_span or s.span, f"also needs {program}") for s in others[:MORE_LABELS]],
-                help=f"{PROGRAMS.get(program, f'install {program} and put it on PATH')}; without it these steps fail with ActionUnavailable here",
+                help=f"{PROGRAMS.get(program, f'install {program} and put it on PATH')}; without it these steps "
+                "fail with ActionUnavailable here",
             )

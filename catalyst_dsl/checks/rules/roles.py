@@ -59,7 +59,8 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
                 if not approvers.holders(role):
                     sink.report(
                         ROLE_WITHOUT_APPROVER,
-                        f"no approver holds the required reviewer role '{role}', so no approval can release this playbook's checkpoints",
+                        f"no approver holds the required reviewer role '{role}', so no approval can release "
+                        "this playbook's checkpoints",
                         playbook.span,
                         help=f"give '{role}' to someone under `approvers` in the settings",
                     )
@@ -86,7 +87,8 @@ def _unsigned(
     except (OSError, UnicodeDecodeError):
         return (
             f"the allowed-signers file {shown} cannot be read",
-            f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`",
+            f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set "
+            "`allowed-signers`",
         )
     principals = [
         p for line in lines if line.strip() and not line.lstrip().startswith("#") for p in line.split()[0].split(",")
