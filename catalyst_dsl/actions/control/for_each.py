@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The list typed; the body walked with the item (typed as the list's element) and its
     index. What the body defines may be missing after it, unless the loop is over a
     written, non-empty list (then its body runs)."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from catalyst_dsl.actions.control.return_ import return_type, returns
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The body walked with the function's inputs as parameters; the function's result is
     what its one `return` gives (any type when it has several or none)."""
     name = step.config.get("name")

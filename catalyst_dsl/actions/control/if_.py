@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The condition checked; each branch walked in a scope of its own. A name both branches
     define is defined after the `if`; one only a branch defines may be missing (C508),
     except in a later `if` on the same condition, whose branch has the same key."""

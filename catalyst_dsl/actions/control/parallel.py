@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The steps walked in one scope; every branch ends before what follows, so all they
     define is defined after the group."""
     steps = step.config.get("steps")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """Its config typed, and the call noted with the types of the inputs it passes (when
     they are a written mapping), for the library's checks of the called playbook."""
     input_types: dict[str, t.Type] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.diagnostics.ids import ERROR_CODE_CASE, RETRY_BLOCK_ATTEMPTS, RETRY_FROM_UNKNOWN_STEP
 from catalyst_dsl.diagnostics.suggest import suggest
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
@@ -13,7 +14,7 @@ from catalyst_dsl.lazy_pattern import LazyPattern
 _PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`,
     and the steps `retryFrom` names found in the block (C615)."""
     cap = step.config.get("maxAttempts")
@@ -36,7 +37,7 @@ def check_scope(checker, step: ir.Step, scope) -> t.Type:
     return checker.catalog.get(step.action).result
 
 
-def _error_codes(checker, step: ir.Step, scope) -> None:
+def _error_codes(checker: Checker, step: ir.Step, scope: Scope) -> None:
     codes = step.config.get("retryOn")
     checker.value(codes, scope)
     for code in codes.items if isinstance(codes, ir.ListV) else ():
@@ -49,7 +50,7 @@ def _error_codes(checker, step: ir.Step, scope) -> None:
             )
 
 
-def _retry_from(checker, step: ir.Step, scope, steps: ir.Value | None) -> None:
+def _retry_from(checker: Checker, step: ir.Step, scope: Scope, steps: ir.Value | None) -> None:
     sources = step.config.get("retryFrom")
     checker.value(sources, scope)
     if isinstance(sources, ir.ListV) and isinstance(steps, ir.StepsV):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
@@ -27,7 +28,7 @@ def playbook_returns(playbook: ir.Playbook) -> Iterator[ir.Step]:
     yield from returns(playbook.finally_)
 
 
-def return_type(checker, ret: ir.Step, scope) -> t.Type:
+def return_type(checker: Checker, ret: ir.Step, scope: Scope) -> t.Type:
     """The object a `return` gives back, its values typed without reporting (the body they
     are read in was checked already)."""
     entries = ret.config.entries

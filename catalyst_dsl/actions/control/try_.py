@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from catalyst_dsl import expr_builtins as B
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The steps walked, then each handler with `$error`, then the `finally` steps. Without
     a handler an error ends the run, so after the try its steps all ran; with handlers,
     what follows is reached through the steps or through a handler."""

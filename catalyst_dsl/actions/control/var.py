@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
@@ -12,7 +13,7 @@ def defined_name(step: ir.Step) -> ir.Lit | None:
     return name if isinstance(name, ir.Lit) and isinstance(name.value, str) else None
 
 
-def check_scope(checker, step: ir.Step, scope) -> t.Type:
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The value typed; the variable defined (or its type widened where it was defined)
     with where its value comes from, for C821. The step itself has no result."""
     value = step.config.get("value")
