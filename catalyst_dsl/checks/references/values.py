@@ -1,7 +1,7 @@
 """Values typed and their names resolved: config values, conditions, templates, references,
 and the checks of `requires:` and `ensures:`.
 
-A mixin of the reference checker (see expressions.py for why it is one object): a value
+A mixin of the reference checker (see expression_types.py for why it is one object): a value
 is typed against what its config key expects (C502), a condition that is always true is
 reported (C507), and each name is resolved in the scope where it is read (C501, C503,
 C508), or noted to be checked once every definition is known.
@@ -9,7 +9,7 @@ C508), or noted to be checked once every definition is known.
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.references.expressions import INPUTS_MARK, ExpressionTyping, Part
+from catalyst_dsl.checks.references.expression_types import INPUTS_MARK, ExpressionTyping, Part
 from catalyst_dsl.checks.references.scopes import Scope
 from catalyst_dsl.diagnostics.ids import (
     ALWAYS_TRUE_CONDITION,
