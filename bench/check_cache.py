@@ -6,7 +6,7 @@ Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) i
 temporary project, then runs, ROUNDS times and interleaved so that load on the machine
 hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
 `catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
-the check's record replayed, check_replay.py). Each figure is the child process's CPU
+the check's record replayed, project/cache/replay.py). Each figure is the child process's CPU
 time (user + system), wall time and peak memory (max RSS), as min / median / max. The
 user's cache key is made in a temporary XDG_CACHE_HOME, not in yours. BASELINE, a
 directory holding another build (its `catalyst_dsl` and `grammar`, such as
@@ -70,12 +70,14 @@ def main() -> None:
             kinds["cold"].append(measure(["check"], root, env))
             kinds["warm"].append(measure(["check"], root, env))
         print(
-            f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n  before: {started}\n  after:  {machine()}"
+            f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n"
+            f"  before: {started}\n  after:  {machine()}"
         )
         for kind, runs in kinds.items():
             cpu, wall, rss = zip(*runs)
             print(
-                f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}"
+                f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   "
+                f"max RSS {spread(list(rss), 'MiB', 0)}"
             )
 
 

@@ -43,7 +43,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     # in, kai's commands, the table of diagnostic codes when nothing is reported, a TOML
     # parser for an empty catalyst.toml: none of them is needed here.
     unwanted = {
-        "catalyst_dsl.project.check_cache",
+        "catalyst_dsl.project.cache.store",
         "catalyst_dsl.digests",
         "hashlib",
         "_hashlib",
@@ -64,9 +64,9 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
 def test_a_replayed_check_loads_no_compiler(tmp_path: Path, research_project: Path) -> None:
     project = research_project
     first = _modules_after(["check", "research.yaml"], project, tmp_path)
-    assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.check_cache" in first
+    assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.cache.store" in first
     again = _modules_after(["check", "research.yaml"], project, tmp_path)
-    assert "catalyst_dsl.project.check_cache" in again
+    assert "catalyst_dsl.project.cache.store" in again
     # The cache's digests and seals are BLAKE2b from CPython's own module (digests.py), not
     # hashlib's, whose import loads OpenSSL.
     unwanted = {
@@ -90,7 +90,8 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
     atexit handlers still run, and the output is whole."""
     probe = (
         "import atexit, gc, runpy, sys\n"
-        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), "
+        "'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
         "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
         "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
     )

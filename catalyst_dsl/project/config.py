@@ -492,8 +492,10 @@ def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
     if exposed is None:
         return None
     return (
-        f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the "
-        "network unencrypted",
+        (
+            f"setting 'github-api-url' reaches {exposed} over plain http://: "
+            "the GitHub token would cross the network unencrypted"
+        ),
         CLEAR_TEXT_FIX,
     )
 
@@ -511,8 +513,10 @@ def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] 
         return f"setting '{key}' reaches outside the project, so a repository's settings file may not give it", fix
     if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not _stays_inside(root, value):
         return (
-            f"setting 'resources-dir': '{value}' leads outside the project, so a repository's settings file may "
-            "not give it",
+            (
+                f"setting 'resources-dir': '{value}' leads outside the project, "
+                "so a repository's settings file may not give it"
+            ),
             f"use a directory inside the project, or {fix[0].lower()}{fix[1:]}",
         )
     return None

@@ -61,7 +61,7 @@ class Library:
         #: Text to check instead of what is on disk, by absolute path (an editor's unsaved buffers).
         self.overlay = {absolute(p): data for p, data in (overlay or {}).items()}
         self.catalog = catalog or builtin_catalog()
-        #: A `check_cache.CheckCache` that files are read through, or None to compile each.
+        #: A `cache.store.CheckCache` that files are read through, or None to compile each.
         self.cache = cache
         #: What the library's rules ask of the file system, through the recorder a replay asks again.
         self.facts: ProjectFacts = observed

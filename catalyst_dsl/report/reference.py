@@ -65,7 +65,9 @@ def actions_page(catalog: Catalog) -> str:
 STEP_KEYS = {
     "name": "the step's name (kebab-case); later steps read its result by it.",
     "condition": "run the step only when this holds; otherwise it is journaled skipped.",
-    "errorPolicy": "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`.",
+    "errorPolicy": (
+        "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`."
+    ),
     "timeout": "seconds, or `500ms`, `30s`, `5m`, `1h`.",
     "checkpoint": "`true` or a message: pause after the step. `before`: pause before it, answered `yes` (run it), "
     "`skip` (journal it skipped) or `abort` (end the run `cancelled`). Long form `{when: before|after, "
@@ -73,7 +75,7 @@ STEP_KEYS = {
     "`policy: {rules: [{action, reason, pattern}], commands}` passes by itself when every command it "
     "guards is auto-approved.",
     "writes": "the paths a shell-like step's program may write (glob patterns).",
-    "isolated": "accepted and kept in the IR (LANGUAGE.md section 3); the interpreter does nothing with it yet.",
+    "isolated": "accepted and kept in the IR; the interpreter does nothing with it yet.",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
     "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
 }
