@@ -48,7 +48,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
         "hashlib",
         "_hashlib",
         "json",
-        "catalyst_dsl.dialects.markdown",
+        "catalyst_dsl.dialects.native.markdown",
         "catalyst_dsl.checks.references.scripts",
         "catalyst_dsl.syntax.shell",
         "re2",
@@ -154,9 +154,9 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
         project / ".playbooks" / "playbooks" / "auto-feature.yaml",
     )
     modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
-    assert "catalyst_dsl.dialects.kai" in modules
+    assert "catalyst_dsl.dialects.kai.reader" in modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
-    assert not {"catalyst_dsl.dialects.catalyst", "catalyst_dsl.dialects.checks"} & modules
+    assert not {"catalyst_dsl.dialects.native.lowerer", "catalyst_dsl.dialects.native.checks"} & modules
 
 
 def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ the files asked for, and for every cycle that passes through one of them.
 
 from __future__ import annotations
 
-
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.rules.library_rules import LIBRARY_RULES
 from catalyst_dsl.compiler import collector_tuned_for_checking

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.checks.project_facts import ProjectFacts
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path

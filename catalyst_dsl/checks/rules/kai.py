@@ -22,7 +22,7 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
     """Report on the kai playbooks among `files`; returns the index files read (for rendering)."""
     if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
         return {}
-    from catalyst_dsl.dialects import kai
+    from catalyst_dsl.dialects.kai import model as kai
 
     read: dict[str, SourceFile] = {}
     folders: list[Path] = []
@@ -124,12 +124,14 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
 
 
 def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) -> None:
-    from catalyst_dsl.dialects import kai  # loaded by check_kai already
+    # loaded by check_kai already
+    from catalyst_dsl.dialects.kai import model as kai
+    from catalyst_dsl.dialects.kai import reader as kai_reader
 
     compiled = library.compiled(str(target))
     if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
         return
-    document = kai.read(compiled.source)
+    document = kai_reader.read(compiled.source)
     if document is None:
         return
     actual = {

@@ -4,6 +4,9 @@ The values come from anywhere (an AI's answer, a program's output), so a schema'
 `pattern` and `patternProperties` are matched with RE2, in time linear in the text, as every
 other pattern of a playbook is; `format` is not asserted. A schema with a `$ref` that does
 not resolve inside itself is refused rather than fetched.
+
+It sits at the package's top, beside neither the front end nor the run-time: the run-time
+checks values with it, and lowering checks a schema written out in a playbook (C611, C612).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from catalyst_dsl.dialects import kai
+from catalyst_dsl.dialects.kai.reader import read
 from catalyst_dsl.runtime import durable
 
 TEMPLATE = '''\
@@ -105,7 +105,7 @@ def index_text(base: Path, now: datetime.datetime) -> str:
         compiled = compile_path(str(path))
         if compiled.playbook is None or compiled.playbook.dialect != "kai":
             continue
-        document = kai.read(compiled.source)  # the file's own `name`, not its stem
+        document = read(compiled.source)  # the file's own `name`, not its stem
         name = document.name.text if document is not None and document.name is not None else path.stem
         entries += [
             f"  - name: {_quoted(name)}",

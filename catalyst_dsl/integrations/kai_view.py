@@ -17,8 +17,8 @@ import datetime
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from catalyst_dsl.dialects import kai_sessions as files
-from catalyst_dsl.dialects.kai import TRIGGER_CODES
+from catalyst_dsl.dialects.kai.model import TRIGGER_CODES
+from catalyst_dsl.integrations import kai_sessions as files
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import durable
 
@@ -89,7 +89,7 @@ def _triggers(file: str) -> dict[str, tuple[str, ...]]:
     """Each step id -> the escalation triggers it lists, in order (kai's own words: the
     lowered steps hold only the error codes the triggers answer)."""
     from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.dialects.kai import read
+    from catalyst_dsl.dialects.kai.reader import read
     from catalyst_dsl.syntax.yaml_loader import decode
 
     try:

@@ -157,7 +157,8 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         if len(given) != 1:
             sink.report(
                 "C611",
-                f"{name} needs exactly one of `expect` (the exact output) and `match` (a pattern), got {' and '.join(given) or 'neither'}",
+                f"{name} needs exactly one of `expect` (the exact output) and `match` (a pattern), got"
+                f" {' and '.join(given) or 'neither'}",
                 head_span(arg),
                 help="write `expect: text` to compare the whole output, or `match: pattern` to search it",
             )
@@ -189,7 +190,8 @@ def _combined(
     if not isinstance(arg, YSeq) or not arg.items:
         sink.report(
             "C611",
-            f"`{key.text}:` in {where} takes a non-empty list of checks, got {'an empty list' if isinstance(arg, YSeq) else kind_of(arg)}",
+            f"`{key.text}:` in {where} takes a non-empty list of checks, got"
+            f" {'an empty list' if isinstance(arg, YSeq) else kind_of(arg)}",
             head_span(arg),
             help=FORM,
         )
@@ -218,7 +220,7 @@ def _schema_usable(schema: ir.Value | None, name: str, sink: DiagnosticSink) -> 
     plain = _literal(schema)
     if plain is _NOT_LITERAL or schema is None:
         return
-    from catalyst_dsl.runtime.json_schemas import SchemaUnusable, check_schema
+    from catalyst_dsl.json_schemas import SchemaUnusable, check_schema
 
     try:
         check_schema(plain)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects.catalyst import CatalystLowerer
+from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.records import record

@@ -6,8 +6,8 @@ import difflib
 from typing import Optional
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects import cleo_graph as g
-from catalyst_dsl.dialects.cleo_model import (
+from catalyst_dsl.dialects.cleo import graph as g
+from catalyst_dsl.dialects.cleo.model import (
     DASHED_PLACEHOLDER,
     DEFAULT_CAP,
     LAST_APPROVAL,
@@ -46,7 +46,10 @@ class Checker:
                 "C944",
                 f"the nodes form a cycle: {names}",
                 first.id_span,
-                help="cleo's graphs run forward only: remove one of these edges or depends (a loop back on failure is `on_failure.inject_into`)",
+                help=(
+                    "cleo's graphs run forward only: remove one of these edges or depends (a loop back on failure is"
+                    " `on_failure.inject_into`)"
+                ),
             )
         else:
             book.order = g.topological_order(graph)
@@ -117,7 +120,8 @@ class Checker:
             node = book.nodes[other]
             self.sink.report(
                 "C945",
-                f"'{node.id}' has no predecessor, like '{entry.id}'; cleo runs only the first root, so '{node.id}' would never run",
+                f"'{node.id}' has no predecessor, like '{entry.id}'; cleo runs only the first root, so '{node.id}'"
+                " would never run",
                 node.id_span,
                 labels=[Label(entry.id_span, "the entry")],
                 help=f"add an edge into '{node.id}' (or `depends:`), or remove it",
@@ -150,7 +154,8 @@ class Checker:
             for e in composite:
                 self.sink.report(
                     "C948",
-                    f"the guard on '{node.id}' → '{book.nodes[e.target].id}' compares with a list or mapping, which is never equal in cleo",
+                    f"the guard on '{node.id}' → '{book.nodes[e.target].id}' compares with a list or mapping, which is"
+                    " never equal in cleo",
                     e.guard.node.span,
                     help="compare with a string, number, boolean or null",
                 )
@@ -158,7 +163,8 @@ class Checker:
                 names = ", ".join(book.nodes[e.target].id for e in plain)
                 self.sink.report(
                     "C947",
-                    f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and stops there",
+                    f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and"
+                    " stops there",
                     plain[1].span,
                     labels=[Label(plain[0].span, "the first")],
                     help="guard the edges with `when:` so exactly one holds, or chain the nodes",
@@ -166,7 +172,8 @@ class Checker:
             elif plain and guarded:
                 self.sink.report(
                     "C947",
-                    f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}` makes the guard hold, both apply and cleo's runtime throws",
+                    f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}`"
+                    " makes the guard hold, both apply and cleo's runtime throws",
                     guarded[0].span,
                     labels=[Label(plain[0].span, "the unconditional edge")],
                     help="guard both edges",
@@ -174,16 +181,21 @@ class Checker:
             elif len(guarded) == 1:
                 self.sink.report(
                     "C948",
-                    f"the only edge out of '{node.id}' is guarded: when its guard is false the run stops with no next node",
+                    f"the only edge out of '{node.id}' is guarded: when its guard is false the run stops with no next"
+                    " node",
                     guarded[0].span,
                     help="add an edge with the opposite guard, or remove the guard",
                 )
             elif guarded and not composite and not _exclusive_and_exhaustive([e.guard for e in guarded]):
                 self.sink.report(
                     "C948",
-                    f"the guards out of '{node.id}' are not provably exclusive and exhaustive; the run stops when none or several hold",
+                    f"the guards out of '{node.id}' are not provably exclusive and exhaustive; the run stops when none"
+                    " or several hold",
                     guarded[0].span,
-                    help="guard one field: `equals: v` with `notEquals: v`, `exists`/`truthy` true with false, or disjoint values plus their complement",
+                    help=(
+                        "guard one field: `equals: v` with `notEquals: v`, `exists`/`truthy` true with false, or"
+                        " disjoint values plus their complement"
+                    ),
                 )
 
     def ancestors(self) -> list[int]:
@@ -213,7 +225,8 @@ class Checker:
                 elif not self.ancestors()[node.index] >> self.ids[target] & 1:
                     self.sink.report(
                         "C951",
-                        f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or sideways",
+                        f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or"
+                        " sideways",
                         node.inject_into.span,
                         help="name a node that runs before this one",
                     )
@@ -221,13 +234,15 @@ class Checker:
                     cap = max(node.cap if node.cap is not None else DEFAULT_CAP, 1)
                     escalate = next((h for h in book.handlers if h.on == "iteration_cap_exceeded"), None)
                     then = (
-                        f"then the handler on line {escalate.span.line} {'asks a person' if escalate.action == 'hitl_escalate' else 'applies'}"
+                        f"then the handler on line {escalate.span.line}"
+                        f" {'asks a person' if escalate.action == 'hitl_escalate' else 'applies'}"
                         if escalate is not None
                         else "then the run fails with IterationCapExceeded"
                     )
                     self.sink.report(
                         "C951",
-                        f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
+                        f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst"
+                        f" limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
                         node.inject_into.span,
                         help="keep it if that is what you mean; catalyst counts attempts through the loop",
                     )
@@ -249,7 +264,7 @@ class Checker:
                     )
 
     def gates(self) -> None:
-        from catalyst_dsl.dialects.cleo_policy import DEFAULT_RULES, evaluate
+        from catalyst_dsl.dialects.cleo.policy import DEFAULT_RULES, evaluate
 
         book = self.book
         commands = [(n, _command_line(n)) for n in book.nodes if n.type == "deterministic"]

@@ -7,7 +7,7 @@ from typing import Optional
 
 import attrs
 
-from catalyst_dsl.dialects import cleo_graph as g
+from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.syntax.source import SourceFile, Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
 

@@ -14,8 +14,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Optional
 
-from catalyst_dsl.dialects.cleo_lower import REQUIRES_CHECK
-from catalyst_dsl.dialects.cleo_model import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS
+from catalyst_dsl.dialects.cleo.lowering_tables import REQUIRES_CHECK
+from catalyst_dsl.dialects.cleo.model import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.snapshot import Approval, RunState, StepRecord
@@ -24,7 +24,7 @@ FORMAT = "cleo-playbook-run"
 VERSION = 1
 #: What a pause adds to the path of the step it belongs to (runtime/interpreter.py).
 PAUSE_SUFFIXES = ("checkpoint", "before", "approve-effects", "inquire", "review")
-#: The answer of an approval node that rejects it (dialects/cleo_lower.py).
+#: The answer of an approval node that rejects it (dialects/cleo/lowering_tables.py).
 REJECT = "reject"
 
 
