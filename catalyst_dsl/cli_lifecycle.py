@@ -174,7 +174,7 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  was paused at {state.pause.path}: {state.pause.message}")
     if state.in_flight:
         click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
-    from catalyst_dsl.runtime.interpreter import LOOP_ITEM
+    from catalyst_dsl.ir.journal import LOOP_ITEM
 
     for record in state.steps:
         if record.action == LOOP_ITEM:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterator, Optional, Union
 
 from catalyst_dsl.records import field, record
-from catalyst_dsl.syntax.expr_ast import Part
+from catalyst_dsl.syntax.expr.nodes import Part
 from catalyst_dsl.syntax.source import Span
 
 IR_VERSION = 1
@@ -175,7 +175,7 @@ class Gate:
     before or after the step, whose answer may skip the step or cancel the run.
 
     `options` are the answers offered, a subset of GATE_OPTIONS in that order. `policy`
-    (the APPROVAL_POLICY schema of actions/builtin.py, shared with the `checkpoint`
+    (the APPROVAL_POLICY schema of actions/control/checkpoint.py, shared with the `checkpoint`
     action) says who may pass it: absent, as every pause (`--mode autonomous` does);
     `human`, only a person; `{rules: […]}`, the rules first (docs/running.md).
     """

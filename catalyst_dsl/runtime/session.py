@@ -45,7 +45,7 @@ from catalyst_dsl.runtime.jsvalues import as_json_data
 # a what-if refused for its inputs does not load them.
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.gateway import EffectsGateway, Performer, RealPerformer
-    from catalyst_dsl.runtime.interpreter import Frame, Hooks
+    from catalyst_dsl.runtime.engine.frames import Frame, Hooks
     from catalyst_dsl.runtime.tracked import TrackedFiles
 
 EXIT_INTERRUPTED = 130
@@ -126,7 +126,7 @@ class Session:
 
     def start(self, file: str, given: Mapping[str, str]) -> int:
         from catalyst_dsl.runtime.inputs import resolve_inputs
-        from catalyst_dsl.runtime.interpreter import granted_paths
+        from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
         from catalyst_dsl.runtime.snapshot import current_owner
         from catalyst_dsl.runtime.state import PlaybookRef, RunState
@@ -235,9 +235,9 @@ class Session:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
         from catalyst_dsl.runtime.inputs import resolve_inputs
-        from catalyst_dsl.runtime.planning import PlanRecorder
+        from catalyst_dsl.runtime.simulation.planning import PlanRecorder
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.whatif import RecordingPerformer
+        from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
 
         playbook = self._checked(file, cached=True, checked=checked)
         given = dict(given)
@@ -259,7 +259,8 @@ class Session:
             if values.get(name) != secret_placeholder(name):
                 self._add_secret(values.get(name))
         self._mark_secrets(values, secrets)
-        from catalyst_dsl.runtime.interpreter import Frame, Interpreter, granted_paths
+        from catalyst_dsl.runtime.engine.frames import Frame, granted_paths
+        from catalyst_dsl.runtime.simulation.simulator import Simulator
 
         events = Events(mask=self.masker.mask, silent=True)
         recorder = PlanRecorder(self.masker)
@@ -268,7 +269,7 @@ class Session:
         gateway = self._gateway = self._new_gateway(
             playbook, grants, scratch, RecordingPerformer(refresh=self.options.refresh, files=self._untrusted_reads())
         )
-        interpreter = Interpreter(
+        interpreter = Simulator(
             run_id="what-if",
             catalog=self.catalog,
             plugins=self.plugins.action,
@@ -335,7 +336,7 @@ class Session:
         return TrackedFiles(self.project.root, trusted)
 
     def _plan_hooks(self) -> Hooks:
-        from catalyst_dsl.runtime.interpreter import Hooks
+        from catalyst_dsl.runtime.engine.frames import Hooks
 
         nothing = lambda *args, **kwargs: None  # noqa: E731 - a plan records nothing in a snapshot
         return Hooks(
@@ -514,7 +515,7 @@ class Session:
         any lock: a fresh read must be the snapshot this resume loaded (a run another resume
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
-        from catalyst_dsl.runtime.interpreter import CAUGHT
+        from catalyst_dsl.ir.journal import CAUGHT
         from catalyst_dsl.runtime.snapshot import current_owner
 
         with self.locks.guard():
@@ -584,7 +585,7 @@ class Session:
             resolved = self.library.resolve_call(str(target.value), parent.file or file)
             return self.library.compiled(resolved).playbook if resolved else None
 
-        from catalyst_dsl.runtime.interpreter import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
+        from catalyst_dsl.ir.journal import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM, caught_errors
 
         checks = []  # (path, fingerprint or None, how the journal names it)
         for done in state.steps:
@@ -614,7 +615,9 @@ class Session:
 
     def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
         from catalyst_dsl.collector import for_long_running
-        from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
+        from catalyst_dsl.runtime.engine.engine import Engine
+        from catalyst_dsl.runtime.engine.frames import Frame, check_outputs, granted_paths
+        from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
         from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
         from catalyst_dsl.runtime.process_groups import ProcessGroups
         from catalyst_dsl.runtime.snapshot import current_owner
@@ -668,7 +671,7 @@ class Session:
         gateway = self._gateway = self._new_gateway(
             playbook, grants, scratch, self.options.performer or self._real_performer(state.run_id)
         )
-        interpreter = Interpreter(
+        interpreter = Engine(
             run_id=state.run_id,
             catalog=self.catalog,
             plugins=self.plugins.action,
@@ -836,7 +839,7 @@ class Session:
         )
 
     def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
-        from catalyst_dsl.runtime.interpreter import Hooks
+        from catalyst_dsl.runtime.engine.frames import Hooks
 
         from catalyst_dsl.runtime.state import Approval, StepRecord
 
@@ -978,7 +981,7 @@ class Session:
         """A playbook the run wrote to temp://: `catalyst check` could not see it (C808), so it
         is checked now, as a run checks its playbook, each time it is called."""
         from catalyst_dsl.project.check import check_project
-        from catalyst_dsl.runtime.whatif import Unknowable
+        from catalyst_dsl.runtime.simulation.recording import Unknowable
 
         path = frame.gateway.scratch_path(target)
         if not path.is_file():
@@ -1525,7 +1528,7 @@ class Session:
         paused there, or a review already recorded (`review_key`: the signed review id, never
         the unsigned delivery header), is ignored. The runs then go on with `catalyst resume`."""
         from catalyst_dsl.runtime.approvals import releases
-        from catalyst_dsl.runtime.interpreter import REVIEW
+        from catalyst_dsl.ir.journal import REVIEW
         from catalyst_dsl.runtime.state import Approval
 
         reviewers = {name.strip().lower(): role for name, role in self.project.config.github_reviewers.items()}

@@ -22,7 +22,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime import taint
 from catalyst_dsl.runtime.evaluate import Env, render_placed
 from catalyst_dsl.runtime.jsvalues import to_text
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import raw_argument
 
 #: Text that ends inside a URL's scheme and host: a value after it is part of the base.

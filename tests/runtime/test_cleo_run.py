@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime import interpreter
+from catalyst_dsl.runtime.engine import attempts as interpreter
 
 REPO = Path(__file__).resolve().parents[2]
 

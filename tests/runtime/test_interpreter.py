@@ -18,7 +18,7 @@ import pytest
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     monkeypatch.setattr(interpreter, "RETRY_BASE_SECONDS", 0.01)
 
@@ -1031,7 +1031,7 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
 def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retries, monkeypatch):
     from types import SimpleNamespace
 
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     waits = []
     monkeypatch.setattr(interpreter, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))

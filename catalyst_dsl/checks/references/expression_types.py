@@ -22,7 +22,7 @@ from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import Span
 
 if TYPE_CHECKING:

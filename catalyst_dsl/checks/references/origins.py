@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from catalyst_dsl.checks.references.scopes import Scope
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 
 #: How a name of each kind of binding is described, when it holds an untrusted value.
 _DESCRIBED = {

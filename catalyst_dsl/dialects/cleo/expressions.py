@@ -12,7 +12,7 @@ from catalyst_dsl.dialects.cleo.lowering_tables import CONTRACT, IDENTIFIER
 from catalyst_dsl.dialects.cleo.model import Cantbook, Guard, Node
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YNode, YScalar
 
 

@@ -43,7 +43,7 @@ from catalyst_dsl.dialects.cleo.model import (
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq
 
 

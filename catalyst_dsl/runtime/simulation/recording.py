@@ -1,6 +1,6 @@
 """What-if: the performer that records effects instead of performing them.
 
-The interpreter runs a what-if exactly as a real run, through the same gateway and the
+The engine runs a what-if exactly as a real run, through the same gateway and the
 same action code; only the performer differs. Writes land in an overlay of the project
 (later steps of the same plan read what earlier ones would have written), each becoming
 a unified diff against the file as it is; processes are never started: they are
@@ -143,7 +143,8 @@ class RecordingPerformer:
             if self.refresh:
                 return _send_for_real(request)
             raise Unknowable(
-                f"{request.method.upper()} {request.url} would read from the network, which a what-if does only with --refresh"
+                f"{request.method.upper()} {request.url} would read from the network, "
+                "which a what-if does only with --refresh"
             )
         raise Unknowable(
             f"{request.method.upper()} {request.url} would change a remote system, which a what-if never does"

@@ -1,8 +1,8 @@
 """Templates: a string split into text, `{{ reference }}` and `${{ expression }}` parts.
 
 The split is a small scanner over the host string (it only finds the braces); what is
-inside the braces is read by `expressions.py` (grammar/expressions.lark, parsed by
-syntax/lalr.py). Results are cached by text, so a template written many times is split
+inside the braces is read by `parser.py` (grammar/expressions.lark, parsed by
+lalr.py). Results are cached by text, so a template written many times is split
 and parsed once.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.records import record, replace
 
 #: Longer template text is not something a person wrote by hand; refuse it quickly.
@@ -136,13 +136,13 @@ class _Splitter:
             )
             self.buffer_start = end
             return end
-        # The expression parser (with syntax/lalr.py, ~0.5 ms to import) only for a template
+        # The expression parser (with lalr.py, ~0.5 ms to import) only for a template
         # whose inside is read: a run from the check cache gets its templates parsed.
-        from catalyst_dsl.syntax import expressions
+        from catalyst_dsl.syntax.expr import parser
 
         try:
-            ref = expressions.parse(inner, "reference")
-        except expressions.ExpressionSyntaxError as exc:
+            ref = parser.parse(inner, "reference")
+        except parser.ExpressionSyntaxError as exc:
             err = exc.error
             self.errors.append(
                 replace(err, start=base + err.start, end=base + err.end)
@@ -191,11 +191,11 @@ class _Splitter:
             )
             self.buffer_start = end
             return end
-        from catalyst_dsl.syntax import expressions  # as for a reference above
+        from catalyst_dsl.syntax.expr import parser  # as for a reference above
 
         try:
-            expr = expressions.parse(inner, "expression")
-        except expressions.ExpressionSyntaxError as exc:
+            expr = parser.parse(inner, "expression")
+        except parser.ExpressionSyntaxError as exc:
             err = exc.error
             self.errors.append(replace(err, start=base + err.start, end=base + err.end))
             self.buffer_start = end

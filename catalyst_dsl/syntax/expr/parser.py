@@ -8,34 +8,18 @@ writes nothing, and imports no Lark.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.lalr import END, ParseError, Token, Tree, UnexpectedCharacter, UnexpectedToken
-
-GRAMMAR_FILE = "expressions.lark"
-
-
-def grammar_path() -> Path:
-    """The grammar: inside the installed package, or at the top of a source checkout.
-
-    Looked for beside this file, not through importlib.resources: the package is always
-    files on disk (the path is read as one), and importing and asking importlib.resources
-    cost the first expression of a run 2 to 3 ms."""
-    package = Path(__file__).resolve().parents[1]
-    packaged = package / "grammar" / GRAMMAR_FILE
-    if packaged.is_file():
-        return packaged
-    return package.parent / "grammar" / GRAMMAR_FILE
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.expr import parser_tables
+from catalyst_dsl.syntax.expr.grammar import grammar_path
+from catalyst_dsl.syntax.expr.lalr import END, ParseError, Token, Tree, UnexpectedCharacter, UnexpectedToken
 
 
 @functools.lru_cache(maxsize=1)
 def _parser():
-    """The parser: from the tables shipped in the package (syntax/parser_tables.py), else,
+    """The parser: from the tables shipped in the package (parser_tables.py), else,
     when they were made from another grammar or are damaged, built in memory with Lark.
     Never cached on disk."""
-    from catalyst_dsl.syntax import parser_tables
-
     text = grammar_path().read_text(encoding="utf-8")
     shipped = parser_tables.load(text)
     if shipped is not None:
@@ -95,7 +79,8 @@ def _text_of(token: str, start: int, end: int) -> str:
         raise ExpressionSyntaxError(
             ast.TemplateError(
                 "C101",
-                "this string holds half of a UTF-16 surrogate pair (a \\ud800-\\udfff escape without its partner), which is not text",
+                "this string holds half of a UTF-16 surrogate pair "
+                "(a \\ud800-\\udfff escape without its partner), which is not text",
                 start,
                 end,
                 "write the character itself, or both halves of the pair (\\ud83d\\ude00)",

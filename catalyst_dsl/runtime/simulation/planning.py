@@ -1,6 +1,6 @@
 """The plan a what-if builds: one entry per step, in the order the steps would run.
 
-The interpreter opens an entry when a step starts and files the steps it runs inside
+The simulator opens an entry when a step starts and files the steps it runs inside
 that entry (branches, loop bodies, a called playbook's steps). Entries hold only what
 is the same on every machine and every day: no times, no run ids, no absolute paths.
 """
