@@ -49,7 +49,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
         "_hashlib",
         "json",
         "catalyst_dsl.dialects.native.markdown",
-        "catalyst_dsl.checks.scripts",
+        "catalyst_dsl.checks.references.scripts",
         "catalyst_dsl.syntax.shell",
         "re2",
         "catalyst_dsl.actions.plugins",

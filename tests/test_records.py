@@ -7,7 +7,8 @@ import pickle
 
 import pytest
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic, Label
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.project.config import SETTINGS, ProjectConfig
 from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, maker, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span

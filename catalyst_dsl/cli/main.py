@@ -77,7 +77,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
-    from catalyst_dsl.diagnostics.model import Severity
+    from catalyst_dsl.diagnostics.severity import Severity
     from catalyst_dsl.project.cache import replay
     from catalyst_dsl.project.rules import reported
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour

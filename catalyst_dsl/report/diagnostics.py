@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Sequence
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import SourceFile
 

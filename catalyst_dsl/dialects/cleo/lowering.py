@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import CLEO_PROJECT_WRITE_GRANT
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.dialects.cleo.expressions import first_line, guard_condition, ir_value
@@ -54,7 +55,7 @@ class Lowerer(NodeLowering):
             steps = tuple(step for step, _ in items) if not self.refused else ()
             if writers and not self.refused:
                 self.sink.report(
-                    "C967",
+                    CLEO_PROJECT_WRITE_GRANT,
                     "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project,"
                     " never in .git/ or the state directory",
                     first_line(book),
