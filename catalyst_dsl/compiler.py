@@ -10,13 +10,13 @@ from typing import Iterator
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.checks.call_sites import CallSite
-from catalyst_dsl.collector import tuned_thresholds
+from catalyst_dsl._internal.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.ids import FILE_TOO_LARGE, NOT_A_PLAYBOOK_FILE, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -141,7 +141,7 @@ def read_playbook(path: str) -> bytes | Compiled:
 @contextlib.contextmanager
 def collector_tuned_for_checking() -> Iterator[None]:
     """Run a batch of compilations with the cyclic garbage collector tuned for it
-    (catalyst_dsl/collector.py says why). Objects created before the batch (imported
+    (catalyst_dsl/_internal/collector.py says why). Objects created before the batch (imported
     modules, the catalog) are frozen out of the scans and collections run less often; the
     previous settings come back afterwards, so a library caller's process is left as it was.
     """

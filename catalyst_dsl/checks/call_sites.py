@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t  # noqa: F401 (CallSite's annotation)
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 
 
 @record

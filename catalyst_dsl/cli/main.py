@@ -12,7 +12,7 @@ import sys
 import click
 
 from catalyst_dsl import __version__
-from catalyst_dsl.collector import tune_process
+from catalyst_dsl._internal.collector import tune_process
 
 #: The run commands and the modules that define them, imported only when one of them is
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
@@ -314,7 +314,7 @@ def what_if_comment(
 @cli.command()
 def lsp() -> None:
     """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
-    from catalyst_dsl.collector import for_long_running
+    from catalyst_dsl._internal.collector import for_long_running
     from catalyst_dsl.lsp.server import serve
 
     for_long_running()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.diagnostics.severity import Severity
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 

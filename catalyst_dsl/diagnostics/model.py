@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from catalyst_dsl.diagnostics.severity import Severity
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 
 

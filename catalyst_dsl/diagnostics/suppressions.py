@@ -13,8 +13,8 @@ from typing import Iterable, Sequence
 from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
-from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"

@@ -12,7 +12,7 @@ from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.library import Library, absolute
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 

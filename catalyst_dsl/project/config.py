@@ -19,7 +19,7 @@ from typing import Mapping, Optional, TYPE_CHECKING
 
 from catalyst_dsl.diagnostics.ids import BAD_SETTINGS
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.records import factory, fields, record, replace
+from catalyst_dsl._internal.records import factory, fields, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:

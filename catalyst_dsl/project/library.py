@@ -29,7 +29,7 @@ from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.project.discovery import discover_folders
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.syntax.source import Span
 
 

@@ -14,7 +14,7 @@ from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.diagnostics.suppressions import apply_suppressions
 from catalyst_dsl.project.config import ProjectConfig
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 from catalyst_dsl.syntax.source import SourceFile
 
 

@@ -7,7 +7,7 @@ from typing import Iterable, Mapping, Sequence
 
 from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.diagnostics.severity import Severity
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]

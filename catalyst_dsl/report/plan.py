@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, walk
 
 #: The mark of each change type, after Terraform's.

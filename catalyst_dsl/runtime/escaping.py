@@ -19,7 +19,7 @@ import re
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value, template_of
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.runtime import beneath
 from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.errors import StepError

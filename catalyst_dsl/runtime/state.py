@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime import durable, snapshot_codec
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.integrity.guard import Guard
 from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError

@@ -21,7 +21,7 @@ from catalyst_dsl.diagnostics.ids import ERROR_CODE_CASE, RETRY_BLOCK_ATTEMPTS, 
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun

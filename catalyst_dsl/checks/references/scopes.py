@@ -9,7 +9,7 @@ with why it may be missing (C508 where it is read).
 from __future__ import annotations
 
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.records import record, replace
+from catalyst_dsl._internal.records import record, replace
 from catalyst_dsl.syntax.source import Span
 
 

@@ -29,7 +29,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.project.library import Edge, Library
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 
 if TYPE_CHECKING:

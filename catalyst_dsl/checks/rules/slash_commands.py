@@ -13,7 +13,7 @@ from pathlib import Path
 from catalyst_dsl.diagnostics.ids import SLASH_COMMAND_MISSING
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 #: `/name` then, after white space, its arguments. The name is what `.claude/commands/`
 #: holds a file for: `/speckit.plan` is `.claude/commands/speckit.plan.md`.

@@ -23,7 +23,7 @@ from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_
 from catalyst_dsl.dialects.cleo.model import DEFAULT_CAP, Cantbook, Edge, Node, _plain
 from catalyst_dsl.dialects.cleo.node_lowering import NodeLowering
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from catalyst_dsl.diagnostics.ids import NESTED_TEMPLATE, UNCLOSED_TEMPLATE
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.source import Span

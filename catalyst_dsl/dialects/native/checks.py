@@ -22,7 +22,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.values import ValueLowerer, kind_of, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 

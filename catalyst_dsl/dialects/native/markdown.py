@@ -18,7 +18,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_loader import load_yaml
 from catalyst_dsl.syntax.yaml_nodes import YScalar

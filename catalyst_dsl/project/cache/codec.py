@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import operator
 
-from catalyst_dsl import records
+from catalyst_dsl._internal import records
 from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.syntax.source import SourceFile, Span
 
