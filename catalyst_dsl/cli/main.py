@@ -346,7 +346,7 @@ def _stopped_by(error: OSError) -> None:
     output: `catalyst check > /dev/full`), said as an error with a fix instead of a
     traceback; exit 1. Output that cannot be written is dropped from then on, so that
     Python's own last flush does not fail again."""
-    from catalyst_dsl.report.diagnostics import safe_text
+    from catalyst_dsl._internal.terminal_text import safe_text
     from catalyst_dsl.runtime.events import discard_stdout
 
     said = error.strerror or str(error) or type(error).__name__

@@ -170,7 +170,7 @@ def render_text(plan: Mapping[str, Any]) -> str:
     Every line is made safe for the terminal (file contents and names may hold escape
     sequences); the whole plan is shown, diffs included: the terminal has no length limit.
     """
-    from catalyst_dsl.report.diagnostics import safe_text
+    from catalyst_dsl._internal.terminal_text import safe_text
 
     playbook = plan["playbook"]
     lines = [f"What-if plan for {playbook['name']} ({playbook['file']})"]
