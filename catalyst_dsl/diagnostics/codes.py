@@ -352,7 +352,7 @@ _TABLE = [
         W,
         "A `catalyst: ignore[…]` comment names a code that does not exist.",
     ),
-    # C940-C979: foreign dialects, cleo `.cantbook` (DIALECTS.md B3.3)
+    # C940-C979: foreign dialects, cleo `.cantbook`
     Code(
         ids.CLEO_VERSION,
         "cleo-version",
@@ -534,7 +534,7 @@ _TABLE = [
         W,
         "An `ai-prompt` slash command with no `.claude/commands/<name>.md` in the project.",
     ),
-    # C9xx: foreign dialects (kai: DIALECTS.md Part A)
+    # C9xx: foreign dialects (kai)
     Code(
         ids.DIALECT_AMBIGUOUS,
         "dialect-ambiguous",

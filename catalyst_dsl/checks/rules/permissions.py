@@ -1,4 +1,4 @@
-"""Write permissions, checked before anything runs (LANGUAGE.md section 7).
+"""Write permissions, checked before anything runs.
 
 What a step writes comes from the action catalog (the config keys an action declares as
 written paths) and from the `writes:` of shell-like steps. Each statically known path is

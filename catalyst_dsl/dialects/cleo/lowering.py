@@ -1,4 +1,4 @@
-"""Lowering a checked cleo cantbook to the IR (DIALECTS.md B5).
+"""Lowering a checked cleo cantbook to the IR.
 
 The graph walk becomes structured steps (B4.2): chains of unconditional edges become
 consecutive steps; a node with guarded out-edges becomes an `if`/`else` cascade up to the

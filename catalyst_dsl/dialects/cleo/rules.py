@@ -1,4 +1,4 @@
-"""The rules of a cleo cantbook that only the whole graph shows (DIALECTS.md B3.3, CLE-09 … CLE-22)."""
+"""The rules of a cleo cantbook that only the whole graph shows."""
 
 from __future__ import annotations
 

@@ -113,8 +113,8 @@ class HeaderLowering(LoweringPart):
             )
             return 1
         if isinstance(value, str) and re.fullmatch(r"[0-9]+", value) and int(value) in SUPPORTED_LANGUAGE_VERSIONS:
-            # The version the user meant is plain; only its type is wrong (LANGUAGE.md 2:
-            # `catalyst` is an integer). Say so, and read the playbook as that version.
+            # The version the user meant is plain; only its type is wrong (`catalyst` is an
+            # integer). Say so, and read the playbook as that version.
             self.sink.report(
                 WRONG_TYPE,
                 f"'catalyst' expects a number, got {kind_of(node)}",

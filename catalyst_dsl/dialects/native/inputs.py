@@ -1,5 +1,5 @@
 """A playbook's (or function's) `inputs:`: declarations, their types, defaults, allowed
-values, transforms and validation rules (LANGUAGE.md 2.2).
+values, transforms and validation rules.
 """
 
 from __future__ import annotations

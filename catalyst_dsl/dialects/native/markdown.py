@@ -1,4 +1,4 @@
-"""Markdown playbooks (LANGUAGE.md section 9): front matter, inputs, phases, STOP HERE, @refs.
+"""Markdown playbooks: front matter, inputs, phases, STOP HERE, @refs.
 
 The front matter is parsed where it stands in the file, so every line and column stays
 the file's own. The body becomes one `ai-prompt` step per phase heading (or one for the

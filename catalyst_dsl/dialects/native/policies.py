@@ -1,5 +1,5 @@
 """`errorPolicy:` on a playbook or a step: a policy name, or a mapping of error codes to
-actions with retries and messages (LANGUAGE.md 5).
+actions with retries and messages.
 """
 
 from __future__ import annotations

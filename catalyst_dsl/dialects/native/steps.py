@@ -278,7 +278,7 @@ class StepLowering(LoweringPart):
         )
 
     def _writes_not_shell(self, spec: ActionSpec, key: YScalar) -> None:
-        """C408: `writes:` belongs to shell-like steps only (LANGUAGE.md 7).
+        """C408: `writes:` belongs to shell-like steps only.
 
         Two different mistakes share the code, each with its own message: the action
         already declares what it writes (file-write's `path`), or it is not a step that
