@@ -59,7 +59,7 @@ def _aborts(command):
         except OutputRefused:
             raise  # said as what it is by cli.main, not as the run's state
         except OSError as error:
-            from catalyst_dsl.runtime.state_errors import state_abort
+            from catalyst_dsl.runtime.state.errors import state_abort
 
             abort = state_abort(error)
         click.echo(f"error: {abort.message}", err=True)

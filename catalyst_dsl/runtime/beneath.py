@@ -127,7 +127,7 @@ def files(base: Path, inner: str) -> list[str]:
 def write(base: Path, inner: str, data: bytes) -> None:
     """Put `data` at `inner` atomically, creating the directories above it; the walk must
     find exactly `inner` (links resolved): anything else changed after the check."""
-    from catalyst_dsl.runtime import durable  # here: a what-if reads through this module, never writes
+    from catalyst_dsl.runtime.state import durable  # here: a what-if reads through this module, never writes
 
     os.makedirs(base, exist_ok=True)  # the run's scratch space is made on first use
     with walk(base, inner, missing="create") as walked:

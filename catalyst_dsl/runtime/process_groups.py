@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 
 #: How long a resume waits for a killed group to be gone before it says so.
 REAP_WAIT_SECONDS = 10.0

@@ -102,7 +102,7 @@ class Session:
 
     @functools.cached_property
     def store(self):
-        from catalyst_dsl.runtime.state import StateStore
+        from catalyst_dsl.runtime.state.store import StateStore
 
         return StateStore(self.state_dir)
 
@@ -115,7 +115,7 @@ class Session:
 
     @functools.cached_property
     def locks(self):
-        from catalyst_dsl.runtime.locks import LockManager
+        from catalyst_dsl.runtime.state.locks import LockManager
 
         # The store is asked only about a lock another run holds: a what-if with no such
         # lock (most) never opens it, nor imports the snapshot codec and the integrity
@@ -128,8 +128,8 @@ class Session:
         from catalyst_dsl.runtime.inputs import resolve_inputs
         from catalyst_dsl.runtime.interpreter import granted_paths
         from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.snapshot import current_owner
-        from catalyst_dsl.runtime.state import PlaybookRef, RunState
+        from catalyst_dsl.runtime.state.snapshot import current_owner
+        from catalyst_dsl.runtime.state.store import PlaybookRef, RunState
 
         playbook = self._checked(file)
         self._warn_about_key()
@@ -191,7 +191,7 @@ class Session:
     def _unfinished_run(self, playbook: ir.Playbook, file: str, values: Mapping[str, Any]) -> str | None:
         """The run to continue instead of starting one: the newest unfinished (running or
         paused) run of this playbook file whose `oneRunPer` inputs had the same values."""
-        from catalyst_dsl.runtime.snapshot import FINISHED
+        from catalyst_dsl.runtime.state.snapshot import FINISHED
 
         named = [name for name in playbook.one_run_per if not any(d.name == name and d.secret for d in playbook.inputs)]
         if not named:
@@ -360,7 +360,7 @@ class Session:
         edit, a copy put back, no seal), record that in its audit trail and seal it anew."""
         from catalyst_dsl.runtime.secrets import EnvSecretProvider
 
-        from catalyst_dsl.runtime.state import ensure_resumable
+        from catalyst_dsl.runtime.state.store import ensure_resumable
 
         self._warn_about_key()
         if trust_edited_state:
@@ -433,7 +433,7 @@ class Session:
 
     def _warn_about_key(self) -> None:
         """Say once when snapshots are sealed with the key kept beside them (integrity/run_key.py)."""
-        from catalyst_dsl.runtime.integrity.run_key import KEY_ENV
+        from catalyst_dsl.runtime.state.integrity.run_key import KEY_ENV
 
         key = self.store.run_key()
         if not key.outside_state:
@@ -515,7 +515,7 @@ class Session:
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
         from catalyst_dsl.runtime.interpreter import CAUGHT
-        from catalyst_dsl.runtime.snapshot import current_owner
+        from catalyst_dsl.runtime.state.snapshot import current_owner
 
         with self.locks.guard():
             fresh = self.store.load(state.run_id, results=False)
@@ -615,9 +615,9 @@ class Session:
     def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
         from catalyst_dsl.collector import for_long_running
         from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
-        from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
+        from catalyst_dsl.runtime.state.locks import DamagedLock, LockConflict
         from catalyst_dsl.runtime.process_groups import ProcessGroups
-        from catalyst_dsl.runtime.snapshot import current_owner
+        from catalyst_dsl.runtime.state.snapshot import current_owner
 
         for_long_running()  # a run can take hours: the collector as Python sets it
         started = time.monotonic()
@@ -687,7 +687,7 @@ class Session:
             check_outputs(playbook, outputs)
             self._check_artifacts(playbook, values)
         except Paused as pause:
-            from catalyst_dsl.runtime.state import Pause
+            from catalyst_dsl.runtime.state.store import Pause
 
             state.status = "paused"
             state.in_flight = None
@@ -705,7 +705,7 @@ class Session:
             self.events.paused(pause.step_id, pause.message, pause.roles, state.run_id, pause.options)
             return EXIT_PAUSED
         except Cancelled as cancel:
-            from catalyst_dsl.runtime.state import Cancel
+            from catalyst_dsl.runtime.state.store import Cancel
 
             by, reason = (
                 (cancel.by, cancel.reason or "cancelled")
@@ -824,7 +824,7 @@ class Session:
             )
 
     def _failure(self, error: StepError, step: str | None, attempt: int, duration: float):
-        from catalyst_dsl.runtime.state import Failure
+        from catalyst_dsl.runtime.state.store import Failure
 
         return Failure(
             code=error.code,
@@ -838,7 +838,7 @@ class Session:
     def _hooks(self, state, playbook: ir.Playbook) -> Hooks:
         from catalyst_dsl.runtime.interpreter import Hooks
 
-        from catalyst_dsl.runtime.state import Approval, StepRecord
+        from catalyst_dsl.runtime.state.store import Approval, StepRecord
 
         cancel_file = self.state_dir / f"run-{state.run_id}.cancel"
         journaled = {r.path for r in state.steps}
@@ -1215,7 +1215,7 @@ class Session:
     ) -> str:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.approvers import SpentLedger
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         if sign_with is not None:  # signed before the guard is taken: ssh-keygen may ask for a passphrase
             signature = self._sign(self.approval_text(run_id, None, None, token), sign_with)
@@ -1282,7 +1282,7 @@ class Session:
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.approvers import SpentLedger
         from catalyst_dsl.runtime.machine import current_user
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         approver = by or current_user()
         self._check_approver(approver, role)
@@ -1526,7 +1526,7 @@ class Session:
         the unsigned delivery header), is ignored. The runs then go on with `catalyst resume`."""
         from catalyst_dsl.runtime.approvals import releases
         from catalyst_dsl.runtime.interpreter import REVIEW
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         reviewers = {name.strip().lower(): role for name, role in self.project.config.github_reviewers.items()}
         role = reviewers.get(login.strip().lower())  # GitHub logins ignore case
@@ -1586,7 +1586,7 @@ class Session:
 
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
         from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
-        from catalyst_dsl.runtime.state import Cancel
+        from catalyst_dsl.runtime.state.store import Cancel
 
         with self._changing(run_id):
             state = self.store.load(run_id, results=False)

@@ -34,7 +34,7 @@ class Worktree:
 def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | None = None) -> Worktree:
     """Make the run's worktree: `<repo>-<playbook>-<time>` beside the repository, on the
     new branch `catalyst/<playbook>-<time>` at HEAD."""
-    from catalyst_dsl.runtime.state import _slug
+    from catalyst_dsl.runtime.state.layout import slug
 
     if shutil.which("git") is None:
         raise RunAbort(
@@ -58,7 +58,7 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
             help="run from the repository's own checkout (not through a link to it)",
         ) from None
     stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    name = f"{_slug(playbook)}-{stamp}"
+    name = f"{slug(playbook)}-{stamp}"
     path = top.parent / f"{top.name}-{name}"
     branch = f"catalyst/{name}"
     suffix = 1

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
 
 from catalyst_dsl import records
-from catalyst_dsl.runtime.integrity import results, seal
+from catalyst_dsl.runtime.state.integrity import results, seal
 from catalyst_dsl.runtime.machine import parse_time
-from catalyst_dsl.runtime.snapshot import FORMAT, VERSION, RunState, StepRecord
+from catalyst_dsl.runtime.state.snapshot import FORMAT, VERSION, RunState, StepRecord
 
 if TYPE_CHECKING:
     import cattrs

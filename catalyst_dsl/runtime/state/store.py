@@ -34,21 +34,19 @@ import.
 
 from __future__ import annotations
 
-import glob
-import json
 import os
-import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from catalyst_dsl.runtime import durable, snapshot_codec
+from catalyst_dsl.runtime.state import durable, snapshot_codec
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-from catalyst_dsl.runtime.integrity.guard import Guard
-from catalyst_dsl.runtime.integrity.run_key import RunKey, RunKeyError
+from catalyst_dsl.runtime.state.integrity.guard import Guard
+from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
+from catalyst_dsl.runtime.state.layout import RunFiles, slug
 from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
-from catalyst_dsl.runtime.snapshot import (
+from catalyst_dsl.runtime.state.snapshot import (
     FINISHED,
     FORMAT,
     VERSION,
@@ -113,14 +111,12 @@ def __getattr__(name: str):
 # -- the store ---------------------------------------------------------------------------------
 
 
-class StateStore:
-    """Snapshots of runs under `state_dir` (the project's `.xe/runs` by default)."""
+class StateStore(RunFiles):
+    """Snapshots of runs under `state_dir` (the project's `.xe/runs` by default), laid out
+    as `RunFiles` says."""
 
     def __init__(self, state_dir: Path) -> None:
-        self.state_dir = Path(state_dir)
-        self.history_dir = self.state_dir / "history"
-        #: Kept by `locks.LockManager`; named here so the layout is written down once.
-        self.locks_dir = self.state_dir / "locks"
+        super().__init__(state_dir)
         self.guard = Guard(self.state_dir)
         #: The run being saved, whose big results `_spill` keeps beside it.
         self._saving = ""
@@ -130,28 +126,6 @@ class StateStore:
         self.observers: list = []
 
     # -- paths
-
-    def path_of(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
-            raise ValueError(f"not a run id: {run_id!r}")
-        return self.state_dir / f"run-{run_id}.json"
-
-    def archived_path(self, run_id: str) -> Path:
-        """Where a finished run is kept: history/YYYY/MM/DD/ of the date in its id."""
-        day = _run_day.match(run_id)
-        if day:
-            year, month, date = day.groups()
-        else:  # an id not made by `create`: today's directory
-            year, month, date = datetime.now().strftime("%Y %m %d").split()
-        return self.history_dir / year / month / date / f"run-{run_id}.json"
-
-    def _find(self, run_id: str) -> Path | None:
-        for candidate in (self.path_of(run_id), self.archived_path(run_id)):
-            if candidate.exists():
-                return candidate
-        if not self.history_dir.is_dir() or glob.has_magic(run_id):
-            return None  # a run id never holds * ? [ ]: such text names no run
-        return next(self.history_dir.glob(f"*/*/*/run-{run_id}.json"), None)
 
     def run_key(self) -> RunKey:
         """The key that seals this store's snapshots; RunAbort when it is there but unusable."""
@@ -176,7 +150,7 @@ class StateStore:
         The id is claimed by hard-linking the complete first snapshot to its final name,
         which fails if the name exists: no two runs share an id, however close they start.
         """
-        prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{_slug(state.playbook.name)}"
+        prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{slug(state.playbook.name)}"
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         taken = {int(m["index"]) for m in map(_indexed.fullmatch, self._names_like(prefix)) if m}
         index = 1
@@ -194,7 +168,7 @@ class StateStore:
             try:
                 created = durable.create(target, data, mode=_PRIVATE)
             except OSError as error:
-                from catalyst_dsl.runtime.state_errors import state_abort
+                from catalyst_dsl.runtime.state.errors import state_abort
 
                 raise state_abort(
                     error,
@@ -241,7 +215,7 @@ class StateStore:
         except OSError as error:
             # The file on disk is still the previous, whole snapshot: the run stops here and
             # resumes from it once the cause (a full disk, a read-only mount...) is fixed.
-            from catalyst_dsl.runtime.state_errors import state_abort
+            from catalyst_dsl.runtime.state.errors import state_abort
 
             kept = _display(target) if target.exists() else None
             raise state_abort(
@@ -511,26 +485,11 @@ class StateStore:
         audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
         return audit
 
-    def peek_status(self, run_id: str) -> str | None:
-        """The status a run's snapshot records, cheaply and without raising: None when unknown.
-
-        For `locks.LockManager`, deciding whether a lock's holder is finished.
-        """
-        try:
-            path = self._find(run_id)
-            if path is None:
-                return None
-            status = json.loads(path.read_bytes()).get("status")
-        except (OSError, ValueError, AttributeError):
-            return None
-        return status if isinstance(status, str) else None
-
 
 # Run ids' patterns, compiled when first needed (creating, listing, pruning runs), not by
 # every process that imports the store.
 
 
-_run_day = LazyPattern(r"(\d{4})(\d{2})(\d{2})-\d{6}-")
 _id_name = LazyPattern(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
 _indexed = LazyPattern(r"(?P<index>\d{3,})")
 
@@ -539,12 +498,6 @@ def _located(problem: str) -> str:
     """`text @ $.path` as `$.path: text`, for lists of problems."""
     text, at, where = problem.rpartition(" @ ")
     return f"{where}: {text}" if at else problem
-
-
-def _slug(name: str) -> str:
-    """The playbook name as it may appear in a file name."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].strip("-")
-    return slug or "run"
 
 
 def _display(path: Path) -> str:

@@ -22,7 +22,7 @@ import hmac
 import json
 from typing import Any
 
-from catalyst_dsl.runtime.integrity.run_key import RunKey
+from catalyst_dsl.runtime.state.integrity.run_key import RunKey
 
 SEAL = "seal"
 #: Digests only locate a change (the MAC proves it), so they are short: 48 bits.

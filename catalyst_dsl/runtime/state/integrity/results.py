@@ -16,7 +16,7 @@ import re
 import shutil
 from pathlib import Path
 
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 
 #: 256 KiB of JSON: far above ordinary results (a command's output, an AI answer), far
 #: below what makes a save slow.

@@ -8,5 +8,5 @@
   older copy put back (a rollback) is noticed.
 - `results.py` keeps step results too big for the snapshot beside it, named by hash.
 
-`state.py` (the store) is their one user.
+`store.py` (the store) is their one user.
 """

@@ -33,8 +33,8 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from catalyst_dsl.runtime import durable
-from catalyst_dsl.runtime.integrity.run_key import RunKey
+from catalyst_dsl.runtime.state import durable
+from catalyst_dsl.runtime.state.integrity.run_key import RunKey
 
 LEDGER = "snapshot-ledger"
 COMPACT_AT = 256 * 1024

@@ -51,7 +51,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from catalyst_dsl.records import field, record
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
+from catalyst_dsl.runtime.state.layout import RunFiles
 from catalyst_dsl.runtime.errors import LockConflict  # noqa: F401 (raised here, and imported from here)
 from catalyst_dsl.runtime.machine import pid_alive, this_host, utc_now
 
@@ -96,15 +97,13 @@ class LockManager:
     """The locks under `locks_dir` (`state_dir/locks`).
 
     `run_status(run_id)` tells what a holder's snapshot says (None when unknown); by
-    default it asks the state store of `locks_dir.parent`.
+    default it asks the run files of `locks_dir.parent`.
     """
 
     def __init__(self, locks_dir: Path, run_status: Callable[[str], str | None] | None = None) -> None:
         self.locks_dir = Path(locks_dir)
         if run_status is None:
-            from catalyst_dsl.runtime.state import StateStore
-
-            run_status = StateStore(self.locks_dir.parent).peek_status
+            run_status = RunFiles(self.locks_dir.parent).peek_status
         self._run_status = run_status
 
     @functools.cached_property
@@ -277,7 +276,7 @@ class LockManager:
         )
 
     def _stale(self, holder: LockInfo) -> bool:
-        from catalyst_dsl.runtime.snapshot import (
+        from catalyst_dsl.runtime.state.snapshot import (
             FINISHED,
         )  # its records are a run's; a what-if with no lock in its way needs none
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from catalyst_dsl.records import field, record
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 
 KEY_ENV = "CATALYST_RUN_KEY"
 KEY_FILE = "run-key"

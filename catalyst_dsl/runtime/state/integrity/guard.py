@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 from catalyst_dsl import records
-from catalyst_dsl.runtime import snapshot_codec
-from catalyst_dsl.runtime.integrity import seal
-from catalyst_dsl.runtime.integrity.ledger import LEDGER, Ledger
-from catalyst_dsl.runtime.integrity.results import ResultEdited, ResultMissing, ResultStore
-from catalyst_dsl.runtime.integrity.run_key import RunKey, load_run_key
-from catalyst_dsl.runtime.snapshot import RunState, StepRecord
+from catalyst_dsl.runtime.state import snapshot_codec
+from catalyst_dsl.runtime.state.integrity import seal
+from catalyst_dsl.runtime.state.integrity.ledger import LEDGER, Ledger
+from catalyst_dsl.runtime.state.integrity.results import ResultEdited, ResultMissing, ResultStore
+from catalyst_dsl.runtime.state.integrity.run_key import RunKey, load_run_key
+from catalyst_dsl.runtime.state.snapshot import RunState, StepRecord
 
 #: The keys of a journal entry, in the order the seal's entry digests follow.
 STEP_KEYS = [snapshot_codec._camel(f.name) for f in records.fields(StepRecord)]
