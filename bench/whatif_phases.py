@@ -50,7 +50,7 @@ stamp("import catalyst's command line")
 if sys.argv[1] == "--imported":  # the run-time imported up front: the plan is then its simulation
     del sys.argv[1]
     import catalyst_dsl.runtime.session, catalyst_dsl.runtime.interpreter, catalyst_dsl.runtime.whatif
-    import catalyst_dsl.runtime.planning, catalyst_dsl.runtime.evaluate, catalyst_dsl.report.plan
+    import catalyst_dsl.runtime.planning, catalyst_dsl.runtime.values.evaluate, catalyst_dsl.report.plan
     import catalyst_dsl.runtime.actions.files, catalyst_dsl.runtime.actions.console, catalyst_dsl.syntax.pyyaml
     import catalyst_dsl.project.check, catalyst_dsl.runtime.preflight
     stamp("import the run-time first (--imported)")

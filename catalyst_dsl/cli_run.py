@@ -102,7 +102,7 @@ def _project(start: Path):
 
 def _given(pairs: tuple[str, ...]) -> dict[str, str]:
     from catalyst_dsl.runtime.errors import EXIT_USAGE, RunAbort
-    from catalyst_dsl.runtime.inputs import parse_assignments
+    from catalyst_dsl.runtime.values.inputs import parse_assignments
 
     given, problems = parse_assignments(pairs)
     if problems:

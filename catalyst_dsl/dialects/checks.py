@@ -218,7 +218,7 @@ def _schema_usable(schema: ir.Value | None, name: str, sink: DiagnosticSink) -> 
     plain = _literal(schema)
     if plain is _NOT_LITERAL or schema is None:
         return
-    from catalyst_dsl.runtime.json_schemas import SchemaUnusable, check_schema
+    from catalyst_dsl.runtime.values.json_schemas import SchemaUnusable, check_schema
 
     try:
         check_schema(plain)

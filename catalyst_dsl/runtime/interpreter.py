@@ -33,7 +33,7 @@ from catalyst_dsl.runtime.config_check import check_config
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, to_text, truthy
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, to_text, truthy
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 from catalyst_dsl.runtime import step_checks
@@ -218,7 +218,7 @@ class Interpreter:
         # The evaluator, imported as a run starts rather than with this module (a check
         # imports it for its constants): not through a function-level import at each value
         # rendered (about 0.8 us each, several per step).
-        from catalyst_dsl.runtime.evaluate import materialize
+        from catalyst_dsl.runtime.values.evaluate import materialize
 
         self._materialize = materialize
         #: (scope, frame, the RunEnv made for them): see `env`.
@@ -594,7 +594,7 @@ class Interpreter:
             }
 
     def _safe_render(self, text: str, frame: Frame, scope: Scope) -> Any:
-        from catalyst_dsl.runtime.evaluate import render
+        from catalyst_dsl.runtime.values.evaluate import render
 
         try:
             return render(text, self.env(frame, scope))
@@ -820,7 +820,7 @@ class Interpreter:
 
     def _flag_checkpoint(self, step: ir.Step, frame: Frame, scope: Scope, path: str) -> None:
         """`checkpoint: true` (or a message) next to an action: pause after the step."""
-        from catalyst_dsl.runtime.evaluate import render
+        from catalyst_dsl.runtime.values.evaluate import render
 
         sid = self.step_id(step)
         if isinstance(step.checkpoint, str):
@@ -1124,7 +1124,7 @@ class Interpreter:
             }
         if script is None:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
-        from catalyst_dsl.runtime.escaping import render_script
+        from catalyst_dsl.runtime.values.escaping import render_script
 
         from catalyst_dsl.syntax.shell import given_names
 
@@ -1149,7 +1149,7 @@ class Interpreter:
         return self._value(step.config.get(key), env)
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
-        from catalyst_dsl.runtime.evaluate import explain
+        from catalyst_dsl.runtime.values.evaluate import explain
 
         if not isinstance(condition, ir.Tmpl):
             return f"condition is {condition.value!r}" if isinstance(condition, ir.Lit) else "condition is false"
@@ -1480,7 +1480,7 @@ class Interpreter:
         definition, defined_in = frame.functions[step.action]
         given = self._config(step, self.env(frame, scope)) if config is None else config
         decls = definition.config.get("inputs")
-        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
 
         values, problems = resolve_inputs(decls.inputs if isinstance(decls, ir.InputsV) else (), given, from_text=False)
         if problems:
@@ -1560,7 +1560,7 @@ class Interpreter:
                 guidance="raise max-depth in catalyst.toml, or check the condition that ends the recursion",
             )
         file, child = self.hooks.load_playbook(frame, step, str(config.get("name")))
-        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
 
         given = dict(config.get("inputs") or {})
         unknown = {k for k, v in given.items() if contains_unknown(v)}  # only in a what-if
@@ -1847,7 +1847,7 @@ def _current_user() -> str:
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
     """The playbook's allowedWritePaths plus artifacts, rendered; None when it declares none."""
-    from catalyst_dsl.runtime.evaluate import materialize
+    from catalyst_dsl.runtime.values.evaluate import materialize
 
     if playbook.allowed_write_paths is None:
         return None
@@ -1888,7 +1888,7 @@ def _fits(value: Any, declared: str) -> bool:
 
 def _render_at_run_time(text: str, env) -> Any:
     """A template an action reads during the run (a prompt file), rendered in the step's scope."""
-    from catalyst_dsl.runtime.evaluate import render
+    from catalyst_dsl.runtime.values.evaluate import render
 
     return render(text, env)
 

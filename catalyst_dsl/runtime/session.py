@@ -36,7 +36,7 @@ from catalyst_dsl.runtime.errors import (
 )
 from catalyst_dsl.runtime.events import Events, utc_now
 from catalyst_dsl.runtime.scope import RunEnv, Scope
-from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
 
 # The machine's helpers (the user, the host, whether a process lives) are imported by the
 # commands that record or compare them (approve, cancel), not by a run or a what-if.
@@ -74,7 +74,7 @@ class Session:
     def __init__(self, project: Project, options: RunOptions | None = None) -> None:
         from catalyst_dsl.project.library import Library
         from catalyst_dsl.actions.plugins import installed
-        from catalyst_dsl.runtime.secrets import Masker
+        from catalyst_dsl.runtime.values.secrets import Masker
 
         self.project = project
         self.options = options or RunOptions()
@@ -125,9 +125,9 @@ class Session:
     # -- starting --------------------------------------------------------------------------------------
 
     def start(self, file: str, given: Mapping[str, str]) -> int:
-        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
         from catalyst_dsl.runtime.interpreter import granted_paths
-        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.values.secrets import secret_placeholder
         from catalyst_dsl.runtime.state.snapshot import current_owner
         from catalyst_dsl.runtime.state.store import PlaybookRef, RunState
 
@@ -234,9 +234,9 @@ class Session:
         `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
-        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
         from catalyst_dsl.runtime.planning import PlanRecorder
-        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.values.secrets import secret_placeholder
         from catalyst_dsl.runtime.whatif import RecordingPerformer
 
         playbook = self._checked(file, cached=True, checked=checked)
@@ -358,7 +358,7 @@ class Session:
     def resume(self, run_id: str, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
         """Go on with a run. `trust_edited_state`: accept a snapshot that does not verify (an
         edit, a copy put back, no seal), record that in its audit trail and seal it anew."""
-        from catalyst_dsl.runtime.secrets import EnvSecretProvider
+        from catalyst_dsl.runtime.values.secrets import EnvSecretProvider
 
         from catalyst_dsl.runtime.state.store import ensure_resumable
 
@@ -470,8 +470,8 @@ class Session:
         return self.masker.mask_text(comment)
 
     def _mark_secrets(self, values: dict[str, Any], secrets: list[str]) -> None:
-        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/taint.py)."""
-        from catalyst_dsl.runtime.taint import secret_text
+        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/values/taint.py)."""
+        from catalyst_dsl.runtime.values.taint import secret_text
 
         for name in secrets:
             if name in values:
@@ -488,7 +488,7 @@ class Session:
 
     def secret(self, name: str) -> str | None:
         """A secret input's value from the providers: the environment, then `secrets-file`."""
-        from catalyst_dsl.runtime.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
+        from catalyst_dsl.runtime.values.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
 
         value = EnvSecretProvider().lookup(name)
         if value is None and self.project.config.secrets_file:
@@ -796,7 +796,7 @@ class Session:
 
     def _check_artifacts(self, playbook: ir.Playbook, values: dict[str, Any]) -> None:
         from catalyst_dsl.paths.globs import Glob
-        from catalyst_dsl.runtime.evaluate import materialize, to_text
+        from catalyst_dsl.runtime.values.evaluate import materialize, to_text
 
         missing = []
         env = self._inputs_env(values)
@@ -1057,7 +1057,7 @@ class Session:
         Paths come from every write the catalog declares and every `writes:`, rendered with
         the inputs where they are enough, otherwise read as globs (`{{x}}` is `*`).
         """
-        from catalyst_dsl.runtime.evaluate import materialize, to_text
+        from catalyst_dsl.runtime.values.evaluate import materialize, to_text
 
         env = self._inputs_env(values)
         found: list[str] = []
@@ -1626,7 +1626,7 @@ class Session:
         return RunEnv(Scope(), values, self.state_dir / "tmp", lambda: [])
 
     def _default_renderer(self) -> Callable[[ir.Value], Any]:
-        from catalyst_dsl.runtime.evaluate import materialize
+        from catalyst_dsl.runtime.values.evaluate import materialize
 
         return lambda value, resolved: materialize(value, self._inputs_env(dict(resolved)))
 

@@ -19,9 +19,10 @@ import re
 import urllib.parse
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import taint
-from catalyst_dsl.runtime.evaluate import Env, render_placed
-from catalyst_dsl.runtime.jsvalues import to_text
+from catalyst_dsl.runtime.values import taint
+from catalyst_dsl.runtime.values.env import Env
+from catalyst_dsl.runtime.values.evaluate import render_placed
+from catalyst_dsl.runtime.values.jsvalues import to_text
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import raw_argument
 

@@ -16,7 +16,7 @@ MAX_READ_BYTES = 50 * 1024 * 1024
 
 
 def _text(value: object) -> str:
-    from catalyst_dsl.runtime.evaluate import to_text
+    from catalyst_dsl.runtime.values.evaluate import to_text
 
     if isinstance(value, (dict, list)):
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"

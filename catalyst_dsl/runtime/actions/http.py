@@ -248,7 +248,7 @@ def _ascii(parts: urllib.parse.SplitResult) -> str:
 
 
 def _text(value: Any) -> str:
-    from catalyst_dsl.runtime.evaluate import to_text
+    from catalyst_dsl.runtime.values.evaluate import to_text
 
     return to_text(value)
 

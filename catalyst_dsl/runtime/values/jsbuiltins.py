@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from catalyst_dsl import expr_builtins as B
-from catalyst_dsl.runtime.jsvalues import (
+from catalyst_dsl.runtime.values.env import Env
+from catalyst_dsl.runtime.values.jsvalues import (
     JS_WHITESPACE,
     MAX_STRING_LENGTH,
     UNDEFINED,
@@ -41,8 +42,6 @@ from catalyst_dsl.runtime.jsvalues import (
     truthy,
 )
 
-if TYPE_CHECKING:
-    from catalyst_dsl.runtime.evaluate import Env
 
 _RADIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 

@@ -28,7 +28,7 @@ import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.secrets import Masker
+    from catalyst_dsl.runtime.values.secrets import Masker
 
 #: Derived text shorter than this is not added to the masker: masking every `a` that
 #: `token.charAt(0)` yields would hide ordinary output and protect nothing. Such a value
@@ -188,7 +188,7 @@ def mark(
 def _whole(container: object, taint: Taint) -> None:
     """A list or object of pieces each too short to mask (`token.split('')`) still holds
     the whole secret: its text, as a template or a program receives it, is masked."""
-    from catalyst_dsl.runtime.jsvalues import to_text
+    from catalyst_dsl.runtime.values.jsvalues import to_text
 
     masker = taint.masker
     if masker is None or not marked_texts(container):

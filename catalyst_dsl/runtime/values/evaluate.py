@@ -14,13 +14,14 @@ allowlist's names, and member access only ever reads dict keys, list items and
 from __future__ import annotations
 
 import json
-from typing import Callable, NoReturn, Protocol
+from typing import Callable, NoReturn
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import jsbuiltins, taint
+from catalyst_dsl.runtime.values import jsbuiltins, taint
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import (
+from catalyst_dsl.runtime.values.env import Env
+from catalyst_dsl.runtime.values.jsvalues import (
     UNDEFINED,
     UNKNOWN,
     contains_unknown,
@@ -59,25 +60,6 @@ __all__ = [
 
 #: Explanations of failed conditions cut values longer than this.
 MAX_SHOWN_LENGTH = 200
-
-
-class Env(Protocol):
-    """What an expression can read; the interpreter supplies it."""
-
-    def lookup(self, name: str) -> object:
-        """The value of a name; raises KeyError(name) when it is not defined."""
-
-    def get(self, path: str) -> object:
-        """`get('a.b.0')`: a dotted path, UNDEFINED when absent."""
-
-    def logs(self) -> list[dict]:
-        """`logs()`: the run's log entries."""
-
-    def protocol(self, protocol: str, path: str) -> object:
-        """`{{xe://a/b}}`: the path a protocol path names."""
-
-    def read(self, protocol: str, path: str) -> object:
-        """`get('xe://a/b')`: what the file holds, UNDEFINED when there is no such file."""
 
 
 class EvaluationError(StepError):

@@ -18,9 +18,11 @@ import re
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import Env, EvaluationError, materialize, part_value, template_of
+from catalyst_dsl.runtime.values.env import Env
+from catalyst_dsl.runtime.values.evaluate import EvaluationError, materialize, part_value, template_of
 from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, is_number, to_text
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, is_number, to_text
+from catalyst_dsl.runtime.values.quoting import PS_DOUBLE, PS_HEREDOC, PS_SINGLE
 from catalyst_dsl.syntax import expr_ast as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
 from catalyst_dsl.syntax.shell.bash_refs import REFERENCE, argv_analysis
@@ -29,13 +31,6 @@ from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,
 # and a what-if escapes few values, if any.
-# The characters each quoting context escapes, one by one (str.translate: no pattern to
-# compile, and one pass over the text).
-#: PowerShell's quote characters include the typographic ones: doubled in single quotes,
-#: a backtick before each in double quotes and in a here-string.
-_ps_single = str.maketrans({c: c + c for c in "'\u2018\u2019\u201a\u201b"})
-_ps_double = str.maketrans({c: "`" + c for c in '`$"\u201c\u201d\u201e'})
-_ps_heredoc = str.maketrans({c: "`" + c for c in "`$"})
 #: A number PowerShell reads as one (NaN and Infinity would be command names).
 _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
@@ -51,18 +46,12 @@ def escape(value: object, slot: Slot) -> str:
         _inside_body(text, slot)
     if context is Context.WORD:
         number = is_number(value) and not isinstance(value, bool) and _ps_number.fullmatch(text)
-        return text if number else "'" + text.translate(_ps_single) + "'"
+        return text if number else "'" + text.translate(PS_SINGLE) + "'"
     if context is Context.SINGLE:
-        return text.translate(_ps_single)
+        return text.translate(PS_SINGLE)
     if context is Context.DOUBLE:
-        return text.translate(_ps_double)
-    return text.translate(_ps_heredoc) if context is Context.HEREDOC else text
-
-
-def escaped_forms(text: str) -> set[str]:
-    """Every way `escape` can write `text` inside its quotes, for the secret masker: a
-    secret escaped into a script is still the secret."""
-    return {text.translate(_ps_single), text.translate(_ps_double), text.translate(_ps_heredoc)}
+        return text.translate(PS_DOUBLE)
+    return text.translate(PS_HEREDOC) if context is Context.HEREDOC else text
 
 
 def _representable(text: str) -> None:

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Mapping, Protocol, runtime_checkable
 from urllib.parse import quote, quote_plus
 
+from catalyst_dsl.runtime.values.quoting import escaped_forms
+
 #: What a secret becomes in masked text.
 MASK = "***"
 
@@ -171,7 +173,7 @@ def _refuse_shared(path: Path) -> None:
 
 class Masker:
     """Replaces every known secret, its JSON-escaped, URL-encoded and shell-escaped forms
-    (runtime/escaping.py), and (for secrets of `MIN_PROGRAM_FORM_LENGTH` characters or more)
+    (runtime/values/quoting.py), and (for secrets of `MIN_PROGRAM_FORM_LENGTH` characters or more)
     its base64 forms (alone or inside longer encoded text, such as an HTTP Basic
     `user:secret`) and reversed form, with `***`.
 
@@ -203,8 +205,6 @@ class Masker:
             return
         forms: set[str] = set()
         if as_text:
-            from catalyst_dsl.runtime.escaping import escaped_forms
-
             forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], *escaped_forms(text)}
             try:
                 forms |= {quote(text, safe=""), quote_plus(text, safe="")}
