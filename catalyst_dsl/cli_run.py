@@ -296,9 +296,9 @@ def run(
 
 
 def _in_new_worktree(session, file: str, mode: str, log_format: str, verbose: bool):
-    """The session and playbook file of a run moved into a new git worktree (runtime/worktrees.py)."""
+    """The session and playbook file of a run moved into a new git worktree (runtime/effects/worktrees.py)."""
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
-    from catalyst_dsl.runtime.worktrees import new_worktree
+    from catalyst_dsl.runtime.effects.worktrees import new_worktree
 
     root = Path(session.project.root).resolve()
     try:

@@ -42,7 +42,7 @@ from catalyst_dsl.runtime.adapters import (
 )
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text, on_this_machine
-from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
+from catalyst_dsl.runtime.effects.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
 
 COMMAND = "command"
 OPENAI = "openai"
@@ -79,7 +79,7 @@ NO_MODEL = Unusable(
 class Runner(Protocol):
     """Runs a program to its end, feeding it `stdin` and calling `on_output(stream, line)` for
     each line of its stdout and stderr as it comes. Returns an object with `exit_code`,
-    `stdout`, `stderr` and `timed_out` (a `gateway.ProcessOutcome`)."""
+    `stdout`, `stderr` and `timed_out` (an `effects.performing.ProcessOutcome`)."""
 
     def __call__(
         self,

@@ -32,7 +32,8 @@ from catalyst_dsl.runtime.approval_policy import ApprovalPolicy, Command, policy
 from catalyst_dsl.runtime.config_check import check_config
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway
+from catalyst_dsl.runtime.effects.grants import Grants
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, to_text, truthy
 from catalyst_dsl.runtime.planning import PlanRecorder
 from catalyst_dsl.runtime.scope import RunEnv, Scope
@@ -1116,7 +1117,7 @@ class Interpreter:
         spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if spec is not None and spec.url is not None:
-            from catalyst_dsl.runtime.url_values import render_url
+            from catalyst_dsl.runtime.values.url_values import render_url
 
             return {
                 e.key: render_url(e.value, env) if e.key == spec.url else materialize(e.value, env)
@@ -1526,9 +1527,9 @@ class Interpreter:
             # Ctrl-C reaches only this thread: stop the branches' programs and let no
             # branch start another step, then stop the run.
             self._stopping = True
-            # Programs are started only through runtime/process.py: not imported, none runs
+            # Programs are started only through runtime/effects/process.py: not imported, none runs
             # (and a second Ctrl-C cannot land in an import here).
-            process = sys.modules.get("catalyst_dsl.runtime.process")
+            process = sys.modules.get("catalyst_dsl.runtime.effects.process")
             if process is not None:
                 process.stop_all_processes()
             raise

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.gateway import EffectsGateway
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway
 
 _MISSING = object()
 #: `get('xe://…')` reads files up to this size, as `file-read` does.
@@ -142,7 +142,7 @@ class RunEnv:
         if protocol == "catalyst":
             if self.gateway is None:
                 raise StepError("PathNotAvailable", f"{written} cannot be placed before the run starts")
-            from catalyst_dsl.runtime.gateway import is_within
+            from catalyst_dsl.runtime.effects.beneath import is_within
 
             resource = self.gateway.resource_path(written)
             if is_within(resource, self.gateway.real_root):
@@ -153,7 +153,7 @@ class RunEnv:
     def read(self, protocol: str, path: str) -> Any:
         """`get('xe://a')`: the file's text, `undefined` when there is no such file."""
         from catalyst_dsl.runtime.actions.context import read_target
-        from catalyst_dsl.runtime.gateway import FileTooLarge
+        from catalyst_dsl.runtime.effects.gateway import FileTooLarge
         from catalyst_dsl.runtime.values.jsvalues import UNDEFINED
 
         if self.gateway is None:

@@ -44,9 +44,9 @@ from catalyst_dsl.runtime.values.jsvalues import as_json_data
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
 # a what-if refused for its inputs does not load them.
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.gateway import EffectsGateway, Performer, RealPerformer
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway, Performer, RealPerformer
     from catalyst_dsl.runtime.interpreter import Frame, Hooks
-    from catalyst_dsl.runtime.tracked import TrackedFiles
+    from catalyst_dsl.runtime.effects.tracked import TrackedFiles
 
 EXIT_INTERRUPTED = 130
 
@@ -326,9 +326,9 @@ class Session:
         return with_hash(plan) if hashed else plan
 
     def _untrusted_reads(self) -> "TrackedFiles":
-        """What a plan may read and show (runtime/tracked.py): the project's tracked files,
+        """What a plan may read and show (runtime/effects/tracked.py): the project's tracked files,
         and the resources directory when the user's own configuration named it."""
-        from catalyst_dsl.runtime.tracked import TrackedFiles
+        from catalyst_dsl.runtime.effects.tracked import TrackedFiles
 
         resources = self.project.resources_dir()
         trusted = (resources,) if resources is not None and self.project.user_resources else ()
@@ -543,9 +543,9 @@ class Session:
     def _real_performer(self, run_id: str) -> RealPerformer:
         """Effects for real: programs confined (or the run told once why not), their process
         groups recorded beside the snapshot."""
-        from catalyst_dsl.runtime.confinement import Confiner
-        from catalyst_dsl.runtime.gateway import RealPerformer
-        from catalyst_dsl.runtime.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.effects.confinement import Confiner
+        from catalyst_dsl.runtime.effects.gateway import RealPerformer
+        from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
 
         confiner = Confiner(
             required=self.project.config.require_confinement, notice=lambda text: self.events.message("warning", text)
@@ -555,7 +555,8 @@ class Session:
     def _new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
-        from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+        from catalyst_dsl.runtime.effects.gateway import EffectsGateway
+        from catalyst_dsl.runtime.effects.grants import Grants
 
         return EffectsGateway(
             self.project.root,
@@ -616,7 +617,7 @@ class Session:
         from catalyst_dsl.collector import for_long_running
         from catalyst_dsl.runtime.interpreter import Cancelled, Frame, Interpreter, Paused, check_outputs, granted_paths
         from catalyst_dsl.runtime.state.locks import DamagedLock, LockConflict
-        from catalyst_dsl.runtime.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
         from catalyst_dsl.runtime.state.snapshot import current_owner
 
         for_long_running()  # a run can take hours: the collector as Python sets it
@@ -741,7 +742,7 @@ class Session:
                 self.locks.release(state.run_id)
                 _remove_tree(scratch)
                 if resumed:  # a catalyst killed in a step left its program's temp folder
-                    from catalyst_dsl.runtime.confinement import remove_temp_folders
+                    from catalyst_dsl.runtime.effects.confinement import remove_temp_folders
 
                     remove_temp_folders(state.run_id)
         state.outputs = self.masker.mask(as_json_data(outputs))

@@ -14,7 +14,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.records import record
 from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import FileTooLarge
+from catalyst_dsl.runtime.effects.gateway import FileTooLarge
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, as_json_data, contains_unknown
 from catalyst_dsl.runtime.scope import RunEnv
 

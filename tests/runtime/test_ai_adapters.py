@@ -35,7 +35,8 @@ from catalyst_dsl.runtime.ai_adapters import (
     gateway_runner,
     shared_limiter,
 )
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+from catalyst_dsl.runtime.effects.grants import Grants
 
 FAST = dict(backoff=0.01)
 

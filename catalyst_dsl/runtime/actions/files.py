@@ -8,7 +8,8 @@ import os
 
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge, is_within
+from catalyst_dsl.runtime.effects.gateway import FileTooLarge as _TooLarge
+from catalyst_dsl.runtime.effects.beneath import is_within
 from catalyst_dsl.runtime.whatif import ContentNotShown
 
 #: Files larger than this are not read into a variable (they would also swell the state).
@@ -73,7 +74,7 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
         if not added:
             raise StepError("FileNotFound", f"'{config['path']}' is not a directory") from None
         on_disk = []
-    # A what-if lists no name from inside a `.git` directory (runtime/tracked.py).
+    # A what-if lists no name from inside a `.git` directory (runtime/effects/tracked.py).
     rules = getattr(ctx.gateway.performer, "files", None)
     if rules is not None:
         on_disk = [full for full in on_disk if rules.refusal(full) is None]

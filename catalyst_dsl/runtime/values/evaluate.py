@@ -393,7 +393,7 @@ def render(tmpl: ParsedTemplate | str, env: Env) -> object:
 
 
 #: How a value is written where it stands: (the text before it, its part, its value) ->
-#: the value to write instead (runtime/url_values.py percent-encodes a URL's values).
+#: the value to write instead (runtime/values/url_values.py percent-encodes a URL's values).
 Placing = Callable[[str, "ast.RefPart | ast.ExprPart", object], object]
 
 

@@ -296,7 +296,7 @@ class Confiner:
     def abi(self) -> int:
         if self._abi is None:
             # Imported when a program is about to run: ctypes costs a what-if 2 ms for nothing.
-            from catalyst_dsl.runtime.confinement import landlock
+            from catalyst_dsl.runtime.effects.confinement import landlock
 
             self._abi = landlock.abi_version()
         return self._abi
@@ -310,7 +310,7 @@ class Confiner:
                 if os.environ.get("CATALYST_NAMESPACES", "").lower() == "off":
                     self._namespaces = "CATALYST_NAMESPACES=off is set"
                 else:
-                    from catalyst_dsl.runtime.process import namespaces_problem
+                    from catalyst_dsl.runtime.effects.process import namespaces_problem
 
                     self._namespaces = namespaces_problem() or ""
         if first and self._namespaces and self.notice is not None:
@@ -326,7 +326,7 @@ class Confiner:
         once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:
             try:
-                from catalyst_dsl.runtime.confinement import landlock
+                from catalyst_dsl.runtime.effects.confinement import landlock
 
                 return landlock.build_ruleset(self.abi, confinement.writable_paths() if writable is None else writable)
             except landlock.PathMoved as moved:

@@ -14,9 +14,11 @@ import re
 from pathlib import Path
 
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import ProcessOutcome, is_within
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome
 
 #: Landlock refuses with EACCES; a read-only mount (`.git/`, the state directory) with EROFS.
+from catalyst_dsl.runtime.effects.beneath import is_within
+
 _DENIED = re.compile(r"permission denied|operation not permitted|read-only file system", re.IGNORECASE)
 #: A quoted path on the line: '…', "…", ‘…’ or `…'.
 _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^']+)'")

@@ -22,100 +22,17 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.records import field, record
-from catalyst_dsl.runtime import beneath
-from catalyst_dsl.runtime.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
+from catalyst_dsl.runtime.effects import beneath
+from catalyst_dsl.runtime.effects.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
+from catalyst_dsl.runtime.effects.beneath import is_within
+from catalyst_dsl.runtime.effects.grants import Grants, check_declared_write, denied, granted_patterns
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome, Target
 from catalyst_dsl.runtime.errors import StepError
 
-# The glob machinery (paths/globs.py and its automata) is imported where a grant or a
-# declared `writes:` pattern is compiled: a playbook with neither does not load it.
 if TYPE_CHECKING:
-    from catalyst_dsl.paths.globs import Glob
-    from catalyst_dsl.runtime.confinement import Confiner, Confinement
-    from catalyst_dsl.runtime.process_groups import ProcessGroups
-    from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
-
-
-@record
-class Grants:
-    """What one playbook on the call stack lets its steps write.
-
-    `patterns` None means anywhere in the project (a playbook without
-    `allowedWritePaths`); an empty tuple means nothing (a child called without
-    `inheritPermissions`).
-    """
-
-    owner: str
-    patterns: tuple[Glob, ...] | None
-
-    @classmethod
-    def of(cls, owner: str, texts: Sequence[str] | None) -> "Grants":
-        if texts is None:
-            return cls(owner, None)
-        from catalyst_dsl.paths.globs import Glob, GlobError
-
-        globs = []
-        for text in texts:
-            try:
-                globs.append(Glob.compile(place(text).path or text))
-            except GlobError:
-                continue  # reported by `catalyst check` (C812); a bad grant grants nothing
-        return cls(owner, tuple(globs))
-
-    def allows(self, relative: str) -> bool:
-        return self.patterns is None or any(g.matches(relative) for g in self.patterns)
-
-    def names_git(self, relative: str) -> bool:
-        """Whether a grant names the `.git` directory `relative` lies in, in plain text."""
-        return self.patterns is not None and any(
-            g.matches(relative) and reserved.grant_names(g.text, relative) for g in self.patterns
-        )
-
-    def names_file(self, relative: str) -> bool:
-        """Whether a grant is exactly `relative`, in plain text."""
-        return self.patterns is not None and any(posixpath.normpath(g.text) == relative for g in self.patterns)
-
-    def names_git_pattern(self, pattern: Glob) -> bool:
-        """Whether the grants that name a `.git` directory in plain text cover `pattern`."""
-        from catalyst_dsl.paths.globs import classify
-
-        naming = [g for g in self.patterns or () if reserved.names_git(g.text)]
-        return bool(naming) and classify(naming, pattern) == "inside"
-
-    def allows_pattern(self, pattern: Glob) -> bool:
-        from catalyst_dsl.paths.globs import classify
-
-        return self.patterns is None or (bool(self.patterns) and classify(self.patterns, pattern) == "inside")
-
-    def describe(self) -> str:
-        if self.patterns is None:
-            return f"{self.owner} may write anywhere in the project"
-        if not self.patterns:
-            return f"{self.owner} may write nothing (called without inheritPermissions: true)"
-        return f"{self.owner} may write {', '.join(g.text for g in self.patterns)}"
-
-
-@record
-class Target:
-    """A checked file: where it is on disk and how the playbook named it."""
-
-    written: str
-    #: The file's real path (`base / inner`): what-if keys its overlay by it.
-    path: Path
-    #: Project-relative POSIX path as written, or None for scratch files and resources.
-    relative: str | None
-    #: The directory the file is reached from, by a handle (project, scratch, resources),
-    #: and the path below it with every link resolved: the effect must find the same.
-    base: Path = field(kw_only=True)
-    inner: str = field(kw_only=True)
-
-
-@record
-class ProcessOutcome:
-    exit_code: int
-    stdout: str
-    stderr: str
-    timed_out: bool = False
+    from catalyst_dsl.runtime.effects.confinement import Confiner, Confinement
+    from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
+    from catalyst_dsl.runtime.effects.network import HttpRequest, HttpResponse
 
 
 class Performer(Protocol):
@@ -142,13 +59,6 @@ class Performer(Protocol):
         confinement: "Confinement | None" = None,
     ) -> ProcessOutcome: ...
     def send(self, request: "HttpRequest") -> "HttpResponse": ...
-
-
-def denied(message: str, help: str, written: str | None = None) -> StepError:
-    """PermissionDenied; `metadata.path` names the path as the playbook wrote it."""
-    return StepError(
-        "PermissionDenied", message, guidance=help, metadata={"path": written} if written is not None else None
-    )
 
 
 class EffectsGateway:
@@ -416,38 +326,7 @@ class EffectsGateway:
 
     def check_pattern(self, written: str) -> None:
         """A shell-like step's declared `writes:` pattern: every path it names must be allowed."""
-        placed = place(written)
-        if placed.problem:
-            raise denied(
-                f"this step declares it writes '{written}': {placed.problem}",
-                "declare paths inside the project",
-                written,
-            )
-        if placed.scratch:
-            return
-        from catalyst_dsl.paths.globs import Glob, GlobError
-
-        try:
-            glob = Glob.compile(placed.path or written)
-        except GlobError as error:
-            raise denied(
-                f"this step declares it writes '{written}': {error.message}",
-                "declare paths relative to the project root, without `..`",
-                written,
-            ) from None
-        for layer in self.layers:
-            if not layer.allows_pattern(glob):
-                raise denied(
-                    f"this step declares it writes '{written}', but {layer.describe()}",
-                    "narrow the step's writes: or widen allowedWritePaths",
-                    written,
-                )
-            if reserved.writes_git(glob.text) and not layer.names_git_pattern(glob):
-                raise denied(
-                    f"this step declares it writes '{written}', inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
-                    "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not",
-                    written,
-                )
+        check_declared_write(self.layers, written)
 
     def working_directory(self, written: str | None) -> Path:
         """Where a program starts. Not a grant: a program can reach any path its user can,
@@ -572,7 +451,7 @@ class EffectsGateway:
     def confinement(self, declared_writes: Sequence[str]) -> "Confinement":
         """Where a program with these declared writes may write (`.git/`, the state directory
         and the resources directory never)."""
-        from catalyst_dsl.runtime.confinement import Confinement
+        from catalyst_dsl.runtime.effects.confinement import Confinement
 
         protected = list(self.protected)
         named = {posixpath.normpath(place(p).path or p) for p in declared_writes}
@@ -588,25 +467,11 @@ class EffectsGateway:
     def granted_patterns(self) -> list[str]:
         """The write patterns of this frame's grants that every layer allows (`**` for a
         playbook without allowedWritePaths): what an AI agent granted writing tools may write."""
-        patterns = []
-        for layer in self.layers:
-            for text in ("**",) if layer.patterns is None else (g.text for g in layer.patterns):
-                try:
-                    self.check_pattern(text)
-                except StepError:
-                    continue
-                if text not in patterns:
-                    patterns.append(text)
-        return patterns
+        return granted_patterns(self.layers)
 
     def send(self, request: "HttpRequest") -> "HttpResponse":
         """An HTTP request (the network effect): the performer sends it, or a what-if records it."""
         return self.performer.send(request)
-
-
-def is_within(path: Path, directory: Path) -> bool:
-    """Whether `path` is `directory` or below it (compare resolved paths for real containment)."""
-    return path == directory or directory in path.parents
 
 
 def _leads(reason: str, where: str) -> str:
@@ -656,8 +521,8 @@ class RealPerformer:
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
         from contextlib import nullcontext
 
-        from catalyst_dsl.runtime.confinement.refusals import explain_refusal
-        from catalyst_dsl.runtime.process import run_streaming
+        from catalyst_dsl.runtime.effects.confinement.refusals import explain_refusal
+        from catalyst_dsl.runtime.effects.process import run_streaming
 
         # Its own temp folder (TMPDIR) and, in a namespace, its own /dev/shm: nothing a
         # program leaves there reaches the next step or outlives it.
@@ -671,7 +536,7 @@ class RealPerformer:
                     writable = confinement.writable_paths(step_temp, private_shm=private)
                     ruleset = self.confiner.ruleset(confinement, writable)
                     if private:
-                        from catalyst_dsl.runtime.confinement import landlock
+                        from catalyst_dsl.runtime.effects.confinement import landlock
 
                         mounts = confinement.mounts(
                             writable, landlock.handled_rights(self.confiner.abi) if ruleset is not None else None
@@ -695,6 +560,6 @@ class RealPerformer:
         return outcome
 
     def send(self, request):
-        from catalyst_dsl.runtime.network import send
+        from catalyst_dsl.runtime.effects.network import send
 
         return send(request)

@@ -1,7 +1,7 @@
 """The launcher every step program starts through: it confines, then runs the program.
 
 Run as `python -I -S launch.py GO_FD RULESET_FD PARENT_PID MOUNTS -- PROGRAM ARGS...` by
-`runtime/process.py`, never imported by catalyst. It uses the standard library only,
+`runtime/effects/process.py`, never imported by catalyst. It uses the standard library only,
 because `-S` leaves the virtualenv (and catalyst itself) off the path; catalyst's own
 threads never run Python between fork and exec, this single-threaded process does.
 

@@ -18,12 +18,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from catalyst_dsl.runtime.gateway import ProcessOutcome
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome
 
 if TYPE_CHECKING:
     import subprocess
 
-    from catalyst_dsl.runtime.process_groups import ProcessGroups
+    from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
 
 LAUNCHER = Path(__file__).parent / "confinement" / "launch.py"
 
@@ -175,7 +175,7 @@ def _must_exist(program: str, cwd: Path, env: Mapping[str, str]) -> None:
 def _let_run(process: subprocess.Popen, go: int, groups: "ProcessGroups | None", program: str) -> None:
     """Record the launcher's group (it leads it), then let it run the program. A record that
     cannot be written stops the launcher before the program starts."""
-    from catalyst_dsl.runtime.process_groups import start_time
+    from catalyst_dsl.runtime.effects.process_groups import start_time
 
     try:
         if groups is not None:

@@ -273,3 +273,8 @@ def _lexical(names: list[str], rest: list[str]) -> str:
         else:
             names.append(part)
     return "/".join(names)
+
+
+def is_within(path: Path, directory: Path) -> bool:
+    """Whether `path` is `directory` or below it (compare resolved paths for real containment)."""
+    return path == directory or directory in path.parents
