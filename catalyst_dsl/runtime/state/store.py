@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.runtime.state import durable, snapshot_codec
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.state.errors import state_abort
 from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.state.layout import RunFiles, slug
@@ -67,7 +68,7 @@ from catalyst_dsl.runtime.state.snapshot import (
 )
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.run_summary import RunSummary
+    from catalyst_dsl.runtime.state.run_summary import RunSummary
 
 __all__ = [
     "FINISHED",
@@ -102,7 +103,7 @@ def __getattr__(name: str):
     # RunSummary is an attrs class kept in its own module, imported when runs are listed:
     # a run does not pay for importing attrs (run_summary.py says why it is one).
     if name == "RunSummary":
-        from catalyst_dsl.runtime.run_summary import RunSummary
+        from catalyst_dsl.runtime.state.run_summary import RunSummary
 
         return RunSummary
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -168,8 +169,6 @@ class StateStore(RunFiles):
             try:
                 created = durable.create(target, data, mode=_PRIVATE)
             except OSError as error:
-                from catalyst_dsl.runtime.state.errors import state_abort
-
                 raise state_abort(
                     error,
                     path=_display(self.state_dir),
@@ -215,8 +214,6 @@ class StateStore(RunFiles):
         except OSError as error:
             # The file on disk is still the previous, whole snapshot: the run stops here and
             # resumes from it once the cause (a full disk, a read-only mount...) is fixed.
-            from catalyst_dsl.runtime.state.errors import state_abort
-
             kept = _display(target) if target.exists() else None
             raise state_abort(
                 error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id
@@ -372,7 +369,7 @@ class StateStore(RunFiles):
         return summaries
 
     def _summary(self, path: Path, archived: bool) -> RunSummary:
-        from catalyst_dsl.runtime.run_summary import RunSummary
+        from catalyst_dsl.runtime.state.run_summary import RunSummary
 
         run_id = path.name[4:-5]
         try:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from catalyst_dsl.runtime.values.jsvalues import to_text
+
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.values.secrets import Masker
 
@@ -188,8 +190,6 @@ def mark(
 def _whole(container: object, taint: Taint) -> None:
     """A list or object of pieces each too short to mask (`token.split('')`) still holds
     the whole secret: its text, as a template or a program receives it, is masked."""
-    from catalyst_dsl.runtime.values.jsvalues import to_text
-
     masker = taint.masker
     if masker is None or not marked_texts(container):
         return  # numbers and booleans computed from a secret stay plain

@@ -1,8 +1,8 @@
-"""One line of `catalyst runs list` (`RunSummary`), apart from the store in state.py.
+"""One line of `catalyst runs list` (`RunSummary`), apart from the store in store.py.
 
 Still an attrs class: `runs list --json` turns it into JSON with `attrs.asdict`. It lives
 here so that the store, which every run imports, does not import attrs; only listing
-runs does (state.py imports this module there).
+runs does (store.py imports this module there).
 """
 
 from __future__ import annotations
