@@ -270,13 +270,15 @@ class EffectsGateway:
             for candidate in {clean, inner}:
                 if candidate in self.guarded and not layer.names_file(candidate):
                     raise denied(
-                        f"cannot write '{written}': it decides who may approve, and {layer.owner} does not name it in allowedWritePaths",
+                        f"cannot write '{written}': it decides who may approve,"
+                        f" and {layer.owner} does not name it in allowedWritePaths",
                         f"a grant that names it in plain text (`{candidate}`) allows it; `**` does not",
                         written,
                     )
                 if reserved.git_segment(candidate) is not None and not layer.names_git(candidate):
                     raise denied(
-                        f"cannot write '{written}': it is inside a .git directory, which {layer.owner} does not name in allowedWritePaths",
+                        f"cannot write '{written}': it is inside a .git directory,"
+                        f" which {layer.owner} does not name in allowedWritePaths",
                         "a grant that names it in plain text (such as `.git/hooks/**`) allows it; `**` does not",
                         written,
                     )

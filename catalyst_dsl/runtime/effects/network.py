@@ -100,7 +100,8 @@ def open_response(request: HttpRequest) -> "StreamingResponse":
             raise StepError(
                 "CertificateError",
                 f"{request.url}: the server's certificate is not trusted ({reason.verify_message})",
-                guidance="certificates are always verified; install the CA the server uses into the system's trust store",
+                guidance="certificates are always verified;"
+                " install the CA the server uses into the system's trust store",
             ) from None
         if isinstance(reason, (socket.timeout, TimeoutError)):
             raise StepError(

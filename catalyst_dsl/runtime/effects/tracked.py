@@ -55,7 +55,10 @@ class TrackedFiles:
                 return None
             return "leads outside the project, which a what-if never reads"
         if reserved.git_segment(relative) is not None:
-            return "leads into a .git directory, which a what-if never reads (it holds the repository's credentials and configuration)"
+            return (
+                "leads into a .git directory, which a what-if never reads"
+                " (it holds the repository's credentials and configuration)"
+            )
         return None
 
     def hidden(self, path: Path) -> str | None:

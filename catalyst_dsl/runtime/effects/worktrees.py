@@ -54,7 +54,8 @@ def new_worktree(project_root: Path, playbook: str, now: datetime.datetime | Non
     except ValueError:
         raise RunAbort(
             EXIT_INVALID,
-            f"--worktree: the project {project_root} is not inside its repository {top} as git sees it; nothing was run",
+            f"--worktree: the project {project_root}"
+            f" is not inside its repository {top} as git sees it; nothing was run",
             help="run from the repository's own checkout (not through a link to it)",
         ) from None
     stamp = (now or datetime.datetime.now()).strftime("%Y%m%d-%H%M%S")
@@ -96,7 +97,8 @@ def _git(where: Path, *args: str, what: str) -> str:
         said = (result.stderr or result.stdout).strip().splitlines()
         raise RunAbort(
             EXIT_INVALID,
-            f"--worktree: git could not {what}: {said[-1] if said else f'exit code {result.returncode}'}; nothing was run",
+            f"--worktree: git could not {what}:"
+            f" {said[-1] if said else f'exit code {result.returncode}'}; nothing was run",
             help="--worktree runs the playbook in a new git worktree of the project's repository",
         )
     return result.stdout

@@ -89,7 +89,8 @@ class DamagedLock(LockConflict):
         super().__init__(
             resource,
             owner,
-            message=f"{resource} is locked by a damaged lock file {file} ({problem}); remove it if no run is using {resource}",
+            message=f"{resource} is locked by a damaged lock file {file} ({problem});"
+            f" remove it if no run is using {resource}",
         )
 
 
@@ -346,7 +347,8 @@ def _hold(fd: int, locks_dir: Path) -> None:
             raise LockConflict(
                 str(guard),
                 owner,
-                message=f"the lock directory {locks_dir} stayed busy for {GUARD_TIMEOUT:g}s: a catalyst process seems stopped while taking its locks",
+                message=f"the lock directory {locks_dir} stayed busy for {GUARD_TIMEOUT:g}s:"
+                " a catalyst process seems stopped while taking its locks",
             )
         time.sleep(0.001)
 

@@ -243,7 +243,9 @@ def ensure_resumable(state: RunState) -> None:
         raise RunAbort(
             EXIT_STATE,
             f"run {state.run_id} is {doing} (process {owner.pid} on {owner.host})",
-            help=f"wait for it to end or stop it with `catalyst cancel {state.run_id}`; if process {owner.pid} is not catalyst, its number was reused: stop the run with `catalyst cancel` and resume it",
+            help=f"wait for it to end or stop it with `catalyst cancel {state.run_id}`;"
+            f" if process {owner.pid} is not catalyst, its number was reused:"
+            " stop the run with `catalyst cancel` and resume it",
         )
 
 

@@ -161,7 +161,10 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
     if isinstance(exc, KeyError):
         text = "required key missing"
     elif isinstance(exc, ForbiddenExtraKeysError):
-        text = f"unknown key{'s' if len(exc.extra_fields) > 1 else ''} {', '.join(repr(k) for k in sorted(exc.extra_fields))}"
+        text = (
+            f"unknown key{'s' if len(exc.extra_fields) > 1 else ''}"
+            f" {', '.join(repr(k) for k in sorted(exc.extra_fields))}"
+        )
     elif isinstance(exc, AttributeError) and "items" in str(exc):
         text = "expected an object"  # a mapping field given something else
     else:
@@ -344,7 +347,8 @@ def read_sealed(path: Path) -> Sealed:
     if data.get("format") != FORMAT:
         raise Damaged(
             [
-                f"is not a catalyst run snapshot: $.format is {json.dumps(data.get('format'))[:40]}, expected \"{FORMAT}\""
+                f"is not a catalyst run snapshot: $.format is {json.dumps(data.get('format'))[:40]}"
+                f", expected \"{FORMAT}\""
             ],
             name,
         )
@@ -352,7 +356,8 @@ def read_sealed(path: Path) -> Sealed:
     if type(version) is not int or version != VERSION:
         raise Damaged(
             [
-                f"has snapshot format version {json.dumps(version)[:20]} at $.version; this catalyst reads version {VERSION}"
+                f"has snapshot format version {json.dumps(version)[:20]} at $.version;"
+                f" this catalyst reads version {VERSION}"
             ],
             name,
             version if type(version) is int else None,

@@ -254,8 +254,10 @@ class StateStore(RunFiles):
                 EXIT_STATE,
                 f"the run snapshot {_display(path)} cannot be trusted: {problems[0]}",
                 details=tuple(problems[1:]),
-                help=f"if the change was yours (a repair, a copy restored on purpose), `catalyst resume {state.run_id} --trust-edited-state` "
-                f"accepts it and records it in the run's audit trail; otherwise start a new run with `catalyst run {state.playbook.name}`",
+                help=f"if the change was yours (a repair, a copy restored on purpose),"
+                f" `catalyst resume {state.run_id} --trust-edited-state` "
+                f"accepts it and records it in the run's audit trail;"
+                f" otherwise start a new run with `catalyst run {state.playbook.name}`",
             )
         if problems:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
@@ -321,7 +323,8 @@ class StateStore(RunFiles):
                     steps = f"{len(good.steps)} step{'' if len(good.steps) == 1 else 's'} recorded"
                     help = (
                         f"the last good copy is {_display(backup)} (saved {good.updated_at}, {steps}): "
-                        f"copy it over {_display(path)} and resume with --trust-edited-state, or {new_run}; the damaged file is kept for inspection"
+                        f"copy it over {_display(path)} and resume with --trust-edited-state, or {new_run};"
+                        " the damaged file is kept for inspection"
                     )
         text, at, where = first.rpartition(" @ ")
         sentence = f"is damaged at {where}: {text}" if at else first

@@ -25,7 +25,10 @@ MAX_STRING_LENGTH = 10 * 1024 * 1024
 _MAX_SAFE_INTEGER = 2**53
 
 #: What JavaScript's `trim` and `Number(...)` treat as white space (Python's differs).
-JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 #: A decimal number as JavaScript reads one: `Number(text)` wants all of the text to
 #: match, `parseFloat(text)` takes the longest prefix that does.

@@ -77,7 +77,8 @@ class Guard:
         elif not seal.verifies(key, found, sealed.body):
             if found["key"] != key.id:
                 problems.append(
-                    f"it was sealed with another run key (id {found['key']}); the key in use here, from {key.source}, has id {key.id}"
+                    f"it was sealed with another run key (id {found['key']});"
+                    f" the key in use here, from {key.source}, has id {key.id}"
                 )
             else:
                 _, now = snapshot_codec.encode_parts(state)
@@ -92,7 +93,8 @@ class Guard:
                 )
             elif latest == 0 and seq > 1:
                 problems.append(
-                    f"the snapshot ledger ({LEDGER}) has no record of this run, which was saved {seq} times: the ledger was deleted or cut"
+                    f"the snapshot ledger ({LEDGER}) has no record of this run,"
+                    f" which was saved {seq} times: the ledger was deleted or cut"
                 )
         # A save after this load must outnumber every copy seen, the one refused included.
         self._seqs[state.run_id] = max(latest, found["seq"] if seal.well_formed(found) else 0)

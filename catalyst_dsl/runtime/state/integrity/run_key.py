@@ -67,7 +67,8 @@ def load_run_key(state_dir: Path, environ: Mapping[str, str] | None = None) -> R
         if len(text) < MIN_ENV_KEY:
             raise RunKeyError(
                 f"{KEY_ENV} is {len(text)} characters long; a run key needs at least {MIN_ENV_KEY}",
-                "set it to a random value, e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`",
+                "set it to a random value,"
+                " e.g. the output of `python -c \"import secrets; print(secrets.token_hex(32))\"`",
             )
         return RunKey(text.encode("utf-8"), KEY_ENV, True)
     path = user_key_path(environ)
@@ -125,5 +126,6 @@ def _read(path: Path) -> bytes:
     except ValueError:
         raise RunKeyError(
             f"the run key {path} is not 64 hexadecimal digits",
-            f"put back the key that sealed your runs, or remove {path} to make a new one (runs sealed with the old key then need `catalyst resume RUN --trust-edited-state`)",
+            f"put back the key that sealed your runs, or remove {path} to make a new one"
+            " (runs sealed with the old key then need `catalyst resume RUN --trust-edited-state`)",
         ) from None
