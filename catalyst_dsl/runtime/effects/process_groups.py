@@ -49,7 +49,7 @@ class ProcessGroups:
 
     def __init__(self, path: Path, key: bytes) -> None:
         self.path = path
-        #: The run key's secret (integrity/run_key.py), which vouches for each entry.
+        #: The run key's secret (state/integrity/run_key.py), which vouches for each entry.
         self._key = key
         self._lock = threading.Lock()
 

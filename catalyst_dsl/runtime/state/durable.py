@@ -10,9 +10,9 @@ cut as well:
 - `create` hard-links it to the name only if the name is free, so of any number of
   racing creators exactly one wins, and nobody ever sees the file empty.
 
-Run snapshots (`state.py`) and lock files (`locks.py`) name their files by path; the
+Run snapshots (`store.py`) and lock files (`locks.py`) name their files by path; the
 files a playbook writes come through `replace_in`, which works in a directory handle
-that `beneath.py` walked to, so that no name is looked up twice.
+that `effects/beneath.py` walked to, so that no name is looked up twice.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The run snapshot (`RunState`): what a run records about itself, step by step.
 
-The interpreter updates one `RunState` in place and the store (`state.py`) saves it
+The interpreter updates one `RunState` in place and the store (`store.py`) saves it
 after every step; `snapshot_codec.py` turns it into a file's bytes and back.
 
 Invariants a snapshot must keep (the interpreter keeps them, and loading checks them):

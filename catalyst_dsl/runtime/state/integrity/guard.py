@@ -1,6 +1,6 @@
 """The store's integrity guard: seals what it saves, checks what it loads.
 
-`StateStore` (state.py) calls `seal` for the bytes of every save and `recorded` after it,
+`StateStore` (store.py) calls `seal` for the bytes of every save and `recorded` after it,
 and `check` on every load that will act on a snapshot. `check` returns the problems in
 words, each naming what is wrong ("the result of steps/3 was edited", "an approval on
 steps/5 was added by hand", "it is an older copy put back: ..."); the store refuses the
