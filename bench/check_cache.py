@@ -70,12 +70,14 @@ def main() -> None:
             kinds["cold"].append(measure(["check"], root, env))
             kinds["warm"].append(measure(["check"], root, env))
         print(
-            f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n  before: {started}\n  after:  {machine()}"
+            f"catalyst check of {count} playbooks x 20 steps, {rounds} rounds; min / median / max\n"
+            f"  before: {started}\n  after:  {machine()}"
         )
         for kind, runs in kinds.items():
             cpu, wall, rss = zip(*runs)
             print(
-                f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   max RSS {spread(list(rss), 'MiB', 0)}"
+                f"  {kind:16} CPU {spread(list(cpu), 's')}   wall {spread(list(wall), 's')}   "
+                f"max RSS {spread(list(rss), 'MiB', 0)}"
             )
 
 

@@ -56,7 +56,8 @@ def main() -> None:
             errors = sum(1 for p in paths for d in compile_path(p).diagnostics if d.severity.value == "error")
         elapsed = time.perf_counter() - start
         print(
-            f"{count} playbooks x {steps} steps: {elapsed * 1000:.0f} ms ({elapsed / count * 1000:.2f} ms each), {errors} errors"
+            f"{count} playbooks x {steps} steps: {elapsed * 1000:.0f} ms "
+            f"({elapsed / count * 1000:.2f} ms each), {errors} errors"
         )
         times: dict[int, float] = {}
         for size in (steps * 10, steps * 100):

@@ -124,7 +124,8 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     print(
-        f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+        f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}"
     )
     print("load (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:

@@ -56,7 +56,8 @@ def parallel_globs(n: int) -> str:
 def nested_ifs(n: int) -> str:
     """n `if` blocks in a row, each defining a name the next one reads."""
     steps = "".join(
-        f"  - if: ${{{{ x }}}}\n    then:\n      - var: v{i}\n        value: \"{{{{v{i - 1}}}}}\"\n    else:\n      - var: v{i}\n        value: 0\n"
+        f"  - if: ${{{{ x }}}}\n    then:\n      - var: v{i}\n        value: \"{{{{v{i - 1}}}}}\"\n"
+        f"    else:\n      - var: v{i}\n        value: 0\n"
         for i in range(1, n)
     )
     return HEAD + "inputs:\n  - boolean: x\nsteps:\n  - var: v0\n    value: 1\n" + steps
@@ -101,7 +102,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every base size")
     args = parser.parse_args()
     print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}"
     )
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'case':<16} {'command':<8} {'size':>8}  {'CPU s min/med/max':<20} {'wall s min/med/max':<20} 4n/n")
@@ -130,7 +132,8 @@ def main() -> None:
                 print(f"{name:<16} {command:<8} {size:>8}  {spread(list(cpu)):<20} {spread(list(wall)):<20} {ratio}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"command: python -m catalyst_dsl check --no-cache FILE (or compile FILE), {args.runs} run(s) each, in a temporary project"
+        f"command: python -m catalyst_dsl check --no-cache FILE (or compile FILE), {args.runs} run(s) each, "
+        "in a temporary project"
     )
 
 

@@ -121,13 +121,16 @@ def main() -> None:
     library(count, steps)
     (small, small_floor), (large, large_floor) = cycle_search(10_000), cycle_search(100_000)
     print(
-        f"cycle search: 10,000 edges {small * 1000:.1f} ms, 100,000 edges {large * 1000:.1f} ms ({large / small:.1f}x for 10x the edges)"
+        f"cycle search: 10,000 edges {small * 1000:.1f} ms, 100,000 edges {large * 1000:.1f} ms "
+        f"({large / small:.1f}x for 10x the edges)"
     )
     print(
-        f"bare depth-first walk of the same graphs: {small_floor * 1000:.1f} ms, {large_floor * 1000:.1f} ms ({large_floor / small_floor:.1f}x)"
+        f"bare depth-first walk of the same graphs: {small_floor * 1000:.1f} ms, {large_floor * 1000:.1f} ms "
+        f"({large_floor / small_floor:.1f}x)"
     )
     print(
-        f"cycle search / bare walk: {small / small_floor:.1f}x at 10,000 edges, {large / large_floor:.1f}x at 100,000 (constant = linear work)"
+        f"cycle search / bare walk: {small / small_floor:.1f}x at 10,000 edges, "
+        f"{large / large_floor:.1f}x at 100,000 (constant = linear work)"
     )
 
 

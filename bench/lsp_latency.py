@@ -155,13 +155,15 @@ def main() -> None:
                 text += "  - playbook: generated-0\n    inputs:\n      feature-id: \"{{ feature-id }}\"\n"
             (root / "playbooks" / f"generated-{i}.yaml").write_text(text, encoding="utf-8")
         print(
-            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}"
         )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         own, library, storm = asyncio.run(session(root, args.edits, args.steps, args.bursts, args.burst_size))
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook in a {args.playbooks}-playbook library, {args.callers} of which call it"
+        f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook "
+        f"in a {args.playbooks}-playbook library, {args.callers} of which call it"
         + (f", then {args.bursts} bursts of {args.burst_size} edits" if args.bursts else "")
     )
 
@@ -176,7 +178,8 @@ def main() -> None:
         print(f"a burst's last edit to its diagnostics: {spread(storm.latencies)}")
         print(
             f"publications of the file per burst of {args.burst_size} edits (the library's not counted): "
-            f"min {min(storm.publications)}, median {statistics.median(storm.publications):.0f}, max {max(storm.publications)}; "
+            f"min {min(storm.publications)}, median {statistics.median(storm.publications):.0f}, "
+            f"max {max(storm.publications)}; "
             f"publications older than one before them: {storm.backwards}"
         )
 

@@ -75,7 +75,8 @@ def main() -> None:
     large = measure(steps * 10)
     print(f"{steps} steps: planned in {small[0] * 1000:.1f} ms, plan {small[1] / 1024:.1f} KiB")
     print(
-        f"{steps * 10} steps: planned in {large[0] * 1000:.1f} ms ({large[0] / small[0]:.1f}x), plan {large[1] / 1024:.1f} KiB ({large[1] / small[1]:.1f}x)"
+        f"{steps * 10} steps: planned in {large[0] * 1000:.1f} ms ({large[0] / small[0]:.1f}x), "
+        f"plan {large[1] / 1024:.1f} KiB ({large[1] / small[1]:.1f}x)"
     )
 
 

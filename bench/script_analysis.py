@@ -64,7 +64,8 @@ def main() -> None:
     # The first analysis in a fresh process, timed inside it (process start and imports
     # of the rest of the package left out): tree-sitter and its grammar load here.
     first = (
-        "import time; from catalyst_dsl.syntax.shell import bash_analysis; c, w = time.process_time(), time.perf_counter(); "
+        "import time; from catalyst_dsl.syntax.shell import bash_analysis; "
+        "c, w = time.process_time(), time.perf_counter(); "
         "bash_analysis('echo {{ v }}'); print(time.process_time() - c, time.perf_counter() - w)"
     )
     cpu, wall = [], []

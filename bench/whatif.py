@@ -77,9 +77,8 @@ def main() -> None:
                 ]
         print(f"before: {machine()}")
         if args.after_check:
-            print(
-                f"catalyst check first: exit {measure_code([sys.executable, '-m', 'catalyst_dsl', 'check', *(Path(r).name for r in PLAYBOOKS)], project, env)}"
-            )
+            check_argv = [sys.executable, '-m', 'catalyst_dsl', 'check', *(Path(r).name for r in PLAYBOOKS)]
+            print(f"catalyst check first: exit {measure_code(check_argv, project, env)}")
         codes = {}
         for label, argv in commands.items():  # .pyc files and the check cache; not counted
             codes[label] = measure_code(argv, project, env)
@@ -91,12 +90,14 @@ def main() -> None:
         print(f"{args.rounds} rounds, interleaved; CPU = user + system of the child; min / median / max")
         for label, measured in runs.items():
             print(
-                f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   wall {spread([r.wall for r in measured])}"
+                f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   "
+                f"wall {spread([r.wall for r in measured])}"
             )
         if args.xe is not None:
             print("wall, catalyst / original: the ratio of the medians; then the ratio in each round (the two")
             print(
-                "runs of a file are next to each other in a round) as min / median / max, and the rounds at or under 0.5x:"
+                "runs of a file are next to each other in a round) as min / median / max, "
+                "and the rounds at or under 0.5x:"
             )
             for relative in PLAYBOOKS:
                 name = Path(relative).name

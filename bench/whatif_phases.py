@@ -17,9 +17,10 @@ time as each phase ends:
 - printing it.
 
 A third process per round runs the driver with the run-time imported before the command
-starts, so that its plan phase is the simulation of the steps alone. Printed: the machine and its load, and min / median / max in milliseconds of each
-figure. What the phases do not cover (the interpreter's start before the driver's
-first line, its exit after the last) is the whole process less their sum.
+starts, so that its plan phase is the simulation of the steps alone. Printed: the machine
+and its load, and min / median / max in milliseconds of each figure. What the phases do
+not cover (the interpreter's start before the driver's first line, its exit after the
+last) is the whole process less their sum.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def main() -> None:
             sum(phases[label][i] for label in ORDER if not label.startswith("of the check")) for i in range(args.rounds)
         )
         print(
-            f"  the phases together, median {covered:.1f}; the whole process less the phases (Python's start and exit): "
+            f"  the phases together, median {covered:.1f}; "
+            f"the whole process less the phases (Python's start and exit): "
             f"{statistics.median(figures['the what-if, whole process']) - covered:.1f}"
         )
 

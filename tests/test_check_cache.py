@@ -28,7 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from library_graph import playbook as generated_playbook  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "catalyst"
-CORPUS_SETTINGS = 'playbook-dirs = ["playbooks", "cli-commands", "fixtures"]\n\n[aliases]\n"node_modules/@xerilium/catalyst/playbooks/" = "playbooks/"\n'
+CORPUS_SETTINGS = (
+    'playbook-dirs = ["playbooks", "cli-commands", "fixtures"]\n\n'
+    '[aliases]\n"node_modules/@xerilium/catalyst/playbooks/" = "playbooks/"\n'
+)
 
 BROKEN = """\
 name: broken

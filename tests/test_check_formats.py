@@ -111,9 +111,9 @@ def test_github_annotates_the_right_lines(project: Path, monkeypatch: pytest.Mon
     assert result.exit_code == 1
     commands = [line for line in result.stdout.splitlines() if line.startswith("::")]
     assert (
-        "::error file=playbooks/broken.yaml,line=5,col=5,endLine=5,endColumn=11,title=C404 unknown-action::unknown action 'dispaly'%0Ahelp: did you mean 'display'?"
-        in commands
-    )
+        "::error file=playbooks/broken.yaml,line=5,col=5,endLine=5,endColumn=11,"
+        "title=C404 unknown-action::unknown action 'dispaly'%0Ahelp: did you mean 'display'?"
+    ) in commands
     assert any(
         c.startswith("::warning file=playbooks/broken.yaml,line=7,col=14,") and "title=C409 timeout-milliseconds::" in c
         for c in commands

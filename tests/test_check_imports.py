@@ -90,7 +90,8 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
     atexit handlers still run, and the output is whole."""
     probe = (
         "import atexit, gc, runpy, sys\n"
-        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), 'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
+        "atexit.register(lambda: print('THRESHOLDS', *gc.get_threshold(), "
+        "'FROZEN', gc.get_freeze_count(), file=sys.stderr))\n"
         "sys.argv = ['catalyst', 'check', '--no-cache', 'research.yaml']\n"
         "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
     )

@@ -22,7 +22,10 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "library"
 KAI_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "kai"
 #: The commands kai's auto-validate runs, and an index that lists it.
 COMMANDS = ("qa.plan", "qa.run")
-INDEX = "playbooks:\n  - name: auto-validate\n    file: playbooks/auto-validate.yaml\n    description: x\n    steps: \"1\"\n"
+INDEX = (
+    "playbooks:\n  - name: auto-validate\n"
+    "    file: playbooks/auto-validate.yaml\n    description: x\n    steps: \"1\"\n"
+)
 
 
 def run(*args: str):

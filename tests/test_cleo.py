@@ -84,14 +84,21 @@ error_handlers:
 
 
 def test_native_naming_rules_do_not_apply():
-    text = b'version: "1.0"\nname: release_lite\nnodes:\n  - id: Version_Bump\n    type: deterministic\n    command: pnpm\n'
+    text = (
+        b'version: "1.0"\nname: release_lite\nnodes:\n'
+        b'  - id: Version_Bump\n    type: deterministic\n    command: pnpm\n'
+    )
     codes = {d.code for d in compile_bytes(text, "release_lite.cantbook").diagnostics}
     assert "C206" not in codes
     assert "C964" in codes  # the cleo warning, which names the reason
 
 
 def test_on_is_read_as_text_without_a_yaml_11_note():
-    text = b'version: "1.0"\nname: h\nnodes:\n  - id: a\n    type: deterministic\n    command: pnpm\nerror_handlers:\n  - on: contract_violation\n    action: abort\n'
+    text = (
+        b'version: "1.0"\nname: h\nnodes:\n'
+        b'  - id: a\n    type: deterministic\n    command: pnpm\n'
+        b'error_handlers:\n  - on: contract_violation\n    action: abort\n'
+    )
     result = compile_bytes(text, "h.cantbook")
     assert [d.code for d in result.diagnostics if d.severity.value != "info"] == []
     assert result.playbook.error_policy.by_code[0][0] == "ContractViolation"
@@ -300,10 +307,15 @@ def test_huge_fan_out_and_self_loops_are_diagnostics():
     nodes = "".join(
         f"  - id: leaf{i}\n    type: deterministic\n    command: \"true\"\n    depends: [root]\n" for i in range(2_000)
     )
-    text = f'version: "1.0"\nname: fan\nnodes:\n  - id: root\n    type: deterministic\n    command: "true"\n{nodes}'.encode()
+    text = (
+        f'version: "1.0"\nname: fan\nnodes:\n  - id: root\n    type: deterministic\n    command: "true"\n{nodes}'
+    ).encode()
     routing = [d for d in compile_bytes(text, "fan.cantbook").diagnostics if d.code == "C947"]
     assert len(routing) == 1 and "2000 unguarded successors" in routing[0].message
-    loop = b'version: "1.0"\nname: loop\nnodes:\n  - id: a\n    type: deterministic\n    command: "true"\n    depends: [a]\n'
+    loop = (
+        b'version: "1.0"\nname: loop\nnodes:\n'
+        b'  - id: a\n    type: deterministic\n    command: "true"\n    depends: [a]\n'
+    )
     assert "a \u2192 a" in next(d.message for d in compile_bytes(loop, "loop.cantbook").diagnostics if d.code == "C944")
 
 
@@ -317,7 +329,8 @@ def test_deeply_nested_branches_are_refused_not_a_crash():
             f"  - id: x{i}\n    type: agentic\n    skill: s\n",
         ]
         edges.append(
-            f"  - from: d{i}\n    to: {'d' + str(i + 1) if i + 1 < depth else 'end'}\n    when: {{ field: go, equals: true }}\n"
+            f"  - from: d{i}\n    to: {'d' + str(i + 1) if i + 1 < depth else 'end'}\n"
+            f"    when: {{ field: go, equals: true }}\n"
         )
         edges.append(f"  - from: d{i}\n    to: x{i}\n    when: {{ field: go, notEquals: true }}\n")
         edges.append(f"  - from: x{i}\n    to: {'j' + str(i)}\n")

@@ -119,7 +119,9 @@ def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
         assert sorted(c.name for c in commands) == sorted(name for name, home in RUN_COMMANDS.items() if home == module)
     probe = (
         "import sys; from click.testing import CliRunner; from catalyst_dsl.cli import cli; "
-        "CliRunner().invoke(cli, ['--version']); print('catalyst_dsl.cli_run' in sys.modules, 'catalyst_dsl.cli_lifecycle' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)"
+        "CliRunner().invoke(cli, ['--version']); "
+        "print('catalyst_dsl.cli_run' in sys.modules, "
+        "'catalyst_dsl.cli_lifecycle' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr

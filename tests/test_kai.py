@@ -201,7 +201,12 @@ def test_kai_names_keep_their_own_rules() -> None:
         "- a\n- b\n",
         "name: x\nsteps: {a: 1}\nversion: 1\n",
         "steps:\n  - plain\nversion: '1'\nname: x\n",
-        "name: [x]\ndescription: {a: b}\nversion: ~\nargs: {a: 1}\nsteps:\n  - id: [a]\n    command: {b: c}\n    args: [x]\n    autonomy: [auto]\n    error_policy: {}\n    preconditions: [[a]]\n    parallel_group: [g]\n    model: 3\n",
+        (
+            "name: [x]\ndescription: {a: b}\nversion: ~\nargs: {a: 1}\n"
+            "steps:\n  - id: [a]\n    command: {b: c}\n    args: [x]\n"
+            "    autonomy: [auto]\n    error_policy: {}\n"
+            "    preconditions: [[a]]\n    parallel_group: [g]\n    model: 3\n"
+        ),
         "",
         "# only a comment\n",
         "name: x\nversion: '1'\nsteps:\n  - id: a\n    args: '{{'\n    autonomy: auto\n    error_policy: stop\n",
@@ -430,7 +435,10 @@ def test_checking_kais_folder_of_playbooks_finds_no_error(tmp_path: Path, monkey
 
 
 def test_required_step_keys_written_without_a_value_are_reported() -> None:
-    text = 'name: "e"\ndescription: "d"\nversion: "1.0"\nargs: []\nsteps:\n  - id: ""\n    command: "/a.b"\n    autonomy:\n    error_policy: ""\n'
+    text = (
+        'name: "e"\ndescription: "d"\nversion: "1.0"\nargs: []\n'
+        'steps:\n  - id: ""\n    command: "/a.b"\n    autonomy:\n    error_policy: ""\n'
+    )
     assert _findings(_kai(text, "e.yaml").diagnostics) == {(1, "C911"), (6, "C203"), (8, "C203"), (9, "C203")}
 
 

@@ -131,13 +131,19 @@ def test_an_arg_name_kai_could_not_read_back_is_refused() -> None:
         ("journal.yaml", "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n", "has no decision", 2),
         (
             "journal.yaml",
-            "entries:\n  - step_id: \"plan\"\n    status: \"finished\"\n    decision: \"auto\"\n    started_at: \"t\"\n",
+            (
+                "entries:\n  - step_id: \"plan\"\n    status: \"finished\"\n"
+                "    decision: \"auto\"\n    started_at: \"t\"\n"
+            ),
             "unknown entry status",
             3,
         ),
         (
             "journal.yaml",
-            "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n    decision: \"auto\"\n    started_at: \"t\"\n    duration_seconds: \"5\"\n",
+            (
+                "entries:\n  - step_id: \"plan\"\n    status: \"done\"\n"
+                "    decision: \"auto\"\n    started_at: \"t\"\n    duration_seconds: \"5\"\n"
+            ),
             "whole number",
             6,
         ),

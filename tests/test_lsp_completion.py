@@ -24,7 +24,10 @@ def _project(tmp_path: Path) -> Path:
     (tmp_path / "playbooks" / "shared").mkdir(parents=True)
     (tmp_path / "playbooks" / "listing.yaml").write_text(HEAD + "  - display: hi\n", encoding="utf-8")
     (tmp_path / "playbooks" / "shared" / "review.yaml").write_text(
-        "name: review\ndescription: Reviews\nowner: Engineer\ninputs:\n  - string: reviewer\n  - number: depth\nsteps:\n  - display: ok\n",
+        (
+            "name: review\ndescription: Reviews\nowner: Engineer\n"
+            "inputs:\n  - string: reviewer\n  - number: depth\nsteps:\n  - display: ok\n"
+        ),
         encoding="utf-8",
     )
     (tmp_path / "playbooks" / "guide.md").write_text(GUIDE, encoding="utf-8")

@@ -139,7 +139,8 @@ async def _kai(project: Path) -> None:
             == "**feature** (kai arg, required)\n\nthe feature the run works on (kai's implicit argument)"
         )
         assert await ask.hover(*_at(KAI, "gate_on_breaking")) == (
-            "**gate_on_breaking** (kai autonomy) lowers to:\n\n- a check after the step failing with `AgreementBreaking`, handled by `Inquire`"
+            "**gate_on_breaking** (kai autonomy) lowers to:\n\n"
+            "- a check after the step failing with `AgreementBreaking`, handled by `Inquire`"
         )
         editor.change(uri, KAI.replace("autonomy: skip", "autonomy: gate_always"))
         assert (
@@ -153,10 +154,12 @@ async def _kai(project: Path) -> None:
         )
         policy = await ask.hover(*_at(KAI, "retry_once"))
         assert policy.startswith(
-            "**retry_once** (kai error policy) lowers to the step's error policy:\n\n- any error: `Stop after 1 retry`\n- `PreconditionFailed`: `Suspend`"
+            "**retry_once** (kai error policy) lowers to the step's error policy:\n\n"
+            "- any error: `Stop after 1 retry`\n- `PreconditionFailed`: `Suspend`"
         )
         assert await ask.hover(*_at(KAI, "subagent_error")) == (
-            "**subagent_error** (kai escalation trigger): the step failing with `AIAdapterError` or `AIAdapterUnavailable` or `StepTimeout` "
+            "**subagent_error** (kai escalation trigger): "
+            "the step failing with `AIAdapterError` or `AIAdapterUnavailable` or `StepTimeout` "
             "is handled by `Inquire`, before the error policy"
         )
         assert (await ask.hover(*_at(KAI, "sonnet"))).startswith("**sonnet** (kai model)")
@@ -221,7 +224,8 @@ async def _cleo(project: Path) -> None:
         )
         editor.change(uri, CANTBOOK)
         assert await ask.hover(*_at(CANTBOOK, "permissive")) == (
-            "**permissive** (cleo approval policy): the gate passes by itself when cleo's 10 default rules approve every command "
+            "**permissive** (cleo approval policy): the gate passes by itself "
+            "when cleo's 10 default rules approve every command "
             "up to the next gate (`make test`); else a person answers it"
         )
         assert (

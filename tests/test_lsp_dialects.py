@@ -209,9 +209,9 @@ def test_did_you_mean_quick_fixes_in_kai_and_cleo(tmp_path: Path) -> None:
 async def _hovers(project: Path) -> None:
     async with session(project) as editor:
         uri = editor.open(project / ".playbooks" / "playbooks" / "ship.yaml")
-        text = (
-            HEAD
-            + "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n    postconditions:\n      - qa_verdict_pass\n"
+        text = HEAD + (
+            "    autonomy: auto\n    error_policy: stop\n    preconditions: [spec_exists]\n"
+            "    postconditions:\n      - qa_verdict_pass\n"
         )
         editor.change(uri, text)
         last = HEAD.count("\n")

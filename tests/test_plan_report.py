@@ -361,9 +361,8 @@ def test_render_markdown_of_a_100_step_plan(update_golden: bool) -> None:
 def test_markdown_leads_with_what_needs_attention() -> None:
     text = render_markdown(with_hash(small_plan()))
     title = text.splitlines()[1]
-    assert (
-        title
-        == "## What-if plan for `write-spec`: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused"
+    assert title == (
+        "## What-if plan for `write-spec`: 1 to create, 1 to modify, 1 to delete, 1 unknown, 1 would pause, 1 refused"
     )
     sections = [text.index(heading) for heading in ("### Needs attention", "### Steps", "### File changes")]
     assert sections == sorted(sections)

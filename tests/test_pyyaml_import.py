@@ -18,10 +18,12 @@ ROOT = Path(__file__).parents[1]
 _PROBE = """
 import datetime, json, sys
 {importing}
-plain = ["yes", "No", "on", "1.5", ".inf", "-.NaN", "0x1F", "0b101", "0o17", "190:20:30", "1_000", "<<", "~", "null", "",
+plain = ["yes", "No", "on", "1.5", ".inf", "-.NaN", "0x1F", "0b101", "0o17", "190:20:30", "1_000", \
+"<<", "~", "null", "",
          "2001-12-14", "2001-12-14t21:59:43.10-05:00", "=", "!", "&a", "*b", "plain text", "é", "a: b", "- x"]
 dumped = yaml.safe_dump({{"values": plain}}, sort_keys=False, allow_unicode=True)
-loaded = yaml.load("a: yes\\nb: 1_000\\nc: 2001-12-14 21:59:43.10 -5\\nd: ~\\ne: 0o17\\nf: .5\\n", Loader=yaml.SafeLoader)
+loaded = yaml.load("a: yes\\nb: 1_000\\nc: 2001-12-14 21:59:43.10 -5\\nd: ~\\ne: 0o17\\nf: .5\\n", \
+Loader=yaml.SafeLoader)
 try:
     yaml.load("a: \\x07", Loader=yaml.SafeLoader)
     refused = None

@@ -18,7 +18,10 @@ from catalyst_dsl.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-HELLO = 'name: hello\ndescription: x\nowner: Engineer\ninputs:\n  - string: who\n    default: world\nsteps:\n  - display: "hi {{ who }}"\n'
+HELLO = (
+    'name: hello\ndescription: x\nowner: Engineer\ninputs:\n  - string: who\n    default: world\n'
+    'steps:\n  - display: "hi {{ who }}"\n'
+)
 BYE = 'name: bye\ndescription: x\nowner: Engineer\nsteps:\n  - file-write: notes/bye.md\n    content: bye\n'
 PLAIN = 'name: plain\ndescription: x\nowner: Engineer\nsteps:\n  - display: "no golden plan"\n'
 

@@ -105,9 +105,16 @@ class PermissionChecker:
                 if report is not None:
                     report.report(
                         "C817",
-                        f"this {step.action} step declares no `writes:`: its program may write only the run's scratch space and the temp folder (confined by the kernel where Landlock is available)",
+                        (
+                            f"this {step.action} step declares no `writes:`: its program may write "
+                            "only the run's scratch space and the temp folder "
+                            "(confined by the kernel where Landlock is available)"
+                        ),
                         step.action_span or step.span,
-                        help="list the paths it writes under `writes:` (glob patterns), or `writes: []` when it writes nothing",
+                        help=(
+                            "list the paths it writes under `writes:` (glob patterns), "
+                            "or `writes: []` when it writes nothing"
+                        ),
                     )
                 yield Write(step, None, "", step.action_span or step.span)
             for value in step.writes:
@@ -170,7 +177,10 @@ class PermissionChecker:
             if prefix == protected or prefix.startswith(protected + "/"):
                 sink.report(
                     "C824",
-                    f"this step declares it writes '{write.text}', but {protected}/ holds {what}, which programs are never allowed to write",
+                    (
+                        f"this step declares it writes '{write.text}', but {protected}/ holds {what}, "
+                        "which programs are never allowed to write"
+                    ),
                     write.span,
                     help="write somewhere else, or use the built-in action made for it (git-commit, file-write)",
                 )
@@ -201,7 +211,10 @@ class PermissionChecker:
                         "C812",
                         f"'{text}' is not a valid path pattern: {exc.message}",
                         value.span,
-                        help="patterns are relative to the project root: `*` is one name, `**` any depth (`catalyst explain C812`)",
+                        help=(
+                            "patterns are relative to the project root: "
+                            "`*` is one name, `**` any depth (`catalyst explain C812`)"
+                        ),
                     )
         return found
 
@@ -218,7 +231,10 @@ class PermissionChecker:
             if known:
                 self.sink.report(
                     "C814",
-                    f"'{pb.name}' writes files but declares no allowedWritePaths, so it may write anywhere in the project",
+                    (
+                        f"'{pb.name}' writes files but declares no allowedWritePaths, "
+                        "so it may write anywhere in the project"
+                    ),
                     pb.span,
                     help="list where it writes under allowedWritePaths to have every write checked",
                 )
@@ -253,7 +269,10 @@ class PermissionChecker:
                     "C813",
                     f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
                     write.span,
-                    help="git's own files are written only under a grant that names them in plain text (such as `.git/hooks/**`); `**` does not",
+                    help=(
+                        "git's own files are written only under a grant that names them in plain text "
+                        "(such as `.git/hooks/**`); `**` does not"
+                    ),
                 )
 
     def _unnamed_git(self, write: Write, grants: list[Glob] | None) -> bool:
@@ -283,9 +302,15 @@ class PermissionChecker:
         if granted:
             self.sink.report(
                 "C820",
-                f"this step gives the AI tools that change things ({', '.join(granted)}), but '{pb.name}' declares no allowedWritePaths",
+                (
+                    f"this step gives the AI tools that change things ({', '.join(granted)}), "
+                    f"but '{pb.name}' declares no allowedWritePaths"
+                ),
                 tools.span or step.span,
-                help=f"list where the AI may write under allowedWritePaths, or grant only read-only tools ({', '.join(sorted(READ_ONLY_TOOLS))})",
+                help=(
+                    "list where the AI may write under allowedWritePaths, "
+                    f"or grant only read-only tools ({', '.join(sorted(READ_ONLY_TOOLS))})"
+                ),
             )
 
     def _parallel(self, group: ir.Step) -> None:
@@ -307,7 +332,10 @@ class PermissionChecker:
             first, second = (a, b) if bi < bj else (b, a)
             self.sink.report(
                 "C818",
-                f"steps {_step_label(first.step)} and {_step_label(second.step)} of one parallel group may both write '{witness}' ('{first.text}' and '{second.text}')",
+                (
+                    f"steps {_step_label(first.step)} and {_step_label(second.step)} of one parallel group "
+                    f"may both write '{witness}' ('{first.text}' and '{second.text}')"
+                ),
                 second.span,
                 labels=[Label(first.span, "the other write")] if first.span else (),
                 help="run them one after the other, or make their paths disjoint",
@@ -327,10 +355,16 @@ class PermissionChecker:
             shown = _describe_writes(child_writes)
             self.sink.report(
                 "C815",
-                f"'{child.name}' writes ({shown}), but it is called without inheritPermissions: true, so it runs read-only",
+                (
+                    f"'{child.name}' writes ({shown}), "
+                    "but it is called without inheritPermissions: true, so it runs read-only"
+                ),
                 edge.span,
                 labels=[Label(w.span, "it writes here") for w in child_writes[:3] if w.span is not None],
-                help="add `inheritPermissions: true` to this step if the child should write with this playbook's permissions",
+                help=(
+                    "add `inheritPermissions: true` to this step "
+                    "if the child should write with this playbook's permissions"
+                ),
             )
             return
         self._child_git_writes(child, edge, grants, child_writes)
@@ -343,7 +377,9 @@ class PermissionChecker:
                     f"'{child.name}' writes '{write.text}', which this playbook may not write",
                     edge.span,
                     labels=[Label(write.span, "the child writes here")] if write.span else (),
-                    help="allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere",
+                    help=(
+                        "allow the path in this playbook's allowedWritePaths, or call a playbook that writes elsewhere"
+                    ),
                 )
 
     def _child_git_writes(
@@ -357,10 +393,16 @@ class PermissionChecker:
             if self._unnamed_git(write, grants):
                 self.sink.report(
                     "C816",
-                    f"'{child.name}' writes '{write.text}', inside a .git directory, which no grant of this playbook names",
+                    (
+                        f"'{child.name}' writes '{write.text}', inside a .git directory, "
+                        "which no grant of this playbook names"
+                    ),
                     edge.span,
                     labels=[Label(write.span, "the child writes here")] if write.span else (),
-                    help="name it in this playbook's allowedWritePaths (such as `.git/hooks/**`), or call a playbook that writes elsewhere",
+                    help=(
+                        "name it in this playbook's allowedWritePaths (such as `.git/hooks/**`), "
+                        "or call a playbook that writes elsewhere"
+                    ),
                 )
 
 

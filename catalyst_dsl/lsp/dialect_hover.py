@@ -67,7 +67,11 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
         if on(step.command):
             return _command(step.command.text, root)
         if on(step.model):
-            return f"**{step.model.text}** (kai model): the step's agent runs as `ai-prompt` with `model: {step.model.text}` (one of {', '.join(kai.MODELS)})"
+            return (
+                f"**{step.model.text}** (kai model): "
+                f"the step's agent runs as `ai-prompt` with `model: {step.model.text}` "
+                f"(one of {', '.join(kai.MODELS)})"
+            )
         lowered = _lowered(document, source, step)
         if lowered is None:
             return None
@@ -233,9 +237,9 @@ def _gate_policy(book, node, policy: str) -> str:
     )
     commands = [c.value for c in entries["commands"].items]
     listed = ", ".join(f"`{c}`" for c in commands) if commands else "none"
-    return (
-        head
-        + f": the gate passes by itself when {by} approve every command up to the next gate ({listed}); else a person answers it"
+    return head + (
+        f": the gate passes by itself when {by} approve every command "
+        f"up to the next gate ({listed}); else a person answers it"
     )
 
 

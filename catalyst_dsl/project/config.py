@@ -491,7 +491,10 @@ def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:
     if exposed is None:
         return None
     return (
-        f"setting 'github-api-url' reaches {exposed} over plain http://: the GitHub token would cross the network unencrypted",
+        (
+            f"setting 'github-api-url' reaches {exposed} over plain http://: "
+            "the GitHub token would cross the network unencrypted"
+        ),
         CLEAR_TEXT_FIX,
     )
 
@@ -501,12 +504,18 @@ def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] 
     that stays inside the project (`..` and links resolved)."""
     if key not in USER_SETTINGS:
         return None
-    fix = f"move it to your own configuration, {USER_CONFIG} (docs/configuration.md); a repository's settings are not trusted with it"
+    fix = (
+        f"move it to your own configuration, {USER_CONFIG} (docs/configuration.md); "
+        "a repository's settings are not trusted with it"
+    )
     if key != "resources-dir":
         return f"setting '{key}' reaches outside the project, so a repository's settings file may not give it", fix
     if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not _stays_inside(root, value):
         return (
-            f"setting 'resources-dir': '{value}' leads outside the project, so a repository's settings file may not give it",
+            (
+                f"setting 'resources-dir': '{value}' leads outside the project, "
+                "so a repository's settings file may not give it"
+            ),
             f"use a directory inside the project, or {fix[0].lower()}{fix[1:]}",
         )
     return None

@@ -84,7 +84,10 @@ def listing_text(
     for e in entries:
         if "name" not in e:
             lines += [
-                f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}; see catalyst check)",
+                (
+                    f"{e['file']}: does not compile ({e['errors']} error{'s' if e['errors'] != 1 else ''}"
+                    "; see catalyst check)"
+                ),
                 "",
             ]
             continue

@@ -4,8 +4,8 @@ For each golden plan (`golden/NAME.plan.json`) whose playbook, or the plan itsel
 the files a pull request changes, the playbook is planned again with the inputs the golden
 plan records (as the golden test does, `plan.replan`) and its Markdown report is posted as
 a comment on the pull request. The report starts with a hidden marker naming the
-playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment instead of adding another: one comment per
-playbook, always the latest plan.
+playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment
+instead of adding another: one comment per playbook, always the latest plan.
 
 Only GitHub's REST API is spoken, with the token given, to the API address given; nothing
 from the playbooks or plans is sent anywhere but in a comment's body.
@@ -92,7 +92,11 @@ def _body(root: Path, golden: dict, playbook_file: str) -> str:
 
 def _not_planned(playbook_file: str, why: str) -> str:
     ticks = plan_report.fence(why)
-    return f"{marker(playbook_file)}\n## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n{ticks}\n{why}\n{ticks}\n"
+    return (
+        f"{marker(playbook_file)}\n"
+        f"## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n"
+        f"{ticks}\n{why}\n{ticks}\n"
+    )
 
 
 def _relative(root: Path, path: str) -> str:

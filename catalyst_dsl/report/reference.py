@@ -65,7 +65,9 @@ def actions_page(catalog: Catalog) -> str:
 STEP_KEYS = {
     "name": "the step's name (kebab-case); later steps read its result by it.",
     "condition": "run the step only when this holds; otherwise it is journaled skipped.",
-    "errorPolicy": "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`.",
+    "errorPolicy": (
+        "what a failure does: Stop, Continue, SilentlyContinue, Ignore, Inquire, Suspend, with `retryCount`."
+    ),
     "timeout": "seconds, or `500ms`, `30s`, `5m`, `1h`.",
     "checkpoint": "`true` or a message: pause after the step. `before`: pause before it, answered `yes` (run it), "
     "`skip` (journal it skipped) or `abort` (end the run `cancelled`). Long form `{when: before|after, "

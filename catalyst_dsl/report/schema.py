@@ -40,7 +40,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
             builtin = [spec.name for spec in specs]
             choices.append(
                 {
-                    "description": "A call of a function defined in the playbook (the checker matches it to its definition).",
+                    "description": (
+                        "A call of a function defined in the playbook (the checker matches it to its definition)."
+                    ),
                     "type": "object",
                     "minProperties": 1,
                     "not": {"anyOf": [{"required": [name]} for name in builtin]},
@@ -73,7 +75,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Catalyst playbook",
-        "description": f"A Catalyst YAML playbook (schema version {SCHEMA_VERSION}); `catalyst check` checks what a schema cannot.",
+        "description": (
+            f"A Catalyst YAML playbook (schema version {SCHEMA_VERSION}); `catalyst check` checks what a schema cannot."
+        ),
         "type": "object",
         "properties": top_level,
         "additionalProperties": False,

@@ -68,8 +68,12 @@ def build_wheel(
     )
     files = {
         **{path: source.encode("utf-8") for path, source in modules.items()},
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: catalyst test plugin\n".encode(),
-        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: catalyst-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: catalyst test plugin\n"
+        ).encode(),
+        f"{dist_info}/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: catalyst-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
         f"{dist_info}/entry_points.txt": groups.encode("utf-8"),
     }
     record = (

@@ -40,7 +40,8 @@ def test_an_action_module_is_imported_by_its_first_use_only():
         "loaded = lambda: sorted(m for m in sys.modules if m.startswith('catalyst_dsl.runtime.actions.'))\n"
         "before = loaded()\n"
         "run = IMPLEMENTATIONS.get('git-commit')\n"
-        "print(json.dumps([before, loaded(), run.__module__, IMPLEMENTATIONS.get('no-such-action'), 'file-read' in IMPLEMENTATIONS]))\n"
+        "print(json.dumps([before, loaded(), run.__module__, "
+        "IMPLEMENTATIONS.get('no-such-action'), 'file-read' in IMPLEMENTATIONS]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

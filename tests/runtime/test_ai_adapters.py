@@ -47,7 +47,8 @@ PROGRAM = textwrap.dedent("""\
     mode, state = sys.argv[1], sys.argv[2]
     prompt = sys.stdin.read()
     with open(os.path.join(state, "calls"), "a") as calls:
-        calls.write(prompt.replace("\\n", " ") + "|" + os.environ.get("CATALYST_AI_TOOLS", "") + "|" + os.environ.get("CATALYST_AI_MODEL", "-") + "\\n")
+        calls.write(prompt.replace("\\n", " ") + "|" + os.environ.get("CATALYST_AI_TOOLS", "") + "|" \
++ os.environ.get("CATALYST_AI_MODEL", "-") + "\\n")
     count = len(open(os.path.join(state, "calls")).read().splitlines())
     with open(os.path.join(state, "pid"), "w") as pid:
         pid.write(str(os.getpid()))
@@ -558,7 +559,8 @@ def test_available_adapters_follow_the_settings(program, server):
     collect(found["openai"]({}).invoke("q", (), {}))
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert masked == ["sk-from-env"]
-    # An empty precedence gives the mock; the session's precedence() lists the configured built-ins first (test_ai_choice.py).
+    # An empty precedence gives the mock; the session's precedence() lists the configured
+    # built-ins first (test_ai_choice.py).
     assert select_adapter(None, (), found).name == "mock"
 
 

@@ -52,12 +52,18 @@ def _configure(project, settings: str) -> None:
         (
             'ai-adapters = ["openai"]\n',
             "the AI adapter 'openai' (ai-adapters) cannot be used: the openai-base-url setting is not set",
-            'help: set openai-base-url in ~/.config/catalyst/config.toml, e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters',
+            (
+                'help: set openai-base-url in ~/.config/catalyst/config.toml, '
+                'e.g. openai-base-url = "https://api.openai.com/v1"; or remove it from ai-adapters'
+            ),
         ),
         (
             'ai-adapters = ["openai"]\nopenai-base-url = "https://ai.example.com/v1"\nopenai-model = "m"\n',
             "the AI adapter 'openai' (ai-adapters) cannot be used: it has no API key for ai.example.com",
-            "help: set the secret 'openai-api-key' (CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or $OPENAI_API_KEY",
+            (
+                "help: set the secret 'openai-api-key' "
+                "(CATALYST_SECRET_OPENAI_API_KEY, or secrets-file) or $OPENAI_API_KEY"
+            ),
         ),
         (
             'ai-adapters = ["openai"]\nopenai-base-url = "ftp:/nowhere"\n',
@@ -71,7 +77,10 @@ def _configure(project, settings: str) -> None:
         ),
         (
             'ai-command = ["no-such-ai-program-4711", "--quiet"]\n',
-            "cannot be used: its program `no-such-ai-program-4711` (the first word of ai-command) is not found on PATH or is not executable",
+            (
+                "cannot be used: its program `no-such-ai-program-4711` (the first word of ai-command) "
+                "is not found on PATH or is not executable"
+            ),
             "help: install the program, or fix ai-command in ~/.config/catalyst/config.toml",
         ),
         (

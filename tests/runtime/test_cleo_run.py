@@ -31,12 +31,16 @@ options = json.loads(os.environ.get("CATALYST_AI_OPTIONS") or "{}")
 who = os.environ.get("CATALYST_AI_AGENT") or os.environ.get("CATALYST_AI_SKILL")
 prompt = sys.stdin.read()
 tmp = os.environ["TMPDIR"]
-calls = [l for l in open(os.path.join(tmp, "agent.log")).read().splitlines()] if os.path.exists(os.path.join(tmp, "agent.log")) else []
+calls = ([l for l in open(os.path.join(tmp, "agent.log")).read().splitlines()]
+         if os.path.exists(os.path.join(tmp, "agent.log")) else [])
 mine = sum(1 for l in calls if json.loads(l)["who"] == who)
 with open(os.path.join(tmp, "agent.log"), "a") as log:
-    log.write(json.dumps({"who": who, "agent": os.environ.get("CATALYST_AI_AGENT"), "skill": os.environ.get("CATALYST_AI_SKILL"),
-                          "readPaths": os.environ.get("CATALYST_AI_READ_PATHS"), "skills": os.environ.get("CATALYST_AI_SKILLS"),
-                          "tools": os.environ.get("CATALYST_AI_TOOLS"), "context": options.get("context"), "prompt": prompt}) + "\n")
+    log.write(json.dumps({"who": who, "agent": os.environ.get("CATALYST_AI_AGENT"),
+                          "skill": os.environ.get("CATALYST_AI_SKILL"),
+                          "readPaths": os.environ.get("CATALYST_AI_READ_PATHS"),
+                          "skills": os.environ.get("CATALYST_AI_SKILLS"),
+                          "tools": os.environ.get("CATALYST_AI_TOOLS"), "context": options.get("context"),
+                          "prompt": prompt}) + "\n")
 answer = json.load(open("answers.json"))[who]
 if isinstance(answer, list):
     answer = answer[min(mine, len(answer) - 1)]
@@ -196,7 +200,10 @@ def test_an_agent_answer_that_is_not_an_object_fails_the_node(cleo):
     book(
         cleo,
         "prose",
-        'version: "1.0"\nname: prose\nnodes:\n  - id: a\n    type: agentic\n    skill: s\n    on_failure:\n      max_iterations: 1\n',
+        (
+            'version: "1.0"\nname: prose\nnodes:\n'
+            '  - id: a\n    type: agentic\n    skill: s\n    on_failure:\n      max_iterations: 1\n'
+        ),
     )
     answers(cleo, s="just words")
     run = cleo.run("prose", "--mode", "autonomous")
@@ -384,7 +391,8 @@ nodes:
     depends: [build]
   - id: publish
     type: deterministic
-{py("import sys; open('out/published', 'w').write(sys.argv[1])")[:-2]}, "{{{{ __lastApproval.approver }}}} {{{{ __lastApproval.reason }}}}"]
+{py("import sys; open('out/published', 'w').write(sys.argv[1])")[:-2]}, \
+"{{{{ __lastApproval.approver }}}} {{{{ __lastApproval.reason }}}}"]
     depends: [review]
 """
 
@@ -504,7 +512,12 @@ nodes:
     type: deterministic
 {py("open('out/one', 'a').write('x')")}  - id: two
     type: deterministic
-{py("import os, time; first = not os.path.exists('out/two'); open('out/two', 'a').write('x'); time.sleep(60 if first else 0)")}    depends: [one]
+{
+        py(
+            "import os, time; first = not os.path.exists('out/two'); "
+            "open('out/two', 'a').write('x'); time.sleep(60 if first else 0)"
+        )
+    }    depends: [one]
   - id: three
     type: deterministic
 {py("open('out/three', 'a').write('x')")}    depends: [two]

@@ -671,7 +671,10 @@ def test_a_program_cannot_reach_around_the_mounts_with_capabilities(git_project,
         "",
         "\n".join(
             [
-                "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); print('open_tree', l.syscall(428, -100, b'.', 1 | 0x80000))\"",
+                (
+                    "python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); "
+                    "print('open_tree', l.syscall(428, -100, b'.', 1 | 0x80000))\""
+                ),
                 "hostname catalyst-test-host 2>/dev/null || echo 'hostname refused'",
                 "touch \"$TMPDIR/pinned\"; chattr +i \"$TMPDIR/pinned\" 2>/dev/null || echo 'chattr refused'",
                 f"chmod 0644 {config}/catalyst/run-key 2>/dev/null || echo 'key refused'",

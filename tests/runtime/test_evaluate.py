@@ -842,7 +842,7 @@ def test_materialize_leaves_steps_and_inputs_alone(env):
     assert materialize(inputs, env) is inputs
 
 
-# -- explain ------------------------------------------------------------------------------------------------------------
+# -- explain -----------------------------------------------------------------------------------------------------------
 
 
 def test_explain_the_documented_example(env):

@@ -664,9 +664,11 @@ def test_parallel_branches_run_concurrently(project):
         allowedWritePaths: [out/**]
         steps:
           - parallel:
-              - bash: "touch out/a; n=0; until [ -e out/b ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done; test -e out/b"
+              - bash: "touch out/a; n=0; until [ -e out/b ] || [ $n -ge 1000 ]; \
+do sleep 0.01; n=$((n+1)); done; test -e out/b"
                 writes: [out/a]
-              - bash: "touch out/b; n=0; until [ -e out/a ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done; test -e out/a"
+              - bash: "touch out/b; n=0; until [ -e out/a ] || [ $n -ge 1000 ]; \
+do sleep 0.01; n=$((n+1)); done; test -e out/a"
                 writes: [out/b]
     """,
     )

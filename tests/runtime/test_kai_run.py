@@ -30,7 +30,10 @@ STEP = """
 
 
 def kai_playbook(*steps: dict) -> str:
-    text = 'name: "flow"\ndescription: "a kai flow"\nversion: "1.0"\nargs:\n  - name: "feature"\n    description: "Feature"\n    required: true\nsteps:'
+    text = (
+        'name: "flow"\ndescription: "a kai flow"\nversion: "1.0"\n'
+        'args:\n  - name: "feature"\n    description: "Feature"\n    required: true\nsteps:'
+    )
     for step in steps:
         fields = {"pre": [], "post": [], "policy": "stop", "triggers": [], "autonomy": "auto", **step}
         fields = {k: json.dumps(v) if isinstance(v, list) else v for k, v in fields.items()}

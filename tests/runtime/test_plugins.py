@@ -259,7 +259,11 @@ def test_a_function_named_like_a_plugin_action_says_whose_name_it_is():
     from catalyst_dsl.compiler import compile_bytes
 
     catalog = Catalog(builtin_catalog().specs(), fallback=lambda name: _spec(name) if name == "hello" else None)
-    text = b"name: f\ndescription: d\nowner: Engineer\nsteps:\n  - function: hello\n    steps:\n      - display: hi\n  - function: display\n    steps:\n      - display: hi\n"
+    text = (
+        b"name: f\ndescription: d\nowner: Engineer\n"
+        b"steps:\n  - function: hello\n    steps:\n      - display: hi\n"
+        b"  - function: display\n    steps:\n      - display: hi\n"
+    )
     found = {d.message for d in compile_bytes(text, "f.yaml", catalog).diagnostics if d.code == "C410"}
     assert found == {
         "the function 'hello' has the name of an action an installed plugin provides",

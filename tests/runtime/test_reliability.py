@@ -436,7 +436,8 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
     for line, path in CRASH_LINES.items():
         in_flight_kills = sum(1 for _, flying in kills if flying == path)
         assert 1 <= lines.count(line) <= 1 + in_flight_kills, (
-            f"{line} appears {lines.count(line)} times, but its step {path} was in flight at {in_flight_kills} kill(s); kills: {kills}"
+            f"{line} appears {lines.count(line)} times, "
+            f"but its step {path} was in flight at {in_flight_kills} kill(s); kills: {kills}"
         )
     return {"kills": kills, "reads": watcher.reads}
 

@@ -38,7 +38,10 @@ def no_traceback(result) -> None:
 def playbook(project, name: str, steps: str, head: str = "") -> None:
     project.playbook(
         name,
-        f"name: {name}\ndescription: d\nowner: Engineer\n{textwrap.dedent(head)}steps:\n{textwrap.indent(textwrap.dedent(steps), '  ')}",
+        (
+            f"name: {name}\ndescription: d\nowner: Engineer\n"
+            f"{textwrap.dedent(head)}steps:\n{textwrap.indent(textwrap.dedent(steps), '  ')}"
+        ),
     )
 
 
@@ -600,7 +603,7 @@ def test_a_moderately_nested_object_input_does_not_break_the_snapshot(project):
     assert result.exit_code in (0, 1)
 
 
-# -- 12. command line and settings --------------------------------------------------------------------------------------
+# -- 12. command line and settings -------------------------------------------------------------------------------------
 
 
 def test_a_run_id_with_glob_characters_matches_no_run(project):
@@ -628,7 +631,7 @@ def test_a_state_dir_that_is_a_file_is_a_clear_error(project):
     assert result.exit_code in (1, 3)
 
 
-# -- 13. locks ------------------------------------------------------------------------------------------------------------
+# -- 13. locks ---------------------------------------------------------------------------------------------------------
 
 
 WRITES_A = """

@@ -282,7 +282,10 @@ def test_a_secret_escaped_into_a_script_is_still_masked(project):
         s["config"]["script"] for s in json.loads(result.stdout)["steps"] if s["action"] in ("bash", "powershell")
     ]
     assert scripts == [
-        "printf '%s' \"${CATALYST_V_0}\" \"${CATALYST_V_1}\" ''\"${CATALYST_V_2}\"''\ncat <<EOF\n${CATALYST_V_3}\nEOF\n",
+        (
+            "printf '%s' \"${CATALYST_V_0}\" \"${CATALYST_V_1}\" ''\"${CATALYST_V_2}\"''\n"
+            "cat <<EOF\n${CATALYST_V_3}\nEOF\n"
+        ),
         "Write-Output ${env:CATALYST_V_0} '***' \"${env:CATALYST_V_1}\"\n",
     ]
 

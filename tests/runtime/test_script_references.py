@@ -403,7 +403,8 @@ REFUSED = [
     "git config gpg.ssh.defaultKeyCommand {{v}}",
     "echo {{v}} | bash ./../../dev/stdin",
     "bash -c 'source /dev/stdin' <<< {{v}}",
-    # third round: >& re-expands, CR, compound [[ ]], integers bash fills, subscripted namerefs, groups, make, git aliases
+    # third round: >& re-expands, CR, compound [[ ]], integers bash fills, subscripted namerefs, groups, make,
+    # git aliases
     "echo build >& {{v}}",
     "log={{v}}; make >& \"$log\"",
     "echo hi \\\r\n{{v}} PWNED",

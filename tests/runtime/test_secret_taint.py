@@ -1,4 +1,5 @@
-"""Values computed from a secret are secret: the evaluator marks them, the masker hides their text, plans show placeholders."""
+"""Values computed from a secret are secret: the evaluator marks them, the masker hides their text,
+plans show placeholders."""
 
 from __future__ import annotations
 

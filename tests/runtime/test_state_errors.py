@@ -124,8 +124,8 @@ def test_a_full_disk_when_a_run_starts_says_nothing_ran(project, monkeypatch):
     result = project.run("five-steps")
     assert result.exit_code == EXIT_STATE, result.output
     assert (
-        "error: the run state cannot be written: .xe/runs: the disk is full (No space left on device); the snapshot needed "
-        in result.output
-    )
+        "error: the run state cannot be written: .xe/runs: the disk is full (No space left on device); "
+        "the snapshot needed "
+    ) in result.output
     assert "help: free space on that disk, then start the run again (nothing of it ran)" in result.output
     assert "[info] one" not in result.output and not project.snapshot_files()

@@ -164,9 +164,9 @@ def test_all_any_not_combine_checks_and_a_check_may_raise_its_own_code(project):
     result = project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous")
     assert result.exit_code == 2, result.output
     assert (
-        "PostconditionFailed: ensures check 2 does not hold: any(file-contains: out/verdict.md ~ /verdict: PASS/, all(file-exists: out/waived.md, ${{ said == 'WAIVED' }}))"
-        in result.output
-    )
+        "PostconditionFailed: ensures check 2 does not hold: any(file-contains: out/verdict.md ~ /verdict: PASS/, "
+        "all(file-exists: out/waived.md, ${{ said == 'WAIVED' }}))"
+    ) in result.output
     project.write("out/waived.md", "ok")
     assert project.run("verdict", "-i", "said=WAIVED", "--mode", "autonomous").exit_code == 0
     assert project.run("verdict", "-i", "said=PASS", "--mode", "autonomous").exit_code == 0
@@ -473,9 +473,9 @@ def test_a_json_schema_check_holds_for_a_matching_value_and_names_where_another_
     failed = project.run("tree", tree='[{"title": "a", "acceptance": ["done"]}, {"title": " ", "acceptance": ["x"]}]')
     assert failed.exit_code == 2
     assert (
-        "PostconditionFailed: ensures check 1 does not hold: json-schema: ${{ made }} (at $[1].title: ' ' does not match '\\\\S')"
-        in failed.output
-    )
+        "PostconditionFailed: ensures check 1 does not hold: "
+        "json-schema: ${{ made }} (at $[1].title: ' ' does not match '\\\\S')"
+    ) in failed.output
     # a hostile value is matched in linear time: RE2, never backtracking
     slow = project.run("tree", tree='[{"title": "' + "a" * 50_000 + '", "acceptance": []}]')
     assert slow.exit_code == 2 and "$[0].acceptance" in slow.output

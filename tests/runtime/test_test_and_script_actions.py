@@ -124,9 +124,11 @@ def _cobertura(rate: float) -> str:
     return textwrap.dedent(f"""\
         <?xml version="1.0" ?>
         <!DOCTYPE coverage SYSTEM 'https://raw.githubusercontent.com/cobertura/web/master/htdocs/xml/coverage-04.dtd'>
-        <coverage version="7.6.1" timestamp="1767225600000" lines-valid="4" lines-covered="3" line-rate="{rate}" branches-covered="0" branches-valid="0" branch-rate="0" complexity="0">
+        <coverage version="7.6.1" timestamp="1767225600000" lines-valid="4" lines-covered="3" line-rate="{rate}" \
+branches-covered="0" branches-valid="0" branch-rate="0" complexity="0">
             <sources><source>/tmp/project</source></sources>
-            <packages><package name="." line-rate="{rate}" branch-rate="0" complexity="0"><classes/></package></packages>
+            <packages><package name="." line-rate="{rate}" branch-rate="0" complexity="0">\
+<classes/></package></packages>
         </coverage>
         """)
 
@@ -209,7 +211,10 @@ def test_real_coverage_report(project):
     project.write("app.py", "def add(a, b):\n    return a + b\n\ndef unused():\n    return 0\n")
     project.write("tests/test_app.py", "import app\n\ndef test_add():\n    assert app.add(1, 2) == 3\n")
     py = shlex.quote(sys.executable)
-    command = f"{py} -m coverage run --source=app -m pytest -q -p no:cacheprovider tests/test_app.py && {py} -m coverage json -o coverage.json"
+    command = (
+        f"{py} -m coverage run --source=app -m pytest -q -p no:cacheprovider tests/test_app.py "
+        f"&& {py} -m coverage json -o coverage.json"
+    )
     result = project.run(
         testing.test,
         {"command": command, "coverageReport": "coverage.json", "coverageThreshold": 50, "env": {"PYTHONPATH": "."}},
@@ -282,7 +287,8 @@ def test_script_get_set_and_return(project):
         const files = get('build.files');
         console.log('checking', files.length, 'files');
         set('count', get('build.files.length'));
-        set('summary', {who: get('inputs.name'), first: get('build.files.0'), missing: get('build.nope') === undefined});
+        set('summary', {who: get('inputs.name'), first: get('build.files.0'), \
+missing: get('build.nope') === undefined});
         await new Promise((resolve) => setTimeout(resolve, 10));
         return {count: get('count'), ok: get('build.ok')};
         """)

@@ -190,7 +190,10 @@ def git_branch(ctx: ActionContext, config: dict) -> dict:
         raise StepError(
             "InvalidBranchName",
             f"'{name}' is not a valid branch name",
-            guidance="branch names cannot start with `-` or hold spaces, `..`, `~`, `^`, `:`, `?`, `*`, `[` or `\\` (see `git check-ref-format`)",
+            guidance=(
+                "branch names cannot start with `-` or hold spaces, `..`, `~`, `^`, `:`, `?`, `*`, `[` or `\\` "
+                "(see `git check-ref-format`)"
+            ),
         )
     mark_key = f"branch.{name}.{BRANCH_MARK}"
     marker = _marker(ctx)
@@ -244,7 +247,10 @@ def _switch(git: Git, *args: str) -> None:
         target = args[-1] if "-c" not in args else args[args.index("-c") + 1]
         raise StepError(
             "DirtyWorkTree",
-            f"cannot switch to '{target}': uncommitted changes would be overwritten: {', '.join(blocking) or 'see the log'}",
+            (
+                f"cannot switch to '{target}': "
+                f"uncommitted changes would be overwritten: {', '.join(blocking) or 'see the log'}"
+            ),
             guidance="commit the changes first (a git-commit step), or stash or discard them",
             metadata={"files": blocking, "stderr": outcome.stderr},
         )
@@ -496,7 +502,10 @@ def _sync(ctx: ActionContext, git: Git, branch: str, settings: dict[str, str], *
             "GitPushFailed",
             f"`git push` to {argv[-2]} failed{_said(outcome)}",
             guidance=(
-                "the remote has commits this branch lacks: keep `pull: true` (the default) or pull and resolve by hand, then resume"
+                (
+                    "the remote has commits this branch lacks: keep `pull: true` (the default) "
+                    "or pull and resolve by hand, then resume"
+                )
                 if rejected
                 else "check the remote, the network and your credentials, then resume"
             ),

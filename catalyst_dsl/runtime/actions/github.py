@@ -191,7 +191,9 @@ def _failure(method: str, path: str, response: HttpResponse, data: dict) -> Step
         return StepError(
             "GitHubRateLimited",
             f"GitHub's rate limit is spent ({where}): {when}",
-            guidance="wait, then resume the run; an errorPolicy for GitHubRateLimited with retryCount retries by itself",
+            guidance=(
+                "wait, then resume the run; an errorPolicy for GitHubRateLimited with retryCount retries by itself"
+            ),
             metadata=metadata,
         )
     if status == 403:
@@ -205,7 +207,10 @@ def _failure(method: str, path: str, response: HttpResponse, data: dict) -> Step
         return StepError(
             "GitHubNotFound",
             f"GitHub has nothing at {where} ({said or 'Not Found'})",
-            guidance="check the repository and the number; GitHub also answers 404 for a private repository the token cannot see",
+            guidance=(
+                "check the repository and the number; "
+                "GitHub also answers 404 for a private repository the token cannot see"
+            ),
             metadata=metadata,
         )
     if status == 422:
@@ -416,7 +421,10 @@ def issue_create(ctx: ActionContext, config: dict) -> dict[str, Any]:
         result = _created(existing, "the issue")
         ctx.log(
             "info",
-            f"issue #{result['number']} was created by an earlier attempt of this step; not creating another: {result['url']}",
+            (
+                f"issue #{result['number']} was created by an earlier attempt of this step; "
+                f"not creating another: {result['url']}"
+            ),
             None,
         )
         return result
@@ -443,7 +451,10 @@ def _comment(ctx: ActionContext, config: dict, key: str, kind: str) -> dict[str,
         result = _comment_result(existing)
         ctx.log(
             "info",
-            f"the comment on {kind} #{number} was made by an earlier attempt of this step; not commenting again: {result['url']}",
+            (
+                f"the comment on {kind} #{number} was made by an earlier attempt of this step; "
+                f"not commenting again: {result['url']}"
+            ),
             None,
         )
         return result

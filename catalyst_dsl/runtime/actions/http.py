@@ -207,7 +207,10 @@ def _target(written: Any) -> tuple[str, str | None]:
     if any(c in url for c in "\r\n\0 \t"):
         raise _invalid(
             "`url` holds whitespace or control characters",
-            "values placed after the host are percent-encoded for you; encode the text you wrote and a base URL given as a value",
+            (
+                "values placed after the host are percent-encoded for you; "
+                "encode the text you wrote and a base URL given as a value"
+            ),
         )
     if not url.isascii():
         url = _ascii(parts)

@@ -111,7 +111,7 @@ function run(job) {
     finish({ ok: true, result: text === undefined ? null : JSON.parse(text), set: changes }, 0);
   }, (error) => finish({ ok: false, error: describe(error), set: changes }, 1));
 }
-"""
+"""  # noqa: E501 (node's stack traces quote this program's line numbers: its lines are kept as they are)
 
 #: How much of node's stderr an error message quotes.
 STDERR_TAIL_LINES = 15

@@ -113,7 +113,9 @@ def _coverage(ctx: ActionContext, written: str, *, required: bool) -> float | No
             raise StepError(
                 "CoverageReportMissing",
                 f"the coverage report '{written}' does not exist after the tests ran",
-                guidance="make the test command write it (e.g. `coverage json -o coverage.json`), or fix coverageReport",
+                guidance=(
+                    "make the test command write it (e.g. `coverage json -o coverage.json`), or fix coverageReport"
+                ),
             )
         ctx.log("warning", f"the coverage report '{written}' does not exist after the tests ran", None)
         return None
