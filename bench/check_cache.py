@@ -6,7 +6,7 @@ Writes N playbooks of 20 steps that call each other (bench/library_graph.py's) i
 temporary project, then runs, ROUNDS times and interleaved so that load on the machine
 hits each kind alike: `catalyst check --no-cache`, `catalyst check` after
 `catalyst cache clean` (cold: every entry written) and `catalyst check` again (warm:
-the check's record replayed, check_replay.py). Each figure is the child process's CPU
+the check's record replayed, project/cache/replay.py). Each figure is the child process's CPU
 time (user + system), wall time and peak memory (max RSS), as min / median / max. The
 user's cache key is made in a temporary XDG_CACHE_HOME, not in yours. BASELINE, a
 directory holding another build (its `catalyst_dsl` and `grammar`, such as

@@ -56,7 +56,7 @@ if sys.argv[1] == "--imported":  # the run-time imported up front: the plan is t
     import catalyst_dsl.project.check, catalyst_dsl.runtime.preflight
     stamp("import the run-time first (--imported)")
 from catalyst_dsl.runtime import preflight, session
-from catalyst_dsl.project import check_cache
+from catalyst_dsl.project.cache import store
 decoding = [0.0]
 def timed(owner, name, before=None, after=None, add=None):
     original = getattr(owner, name)
@@ -70,7 +70,7 @@ def timed(owner, name, before=None, after=None, add=None):
             if after: stamp(after)
     setattr(owner, name, wrapper)
 timed(preflight, "checked", before="to the check", after="the check")
-timed(check_cache.CheckCache, "_decode", add=decoding)
+timed(store.CheckCache, "_decode", add=decoding)
 timed(session.Session, "plan", before="to the plan", after="the plan")
 timed(click, "echo", before="to the printing", after="printing")
 def report():

@@ -76,14 +76,14 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
     from catalyst_dsl.diagnostics.model import Severity
-    from catalyst_dsl.project import check_replay
+    from catalyst_dsl.project.cache import replay
     from catalyst_dsl.project.rules import reported
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     project, settings, files, scanned = _project_files(paths)
-    result = check_replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
+    result = replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
     sources = result.sources
     diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
@@ -164,7 +164,7 @@ def _check_cache(project, no_cache: bool):
     """The project's check cache, unless `--no-cache` or the `check-cache` setting says no."""
     if no_cache:
         return None
-    from catalyst_dsl.project.check_cache import CheckCache
+    from catalyst_dsl.project.cache.store import CheckCache
 
     return CheckCache.for_project(project)
 
@@ -181,7 +181,7 @@ def cache_clean(path: str | None) -> None:
     from pathlib import Path
 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.check_cache import clean
+    from catalyst_dsl.project.cache.store import clean
     from catalyst_dsl.project.config import load_project
 
     project = load_project(Path(path) if path else Path.cwd(), DiagnosticSink())

@@ -26,7 +26,7 @@ def _private_cache_home(tmp_path_factory, monkeypatch):
     """The check cache's key is made in a cache directory of the tests' own, never in the
     user's; projects inside this checkout (the golden cases, the sample playbooks) are
     checked without the cache, so the tests never write into the source tree."""
-    from catalyst_dsl.project.check_cache import CheckCache
+    from catalyst_dsl.project.cache.store import CheckCache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache-home"))
     for_project = CheckCache.for_project.__func__

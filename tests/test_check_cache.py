@@ -19,7 +19,9 @@ from catalyst_dsl.cli import cli
 from catalyst_dsl.compiler import discover
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.check import check_project
-from catalyst_dsl.project.check_cache import MAGIC, CheckCache, _text_form, cache_key, user_cache_dir
+from catalyst_dsl.project.cache.facts import _text_form
+from catalyst_dsl.project.cache.keys import cache_key, user_cache_dir
+from catalyst_dsl.project.cache.store import MAGIC, CheckCache
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.records import replace
 from catalyst_dsl.report.diagnostics import render_json, render_text
@@ -378,7 +380,7 @@ def test_the_cli_writes_only_the_project_cache_and_the_user_key(
     assert runner.invoke(cli, ["check", "--no-cache"]).output == cold.output
     assert runner.invoke(cli, ["list", "--json"]).output == runner.invoke(cli, ["list", "--json", "--no-cache"]).output
     listed = runner.invoke(cli, ["cache", "clean"])
-    # three playbooks, the broken one, and the record of the whole check (check_replay)
+    # three playbooks, the broken one, and the record of the whole check (cache.replay)
     assert listed.exit_code == 0 and "removed 5 cached result(s)" in listed.output
     assert not (root / ".xe" / "cache").exists()
 
@@ -623,7 +625,7 @@ def _records_of(value, cls):
 
 
 def test_the_code_fingerprint_changes_with_the_checker_s_source_files_only(tmp_path: Path) -> None:
-    from catalyst_dsl.project.check_cache import code_fingerprint
+    from catalyst_dsl.project.cache.keys import code_fingerprint
 
     package = tmp_path / "catalyst_dsl"
     (package / "checks" / "__pycache__").mkdir(parents=True)
@@ -652,7 +654,7 @@ def test_the_code_fingerprint_names_the_python_that_runs_the_checker(
 ) -> None:
     """One source tree run by two Pythons (another standard library, another libyaml
     beside it) keeps two sets of entries."""
-    from catalyst_dsl.project.check_cache import code_fingerprint
+    from catalyst_dsl.project.cache.keys import code_fingerprint
 
     package = tmp_path / "catalyst_dsl"
     package.mkdir()

@@ -43,7 +43,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     # in, kai's commands, the table of diagnostic codes when nothing is reported, a TOML
     # parser for an empty catalyst.toml: none of them is needed here.
     unwanted = {
-        "catalyst_dsl.project.check_cache",
+        "catalyst_dsl.project.cache.store",
         "catalyst_dsl.digests",
         "hashlib",
         "_hashlib",
@@ -64,9 +64,9 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
 def test_a_replayed_check_loads_no_compiler(tmp_path: Path, research_project: Path) -> None:
     project = research_project
     first = _modules_after(["check", "research.yaml"], project, tmp_path)
-    assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.check_cache" in first
+    assert "catalyst_dsl.compiler" in first and "catalyst_dsl.project.cache.store" in first
     again = _modules_after(["check", "research.yaml"], project, tmp_path)
-    assert "catalyst_dsl.project.check_cache" in again
+    assert "catalyst_dsl.project.cache.store" in again
     # The cache's digests and seals are BLAKE2b from CPython's own module (digests.py), not
     # hashlib's, whose import loads OpenSSL.
     unwanted = {

@@ -1,4 +1,4 @@
-"""A whole check answered from the check cache (check_replay): given back only while every
+"""A whole check answered from the check cache (cache.replay): given back only while every
 fact it depends on holds, never when a file, a folder, a probed file or a program changed;
 a damaged, foreign or forged record is ignored and replaced."""
 
@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from catalyst_dsl.cli import cli
 from catalyst_dsl.project import check as project_check
-from catalyst_dsl.project import check_replay, observed
-from catalyst_dsl.project.check_cache import CacheEntryError
+from catalyst_dsl.project import observed
+from catalyst_dsl.project.cache import replay
+from catalyst_dsl.project.cache.codec import CacheEntryError
 
 from test_check_cache import BROKEN, library
 
@@ -175,7 +176,8 @@ def test_a_resealed_record_holding_what_a_check_never_finds_is_checked_again(pro
     not negative. Anything else is checked again, never a traceback while printing it."""
     import json
 
-    from catalyst_dsl.project.check_cache import MAGIC, cache_key
+    from catalyst_dsl.project.cache.keys import cache_key
+    from catalyst_dsl.project.cache.store import MAGIC
     from test_check_cache import sealed_with
 
     plain = run("--no-cache", "--format", fmt)
@@ -249,19 +251,19 @@ def test_recording_notes_each_kind_of_fact(tmp_path: Path) -> None:
         ("listdir", str(tmp_path / "a")): None,
     }
     for (kind, question), answer in facts.items():
-        assert check_replay._holds(kind, question, answer, {})
+        assert replay._holds(kind, question, answer, {})
     (tmp_path / "b").write_text("y")
-    assert not check_replay._holds("listdir", str(tmp_path), ["a", "link"], {})
+    assert not replay._holds("listdir", str(tmp_path), ["a", "link"], {})
     observed.note("is-file", "outside any recording", True)  # noted nowhere, and no error
 
 
 def test_an_unknown_fact_is_a_broken_record() -> None:
     with pytest.raises(CacheEntryError):
-        check_replay._holds("the moon", "phase", "full", {})
+        replay._holds("the moon", "phase", "full", {})
 
 
 def test_a_file_over_the_size_limit_is_never_replayed(project: Path, monkeypatch) -> None:
     """C015 names the file's size, which the bytes read (the limit and one more) do not fix."""
-    monkeypatch.setattr(check_replay, "MAX_FILE_BYTES", 64)
+    monkeypatch.setattr(replay, "MAX_FILE_BYTES", 64)
     path = project / "playbooks" / "broken.yaml"
-    assert not check_replay._holds("bytes", str(path), observed.digest(path.read_bytes()[:65]), {})
+    assert not replay._holds("bytes", str(path), observed.digest(path.read_bytes()[:65]), {})

@@ -127,7 +127,7 @@ def test_a_place_on_the_path_without_metadata_leaves_the_environment_as_it_is(tm
 
 
 def test_a_damaged_list_of_plugin_names_is_ignored(tmp_path: Path) -> None:
-    from catalyst_dsl.project.check_cache import CheckCache
+    from catalyst_dsl.project.cache.store import CheckCache
 
     cache = CheckCache(tmp_path / "cache", b"k" * 32, "fingerprint")
     name = cache._plugins_entry(plugins.environment())

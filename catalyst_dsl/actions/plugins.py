@@ -315,7 +315,7 @@ def environment() -> str:
     removing a distribution adds, removes or remakes a folder in its place (which changes
     the place's time, and the names), and rewriting its entry points changes that file,
     so a list of entry points made under one digest still holds while the digest is the
-    same (see check_cache: a replayed check then knows a name is no plugin's without
+    same (see cache.store: a replayed check then knows a name is no plugin's without
     listing). The metadata folders' own times are not read: what changes inside one
     without remaking it (its RECORD, say) declares no entry point.
 

@@ -30,7 +30,7 @@ from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
 
 class Compilations:
     """Each file's last compilation, with the bytes it was compiled from; a file (or a
-    buffer) is compiled again only when those differ. The `check_cache.CheckCache`
+    buffer) is compiled again only when those differ. The `cache.store.CheckCache`
     interface, so a `Library` reads through it."""
 
     def __init__(self, inside: Callable[[str], bool] = lambda path: True) -> None:

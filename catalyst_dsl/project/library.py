@@ -58,7 +58,7 @@ class Library:
         #: Text to check instead of what is on disk, by absolute path (an editor's unsaved buffers).
         self.overlay = {absolute(p): data for p, data in (overlay or {}).items()}
         self.catalog = catalog or builtin_catalog()
-        #: A `check_cache.CheckCache` that files are read through, or None to compile each.
+        #: A `cache.store.CheckCache` that files are read through, or None to compile each.
         self.cache = cache
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = observed.listed(dirs, discover_folders(dirs))

@@ -4,7 +4,7 @@ A library check reads the files it checks and what they call, lists the playbook
 folders, probes for files (a called path, a slash command's file), asks the plugins about
 action names that are not built in and looks for programs on PATH. Each of those goes
 through a function here, which answers as the file system does and, while `recording()`
-is on, notes the question and the answer. `check_replay` keeps the notes beside the
+is on, notes the question and the answer. `cache.replay` keeps the notes beside the
 findings and asks every question again before it gives those findings back: when one
 answer differs, the library is checked again.
 

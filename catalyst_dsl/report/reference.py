@@ -75,7 +75,7 @@ STEP_KEYS = {
     "`policy: {rules: [{action, reason, pattern}], commands}` passes by itself when every command it "
     "guards is auto-approved.",
     "writes": "the paths a shell-like step's program may write (glob patterns).",
-    "isolated": "accepted and kept in the IR (LANGUAGE.md section 3); the interpreter does nothing with it yet.",
+    "isolated": "accepted and kept in the IR; the interpreter does nothing with it yet.",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
     "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
 }

@@ -19,7 +19,7 @@ def checked(project: Project, file: str, *, cached: bool = False):
     RunAbort. `cached`: files the check cache holds are read from it, and no entry is
     written (a what-if changes nothing)."""
     from catalyst_dsl.project.check import check_project
-    from catalyst_dsl.project.check_cache import CheckCache
+    from catalyst_dsl.project.cache.store import CheckCache
     from catalyst_dsl.report.diagnostics import render_text, summary_line
 
     cache = CheckCache.for_project(project, read_only=True) if cached else None

@@ -1,6 +1,6 @@
 """A playbook's bytes into text: UTF-8, a byte-order mark dropped, newlines made `\\n`.
 
-Apart from the YAML loader so that a check answered from the cache (check_replay) turns
+Apart from the YAML loader so that a check answered from the cache (cache.replay) turns
 the same bytes into the same text without loading YAML.
 """
 

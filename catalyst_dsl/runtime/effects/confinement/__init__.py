@@ -359,7 +359,7 @@ def _user_key_files() -> list[Path]:
     """The user's own files a program must not change the modes or times of: the run key,
     the check cache's key and the user's configuration (outside the project, so no grant
     reaches them, but Landlock does not cover chmod or utime)."""
-    from catalyst_dsl.project.check_cache import KEY_FILE, user_cache_dir
+    from catalyst_dsl.project.cache.keys import KEY_FILE, user_cache_dir
     from catalyst_dsl.project.config import user_config_dir
 
     found = []

@@ -1,7 +1,7 @@
 """A library check answered whole from the check cache: the findings of a check, kept with
 every fact they depend on, given back while each fact still holds.
 
-The per-file entries of `check_cache` spare the parsing, but a check that reads them still
+The per-file entries of the `store` spare the parsing, but a check that reads them still
 rebuilds every file's IR and runs the library checks on it. Here, after a check, one more
 entry keeps what `catalyst check` prints from: the files checked, the findings (before the
 suppressions and rules of the settings, which are applied again) and the facts the check
@@ -30,12 +30,12 @@ from catalyst_dsl.project.discovery import MAX_FILE_BYTES, discover_folders
 from catalyst_dsl.syntax.decoding import decode
 from catalyst_dsl.syntax.source import SourceFile, Span
 
-if TYPE_CHECKING:  # check_cache (with its digests and json) is imported only by a check that keeps a cache
-    from catalyst_dsl.project.check_cache import CheckCache
+if TYPE_CHECKING:  # the store (with its digests and json) is imported only by a check that keeps a cache
+    from catalyst_dsl.project.cache.store import CheckCache
 
 #: Changes whenever the layout of a record does.
 FORMAT = 1
-#: What a damaged or foreign record raises while it is read (check_cache.CacheEntryError is a ValueError).
+#: What a damaged or foreign record raises while it is read (codec.CacheEntryError is a ValueError).
 _BROKEN = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError)
 
 
@@ -130,8 +130,8 @@ def remember(
 
 def _refused(why: str) -> Exception:
     """The error a record that does not decode raises (imported here, not at the top: a
-    check without a cache never loads check_cache)."""
-    from catalyst_dsl.project.check_cache import CacheEntryError
+    check without a cache never loads the cache's codec)."""
+    from catalyst_dsl.project.cache.codec import CacheEntryError
 
     return CacheEntryError(why)
 
@@ -190,7 +190,7 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
         return discover_folders(question.split("\0") if question else []) == answer
     if kind == "plugin":
         from catalyst_dsl.actions.catalog import builtin_catalog
-        from catalyst_dsl.project.check_cache import _plugin_digest
+        from catalyst_dsl.project.cache.facts import _plugin_digest
 
         catalog = builtin_catalog()
         return (
