@@ -75,5 +75,5 @@ class RunFiles:
 
 def slug(name: str) -> str:
     """The playbook name as it may appear in a file name (run ids, worktree folders)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].strip("-")
-    return slug or "run"
+    text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].strip("-")
+    return text or "run"
