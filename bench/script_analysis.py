@@ -37,21 +37,34 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _old_lexer(commit: str):
-    """The escaping lexer of `commit`, loaded from git beside today's modules it imports."""
-    source = subprocess.run(
-        ["git", "show", f"{commit}:catalyst_dsl/syntax/shell/bash.py"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
+def _git_show(commit: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    path = Path(tempfile.mkdtemp()) / "old_bash.py"
+
+
+def _load(name: str, source: str, folder: Path):
+    path = folder / f"{name}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("old_bash", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.BashLexer
+    return module
+
+
+def _old_lexer(commit: str):
+    """The escaping lexer of `commit` and the slot records it used, loaded from git (today's
+    Slot has lost fields the lexer sets); the expression nodes they name are today's."""
+    folder = Path(tempfile.mkdtemp())
+    slots = _git_show(commit, "catalyst_dsl/syntax/shell/slots.py").replace(
+        "from catalyst_dsl.syntax import expr_ast as ast", "from catalyst_dsl.syntax.expr import nodes as ast"
+    )
+    _load("old_slots", slots, folder)
+    lexer = _git_show(commit, "catalyst_dsl/syntax/shell/bash.py").replace(
+        "from catalyst_dsl.syntax.shell.slots import", "from old_slots import"
+    )
+    return _load("old_bash", lexer, folder).BashLexer
 
 
 def main() -> None:
@@ -83,8 +96,8 @@ def main() -> None:
     print("  wall", spread(wall[1:], "ms", 2))
 
     from catalyst_dsl.syntax.shell import bash_analysis
-    from catalyst_dsl.syntax.shell import bash_refs
-    from catalyst_dsl.syntax.templates import parse_template
+    from catalyst_dsl.syntax.shell.bash import refs
+    from catalyst_dsl.syntax.expr.templates import parse_template
     from test_script_references import ALLOWED, REFUSED
 
     scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]
@@ -95,7 +108,7 @@ def main() -> None:
     ):
         cpu, wall = [], []
         for round_ in range(args.rounds):
-            bash_refs.analyze.cache_clear()
+            refs.analyze.cache_clear()
             started, started_cpu = time.perf_counter(), _cpu()
             for script in scripts:
                 analyse(script + f"\n# {round_}")
@@ -116,7 +129,7 @@ def main() -> None:
     for name, script in shapes.items():
         times = []
         for round_ in range(3):
-            bash_refs.analyze.cache_clear()
+            refs.analyze.cache_clear()
             started = _cpu()
             bash_analysis(script + f"\n# {round_}")
             times.append((_cpu() - started) * 1000)

@@ -233,7 +233,7 @@ def explain(code: str | None, list_all: bool) -> None:
 @click.argument("name", required=False)
 def actions(name: str | None) -> None:
     """List the built-in actions, or describe one: its config keys, result and effects."""
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
     from catalyst_dsl.report.explain import UnknownName, explain_action
 
     try:

@@ -18,7 +18,7 @@ def kai() -> None:
 def init(directory: Path | None, force: bool) -> None:
     """Make .playbooks/ (playbooks/ with a template, _index.yaml, sessions/, templates/) in
     DIRECTORY (default: the current one). Existing files are kept unless --force."""
-    from catalyst_dsl.dialects.kai_init import init as scaffold
+    from catalyst_dsl.integrations.kai_init import init as scaffold
 
     root = directory or Path.cwd()
     if not root.is_dir():

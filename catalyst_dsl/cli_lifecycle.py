@@ -276,7 +276,7 @@ def runs_export(run_id: str, fmt: str) -> None:
 
 def _cleo_export(session, run_id: str) -> dict:
     from catalyst_dsl.compiler import compile_path
-    from catalyst_dsl.dialects import cleo_export
+    from catalyst_dsl.integrations import cleo_export
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
     state, _ = session.store.inspect(run_id)

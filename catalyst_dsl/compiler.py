@@ -7,7 +7,8 @@ import gc
 import os
 from typing import Iterator
 
-from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
@@ -71,7 +72,7 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
     if path.endswith(".md") and dialect is None:
         # Imported for Markdown only: its patterns cost a YAML compile (a run's called
         # playbooks) about 2 ms.
-        from catalyst_dsl.dialects.markdown import compile_markdown
+        from catalyst_dsl.dialects.native.markdown import compile_markdown
 
         playbook = compile_markdown(source, sink, catalog)
     else:
@@ -85,7 +86,8 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
             else:
                 # The native front end, imported for native files only (about 1 ms a
                 # check of one file in another dialect does not spend).
-                from catalyst_dsl.dialects.catalyst import CatalystLowerer, ordinary_yaml
+                from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
+                from catalyst_dsl.dialects.native.vocabulary import ordinary_yaml
 
                 if ordinary_yaml(root, catalog.declares):
                     sink.report(

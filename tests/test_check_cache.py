@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.cli import cli
 from catalyst_dsl.compiler import discover
 from catalyst_dsl.diagnostics.model import DiagnosticSink

@@ -36,7 +36,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
 ) -> None:
     project = research_project
     modules = _modules_after(["check", "--no-cache", "research.yaml"], project, tmp_path)
-    assert "catalyst_dsl.compiler" in modules and "catalyst_dsl.syntax.lalr" in modules  # it did compile
+    assert "catalyst_dsl.compiler" in modules and "catalyst_dsl.syntax.expr.lalr" in modules  # it did compile
     # The cache (and hashlib and json with it), the Markdown reader for a YAML file, the
     # JSON report for text output, the shell lexers for a playbook without scripts, RE2
     # for a plain pattern (`^[a-z][a-z0-9-]*$`), the plugins when every action is built
@@ -48,7 +48,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
         "hashlib",
         "_hashlib",
         "json",
-        "catalyst_dsl.dialects.markdown",
+        "catalyst_dsl.dialects.native.markdown",
         "catalyst_dsl.checks.scripts",
         "catalyst_dsl.syntax.shell",
         "re2",
@@ -73,7 +73,7 @@ def test_a_replayed_check_loads_no_compiler(tmp_path: Path, research_project: Pa
         "catalyst_dsl.compiler",
         "catalyst_dsl.project.check",
         "catalyst_dsl.syntax.yaml_loader",
-        "catalyst_dsl.syntax.lalr",
+        "catalyst_dsl.syntax.expr.lalr",
         "hashlib",
         "_hashlib",
         "hmac",
@@ -154,9 +154,9 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
         project / ".playbooks" / "playbooks" / "auto-feature.yaml",
     )
     modules = _modules_after(["check", "--no-cache", ".playbooks/playbooks/auto-feature.yaml"], project, tmp_path)
-    assert "catalyst_dsl.dialects.kai" in modules
+    assert "catalyst_dsl.dialects.kai.reader" in modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
-    assert not {"catalyst_dsl.dialects.catalyst", "catalyst_dsl.dialects.checks"} & modules
+    assert not {"catalyst_dsl.dialects.native.lowerer", "catalyst_dsl.dialects.native.checks"} & modules
 
 
 def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.report.reference import actions_page, diagnostics_page, examples_json
 
 ROOT = Path(__file__).parents[1]

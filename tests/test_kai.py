@@ -360,7 +360,7 @@ def test_an_undeclared_feature_is_an_implicit_required_input() -> None:
 def test_the_feature_is_one_path_segment(feature: str, ok: bool) -> None:
     import re
 
-    from catalyst_dsl.dialects.kai import FEATURE_PATTERN
+    from catalyst_dsl.dialects.kai.model import FEATURE_PATTERN
 
     assert bool(re.match(FEATURE_PATTERN, feature)) is ok
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.dialects.kai_sessions import (
+from catalyst_dsl.integrations.kai_sessions import (
     JournalEntry,
     Session,
     SessionFileError,

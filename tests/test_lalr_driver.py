@@ -1,4 +1,4 @@
-"""Our LALR driver (catalyst_dsl/syntax/lalr.py) against Lark, its reference: the same
+"""Our LALR driver (catalyst_dsl/syntax/expr/lalr.py) against Lark, its reference: the same
 tree (rule names, token types and values, start/end positions) or the same error (kind,
 position, token, expected terminals) for every template in the repository and the shared
 corpus, and for thousands of generated texts; and `catalyst check` imports no Lark."""
@@ -16,8 +16,8 @@ import pytest
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
-from catalyst_dsl.syntax import lalr, parser_tables
-from catalyst_dsl.syntax.expressions import grammar_path
+from catalyst_dsl.syntax.expr import lalr, parser_tables
+from catalyst_dsl.syntax.expr.grammar import grammar_path
 
 ROOT = Path(__file__).parents[1]
 CORPUS = Path("/work/shared/corpus")
@@ -29,7 +29,7 @@ TEMPLATE = re.compile(r"\$?\{\{(.{0,400}?)\}\}", re.S)
 def parsers():
     text = grammar_path().read_text(encoding="utf-8")
     ours = parser_tables.load(text)
-    assert ours is not None, "the shipped tables do not load: python -m catalyst_dsl.syntax.parser_tables"
+    assert ours is not None, "the shipped tables do not load: python -m catalyst_dsl.syntax.expr.parser_tables"
     return ours, Lark(text, **parser_tables.OPTIONS)
 
 
@@ -299,7 +299,7 @@ def test_a_literal_that_an_identifier_also_matches_is_a_keyword_only_where_one_m
 def test_damaged_tables_are_refused_not_used() -> None:
     import json
 
-    from catalyst_dsl.syntax.expressions_tables import TABLES
+    from catalyst_dsl.syntax.expr.expressions_tables import TABLES
 
     good = json.loads(json.dumps(TABLES))
     lalr.Parser(good)
@@ -332,7 +332,7 @@ def test_checking_a_playbook_imports_no_lark(tmp_path: Path) -> None:
     probe = (
         "import atexit, runpy, sys\n"
         "atexit.register(lambda: print('MODULES', sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('lark', 'catalyst_dsl') and m.split('.')[-1] in ('lark', 'lalr', 'expressions')), file=sys.stderr))\n"
+        "('lark', 'catalyst_dsl') and m.split('.')[-1] in ('lark', 'lalr', 'parser')), file=sys.stderr))\n"
         f"sys.argv = ['catalyst', 'check', '--no-cache', {str(playbook)!r}]\n"
         "runpy.run_module('catalyst_dsl', run_name='__main__')\n"
     )
@@ -341,4 +341,4 @@ def test_checking_a_playbook_imports_no_lark(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     modules = done.stderr.rsplit("MODULES", 1)[1].strip()
     # the parser ran (so the check did read expressions) and Lark was never imported
-    assert modules == "['catalyst_dsl.syntax.expressions', 'catalyst_dsl.syntax.lalr']", done.stderr
+    assert modules == "['catalyst_dsl.syntax.expr.lalr', 'catalyst_dsl.syntax.expr.parser']", done.stderr

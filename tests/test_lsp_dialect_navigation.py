@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from lsp_session import session, where
 
-from catalyst_dsl.dialects import kai
+from catalyst_dsl.dialects.kai import model as kai
 
 KAI = """name: ship
 description: Ships a feature

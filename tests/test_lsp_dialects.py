@@ -9,7 +9,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from lsp_session import session
 
-from catalyst_dsl.dialects import cleo, kai
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.kai import model as kai
 
 HEAD = """name: ship
 description: Ships a feature

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from lsp_session import session
 
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.lsp import incremental
 from catalyst_dsl.project.check import check_project

@@ -9,19 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from catalyst_dsl.syntax import parser_tables
-from catalyst_dsl.syntax.expressions import grammar_path
+from catalyst_dsl.syntax.expr import parser_tables
+from catalyst_dsl.syntax.expr.grammar import grammar_path
 
 ROOT = Path(__file__).parents[1]
-SHIPPED = ROOT / "catalyst_dsl" / "syntax" / parser_tables.TABLES_FILE
+SHIPPED = ROOT / "catalyst_dsl" / "syntax" / "expr" / parser_tables.TABLES_FILE
 
 
 def test_the_shipped_tables_were_made_from_this_grammar() -> None:
-    from catalyst_dsl.syntax.expressions_tables import TABLES
+    from catalyst_dsl.syntax.expr.expressions_tables import TABLES
 
     text = grammar_path().read_text(encoding="utf-8")
     assert TABLES["grammar"] == text, (
-        "the grammar changed: run python -m catalyst_dsl.syntax.parser_tables and commit the tables"
+        "the grammar changed: run python -m catalyst_dsl.syntax.expr.parser_tables and commit the tables"
     )
 
 
@@ -42,7 +42,7 @@ def test_the_shipped_tables_are_what_lark_builds_from_the_grammar() -> None:
     the driver's trees and errors to Lark's)."""
     text = grammar_path().read_text(encoding="utf-8")
     assert SHIPPED.read_text(encoding="utf-8") == parser_tables.build(text), (
-        "the shipped tables differ from what this Lark builds: python -m catalyst_dsl.syntax.parser_tables"
+        "the shipped tables differ from what this Lark builds: python -m catalyst_dsl.syntax.expr.parser_tables"
     )
     assert parser_tables.load(text) is not None
 
@@ -92,7 +92,7 @@ def test_the_grammar_needs_no_regex_module() -> None:
 def test_importing_lark_leaves_regex_importable() -> None:
     import sys
 
-    from catalyst_dsl.syntax.parser_tables import import_lark
+    from catalyst_dsl.syntax.expr.parser_tables import import_lark
 
     import_lark()
     assert sys.modules.get("regex", "absent") is not None

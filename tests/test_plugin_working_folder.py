@@ -24,7 +24,7 @@ steps:
 """
 
 PLUGIN = """\
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.records import replace
 
 spec = replace(builtin_catalog().get("display"), name="custom-thing")

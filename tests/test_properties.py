@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalyst_dsl.compiler import compile_bytes
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = (ROOT / "playbooks" / "write-spec.yaml").read_bytes()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.compiler import compile_path
 from catalyst_dsl.report.schema import schema_text
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from catalyst_dsl.syntax.shell.programs import (
-    UNKNOWN,
-    is_code_variable,
-    reads_code_from_stdin,
-    refused_arguments,
-    shell_code,
-)
+from catalyst_dsl.syntax.shell.programs.code_variables import is_code_variable
+from catalyst_dsl.syntax.shell.programs.interpreters import shell_code
+from catalyst_dsl.syntax.shell.programs.refusals import refused_arguments
+from catalyst_dsl.syntax.shell.programs.stdin import reads_code_from_stdin
+from catalyst_dsl.syntax.shell.programs.words import UNKNOWN
 
 V = None
 

@@ -4,16 +4,21 @@ A declaration says what an action accepts (config schema and primary property), 
 gives back (result type), what kind of effect it has, what it writes, and how it behaves
 under --what-if. The checker, the interpreter and the what-if report read these; nothing
 about an action is written twice.
+
+This module is the bottom of the action layer: it knows neither the built-in actions
+(actions/builtin.py), nor the installed plugins (actions/plugins.py), nor who records what
+a check asked (project/observed). The catalog a check uses, built-ins then plugins, is put
+together above it, in actions/installed.py; plugin distributions import `ActionSpec` from
+here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
-import functools
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from catalyst_dsl.ir.types import ObjectT, Type
-from catalyst_dsl.project import observed
 from catalyst_dsl.records import record
 
 
@@ -50,8 +55,27 @@ class WriteDecl:
 PROGRAMS = {
     "git": "install git (https://git-scm.com) and make sure `git` is on PATH",
     "node": "install Node.js (https://nodejs.org) and make sure `node` is on PATH, or write the step as `bash`",
-    "pwsh": "install PowerShell 7 (https://aka.ms/powershell) and make sure `pwsh` is on PATH, or write the step as `bash`",
+    "pwsh": (
+        "install PowerShell 7 (https://aka.ms/powershell) and make sure `pwsh` is on PATH, or write the step as `bash`"
+    ),
 }
+
+
+#: Keys a step holds beside its action: the native dialect reads them, and no action (a
+#: plugin's included) may be named by one.
+RESERVED_STEP_KEYS = (
+    "name",
+    "condition",
+    "errorPolicy",
+    "timeout",
+    "checkpoint",
+    "writes",
+    "isolated",
+    "requires",
+    "ensures",
+    "bindings",
+    "approved",
+)
 
 
 @record
@@ -82,6 +106,33 @@ class ActionSpec:
         return self.config.names()
 
 
+class InstalledPlugins:
+    """The installed plugins as the built-in catalog asks them about names it does not
+    declare. actions/installed.py gives the one instance; the catalog only knows this face."""
+
+    def __call__(self, name: str) -> ActionSpec | None:
+        raise NotImplementedError
+
+    def why_missing(self, name: str) -> str | None:
+        """Why a plugin that declares `name` could not be used, or None."""
+        raise NotImplementedError
+
+
+#: Told each name a catalog asks its fallback about, while a check that keeps its findings
+#: runs (project/observed listens): what the plugins answer decides those findings.
+_fallback_listeners: list[Callable[[str], None]] = []
+
+
+@contextlib.contextmanager
+def telling_fallbacks_to(listener: Callable[[str], None]) -> Iterator[None]:
+    """Call `listener(name)` for each name any catalog asks its fallback about, until the block ends."""
+    _fallback_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _fallback_listeners.remove(listener)
+
+
 class Catalog:
     """The actions known in one compilation: built-ins, then plugins (later, functions)."""
 
@@ -99,24 +150,22 @@ class Catalog:
     def asks_installed_plugins(self) -> bool:
         """Whether names not declared here are the installed plugins' to answer (the
         built-in catalog's way), not a fallback of the caller's own."""
-        return self._fallback is _plugin_spec
+        return isinstance(self._fallback, InstalledPlugins)
 
     def get(self, name: str) -> ActionSpec | None:
         spec = self._specs.get(name)
         if spec is None and self._fallback is not None:
             spec = self._fallback(name)
             # What the plugins say decides the findings: a replayed check asks them again.
-            observed.note("plugin", name, True)
+            for listener in _fallback_listeners:
+                listener(name)
         return spec
 
     def why_missing(self, name: str) -> str | None:
         """Why an action that a plugin declares could not be used, or None (never declared)."""
-        if self._fallback is None:
-            return None
-        from catalyst_dsl.actions.plugins import installed
-
-        problems = [str(p) for p in installed().problems() if p.name == name]
-        return problems[0] if problems else None
+        if isinstance(self._fallback, InstalledPlugins):
+            return self._fallback.why_missing(name)
+        return None
 
     def declares(self, name: str) -> bool:
         """Whether `name` is one of this catalog's own actions (never a plugin's)."""
@@ -130,18 +179,3 @@ class Catalog:
 
     def specs(self) -> list[ActionSpec]:
         return list(self._specs.values())
-
-
-@functools.lru_cache(maxsize=1)
-def builtin_catalog() -> Catalog:
-    from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
-
-    return Catalog(BUILTIN_ACTIONS, fallback=_plugin_spec)
-
-
-def _plugin_spec(name: str) -> ActionSpec | None:
-    """The installed plugins' spec of `name`; their module is imported on the first name
-    that is not built in, so a check that meets none does without it."""
-    from catalyst_dsl.actions.plugins import plugin_spec
-
-    return plugin_spec(name)

@@ -19,7 +19,8 @@ import threading
 from typing import Any, Callable, Iterable, Mapping
 
 from catalyst_dsl import digests
-from catalyst_dsl.actions.catalog import ActionSpec, Catalog, Effect, WhatIf, builtin_catalog
+from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
+from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog, Effect, WhatIf
 from catalyst_dsl.ir.types import ObjectT, Type
 from catalyst_dsl.records import record
 
@@ -195,12 +196,10 @@ class Plugins:
                 taken_by = origin
 
     def _load_action(self, entry_point: Any, origin: str) -> PluginAction:
-        from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS
-
         name = entry_point.name
         # Checked before importing anything: such a plugin is never used.
-        builtins = self._builtins if self._builtins is not None else builtin_catalog()
-        if builtins.declares(name):
+        builtin = self._builtins.declares(name) if self._builtins is not None else name in _builtin_names()
+        if builtin:
             raise _Refused(f"'{name}' is a built-in action; a plugin adds actions and cannot replace one")
         if name in RESERVED_STEP_KEYS:
             raise _Refused(f"'{name}' is a reserved step key and cannot name an action")
@@ -213,7 +212,8 @@ class Plugins:
             raise _Refused("has no callable 'run(ctx, config)'")
         if spec.name != name:
             raise _Refused(
-                f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the same"
+                f"its spec declares the action '{spec.name}' but the entry point is named '{name}'; they must be the"
+                " same"
             )
         problem = _spec_problem(spec)
         if problem is not None:
@@ -233,6 +233,11 @@ class Plugins:
         with self._lock:
             if problem not in self._problems:
                 self._problems.append(problem)
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_names() -> frozenset[str]:
+    return frozenset(spec.name for spec in BUILTIN_ACTIONS)
 
 
 def _spec_problem(spec: ActionSpec) -> str | None:

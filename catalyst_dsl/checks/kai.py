@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects import kai
+from catalyst_dsl.dialects.kai import model as kai
+from catalyst_dsl.dialects.kai import reader as kai_reader
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
 from catalyst_dsl.syntax.source import SourceFile
@@ -122,7 +123,7 @@ def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) 
     compiled = library.compiled(str(target))
     if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
         return
-    document = kai.read(compiled.source)
+    document = kai_reader.read(compiled.source)
     if document is None:
         return
     actual = {

@@ -20,7 +20,7 @@ from catalyst_dsl.ir import types as t
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.paths.protocols import leaves_base, literal_leaving_base
 from catalyst_dsl.records import record, replace
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import Span
 
 _PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")

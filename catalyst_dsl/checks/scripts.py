@@ -13,8 +13,8 @@ from typing import Callable
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell.bash_refs import argv_analysis
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.shell.bash.refs import argv_analysis
 from catalyst_dsl.syntax.shell import (
     ARGV,
     BASH,
@@ -87,7 +87,7 @@ def _check_bash(
     given: frozenset = frozenset(),
 ) -> None:
     """What a run refuses in a bash script, from the analysis the run makes
-    (`syntax/shell/bash_refs`): each value and each use of a variable that holds one."""
+    (`syntax/shell/bash/`): each value and each use of a variable that holds one."""
     for part in placeholders:
         trusted = raw_argument(part)
         source = origin(trusted) if trusted is not None else None

@@ -10,8 +10,9 @@ that knows which formats exist. A file's dialect is decided in this order:
    that claims it reads it;
 4. otherwise the native YAML language.
 
-A foreign dialect is a module under `catalyst_dsl/dialects/` imported only when a file of
-its own is read (so checking native playbooks costs nothing for it), providing:
+A foreign dialect is a package under `catalyst_dsl/dialects/` whose reader module (named
+in the table below) is imported only when a file of its own is read (so checking native
+playbooks costs nothing for it), providing:
 
     compile_document(source, root, sink, catalog) -> ir.Playbook | None
         lower the YAML root node (None for an empty document) into the IR, reporting
@@ -53,7 +54,8 @@ class Dialect:
     by_stem: bool = False
     #: `module:function` keeping the dialect's own record of a run (kai's session files),
     #: derived from the snapshot after each save: function(project_root, state_dir, playbook)
-    #: returns a callable taking the run state.
+    #: returns a callable taking the run state. It lives in catalyst_dsl/integrations/ (it
+    #: writes files as the run-time does), named here by text: a dialect never imports it.
     run_view: Optional[str] = None
 
     def reader(self):
@@ -76,7 +78,7 @@ class Dialect:
 DIALECTS: tuple[Dialect, ...] = (
     Dialect(
         "cleo",
-        "catalyst_dsl.dialects.cleo",
+        "catalyst_dsl.dialects.cleo.reader",
         suffixes=(".cantbook",),
         folders=((".cleo", "playbooks"),),
         folder_suffixes=(".cantbook",),
@@ -86,12 +88,12 @@ DIALECTS: tuple[Dialect, ...] = (
     ),
     Dialect(
         "kai",
-        "catalyst_dsl.dialects.kai",
+        "catalyst_dsl.dialects.kai.reader",
         folders=((".playbooks", "playbooks"),),
         not_playbooks=("playbook.tpl.yaml",),
         sniffs=True,
         sniff_needs=("version", "steps"),
-        run_view="catalyst_dsl.dialects.kai_view:run_view",
+        run_view="catalyst_dsl.integrations.kai_view:run_view",
     ),
 )
 

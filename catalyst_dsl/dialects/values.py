@@ -16,7 +16,7 @@ from catalyst_dsl.diagnostics.suggest import suggest  # noqa: F401 (imported fro
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.syntax.scalar_map import ScalarMap
-from catalyst_dsl.syntax.templates import might_be_template, parse_template
+from catalyst_dsl.syntax.expr.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 
@@ -106,8 +106,8 @@ class ValueLowerer:
 
     def _yaml11(self, node: YScalar) -> None:
         # Imported here: a run whose check was replayed from the cache lowers nothing, and
-        # yaml_loader costs it about 2 ms.
-        from catalyst_dsl.syntax.yaml_loader import MAX_NUMBER_DIGITS, yaml11_reading
+        # yaml_schema (PyYAML with it) costs it about 2 ms.
+        from catalyst_dsl.syntax.yaml_schema import MAX_NUMBER_DIGITS, yaml11_reading
 
         if len(node.text) > MAX_NUMBER_DIGITS:
             return  # a number that long is C016 already, whatever a tool reads it as
@@ -334,7 +334,7 @@ def _blanked(text: str, ranges: Sequence[tuple[int, int]]) -> str:
 def _with_literal_text(parts, text: str, ranges: Sequence[tuple[int, int]]):
     """The parts of a blanked template with the literal ranges' own text put back (as
     written: escapes mean nothing in code), the rest of each text part as parsed."""
-    from catalyst_dsl.syntax import expr_ast as ast
+    from catalyst_dsl.syntax.expr import nodes as ast
 
     ranges = sorted(ranges)
     ends = [end for _, end in ranges]

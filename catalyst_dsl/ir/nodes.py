@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterator, Optional, Union
 
 from catalyst_dsl.records import field, record
-from catalyst_dsl.syntax.expr_ast import Part
+from catalyst_dsl.syntax.expr.nodes import Part
 from catalyst_dsl.syntax.source import Span
 
 IR_VERSION = 1

@@ -34,7 +34,7 @@ def _attributes(cls) -> tuple:
     """A node class's fields as `attrs.Attribute`s, which cattrs' generators read: the IR's
     classes are records (catalyst_dsl.records), not attrs classes."""
     from catalyst_dsl.ir import nodes as ir
-    from catalyst_dsl.syntax import expr_ast as ast
+    from catalyst_dsl.syntax.expr import nodes as ast
 
     return records.attributes(cls, localns={**vars(ir), **vars(ast)})
 
@@ -95,7 +95,7 @@ def converter(camel_case: bool = False):
     from cattrs.strategies import configure_tagged_union
 
     from catalyst_dsl.ir import nodes as ir
-    from catalyst_dsl.syntax import expr_ast as ast
+    from catalyst_dsl.syntax.expr import nodes as ast
 
     conv = make_converter(forbid_extra_keys=True)
     unions = (ast.Expr, ast.Reference, ast.Part, ir.Value)

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Callable
 
 import attrs
 
-from catalyst_dsl.actions.catalog import ActionSpec, Catalog
+from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog
 from catalyst_dsl.compiler import Compiled
-from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS
 from catalyst_dsl.lsp.knowledge import describe_action, known_types
 from catalyst_dsl.syntax.source import SourceFile
 

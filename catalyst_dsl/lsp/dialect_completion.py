@@ -1,7 +1,7 @@
 """Completion in kai playbooks and cleo cantbooks: keys, enum values, condition and
 trigger names, node ids.
 
-Read from each dialect's own tables (catalyst_dsl.dialects.kai and .cleo), so that what
+Read from each dialect's own tables (catalyst_dsl.dialects.kai.model and .cleo.vocabulary), so that what
 the editor offers is what the dialect's reader accepts; a line being typed rarely parses, so the place is read from
 the text above the cursor, by indentation.
 """
@@ -13,7 +13,8 @@ from pathlib import Path
 
 from catalyst_dsl.checks.gates import COMMANDS_DIR
 from catalyst_dsl.compiler import Compiled
-from catalyst_dsl.dialects import cleo, kai
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.kai import model as kai
 from catalyst_dsl.lsp.completion import Suggestion
 from catalyst_dsl.syntax.source import SourceFile
 

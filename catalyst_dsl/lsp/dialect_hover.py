@@ -1,14 +1,15 @@
 """Hover in kai playbooks and cleo cantbooks, rendered from each dialect's own reading and
 lowering, never from a description kept beside them.
 
-kai: a condition shows the predicate it lowers to (`kai.condition_check`: the file path or
-command a run really tests); `autonomy`, `error_policy` and a trigger show what the step
-lowers to (its condition, checkpoint and error policy); `model` the value the AI step gets;
-`command` the first lines of its `.claude/commands/` file; `{{ arg }}` the input the arg
-becomes. cleo: a node type shows the action it lowers to (`cleo_lower.NODE_ACTIONS`, with
-the catalog's summary) and its keys; an approval `policy` what its gate's lowered policy
-decides; a handler's `on` and `action` the error code and policy action they become; a
-node id where it is named, that node; `{{ name }}` the input.
+kai: a condition shows the predicate it lowers to (`kai.conditions.condition_check`: the
+file path or command a run really tests); `autonomy`, `error_policy` and a trigger show
+what the step lowers to (its condition, checkpoint and error policy); `model` the value
+the AI step gets; `command` the first lines of its `.claude/commands/` file; `{{ arg }}`
+the input the arg becomes. cleo: a node type shows the action it lowers to
+(`cleo.lowering_tables.NODE_ACTIONS`, with the catalog's summary) and its keys; an
+approval `policy` what its gate's lowered policy decides; a handler's `on` and `action`
+the error code and policy action they become; a node id where it is named, that node;
+`{{ name }}` the input.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ import re
 from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects import cleo, kai
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.kai import conditions as kai_conditions
+from catalyst_dsl.dialects.kai import lowering as kai_lowering
+from catalyst_dsl.dialects.kai import model as kai
+from catalyst_dsl.dialects.kai import reader as kai_reader
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.dialect_names import command_file, contains, name_at, node_of, read_cantbook
 from catalyst_dsl.lsp.knowledge import word_at
@@ -31,7 +36,7 @@ COMMAND_CHARS = 2000
 
 
 def kai_hover(source: SourceFile, offset: int, root: Path | None = None) -> str | None:
-    document = kai.read(source)
+    document = kai_reader.read(source)
     if document is not None:
         found = _kai_value_hover(source, offset, document, root)
         if found is not None:
@@ -43,7 +48,7 @@ def _condition_hover(source: SourceFile, offset: int) -> str | None:
     found = word_at(source, offset)
     if found is None or found[0] not in kai.CONDITIONS:
         return None
-    check = kai.condition_check(found[0], None)
+    check = kai_conditions.condition_check(found[0], None)
     return (
         f"**{found[0]}** (kai condition) holds when:\n\n" + "\n".join(_lines(check, 0)) if check is not None else None
     )
@@ -52,7 +57,7 @@ def _condition_hover(source: SourceFile, offset: int) -> str | None:
 def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument, root: Path | None) -> str | None:
     name = name_at(source, offset, kai.DIALECT)
     if name is not None and name.kind == "arg":
-        playbook = kai.lower(document, source, DiagnosticSink())
+        playbook = kai_lowering.lower(document, source, DiagnosticSink())
         decl = next((i for i in playbook.inputs if i.name == name.name), None)
         if decl is None:
             return f"**{name.name}**: not a declared arg (kai leaves the text as written)"
@@ -98,7 +103,7 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
 
 
 def _lowered(document: kai.KaiDocument, source: SourceFile, step: kai.KaiStep) -> ir.Step | None:
-    playbook = kai.lower(document, source, DiagnosticSink())
+    playbook = kai_lowering.lower(document, source, DiagnosticSink())
     return next((s for s in ir.all_steps(playbook) if s.action == "ai-prompt" and s.span == step.span), None)
 
 
@@ -175,7 +180,7 @@ def cleo_hover(source: SourceFile, offset: int, catalog) -> str | None:
         description = node.keys.get("description", (None, None))[1]
         return text + (f"\n\n{description.value}" if isinstance(description, YScalar) and description.value else "")
     if name is not None and name.kind == "input":
-        from catalyst_dsl.dialects.cleo_lower import Lowerer
+        from catalyst_dsl.dialects.cleo.lowering import Lowerer
 
         decl = next(i for i in book.inputs if i.name == name.name)
         return _input(Lowerer(book, DiagnosticSink()).input(decl), "cleo input")
@@ -204,7 +209,7 @@ def _value_at(source: SourceFile, entry, offset: int) -> str | None:
 
 
 def _node_type(type_: str, catalog) -> str:
-    from catalyst_dsl.dialects.cleo_lower import NODE_ACTIONS
+    from catalyst_dsl.dialects.cleo.lowering_tables import NODE_ACTIONS
 
     action = NODE_ACTIONS[type_]
     spec = catalog.get(action)
@@ -217,8 +222,8 @@ def _node_type(type_: str, catalog) -> str:
 
 def _gate_policy(book, node, policy: str) -> str:
     """What the approval node's gate lowers to: a person always, or rules over the commands
-    up to the next gate (cleo_lower.Lowerer.gate_policy)."""
-    from catalyst_dsl.dialects.cleo_lower import Lowerer
+    up to the next gate (cleo.node_lowering.NodeLowering.gate_policy)."""
+    from catalyst_dsl.dialects.cleo.lowering import Lowerer
 
     head = f"**{policy}** (cleo approval policy)"
     if policy not in cleo.POLICIES:
@@ -244,7 +249,7 @@ def _gate_policy(book, node, policy: str) -> str:
 
 
 def _handler(source: SourceFile, item: YMap, offset: int) -> str | None:
-    from catalyst_dsl.dialects.cleo_lower import HANDLER_ACTIONS, HANDLER_CODES
+    from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_CODES
 
     on = item.get("on")
     action = item.get("action")

@@ -1,6 +1,6 @@
 """Go to definition and find references in kai playbooks and cleo cantbooks.
 
-Each file is read by its dialect's own reader (`kai.read`, `cleo.Reader`), so a name is
+Each file is read by its dialect's own reader (`kai.reader.read`, `cleo.reader.Reader`), so a name is
 found where the dialect reads it, with the spans the reader gives: kai's `{{ arg }}` in a
 step's `args` (kai's own `references`) and the arg's declaration; cleo's node ids after
 `from:`, `to:`, `depends:`, `inject_into:` and `requires.from:` and the node's `id`;
@@ -17,9 +17,13 @@ from typing import Iterator, Optional
 import attrs
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.dialects import cleo, kai
-from catalyst_dsl.dialects.cleo_model import PLACEHOLDER, Cantbook
-from catalyst_dsl.dialects.cleo_rules import template_scalars
+from catalyst_dsl.dialects.cleo import vocabulary as cleo
+from catalyst_dsl.dialects.cleo.model import PLACEHOLDER, Cantbook
+from catalyst_dsl.dialects.cleo.reader import Reader as CleoReader
+from catalyst_dsl.dialects.cleo.rules import template_scalars
+from catalyst_dsl.dialects.kai import model as kai
+from catalyst_dsl.dialects.kai import reader as kai_reader
+from catalyst_dsl.dialects.kai import templates as kai_templates
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.source import SourceFile, Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq
@@ -52,7 +56,7 @@ def definition(source: SourceFile, offset: int, dialect: str, root: Path | None)
     name = name_at(source, offset, dialect)
     if name is not None:
         return (source.path, name.definition) if name.definition is not None else None
-    document = kai.read(source) if dialect == kai.DIALECT else None
+    document = kai_reader.read(source) if dialect == kai.DIALECT else None
     for step in document.steps if document is not None else ():
         if step.command is not None and contains(source, step.command.span, offset):
             path = command_file(step.command.text, root)
@@ -76,12 +80,12 @@ def contains(source: SourceFile, span: Span, offset: int) -> bool:
 
 
 def kai_names(source: SourceFile) -> list[Name]:
-    document = kai.read(source)
+    document = kai_reader.read(source)
     if document is None:
         return []
     uses: dict[str, list[Span]] = {}
     for step in document.steps:
-        for ref in kai.references(step.args, None) if step.args is not None else ():
+        for ref in kai_templates.references(step.args, None) if step.args is not None else ():
             if ref.name:
                 uses.setdefault(ref.name, []).append(ref.span)
     names = [Name("arg", arg.name, arg.span, tuple(uses.pop(arg.name, ()))) for arg in document.args]
@@ -104,7 +108,7 @@ def read_cantbook(source: SourceFile) -> Cantbook | None:
 
     sink = DiagnosticSink()
     root = load_yaml(source, sink)
-    return cleo.Reader(source, sink).read(root) if isinstance(root, YMap) else None
+    return CleoReader(source, sink).read(root) if isinstance(root, YMap) else None
 
 
 def cleo_names(source: SourceFile) -> list[Name]:

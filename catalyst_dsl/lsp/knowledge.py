@@ -24,7 +24,7 @@ _WORD = re.compile(r"[A-Za-z_$][\w$-]*")
 def known_types(playbook: ir.Playbook) -> dict:
     """Every input, step and variable name of the playbook with its type, as the checker
     works them out (one run of its reference pass, without reporting)."""
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
     from catalyst_dsl.checks.scope import ReferenceChecker
     from catalyst_dsl.ir.types import input_type
     from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -151,7 +151,7 @@ def cleo_outline(source: SourceFile) -> list[Symbol]:
     """A cantbook's nodes as an outline, by id with their type, read from the cantbook
     itself: its lowered playbook has no steps when the graph cannot run (C945), and an
     outline still helps most then."""
-    from catalyst_dsl.dialects.cleo import Reader
+    from catalyst_dsl.dialects.cleo.reader import Reader
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.syntax.yaml_loader import load_yaml
 

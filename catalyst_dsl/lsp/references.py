@@ -19,7 +19,7 @@ from catalyst_dsl.checks.scope import ReferenceChecker, Scope
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 

@@ -56,7 +56,7 @@ log = logging.getLogger("catalyst.lsp")
 class CatalystServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("catalyst", __version__, protocol_cls=CatalystProtocol)
-        from catalyst_dsl.actions.catalog import builtin_catalog
+        from catalyst_dsl.actions.installed import builtin_catalog
 
         self.catalog = builtin_catalog()
         self._generation = 0

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.syntax.templates import find_expression_end
+from catalyst_dsl.syntax.expr.templates import find_expression_end
 
 from catalyst_dsl.paths.automata import (
     GLOBSTAR,

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from catalyst_dsl.actions.catalog import Catalog, builtin_catalog
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, CallSite, Compiled, compile_bytes, compile_path
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths import reserved

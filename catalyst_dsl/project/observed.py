@@ -28,12 +28,19 @@ def recording() -> Iterator[dict[tuple[str, str], object]]:
     """Note every fact asked through this module until the block ends; the dict yielded
     fills as the check runs."""
     global _facts
+    from catalyst_dsl.actions import catalog  # not at the top: a replayed check never loads it
+
     outer = _facts
     _facts = facts = {}
     try:
-        yield facts
+        with catalog.telling_fallbacks_to(_asked_plugins):
+            yield facts
     finally:
         _facts = outer
+
+
+def _asked_plugins(name: str) -> None:
+    note("plugin", name, True)
 
 
 def note(kind: str, question: str, answer: object) -> None:

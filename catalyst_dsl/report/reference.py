@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, Catalog
 from catalyst_dsl.diagnostics.codes import CODES
-from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS
 
 _GROUP_TITLES = {
     "C0": "The file and its YAML",

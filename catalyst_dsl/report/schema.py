@@ -29,7 +29,8 @@ SCHEMA_VERSION = 1
 
 
 def playbook_schema(catalog: Catalog) -> dict[str, Any]:
-    from catalyst_dsl.dialects.catalyst import RESERVED_STEP_KEYS, TOP_LEVEL_KEYS
+    from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS
+    from catalyst_dsl.dialects.native.vocabulary import TOP_LEVEL_KEYS
 
     specs = list(catalog.specs())
     defs: dict[str, Any] = {}

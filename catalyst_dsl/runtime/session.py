@@ -1644,7 +1644,7 @@ def _lockable(path: str) -> bool:
 
 
 def _builtins():
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
 
     return builtin_catalog()
 

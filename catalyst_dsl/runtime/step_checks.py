@@ -151,7 +151,7 @@ def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, t
 
 
 def _json_schema(check: ir.Check, args: dict) -> Outcome:
-    from catalyst_dsl.runtime.values.json_schemas import SchemaUnusable, problems
+    from catalyst_dsl.json_schemas import SchemaUnusable, problems
 
     value = check.args.get("value")
     shown = "json-schema: " + (value.text if isinstance(value, ir.Tmpl) else _short(repr(args.get("value"))))

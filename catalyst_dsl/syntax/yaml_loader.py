@@ -14,7 +14,9 @@ from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.decoding import decode  # noqa: F401 (read from here by the dialects)
 from catalyst_dsl.syntax.pyyaml import yaml
 from catalyst_dsl.syntax.source import SourceFile
+from catalyst_dsl.syntax.yaml_errors import report_reader_error, report_yaml_error
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
+from catalyst_dsl.syntax.yaml_schema import STANDARD_TAGS, NumberTooLarge, core_value, tagged_value, yaml11_reading
 
 try:  # libyaml when it is there: the pure-Python parser is ten times slower
     from yaml import CSafeLoader as _Loader
@@ -26,132 +28,6 @@ MAX_DEPTH = 64
 #: Alias expansion budget: nodes reachable through aliases, beyond the nodes written.
 ALIAS_BUDGET_BASE = 10_000
 ALIAS_BUDGET_FACTOR = 10
-
-# -- YAML 1.2 core schema -------------------------------------------------------------
-# The original engine reads playbooks with a YAML 1.2 parser, so `yes` is a string and
-# `0755` is 755. We read them the same way and report where YAML 1.1 tools disagree.
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
-_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT10 = re.compile(r"^[-+]?[0-9]+$")
-_INT8 = re.compile(r"^0o[0-7]+$")
-_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
-
-
-#: Digits a number may have. A playbook's numbers are counts, durations and limits; a
-#: longer one is a mistake or an attack (Python refuses decimals of over 4,300 digits, and
-#: any number past ~309 digits overflows a float).
-MAX_NUMBER_DIGITS = 100
-
-
-class NumberTooLarge(ValueError):
-    """A plain scalar that reads as a number with more than MAX_NUMBER_DIGITS digits."""
-
-
-def core_value(text: str) -> object:
-    """The YAML 1.2 core-schema value of a plain scalar. NumberTooLarge for a number longer
-    than any playbook needs."""
-    if not text:
-        return None
-    first = text[0]
-    if first in "~nN" and _NULL.match(text):
-        return None
-    if first in "tTfF" and text in _BOOL:
-        return _BOOL[text]
-    if first in "-+0123456789.":
-        if len(text) > MAX_NUMBER_DIGITS and (
-            _INT10.match(text) or _INT8.match(text) or _INT16.match(text) or _FLOAT.match(text)
-        ):
-            raise NumberTooLarge(
-                f"the number {text[:12]}… has {len(text):,} characters; numbers in a playbook have at most {MAX_NUMBER_DIGITS}"
-            )
-        if _INT10.match(text):
-            return int(text)
-        if _INT8.match(text):
-            return int(text[2:], 8)
-        if _INT16.match(text):
-            return int(text[2:], 16)
-        if _FLOAT.match(text) and any(c.isdigit() for c in text):
-            return float(text)
-        if _INF.match(text):
-            return float("-inf") if first == "-" else float("inf")
-    if first == "." and _NAN.match(text):
-        return float("nan")
-    return text
-
-
-_YAML11_RESOLVER = yaml.resolver.Resolver()
-_YAML11_NAMES = {
-    "tag:yaml.org,2002:bool": "a boolean",
-    "tag:yaml.org,2002:int": "a number",
-    "tag:yaml.org,2002:float": "a number",
-    "tag:yaml.org,2002:timestamp": "a date",
-    "tag:yaml.org,2002:null": "null",
-}
-
-
-def yaml11_reading(node: YScalar) -> str | None:
-    """What a YAML 1.1 parser would make of a plain scalar, when that is not a string.
-
-    Returns None when YAML 1.1 and 1.2 agree, else a phrase such as "a boolean".
-    """
-    if not node.is_plain or node.tag is not None:
-        return None
-    tag = _YAML11_RESOLVER.resolve(yaml.ScalarNode, node.text, (True, False))
-    if tag == "tag:yaml.org,2002:str":
-        return None
-    reading = _YAML11_NAMES.get(tag)
-    if reading is None:
-        return None
-    core = node.value
-    if tag == "tag:yaml.org,2002:bool" and isinstance(core, bool):
-        return None
-    if tag == "tag:yaml.org,2002:null" and core is None:
-        return None
-    if (
-        tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-        and isinstance(core, (int, float))
-        and not isinstance(core, bool)
-    ):
-        # Both read a number; they disagree only on forms such as 0755 or 1_000.
-        if not (
-            len(node.text) > 1 and node.text.lstrip("+-").startswith("0") and node.text.lstrip("+-")[1:2].isdigit()
-        ):
-            return None
-    return reading
-
-
-# -- Scalar tags ---------------------------------------------------------------------
-_STANDARD_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:seq",
-    "tag:yaml.org,2002:map",
-}
-
-
-def _tagged_value(text: str, tag: str) -> object:
-    if tag == "tag:yaml.org,2002:str":
-        return text
-    value = core_value(text)
-    if tag == "tag:yaml.org,2002:int" and not (isinstance(value, int) and not isinstance(value, bool)):
-        raise ValueError(f"'{text}' is not an integer")
-    if tag == "tag:yaml.org,2002:float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"'{text}' is not a number")
-        return float(value)
-    if tag == "tag:yaml.org,2002:bool" and not isinstance(value, bool):
-        raise ValueError(f"'{text}' is not a boolean")
-    if tag == "tag:yaml.org,2002:null" and value is not None:
-        raise ValueError(f"'{text}' is not null")
-    if tag in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
-        raise ValueError(f"'{text}' is a single value, not a {'mapping' if tag.endswith('map') else 'list'}")
-    return value
 
 
 # -- Entry points --------------------------------------------------------------------
@@ -178,10 +54,10 @@ def load_yaml(
             if composer.feed(event):
                 break
     except yaml.MarkedYAMLError as exc:
-        _report_yaml_error(source, sink, start, exc)
+        report_yaml_error(source, sink, start, exc)
         return None
     except yaml.YAMLError as exc:  # reader errors carry no mark in the C parser
-        _report_reader_error(source, sink, start, text, exc)
+        report_reader_error(source, sink, start, text, exc)
         return None
     return composer.result()
 
@@ -360,67 +236,6 @@ def _too_deep_flow_at(text: str) -> int | None:
     return None
 
 
-_HELP_BY_PROBLEM = (
-    ("found character '\\t'", "C005", "indent with spaces: YAML does not allow tabs for indentation"),
-    ("mapping values are not allowed", "C002", "quote the value: a plain value cannot contain ': '"),
-    ("found undefined alias", "C008", "define the anchor (&name) before using the alias (*name)"),
-    ("found duplicate anchor", "C002", "give each anchor a different name"),
-    ("could not find expected ':'", "C002", "a key needs ': ' after it; check the indentation of this line"),
-    ("found unexpected end of stream", "C002", "close the quote or bracket that is still open"),
-    ("did not find expected key", "C002", "check the indentation: this line does not line up with the keys above"),
-    ("did not find expected '-' indicator", "C002", "check the indentation of this list item"),
-    (
-        "found character that cannot start any token",
-        "C002",
-        "quote the value: it starts with a character YAML reserves (such as @ or `)",
-    ),
-)
-
-
-def _report_yaml_error(source: SourceFile, sink: DiagnosticSink, base: int, exc: yaml.MarkedYAMLError) -> None:
-    problem = exc.problem or exc.context or "invalid YAML"
-    mark = exc.problem_mark or exc.context_mark
-    code, help_text = "C002", "fix the YAML syntax at this position"
-    for needle, c, h in _HELP_BY_PROBLEM:
-        if needle in problem:
-            code, help_text = c, h
-            break
-    if mark is not None and source.text[base + mark.index : base + mark.index + 1] == "\t":
-        code, help_text = "C005", _HELP_BY_PROBLEM[0][2]
-    if code == "C005":
-        problem = "a tab is used for indentation"
-        labels_allowed = False
-    else:
-        labels_allowed = True
-    span = source.span(base + mark.index, base + mark.index + 1) if mark else source.span(base)
-    labels = []
-    if labels_allowed and exc.context and exc.context_mark and exc.context_mark.index != getattr(mark, "index", None):
-        at = base + exc.context_mark.index
-        labels.append(Label(source.span(at, at + 1), exc.context))
-    sink.report(code, problem[0].lower() + problem[1:], span, labels=labels, help=help_text)
-
-
-def _report_reader_error(source: SourceFile, sink: DiagnosticSink, base: int, text: str, exc: yaml.YAMLError) -> None:
-    bad = next((i for i, c in enumerate(text) if _unprintable(c)), None)
-    where = source.span(base + bad, base + bad + 1) if bad is not None else source.span(base)
-    char = f" (U+{ord(text[bad]):04X})" if bad is not None else ""
-    sink.report(
-        "C001",
-        f"the file contains a control character YAML does not allow{char}",
-        where,
-        help="remove the character, or write it as an escape inside a double-quoted string",
-    )
-
-
-def _unprintable(c: str) -> bool:
-    o = ord(c)
-    if c in "\t\n\r" or 0x20 <= o <= 0x7E or o == 0x85:
-        return False
-    if 0xA0 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF:
-        return o == 0xFEFF
-    return True
-
-
 class _Frame:
     __slots__ = ("node", "anchor", "key", "has_key", "keys", "size", "merges")
 
@@ -481,7 +296,7 @@ class _Composer:
         tag = event.tag
         if tag is None or tag == "!":
             return None
-        if tag not in _STANDARD_TAGS:
+        if tag not in STANDARD_TAGS:
             self.sink.report(
                 "C010",
                 f"the YAML tag '{self._written_tag(start, tag)}' is not supported in playbooks",
@@ -518,7 +333,7 @@ class _Composer:
         style = event.style or ""
         if tag is not None:
             try:
-                value = _tagged_value(text, tag)
+                value = tagged_value(text, tag)
             except ValueError as exc:
                 self.sink.report(
                     "C010",

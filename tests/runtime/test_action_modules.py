@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.actions.catalog import builtin_catalog
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, MODULES
 
 ROOT = Path(__file__).parents[2]

@@ -22,8 +22,8 @@ from catalyst_dsl.runtime.values.evaluate import (
     to_text,
     truthy,
 )
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.expr.templates import parse_template
 
 
 class DictEnv:

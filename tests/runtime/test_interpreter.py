@@ -2877,7 +2877,7 @@ def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
 
 
 def test_an_object_where_text_belongs_says_how_to_convert_it():
-    from catalyst_dsl.actions.catalog import builtin_catalog
+    from catalyst_dsl.actions.installed import builtin_catalog
     from catalyst_dsl.runtime.config_check import check_config
     from catalyst_dsl.runtime.errors import StepError
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf, WriteDecl, builtin_catalog
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf, WriteDecl
+from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.ir.types import STRING, obj, opt
 from catalyst_dsl.actions.plugins import ACTIONS, ADAPTERS, PluginAction, PluginProblem, Plugins
 

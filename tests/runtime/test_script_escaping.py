@@ -320,7 +320,7 @@ def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() 
     such literal braces into a placeholder the checker had never seen.)"""
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.runtime.values.escaping import render_script
-    from catalyst_dsl.syntax import expr_ast as ast
+    from catalyst_dsl.syntax.expr import nodes as ast
 
     literal = "echo {{ who }} "
     placeholder = ast.RefPart(

@@ -27,10 +27,10 @@ def _classes() -> dict[str, type]:
     from catalyst_dsl.compiler import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
-    from catalyst_dsl.syntax import expr_ast
+    from catalyst_dsl.syntax.expr import nodes as expr_nodes
 
     found: dict[str, type] = {}
-    for module in (nodes, types, expr_ast):
+    for module in (nodes, types, expr_nodes):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__ and records.is_record(value):
                 found[value.__name__] = value

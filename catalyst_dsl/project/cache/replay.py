@@ -189,7 +189,7 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
     if kind == "listing":
         return discover_folders(question.split("\0") if question else []) == answer
     if kind == "plugin":
-        from catalyst_dsl.actions.catalog import builtin_catalog
+        from catalyst_dsl.actions.installed import builtin_catalog
         from catalyst_dsl.project.cache.facts import _plugin_digest
 
         catalog = builtin_catalog()

@@ -121,7 +121,7 @@ class CheckCache:
     def _holds_builtins(self, catalog: Catalog) -> bool:
         """Whether `catalog` declares the built-in actions and no others (asked once per catalog)."""
         if self._catalog_seen[0] is not catalog:
-            from catalyst_dsl.actions.catalog import builtin_catalog
+            from catalyst_dsl.actions.installed import builtin_catalog
 
             self._catalog_seen = (catalog, catalog.specs() == builtin_catalog().specs())
         return self._catalog_seen[1]

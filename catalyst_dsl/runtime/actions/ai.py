@@ -124,7 +124,7 @@ def _rendered(ctx: ActionContext, written: str, text: str) -> str:
     """
     from catalyst_dsl.runtime.values import taint
     from catalyst_dsl.runtime.values.evaluate import EvaluationError, to_text
-    from catalyst_dsl.syntax.templates import might_be_template
+    from catalyst_dsl.syntax.expr.templates import might_be_template
 
     if ctx.render is None or not might_be_template(text):
         return text

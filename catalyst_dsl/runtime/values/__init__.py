@@ -4,8 +4,7 @@ may become on its way into the world.
 - `evaluate.py` evaluates the IR's expressions and templates (`Env` is what they read),
   with JavaScript's semantics: `jsvalues.py` its values and conversions, `jsbuiltins.py`
   its functions and methods.
-- `inputs.py` checks and converts a run's inputs; `json_schemas.py` checks values
-  against the JSON schemas a playbook gives.
+- `inputs.py` checks and converts a run's inputs.
 - `secrets.py` masks secret values wherever they are shown and `taint.py` marks every
   value computed from one, so that it is masked too.
 - `escaping.py` puts values into scripts and argv, by reference or escaped;

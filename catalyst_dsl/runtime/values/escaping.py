@@ -2,7 +2,7 @@
 
 `render_script` renders a step's script. In bash (`bash`, `test`), each value becomes a
 reference to an environment variable, `"${CATALYST_V_0}"`, and travels in the
-environment (`Script.env`), so it is data however it is written (`syntax/shell/bash_refs`).
+environment (`Script.env`), so it is data however it is written (`syntax/shell/bash/`).
 In PowerShell, `syntax/shell/` finds where every placeholder stands: where PowerShell
 expands variables the value is a reference too, `${env:CATALYST_V_0}`; in single quotes
 (where nothing expands) it is escaped by doubling the quote characters, the whole rule.
@@ -23,10 +23,11 @@ from catalyst_dsl.runtime.values.evaluate import EvaluationError, materialize, p
 from catalyst_dsl.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.runtime.values.quoting import PS_DOUBLE, PS_HEREDOC, PS_SINGLE
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
-from catalyst_dsl.syntax.shell.bash_refs import REFERENCE, argv_analysis
-from catalyst_dsl.syntax.shell.programs import option_program
+from catalyst_dsl.syntax.shell.bash.findings import REFERENCE
+from catalyst_dsl.syntax.shell.bash.refs import argv_analysis
+from catalyst_dsl.syntax.shell.programs.options import option_program
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 
 # The patterns are compiled on first use, not at import: every run imports this module,

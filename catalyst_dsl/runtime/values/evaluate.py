@@ -1,6 +1,6 @@
 """The runtime evaluator of `{{ reference }}` and `${{ expression }}`: JavaScript-like values.
 
-The front end parses templates (`syntax/templates.py`) and the checker types them; this
+The front end parses templates (`syntax/expr/templates.py`) and the checker types them; this
 module gives them their run-time value. It is the only place expressions are evaluated:
 the interpreter, `--what-if` and failed-condition messages all come through here.
 
@@ -37,8 +37,8 @@ from catalyst_dsl.runtime.values.jsvalues import (
     to_text,
     truthy,
 )
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.templates import ParsedTemplate, parse_template, single_part
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.expr.templates import ParsedTemplate, parse_template, single_part
 
 __all__ = [
     "UNDEFINED",

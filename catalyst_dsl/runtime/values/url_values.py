@@ -23,7 +23,7 @@ from catalyst_dsl.runtime.values import taint
 from catalyst_dsl.runtime.values.env import Env
 from catalyst_dsl.runtime.values.evaluate import render_placed
 from catalyst_dsl.runtime.values.jsvalues import to_text
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.shell import raw_argument
 
 #: Text that ends inside a URL's scheme and host: a value after it is part of the base.

@@ -3,7 +3,7 @@
 A value pasted into a script as text can end a quote, start a command substitution or
 a new line and run commands of its own. In bash scripts (`bash`, `test`) no value is
 pasted: each placeholder becomes a reference to an environment variable that carries
-the value (`bash_refs`), and the places where bash or a program would read even that
+the value (`bash/`), and the places where bash or a program would read even that
 as code are refused. PowerShell scripts are lexed for the quoting context of each
 placeholder, and the runtime escapes the value for it (`runtime/values/escaping.py`). The
 checker reports what the runtime would refuse (C822) before a run.
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 
-from catalyst_dsl.syntax import expr_ast as ast
-from catalyst_dsl.syntax.shell.bash_refs import Analysis, Hole, analyze
+from catalyst_dsl.syntax.expr import nodes as ast
+from catalyst_dsl.syntax.shell.bash.findings import Analysis, Hole
+from catalyst_dsl.syntax.shell.bash.refs import analyze
 from catalyst_dsl.syntax.shell.powershell import PowerShellLexer
 from catalyst_dsl.syntax.shell.slots import Context, Slot
-from catalyst_dsl.syntax.templates import parse_template
+from catalyst_dsl.syntax.expr.templates import parse_template
 
 BASH = "bash"
 POWERSHELL = "powershell"
@@ -76,7 +77,7 @@ def bash_analysis(
     raw: tuple[str, ...] | None = None,
     given: frozenset = frozenset(),
 ) -> Analysis:
-    """The bash script `text` with its values by reference (`bash_refs.analyze`).
+    """The bash script `text` with its values by reference (`bash.refs.analyze`).
 
     `raw`: the text of each `${{ raw(x) }}`, in order, when it is known (a run); unknown
     (a check), each stands for an expansion the analysis cannot read. `given`: the names of

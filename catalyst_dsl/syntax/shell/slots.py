@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 
 from catalyst_dsl.records import record
-from catalyst_dsl.syntax import expr_ast as ast
+from catalyst_dsl.syntax.expr import nodes as ast
 
 
 class Context(enum.Enum):
