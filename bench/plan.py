@@ -16,8 +16,9 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.report.plan import canonical_json
-from catalyst_dsl.runtime.session import RunOptions, Session
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
+from catalyst_dsl.runtime.lifecycle.context import RunOptions
+from catalyst_dsl.runtime.session import Session
 
 
 def playbook(steps: int) -> str:
@@ -58,7 +59,7 @@ def measure(steps: int) -> tuple[float, int]:
         file = root / "playbooks" / "planned.yaml"
         file.write_text(playbook(steps))
         session = Session(load_project(root, DiagnosticSink()), RunOptions(out=io.StringIO(), interactive=False))
-        session._checked(str(file))  # compile and check once: this measures planning
+        session.checked(str(file))  # compile and check once: this measures planning
         best, size = float("inf"), 0
         for _ in range(6):
             started = time.perf_counter()

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.runtime.session import RunOptions, Session
+from catalyst_dsl.runtime.lifecycle.context import RunOptions
+from catalyst_dsl.runtime.session import Session
 
 
 def playbook(steps: int) -> str:
@@ -58,7 +59,7 @@ def run_once(steps: int, save: bool) -> tuple[float, Session]:
         if not save:
             session.store.save = _NoSave(session.store)
         file = str(root / "playbooks" / "noop.yaml")
-        session._checked(file)  # compile and check first: this benchmark is about running
+        session.checked(file)  # compile and check first: this benchmark is about running
         started = time.perf_counter()
         code = session.start(file, {})
         elapsed = time.perf_counter() - started

@@ -9,7 +9,7 @@ and checked once, so the what-if reads it from the check cache, as in bench/what
 what-if as a whole process, and the what-if once more under a driver that stamps the
 time as each phase ends:
 
-- click imported; catalyst's command line imported (`catalyst_dsl.cli`, `cli_run`);
+- click imported; catalyst's command line imported (`catalyst_dsl.cli.main`, `cli.run`);
 - the command parsed, the project found, the check's modules imported ("to the check");
 - the check before the plan (`runtime/preflight.checked`), and within it the reading of
   the playbook's cache entry (`CheckCache._decode`);
@@ -46,12 +46,13 @@ def stamp(name):
     stamps.append((name, time.perf_counter()))
 import click
 stamp("import click")
-import catalyst_dsl.cli, catalyst_dsl.cli_run
+import catalyst_dsl.cli.main, catalyst_dsl.cli.run
 stamp("import catalyst's command line")
 if sys.argv[1] == "--imported":  # the run-time imported up front: the plan is then its simulation
     del sys.argv[1]
-    import catalyst_dsl.runtime.session, catalyst_dsl.runtime.interpreter, catalyst_dsl.runtime.whatif
-    import catalyst_dsl.runtime.planning, catalyst_dsl.runtime.values.evaluate, catalyst_dsl.report.plan
+    import catalyst_dsl.runtime.session, catalyst_dsl.runtime.engine.engine, catalyst_dsl.runtime.simulation.simulator
+    import catalyst_dsl.runtime.simulation.recording, catalyst_dsl.runtime.simulation.planning
+    import catalyst_dsl.runtime.values.evaluate, catalyst_dsl.report.plan
     import catalyst_dsl.runtime.actions.files, catalyst_dsl.runtime.actions.console, catalyst_dsl.syntax.pyyaml
     import catalyst_dsl.project.check, catalyst_dsl.runtime.preflight
     stamp("import the run-time first (--imported)")
@@ -84,7 +85,7 @@ def report():
 import atexit
 atexit.register(report)
 sys.argv = ["catalyst", *sys.argv[1:]]
-catalyst_dsl.cli.main()
+catalyst_dsl.cli.main.main()
 """
 
 ORDER = [

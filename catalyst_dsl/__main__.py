@@ -21,6 +21,6 @@ def _forget_working_folder() -> None:
 
 _forget_working_folder()
 
-from catalyst_dsl.program import main  # noqa: E402  (after the import path is settled)
+from catalyst_dsl.cli.program import main  # noqa: E402  (after the import path is settled)
 
 main()

@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 
 from catalyst_dsl.report import plan as plan_report
+from catalyst_dsl.runtime.lifecycle import golden as golden_plans
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
 UPDATE_OPTION = "--update-golden"
 SUFFIX = ".plan.json"
@@ -132,8 +134,8 @@ class GoldenPlanItem(pytest.Item):
         golden = _golden(expected, shown)
         _check_playbook(root, golden, config.getini("catalyst_playbook_dirs"), shown)
         try:
-            actual = plan_report.canonical_json(plan_report.with_hash(plan_report.replan(root, golden)))
-        except plan_report.ReplanError as problem:
+            actual = canonical_json(with_hash(golden_plans.replan(root, golden)))
+        except golden_plans.ReplanError as problem:
             raise GoldenPlanProblem(f"{shown}: {golden['playbook']['file']} cannot be planned:\n{problem}") from None
         if actual == expected:
             return

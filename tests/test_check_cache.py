@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.installed import builtin_catalog
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.compiler import discover
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.check import check_project

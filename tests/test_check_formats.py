@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.model import Diagnostic, Severity
 from catalyst_dsl.report.github import escape_data, escape_property, render_github

@@ -53,7 +53,7 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
         "catalyst_dsl.syntax.shell",
         "re2",
         "catalyst_dsl.actions.plugins",
-        "catalyst_dsl.cli_kai",
+        "catalyst_dsl.cli.kai",
         "catalyst_dsl.diagnostics.codes",
         "tomllib",
     }

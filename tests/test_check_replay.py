@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.project import check as project_check
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.cache import replay

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 
 #: A playbook with one warning (C409, line 6) and no error.
 SLOW = 'name: {name}\ndescription: x\nowner: Engineer\nsteps:\n  - display: "waiting"\n    timeout: 600000{tail}\n'

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,17 +111,17 @@ def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
     import subprocess
     import sys
 
-    from catalyst_dsl.cli import RUN_COMMANDS
+    from catalyst_dsl.cli.main import RUN_COMMANDS
 
     # each command is named with the module that defines it, and each such module's commands are named
     for module in set(RUN_COMMANDS.values()):
         commands = importlib.import_module(f"catalyst_dsl.{module}").COMMANDS
         assert sorted(c.name for c in commands) == sorted(name for name, home in RUN_COMMANDS.items() if home == module)
     probe = (
-        "import sys; from click.testing import CliRunner; from catalyst_dsl.cli import cli; "
+        "import sys; from click.testing import CliRunner; from catalyst_dsl.cli.main import cli; "
         "CliRunner().invoke(cli, ['--version']); "
-        "print('catalyst_dsl.cli_run' in sys.modules, "
-        "'catalyst_dsl.cli_lifecycle' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)"
+        "print('catalyst_dsl.cli.run' in sys.modules, "
+        "'catalyst_dsl.cli.lifecycle' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr

@@ -87,7 +87,7 @@ def test_without_foreign_dialects_hidden_folders_are_skipped(tmp_path):
 def test_a_run_refuses_a_playbook_its_dialect_cannot_run_yet(toy, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from catalyst_dsl.cli import cli
+    from catalyst_dsl.cli.main import cli
 
     (tmp_path / "catalyst.toml").write_text("")
     (tmp_path / "play.toy").write_text("title: play\n")

@@ -57,7 +57,7 @@ def test_a_python_without_blake2_still_checks_with_its_cache(tmp_path) -> None:
         "assert store.CheckCache(store.Path('cache'), bytes(range(32)), 'build')"
         ".read_sealed('ab' * 32) is None\n"
         "sys.argv = ['catalyst', 'check', 'one.yaml']\n"
-        "from catalyst_dsl.cli import main\nmain()\n"
+        "from catalyst_dsl.cli.main import main\nmain()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
     for _ in range(2):  # written, then read

@@ -21,7 +21,7 @@ from typing import Callable
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_path
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.report.diagnostics import render_text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.compiler import compile_bytes, compile_path, discover
 from catalyst_dsl.ir import nodes as ir

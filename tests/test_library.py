@@ -48,7 +48,7 @@ def test_a_write_to_a_templated_protocol_path_that_climbs_is_still_reported(tmp_
 def test_without_a_project_marker_the_working_directory_is_the_root(tmp_path, monkeypatch) -> None:
     from click.testing import CliRunner
 
-    from catalyst_dsl.cli import cli
+    from catalyst_dsl.cli.main import cli
     from catalyst_dsl.project.config import find_root
 
     (tmp_path / "playbooks").mkdir()

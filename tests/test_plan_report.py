@@ -20,15 +20,15 @@ import pytest
 
 from catalyst_dsl.report import plan as plan_report
 from catalyst_dsl.report.plan import (
-    canonical_json,
-    count_changes,
     markdown_view,
     plan_diff,
     render_markdown,
     render_text,
     summary_line,
-    with_hash,
 )
+from catalyst_dsl.runtime.lifecycle import golden as golden_plans
+from catalyst_dsl.runtime.lifecycle import plan_data
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, count_changes, with_hash
 
 pytest_plugins = ["pytester"]
 
@@ -420,7 +420,7 @@ def test_markdown_of_100_steps_stays_short() -> None:
     assert len(text.splitlines()) < 400
     assert len(text) < 65_536  # GitHub's limit for a comment
     rows = table_rows(text)
-    assert [row.split("`")[1] for row in rows] == [s["path"] for s, _depth in plan_report.walk(large["steps"])]
+    assert [row.split("`")[1] for row in rows] == [s["path"] for s, _depth in plan_data.walk(large["steps"])]
     assert "<details><summary>100 steps</summary>" in text  # a long table starts folded
     assert "Not shown here (42 more file changes, in the JSON plan):" in text
 
@@ -517,7 +517,7 @@ def test_replan_plans_the_golden_playbook_with_its_inputs(tmp_path: Path, monkey
         return hello_plan()
 
     monkeypatch.setattr(Session, "plan", fake_plan, raising=False)
-    assert plan_report.replan(tmp_path, with_hash(hello_plan())) == hello_plan()
+    assert golden_plans.replan(tmp_path, with_hash(hello_plan())) == hello_plan()
     assert calls == [(str(tmp_path / "playbooks" / "hello.yaml"), {"who": "world"}, False, False, True)]
 
 
@@ -533,8 +533,8 @@ def test_replan_reports_a_playbook_that_cannot_run(tmp_path: Path, monkeypatch: 
         )
 
     monkeypatch.setattr(Session, "plan", fake_plan, raising=False)
-    with pytest.raises(plan_report.ReplanError, match="has errors; nothing was run\nerror\\[C101\\]: bad\nfix them"):
-        plan_report.replan(tmp_path, with_hash(hello_plan()))
+    with pytest.raises(golden_plans.ReplanError, match="has errors; nothing was run\nerror\\[C101\\]: bad\nfix them"):
+        golden_plans.replan(tmp_path, with_hash(hello_plan()))
 
 
 # -- the pytest plugin --------------------------------------------------------------------------------------------
@@ -559,7 +559,7 @@ def golden_project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
         state["calls"].append((root, golden))
         return state["plan"]
 
-    monkeypatch.setattr(plan_report, "replan", fake_replan)
+    monkeypatch.setattr(golden_plans, "replan", fake_replan)
     return pytester, state
 
 
@@ -680,9 +680,9 @@ def test_plugin_reports_a_playbook_that_cannot_be_planned(golden_project, monkey
     pytester, _state = golden_project
 
     def failing(root, golden):
-        raise plan_report.ReplanError("playbooks/hello.yaml has errors; nothing was run")
+        raise golden_plans.ReplanError("playbooks/hello.yaml has errors; nothing was run")
 
-    monkeypatch.setattr(plan_report, "replan", failing)
+    monkeypatch.setattr(golden_plans, "replan", failing)
     result = pytester.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

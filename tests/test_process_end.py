@@ -35,7 +35,7 @@ def _catalyst(
     probe = (
         WITNESS
         + before
-        + f"sys.argv = ['catalyst', *{args!r}]\nfrom catalyst_dsl.cli import command_line\ncommand_line()\n"
+        + f"sys.argv = ['catalyst', *{args!r}]\nfrom catalyst_dsl.cli.main import command_line\ncommand_line()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(cwd / "cache-home")}
     return subprocess.run(
@@ -105,7 +105,7 @@ def test_a_profiled_process_ends_as_python_ends_it(tmp_path: Path, research_proj
 def test_main_raises_for_a_program_that_calls_it_and_goes_on(tmp_path: Path, research_project: Path) -> None:
     project = research_project
     probe = (
-        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'check', 'research.yaml']\n"
+        "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'check', 'research.yaml']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('went on after exit', end.code)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache-home")}
@@ -183,7 +183,7 @@ def _refused_check(tmp_path: Path, filename: str, *, without_stdout: bool = Fals
     handles (a PermissionError naming `filename`), with or without standard output."""
     project = _hello(tmp_path)
     probe = (
-        "import sys\nimport catalyst_dsl.cli as cli\n"
+        "import sys\nimport catalyst_dsl.cli.main as cli\n"
         "def refused(*args, **kwargs):\n"
         f"    raise PermissionError(13, 'Permission denied', {filename!r})\n"
         "cli.cli.main = refused\n"

@@ -84,7 +84,7 @@ def test_a_playbook_that_defines_a_function_may_call_it() -> None:
 def test_catalyst_schema_prints_the_shipped_schema() -> None:
     from click.testing import CliRunner
 
-    from catalyst_dsl.cli import cli
+    from catalyst_dsl.cli.main import cli
 
     result = CliRunner().invoke(cli, ["schema"])
     assert result.exit_code == 0 and result.output == SHIPPED.read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 from fake_github import TOKEN, FakeGitHub
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

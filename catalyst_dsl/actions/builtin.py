@@ -8,17 +8,16 @@ checkpoint, writes, isolated) are not config and do not appear here.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf, WriteDecl
+from catalyst_dsl.actions.control import CONTROL, PAUSES
 from catalyst_dsl.ir.types import (
     ANY,
     BOOLEAN,
     DURATION,
     NULL,
     NUMBER,
-    STEPS,
     STRING,
     ArrayT,
     EnumT,
-    InputsT,
     ObjectT,
     obj,
     opt,
@@ -37,183 +36,16 @@ HTTP_RESULT = obj(status=NUMBER, headers=STRING_MAP, body=STRING, bodyAsJson=ANY
 CREATED = obj(number=NUMBER, url=STRING, id=NUMBER)
 COMMENT = obj(id=NUMBER, url=STRING)
 
-CATCH_CLAUSE = obj(code=req(STRING, "error code to match; `default` matches any"), steps=req(STEPS))
-
-CHECKPOINT_OPTION = obj(
-    key=req(STRING),
-    label=opt(STRING),
-    description=opt(STRING),
-    emphasis=opt(EnumT(("recommended", "suggested"))),
-    allowText=opt(BOOLEAN),
-    cancel=opt(BOOLEAN, "choosing this option ends the run `cancelled`"),
-)
-
-#: One rule of an approval policy: when `pattern` (a regular expression) is found in a
-#: command the pause guards, the rule decides, with `reason` recorded.
-POLICY_RULE = obj(
-    action=req(EnumT(("require-human", "auto-approve")), "`require-human` rules are tried first, then `auto-approve`"),
-    reason=req(STRING, "recorded with the decision"),
-    pattern=req(STRING, "a regular expression searched in each command"),
-)
-#: Who passed a checkpoint (its result's `approval`): `via` is terminal, cli, token, webhook,
-#: autonomous or policy; `at` is ISO 8601 UTC; `note` the approver's comment or the reason.
-APPROVAL_RECORD = obj(by=STRING, role=union(STRING, NULL), at=STRING, note=union(STRING, NULL), via=STRING)
-#: Who may pass a pause: `human` (only a person, never `--mode autonomous`), or rules over
-#: the commands it guards (docs/running.md). Shared by the `checkpoint` action and `checkpoint:`.
-APPROVAL_POLICY = union(
-    EnumT(("human",)),
-    obj(
-        rules=req(
-            union(ArrayT(POLICY_RULE), EnumT(("project",))), "the rules, or `project`: the approval-rules setting"
-        ),
-        commands=opt(STRINGS, "what the rules read; the guarded step's own command when absent"),
-    ),
-)
-
 
 def _spec(name, group, summary, config, primary, result, effect, what_if, **kw) -> ActionSpec:
     return ActionSpec(name, group, summary, config, primary, result, effect, what_if, **kw)
 
 
-_CONTROL = [
-    _spec(
-        "var",
-        "control",
-        "Set a variable in the current scope (or update it where it was defined).",
-        obj(name=req(STRING, "variable name"), value=opt(ANY, "the value; templates keep their type")),
-        "name",
-        NULL,
-        Effect.PURE,
-        WhatIf.RUN,
-    ),
-    _spec(
-        "return",
-        "control",
-        "End the playbook (or function) successfully with outputs. A scalar is returned as {result: value}.",
-        obj(rest=ANY, result=opt(ANY, "the value when a scalar is returned")),
-        "result",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "function",
-        "control",
-        "Define an action from steps; later steps call it by name with named or positional inputs.",
-        obj(
-            name=req(STRING, "the new action's name"), inputs=opt(InputsT()), steps=req(STEPS), description=opt(STRING)
-        ),
-        "name",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "if",
-        "control",
-        "Run `then` when the condition is true, else `else`.",
-        obj(condition=req(ANY, "a boolean expression"), then=opt(STEPS), else_=opt(STEPS)),
-        "condition",
-        obj(branch=STRING, executed=BOOLEAN),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "for-each",
-        "control",
-        "Run steps once per item of an array.",
-        obj(
-            item=req(STRING, "loop variable name"),
-            in_=req(ArrayT(ANY), "the array"),
-            index=opt(STRING, "index variable name (default `index`)"),
-            steps=req(STEPS),
-        ),
-        "item",
-        obj(iterations=NUMBER, completed=NUMBER, failed=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "try",
-        "control",
-        "Run steps; on an error run the first matching catch; always run finally.",
-        obj(steps=req(STEPS), catch=opt(ArrayT(CATCH_CLAUSE)), finally_=opt(STEPS)),
-        "steps",
-        obj(outcome=STRING, caughtError=union(STRING, NULL)),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "throw",
-        "control",
-        "Fail with an error code (PascalCase) that error policies and catch blocks match.",
-        obj(code=req(STRING), message=opt(STRING), guidance=opt(STRING), metadata=opt(ANY)),
-        "code",
-        NULL,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "parallel",
-        "control",
-        "Run steps concurrently; their writes may not overlap.",
-        obj(steps=req(STEPS), maxConcurrency=opt(NUMBER)),
-        "steps",
-        obj(completed=NUMBER, failed=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "playbook",
-        "control",
-        "Run another playbook, isolated: it cannot change this playbook's variables.",
-        obj(name=req(STRING, "playbook name or relative path"), inputs=opt(OPEN), inheritPermissions=opt(BOOLEAN)),
-        "name",
-        ANY,
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-    _spec(
-        "retry-block",
-        "control",
-        "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; IterationCapExceeded once they are spent.",
-        obj(
-            steps=req(STEPS),
-            maxAttempts=req(NUMBER, "attempts in all, 1 to 10"),
-            retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
-            retryFrom=opt(
-                ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)"
-            ),
-        ),
-        "steps",
-        obj(attempts=NUMBER),
-        Effect.CONTROL,
-        WhatIf.CONTROL,
-    ),
-]
+#: The control actions declare themselves beside their run (actions/control/).
+_CONTROL = [module.SPEC for module in CONTROL.values()]
 
-_HUMAN = [
-    _spec(
-        "checkpoint",
-        "human",
-        "Pause for approval (ENTER on a terminal, `catalyst approve` otherwise), optionally choosing among options; an option with `cancel: true` ends the run `cancelled`; `policy` says who may pass it (`human`: never autonomous mode).",
-        obj(
-            message=opt(STRING),
-            options=opt(ArrayT(CHECKPOINT_OPTION)),
-            default=opt(ANY),
-            timeout=opt(DURATION),
-            multiSelect=opt(BOOLEAN),
-            header=opt(STRING),
-            headerColor=opt(STRING),
-            context=opt(STRING),
-            policy=opt(APPROVAL_POLICY, "who may pass it: `human`, or `{rules: [...]}`"),
-        ),
-        "message",
-        obj(ANY, selected=ANY, hasTextInput=BOOLEAN, textInput=STRING, approval=APPROVAL_RECORD),
-        Effect.HUMAN,
-        WhatIf.PAUSE,
-    ),
-]
+
+_HUMAN = [module.SPEC for module in PAUSES.values()]
 
 #: AI tool grants that only look: any other grant (edit, write, bash, …) lets the AI change
 #: things, so it needs allowedWritePaths (C820) and, in manual mode, an approval to run.

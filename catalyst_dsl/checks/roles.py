@@ -18,7 +18,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project import observed
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.approvers import Approvers
+    from catalyst_dsl.runtime.approvals.approvers import Approvers
 
 
 def _key(role: str) -> str:
@@ -50,7 +50,7 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         if approvers is None:
             # The approvers table lives with the run's approvals; a project that sets none
             # (most) never loads that part of the runtime to be checked.
-            from catalyst_dsl.runtime.approvers import Approvers
+            from catalyst_dsl.runtime.approvals.approvers import Approvers
 
             approvers = Approvers(config.approvers)
         if approvers.configured:

@@ -367,7 +367,7 @@ class ReferenceChecker:
 
     def retry_block(self, step: ir.Step, scope: Scope) -> None:
         """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`."""
-        from catalyst_dsl.runtime.interpreter import LAST_ERROR, MAX_BLOCK_ATTEMPTS
+        from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
 
         cap = step.config.get("maxAttempts")
         self.value(cap, scope)

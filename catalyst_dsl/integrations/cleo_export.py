@@ -22,7 +22,7 @@ from catalyst_dsl.runtime.state.snapshot import Approval, RunState, StepRecord
 
 FORMAT = "cleo-playbook-run"
 VERSION = 1
-#: What a pause adds to the path of the step it belongs to (runtime/interpreter.py).
+#: What a pause adds to the path of the step it belongs to (runtime/engine/pauses.py).
 PAUSE_SUFFIXES = ("checkpoint", "before", "approve-effects", "inquire", "review")
 #: The answer of an approval node that rejects it (dialects/cleo/lowering_tables.py).
 REJECT = "reject"

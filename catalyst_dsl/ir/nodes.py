@@ -175,7 +175,7 @@ class Gate:
     before or after the step, whose answer may skip the step or cancel the run.
 
     `options` are the answers offered, a subset of GATE_OPTIONS in that order. `policy`
-    (the APPROVAL_POLICY schema of actions/builtin.py, shared with the `checkpoint`
+    (the APPROVAL_POLICY schema of actions/control/checkpoint.py, shared with the `checkpoint`
     action) says who may pass it: absent, as every pause (`--mode autonomous` does);
     `human`, only a person; `{rules: […]}`, the rules first (docs/running.md).
     """

@@ -214,7 +214,7 @@ def _roles_table(value, _type) -> dict[str, tuple[str, ...]]:
     return table
 
 
-#: The keys of one approval rule, and its actions (runtime/approval_policy.py).
+#: The keys of one approval rule, and its actions (runtime/approvals/policy.py).
 APPROVAL_RULE_KEYS = ("action", "reason", "pattern")
 APPROVAL_RULE_ACTIONS = ("require-human", "auto-approve")
 

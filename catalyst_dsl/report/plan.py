@@ -1,7 +1,8 @@
-"""What-if plans (docs/plan-format.md): canonical JSON and its hash, plan diffs, text and Markdown reports.
+"""What-if plans (docs/plan-format.md) shown: plan diffs, text and Markdown reports.
 
-The plan dict comes from the what-if engine; nothing here changes what it says, only how
-it is ordered, hashed and shown. The Markdown report is the Jinja2 template
+The plan dict comes from the what-if (runtime/lifecycle/planner.py), with its canonical
+JSON, hash and counts (runtime/lifecycle/plan_data.py); nothing here changes what it
+says, only how it is shown. The Markdown report is the Jinja2 template
 `templates/plan.md.j2`, fed a small view prepared here: the limits that keep a
 pull-request comment short for a 100-step plan are applied in Python, the layout in
 the template.
@@ -13,16 +14,10 @@ import functools
 import json
 import re
 from collections import Counter
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from catalyst_dsl.lazy_pattern import LazyPattern
-
-FORMAT = "catalyst-plan"
-VERSION = 1
-
-#: Every change type, in the order docs/plan-format.md lists them.
-CHANGE_TYPES = ("create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused")
+from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, walk
 
 #: The mark of each change type, after Terraform's.
 SYMBOLS = {
@@ -38,33 +33,6 @@ SYMBOLS = {
 }
 #: The mark of a change type this version does not know (a plan from a newer engine).
 OTHER_SYMBOL = "•"
-
-
-class ReplanError(Exception):
-    """A golden plan cannot be re-planned: the project or the playbook has a problem the user can fix."""
-
-
-# -- canonical JSON ---------------------------------------------------------------------------------------
-
-
-def canonical_json(plan: Mapping[str, Any]) -> str:
-    """The plan as it is committed: sorted keys, two-space indent, UTF-8 text, LF, a final newline."""
-    # NaN and Infinity are not JSON: a golden file must load in any JSON reader.
-    return json.dumps(plan, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def plan_hash(plan: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical JSON of `plan` without its `planHash`."""
-    import hashlib  # here: a what-if printed as text has no hash, and hashlib loads OpenSSL
-
-    body = {key: value for key, value in plan.items() if key != "planHash"}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
-
-
-def with_hash(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `plan` with `planHash` (re)computed; `plan` itself is left as it was."""
-    body = {key: value for key, value in plan.items() if key != "planHash"}
-    return {**body, "planHash": plan_hash(body)}
 
 
 # -- diffs of two plans -------------------------------------------------------------------------------------
@@ -159,27 +127,6 @@ def _step_label(keys: Mapping[str, str]) -> str:
 
 
 # -- walking and counting -------------------------------------------------------------------------------------
-
-
-def walk(steps: Iterable[Mapping[str, Any]], depth: int = 0) -> Iterator[tuple[Mapping[str, Any], int]]:
-    """Every step entry with its depth, nested ones right after their parent, in plan order.
-    One generator for the whole plan, its entries on a stack (the next one last), not one
-    per entry: a large plan has hundreds."""
-    pending = [(step, depth) for step in reversed(list(steps))]
-    while pending:
-        step, level = pending.pop()
-        yield step, level
-        nested = step.get("steps")
-        if nested:
-            pending.extend((inner, level + 1) for inner in reversed(nested))
-
-
-def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """The `summary` of a plan with these steps: every change type, 0 when absent, nested entries counted."""
-    counts = dict.fromkeys(CHANGE_TYPES, 0)
-    for step, _depth in walk(steps):
-        counts[step["change"]] = counts.get(step["change"], 0) + 1
-    return counts
 
 
 def summary_counts(plan: Mapping[str, Any]) -> str:
@@ -491,32 +438,3 @@ def md_code(text: str | None, cell: bool = False) -> str:
     if cell:
         text = text.replace("|", "\\|")
     return f"{ticks}{text}{ticks}"
-
-
-# -- golden plans ------------------------------------------------------------------------------------------------
-
-
-def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
-    """The plan of the golden plan's playbook today, with the inputs the golden plan recorded.
-
-    Raises ReplanError when the project settings or the playbook have errors, or an
-    input no longer fits: the golden test reports it rather than a traceback.
-    """
-    import io
-
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.errors import RunAbort
-    from catalyst_dsl.runtime.session import RunOptions, Session
-
-    sink = DiagnosticSink()
-    project = load_project(root, sink)
-    errors = [d for d in sink.items if d.severity.value == "error"]
-    if errors:
-        raise ReplanError("the project settings have errors: " + "; ".join(d.message for d in errors))
-    session = Session(project, RunOptions(out=io.StringIO(), interactive=False))
-    file = str(root / golden["playbook"]["file"])
-    try:
-        return session.plan(file, golden["inputs"], from_text=False)
-    except RunAbort as abort:
-        raise ReplanError("\n".join([abort.message, *abort.details, *([abort.help] if abort.help else [])])) from None

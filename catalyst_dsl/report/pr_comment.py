@@ -2,7 +2,7 @@
 
 For each golden plan (`golden/NAME.plan.json`) whose playbook, or the plan itself, is among
 the files a pull request changes, the playbook is planned again with the inputs the golden
-plan records (as the golden test does, `plan.replan`) and its Markdown report is posted as
+plan records (as the golden test does, `golden.replan`) and its Markdown report is posted as
 a comment on the pull request. The report starts with a hidden marker naming the
 playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment
 instead of adding another: one comment per playbook, always the latest plan.
@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from catalyst_dsl.report import plan as plan_report
+from catalyst_dsl.runtime.lifecycle import golden as golden_plans
 
 #: Each page of comments read while looking for the one to update.
 PER_PAGE = 100
@@ -83,8 +84,8 @@ _SUFFIX = ".plan.json"
 
 def _body(root: Path, golden: dict, playbook_file: str) -> str:
     try:
-        return plan_report.render_markdown(plan_report.replan(root, golden))
-    except plan_report.ReplanError as problem:
+        return plan_report.render_markdown(golden_plans.replan(root, golden))
+    except golden_plans.ReplanError as problem:
         return _not_planned(
             playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}"
         )

@@ -52,7 +52,8 @@ def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | N
         raise StepError(
             failed.check.code or checks.code,
             f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
-            guidance=f"the step's `{when}:` lists what must hold {'before it runs' if when == 'requires' else 'once it has run'}",
+            guidance=f"the step's `{when}:` lists what must hold "
+            + ("before it runs" if when == "requires" else "once it has run"),
             metadata={"check": index, "predicate": failed.check.kind, "when": when},
         )
 

@@ -7,7 +7,7 @@ runs catalyst unchanged."""
 import contextlib
 from pathlib import Path
 
-from catalyst_dsl.program import main
+from catalyst_dsl.cli.program import main
 from catalyst_dsl.runtime.effects.confinement import Confinement
 
 side = Path.cwd().parent / "side"

@@ -1,7 +1,7 @@
 """Helpers for tests that run playbooks: a throwaway project, `catalyst` in-process, snapshots.
 
 A project is a directory with `catalyst.toml` and `playbooks/*.yaml`. `RunProject.cli`
-invokes the real command line (`catalyst_dsl.cli:cli`) through click's CliRunner from
+invokes the real command line (`catalyst_dsl.cli.main:cli`) through click's CliRunner from
 inside the project, so runs go through the same session, checks and exit codes as a user's.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from catalyst_dsl.runtime.effects.confinement import Confinement
 
 #: Playbooks several test files share: one that pauses for an Architect, and one that opens

@@ -5,18 +5,17 @@ import textwrap
 
 import pytest
 
-from catalyst_dsl.runtime.adapters import (
+from catalyst_dsl.runtime.adapters.choosing import select_adapter
+from catalyst_dsl.runtime.adapters.interface import (
     AI_ADAPTER_ERROR,
     AI_ADAPTER_UNAVAILABLE,
     SCRIPT_ENV,
     AdapterError,
     AIAdapter,
-    MockAdapter,
     Unusable,
     collect,
-    select_adapter,
-    split,
 )
+from catalyst_dsl.runtime.adapters.mock import MockAdapter, split
 from catalyst_dsl.runtime.errors import StepError
 
 

@@ -17,24 +17,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from catalyst_dsl.project.config import ProjectConfig
-from catalyst_dsl.runtime import ai_adapters
-from catalyst_dsl.runtime.adapters import (
+from catalyst_dsl.runtime.adapters import openai_compatible as ai_adapters
+from catalyst_dsl.runtime.adapters.attempts import RateLimiter, gateway_runner, shared_limiter
+from catalyst_dsl.runtime.adapters.builtin import available_adapters
+from catalyst_dsl.runtime.adapters.choosing import select_adapter
+from catalyst_dsl.runtime.adapters.command import CommandAdapter
+from catalyst_dsl.runtime.adapters.interface import (
     AI_ADAPTER_ERROR,
     AI_ADAPTER_UNAVAILABLE,
     AdapterError,
     AIAdapter,
     collect,
-    select_adapter,
 )
-from catalyst_dsl.runtime.ai_adapters import (
-    CommandAdapter,
-    OpenAIAdapter,
-    RateLimiter,
-    available_adapters,
-    chat_completions_url,
-    gateway_runner,
-    shared_limiter,
-)
+from catalyst_dsl.runtime.adapters.openai_compatible import OpenAIAdapter, chat_completions_url
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
 from catalyst_dsl.runtime.effects.grants import Grants
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from catalyst_dsl.project.config import ProjectConfig
-from catalyst_dsl.runtime.ai_adapters import precedence, unusable_adapters
-from catalyst_dsl.runtime.ai_choice import MOCK_NOTICE
+from catalyst_dsl.runtime.adapters.builtin import precedence, unusable_adapters
+from catalyst_dsl.runtime.adapters.choice import MOCK_NOTICE
 
 ASKS = """
     name: asks

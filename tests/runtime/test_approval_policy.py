@@ -7,7 +7,7 @@ import pytest
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
-from catalyst_dsl.runtime.approval_policy import Command, policy_of, step_commands
+from catalyst_dsl.runtime.approvals.policy import Command, policy_of, step_commands
 
 
 def _policy(rules, commands=None) -> ir.MapV:

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from catalyst_dsl.runtime.approvals import (
+from catalyst_dsl.runtime.approvals.tokens import (
     KEY_ENV,
     ApprovalKeyError,
     ApprovalKeys,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime import interpreter
+from catalyst_dsl.runtime.engine import attempts as interpreter
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -615,7 +615,8 @@ def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_
 
 
 def test_a_what_if_of_a_cantbook_lists_its_checks_and_pause_and_replans_the_same(cleo):
-    from catalyst_dsl.report import plan as plan_report
+    from catalyst_dsl.runtime.lifecycle import golden as golden_plans
+    from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
     book(cleo, "triage", TRIAGE)
     (cleo.root / "golden").mkdir()
@@ -625,9 +626,7 @@ def test_a_what_if_of_a_cantbook_lists_its_checks_and_pause_and_replans_the_same
     assert 'requires: ${{ Object.keys(bindings).includes("complexity") }} (unknown now)' in shown.output
     assert not agent_calls(cleo)
     golden = json.loads(cleo.read("golden/triage.plan.json"))
-    assert plan_report.canonical_json(plan_report.with_hash(plan_report.replan(cleo.root, golden))) == cleo.read(
-        "golden/triage.plan.json"
-    )
+    assert canonical_json(with_hash(golden_plans.replan(cleo.root, golden))) == cleo.read("golden/triage.plan.json")
     book(cleo, "gated", GATED)
     gated = cleo.run("gated", "--what-if", version="1")
     assert "⏸ review (checkpoint)" in gated.output and "Publish 1?" in gated.output

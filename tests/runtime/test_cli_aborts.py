@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from catalyst_dsl.cli_run import _aborts
+from catalyst_dsl.cli.run import _aborts
 from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, RunAbort
 from catalyst_dsl.runtime.state.locks import LockConflict, LockInfo
 

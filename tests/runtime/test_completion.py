@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 from run_helpers import REVIEWED
 
 GREET = """

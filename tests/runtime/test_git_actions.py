@@ -23,7 +23,7 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
 from catalyst_dsl.runtime.effects.grants import Grants
-from catalyst_dsl.runtime.whatif import RecordingPerformer, Unknowable
+from catalyst_dsl.runtime.simulation.recording import RecordingPerformer, Unknowable
 
 RUN_ID = "20260101-120000-ship-001"
 

@@ -18,7 +18,7 @@ from catalyst_dsl.project.config import ProjectConfig
 from catalyst_dsl.runtime.actions import github as gh
 from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.whatif import RecordingPerformer
+from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
 
 import fake_github as fakes
 import http_servers as servers
@@ -206,7 +206,7 @@ def test_github_repo_takes_the_repository_from_the_origin_remote(tmp_path, fake)
 
 
 def test_a_what_if_reads_the_repository_only_with_refresh(tmp_path, fake):
-    from catalyst_dsl.runtime.whatif import Unknowable
+    from catalyst_dsl.runtime.simulation.recording import Unknowable
 
     ctx, _ = context(tmp_path, fake, "github-repo", performer=RecordingPerformer())
     with pytest.raises(Unknowable, match="--refresh"):

@@ -16,7 +16,7 @@ import pytest
 
 from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.whatif import RecordingPerformer, Unknowable
+from catalyst_dsl.runtime.simulation.recording import RecordingPerformer, Unknowable
 
 import http_servers as servers
 

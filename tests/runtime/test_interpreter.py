@@ -18,7 +18,7 @@ import pytest
 
 @pytest.fixture
 def fast_retries(monkeypatch):
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     monkeypatch.setattr(interpreter, "RETRY_BASE_SECONDS", 0.01)
 
@@ -1031,7 +1031,7 @@ def test_retry_count_retries_until_the_step_succeeds(project, fast_retries):
 def test_retries_back_off_exponentially_then_apply_the_policy(project, fast_retries, monkeypatch):
     from types import SimpleNamespace
 
-    from catalyst_dsl.runtime import interpreter
+    from catalyst_dsl.runtime.engine import attempts as interpreter
 
     waits = []
     monkeypatch.setattr(interpreter, "time", SimpleNamespace(monotonic=time.monotonic, sleep=waits.append))
@@ -1187,7 +1187,8 @@ def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]
 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.runtime.session import RunOptions, Session
+    from catalyst_dsl.runtime.lifecycle.context import RunOptions
+    from catalyst_dsl.runtime.session import Session
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(keys))
     out = io.StringIO()

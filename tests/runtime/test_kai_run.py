@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime import interpreter
+from catalyst_dsl.runtime.engine import attempts as interpreter
 
 pytest_plugins = ["pytester"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from catalyst_dsl.cli import cli
+from catalyst_dsl.cli.main import cli
 
 
 def invoke(*args: str):

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from catalyst_dsl.runtime import interpreter
+from catalyst_dsl.runtime.engine import attempts as interpreter
 from test_reliability import _side, catalyst, live_snapshots, make_project, spawn
 from test_whatif import by_path, plan_of
 

@@ -23,8 +23,9 @@ import pytest
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.runtime.session import RunOptions, Session
-from catalyst_dsl.runtime.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
+from catalyst_dsl.runtime.lifecycle.context import RunOptions
+from catalyst_dsl.runtime.session import Session
+from catalyst_dsl.runtime.approvals.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
 
 import fake_github as fakes
 from run_helpers import PROPOSE
@@ -483,7 +484,7 @@ def _reset(client: socket.socket) -> None:
 
 
 def test_clients_that_leave_early_leave_no_traceback(capfd, caplog):
-    from catalyst_dsl.runtime.webhook_server import ReceiverServer, Response
+    from catalyst_dsl.runtime.approvals.webhook_server import ReceiverServer, Response
 
     # A long answer keeps the server writing while clients reset; the race between a reset
     # and the end of the answer is what used to escape as a traceback.
@@ -533,7 +534,7 @@ def test_an_answer_to_a_socket_no_longer_connected_ends_quietly():
     import asyncio
     import errno
 
-    from catalyst_dsl.runtime.webhook_server import ReceiverServer, Response
+    from catalyst_dsl.runtime.approvals.webhook_server import ReceiverServer, Response
 
     class Disconnected:
         """A writer whose peer's reset the kernel saw first: shutting it down fails (ENOTCONN)."""

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from catalyst_dsl.report.plan import canonical_json, with_hash
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -863,7 +863,7 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
     (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
     (tmp_path / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: x\n", encoding="utf-8")
     probe = (
-        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
+        "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
         "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
     )
@@ -909,7 +909,10 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "getpass",
     "importlib.metadata",
     "yaml",
-    "catalyst_dsl.runtime.ai_adapters",
+    "catalyst_dsl.runtime.adapters.attempts",
+    "catalyst_dsl.runtime.adapters.builtin",
+    "catalyst_dsl.runtime.adapters.command",
+    "catalyst_dsl.runtime.adapters.openai_compatible",
     "catalyst_dsl.runtime.state.store",
     "catalyst_dsl.runtime.state.snapshot_codec",
     "catalyst_dsl.runtime.state.integrity",
@@ -921,7 +924,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "catalyst_dsl.runtime.actions.http",
     "catalyst_dsl.runtime.effects.network",
     "catalyst_dsl.runtime.actions.testing",
-    "catalyst_dsl.runtime.approvers",
+    "catalyst_dsl.runtime.approvals.approvers",
     "shlex",
     "signal",
     "difflib",
@@ -931,7 +934,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "base64",
     "catalyst_dsl.runtime.actions.script",
     "catalyst_dsl.runtime.effects.process",
-    "catalyst_dsl.completion",
+    "catalyst_dsl.cli.completion",
     "catalyst_dsl.runtime.state.durable",
     "catalyst_dsl.syntax.expr.parser",
     "catalyst_dsl.syntax.expr.lalr",
@@ -963,7 +966,7 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
         encoding="utf-8",
     )
     probe = (
-        "import sys\nfrom catalyst_dsl.cli import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
+        "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
         "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
         f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.actions.builtin import APPROVAL_POLICY
+from catalyst_dsl.actions.control.checkpoint import APPROVAL_POLICY
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 

@@ -10,7 +10,7 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import FileTooLarge as _TooLarge
 from catalyst_dsl.runtime.effects.beneath import is_within
-from catalyst_dsl.runtime.whatif import ContentNotShown
+from catalyst_dsl.runtime.simulation.recording import ContentNotShown
 
 #: Files larger than this are not read into a variable (they would also swell the state).
 MAX_READ_BYTES = 50 * 1024 * 1024

@@ -111,7 +111,7 @@ class Approval:
     subject: str | None = None
     #: A request-changes that already failed its step: later runs of the step ask anew.
     delivered: bool = False
-    #: For a signed approval: the exact text the approver signed (runtime/approvers.py) and
+    #: For a signed approval: the exact text the approver signed (runtime/approvals/approvers.py) and
     #: the armored `ssh-keygen -Y sign` signature over it, kept for audit.
     signed_text: str | None = None
     signature: str | None = None

@@ -246,8 +246,7 @@ class StateStore(RunFiles):
     def _load(self, run_id_or_path: str, *, trust: bool, results: bool) -> tuple[RunState, list[str]]:
         path = self._path_to_load(run_id_or_path)
         self.run_key()
-        sealed = self._read(path)
-        problems = self.guard.check(sealed, with_results=results)
+        sealed, problems = self._read_checked(path, results)
         state = sealed.state
         if problems and not trust:
             raise RunAbort(
@@ -262,6 +261,24 @@ class StateStore(RunFiles):
         if problems:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
+
+    def _read_checked(self, path: Path, results: bool) -> tuple[snapshot_codec.Sealed, list[str]]:
+        """The snapshot in `path` and what in it does not verify. A save by another process
+        that lands between reading the file and reading the ledger makes the copy read look
+        put back: while the file is found changed, it is read and checked again."""
+        sealed = self._read(path)
+        problems = self.guard.check(sealed, with_results=results)
+        for _ in range(_RACED_SAVES):
+            if not problems:
+                break
+            try:
+                again = self._read(path)
+            except RunAbort:
+                break  # archived or removed meanwhile: what was read is what there is to say
+            if again.seal == sealed.seal:
+                break  # the same file: its problems are its own
+            sealed, problems = again, self.guard.check(again, with_results=results)
+        return sealed, problems
 
     def inspect(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
         """A run to show, not act on: its snapshot and what in it does not verify (not refused)."""
@@ -485,6 +502,9 @@ class StateStore(RunFiles):
         audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
         return audit
 
+
+#: How many saves racing one load it reads past (each one re-read): more in a row is not a race.
+_RACED_SAVES = 3
 
 # Run ids' patterns, compiled when first needed (creating, listing, pruning runs), not by
 # every process that imports the store.

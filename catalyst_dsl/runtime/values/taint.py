@@ -120,7 +120,7 @@ class Taint:
 
 
 #: Set once a secret is marked in this process: until then the evaluator skips all taint
-#: work, and no SecretText exists (a plan then looks for none: runtime/planning.py).
+#: work, and no SecretText exists (a plan then looks for none: runtime/simulation/planning.py).
 _active = False
 
 

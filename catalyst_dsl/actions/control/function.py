@@ -1,0 +1,58 @@
+"""`function`: define an action from steps, which later steps call by its name.
+
+A function runs in a scope below the one it was defined in (its inputs as variables),
+and its `return` gives the call's result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import InputsT, NULL, STEPS, STRING, obj, opt, req
+from catalyst_dsl.actions.control.return_ import Return
+from catalyst_dsl.ir import nodes as ir
+
+if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+
+#: How the engine treats the step (see actions/control/__init__.py): its name is the
+#: function's, not a result's.
+REPORTS_FINISH = False
+KEEPS_RESULT = False
+NAMES_RESULT = False
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "function",
+    "control",
+    "Define an action from steps; later steps call it by name with named or positional inputs.",
+    obj(name=req(STRING, "the new action's name"), inputs=opt(InputsT()), steps=req(STEPS), description=opt(STRING)),
+    "name",
+    NULL,
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
+
+
+def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    name = engine.entry(run, "name", config)
+    run.frame.functions[str(name)] = (run.step, run.scope)
+    return None
+
+
+simulate = run
+
+
+def call(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    """A step that names a function defined earlier: its body, with the step's config as inputs."""
+    definition, defined_in = run.frame.functions[run.step.action]
+    given = engine.config(run) if config is None else config
+    values = engine.function_inputs(run.step.action, definition.config.get("inputs"), given)
+    body = definition.config.get("steps")
+    try:
+        if isinstance(body, ir.StepsV):
+            engine.run_steps(body.steps, run.frame, engine.scope(defined_in, dict(values)), run.at("fn"))
+    except Return as done:
+        return done.values
+    return None

@@ -1,0 +1,109 @@
+"""`parallel`: run steps at the same time, each in its own thread.
+
+People answer every branch's `checkpoint: before` question before any branch starts.
+When branches fail, the first branch's failure is raised (in branch order, so a resume
+that raises them again gives a `catch` the same one), the others riding along; a pause,
+a cancel or Ctrl-C wins over step failures. A what-if runs the branches one after
+another: a plan is the same every time.
+"""
+
+from __future__ import annotations
+
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import NUMBER, STEPS, obj, opt, req
+import contextvars
+from typing import TYPE_CHECKING, Any
+
+from catalyst_dsl.ir import nodes as ir
+
+if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+
+#: How the engine treats the step (see actions/control/__init__.py).
+REPORTS_FINISH = True
+KEEPS_RESULT = False
+NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "parallel",
+    "control",
+    "Run steps concurrently; their writes may not overlap.",
+    obj(steps=req(STEPS), maxConcurrency=opt(NUMBER)),
+    "steps",
+    obj(completed=NUMBER, failed=NUMBER),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
+
+
+def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    steps, limit = _branches(engine, run, config)
+    shared = run.child()
+    for i, inner in enumerate(steps):
+        engine.ask_first(inner, run.frame, shared, run.at("branch", i))
+    failures = _run_branches(engine, run, steps, shared, limit)
+    if failures:
+        raise _first_failure(engine, [error for _, error in sorted(failures, key=lambda pair: pair[0])])
+    shared.hand_out()
+    return {"completed": len(steps), "failed": 0}
+
+
+def simulate(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    steps, _ = _branches(engine, run, config)
+    shared = run.child()
+    for i, inner in enumerate(steps):
+        engine.run_step(inner, run.frame, shared, run.at("branch", i))
+    shared.hand_out()
+    return {"completed": len(steps), "failed": 0}
+
+
+def _branches(engine: Engine, run: StepRun, config: dict[str, Any] | None) -> tuple[tuple[ir.Step, ...], Any]:
+    """The branches, and how many may run at once (None: all of them)."""
+    body = run.step.config.get("steps")
+    steps = body.steps if isinstance(body, ir.StepsV) else ()
+    limit = engine.entry(run, "maxConcurrency", config)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1):
+        raise engine.error("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {limit!r}")
+    return steps, limit
+
+
+def _run_branches(
+    engine: Engine, run: StepRun, steps: tuple[ir.Step, ...], shared: Any, limit: Any
+) -> list[tuple[int, BaseException]]:
+    """Each branch in a thread of its own; what each that failed raised."""
+    failures: list[tuple[int, BaseException]] = []
+
+    def branch(i: int, inner: ir.Step) -> None:
+        try:
+            engine.run_step(inner, run.frame, shared, run.at("branch", i))
+        except BaseException as error:  # collected and re-raised by the caller, in the run's thread
+            failures.append((i, error))
+
+    from concurrent.futures import ThreadPoolExecutor  # only parallel groups need threads
+
+    pool = ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1))
+    try:
+        for future in [pool.submit(contextvars.copy_context().run, branch, i, s) for i, s in enumerate(steps)]:
+            future.result()
+    except BaseException:
+        # Ctrl-C reaches only this thread: stop the branches' programs and let no branch
+        # start another step, then stop the run.
+        engine.stop_everything()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return failures
+
+
+def _first_failure(engine: Engine, errors: list[BaseException]) -> BaseException:
+    """What the group raises: a pause or a cancel first (the run must stop cleanly), else
+    the first branch's failure, whichever finished first, with the others' beside it."""
+    for kind in engine.STOPS:
+        for error in errors:
+            if isinstance(error, kind):
+                return error
+    first, *others = errors
+    if isinstance(first, engine.StepError):
+        first.also = tuple(e for e in others if isinstance(e, engine.StepError))
+    return first

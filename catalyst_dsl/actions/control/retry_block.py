@@ -1,0 +1,128 @@
+"""`retry-block`: run a block of steps again, from its first, when it fails.
+
+Only failures with a code of `retryOn` (and from a step of `retryFrom`) start another
+attempt, up to `maxAttempts` in the whole run; `__lastError` holds the failure that
+started the attempt. Each attempt's steps have their own paths (`…/attempt/N/i`) and
+each failed attempt is journaled (`…/attempt/N/failed`), so a resumed run goes on with
+the attempt it was in. A what-if shows one attempt: it cannot know whether one fails.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ArrayT, NUMBER, STEPS, STRING, obj, opt, req
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir.journal import ATTEMPT_FAILED
+from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
+
+if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+
+#: How the engine treats the step (see actions/control/__init__.py): the journal keeps
+#: how many attempts it took.
+REPORTS_FINISH = True
+KEEPS_RESULT = True
+NAMES_RESULT = True
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "retry-block",
+    "control",
+    "Run steps again, from the first, when they fail with one of the codes in `retryOn` (any code without it), "
+    "at most `maxAttempts` times in the whole run; `__lastError` holds the failure that started the attempt; "
+    "IterationCapExceeded once they are spent.",
+    obj(
+        steps=req(STEPS),
+        maxAttempts=req(NUMBER, "attempts in all, 1 to 10"),
+        retryOn=opt(ArrayT(STRING), "the error codes that start another attempt"),
+        retryFrom=opt(
+            ArrayT(STRING), "the steps of the block whose failure starts another attempt (any step's when absent)"
+        ),
+    ),
+    "steps",
+    obj(attempts=NUMBER),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
+
+
+def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    cap, codes, sources = _limits(engine, run)
+    attempt, last = 1, None
+    while (kept := engine.replay.get(run.at("attempt", attempt, "failed"))) is not None:
+        last = engine.StepError.from_record((kept.get("result") or {}).get("error") or {})
+        attempt += 1
+    while True:
+        if attempt > cap:
+            raise _attempts_spent(engine, run.sid, int(cap), last)
+        try:
+            return _attempt(engine, run, attempt, last)
+        except engine.StepError as error:
+            if (codes is not None and not any(error.matches(c) for c in codes)) or (
+                sources is not None and error.step not in sources
+            ):
+                raise
+            _failed(engine, run, attempt, int(cap), error)
+            attempt, last = attempt + 1, error
+
+
+def simulate(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    _limits(engine, run)
+    return _attempt(engine, run, 1, None)
+
+
+def _limits(engine: Engine, run: StepRun) -> tuple[Any, list[str] | None, set[str] | None]:
+    """The attempts allowed, and the codes and steps whose failures start another."""
+    config = run.step.config
+    cap = engine.value(run, config.get("maxAttempts"))
+    if (
+        isinstance(cap, bool)
+        or not isinstance(cap, (int, float))
+        or cap != int(cap)
+        or not 1 <= cap <= MAX_BLOCK_ATTEMPTS
+    ):
+        raise engine.error(
+            "InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}"
+        )
+    codes_value = config.get("retryOn")
+    codes = [str(c) for c in engine.value(run, codes_value) or ()] if codes_value is not None else None
+    sources_value = config.get("retryFrom")
+    sources = {str(s) for s in engine.value(run, sources_value) or ()} if sources_value is not None else None
+    return cap, codes, sources
+
+
+def _attempt(engine: Engine, run: StepRun, attempt: int, last: Any) -> dict[str, Any]:
+    body = run.step.config.get("steps")
+    steps = body.steps if isinstance(body, ir.StepsV) else ()
+    block = run.child({LAST_ERROR: last.as_value() if last is not None else None})
+    engine.run_steps(steps, run.frame, block, run.at("attempt", attempt))
+    return {"attempts": attempt}
+
+
+def _failed(engine: Engine, run: StepRun, attempt: int, cap: int, error: Any) -> None:
+    """Journal the failed attempt (a resume goes on with the next), and say so."""
+    engine.bookkeep(
+        run.at("attempt", attempt, "failed"),
+        ATTEMPT_FAILED,
+        {"error": engine.masked(error.as_record())},
+        f"{error.code} from {error.step}",
+    )
+    if attempt < cap:
+        engine.events.message(
+            "warning",
+            f"{run.sid}: attempt {attempt} of {cap} failed ({error.code}: {error.message}); the block runs again",
+            run.sid,
+            depth=run.frame.depth,
+        )
+
+
+def _attempts_spent(engine: Engine, sid: str, cap: int, last: Any) -> Any:
+    detail = f" (the last: {last.code}: {last.message})" if last is not None else ""
+    return engine.error(
+        "IterationCapExceeded",
+        f"{sid}: all {cap} attempt(s) of the block failed{detail}",
+        guidance="fix what fails and start a new run: the attempts are counted for the whole run, resumes included",
+        metadata={"attempts": cap, "lastError": last.as_value() if last is not None else None},
+    )

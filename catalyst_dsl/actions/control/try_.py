@@ -1,0 +1,85 @@
+"""`try`: run steps; on a failure run the first `catch` clause that matches its code;
+always run `finally` once the block ended (failed, caught or returned), but not when the
+run pauses or is cancelled inside it: the run resumes there later."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+from catalyst_dsl.ir.types import ArrayT, NULL, STEPS, STRING, obj, opt, req, union
+from catalyst_dsl.actions.control.return_ import Return
+from catalyst_dsl.ir import nodes as ir
+
+if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+
+#: How the engine treats the step (see actions/control/__init__.py).
+REPORTS_FINISH = True
+KEEPS_RESULT = False
+NAMES_RESULT = True
+
+#: One clause of `catch`: the code it matches and the steps it runs.
+CATCH_CLAUSE = obj(code=req(STRING, "error code to match; `default` matches any"), steps=req(STEPS))
+
+#: The action's declaration (actions/builtin.py lists it with the others).
+SPEC = ActionSpec(
+    "try",
+    "control",
+    "Run steps; on an error run the first matching catch; always run finally.",
+    obj(steps=req(STEPS), catch=opt(ArrayT(CATCH_CLAUSE)), finally_=opt(STEPS)),
+    "steps",
+    obj(outcome=STRING, caughtError=union(STRING, NULL)),
+    Effect.CONTROL,
+    WhatIf.CONTROL,
+)
+
+
+def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    body = run.step.config.get("steps")
+    outcome, caught = "completed", None
+    steps_scope = run.child()
+    try:
+        try:
+            if isinstance(body, ir.StepsV):
+                try:
+                    engine.run_steps(body.steps, run.frame, steps_scope, run.at("steps"))
+                finally:
+                    steps_scope.hand_out()  # what the steps defined before an error, too
+        except engine.StepError as error:
+            if not _catch(engine, run, error):
+                raise
+            outcome, caught = "caught", error.code
+    except (engine.StepError, Return):
+        _finally(engine, run)  # the block ended (failed or returned); a pause is not an end
+        raise
+    _finally(engine, run)
+    return {"outcome": outcome, "caughtError": caught}
+
+
+simulate = run
+
+
+def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
+    """Run the first clause that matches the error; whether one did."""
+    clauses = run.step.config.get("catch")
+    for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
+        code = clause.get("code") if isinstance(clause, ir.MapV) else None
+        code_text = code.value if isinstance(code, ir.Lit) else None
+        if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
+            handler = clause.get("steps")
+            engine.catching(run.at("catch"), error)
+            if isinstance(handler, ir.StepsV):
+                handling = run.child({"$error": error.as_value()})
+                engine.run_steps(handler.steps, run.frame, handling, run.at("catch", k))
+                handling.hand_out("$error")
+            return True
+    return False
+
+
+def _finally(engine: Engine, run: StepRun) -> None:
+    final_steps = run.step.config.get("finally")
+    if isinstance(final_steps, ir.StepsV):
+        after = run.child()
+        engine.run_steps(final_steps.steps, run.frame, after, run.at("finally"))
+        after.hand_out()

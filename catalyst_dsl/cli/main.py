@@ -1,0 +1,412 @@
+"""The `catalyst` command line: check, list and compile here; run in `run.py`, and the
+commands of started runs in `lifecycle.py`."""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import importlib
+import os
+import sys
+
+import click
+
+from catalyst_dsl import __version__
+from catalyst_dsl.collector import tune_process
+
+#: The run commands and the modules that define them, imported only when one of them is
+#: asked for: checking, listing and `--version` never load the interpreter's command line,
+#: and `run` (a what-if) does not build the options of the others.
+RUN_COMMANDS = {
+    "run": "cli.run",
+    "resume": "cli.lifecycle",
+    "approve": "cli.lifecycle",
+    "cancel": "cli.lifecycle",
+    "runs": "cli.lifecycle",
+    "webhooks": "cli.lifecycle",
+}
+#: `catalyst kai …`, defined in `kai.py` and imported the same way.
+KAI_COMMANDS = ("kai",)
+
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *RUN_COMMANDS, *KAI_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in RUN_COMMANDS and name not in self.commands:
+            for command in importlib.import_module(f"catalyst_dsl.{RUN_COMMANDS[name]}").COMMANDS:
+                self.add_command(command)
+        if name in KAI_COMMANDS and name not in self.commands:
+            from catalyst_dsl.cli.kai import kai
+
+            self.add_command(kai)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="catalyst")
+def cli() -> None:
+    """Check, compile and run Catalyst playbooks."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default=None,
+    help="How to print the findings: text (default), json, sarif (SARIF 2.1.0), "
+    "github (workflow commands; the default when GITHUB_ACTIONS=true).",
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only what fails the check (errors; warnings too with --strict) and the summary.",
+)
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no_cache: bool) -> None:
+    """Check playbooks for mistakes; exit 1 when an error is found.
+
+    PATHS are files or directories (default: the project's playbook directories,
+    playbooks/, .xe/playbooks/ and kai's .playbooks/playbooks/ unless the settings say
+    otherwise). What they call is
+    loaded and checked with them: calls, inputs, cycles and write permissions.
+    Directory scans skip what .gitignore ignores and the `exclude` settings.
+    """
+    from catalyst_dsl.diagnostics.model import Severity
+    from catalyst_dsl.project.cache import replay
+    from catalyst_dsl.project.rules import reported
+    from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
+
+    if fmt is None:
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    project, settings, files, scanned = _project_files(paths)
+    result = replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
+    sources = result.sources
+    diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
+    here = os.getcwd()
+    if fmt == "json":
+        click.echo(render_json(shown, result.files, relative_to=here, counted=diagnostics), nl=False)
+    elif fmt == "sarif":
+        from catalyst_dsl.report.sarif import render_sarif
+
+        click.echo(render_sarif(shown, sources, relative_to=here), nl=False)
+    else:
+        if fmt == "github":
+            from catalyst_dsl.report.github import render_github
+
+            click.echo(render_github(shown, relative_to=here), nl=False)
+        elif shown:
+            colour = wants_colour(sys.stdout.isatty(), os.environ)
+            click.echo(render_text(shown, sources, relative_to=here, colour=colour), color=colour)
+        click.echo(summary_line(diagnostics, len(result.files)))
+    if any(d.severity in failing for d in diagnostics):
+        sys.exit(1)
+
+
+@cli.command("list")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=True, file_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
+def list_(paths: tuple[str, ...], as_json: bool, no_cache: bool) -> None:
+    """List the playbooks of the project with their metadata and the calls they make.
+
+    PATHS default to the project's playbook directories. A file that does not compile is
+    listed with its errors counted; `catalyst check` shows them.
+    """
+    from catalyst_dsl.project.check import check_project
+    from catalyst_dsl.report.listing import listing_json, listing_text
+
+    project, settings, files, scanned = _project_files(paths)
+    result = check_project(project, files, settings=settings, scanned=scanned, cache=_check_cache(project, no_cache))
+    here = os.getcwd()
+    compiled = [result.library.compiled(f) for f in result.files]
+    calls = {f: result.library.edges(f) for f in result.files}
+    render = listing_json if as_json else listing_text
+    click.echo(render(compiled, result.diagnostics, calls, relative_to=here), nl=False)
+
+
+def _project_files(paths: tuple[str, ...]):
+    """The project around the first PATH (or here), its settings findings, the files, and
+    which of them a directory scan found (rather than being named)."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.project.discovery import discover
+    from catalyst_dsl.project.scan import ScanFilter
+
+    sink = DiagnosticSink()
+    project = load_project(Path(paths[0]) if paths else Path.cwd(), sink)
+    targets = list(paths) or [
+        str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()
+    ]
+    if not targets:
+        dirs = ", ".join(f"{d}/" for d in project.config.playbook_dirs)
+        raise click.UsageError(f"no PATH given and no playbook directory ({dirs}) in the project at {project.root}")
+    scan = ScanFilter(project)
+    found = discover(targets, scan.skipped)
+    if not found:
+        raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
+    # A file named on the command line is still subject to `exclude` (a pre-commit hook
+    # names every changed file); with everything excluded there is nothing to check.
+    files = [f for f in found if not scan.excluded(f)]
+    named = {os.path.abspath(p) for p in targets if not os.path.isdir(p)}
+    scanned = frozenset(f for f in files if os.path.abspath(f) not in named)
+    return project, sink.sorted(), files, scanned
+
+
+def _check_cache(project, no_cache: bool):
+    """The project's check cache, unless `--no-cache` or the `check-cache` setting says no."""
+    if no_cache:
+        return None
+    from catalyst_dsl.project.cache.store import CheckCache
+
+    return CheckCache.for_project(project)
+
+
+@cli.group()
+def cache() -> None:
+    """The check cache: each playbook's compiled result, kept by content (`cache-dir`)."""
+
+
+@cache.command("clean")
+@click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
+def cache_clean(path: str | None) -> None:
+    """Remove the check cache of the project at PATH (default: here)."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.cache.store import clean
+    from catalyst_dsl.project.config import load_project
+
+    project = load_project(Path(path) if path else Path.cwd(), DiagnosticSink())
+    directory = project.resolve(project.config.cache_dir)
+    count = clean(directory)
+    click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the IR JSON to this file.")
+def compile(path: str, output: str | None) -> None:
+    """Print a playbook's IR as canonical JSON (exit 1 when it has errors)."""
+    from catalyst_dsl.compiler import compile_path
+    from catalyst_dsl.ir.serialize import to_json
+    from catalyst_dsl.report.diagnostics import render_text
+
+    result = compile_path(path)
+    errors = [d for d in result.diagnostics if d.severity.value == "error"]
+    if errors or result.playbook is None:
+        sources = {path: result.source} if result.source is not None else {}
+        click.echo(render_text(errors or result.diagnostics, sources, relative_to=os.getcwd()), err=True)
+        sys.exit(1)
+    text = to_json(result.playbook)
+    if output:
+        with open(output, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--list", "list_all", is_flag=True, help="List every code with its severity and name.")
+def explain(code: str | None, list_all: bool) -> None:
+    """Explain a diagnostic code (C813, 813 or write-not-allowed), with an example."""
+    from catalyst_dsl.report.explain import UnknownName, code_list, explain_code
+
+    if list_all or code is None:
+        click.echo(code_list(), nl=False)
+        return
+    try:
+        click.echo(explain_code(code), nl=False)
+    except UnknownName as unknown:
+        raise click.UsageError(str(unknown)) from None
+
+
+@cli.command()
+@click.argument("name", required=False)
+def actions(name: str | None) -> None:
+    """List the built-in actions, or describe one: its config keys, result and effects."""
+    from catalyst_dsl.actions.installed import builtin_catalog
+    from catalyst_dsl.report.explain import UnknownName, explain_action
+
+    try:
+        click.echo(explain_action(builtin_catalog(), name), nl=False)
+    except UnknownName as unknown:
+        raise click.UsageError(str(unknown)) from None
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema (2020-12) of YAML playbooks, for YAML tooling (docs/editors.md)."""
+    from importlib import resources
+
+    click.echo(
+        resources.files("catalyst_dsl.schema").joinpath("playbook.schema.json").read_text(encoding="utf-8"), nl=False
+    )
+
+
+@cli.command("what-if-comment")
+@click.argument("changed", nargs=-1)
+@click.option(
+    "--golden-dir",
+    default="golden",
+    show_default=True,
+    help="Where the golden plans are, relative to the project root.",
+)
+@click.option("--repo", help="owner/name of the repository (default: $GITHUB_REPOSITORY).")
+@click.option("--pr", "number", type=int, help="The pull request's number (default: from $GITHUB_EVENT_PATH).")
+@click.option("--print", "print_only", is_flag=True, help="Print the comments instead of posting them.")
+def what_if_comment(
+    changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool
+) -> None:
+    """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
+    pull-request comment (one per playbook, updated on the next push). The token is
+    $GITHUB_TOKEN; the API is $GITHUB_API_URL or the github-api-url setting."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.report import pr_comment
+
+    project = load_project(Path.cwd(), DiagnosticSink())
+    reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    if not reports:
+        click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
+        return
+    if print_only:
+        click.echo("\n".join(r.body for r in reports), nl=False)
+        return
+    env = pr_comment.environment()
+    repo = repo or env["GITHUB_REPOSITORY"]
+    number = number if number is not None else pr_comment.pull_request_number(env["GITHUB_EVENT_PATH"])
+    missing = [
+        what
+        for what, value in (
+            ("--repo or $GITHUB_REPOSITORY", repo),
+            ("--pr or a pull_request event in $GITHUB_EVENT_PATH", number),
+            ("$GITHUB_TOKEN", env["GITHUB_TOKEN"]),
+        )
+        if not value
+    ]
+    if missing:
+        raise click.UsageError(f"cannot post without {', '.join(missing)} (or use --print)")
+    try:
+        pull = pr_comment.PullRequest(
+            env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"]
+        )
+        for report in reports:
+            action, url = pull.post_or_update(report)
+            click.echo(f"{action} the what-if comment of {report.playbook}: {url}")
+    except pr_comment.CommentError as problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(1)
+
+
+@cli.command()
+def lsp() -> None:
+    """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
+    from catalyst_dsl.collector import for_long_running
+    from catalyst_dsl.lsp.server import serve
+
+    for_long_running()
+    serve()
+
+
+def main() -> None:
+    # The process is the command's: its collector runs as a check's does (collector.py),
+    # from the imports on (a one-file check made 28 collections, about 3.5 ms, under the
+    # default thresholds); commands that live long give the defaults back
+    # (`collector.for_long_running`).
+    tune_process()
+    try:
+        cli(prog_name="catalyst")
+    except OSError as error:
+        _stopped_by(error)
+    finally:
+        # The process ends here (click exits once the command is done). Python's shutdown
+        # would run the cyclic collector over every object still alive, the imported
+        # modules and classes and a check's trees and tables, only to free memory the
+        # operating system takes back whole: about 13 ms of a one-file `catalyst check`.
+        # Frozen objects are left out of those collections. Output is still flushed and
+        # atexit handlers still run; only the freeing is left to the operating system.
+        gc.freeze()
+
+
+def _stopped_by(error: OSError) -> None:
+    """What the operating system refused and no command handles itself (most often its
+    output: `catalyst check > /dev/full`), said as an error with a fix instead of a
+    traceback; exit 1. Output that cannot be written is dropped from then on, so that
+    Python's own last flush does not fail again."""
+    from catalyst_dsl.report.diagnostics import safe_text
+    from catalyst_dsl.runtime.events import discard_stdout
+
+    said = error.strerror or str(error) or type(error).__name__
+    # A file name is anyone's text (a playbook's, a path given): shown, never obeyed by the terminal.
+    where = f": {safe_text(os.fsdecode(error.filename))}" if error.filename else ""
+    discard_stdout()
+    try:
+        click.echo(f"error: catalyst stopped: {said}{where}", err=True)
+        click.echo(
+            "  help: the operating system refused it (a full disk, a closed output, a permission); "
+            "fix that and run the command again",
+            err=True,
+        )
+    except (OSError, ValueError):
+        pass  # standard error is gone too: the exit status is all that is left to say it
+    sys.exit(1)
+
+
+def command_line() -> None:
+    """The `catalyst` program (its console scripts and `python -m catalyst_dsl`, through
+    program.py): `main`, then the end of the process (`_end_now`). `main` itself raises
+    SystemExit as click does, for a program that calls it and goes on."""
+    try:
+        main()
+    except SystemExit as end:
+        _end_now(end.code)
+        raise
+
+
+def _end_now(code: object) -> None:
+    """End the process as Python's own exit would, without its teardown, which empties
+    every module and frees each object one by one (2.5 to 5 ms of a what-if of a large
+    playbook, even with the collector's work frozen away; mypy ends the same way). The
+    output is flushed and the atexit handlers run, as at any exit; what is skipped is
+    only the freeing. Returns, for Python to end the process itself, whenever anything
+    might still need the interpreter: another thread, a tracer or profiler, an
+    interactive prompt after the command (`python -i`), an exit status that is not a
+    number from 0 to 255 (Python prints a message), or output that cannot be flushed
+    (Python reports that as it does)."""
+    code = 0 if code is None else code
+    if type(code) is not int or not 0 <= code <= 255:
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_handlers is None or sys.gettrace() is not None or sys.getprofile() is not None or sys.flags.inspect:
+        return
+    if not _flushed():
+        return
+    run_handlers()  # each once: the interpreter's exit runs none of them again
+    if _flushed():  # (a handler may print)
+        os._exit(code)
+
+
+def _flushed() -> bool:
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True

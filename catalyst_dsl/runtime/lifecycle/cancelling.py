@@ -1,0 +1,59 @@
+"""Cancelling a run: a live run on this machine is asked to stop before its next step (a
+cancel file it checks); any other unfinished run is marked cancelled at once.
+"""
+
+from __future__ import annotations
+
+import json
+
+from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.events import utc_now
+from catalyst_dsl.runtime.lifecycle.context import RunContext
+from catalyst_dsl.runtime.lifecycle.run_view import keep_view_of
+
+
+class Canceller:
+    """Cancels runs of one project."""
+
+    def __init__(self, context: RunContext) -> None:
+        self.context = context
+
+    def cancel(self, run_id: str, reason: str, by: str | None) -> str:
+        from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
+        from catalyst_dsl.runtime.state.store import Cancel
+
+        with self.context.changing(run_id):
+            state = self.context.store.load(run_id, results=False)
+            if state.status in ("completed", "failed", "cancelled"):
+                raise RunAbort(
+                    EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel"
+                )
+            if state.status == "running" and state.owner.host == this_host() and pid_alive(state.owner.pid):
+                # A live run stops itself before its next step, saving its state on the way out.
+                (self.context.state_dir / f"run-{state.run_id}.cancel").write_text(
+                    json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8"
+                )
+                return f"asked run {state.run_id} to stop before its next step"
+            state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
+            state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
+            keep_view_of(self.context, state)
+            self.context.store.save(state)
+            self.context.store.archive(state)
+        self.context.locks.release(state.run_id)
+        return f"cancelled run {state.run_id}"
+
+
+def cancel_request(context: RunContext, run_id: str) -> tuple[str, str]:
+    """Who asked the live run to stop, and why, as the cancel file says."""
+    try:
+        request = json.loads((context.state_dir / f"run-{run_id}.cancel").read_text(encoding="utf-8"))
+        return str(request.get("by") or "unknown"), str(request.get("reason") or "no reason given")
+    except (OSError, ValueError, AttributeError):
+        return "unknown", "the cancel request could not be read"
+
+
+def clear_cancel(context: RunContext, run_id: str) -> None:
+    """Remove an ended run's cancel file: it is read only while the run lives."""
+    cancel_file = context.state_dir / f"run-{run_id}.cancel"
+    if cancel_file.exists():
+        cancel_file.unlink()

@@ -1,0 +1,40 @@
+"""Golden plans planned again: the plan of a golden plan's playbook today, with the inputs
+the golden plan recorded, for the golden test (pytest_plugin.py) and the pull-request
+comment (report/pr_comment.py) to compare or show.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, Mapping
+
+
+class ReplanError(Exception):
+    """A golden plan cannot be re-planned: the project or the playbook has a problem the user can fix."""
+
+
+def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan of the golden plan's playbook today, with the inputs the golden plan recorded.
+
+    Raises ReplanError when the project settings or the playbook have errors, or an
+    input no longer fits: the golden test reports it rather than a traceback.
+    """
+    # Imported when a golden plan is checked: pytest loads this module's plugin on every run.
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.runtime.errors import RunAbort
+    from catalyst_dsl.runtime.lifecycle.context import RunOptions
+    from catalyst_dsl.runtime.session import Session
+
+    sink = DiagnosticSink()
+    project = load_project(root, sink)
+    errors = [d for d in sink.items if d.severity.value == "error"]
+    if errors:
+        raise ReplanError("the project settings have errors: " + "; ".join(d.message for d in errors))
+    session = Session(project, RunOptions(out=io.StringIO(), interactive=False))
+    file = str(root / golden["playbook"]["file"])
+    try:
+        return session.plan(file, golden["inputs"], from_text=False)
+    except RunAbort as abort:
+        raise ReplanError("\n".join([abort.message, *abort.details, *([abort.help] if abort.help else [])])) from None

@@ -1,0 +1,192 @@
+"""The hooks a run's interpreter records through: each step's entry, the step in flight,
+failures, approvals (asked at the terminal, or found in the snapshot), the cancel file.
+
+Each hook changes the run's snapshot and saves it, so that whatever ends the run, the
+snapshot says how far it got.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from catalyst_dsl.runtime.approvals.signatures import Signatures
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.events import utc_now
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
+from catalyst_dsl.runtime.lifecycle.children import load_child
+from catalyst_dsl.runtime.lifecycle.context import RunContext
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.engine.frames import Hooks
+
+
+class RunHooks:
+    """The hooks of one run, over its snapshot `state`."""
+
+    def __init__(self, context: RunContext, signatures: Signatures, state) -> None:
+        self.context = context
+        self.signatures = signatures
+        self.state = state
+        self.journaled = {r.path for r in state.steps}
+
+    def hooks(self) -> Hooks:
+        from catalyst_dsl.runtime.engine.frames import Hooks
+
+        context, state = self.context, self.state
+        cancel_file = context.state_dir / f"run-{state.run_id}.cancel"
+        return Hooks(
+            record_step=self.record_step,
+            save=lambda: context.store.save(state),
+            set_in_flight=self.set_in_flight,
+            record_failure=self.record_failure,
+            approval_for=self.approval_for,
+            approve=self.approve,
+            ask=terminal_asker(context),
+            cancel_requested=cancel_file.exists,
+            load_playbook=lambda frame, step, target: load_child(context, state, frame, step, target),
+            adapter=context.adapter,
+            mask=context.masker.mask,
+            secret=context.provided_secret,
+            terminal_approver=self.signatures.terminal_approver,
+            autonomous_releases=self.signatures.autonomous_releases,
+        )
+
+    def record_step(self, entry: dict, save: bool = True) -> None:
+        from catalyst_dsl.runtime.state.store import StepRecord
+
+        context, state = self.context, self.state
+        # One entry per path: a step run again in this run (a retried loop or try)
+        # replaces its entry, which moves to the end, so the order stays the order of events.
+        if entry["path"] in self.journaled:
+            state.steps[:] = [r for r in state.steps if r.path != entry["path"]]
+        self.journaled.add(entry["path"])
+        state.steps.append(
+            StepRecord(
+                path=entry["path"],
+                name=entry["name"],
+                action=entry["action"],
+                status=entry["status"],
+                attempts=entry["attempts"],
+                started_at=entry["startedAt"],
+                duration=entry["duration"],
+                result=entry["result"],
+                reason=context.masker.mask(entry["reason"]),
+                fingerprint=entry["fingerprint"],
+                prompt=context.masker.mask(entry.get("prompt")) if context.project.config.keep_prompts else None,
+            )
+        )
+        if state.in_flight == entry["path"]:
+            state.in_flight = None
+        if save:
+            context.store.save(state)
+
+    def set_in_flight(self, path: str | None) -> None:
+        self.state.in_flight = path
+        self.context.store.save(self.state)
+
+    def record_failure(self, error: StepError, sid: str, attempt: int, seconds: float) -> None:
+        self.state.failures.append(failure(self.context, error, sid, attempt, seconds))
+
+    def approval_for(self, path: str, subject: str | None = None, roles: list[str] = ()) -> dict | None:
+        for approval in reversed(self.state.approvals):  # the latest decision counts
+            if approval.path != path or (subject is not None and approval.subject != subject):
+                continue
+            unsigned = self.signatures.unsigned(self.state, approval, roles) if approval.released else None
+            if unsigned is not None:
+                # Written into the snapshot by hand for a pause the run had not reached yet
+                # (the resume checks only the pause it starts from): it releases nothing.
+                self.context.events.message(
+                    "warning",
+                    f"the approval of {path} by {approval.by} is not validly signed ({unsigned}); "
+                    "it does not release the checkpoint",
+                )
+                continue
+            if approval.released and approval.decision in ("request-changes", "approve"):
+                return _decided(approval, path)
+        return None
+
+    def approve(self, path, via, role, by, comment, released, selected, subject=None) -> None:
+        from catalyst_dsl.runtime.state.store import Approval
+
+        self.state.approvals.append(
+            Approval(
+                path=path,
+                role=role,
+                by=by,
+                at=utc_now(),
+                comment=self.context.masked_comment(self.state, comment),
+                via=via,
+                released=released,
+                selected=as_json_data(selected),
+                subject=subject,
+            )
+        )
+        self.context.store.save(self.state)
+
+
+def _decided(approval, path: str) -> dict | None:
+    """What the latest released decision on the step at `path` tells it: go on (with the
+    option chosen), fail with ChangesRequested (once), or nothing yet (a retry or a change
+    request already used)."""
+    if approval.decision == "request-changes" and approval.released:
+        if approval.delivered:
+            return None  # it failed the step once; the step now needs a new approval
+        approval.delivered = True
+        raise StepError(
+            "ChangesRequested",
+            f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
+            guidance="the step's errorPolicy decides what happens next; once fixed, resuming asks for approval again",
+        )
+    if approval.released and approval.decision == "approve":
+        if approval.selected == "retry" and path.endswith("/inquire"):
+            # A retry after a failure is used once: if the step fails again, a
+            # person is asked again.
+            if approval.delivered:
+                return None
+            approval.delivered = True
+        return {
+            "selected": approval.selected,
+            "role": approval.role,
+            "by": approval.by,
+            "at": approval.at,
+            "comment": approval.comment,
+            "via": approval.via,
+        }
+
+
+def failure(context: RunContext, error: StepError, step: str | None, attempt: int, duration: float):
+    from catalyst_dsl.runtime.state.store import Failure
+
+    return Failure(
+        code=error.code,
+        message=context.masker.mask_text(error.message),
+        step=step,
+        attempt=attempt,
+        duration=round(duration, 6),
+        at=utc_now(),
+    )
+
+
+def terminal_asker(context: RunContext) -> Callable | None:
+    interactive = context.options.interactive
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stdout.isatty() and context.options.log_format == "text"
+    if not interactive:
+        return None
+
+    def ask(message: str, options: list, default: Any):
+        import click
+
+        click.echo(f"⏸ {message}")
+        if options:
+            keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
+            for option in options:
+                if isinstance(option, dict):
+                    click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
+            choice = click.prompt("choose", type=click.Choice(keys), default=str(default) if default in keys else None)
+            return choice, None
+        click.prompt("press ENTER to approve", default="", show_default=False)
+        return default, None
+
+    return ask
