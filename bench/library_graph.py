@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from catalyst_dsl.checks.cycles import strongly_connected
+from catalyst_dsl.checks.rules.cycles import strongly_connected
 from catalyst_dsl.compiler import collector_tuned_for_checking, discover
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.check import check_project

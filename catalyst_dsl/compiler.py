@@ -9,29 +9,15 @@ from typing import Iterator
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.installed import builtin_catalog
-from catalyst_dsl.collector import tuned_thresholds
+from catalyst_dsl.checks.call_sites import CallSite
+from catalyst_dsl._internal.collector import tuned_thresholds
+from catalyst_dsl.diagnostics.ids import FILE_TOO_LARGE, NOT_A_PLAYBOOK_FILE, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.ir import types as t  # noqa: F401 (CallSite's annotation)
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
-from catalyst_dsl.records import factory, field, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
-
-
-@record
-class CallSite:
-    """A `playbook` step, whether a condition guards it, and the types of the inputs it passes
-    (found by the reference checks, read by the library's). Kept here with the compiled
-    result that holds it, not with the reference checks: a run read from the check cache
-    does not load them.
-
-    `input_types` is None when `inputs` is not a literal mapping (nothing to check key by key).
-    """
-
-    step: ir.Step
-    guarded: bool
-    input_types: dict[str, t.Type] | None = field(eq=False)
 
 
 @record(frozen=False)
@@ -46,7 +32,7 @@ class Compiled:
     @property
     def not_a_playbook(self) -> bool:
         """YAML that is no playbook at all (C018): a directory scan leaves it out."""
-        return self.playbook is None and [d.code for d in self.diagnostics] == ["C018"]
+        return self.playbook is None and [d.code for d in self.diagnostics] == [NOT_A_PLAYBOOK_FILE]
 
     @property
     def has_errors(self) -> bool:
@@ -54,9 +40,7 @@ class Compiled:
 
 
 def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
-    from catalyst_dsl.checks.gates import check_gates
-    from catalyst_dsl.checks.outputs import check_outputs
-    from catalyst_dsl.checks.scope import check_references
+    from catalyst_dsl.checks.rules.playbook_rules import FILE_RULES
     from catalyst_dsl.dialects import registry
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
@@ -91,18 +75,17 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
 
                 if ordinary_yaml(root, catalog.declares):
                     sink.report(
-                        "C018",
+                        NOT_A_PLAYBOOK_FILE,
                         "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
                         source.span(0, min(len(source.text), 1)),
-                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` (directory scans skip such files)",
+                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` "
+                        "(directory scans skip such files)",
                     )
                 else:
                     playbook = CatalystLowerer(source, sink, catalog).playbook(root)
-    calls = []
-    if playbook is not None:
-        calls = check_references(playbook, sink, catalog)
-        check_outputs(playbook, sink)
-        check_gates(playbook, sink, catalog)
+    calls: list[CallSite] = []
+    for rule in FILE_RULES if playbook is not None else ():
+        calls += rule(playbook, sink, catalog) or ()
     return Compiled(path, source, playbook, sink.sorted(), calls)
 
 
@@ -116,7 +99,10 @@ def _too_large(path: str, size: int | None) -> Compiled:
     )
     sink = DiagnosticSink()
     sink.report(
-        "C015", message, SourceFile(path, "").span(0), help="split it into smaller playbooks that call each other"
+        FILE_TOO_LARGE,
+        message,
+        SourceFile(path, "").span(0),
+        help="split it into smaller playbooks that call each other",
     )
     return Compiled(path, None, None, sink.sorted())
 
@@ -139,7 +125,7 @@ def read_playbook(path: str) -> bytes | Compiled:
         observed.note_bytes(path, None)
         sink = DiagnosticSink()
         sink.report(
-            "C001",
+            UNREADABLE_FILE,
             f"cannot read the file: {exc.strerror or exc}",
             SourceFile(path, "").span(0),
             help="check that the path exists and is readable",
@@ -155,7 +141,7 @@ def read_playbook(path: str) -> bytes | Compiled:
 @contextlib.contextmanager
 def collector_tuned_for_checking() -> Iterator[None]:
     """Run a batch of compilations with the cyclic garbage collector tuned for it
-    (catalyst_dsl/collector.py says why). Objects created before the batch (imported
+    (catalyst_dsl/_internal/collector.py says why). Objects created before the batch (imported
     modules, the catalog) are frozen out of the scans and collections run less often; the
     previous settings come back afterwards, so a library caller's process is left as it was.
     """

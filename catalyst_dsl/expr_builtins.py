@@ -84,7 +84,7 @@ FUNCTIONS: dict[str, Type] = {
     "raw": STRING,
 }
 
-#: The path protocols of LANGUAGE.md section 5.
+#: The path protocols of the expression language.
 PROTOCOLS = ("xe", "catalyst", "temp")
 
 #: Fields of `$error` inside catch steps.

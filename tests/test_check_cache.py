@@ -24,7 +24,7 @@ from catalyst_dsl.project.cache.facts import _text_form
 from catalyst_dsl.project.cache.keys import cache_key, user_cache_dir
 from catalyst_dsl.project.cache.store import MAGIC, CheckCache
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 from catalyst_dsl.report.diagnostics import render_json, render_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -563,7 +563,7 @@ def test_a_what_if_plans_the_same_from_the_cache_and_writes_no_entry(tmp_path: P
 def _every_field(value, dropped=frozenset({"smap", "expected"})):
     """A record tree as plain data, every field in it (those equality leaves out too), the
     spans as their positions: what a read entry must give back exactly."""
-    from catalyst_dsl import records
+    from catalyst_dsl._internal import records
     from catalyst_dsl.syntax.source import Span
 
     if isinstance(value, Span):
@@ -609,7 +609,7 @@ def test_a_read_entry_gives_back_the_compiled_result_field_by_field(tmp_path: Pa
 
 
 def _records_of(value, cls):
-    from catalyst_dsl import records
+    from catalyst_dsl._internal import records
 
     stack, found = [value], []
     while stack:

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from catalyst_dsl.cli.main import cli
 from catalyst_dsl.diagnostics.codes import CODES
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.report.github import escape_data, escape_property, render_github
 from catalyst_dsl.syntax.source import Span
 

@@ -44,12 +44,12 @@ def test_a_check_without_the_cache_loads_neither_the_cache_nor_the_markdown_read
     # parser for an empty catalyst.toml: none of them is needed here.
     unwanted = {
         "catalyst_dsl.project.cache.store",
-        "catalyst_dsl.digests",
+        "catalyst_dsl._internal.digests",
         "hashlib",
         "_hashlib",
         "json",
         "catalyst_dsl.dialects.native.markdown",
-        "catalyst_dsl.checks.scripts",
+        "catalyst_dsl.checks.references.scripts",
         "catalyst_dsl.syntax.shell",
         "re2",
         "catalyst_dsl.actions.plugins",
@@ -108,7 +108,7 @@ def test_the_command_line_tunes_the_collector_and_leaves_its_objects_to_the_oper
     assert done.stdout == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
     assert int(done.stderr.rsplit("FROZEN", 1)[1]) > 10_000, done.stderr
     # and its collector ran as a check's does (collector.py) from the start
-    from catalyst_dsl.collector import THRESHOLDS
+    from catalyst_dsl._internal.collector import THRESHOLDS
 
     assert tuple(int(n) for n in done.stderr.rsplit("THRESHOLDS", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
 
@@ -138,7 +138,7 @@ def test_the_program_tunes_the_collector_before_it_imports_the_command_line(rese
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    from catalyst_dsl.collector import THRESHOLDS
+    from catalyst_dsl._internal.collector import THRESHOLDS
 
     assert tuple(int(n) for n in done.stderr.rsplit("AT CLICK", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
 

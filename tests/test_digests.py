@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from catalyst_dsl import digests
+from catalyst_dsl._internal import digests
 
 KEY = bytes(range(32))
 
@@ -49,7 +49,7 @@ def test_a_python_without_blake2_still_checks_with_its_cache(tmp_path) -> None:
     probe = (
         "import sys\nsys.modules['_blake2'] = None  # as if the build had none\n"
         "import logging\nlogging.disable()  # hashlib logs each hash it lacks\n"
-        "from catalyst_dsl import digests\nassert digests.blake2b is None\n"
+        "from catalyst_dsl._internal import digests\nassert digests.blake2b is None\n"
         "from catalyst_dsl.project.cache import store\n"
         "cache = store.CheckCache(store.Path('cache'), bytes(32), 'build')\n"
         "cache.write_sealed('ab' * 32, b'body')\n"

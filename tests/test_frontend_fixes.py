@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes, compile_path
-from catalyst_dsl.report.diagnostics import render_text, safe_text
+from catalyst_dsl._internal.terminal_text import safe_text
+from catalyst_dsl.report.diagnostics import render_text
 from catalyst_dsl.syntax import yaml_loader
 
 HEAD = b"name: x\ndescription: d\nowner: o\n"
@@ -308,9 +309,9 @@ def test_long_lines_with_escapes_keep_the_caret_on_the_column() -> None:
 def test_safe_text_escapes_only_unprintable_characters() -> None:
     # safe_text returns printable text without running its pattern: that holds only while
     # every character the pattern escapes is one Python calls unprintable.
-    from catalyst_dsl.report.diagnostics import _UNSAFE
+    from catalyst_dsl._internal.terminal_text import UNSAFE
 
-    assert [c for c in map(chr, range(0x110000)) if c.isprintable() and _UNSAFE.match(c)] == []
+    assert [c for c in map(chr, range(0x110000)) if c.isprintable() and UNSAFE.match(c)] == []
 
 
 def test_safe_text_leaves_tabs_and_ordinary_text_alone() -> None:

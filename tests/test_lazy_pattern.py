@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 
 def test_nothing_is_compiled_until_the_pattern_is_used(monkeypatch) -> None:

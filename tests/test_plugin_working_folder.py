@@ -25,7 +25,7 @@ steps:
 
 PLUGIN = """\
 from catalyst_dsl.actions.installed import builtin_catalog
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 
 spec = replace(builtin_catalog().get("display"), name="custom-thing")
 

@@ -1,4 +1,4 @@
-"""The slotted records of catalyst_dsl.records behave as the attrs classes they replace."""
+"""The slotted records of catalyst_dsl._internal.records behave as the attrs classes they replace."""
 
 from __future__ import annotations
 
@@ -7,9 +7,19 @@ import pickle
 
 import pytest
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Label, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic, Label
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.project.config import SETTINGS, ProjectConfig
-from catalyst_dsl.records import COMPILE_AFTER, FrozenRecordError, factory, field, fields, maker, record, replace
+from catalyst_dsl._internal.records import (
+    COMPILE_AFTER,
+    FrozenRecordError,
+    factory,
+    field,
+    fields,
+    maker,
+    record,
+    replace,
+)
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
@@ -197,7 +207,7 @@ def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
     from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs
     from cattrs.preconf.json import make_converter
 
-    from catalyst_dsl.records import attributes
+    from catalyst_dsl._internal.records import attributes
 
     described = attributes(Entry)
     assert [(a.name, a.type, a.kw_only) for a in described] == [
@@ -214,18 +224,18 @@ def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
 
 def test_the_shipped_shapes_are_those_the_package_declares():
     """record_shapes.py holds every shape of the package's records, compiled ahead; it is
-    written by python -m catalyst_dsl.records (a stale file costs only compile time)."""
+    written by python -m catalyst_dsl._internal.records (a stale file costs only compile time)."""
     from pathlib import Path
 
-    from catalyst_dsl import records
+    from catalyst_dsl._internal import records
 
     shipped = Path(records.__file__).with_name("record_shapes.py").read_text(encoding="utf-8")
-    assert shipped == records.shapes_source(), "record classes changed: run python -m catalyst_dsl.records"
+    assert shipped == records.shapes_source(), "record classes changed: run python -m catalyst_dsl._internal.records"
 
 
 def test_a_shipped_shape_is_the_code_compiled_here():
-    from catalyst_dsl import records
-    from catalyst_dsl.record_shapes import SHAPES
+    from catalyst_dsl._internal import records
+    from catalyst_dsl._internal.record_shapes import SHAPES
 
     assert len(SHAPES) > 10
     for shape in SHAPES:
@@ -290,8 +300,8 @@ def test_a_maker_given_every_field_sets_each_through_its_slot():
 
 
 def test_the_shipped_makers_are_the_code_compiled_here():
-    from catalyst_dsl import records
-    from catalyst_dsl.record_shapes import MAKERS
+    from catalyst_dsl._internal import records
+    from catalyst_dsl._internal.record_shapes import MAKERS
 
     assert MAKERS and max(MAKERS) >= 10
     for count, shipped in MAKERS.items():

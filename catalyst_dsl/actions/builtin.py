@@ -1,4 +1,4 @@
-"""Declarations of the built-in actions (LANGUAGE.md section 4).
+"""Declarations of the built-in actions.
 
 Config keys and result shapes follow the original Catalyst engine where it defines them,
 so real playbooks keep working. Reserved step keys (name, condition, errorPolicy, timeout,
@@ -70,7 +70,7 @@ _AI_CONFIG = dict(
     return_=opt(STRING, "what the answer must contain"),
     temperature=opt(NUMBER),
 )
-#: Who answers an `ai-prompt` (DIALECTS C-4, C-8): each adapter declares which of these it
+#: Who answers an `ai-prompt`: each adapter declares which of these it
 #: honours (`identity_keys`), and a step using one it cannot honour fails before it is sent.
 AI_IDENTITY = dict(
     command=opt(STRING, "a slash command and its arguments, run in a fresh session: the prompt's first line"),

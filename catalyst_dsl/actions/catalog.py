@@ -19,7 +19,7 @@ import enum
 from typing import Callable, Iterable, Iterator
 
 from catalyst_dsl.ir.types import ObjectT, Type
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 
 class Effect(enum.Enum):

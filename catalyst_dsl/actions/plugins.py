@@ -18,11 +18,11 @@ import sys
 import threading
 from typing import Any, Callable, Iterable, Mapping
 
-from catalyst_dsl import digests
+from catalyst_dsl._internal import digests
 from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog, Effect, WhatIf
 from catalyst_dsl.ir.types import ObjectT, Type
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 ACTIONS = "catalyst.actions"
 ADAPTERS = "catalyst.adapters"

@@ -337,7 +337,7 @@ def webhooks_serve(host: str, port: int) -> None:
     (CATALYST_SECRET_GITHUB_WEBHOOK_SECRET or the secrets-file); deliveries without its
     signature are refused. Stop with Ctrl-C.
     """
-    from catalyst_dsl.collector import for_long_running
+    from catalyst_dsl._internal.collector import for_long_running
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
     from catalyst_dsl.runtime.approvals.webhooks import SECRET_NAME, make_server
 

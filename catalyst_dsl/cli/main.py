@@ -12,7 +12,7 @@ import sys
 import click
 
 from catalyst_dsl import __version__
-from catalyst_dsl.collector import tune_process
+from catalyst_dsl._internal.collector import tune_process
 
 #: The run commands and the modules that define them, imported only when one of them is
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
@@ -77,7 +77,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
-    from catalyst_dsl.diagnostics.model import Severity
+    from catalyst_dsl.diagnostics.severity import Severity
     from catalyst_dsl.project.cache import replay
     from catalyst_dsl.project.rules import reported
     from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
@@ -314,7 +314,7 @@ def what_if_comment(
 @cli.command()
 def lsp() -> None:
     """Serve the Language Server Protocol over stdio, for editors (docs/editors.md)."""
-    from catalyst_dsl.collector import for_long_running
+    from catalyst_dsl._internal.collector import for_long_running
     from catalyst_dsl.lsp.server import serve
 
     for_long_running()
@@ -346,7 +346,7 @@ def _stopped_by(error: OSError) -> None:
     output: `catalyst check > /dev/full`), said as an error with a fix instead of a
     traceback; exit 1. Output that cannot be written is dropped from then on, so that
     Python's own last flush does not fail again."""
-    from catalyst_dsl.report.diagnostics import safe_text
+    from catalyst_dsl._internal.terminal_text import safe_text
     from catalyst_dsl.runtime.events import discard_stdout
 
     said = error.strerror or str(error) or type(error).__name__

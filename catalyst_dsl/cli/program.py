@@ -11,7 +11,7 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from catalyst_dsl.collector import tune_process
+    from catalyst_dsl._internal.collector import tune_process
 
     tune_process()
     from catalyst_dsl.cli.main import command_line

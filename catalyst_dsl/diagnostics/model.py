@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import enum
 from typing import Iterable
 
-from catalyst_dsl.records import record
+from catalyst_dsl.diagnostics.severity import Severity
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
-
-
-class Severity(enum.Enum):
-    ERROR = "error"
-    WARNING = "warning"
-    INFO = "info"
-
-    @property
-    def rank(self) -> int:
-        return {"error": 0, "warning": 1, "info": 2}[self.value]
 
 
 @record
@@ -39,7 +29,7 @@ class Diagnostic:
 
     @property
     def name(self) -> str:
-        from catalyst_dsl.diagnostics.codes import CODES
+        from catalyst_dsl.diagnostics.codes import CODES  # here: a check with nothing to report never loads it
 
         return CODES[self.code].name
 
@@ -66,7 +56,7 @@ class DiagnosticSink:
         labels: Iterable[Label] = (),
         severity: Severity | None = None,
     ) -> Diagnostic:
-        from catalyst_dsl.diagnostics.codes import CODES
+        from catalyst_dsl.diagnostics.codes import CODES  # at the first finding, not at start-up
 
         diagnostic = Diagnostic(
             code=code,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
-from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
@@ -22,7 +23,7 @@ _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
 _YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
 _MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
-_ABOUT_SUPPRESSIONS = frozenset({"C040", "C041"})
+_ABOUT_SUPPRESSIONS = frozenset({UNUSED_SUPPRESSION, UNKNOWN_SUPPRESSION_CODE})
 
 
 @record(frozen=False)
@@ -59,7 +60,7 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
             if code not in CODES:
                 hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
                 what = "an empty code" if not code else f"unknown code '{code}'"
-                sink.report("C041", f"{what} in a catalyst suppression comment", span, help=hint)
+                sink.report(UNKNOWN_SUPPRESSION_CODE, f"{what} in a catalyst suppression comment", span, help=hint)
                 continue
             found.append(Suppression(code, target, span))
     return found
@@ -84,7 +85,7 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
         if not s.used:
             where = "in this file" if s.line is None else f"on line {s.line}"
             sink.report(
-                "C040",
+                UNUSED_SUPPRESSION,
                 f"the suppression of {s.code} silences nothing: no {s.code} {where}",
                 s.span,
                 help="remove it from the comment",

@@ -29,7 +29,7 @@ import importlib
 import os
 from typing import Optional
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 
 @record

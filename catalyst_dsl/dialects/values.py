@@ -11,6 +11,14 @@ import sys
 from bisect import bisect_right
 from typing import Callable, Sequence
 
+from catalyst_dsl.diagnostics.ids import (
+    INVALID_VALUE,
+    MISSING_KEY,
+    TIMEOUT_MILLISECONDS,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+    YAML11_VALUE,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest  # noqa: F401 (imported from here by the dialects and checks)
 from catalyst_dsl.ir import nodes as ir
@@ -115,7 +123,7 @@ class ValueLowerer:
         if reading is None:
             return
         self.sink.report(
-            "C013",
+            YAML11_VALUE,
             f"{node.text} is read here as {_reading_here(node)}, but YAML 1.1 tools read it as {reading}",
             node.span,
             help=f'quote it to make the meaning plain to every tool: "{node.text}"',
@@ -131,7 +139,7 @@ class ValueLowerer:
             if node.value not in expected.values:
                 hint = suggest(node.value, expected.values)
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"{where} must be one of {', '.join(expected.values)}, not '{node.text}'",
                     node.span,
                     help=hint or f"use one of: {', '.join(expected.values)}",
@@ -140,7 +148,7 @@ class ValueLowerer:
         if isinstance(expected, t.DurationT):
             if parse_duration(node.value) is None:
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"{where} is not a duration: '{node.text}'",
                     node.span,
                     help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h",
@@ -160,7 +168,7 @@ class ValueLowerer:
         elif isinstance(expected, t.ArrayT):
             help_text = f"write a list: [{node.text}]"
         self.sink.report(
-            "C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span, help=help_text
+            WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span, help=help_text
         )
 
     # -- any node --------------------------------------------------------------------------
@@ -181,13 +189,13 @@ class ValueLowerer:
                 item = expected.item
                 return ir.ListV(tuple(self.value(n, item, f"an item of {where}") for n in node.items), span=node.span)
             if not isinstance(expected, t.AnyT):
-                self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got a list", head_span(node))
+                self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got a list", head_span(node))
             return ir.ListV(tuple(self.value(n, t.ANY, where) for n in node.items), span=node.span)
         # mapping
         if isinstance(expected, t.ObjectT):
             return self.mapping(node, expected, where)
         if not isinstance(expected, t.AnyT):
-            self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got a mapping", head_span(node))
+            self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got a mapping", head_span(node))
         return ir.MapV(
             tuple(ir.Entry(k.text, self.value(v, t.ANY, f"'{k.text}'"), span=k.span) for k, v in node.pairs),
             span=node.span,
@@ -208,7 +216,7 @@ class ValueLowerer:
                 return ir.Lit(escaped, span=node.span)
             actual = t.type_of_value(node.value)
             if node.value is not None and not t.assignable(actual, expected):
-                self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span)
+                self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", node.span)
             elif isinstance(node.value, str) and all(
                 isinstance(o, (t.EnumT, t.ArrayT, t.ObjectT, t.NumberT, t.BooleanT, t.NullT)) for o in expected.options
             ):
@@ -217,7 +225,7 @@ class ValueLowerer:
                     node, t.EnumT(tuple(v for o in expected.options if isinstance(o, t.EnumT) for v in o.values)), where
                 )
             return ir.Lit(node.value, span=node.span)
-        self.sink.report("C302", f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
+        self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)
 
     def mapping(self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=()) -> ir.MapV:
@@ -229,7 +237,7 @@ class ValueLowerer:
                     continue
                 hint = suggest(key.text, [*schema.names(), *suggestions])
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown key '{key.text}' in {where}",
                     key.span,
                     help=hint or (f"allowed keys: {', '.join(schema.names())}" if schema.names() else None),
@@ -249,7 +257,7 @@ class ValueLowerer:
         for name, field in schema.fields:
             if field.required and name not in present:
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     f"{where} is missing the required key '{name}'",
                     head_span(node),
                     help=f"add '{name}:'" + (f" ({field.doc})" if field.doc else ""),
@@ -277,7 +285,7 @@ def warn_milliseconds(sink: DiagnosticSink, node: YScalar, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < SUSPICIOUS_SECONDS:
         return
     sink.report(
-        "C409",
+        TIMEOUT_MILLISECONDS,
         f"{where} of {node.text} is {_human(float(value))}: a bare number counts seconds",
         node.span,
         help=f"if milliseconds were meant, write {node.text}ms"

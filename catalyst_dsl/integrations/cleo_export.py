@@ -1,5 +1,5 @@
 """`catalyst runs export RUN --format cleo`: a cantbook's run in the shape of cleo's task
-database (DIALECTS.md B4.12), for users who keep `tasks.db`.
+database, for users who keep `tasks.db`.
 
 One `playbook_runs` row, the `playbook_approvals` rows of its approval nodes, and the
 contract violations cleo would have written to `.cleo/audit/contract-violations.jsonl`.

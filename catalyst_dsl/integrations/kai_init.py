@@ -1,5 +1,5 @@
 """`catalyst kai init`: the `.playbooks/` folder of a kai project, made without touching
-what is there (DIALECTS.md A4.12).
+what is there.
 
 It makes `playbooks/` with a commented template (`playbook.tpl.yaml`, which scans skip),
 an index `_index.yaml` listing the playbooks found there, and the empty `sessions/` and

@@ -1,5 +1,5 @@
 """kai's session files: `.playbooks/sessions/<id>/session.yaml` and `journal.yaml`, written
-in exactly the layout kai's own tools read (DIALECTS.md A4.2, A4.9) and read back
+in exactly the layout kai's own tools read and read back
 defensively.
 
 Writing is durable (a temporary file renamed over the old one: a reader sees the old file

@@ -2,7 +2,7 @@
 
 After every save of the run's snapshot, `.playbooks/sessions/<id>/session.yaml` and
 `journal.yaml` are written again from it, in kai's format (kai_sessions.py), so kai's
-`status`/`list` and a reviewer reading the journal see the run (DIALECTS A4.2, A4.9). The
+`status`/`list` and a reviewer reading the journal see the run. The
 snapshot stays the source of truth: the files are derived from it whole each time (never
 appended to), written atomically, and a failure to write them is a warning, never a
 failure of the run.

@@ -1,4 +1,4 @@
-"""The approval rules cleo's policy evaluator applies by default (DIALECTS B4.10), as data.
+"""The approval rules cleo's policy evaluator applies by default, as data.
 
 A dialect that lowers a `permissive` gate writes these into the checkpoint's
 `policy: {rules: [...]}` (each `{action, reason, pattern}`), so the rules a run applies are

@@ -1,4 +1,4 @@
-"""IR nodes: frozen records (catalyst_dsl.records), one shape for every dialect.
+"""IR nodes: frozen records (catalyst_dsl._internal.records), one shape for every dialect.
 
 Positions are `eq=False` fields: equality and the canonical JSON ignore them, while
 diagnostics and, later, the interpreter's messages use them.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional, Union
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.syntax.expr.nodes import Part
 from catalyst_dsl.syntax.source import Span
 

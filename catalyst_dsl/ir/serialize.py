@@ -16,7 +16,7 @@ import functools
 import json
 import typing
 
-from catalyst_dsl import records
+from catalyst_dsl._internal import records
 
 
 #: The version of the printed IR JSON; 1 had Python's snake_case field names.
@@ -32,7 +32,7 @@ def camel(name: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _attributes(cls) -> tuple:
     """A node class's fields as `attrs.Attribute`s, which cattrs' generators read: the IR's
-    classes are records (catalyst_dsl.records), not attrs classes."""
+    classes are records (catalyst_dsl._internal.records), not attrs classes."""
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.syntax.expr import nodes as ast
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

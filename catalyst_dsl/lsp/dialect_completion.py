@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from catalyst_dsl.checks.gates import COMMANDS_DIR
+from catalyst_dsl.checks.rules.slash_commands import COMMANDS_DIR
 from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
 from catalyst_dsl.dialects.kai import model as kai

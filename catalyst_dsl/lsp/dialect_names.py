@@ -175,7 +175,7 @@ def node_of(book: Cantbook, node_id: str):
 def command_file(command: str, root: Path | None) -> Path | None:
     """The file a kai step's slash command names, `.claude/commands/<name>.md` in the
     project at `root`, when it is a file there (a link out of the project is not followed)."""
-    from catalyst_dsl.checks.gates import COMMANDS_DIR, slash_command_name
+    from catalyst_dsl.checks.rules.slash_commands import COMMANDS_DIR, slash_command_name
 
     name = slash_command_name(command) if root is not None else None
     if name is None:

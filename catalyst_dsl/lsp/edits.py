@@ -12,12 +12,13 @@ import re
 
 import attrs
 
+from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk
 from catalyst_dsl.syntax.source import SourceFile
 
 #: Findings about suppression comments themselves, which no comment silences.
-_UNSILENCEABLE = frozenset({"C040", "C041"})
+_UNSILENCEABLE = frozenset({UNUSED_SUPPRESSION, UNKNOWN_SUPPRESSION_CODE})
 #: A YAML key whose value is a block scalar (`run: |`, `prompt: >-`): the lines under it are text.
 _BLOCK_HEADER = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

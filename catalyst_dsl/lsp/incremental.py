@@ -26,6 +26,7 @@ import attrs
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
+from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 
 
 class Compilations:
@@ -94,7 +95,7 @@ def _outside(path: str) -> Compiled:
 
     sink = DiagnosticSink()
     sink.report(
-        "C001",
+        UNREADABLE_FILE,
         "cannot read the file: it links to a file outside the workspace, which the language server never reads",
         SourceFile(path, "").span(0),
         help="open the folder that holds the file it links to as the workspace, or check it with catalyst check",

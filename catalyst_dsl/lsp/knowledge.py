@@ -25,7 +25,7 @@ def known_types(playbook: ir.Playbook) -> dict:
     """Every input, step and variable name of the playbook with its type, as the checker
     works them out (one run of its reference pass, without reporting)."""
     from catalyst_dsl.actions.installed import builtin_catalog
-    from catalyst_dsl.checks.scope import ReferenceChecker
+    from catalyst_dsl.checks.references.checker import ReferenceChecker
     from catalyst_dsl.ir.types import input_type
     from catalyst_dsl.diagnostics.model import DiagnosticSink
 

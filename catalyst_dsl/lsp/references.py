@@ -15,7 +15,8 @@ import re
 import attrs
 
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.checks.scope import ReferenceChecker, Scope
+from catalyst_dsl.checks.references.checker import ReferenceChecker
+from catalyst_dsl.checks.references.scopes import Scope
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk

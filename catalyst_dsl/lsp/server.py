@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.fixes import replacement
+from catalyst_dsl.diagnostics.ids import UNCHECKED_SHELL_WRITES, UNUSED_SUPPRESSION
 from catalyst_dsl.lsp import (
     completion,
     dialect_completion,
@@ -158,7 +159,7 @@ class CatalystServer(LanguageServer):
         config = self.project(source.path).config
         # A suppression of a library finding (a call's, a permission's) silences nothing in
         # the file alone: whether it is unused (C040) is for the library check to say.
-        shown = [d for d in reported(own, [source], config) if d.code != "C040"]
+        shown = [d for d in reported(own, [source], config) if d.code != UNUSED_SUPPRESSION]
         diagnostics = [self._diagnostic(d, {source.path: source}) for d in shown]
         if not self.publish(uri, diagnostics, version):
             return  # stale: the check of the newer text publishes, and starts the library's
@@ -574,7 +575,7 @@ def build() -> CatalystServer:
                 )
             start = diagnostic.range.start
             line = start.line + 1
-            if diagnostic.code == "C817" and compiled is not None and compiled.playbook is not None:
+            if diagnostic.code == UNCHECKED_SHELL_WRITES and compiled is not None and compiled.playbook is not None:
                 column = code_point_column(source.line_text(line), start.character)
                 found = edits.missing_writes(source, compiled.playbook, line, column)
                 if found is not None:

@@ -31,7 +31,7 @@ from catalyst_dsl.paths.charsets import (
     intersect,
     sample,
 )
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 # -- the path automaton ------------------------------------------------------------------
 

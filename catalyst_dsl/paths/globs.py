@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr.templates import find_expression_end
 
 from catalyst_dsl.paths.automata import (
@@ -27,7 +27,7 @@ from catalyst_dsl.paths.automata import (
     uncovered_path,
 )
 from catalyst_dsl.paths.charsets import MAX_CODE, SEGMENT_CHAR, Spans, complement, contains, intersect, merge, single
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 
 
 # -- reading patterns and paths ---------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from catalyst_dsl.expr_builtins import PROTOCOLS
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 #: The run's scratch space: always writable, and empty until the run writes into it.
 SCRATCH = "temp://"

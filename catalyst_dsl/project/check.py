@@ -6,20 +6,13 @@ the files asked for, and for every cycle that passes through one of them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.checks.calls import check_calls, check_names
-from catalyst_dsl.checks.cycles import check_cycles
-from catalyst_dsl.checks.permissions import check_permissions
-from catalyst_dsl.checks.gates import check_slash_commands
-from catalyst_dsl.checks.programs import check_programs
-from catalyst_dsl.checks.roles import check_roles
+from catalyst_dsl.checks.rules.library_rules import LIBRARY_RULES
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.library import Library, absolute
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -43,15 +36,6 @@ class LibraryCheck:
     @property
     def has_errors(self) -> bool:
         return any(d.severity.value == "error" for d in self.diagnostics)
-
-
-def _check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
-    """kai's library checks, loaded only when a kai playbook is among the files."""
-    if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
-        return {}
-    from catalyst_dsl.checks.kai import check_kai
-
-    return check_kai(library, files, sink)
 
 
 def check_project(
@@ -79,15 +63,7 @@ def check_project(
         library.load_closure(files)
         for path in files:
             sink.extend(library.compiled(path).diagnostics)
-            check_calls(library, path, sink)
-        check_names(library, set(files), sink)
-        check_permissions(library, files, sink)
-        check_programs(library, files, sink)
-        check_roles(library, files, sink)
-        check_slash_commands(library, files, sink)
-        others = _check_kai(library, files, sink)
-        loaded = library.loaded()
-        graph = {path: library.edges(path) for path in loaded}
-        names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}
-        check_cycles(graph, names, set(files), sink, project.config.max_depth)
+        others: dict[str, SourceFile] = {}
+        for rule in LIBRARY_RULES:
+            others.update(rule(library, files, sink) or {})
     return LibraryCheck(library, files, [*settings, *sink.sorted()], others)

@@ -17,8 +17,9 @@ from pathlib import Path
 import functools
 from typing import Mapping, Optional, TYPE_CHECKING
 
+from catalyst_dsl.diagnostics.ids import BAD_SETTINGS
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.records import factory, fields, record, replace
+from catalyst_dsl._internal.records import factory, fields, record, replace
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -355,7 +356,7 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         sink.report(
-            "C801",
+            BAD_SETTINGS,
             f"cannot read the settings file: {exc}",
             SourceFile(str(path), "").span(0),
             help="fix or remove the file; defaults are used meanwhile",
@@ -375,7 +376,7 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
         offset = source.offset(int(where.group(1)), int(where.group(2))) if where else 0
         reason = str(exc)[: where.start()] if where else str(exc)
         sink.report(
-            "C801",
+            BAD_SETTINGS,
             f"the settings file is not valid TOML: {reason}",
             source.span(offset, offset + 1),
             help="fix the TOML syntax; defaults are used meanwhile",
@@ -390,7 +391,7 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
         table = document
     if not isinstance(table, dict):
         sink.report(
-            "C801",
+            BAD_SETTINGS,
             "[tool.catalyst] is not a table",
             source.span(0),
             help="write the settings as keys under [tool.catalyst]",
@@ -409,7 +410,7 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
             problem = _token_in_clear_text(key, value)
         if problem is not None:
             message, hint = problem
-            sink.report("C801", message, _key_span(source, key, table_header), help=hint)
+            sink.report(BAD_SETTINGS, message, _key_span(source, key, table_header), help=hint)
     return ProjectConfig(**{SETTINGS[key].name: _setting_value(key, value) for key, value in good.items()})
 
 

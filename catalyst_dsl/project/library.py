@@ -19,14 +19,17 @@ from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.installed import builtin_catalog
-from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, CallSite, Compiled, compile_bytes, compile_path
+from catalyst_dsl.checks.call_sites import CallSite
+from catalyst_dsl.checks.project_facts import ProjectFacts
+from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
+from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.project.discovery import discover_folders
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.syntax.source import Span
 
 
@@ -61,6 +64,8 @@ class Library:
         self.catalog = catalog or builtin_catalog()
         #: A `cache.store.CheckCache` that files are read through, or None to compile each.
         self.cache = cache
+        #: What the library's rules ask of the file system, through the recorder a replay asks again.
+        self.facts: ProjectFacts = observed
         dirs = [str(project.resolve(d)) for d in project.config.playbook_dirs]
         found = observed.listed(dirs, discover_folders(dirs))
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
@@ -247,7 +252,7 @@ def _refused(path: str, why: str) -> Compiled:
 
     sink = DiagnosticSink()
     sink.report(
-        "C001",
+        UNREADABLE_FILE,
         f"cannot read the file: {why}",
         SourceFile(path, "").span(0),
         help="commit the playbook itself inside the project instead of a link to it",

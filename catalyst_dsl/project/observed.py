@@ -57,7 +57,7 @@ def note_bytes(path: str | os.PathLike, data: bytes | None) -> None:
 
 
 def digest(data: bytes | None) -> str | None:
-    from catalyst_dsl import digests
+    from catalyst_dsl._internal import digests
 
     return None if data is None else digests.hexdigest(data)
 

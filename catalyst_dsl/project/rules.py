@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.diagnostics.ids import BAD_SETTINGS
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.diagnostics.suppressions import apply_suppressions
 from catalyst_dsl.project.config import ProjectConfig
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -27,7 +29,7 @@ def reported(
 def _selected(code: str, config: ProjectConfig) -> bool:
     # Bad settings are always shown: ignoring C801 would hide why the other settings
     # do not do what their author thinks.
-    if code == "C801":
+    if code == BAD_SETTINGS:
         return True
     if config.select and code not in config.select:
         return False

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping, Sequence
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
+from catalyst_dsl._internal.terminal_text import UNSAFE, escape_character, safe_text
 from catalyst_dsl.syntax.source import SourceFile
 
 SourceLookup = dict[str, SourceFile]
@@ -16,26 +17,12 @@ SourceLookup = dict[str, SourceFile]
 FORMAT = "catalyst-diagnostics"
 VERSION = 2
 
+
 #: Characters that must not reach a terminal as they are: C0 and C1 controls (ESC starts
 #: the sequences that move the cursor, recolour or retitle the terminal; CR and BS can
 #: overwrite what was printed), DEL, line and paragraph separators, and the bidirectional
 #: controls that make text display in another order than it is read ("Trojan source").
 #: Tab is not here: it is shown as a space.
-_UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def safe_text(text: str) -> str:
-    """`text` with every character that could drive the terminal written as an escape (\\x1b)."""
-    if text.isprintable():
-        return text  # each character of _UNSAFE is unprintable: no pattern to compile or run
-    return _UNSAFE.sub(lambda m: _escape(m.group()), text)
-
-
 def display_path(path: str, relative_to: str | None) -> str:
     if relative_to is None:
         return path
@@ -119,10 +106,10 @@ def _snippet(source: SourceFile, line: int, col: int, end_line: int, end_col: in
         text = shown
     # Each character as printed, and the printed column where each one starts: an escaped
     # control character is several columns wide, so the carets are placed by these.
-    if "\t" not in text and not _UNSAFE.search(text):
+    if "\t" not in text and not UNSAFE.search(text):
         pieces, starts = [text], range(len(text) + 1)  # the common case: one column a character
     else:
-        pieces = [" " if c == "\t" else _escape(c) if _UNSAFE.match(c) else c for c in text]
+        pieces = [" " if c == "\t" else escape_character(c) if UNSAFE.match(c) else c for c in text]
         starts = [0]
         for piece in pieces:
             starts.append(starts[-1] + len(piece))

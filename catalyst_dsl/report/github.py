@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
-from catalyst_dsl.report.diagnostics import display_path, safe_text
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
+from catalyst_dsl._internal.terminal_text import safe_text
+from catalyst_dsl.report.diagnostics import display_path
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, walk
 
 #: The mark of each change type, after Terraform's.
@@ -170,7 +170,7 @@ def render_text(plan: Mapping[str, Any]) -> str:
     Every line is made safe for the terminal (file contents and names may hold escape
     sequences); the whole plan is shown, diffs included: the terminal has no length limit.
     """
-    from catalyst_dsl.report.diagnostics import safe_text
+    from catalyst_dsl._internal.terminal_text import safe_text
 
     playbook = plan["playbook"]
     lines = [f"What-if plan for {playbook['name']} ({playbook['file']})"]

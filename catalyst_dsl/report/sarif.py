@@ -16,7 +16,8 @@ from urllib.parse import quote
 from catalyst_dsl import __version__
 from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.diagnostics.model import Diagnostic, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.report.diagnostics import SourceLookup, display_path
 from catalyst_dsl.syntax.source import Span
 

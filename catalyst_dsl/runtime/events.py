@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Callable, TextIO
 
-from catalyst_dsl.report.diagnostics import safe_text
+from catalyst_dsl._internal.terminal_text import safe_text
 
 LEVELS = ("error", "warning", "info", "display", "verbose", "debug", "trace")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import FileTooLarge

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import sys
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 
 def _import_yaml():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from array import array
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 #: Half of a UTF-16 surrogate pair standing alone: what undecodable bytes become on a
 #: command line (surrogateescape) or a `\ud800` escape; no text can be saved or passed on

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.decoding import decode  # noqa: F401 (read from here by the dialects)
 from catalyst_dsl.syntax.pyyaml import yaml
 from catalyst_dsl.syntax.source import SourceFile

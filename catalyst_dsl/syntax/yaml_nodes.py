@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 

@@ -1,4 +1,4 @@
-"""cleo cantbooks run end to end (DIALECTS.md B4): real programs, and a stand-in agent
+"""cleo cantbooks run end to end: real programs, and a stand-in agent
 behind the `command` AI adapter that records who it was asked to be and answers JSON.
 
 Each test writes `.cleo/playbooks/<name>.cantbook` and drives `catalyst` in-process

@@ -1,4 +1,4 @@
-"""kai playbooks run end to end (DIALECTS A4), with a stand-in agent program behind the
+"""kai playbooks run end to end, with a stand-in agent program behind the
 `command` AI adapter (kai_agent.py): autonomy, gates, conditions, error policies, triggers,
 parallel groups, a crash inside a step, and kai's own session files kept all along."""
 

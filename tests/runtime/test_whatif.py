@@ -939,7 +939,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "catalyst_dsl.syntax.expr.parser",
     "catalyst_dsl.syntax.expr.lalr",
     "catalyst_dsl.runtime.machine",
-    "catalyst_dsl.checks.scope",
+    "catalyst_dsl.checks.references.checker",
     "tempfile",
     "random",
     "shutil",

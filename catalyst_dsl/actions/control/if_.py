@@ -11,6 +11,8 @@ from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.actions.control.checking import Checker, Scope
+from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
@@ -63,3 +65,28 @@ def _taken(engine: Engine, run: StepRun, value: Any) -> dict[str, Any]:
         engine.run_steps(body.steps, run.frame, inner, run.at(branch))
         inner.hand_out()
     return {"branch": branch, "executed": isinstance(body, ir.StepsV)}
+
+
+# -- the reference checker's scope rule (checks/references/control.py) ---------------------
+
+
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
+    """The condition checked; each branch walked in a scope of its own. A name both branches
+    define is defined after the `if`; one only a branch defines may be missing (C508),
+    except in a later `if` on the same condition, whose branch has the same key."""
+    cfg = step.config
+    cond = cfg.get("condition")
+    if cond is not None:
+        checker.condition(cond, scope, "if")
+    text = cond.text if isinstance(cond, ir.Tmpl) else repr(cond.value) if isinstance(cond, ir.Lit) else None
+    branches = []
+    for branch in ("then", "else"):
+        body = cfg.get(branch)
+        key = ("if", "".join(text.split()), branch) if text is not None else None
+        inner = checker.inner(scope, key)
+        if isinstance(body, ir.StepsV):
+            checker.guarded(body.steps, inner)
+        reason = f"defined only when the `if` at {checker.line(step.span)} takes its `{branch}` branch"
+        branches.append((inner, reason, key))
+    checker.flow_out(scope, branches, step.span)
+    return checker.catalog.get(step.action).result

@@ -15,6 +15,8 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.actions.control.checking import Checker, Scope
+from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
@@ -107,3 +109,17 @@ def _first_failure(engine: Engine, errors: list[BaseException]) -> BaseException
     if isinstance(first, engine.StepError):
         first.also = tuple(e for e in others if isinstance(e, engine.StepError))
     return first
+
+
+# -- the reference checker's scope rule (checks/references/control.py) ---------------------
+
+
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
+    """The steps walked in one scope; every branch ends before what follows, so all they
+    define is defined after the group."""
+    steps = step.config.get("steps")
+    branches = checker.inner(scope)
+    if isinstance(steps, ir.StepsV):
+        checker.walk(steps.steps, branches)
+    checker.flow_out(scope, [(branches, None, None)], step.span)
+    return checker.catalog.get(step.action).result

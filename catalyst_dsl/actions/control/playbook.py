@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, ObjectT, STRING, obj, opt, req
+from catalyst_dsl.actions.control.checking import Checker, Scope
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
@@ -50,3 +53,19 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
 
 
 simulate = run
+
+
+# -- the reference checker's scope rule (checks/references/control.py) ---------------------
+
+
+def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
+    """Its config typed, and the call noted with the types of the inputs it passes (when
+    they are a written mapping), for the library's checks of the called playbook."""
+    input_types: dict[str, t.Type] | None = None
+    for entry in step.config.entries:
+        if entry.key == "inputs" and isinstance(entry.value, ir.MapV):
+            input_types = {e.key: checker.value(e.value, scope) for e in entry.value.entries}
+        else:
+            checker.value(entry.value, scope)
+    checker.note_call(step, input_types)
+    return t.ANY

@@ -1,4 +1,4 @@
-"""The cleo dialect: `.cantbook` graphs read, checked whole (DIALECTS.md B3.3) and lowered.
+"""The cleo dialect: `.cantbook` graphs read, checked whole and lowered.
 
 cleo's own parser stops at the first mistake and drops unknown keys; this reader reports
 every mistake of a file in one pass, each at its place (`reader`, over `node_reading` and

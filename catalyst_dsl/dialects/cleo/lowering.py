@@ -1,4 +1,4 @@
-"""Lowering a checked cleo cantbook to the IR (DIALECTS.md B5).
+"""Lowering a checked cleo cantbook to the IR.
 
 The graph walk becomes structured steps (B4.2): chains of unconditional edges become
 consecutive steps; a node with guarded out-edges becomes an `if`/`else` cascade up to the
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import CLEO_PROJECT_WRITE_GRANT
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.dialects.cleo.expressions import first_line, guard_condition, ir_value
@@ -22,7 +23,7 @@ from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_
 from catalyst_dsl.dialects.cleo.model import DEFAULT_CAP, Cantbook, Edge, Node, _plain
 from catalyst_dsl.dialects.cleo.node_lowering import NodeLowering
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import replace
+from catalyst_dsl._internal.records import replace
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 
 
@@ -54,7 +55,7 @@ class Lowerer(NodeLowering):
             steps = tuple(step for step, _ in items) if not self.refused else ()
             if writers and not self.refused:
                 self.sink.report(
-                    "C967",
+                    CLEO_PROJECT_WRITE_GRANT,
                     "cleo declares no writes: catalyst lets this cantbook's nodes write anywhere in the project,"
                     " never in .git/ or the state directory",
                     first_line(book),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import CLEO_IRREDUCIBLE_GRAPH
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo.expressions import (
     contract_checks,
@@ -64,7 +65,7 @@ class NodeLowering:
         self.message = {h.on: h.message for h in reversed(book.handlers)}
 
     def refuse(self, message: str, span, help: str) -> None:
-        self.sink.report("C966", message, span, help=help)
+        self.sink.report(CLEO_IRREDUCIBLE_GRAPH, message, span, help=help)
         self.refused = True
 
     def step(self, node: Node) -> ir.Step:

@@ -8,6 +8,22 @@ import re
 from pathlib import PurePosixPath
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import (
+    CLEO_COMMAND_FORM,
+    CLEO_CONTEXT_FILE_OUTSIDE,
+    CLEO_DENIED_COMMAND,
+    CLEO_NODE_ID_STYLE,
+    CLEO_NO_EFFECT,
+    CLEO_TIMEOUT,
+    CLEO_UNKNOWN_SCHEMA,
+    CLEO_ZERO_ITERATIONS,
+    DUPLICATE_STEP_NAME,
+    INVALID_VALUE,
+    MISSING_KEY,
+    NO_STEPS,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.cleo.model import Node
 from catalyst_dsl.dialects.cleo.shapes import Shapes
@@ -36,7 +52,7 @@ class NodeReading(Shapes):
     def nodes(self, root: YMap, entry) -> list[Node]:
         if entry is None:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the required key 'nodes' is missing",
                 head_span(root),
                 help="add `nodes:` with at least one node",
@@ -45,7 +61,7 @@ class NodeReading(Shapes):
         key, value = entry
         if not isinstance(value, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`nodes` is a list, not {kind_of(value)}",
                 head_span(value),
                 help="write each node as `- id: x`",
@@ -53,7 +69,7 @@ class NodeReading(Shapes):
             return []
         if not value.items:
             self.sink.report(
-                "C204",
+                NO_STEPS,
                 "a cantbook needs at least one node; `nodes` is empty",
                 key.span,
                 help="add a node such as `- id: build` with `type: deterministic` and `command:`",
@@ -66,7 +82,7 @@ class NodeReading(Shapes):
                 continue
             if node.id in seen:
                 self.sink.report(
-                    "C411",
+                    DUPLICATE_STEP_NAME,
                     f"two nodes have the id '{node.id}'",
                     node.id_span,
                     labels=[Label(seen[node.id], "first used here")],
@@ -80,7 +96,7 @@ class NodeReading(Shapes):
     def node(self, item: YNode, index: int) -> Optional[Node]:
         if not isinstance(item, YMap):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"a node is a mapping, not {kind_of(item)}",
                 head_span(item),
                 help="write `- id: x` and `type:` below it",
@@ -90,7 +106,10 @@ class NodeReading(Shapes):
         type_ = self.enum(given.get("type"), "type", NODE_TYPES) if "type" in given else None
         if "type" not in given:
             self.sink.report(
-                "C203", "a node needs `type`", head_span(item), help=f"add `type:` with one of {', '.join(NODE_TYPES)}"
+                MISSING_KEY,
+                "a node needs `type`",
+                head_span(item),
+                help=f"add `type:` with one of {', '.join(NODE_TYPES)}",
             )
         own = TYPE_KEYS.get(type_, ()) if type_ else tuple(k for keys in TYPE_KEYS.values() for k in keys)
         elsewhere = {
@@ -106,7 +125,7 @@ class NodeReading(Shapes):
         id_span = keys["id"][1].span
         if not NODE_ID.match(node_id):
             self.sink.report(
-                "C965",
+                CLEO_NODE_ID_STYLE,
                 f"the node id '{node_id}' cannot be used in references",
                 id_span,
                 help="use letters, digits, '_' and '-', starting with a letter or '_'",
@@ -125,7 +144,7 @@ class NodeReading(Shapes):
             if policy in ("permissive", "custom"):
                 rules = "cleo's default rules" if policy == "permissive" else "the project's approval-rules setting"
                 self.sink.report(
-                    "C963",
+                    CLEO_NO_EFFECT,
                     f"`policy: {policy}`: cleo ignores `policy`; catalyst lets this gate pass by itself"
                     f" only when {rules} approve every command up to the next gate",
                     keys["policy"][1].span,
@@ -140,7 +159,7 @@ class NodeReading(Shapes):
                 found[key.text] = (key, value)
             elif key.text in elsewhere:
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"`{key.text}` is {elsewhere[key.text]}",
                     key.span,
                     help="remove it, or change the node's `type`",
@@ -151,7 +170,7 @@ class NodeReading(Shapes):
                     if key.text in MISPLACED
                     else suggest(key.text, allowed) or f"the keys of this node are: {', '.join(allowed)}"
                 )
-                self.sink.report("C202", f"unknown key '{key.text}' in a node", key.span, help=hint)
+                self.sink.report(UNKNOWN_KEY, f"unknown key '{key.text}' in a node", key.span, help=hint)
         return found
 
     def _contracts(self, node: Node, type_: Optional[str]) -> None:
@@ -171,7 +190,7 @@ class NodeReading(Shapes):
                 isinstance(ek["exitCode"][1], YScalar) and type(ek["exitCode"][1].value) is int
             ):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"`ensures.exitCode` is a whole number, not {kind_of(ek['exitCode'][1])}",
                     head_span(ek["exitCode"][1]),
                     help="write `exitCode: 0`",
@@ -182,7 +201,7 @@ class NodeReading(Shapes):
             node.ensures_schema = schema
             if schema is not None and schema not in SCHEMAS:
                 self.sink.report(
-                    "C954",
+                    CLEO_UNKNOWN_SCHEMA,
                     f"`ensures.schema: {schema}` is not a schema cleo knows",
                     ek["schema"][1].span,
                     help=suggest(schema, SCHEMAS) or f"the schemas are: {', '.join(SCHEMAS)}",
@@ -204,7 +223,7 @@ class NodeReading(Shapes):
             for key in ("requires", "ensures", "on_failure"):
                 if key in keys:
                     self.sink.report(
-                        "C963",
+                        CLEO_NO_EFFECT,
                         f"`{key}` on an approval node has no effect",
                         keys[key][0].span,
                         help=f"move `{key}` to the node after the gate, or remove it",
@@ -213,7 +232,7 @@ class NodeReading(Shapes):
     def _cap(self, value: YNode) -> Optional[int]:
         if not (isinstance(value, YScalar) and type(value.value) is int):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`max_iterations` is a whole number, not {kind_of(value)}",
                 head_span(value),
                 help="write a number from 0 to 10",
@@ -221,7 +240,7 @@ class NodeReading(Shapes):
             return None
         if not 0 <= value.value <= 10:
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"`max_iterations: {value.value}` is outside 0..10",
                 value.span,
                 help="cleo allows at most 10 attempts: write a number from 0 to 10",
@@ -229,7 +248,7 @@ class NodeReading(Shapes):
             return None
         if value.value == 0:
             self.sink.report(
-                "C949",
+                CLEO_ZERO_ITERATIONS,
                 "`max_iterations: 0` means one attempt, the same as 1",
                 value.span,
                 help="write `max_iterations: 1` to say what happens",
@@ -242,7 +261,7 @@ class NodeReading(Shapes):
         agent = self.text(keys.get("agent"), "agent")
         if skill is None and agent is None and "skill" not in keys and "agent" not in keys:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 f"the agentic node '{node.id}' needs `skill` or `agent`",
                 node.id_span,
                 help="add `skill:` (such as ct-task-executor) or `agent:`",
@@ -253,7 +272,7 @@ class NodeReading(Shapes):
             pure = PurePosixPath(path.replace("\\", "/"))
             if pure.is_absolute() or re.match(r"^[A-Za-z]:", path) or ".." in pure.parts:
                 self.sink.report(
-                    "C962",
+                    CLEO_CONTEXT_FILE_OUTSIDE,
                     f"the context file '{path}' is outside the project",
                     scalar.span,
                     help="write a path relative to the project root, without `..`",
@@ -268,7 +287,7 @@ class NodeReading(Shapes):
         command = self.text(keys.get("command"), "command")
         if "command" not in keys:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 f"the deterministic node '{node.id}' has no `command`",
                 node.id_span,
                 help="add `command:` with the program to run, and its arguments under `args:`",
@@ -278,7 +297,7 @@ class NodeReading(Shapes):
             words = command.split()
             if len(words) > 1 or command != command.strip():
                 self.sink.report(
-                    "C957",
+                    CLEO_COMMAND_FORM,
                     f"`command: \"{command}\"` contains a space;"
                     f" the program '{command}' does not exist (no shell runs it)",
                     span,
@@ -288,14 +307,14 @@ class NodeReading(Shapes):
                 )
             elif "{{" in command:
                 self.sink.report(
-                    "C957",
+                    CLEO_COMMAND_FORM,
                     "`command` is a template; the program must be named as written",
                     span,
                     help="name the program and put the values in `args`",
                 )
             elif PurePosixPath(command.replace("\\", "/")).name in DENIED_COMMANDS:
                 self.sink.report(
-                    "C958",
+                    CLEO_DENIED_COMMAND,
                     f"`{command}` is on cleo's deny list: its runner refuses to start it",
                     span,
                     help="do this in a reviewed script, or with an agentic node behind an approval node",
@@ -313,28 +332,28 @@ class NodeReading(Shapes):
                 or number in (float("inf"), float("-inf"))
             ):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"`timeout_ms` is a number of milliseconds, not {kind_of(value)}",
                     head_span(value),
                     help="write `timeout_ms: 60000` for a minute",
                 )
             elif number < 0:
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"`timeout_ms: {value.text}` is negative",
                     value.span,
                     help="write a positive number of milliseconds, or leave it out",
                 )
             elif number == 0:
                 self.sink.report(
-                    "C960",
+                    CLEO_TIMEOUT,
                     "`timeout_ms: 0` sets no time limit",
                     value.span,
                     help="write a positive number of milliseconds, or leave it out",
                 )
             elif number != int(number):
                 self.sink.report(
-                    "C960",
+                    CLEO_TIMEOUT,
                     f"`timeout_ms: {value.text}` has a fraction of a millisecond",
                     value.span,
                     help=f"write `timeout_ms: {int(number) or 1}`",

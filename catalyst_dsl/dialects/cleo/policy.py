@@ -1,4 +1,4 @@
-"""cleo's approval policy rules (DIALECTS.md B4.10): which commands need a person.
+"""cleo's approval policy rules: which commands need a person.
 
 A rule list is evaluated over one command line (argv joined by single spaces): every
 `require-human` rule first (the first match decides), then every `auto-approve` rule,

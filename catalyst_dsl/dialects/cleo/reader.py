@@ -7,6 +7,21 @@ from __future__ import annotations
 
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import (
+    CLEO_AMBIGUOUS_FILE,
+    CLEO_DUPLICATE_HANDLER,
+    CLEO_NAME_STYLE,
+    CLEO_REQUIRED_WITH_DEFAULT,
+    CLEO_UNKNOWN_NODE,
+    CLEO_VERSION,
+    DUPLICATE_INPUT,
+    EMPTY_FILE,
+    INVALID_VALUE,
+    MISSING_KEY,
+    NON_STRING_KEY,
+    NOT_A_PLAYBOOK,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.cleo.model import Cantbook, Edge, Guard, Handler, Input, _plain
 from catalyst_dsl.dialects.cleo.node_reading import NodeReading
@@ -36,7 +51,7 @@ def sniff(root: YNode, sink: DiagnosticSink) -> bool:
         return False
     if "steps" in keys:
         sink.report(
-            "C968",
+            CLEO_AMBIGUOUS_FILE,
             "this file has both cleo's `nodes` and `version` and the native `steps`; it is read as a native playbook",
             keys["nodes"][0].span,
             help="name a cleo playbook `*.cantbook`, or remove `nodes` from a native one",
@@ -51,7 +66,10 @@ def compile_document(source: SourceFile, root: Optional[YNode], sink: Diagnostic
     _forget_yaml11_key_notes(sink, source)
     if root is None:
         sink.report(
-            "C014", "the file is empty", source.span(0), help="a cantbook needs `version: \"1.0\"`, `name` and `nodes`"
+            EMPTY_FILE,
+            "the file is empty",
+            source.span(0),
+            help="a cantbook needs `version: \"1.0\"`, `name` and `nodes`",
         )
         return None
     book = Reader(source, sink).read(root)
@@ -66,7 +84,9 @@ def _forget_yaml11_key_notes(sink: DiagnosticSink, source: SourceFile) -> None:
     sink.items[:] = [
         d
         for d in sink.items
-        if not (d.code == "C011" and "YAML 1.1" in d.message and d.span is not None and d.span.file == source.path)
+        if not (
+            d.code == NON_STRING_KEY and "YAML 1.1" in d.message and d.span is not None and d.span.file == source.path
+        )
     ]
 
 
@@ -76,7 +96,7 @@ class Reader(NodeReading):
     def read(self, root: YNode) -> Optional[Cantbook]:
         if not isinstance(root, YMap):
             self.sink.report(
-                "C201",
+                NOT_A_PLAYBOOK,
                 f"a cantbook is a mapping of keys, not {kind_of(root)}",
                 head_span(root),
                 help="start the file with `version: \"1.0\"`, `name:` and `nodes:`",
@@ -87,7 +107,7 @@ class Reader(NodeReading):
         name = self.text(keys.get("name"), "name", required_in=root) or ""
         if name and not KEBAB.match(name):
             self.sink.report(
-                "C964",
+                CLEO_NAME_STYLE,
                 f"the cantbook name '{name}' is not kebab-case",
                 keys["name"][1].span,
                 help="cleo finds playbooks by file stem, catalyst lists and reports them by name:"
@@ -106,7 +126,7 @@ class Reader(NodeReading):
     def version(self, root: YMap, entry) -> None:
         if entry is None:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the required key 'version' is missing",
                 head_span(root),
                 help="add `version: \"1.0\"` as the first line",
@@ -122,14 +142,14 @@ class Reader(NodeReading):
             and value.value == 1.0
         ):
             self.sink.report(
-                "C940",
+                CLEO_VERSION,
                 f"`version` is the number {value.text}, not the string \"1.0\"",
                 value.span,
                 help="quote it: version: \"1.0\"",
             )
         else:
             self.sink.report(
-                "C940",
+                CLEO_VERSION,
                 f"`version` is {kind_of(value)}; cleo knows only \"1.0\"",
                 head_span(value),
                 help="write version: \"1.0\"",
@@ -141,7 +161,7 @@ class Reader(NodeReading):
         _, value = entry
         if not isinstance(value, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`inputs` is a list, not {kind_of(value)}",
                 head_span(value),
                 help="write each input as `- name: x`",
@@ -152,7 +172,7 @@ class Reader(NodeReading):
         for item in value.items:
             if not isinstance(item, YMap):
                 self.sink.report(
-                    "C302", f"an input is a mapping, not {kind_of(item)}", head_span(item), help="write `- name: x`"
+                    WRONG_TYPE, f"an input is a mapping, not {kind_of(item)}", head_span(item), help="write `- name: x`"
                 )
                 continue
             keys = self.keys(item, INPUT_KEYS, "in an input")
@@ -166,7 +186,7 @@ class Reader(NodeReading):
             )
             if name in first:
                 self.sink.report(
-                    "C306",
+                    DUPLICATE_INPUT,
                     f"two inputs are named '{name}'",
                     decl.span,
                     labels=[Label(first[name].span, "first declared here")],
@@ -175,7 +195,7 @@ class Reader(NodeReading):
                 continue
             if required and decl.default is not None:
                 self.sink.report(
-                    "C956",
+                    CLEO_REQUIRED_WITH_DEFAULT,
                     f"the input '{name}' is required and has a default: the default is never used",
                     keys["default"][0].span,
                     help="remove `required: true` to let the default apply, or remove the default",
@@ -190,7 +210,7 @@ class Reader(NodeReading):
         _, value = entry
         if not isinstance(value, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`edges` is a list, not {kind_of(value)}",
                 head_span(value),
                 help="write each edge as `- from: a` with `to: b`",
@@ -200,7 +220,7 @@ class Reader(NodeReading):
         for item in value.items:
             if not isinstance(item, YMap):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"an edge is a mapping, not {kind_of(item)}",
                     head_span(item),
                     help="write `- from: a` with `to: b`",
@@ -212,7 +232,7 @@ class Reader(NodeReading):
                 name = self.text(keys.get(end), end, required_in=item)
                 if name is not None and name not in ids:
                     self.sink.report(
-                        "C941",
+                        CLEO_UNKNOWN_NODE,
                         f"the edge's `{end}: {name}` names no node",
                         keys[end][1].span,
                         help=suggest(name, ids) or "name a node's `id`",
@@ -241,7 +261,7 @@ class Reader(NodeReading):
         if len(operators) != 1:
             where = keys[operators[1]][0].span if len(operators) > 1 else head_span(when)
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"`when` needs exactly one of {', '.join(WHEN_OPERATORS)}; it has {len(operators)}",
                 where,
                 help="split it into edges with one operator each"
@@ -254,7 +274,7 @@ class Reader(NodeReading):
         if op in ("exists", "truthy") and self.boolean(keys[op], f"when.{op}") is None:
             return None
         if op == "in" and not (isinstance(value, YSeq) and value.items):
-            self.sink.report("C303", "`in` needs a non-empty list", head_span(value), help="write `in: [a, b]`")
+            self.sink.report(INVALID_VALUE, "`in` needs a non-empty list", head_span(value), help="write `in: [a, b]`")
             return None
         if field is None:
             return None
@@ -272,7 +292,7 @@ class Reader(NodeReading):
         _, value = entry
         if not isinstance(value, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`error_handlers` is a list, not {kind_of(value)}",
                 head_span(value),
                 help="write each handler as `- on: contract_violation` with `action:`",
@@ -283,7 +303,7 @@ class Reader(NodeReading):
         for item in value.items:
             if not isinstance(item, YMap):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"a handler is a mapping, not {kind_of(item)}",
                     head_span(item),
                     help="write `- on: contract_violation` with `action: abort`",
@@ -293,7 +313,7 @@ class Reader(NodeReading):
             for required in ("on", "action"):
                 if required not in keys:
                     self.sink.report(
-                        "C203", f"an error handler needs `{required}`", head_span(item), help=f"add `{required}:`"
+                        MISSING_KEY, f"an error handler needs `{required}`", head_span(item), help=f"add `{required}:`"
                     )
             on = self.enum(keys.get("on"), "on", HANDLER_ON)
             action = self.enum(keys.get("action"), "action", HANDLER_ACTIONS)
@@ -303,7 +323,7 @@ class Reader(NodeReading):
             span = keys["on"][1].span
             if on in first:
                 self.sink.report(
-                    "C961",
+                    CLEO_DUPLICATE_HANDLER,
                     f"a second handler for `{on}`: only the first is used",
                     span,
                     labels=[Label(first[on], "this one is used")],

@@ -1,10 +1,27 @@
-"""The rules of a cleo cantbook that only the whole graph shows (DIALECTS.md B3.3, CLE-09 … CLE-22)."""
+"""The rules of a cleo cantbook that only the whole graph shows."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import (
+    CLEO_CYCLE,
+    CLEO_DUPLICATE_EDGE,
+    CLEO_EDGE_REPEATS_DEPENDS,
+    CLEO_GUARDS_NOT_EXHAUSTIVE,
+    CLEO_INJECT_INTO_SELF,
+    CLEO_LOOP_BACK,
+    CLEO_POLICY_UNGUARDED,
+    CLEO_REQUIRES_FROM,
+    CLEO_ROUTING,
+    CLEO_SEVERAL_ENTRIES,
+    CLEO_UNDECLARED_KEY,
+    CLEO_UNKNOWN_INJECT_TARGET,
+    CLEO_UNKNOWN_NODE,
+    CLEO_UNREACHABLE_NODE,
+    UNDEFINED_REFERENCE,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.dialects.cleo.model import (
@@ -43,7 +60,7 @@ class Checker:
             names = " → ".join(book.nodes[n].id for n in cycle)
             first = book.nodes[cycle[0]]
             self.sink.report(
-                "C944",
+                CLEO_CYCLE,
                 f"the nodes form a cycle: {names}",
                 first.id_span,
                 help=(
@@ -68,7 +85,7 @@ class Checker:
             if pair in seen:
                 a, b = (self.book.nodes[i].id for i in pair)
                 self.sink.report(
-                    "C942",
+                    CLEO_DUPLICATE_EDGE,
                     f"the edge {a} → {b} is written twice",
                     edge.span,
                     labels=[Label(seen[pair].span, "first written here")],
@@ -85,12 +102,14 @@ class Checker:
             seen: set[str] = set()
             for name, scalar in node.depends:
                 if name in seen:
-                    self.sink.report("C942", f"'{node.id}' depends on '{name}' twice", scalar.span, help="remove one")
+                    self.sink.report(
+                        CLEO_DUPLICATE_EDGE, f"'{node.id}' depends on '{name}' twice", scalar.span, help="remove one"
+                    )
                     continue
                 seen.add(name)
                 if name not in self.ids:
                     self.sink.report(
-                        "C941",
+                        CLEO_UNKNOWN_NODE,
                         f"'{node.id}' depends on '{name}', which names no node",
                         scalar.span,
                         help=suggest(name, self.ids) or "name a node's `id`",
@@ -99,7 +118,7 @@ class Checker:
                 pair = (self.ids[name], node.index)
                 if pair in explicit:
                     self.sink.report(
-                        "C943",
+                        CLEO_EDGE_REPEATS_DEPENDS,
                         f"`depends: {name}` repeats the edge {name} → {node.id}",
                         scalar.span,
                         labels=[Label(explicit[pair].span, "the edge")],
@@ -119,7 +138,7 @@ class Checker:
         for other in roots[1:]:
             node = book.nodes[other]
             self.sink.report(
-                "C945",
+                CLEO_SEVERAL_ENTRIES,
                 f"'{node.id}' has no predecessor, like '{entry.id}'; cleo runs only the first root, so '{node.id}'"
                 " would never run",
                 node.id_span,
@@ -133,7 +152,7 @@ class Checker:
             if not seen[n] and n not in roots_set:
                 node = book.nodes[n]
                 self.sink.report(
-                    "C946",
+                    CLEO_UNREACHABLE_NODE,
                     f"'{node.id}' cannot be reached from the entry '{entry.id}'",
                     node.id_span,
                     help="add an edge from a node that runs, or remove it",
@@ -153,7 +172,7 @@ class Checker:
             composite = [e for e in guarded if e.guard.composite]
             for e in composite:
                 self.sink.report(
-                    "C948",
+                    CLEO_GUARDS_NOT_EXHAUSTIVE,
                     f"the guard on '{node.id}' → '{book.nodes[e.target].id}' compares with a list or mapping, which is"
                     " never equal in cleo",
                     e.guard.node.span,
@@ -162,7 +181,7 @@ class Checker:
             if len(plain) > 1:
                 names = ", ".join(book.nodes[e.target].id for e in plain)
                 self.sink.report(
-                    "C947",
+                    CLEO_ROUTING,
                     f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and"
                     " stops there",
                     plain[1].span,
@@ -171,7 +190,7 @@ class Checker:
                 )
             elif plain and guarded:
                 self.sink.report(
-                    "C947",
+                    CLEO_ROUTING,
                     f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}`"
                     " makes the guard hold, both apply and cleo's runtime throws",
                     guarded[0].span,
@@ -180,7 +199,7 @@ class Checker:
                 )
             elif len(guarded) == 1:
                 self.sink.report(
-                    "C948",
+                    CLEO_GUARDS_NOT_EXHAUSTIVE,
                     f"the only edge out of '{node.id}' is guarded: when its guard is false the run stops with no next"
                     " node",
                     guarded[0].span,
@@ -188,7 +207,7 @@ class Checker:
                 )
             elif guarded and not composite and not _exclusive_and_exhaustive([e.guard for e in guarded]):
                 self.sink.report(
-                    "C948",
+                    CLEO_GUARDS_NOT_EXHAUSTIVE,
                     f"the guards out of '{node.id}' are not provably exclusive and exhaustive; the run stops when none"
                     " or several hold",
                     guarded[0].span,
@@ -210,21 +229,21 @@ class Checker:
                 target = node.inject_into.value
                 if target not in self.ids:
                     self.sink.report(
-                        "C950",
+                        CLEO_UNKNOWN_INJECT_TARGET,
                         f"`inject_into: {target}` names no node",
                         node.inject_into.span,
                         help=suggest(target, self.ids) or "name an earlier node to loop back to",
                     )
                 elif target == node.id:
                     self.sink.report(
-                        "C952",
+                        CLEO_INJECT_INTO_SELF,
                         "`inject_into` names the node itself: the same as leaving it out",
                         node.inject_into.span,
                         help="remove it, or name an earlier node to loop back to",
                     )
                 elif not self.ancestors()[node.index] >> self.ids[target] & 1:
                     self.sink.report(
-                        "C951",
+                        CLEO_LOOP_BACK,
                         f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or"
                         " sideways",
                         node.inject_into.span,
@@ -240,7 +259,7 @@ class Checker:
                         else "then the run fails with IterationCapExceeded"
                     )
                     self.sink.report(
-                        "C951",
+                        CLEO_LOOP_BACK,
                         f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst"
                         f" limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
                         node.inject_into.span,
@@ -250,14 +269,14 @@ class Checker:
                 source = node.requires_from.value
                 if source not in self.ids:
                     self.sink.report(
-                        "C953",
+                        CLEO_REQUIRES_FROM,
                         f"`requires.from: {source}` names no node",
                         node.requires_from.span,
                         help=suggest(source, self.ids) or "name an earlier node",
                     )
                 elif not self.ancestors()[node.index] >> self.ids[source] & 1:
                     self.sink.report(
-                        "C953",
+                        CLEO_REQUIRES_FROM,
                         f"`requires.from: {source}` is not an earlier node of '{node.id}'",
                         node.requires_from.span,
                         help="name a node that runs before this one",
@@ -280,7 +299,7 @@ class Checker:
             if not behind[node.index]:
                 span = node.keys["command"][1].span
                 self.sink.report(
-                    "C959",
+                    CLEO_POLICY_UNGUARDED,
                     f"`{line}` matches the require-human rule `{rule}`, and no approval node precedes it",
                     span,
                     help="add an approval node on every path before this node",
@@ -314,7 +333,7 @@ class Checker:
         smap = ScalarMap(scalar)
         for match in DASHED_PLACEHOLDER.finditer(text):
             self.sink.report(
-                "C955",
+                CLEO_UNDECLARED_KEY,
                 f"`{{{{ {match.group(1)} }}}}` is not a template in cleo: names cannot contain '-'",
                 smap.span(match.start(), match.end()),
                 help="use '_' in the name",
@@ -327,7 +346,7 @@ class Checker:
                 field = rest.split(".")[0]
                 if field not in inputs:
                     self.sink.report(
-                        "C501",
+                        UNDEFINED_REFERENCE,
                         f"`inputs.{field}` is not a declared input",
                         span,
                         help=_did_you_mean_input(field, inputs),
@@ -343,7 +362,7 @@ class Checker:
             ):
                 continue
             self.sink.report(
-                "C955",
+                CLEO_UNDECLARED_KEY,
                 f"`{name}` is neither a declared input nor a key an earlier node declares",
                 span,
                 help=suggest(root, inputs, prefix="did you mean ")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from catalyst_dsl.diagnostics.ids import INVALID_VALUE, MISSING_KEY, UNKNOWN_KEY, WRONG_TYPE
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo.vocabulary import MISPLACED
 from catalyst_dsl.dialects.values import kind_of, suggest
@@ -35,7 +36,7 @@ class Shapes:
                 if belongs
                 else suggest(key.text, allowed) or f"the keys {where} are: {', '.join(allowed)}"
             )
-            self.sink.report("C202", f"unknown key '{key.text}' {where}", key.span, help=hint)
+            self.sink.report(UNKNOWN_KEY, f"unknown key '{key.text}' {where}", key.span, help=hint)
         return found
 
     def mapping(self, entry, what: str) -> Optional[YMap]:
@@ -44,7 +45,7 @@ class Shapes:
         key, value = entry
         if not isinstance(value, YMap):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`{what}` is a mapping, not {kind_of(value)}",
                 head_span(value),
                 help=f"write the keys of `{what}` indented below it",
@@ -56,13 +57,13 @@ class Shapes:
         if entry is None:
             if required_in is not None:
                 self.sink.report(
-                    "C203", f"the required key '{what}' is missing", head_span(required_in), help=f"add `{what}:`"
+                    MISSING_KEY, f"the required key '{what}' is missing", head_span(required_in), help=f"add `{what}:`"
                 )
             return None
         _, value = entry
         if not (isinstance(value, YScalar) and isinstance(value.value, str)):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`{what}` is a string, not {kind_of(value)}",
                 head_span(value),
                 help=f"quote it: {what}: \"...\""
@@ -71,7 +72,7 @@ class Shapes:
             )
             return None
         if non_empty and not value.value.strip():
-            self.sink.report("C302", f"`{what}` is empty", value.span, help=f"give `{what}` a value")
+            self.sink.report(WRONG_TYPE, f"`{what}` is empty", value.span, help=f"give `{what}` a value")
             return None
         return value.value
 
@@ -81,7 +82,7 @@ class Shapes:
         _, value = entry
         if not isinstance(value, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"`{what}` is a list of strings, not {kind_of(value)}",
                 head_span(value),
                 help=f"write `{what}: [a, b]`",
@@ -93,7 +94,10 @@ class Shapes:
                 result.append((item.value, item))
             else:
                 self.sink.report(
-                    "C302", f"an entry of `{what}` is {kind_of(item)}, not a string", head_span(item), help="quote it"
+                    WRONG_TYPE,
+                    f"an entry of `{what}` is {kind_of(item)}, not a string",
+                    head_span(item),
+                    help="quote it",
                 )
         return result
 
@@ -104,7 +108,7 @@ class Shapes:
         if isinstance(value, YScalar) and isinstance(value.value, bool):
             return value.value
         self.sink.report(
-            "C302",
+            WRONG_TYPE,
             f"`{what}` is true or false, not {kind_of(value)}",
             head_span(value),
             help=f"write `{what}: true` or `{what}: false`",
@@ -118,7 +122,7 @@ class Shapes:
         if text not in allowed:
             hint = suggest(text, allowed) or suggest(text.lower(), allowed)
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"`{what}: {text}` is not one of {', '.join(allowed)}",
                 entry[1].span,
                 help=hint or f"use one of {', '.join(allowed)}",
@@ -134,6 +138,9 @@ class Shapes:
                 result.append((key.text, item))
             else:
                 self.sink.report(
-                    "C302", f"`{what}.{key.text}` is a string, not {kind_of(item)}", head_span(item), help="quote it"
+                    WRONG_TYPE,
+                    f"`{what}.{key.text}` is a string, not {kind_of(item)}",
+                    head_span(item),
+                    help="quote it",
                 )
         return result

@@ -1,4 +1,4 @@
-"""cleo's vocabulary (DIALECTS.md B2): the keys of a cantbook and of its parts, the node
+"""cleo's vocabulary: the keys of a cantbook and of its parts, the node
 types and the keys each takes, enums, registered schema names and denied commands.
 """
 

@@ -1,5 +1,5 @@
 """The kai dialect: playbooks of the kai supervisor (`.playbooks/playbooks/*.yaml`), checked
-and lowered into the IR (DIALECTS.md Part A).
+and lowered into the IR.
 
 Reading keeps kai's meaning (names as written, strings as their source text, `{{ name }}`
 only in a step's `args`) and reports every mistake in one pass (rules KAI-01 to KAI-19 of

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from catalyst_dsl.diagnostics.ids import FILE_NAME_MISMATCH, KAI_PROJECT_GRANT
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.kai.conditions import ensures, requires
 from catalyst_dsl.dialects.kai.model import (
@@ -38,13 +39,13 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
     name = stem if in_folder or written is None else written
     if in_folder and written is not None and written != stem:
         sink.report(
-            "C803",
+            FILE_NAME_MISMATCH,
             f"the playbook '{document.name.text}' is in the file '{os.path.basename(source.path)}'",
             document.name.span,
             help=f"kai runs it as '{stem}': rename the file to {document.name.text}.yaml, or the playbook to '{stem}'",
         )
     sink.report(
-        "C911",
+        KAI_PROJECT_GRANT,
         "the steps' agents may write anywhere in the project (kai gives them every tool):"
         " the playbook is granted the project root",
         at,

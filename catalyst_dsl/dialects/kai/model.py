@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 

@@ -4,6 +4,14 @@ lists of enums, and `{{ }}` written where kai does not replace it.
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import (
+    INVALID_VALUE,
+    KAI_NOT_INTERPOLATED,
+    KAI_REPEATED_VALUE,
+    MISSING_KEY,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.kai.model import Named
 from catalyst_dsl.dialects.values import kind_of, suggest
@@ -23,7 +31,7 @@ class Pieces:
         for key, _ in node.pairs:
             if key.text not in allowed:
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown key '{key.text}' {where}",
                     key.span,
                     help=suggest(key.text, allowed) or f"the keys here are: {', '.join(allowed)}",
@@ -35,12 +43,12 @@ class Pieces:
         if value is None:
             if required:
                 self.sink.report(
-                    "C203", f"{where} is missing the required key '{key}'", head_span(node), help=f"add `{key}:`"
+                    MISSING_KEY, f"{where} is missing the required key '{key}'", head_span(node), help=f"add `{key}:`"
                 )
             return None
         if not isinstance(value, YScalar):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'{key}' expects a string, got {kind_of(value)}",
                 head_span(value),
                 help=f"write one value after `{key}:`",
@@ -49,7 +57,7 @@ class Pieces:
         if value.value is None or value.text.strip() == "":
             if required:
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     f"'{key}' of {where} has no value",
                     node.key_node(key).span,
                     help=f"write the {key.replace('_', ' ')} after `{key}:`",
@@ -63,7 +71,7 @@ class Pieces:
             return None
         if named.text not in values:
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"{what} '{named.text}' is not one of {', '.join(values)}",
                 named.span,
                 help=suggest(named.text, values) or f"use one of: {', '.join(values)}",
@@ -78,7 +86,7 @@ class Pieces:
         if not isinstance(value, YSeq):
             example = f"[{value.text}]" if isinstance(value, YScalar) else "[a, b]"
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'{key}' expects a list of {what}s, got {kind_of(value)}",
                 head_span(value),
                 help=f"write a list: {key}: {example}",
@@ -89,7 +97,7 @@ class Pieces:
         for item in value.items:
             if not isinstance(item, YScalar) or not isinstance(item.value, str):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"a {what} in '{key}' is a name, not {kind_of(item)}",
                     head_span(item),
                     help=f"use one of: {', '.join(values)}",
@@ -97,7 +105,7 @@ class Pieces:
                 continue
             if item.text not in values:
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"unknown {what} '{item.text}'",
                     item.span,
                     help=suggest(item.text, values) or f"use one of: {', '.join(values)}",
@@ -106,7 +114,7 @@ class Pieces:
             named = Named(item.text, item.span)
             if item.text in seen:
                 self.sink.report(
-                    "C905",
+                    KAI_REPEATED_VALUE,
                     f"the {what} '{item.text}' is listed twice in '{key}'",
                     item.span,
                     labels=[Label(seen[item.text].span, "first listed here")],
@@ -124,7 +132,7 @@ class Pieces:
                 continue
             at = value.text.index("{{")
             self.sink.report(
-                "C902",
+                KAI_NOT_INTERPOLATED,
                 f"kai does not replace {{{{ }}}} in '{key.text}' of {where}: it stays as written",
                 ScalarMap(value).span(at, at + 2),
                 help="only a step's `args:` is interpolated; write the text as it should appear",

@@ -6,6 +6,17 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.diagnostics.ids import (
+    DIALECT_AMBIGUOUS,
+    DUPLICATE_INPUT,
+    EMPTY_FILE,
+    INVALID_VALUE,
+    KAI_ARG_NAME,
+    KAI_NO_ARGS,
+    MISSING_KEY,
+    NOT_A_PLAYBOOK,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.kai.lowering import lower
 from catalyst_dsl.dialects.kai.model import (
@@ -51,7 +62,7 @@ def sniff(root: YNode, sink: DiagnosticSink) -> bool:
     )
     if native is not None:
         sink.report(
-            "C900",
+            DIALECT_AMBIGUOUS,
             f"this file could be a kai playbook or a native one (the step key '{native.text}' is native);"
             " it is read as native",
             native.span,
@@ -73,7 +84,7 @@ class Reader(StepReading):
     def document(self, root: YNode | None) -> KaiDocument | None:
         if root is None or (isinstance(root, YScalar) and root.is_plain and root.text == "" and root.tag is None):
             self.sink.report(
-                "C014",
+                EMPTY_FILE,
                 "the file is empty",
                 self.source.span(0),
                 help="a kai playbook needs name, description, version, args and steps",
@@ -81,7 +92,7 @@ class Reader(StepReading):
             return None
         if not isinstance(root, YMap):
             self.sink.report(
-                "C201",
+                NOT_A_PLAYBOOK,
                 f"a kai playbook is a mapping of keys, not {kind_of(root)}",
                 head_span(root),
                 help="start the file with `name:`, `description:`, `version:`, `args:` and `steps:`",
@@ -93,7 +104,7 @@ class Reader(StepReading):
         if name is not None and not KAI_NAME.match(name.text):
             fixed = re.sub(r"[^a-z0-9]+", "-", name.text.lower()).strip("-")
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"the playbook name '{name.text}' does not match [a-z0-9-]+",
                 name.span,
                 help=f"use lower-case letters, digits and '-': {fixed or 'my-workflow'}",
@@ -110,7 +121,7 @@ class Reader(StepReading):
         node = root.get("args")
         if node is None:
             self.sink.report(
-                "C906",
+                KAI_NO_ARGS,
                 "the playbook has no `args:` list",
                 head_span(root),
                 help="add `args: []`, or declare the args its steps use (kai's contract asks for the key)",
@@ -120,7 +131,7 @@ class Reader(StepReading):
             return ()
         if not isinstance(node, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'args' expects a list of args, got {kind_of(node)}",
                 head_span(node),
                 help="write `args: []`, or `- name: feature` items with description and required",
@@ -133,7 +144,7 @@ class Reader(StepReading):
                 what = f"the string '{item.text}'" if isinstance(item, YScalar) else kind_of(item)
                 name = item.text if isinstance(item, YScalar) else "feature"
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"an arg is a mapping with name, description and required, not {what}",
                     head_span(item),
                     help=f"write `- name: \"{name}\"` with `description:` and `required:` below it",
@@ -148,7 +159,7 @@ class Reader(StepReading):
             arg = KaiArg(name.text, description.text if description else "", required is not False, name.span)
             if name.text in seen:
                 self.sink.report(
-                    "C306",
+                    DUPLICATE_INPUT,
                     f"the arg '{name.text}' is declared twice",
                     name.span,
                     labels=[Label(seen[name.text].span, "first declared here")],
@@ -157,7 +168,7 @@ class Reader(StepReading):
                 continue
             if not ARG_REFERENCE.match(name.text):
                 self.sink.report(
-                    "C907",
+                    KAI_ARG_NAME,
                     f"the arg name '{name.text}' cannot be named in {{{{ }}}}",
                     name.span,
                     help="start it with a letter or '_' and use letters, digits, '_' and '-'",
@@ -170,7 +181,7 @@ class Reader(StepReading):
         node = item.get("required")
         if node is None:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the arg is missing the required key 'required'",
                 head_span(item),
                 help="add `required: true` or `required: false`",
@@ -185,11 +196,14 @@ class Reader(StepReading):
                 else "false"
             )
             self.sink.report(
-                "C302", f"'required' is true or false, not {kind_of(node)}", node.span, help=f"write `required: {fix}`"
+                WRONG_TYPE,
+                f"'required' is true or false, not {kind_of(node)}",
+                node.span,
+                help=f"write `required: {fix}`",
             )
             return None
         self.sink.report(
-            "C302",
+            WRONG_TYPE,
             f"'required' is true or false, not {kind_of(node)}",
             head_span(node),
             help="write `required: true` or `required: false`",

@@ -6,6 +6,20 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.diagnostics.ids import (
+    INVALID_VALUE,
+    KAI_COMMAND_FORM,
+    KAI_CONDITION_ORDER,
+    KAI_OPTIONAL_ARG,
+    KAI_PARALLEL_GROUP_SPLIT,
+    KAI_SKIP_IGNORES,
+    KAI_TRIGGER_NEVER_FIRES,
+    MISSING_KEY,
+    NO_STEPS,
+    STEP_NOT_MAPPING,
+    UNDEFINED_REFERENCE,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.kai.model import (
     AUTONOMY,
@@ -34,7 +48,7 @@ class StepReading(Pieces):
         node = root.get("steps")
         if node is None:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the playbook is missing the required key 'steps'",
                 head_span(root),
                 help="add `steps:` with at least one step",
@@ -42,7 +56,7 @@ class StepReading(Pieces):
             return ()
         if isinstance(node, YScalar) and node.value is None or isinstance(node, YSeq) and not node.items:
             self.sink.report(
-                "C204",
+                NO_STEPS,
                 "a playbook needs at least one step",
                 root.key_node("steps").span,
                 help="add a step with id, command, autonomy and error_policy",
@@ -50,7 +64,7 @@ class StepReading(Pieces):
             return ()
         if not isinstance(node, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'steps' expects a list of steps, got {kind_of(node)}",
                 head_span(node),
                 help="write each step as a list item starting with '- id:'",
@@ -66,7 +80,7 @@ class StepReading(Pieces):
     def _step(self, node: YNode, declared: dict[str, KaiArg]) -> KaiStep | None:
         if not isinstance(node, YMap):
             self.sink.report(
-                "C401",
+                STEP_NOT_MAPPING,
                 f"a step is a mapping of keys (id, command, autonomy, error_policy, …), not {kind_of(node)}",
                 head_span(node),
                 help="write a step as `- id: \"plan\"` with its keys below it",
@@ -78,7 +92,7 @@ class StepReading(Pieces):
         for key in REQUIRED_STEP_KEYS:
             if node.get(key) is None:
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     f"the step is missing the required key '{key}'",
                     head_span(node),
                     help=f"add `{key}:`"
@@ -92,7 +106,7 @@ class StepReading(Pieces):
         if ident is not None and not KAI_NAME.match(ident.text):
             fixed = re.sub(r"[^a-z0-9]+", "-", ident.text.lower()).strip("-")
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"the step id '{ident.text}' does not match [a-z0-9-]+",
                 ident.span,
                 help=f"use lower-case letters, digits and '-': {fixed or 'step-1'}",
@@ -113,7 +127,7 @@ class StepReading(Pieces):
             for trigger in triggers:
                 if trigger.text == "postcondition_fail":
                     self.sink.report(
-                        "C908",
+                        KAI_TRIGGER_NEVER_FIRES,
                         "`postcondition_fail` can never fire: the step has no postconditions",
                         trigger.span,
                         help="add the postconditions it should check, or remove the trigger",
@@ -122,7 +136,7 @@ class StepReading(Pieces):
             for key in ("preconditions", "postconditions", "escalation_triggers", "model", "parallel_group"):
                 if key in keys and not _empty(node.get(key)):
                     self.sink.report(
-                        "C909",
+                        KAI_SKIP_IGNORES,
                         f"'{key}' has no effect on a step whose autonomy is skip",
                         keys[key].span,
                         help="remove it, or change the autonomy",
@@ -140,7 +154,7 @@ class StepReading(Pieces):
         if command is None:
             if node.get("command") is not None and isinstance(node.get("command"), YScalar):
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     "'command' of the step has no value",
                     node.key_node("command").span,
                     help="write the slash command, such as `command: \"/speckit.plan\"`",
@@ -159,14 +173,14 @@ class StepReading(Pieces):
                     + (" is not a declared arg" if len(unknown) == 1 else " are not declared args")
                 )
             self.sink.report(
-                "C901",
+                KAI_COMMAND_FORM,
                 f"the command '{command.text}' is not a literal slash command: {why}",
                 command.span,
                 help="write the command as it is (such as /docs.update) and put values in `args:`",
             )
         else:
             self.sink.report(
-                "C901",
+                KAI_COMMAND_FORM,
                 f"the command '{command.text}' is not a slash command of the form /namespace.command",
                 command.span,
                 help="write it like /speckit.plan: '/', then names of letters, digits, '_' or '-' joined by '.'",
@@ -179,7 +193,7 @@ class StepReading(Pieces):
             return None
         if not isinstance(value, YScalar):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"a step's 'args' is the text handed to the command, not {kind_of(value)}",
                 head_span(value),
                 help="write the args as one string, such as `args: \"{{feature}}\"`",
@@ -189,14 +203,14 @@ class StepReading(Pieces):
             arg = declared.get(ref.name)
             if arg is None:
                 self.sink.report(
-                    "C501",
+                    UNDEFINED_REFERENCE,
                     f"'{ref.name}' is not a declared arg",
                     ref.span,
                     help=suggest(ref.name, declared) or "declare it under `args:`",
                 )
             elif not arg.required:
                 self.sink.report(
-                    "C910",
+                    KAI_OPTIONAL_ARG,
                     f"the optional arg '{ref.name}' renders as empty text when it is not given",
                     ref.span,
                     help=f"pass it with -i {ref.name}=…, or make it required",
@@ -216,7 +230,7 @@ class StepReading(Pieces):
                 between = steps[last_of[name] + 1]
                 between_name = f"'{between.id.text}'" if between.id else "another step"
                 self.sink.report(
-                    "C903",
+                    KAI_PARALLEL_GROUP_SPLIT,
                     f"parallel_group '{name}' is also used on line {first.group.span.line},"
                     f" but step {between_name} (line {between.span.line}) sits between them",
                     step.group.span,
@@ -239,7 +253,7 @@ class StepReading(Pieces):
                     later = steps[first]
                     who = f"'{later.id.text}'" if later.id else "a later step"
                     self.sink.report(
-                        "C904",
+                        KAI_CONDITION_ORDER,
                         f"the precondition '{condition.text}' is produced only by a later step ({who})",
                         condition.span,
                         help="move the step that produces it before this one",

@@ -4,9 +4,10 @@ from text and references for the lowering.
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import NESTED_TEMPLATE, UNCLOSED_TEMPLATE
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.source import Span
@@ -35,12 +36,12 @@ def references(node: YScalar, sink: DiagnosticSink | None) -> list[Reference]:
         nested = text.find("{{", i + 2)
         if close == -1:
             if sink is not None:
-                sink.report("C104", "this {{ is never closed", smap.span(i, i + 2), help="close it with }}")
+                sink.report(UNCLOSED_TEMPLATE, "this {{ is never closed", smap.span(i, i + 2), help="close it with }}")
             break
         if nested != -1 and nested < close:
             if sink is not None:
                 sink.report(
-                    "C105",
+                    NESTED_TEMPLATE,
                     "{{ cannot start inside another {{ }}",
                     smap.span(nested, nested + 2),
                     help="close the first reference before opening another",

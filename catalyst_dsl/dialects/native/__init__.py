@@ -1,4 +1,4 @@
-"""The native dialect: Catalyst YAML and Markdown playbooks lowered into the IR (LANGUAGE.md 2-4, 9).
+"""The native dialect: Catalyst YAML and Markdown playbooks lowered into the IR.
 
 `lowerer.CatalystLowerer` reads a playbook; it is put together from parts by concern (the
 playbook's header keys, inputs, error policies, steps, functions), each in a module of its

@@ -10,11 +10,19 @@ Foreign dialects build the same `ir.Checks` directly (docs/checks.md, "For diale
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import (
+    CHECK_FORM,
+    CHECK_PATTERN,
+    ERROR_CODE_CASE,
+    MISSING_KEY,
+    UNKNOWN_CHECK,
+    UNKNOWN_KEY,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.values import ValueLowerer, kind_of, suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
@@ -62,7 +70,7 @@ def lower_checks(key: YScalar, node: YNode, values: ValueLowerer, sink: Diagnost
                     code = v.value
                 if not (isinstance(v, YScalar) and isinstance(v.value, str) and _PASCAL.match(v.value)):
                     sink.report(
-                        "C309",
+                        ERROR_CODE_CASE,
                         f"the error code '{getattr(v, 'text', kind_of(v))}' of {where} is not PascalCase",
                         head_span(v),
                         help=f"error codes look like ContractViolation; leave `code` out for {DEFAULT_CODES[key.text]}",
@@ -71,21 +79,21 @@ def lower_checks(key: YScalar, node: YNode, values: ValueLowerer, sink: Diagnost
                 items = v
             else:
                 sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown key '{k.text}' in {where}",
                     k.span,
                     help=suggest(k.text, ("code", "checks")) or "the keys are `code` and `checks`",
                 )
         if items is None:
             sink.report(
-                "C203",
+                MISSING_KEY,
                 f"{where} is missing the required key 'checks'",
                 head_span(node),
                 help="list the predicates under `checks:`",
             )
             return ir.Checks((), code, span=node.span)
     if not isinstance(items, YSeq):
-        sink.report("C611", f"{where} expects a list of checks, got {kind_of(items)}", head_span(items), help=FORM)
+        sink.report(CHECK_FORM, f"{where} expects a list of checks, got {kind_of(items)}", head_span(items), help=FORM)
         return ir.Checks((), code, span=node.span)
     checks = [check for item in items.items if (check := _check(item, where, values, sink)) is not None]
     return ir.Checks(tuple(checks), code, span=node.span)
@@ -100,7 +108,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
             )
         if isinstance(node.value, str) and might_be_template(node.value) and parse_template(node.value).errors:
             return None  # a broken template, reported where it breaks
-        sink.report("C611", f"a check of {where} is {kind_of(node)}, not a predicate", head_span(node), help=FORM)
+        sink.report(CHECK_FORM, f"a check of {where} is {kind_of(node)}, not a predicate", head_span(node), help=FORM)
         return None
     code = None
     pairs = list(node.pairs) if isinstance(node, YMap) else []
@@ -112,7 +120,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
     if isinstance(node, YMap) and len(pairs) > 1:
         extra = pairs[-1][0]
         sink.report(
-            "C611",
+            CHECK_FORM,
             f"a check of {where} names one predicate (and may have `code:`), but this one also has '{extra.text}'",
             extra.span,
             help="write each predicate as an item of its own, or combine them with `all:` or `any:`",
@@ -120,7 +128,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         return None
     if not isinstance(node, YMap) or len(pairs) != 1:
         sink.report(
-            "C611",
+            CHECK_FORM,
             f"a check of {where} names one predicate, got {kind_of(node)}",
             head_span(node),
             help=FORM + "; besides its predicate a check may only have `code:`",
@@ -132,7 +140,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
     schema = PREDICATES.get(key.text)
     if schema is None:
         sink.report(
-            "C610",
+            UNKNOWN_CHECK,
             f"unknown check '{key.text}' in {where}",
             key.span,
             help=suggest(key.text, (*PREDICATES, *COMBINATORS))
@@ -146,7 +154,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         args = ir.MapV((ir.Entry(PRIMARY[key.text], values.value(arg, t.STRING, name), span=key.span),), span=arg.span)
     else:
         sink.report(
-            "C611",
+            CHECK_FORM,
             f"{name} takes a mapping of {', '.join(n for n, _ in schema.fields)}, got {kind_of(arg)}",
             head_span(arg),
             help=FORM,
@@ -156,7 +164,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
         given = [k for k in ("expect", "match") if args.get(k) is not None]
         if len(given) != 1:
             sink.report(
-                "C611",
+                CHECK_FORM,
                 f"{name} needs exactly one of `expect` (the exact output) and `match` (a pattern), got"
                 f" {' and '.join(given) or 'neither'}",
                 head_span(arg),
@@ -172,7 +180,7 @@ def _check(node: YNode, where: str, values: ValueLowerer, sink: DiagnosticSink) 
             check_pattern(pattern.value)
         except PatternError as exc:
             sink.report(
-                "C612",
+                CHECK_PATTERN,
                 f"the pattern of {name} cannot be used: {exc.message}",
                 pattern.span,
                 help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash",
@@ -189,7 +197,7 @@ def _combined(
         return None if inner is None else ir.Check("not", ir.MapV(()), span=node.span, checks=(inner,), code=code)
     if not isinstance(arg, YSeq) or not arg.items:
         sink.report(
-            "C611",
+            CHECK_FORM,
             f"`{key.text}:` in {where} takes a non-empty list of checks, got"
             f" {'an empty list' if isinstance(arg, YSeq) else kind_of(arg)}",
             head_span(arg),
@@ -206,7 +214,7 @@ def _code(node: YNode, sink: DiagnosticSink) -> str | None:
     if isinstance(node, YScalar) and isinstance(node.value, str) and _PASCAL.match(node.value):
         return node.value
     sink.report(
-        "C309",
+        ERROR_CODE_CASE,
         f"the error code '{getattr(node, 'text', kind_of(node))}' of a check is not PascalCase",
         head_span(node),
         help="error codes look like VerdictFailed; leave `code` out for the checks' own code",
@@ -225,7 +233,7 @@ def _schema_usable(schema: ir.Value | None, name: str, sink: DiagnosticSink) -> 
     try:
         check_schema(plain)
     except SchemaUnusable as error:
-        code = "C612" if "pattern" in str(error) else "C611"
+        code = CHECK_PATTERN if "pattern" in str(error) else CHECK_FORM
         sink.report(
             code,
             f"the schema of {name} cannot be used: {error}",

@@ -5,6 +5,7 @@ that calls one, positionally or by input name.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS
+from catalyst_dsl.diagnostics.ids import FUNCTION_SHADOWS_ACTION, NOT_KEBAB_CASE, WRONG_TYPE
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import KEBAB
 from catalyst_dsl.dialects.values import kind_of
@@ -24,7 +25,7 @@ class FunctionLowering(LoweringPart):
         if name in self.catalog:
             whose = "a built-in action" if self.catalog.declares(name) else "an action an installed plugin provides"
             self.sink.report(
-                "C410",
+                FUNCTION_SHADOWS_ACTION,
                 f"the function '{name}' has the name of {whose}",
                 name_value.span,
                 help="give the function a name of its own",
@@ -32,7 +33,7 @@ class FunctionLowering(LoweringPart):
             return
         if not KEBAB.match(name):
             self.sink.report(
-                "C206",
+                NOT_KEBAB_CASE,
                 f"the function name '{name}' is not kebab-case",
                 name_value.span,
                 help="use lower-case words joined by '-'",
@@ -49,7 +50,7 @@ class FunctionLowering(LoweringPart):
         if isinstance(value, YSeq):  # positional: mapped by index to the inputs
             if len(value.items) > len(inputs):
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"{action} takes {len(inputs)} input(s), got {len(value.items)}",
                     value.items[len(inputs)].span
                     if isinstance(value.items[len(inputs)], YScalar)
@@ -64,7 +65,7 @@ class FunctionLowering(LoweringPart):
         elif inputs:
             pairs = [(YScalar(inputs[0].name, inputs[0].name, "", key.start, key.end, key.source), value)]
         else:
-            self.sink.report("C302", f"{action} takes no inputs, got {kind_of(value)}", head_span(value))
+            self.sink.report(WRONG_TYPE, f"{action} takes no inputs, got {kind_of(value)}", head_span(value))
             pairs = []
         pairs += siblings
         return self.values.mapping(

@@ -6,6 +6,16 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.diagnostics.ids import (
+    INVALID_VALUE,
+    LANGUAGE_VERSION,
+    MISSING_KEY,
+    NAME_ID_CONFLICT,
+    NOT_KEBAB_CASE,
+    ONE_RUN_PER_INPUT,
+    OUTPUTS_AS_ARTIFACTS,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import KEBAB, REVIEWERS, SUPPORTED_LANGUAGE_VERSIONS, TRIGGER
@@ -23,7 +33,7 @@ class HeaderLowering(LoweringPart):
             if not isinstance(node.value, str):
                 return node.text
             return node.value
-        self.sink.report("C302", f"{where} expects a string, got {kind_of(node)}", head_span(node))
+        self.sink.report(WRONG_TYPE, f"{where} expects a string, got {kind_of(node)}", head_span(node))
         return None
 
     def _name(self, keys, default: str | None, root: YMap) -> str:
@@ -32,7 +42,7 @@ class HeaderLowering(LoweringPart):
         ident = self._scalar_text(id_entry[1], "'id'") if id_entry else None
         if name is not None and ident is not None and name != ident:
             self.sink.report(
-                "C205",
+                NAME_ID_CONFLICT,
                 f"'name' ({name}) and 'id' ({ident}) differ",
                 id_entry[0].span,
                 labels=[Label(name_entry[0].span, "name given here")],
@@ -44,7 +54,7 @@ class HeaderLowering(LoweringPart):
             if default is not None:
                 return default
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the playbook is missing the required key 'name'",
                 head_span(root),
                 help="add `name:` with a kebab-case name, such as `name: create-feature`",
@@ -53,7 +63,7 @@ class HeaderLowering(LoweringPart):
         if not KEBAB.match(chosen):
             fixed = re.sub(r"[^a-z0-9]+", "-", chosen.lower()).strip("-")
             self.sink.report(
-                "C206",
+                NOT_KEBAB_CASE,
                 f"the playbook name '{chosen}' is not kebab-case",
                 node.span if node is not None else None,
                 help=f"use lower-case words joined by '-': {fixed or 'my-playbook'}",
@@ -67,7 +77,7 @@ class HeaderLowering(LoweringPart):
             if isinstance(tmpl_or_lit, ir.Lit):
                 if tmpl_or_lit.value is None:
                     self.sink.report(
-                        "C203", f"'{key}' has no value", keys[key][0].span, help=f"write the {key} after '{key}:'"
+                        MISSING_KEY, f"'{key}' has no value", keys[key][0].span, help=f"write the {key} after '{key}:'"
                     )
                     return None
                 return str(tmpl_or_lit.value)
@@ -76,7 +86,7 @@ class HeaderLowering(LoweringPart):
             return default
         if required:
             self.sink.report(
-                "C203", f"the playbook is missing the required key '{key}'", head_span(root), help=f"add `{key}:`"
+                MISSING_KEY, f"the playbook is missing the required key '{key}'", head_span(root), help=f"add `{key}:`"
             )
         return None
 
@@ -87,7 +97,7 @@ class HeaderLowering(LoweringPart):
         supported = ", ".join(str(v) for v in SUPPORTED_LANGUAGE_VERSIONS)
         if not isinstance(node, YScalar):
             self.sink.report(
-                "C207",
+                LANGUAGE_VERSION,
                 f"the language version is a number, not {kind_of(node)}",
                 head_span(node),
                 help=f"write the version as a plain number, such as `catalyst: 1` (supported versions: {supported})",
@@ -96,17 +106,17 @@ class HeaderLowering(LoweringPart):
         value = node.value
         if value is None:
             self.sink.report(
-                "C207",
+                LANGUAGE_VERSION,
                 "`catalyst` has no value; it gives the language version, a number",
                 key.span,
                 help="write `catalyst: 1`, or remove the key: the version is 1 when it is left out",
             )
             return 1
         if isinstance(value, str) and re.fullmatch(r"[0-9]+", value) and int(value) in SUPPORTED_LANGUAGE_VERSIONS:
-            # The version the user meant is plain; only its type is wrong (LANGUAGE.md 2:
-            # `catalyst` is an integer). Say so, and read the playbook as that version.
+            # The version the user meant is plain; only its type is wrong (`catalyst` is an
+            # integer). Say so, and read the playbook as that version.
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'catalyst' expects a number, got {kind_of(node)}",
                 node.span,
                 help=f"remove the quotes: catalyst: {int(value)}",
@@ -114,7 +124,7 @@ class HeaderLowering(LoweringPart):
             return int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             self.sink.report(
-                "C207",
+                LANGUAGE_VERSION,
                 f"the language version is a number, not {kind_of(node)}",
                 node.span,
                 help=f"supported versions: {supported}",
@@ -122,7 +132,7 @@ class HeaderLowering(LoweringPart):
             return 1
         if value not in SUPPORTED_LANGUAGE_VERSIONS:
             self.sink.report(
-                "C207",
+                LANGUAGE_VERSION,
                 f"language version {node.text} is not supported",
                 node.span,
                 help=f"supported versions: {supported}",
@@ -174,14 +184,16 @@ class HeaderLowering(LoweringPart):
         key, node = entry
         if isinstance(node, YSeq):
             self.sink.report(
-                "C601",
+                OUTPUTS_AS_ARTIFACTS,
                 "`outputs` as a list of paths is the older form of `artifacts`; it is read as artifacts",
                 key.span,
                 help="rename `outputs:` to `artifacts:`, and use `outputs:` for typed values (name: type)",
             )
             return (), tuple(self.values.value(n, t.STRING, "an artifact") for n in node.items)
         if not isinstance(node, YMap):
-            self.sink.report("C302", f"'outputs' expects a mapping of name: type, got {kind_of(node)}", head_span(node))
+            self.sink.report(
+                WRONG_TYPE, f"'outputs' expects a mapping of name: type, got {kind_of(node)}", head_span(node)
+            )
             return (), ()
         outputs = []
         for k, v in node.pairs:
@@ -189,7 +201,7 @@ class HeaderLowering(LoweringPart):
             if type_name not in t.OUTPUT_TYPES:
                 hint = suggest(type_name or "", t.OUTPUT_TYPES)
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"the output '{k.text}' has an unknown type '{getattr(v, 'text', kind_of(v))}'",
                     head_span(v),
                     help=hint or f"use one of: {', '.join(t.OUTPUT_TYPES)}",
@@ -203,7 +215,7 @@ class HeaderLowering(LoweringPart):
         declared = [i.name for i in inputs]
         if not isinstance(node, YSeq) or not node.items:
             self.sink.report(
-                "C616",
+                ONE_RUN_PER_INPUT,
                 f"'oneRunPer' expects a list of input names, got {kind_of(node)}",
                 head_span(node),
                 help="write the inputs whose values name a run, e.g. `oneRunPer: [feature]`",
@@ -215,7 +227,7 @@ class HeaderLowering(LoweringPart):
             if name not in declared:
                 shown = f"'{name}'" if name is not None else kind_of(item)
                 self.sink.report(
-                    "C616",
+                    ONE_RUN_PER_INPUT,
                     f"'oneRunPer' names {shown}, which is not an input of this playbook",
                     head_span(item),
                     help=suggest(name or "", declared)

@@ -1,9 +1,21 @@
 """A playbook's (or function's) `inputs:`: declarations, their types, defaults, allowed
-values, transforms and validation rules (LANGUAGE.md 2.2).
+values, transforms and validation rules.
 """
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import (
+    BAD_REGEX,
+    DUPLICATE_INPUT,
+    ENUM_WITHOUT_VALUES,
+    ERROR_CODE_CASE,
+    INVALID_VALUE,
+    MIN_ABOVE_MAX,
+    MISSING_KEY,
+    TWO_INPUT_TYPES,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import INPUT_TYPE_KEYS, PASCAL, TRANSFORMS
@@ -19,7 +31,7 @@ class InputLowering(LoweringPart):
     def inputs_value(self, node: YNode) -> ir.InputsV:
         if not isinstance(node, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'inputs' expects a list of input declarations, got {kind_of(node)}",
                 head_span(node),
                 help="write each input as `- string: name`",
@@ -33,7 +45,7 @@ class InputLowering(LoweringPart):
                 continue
             if decl.name in seen:
                 self.sink.report(
-                    "C306",
+                    DUPLICATE_INPUT,
                     f"the input '{decl.name}' is declared twice",
                     decl.span,
                     labels=[Label(seen[decl.name].span, "first declared here")],
@@ -47,7 +59,7 @@ class InputLowering(LoweringPart):
     def input_decl(self, node: YNode) -> ir.InputDecl | None:
         if not isinstance(node, YMap):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"an input declaration is a mapping, got {kind_of(node)}",
                 head_span(node),
                 help="write `- string: name` with its keys below",
@@ -57,7 +69,7 @@ class InputLowering(LoweringPart):
         common = ("description", "required", "default", "allowed", "transform", "validation", "secret")
         if len(type_keys) > 1:
             self.sink.report(
-                "C307",
+                TWO_INPUT_TYPES,
                 f"the input declares two types: {type_keys[0].text} and {type_keys[1].text}",
                 type_keys[1].span,
                 help="keep one type key",
@@ -71,7 +83,7 @@ class InputLowering(LoweringPart):
             name = name_node.text if isinstance(name_node, YScalar) and name_node.value is not None else None
             if name is None:
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     f"the {type_name} input has no name",
                     type_key.span,
                     help=f"write the name after the type: `- {type_name}: my-input`",
@@ -82,7 +94,7 @@ class InputLowering(LoweringPart):
             type_node, name_node = node.get("type"), node.get("name")
             if name_node is None or type_node is None:
                 self.sink.report(
-                    "C203",
+                    MISSING_KEY,
                     "an input declaration needs a type key with its name, such as `- string: feature-id`",
                     head_span(node),
                     help="write `- string: my-input` (or the longer form `name:` and `type:`)",
@@ -94,7 +106,7 @@ class InputLowering(LoweringPart):
             if type_name not in INPUT_TYPE_KEYS:
                 hint = suggest(type_name, INPUT_TYPE_KEYS)
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"unknown input type '{type_name}'",
                     head_span(type_node),
                     help=hint or f"use one of: {', '.join(INPUT_TYPE_KEYS)}",
@@ -105,7 +117,7 @@ class InputLowering(LoweringPart):
         for k, _ in node.pairs:
             if k.text not in allowed_keys and k.text not in extra:
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown key '{k.text}' in the input '{name}'",
                     k.span,
                     help=suggest(k.text, allowed_keys) or f"input keys are: {', '.join(common)}",
@@ -120,7 +132,7 @@ class InputLowering(LoweringPart):
             transform = tnode.text if isinstance(tnode, YScalar) else None
             if transform not in TRANSFORMS:
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"unknown transform '{getattr(tnode, 'text', '')}' in {where}",
                     head_span(tnode),
                     help=suggest(transform or "", TRANSFORMS) or f"use one of: {', '.join(TRANSFORMS)}",
@@ -135,10 +147,13 @@ class InputLowering(LoweringPart):
                     for i in allowed_node.items
                 )  # type: ignore[union-attr]
             else:
-                self.sink.report("C302", f"'allowed' of {where} expects a list of values", head_span(allowed_node))
+                self.sink.report(WRONG_TYPE, f"'allowed' of {where} expects a list of values", head_span(allowed_node))
         if type_name == "enum" and allowed is None:
             self.sink.report(
-                "C308", f"the enum input '{name}' has no `allowed` values", name_span, help="add `allowed: [a, b, c]`"
+                ENUM_WITHOUT_VALUES,
+                f"the enum input '{name}' has no `allowed` values",
+                name_span,
+                help="add `allowed: [a, b, c]`",
             )
         value_type = (
             t.EnumT(tuple(str(a) for a in allowed))
@@ -157,7 +172,7 @@ class InputLowering(LoweringPart):
                 and not isinstance(value_type, t.EnumT)
             ):
                 self.sink.report(
-                    "C303",
+                    INVALID_VALUE,
                     f"the default of {where} is not one of its allowed values",
                     dnode.span if dnode is not None else None,
                     help=f"use one of: {', '.join(map(str, allowed))}",
@@ -181,7 +196,7 @@ class InputLowering(LoweringPart):
             return None
         if isinstance(node, YScalar):
             return node.text
-        self.sink.report("C302", f"{where} expects a string, got {kind_of(node)}", head_span(node))
+        self.sink.report(WRONG_TYPE, f"{where} expects a string, got {kind_of(node)}", head_span(node))
         return None
 
     def _opt_bool(self, node: YNode | None, where: str) -> bool:
@@ -190,7 +205,7 @@ class InputLowering(LoweringPart):
         if isinstance(node, YScalar) and isinstance(node.value, bool):
             return node.value
         self.values.check_literal(node, t.BOOLEAN, where) if isinstance(node, YScalar) else self.sink.report(
-            "C302", f"{where} expects a boolean, got {kind_of(node)}", head_span(node)
+            WRONG_TYPE, f"{where} expects a boolean, got {kind_of(node)}", head_span(node)
         )
         return False
 
@@ -203,7 +218,7 @@ class InputLowering(LoweringPart):
         for item in items:
             if not isinstance(item, YMap):
                 self.sink.report(
-                    "C302", f"a validation rule of {where} is a mapping such as `regex: ...`", head_span(item)
+                    WRONG_TYPE, f"a validation rule of {where} is a mapping such as `regex: ...`", head_span(item)
                 )
                 continue
             code_node, message_node = item.get("code"), item.get("message")
@@ -211,7 +226,7 @@ class InputLowering(LoweringPart):
             message = message_node.text if isinstance(message_node, YScalar) else None
             if code is not None and not PASCAL.match(code):
                 self.sink.report(
-                    "C309",
+                    ERROR_CODE_CASE,
                     f"the error code '{code}' is not PascalCase",
                     code_node.span,
                     help="error codes look like InvalidFeatureId",
@@ -222,14 +237,14 @@ class InputLowering(LoweringPart):
                     continue
                 if k.text not in kinds:
                     self.sink.report(
-                        "C202",
+                        UNKNOWN_KEY,
                         f"unknown validation rule '{k.text}' in {where}",
                         k.span,
                         help=suggest(k.text, kinds) or f"rules are: {', '.join(kinds)}",
                     )
                     continue
                 if not isinstance(v, YScalar):
-                    self.sink.report("C302", f"'{k.text}' expects a {kinds[k.text].describe()}", head_span(v))
+                    self.sink.report(WRONG_TYPE, f"'{k.text}' expects a {kinds[k.text].describe()}", head_span(v))
                     continue
                 self.values.check_literal(v, kinds[k.text], f"'{k.text}'")
                 if k.text == "regex" and isinstance(v.value, str):
@@ -239,7 +254,7 @@ class InputLowering(LoweringPart):
                         check_pattern(v.text)
                     except PatternError as exc:
                         self.sink.report(
-                            "C304",
+                            BAD_REGEX,
                             f"the regex of {where} cannot be used: {exc.message}",
                             v.span,
                             help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash",
@@ -255,7 +270,7 @@ class InputLowering(LoweringPart):
                     and lo.value > hi.value
                 ):
                     self.sink.report(
-                        "C305",
+                        MIN_ABOVE_MAX,
                         f"{low} ({lo.value}) is greater than {high} ({hi.value}) in {where}",
                         lo.span,
                         labels=[Label(hi.span, f"{high} here")],

@@ -6,6 +6,7 @@ the action-key rule); references and expression types are checked afterwards, on
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.ids import EMPTY_FILE, MISSING_KEY, NOT_A_PLAYBOOK, NO_STEPS, UNKNOWN_KEY
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.native.functions import FunctionLowering
 from catalyst_dsl.dialects.native.header import HeaderLowering
@@ -53,19 +54,19 @@ class CatalystLowerer(HeaderLowering, InputLowering, PolicyLowering, StepLowerin
         if root is None or _empty_document(root):
             if not markdown:
                 self.sink.report(
-                    "C014",
+                    EMPTY_FILE,
                     "the file is empty",
                     self.source.span(0),
                     help="a playbook needs at least name, description, owner and steps",
                 )
                 return None
             if not extra_steps:
-                self.sink.report("C014", "the file is empty", self.source.span(0), help=MARKDOWN_NEEDS)
+                self.sink.report(EMPTY_FILE, "the file is empty", self.source.span(0), help=MARKDOWN_NEEDS)
                 return None
             root = YMap([], 0, 0, self.source)
         if not isinstance(root, YMap):
             self.sink.report(
-                "C201",
+                NOT_A_PLAYBOOK,
                 f"a playbook is a mapping of keys, not {kind_of(root)}",
                 head_span(root),
                 help="start the file with `name:`, `description:`, `owner:` and `steps:`",
@@ -76,7 +77,7 @@ class CatalystLowerer(HeaderLowering, InputLowering, PolicyLowering, StepLowerin
             if k.text not in TOP_LEVEL_KEYS and not (self.dialect == "markdown" and k.text == "steps"):
                 hint = suggest(k.text, TOP_LEVEL_KEYS)
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown top-level key '{k.text}'",
                     k.span,
                     help=hint or f"top-level keys are: {', '.join(TOP_LEVEL_KEYS)}",
@@ -106,7 +107,7 @@ class CatalystLowerer(HeaderLowering, InputLowering, PolicyLowering, StepLowerin
             if isinstance(steps_node, YScalar) and steps_node.value is None:
                 if not extra_steps:
                     self.sink.report(
-                        "C204",
+                        NO_STEPS,
                         "a playbook needs at least one step; `steps` has no value",
                         steps_key.span,
                         help="write the steps below `steps:`, for example `  - display: \"hello\"`",
@@ -115,7 +116,7 @@ class CatalystLowerer(HeaderLowering, InputLowering, PolicyLowering, StepLowerin
                 steps = self.steps(steps_node).steps
                 if isinstance(steps_node, YSeq) and not steps_node.items and not extra_steps:
                     self.sink.report(
-                        "C204",
+                        NO_STEPS,
                         "a playbook needs at least one step; `steps` is empty",
                         steps_key.span,
                         help="add a step, for example `- display: \"hello\"`",
@@ -127,14 +128,14 @@ class CatalystLowerer(HeaderLowering, InputLowering, PolicyLowering, StepLowerin
             end = len(self.source.text.rstrip())
             at = self.source.span(self.source.text.rfind("\n", 0, end) + 1, end)
             self.sink.report(
-                "C204",
+                NO_STEPS,
                 "the Markdown playbook has no body: the text after the front matter is what it runs",
                 at,
                 help=MARKDOWN_NEEDS,
             )
         elif not extra_steps:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the playbook is missing the required key 'steps'",
                 head_span(root),
                 help="add `steps:` with at least one step",

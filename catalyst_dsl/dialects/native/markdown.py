@@ -1,4 +1,4 @@
-"""Markdown playbooks (LANGUAGE.md section 9): front matter, inputs, phases, STOP HERE, @refs.
+"""Markdown playbooks: front matter, inputs, phases, STOP HERE, @refs.
 
 The front matter is parsed where it stands in the file, so every line and column stays
 the file's own. The body becomes one `ai-prompt` step per phase heading (or one for the
@@ -13,11 +13,12 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.ids import EMPTY_INPUT_NAME, UNCLOSED_FRONT_MATTER
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_loader import load_yaml
 from catalyst_dsl.syntax.yaml_nodes import YScalar
@@ -51,7 +52,7 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
         close = re.search(r"^(?:---|\.\.\.)[ \t]*$", text[4:], re.MULTILINE)
         if close is None:
             sink.report(
-                "C701",
+                UNCLOSED_FRONT_MATTER,
                 "the front matter starts with --- but is never closed",
                 source.span(0, 3),
                 help="end the front matter with a line holding only ---",
@@ -185,7 +186,7 @@ def _inputs(source: SourceFile, sink: DiagnosticSink, lines, headings) -> tuple[
         span = source.span(offset + col, offset + col + len(raw))
         if not name:
             sink.report(
-                "C702",
+                EMPTY_INPUT_NAME,
                 "this input has no name",
                 span,
                 help="write the input name in bold or code: - **feature-id**: description",

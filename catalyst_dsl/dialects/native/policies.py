@@ -1,9 +1,10 @@
 """`errorPolicy:` on a playbook or a step: a policy name, or a mapping of error codes to
-actions with retries and messages (LANGUAGE.md 5).
+actions with retries and messages.
 """
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics.ids import ERROR_CODE_CASE, INVALID_VALUE, MISSING_KEY, UNKNOWN_KEY, WRONG_TYPE
 from catalyst_dsl.dialects.native.part import LoweringPart
 from catalyst_dsl.dialects.native.vocabulary import PASCAL, POLICY_ACTIONS
 from catalyst_dsl.dialects.values import kind_of, suggest
@@ -20,7 +21,7 @@ class PolicyLowering(LoweringPart):
             return ir.ErrorPolicy(default=action, span=node.span) if action else None
         if not isinstance(node, YMap):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'errorPolicy' expects a policy name or a mapping, got {kind_of(node)}",
                 head_span(node),
                 help="write `errorPolicy: Continue` or `errorPolicy: {default: {action: Stop}}`",
@@ -39,7 +40,7 @@ class PolicyLowering(LoweringPart):
             else:
                 if not PASCAL.match(k.text):
                     self.sink.report(
-                        "C309",
+                        ERROR_CODE_CASE,
                         f"the error code '{k.text}' is not PascalCase",
                         k.span,
                         help="error codes look like RateLimitExceeded; `default` matches any code",
@@ -52,14 +53,14 @@ class PolicyLowering(LoweringPart):
             return self._policy_action(node)
         if not isinstance(node, YMap):
             self.sink.report(
-                "C302", f"a policy is a name or a mapping with `action`, got {kind_of(node)}", head_span(node)
+                WRONG_TYPE, f"a policy is a name or a mapping with `action`, got {kind_of(node)}", head_span(node)
             )
             return None
         retry, message = 0, None
         for k, v in node.pairs:
             if k.text not in ("action", "retryCount", "message"):
                 self.sink.report(
-                    "C202",
+                    UNKNOWN_KEY,
                     f"unknown key '{k.text}' in an error policy",
                     k.span,
                     help=suggest(k.text, ("action", "retryCount", "message"))
@@ -70,7 +71,7 @@ class PolicyLowering(LoweringPart):
             if isinstance(mnode, YScalar) and isinstance(mnode.value, str):
                 message = mnode.value
             else:
-                self.sink.report("C302", "'message' in an error policy expects text", head_span(mnode))
+                self.sink.report(WRONG_TYPE, "'message' in an error policy expects text", head_span(mnode))
         rnode = node.get("retryCount")
         if rnode is not None:
             if (
@@ -81,11 +82,11 @@ class PolicyLowering(LoweringPart):
             ):
                 retry = rnode.value
             else:
-                self.sink.report("C302", "'retryCount' expects a whole number of retries", head_span(rnode))
+                self.sink.report(WRONG_TYPE, "'retryCount' expects a whole number of retries", head_span(rnode))
         anode = node.get("action")
         if anode is None:
             self.sink.report(
-                "C203",
+                MISSING_KEY,
                 "the error policy is missing the required key 'action'",
                 head_span(node),
                 help=f"add `action:` ({', '.join(POLICY_ACTIONS)})",
@@ -101,7 +102,7 @@ class PolicyLowering(LoweringPart):
         if action is None:
             hint = suggest(str(text), POLICY_ACTIONS)
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"unknown error policy action '{text}'",
                 head_span(node),
                 help=hint or f"use one of: {', '.join(POLICY_ACTIONS)}",

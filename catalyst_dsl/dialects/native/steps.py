@@ -8,6 +8,16 @@ import re
 import sys
 
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Effect
+from catalyst_dsl.diagnostics.ids import (
+    INVALID_VALUE,
+    NOT_KEBAB_CASE,
+    NO_ACTION,
+    STEP_NOT_MAPPING,
+    TWO_ACTIONS,
+    UNKNOWN_ACTION,
+    WRITES_NOT_SHELL,
+    WRONG_TYPE,
+)
 from catalyst_dsl.diagnostics.model import Label
 from catalyst_dsl.dialects.native.checks import lower_checks
 from catalyst_dsl.dialects.native.part import LoweringPart
@@ -25,7 +35,7 @@ class StepLowering(LoweringPart):
     def steps(self, node: YNode) -> ir.StepsV:
         if not isinstance(node, YSeq):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"steps must be a list, got {kind_of(node)}",
                 head_span(node),
                 help="write each step as a list item starting with '- '",
@@ -41,14 +51,18 @@ class StepLowering(LoweringPart):
     def catch_clauses(self, node: YNode, where: str) -> tuple[ir.CatchClause, ...]:
         if not isinstance(node, YSeq):
             self.sink.report(
-                "C302", f"{where} expects a list of `- code: ... steps: [...]`, got {kind_of(node)}", head_span(node)
+                WRONG_TYPE,
+                f"{where} expects a list of `- code: ... steps: [...]`, got {kind_of(node)}",
+                head_span(node),
             )
             return ()
         clauses = []
         for item in node.items:
             if not isinstance(item, YMap):
                 self.sink.report(
-                    "C302", f"a catch clause is a mapping with `code` and `steps`, got {kind_of(item)}", head_span(item)
+                    WRONG_TYPE,
+                    f"a catch clause is a mapping with `code` and `steps`, got {kind_of(item)}",
+                    head_span(item),
                 )
                 continue
             value = self.values.mapping(item, t.obj(code=t.req(t.STRING), steps=t.req(t.STEPS)), "a catch clause")
@@ -84,7 +98,7 @@ class StepLowering(LoweringPart):
             if isinstance(node, YScalar) and isinstance(node.value, str) and node.value in self.catalog:
                 hint = f"write `- {node.value}: ...` with the action's value after the colon"
             self.sink.report(
-                "C401",
+                STEP_NOT_MAPPING,
                 f"a step is a mapping with one action key, not {kind_of(node)}",
                 head_span(node),
                 help=hint or "write a step like `- display: \"hello\"`",
@@ -112,7 +126,7 @@ class StepLowering(LoweringPart):
         if len(action_keys) > 1:
             first, second = action_keys[0][0], action_keys[1][0]
             self.sink.report(
-                "C403",
+                TWO_ACTIONS,
                 f"the step names two actions: '{first.text}' and '{second.text}'",
                 second.span,
                 labels=[Label(first.span, "first action here")],
@@ -123,7 +137,7 @@ class StepLowering(LoweringPart):
             candidates = [(k, v) for k, v in pairs if k.text not in RESERVED_STEP_KEYS]
             if not candidates:
                 self.sink.report(
-                    "C402",
+                    NO_ACTION,
                     "the step has no action",
                     head_span(node),
                     help="add an action key such as `display:`, `bash:` or `ai-prompt:`",
@@ -135,7 +149,7 @@ class StepLowering(LoweringPart):
             if broken:
                 hint = f"{broken}; fix or reinstall that plugin"
             self.sink.report(
-                "C404",
+                UNKNOWN_ACTION,
                 f"unknown action '{key.text}'",
                 _where(key, node),
                 help=hint
@@ -169,7 +183,7 @@ class StepLowering(LoweringPart):
                 text = nv.text if isinstance(nv, YScalar) else ""
                 fixed = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
                 self.sink.report(
-                    "C206",
+                    NOT_KEBAB_CASE,
                     f"the step name '{text}' is not kebab-case",
                     head_span(nv),
                     help="use lower-case words joined by '-'" + (f": {fixed}" if fixed else ""),
@@ -235,7 +249,7 @@ class StepLowering(LoweringPart):
             return node.value, None
         if not isinstance(node, YMap):
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 "'checkpoint' next to an action expects true, a message, `before`,"
                 f" or a mapping with when/message/options/policy, got {kind_of(node)}",
                 head_span(node),
@@ -249,7 +263,7 @@ class StepLowering(LoweringPart):
             isinstance(written, YScalar) and written.value is not None and not isinstance(written.value, str)
         ):  # text is the enum check's
             self.sink.report(
-                "C303",
+                INVALID_VALUE,
                 f"'when' must be before or after, not {when.value!r}",
                 when.span,
                 help="write `when: before` or `when: after`",
@@ -264,7 +278,7 @@ class StepLowering(LoweringPart):
         )
 
     def _writes_not_shell(self, spec: ActionSpec, key: YScalar) -> None:
-        """C408: `writes:` belongs to shell-like steps only (LANGUAGE.md 7).
+        """C408: `writes:` belongs to shell-like steps only.
 
         Two different mistakes share the code, each with its own message: the action
         already declares what it writes (file-write's `path`), or it is not a step that
@@ -273,7 +287,7 @@ class StepLowering(LoweringPart):
         if spec.writes:
             keys = " and ".join(f"`{w.key}`" for w in spec.writes)
             self.sink.report(
-                "C408",
+                WRITES_NOT_SHELL,
                 f"'writes' is for shell-like steps; {spec.name} declares its own writes (its {keys})",
                 key.span,
                 help=f"remove `writes:`; what {spec.name} writes is checked from its {keys} already",
@@ -285,7 +299,10 @@ class StepLowering(LoweringPart):
         else:
             why = "remove `writes:`"
         self.sink.report(
-            "C408", f"'writes' is only for shell-like steps ({shell}); {spec.name} is not one", key.span, help=why
+            WRITES_NOT_SHELL,
+            f"'writes' is only for shell-like steps ({shell}); {spec.name} is not one",
+            key.span,
+            help=why,
         )
 
     def _timeout(self, node: YNode) -> float | None:
@@ -293,7 +310,7 @@ class StepLowering(LoweringPart):
         seconds = parse_duration(value)
         if seconds is None:
             self.sink.report(
-                "C302",
+                WRONG_TYPE,
                 f"'timeout' is not a duration: {getattr(node, 'text', kind_of(node))}",
                 head_span(node),
                 help="write seconds as a number, or a number with a unit: 500ms, 30s, 5m, 1h",
@@ -339,7 +356,7 @@ class StepLowering(LoweringPart):
         else:
             if spec.primary is None:
                 self.sink.report(
-                    "C302",
+                    WRONG_TYPE,
                     f"{action} takes a mapping of settings, not {kind_of(action_value)}",
                     head_span(action_value),
                 )

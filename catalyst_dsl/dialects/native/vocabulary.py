@@ -1,5 +1,5 @@
 """The native language's vocabulary: the keys a playbook and its parts may hold, the shapes
-of the values under them, and the names it accepts (LANGUAGE.md 2-4).
+of the values under them, and the names it accepts.
 
 Kept apart from the lowering so that the reference pages and the JSON Schema
 (report/) can list the keys without loading the lowerer.
@@ -56,7 +56,7 @@ def ordinary_yaml(root, is_action) -> bool:
     return isinstance(root, YScalar) and root.value is not None
 
 
-#: What a Markdown playbook needs to do something (LANGUAGE.md 9), for the help of C014 and C204.
+#: What a Markdown playbook needs to do something, for the help of C014 and C204.
 MARKDOWN_NEEDS = (
     "write the prompt as Markdown text, or phases as headings such as `## Phase 1: Spec`;"
     " front matter between --- lines is optional"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import operator
 
-from catalyst_dsl import records
-from catalyst_dsl.diagnostics.model import Severity
+from catalyst_dsl._internal import records
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
@@ -24,7 +24,7 @@ class CacheEntryError(ValueError):
 
 def _classes() -> dict[str, type]:
     """Every class an entry may name: the IR, expressions, types, diagnostics, call sites."""
-    from catalyst_dsl.compiler import CallSite
+    from catalyst_dsl.checks.call_sites import CallSite
     from catalyst_dsl.diagnostics import model
     from catalyst_dsl.ir import nodes, types
     from catalyst_dsl.syntax.expr import nodes as expr_nodes

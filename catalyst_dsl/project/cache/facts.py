@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from catalyst_dsl import digests
+from catalyst_dsl._internal import digests
 from catalyst_dsl.project.cache.codec import CacheEntryError
 
 if TYPE_CHECKING:

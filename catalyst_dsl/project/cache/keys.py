@@ -19,7 +19,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from catalyst_dsl import __version__, digests
+from catalyst_dsl import __version__
+from catalyst_dsl._internal import digests
 
 #: Changes whenever the layout of an entry does (the fingerprint covers it, so every
 #: entry of an older layout is named differently and never read).

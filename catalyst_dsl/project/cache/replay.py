@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Iterable
 
-from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink, Label, Severity
+from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink, Label
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project, settings_source
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, discover_folders

@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from catalyst_dsl import digests
+from catalyst_dsl._internal import digests
 from catalyst_dsl.project.cache.codec import CacheEntryError, _Decoder, _Encoder, _pair, _registry
 from catalyst_dsl.project.cache.facts import _missing, _plugin_digest, _recording, _text, _text_form
 from catalyst_dsl.project.cache.keys import cache_key, code_fingerprint

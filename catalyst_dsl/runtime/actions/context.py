@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway, FileTooLarge
 from catalyst_dsl.runtime.effects.performing import Target

@@ -31,7 +31,7 @@ import time
 import urllib.parse
 from typing import Any, Callable
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.http import USER_AGENT, decode, exchange, header, parse_json, retry_after, shown_url
 from catalyst_dsl.runtime.errors import StepError

@@ -26,7 +26,7 @@ import urllib.parse
 from typing import Any, Mapping
 
 from catalyst_dsl import __version__
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.network import HttpRequest, HttpResponse

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.errors import StepError
 
 AI_ADAPTER_ERROR = "AIAdapterError"

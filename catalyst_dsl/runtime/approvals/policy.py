@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 HUMAN = "human"
 RULES = "rules"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.approvals.signatures import Signatures
 from catalyst_dsl.runtime.errors import RunAbort
 from catalyst_dsl.runtime.events import utc_now

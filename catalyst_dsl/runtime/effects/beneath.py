@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 
 #: As the kernel's own bound on links in one path: more means a loop.
 MAX_LINKS = 40

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.errors import StepError
 
 # The glob machinery (paths/globs.py and its automata) is imported where a grant or a

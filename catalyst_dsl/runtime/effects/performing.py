@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 
 
 @record

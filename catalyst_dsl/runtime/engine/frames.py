@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from catalyst_dsl import records
+from catalyst_dsl._internal import records
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway

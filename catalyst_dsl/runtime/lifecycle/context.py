@@ -21,7 +21,7 @@ from catalyst_dsl.actions.plugins import installed
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.project.library import Library
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime import preflight
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import Events

@@ -42,7 +42,7 @@ class Driver:
         self.signatures = Signatures(context)
 
     def drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
-        from catalyst_dsl.collector import for_long_running
+        from catalyst_dsl._internal.collector import for_long_running
         from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
 

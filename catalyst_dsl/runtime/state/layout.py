@@ -21,7 +21,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 #: The date at the start of a run id made by the store (`20261121-143012-name-001`).
 _run_day = LazyPattern(r"(\d{4})(\d{2})(\d{2})-\d{6}-")

@@ -50,7 +50,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.runtime.state import durable
 from catalyst_dsl.runtime.state.layout import RunFiles
 from catalyst_dsl.runtime.errors import LockConflict  # noqa: F401 (raised here, and imported from here)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host, utc_now
 
@@ -27,7 +27,7 @@ FINISHED = frozenset({"completed", "failed", "cancelled"})
 
 
 # -- the snapshot model -------------------------------------------------------------------
-# Mutable records (catalyst_dsl.records, not attrs: a run's start does not pay for building
+# Mutable records (catalyst_dsl._internal.records, not attrs: a run's start does not pay for building
 # attrs classes) on purpose: the interpreter updates one RunState in place and saves it.
 # Fields have no defaults where a missing key in a file would lose information (an
 # absent `steps` must not read as "nothing done yet").

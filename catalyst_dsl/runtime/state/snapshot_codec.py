@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
 
-from catalyst_dsl import records
+from catalyst_dsl._internal import records
 from catalyst_dsl.runtime.state.integrity import results, seal
 from catalyst_dsl.runtime.machine import parse_time
 from catalyst_dsl.runtime.state.snapshot import FORMAT, VERSION, RunState, StepRecord
@@ -45,7 +45,7 @@ def converter() -> cattrs.Converter:
 
     conv = make_converter(forbid_extra_keys=True)
 
-    # The snapshot's classes are records (catalyst_dsl.records): cattrs reads their fields
+    # The snapshot's classes are records (catalyst_dsl._internal.records): cattrs reads their fields
     # as the attrs classes they were, so the files are the same to the byte.
     def renamed(cls) -> dict:
         return {f.name: override(rename=_camel(f.name)) for f in records.fields(cls)}

@@ -20,7 +20,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.env import Env
 from catalyst_dsl.runtime.values.evaluate import EvaluationError, materialize, part_value, template_of
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.runtime.values.quoting import PS_DOUBLE, PS_HEREDOC, PS_SINGLE
 from catalyst_dsl.syntax.expr import nodes as ast

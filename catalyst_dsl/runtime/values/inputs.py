@@ -39,8 +39,8 @@ import re
 from typing import Callable, Mapping, Sequence
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.lazy_pattern import LazyPattern
-from catalyst_dsl.records import factory, record
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.runtime.values.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
 

@@ -15,7 +15,7 @@ import math
 import re
 from typing import NoReturn
 
-from catalyst_dsl.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 #: Strings an expression may build (`repeat`, `padStart`, `+`, ...): a playbook that needs
 #: more is a mistake, and refusing early keeps a typo from exhausting memory.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 
 
 def _pos():

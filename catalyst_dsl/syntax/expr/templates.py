@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from catalyst_dsl.syntax.expr import nodes as ast
-from catalyst_dsl.records import record, replace
+from catalyst_dsl._internal.records import record, replace
 
 #: Longer template text is not something a person wrote by hand; refuse it quickly.
 MAX_TEMPLATE_LENGTH = 1_000_000

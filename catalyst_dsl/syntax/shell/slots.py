@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.expr import nodes as ast
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from catalyst_dsl.paths.protocols import place
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catalyst_dsl import records
+from catalyst_dsl._internal import records
 from catalyst_dsl.runtime.state import snapshot_codec
 from catalyst_dsl.runtime.state.integrity import seal
 from catalyst_dsl.runtime.state.integrity.ledger import LEDGER, Ledger

@@ -21,7 +21,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from catalyst_dsl.records import field, record
+from catalyst_dsl._internal.records import field, record
 from catalyst_dsl.runtime.state import durable
 
 KEY_ENV = "CATALYST_RUN_KEY"

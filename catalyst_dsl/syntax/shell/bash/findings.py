@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.shell.slots import COMMAND_HELP, Context
 
 #: The environment variable that carries the value of placeholder `n`.

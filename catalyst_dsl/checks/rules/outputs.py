@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.scope import playbook_returns
+from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.control.return_ import playbook_returns
+from catalyst_dsl.diagnostics.ids import OUTPUT_NEVER_SET, UNDECLARED_RETURN
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -12,7 +14,7 @@ from catalyst_dsl.ir import nodes as ir
 RETURN_STATUS_KEYS = ("result", "code", "message")
 
 
-def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink) -> None:
+def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog | None = None) -> None:
     if not playbook.outputs:
         return
     returned: dict[str, ir.Entry] = {}
@@ -35,7 +37,7 @@ def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink) -> None:
             labels.append(Label(returned[close].span, f"the return sets '{close}'"))
         where = "no step returns it" if returns else "the playbook has no `return` step"
         sink.report(
-            "C602",
+            OUTPUT_NEVER_SET,
             f"the output '{output.name}' is declared but never set: {where}",
             output.span,
             labels=labels,
@@ -45,7 +47,7 @@ def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink) -> None:
         if key in RETURN_STATUS_KEYS:
             continue
         sink.report(
-            "C603",
+            UNDECLARED_RETURN,
             f"the return sets '{key}', which is not a declared output",
             returned[key].span,
             help=suggest(key, declared) or f"declare it under `outputs:` ({key}: <type>) or drop it from the return",

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from catalyst_dsl.diagnostics.ids import ROLE_WITHOUT_APPROVER, UNKNOWN_ROLE, UNSIGNABLE_APPROVAL
+from catalyst_dsl.checks.project_facts import ProjectFacts
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.project import observed
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.approvals.approvers import Approvers
@@ -39,7 +40,7 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         for what, role in named:
             if config.roles and _key(role) not in known:
                 sink.report(
-                    "C826",
+                    UNKNOWN_ROLE,
                     f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})",
                     playbook.span,
                     help=f"name one of the roles listed under `roles` in the settings, or add '{role}' there",
@@ -57,20 +58,24 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
             for role in required:
                 if not approvers.holders(role):
                     sink.report(
-                        "C827",
-                        f"no approver holds the required reviewer role '{role}', so no approval can release this playbook's checkpoints",
+                        ROLE_WITHOUT_APPROVER,
+                        f"no approver holds the required reviewer role '{role}', so no approval can release "
+                        "this playbook's checkpoints",
                         playbook.span,
                         help=f"give '{role}' to someone under `approvers` in the settings",
                     )
         if config.signed_approvals:
-            problem = _unsigned(
-                library.project.resolve(config.allowed_signers), config.allowed_signers, approvers, required
-            )
+            signers = library.project.resolve(config.allowed_signers)
+            problem = _unsigned(library.facts, signers, config.allowed_signers, approvers, required)
             if problem is not None:
-                sink.report("C828", f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1])
+                sink.report(
+                    UNSIGNABLE_APPROVAL, f"signed approvals are on, but {problem[0]}", playbook.span, help=problem[1]
+                )
 
 
-def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: list[str]) -> tuple[str, str] | None:
+def _unsigned(
+    facts: ProjectFacts, signers_file: Path, shown: str, approvers: Approvers, required: list[str]
+) -> tuple[str, str] | None:
     """Why no signed approval could release a pause needing one of `required`, or None."""
     if not approvers.configured:
         return (
@@ -78,11 +83,12 @@ def _unsigned(signers_file: Path, shown: str, approvers: Approvers, required: li
             "map approvers to roles under `approvers` in the settings",
         )
     try:
-        lines = observed.read_bytes(signers_file).decode("utf-8").splitlines()
+        lines = facts.read_bytes(signers_file).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return (
             f"the allowed-signers file {shown} cannot be read",
-            f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set `allowed-signers`",
+            f"commit {shown} with a line per approver key (`ana@example.com ssh-ed25519 AAAA…`), or set "
+            "`allowed-signers`",
         )
     principals = [
         p for line in lines if line.strip() and not line.lstrip().startswith("#") for p in line.split()[0].split(",")

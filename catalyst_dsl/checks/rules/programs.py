@@ -11,17 +11,18 @@ from __future__ import annotations
 from typing import Callable
 
 from catalyst_dsl.actions.catalog import PROGRAMS
+from catalyst_dsl.diagnostics.ids import PROGRAM_NOT_INSTALLED
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.project import observed
 
 #: At most this many other steps are pointed at; the message gives the count.
 MORE_LABELS = 3
 
 
 def check_programs(
-    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] = observed.which
+    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] | None = None
 ) -> None:
+    find = find or library.facts.which
     installed: dict[str, bool] = {}
     for path in files:
         playbook = library.compiled(path).playbook
@@ -40,9 +41,10 @@ def check_programs(
             first, *others = steps
             count = f"{len(steps)} steps need" if others else "this step needs"
             sink.report(
-                "C819",
+                PROGRAM_NOT_INSTALLED,
                 f"{count} `{program}`, which is not installed on this machine (`{first.action}` runs with it)",
                 first.action_span or first.span,
                 labels=[Label(s.action_span or s.span, f"also needs {program}") for s in others[:MORE_LABELS]],
-                help=f"{PROGRAMS.get(program, f'install {program} and put it on PATH')}; without it these steps fail with ActionUnavailable here",
+                help=f"{PROGRAMS.get(program, f'install {program} and put it on PATH')}; without it these steps "
+                "fail with ActionUnavailable here",
             )

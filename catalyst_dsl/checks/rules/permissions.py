@@ -1,4 +1,4 @@
-"""Write permissions, checked before anything runs (LANGUAGE.md section 7).
+"""Write permissions, checked before anything runs.
 
 What a step writes comes from the action catalog (the config keys an action declares as
 written paths) and from the `writes:` of shell-like steps. Each statically known path is
@@ -14,11 +14,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.diagnostics.ids import (
+    AI_WRITE_TOOLS_UNBOUNDED,
+    BAD_PATH,
+    CHILD_WRITES_BEYOND_PARENT,
+    CHILD_WRITES_READ_ONLY,
+    PARALLEL_WRITE_OVERLAP,
+    PROGRAM_WRITES_PROTECTED,
+    UNCHECKED_SHELL_WRITES,
+    WRITES_ANYWHERE,
+    WRITE_NOT_ALLOWED,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.project.library import Edge, Library
-from catalyst_dsl.records import record
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 
 if TYPE_CHECKING:
@@ -104,7 +115,7 @@ class PermissionChecker:
             if not step.writes_declared:
                 if report is not None:
                     report.report(
-                        "C817",
+                        UNCHECKED_SHELL_WRITES,
                         (
                             f"this {step.action} step declares no `writes:`: its program may write "
                             "only the run's scratch space and the temp folder "
@@ -141,7 +152,7 @@ class PermissionChecker:
         if placed.problem is not None:
             if report is not None:
                 report.report(
-                    "C812",
+                    BAD_PATH,
                     f"cannot write to '{text}': {placed.problem}",
                     value.span,
                     help="write into the project or to temp://",
@@ -158,7 +169,7 @@ class PermissionChecker:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
                 report.report(
-                    "C812",
+                    BAD_PATH,
                     f"cannot write to '{text}': {exc.message}",
                     value.span,
                     help="write paths are relative to the project root and stay inside it",
@@ -176,7 +187,7 @@ class PermissionChecker:
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
                 sink.report(
-                    "C824",
+                    PROGRAM_WRITES_PROTECTED,
                     (
                         f"this step declares it writes '{write.text}', but {protected}/ holds {what}, "
                         "which programs are never allowed to write"
@@ -208,7 +219,7 @@ class PermissionChecker:
             except GlobError as exc:
                 if report:
                     self.sink.report(
-                        "C812",
+                        BAD_PATH,
                         f"'{text}' is not a valid path pattern: {exc.message}",
                         value.span,
                         help=(
@@ -230,7 +241,7 @@ class PermissionChecker:
         if grants is None:
             if known:
                 self.sink.report(
-                    "C814",
+                    WRITES_ANYWHERE,
                     (
                         f"'{pb.name}' writes files but declares no allowedWritePaths, "
                         "so it may write anywhere in the project"
@@ -243,7 +254,7 @@ class PermissionChecker:
                 if self.placement(grants, write) == "outside":
                     allowed = ", ".join(g.text for g in grants) or "nothing"
                     self.sink.report(
-                        "C813",
+                        WRITE_NOT_ALLOWED,
                         f"'{write.text}' is outside what this playbook may write ({allowed})",
                         write.span,
                         help="add a pattern for it to allowedWritePaths, or write somewhere allowed",
@@ -266,7 +277,7 @@ class PermissionChecker:
                 continue  # reported as outside the grants already
             if self._unnamed_git(write, grants):
                 self.sink.report(
-                    "C813",
+                    WRITE_NOT_ALLOWED,
                     f"'{write.text}' is inside a .git directory, which no grant of this playbook names",
                     write.span,
                     help=(
@@ -301,7 +312,7 @@ class PermissionChecker:
         granted = writing_tools([item.value for item in tools.items if isinstance(item, ir.Lit)])
         if granted:
             self.sink.report(
-                "C820",
+                AI_WRITE_TOOLS_UNBOUNDED,
                 (
                     f"this step gives the AI tools that change things ({', '.join(granted)}), "
                     f"but '{pb.name}' declares no allowedWritePaths"
@@ -331,7 +342,7 @@ class PermissionChecker:
             reported.add((min(bi, bj), max(bi, bj)))
             first, second = (a, b) if bi < bj else (b, a)
             self.sink.report(
-                "C818",
+                PARALLEL_WRITE_OVERLAP,
                 (
                     f"steps {_step_label(first.step)} and {_step_label(second.step)} of one parallel group "
                     f"may both write '{witness}' ('{first.text}' and '{second.text}')"
@@ -354,7 +365,7 @@ class PermissionChecker:
         if not (isinstance(inherit, ir.Lit) and inherit.value is True):
             shown = _describe_writes(child_writes)
             self.sink.report(
-                "C815",
+                CHILD_WRITES_READ_ONLY,
                 (
                     f"'{child.name}' writes ({shown}), "
                     "but it is called without inheritPermissions: true, so it runs read-only"
@@ -373,7 +384,7 @@ class PermissionChecker:
         for write in child_writes:
             if self.placement(grants, write) == "outside":
                 self.sink.report(
-                    "C816",
+                    CHILD_WRITES_BEYOND_PARENT,
                     f"'{child.name}' writes '{write.text}', which this playbook may not write",
                     edge.span,
                     labels=[Label(write.span, "the child writes here")] if write.span else (),
@@ -392,7 +403,7 @@ class PermissionChecker:
                 continue  # C816 below says so
             if self._unnamed_git(write, grants):
                 self.sink.report(
-                    "C816",
+                    CHILD_WRITES_BEYOND_PARENT,
                     (
                         f"'{child.name}' writes '{write.text}', inside a .git directory, "
                         "which no grant of this playbook names"

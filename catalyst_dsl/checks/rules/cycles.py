@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import CALL_CYCLE, CONDITIONAL_SELF_CALL, UNCONDITIONAL_SELF_CALL
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project.library import Edge
+from catalyst_dsl.project.library import Edge, Library
 
 Graph = dict[str, list[Edge]]
 
@@ -67,6 +68,14 @@ def strongly_connected(graph: Graph) -> list[list[str]]:
     return components
 
 
+def check_call_cycles(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+    """Report the cycles of calls through the files checked, and their self-calls."""
+    loaded = library.loaded()
+    graph = {path: library.edges(path) for path in loaded}
+    names = {path: c.playbook.name if c.playbook else Path(path).stem for path, c in loaded.items()}
+    check_cycles(graph, names, set(files), sink, library.project.config.max_depth)
+
+
 def check_cycles(
     graph: Graph, names: dict[str, str], reported: set[str], sink: DiagnosticSink, max_depth: int = 10
 ) -> None:
@@ -94,7 +103,7 @@ def check_cycles(
         )
         first = path[0]
         sink.report(
-            "C809",
+            CALL_CYCLE,
             f"these playbooks call each other in a cycle: {order}{extra}",
             first.span,
             labels=[
@@ -105,7 +114,8 @@ def check_cycles(
                 for e in inside
                 if e is not first and e.span
             ],
-            help="break the cycle: move the shared steps into a playbook that none of them calls back, or guard a self-call with a condition",
+            help="break the cycle: move the shared steps into a playbook that none of them calls back, or "
+            "guard a self-call with a condition",
         )
 
 
@@ -113,14 +123,15 @@ def _self_call(edge: Edge, names: dict[str, str], sink: DiagnosticSink, max_dept
     name = names.get(edge.caller, Path(edge.caller).stem)
     if edge.guarded:
         sink.report(
-            "C810",
-            f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops with an error",
+            CONDITIONAL_SELF_CALL,
+            f"'{name}' calls itself under a condition; a run that nests deeper than {max_depth} calls stops "
+            "with an error",
             edge.span,
             help="make sure the condition turns false; the limit is max-depth in the project settings",
         )
     else:
         sink.report(
-            "C811",
+            UNCONDITIONAL_SELF_CALL,
             f"'{name}' calls itself unconditionally, so it can never finish",
             edge.span,
             help="put the call under a condition (a `condition:` or an `if`) that ends the recursion",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from catalyst_dsl.diagnostics.ids import RAW_UNTRUSTED_IN_SCRIPT, UNESCAPABLE_SCRIPT_VALUE, UNESCAPED_JAVASCRIPT_VALUE
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.syntax.expr import nodes as ast
@@ -40,7 +41,9 @@ def check_script(
     if isinstance(tmpl, ir.Lit) and isinstance(tmpl.value, str) and given and language == BASH:
         # no placeholder, but values in `env:`: the script's uses of them are checked
         for finding in bash_analysis(tmpl.value, given=given).refusals:
-            sink.report("C822", f"{finding.problem}; it cannot be used there", tmpl.span, help=finding.help)
+            sink.report(
+                UNESCAPABLE_SCRIPT_VALUE, f"{finding.problem}; it cannot be used there", tmpl.span, help=finding.help
+            )
         return
     if not isinstance(tmpl, ir.Tmpl):
         return
@@ -60,18 +63,22 @@ def check_script(
             source = origin(trusted)
             if source is not None:
                 sink.report(
-                    "C821",
+                    RAW_UNTRUSTED_IN_SCRIPT,
                     f"raw() lets {source} into this script unescaped, so its text runs as code",
                     span,
-                    help="drop raw() so the value is escaped as data, or compare it with the allowed values first (an enum input, an `if`)",
+                    help="drop raw() so the value is escaped as data, or compare it with the allowed values "
+                    "first (an enum input, an `if`)",
                 )
         elif language == JAVASCRIPT:
             sink.report(
-                "C823", "this value is pasted into the JavaScript code as it is, without escaping", span, help=JS_HELP
+                UNESCAPED_JAVASCRIPT_VALUE,
+                "this value is pasted into the JavaScript code as it is, without escaping",
+                span,
+                help=JS_HELP,
             )
         elif slot.context is Context.UNSAFE:
             sink.report(
-                "C822",
+                UNESCAPABLE_SCRIPT_VALUE,
                 f"this value stands {slot.problem}; it cannot be escaped there",
                 span,
                 help=f"{slot.help}; ${{{{ raw(x) }}}} opts out for a trusted value",
@@ -93,10 +100,11 @@ def _check_bash(
         source = origin(trusted) if trusted is not None else None
         if source is not None:
             sink.report(
-                "C821",
+                RAW_UNTRUSTED_IN_SCRIPT,
                 f"raw() lets {source} into this script unescaped, so its text runs as code",
                 span_of(part.start, part.end),
-                help="drop raw() so the value reaches the script as data, or compare it with the allowed values first (an enum input, an `if`)",
+                help="drop raw() so the value reaches the script as data, or compare it with the allowed "
+                "values first (an enum input, an `if`)",
             )
     if not given and not any(raw_argument(p) is None for p in placeholders):
         return
@@ -104,14 +112,14 @@ def _check_bash(
     for finding in analysis.slots:
         if finding.context is Context.UNSAFE:
             sink.report(
-                "C822",
+                UNESCAPABLE_SCRIPT_VALUE,
                 f"this value is {finding.problem}; it cannot be used there",
                 span_of(finding.start, finding.end),
                 help=f"{finding.help}; ${{{{ raw(x) }}}} opts out for a trusted value",
             )
     for finding in analysis.uses:
         sink.report(
-            "C822",
+            UNESCAPABLE_SCRIPT_VALUE,
             f"{finding.problem}; it cannot be used there",
             span_of(finding.start, finding.end),
             help=finding.help,
@@ -131,8 +139,9 @@ def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
             check_script(item, BASH, sink, origin)
         elif i in refused:
             sink.report(
-                "C822",
+                UNESCAPABLE_SCRIPT_VALUE,
                 f"this value is {refused[i]}; it cannot be used there",
                 item.span,
-                help="a value cannot be code or name the program that runs: pass it as an argument of the program, or in `env:`",
+                help="a value cannot be code or name the program that runs: pass it as an argument of the "
+                "program, or in `env:`",
             )

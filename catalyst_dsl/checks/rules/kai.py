@@ -1,15 +1,15 @@
 """Library checks of kai playbooks: the catalogue `.playbooks/_index.yaml` (KAI-20), which
 is checked, never read as a playbook. The command files their steps run (KAI-13) are
-C635, the rule of every `ai-prompt` naming a slash command (checks/gates.py)."""
+C635, the rule of every `ai-prompt` naming a slash command (checks/rules/slash_commands.py).
+
+kai's reader is loaded only when a kai playbook is among the files checked."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from catalyst_dsl.diagnostics.ids import KAI_INDEX_MISMATCH, KAI_INDEX_MISSING_ENTRY, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.dialects.kai import model as kai
-from catalyst_dsl.dialects.kai import reader as kai_reader
-from catalyst_dsl.project import observed
 from catalyst_dsl.project.library import Library
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq, head_span
@@ -20,6 +20,10 @@ TEMPLATE = "playbook.tpl.yaml"
 
 def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
     """Report on the kai playbooks among `files`; returns the index files read (for rendering)."""
+    if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
+        return {}
+    from catalyst_dsl.dialects.kai import model as kai
+
     read: dict[str, SourceFile] = {}
     folders: list[Path] = []
     for path in files:
@@ -33,8 +37,8 @@ def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[
             folders.append(folder)
     for folder in folders:
         index = folder / INDEX
-        if observed.is_file(index):
-            source = _index(index, library, {observed.resolved(f) for f in files}, sink)
+        if library.facts.is_file(index):
+            source = _index(index, library, {library.facts.resolved(f) for f in files}, sink)
             if source is not None:
                 read[str(index)] = source
     return read
@@ -52,10 +56,10 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
     try:
-        data = observed.read_bytes(index)
+        data = library.facts.read_bytes(index)
     except OSError as exc:
         sink.report(
-            "C001",
+            UNREADABLE_FILE,
             f"cannot read the kai index: {exc.strerror or exc}",
             SourceFile(str(index), "").span(0),
             help="check that it is readable",
@@ -70,7 +74,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     entries = root.get("playbooks") if isinstance(root, YMap) else None
     if not isinstance(entries, YSeq):
         sink.report(
-            "C913",
+            KAI_INDEX_MISMATCH,
             "the kai index has no `playbooks:` list",
             head_span(root),
             help="write `playbooks:` with one entry (name, file, description, steps) per playbook",
@@ -81,7 +85,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     for entry in entries.items:
         if not isinstance(entry, YMap):
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 "an entry of the kai index is a mapping with name, file, description and steps",
                 head_span(entry),
             )
@@ -89,17 +93,17 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
         file_node = entry.get("file")
         if not isinstance(file_node, YScalar) or not file_node.text:
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 "this entry of the kai index names no `file`",
                 head_span(entry),
                 help="add `file: playbooks/<name>.yaml`",
             )
             continue
-        target = Path(observed.resolved(folder / file_node.text))
+        target = Path(library.facts.resolved(folder / file_node.text))
         listed.add(str(target))
-        if not observed.is_file(target):
+        if not library.facts.is_file(target):
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 f"the kai index lists {file_node.text}, which does not exist",
                 file_node.span,
                 help="remove the entry, or restore the playbook",
@@ -107,11 +111,11 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
             continue
         _compare(entry, target, library, sink)
     playbooks = folder / "playbooks"
-    for name in observed.listdir(playbooks) or ():
-        candidate = observed.resolved(playbooks / name)
+    for name in library.facts.listdir(playbooks) or ():
+        candidate = library.facts.resolved(playbooks / name)
         if name.endswith(".yaml") and name != TEMPLATE and candidate in checked and candidate not in listed:
             sink.report(
-                "C914",
+                KAI_INDEX_MISSING_ENTRY,
                 f"the kai index does not list playbooks/{name}",
                 head_span(entries) if entries.items else head_span(root),
                 help="add an entry for it (kai's /playbook.create does), so kai's catalogue shows it",
@@ -120,6 +124,10 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
 
 
 def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) -> None:
+    # loaded by check_kai already
+    from catalyst_dsl.dialects.kai import model as kai
+    from catalyst_dsl.dialects.kai import reader as kai_reader
+
     compiled = library.compiled(str(target))
     if compiled.source is None or compiled.playbook is None or compiled.playbook.dialect != kai.DIALECT:
         return
@@ -136,7 +144,7 @@ def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) 
         written = node.text if isinstance(node, YScalar) else None
         if written is not None and written.strip() != value.strip():
             sink.report(
-                "C913",
+                KAI_INDEX_MISMATCH,
                 f"the kai index says {key} '{written}', but {target.name} has '{value}'",
                 node.span,
                 labels=[Label(compiled.playbook.span, "the playbook")] if compiled.playbook.span else (),

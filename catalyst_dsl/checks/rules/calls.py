@@ -1,61 +1,39 @@
-"""Library checks on calls: targets that exist, inputs that fit, names that are unique."""
+"""Library checks on calls: targets that exist, inputs that fit (C804-C808)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from catalyst_dsl.diagnostics.ids import (
+    CALL_INPUT_TYPE,
+    DYNAMIC_CALL,
+    MISSING_CALL_INPUT,
+    UNKNOWN_CALL_INPUT,
+    UNKNOWN_PLAYBOOK,
+)
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.project.library import Edge, Library, twins
+from catalyst_dsl.project.library import Edge, Library
 
 
-def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> None:
-    """C803 for a file stem that is not the playbook's name; C802 for a name used twice."""
-    first_of: dict[str, str] = {}
-    loaded = library.loaded()
-    for path in library.files:
-        if path not in loaded:
-            continue
-        pb = loaded[path].playbook
-        if pb is None:
-            continue
-        stem = Path(path).stem
-        if path in files and pb.name != stem and pb.dialect != "markdown":
-            sink.report(
-                "C803",
-                f"the playbook '{pb.name}' is in the file '{Path(path).name}'",
-                pb.span,
-                help=f"rename the file to {pb.name}{Path(path).suffix}, or the playbook to '{stem}'",
-            )
-        first = first_of.setdefault(pb.name, path)
-        if first != path and (path in files or first in files) and not twins(first, path):
-            other = library.compiled(first).playbook
-            sink.report(
-                "C802",
-                f"two playbooks are named '{pb.name}'",
-                pb.span,
-                labels=[Label(other.span, "this one is found first and wins")]
-                if other is not None and other.span
-                else (),
-                help="rename one of them: calls by name reach only the first",
-            )
+def check_calls(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+    for path in files:
+        _check_file(library, path, sink)
 
 
-def check_calls(library: Library, path: str, sink: DiagnosticSink) -> None:
+def _check_file(library: Library, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
         if edge.dynamic and place(edge.target).scratch:
             sink.report(
-                "C808",
+                DYNAMIC_CALL,
                 f"the playbook called here ({edge.target}) is written during the run, so this call is not checked",
                 edge.span,
                 help="keep generated playbooks to a minimum: a playbook in the library is checked before it runs",
             )
         elif edge.dynamic:
             sink.report(
-                "C808",
+                DYNAMIC_CALL,
                 f"the playbook called here is computed at run time ({edge.target}), so this call is not checked",
                 edge.span,
                 help="call a playbook by its name or path to have the call checked",
@@ -75,20 +53,21 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             if rewritten == edge.target
             else "check the alias in catalyst.toml and the path"
         )
-        sink.report("C804", f"no playbook at {shown}", edge.span, help=hint)
+        sink.report(UNKNOWN_PLAYBOOK, f"no playbook at {shown}", edge.span, help=hint)
         return
     where = library.searched_folders()
     if library.is_path(edge.target):
         sink.report(
-            "C804",
+            UNKNOWN_PLAYBOOK,
             f"no playbook file at '{edge.target}'",
             edge.span,
-            help=f"a path is looked up from the calling file, then from the project root and from {where}, and never outside the project",
+            help=f"a path is looked up from the calling file, then from the project root and from {where}, and "
+            "never outside the project",
         )
         return
     hint = suggest(edge.target, library.names())
     sink.report(
-        "C804",
+        UNKNOWN_PLAYBOOK,
         f"no playbook named '{edge.target}' in the library",
         edge.span,
         help=hint or f"playbooks are found by location in {where}; the file name must be the playbook's name",
@@ -110,7 +89,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
                 f"'{child.name}' declares: {', '.join(declared)}" if declared else f"'{child.name}' declares no inputs"
             )
             sink.report(
-                "C806",
+                UNKNOWN_CALL_INPUT,
                 f"'{child.name}' has no input '{name}'",
                 entry.span,
                 labels=[Label(child.span, f"'{child.name}' is declared here")] if child.span else (),
@@ -124,7 +103,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             choices = ", ".join(str(a) for a in decl.allowed)
             hint = suggest(str(value.value), [str(a) for a in decl.allowed])
             sink.report(
-                "C807",
+                CALL_INPUT_TYPE,
                 f"the input '{name}' of '{child.name}' takes one of {choices}, not '{value.value}'",
                 value.span or entry.span,
                 labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
@@ -132,7 +111,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
             )
         elif not t.assignable(actual, expected):
             sink.report(
-                "C807",
+                CALL_INPUT_TYPE,
                 f"the input '{name}' of '{child.name}' takes {t.a_type(expected)}, but this is {t.a_type(actual)}",
                 entry.value.span or entry.span,
                 labels=[Label(decl.span, "the input is declared here")] if decl.span else (),
@@ -141,7 +120,7 @@ def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
     for decl in child.inputs:
         if decl.required and decl.default is None and decl.name not in entries:
             sink.report(
-                "C805",
+                MISSING_CALL_INPUT,
                 f"the call leaves out '{decl.name}', which '{child.name}' requires",
                 edge.span,
                 labels=[Label(decl.span, "required here")] if decl.span else (),

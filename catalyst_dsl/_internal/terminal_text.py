@@ -1,0 +1,24 @@
+"""Untrusted text made safe to print on a terminal.
+
+Messages, paths and log lines carry text from playbooks, programs and AIs; a control
+character in it could move the cursor, recolour or rewrite what the user reads. Both the
+reports and the run's log write text through `safe_text`.
+"""
+
+from __future__ import annotations
+
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
+
+UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_character(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """`text` with every character that could drive the terminal written as an escape (\\x1b)."""
+    if text.isprintable():
+        return text  # each character of UNSAFE is unprintable: no pattern to compile or run
+    return UNSAFE.sub(lambda m: escape_character(m.group()), text)

@@ -1,0 +1,15 @@
+"""A playbook's own rules, in the order each compile runs them.
+
+Each is called as `rule(playbook, sink, catalog)` and returns the `playbook` steps it
+found, if it looks for them (only the reference rule does; the library's rules read them).
+"""
+
+from __future__ import annotations
+
+from catalyst_dsl.checks.rules import gates, outputs, references
+
+FILE_RULES = (
+    references.check_references,
+    outputs.check_outputs,
+    gates.check_gates,
+)
