@@ -52,7 +52,7 @@ if sys.argv[1] == "--imported":  # the run-time imported up front: the plan is t
     del sys.argv[1]
     import catalyst_dsl.runtime.session, catalyst_dsl.runtime.engine.engine, catalyst_dsl.runtime.simulation.simulator
     import catalyst_dsl.runtime.simulation.recording, catalyst_dsl.runtime.simulation.planning
-    import catalyst_dsl.runtime.evaluate, catalyst_dsl.report.plan
+    import catalyst_dsl.runtime.values.evaluate, catalyst_dsl.report.plan
     import catalyst_dsl.runtime.actions.files, catalyst_dsl.runtime.actions.console, catalyst_dsl.syntax.pyyaml
     import catalyst_dsl.project.check, catalyst_dsl.runtime.preflight
     stamp("import the run-time first (--imported)")

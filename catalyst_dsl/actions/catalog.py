@@ -99,7 +99,7 @@ class ActionSpec:
     #: where they stand (bash, powershell) or reported as unescaped (javascript).
     script: tuple[str, str] | None = None
     #: The config key holding the URL it requests: values placed in that URL's path or
-    #: query are percent-encoded (runtime/url_values.py).
+    #: query are percent-encoded (runtime/values/url_values.py).
     url: str | None = None
 
     def config_keys(self) -> list[str]:

@@ -44,7 +44,7 @@ def _run_ids(incomplete: str, include_history: bool) -> list[CompletionItem]:
     from click.shell_completion import CompletionItem
 
     try:
-        from catalyst_dsl.runtime.state import StateStore
+        from catalyst_dsl.runtime.state.store import StateStore
 
         project = _project()
         ids = StateStore(project.resolve(project.config.state_dir)).run_ids(include_history)

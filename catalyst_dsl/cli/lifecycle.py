@@ -159,7 +159,7 @@ def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
     session = _session(Path.cwd())
     state, unverified = session.store.inspect(run_id)
-    from catalyst_dsl.runtime.snapshot import shown_status
+    from catalyst_dsl.runtime.state.snapshot import shown_status
 
     click.echo(
         f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}"

@@ -59,7 +59,7 @@ def _aborts(command):
         except OutputRefused:
             raise  # said as what it is by cli.main, not as the run's state
         except OSError as error:
-            from catalyst_dsl.runtime.state_errors import state_abort
+            from catalyst_dsl.runtime.state.errors import state_abort
 
             abort = state_abort(error)
         click.echo(f"error: {abort.message}", err=True)
@@ -103,7 +103,7 @@ def _project(start: Path):
 
 def _given(pairs: tuple[str, ...]) -> dict[str, str]:
     from catalyst_dsl.runtime.errors import EXIT_USAGE, RunAbort
-    from catalyst_dsl.runtime.inputs import parse_assignments
+    from catalyst_dsl.runtime.values.inputs import parse_assignments
 
     given, problems = parse_assignments(pairs)
     if problems:
@@ -299,9 +299,9 @@ def run(
 
 
 def _in_new_worktree(session, file: str, mode: str, log_format: str, verbose: bool):
-    """The session and playbook file of a run moved into a new git worktree (runtime/worktrees.py)."""
+    """The session and playbook file of a run moved into a new git worktree (runtime/effects/worktrees.py)."""
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
-    from catalyst_dsl.runtime.worktrees import new_worktree
+    from catalyst_dsl.runtime.effects.worktrees import new_worktree
 
     root = Path(session.project.root).resolve()
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 
 from catalyst_dsl.dialects.kai.reader import read
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 
 TEMPLATE = '''\
 # A kai playbook to copy: save it as .playbooks/playbooks/<name>.yaml, where <name> is

@@ -22,7 +22,7 @@ from typing import Optional
 import attrs
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 SESSION_STATUSES = ("pending", "in_progress", "completed", "failed", "aborted", "running")

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 from catalyst_dsl.dialects.kai.model import TRIGGER_CODES
 from catalyst_dsl.integrations import kai_sessions as files
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 
 SESSIONS = Path(".playbooks") / "sessions"
 #: catalyst's run status -> kai's session status (A4.10).

@@ -1,7 +1,7 @@
 """Network addresses as settings and steps name them: which reach this machine, and which
 would carry a credential unencrypted to another one.
 
-Settings (`project/config.py`) and the clients that send credentials (`runtime/network.py`,
+Settings (`project/config.py`) and the clients that send credentials (`runtime/effects/network.py`,
 the AI adapters, the GitHub actions, the pull-request comment) ask the same questions, so
 the answers live here, below both.
 """

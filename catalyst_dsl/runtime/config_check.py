@@ -12,7 +12,7 @@ from typing import Any
 from catalyst_dsl.actions.catalog import ActionSpec
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, a_kind, to_text
+from catalyst_dsl.runtime.values.jsvalues import UNDEFINED, UNKNOWN, a_kind, to_text
 
 
 def check_config(spec: ActionSpec, config: dict[str, Any]) -> None:

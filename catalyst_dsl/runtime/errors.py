@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.locks import LockInfo
+    from typing import Protocol
+
+    class LockHolder(Protocol):
+        """Who holds a lock, as a conflict tells it (`state.locks.LockInfo`). A protocol, so
+        that this module, which everything imports, imports nothing of the lock module."""
+
+        resource: str
+
+        def describe(self) -> str: ...
+
 
 #: Exit codes of LANGUAGE.md section 8.
 EXIT_OK = 0
@@ -96,10 +105,12 @@ class RunAbort(Exception):
 
 class LockConflict(Exception):
     """`resource` cannot be locked: `owner` holds it, or holds `owner.resource`, which
-    overlaps it (runtime/locks.py). Here with the other errors, so that the command line
+    overlaps it (runtime/state/locks.py). Here with the other errors, so that the command line
     can tell it without loading the lock module."""
 
-    def __init__(self, resource: str, owner: LockInfo, example: str | None = None, message: str | None = None) -> None:
+    def __init__(
+        self, resource: str, owner: LockHolder, example: str | None = None, message: str | None = None
+    ) -> None:
         self.resource = resource
         self.owner = owner
         #: A path both globs match, when the conflict is an overlap of two path locks.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.gateway import EffectsGateway
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway
 
 _MISSING = object()
 #: `get('xe://…')` reads files up to this size, as `file-read` does.
@@ -90,7 +90,7 @@ class RunEnv:
     @property
     def masker(self):
         """The run's masker, known from a secret input's marked value; None in a run without secrets."""
-        from catalyst_dsl.runtime.taint import SecretText
+        from catalyst_dsl.runtime.values.taint import SecretText
 
         return next((v.masker for v in self.inputs.values() if isinstance(v, SecretText)), None)
 
@@ -106,8 +106,8 @@ class RunEnv:
 
     def get(self, path: str) -> Any:
         """`get('a.b.0')`: like `{{a.b.0}}`, but lenient: a missing step is `undefined`."""
-        from catalyst_dsl.runtime.evaluate import member
-        from catalyst_dsl.runtime.jsvalues import UNDEFINED, UNKNOWN, Fault
+        from catalyst_dsl.runtime.values.evaluate import member
+        from catalyst_dsl.runtime.values.jsvalues import UNDEFINED, UNKNOWN, Fault
 
         root, *segments = str(path).split(".")
         try:
@@ -142,7 +142,7 @@ class RunEnv:
         if protocol == "catalyst":
             if self.gateway is None:
                 raise StepError("PathNotAvailable", f"{written} cannot be placed before the run starts")
-            from catalyst_dsl.runtime.gateway import is_within
+            from catalyst_dsl.runtime.effects.beneath import is_within
 
             resource = self.gateway.resource_path(written)
             if is_within(resource, self.gateway.real_root):
@@ -153,8 +153,8 @@ class RunEnv:
     def read(self, protocol: str, path: str) -> Any:
         """`get('xe://a')`: the file's text, `undefined` when there is no such file."""
         from catalyst_dsl.runtime.actions.context import read_target
-        from catalyst_dsl.runtime.gateway import FileTooLarge
-        from catalyst_dsl.runtime.jsvalues import UNDEFINED
+        from catalyst_dsl.runtime.effects.gateway import FileTooLarge
+        from catalyst_dsl.runtime.values.jsvalues import UNDEFINED
 
         if self.gateway is None:
             raise StepError("PathNotAvailable", f"{protocol}://{path} cannot be read before the run starts")

@@ -14,8 +14,8 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import FileTooLarge
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, as_json_data, contains_unknown
+from catalyst_dsl.runtime.effects.gateway import FileTooLarge
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, as_json_data, contains_unknown
 from catalyst_dsl.runtime.scope import RunEnv
 
 #: Files larger than this are not searched by `file-contains` (as file-read refuses them).
@@ -61,7 +61,7 @@ def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | N
 def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simulated: bool = False) -> Outcome:
     """Whether `check` holds. `simulated` (a what-if): a program is never started, so
     what it would print is not known."""
-    from catalyst_dsl.runtime.evaluate import materialize, to_text, truthy
+    from catalyst_dsl.runtime.values.evaluate import materialize, to_text, truthy
 
     if check.kind in COMBINATORS:
         return _combined(check, [evaluate(c, env, timeout, simulated=simulated) for c in check.checks])
@@ -119,7 +119,7 @@ def _combined(check: ir.Check, parts: list[Outcome]) -> Outcome:
 
 
 def _command_output(check: ir.Check, argv: list[str], args: dict, env: RunEnv, timeout: float | None) -> Outcome:
-    from catalyst_dsl.runtime.evaluate import to_text
+    from catalyst_dsl.runtime.values.evaluate import to_text
 
     expect, match = args.get("expect"), args.get("match")
     shown = (

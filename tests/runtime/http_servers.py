@@ -208,7 +208,8 @@ def action_context(
     from pathlib import Path
 
     from catalyst_dsl.runtime.actions.context import ActionContext
-    from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+    from catalyst_dsl.runtime.effects.grants import Grants
 
     root = Path(tmp_path) / "project"
     root.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 
 from catalyst_dsl.cli.program import main
-from catalyst_dsl.runtime.confinement import Confinement
+from catalyst_dsl.runtime.effects.confinement import Confinement
 
 side = Path.cwd().parent / "side"
 if side.is_dir():

@@ -18,7 +18,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from catalyst_dsl.cli.main import cli
-from catalyst_dsl.runtime.confinement import Confinement
+from catalyst_dsl.runtime.effects.confinement import Confinement
 
 #: Playbooks several test files share: one that pauses for an Architect, and one that opens
 #: a pull request and waits for its review (against the fake GitHub API).

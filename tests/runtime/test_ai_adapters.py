@@ -30,7 +30,8 @@ from catalyst_dsl.runtime.adapters.interface import (
     collect,
 )
 from catalyst_dsl.runtime.adapters.openai_compatible import OpenAIAdapter, chat_completions_url
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+from catalyst_dsl.runtime.effects.grants import Grants
 
 FAST = dict(backoff=0.01)
 

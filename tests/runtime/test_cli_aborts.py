@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from catalyst_dsl.cli.run import _aborts
 from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, RunAbort
-from catalyst_dsl.runtime.locks import LockConflict, LockInfo
+from catalyst_dsl.runtime.state.locks import LockConflict, LockInfo
 
 
 def _command(error: Exception) -> click.Command:

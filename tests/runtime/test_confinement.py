@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from catalyst_dsl.runtime.confinement import Confinement, landlock
-from catalyst_dsl.runtime.process import namespaces_problem
-from catalyst_dsl.runtime.process_groups import ProcessGroups, start_time
+from catalyst_dsl.runtime.effects.confinement import Confinement, landlock
+from catalyst_dsl.runtime.effects.process import namespaces_problem
+from catalyst_dsl.runtime.effects.process_groups import ProcessGroups, start_time
 
 from test_reliability import _env, make_project, run_id_of, spawn, catalyst
 
@@ -387,7 +387,8 @@ def test_a_nested_repository_beneath_a_grant_is_not_writable(project):
 
 
 def test_a_program_writes_the_files_that_decide_who_may_approve_only_where_a_grant_names_them(tmp_path):
-    from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+    from catalyst_dsl.runtime.effects.grants import Grants
 
     root = tmp_path / "project"
     for directory in (".git", ".xe/runs", ".catalyst"):

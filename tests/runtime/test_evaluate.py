@@ -8,10 +8,10 @@ import pytest
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import evaluate as ev
-from catalyst_dsl.runtime import jsbuiltins
+from catalyst_dsl.runtime.values import evaluate as ev
+from catalyst_dsl.runtime.values import jsbuiltins
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import (
+from catalyst_dsl.runtime.values.evaluate import (
     UNDEFINED,
     EvaluationError,
     evaluate,

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+from catalyst_dsl.runtime.effects.grants import Grants
 
 STATE = ".xe/runs"
 

@@ -21,7 +21,8 @@ from catalyst_dsl.project.config import ProjectConfig
 from catalyst_dsl.runtime.actions import git as git_actions
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+from catalyst_dsl.runtime.effects.grants import Grants
 from catalyst_dsl.runtime.simulation.recording import RecordingPerformer, Unknowable
 
 RUN_ID = "20260101-120000-ship-001"

@@ -573,7 +573,7 @@ def test_cli_a_rate_limit_is_caught_by_its_code(project, fake, monkeypatch):
 
 @pytest.mark.parametrize("reset", ["\u00b2", "9" * 5000])
 def test_a_rate_limit_reset_python_cannot_read_as_a_time_is_not_said(reset):
-    from catalyst_dsl.runtime.network import HttpResponse
+    from catalyst_dsl.runtime.effects.network import HttpResponse
 
     said, at = gh._reset(HttpResponse(403, {"X-RateLimit-Reset": reset}, b""), None)
     assert at is None and "did not say when it resets" in said

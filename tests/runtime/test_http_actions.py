@@ -429,7 +429,7 @@ def test_a_what_if_with_refresh_sends_a_get_once_and_never_waits(tmp_path, serve
 def test_one_tls_context_serves_every_request(tmp_path, server, monkeypatch):
     import ssl
 
-    from catalyst_dsl.runtime import network
+    from catalyst_dsl.runtime.effects import network
 
     made = []
     real = ssl.create_default_context
@@ -494,7 +494,7 @@ def test_a_self_signed_certificate_is_refused_never_ignored(tmp_path, self_signe
 
 
 def test_a_certificate_from_a_trusted_authority_is_accepted(tmp_path, self_signed, monkeypatch):
-    from catalyst_dsl.runtime import network
+    from catalyst_dsl.runtime.effects import network
 
     cert, tls = self_signed
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the trust store OpenSSL reads

@@ -8,7 +8,7 @@ import pytest
 
 from catalyst_dsl.compiler import compile_bytes
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime.inputs import InputProblem, parse_assignments, resolve_inputs, transform, words
+from catalyst_dsl.runtime.values.inputs import InputProblem, parse_assignments, resolve_inputs, transform, words
 
 
 def declare(inputs_yaml: str) -> tuple[ir.InputDecl, ...]:

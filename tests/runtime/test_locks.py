@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import catalyst_dsl
-from catalyst_dsl.runtime.locks import DamagedLock, LockConflict, LockManager
-from catalyst_dsl.runtime.state import Pause, PlaybookRef, StateStore, new_run_state
+from catalyst_dsl.runtime.state.locks import DamagedLock, LockConflict, LockManager
+from catalyst_dsl.runtime.state.store import Pause, PlaybookRef, StateStore, new_run_state
 
 REPO = Path(catalyst_dsl.__file__).resolve().parents[1]
 
@@ -224,7 +224,7 @@ def test_conflicts_reports_without_taking(locks):
 RACER = """
 import sys, time
 from pathlib import Path
-from catalyst_dsl.runtime.locks import LockManager, LockConflict
+from catalyst_dsl.runtime.state.locks import LockManager, LockConflict
 locks_dir, go, run_id, *resources = sys.argv[1:]
 manager = LockManager(Path(locks_dir))
 while not Path(go).exists():

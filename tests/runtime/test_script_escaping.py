@@ -14,7 +14,7 @@ import json
 import pytest
 
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.escaping import escape
+from catalyst_dsl.runtime.values.escaping import escape
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, script_slots
 from script_payloads import PAYLOADS
 
@@ -319,7 +319,7 @@ def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() 
     filled, escaped. (The script's text was once parsed again at run time, which turned
     such literal braces into a placeholder the checker had never seen.)"""
     from catalyst_dsl.ir import nodes as ir
-    from catalyst_dsl.runtime.escaping import render_script
+    from catalyst_dsl.runtime.values.escaping import render_script
     from catalyst_dsl.syntax.expr import nodes as ast
 
     literal = "echo {{ who }} "

@@ -11,11 +11,11 @@ import stat
 
 import pytest
 
-from catalyst_dsl.runtime.integrity import ledger as ledger_module
-from catalyst_dsl.runtime.integrity.ledger import LEDGER
-from catalyst_dsl.runtime.integrity.results import LIMIT
-from catalyst_dsl.runtime.integrity.run_key import KEY_ENV, RunKeyError, load_run_key
-from catalyst_dsl.runtime.state import StateStore
+from catalyst_dsl.runtime.state.integrity import ledger as ledger_module
+from catalyst_dsl.runtime.state.integrity.ledger import LEDGER
+from catalyst_dsl.runtime.state.integrity.results import LIMIT
+from catalyst_dsl.runtime.state.integrity.run_key import KEY_ENV, RunKeyError, load_run_key
+from catalyst_dsl.runtime.state.store import StateStore
 
 SEALED = """
     name: sealed

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime.evaluate import render
+from catalyst_dsl.runtime.values.evaluate import render
 from catalyst_dsl.runtime.scope import RunEnv, Scope
-from catalyst_dsl.runtime.secrets import Masker
-from catalyst_dsl.runtime.taint import MIN_DERIVED_LENGTH, SecretText, placeholders, secret_text
+from catalyst_dsl.runtime.values.secrets import Masker
+from catalyst_dsl.runtime.values.taint import MIN_DERIVED_LENGTH, SecretText, placeholders, secret_text
 
 SECRET = "Hunter2SecretValue"
 
@@ -445,7 +445,7 @@ def test_a_plan_shows_secret_text_in_diffs_as_placeholders_also_short_pieces(pro
 
 
 def test_a_failed_condition_names_a_secret_by_its_placeholder():
-    from catalyst_dsl.runtime.evaluate import explain
+    from catalyst_dsl.runtime.values.evaluate import explain
 
     env, _ = env_with()
     lines = dict(explain("${{ token.toLowerCase() === 'x' || token === 'y' }}", env))

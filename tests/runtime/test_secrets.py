@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from catalyst_dsl.runtime.secrets import (
+from catalyst_dsl.runtime.values.secrets import (
     EnvSecretProvider,
     FileSecretProvider,
     Masker,

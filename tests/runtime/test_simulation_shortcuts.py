@@ -43,7 +43,7 @@ def test_a_name_is_read_from_the_scopes_then_the_inputs_and_missing_is_a_key_err
 
 
 def test_a_reference_that_cannot_be_read_fails_where_it_stands(tmp_path):
-    from catalyst_dsl.runtime.evaluate import EvaluationError, render
+    from catalyst_dsl.runtime.values.evaluate import EvaluationError, render
     from catalyst_dsl.runtime.scope import RunEnv, Scope
 
     env = RunEnv(Scope(None, {"a": {"b": None}}), {}, tmp_path, lambda: [])

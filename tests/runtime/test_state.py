@@ -14,7 +14,7 @@ import pytest
 
 import catalyst_dsl
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-from catalyst_dsl.runtime.state import (
+from catalyst_dsl.runtime.state.store import (
     Approval,
     Cancel,
     Failure,
@@ -141,7 +141,7 @@ def test_run_ids_unique_across_threads(store):
 CREATE_ONE = """
 import sys, time
 from pathlib import Path
-from catalyst_dsl.runtime.state import StateStore, PlaybookRef, new_run_state
+from catalyst_dsl.runtime.state.store import StateStore, PlaybookRef, new_run_state
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.001)

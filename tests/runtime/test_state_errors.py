@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from catalyst_dsl.runtime import durable
+from catalyst_dsl.runtime.state import durable
 from catalyst_dsl.runtime.errors import EXIT_STATE
-from catalyst_dsl.runtime.state_errors import state_abort
+from catalyst_dsl.runtime.state.errors import state_abort
 
 STEPS = """
     name: five-steps

@@ -19,7 +19,8 @@ from catalyst_dsl.runtime.actions import script as script_actions
 from catalyst_dsl.runtime.actions import testing
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, Grants, RealPerformer
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
+from catalyst_dsl.runtime.effects.grants import Grants
 from catalyst_dsl.runtime.scope import Scope
 
 # Without the entry-point plugins of this environment (hypothesis alone takes most of a second).

@@ -712,7 +712,7 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 from textwrap import dedent
-from catalyst_dsl.runtime.locks import LockManager
+from catalyst_dsl.runtime.state.locks import LockManager
 LockManager(Path(sys.argv[1])).acquire("other-run-id", ["path:out/**"])
 print("ready", flush=True)
 time.sleep(60)
@@ -749,7 +749,7 @@ def test_a_lock_held_by_a_live_run_is_listed_and_the_plan_takes_none(project):
     assert plan["locks"] == ["path:out/a.txt"]
     assert "conflict: path:out/** is held by live run other-run-id" in text
     assert tree_changes(before, after) == []
-    from catalyst_dsl.runtime.locks import LockManager
+    from catalyst_dsl.runtime.state.locks import LockManager
 
     assert [h.run_id for h in LockManager(locks).held()] == ["other-run-id"]
 
@@ -913,16 +913,16 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "catalyst_dsl.runtime.adapters.builtin",
     "catalyst_dsl.runtime.adapters.command",
     "catalyst_dsl.runtime.adapters.openai_compatible",
-    "catalyst_dsl.runtime.state",
-    "catalyst_dsl.runtime.snapshot_codec",
-    "catalyst_dsl.runtime.integrity",
-    "catalyst_dsl.runtime.snapshot",
+    "catalyst_dsl.runtime.state.store",
+    "catalyst_dsl.runtime.state.snapshot_codec",
+    "catalyst_dsl.runtime.state.integrity",
+    "catalyst_dsl.runtime.state.snapshot",
     "glob",
-    "catalyst_dsl.runtime.locks",
+    "catalyst_dsl.runtime.state.locks",
     "catalyst_dsl.runtime.actions.git",
     "catalyst_dsl.runtime.actions.github",
     "catalyst_dsl.runtime.actions.http",
-    "catalyst_dsl.runtime.network",
+    "catalyst_dsl.runtime.effects.network",
     "catalyst_dsl.runtime.actions.testing",
     "catalyst_dsl.runtime.approvals.approvers",
     "shlex",
@@ -933,9 +933,9 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "secrets",
     "base64",
     "catalyst_dsl.runtime.actions.script",
-    "catalyst_dsl.runtime.process",
+    "catalyst_dsl.runtime.effects.process",
     "catalyst_dsl.cli.completion",
-    "catalyst_dsl.runtime.durable",
+    "catalyst_dsl.runtime.state.durable",
     "catalyst_dsl.syntax.expr.parser",
     "catalyst_dsl.syntax.expr.lalr",
     "catalyst_dsl.runtime.machine",

@@ -2,7 +2,7 @@
 and values pasted into JavaScript, which is not escaped (C823).
 
 A run passes bash values by reference and escapes PowerShell values for their context
-(`runtime/escaping.py`); these checks report, before a run, every place where it would
+(`runtime/values/escaping.py`); these checks report, before a run, every place where it would
 refuse, from the same analysis, and the places where the author turned escaping off for
 a value that comes from outside the playbook.
 """
@@ -55,7 +55,7 @@ def check_script(
     if language == BASH:
         _check_bash(tmpl, placeholders, sink, origin, span_of, given)
         return
-    # The slots of the parts the runtime escapes (runtime/escaping.py reads the same).
+    # The slots of the parts the runtime escapes (runtime/values/escaping.py reads the same).
     for part, slot in zip(placeholders, script_slots(tmpl.text, language, tmpl.parts or None)):
         span = span_of(part.start, part.end)
         trusted = raw_argument(part)
@@ -128,7 +128,7 @@ def _check_bash(
 
 def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
     """An argv step: a value is refused where its program reads it as code or a program
-    (runtime/escaping.render_argv reads the same); the code of `bash -c` is a bash script."""
+    (runtime/values/escaping.render_argv reads the same); the code of `bash -c` is a bash script."""
     if not isinstance(argv, ir.ListV):
         return
     _, refused, code = argv_analysis(argv.items)

@@ -122,8 +122,8 @@ def _rendered(ctx: ActionContext, written: str, text: str) -> str:
     the prompt is refused (a prompt file can be written during the run, from data nobody
     vetted, and must not be a way to send the run's secrets to an AI).
     """
-    from catalyst_dsl.runtime import taint
-    from catalyst_dsl.runtime.evaluate import EvaluationError, to_text
+    from catalyst_dsl.runtime.values import taint
+    from catalyst_dsl.runtime.values.evaluate import EvaluationError, to_text
     from catalyst_dsl.syntax.expr.templates import might_be_template
 
     if ctx.render is None or not might_be_template(text):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catalyst_dsl.runtime.actions.context import ActionContext
-from catalyst_dsl.runtime.jsvalues import to_text
+from catalyst_dsl.runtime.values.jsvalues import to_text
 
 
 def display(ctx: ActionContext, config: dict) -> None:

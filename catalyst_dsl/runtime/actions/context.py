@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway, FileTooLarge, Target
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway, FileTooLarge
+from catalyst_dsl.runtime.effects.performing import Target
 
 
 @record(frozen=False)

@@ -8,7 +8,8 @@ import os
 
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import FileTooLarge as _TooLarge, is_within
+from catalyst_dsl.runtime.effects.gateway import FileTooLarge as _TooLarge
+from catalyst_dsl.runtime.effects.beneath import is_within
 from catalyst_dsl.runtime.simulation.recording import ContentNotShown
 
 #: Files larger than this are not read into a variable (they would also swell the state).
@@ -16,7 +17,7 @@ MAX_READ_BYTES = 50 * 1024 * 1024
 
 
 def _text(value: object) -> str:
-    from catalyst_dsl.runtime.evaluate import to_text
+    from catalyst_dsl.runtime.values.evaluate import to_text
 
     if isinstance(value, (dict, list)):
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
@@ -73,7 +74,7 @@ def file_list(ctx: ActionContext, config: dict) -> list[str]:
         if not added:
             raise StepError("FileNotFound", f"'{config['path']}' is not a directory") from None
         on_disk = []
-    # A what-if lists no name from inside a `.git` directory (runtime/tracked.py).
+    # A what-if lists no name from inside a `.git` directory (runtime/effects/tracked.py).
     rules = getattr(ctx.gateway.performer, "files", None)
     if rules is not None:
         on_disk = [full for full in on_disk if rules.refusal(full) is None]

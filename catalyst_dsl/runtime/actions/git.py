@@ -29,7 +29,7 @@ from catalyst_dsl.paths.globs import Glob, GlobError
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import ProcessOutcome
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome
 
 #: The trailer that ties a commit to the step that made it.
 TRAILER = "Catalyst-Run"

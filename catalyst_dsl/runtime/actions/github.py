@@ -36,7 +36,7 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.http import USER_AGENT, decode, exchange, header, parse_json, retry_after, shown_url
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text
-from catalyst_dsl.runtime.network import HttpResponse
+from catalyst_dsl.runtime.effects.network import HttpResponse
 
 DEFAULT_API = "https://api.github.com"
 API_VERSION = "2022-11-28"

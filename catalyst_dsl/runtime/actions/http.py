@@ -29,7 +29,7 @@ from catalyst_dsl import __version__
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import HttpRequest, HttpResponse
+from catalyst_dsl.runtime.effects.network import HttpRequest, HttpResponse
 
 #: The first wait before a retry, in seconds; each further wait is twice as long.
 RETRY_BASE = 0.5
@@ -251,7 +251,7 @@ def _ascii(parts: urllib.parse.SplitResult) -> str:
 
 
 def _text(value: Any) -> str:
-    from catalyst_dsl.runtime.evaluate import to_text
+    from catalyst_dsl.runtime.values.evaluate import to_text
 
     return to_text(value)
 

@@ -28,7 +28,7 @@ from catalyst_dsl.runtime.adapters.attempts import (
 )
 from catalyst_dsl.runtime.adapters.interface import AI_ADAPTER_ERROR, AI_ADAPTER_UNAVAILABLE, AdapterError, Unusable
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
+from catalyst_dsl.runtime.effects.network import MAX_LINE_BYTES, HttpRequest, StreamingResponse, open_response
 
 OPENAI = "openai"
 

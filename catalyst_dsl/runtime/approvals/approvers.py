@@ -245,7 +245,7 @@ class SpentLedger:
             finally:
                 os.close(fd)
             if created:
-                from catalyst_dsl.runtime.durable import sync_directory
+                from catalyst_dsl.runtime.state.durable import sync_directory
 
                 sync_directory(self.path.parent)
         except OSError as exc:

@@ -188,7 +188,7 @@ class ApprovalDesk:
 
     def _record(self, state, comment: str | None, signed_text: str | None, signature: str | None, **decided) -> None:
         """Append the approval to the run's snapshot and save it (under the caller's guard)."""
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         state.approvals.append(
             Approval(

@@ -58,7 +58,7 @@ class Reviews:
         """Record `review` on the run when it waits for it; what was done, None when it does not wait."""
         from catalyst_dsl.runtime.approvals.tokens import releases
         from catalyst_dsl.ir.journal import REVIEW
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         pause = state.pause
         if state.status != "paused" or pause is None or pause.subject != review.url:

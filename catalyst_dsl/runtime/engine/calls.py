@@ -21,9 +21,9 @@ from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import DEADLINE
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import explain, materialize, render
-from catalyst_dsl.runtime.gateway import EffectsGateway
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, to_text
+from catalyst_dsl.runtime.values.evaluate import explain, materialize, render
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, to_text
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 
 
@@ -113,7 +113,7 @@ class Calls:
         spec = self._spec(step.action)
         script = spec.script if spec is not None else None
         if spec is not None and spec.url is not None:
-            from catalyst_dsl.runtime.url_values import render_url
+            from catalyst_dsl.runtime.values.url_values import render_url
 
             return {
                 e.key: render_url(e.value, env) if e.key == spec.url else materialize(e.value, env)
@@ -121,7 +121,7 @@ class Calls:
             }
         if script is None:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
-        from catalyst_dsl.runtime.escaping import render_script
+        from catalyst_dsl.runtime.values.escaping import render_script
         from catalyst_dsl.syntax.shell import given_names
 
         key, language = script

@@ -30,9 +30,9 @@ from catalyst_dsl.runtime.engine.signals import STOPS, Cancelled, RetryStep, che
 from catalyst_dsl.runtime.engine.step_run import StepRun, visible
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import Events
-from catalyst_dsl.runtime.gateway import Grants
-from catalyst_dsl.runtime.inputs import resolve_inputs
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, truthy
+from catalyst_dsl.runtime.effects.grants import Grants
+from catalyst_dsl.runtime.values.inputs import resolve_inputs
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, truthy
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 
 #: An argument not given: a value the callee evaluates itself (None and UNKNOWN are values).
@@ -354,9 +354,9 @@ class Engine(Calls, Attempts, Pauses):
     def stop_everything(self) -> None:
         """Ctrl-C during a parallel group: no step starts any more, and the programs running stop."""
         self._stopping = True
-        # Programs are started only through runtime/process.py: not imported, none runs
+        # Programs are started only through runtime/effects/process.py: not imported, none runs
         # (and a second Ctrl-C cannot land in an import here).
-        process = sys.modules.get("catalyst_dsl.runtime.process")
+        process = sys.modules.get("catalyst_dsl.runtime.effects.process")
         if process is not None:
             process.stop_all_processes()
 

@@ -9,8 +9,8 @@ from typing import Any, Callable
 from catalyst_dsl._internal import records
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.gateway import EffectsGateway
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, to_text
+from catalyst_dsl.runtime.effects.gateway import EffectsGateway
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, to_text
 from catalyst_dsl.runtime.scope import RunEnv, Scope
 
 
@@ -70,7 +70,7 @@ def _current_user() -> str:
 
 def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
     """The playbook's allowedWritePaths plus artifacts, rendered; None when it declares none."""
-    from catalyst_dsl.runtime.evaluate import materialize
+    from catalyst_dsl.runtime.values.evaluate import materialize
 
     if playbook.allowed_write_paths is None:
         return None

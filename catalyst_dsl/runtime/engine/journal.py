@@ -19,7 +19,7 @@ from catalyst_dsl.runtime import paths
 from catalyst_dsl.runtime.engine.frames import Hooks
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
 
 #: Actions re-run on resume instead of restored: cheap, no effect, and their results
 #: may hold file contents, which the snapshot never stores. (The control actions always

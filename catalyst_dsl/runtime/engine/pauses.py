@@ -23,8 +23,8 @@ from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import render
-from catalyst_dsl.runtime.jsvalues import to_text, truthy
+from catalyst_dsl.runtime.values.evaluate import render
+from catalyst_dsl.runtime.values.jsvalues import to_text, truthy
 from catalyst_dsl.runtime.scope import Scope
 from catalyst_dsl.runtime import step_checks
 

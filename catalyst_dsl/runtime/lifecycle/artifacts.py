@@ -15,7 +15,7 @@ from catalyst_dsl.runtime.lifecycle.context import RunContext
 def check_artifacts(context: RunContext, playbook: ir.Playbook, values: dict[str, Any]) -> None:
     # Imported here: the glob machinery is for a playbook that lists artifacts.
     from catalyst_dsl.paths.globs import Glob
-    from catalyst_dsl.runtime.evaluate import materialize, to_text
+    from catalyst_dsl.runtime.values.evaluate import materialize, to_text
 
     root = context.project.root
     missing = []

@@ -20,7 +20,7 @@ class Canceller:
 
     def cancel(self, run_id: str, reason: str, by: str | None) -> str:
         from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
-        from catalyst_dsl.runtime.state import Cancel
+        from catalyst_dsl.runtime.state.store import Cancel
 
         with self.context.changing(run_id):
             state = self.context.store.load(run_id, results=False)

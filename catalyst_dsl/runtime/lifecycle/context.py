@@ -26,13 +26,13 @@ from catalyst_dsl.runtime import preflight
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.scope import RunEnv, Scope
-from catalyst_dsl.runtime.secrets import Masker
+from catalyst_dsl.runtime.values.secrets import Masker
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
 # a what-if refused for its inputs does not load them.
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.gateway import EffectsGateway, Performer, RealPerformer
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway, Performer, RealPerformer
 
 
 @record(frozen=False)
@@ -77,7 +77,7 @@ class RunContext:
 
     @functools.cached_property
     def store(self):
-        from catalyst_dsl.runtime.state import StateStore
+        from catalyst_dsl.runtime.state.store import StateStore
 
         return StateStore(self.state_dir)
 
@@ -90,7 +90,7 @@ class RunContext:
 
     @functools.cached_property
     def locks(self):
-        from catalyst_dsl.runtime.locks import LockManager
+        from catalyst_dsl.runtime.state.locks import LockManager
 
         # The store is asked only about a lock another run holds: a what-if with no such
         # lock (most) never opens it, nor imports the snapshot codec and the integrity
@@ -127,7 +127,7 @@ class RunContext:
 
     def warn_about_key(self) -> None:
         """Say once when snapshots are sealed with the key kept beside them (integrity/run_key.py)."""
-        from catalyst_dsl.runtime.integrity.run_key import KEY_ENV
+        from catalyst_dsl.runtime.state.integrity.run_key import KEY_ENV
 
         key = self.store.run_key()
         if not key.outside_state:
@@ -140,7 +140,7 @@ class RunContext:
 
     def secret(self, name: str) -> str | None:
         """A secret input's value from the providers: the environment, then `secrets-file`."""
-        from catalyst_dsl.runtime.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
+        from catalyst_dsl.runtime.values.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
 
         value = EnvSecretProvider().lookup(name)
         if value is None and self.project.config.secrets_file:
@@ -173,8 +173,8 @@ class RunContext:
         return self.masker.mask_text(comment)
 
     def mark_secrets(self, values: dict[str, Any], secrets: list[str]) -> None:
-        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/taint.py)."""
-        from catalyst_dsl.runtime.taint import secret_text
+        """Mark the secret inputs' values, so every value computed from them is secret too (runtime/values/taint.py)."""
+        from catalyst_dsl.runtime.values.taint import secret_text
 
         for name in secrets:
             if name in values:
@@ -201,9 +201,9 @@ class RunContext:
     def real_performer(self, run_id: str) -> RealPerformer:
         """Effects for real: programs confined (or the run told once why not), their process
         groups recorded beside the snapshot."""
-        from catalyst_dsl.runtime.confinement import Confiner
-        from catalyst_dsl.runtime.gateway import RealPerformer
-        from catalyst_dsl.runtime.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.effects.confinement import Confiner
+        from catalyst_dsl.runtime.effects.gateway import RealPerformer
+        from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
 
         confiner = Confiner(
             required=self.project.config.require_confinement, notice=lambda text: self.events.message("warning", text)
@@ -213,7 +213,8 @@ class RunContext:
     def new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory
         protected, the resources readable."""
-        from catalyst_dsl.runtime.gateway import EffectsGateway, Grants
+        from catalyst_dsl.runtime.effects.gateway import EffectsGateway
+        from catalyst_dsl.runtime.effects.grants import Grants
 
         return EffectsGateway(
             self.project.root,
@@ -237,6 +238,6 @@ class RunContext:
         return RunEnv(Scope(), values, self.state_dir / "tmp", lambda: [])
 
     def default_renderer(self) -> Callable[[ir.Value], Any]:
-        from catalyst_dsl.runtime.evaluate import materialize
+        from catalyst_dsl.runtime.values.evaluate import materialize
 
         return lambda value, resolved: materialize(value, self.inputs_env(dict(resolved)))

@@ -21,7 +21,7 @@ from catalyst_dsl.runtime.errors import (
     StepError,
 )
 from catalyst_dsl.runtime.events import utc_now
-from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
 from catalyst_dsl.runtime.lifecycle.artifacts import check_artifacts
 from catalyst_dsl.runtime.lifecycle.cancelling import cancel_request, clear_cancel
 from catalyst_dsl.runtime.lifecycle.context import RunContext
@@ -94,9 +94,9 @@ class Driver:
 
     def _lock(self, state, resources: list[str], resumed: bool) -> None:
         """Take the run's locks (claiming a resumed run first), or end it without running."""
-        from catalyst_dsl.runtime.locks import DamagedLock, LockConflict
-        from catalyst_dsl.runtime.process_groups import ProcessGroups
-        from catalyst_dsl.runtime.snapshot import current_owner
+        from catalyst_dsl.runtime.state.locks import DamagedLock, LockConflict
+        from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
+        from catalyst_dsl.runtime.state.snapshot import current_owner
 
         context = self.context
         previous = self.claim(state, resources) if resumed else None
@@ -148,7 +148,7 @@ class Driver:
         claimed or moved on meanwhile is refused), and approvals given since count. Returns
         the snapshot as it was, to give the claim back if the run cannot take its locks."""
         from catalyst_dsl.ir.journal import CAUGHT
-        from catalyst_dsl.runtime.snapshot import current_owner
+        from catalyst_dsl.runtime.state.snapshot import current_owner
 
         context = self.context
         with context.locks.guard():
@@ -177,7 +177,7 @@ class Driver:
 
     def _paused(self, state, pause) -> int:
         """A run that waits (for an approval, a review, a person): it keeps its locks."""
-        from catalyst_dsl.runtime.state import Pause
+        from catalyst_dsl.runtime.state.store import Pause
 
         state.status = "paused"
         state.in_flight = None
@@ -196,7 +196,7 @@ class Driver:
         return EXIT_PAUSED
 
     def _cancelled(self, state, cancel, started: float) -> int:
-        from catalyst_dsl.runtime.state import Cancel
+        from catalyst_dsl.runtime.state.store import Cancel
 
         if cancel.by is not None:
             by, reason = cancel.by, cancel.reason or "cancelled"
@@ -222,7 +222,7 @@ class Driver:
         self.context.locks.release(state.run_id)
         shutil.rmtree(scratch, ignore_errors=True)
         if resumed:  # a catalyst killed in a step left its program's temp folder
-            from catalyst_dsl.runtime.confinement import remove_temp_folders
+            from catalyst_dsl.runtime.effects.confinement import remove_temp_folders
 
             remove_temp_folders(state.run_id)
 

@@ -15,7 +15,7 @@ from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.gateway import EffectsGateway
+    from catalyst_dsl.runtime.effects.gateway import EffectsGateway
     from catalyst_dsl.runtime.engine.frames import Hooks
     from catalyst_dsl.runtime.simulation.planning import PlanRecorder
 

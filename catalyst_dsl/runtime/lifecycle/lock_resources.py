@@ -51,7 +51,7 @@ def _written(context: RunContext, step: ir.Step) -> list[tuple[str, ir.Value]]:
 
 def _resource(kind: str, value: ir.Value, env) -> str | None:
     """The lock resource of one written value, or None when it names nothing lockable."""
-    from catalyst_dsl.runtime.evaluate import materialize, to_text
+    from catalyst_dsl.runtime.values.evaluate import materialize, to_text
 
     try:
         text = to_text(materialize(value, env))

@@ -17,7 +17,7 @@ from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, count_chan
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.engine.frames import Hooks
-    from catalyst_dsl.runtime.tracked import TrackedFiles
+    from catalyst_dsl.runtime.effects.tracked import TrackedFiles
 
 
 class Planner:
@@ -35,7 +35,7 @@ class Planner:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
         from catalyst_dsl.runtime.simulation.planning import PlanRecorder
-        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.values.secrets import secret_placeholder
         from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
 
         context = self.context
@@ -78,8 +78,8 @@ class Planner:
         self, playbook: ir.Playbook, given: Mapping[str, Any], secrets: list[str], from_text: bool
     ) -> dict[str, Any]:
         """The inputs' values, or RunAbort(2) naming every problem; secrets masked from here on."""
-        from catalyst_dsl.runtime.inputs import resolve_inputs
-        from catalyst_dsl.runtime.secrets import secret_placeholder
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.secrets import secret_placeholder
 
         context = self.context
         given = dict(given)
@@ -114,9 +114,9 @@ class Planner:
         return sorted(conflicts, key=lambda c: (c["resource"], c["run"]))
 
     def _untrusted_reads(self) -> TrackedFiles:
-        """What a plan may read and show (runtime/tracked.py): the project's tracked files,
+        """What a plan may read and show (runtime/effects/tracked.py): the project's tracked files,
         and the resources directory when the user's own configuration named it."""
-        from catalyst_dsl.runtime.tracked import TrackedFiles
+        from catalyst_dsl.runtime.effects.tracked import TrackedFiles
 
         project = self.context.project
         resources = project.resources_dir()

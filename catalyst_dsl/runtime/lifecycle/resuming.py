@@ -25,7 +25,7 @@ class Resumer:
     def resume(self, run_id: str, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
         """Go on with a run. `trust_edited_state`: accept a snapshot that does not verify (an
         edit, a copy put back, no seal), record that in its audit trail and seal it anew."""
-        from catalyst_dsl.runtime.state import ensure_resumable
+        from catalyst_dsl.runtime.state.store import ensure_resumable
 
         context = self.context
         context.warn_about_key()
@@ -64,7 +64,7 @@ class Resumer:
     def _load(self, run_id: str, trust_edited_state: bool):
         """The run's snapshot; one trusted although it does not verify is sealed anew at once,
         so approve, cancel and the next resume accept it too."""
-        from catalyst_dsl.runtime.state import ensure_resumable
+        from catalyst_dsl.runtime.state.store import ensure_resumable
 
         context = self.context
         if trust_edited_state:
@@ -85,7 +85,7 @@ class Resumer:
 
     def _values(self, state, given: Mapping[str, str]) -> dict:
         """The run's inputs, its secret ones given again (they are never saved)."""
-        from catalyst_dsl.runtime.secrets import EnvSecretProvider
+        from catalyst_dsl.runtime.values.secrets import EnvSecretProvider
 
         context = self.context
         values = dict(state.inputs)

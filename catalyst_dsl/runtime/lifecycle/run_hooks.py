@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from catalyst_dsl.runtime.approvals.signatures import Signatures
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import utc_now
-from catalyst_dsl.runtime.jsvalues import as_json_data
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
 from catalyst_dsl.runtime.lifecycle.children import load_child
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 
@@ -53,7 +53,7 @@ class RunHooks:
         )
 
     def record_step(self, entry: dict, save: bool = True) -> None:
-        from catalyst_dsl.runtime.state import StepRecord
+        from catalyst_dsl.runtime.state.store import StepRecord
 
         context, state = self.context, self.state
         # One entry per path: a step run again in this run (a retried loop or try)
@@ -107,7 +107,7 @@ class RunHooks:
         return None
 
     def approve(self, path, via, role, by, comment, released, selected, subject=None) -> None:
-        from catalyst_dsl.runtime.state import Approval
+        from catalyst_dsl.runtime.state.store import Approval
 
         self.state.approvals.append(
             Approval(
@@ -156,7 +156,7 @@ def _decided(approval, path: str) -> dict | None:
 
 
 def failure(context: RunContext, error: StepError, step: str | None, attempt: int, duration: float):
-    from catalyst_dsl.runtime.state import Failure
+    from catalyst_dsl.runtime.state.store import Failure
 
     return Failure(
         code=error.code,

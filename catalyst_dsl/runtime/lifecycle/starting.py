@@ -41,7 +41,7 @@ class Starter:
 
     def _inputs(self, playbook: ir.Playbook, given: Mapping[str, str]) -> dict[str, Any]:
         """The inputs' values, or RunAbort(2) naming every problem."""
-        from catalyst_dsl.runtime.inputs import resolve_inputs
+        from catalyst_dsl.runtime.values.inputs import resolve_inputs
 
         given = dict(given)
         for decl in playbook.inputs:
@@ -64,9 +64,9 @@ class Starter:
     def _new_state(self, playbook: ir.Playbook, file: str, values: dict[str, Any], secrets: list[str]):
         """The snapshot of a run about to start: secret inputs kept only as placeholders."""
         from catalyst_dsl.runtime.engine.frames import granted_paths
-        from catalyst_dsl.runtime.secrets import secret_placeholder
-        from catalyst_dsl.runtime.snapshot import current_owner
-        from catalyst_dsl.runtime.state import PlaybookRef, RunState
+        from catalyst_dsl.runtime.values.secrets import secret_placeholder
+        from catalyst_dsl.runtime.state.snapshot import current_owner
+        from catalyst_dsl.runtime.state.store import PlaybookRef, RunState
 
         context = self.context
         now = utc_now()
@@ -100,7 +100,7 @@ class Starter:
     def _unfinished_run(self, playbook: ir.Playbook, file: str, values: Mapping[str, Any]) -> str | None:
         """The run to continue instead of starting one: the newest unfinished (running or
         paused) run of this playbook file whose `oneRunPer` inputs had the same values."""
-        from catalyst_dsl.runtime.snapshot import FINISHED
+        from catalyst_dsl.runtime.state.snapshot import FINISHED
 
         secret = {d.name for d in playbook.inputs if d.secret}
         named = [name for name in playbook.one_run_per if name not in secret]

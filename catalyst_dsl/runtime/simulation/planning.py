@@ -13,12 +13,12 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, Iterator
 
-from catalyst_dsl.runtime import taint
-from catalyst_dsl.runtime.jsvalues import as_json_data
-from catalyst_dsl.runtime.taint import MIN_DERIVED_LENGTH, marked_texts, placeholder, placeholders
+from catalyst_dsl.runtime.values import taint
+from catalyst_dsl.runtime.values.jsvalues import as_json_data
+from catalyst_dsl.runtime.values.taint import MIN_DERIVED_LENGTH, marked_texts, placeholder, placeholders
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.secrets import Masker
+    from catalyst_dsl.runtime.values.secrets import Masker
 
 #: The list new entries go into: the plan's top level, or the `steps` of the step running them.
 PARENT: contextvars.ContextVar[list | None] = contextvars.ContextVar("catalyst_plan_parent", default=None)

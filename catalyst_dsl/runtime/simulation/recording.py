@@ -13,10 +13,12 @@ import contextvars
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from catalyst_dsl.runtime.gateway import ProcessOutcome, RealPerformer, Target
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome, Target
+
+from catalyst_dsl.runtime.effects.gateway import RealPerformer
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.tracked import TrackedFiles
+    from catalyst_dsl.runtime.effects.tracked import TrackedFiles
 
 #: The effects recorded for the step being simulated (a list per step; per thread of a
 #: `parallel` group through the context it copies).
@@ -35,7 +37,7 @@ class Unknowable(Exception):
 
 
 class ContentNotShown(Unknowable):
-    """A file that exists but whose content a what-if does not show (runtime/tracked.py):
+    """A file that exists but whose content a what-if does not show (runtime/effects/tracked.py):
     its reader's result is unknown, while the file's existence is not a secret."""
 
 
@@ -184,6 +186,6 @@ def _text(data: bytes | None) -> str | None:
 
 
 def _send_for_real(request):
-    from catalyst_dsl.runtime.network import send
+    from catalyst_dsl.runtime.effects.network import send
 
     return send(request)

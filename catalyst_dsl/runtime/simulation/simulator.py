@@ -20,8 +20,8 @@ from catalyst_dsl.runtime.engine.engine import Engine
 from catalyst_dsl.runtime.engine.pauses import gate_message, pre_approved
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
-from catalyst_dsl.runtime.evaluate import materialize
-from catalyst_dsl.runtime.jsvalues import UNKNOWN, contains_unknown
+from catalyst_dsl.runtime.values.evaluate import materialize
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, contains_unknown
 from catalyst_dsl.runtime.scope import Scope
 from catalyst_dsl.runtime.simulation.planning import PlanRecorder
 from catalyst_dsl.runtime.simulation.recording import EFFECTS, Unknowable, record

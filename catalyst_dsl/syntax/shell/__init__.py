@@ -5,7 +5,7 @@ a new line and run commands of its own. In bash scripts (`bash`, `test`) no valu
 pasted: each placeholder becomes a reference to an environment variable that carries
 the value (`bash/`), and the places where bash or a program would read even that
 as code are refused. PowerShell scripts are lexed for the quoting context of each
-placeholder, and the runtime escapes the value for it (`runtime/escaping.py`). The
+placeholder, and the runtime escapes the value for it (`runtime/values/escaping.py`). The
 checker reports what the runtime would refuse (C822) before a run.
 """
 

@@ -1,0 +1,74 @@
+"""Telling a confined program's failure from a write the kernel refused it.
+
+Landlock refuses with EACCES, which programs report as "Permission denied" (or node's
+"EACCES: permission denied") next to the path. A failed program whose stderr says so
+about a path outside its confinement failed because of the confinement: the step's
+error is PermissionDenied naming that path. When the words are there but no path can
+be read from them, the error still says a write may have been refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.effects.performing import ProcessOutcome
+
+#: Landlock refuses with EACCES; a read-only mount (`.git/`, the state directory) with EROFS.
+from catalyst_dsl.runtime.effects.beneath import is_within
+
+_DENIED = re.compile(r"permission denied|operation not permitted|read-only file system", re.IGNORECASE)
+#: A quoted path on the line: '…', "…", ‘…’ or `…'.
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"|‘([^’]+)’|`([^']+)'")
+#: The words before ": Permission denied" (bash, sh, git): the path is their last word.
+_BEFORE = re.compile(
+    r"(?:^|: )([^:]+): (?:permission denied|operation not permitted|read-only file system)", re.IGNORECASE
+)
+
+
+def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
+    """Raise PermissionDenied when the failure reads as a refused write; else return."""
+    lines = [line for line in outcome.stderr.splitlines() if _DENIED.search(line)]
+    if not lines:
+        return
+    writable = confinement.writable_paths()
+    metadata = {"stdout": outcome.stdout, "stderr": outcome.stderr, "exitCode": outcome.exit_code}
+    may = ", ".join(confinement.shown()["mayWrite"])
+    help = (
+        "declare what it writes under the step's writes: (inside allowedWritePaths), or write to temp://; "
+        ".git/ and the state directory are never writable to programs"
+    )
+    for line in lines:
+        for written in _paths_on(line):
+            path = Path(os.path.abspath(os.path.join(cwd, written)))
+            if not any(
+                is_within(path, Path(os.path.abspath(w)))
+                or is_within(Path(os.path.realpath(path)), Path(os.path.realpath(w)))
+                for w in writable
+            ):
+                raise StepError(
+                    "PermissionDenied",
+                    f"the program was refused a write to '{written}' by its confinement: it may write only "
+                    f"beneath {may}",
+                    guidance=help,
+                    metadata={**metadata, "path": written},
+                )
+    raise StepError(
+        "PermissionDenied",
+        f"the program exited with code {outcome.exit_code} after 'Permission denied' "
+        f"({lines[-1].strip()}): its confinement may have refused a write; it may write only beneath {may}",
+        guidance=help,
+        metadata=metadata,
+    )
+
+
+def _paths_on(line: str) -> list[str]:
+    found = [next(g for g in match.groups() if g) for match in _QUOTED.finditer(line)]
+    match = _BEFORE.search(line)
+    if match:
+        words = match.group(1).strip().split()
+        if words:
+            found.append(words[-1])
+    return [path for path in found if path and "\0" not in path]

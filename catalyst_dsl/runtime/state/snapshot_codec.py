@@ -1,0 +1,428 @@
+"""A run snapshot as a file's bytes and back: strict JSON, and every damage named.
+
+Saving: one key per line and one journal entry per line, so files stay readable and
+diffable; the journal is encoded once per entry (`JournalCache`), so a save costs about
+the same after step 1,000 as after step 1.
+
+Loading never shows a traceback: any problem with a file (not UTF-8, truncated, not JSON,
+another format version, a wrong type, an unknown key, a journal that contradicts itself)
+is a `Damaged` whose problems read `text @ $.json.path`, with the keys the file has
+(`$.steps[3].attempts`). The store turns it into a message naming the file and how to
+recover.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
+
+from catalyst_dsl._internal import records
+from catalyst_dsl.runtime.state.integrity import results, seal
+from catalyst_dsl.runtime.machine import parse_time
+from catalyst_dsl.runtime.state.snapshot import FORMAT, VERSION, RunState, StepRecord
+
+if TYPE_CHECKING:
+    import cattrs
+
+
+# -- (de)serialization: one strict converter --------------------------------------------
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+@functools.cache
+def converter() -> cattrs.Converter:
+    """The one converter between `RunState` and JSON data: camelCase keys, nothing loose."""
+    # Imported on first use: a process that never reads or writes a snapshot never pays for cattrs.
+    from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs, override
+    from cattrs.preconf.json import make_converter
+
+    conv = make_converter(forbid_extra_keys=True)
+
+    # The snapshot's classes are records (catalyst_dsl._internal.records): cattrs reads their fields
+    # as the attrs classes they were, so the files are the same to the byte.
+    def renamed(cls) -> dict:
+        return {f.name: override(rename=_camel(f.name)) for f in records.fields(cls)}
+
+    def unstructure_factory(cls):
+        return make_dict_unstructure_fn_from_attrs(list(records.attributes(cls)), cls, conv, **renamed(cls))
+
+    def structure_factory(cls):
+        plain = make_dict_structure_fn_from_attrs(
+            list(records.attributes(cls)), cls, conv, _cattrs_forbid_extra_keys=True, **renamed(cls)
+        )
+
+        def structure(value, _):
+            if type(value) is not dict:
+                raise TypeError(f"expected an object, got {_kind(value)}")
+            return plain(value, cls)
+
+        return structure
+
+    conv.register_unstructure_hook_factory(records.is_record, unstructure_factory)
+    conv.register_structure_hook_factory(records.is_record, structure_factory)
+    # Strict primitives: the default converter turns 1 into "1" for a str field.
+    for kind in (str, int, float, bool):
+        conv.register_structure_hook(kind, _strict(kind))
+    conv.register_structure_hook_func(lambda t: get_origin(t) is Literal, _literal)
+    # The default iterates any iterable, so "" would read as an empty journal.
+    conv.register_structure_hook_factory(lambda t: get_origin(t) is list, lambda t: _list_of(conv, t))
+    return conv
+
+
+def _kind(value: object) -> str:
+    return {
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        list: "an array",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _strict(kind: type):
+    word = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}[kind]
+
+    def hook(value, _):
+        if kind is float and type(value) is int:
+            return float(value)
+        if type(value) is not kind:
+            raise TypeError(f"expected {word}, got {_kind(value)} {json.dumps(value)[:40]}")
+        return value
+
+    return hook
+
+
+def _literal(value, literal):
+    allowed = get_args(literal)
+    # `type(...) is` so True is not read as 1.
+    if not any(value == choice and type(value) is type(choice) for choice in allowed):
+        raise ValueError(
+            f"{json.dumps(value)[:40]} is not one of {', '.join(json.dumps(choice) for choice in allowed)}"
+        )
+    return value
+
+
+def _list_of(conv, list_type):
+    from cattrs.errors import IterableValidationError, IterableValidationNote
+
+    (item_type,) = get_args(list_type) or (Any,)
+
+    def structure(value, _):
+        if type(value) is not list:
+            raise TypeError(f"expected an array, got {_kind(value)}")
+        items, errors = [], []
+        for index, item in enumerate(value):
+            try:
+                items.append(conv.structure(item, item_type))
+            except Exception as exc:  # collected: every bad item is reported, with its index
+                exc.__notes__ = [
+                    *getattr(exc, "__notes__", []),
+                    IterableValidationNote(f"Structuring item @ index {index}", index, item_type),
+                ]
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError(f"While structuring {list_type!r}", errors, list_type)
+        return items
+
+    return structure
+
+
+def _problems(exc: BaseException, path: str = "$") -> list[str]:
+    """`problem @ $.json.path` lines, with the file's camelCase keys.
+
+    Like `cattrs.transform_error`, whose paths name Python attributes (`started_at`)
+    rather than the keys the user sees in the file (`startedAt`).
+    """
+    from cattrs.errors import (
+        ClassValidationError,
+        ForbiddenExtraKeysError,
+        IterableValidationError,
+        IterableValidationNote,
+    )
+
+    if isinstance(exc, (ClassValidationError, IterableValidationError)):
+        with_notes, without = exc.group_exceptions()
+        lines = []
+        for inner, note in with_notes:
+            step = f"[{note.index!r}]" if isinstance(note, IterableValidationNote) else f".{_camel(note.name)}"
+            lines.extend(_problems(inner, path + step))
+        for inner in without:
+            lines.extend(_problems(inner, path))
+        return lines
+    if isinstance(exc, KeyError):
+        text = "required key missing"
+    elif isinstance(exc, ForbiddenExtraKeysError):
+        text = (
+            f"unknown key{'s' if len(exc.extra_fields) > 1 else ''}"
+            f" {', '.join(repr(k) for k in sorted(exc.extra_fields))}"
+        )
+    elif isinstance(exc, AttributeError) and "items" in str(exc):
+        text = "expected an object"  # a mapping field given something else
+    else:
+        text = str(exc)
+    return [f"{text} @ {path}"]
+
+
+_ONE_PER_LINE = frozenset({"steps", "approvals", "failures"})
+# ensure_ascii: text from commands may hold lone surrogates, which UTF-8 cannot encode;
+# escaped, every snapshot is ASCII and always writable. No `indent`: it disables the C
+# encoder (several times slower); one key per line and one journal entry per line keep
+# the file readable and diffable instead.
+_to_json = json.JSONEncoder(ensure_ascii=True).encode
+
+
+class JournalCache:
+    """The encoded journal, so a save costs about the same after step 1,000 as after step 1.
+
+    A journal only grows, and an entry never changes once appended: each is unstructured
+    and encoded once (with its seal digest, integrity/seal.py), and the text of the
+    journal so far is kept and extended. Any other change (a different state, an edited
+    list) is noticed by identity and rebuilds it.
+
+    `spill(data) -> sha256`, when given, keeps a result whose JSON is over
+    `results.LIMIT` bytes outside the snapshot; the entry then holds its hash.
+    """
+
+    def __init__(self, spill: Callable[[bytes], str] | None = None) -> None:
+        self._spill = spill
+        self._records: list[StepRecord] = []
+        self._text = ""
+        self._digests: list[str] = []
+
+    def text(self, journal: list[StepRecord]) -> str:
+        known = len(self._records)
+        if known > len(journal) or (known and journal[known - 1] is not self._records[known - 1]):
+            self.forget()
+            known = 0
+        fresh = journal[known:]
+        if fresh:
+            encoded = []
+            for record in fresh:
+                entry, digest = self._encode(record)
+                encoded.append(entry)
+                self._digests.append(digest)
+            joined = ",\n  ".join(encoded)
+            self._text = f"{self._text},\n  {joined}" if self._text else joined
+            self._records.extend(fresh)
+        return self._text
+
+    def digests(self, journal: list[StepRecord]) -> list[str]:
+        self.text(journal)
+        return list(self._digests)
+
+    def _encode(self, record: StepRecord) -> tuple[str, str]:
+        values = {key: _to_json(value) for key, value in converter().unstructure(record).items()}
+        if self._spill is not None and len(values["result"]) > results.LIMIT:
+            values["resultBlob"] = _to_json(self._spill(values["result"].encode("ascii")))
+            values["result"] = "null"
+        # The entry is assembled from its values' JSON exactly as the encoder would write the
+        # object, so each value is encoded once for both the file and its digest.
+        entry = "{" + ", ".join(f"{_to_json(key)}: {value}" for key, value in values.items()) + "}"
+        return entry, seal.entry_digest(list(values.values()))
+
+    def forget(self) -> None:
+        self._records, self._text, self._digests = [], "", []
+
+
+def encode(state: RunState, cache: JournalCache | None = None) -> bytes:
+    """The file's bytes for `state`, unsealed (see `encode_parts` for what the store saves)."""
+    body, _ = encode_parts(state, cache)
+    return (body + "\n}\n").encode("ascii")
+
+
+def encode_parts(state: RunState, cache: JournalCache | None = None) -> tuple[str, dict[str, Any]]:
+    """The file's text up to its last value (the seal goes after it), and the seal's field digests.
+
+    A `cache` kept across one run's saves spares re-encoding its journal.
+    """
+    cache = cache or JournalCache()
+    lines = []
+    fields: dict[str, Any] = {}
+    for key, value in converter().unstructure(records.replace(state, steps=[])).items():
+        if key == "steps":
+            lines.append(f'"{key}": [\n  ' + cache.text(state.steps) + "\n ]" if state.steps else f'"{key}": []')
+            fields[key] = cache.digests(state.steps)
+        elif key in _ONE_PER_LINE and value:
+            encoded = list(map(_to_json, value))
+            lines.append(f'"{key}": [\n  ' + ",\n  ".join(encoded) + "\n ]")
+            fields[key] = list(map(seal.digest, encoded)) if key == "approvals" else seal.digest(_to_json(value))
+        else:
+            encoded_value = _to_json(value)
+            lines.append(f'"{key}": {encoded_value}')
+            fields[key] = [] if key == "approvals" else seal.digest(encoded_value)
+    return "{\n " + ",\n ".join(lines), fields
+
+
+def seal_text(sealed: dict[str, Any]) -> str:
+    """What follows the body of a sealed snapshot file: the seal, last, and the closing brace."""
+    return _SEAL_MARK + _to_json(sealed) + "\n}\n"
+
+
+_SEAL_MARK = f',\n "{seal.SEAL}": '
+
+
+# -- reading files --------------------------------------------------------------------------
+
+
+class Damaged(Exception):
+    """A snapshot file that cannot be used: `problems` are `text @ $.path` lines, or
+    sentences about the whole file ("is truncated: ...")."""
+
+    def __init__(self, problems: list[str], name: str | None = None, version: int | None = None) -> None:
+        super().__init__(problems[0])
+        self.problems = problems
+        #: The playbook name, when the file still tells it (for the help text).
+        self.name = name
+        self.version = version
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise _NotFinite(name)
+
+
+@records.record
+class Sealed:
+    """A snapshot as read, with what its seal is checked against (integrity/seal.py)."""
+
+    state: RunState
+    #: The seal as read; None when the file has none.
+    seal: Any
+    #: The file's bytes before the seal: what its MAC covers (the whole file when the
+    #: seal is not last, written as `seal_text` writes it: then no MAC verifies).
+    body: bytes
+
+
+def read(path: Path) -> RunState:
+    """The snapshot in `path`, or Damaged (FileNotFoundError when it is not there); its seal unchecked."""
+    return read_sealed(path).state
+
+
+def read_sealed(path: Path) -> Sealed:
+    """The snapshot in `path` with its seal and sealed bytes; Damaged or FileNotFoundError as `read`."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise Damaged([f"cannot be read: {exc.strerror or exc}"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Damaged([f"is not UTF-8 text (byte {exc.start})"]) from None
+    if not text.strip():
+        raise Damaged(["is empty"])
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except _NotFinite as exc:
+        raise Damaged([f"holds {exc.args[0]}, which is not a JSON number"]) from None
+    except RecursionError:
+        raise Damaged(["is nested too deeply to be a run snapshot"]) from None
+    except json.JSONDecodeError as exc:
+        # Snapshots end with their closing brace: without it the file was cut short
+        # (a full disk, a copy interrupted), rather than edited wrong.
+        if text.lstrip().startswith("{") and not text.rstrip().endswith("}"):
+            last = text.rstrip().count("\n") + 1
+            raise Damaged([f"is truncated: its JSON stops unfinished at line {last}"]) from None
+        raise Damaged([f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]) from None
+    except ValueError as exc:  # an integer too long to convert, among others
+        raise Damaged([f"is not a usable snapshot: {exc}"]) from None
+    if type(data) is not dict:
+        raise Damaged([f"does not hold a run snapshot: its JSON is {_kind(data)}, not an object"])
+    found, body = _seal_of(text, data)
+    playbook = data.get("playbook")
+    name = playbook.get("name") if type(playbook) is dict and type(playbook.get("name")) is str else None
+    if data.get("format") != FORMAT:
+        raise Damaged(
+            [
+                f"is not a catalyst run snapshot: $.format is {json.dumps(data.get('format'))[:40]}"
+                f", expected \"{FORMAT}\""
+            ],
+            name,
+        )
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:
+        raise Damaged(
+            [
+                f"has snapshot format version {json.dumps(version)[:20]} at $.version;"
+                f" this catalyst reads version {VERSION}"
+            ],
+            name,
+            version if type(version) is int else None,
+        )
+    import cattrs
+
+    try:
+        state = converter().structure(data, RunState)
+    except cattrs.BaseValidationError as exc:
+        raise Damaged(_problems(exc), name) from None
+    problems = _inconsistencies(state, path)
+    if problems:
+        raise Damaged(problems, name)
+    return Sealed(state, found, body)
+
+
+def _seal_of(text: str, data: dict[str, Any]) -> tuple[Any, bytes]:
+    """The seal (taken out of `data`) and the text before it, as bytes.
+
+    A seal counts only as the last key, written exactly as `seal_text` writes it: then
+    nothing after the sealed bytes can add to or override what they say.
+    """
+    whole = text.encode("utf-8", "surrogateescape")
+    if seal.SEAL not in data:
+        return None, whole
+    found = data.pop(seal.SEAL)
+    at = text.rfind(_SEAL_MARK)
+    if at < 0 or text[at:] != seal_text(found):
+        return found, whole
+    return found, text[:at].encode("utf-8", "surrogateescape")
+
+
+def _inconsistencies(state: RunState, path: Path) -> list[str]:
+    """What a hand edit can break that types cannot see."""
+    problems = []
+    named = RUN_FILE.fullmatch(path.name)
+    if named and named["id"] != state.run_id:
+        problems.append(f"runId {json.dumps(state.run_id)} does not match the file name @ $.runId")
+    for key in ("started_at", "updated_at", "ended_at"):
+        value = getattr(state, key)
+        if value is not None:
+            try:
+                parse_time(value)
+            except ValueError:
+                problems.append(f"{json.dumps(value)[:40]} is not an ISO 8601 time @ $.{_camel(key)}")
+    # Resume replays the journal by path, so a second record of one path would make it
+    # ambiguous which outcome counts.
+    first: dict[str, int] = {}
+    for index, record in enumerate(state.steps):
+        earlier = first.setdefault(record.path, index)
+        if earlier != index:
+            problems.append(
+                f"the journal records step {record.path!r} twice (first at $.steps[{earlier}]) @ $.steps[{index}].path"
+            )
+    if state.finished:
+        if state.in_flight is not None:
+            problems.append(f"a {state.status} run has a step in flight @ $.inFlight")
+        if state.ended_at is None:
+            problems.append(f"a {state.status} run has no end time @ $.endedAt")
+    elif state.ended_at is not None:
+        problems.append(f"a {state.status} run has an end time @ $.endedAt")
+    if state.status == "paused" and state.pause is None:
+        problems.append("a paused run does not say what it waits for @ $.pause")
+    return problems
+
+
+#: A snapshot's file name (or its backup's), which holds the run id.
+RUN_FILE = re.compile(r"run-(?P<id>.+?)\.json(?:\.bak)?")
