@@ -18,7 +18,7 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
-from catalyst_dsl.runtime.session import Session
+from catalyst_dsl.runtime.lifecycle.session import Session
 
 
 def playbook(steps: int) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
-from catalyst_dsl.runtime.session import Session
+from catalyst_dsl.runtime.lifecycle.session import Session
 
 
 def playbook(steps: int) -> str:

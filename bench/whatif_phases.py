@@ -50,13 +50,14 @@ import catalyst_dsl.cli.main, catalyst_dsl.cli.run
 stamp("import catalyst's command line")
 if sys.argv[1] == "--imported":  # the run-time imported up front: the plan is then its simulation
     del sys.argv[1]
-    import catalyst_dsl.runtime.session, catalyst_dsl.runtime.engine.engine, catalyst_dsl.runtime.simulation.simulator
+    import catalyst_dsl.runtime.lifecycle.session, catalyst_dsl.runtime.engine.engine
+    import catalyst_dsl.runtime.simulation.simulator
     import catalyst_dsl.runtime.simulation.recording, catalyst_dsl.runtime.simulation.planning
     import catalyst_dsl.runtime.values.evaluate, catalyst_dsl.report.plan
     import catalyst_dsl.runtime.actions.files, catalyst_dsl.runtime.actions.console, catalyst_dsl.syntax.pyyaml
-    import catalyst_dsl.project.check, catalyst_dsl.runtime.preflight
+    import catalyst_dsl.project.check, catalyst_dsl.runtime.lifecycle.preflight
     stamp("import the run-time first (--imported)")
-from catalyst_dsl.runtime import preflight, session
+from catalyst_dsl.runtime.lifecycle import preflight, session
 from catalyst_dsl.project.cache import store
 decoding = [0.0]
 def timed(owner, name, before=None, after=None, add=None):

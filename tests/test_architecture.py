@@ -160,7 +160,7 @@ STILL_AGAINST_THE_PIPELINE: set[tuple[str, str]] = {
     ("catalyst_dsl.checks.rules.names", "catalyst_dsl.project.library"),
     ("catalyst_dsl.checks.rules.permissions", "catalyst_dsl.project.library"),
     ("catalyst_dsl.checks.rules.roles", "catalyst_dsl.runtime.approvals.approvers"),
-    ("catalyst_dsl.runtime.preflight", "catalyst_dsl.report.diagnostics"),
+    ("catalyst_dsl.runtime.lifecycle.preflight", "catalyst_dsl.report.diagnostics"),
     ("catalyst_dsl.syntax.shell", "catalyst_dsl.ir.nodes"),
     ("catalyst_dsl.syntax.shell.programs.words", "catalyst_dsl.ir.nodes"),
 }

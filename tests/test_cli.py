@@ -121,7 +121,7 @@ def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
         "import sys; from click.testing import CliRunner; from catalyst_dsl.cli.main import cli; "
         "CliRunner().invoke(cli, ['--version']); "
         "print('catalyst_dsl.cli.run' in sys.modules, "
-        "'catalyst_dsl.cli.lifecycle' in sys.modules, 'catalyst_dsl.runtime.session' in sys.modules)"
+        "'catalyst_dsl.cli.lifecycle' in sys.modules, 'catalyst_dsl.runtime.lifecycle.session' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr

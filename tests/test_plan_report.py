@@ -507,7 +507,7 @@ def fake_project(root: Path) -> None:
 
 
 def test_replan_plans_the_golden_playbook_with_its_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from catalyst_dsl.runtime.session import Session
+    from catalyst_dsl.runtime.lifecycle.session import Session
 
     fake_project(tmp_path)
     calls = []
@@ -523,7 +523,7 @@ def test_replan_plans_the_golden_playbook_with_its_inputs(tmp_path: Path, monkey
 
 def test_replan_reports_a_playbook_that_cannot_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from catalyst_dsl.runtime.errors import RunAbort
-    from catalyst_dsl.runtime.session import Session
+    from catalyst_dsl.runtime.lifecycle.session import Session
 
     fake_project(tmp_path)
 

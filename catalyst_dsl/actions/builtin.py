@@ -84,7 +84,9 @@ _AI = [
     _spec(
         "ai-prompt",
         "ai",
-        "Send a prompt to the configured AI adapter. `command` puts a slash command and its arguments on the prompt's first line; `agent`, `skill`, `profile`, `readPaths` and `skills` say who answers, where the adapter can honour them.",
+        "Send a prompt to the configured AI adapter. `command` puts a slash command and its arguments on the prompt's "
+        "first line; `agent`, `skill`, `profile`, `readPaths` and `skills` say who answers, where the adapter can "
+        "honour them.",
         obj(
             prompt=opt(STRING),
             promptFile=opt(STRING, "a file holding the prompt; its {{ }} are filled in when the step runs"),

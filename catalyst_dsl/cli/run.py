@@ -88,7 +88,7 @@ def _print(text: str, nl: bool) -> None:
 
 def _session(start: Path, mode: str = "manual", log_format: str = "text", verbose: bool = False, project=None):
     from catalyst_dsl.runtime.lifecycle.context import RunOptions
-    from catalyst_dsl.runtime.session import Session
+    from catalyst_dsl.runtime.lifecycle.session import Session
 
     project = project or _project(start)
     return Session(project, RunOptions(mode=mode, log_format=log_format, verbose=verbose))
@@ -243,7 +243,7 @@ def run(
     if what_if and os.path.isfile(name):
         # Checked before the run-time is imported: a playbook the check refuses costs a
         # what-if no more than `catalyst check`; one it passes is not checked again.
-        from catalyst_dsl.runtime import preflight
+        from catalyst_dsl.runtime.lifecycle import preflight
 
         checked = preflight.checked(project, os.path.abspath(name), cached=True)
     session = _session(start, mode, log_format, verbose, project)

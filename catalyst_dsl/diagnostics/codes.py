@@ -62,7 +62,8 @@ _TABLE = [
         ids.NOT_A_PLAYBOOK_FILE,
         "not-a-playbook",
         E,
-        "A YAML file that is not a playbook (none of a playbook's keys) was named to be checked; directory scans skip such files.",
+        "A YAML file that is not a playbook (none of a playbook's keys) was named to be checked; directory scans skip "
+        "such files.",
     ),
     # C1xx: templates and expressions
     Code(ids.EXPRESSION_SYNTAX, "expression-syntax", E, "A ${{ }} expression does not parse."),
@@ -101,7 +102,8 @@ _TABLE = [
         ids.BAD_REGEX,
         "bad-regex",
         E,
-        "A validation regex does not compile, or uses what linear-time matching (RE2) lacks: backreferences, lookaround.",
+        "A validation regex does not compile, or uses what linear-time matching (RE2) lacks: backreferences, "
+        "lookaround.",
     ),
     Code(ids.MIN_ABOVE_MAX, "min-above-max", E, "A minimum above its maximum: no value can pass."),
     Code(ids.DUPLICATE_INPUT, "duplicate-input", E, "Two inputs with the same name."),
@@ -122,7 +124,8 @@ _TABLE = [
         ids.WRITES_NOT_SHELL,
         "writes-not-shell",
         W,
-        "`writes:` on a step that is not shell-like: its action declares its own writes, or writes nothing a step declares.",
+        "`writes:` on a step that is not shell-like: its action declares its own writes, or writes nothing a step "
+        "declares.",
     ),
     Code(
         ids.TIMEOUT_MILLISECONDS,
@@ -156,7 +159,8 @@ _TABLE = [
         ids.MAYBE_UNDEFINED,
         "maybe-undefined",
         W,
-        "A name defined only on some paths through an earlier block (one branch of an `if`, a loop that may not run, a `try` that may fail) is read where it may be missing.",
+        "A name defined only on some paths through an earlier block (one branch of an `if`, a loop that may not run, "
+        "a `try` that may fail) is read where it may be missing.",
     ),
     # C6xx: outputs and artifacts
     Code(
@@ -177,7 +181,8 @@ _TABLE = [
         ids.CHECK_FORM,
         "check-form",
         E,
-        "A check of `requires:` or `ensures:` that is not `- predicate: argument` or a `${{ }}` expression, or lacks what its predicate needs.",
+        "A check of `requires:` or `ensures:` that is not `- predicate: argument` or a `${{ }}` expression, or lacks "
+        "what its predicate needs.",
     ),
     Code(
         ids.CHECK_PATTERN,
@@ -277,7 +282,8 @@ _TABLE = [
         ids.UNCHECKED_SHELL_WRITES,
         "unchecked-shell-writes",
         INFO,
-        "A shell-like step without `writes:`: its program may write only scratch and the temp folder (where Landlock confines it; elsewhere what it writes is not checked).",
+        "A shell-like step without `writes:`: its program may write only scratch and the temp folder (where Landlock "
+        "confines it; elsewhere what it writes is not checked).",
     ),
     Code(
         ids.PARALLEL_WRITE_OVERLAP,
@@ -289,25 +295,29 @@ _TABLE = [
         ids.PROGRAM_NOT_INSTALLED,
         "program-not-installed",
         INFO,
-        "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not on this machine's PATH: it fails here with ActionUnavailable.",
+        "A step whose action needs a program (node for `script`, pwsh for `powershell`, git for `git-*`) that is not "
+        "on this machine's PATH: it fails here with ActionUnavailable.",
     ),
     Code(
         ids.AI_WRITE_TOOLS_UNBOUNDED,
         "ai-write-tools-unbounded",
         E,
-        "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook with no `allowedWritePaths`.",
+        "An AI step granted tools that change things (any but the read-only ones of docs/running.md) in a playbook "
+        "with no `allowedWritePaths`.",
     ),
     Code(
         ids.RAW_UNTRUSTED_IN_SCRIPT,
         "raw-untrusted-in-script",
         W,
-        "An input, a step result (an AI answer too) or another outside value reaches a script through raw(), unescaped.",
+        "An input, a step result (an AI answer too) or another outside value reaches a script through raw(), "
+        "unescaped.",
     ),
     Code(
         ids.UNESCAPABLE_SCRIPT_VALUE,
         "unescapable-script-value",
         E,
-        "A value in a script stands where bash or a program reads it as code: arithmetic, a variable name, the program position, eval or bash -c.",
+        "A value in a script stands where bash or a program reads it as code: arithmetic, a variable name, the "
+        "program position, eval or bash -c.",
     ),
     Code(
         ids.UNESCAPED_JAVASCRIPT_VALUE,
@@ -319,7 +329,8 @@ _TABLE = [
         ids.PROGRAM_WRITES_PROTECTED,
         "program-writes-protected",
         E,
-        "A shell-like step that declares it writes inside `.git/` or the state directory, which the confinement of programs never grants.",
+        "A shell-like step that declares it writes inside `.git/` or the state directory, which the confinement of "
+        "programs never grants.",
     ),
     Code(
         ids.UNKNOWN_ROLE,
@@ -331,20 +342,23 @@ _TABLE = [
         ids.ROLE_WITHOUT_APPROVER,
         "role-without-approver",
         E,
-        "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's checkpoints.",
+        "A required reviewer role nobody in the settings' `approvers` holds: no approval could release the playbook's "
+        "checkpoints.",
     ),
     Code(
         ids.UNSIGNABLE_APPROVAL,
         "unsignable-approval",
         E,
-        "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no allowed-signers file, or no key in it for a holder of the role.",
+        "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no "
+        "allowed-signers file, or no key in it for a holder of the role.",
     ),
     # C04x: suppression comments (`# catalyst: ignore[…]`)
     Code(
         ids.UNUSED_SUPPRESSION,
         "unused-suppression",
         W,
-        "A `catalyst: ignore[…]` comment names a code that nothing on its line (or in its file, for ignore-file) reports.",
+        "A `catalyst: ignore[…]` comment names a code that nothing on its line (or in its file, for ignore-file) "
+        "reports.",
     ),
     Code(
         ids.UNKNOWN_SUPPRESSION_CODE,
@@ -396,7 +410,8 @@ _TABLE = [
         ids.CLEO_GUARDS_NOT_EXHAUSTIVE,
         "cleo-guards-not-exhaustive",
         W,
-        "A node's guards are not provably exclusive and exhaustive (a lone guard, unrelated guards, or a list compared by identity).",
+        "A node's guards are not provably exclusive and exhaustive (a lone guard, unrelated guards, or a list "
+        "compared by identity).",
     ),
     Code(
         ids.CLEO_ZERO_ITERATIONS, "cleo-zero-iterations", INFO, "`max_iterations: 0` means one attempt, the same as 1."
@@ -406,7 +421,8 @@ _TABLE = [
         ids.CLEO_LOOP_BACK,
         "cleo-loop-back",
         W,
-        "`on_failure.inject_into` loops back (cleo never ends that loop; catalyst bounds it) or names a node that is not earlier.",
+        "`on_failure.inject_into` loops back (cleo never ends that loop; catalyst bounds it) or names a node that is "
+        "not earlier.",
     ),
     Code(
         ids.CLEO_INJECT_INTO_SELF,
@@ -425,7 +441,8 @@ _TABLE = [
         ids.CLEO_UNDECLARED_KEY,
         "cleo-undeclared-key",
         W,
-        "A `{{ }}` template names neither a declared input nor a key an earlier node declares, or is no template in cleo (a '-' in the name).",
+        "A `{{ }}` template names neither a declared input nor a key an earlier node declares, or is no template in "
+        "cleo (a '-' in the name).",
     ),
     Code(
         ids.CLEO_REQUIRED_WITH_DEFAULT,
@@ -449,7 +466,8 @@ _TABLE = [
         ids.CLEO_POLICY_UNGUARDED,
         "cleo-policy-unguarded",
         W,
-        "A command that cleo's default policy gives to a person (git push, npm publish, …) with no approval node before it on every path.",
+        "A command that cleo's default policy gives to a person (git push, npm publish, …) with no approval node "
+        "before it on every path.",
     ),
     Code(
         ids.CLEO_TIMEOUT, "cleo-timeout", W, "`timeout_ms` is zero (no time limit) or has a fraction of a millisecond."
@@ -470,26 +488,30 @@ _TABLE = [
         ids.CLEO_NO_EFFECT,
         "cleo-no-effect",
         INFO,
-        "A key cleo reads but that changes nothing here (contracts on an approval node), or a `policy` catalyst gives its own meaning.",
+        "A key cleo reads but that changes nothing here (contracts on an approval node), or a `policy` catalyst gives "
+        "its own meaning.",
     ),
     Code(ids.CLEO_NAME_STYLE, "cleo-name-style", W, "A cantbook's `name` is not kebab-case."),
     Code(
         ids.CLEO_NODE_ID_STYLE,
         "cleo-node-id-style",
         W,
-        "A node id that references cannot name (it must start with a letter or '_' and hold letters, digits, '_' and '-').",
+        "A node id that references cannot name (it must start with a letter or '_' and hold letters, digits, '_' and "
+        "'-').",
     ),
     Code(
         ids.CLEO_IRREDUCIBLE_GRAPH,
         "cleo-irreducible-graph",
         E,
-        "A cantbook graph that does not reduce to nested if/else (a node reached by two branches before they join), or nests too deep.",
+        "A cantbook graph that does not reduce to nested if/else (a node reached by two branches before they join), "
+        "or nests too deep.",
     ),
     Code(
         ids.CLEO_PROJECT_WRITE_GRANT,
         "cleo-project-write-grant",
         INFO,
-        "cleo declares no writes: the cantbook's nodes may write anywhere in the project except .git/ and the state directory.",
+        "cleo declares no writes: the cantbook's nodes may write anywhere in the project except .git/ and the state "
+        "directory.",
     ),
     Code(
         ids.CLEO_AMBIGUOUS_FILE,
@@ -502,13 +524,15 @@ _TABLE = [
         ids.GATE_OPTIONS,
         "gate-options",
         E,
-        "A `checkpoint:` on a step whose answers make no sense: `skip` after the step ran, no `yes`, or an answer twice.",
+        "A `checkpoint:` on a step whose answers make no sense: `skip` after the step ran, no `yes`, or an answer "
+        "twice.",
     ),
     Code(
         ids.APPROVED_NOT_AI,
         "approved-not-ai",
         E,
-        "`approved: true` on a step that is not an AI step: only an AI step's effects can be pre-approved by the author.",
+        "`approved: true` on a step that is not an AI step: only an AI step's effects can be pre-approved by the "
+        "author.",
     ),
     Code(
         ids.APPROVED_NOTHING,
@@ -578,7 +602,8 @@ _TABLE = [
         ids.KAI_SKIP_IGNORES,
         "kai-skip-ignores",
         INFO,
-        "Conditions, triggers, `model` or `parallel_group` on a kai step whose autonomy is `skip`: they have no effect.",
+        "Conditions, triggers, `model` or `parallel_group` on a kai step whose autonomy is `skip`: they have no "
+        "effect.",
     ),
     Code(
         ids.KAI_OPTIONAL_ARG,

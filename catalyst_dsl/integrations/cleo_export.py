@@ -17,7 +17,7 @@ from typing import Any, Optional
 from catalyst_dsl.dialects.cleo.lowering_tables import REQUIRES_CHECK
 from catalyst_dsl.dialects.cleo.model import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.state.snapshot import Approval, RunState, StepRecord
 
 FORMAT = "cleo-playbook-run"

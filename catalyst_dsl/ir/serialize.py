@@ -5,7 +5,7 @@ IR equality, is about meaning, not position. Unions are tagged with `node`.
 
 The JSON `catalyst compile` prints spells field names in camelCase like the language
 (`allowedWritePaths`, `errorPolicy`, `finally`), and carries `irVersion` JSON_VERSION.
-Fingerprints of steps and playbooks (runtime/paths.py), which run snapshots and approval
+Fingerprints of steps and playbooks (runtime/engine/paths.py), which run snapshots and approval
 tokens record, hash the internal form (`converter()`, Python's names, `ir_version` 1),
 so a run paused before the JSON changed still resumes.
 """

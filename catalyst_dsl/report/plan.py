@@ -211,9 +211,8 @@ def _text_step(step: Mapping[str, Any], pad: str, lines: list[str]) -> None:
         lines += [f"{inner}  {line}" for line in message[1:]]
     confinement = step.get("confinement")
     if confinement:
-        lines.append(
-            f"{inner}confined: may write {', '.join(confinement['mayWrite'])}; never {', '.join(confinement['neverWrites'])}"
-        )
+        may, never = ", ".join(confinement["mayWrite"]), ", ".join(confinement["neverWrites"])
+        lines.append(f"{inner}confined: may write {may}; never {never}")
     for check in step.get("checks") or ():
         holds = {True: "holds", False: "does not hold"}.get(check["holds"], "unknown now")
         lines.append(f"{inner}{check['when']}: {' '.join(_lines(check['check']))} ({holds})")

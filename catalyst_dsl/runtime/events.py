@@ -181,7 +181,8 @@ class Events:
             "paused",
             "warning",
             "paused",
-            f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then continue: catalyst resume {run_id}",
+            f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then "
+            f"continue: catalyst resume {run_id}",
             step=step,
         )
 

@@ -12,7 +12,7 @@ import pytest
 
 from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
-from catalyst_dsl.runtime.session import Session
+from catalyst_dsl.runtime.lifecycle.session import Session
 from run_helpers import PROPOSE, REVIEWED
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")

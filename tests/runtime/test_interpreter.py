@@ -1188,7 +1188,7 @@ def on_a_terminal(project, monkeypatch, name: str, keys: str) -> tuple[int, str]
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
     from catalyst_dsl.runtime.lifecycle.context import RunOptions
-    from catalyst_dsl.runtime.session import Session
+    from catalyst_dsl.runtime.lifecycle.session import Session
 
     monkeypatch.setattr(sys, "stdin", io.StringIO(keys))
     out = io.StringIO()
@@ -2879,7 +2879,7 @@ def test_a_number_or_boolean_where_text_belongs_is_written_as_its_text(project):
 
 def test_an_object_where_text_belongs_says_how_to_convert_it():
     from catalyst_dsl.actions.installed import builtin_catalog
-    from catalyst_dsl.runtime.config_check import check_config
+    from catalyst_dsl.runtime.engine.config_check import check_config
     from catalyst_dsl.runtime.errors import StepError
 
     with pytest.raises(StepError) as caught:

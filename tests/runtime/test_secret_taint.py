@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.runtime.values.evaluate import render
-from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 from catalyst_dsl.runtime.values.secrets import Masker
 from catalyst_dsl.runtime.values.taint import MIN_DERIVED_LENGTH, SecretText, placeholders, secret_text
 

@@ -30,7 +30,7 @@ def test_a_log_stamp_follows_the_clock_past_the_second_it_kept(monkeypatch):
 
 
 def test_a_name_is_read_from_the_scopes_then_the_inputs_and_missing_is_a_key_error(tmp_path):
-    from catalyst_dsl.runtime.scope import RunEnv, Scope
+    from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
     outer = Scope(None, {"shadowed": "variable", "none": None})
     env = RunEnv(Scope(outer, {"inner": 1}), {"shadowed": "input", "only-input": 2}, tmp_path, lambda: [])
@@ -44,7 +44,7 @@ def test_a_name_is_read_from_the_scopes_then_the_inputs_and_missing_is_a_key_err
 
 def test_a_reference_that_cannot_be_read_fails_where_it_stands(tmp_path):
     from catalyst_dsl.runtime.values.evaluate import EvaluationError, render
-    from catalyst_dsl.runtime.scope import RunEnv, Scope
+    from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
     env = RunEnv(Scope(None, {"a": {"b": None}}), {}, tmp_path, lambda: [])
     with pytest.raises(EvaluationError) as missing:

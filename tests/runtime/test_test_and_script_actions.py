@@ -21,7 +21,7 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway, RealPerformer
 from catalyst_dsl.runtime.effects.grants import Grants
-from catalyst_dsl.runtime.scope import Scope
+from catalyst_dsl.runtime.engine.scope import Scope
 
 # Without the entry-point plugins of this environment (hypothesis alone takes most of a second).
 PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"

@@ -24,7 +24,7 @@ import pytest
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
-from catalyst_dsl.runtime.session import Session
+from catalyst_dsl.runtime.lifecycle.session import Session
 from catalyst_dsl.runtime.approvals.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
 
 import fake_github as fakes

@@ -858,14 +858,14 @@ def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(pro
 
 
 def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
-    """The preflight check runs before the session is imported (runtime/preflight.py):
+    """The preflight check runs before the session is imported (runtime/lifecycle/preflight.py):
     a refused what-if prints the check's errors and costs no more than the check."""
     (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
     (tmp_path / "bad.yaml").write_text("name: bad\nsteps:\n  - no-such-action: x\n", encoding="utf-8")
     probe = (
         "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'bad.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
-        "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
+        "print('session' if 'catalyst_dsl.runtime.lifecycle.session' in sys.modules else 'no session')\n"
     )
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -968,7 +968,7 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
     probe = (
         "import sys\nfrom catalyst_dsl.cli.main import main\nsys.argv = ['catalyst', 'run', 'tiny.yaml', '--what-if']\n"
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
-        "print('session' if 'catalyst_dsl.runtime.session' in sys.modules else 'no session')\n"
+        "print('session' if 'catalyst_dsl.runtime.lifecycle.session' in sys.modules else 'no session')\n"
         f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
         "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n"
     )

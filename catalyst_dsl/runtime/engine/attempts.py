@@ -13,7 +13,7 @@ from typing import Any, Callable
 from catalyst_dsl.actions.catalog import Effect
 from catalyst_dsl.actions.control import CONTROL
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import DEADLINE, Cancelled, Paused, RetryStep
 from catalyst_dsl.runtime.engine.step_run import StepRun, visible

@@ -16,7 +16,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import SCRATCH
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS
 from catalyst_dsl.runtime.actions.context import ActionContext
-from catalyst_dsl.runtime.config_check import check_config
+from catalyst_dsl.runtime.engine.config_check import check_config
 from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import DEADLINE
 from catalyst_dsl.runtime.engine.step_run import StepRun
@@ -24,7 +24,7 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import explain, materialize, render
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, to_text
-from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 
 class Calls:

@@ -20,7 +20,7 @@ from catalyst_dsl.actions.control import CONTROL
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.language import BINDINGS
-from catalyst_dsl.runtime import paths, step_checks
+from catalyst_dsl.runtime.engine import paths, step_checks
 from catalyst_dsl.runtime.engine.attempts import Attempts
 from catalyst_dsl.runtime.engine.calls import Calls, script_action
 from catalyst_dsl.runtime.engine.frames import Frame, Hooks, check_outputs, granted_paths
@@ -33,7 +33,7 @@ from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.effects.grants import Grants
 from catalyst_dsl.runtime.values.inputs import resolve_inputs
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, truthy
-from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 #: An argument not given: a value the callee evaluates itself (None and UNKNOWN are values).
 _UNEVALUATED = object()

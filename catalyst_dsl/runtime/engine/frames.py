@@ -11,7 +11,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, to_text
-from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 
 @records.record(frozen=False)
@@ -28,7 +28,7 @@ class Frame:
 
 @records.record(frozen=False)
 class Hooks:
-    """What the engine needs from around it, supplied by the session (`runtime/session.py`)."""
+    """What the engine needs from around it, supplied by the session (`runtime/lifecycle/session.py`)."""
 
     #: record_step(StepRecord-like dict[, save=True]) then save, unless told not to; save() alone.
     record_step: Callable[..., None]

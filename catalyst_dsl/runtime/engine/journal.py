@@ -15,7 +15,7 @@ from typing import Any
 from catalyst_dsl.actions.control import CONTROL
 from catalyst_dsl.actions.control.for_each import list_changed
 from catalyst_dsl.ir.journal import CAUGHT, LOOP_ITEM, caught_errors
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.engine.frames import Hooks
 from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError

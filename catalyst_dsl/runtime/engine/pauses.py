@@ -17,7 +17,7 @@ from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.control import checkpoint as checkpoint_action
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.approvals.policy import ApprovalPolicy, Command, policy_of, step_commands
 from catalyst_dsl.runtime.engine.frames import Frame
 from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
@@ -25,8 +25,8 @@ from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import render
 from catalyst_dsl.runtime.values.jsvalues import to_text, truthy
-from catalyst_dsl.runtime.scope import Scope
-from catalyst_dsl.runtime import step_checks
+from catalyst_dsl.runtime.engine.scope import Scope
+from catalyst_dsl.runtime.engine import step_checks
 
 
 class Pauses:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.engine.frames import Frame
-from catalyst_dsl.runtime.scope import Scope
+from catalyst_dsl.runtime.engine.scope import Scope
 
 
 class StepRun:

@@ -22,10 +22,10 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import Project, relative_to_root
 from catalyst_dsl.project.library import Library
 from catalyst_dsl._internal.records import record
-from catalyst_dsl.runtime import preflight
+from catalyst_dsl.runtime.lifecycle import preflight
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import Events
-from catalyst_dsl.runtime.scope import RunEnv, Scope
+from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 from catalyst_dsl.runtime.values.secrets import Masker
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
@@ -120,7 +120,7 @@ class RunContext:
 
     def checked(self, file: str, *, cached: bool = False, checked=None) -> ir.Playbook:
         """The playbook, or RunAbort(1) with every error `catalyst check` would print
-        (runtime/preflight.py); `checked`: that check, made already."""
+        (runtime/lifecycle/preflight.py); `checked`: that check, made already."""
         result = checked if checked is not None else preflight.checked(self.project, file, cached=cached)
         self.library = result.library
         return result.library.compiled(file).playbook

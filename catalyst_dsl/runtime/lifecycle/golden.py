@@ -25,7 +25,7 @@ def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
     from catalyst_dsl.project.config import load_project
     from catalyst_dsl.runtime.errors import RunAbort
     from catalyst_dsl.runtime.lifecycle.context import RunOptions
-    from catalyst_dsl.runtime.session import Session
+    from catalyst_dsl.runtime.lifecycle.session import Session
 
     sink = DiagnosticSink()
     project = load_project(root, sink)

@@ -31,7 +31,7 @@ class Planner:
     ) -> dict[str, Any]:
         """What a run would do, as a plan (docs/plan-format.md): nothing is written, no lock
         is taken, no program or remote AI is started. `checked`: the preflight check of
-        `file`, when the caller made it already (runtime/preflight.py). `hashed=False`:
+        `file`, when the caller made it already (runtime/lifecycle/preflight.py). `hashed=False`:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
         from catalyst_dsl.runtime.simulation.planning import PlanRecorder

@@ -9,7 +9,7 @@ import os
 from typing import Mapping
 
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import relative_to_root
-from catalyst_dsl.runtime import paths
+from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 from catalyst_dsl.runtime.events import utc_now
 from catalyst_dsl.runtime.lifecycle.context import RunContext

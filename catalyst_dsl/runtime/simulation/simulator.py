@@ -14,7 +14,7 @@ from catalyst_dsl.actions.catalog import Effect, WhatIf
 from catalyst_dsl.actions.control import CONTROL, PAUSES
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
-from catalyst_dsl.runtime import step_checks
+from catalyst_dsl.runtime.engine import step_checks
 from catalyst_dsl.runtime.approvals.policy import step_commands
 from catalyst_dsl.runtime.engine.engine import Engine
 from catalyst_dsl.runtime.engine.pauses import gate_message, pre_approved
@@ -22,7 +22,7 @@ from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import materialize
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, contains_unknown
-from catalyst_dsl.runtime.scope import Scope
+from catalyst_dsl.runtime.engine.scope import Scope
 from catalyst_dsl.runtime.simulation.planning import PlanRecorder
 from catalyst_dsl.runtime.simulation.recording import EFFECTS, Unknowable, record
 

@@ -16,7 +16,7 @@ from catalyst_dsl.runtime.actions.context import read_target
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.effects.gateway import FileTooLarge
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, as_json_data, contains_unknown
-from catalyst_dsl.runtime.scope import RunEnv
+from catalyst_dsl.runtime.engine.scope import RunEnv
 
 #: Files larger than this are not searched by `file-contains` (as file-read refuses them).
 MAX_CHECKED_BYTES = 50 * 1024 * 1024

@@ -38,7 +38,8 @@ def checked(project: Project, file: str, *, cached: bool = False):
         reasons = "; ".join(compiled.playbook.unrunnable)
         raise RunAbort(
             EXIT_INVALID,
-            f"{relative_to_root(project, file)} is a {compiled.playbook.dialect} playbook this version can check but not run: {reasons}; nothing was run",
+            f"{relative_to_root(project, file)} is a {compiled.playbook.dialect} playbook this version can check but "
+            f"not run: {reasons}; nothing was run",
             help="`catalyst check` and `catalyst compile` read it; running it needs a later version of catalyst",
         )
     return result

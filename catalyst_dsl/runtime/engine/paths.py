@@ -3,8 +3,9 @@
 A path names where a step sits, including which loop iteration, function call or
 called playbook it ran in: `steps/2/then/0`, `steps/3/each/1/0` (iteration 1),
 `steps/4/call/steps/0` (inside a called playbook), `steps/5/fn/0` (inside the function
-that step 5 calls), `steps/6/attempt/2/0` (attempt 2 of a `retry-block`). The snapshot keys its journal by path; resume finds each recorded
-step again with `step_at` to tell whether the playbook changed under the run.
+that step 5 calls), `steps/6/attempt/2/0` (attempt 2 of a `retry-block`). The snapshot
+keys its journal by path; resume finds each recorded step again with `step_at` to tell
+whether the playbook changed under the run.
 
 A few paths name what happens at a step rather than a step: its pauses
 (`…/before`, `…/checkpoint`, `…/approve-effects`, `…/review`, `…/inquire`) and journal
