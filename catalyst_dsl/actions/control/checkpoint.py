@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, DURATION, NULL, STRING, ArrayT, EnumT, obj, opt, req, union
 
-if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
     from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
 
 CHECKPOINT_OPTION = obj(

@@ -11,10 +11,10 @@ from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
-from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import types as t
 
-if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
 
 #: How the engine treats the step (see actions/control/__init__.py).

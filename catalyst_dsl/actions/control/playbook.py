@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, ObjectT, STRING, obj, opt, req
-from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
-if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
 

@@ -19,11 +19,11 @@ from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.diagnostics.ids import ERROR_CODE_CASE, RETRY_BLOCK_ATTEMPTS, RETRY_FROM_UNKNOWN_STEP
 from catalyst_dsl.diagnostics.suggest import suggest
-from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import types as t
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
-if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
 #: How the engine treats the step (see actions/control/__init__.py): the journal keeps

@@ -11,10 +11,10 @@ from catalyst_dsl.ir.types import ArrayT, NULL, STEPS, STRING, obj, opt, req, un
 from catalyst_dsl.actions.control.return_ import Return
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl import expr_builtins as B
-from catalyst_dsl.actions.control.checking import Checker, Scope
 from catalyst_dsl.ir import types as t
 
-if TYPE_CHECKING:  # the engine's side, as types only: the engine passes itself in
+if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
 #: How the engine treats the step (see actions/control/__init__.py).
