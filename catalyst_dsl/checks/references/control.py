@@ -8,19 +8,11 @@ result its declared type).
 
 from __future__ import annotations
 
-from catalyst_dsl.actions.control import for_each, function, if_, parallel, playbook, retry_block, try_, var
+from catalyst_dsl.actions.control import CONTROL, var
 
-#: action name -> check_scope(checker, step, scope), which returns the step's result type.
-SCOPE_RULES = {
-    "var": var.check_scope,
-    "if": if_.check_scope,
-    "for-each": for_each.check_scope,
-    "try": try_.check_scope,
-    "function": function.check_scope,
-    "retry-block": retry_block.check_scope,
-    "parallel": parallel.check_scope,
-    "playbook": playbook.check_scope,
-}
+#: action name -> check_scope(checker, step, scope), which returns the step's result type:
+#: the rule of every control action whose module has one (`return` and `throw` have none).
+SCOPE_RULES = {name: module.check_scope for name, module in CONTROL.items() if hasattr(module, "check_scope")}
 
 #: action name -> the literal name a step of it defines (besides its step name), if any.
 DEFINED_NAMES = {"var": var.defined_name}
