@@ -99,8 +99,9 @@ def test_importing_lark_leaves_regex_importable() -> None:
 
 
 def test_stale_tables_give_way_to_a_parser_built_from_the_grammar() -> None:
-    """When the grammar was edited and the tables not regenerated, expressions.py builds
-    the tables in memory with Lark (parser_tables.from_grammar) instead of using them."""
+    """When the grammar was edited and the tables not regenerated, the expression parser
+    (syntax/expr/parser.py) builds the tables in memory with Lark (parser_tables.from_grammar)
+    instead of using them."""
     text = grammar_path().read_text(encoding="utf-8").replace('"??"', '"?!"')
     assert parser_tables.load(text) is None
     edited = parser_tables.from_grammar(text)

@@ -3,7 +3,7 @@ checked file (`Target`) it is handed and what a program's run gives back
 (`ProcessOutcome`).
 
 The gateway checks an effect and a performer carries it out: `gateway.RealPerformer`
-in a run, a simulated one in a what-if (`runtime/whatif.py`). These values are here,
+in a run, a simulated one in a what-if (`runtime/simulation/`). These values are here,
 below both, so that the modules that run programs (`process.py`, `confinement/`) can
 make them without importing the gateway, which imports them.
 """

@@ -1,6 +1,6 @@
 """Variables of a running playbook, and the environment expressions see.
 
-Scoping follows the checker (`checks/scope.py`): a body (`if` branch, loop, `try`,
+Scoping follows the checker (`checks/references/`): a body (`if` branch, loop, `try`,
 function) gets a child scope; a `var` whose name exists in an outer scope updates it
 there; named step results are defined where the step runs. When a block other than a
 function body ends, the names it defined are handed out to the enclosing scope, so steps
