@@ -5,23 +5,28 @@ character YAML does not allow).
 
 from __future__ import annotations
 
+from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.syntax.pyyaml import yaml
 from catalyst_dsl.syntax.source import SourceFile
 
 #: (words of libyaml's problem, the code to report, the fix), the first that matches wins.
 _HELP_BY_PROBLEM = (
-    ("found character '\\t'", "C005", "indent with spaces: YAML does not allow tabs for indentation"),
-    ("mapping values are not allowed", "C002", "quote the value: a plain value cannot contain ': '"),
-    ("found undefined alias", "C008", "define the anchor (&name) before using the alias (*name)"),
-    ("found duplicate anchor", "C002", "give each anchor a different name"),
-    ("could not find expected ':'", "C002", "a key needs ': ' after it; check the indentation of this line"),
-    ("found unexpected end of stream", "C002", "close the quote or bracket that is still open"),
-    ("did not find expected key", "C002", "check the indentation: this line does not line up with the keys above"),
-    ("did not find expected '-' indicator", "C002", "check the indentation of this list item"),
+    ("found character '\\t'", ids.TAB_INDENTATION, "indent with spaces: YAML does not allow tabs for indentation"),
+    ("mapping values are not allowed", ids.YAML_SYNTAX, "quote the value: a plain value cannot contain ': '"),
+    ("found undefined alias", ids.BAD_ALIAS, "define the anchor (&name) before using the alias (*name)"),
+    ("found duplicate anchor", ids.YAML_SYNTAX, "give each anchor a different name"),
+    ("could not find expected ':'", ids.YAML_SYNTAX, "a key needs ': ' after it; check the indentation of this line"),
+    ("found unexpected end of stream", ids.YAML_SYNTAX, "close the quote or bracket that is still open"),
+    (
+        "did not find expected key",
+        ids.YAML_SYNTAX,
+        "check the indentation: this line does not line up with the keys above",
+    ),
+    ("did not find expected '-' indicator", ids.YAML_SYNTAX, "check the indentation of this list item"),
     (
         "found character that cannot start any token",
-        "C002",
+        ids.YAML_SYNTAX,
         "quote the value: it starts with a character YAML reserves (such as @ or `)",
     ),
 )
@@ -30,14 +35,14 @@ _HELP_BY_PROBLEM = (
 def report_yaml_error(source: SourceFile, sink: DiagnosticSink, base: int, exc: yaml.MarkedYAMLError) -> None:
     problem = exc.problem or exc.context or "invalid YAML"
     mark = exc.problem_mark or exc.context_mark
-    code, help_text = "C002", "fix the YAML syntax at this position"
+    code, help_text = ids.YAML_SYNTAX, "fix the YAML syntax at this position"
     for needle, c, h in _HELP_BY_PROBLEM:
         if needle in problem:
             code, help_text = c, h
             break
     if mark is not None and source.text[base + mark.index : base + mark.index + 1] == "\t":
-        code, help_text = "C005", _HELP_BY_PROBLEM[0][2]
-    if code == "C005":
+        code, help_text = ids.TAB_INDENTATION, _HELP_BY_PROBLEM[0][2]
+    if code == ids.TAB_INDENTATION:
         problem = "a tab is used for indentation"
         labels_allowed = False
     else:
@@ -55,7 +60,7 @@ def report_reader_error(source: SourceFile, sink: DiagnosticSink, base: int, tex
     where = source.span(base + bad, base + bad + 1) if bad is not None else source.span(base)
     char = f" (U+{ord(text[bad]):04X})" if bad is not None else ""
     sink.report(
-        "C001",
+        ids.UNREADABLE_FILE,
         f"the file contains a control character YAML does not allow{char}",
         where,
         help="remove the character, or write it as an escape inside a double-quoted string",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.decoding import decode  # noqa: F401 (read from here by the dialects)
@@ -69,7 +70,7 @@ def _flow_too_deep(source: SourceFile, text: str, base: int, sink: DiagnosticSin
     if at is None:
         return False
     sink.report(
-        "C009",
+        ids.TOO_DEEP,
         f"collections are nested more than {MAX_DEPTH} levels deep",
         source.span(base + at, base + at + 1),
         help="flatten the structure; no playbook needs this depth",
@@ -281,7 +282,7 @@ class _Composer:
             if self.documents > 1:
                 at = self.base + event.start_mark.index
                 self.sink.report(
-                    "C004",
+                    ids.MULTIPLE_DOCUMENTS,
                     "a playbook file holds one YAML document; a second one starts here",
                     self.source.span(at, at + 3),
                     help="move the second playbook into a file of its own, or remove the '---' line",
@@ -298,7 +299,7 @@ class _Composer:
             return None
         if tag not in STANDARD_TAGS:
             self.sink.report(
-                "C010",
+                ids.UNSUPPORTED_TAG,
                 f"the YAML tag '{self._written_tag(start, tag)}' is not supported in playbooks",
                 self.source.span(start, end),
                 help="remove the tag; playbooks use plain YAML values",
@@ -336,7 +337,7 @@ class _Composer:
                 value = tagged_value(text, tag)
             except ValueError as exc:
                 self.sink.report(
-                    "C010",
+                    ids.UNSUPPORTED_TAG,
                     f"{exc} (tag {self._written_tag(start, tag)})",
                     self.source.span(start, end),
                     help="remove the tag or fix the value",
@@ -349,7 +350,7 @@ class _Composer:
                 value = core_value(text)
             except NumberTooLarge as exc:
                 self.sink.report(
-                    "C016",
+                    ids.NUMBER_TOO_LARGE,
                     str(exc),
                     self.source.span(start, end),
                     help="write a smaller number, or quote it if it is meant as text",
@@ -368,7 +369,7 @@ class _Composer:
         )
         if len(self.stack) >= MAX_DEPTH:
             self.sink.report(
-                "C009",
+                ids.TOO_DEEP,
                 f"collections are nested more than {MAX_DEPTH} levels deep",
                 self.source.span(start, start + 1),
                 help="flatten the structure; no playbook needs this depth",
@@ -393,7 +394,7 @@ class _Composer:
         name = event.anchor
         if name not in self.anchors:
             self.sink.report(
-                "C008",
+                ids.BAD_ALIAS,
                 f"the alias *{name} has no anchor &{name} before it",
                 self.source.span(start, end),
                 help=f"define &{name} before using *{name}",
@@ -402,7 +403,7 @@ class _Composer:
         target = self.anchors[name]
         if target is None:
             self.sink.report(
-                "C008",
+                ids.BAD_ALIAS,
                 f"the alias *{name} refers to the node that contains it",
                 self.source.span(start, end),
                 help="an alias cannot refer to its own ancestor; copy the content instead",
@@ -413,7 +414,7 @@ class _Composer:
         budget = ALIAS_BUDGET_BASE + ALIAS_BUDGET_FACTOR * self.written
         if self.expanded > budget:
             self.sink.report(
-                "C007",
+                ids.ALIAS_BOMB,
                 f"aliases expand to more than {budget:,} nodes (an alias bomb)",
                 self.source.span(start, end),
                 help="use fewer nested aliases; write the repeated content out where it is needed",
@@ -448,7 +449,7 @@ class _Composer:
         first = frame.keys.get(key.text)
         if first is not None:
             self.sink.report(
-                "C006",
+                ids.DUPLICATE_KEY,
                 f"the key '{key.text}' appears twice in this mapping",
                 key.span,
                 labels=[Label(first.span, "first defined here")],
@@ -464,21 +465,24 @@ class _Composer:
             if node.is_plain and node.text and not isinstance(node.value, str):
                 reading = yaml11_reading(node) or f"{_kind_of(node.value)}"
                 self.sink.report(
-                    "C011",
+                    ids.NON_STRING_KEY,
                     f"the key {node.text} is read as {reading}, not as text",
                     node.span,
                     help=f"quote the key: '{node.text}'",
                 )
             elif (reading := yaml11_reading(node)) is not None:
                 self.sink.report(
-                    "C011",
+                    ids.NON_STRING_KEY,
                     f"YAML 1.1 tools read the key {node.text} as {reading}",
                     node.span,
                     help=f"quote the key: '{node.text}'",
                 )
             return node
         self.sink.report(
-            "C012", "a mapping key must be a plain string, not a collection", node.span, help="use a string key"
+            ids.COMPLEX_KEY,
+            "a mapping key must be a plain string, not a collection",
+            node.span,
+            help="use a string key",
         )
         return None
 
@@ -489,7 +493,7 @@ class _Composer:
             sources = value.items if isinstance(value, YSeq) else [value]
             if all(isinstance(merged, YMap) for merged in sources):
                 self.sink.report(
-                    "C017",
+                    ids.MERGE_KEY,
                     "a merge key (<<) is a YAML 1.1 extension: catalyst merges it, as the original engine did, "
                     "but YAML 1.2 tools read a key named '<<'",
                     key.span,
@@ -498,7 +502,7 @@ class _Composer:
             for merged in sources:
                 if not isinstance(merged, YMap):
                     self.sink.report(
-                        "C002",
+                        ids.YAML_SYNTAX,
                         "a merge key (<<) needs a mapping or a list of mappings",
                         key.span,
                         help="merge an anchored mapping: <<: *defaults",

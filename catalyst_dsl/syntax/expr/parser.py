@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 
+from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.expr import parser_tables
 from catalyst_dsl.syntax.expr.grammar import grammar_path
@@ -78,7 +79,7 @@ def _text_of(token: str, start: int, end: int) -> str:
     except _LoneSurrogate:
         raise ExpressionSyntaxError(
             ast.TemplateError(
-                "C101",
+                ids.EXPRESSION_SYNTAX,
                 "this string holds half of a UTF-16 surrogate pair "
                 "(a \\ud800-\\udfff escape without its partner), which is not text",
                 start,
@@ -217,7 +218,7 @@ def parse(text: str, start: str):
     except ParseError as exc:
         message, help_text, s, e = _describe(exc, text)
         if start == "reference":
-            code, help_text = "C102", _reference_help(text)
+            code, help_text = ids.REFERENCE_SYNTAX, _reference_help(text)
             body = text.strip()
             if "\n" in body or len(body) > 40:
                 message = "this {{ }} holds text, not a reference"
@@ -226,19 +227,23 @@ def parse(text: str, start: str):
             else:
                 message = f"'{body}' is not a reference"
         else:
-            code = "C103" if help_text and "not" in message else "C101"
+            code = ids.OUTSIDE_SUBSET if help_text and "not" in message else ids.EXPRESSION_SYNTAX
         raise ExpressionSyntaxError(ast.TemplateError(code, message, s, max(e, s + 1), help_text)) from None
     except RecursionError:
         raise ExpressionSyntaxError(
             ast.TemplateError(
-                "C101", "the expression is too complex to read", 0, len(text), "split it into smaller steps"
+                ids.EXPRESSION_SYNTAX,
+                "the expression is too complex to read",
+                0,
+                len(text),
+                "split it into smaller steps",
             )
         ) from None
     depth = _depth(tree)
     if depth > MAX_DEPTH:
         raise ExpressionSyntaxError(
             ast.TemplateError(
-                "C101",
+                ids.EXPRESSION_SYNTAX,
                 f"the expression nests {depth} operations deep; expressions may nest at most {MAX_DEPTH}",
                 0,
                 len(text),

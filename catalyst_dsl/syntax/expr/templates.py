@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl._internal.records import record, replace
 
@@ -55,7 +56,11 @@ def parse_template(text: str) -> ParsedTemplate:
             (ast.TextPart(text, start=0, end=len(text)),),
             (
                 ast.TemplateError(
-                    "C101", "this text is too long to hold templates", 0, 1, "keep templates in strings under 1 MB"
+                    ids.EXPRESSION_SYNTAX,
+                    "this text is too long to hold templates",
+                    0,
+                    1,
+                    "keep templates in strings under 1 MB",
                 ),
             ),
         )
@@ -109,7 +114,7 @@ class _Splitter:
         if close == -1:
             self.errors.append(
                 ast.TemplateError(
-                    "C104",
+                    ids.UNCLOSED_TEMPLATE,
                     "this {{ is never closed",
                     open_at,
                     open_at + 2,
@@ -127,7 +132,7 @@ class _Splitter:
         if nested != -1:
             self.errors.append(
                 ast.TemplateError(
-                    "C105",
+                    ids.NESTED_TEMPLATE,
                     "{{ cannot start inside another {{ }}",
                     base + nested,
                     base + nested + 2,
@@ -161,7 +166,9 @@ class _Splitter:
         close = find_expression_end(text, base)
         if close == -1:
             self.errors.append(
-                ast.TemplateError("C104", "this ${{ is never closed", open_at, open_at + 3, "close it with }}")
+                ast.TemplateError(
+                    ids.UNCLOSED_TEMPLATE, "this ${{ is never closed", open_at, open_at + 3, "close it with }}"
+                )
             )
             if not self.buffer:
                 self.buffer_start = open_at
@@ -174,7 +181,7 @@ class _Splitter:
         if nested != -1:
             self.errors.append(
                 ast.TemplateError(
-                    "C105",
+                    ids.NESTED_TEMPLATE,
                     "{{ }} cannot be used inside ${{ }}",
                     base + nested,
                     base + nested + 2,
@@ -186,7 +193,11 @@ class _Splitter:
         if not inner.strip():
             self.errors.append(
                 ast.TemplateError(
-                    "C101", "the expression is empty", open_at, end, "write an expression between ${{ and }}"
+                    ids.EXPRESSION_SYNTAX,
+                    "the expression is empty",
+                    open_at,
+                    end,
+                    "write an expression between ${{ and }}",
                 )
             )
             self.buffer_start = end
