@@ -7,7 +7,7 @@ snapshot put back cannot undo.
 
 from __future__ import annotations
 
-from catalyst_dsl.runtime.approvals.signatures import Signatures, pause_nonce, refusing, state_hash
+from catalyst_dsl.runtime.approvals.signatures import Signatures, pause_nonce, pause_text, refusing, state_hash
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import utc_now
 from catalyst_dsl.runtime.lifecycle.context import RunContext
@@ -27,7 +27,6 @@ class ApprovalDesk:
     def approval_text(self, run_id: str, role: str | None, by: str | None, token: str | None) -> str:
         """The exact text to sign (`ssh-keygen -Y sign -n catalyst-approval`) for an approval of
         the pause run `run_id` waits at: as `role` by `by`, or the one `token` carries."""
-        from catalyst_dsl.runtime.approvals.approvers import approval_text
         from catalyst_dsl.runtime.machine import current_user
 
         state = self._waiting(run_id)
@@ -36,17 +35,7 @@ class ApprovalDesk:
             role, approver, decision, nonce = claims.role, claims.actor, claims.decision, claims.nonce
         else:
             approver, decision, nonce = by or current_user(), "approve", pause_nonce(state)
-        return refusing(
-            lambda: approval_text(
-                run_id=state.run_id,
-                path=state.pause.path,
-                role=role,
-                approver=approver,
-                decision=decision,
-                state_hash=state_hash(state),
-                nonce=nonce,
-            )
-        )
+        return pause_text(state, role, approver, decision, nonce)
 
     def issue_token(self, run_id: str, role: str, by: str | None, decision: str, ttl: int) -> str:
         from catalyst_dsl.runtime.approvals.tokens import TokenError, issue_token

@@ -42,7 +42,7 @@ class Signatures:
     ) -> str | None:
         """The signed text when `signature` proves this approval (None when none was given and
         none is `needed`); RunAbort when a needed or given signature does not hold."""
-        from catalyst_dsl.runtime.approvals.approvers import approval_text, verify
+        from catalyst_dsl.runtime.approvals.approvers import verify
 
         needed = needed and self.required(state.pause)
         if signature is None:
@@ -63,17 +63,7 @@ class Signatures:
                 "but no `approvers` are configured to give them roles",
                 help="map approvers to roles in the `approvers` setting",
             )
-        text = refusing(
-            lambda: approval_text(
-                run_id=state.run_id,
-                path=state.pause.path,
-                role=role,
-                approver=approver,
-                decision=decision,
-                state_hash=state_hash(state),
-                nonce=nonce,
-            )
-        )
+        text = pause_text(state, role, approver, decision, nonce)
         refusing(
             lambda: verify(
                 text, signature, approver, self.context.project.resolve(self.context.project.config.allowed_signers)
@@ -178,6 +168,23 @@ def refusing(action: Callable[[], Any]) -> Any:
         return action()
     except ApprovalRefused as refused:
         raise RunAbort(EXIT_INVALID, refused.message, help=refused.help) from None
+
+
+def pause_text(state, role: str | None, approver: str, decision: str, nonce: str) -> str:
+    """The text an approver of the step `state` is paused at signs (RunAbort if it cannot be made)."""
+    from catalyst_dsl.runtime.approvals.approvers import approval_text
+
+    return refusing(
+        lambda: approval_text(
+            run_id=state.run_id,
+            path=state.pause.path,
+            role=role,
+            approver=approver,
+            decision=decision,
+            state_hash=state_hash(state),
+            nonce=nonce,
+        )
+    )
 
 
 def state_hash(state) -> str:

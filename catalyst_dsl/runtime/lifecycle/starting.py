@@ -11,7 +11,6 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import relative_to_root
 from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
-from catalyst_dsl.runtime.events import utc_now
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.resuming import Resumer
@@ -65,36 +64,20 @@ class Starter:
         """The snapshot of a run about to start: secret inputs kept only as placeholders."""
         from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.values.secrets import secret_placeholder
-        from catalyst_dsl.runtime.state.snapshot import current_owner
-        from catalyst_dsl.runtime.state.store import PlaybookRef, RunState
+        from catalyst_dsl.runtime.state.snapshot import new_run_state
+        from catalyst_dsl.runtime.state.store import PlaybookRef
 
         context = self.context
-        now = utc_now()
         where = relative_to_root(context.project, file)
-        return RunState(
-            run_id="",
-            playbook=PlaybookRef(name=playbook.name, file=where, fingerprint=paths.fingerprint(playbook)),
-            status="running",
+        return new_run_state(
+            PlaybookRef(name=playbook.name, file=where, fingerprint=paths.fingerprint(playbook)),
             mode=context.options.mode,
             inputs={k: (secret_placeholder(k) if k in secrets else context.masker.mask(v)) for k, v in values.items()},
             secret_inputs=secrets,
-            started_at=now,
-            updated_at=now,
-            ended_at=None,
-            owner=current_owner(),
-            steps=[],
-            in_flight=None,
-            pause=None,
-            approvals=[],
-            failures=[],
-            outputs=None,
-            cancel=None,
             permissions={
                 "allowedWritePaths": context.masker.mask(granted_paths(playbook, context.inputs_env(values))),
                 "calls": {},
             },
-            locks=[],
-            error=None,
         )
 
     def _unfinished_run(self, playbook: ir.Playbook, file: str, values: Mapping[str, Any]) -> str | None:
