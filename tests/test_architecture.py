@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import ast
 import pathlib
+from types import SimpleNamespace
 
 import pytest
+
+from catalyst_dsl.checks.rules.cycles import strongly_connected
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "catalyst_dsl"
 
@@ -69,45 +72,12 @@ def import_graph(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
-    """The strongly connected components of more than one module (Tarjan, iteratively)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[set[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, arrows = work[-1]
-            for target in arrows:
-                if target not in index:
-                    index[target] = low[target] = len(index)
-                    stack.append(target)
-                    on_stack.add(target)
-                    work.append((target, iter(sorted(graph.get(target, ())))))
-                    break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = set()
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.add(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(component)
-    return found
+    """The strongly connected components of more than one module, found by the search the
+    checker runs on call graphs (an arrow there is an edge with a `callee`)."""
+    arrows = {
+        module: [SimpleNamespace(callee=target) for target in sorted(targets)] for module, targets in graph.items()
+    }
+    return [set(component) for component in strongly_connected(arrows) if len(component) > 1]
 
 
 def test_cycle_finder_sees_a_cycle_through_three_modules():
