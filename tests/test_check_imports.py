@@ -165,6 +165,18 @@ def test_a_kai_playbook_is_checked_without_attrs_or_the_native_front_end(tmp_pat
     assert not {"catalyst_dsl.dialects.native.lowerer", "catalyst_dsl.dialects.native.checks"} & modules
 
 
+def test_a_cleo_cantbook_is_checked_without_attrs(tmp_path: Path) -> None:
+    """cleo's model, graph and approval rules are records: as attrs classes they made a
+    check of a cantbook import attrs, about 11 ms of it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "catalyst.toml").write_text("", encoding="utf-8")
+    shutil.copy(ROOT / "tests" / "cleo" / "examples" / "release-lite.cantbook", project / "release-lite.cantbook")
+    modules = _modules_after(["check", "--no-cache", "release-lite.cantbook"], project, tmp_path)
+    assert {"catalyst_dsl.dialects.cleo.model", "catalyst_dsl.dialects.cleo.policy"} <= modules
+    assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)
+
+
 def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:
     """A long-lived process gets Python's thresholds back: each compile of an editor's
     text leaves some garbage in cycles, which rare full collections let pile up."""

@@ -13,6 +13,7 @@ from catalyst_dsl.project.config import SETTINGS, ProjectConfig
 from catalyst_dsl._internal.records import (
     COMPILE_AFTER,
     FrozenRecordError,
+    asdict,
     factory,
     field,
     fields,
@@ -160,6 +161,14 @@ def test_replace_fields_and_copies():
     assert pickle.loads(pickle.dumps(diagnostic)) == diagnostic
     assert copy.copy(diagnostic) == diagnostic and copy.deepcopy(Point(1, tags={"a": [1]})) == Point(1, tags={"a": [1]})
     assert [f.name for f in fields(Diagnostic)] == ["code", "severity", "message", "span", "labels", "notes", "help"]
+
+
+def test_asdict_names_each_field_in_order_and_does_not_copy_its_value():
+    """As attrs.asdict for records of plain values; a held dict is handed over, not copied."""
+    point = Point(1, tags={"a": [1]})
+    assert asdict(point) == {"x": 1, "y": 0, "tags": {"a": [1]}}
+    assert list(asdict(point)) == ["x", "y", "tags"] and asdict(point)["tags"] is point.tags
+    assert asdict(Node("a", start=2)) == {"name": "a", "start": 2, "tags": ()}  # fields left out of eq and repr too
 
 
 def test_settings_keep_their_names_types_and_defaults():

@@ -94,6 +94,11 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13
     self.f22 = _make22() if p22 is _NOTHING else p22
 SHAPES[(False, 0, 23, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True))] = __init__.__code__
 
+def __init__(self, p0, p1):
+    self.f0 = p0
+    self.f1 = p1
+SHAPES[(False, 2, 0, (False, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3):
     self.f0 = p0
     self.f1 = p1
@@ -114,6 +119,13 @@ def __init__(self, p0, p1, p2, p3):
     self.f2 = _make2() if p2 is _NOTHING else p2
     self.f3 = _make3() if p3 is _NOTHING else p3
 SHAPES[(False, 4, 0, (False, False, True, True))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3):
+    self.f0 = p0
+    self.f1 = _make1() if p1 is _NOTHING else p1
+    self.f2 = _make2() if p2 is _NOTHING else p2
+    self.f3 = _make3() if p3 is _NOTHING else p3
+SHAPES[(False, 4, 0, (False, True, True, True))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4):
     self.f0 = p0
@@ -159,6 +171,21 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6):
     self.f6 = p6
 SHAPES[(False, 7, 0, (False, False, False, False, False, False, False))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = p5
+    self.f6 = p6
+    self.f7 = p7
+    self.f8 = p8
+    self.f9 = p9
+    self.f10 = _make10() if p10 is _NOTHING else p10
+    self.f11 = p11
+SHAPES[(False, 12, 0, (False, False, False, False, False, False, False, False, False, False, True, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     self.f0 = p0
     self.f1 = p1
@@ -175,6 +202,24 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     self.f12 = p12
     self.f13 = p13
 SHAPES[(False, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = p5
+    self.f6 = _make6() if p6 is _NOTHING else p6
+    self.f7 = p7
+    self.f8 = p8
+    self.f9 = p9
+    self.f10 = p10
+    self.f11 = p11
+    self.f12 = p12
+    self.f13 = p13
+    self.f14 = p14
+SHAPES[(False, 15, 0, (False, False, False, False, False, False, True, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15):
     self.f0 = p0
@@ -355,6 +400,32 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7):
     _setattr('f6', p6)
     _setattr('f7', p7)
 SHAPES[(True, 8, 0, (False, False, False, False, False, False, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+    _setattr('f6', p6)
+    _setattr('f7', p7)
+    _setattr('f8', p8)
+SHAPES[(True, 9, 0, (False, False, False, False, False, False, False, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', _make3() if p3 is _NOTHING else p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+    _setattr('f6', p6)
+    _setattr('f7', p7)
+    _setattr('f8', p8)
+SHAPES[(True, 9, 0, (False, False, False, True, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, *, p9):
     _setattr = _setattr_of(self)
@@ -591,6 +662,20 @@ def make(values):
     _set6(made, values[6])
     _set7(made, values[7])
     _set8(made, values[8])
+    return made
+MAKERS[9] = make.__code__
+
+def make(values):
+    made = _new(_cls)
+    _set0(made, values[0])
+    _set1(made, values[1])
+    _set2(made, values[2])
+    _set3(made, values[3])
+    _set4(made, values[4])
+    _set5(made, values[5])
+    _set6(made, values[6])
+    _set7(made, values[7])
+    _set8(made, values[8])
     _set9(made, values[9])
     return made
 MAKERS[10] = make.__code__
@@ -630,6 +715,26 @@ def make(values):
     _set13(made, values[13])
     return made
 MAKERS[14] = make.__code__
+
+def make(values):
+    made = _new(_cls)
+    _set0(made, values[0])
+    _set1(made, values[1])
+    _set2(made, values[2])
+    _set3(made, values[3])
+    _set4(made, values[4])
+    _set5(made, values[5])
+    _set6(made, values[6])
+    _set7(made, values[7])
+    _set8(made, values[8])
+    _set9(made, values[9])
+    _set10(made, values[10])
+    _set11(made, values[11])
+    _set12(made, values[12])
+    _set13(made, values[13])
+    _set14(made, values[14])
+    return made
+MAKERS[15] = make.__code__
 
 def make(values):
     made = _new(_cls)

@@ -7,8 +7,8 @@ of a one-file check. A record gets the methods `attrs.frozen` gives (an `__init_
 the same signature, `__repr__`, `__eq__`, `__hash__` when immutable, immutability,
 `__match_args__`, copying and pickling): `__init__` compiled once per shape of class
 and renamed for each (see `_init`), the others closures over the fields. Callers use
-`fields` and `replace` (attrs' `fields` and `evolve`); the IR serializer hands cattrs
-the fields as attrs would (catalyst_dsl/ir/serialize.py).
+`fields`, `replace` and `asdict` (attrs' `fields`, `evolve` and a shallow `asdict`); the
+IR serializer hands cattrs the fields as attrs would (catalyst_dsl/ir/serialize.py).
 
 Only what these classes use is supported: fields declared on the class itself (a base
 record may have methods, not fields), defaults, `factory(...)` defaults and `field(...)`
@@ -172,6 +172,14 @@ def replace(value, **changes):
         },
         **changes,
     )
+
+
+def asdict(value) -> dict[str, Any]:
+    """The fields of `value` by name, in the order they are declared: attrs.asdict for
+    records of plain values (an approval token's claims, a line of `runs list --json`).
+    Unlike attrs.asdict it does not recurse: a record, list or dict held in a field is
+    handed over as it is, not copied or turned into a dict."""
+    return {f.name: getattr(value, f.name) for f in type(value).__record_fields__}
 
 
 def attributes(cls: type, localns: dict | None = None) -> tuple:

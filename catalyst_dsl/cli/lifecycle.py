@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from catalyst_dsl._internal import records
 from catalyst_dsl.cli import completion
 from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _terminate_as_interrupt
 
@@ -303,11 +304,9 @@ RUNS_JSON_VERSION = 1
 
 
 def _summary_dict(summary) -> dict:
-    import attrs
-
     from catalyst_dsl.ir.serialize import camel
 
-    data = attrs.asdict(summary)
+    data = records.asdict(summary)
     return {camel(k): str(v) if isinstance(v, Path) else v for k, v in data.items()}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.syntax.source import SourceFile, Span
@@ -20,7 +20,7 @@ _DID_YOU_MEAN = re.compile(r"did you mean '([^'\n]+)'\?")
 _WORD = re.compile(r"[A-Za-z0-9_.$@/-]+")
 
 
-@attrs.frozen
+@record
 class Replacement:
     span: Span
     text: str

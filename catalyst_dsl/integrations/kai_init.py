@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.dialects.kai.reader import read
 from catalyst_dsl.runtime.state import durable
@@ -57,7 +57,7 @@ steps:
 '''
 
 
-@attrs.frozen
+@record
 class Scaffolded:
     """What `init` did to each path (relative to the project): created, replaced or kept."""
 

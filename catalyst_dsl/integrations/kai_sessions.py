@@ -19,7 +19,7 @@ import string
 from pathlib import Path
 from typing import Optional
 
-import attrs
+from catalyst_dsl._internal.records import factory, record
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.runtime.state import durable
@@ -72,12 +72,13 @@ class SessionFileError(Exception):
         self.fix = fix
 
 
-@attrs.frozen
+@record
 class Session:
     session_id: str
     playbook: str
     feature: str
-    args: dict = attrs.field(factory=dict, converter=dict)
+    #: Not copied: every maker of a session (its reader, kai_view) builds a dict of its own.
+    args: dict = factory(dict)
     status: str = "in_progress"
     started_at: str = ""
     completed_at: str = ""
@@ -85,7 +86,7 @@ class Session:
     worktree: str = ""
 
 
-@attrs.frozen
+@record
 class JournalEntry:
     step_id: str
     status: str

@@ -11,7 +11,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Callable
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog
 from catalyst_dsl.compiler import Compiled
@@ -34,7 +34,7 @@ _KEY_LINE = re.compile(r"^(\s*)(-\s+)?([A-Za-z$][\w$-]*)\s*:(?:\s|$)")
 _MENTION = re.compile(r"(?:^|(?<=[\s(]))@([\w./-]*)$")
 
 
-@attrs.frozen
+@record
 class Suggestion:
     label: str
     kind: str  # "action" | "name" | "member" | "playbook" | "key" | "value" | "file" | "input"
@@ -108,7 +108,7 @@ def _inside_steps(source: SourceFile, line_start: int) -> bool:
     return source.text[previous:line_start].lstrip().startswith("- ")
 
 
-@attrs.frozen
+@record
 class _Block:
     """The keys around a line: those beside it in its mapping (with the text after each
     one's colon), and the key it is under."""

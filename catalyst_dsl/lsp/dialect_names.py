@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Optional
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
@@ -29,7 +29,7 @@ from catalyst_dsl.syntax.source import SourceFile, Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq
 
 
-@attrs.frozen
+@record
 class Name:
     """A name of a dialect file: where it is declared and every place that names it."""
 

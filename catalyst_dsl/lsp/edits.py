@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
 from catalyst_dsl.ir import nodes as ir
@@ -24,7 +24,7 @@ _BLOCK_HEADER = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-@attrs.frozen
+@record
 class Insertion:
     title: str
     line: int  # 0-based

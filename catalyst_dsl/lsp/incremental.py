@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
@@ -103,7 +103,7 @@ def _outside(path: str) -> Compiled:
     return Compiled(path, None, None, sink.sorted())
 
 
-@attrs.frozen
+@record
 class Snapshot:
     """What the last check saw: the files, who calls whom, each playbook's name, the settings."""
 

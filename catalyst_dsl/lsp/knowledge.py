@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog
 from catalyst_dsl.compiler import Compiled
@@ -121,7 +121,7 @@ def walk(steps) -> Iterator[ir.Step]:
                 yield from walk(nested)
 
 
-@attrs.frozen
+@record
 class Symbol:
     name: str
     detail: str

@@ -25,12 +25,14 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
+from catalyst_dsl._internal.records import record
+
 log = logging.getLogger("catalyst.lsp")
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
-@attrs.define
+@record(frozen=False)
 class Unreadable:
     """A message whose fields do not have the shape its method needs."""
 
@@ -75,7 +77,9 @@ class CatalystProtocol(LanguageServerProtocol):
             else:
                 log.warning("notification ignored, %s", where)
             return
-        if not attrs.has(type(message)):  # JSON, but not a JSON-RPC message
+        # pygls makes every message it reads an attrs class (lsprotocol's and its own types);
+        # anything else is JSON, but not a JSON-RPC message.
+        if not attrs.has(type(message)):
             log.warning("not a JSON-RPC message, ignored: %.200r", message)
             if isinstance(message, dict) and not ("method" in message and "id" in message):
                 return  # no request (a notification or a response without "jsonrpc"): nothing to answer

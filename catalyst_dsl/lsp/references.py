@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.references.checker import ReferenceChecker
@@ -24,7 +24,7 @@ from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 
-@attrs.frozen
+@record
 class Use:
     name: str
     span: Span
@@ -32,7 +32,7 @@ class Use:
     definition: Span | None
 
 
-@attrs.frozen
+@record
 class Found:
     """A name under the cursor: its definition and the places that read it."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.report import plan as plan_report
 from catalyst_dsl.runtime.lifecycle import golden as golden_plans
@@ -37,7 +37,7 @@ class CommentError(Exception):
     """A request GitHub refused or that could not be made: its message says which and why."""
 
 
-@attrs.frozen
+@record
 class Report:
     playbook: str  # the playbook's file, relative to the project root
     body: str

@@ -10,21 +10,21 @@ from __future__ import annotations
 from collections import deque
 from typing import Optional
 
-import attrs
+from catalyst_dsl._internal.records import factory, record
 
 #: The walk's end: where a node with no successor leads (the post-dominator of every leaf).
 EXIT = -1
 
 
-@attrs.define
+@record(frozen=False)
 class Graph:
     size: int
     #: Successors and predecessors per node, in the order of B4.2 (explicit edges in file
     #: order, then depends-derived edges). Each entry is an edge index into `edges`.
-    out: list[list[int]] = attrs.Factory(list)
-    into: list[list[int]] = attrs.Factory(list)
+    out: list[list[int]] = factory(list)
+    into: list[list[int]] = factory(list)
     #: (from, to) per edge.
-    edges: list[tuple[int, int]] = attrs.Factory(list)
+    edges: list[tuple[int, int]] = factory(list)
 
     @classmethod
     def of(cls, size: int, edges: list[tuple[int, int]]) -> "Graph":

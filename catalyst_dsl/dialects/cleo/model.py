@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-import attrs
-
+from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.dialects.cleo import graph as g
 from catalyst_dsl.syntax.source import SourceFile, Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
@@ -30,7 +29,7 @@ LAST_APPROVAL_KEYS = (
 )
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Guard:
     field: str
     operator: str
@@ -40,7 +39,7 @@ class Guard:
     composite: bool = False
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Edge:
     source: int
     target: int
@@ -51,7 +50,7 @@ class Edge:
     explicit: bool = True
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Node:
     index: int
     id: str
@@ -59,7 +58,7 @@ class Node:
     map: YMap
     id_span: Span
     keys: dict[str, tuple[YScalar, YNode]]
-    depends: list[tuple[str, YScalar]] = attrs.Factory(list)
+    depends: list[tuple[str, YScalar]] = factory(list)
     requires_from: Optional[YScalar] = None
     requires_fields: tuple[str, ...] = ()
     ensures_keys: tuple[str, ...] = ()
@@ -70,7 +69,7 @@ class Node:
     escalate: bool = False
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Input:
     name: str
     span: Span
@@ -79,7 +78,7 @@ class Input:
     description: Optional[str] = None
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Handler:
     on: str
     action: str
@@ -87,7 +86,7 @@ class Handler:
     span: Span
 
 
-@attrs.define(eq=False)
+@record(frozen=False, eq=False)
 class Cantbook:
     source: SourceFile
     root: YMap
@@ -100,7 +99,7 @@ class Cantbook:
     graph: Optional[g.Graph] = None
     #: The single entry, when the graph is sound enough to walk (no cycle, one root).
     entry: Optional[int] = None
-    order: list[int] = attrs.Factory(list)
+    order: list[int] = factory(list)
     #: Whether any error was reported for the file: then nothing is lowered.
     broken: bool = False
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 
-import attrs
-
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES as RULES_AS_DATA
 
 
-@attrs.frozen
+@record
 class PolicyRule:
     action: str  # require-human | auto-approve
     reason: str

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Collection, Mapping, Sequence
 
-import attrs
+from catalyst_dsl._internal import records
 
 #: What an outside approval can say (LANGUAGE.md section 6): `approve` releases the
 #: checkpoint, `request-changes` goes to the step's error policy, `comment` is recorded.
@@ -84,7 +84,7 @@ class ApprovalKeyError(TokenError):
     """The signing key is missing, damaged or exposed: a setup problem, not a bad token."""
 
 
-@attrs.frozen
+@records.record
 class TokenClaims:
     """What a verified token says. `nonce` is what the caller stores to spend it."""
 
@@ -293,7 +293,7 @@ def issue_token(
         expires=issued + int(ttl_seconds),
         nonce=secrets.token_urlsafe(16),
     )
-    payload = {"v": TOKEN_VERSION, **attrs.asdict(claims)}
+    payload = {"v": TOKEN_VERSION, **records.asdict(claims)}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     signed = f"{TOKEN_PREFIX}.{_b64encode(text.encode('utf-8'))}"
     return f"{signed}.{_b64encode(_mac(keys.key(), signed))}"
@@ -362,7 +362,7 @@ def _split(token: object) -> tuple[str, bytes]:
     return f"{parts[0]}.{parts[1]}", mac
 
 
-_CLAIM_TYPES = {f.name: (int if f.name in ("issued", "expires") else str) for f in attrs.fields(TokenClaims)}
+_CLAIM_TYPES = {f.name: (int if f.name in ("issued", "expires") else str) for f in records.fields(TokenClaims)}
 
 
 def _claims(signed: str) -> TokenClaims:

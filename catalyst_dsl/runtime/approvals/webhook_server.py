@@ -29,7 +29,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 #: GitHub's deliveries are at most 25 MB; a review's is a few KB.
 MAX_BODY = 1024 * 1024
@@ -38,7 +38,7 @@ _DIGITS = re.compile(r"[0-9]+")
 LINGER_SECONDS = 1.0
 
 
-@attrs.frozen
+@record
 class Limits:
     head_seconds: float = 10.0
     body_seconds: float = 30.0
@@ -52,7 +52,7 @@ class Limits:
     queued: int = 32
 
 
-@attrs.frozen
+@record
 class Request:
     method: str
     path: str
@@ -65,7 +65,7 @@ class Request:
         return self.headers.get(name.lower())
 
 
-@attrs.frozen
+@record
 class Response:
     status: int
     body: dict[str, Any]

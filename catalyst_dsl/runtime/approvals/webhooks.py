@@ -24,8 +24,7 @@ import re
 import threading
 from typing import Any, Callable
 
-import attrs
-
+from catalyst_dsl._internal.records import record, replace
 from catalyst_dsl.runtime.approvals.webhook_server import Limits, ReceiverServer, Request, Response
 
 #: What Session.review_received says of a review a run has recorded already.
@@ -53,7 +52,7 @@ def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-@attrs.frozen
+@record
 class Review:
     url: str
     login: str
@@ -131,7 +130,7 @@ def handle(
     review = review_of(event, payload)
     if review is None:
         return Response(202, {"ignored": f"{event or 'an event'} that is not a submitted pull-request review"})
-    review = attrs.evolve(review, delivery=delivery)
+    review = replace(review, delivery=delivery)
     return Response(
         200,
         {

@@ -15,15 +15,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import attrs
-
+from catalyst_dsl._internal.records import record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
 #: git's own time limit for each command (a worktree of a large repository takes a while).
 GIT_TIMEOUT = 300
 
 
-@attrs.frozen
+@record
 class Worktree:
     path: Path  # the new worktree's top folder
     branch: str

@@ -1,18 +1,17 @@
 """One line of `catalyst runs list` (`RunSummary`), apart from the store in store.py.
 
-Still an attrs class: `runs list --json` turns it into JSON with `attrs.asdict`. It lives
-here so that the store, which every run imports, does not import attrs; only listing
-runs does (store.py imports this module there).
+A record; `runs list --json` turns it into JSON with `records.asdict`. Only listing runs
+needs it, so it is imported there (store.py), not by the store every run imports.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from catalyst_dsl._internal.records import record
 
 
-@attrs.frozen
+@record
 class RunSummary:
     """One line of `catalyst runs list`; `status` is "corrupt" for an unreadable file
     ("missing" for one archived or pruned while the list was made)."""

@@ -100,8 +100,8 @@ _PRIVATE = 0o600
 
 
 def __getattr__(name: str):
-    # RunSummary is an attrs class kept in its own module, imported when runs are listed:
-    # a run does not pay for importing attrs (run_summary.py says why it is one).
+    # RunSummary is kept in its own module, imported when runs are listed: a run never
+    # lists runs, so it never loads that module.
     if name == "RunSummary":
         from catalyst_dsl.runtime.state.run_summary import RunSummary
 
