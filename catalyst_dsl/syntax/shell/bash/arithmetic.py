@@ -4,15 +4,15 @@ integer variables), and the variable names found in such text.
 
 from __future__ import annotations
 
-import re
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
 from catalyst_dsl.syntax.shell.bash.tree import field_of, quoted_heredoc, walk
 
 
 #: A variable in arithmetic text: `$1`, `$@`, or a name not after a digit, a name
 #: character or `#` (`16#ff` is a number in base 16, `${#x}` a length, `$#` a count).
-ARITHMETIC_NAME = re.compile(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Za-z_][A-Za-z0-9_]*))")
+ARITHMETIC_NAME = LazyPattern(rb"(?<![A-Za-z0-9_#])(?:\$\{?([0-9@*])|\$?\{?([A-Za-z_][A-Za-z0-9_]*))")
 #: The comparisons of `[[ ]]` that evaluate both sides as arithmetic.
 ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 ARITHMETIC_NODES = frozenset(

@@ -6,14 +6,14 @@ Shared by every part of the analyzer and by its callers.
 
 from __future__ import annotations
 
-import re
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.shell.slots import COMMAND_HELP, Context
 
 #: The environment variable that carries the value of placeholder `n`.
 REFERENCE = "CATALYST_V_{}"
-REFERENCE_NAME = re.compile(r"CATALYST_V_[0-9]+")
+REFERENCE_NAME = LazyPattern(r"CATALYST_V_[0-9]+")
 
 # The fixes a refusal suggests, by what bash would make of the value: arithmetic, a
 # variable's name, or code.

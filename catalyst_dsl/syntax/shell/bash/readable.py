@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.programs.stdin import reads_code_from_stdin
 from catalyst_dsl.syntax.shell.bash.probe import ScriptProbe
 from catalyst_dsl.syntax.shell.bash.tree import MAX_DEPTH, nesting_depth, walk
 
 
 #: A here-document delimiter bash and tree-sitter read alike: a plain word, maybe quoted.
-_PLAIN_DELIMITER = re.compile(r"\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-9_.-]+\"")
+_PLAIN_DELIMITER = LazyPattern(r"\\?[A-Za-z0-9_.-]+|'[A-Za-z0-9_.-]+'|\"[A-Za-z0-9_.-]+\"")
 #: A backslash-newline inside a word: bash joins the word (`ev\\<newline>al`), tree-sitter splits it.
-_JOINED_LINE = re.compile(rb"[^\s\\]\\\n[^\s]")
+_JOINED_LINE = LazyPattern(rb"[^\s\\]\\\n[^\s]")
 
 
 class Readability(ScriptProbe):

@@ -5,8 +5,8 @@ given to builtins, `bash -c` code, `make`'s environment, options that run progra
 
 from __future__ import annotations
 
-import re
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.programs.code_variables import is_code_variable
 from catalyst_dsl.syntax.shell.programs.interpreters import shell_code
 from catalyst_dsl.syntax.shell.programs.options import option_program
@@ -22,7 +22,7 @@ from catalyst_dsl.syntax.shell.slots import Context
 
 #: A name glued to an expansion in arithmetic (`val_$i`, `${p}_x`): it names a variable
 #: that is known only when the script runs.
-_BUILT_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\$|[}A-Za-z0-9_]\$\{?[A-Za-z_]|\}[A-Za-z_]")
+_BUILT_NAME = LazyPattern(rb"[A-Za-z_][A-Za-z0-9_]*\$|[}A-Za-z0-9_]\$\{?[A-Za-z_]|\}[A-Za-z_]")
 
 
 class Uses(ScriptProbe):

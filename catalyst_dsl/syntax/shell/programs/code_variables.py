@@ -3,8 +3,8 @@ places to load code from: a value assigned to one is refused.
 """
 
 from __future__ import annotations
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
-import re
 
 #: Variables whose text bash or the programs it starts read as code, arithmetic, prompts
 #: or places to load code from.
@@ -123,7 +123,7 @@ CODE_VARIABLES = frozenset(
         "FCEDIT",
     }
 )
-_CODE_VARIABLE_PATTERN = re.compile(
+_CODE_VARIABLE_PATTERN = LazyPattern(
     r"(PS[0-9]|LD_\w*|DYLD_\w*|GIT_\w*|BASH_\w*|NPM_CONFIG_\w*|npm_config_\w*|LUA_\w*"
     r"|\w*_(OPTIONS|OPTS|COMMAND|ASKPASS|PAGER|EDITOR|SHELL))"
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, holds_value, is_option, option_carries
 
 #: Options of git (before its subcommand) whose argument is settings or a place that runs programs.
@@ -45,7 +46,7 @@ GIT_ATTACHED_EXEC_OPTIONS = {"grep": frozenset({"-O", "--open-files-in-pager"})}
 #: Subcommands that run everything after a word: `git bisect run CMD`, `git submodule foreach CMD`.
 GIT_RUNS_AFTER = {"bisect": "run", "submodule": "foreach"}
 #: git settings whose value runs as a command or names one, or code to load (case-insensitive).
-GIT_CODE_KEYS = re.compile(
+GIT_CODE_KEYS = LazyPattern(
     r"alias\..*|core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|attributesfile)"
     r"|.*\.(command|cmd|program|helper|driver|textconv|path|tool|hook|packobjectshook|uploadpack|receivepack)"
     r"|diff\.external|filter\..*|sequence\.editor|pager\..*|web\.browser|include(if\..*)?\.path|init\.templatedir"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.shell.programs.prefix_tables import RUNS_PROGRAM
 from catalyst_dsl.syntax.shell.programs.prefixes import programs_after
 from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, holds_value, is_option, long_option_matches, program_name
@@ -15,7 +16,7 @@ from catalyst_dsl.syntax.shell.programs.words import UNKNOWN, holds_value, is_op
 #: operand (the code, or a script file). A value is refused there and where an option may
 #: stand before it; the script's arguments after it are data (INTERPRETERS says which).
 _SHELL = r"(ba|da|z|k|mk|a|fi|c|tc|yash|posh)?sh"
-_INTERPRETER = re.compile(
+_INTERPRETER = LazyPattern(
     _SHELL + r"|pwsh|powershell|python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun"
     r"|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|[gmn]?awk|sed|gsed|jshell"
     r"|groovy|scala|julia|guile|racket|sbcl|ocaml|erl|elixir|escript|swift|kotlin"
