@@ -39,7 +39,7 @@ def test_a_python_without_blake2_still_checks_with_its_cache(tmp_path) -> None:
     import sys
     from pathlib import Path
 
-    root = Path(__file__).parents[1]
+    root = Path(__file__).parents[2]
     project = tmp_path / "project"
     project.mkdir()
     (project / "catalyst.toml").write_text("", encoding="utf-8")

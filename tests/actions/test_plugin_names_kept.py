@@ -10,7 +10,7 @@ from pathlib import Path
 
 from catalyst_dsl.actions import plugins
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 PLAYBOOK = """\
 name: uses-a-plugin

@@ -13,7 +13,7 @@ import pytest
 
 from catalyst_dsl.actions import plugins
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 PLAYBOOK = """\
 name: uses-a-plugin

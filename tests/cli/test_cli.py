@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from catalyst_dsl.cli.main import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str):
@@ -123,6 +123,6 @@ def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
         "print('catalyst_dsl.cli.run' in sys.modules, "
         "'catalyst_dsl.cli.lifecycle' in sys.modules, 'catalyst_dsl.runtime.lifecycle.session' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr
     assert "runs" in run("--help").output and run("runs", "--help").exit_code == 0

@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from catalyst_dsl.cli.main import cli
-from run_helpers import REVIEWED
+from tests.helpers.run_helpers import REVIEWED
 
 GREET = """
     name: greet

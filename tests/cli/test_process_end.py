@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 # Run in the child before the command: an object whose finalizer says when Python's
 # teardown frees it, and an atexit handler that says when it runs.

@@ -1,19 +1,18 @@
-"""Fixtures for runtime tests: `project` (a throwaway project driven through the CLI,
-see run_helpers.py), `plugin_wheel` (the wheel-building helpers), `fake` (the local fake
-of GitHub's REST API) and `waits` (retry waits recorded instead of slept).
+"""Fixtures for the tests that run playbooks: `project` (a throwaway project driven through
+the CLI, see run_helpers.py), `plugin_wheel` (the wheel-building helpers), `fake` (the
+local fake of GitHub's REST API) and `waits` (retry waits recorded instead of slept).
 
-Helper modules sit beside the tests and are imported by name (pyproject's pytest
-`pythonpath` adds this directory), so they work without `__init__.py` and under any
-pytest import mode.
+tests/conftest.py loads this module as a plugin (`pytest_plugins`), so the fixtures serve
+every folder of tests.
 """
 
 import os
 
 import pytest
 
-import fake_github
-import plugin_wheel as wheel_helpers
-import run_helpers
+from tests.helpers import fake_github
+from tests.helpers import plugin_wheel as wheel_helpers
+from tests.helpers import run_helpers
 
 from catalyst_dsl.runtime.actions import http as http_actions
 

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
-from lsp_session import ROOT, Editor
+from tests.helpers.lsp_session import ROOT, Editor
 
 BROKEN = """name: release
 description: Releases

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from lsp_session import ROOT, session
+from tests.helpers.lsp_session import ROOT, session
 
 GOOD = "name: good\ndescription: Good\nowner: Engineer\nsteps:\n  - display: hi\n"
 BROKEN = "name: broken\ndescription: Broken\nowner: Engineer\nsteps:\n  - display: '{{ nowhere }}'\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from lsp_session import session
+from tests.helpers.lsp_session import session
 
 BUILD = """name: build
 description: Builds

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsp_session import session
+from tests.helpers.lsp_session import session
 
 HEAD = """name: listing
 description: Lists

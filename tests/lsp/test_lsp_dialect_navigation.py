@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from lsp_session import session, where
+from tests.helpers.lsp_session import session, where
 
 from catalyst_dsl.dialects.kai import model as kai
 

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from lsp_session import session
+from tests.helpers.lsp_session import session
 
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
 from catalyst_dsl.dialects.kai import model as kai
@@ -168,7 +168,7 @@ def test_outline_of_kai_steps_and_cleo_nodes(tmp_path: Path) -> None:
 
 
 async def _quick_fixes(project: Path) -> None:
-    from test_lsp_code_actions import _actions, _apply
+    from tests.lsp.test_lsp_code_actions import _actions, _apply
 
     async with session(project) as editor:
         cases = [

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from lsp_session import session
+from tests.helpers.lsp_session import session
 
 from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.diagnostics.model import DiagnosticSink

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from lsp_session import session, where
+from tests.helpers.lsp_session import session, where
 
 RELEASE = """name: release
 description: Releases

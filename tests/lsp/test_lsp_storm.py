@@ -11,7 +11,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from catalyst_dsl.lsp.latest import NewestText
-from lsp_session import session
+from tests.helpers.lsp_session import session
 
 BASE = "name: stormy\ndescription: Edited fast\nowner: Engineer\nsteps:\n  - display: hi\n"
 

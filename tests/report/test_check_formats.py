@@ -17,7 +17,7 @@ from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.report.github import escape_data, escape_property, render_github
 from catalyst_dsl.syntax.source import Span
 
-SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+SARIF_SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
 BROKEN = """\
 name: broken
@@ -168,7 +168,7 @@ def test_json_is_camel_case_and_versioned(project: Path, monkeypatch: pytest.Mon
 
 
 def test_compile_and_list_json_are_camel_case_and_versioned(monkeypatch: pytest.MonkeyPatch) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
     runner = CliRunner()
     ir = json.loads(runner.invoke(cli, ["compile", "playbooks/write-spec.yaml"]).stdout)
@@ -185,7 +185,7 @@ def test_ir_json_round_trips_and_refuses_other_versions() -> None:
     from catalyst_dsl.compiler import compile_path
     from catalyst_dsl.ir.serialize import from_dict, to_dict
 
-    playbook = compile_path(str(Path(__file__).resolve().parents[1] / "playbooks" / "write-spec.yaml")).playbook
+    playbook = compile_path(str(Path(__file__).resolve().parents[2] / "playbooks" / "write-spec.yaml")).playbook
     data = to_dict(playbook)
     assert from_dict(data) == playbook
     with pytest.raises(ValueError, match="IR JSON version 1"):

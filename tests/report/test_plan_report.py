@@ -2,7 +2,7 @@
 
 The plans here are written by hand (docs/plan-format.md is the contract), so these tests
 do not depend on the what-if engine. The rendered reports are golden files under
-tests/golden/plans/; `python3 -m pytest tests/test_plan_report.py --update-golden`
+tests/golden/plans/; `python3 -m pytest tests/report/test_plan_report.py --update-golden`
 rewrites them, to be reviewed as a diff.
 """
 
@@ -32,7 +32,7 @@ from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, count_chang
 
 pytest_plugins = ["pytester"]
 
-GOLDEN = Path(__file__).parent / "golden" / "plans"
+GOLDEN = Path(__file__).parents[1] / "golden" / "plans"
 
 
 # -- plans ---------------------------------------------------------------------------------------------------
@@ -213,8 +213,8 @@ def check_golden(name: str, actual: str, update_golden: bool) -> None:
         expected.write_text(actual, encoding="utf-8", newline="\n")
     if not expected.exists():
         pytest.fail(
-            f"tests/golden/plans/{name} is missing: run `python3 -m pytest tests/test_plan_report.py --update-golden` "
-            "and review the new file",
+            f"tests/golden/plans/{name} is missing: run "
+            "`python3 -m pytest tests/report/test_plan_report.py --update-golden` and review the new file",
             pytrace=False,
         )
     assert actual == expected.read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.compiler import compile_path
 from catalyst_dsl.report.schema import schema_text
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SHIPPED = ROOT / "catalyst_dsl" / "schema" / "playbook.schema.json"
 CORPUS = ROOT.parent / "shared" / "corpus"
 HEAD = "name: p\ndescription: d\nowner: Engineer\n"

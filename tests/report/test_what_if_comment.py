@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from fake_github import TOKEN, FakeGitHub
+from tests.helpers.fake_github import TOKEN, FakeGitHub
 
 from catalyst_dsl.cli.main import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 HELLO = (
     'name: hello\ndescription: x\nowner: Engineer\ninputs:\n  - string: who\n    default: world\n'

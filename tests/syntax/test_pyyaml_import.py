@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 #: Scalars each implicit resolver claims (and some none does), which the dumper must quote
 #: as before; a document the pure-Python loader reads through the resolvers and the

@@ -15,9 +15,9 @@ from catalyst_dsl.compiler import compile_bytes, compile_path, discover
 from catalyst_dsl.ir import nodes as ir
 
 HERE = Path(__file__).parent
-EXAMPLES = HERE / "cleo" / "examples"
-CORPUS = HERE.parents[1] / "shared" / "corpus" / "cleo"
-REPO = HERE.parent
+EXAMPLES = HERE / "examples"
+CORPUS = HERE.parents[3] / "shared" / "corpus" / "cleo"
+REPO = HERE.parents[2]
 
 #: DIALECTS.md B7 and corpus/README.md: the findings (line, code) each file must give,
 #: errors and warnings; notes (info) are not verdicts.

@@ -17,9 +17,9 @@ from catalyst_dsl.project.config import load_project
 from catalyst_dsl.report.diagnostics import render_text
 
 HERE = Path(__file__).parent
-CASES = HERE / "golden" / "kai"
-PROJECT = HERE / "golden" / "kai-project"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "kai"
+CASES = HERE.parents[1] / "golden" / "kai"
+PROJECT = HERE.parents[1] / "golden" / "kai-project"
+CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "kai"
 
 SPEC_TO_TASKS = (PROJECT / ".playbooks" / "playbooks" / "spec-to-tasks.yaml").read_text(encoding="utf-8")
 

@@ -390,7 +390,7 @@ def test_half_a_surrogate_pair_in_an_expression_string_is_a_diagnostic_and_a_who
 def test_after_a_duplicate_key_the_compiled_playbook_keeps_the_first_value() -> None:
     from catalyst_dsl.compiler import compile_path
 
-    compiled = compile_path(str(Path(__file__).parent / "golden" / "check" / "C006-keeps-first.yaml"))
+    compiled = compile_path(str(Path(__file__).parents[2] / "golden" / "check" / "C006-keeps-first.yaml"))
     assert [d.code for d in compiled.diagnostics] == ["C006"]
     value = next(e.value for e in compiled.playbook.steps[0].config.entries if e.key == "value")
     assert value.value == "hello"

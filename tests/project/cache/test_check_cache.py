@@ -27,10 +27,10 @@ from catalyst_dsl.project.config import load_project
 from catalyst_dsl._internal.records import replace
 from catalyst_dsl.report.diagnostics import render_json, render_text
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from library_graph import playbook as generated_playbook  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "catalyst"
+CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "catalyst"
 CORPUS_SETTINGS = (
     'playbook-dirs = ["playbooks", "cli-commands", "fixtures"]\n\n'
     '[aliases]\n"node_modules/@xerilium/catalyst/playbooks/" = "playbooks/"\n'
@@ -479,7 +479,7 @@ def test_an_entry_that_is_no_plain_file_is_never_read(tmp_path: Path, plant: str
     env = {
         **os.environ,
         "XDG_CACHE_HOME": str(tmp_path / "cache-home"),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
     }
 
     def catalyst(*args: str) -> tuple[int, str]:

@@ -17,10 +17,10 @@ from catalyst_dsl.project import observed
 from catalyst_dsl.project.cache import replay
 from catalyst_dsl.project.cache.codec import CacheEntryError
 
-from test_check_cache import BROKEN, library
+from tests.project.cache.test_check_cache import BROKEN, library
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "library"
-KAI_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "kai"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "library"
+KAI_CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "kai"
 #: The commands kai's auto-validate runs, and an index that lists it.
 COMMANDS = ("qa.plan", "qa.run")
 INDEX = (
@@ -178,7 +178,7 @@ def test_a_resealed_record_holding_what_a_check_never_finds_is_checked_again(pro
 
     from catalyst_dsl.project.cache.keys import cache_key
     from catalyst_dsl.project.cache.store import MAGIC
-    from test_check_cache import sealed_with
+    from tests.project.cache.test_check_cache import sealed_with
 
     plain = run("--no-cache", "--format", fmt)
     run()

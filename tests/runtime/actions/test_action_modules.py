@@ -17,7 +17,7 @@ import pytest
 from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.runtime.actions import IMPLEMENTATIONS, MODULES
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

@@ -1,4 +1,4 @@
-"""The github-* actions against a fake GitHub REST API (tests/runtime/fake_github.py).
+"""The github-* actions against a fake GitHub REST API (tests/helpers/fake_github.py).
 
 Most tests call the actions directly with an ActionContext over a real gateway; the
 `test_cli_*` tests run playbooks through `catalyst run` and need the actions registered
@@ -20,8 +20,8 @@ from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
 
-import fake_github as fakes
-import http_servers as servers
+from tests.helpers import fake_github as fakes
+from tests.helpers import http_servers as servers
 
 TOKEN = fakes.TOKEN
 ACTIONS = gh.ACTIONS

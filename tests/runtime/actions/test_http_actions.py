@@ -1,4 +1,4 @@
-"""The http-* actions against a real local server (tests/runtime/http_servers.py).
+"""The http-* actions against a real local server (tests/helpers/http_servers.py).
 
 Most tests call the actions directly with an ActionContext over a real gateway; the
 `test_cli_*` tests run playbooks through `catalyst run` and need the actions registered
@@ -18,7 +18,7 @@ from catalyst_dsl.runtime.actions import http as http_actions
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.simulation.recording import RecordingPerformer, Unknowable
 
-import http_servers as servers
+from tests.helpers import http_servers as servers
 
 GET, POST = http_actions.ACTIONS["http-get"], http_actions.ACTIONS["http-post"]
 

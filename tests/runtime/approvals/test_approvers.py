@@ -13,7 +13,7 @@ import pytest
 from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
 from catalyst_dsl.runtime.lifecycle.session import Session
-from run_helpers import PROPOSE, REVIEWED
+from tests.helpers.run_helpers import PROPOSE, REVIEWED
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -573,7 +573,7 @@ def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project,
 
 
 def test_with_signed_approvals_a_webhook_review_is_recorded_and_releases_nothing(project, fake, monkeypatch):
-    import fake_github
+    from tests.helpers import fake_github
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
 

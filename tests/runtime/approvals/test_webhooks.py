@@ -27,8 +27,8 @@ from catalyst_dsl.runtime.lifecycle.context import RunOptions
 from catalyst_dsl.runtime.lifecycle.session import Session
 from catalyst_dsl.runtime.approvals.webhooks import Limits, Review, handle, make_server, review_of, signature_valid
 
-import fake_github as fakes
-from run_helpers import PROPOSE
+from tests.helpers import fake_github as fakes
+from tests.helpers.run_helpers import PROPOSE
 
 SECRET = "webhook-secret-for-tests"
 
@@ -551,8 +551,13 @@ def test_an_answer_to_a_socket_no_longer_connected_ends_quietly():
         def write_eof(self) -> None:
             raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
 
+    async def answer() -> None:
+        # The reader is made on the running loop: outside one, Python 3.11 asks for the
+        # thread's current loop, which an earlier asyncio.run in the session has unset.
+        await server._send(asyncio.StreamReader(), Disconnected(), Response(200, {}))
+
     server = ReceiverServer("127.0.0.1", 0, lambda request: Response(200, {}))
     try:
-        asyncio.run(server._send(asyncio.StreamReader(), Disconnected(), Response(200, {})))
+        asyncio.run(answer())
     finally:
         server.server_close()

@@ -14,7 +14,7 @@ from catalyst_dsl.runtime.effects.confinement import Confinement, landlock
 from catalyst_dsl.runtime.effects.process import namespaces_problem
 from catalyst_dsl.runtime.effects.process_groups import ProcessGroups, start_time
 
-from test_reliability import _env, make_project, run_id_of, spawn, catalyst
+from tests.runtime.test_reliability import _env, make_project, run_id_of, spawn, catalyst
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
 #: The real temp folder of each program (the `project` fixture gives every program one, kept).

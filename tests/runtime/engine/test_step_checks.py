@@ -9,8 +9,8 @@ import time
 import pytest
 
 from catalyst_dsl.runtime.engine import attempts as interpreter
-from test_reliability import _side, catalyst, live_snapshots, make_project, spawn
-from test_whatif import by_path, plan_of
+from tests.runtime.test_reliability import _side, catalyst, live_snapshots, make_project, spawn
+from tests.runtime.simulation.test_whatif import by_path, plan_of
 
 
 @pytest.fixture(autouse=True)

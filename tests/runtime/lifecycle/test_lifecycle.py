@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from run_helpers import REVIEWED
+from tests.helpers.run_helpers import REVIEWED
 
 
 def paused(project) -> str:

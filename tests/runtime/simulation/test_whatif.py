@@ -1,7 +1,7 @@
 """`catalyst run --what-if`: the plan of docs/plan-format.md, through the real command line.
 
 Each test writes small playbooks into a throwaway project (the `project` fixture of
-conftest.py, a run_helpers.RunProject) and asks for the plan in-process; the
+tests/helpers/fixtures.py, a run_helpers.RunProject) and asks for the plan in-process; the
 determinism tests and the lock holder run `python -m catalyst_dsl` in subprocesses, so
 that the working directory, the time zone and the hash seed really differ between the
 runs compared.
@@ -25,7 +25,7 @@ import pytest
 from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 #: Every change type docs/plan-format.md lists.
 CHANGE_TYPES = {"create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused"}
@@ -867,7 +867,7 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
         "try:\n    main()\nexcept SystemExit as end:\n    print('exit', end.code)\n"
         "print('session' if 'catalyst_dsl.runtime.lifecycle.session' in sys.modules else 'no session')\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
@@ -972,7 +972,7 @@ def test_a_what_if_imports_only_what_it_uses(tmp_path):
         f"unwanted = {NOT_IMPORTED_BY_A_WHAT_IF!r}\n"
         "print('imported', sorted({m for m in sys.modules if m in unwanted or m.split('.')[0] in unwanted}))\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     # Without `site` (-S), on this process's path: a start-up hook of the machine's Python
     # (a `.pth` file) may import any module, and would hide what catalyst imports.
     path = os.pathsep.join([str(root), *(p for p in sys.path if p and os.path.isdir(p))])

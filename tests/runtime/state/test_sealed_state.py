@@ -170,7 +170,7 @@ def test_a_deleted_ledger_is_refused_after_the_first_save(project):
 
 def test_a_snapshot_one_save_ahead_of_the_ledger_is_accepted(tmp_path):
     # A crash between the snapshot's save and the ledger's line leaves exactly this.
-    from test_state import make_state
+    from tests.runtime.state.test_state import make_state
 
     store = StateStore(tmp_path / "runs")
     state = store.create(make_state())
@@ -193,7 +193,7 @@ def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, numb
 
 
 def test_the_ledger_is_compacted_and_keeps_each_runs_latest_save(tmp_path, monkeypatch):
-    from test_state import make_state
+    from tests.runtime.state.test_state import make_state
 
     monkeypatch.setattr(ledger_module, "COMPACT_AT", 2048)
     store = StateStore(tmp_path / "runs")
@@ -367,7 +367,7 @@ def test_approving_keeps_the_reference_to_a_big_result(project):
 
 
 def test_a_new_run_numbers_its_saves_past_the_ledger_lines_of_its_id(tmp_path):
-    from test_state import make_state
+    from tests.runtime.state.test_state import make_state
 
     store = StateStore(tmp_path / "runs")
     first = store.create(make_state())

@@ -16,7 +16,7 @@ import pytest
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.escaping import escape
 from catalyst_dsl.syntax.shell import BASH, POWERSHELL, Context, Slot, script_slots
-from script_payloads import PAYLOADS
+from tests.helpers.script_payloads import PAYLOADS
 
 
 def test_raw_opts_out_of_escaping(project):

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from catalyst_dsl.syntax.shell import Context, bash_analysis
-from script_payloads import PAYLOADS
+from tests.helpers.script_payloads import PAYLOADS
 
 
 #: Places a value stands in: a script line that writes what the value became to out/NAME.

@@ -19,7 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 from catalyst_dsl.syntax.expr import lalr, parser_tables
 from catalyst_dsl.syntax.expr.grammar import grammar_path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[3]
 CORPUS = Path("/work/shared/corpus")
 STARTS = ("reference", "expression")
 TEMPLATE = re.compile(r"\$?\{\{(.{0,400}?)\}\}", re.S)

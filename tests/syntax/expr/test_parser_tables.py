@@ -12,7 +12,7 @@ from pathlib import Path
 from catalyst_dsl.syntax.expr import parser_tables
 from catalyst_dsl.syntax.expr.grammar import grammar_path
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[3]
 SHIPPED = ROOT / "catalyst_dsl" / "syntax" / "expr" / parser_tables.TABLES_FILE
 
 
@@ -38,7 +38,7 @@ def test_the_shipped_tables_hold_only_literals() -> None:
 
 
 def test_the_shipped_tables_are_what_lark_builds_from_the_grammar() -> None:
-    """Not only the digest: the tables themselves (tests/test_lalr_driver.py then holds
+    """Not only the digest: the tables themselves (tests/syntax/expr/test_lalr_driver.py then holds
     the driver's trees and errors to Lark's)."""
     text = grammar_path().read_text(encoding="utf-8")
     assert SHIPPED.read_text(encoding="utf-8") == parser_tables.build(text), (
