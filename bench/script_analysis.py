@@ -5,7 +5,7 @@
 Three figures, each min / median / max over the rounds, CPU and wall time:
 - the first analysis in a fresh process, timed inside it (importing tree-sitter and its
   bash grammar included), which a `catalyst check` or a run with a bash value pays once;
-- one analysis of each script of the attack list in tests/runtime/test_script_references.py
+- one analysis of each script of the attack list in tests/runtime/values/test_script_references.py
   (every hostile shape, each a new text, so nothing is served from the cache);
 - the same scripts through the escaping lexer at COMMIT (default fabd8e6, the last
   commit that had it), read from git into a temporary module.
@@ -27,7 +27,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests" / "runtime"))
 
 from processes import child_env, machine, spread  # noqa: E402
 
@@ -98,7 +97,7 @@ def main() -> None:
     from catalyst_dsl.syntax.shell import bash_analysis
     from catalyst_dsl.syntax.shell.bash import refs
     from catalyst_dsl.syntax.expr.templates import parse_template
-    from test_script_references import ALLOWED, REFUSED
+    from tests.runtime.values.test_script_references import ALLOWED, REFUSED
 
     scripts = [s.replace("{{v}}", "{{ v }}") for s in REFUSED + ALLOWED]
     old = _old_lexer(args.old)

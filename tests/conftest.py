@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+#: The fixtures of tests that run playbooks (`project`, `fake`, `waits`, `plugin_wheel`).
+pytest_plugins = ["tests.helpers.fixtures"]
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite golden expected files from current output")

@@ -171,7 +171,9 @@ def test_a_cleo_cantbook_is_checked_without_attrs(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "catalyst.toml").write_text("", encoding="utf-8")
-    shutil.copy(ROOT / "tests" / "cleo" / "examples" / "release-lite.cantbook", project / "release-lite.cantbook")
+    shutil.copy(
+        ROOT / "tests" / "dialects" / "cleo" / "examples" / "release-lite.cantbook", project / "release-lite.cantbook"
+    )
     modules = _modules_after(["check", "--no-cache", "release-lite.cantbook"], project, tmp_path)
     assert {"catalyst_dsl.dialects.cleo.model", "catalyst_dsl.dialects.cleo.policy"} <= modules
     assert not {"attr", "attrs"} & modules, sorted({"attr", "attrs"} & modules)

@@ -9,7 +9,7 @@ with libyaml and its own scalar rules (yaml_loader.py) and only dumps small mapp
 they are compiled where first used, as catalyst's own patterns are (lazy_pattern.py):
 while PyYAML's modules are imported, a `re.compile` called from one of them gives a
 `LazyPattern`. PyYAML only calls `match` and `search` on them, which a `LazyPattern`
-answers as the compiled pattern would (tests/test_pyyaml_import.py compares the two).
+answers as the compiled pattern would (tests/syntax/test_pyyaml_import.py compares the two).
 
 Every module of catalyst that needs PyYAML imports it from here (`from
 catalyst_dsl.syntax.pyyaml import yaml`), so whichever comes first imports it this way.

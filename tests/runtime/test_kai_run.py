@@ -15,7 +15,7 @@ from catalyst_dsl.runtime.engine import attempts as interpreter
 
 pytest_plugins = ["pytester"]
 
-AGENT = Path(__file__).with_name("kai_agent.py")
+AGENT = Path(__file__).parents[1] / "helpers" / "kai_agent.py"
 
 STEP = """
   - id: "{id}"
@@ -262,7 +262,7 @@ def test_a_feature_that_leaves_the_project_is_refused_before_anything_runs(kai):
 
 
 def test_a_step_killed_in_flight_is_recovered_by_its_postconditions(kai, tmp_path):
-    from test_reliability import catalyst, live_snapshots, spawn
+    from tests.runtime.test_reliability import catalyst, live_snapshots, spawn
 
     kai.setup(
         kai_playbook(
@@ -309,7 +309,7 @@ def test_running_the_same_playbook_and_feature_again_continues_the_unfinished_ru
 
 
 def test_a_golden_plan_of_a_kai_playbook_holds_and_catches_a_change(pytester, tmp_path):
-    from test_plan_report import PLUGIN
+    from tests.report.test_plan_report import PLUGIN
 
     pytester.makeini("[pytest]\n")
     root = pytester.path
@@ -420,7 +420,7 @@ def test_session_files_are_never_written_through_a_link_out_of_the_project(kai, 
 
 def test_a_step_killed_in_flight_without_postconditions_runs_again(kai, tmp_path):
     # gate_on_breaking puts a check after the step, but only postconditions prove it finished (K-D11).
-    from test_reliability import catalyst, live_snapshots, spawn
+    from tests.runtime.test_reliability import catalyst, live_snapshots, spawn
 
     kai.setup(
         kai_playbook({"id": "agree", "command": "/agreement.check", "autonomy": "gate_on_breaking"}),

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 #: `python -m catalyst_dsl`, but with `../side` (`_side`) as every program's temp folder, kept.
-CATALYST = [sys.executable, str(Path(__file__).with_name("kept_temp_catalyst.py"))]
+CATALYST = [sys.executable, str(Path(__file__).parents[1] / "helpers" / "kept_temp_catalyst.py")]
 REPO = Path(__file__).resolve().parents[2]
 RUN_ID = re.compile(r"\b(\d{8}-\d{6}-[a-z0-9-]+-\d{3})\b")
 SECRET = "s3cr3t-VALUE-123"

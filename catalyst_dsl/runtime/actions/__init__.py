@@ -15,7 +15,7 @@ import importlib
 from typing import Callable
 
 #: module of this package -> the actions it implements (its `ACTIONS`, which
-#: tests/runtime/test_action_modules.py holds equal to this list).
+#: tests/runtime/actions/test_action_modules.py holds equal to this list).
 MODULES: dict[str, tuple[str, ...]] = {
     "files": (
         "file-read",

@@ -1,0 +1,128 @@
+"""The command line, through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from catalyst_dsl.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_check_clean_sample_playbooks_exits_0() -> None:
+    result = run("check", str(ROOT / "playbooks"))
+    assert result.exit_code == 0, result.output
+    assert "0 error(s)" in result.stdout
+
+
+def test_check_errors_exit_1_with_caret(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndescription: x\nowner: me\nsteps:\n  - dispaly: hi\n")
+    result = run("check", str(bad))
+    assert result.exit_code == 1
+    assert "error[C404]: unknown action 'dispaly'" in result.stdout
+    assert "^~~~~~~" in result.stdout
+    assert "did you mean 'display'?" in result.stdout
+
+
+def test_check_json_format(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndescription: x\nowner: me\nsteps: []\n")
+    result = run("check", "--format", "json", str(bad))
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    [d] = payload["diagnostics"]
+    assert (d["code"], d["name"], d["severity"]) == ("C204", "no-steps", "error")
+    assert d["span"]["line"] == 4 and d["span"]["col"] == 1
+    assert payload["summary"] == {"error": 1, "warning": 0, "info": 0}
+
+
+def test_usage_mistakes_exit_2(tmp_path: Path) -> None:
+    assert run("check", str(tmp_path / "missing.yaml")).exit_code == 2
+    assert run("check", "--format", "xml", str(ROOT / "playbooks")).exit_code == 2
+    assert run("frobnicate").exit_code == 2
+
+
+def test_compile_prints_versioned_ir() -> None:
+    result = run("compile", str(ROOT / "playbooks" / "write-spec.yaml"))
+    assert result.exit_code == 0, result.output
+    ir = json.loads(result.stdout)
+    assert ir["irVersion"] == 2 and ir["name"] == "write-spec"
+    assert [s["action"] for s in ir["steps"]] == ["file-exists", "ai-prompt", "file-write", "checkpoint", "return"]
+
+
+def test_compile_refuses_a_playbook_with_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\n")
+    result = run("compile", str(bad))
+    assert result.exit_code == 1
+    assert "C203" in result.stderr
+
+
+def test_explain_a_code_by_code_number_or_name() -> None:
+    for asked in ("C813", "813", "write-not-allowed"):
+        result = run("explain", asked)
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("C813 write-not-allowed (error)\n")
+        assert "error[C813]" in result.output  # the packaged example
+    listed = run("explain", "--list")
+    assert "C404  error    unknown-action" in listed.output
+
+
+def test_explain_an_unknown_code_suggests_one() -> None:
+    result = run("explain", "unknown-actoin")
+    assert result.exit_code == 2
+    assert "did you mean 'unknown-action'?" in result.output
+
+
+def test_actions_lists_and_describes_the_catalog() -> None:
+    listed = run("actions")
+    assert listed.exit_code == 0 and any(line.startswith("file-write ") for line in listed.output.splitlines())
+    one = run("actions", "file-write")
+    assert "path (required)" in one.output and "result: {path, bytesWritten}" in one.output
+    wrong = run("actions", "file-writ")
+    assert wrong.exit_code == 2 and "did you mean 'file-write'?" in wrong.output
+
+
+def test_a_directory_scan_skips_yaml_that_is_no_playbook(tmp_path, monkeypatch) -> None:
+    (tmp_path / "catalyst.toml").write_text("")
+    playbooks = tmp_path / "playbooks"
+    playbooks.mkdir()
+    (playbooks / "config.yaml").write_text("server:\n  port: 8080\n")
+    (playbooks / "list.yaml").write_text("- just\n- a list\n")
+    (playbooks / "hello.yaml").write_text("name: hello\ndescription: d\nowner: Engineer\nsteps:\n  - display: hi\n")
+    monkeypatch.chdir(tmp_path)
+    scanned = run("check")
+    assert scanned.exit_code == 0, scanned.output
+    assert "checked 1 file(s): 0 error(s)" in scanned.output
+    named = run("check", "playbooks/config.yaml")
+    assert named.exit_code == 1 and named.output.count("error[C018]") == 1, named.output
+
+
+def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
+    import importlib
+    import subprocess
+    import sys
+
+    from catalyst_dsl.cli.main import RUN_COMMANDS
+
+    # each command is named with the module that defines it, and each such module's commands are named
+    for module in set(RUN_COMMANDS.values()):
+        commands = importlib.import_module(f"catalyst_dsl.{module}").COMMANDS
+        assert sorted(c.name for c in commands) == sorted(name for name, home in RUN_COMMANDS.items() if home == module)
+    probe = (
+        "import sys; from click.testing import CliRunner; from catalyst_dsl.cli.main import cli; "
+        "CliRunner().invoke(cli, ['--version']); "
+        "print('catalyst_dsl.cli.run' in sys.modules, "
+        "'catalyst_dsl.cli.lifecycle' in sys.modules, 'catalyst_dsl.runtime.lifecycle.session' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr
+    assert "runs" in run("--help").output and run("runs", "--help").exit_code == 0

@@ -1,0 +1,354 @@
+"""Sticky what-if comments on a pull request (`catalyst what-if-comment` and the GitHub
+Action's step that runs it), against the local fake of GitHub's API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from tests.helpers.fake_github import TOKEN, FakeGitHub
+
+from catalyst_dsl.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+HELLO = (
+    'name: hello\ndescription: x\nowner: Engineer\ninputs:\n  - string: who\n    default: world\n'
+    'steps:\n  - display: "hi {{ who }}"\n'
+)
+BYE = 'name: bye\ndescription: x\nowner: Engineer\nsteps:\n  - file-write: notes/bye.md\n    content: bye\n'
+PLAIN = 'name: plain\ndescription: x\nowner: Engineer\nsteps:\n  - display: "no golden plan"\n'
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "catalyst.toml").write_text("")
+    for name, text in (("hello", HELLO), ("bye", BYE), ("plain", PLAIN)):
+        (root / "playbooks" / f"{name}.yaml").write_text(text)
+    for name in ("hello", "bye"):
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "catalyst_dsl",
+                "run",
+                name,
+                "--what-if",
+                "--what-if-report",
+                f"golden/{name}.plan.json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
+        assert made.returncode == 0, made.stderr
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    return {**env, **extra}
+
+
+def _comment(root: Path, github: FakeGitHub, *changed: str, token: str = TOKEN):
+    env = {
+        "GITHUB_TOKEN": token,
+        "GITHUB_REPOSITORY": "acme/widgets",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_EVENT_PATH": str(root.parent / "event.json"),
+    }
+    (root.parent / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(cli, ["what-if-comment", *changed], env=env)
+    finally:
+        os.chdir(old)
+
+
+def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        github.add_comments("acme/widgets", 1, [f"review {i}" for i in range(150)])  # two pages to look through
+
+        first = _comment(root, github, "playbooks/hello.yaml", "playbooks/plain.yaml", "README.md")
+        assert first.exit_code == 0, first.output
+        assert first.output.startswith(
+            "posted the what-if comment of playbooks/hello.yaml: https://github.com/acme/widgets/issues/1#issuecomment-"
+        )
+        [posted] = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
+        assert posted["body"].startswith("<!-- catalyst-plan playbooks/hello.yaml -->\n## What-if plan for `hello`")
+        assert "`who` = `\"world\"`" in posted["body"]
+        first_body = posted["body"]
+
+        # The next push: the same comment is updated, never a second one; a playbook newly
+        # changed gets its own.
+        (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+        second = _comment(root, github, "playbooks/hello.yaml", "playbooks/bye.yaml")
+        assert second.exit_code == 0, second.output
+        assert [line.split(":")[0] for line in second.output.splitlines()] == [
+            "posted the what-if comment of playbooks/bye.yaml",
+            "updated the what-if comment of playbooks/hello.yaml",
+        ]
+        ours = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
+        assert [c["id"] for c in ours][0] == posted["id"] and len(ours) == 2
+        assert ours[0]["body"] != first_body  # the new plan (its hash changed with the step)
+        assert [r["method"] for r in github.writes()] == ["POST", "POST", "PATCH"]
+
+        # A comment by an outside contributor that copies the marker is left alone.
+        github.comments[("acme/widgets", 1)].insert(
+            0,
+            {
+                "id": 1,
+                "body": "<!-- catalyst-plan playbooks/plain2.yaml -->\nlooks fine",
+                "user": {"login": "mallory", "type": "User"},
+                "author_association": "CONTRIBUTOR",
+            },
+        )
+        (root / "playbooks" / "plain2.yaml").write_text(PLAIN.replace("plain", "plain2", 1))
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "catalyst_dsl",
+                "run",
+                "plain2",
+                "--what-if",
+                "--what-if-report",
+                "golden/plain2.plan.json",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
+        assert made.returncode == 0, made.stderr
+        copied = _comment(root, github, "playbooks/plain2.yaml")
+        assert copied.output.startswith("posted the what-if comment of playbooks/plain2.yaml")
+        assert github.comments[("acme/widgets", 1)][0]["body"].endswith("looks fine")
+
+        # A playbook that can no longer be planned says so in its comment.
+        (root / "playbooks" / "bye.yaml").write_text(BYE.replace("file-write", "file-wrte"))
+        broken = _comment(root, github, "playbooks/bye.yaml")
+        assert broken.exit_code == 0, broken.output
+        bye = next(
+            c
+            for c in github.comments[("acme/widgets", 1)]
+            if c["body"].startswith("<!-- catalyst-plan playbooks/bye.yaml")
+        )
+        assert "could not be planned" in bye["body"] and "file-wrte" in bye["body"]
+
+        # A golden plan naming a file outside the playbook directories is never planned.
+        (root / "golden" / "escape.plan.json").write_text(
+            json.dumps({"playbook": {"file": "../../../../etc/hostname"}, "inputs": {}})
+        )
+        escaped = _comment(root, github, "golden/escape.plan.json")
+        assert escaped.exit_code == 0, escaped.output
+        body = github.comments[("acme/widgets", 1)][-1]["body"]
+        assert (
+            body.startswith("<!-- catalyst-plan ../../../../etc/hostname -->")
+            and "is outside the playbook directories" in body
+        )
+
+        # A refused token: an error with GitHub's reason, no traceback, exit 1.
+        refused = _comment(root, github, "playbooks/hello.yaml", token="wrong")
+        assert (
+            refused.exit_code == 1
+            and "GitHub refused GET /repos/acme/widgets/issues/1/comments: 401 Bad credentials" in refused.output
+        )
+        assert "Traceback" not in refused.output
+
+
+def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        none = CliRunner().invoke(cli, ["what-if-comment", "README.md"], env={"GITHUB_TOKEN": ""})
+        assert none.exit_code == 0 and none.output == "no changed playbook has a golden plan in golden/\n"
+        missing = CliRunner().invoke(
+            cli,
+            ["what-if-comment", "playbooks/hello.yaml"],
+            env={"GITHUB_TOKEN": "", "GITHUB_REPOSITORY": "", "GITHUB_EVENT_PATH": ""},
+        )
+        assert missing.exit_code == 2 and "cannot post without --repo or $GITHUB_REPOSITORY" in missing.output
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "golden/hello.plan.json"])
+        assert printed.exit_code == 0 and printed.output.startswith("<!-- catalyst-plan playbooks/hello.yaml -->")
+    finally:
+        os.chdir(old)
+
+
+def test_a_token_is_never_posted_over_plain_http_to_another_machine(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "acme/widgets",
+        "GITHUB_API_URL": "http://github.example.test/api/v3",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+    }
+    (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        refused = CliRunner().invoke(cli, ["what-if-comment", "playbooks/hello.yaml"], env=env)
+    finally:
+        os.chdir(old)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert "the GitHub API at github.example.test is reached over plain http://" in refused.output
+    assert "use an https:// URL" in refused.output and TOKEN not in refused.output
+
+
+def _comment_step() -> dict:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    [step] = [s for s in action["runs"]["steps"] if s.get("name") == "Comment what-if plans"]
+    return step
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root, check=True, capture_output=True
+    )
+
+
+@pytest.mark.slow
+def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+    _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")  # as a checkout with fetch-depth: 0 has it
+    _git(root, "checkout", "-qb", "feature")
+    (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    (root / "playbooks" / "plain.yaml").write_text(PLAIN.replace("no golden", "still no golden"))
+    _git(root, "commit", "-qam", "change")
+
+    step = _comment_step()
+    assert "${{" not in step["run"]  # inputs reach the script as environment variables only
+    inputs = {"golden-dir": "golden", "github-token": TOKEN}
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
+        env = _env(
+            GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json")
+        )
+        for name, value in step["env"].items():
+            key = value.removeprefix("${{ ").removesuffix(" }}")
+            env[name] = (
+                inputs[key.removeprefix("inputs.")]
+                if key.startswith("inputs.")
+                else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
+            )
+        script = tmp_path / "step.sh"
+        script.write_text(step["run"])
+        for _ in range(2):  # two pushes: one comment
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("updated the what-if comment of playbooks/hello.yaml")
+        assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == [
+            "<!-- catalyst-plan playbooks/hello.yaml -->"
+        ]
+
+        # Without the base branch (a shallow checkout): a warning, and the job goes on.
+        _git(root, "update-ref", "-d", "refs/remotes/origin/main")
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0 and done.stdout.startswith("::warning title=catalyst::no what-if comments")
+
+
+def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_its_comment(tmp_path: Path) -> None:
+    # A pull request from a fork: its playbook reads .git/config (where actions/checkout
+    # keeps the token), a link to it, and a file the checkout did not bring; the comment
+    # is posted in public.
+    secret_token, secret_text = "ghs_tokenOfTheCheckout", "untracked-secret-text"
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "leak.yaml").write_text(
+        "name: leak\ndescription: x\nowner: Engineer\nsteps:\n"
+        "  - name: token\n    file-read: .git/config\n"
+        "  - name: linked\n    file-read: link\n"
+        "  - name: local\n    file-read: local.env\n"
+        '  - display: "{{ token }} {{ linked }} {{ local }}"\n'
+        "  - file-write: local.env\n    content: replaced\n"
+    )
+    (root / "link").symlink_to(".git/config")
+    _git(root, "init", "-q")
+    _git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {secret_token}")
+    made = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "run", "leak", "--what-if", "--what-if-report", "golden/leak.plan.json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "the pull request")
+    (root / "local.env").write_text(f"TOKEN={secret_text}\n")
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/leak.yaml"])
+    finally:
+        os.chdir(old)
+    assert printed.exit_code == 0, printed.output
+    assert printed.output.startswith("<!-- catalyst-plan playbooks/leak.yaml -->")
+    assert secret_token not in printed.output and secret_text not in printed.output
+    assert "a what-if never reads" in printed.output and "not tracked by git" in printed.output
+
+
+def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path) -> None:
+    # Its token is read-only there: the step says so and passes, having run nothing.
+    step = _comment_step()
+    assert step["env"]["CATALYST_HEAD_REPO"] == "${{ github.event.pull_request.head.repo.full_name }}"
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    env = _env(
+        GITHUB_REPOSITORY="acme/widgets",
+        CATALYST_HEAD_REPO="mallory/widgets",
+        CATALYST_BASE_REF="main",
+        CATALYST_GOLDEN_DIR="golden",
+        GITHUB_TOKEN="read-only",
+        PATH=str(tmp_path / "no-programs"),
+    )
+    done = subprocess.run(
+        ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)"
+    )
