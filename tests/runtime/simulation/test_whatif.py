@@ -884,7 +884,8 @@ def test_a_what_if_the_check_refuses_never_imports_the_run_time(tmp_path):
 #: is marked, YAML front matter written or an AI adapter chosen.
 #: Of the run-time's own: the snapshot store, its codec and integrity checks and the
 #: snapshot's records (a what-if saves no snapshot, and asks the store about a lock's
-#: holder only when one is in the way), the locks (none was ever taken here), the modules
+#: holder only when one is in the way), the readers and writers of records as JSON (the
+#: cache reads its entries its own way), the locks (none was ever taken here), the modules
 #: of actions the playbook does not use (git, GitHub, HTTP with the network, test); and
 #: what approving (the approvers, shlex), killing a process group (signal), a diff
 #: (difflib, heapq), shell completion or a random name (secrets, base64) need; the
@@ -915,6 +916,7 @@ NOT_IMPORTED_BY_A_WHAT_IF = (
     "catalyst_dsl.runtime.adapters.openai_compatible",
     "catalyst_dsl.runtime.state.store",
     "catalyst_dsl.runtime.state.snapshot_codec",
+    "catalyst_dsl._internal.serialization",
     "catalyst_dsl.runtime.state.integrity",
     "catalyst_dsl.runtime.state.snapshot",
     "glob",
