@@ -17,159 +17,25 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, get_args, get_origin
+from typing import Any, Callable
 
 from catalyst_dsl._internal import records
+from catalyst_dsl._internal.serialization import JSON_WORDS, Format, Invalid, camel
 from catalyst_dsl.runtime.state.integrity import results, seal
 from catalyst_dsl.runtime.machine import parse_time
 from catalyst_dsl.runtime.state.snapshot import FORMAT, VERSION, RunState, StepRecord
 
-if TYPE_CHECKING:
-    import cattrs
 
+# -- (de)serialization: one strict format ----------------------------------------------
 
-# -- (de)serialization: one strict converter --------------------------------------------
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
+#: A field's key in the file (integrity/guard.py names a journal entry's keys with it too).
+_camel = camel
 
 
 @functools.cache
-def converter() -> cattrs.Converter:
-    """The one converter between `RunState` and JSON data: camelCase keys, nothing loose."""
-    # Imported on first use: a process that never reads or writes a snapshot never pays for cattrs.
-    from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs, override
-    from cattrs.preconf.json import make_converter
-
-    conv = make_converter(forbid_extra_keys=True)
-
-    # The snapshot's classes are records (catalyst_dsl._internal.records): cattrs reads their fields
-    # as the attrs classes they were, so the files are the same to the byte.
-    def renamed(cls) -> dict:
-        return {f.name: override(rename=_camel(f.name)) for f in records.fields(cls)}
-
-    def unstructure_factory(cls):
-        return make_dict_unstructure_fn_from_attrs(list(records.attributes(cls)), cls, conv, **renamed(cls))
-
-    def structure_factory(cls):
-        plain = make_dict_structure_fn_from_attrs(
-            list(records.attributes(cls)), cls, conv, _cattrs_forbid_extra_keys=True, **renamed(cls)
-        )
-
-        def structure(value, _):
-            if type(value) is not dict:
-                raise TypeError(f"expected an object, got {_kind(value)}")
-            return plain(value, cls)
-
-        return structure
-
-    conv.register_unstructure_hook_factory(records.is_record, unstructure_factory)
-    conv.register_structure_hook_factory(records.is_record, structure_factory)
-    # Strict primitives: the default converter turns 1 into "1" for a str field.
-    for kind in (str, int, float, bool):
-        conv.register_structure_hook(kind, _strict(kind))
-    conv.register_structure_hook_func(lambda t: get_origin(t) is Literal, _literal)
-    # The default iterates any iterable, so "" would read as an empty journal.
-    conv.register_structure_hook_factory(lambda t: get_origin(t) is list, lambda t: _list_of(conv, t))
-    return conv
-
-
-def _kind(value: object) -> str:
-    return {
-        str: "a string",
-        int: "a number",
-        float: "a number",
-        bool: "a boolean",
-        list: "an array",
-        dict: "an object",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
-def _strict(kind: type):
-    word = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}[kind]
-
-    def hook(value, _):
-        if kind is float and type(value) is int:
-            return float(value)
-        if type(value) is not kind:
-            raise TypeError(f"expected {word}, got {_kind(value)} {json.dumps(value)[:40]}")
-        return value
-
-    return hook
-
-
-def _literal(value, literal):
-    allowed = get_args(literal)
-    # `type(...) is` so True is not read as 1.
-    if not any(value == choice and type(value) is type(choice) for choice in allowed):
-        raise ValueError(
-            f"{json.dumps(value)[:40]} is not one of {', '.join(json.dumps(choice) for choice in allowed)}"
-        )
-    return value
-
-
-def _list_of(conv, list_type):
-    from cattrs.errors import IterableValidationError, IterableValidationNote
-
-    (item_type,) = get_args(list_type) or (Any,)
-
-    def structure(value, _):
-        if type(value) is not list:
-            raise TypeError(f"expected an array, got {_kind(value)}")
-        items, errors = [], []
-        for index, item in enumerate(value):
-            try:
-                items.append(conv.structure(item, item_type))
-            except Exception as exc:  # collected: every bad item is reported, with its index
-                exc.__notes__ = [
-                    *getattr(exc, "__notes__", []),
-                    IterableValidationNote(f"Structuring item @ index {index}", index, item_type),
-                ]
-                errors.append(exc)
-        if errors:
-            raise IterableValidationError(f"While structuring {list_type!r}", errors, list_type)
-        return items
-
-    return structure
-
-
-def _problems(exc: BaseException, path: str = "$") -> list[str]:
-    """`problem @ $.json.path` lines, with the file's camelCase keys.
-
-    Like `cattrs.transform_error`, whose paths name Python attributes (`started_at`)
-    rather than the keys the user sees in the file (`startedAt`).
-    """
-    from cattrs.errors import (
-        ClassValidationError,
-        ForbiddenExtraKeysError,
-        IterableValidationError,
-        IterableValidationNote,
-    )
-
-    if isinstance(exc, (ClassValidationError, IterableValidationError)):
-        with_notes, without = exc.group_exceptions()
-        lines = []
-        for inner, note in with_notes:
-            step = f"[{note.index!r}]" if isinstance(note, IterableValidationNote) else f".{_camel(note.name)}"
-            lines.extend(_problems(inner, path + step))
-        for inner in without:
-            lines.extend(_problems(inner, path))
-        return lines
-    if isinstance(exc, KeyError):
-        text = "required key missing"
-    elif isinstance(exc, ForbiddenExtraKeysError):
-        text = (
-            f"unknown key{'s' if len(exc.extra_fields) > 1 else ''}"
-            f" {', '.join(repr(k) for k in sorted(exc.extra_fields))}"
-        )
-    elif isinstance(exc, AttributeError) and "items" in str(exc):
-        text = "expected an object"  # a mapping field given something else
-    else:
-        text = str(exc)
-    return [f"{text} @ {path}"]
+def converter() -> Format:
+    """The one format between `RunState` and JSON data: camelCase keys, nothing loose."""
+    return Format(camel_case=True, positions=True)
 
 
 _ONE_PER_LINE = frozenset({"steps", "approvals", "failures"})
@@ -340,7 +206,7 @@ def read_sealed(path: Path) -> Sealed:
     except ValueError as exc:  # an integer too long to convert, among others
         raise Damaged([f"is not a usable snapshot: {exc}"]) from None
     if type(data) is not dict:
-        raise Damaged([f"does not hold a run snapshot: its JSON is {_kind(data)}, not an object"])
+        raise Damaged([f"does not hold a run snapshot: its JSON is {JSON_WORDS.kind(data)}, not an object"])
     found, body = _seal_of(text, data)
     playbook = data.get("playbook")
     name = playbook.get("name") if type(playbook) is dict and type(playbook.get("name")) is str else None
@@ -362,12 +228,10 @@ def read_sealed(path: Path) -> Sealed:
             name,
             version if type(version) is int else None,
         )
-    import cattrs
-
     try:
         state = converter().structure(data, RunState)
-    except cattrs.BaseValidationError as exc:
-        raise Damaged(_problems(exc), name) from None
+    except Invalid as exc:
+        raise Damaged(exc.lines(), name) from None
     problems = _inconsistencies(state, path)
     if problems:
         raise Damaged(problems, name)
@@ -402,7 +266,7 @@ def _inconsistencies(state: RunState, path: Path) -> list[str]:
             try:
                 parse_time(value)
             except ValueError:
-                problems.append(f"{json.dumps(value)[:40]} is not an ISO 8601 time @ $.{_camel(key)}")
+                problems.append(f"{json.dumps(value)[:40]} is not an ISO 8601 time @ $.{camel(key)}")
     # Resume replays the journal by path, so a second record of one path would make it
     # ambiguous which outcome counts.
     first: dict[str, int] = {}
