@@ -205,10 +205,6 @@ def test_sizes(kind):
 MAY_IMPORT_ATTRS: dict[str, str] = {
     "catalyst_dsl._internal.records": "hands cattrs a record's fields as attrs.Attribute (records.attributes)",
     "catalyst_dsl.lsp.messages": "asks attrs.has whether pygls read a message into one of its types (attrs classes)",
-    "catalyst_dsl.runtime.adapters.mock_script": (
-        "ScriptEntry stays an attrs class for the validators cattrs runs while reading a script, "
-        "until the scripts' reading is reworked"
-    ),
 }
 #: attrs' two import names (`attr` is the older one).
 ATTRS = {"attrs", "attr"}

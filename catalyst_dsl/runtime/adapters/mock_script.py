@@ -1,8 +1,8 @@
 """The mock AI adapter's script files: a list of entries, each one scripted answer.
 
 Kept apart from mock.py, which every run with AI steps imports: only a run whose mock is given a
-script reads one. `ScriptEntry` is still an attrs class, for the validators cattrs runs
-while it reads an entry (its errors name the entry and the key).
+script reads one. A script is read by the package's one reader of records
+(catalyst_dsl._internal.serialization) in YAML's words: every problem names its entry and key.
 """
 
 from __future__ import annotations
@@ -10,16 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import attrs
-
+from catalyst_dsl._internal.records import record
+from catalyst_dsl._internal.serialization import YAML_WORDS, Format, Invalid, unknown_keys
 from catalyst_dsl.runtime.adapters.interface import AI_ADAPTER_ERROR, SCRIPT_ENV, AdapterError
-
-if TYPE_CHECKING:
-    import cattrs
 
 
 class _Absent:
@@ -31,28 +27,23 @@ _ABSENT: Any = _Absent()
 _PASCAL = re.compile(r"[A-Z][A-Za-z0-9]*")
 
 
-@attrs.frozen
+@record
 class ScriptEntry:
     """One scripted answer: used for the first prompt `match` finds, once unless `repeat`."""
 
     match: re.Pattern[str] | None = None
     response: str | None = None
     json: Any = _ABSENT
-    chunks: int = attrs.field(default=1)
-    error: str | None = attrs.field(default=None)
+    chunks: int = 1
+    error: str | None = None
     repeat: bool = False
 
-    @chunks.validator
-    def _positive(self, _attribute, value: int) -> None:
-        if value < 1:
-            raise ValueError(f"'chunks' is {value}; it must be at least 1")
-
-    @error.validator
-    def _pascal(self, _attribute, value: str | None) -> None:
-        if value is not None and not _PASCAL.fullmatch(value):
-            raise ValueError(f"'error' is {value!r}; it must be a PascalCase error code such as RateLimitExceeded")
-
-    def __attrs_post_init__(self) -> None:
+    def problem(self) -> str | None:
+        """What is wrong with an entry whose every field has its type, or None."""
+        if self.chunks < 1:
+            return f"'chunks' is {self.chunks}; it must be at least 1"
+        if self.error is not None and not _PASCAL.fullmatch(self.error):
+            return f"'error' is {self.error!r}; it must be a PascalCase error code such as RateLimitExceeded"
         given = [
             key
             for key, absent in (("response", None), ("json", _ABSENT), ("error", None))
@@ -60,9 +51,10 @@ class ScriptEntry:
         ]
         if len(given) != 1:
             said = f"it has {' and '.join(given)}" if given else "it has none"
-            raise ValueError(f"an entry needs exactly one of 'response', 'json' or 'error'; {said}")
+            return f"an entry needs exactly one of 'response', 'json' or 'error'; {said}"
         if self.error is not None and self.chunks != 1:
-            raise ValueError("'chunks' splits a response; an 'error' entry has none")
+            return "'chunks' splits a response; an 'error' entry has none"
+        return None
 
     def text(self) -> str:
         if self.response is not None:
@@ -104,81 +96,44 @@ def load_script(path: Path) -> list[ScriptEntry]:
     if document is None or document == []:
         raise bad("is empty")
     if not isinstance(document, list):
-        raise bad(f"must be a list of entries, not {_kind(document)}")
+        raise bad(f"must be a list of entries, not {YAML_WORDS.kind(document)}")
     for index, item in enumerate(document, start=1):
         if not isinstance(item, dict):
-            raise bad(f"entry {index} must be a mapping, not {_kind(item)}")
-    import cattrs
-
+            raise bad(f"entry {index} must be a mapping, not {YAML_WORDS.kind(item)}")
     try:
-        return _converter().structure(document, list[ScriptEntry])
-    except cattrs.BaseValidationError as exc:
-        problems = cattrs.transform_error(exc, format_exception=_describe)
-        raise bad("; ".join(_locate(problem) for problem in problems)) from None
+        return _format().structure(document, list[ScriptEntry])
+    except Invalid as exc:
+        raise bad("; ".join(map(_located, exc.problems))) from None
 
 
-def _kind(value: object) -> str:
-    names = {
-        type(None): "null",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a mapping",
-    }
-    return names.get(type(value), type(value).__name__)
+def _located(problem: tuple[str, tuple]) -> str:
+    """A problem of `[index, key]` as `entry 1, 'chunks': text` (entries count from 1)."""
+    text, path = problem
+    if not path:
+        return text
+    index, *key = path
+    return f"entry {index + 1}{f', {key[0]!r}' if key else ''}: {text}"
 
 
-def _describe(exc: BaseException, _type: object) -> str:
-    from cattrs.errors import ForbiddenExtraKeysError
+def _unknown(unknown: list[str], known: list[str]) -> str:
+    """Unknown keys, with the key one of them was most likely meant to be, or all of them."""
+    from catalyst_dsl.diagnostics.suggest import suggest
 
-    if isinstance(exc, ForbiddenExtraKeysError):
-        from catalyst_dsl.diagnostics.suggest import suggest
-
-        keys = [f.name for f in attrs.fields(ScriptEntry)]
-        unknown = sorted(exc.extra_fields)
-        hint = suggest(unknown[0], keys) if len(unknown) == 1 else None
-        return f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}" + (
-            f" ({hint})" if hint else f" (keys: {', '.join(keys)})"
-        )
-    if isinstance(exc, re.error):
-        return f"not a valid regular expression: {exc}"
-    return str(exc)
+    hint = suggest(unknown[0], known) if len(unknown) == 1 else None
+    return unknown_keys(unknown, known) + (f" ({hint})" if hint else f" (keys: {', '.join(known)})")
 
 
-def _locate(problem: str) -> str:
-    """`message @ $[0].chunks` as `entry 1: message`."""
-    found = re.fullmatch(r"(.*) @ \$\[(\d+)\](?:\.(\w+))?", problem, re.DOTALL)
-    if found is None:
-        return problem
-    message, index, key = found.groups()
-    return f"entry {int(index) + 1}{f', {key!r}' if key else ''}: {message}"
-
-
-def _strict(kind: type, word: str):
-    def hook(value: object, _type: object) -> object:
-        if type(value) is not kind:
-            raise TypeError(f"expected {word}, got {_kind(value)}")
-        return value
-
-    return hook
-
-
-def _pattern(value: object, _type: object) -> re.Pattern[str]:
+def _pattern(value: object) -> re.Pattern[str]:
     if not isinstance(value, str):
-        raise TypeError(f"expected a regular expression string, got {_kind(value)}")
-    return re.compile(value)
+        raise TypeError(f"expected a regular expression string, got {YAML_WORDS.kind(value)}")
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from None
 
 
 @functools.cache
-def _converter() -> cattrs.Converter:
-    import cattrs
-
-    conv = cattrs.Converter(forbid_extra_keys=True)
-    conv.register_structure_hook(str, _strict(str, "a string"))
-    conv.register_structure_hook(int, _strict(int, "an integer"))
-    conv.register_structure_hook(bool, _strict(bool, "true or false"))
-    conv.register_structure_hook_func(lambda t: t is re.Pattern or typing.get_origin(t) is re.Pattern, _pattern)
-    conv.register_structure_hook_func(lambda t: t is Any, lambda value, _: value)
-    return conv
+def _format() -> Format:
+    """Scripts as the package reads records, in YAML's words: field names as keys, nothing
+    loose, each entry checked once its fields read (`ScriptEntry.problem`)."""
+    return Format(words=YAML_WORDS, unknown=_unknown, check=ScriptEntry.problem, leaves={re.Pattern: (None, _pattern)})
