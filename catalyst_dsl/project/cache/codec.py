@@ -1,6 +1,13 @@
 """The format of a check cache entry: a compiled result as JSON, and the decoder that
 turns it back into exactly the classes and shapes written here.
 
+Which fields of a class an entry keeps, in which order, and what each may hold come from
+the package's one account of records as JSON (catalyst_dsl._internal.record_fields, which
+serialization.py's formats use too). How they are kept is this module's own: each record
+as `{"@": class, "f": [values]}`, positionally, made again by the JSON parser's object hook
+as it reads them, which was measured at about half the time of reading an entry as one of
+serialization.py's formats (docs/decisions.md, "One path from records to JSON").
+
 The seal is where trust begins. Someone who can read the key can seal any playbook at
 all, so the decoder does not try to prove a sealed entry harmless: it refuses what this
 module never writes where that is cheap to see on each record (a field of one class, a
@@ -39,44 +46,71 @@ def _classes() -> dict[str, type]:
     return found
 
 
-@records.record
 class _Shape:
     """How one class is kept: its fields (attribute, init argument) and which of them
-    JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar."""
+    JSON turns from tuples into arrays (and back), hold dicts, or hold any scalar.
+    Worked out from the fields the cache keeps (`_fields`) and what each may hold."""
 
-    name: str
-    fields: tuple[tuple[str, str], ...]
-    tuples: tuple[int, ...]
-    nested_tuples: tuple[int, ...]
-    dicts: tuple[int, ...]
-    scalars: tuple[int, ...]
-    #: Fields that hold a span: one of this file not yet positioned is kept as its
-    #: offsets (one number) right there, not as a tagged object (a third of an entry's objects).
-    spans: tuple[int, ...] = ()
-    #: Fields whose value is one exact class (or None where the field may be empty): text,
-    #: a whole number, a truth value, a span or one of the kept records. An entry that
-    #: says otherwise is not one this module wrote, whatever its seal.
-    typed: tuple[tuple[int, tuple[type, ...]], ...] = ()
+    __slots__ = ("name", "fields", "tuples", "nested_tuples", "dicts", "scalars", "spans", "typed", "_values")
+
+    def __init__(self, cls: type, kept: tuple, classes: dict[str, type]) -> None:
+        self.name = cls.__name__
+        self.fields = tuple((slot.name, slot.alias) for slot in kept)
+        tuples, nested, dicts, scalars, spans, typed = [], [], [], [], [], []
+        for i, slot in enumerate(kept):
+            kind = slot.kind.bare()
+            if kind.sort == "tuple":
+                tuples.append(i)
+                if kind.args[0].sort in ("tuple", "fixed"):
+                    nested.append(i)
+            elif kind.sort == "dict":
+                dicts.append(i)
+            elif kind.sort == "any":
+                scalars.append(i)
+            allowed = _allowed(kind, classes)
+            if allowed:
+                allowed += (type(None),) if slot.kind.sort == "optional" else ()
+                typed.append((i, allowed))
+                if Span in allowed:
+                    spans.append(i)
+        self.tuples, self.nested_tuples, self.dicts = tuple(tuples), tuple(nested), tuple(dicts)
+        self.scalars = tuple(scalars)
+        #: Fields that hold a span: one of this file not yet positioned is kept as its
+        #: offsets (one number) right there, not as a tagged object (a third of an entry's objects).
+        self.spans = tuple(spans)
+        #: Fields whose value is one exact class (or None where the field may be empty): text,
+        #: a whole number, a truth value, a span or one of the kept records. An entry that
+        #: says otherwise is not one this module wrote, whatever its seal.
+        self.typed = tuple(typed)
+        self._values = operator.attrgetter(*(name for name, _ in self.fields)) if len(self.fields) > 1 else None
 
     def read(self, value) -> list:
         """The values of the kept fields, in order."""
         if len(self.fields) == 1:
             return [getattr(value, self.fields[0][0])]
-        return list(self._getter(value)) if self.fields else []
+        return list(self._values(value)) if self.fields else []
 
-    @property
-    def _getter(self):
-        return _GETTERS[self.name]
+
+def _allowed(kind, classes: dict[str, type]) -> tuple[type, ...]:
+    """The classes a field of `kind` (not None) holds when it is one class: text, a number,
+    a truth value, a span or a kept record (with the kept records made from it); else ()."""
+    if kind.cls is float:
+        return (float, int)
+    if kind.sort == "scalar" or kind.cls is Span:
+        return (kind.cls,)
+    if kind.sort == "record" and classes.get(kind.cls.__name__) is kind.cls:
+        # a kept record, or a base of kept records (a type of the IR)
+        return tuple(c for c in classes.values() if issubclass(c, kind.cls))
+    return ()
 
 
 _CLASSES: dict[str, type] | None = None
 _SHAPES: dict[type, _Shape] = {}
-_GETTERS: dict[str, operator.attrgetter] = {}
 #: Fields that are never kept: a template's map back into the YAML nodes (`smap`) and the
 #: type its place expects (`expected`) serve the file's own checks, which a cached result
 #: has had already; nothing reads them from a playbook that is checked or run as a whole
 #: (the language server compiles its own). The types were a sixteenth of an entry's records.
-_DROPPED = {"smap", "expected"}
+_DROPPED = frozenset({"smap", "expected"})
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -95,48 +129,19 @@ def _shape(cls: type) -> _Shape | None:
     shape = _SHAPES.get(cls)
     if shape is not None:
         return shape
-    name = cls.__name__
     classes = _registry()
-    if classes.get(name) is not cls:
+    if classes.get(cls.__name__) is not cls:
         return None
-    every = [f for f in records.fields(cls) if f.init]
-    # In `__init__`'s order (positional parameters, then keyword-only ones).
-    kept = [f for f in every if not f.kw_only and f.name not in _DROPPED] + [
-        f for f in every if f.kw_only and f.name not in _DROPPED
-    ]
-    kinds = [str(f.type).replace("Optional[", "") for f in kept]
-    typed = tuple(_typed(kept, classes))
-    if len(kept) > 1:
-        _GETTERS[name] = operator.attrgetter(*(f.name for f in kept))
-    shape = _SHAPES[cls] = _Shape(
-        name,
-        tuple((f.name, f.alias or f.name.lstrip("_")) for f in kept),
-        tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[")),
-        tuple(i for i, k in enumerate(kinds) if k.startswith("tuple[tuple[")),
-        tuple(i for i, k in enumerate(kinds) if k.startswith("dict[")),
-        tuple(i for i, k in enumerate(kinds) if k == "object"),
-        tuple(i for i, allowed in typed if Span in allowed),
-        typed,
-    )
+    shape = _SHAPES[cls] = _Shape(cls, _fields(cls), classes)
     return shape
 
 
-def _typed(kept: list, classes: dict[str, type]):
-    """(index, the classes it may hold) of each kept field whose type is one class (with
-    the kept records made from it)."""
-    simple = {"str": str, "int": int, "bool": bool, "float": float, "Span": Span}
-    for i, f in enumerate(kept):
-        written = str(f.type)
-        optional = written.startswith("Optional[") or written.endswith("| None")
-        name = written.removeprefix("Optional[").removesuffix("]").removesuffix(" | None").strip("'\"")
-        kind = simple.get(name) or classes.get(name)
-        empty = (type(None),) if optional else ()
-        if kind is float:
-            yield i, (float, int) + empty
-        elif kind in (str, int, bool, Span):
-            yield i, (kind,) + empty
-        elif kind is not None:  # a kept record, or a base of kept records (a type of the IR)
-            yield i, tuple(c for c in classes.values() if issubclass(c, kind)) + empty
+def _fields(cls: type) -> tuple:
+    """The fields an entry keeps of `cls`, in the order of its values: every field, positions
+    too (a cached result is shown and run), but `_DROPPED`, in `__init__`'s order."""
+    from catalyst_dsl._internal.record_fields import slots
+
+    return slots(cls, positions=True, dropped=_DROPPED, init_order=True, camel_case=False)
 
 
 class _Encoder:
