@@ -203,7 +203,6 @@ def test_sizes(kind):
 # build at start-up than attrs classes. attrs stays only where a library built on it is
 # spoken to; using a library's own attrs classes (lsprotocol's types) is not importing it.
 MAY_IMPORT_ATTRS: dict[str, str] = {
-    "catalyst_dsl._internal.records": "hands cattrs a record's fields as attrs.Attribute (records.attributes)",
     "catalyst_dsl.lsp.messages": "asks attrs.has whether pygls read a message into one of its types (attrs classes)",
 }
 #: attrs' two import names (`attr` is the older one).

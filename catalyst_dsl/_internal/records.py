@@ -7,8 +7,8 @@ of a one-file check. A record gets the methods `attrs.frozen` gives (an `__init_
 the same signature, `__repr__`, `__eq__`, `__hash__` when immutable, immutability,
 `__match_args__`, copying and pickling): `__init__` compiled once per shape of class
 and renamed for each (see `_init`), the others closures over the fields. Callers use
-`fields`, `replace` and `asdict` (attrs' `fields`, `evolve` and a shallow `asdict`); the
-IR serializer hands cattrs the fields as attrs would (catalyst_dsl/ir/serialize.py).
+`fields`, `replace` and `asdict` (attrs' `fields`, `evolve` and a shallow `asdict`);
+records become JSON and back through catalyst_dsl/_internal/serialization.py.
 
 Only what these classes use is supported: fields declared on the class itself (a base
 record may have methods, not fields), defaults, `factory(...)` defaults and `field(...)`
@@ -180,41 +180,6 @@ def asdict(value) -> dict[str, Any]:
     Unlike attrs.asdict it does not recurse: a record, list or dict held in a field is
     handed over as it is, not copied or turned into a dict."""
     return {f.name: getattr(value, f.name) for f in type(value).__record_fields__}
-
-
-def attributes(cls: type, localns: dict | None = None) -> tuple:
-    """A record class's fields as `attrs.Attribute`s with their types resolved (`localns`
-    names what the module's own globals do not): what cattrs' generators
-    (`make_dict_structure_fn_from_attrs` and its unstructuring twin) read, so a converter
-    treats a record as it did the attrs class it was. attrs is imported only here."""
-    import sys
-    import typing
-
-    import attrs
-
-    hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns=localns)
-    return tuple(
-        attrs.Attribute(
-            f.name,
-            attrs.Factory(f.default.make)
-            if isinstance(f.default, factory)
-            else attrs.NOTHING
-            if f.default is _NOTHING
-            else f.default,
-            None,
-            f.repr,
-            None,
-            f.eq,
-            True,
-            False,
-            metadata=f.metadata,
-            type=hints[f.name],
-            kw_only=f.kw_only,
-            eq=f.eq,
-            alias=f.alias,
-        )
-        for f in cls.__record_fields__
-    )
 
 
 def _build(cls: type, frozen: bool, eq: bool = True, kw_only: bool = False) -> type:

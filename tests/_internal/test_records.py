@@ -212,25 +212,6 @@ def test_keyword_only_records_take_no_positions_and_may_put_defaults_first():
     assert Entry.__match_args__ == () and all(f.kw_only for f in fields(Entry))
 
 
-def test_attributes_hand_cattrs_the_fields_of_an_attrs_class():
-    from cattrs.gen import make_dict_structure_fn_from_attrs, make_dict_unstructure_fn_from_attrs
-    from cattrs.preconf.json import make_converter
-
-    from catalyst_dsl._internal.records import attributes
-
-    described = attributes(Entry)
-    assert [(a.name, a.type, a.kw_only) for a in described] == [
-        ("version", int, True),
-        ("name", str, True),
-        ("seen", list, True),
-    ]
-    converter = make_converter(forbid_extra_keys=True)
-    unstructure = make_dict_unstructure_fn_from_attrs(list(described), Entry, converter)
-    structure = make_dict_structure_fn_from_attrs(list(described), Entry, converter)
-    assert unstructure(Entry(name="a")) == {"version": 1, "name": "a", "seen": []}
-    assert structure({"name": "b"}, Entry) == Entry(name="b")
-
-
 def test_the_shipped_shapes_are_those_the_package_declares():
     """record_shapes.py holds every shape of the package's records, compiled ahead; it is
     written by python -m catalyst_dsl._internal.records (a stale file costs only compile time)."""
