@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
+from catalyst_dsl.ir.roles import Approvers
+from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, SpentLedger, approval_text
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
 from catalyst_dsl.runtime.lifecycle.session import Session
 from run_helpers import PROPOSE, REVIEWED
