@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from catalyst_dsl.checks.library_view import Edge
 from catalyst_dsl.checks.rules.cycles import strongly_connected
 from catalyst_dsl.compiler import collector_tuned_for_checking, discover
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.check import check_project
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.project.library import Edge
 
 
 def playbook(index: int, count: int, steps: int) -> str:

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from catalyst_dsl.compiler import compile_bytes
 from catalyst_dsl.ir.serialize import to_json
-from catalyst_dsl.report.diagnostics import render_json, render_text
+from catalyst_dsl.diagnostics.text import render_text
+from catalyst_dsl.report.diagnostics import render_json
 
 pytestmark = pytest.mark.slow
 

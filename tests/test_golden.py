@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from catalyst_dsl.cli.main import cli
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_path
 from catalyst_dsl.diagnostics.codes import CODES
-from catalyst_dsl.report.diagnostics import render_text
+from catalyst_dsl.diagnostics.text import render_text
 from catalyst_dsl.report.reference import HEADER
 
 HERE = Path(__file__).parent / "golden" / "check"

@@ -80,7 +80,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     from catalyst_dsl.diagnostics.severity import Severity
     from catalyst_dsl.project.cache import replay
     from catalyst_dsl.project.rules import reported
-    from catalyst_dsl.report.diagnostics import render_json, render_text, summary_line, wants_colour
+    from catalyst_dsl.diagnostics.text import render_text, summary_line, wants_colour
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
@@ -92,6 +92,8 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
     here = os.getcwd()
     if fmt == "json":
+        from catalyst_dsl.report.diagnostics import render_json
+
         click.echo(render_json(shown, result.files, relative_to=here, counted=diagnostics), nl=False)
     elif fmt == "sarif":
         from catalyst_dsl.report.sarif import render_sarif
@@ -199,7 +201,7 @@ def compile(path: str, output: str | None) -> None:
     """Print a playbook's IR as canonical JSON (exit 1 when it has errors)."""
     from catalyst_dsl.compiler import compile_path
     from catalyst_dsl.ir.serialize import to_json
-    from catalyst_dsl.report.diagnostics import render_text
+    from catalyst_dsl.diagnostics.text import render_text
 
     result = compile_path(path)
     errors = [d for d in result.diagnostics if d.severity.value == "error"]

@@ -85,6 +85,23 @@ class InputsV:
 Value = Union[Lit, Tmpl, ListV, MapV, StepsV, InputsV]
 
 
+def text_or_parts(value: Value) -> str | tuple[Part, ...] | None:
+    """A value as the analysis of scripts and commands (syntax/shell/) reads it: a literal
+    string's text, a template's parts, None for any other value. The analysis takes these
+    and knows nothing of the IR; the checker and the run hand it the same."""
+    if isinstance(value, Lit):
+        return value.value if isinstance(value.value, str) else None
+    return value.parts if isinstance(value, Tmpl) else None
+
+
+def computed_keys(value: Value | None) -> frozenset[str]:
+    """The keys of a mapping whose values are not literals (none for any other value): of a
+    step's `env:`, the names a value may reach its program under."""
+    if not isinstance(value, MapV):
+        return frozenset()
+    return frozenset(e.key for e in value.entries if not isinstance(e.value, Lit))
+
+
 # -- declarations ------------------------------------------------------------------------
 
 

@@ -19,8 +19,7 @@ from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.installed import builtin_catalog
-from catalyst_dsl.checks.call_sites import CallSite
-from catalyst_dsl.checks.project_facts import ProjectFacts
+from catalyst_dsl.checks.library_view import Edge, ProjectFacts, twins
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
 from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 from catalyst_dsl.ir import nodes as ir
@@ -29,27 +28,12 @@ from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.project.discovery import discover_folders
-from catalyst_dsl._internal.records import field, record
-from catalyst_dsl.syntax.source import Span
-
-
-@record
-class Edge:
-    """One call from a playbook to another, as written, with where it resolved to."""
-
-    caller: str
-    target: str
-    kind: str  # "playbook" (a YAML step) | "markdown-ref"
-    span: Span | None = field(eq=False)
-    #: The file called, or None when nothing matches (or the target is computed at run time).
-    callee: str | None = None
-    #: Under an `if`, a loop, a catch handler or a `condition`.
-    guarded: bool = False
-    dynamic: bool = False
-    site: CallSite | None = field(default=None, eq=False)
 
 
 class Library:
+    """The project's playbooks and their calls, as the library's rules read them
+    (`checks.library_view.LibraryView`)."""
+
     def __init__(
         self,
         project: Project,
@@ -258,13 +242,6 @@ def _refused(path: str, why: str) -> Compiled:
         help="commit the playbook itself inside the project instead of a link to it",
     )
     return Compiled(path, None, None, sink.sorted())
-
-
-def twins(one: str, other: str) -> bool:
-    """Whether two files are one playbook in two forms: a Markdown file and a YAML file with
-    the same stem in the same folder."""
-    a, b = Path(one), Path(other)
-    return a.parent == b.parent and a.stem == b.stem and {a.suffix == ".md", b.suffix == ".md"} == {True, False}
 
 
 def absolute(path: str) -> str:

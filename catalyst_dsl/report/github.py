@@ -12,8 +12,8 @@ from typing import Sequence
 
 from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.diagnostics.severity import Severity
+from catalyst_dsl.diagnostics.text import display_path
 from catalyst_dsl._internal.terminal_text import safe_text
-from catalyst_dsl.report.diagnostics import display_path
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

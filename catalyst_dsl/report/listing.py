@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Mapping, Sequence
 
+from catalyst_dsl.checks.library_view import Edge
 from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.diagnostics.model import Diagnostic
-from catalyst_dsl.project.library import Edge
-from catalyst_dsl.report.diagnostics import display_path
+from catalyst_dsl.diagnostics.text import display_path
 
 
 def _entry(compiled: Compiled, errors: int, calls: Sequence[Edge], relative_to: str | None) -> dict:

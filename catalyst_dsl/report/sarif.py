@@ -18,7 +18,7 @@ from catalyst_dsl.diagnostics.codes import CODES
 from catalyst_dsl.diagnostics.fixes import replacement
 from catalyst_dsl.diagnostics.model import Diagnostic
 from catalyst_dsl.diagnostics.severity import Severity
-from catalyst_dsl.report.diagnostics import SourceLookup, display_path
+from catalyst_dsl.diagnostics.text import SourceLookup, display_path
 from catalyst_dsl.syntax.source import Span
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

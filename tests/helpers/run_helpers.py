@@ -52,6 +52,27 @@ PROPOSE = """
 """
 
 
+def approval_by_hand(path: str, by: str, at: str) -> dict[str, Any]:
+    """An approval as Architect of the checkpoint at `path`, released, as a snapshot records
+    one, but written into the snapshot by hand: no token, no signature, no command behind it."""
+    return {
+        "path": path,
+        "role": "Architect",
+        "by": by,
+        "at": at,
+        "comment": None,
+        "via": "cli",
+        "released": True,
+        "selected": None,
+        "decision": "approve",
+        "token": None,
+        "subject": None,
+        "delivered": False,
+        "signedText": None,
+        "signature": None,
+    }
+
+
 class RunProject:
     def __init__(self, root: Path, monkeypatch) -> None:
         self.root = root

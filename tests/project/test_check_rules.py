@@ -216,7 +216,7 @@ def test_colour_follows_no_color_and_force_color(tmp_path, monkeypatch, env, col
 
 
 def test_wants_colour_on_a_terminal_only() -> None:
-    from catalyst_dsl.report.diagnostics import wants_colour
+    from catalyst_dsl.diagnostics.text import wants_colour
 
     assert wants_colour(True, {}) and not wants_colour(False, {})
     assert not wants_colour(True, {"NO_COLOR": "1"})

@@ -14,10 +14,15 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from click.testing import CliRunner
 
+from catalyst_dsl.actions.control import parallel
 from catalyst_dsl.cli.main import cli
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime.effects.process import run_streaming, stop_all_processes
 
 
 def invoke(*args: str):
@@ -492,8 +497,8 @@ def test_sigterm_during_parallel_stops_the_branches_promptly(project):
         """
         - parallel:
             steps:
-              - bash: "sleep 4; echo late-a"
-              - bash: "sleep 4; echo late-b"
+              - bash: "echo started-a; sleep 30; echo late-a"
+              - bash: "echo started-b; sleep 30; echo late-b"
     """,
     )
     repo = str(Path(__file__).resolve().parents[2])  # this checkout, whatever is installed
@@ -510,19 +515,90 @@ def test_sigterm_during_parallel_stops_the_branches_promptly(project):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    lines: list[str] = []
+    both_running = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.append(line)
+            said = "".join(lines)
+            if "started-a" in said and "started-b" in said:
+                both_running.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 10
-        while not project.live_snapshots() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # the branches are sleeping now
+        # Both branches' programs have said they run, however long a busy machine took to
+        # start them: the signal comes while they sleep.
+        assert both_running.wait(timeout=120), "".join(lines)
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=20)
+        proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
+        reader.join(timeout=30)
+    out = "".join(lines)
     assert proc.returncode == 130, out
     # The branches were stopped, not waited for: neither got past its sleep.
     assert "late-a" not in out and "late-b" not in out
+
+
+class StoppingGroup:
+    """The engine's side of a `parallel` group of two branches (actions/control/protocol.py).
+    Once both run, the first is interrupted as Ctrl-C or SIGTERM interrupts a run; the second
+    starts its program only after the group has begun to stop, as a branch does that is past
+    the engine's check when the stop comes."""
+
+    STOPS = (KeyboardInterrupt,)
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.both_running = threading.Barrier(2)
+        self.stop_asked = threading.Event()
+        self.outcome = None
+
+    def entry(self, run, key, config):
+        return None  # no maxConcurrency
+
+    def ask_first(self, step, frame, scope, path) -> None:
+        pass
+
+    def run_step(self, step, frame, scope, path) -> None:
+        self.both_running.wait(timeout=60)
+        if step.name == "interrupted":
+            signal.raise_signal(signal.SIGUSR1)
+            return
+        self.stop_asked.wait(timeout=60)
+        self.outcome = run_streaming(
+            ["sleep", "30"], cwd=self.cwd, env={}, timeout=None, on_output=lambda stream, line: None
+        )
+
+    def stop_everything(self) -> None:
+        self.stop_asked.set()
+        stop_all_processes()
+
+
+def test_a_program_a_branch_starts_as_its_parallel_group_stops_is_stopped_too(tmp_path):
+    branches = ir.StepsV(tuple(ir.Step("bash", ir.MapV(()), name=n) for n in ("interrupted", "late")))
+    group = SimpleNamespace(
+        step=ir.Step("parallel", ir.MapV((ir.Entry("steps", branches),))),
+        frame=None,
+        at=lambda *segments: "/".join(map(str, segments)),
+        child=lambda: SimpleNamespace(hand_out=lambda: None),
+    )
+    engine = StoppingGroup(tmp_path)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parallel.run(engine, group)
+    finally:
+        signal.signal(signal.SIGUSR1, before)
+    # The program started after the first stop was stopped too, not run to its end.
+    assert engine.outcome is not None and engine.outcome.exit_code != 0, engine.outcome
 
 
 # -- 10. damaged snapshots -------------------------------------------------------------------------------------------

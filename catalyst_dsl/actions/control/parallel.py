@@ -74,28 +74,75 @@ def _run_branches(
     engine: Engine, run: StepRun, steps: tuple[ir.Step, ...], shared: Any, limit: Any
 ) -> list[tuple[int, BaseException]]:
     """Each branch in a thread of its own; what each that failed raised."""
+    from concurrent.futures import ThreadPoolExecutor, wait  # only parallel groups need threads
+
     failures: list[tuple[int, BaseException]] = []
+    running = _Running()
 
     def branch(i: int, inner: ir.Step) -> None:
+        running.begin()
         try:
             engine.run_step(inner, run.frame, shared, run.at("branch", i))
         except BaseException as error:  # collected and re-raised by the caller, in the run's thread
             failures.append((i, error))
-
-    from concurrent.futures import ThreadPoolExecutor  # only parallel groups need threads
+        finally:
+            running.end()
 
     pool = ThreadPoolExecutor(max_workers=int(limit or len(steps) or 1))
     try:
-        for future in [pool.submit(contextvars.copy_context().run, branch, i, s) for i, s in enumerate(steps)]:
-            future.result()
+        futures = [pool.submit(contextvars.copy_context().run, branch, i, s) for i, s in enumerate(steps)]
+        while wait(futures, timeout=WAIT_SECONDS).not_done:
+            pass
     except BaseException:
-        # Ctrl-C reaches only this thread: stop the branches' programs and let no branch
-        # start another step, then stop the run.
-        engine.stop_everything()
+        # Ctrl-C reaches only this thread: stop the branches, then stop the run.
+        running.stop(engine)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return failures
+
+
+#: The longest the run's thread waits for the branches at a time. Ctrl-C or SIGTERM handed
+#: by the kernel to another thread (a branch's, one reading a program's output) runs its
+#: handler only once the run's thread runs Python again: a wait without end would keep it
+#: pending until every branch has ended.
+WAIT_SECONDS = 0.1
+#: How long a stopping group waits for its branches to end before it stops their programs again.
+STOP_AGAIN_SECONDS = 0.05
+
+
+class _Running:
+    """The branches of a group running now. They count themselves, in their own threads,
+    where Python never runs a signal's handler: the count holds wherever Ctrl-C interrupts
+    the run's thread, even while it is still handing the branches to the pool."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.changed = threading.Condition()
+        self.count = 0
+
+    def begin(self) -> None:
+        with self.changed:
+            self.count += 1
+
+    def end(self) -> None:
+        with self.changed:
+            self.count -= 1
+            self.changed.notify_all()
+
+    def stop(self, engine: Engine) -> None:
+        """Let no branch start another step, and stop the branches' programs until every
+        branch has ended. Once is not enough: a branch may be past the engine's check and
+        starting its program as the stop comes, and that program, not running yet when the
+        others were stopped, would otherwise run to its end while the group waits for it. A
+        branch that has not counted itself yet meets the engine's check and starts nothing."""
+        while True:
+            engine.stop_everything()
+            with self.changed:
+                if not self.count:
+                    return
+                self.changed.wait(timeout=STOP_AGAIN_SECONDS)
 
 
 def _first_failure(engine: Engine, errors: list[BaseException]) -> BaseException:

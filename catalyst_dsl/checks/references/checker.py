@@ -160,14 +160,12 @@ class ReferenceChecker(ValueTyping):
             # the shell lexers (about 1.5 ms to import) only for a playbook with a script
             from catalyst_dsl.checks.references.scripts import check_script
 
-            from catalyst_dsl.syntax.shell import given_names
-
             check_script(
                 script,
                 spec.script[1],
                 self.sink,
                 lambda node: origins.origin(node, scope),
-                given_names(cfg.get("env")),
+                ir.computed_keys(cfg.get("env")),
             )
         if step.action == "script":
             code = cfg.get("code")

@@ -34,7 +34,7 @@ Origin = Callable[[ast.Expr], "str | None"]
 def check_script(
     tmpl: ir.Value, language: str, sink: DiagnosticSink, origin: Origin, given: frozenset = frozenset()
 ) -> None:
-    """`given`: the names of the step's `env:` entries that hold a value (`given_names`)."""
+    """`given`: the names of the step's `env:` entries that hold a value (`ir.nodes.computed_keys`)."""
     if language == ARGV:
         _check_argv(tmpl, sink, origin)
         return
@@ -131,7 +131,7 @@ def _check_argv(argv: ir.Value, sink: DiagnosticSink, origin: Origin) -> None:
     (runtime/values/escaping.render_argv reads the same); the code of `bash -c` is a bash script."""
     if not isinstance(argv, ir.ListV):
         return
-    _, refused, code = argv_analysis(argv.items)
+    _, refused, code = argv_analysis(map(ir.text_or_parts, argv.items))
     for i, item in enumerate(argv.items):
         if not isinstance(item, ir.Tmpl):
             continue

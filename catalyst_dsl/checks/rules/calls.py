@@ -14,15 +14,15 @@ from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.ir import types as t
-from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.checks.library_view import Edge, LibraryView
 
 
-def check_calls(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+def check_calls(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     for path in files:
         _check_file(library, path, sink)
 
 
-def _check_file(library: Library, path: str, sink: DiagnosticSink) -> None:
+def _check_file(library: LibraryView, path: str, sink: DiagnosticSink) -> None:
     for edge in library.edges(path):
         if edge.dynamic and place(edge.target).scratch:
             sink.report(
@@ -44,7 +44,7 @@ def _check_file(library: Library, path: str, sink: DiagnosticSink) -> None:
             _check_inputs(library, edge, sink)
 
 
-def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
+def _unknown_target(library: LibraryView, edge: Edge, sink: DiagnosticSink) -> None:
     if edge.kind == "markdown-ref":
         rewritten = library.unalias(edge.target)
         shown = f"'{edge.target}'" + (f" (read as '{rewritten}' through an alias)" if rewritten != edge.target else "")
@@ -74,7 +74,7 @@ def _unknown_target(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
     )
 
 
-def _check_inputs(library: Library, edge: Edge, sink: DiagnosticSink) -> None:
+def _check_inputs(library: LibraryView, edge: Edge, sink: DiagnosticSink) -> None:
     child = library.compiled(edge.callee).playbook
     site = edge.site
     if child is None or site.input_types is None and site.step.config.get("inputs") is not None:

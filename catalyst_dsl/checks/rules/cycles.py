@@ -11,7 +11,7 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.ids import CALL_CYCLE, CONDITIONAL_SELF_CALL, UNCONDITIONAL_SELF_CALL
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.checks.library_view import Edge, LibraryView
 
 Graph = dict[str, list[Edge]]
 
@@ -68,7 +68,7 @@ def strongly_connected(graph: Graph) -> list[list[str]]:
     return components
 
 
-def check_call_cycles(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+def check_call_cycles(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     """Report the cycles of calls through the files checked, and their self-calls."""
     loaded = library.loaded()
     graph = {path: library.edges(path) for path in loaded}

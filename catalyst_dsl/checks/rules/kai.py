@@ -10,7 +10,7 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.ids import KAI_INDEX_MISMATCH, KAI_INDEX_MISSING_ENTRY, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project.library import Library
+from catalyst_dsl.checks.library_view import LibraryView
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YMap, YScalar, YSeq, head_span
 
@@ -18,7 +18,7 @@ INDEX = "_index.yaml"
 TEMPLATE = "playbook.tpl.yaml"
 
 
-def check_kai(library: Library, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
+def check_kai(library: LibraryView, files: list[str], sink: DiagnosticSink) -> dict[str, SourceFile]:
     """Report on the kai playbooks among `files`; returns the index files read (for rendering)."""
     if not any((pb := library.compiled(f).playbook) is not None and pb.dialect == "kai" for f in files):
         return {}
@@ -52,7 +52,7 @@ def _kai_folder(path: str) -> Path | None:
     return None
 
 
-def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSink) -> SourceFile | None:
+def _index(index: Path, library: LibraryView, checked: set[str], sink: DiagnosticSink) -> SourceFile | None:
     from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
 
     try:
@@ -123,7 +123,7 @@ def _index(index: Path, library: Library, checked: set[str], sink: DiagnosticSin
     return source
 
 
-def _compare(entry: YMap, target: Path, library: Library, sink: DiagnosticSink) -> None:
+def _compare(entry: YMap, target: Path, library: LibraryView, sink: DiagnosticSink) -> None:
     # loaded by check_kai already
     from catalyst_dsl.dialects.kai import model as kai
     from catalyst_dsl.dialects.kai import reader as kai_reader

@@ -1,8 +1,8 @@
 """The library's rules, in the order `catalyst check` runs them once every file is compiled.
 
 Each is called as `rule(library, files, sink)`: `library` holds the files checked and
-everything they call, `files` are those reported on. A rule returns the files other than
-playbooks it reported on (kai's index), or None.
+everything they call (a `checks.library_view.LibraryView`), `files` are those reported
+on. A rule returns the files other than playbooks it reported on (kai's index), or None.
 """
 
 from __future__ import annotations

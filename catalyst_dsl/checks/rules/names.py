@@ -10,10 +10,10 @@ from pathlib import Path
 
 from catalyst_dsl.diagnostics.ids import DUPLICATE_PLAYBOOK, FILE_NAME_MISMATCH
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
-from catalyst_dsl.project.library import Library, twins
+from catalyst_dsl.checks.library_view import LibraryView, twins
 
 
-def check_names(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+def check_names(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     """C803 for a file stem that is not the playbook's name; C802 for a name used twice."""
     files = set(files)
     first_of: dict[str, str] = {}

@@ -28,7 +28,7 @@ from catalyst_dsl.diagnostics.ids import (
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
-from catalyst_dsl.project.library import Edge, Library
+from catalyst_dsl.checks.library_view import Edge, LibraryView
 from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 
@@ -70,7 +70,7 @@ def path_text(value: ir.Value) -> str | None:
 
 
 class PermissionChecker:
-    def __init__(self, library: Library, sink: DiagnosticSink) -> None:
+    def __init__(self, library: LibraryView, sink: DiagnosticSink) -> None:
         self.library = library
         self.catalog: Catalog = library.catalog
         self.sink = sink
@@ -443,7 +443,7 @@ def _step_label(step: ir.Step) -> str:
     return f"'{step.name}'" if step.name else f"{step.action} (line {step.span.line})" if step.span else step.action
 
 
-def check_permissions(library: Library, files: list[str], sink: DiagnosticSink) -> None:
+def check_permissions(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     checker = PermissionChecker(library, sink)
     for path in files:
         checker.check(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from catalyst_dsl.actions.catalog import PROGRAMS
+from catalyst_dsl.checks.library_view import LibraryView
 from catalyst_dsl.diagnostics.ids import PROGRAM_NOT_INSTALLED
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
@@ -20,7 +21,7 @@ MORE_LABELS = 3
 
 
 def check_programs(
-    library, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] | None = None
+    library: LibraryView, files: list[str], sink: DiagnosticSink, find: Callable[[str], str | None] | None = None
 ) -> None:
     find = find or library.facts.which
     installed: dict[str, bool] = {}

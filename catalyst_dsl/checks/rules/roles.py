@@ -14,21 +14,23 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from catalyst_dsl.checks.library_view import LibraryView, ProjectFacts
 from catalyst_dsl.diagnostics.ids import ROLE_WITHOUT_APPROVER, UNKNOWN_ROLE, UNSIGNABLE_APPROVAL
-from catalyst_dsl.checks.project_facts import ProjectFacts
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 
 if TYPE_CHECKING:
-    from catalyst_dsl.runtime.approvals.approvers import Approvers
+    from catalyst_dsl.ir.roles import Approvers
 
 
-def _key(role: str) -> str:
-    return role.strip().casefold()
-
-
-def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
+def check_roles(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     config = library.project.config
-    approvers = None
+    if not (config.roles or config.approvers or config.signed_approvals):
+        return  # nothing to compare a playbook's roles with, as in most projects
+    # Imported past that return: a check of a project without roles imports no more.
+    from catalyst_dsl.ir.roles import Approvers, role_key
+
+    approvers = Approvers(config.approvers)
+    known = {role_key(r) for r in config.roles}
     for path in files:
         playbook = library.compiled(path).playbook
         if playbook is None:
@@ -36,9 +38,8 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         named = [("owner", playbook.owner)] if playbook.owner else []
         named += [("required reviewer", r) for r in playbook.reviewers.required]
         named += [("optional reviewer", r) for r in playbook.reviewers.optional]
-        known = {_key(r) for r in config.roles}
         for what, role in named:
-            if config.roles and _key(role) not in known:
+            if config.roles and role_key(role) not in known:
                 sink.report(
                     UNKNOWN_ROLE,
                     f"the {what} role '{role}' is not one of the project's roles ({', '.join(config.roles)})",
@@ -48,12 +49,6 @@ def check_roles(library, files: list[str], sink: DiagnosticSink) -> None:
         required = list(playbook.reviewers.required)
         if not required or not (config.approvers or config.signed_approvals):
             continue
-        if approvers is None:
-            # The approvers table lives with the run's approvals; a project that sets none
-            # (most) never loads that part of the runtime to be checked.
-            from catalyst_dsl.runtime.approvals.approvers import Approvers
-
-            approvers = Approvers(config.approvers)
         if approvers.configured:
             for role in required:
                 if not approvers.holders(role):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catalyst_dsl.checks.library_view import LibraryView
 from catalyst_dsl.diagnostics.ids import SLASH_COMMAND_MISSING
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
@@ -38,7 +39,7 @@ def slash_command_name(text: str) -> str | None:
     return match.group("name") if match else None
 
 
-def check_slash_commands(library, files: list[str], sink: DiagnosticSink) -> None:
+def check_slash_commands(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     """C635: an `ai-prompt` naming a slash command the project has no file for, in a
     project that keeps its commands in `.claude/commands/`."""
     commands = Path(library.project.root) / COMMANDS_DIR

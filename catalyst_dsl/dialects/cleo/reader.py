@@ -20,7 +20,6 @@ from catalyst_dsl.diagnostics.ids import (
     MISSING_KEY,
     NON_STRING_KEY,
     NOT_A_PLAYBOOK,
-    WRONG_TYPE,
 )
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.cleo.model import Cantbook, Edge, Guard, Handler, Input, _plain
@@ -156,25 +155,12 @@ class Reader(NodeReading):
             )
 
     def inputs(self, entry) -> list[Input]:
-        if entry is None:
-            return []
-        _, value = entry
-        if not isinstance(value, YSeq):
-            self.sink.report(
-                WRONG_TYPE,
-                f"`inputs` is a list, not {kind_of(value)}",
-                head_span(value),
-                help="write each input as `- name: x`",
-            )
-            return []
         result: list[Input] = []
         first: dict[str, Input] = {}
-        for item in value.items:
-            if not isinstance(item, YMap):
-                self.sink.report(
-                    WRONG_TYPE, f"an input is a mapping, not {kind_of(item)}", head_span(item), help="write `- name: x`"
-                )
-                continue
+        listed = self.mappings(
+            entry, "inputs", "an input", help="write each input as `- name: x`", item_help="write `- name: x`"
+        )
+        for item in listed:
             keys = self.keys(item, INPUT_KEYS, "in an input")
             name = self.text(keys.get("name"), "name", required_in=item)
             required = bool(self.boolean(keys.get("required"), "required"))
@@ -205,27 +191,15 @@ class Reader(NodeReading):
         return result
 
     def edges(self, entry, ids: dict[str, int]) -> list[Edge]:
-        if entry is None:
-            return []
-        _, value = entry
-        if not isinstance(value, YSeq):
-            self.sink.report(
-                WRONG_TYPE,
-                f"`edges` is a list, not {kind_of(value)}",
-                head_span(value),
-                help="write each edge as `- from: a` with `to: b`",
-            )
-            return []
         result = []
-        for item in value.items:
-            if not isinstance(item, YMap):
-                self.sink.report(
-                    WRONG_TYPE,
-                    f"an edge is a mapping, not {kind_of(item)}",
-                    head_span(item),
-                    help="write `- from: a` with `to: b`",
-                )
-                continue
+        listed = self.mappings(
+            entry,
+            "edges",
+            "an edge",
+            help="write each edge as `- from: a` with `to: b`",
+            item_help="write `- from: a` with `to: b`",
+        )
+        for item in listed:
             keys = self.keys(item, EDGE_KEYS, "in an edge")
             ends = []
             for end in ("from", "to"):
@@ -287,28 +261,16 @@ class Reader(NodeReading):
         return Guard(field, op, data, when, composite)
 
     def handlers(self, entry) -> list[Handler]:
-        if entry is None:
-            return []
-        _, value = entry
-        if not isinstance(value, YSeq):
-            self.sink.report(
-                WRONG_TYPE,
-                f"`error_handlers` is a list, not {kind_of(value)}",
-                head_span(value),
-                help="write each handler as `- on: contract_violation` with `action:`",
-            )
-            return []
         result: list[Handler] = []
         first: dict[str, Span] = {}
-        for item in value.items:
-            if not isinstance(item, YMap):
-                self.sink.report(
-                    WRONG_TYPE,
-                    f"a handler is a mapping, not {kind_of(item)}",
-                    head_span(item),
-                    help="write `- on: contract_violation` with `action: abort`",
-                )
-                continue
+        listed = self.mappings(
+            entry,
+            "error_handlers",
+            "a handler",
+            help="write each handler as `- on: contract_violation` with `action:`",
+            item_help="write `- on: contract_violation` with `action: abort`",
+        )
+        for item in listed:
             keys = self.keys(item, HANDLER_KEYS, "in an error handler")
             for required in ("on", "action"):
                 if required not in keys:

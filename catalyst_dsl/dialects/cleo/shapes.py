@@ -4,7 +4,7 @@ of strings, booleans, enums and string maps, each mistake reported at its place.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 from catalyst_dsl.diagnostics.ids import INVALID_VALUE, MISSING_KEY, UNKNOWN_KEY, WRONG_TYPE
 from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -52,6 +52,25 @@ class Shapes:
             )
             return None
         return value
+
+    def mappings(self, entry, what: str, one: str, *, help: str, item_help: str) -> Iterator[YMap]:
+        """The mappings listed under `what` (`one` names an item: "an input"). A value that
+        is no list is reported with `help`, an item that is no mapping with `item_help`, and
+        both are left out. Items are given one by one, so that what their reader reports
+        comes in the order of the file."""
+        if entry is None:
+            return
+        _, value = entry
+        if not isinstance(value, YSeq):
+            self.sink.report(WRONG_TYPE, f"`{what}` is a list, not {kind_of(value)}", head_span(value), help=help)
+            return
+        for item in value.items:
+            if isinstance(item, YMap):
+                yield item
+            else:
+                self.sink.report(
+                    WRONG_TYPE, f"{one} is a mapping, not {kind_of(item)}", head_span(item), help=item_help
+                )
 
     def text(self, entry, what: str, *, required_in: YMap | None = None, non_empty: bool = True) -> Optional[str]:
         if entry is None:

@@ -1,14 +1,14 @@
-"""Approvers: who may approve as which role, SSH-signed approvals, and the ledger of spent ones.
+"""Approvals' proof: the text an approver signs, SSH-signed approvals, and the ledger of spent ones.
 
-`approvers` in the settings maps a person to the roles they hold. Without it a role is
-whatever the approver says (the old behaviour, documented as unverified); with it an
-approval releases a pause only when its approver holds the role. A name alone is still
-only a claim of whoever types it, so `signed-approvals = true` asks for proof: the
-approver signs a canonical text with their SSH key (`ssh-keygen -Y sign`), verified
-against the project's allowed-signers file (`ssh-keygen -Y verify`), the way git verifies
-SSH-signed commits. The signed text names the run, the step, the role, the approver,
-the decision, the state the approval binds to and a nonce, so a signature releases that
-one pause once and nothing else.
+`approvers` in the settings maps a person to the roles they hold (`ir.roles.Approvers`).
+Without it a role is whatever the approver says (the old behaviour, documented as
+unverified); with it an approval releases a pause only when its approver holds the role.
+A name alone is still only a claim of whoever types it, so `signed-approvals = true` asks
+for proof: the approver signs a canonical text with their SSH key (`ssh-keygen -Y sign`),
+verified against the project's allowed-signers file (`ssh-keygen -Y verify`), the way git
+verifies SSH-signed commits. The signed text names the run, the step, the role, the
+approver, the decision, the state the approval binds to and a nonce, so a signature
+releases that one pause once and nothing else.
 
 Single use must survive a snapshot put back from a backup, so spent nonces (of tokens and
 of signatures) are appended to a ledger beside the snapshots, never inside them.
@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
@@ -47,51 +47,6 @@ class ApprovalRefused(ValueError):
         super().__init__(message)
         self.message = message
         self.help = help
-
-
-def _role_key(role: str) -> str:
-    return role.strip().casefold()
-
-
-class Approvers:
-    """The `approvers` setting: names (compared without case) and the roles each holds."""
-
-    def __init__(self, table: Mapping[str, Sequence[str]]) -> None:
-        self._roles = {name.strip().casefold(): tuple(roles) for name, roles in table.items()}
-
-    @property
-    def configured(self) -> bool:
-        return bool(self._roles)
-
-    def roles_of(self, name: str) -> tuple[str, ...] | None:
-        """The roles `name` holds, or None when the table does not name them."""
-        return self._roles.get(name.strip().casefold())
-
-    def holds(self, name: str, role: str) -> bool:
-        """Whether `name` may approve as `role`; always True when no approvers are configured."""
-        if not self.configured:
-            return True
-        held = self.roles_of(name)
-        return held is not None and _role_key(role) in {_role_key(r) for r in held}
-
-    def holders(self, role: str) -> list[str]:
-        """The approvers holding `role`, for messages and checks."""
-        return sorted(name for name, roles in self._roles.items() if _role_key(role) in {_role_key(r) for r in roles})
-
-    def refusal(self, name: str, role: str) -> ApprovalRefused:
-        """Why `name` may not approve as `role`, with who may."""
-        held = self.roles_of(name)
-        who = ", ".join(self.holders(role)) or "nobody"
-        if held is None:
-            return ApprovalRefused(
-                f"{name} is not an approver (the `approvers` setting does not name them)",
-                f"approve with --by NAME as one of the approvers holding {role}: {who}; or add {name} to `approvers`",
-            )
-        have = ", ".join(held) or "no role"
-        return ApprovalRefused(
-            f"{name} does not hold the role {role} (the `approvers` setting gives them: {have})",
-            f"{role} is held by: {who}",
-        )
 
 
 def one_line(name: str, value: str) -> str:

@@ -236,8 +236,8 @@ class ApprovalDesk:
 
         refusing(lambda: (one_line("approver", approver), one_line("role", role)))
         if not self.context.approvers.holds(approver, role):
-            refused = self.context.approvers.refusal(approver, role)
-            raise RunAbort(EXIT_INVALID, f"the approval is refused: {refused.message}", help=refused.help)
+            why, who = self.context.approvers.refusal(approver, role)
+            raise RunAbort(EXIT_INVALID, f"the approval is refused: {why}", help=who)
 
 
 def _check_selected(state, select: str | None) -> None:

@@ -122,10 +122,9 @@ class Calls:
         if script is None:
             return {e.key: materialize(e.value, env) for e in step.config.entries}
         from catalyst_dsl.runtime.values.escaping import render_script
-        from catalyst_dsl.syntax.shell import given_names
 
         key, language = script
-        given = given_names(step.config.get("env"))
+        given = ir.computed_keys(step.config.get("env"))
         config = {
             e.key: render_script(e.value, env, language, given) if e.key == key else materialize(e.value, env)
             for e in step.config.entries

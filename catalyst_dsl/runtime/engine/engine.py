@@ -355,10 +355,12 @@ class Engine(Calls, Attempts, Pauses):
         """Ctrl-C during a parallel group: no step starts any more, and the programs running stop."""
         self._stopping = True
         # Programs are started only through runtime/effects/process.py: not imported, none runs
-        # (and a second Ctrl-C cannot land in an import here).
-        process = sys.modules.get("catalyst_dsl.runtime.effects.process")
-        if process is not None:
-            process.stop_all_processes()
+        # (and a second Ctrl-C cannot land in an import here). Half imported (a branch is
+        # importing it as the stop comes), none runs either: other threads wait for the whole
+        # module, and the parallel group stops again until its branches have ended.
+        stop = getattr(sys.modules.get("catalyst_dsl.runtime.effects.process"), "stop_all_processes", None)
+        if stop is not None:
+            stop()
 
     def function_inputs(self, name: str, declared: ir.Value | None, given: dict[str, Any]) -> dict[str, Any]:
         """A function call's inputs, checked against what the function declares."""

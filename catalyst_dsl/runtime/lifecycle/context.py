@@ -84,7 +84,7 @@ class RunContext:
     @functools.cached_property
     def approvers(self):
         """The `approvers` setting, read when someone approves: a what-if approves nobody."""
-        from catalyst_dsl.runtime.approvals.approvers import Approvers
+        from catalyst_dsl.ir.roles import Approvers
 
         return Approvers(self.project.config.approvers)
 

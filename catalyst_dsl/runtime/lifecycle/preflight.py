@@ -20,7 +20,7 @@ def checked(project: Project, file: str, *, cached: bool = False):
     written (a what-if changes nothing)."""
     from catalyst_dsl.project.check import check_project
     from catalyst_dsl.project.cache.store import CheckCache
-    from catalyst_dsl.report.diagnostics import render_text, summary_line
+    from catalyst_dsl.diagnostics.text import render_text, summary_line
 
     cache = CheckCache.for_project(project, read_only=True) if cached else None
     result = check_project(project, [file], cache=cache)

@@ -133,7 +133,7 @@ def _refused(analysis) -> StepError | None:
 
 def render_script(value: ir.Value, env: Env, language: str, given: frozenset = frozenset()) -> object:
     """The script of a step with every placeholder escaped for where it stands. `given`: the
-    names of the step's `env:` entries that hold a value (`syntax/shell.given_names`)."""
+    names of the step's `env:` entries that hold a value (`ir.nodes.computed_keys`)."""
     if language == ARGV:
         return render_argv(value, env)
     if isinstance(value, ir.Lit) and isinstance(value.value, str) and given and language == BASH:
@@ -231,7 +231,7 @@ def render_argv(value: ir.Value, env: Env) -> object:
     there it is refused; the code of `bash -c` gets its values by reference."""
     if not isinstance(value, ir.ListV):
         return materialize(value, env)
-    words, refused, code = argv_analysis(value.items)
+    words, refused, code = argv_analysis(map(ir.text_or_parts, value.items))
     out: list = []
     values: dict[str, str] = {}
     for i, item in enumerate(value.items):

@@ -29,7 +29,6 @@ ARGV = "argv"
 __all__ = [
     "ARGV",
     "BASH",
-    "given_names",
     "POWERSHELL",
     "JAVASCRIPT",
     "JS_HELP",
@@ -60,17 +59,6 @@ def raw_argument(part: ast.Part) -> ast.Expr | None:
     return None
 
 
-def given_names(env: object) -> frozenset:
-    """The names of a step's `env:` entries (an IR mapping) whose values are templates: a
-    value reaches the program under those names, and the script's uses of them are checked
-    as uses of a value."""
-    from catalyst_dsl.ir import nodes as ir
-
-    if not isinstance(env, ir.MapV):
-        return frozenset()
-    return frozenset(e.key for e in env.entries if not isinstance(e.value, ir.Lit))
-
-
 def bash_analysis(
     text: str,
     parts: tuple[ast.Part, ...] | None = None,
@@ -81,7 +69,8 @@ def bash_analysis(
 
     `raw`: the text of each `${{ raw(x) }}`, in order, when it is known (a run); unknown
     (a check), each stands for an expansion the analysis cannot read. `given`: the names of
-    the step's `env:` entries whose values are templates (they may hold a value)."""
+    the step's `env:` entries whose values are templates (they may hold a value;
+    `ir.nodes.computed_keys`)."""
     pieces: list[str | Hole] = []
     holes = raws = 0
     for part in parse_template(text).parts if parts is None else parts:

@@ -14,7 +14,7 @@ from catalyst_dsl.compiler import compile_bytes, compile_path, discover
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.check import check_project
 from catalyst_dsl.project.config import load_project
-from catalyst_dsl.report.diagnostics import render_text
+from catalyst_dsl.diagnostics.text import render_text
 
 HERE = Path(__file__).parent
 CASES = HERE.parents[1] / "golden" / "kai"

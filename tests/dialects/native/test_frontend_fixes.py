@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from catalyst_dsl.compiler import MAX_FILE_BYTES, compile_bytes, compile_path
 from catalyst_dsl._internal.terminal_text import safe_text
-from catalyst_dsl.report.diagnostics import render_text
+from catalyst_dsl.diagnostics.text import render_text
 from catalyst_dsl.syntax import yaml_loader
 
 HEAD = b"name: x\ndescription: d\nowner: o\n"

@@ -25,7 +25,8 @@ from catalyst_dsl.project.cache.keys import cache_key, user_cache_dir
 from catalyst_dsl.project.cache.store import MAGIC, CheckCache
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl._internal.records import replace
-from catalyst_dsl.report.diagnostics import render_json, render_text
+from catalyst_dsl.diagnostics.text import render_text
+from catalyst_dsl.report.diagnostics import render_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from library_graph import playbook as generated_playbook  # noqa: E402

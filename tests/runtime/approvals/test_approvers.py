@@ -10,10 +10,11 @@ import subprocess
 
 import pytest
 
-from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, Approvers, SpentLedger, approval_text
+from catalyst_dsl.ir.roles import Approvers
+from catalyst_dsl.runtime.approvals.approvers import ApprovalRefused, SpentLedger, approval_text
 from catalyst_dsl.runtime.lifecycle.context import RunOptions
 from catalyst_dsl.runtime.lifecycle.session import Session
-from tests.helpers.run_helpers import PROPOSE, REVIEWED
+from tests.helpers.run_helpers import PROPOSE, REVIEWED, approval_by_hand
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -527,23 +528,7 @@ def test_an_approval_added_to_the_snapshot_by_hand_is_refused_on_resume(project,
     run_id = signed_pause(project, keys)
     snapshot = project.state_dir / f"run-{run_id}.json"
     data = json.loads(snapshot.read_text())
-    forged = {
-        "path": "steps/0",
-        "role": "Architect",
-        "by": "ana@example.com",
-        "at": data["updatedAt"],
-        "comment": None,
-        "via": "cli",
-        "released": True,
-        "selected": None,
-        "decision": "approve",
-        "token": None,
-        "subject": None,
-        "delivered": False,
-        "signedText": None,
-        "signature": None,
-    }
-    data["approvals"].append(forged)
+    data["approvals"].append(approval_by_hand("steps/0", "ana@example.com", data["updatedAt"]))
     snapshot.write_text(json.dumps(data))
     # The snapshot's seal sees the edit first; accepting the edited snapshot
     # (--trust-edited-state) still does not accept an approval nobody signed.
@@ -656,23 +641,7 @@ def test_an_unsigned_approval_planted_for_a_later_checkpoint_does_not_release_it
     data = json.loads(snapshot.read_text())
     assert data["pause"]["path"] == "steps/0"
     # An approval of the second checkpoint, written by hand before the run reaches it.
-    forged = {
-        "path": "steps/1",
-        "role": "Architect",
-        "by": "ana@example.com",
-        "at": data["updatedAt"],
-        "comment": None,
-        "via": "cli",
-        "released": True,
-        "selected": None,
-        "decision": "approve",
-        "token": None,
-        "subject": None,
-        "delivered": False,
-        "signedText": None,
-        "signature": None,
-    }
-    data["approvals"].append(forged)
+    data["approvals"].append(approval_by_hand("steps/1", "ana@example.com", data["updatedAt"]))
     snapshot.write_text(json.dumps(data))
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4  # still paused at steps/0
     approved = project.cli(

@@ -16,6 +16,7 @@ from catalyst_dsl.runtime.state.integrity.ledger import LEDGER
 from catalyst_dsl.runtime.state.integrity.results import LIMIT
 from catalyst_dsl.runtime.state.integrity.run_key import KEY_ENV, RunKeyError, load_run_key
 from catalyst_dsl.runtime.state.store import StateStore
+from tests.helpers.run_helpers import approval_by_hand
 
 SEALED = """
     name: sealed
@@ -66,22 +67,7 @@ def test_an_approval_added_by_hand_is_refused_naming_it(project):
     run_id, snapshot = paused(project)
 
     def approve_by_hand(data):
-        data["approvals"].append(
-            {
-                "path": "steps/1",
-                "role": "Architect",
-                "by": "mallory",
-                "at": data["updatedAt"],
-                "comment": None,
-                "via": "cli",
-                "released": True,
-                "selected": None,
-                "decision": "approve",
-                "token": None,
-                "subject": None,
-                "delivered": False,
-            }
-        )
+        data["approvals"].append(approval_by_hand("steps/1", "mallory", data["updatedAt"]))
         data["status"] = "paused"
 
     edit(snapshot, approve_by_hand)

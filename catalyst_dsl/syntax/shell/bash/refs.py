@@ -42,9 +42,10 @@ from catalyst_dsl.syntax.shell.slots import Context
 
 
 def argv_analysis(items) -> tuple[list[str | None], dict[int, str], int | None]:
-    """An argv step's IR words as the check and the run read them (one place, so they
-    agree): the words (`programs.words.argv_words`), the positions refused with why, and the
-    position of the code of `bash -c`, which is a bash script, or None."""
+    """An argv step's words as the check and the run read them (one place, so they agree),
+    from each item's text or template parts (`programs.words.argv_words`): the words, the
+    positions refused with why, and the position of the code of `bash -c`, which is a bash
+    script, or None."""
     words = argv_words(items)
     return words, argv_refusals(words), shell_code(words)
 

@@ -5,6 +5,11 @@ abbreviated, short ones bundled).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from catalyst_dsl.syntax.expr.nodes import Part
+
 #: Stands for the unknown rest of a word whose start is literal (`NAME=` of `NAME={{ v }}`).
 UNKNOWN = "\0"
 
@@ -14,18 +19,18 @@ def program_name(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def argv_words(items) -> list[str | None]:
-    """An argv step's IR words as `refused_arguments` reads them: the text of a literal
-    word, None for one that holds a value."""
-    from catalyst_dsl.ir import nodes as ir
+def argv_words(items: Iterable[str | tuple[Part, ...] | None]) -> list[str | None]:
+    """An argv step's words as `refused_arguments` reads them, from each item's literal
+    text, its template's parts, or None for any other value (`ir.nodes.text_or_parts`):
+    the text of a literal word, None for one that holds a value."""
     from catalyst_dsl.syntax.expr import nodes as ast
 
     words: list[str | None] = []
     for item in items:
-        if isinstance(item, ir.Lit) and isinstance(item.value, str):
-            words.append(item.value)
+        if isinstance(item, str):
+            words.append(item)
             continue
-        head = item.parts[0] if isinstance(item, ir.Tmpl) and item.parts else None
+        head = item[0] if item else None
         known = head.text if isinstance(head, ast.TextPart) else ""
         # `NAME={{ v }}`, `--to-command={{ v }}`: the start is known, which `env` and options need.
         words.append(known + UNKNOWN if known else None)
