@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Collection, Mapping, Sequence
 
+from catalyst_dsl.ir.roles import role_key
 from catalyst_dsl._internal import records
 
 #: What an outside approval can say (LANGUAGE.md section 6): `approve` releases the
@@ -54,10 +55,6 @@ def canonical_hash(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _role_key(role: str) -> str:
-    return role.strip().casefold()
-
-
 def releases(role: str, required: Sequence[str]) -> bool:
     """Whether an approval given as `role` releases a checkpoint requiring `required`.
 
@@ -67,8 +64,8 @@ def releases(role: str, required: Sequence[str]) -> bool:
     """
     if not required:
         return True
-    wanted = _role_key(role)
-    return bool(wanted) and any(_role_key(r) == wanted for r in required)
+    wanted = role_key(role)
+    return bool(wanted) and any(role_key(r) == wanted for r in required)
 
 
 class TokenError(ValueError):
