@@ -1,13 +1,16 @@
 """Benchmark: `--what-if` of the corpus's YAML playbooks, whole processes, beside the original engine.
 
-Usage: python bench/whatif.py CORPUS [--rounds R] [--xe DIR]
+Usage: python bench/whatif.py CORPUS [--rounds R] [--xe DIR] [--against CHECKOUT] [--after-check]
 
 CORPUS is the `catalyst/` folder of the shared corpus (../shared/corpus/catalyst from a
 checkout). Its YAML playbooks are copied into a temporary project and each is planned
 with `catalyst run FILE --what-if` (`python -m catalyst_dsl` from this checkout); with
 `--xe DIR`, a built checkout of the original Catalyst engine (bench/README.md says how
 to build it), `node DIR/bin/catalyst.js run ./FILE --what-if` runs in the same round,
-interleaved. With `--after-check`, `catalyst check` runs once on the project first (as
+interleaved; with `--against CHECKOUT`, another checkout of catalyst (a `git worktree`
+of an older commit) plans its own copy of the project in the same rounds, and the
+ratios of the CPU minimums and medians are printed. With `--after-check`, `catalyst check`
+runs once on the project first (as
 CI does before planning), so each what-if reads its playbook's compiled form from the
 check cache instead of parsing it. Printed: the machine and its load, each command with
 its exit code, CPU (user + system of the child) and wall time as min / median / max, the
@@ -44,6 +47,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--xe", type=Path, help="a built checkout of the original Catalyst engine")
     parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout of catalyst (a `git worktree` of an older commit, say), run in the same rounds",
+    )
+    parser.add_argument(
         "--after-check",
         action="store_true",
         help="run `catalyst check` on the project first (not counted), as CI does before a plan: "
@@ -51,41 +59,40 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp) / "project"
-        project.mkdir()
-        (project / "catalyst.toml").write_text("", encoding="utf-8")
-        env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
-        commands: dict[str, list[str]] = {}
+        # Each checkout plans in a project of its own, with its own bytecode and cache folders.
+        sides = {"catalyst": child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})}
+        if args.against is not None:
+            against = child_env(Path(tmp) / "pycache-against", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-against")})
+            against["PYTHONPATH"] = str(args.against.resolve())
+            sides["against"] = against
+        projects = {}
+        for side in sides:
+            project = projects[side] = Path(tmp) / f"project-{side}"
+            project.mkdir()
+            (project / "catalyst.toml").write_text("", encoding="utf-8")
+            for relative in PLAYBOOKS:
+                shutil.copy(args.corpus / relative, project / Path(relative).name)
+        commands: dict[str, tuple[list[str], Path, dict[str, str]]] = {}
         for relative in PLAYBOOKS:
             name = Path(relative).name
-            shutil.copy(args.corpus / relative, project / name)
-            commands[f"catalyst run {name} --what-if"] = [
-                sys.executable,
-                "-m",
-                "catalyst_dsl",
-                "run",
-                name,
-                "--what-if",
-            ]
+            for side, env in sides.items():
+                argv = [sys.executable, "-m", "catalyst_dsl", "run", name, "--what-if"]
+                commands[f"{side} run {name} --what-if"] = (argv, projects[side], env)
             if args.xe is not None:
-                commands[f"original run ./{name} --what-if"] = [
-                    "node",
-                    str(args.xe.resolve() / "bin" / "catalyst.js"),
-                    "run",
-                    f"./{name}",
-                    "--what-if",
-                ]
+                argv = ["node", str(args.xe.resolve() / "bin" / "catalyst.js"), "run", f"./{name}", "--what-if"]
+                commands[f"original run ./{name} --what-if"] = (argv, projects["catalyst"], sides["catalyst"])
         print(f"before: {machine()}")
         if args.after_check:
-            check_argv = [sys.executable, '-m', 'catalyst_dsl', 'check', *(Path(r).name for r in PLAYBOOKS)]
-            print(f"catalyst check first: exit {measure_code(check_argv, project, env)}")
+            for side, env in sides.items():
+                check_argv = [sys.executable, "-m", "catalyst_dsl", "check", *(Path(r).name for r in PLAYBOOKS)]
+                print(f"{side} check first: exit {measure_code(check_argv, projects[side], env)}")
         codes = {}
-        for label, argv in commands.items():  # .pyc files and the check cache; not counted
-            codes[label] = measure_code(argv, project, env)
+        for label, (argv, cwd, env) in commands.items():  # .pyc files and the check cache; not counted
+            codes[label] = measure_code(argv, cwd, env)
         runs: dict[str, list[Run]] = {label: [] for label in commands}
         for _ in range(args.rounds):
-            for label, argv in commands.items():
-                runs[label].append(measure(argv, project, env, ok=range(256)))
+            for label, (argv, cwd, env) in commands.items():
+                runs[label].append(measure(argv, cwd, env, ok=range(256)))
         print(f"after:  {machine()}")
         print(f"{args.rounds} rounds, interleaved; CPU = user + system of the child; min / median / max")
         for label, measured in runs.items():
@@ -93,6 +100,16 @@ def main() -> None:
                 f"  {label:58} exit {codes[label]:<3} CPU {spread([r.cpu for r in measured])}   "
                 f"wall {spread([r.wall for r in measured])}"
             )
+        if args.against is not None:
+            print("CPU, catalyst / against: the ratio of the minimums and of the medians")
+            for relative in PLAYBOOKS:
+                name = Path(relative).name
+                ours = [r.cpu for r in runs[f"catalyst run {name} --what-if"]]
+                theirs = [r.cpu for r in runs[f"against run {name} --what-if"]]
+                print(
+                    f"  {name:34} min {min(ours) / min(theirs):.2f}x   "
+                    f"median {statistics.median(ours) / statistics.median(theirs):.2f}x"
+                )
         if args.xe is not None:
             print("wall, catalyst / original: the ratio of the medians; then the ratio in each round (the two")
             print(

@@ -72,7 +72,7 @@ class BundleFinder:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._entries: Entries | None = None  # read on first use
+        self._entries: Entries | _Index | None = None  # read on first use
         self._learned: Entries = {}
 
     # -- finding ------------------------------------------------------------------------
@@ -135,7 +135,7 @@ class BundleFinder:
 
     # -- the file -----------------------------------------------------------------------
 
-    def _read(self) -> Entries:
+    def _read(self) -> Entries | _Index:
         try:
             with open(self.path, "rb") as handle:
                 self._entries = decode(handle.read())
@@ -148,7 +148,7 @@ class BundleFinder:
         of modules whose source has changed since are left out."""
         if not self._learned or sys.dont_write_bytecode:
             return
-        entries = dict(self._entries if self._entries is not None else self._read())
+        entries = dict((self._entries if self._entries is not None else self._read()).items())
         entries.update(self._learned)
         kept = {}
         for name, entry in entries.items():
@@ -191,27 +191,48 @@ def encode(entries: Entries) -> bytes:
     return b"".join([FORMAT, b"\n", len(header).to_bytes(8, "little"), header, *blobs])
 
 
-def decode(data: bytes) -> Entries:
+def decode(data: bytes) -> Entries | _Index:
     """The entries of a file `encode` wrote; of anything else (another version, another
-    Python, damage of any kind), the well-formed entries or none. A module's code stays a
-    slice of `data` until the module is imported: copying every module's code at start-up
-    would cost more than `catalyst --version` does."""
-    entries: Entries = {}
+    Python, damage of any kind), none, or only those that are well formed. An entry is
+    checked and its code cut from `data` only when asked for: most processes import a
+    few of the modules the file holds."""
     view = memoryview(data)
     start = len(FORMAT) + 1 + 8
     try:
         if view[: start - 8] != FORMAT + b"\n":
-            return entries
+            return {}
         size = int.from_bytes(view[start - 8 : start], "little")
         index = marshal.loads(view[start : start + size])
-        base = start + size
-        if type(index) is dict:
-            for name, place in index.items():
-                if _well_formed(name, place) and base + place[3] + place[4] <= len(view):
-                    entries[name] = (place[0], place[1], place[2], view[base + place[3] : base + place[3] + place[4]])
     except Exception:  # noqa: BLE001 (damaged in any way: written again at the end)
         return {}
-    return entries
+    return _Index(index, view, start + size) if type(index) is dict else {}
+
+
+class _Index:
+    """A file's index over its bytes: `get`, `in` and `items` as a dict of entries."""
+
+    def __init__(self, index: dict, view: memoryview, base: int) -> None:
+        self._index = index
+        self._view = view
+        self._base = base
+
+    def get(self, name: str) -> tuple[str, int, int, memoryview] | None:
+        place = self._index.get(name)
+        if place is None or not _well_formed(name, place):
+            return None
+        start = self._base + place[3]
+        if start + place[4] > len(self._view):
+            return None  # cut short
+        return (place[0], place[1], place[2], self._view[start : start + place[4]])
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def items(self):  # noqa: ANN201
+        for name in self._index:
+            entry = self.get(name)
+            if entry is not None:
+                yield name, entry
 
 
 def _well_formed(name: object, place: object) -> bool:
