@@ -9,6 +9,10 @@ plan runs it as written), and says how the engine treats its step:
 - NAMES_RESULT: a step name holds its result (a `var`'s or `function`'s names the
   variable or the function instead).
 
+A control module imports the IR's node classes inside the functions that use them, not
+at its top: the built-in catalog lists every control action's SPEC, and a check replayed
+from the cache reads that catalog without ever needing the IR.
+
 The engine (runtime/engine/) finds a step's module here by its action's name. The
 `checkpoint` action's module is among them but is not a control action: a resume
 restores it like any other (PAUSES).

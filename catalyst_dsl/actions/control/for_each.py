@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, ArrayT, NUMBER, STEPS, STRING, obj, opt, req
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
 
@@ -84,6 +84,8 @@ def _names(engine: Engine, run: StepRun, config: dict[str, Any] | None) -> tuple
 
 
 def _body(run: StepRun) -> tuple[ir.Step, ...]:
+    from catalyst_dsl.ir import nodes as ir
+
     body = run.step.config.get("steps")
     return body.steps if isinstance(body, ir.StepsV) else ()
 
@@ -105,6 +107,8 @@ def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The list typed; the body walked with the item (typed as the list's element) and its
     index. What the body defines may be missing after it, unless the loop is over a
     written, non-empty list (then its body runs)."""
+    from catalyst_dsl.ir import nodes as ir
+
     cfg = step.config
     items = cfg.get("in")
     itype = checker.value(items, scope) if items is not None else t.ANY

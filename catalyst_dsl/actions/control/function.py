@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import InputsT, NULL, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.actions.control.return_ import return_type, returns
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -49,6 +49,8 @@ simulate = run
 
 def call(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
     """A step that names a function defined earlier: its body, with the step's config as inputs."""
+    from catalyst_dsl.ir import nodes as ir
+
     definition, defined_in = run.frame.functions[run.step.action]
     given = engine.config(run) if config is None else config
     values = engine.function_inputs(run.step.action, definition.config.get("inputs"), given)
@@ -67,6 +69,8 @@ def call(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> 
 def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The body walked with the function's inputs as parameters; the function's result is
     what its one `return` gives (any type when it has several or none)."""
+    from catalyst_dsl.ir import nodes as ir
+
     name = step.config.get("name")
     body = checker.inner(scope)
     inputs = step.config.get("inputs")

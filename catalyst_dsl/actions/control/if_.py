@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, STEPS, STRING, obj, opt, req
 from catalyst_dsl.actions.control.return_ import Return
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
 
@@ -40,6 +40,8 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
 
 
 def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    from catalyst_dsl.ir import nodes as ir
+
     value = engine.entry(run, "condition", config)
     if value is not engine.UNKNOWN:
         return _taken(engine, run, value)
@@ -58,6 +60,8 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
 
 def _taken(engine: Engine, run: StepRun, value: Any) -> dict[str, Any]:
     """The branch the condition's value chooses, run."""
+    from catalyst_dsl.ir import nodes as ir
+
     branch = "then" if engine.truthy(value) else "else"
     body = run.step.config.get(branch)
     if isinstance(body, ir.StepsV):
@@ -74,6 +78,8 @@ def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The condition checked; each branch walked in a scope of its own. A name both branches
     define is defined after the `if`; one only a branch defines may be missing (C508),
     except in a later `if` on the same condition, whose branch has the same key."""
+    from catalyst_dsl.ir import nodes as ir
+
     cfg = step.config
     cond = cfg.get("condition")
     if cond is not None:

@@ -14,10 +14,10 @@ from catalyst_dsl.ir.types import NUMBER, STEPS, obj, opt, req
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -62,6 +62,8 @@ def simulate(engine: Engine, run: StepRun, config: dict[str, Any] | None = None)
 
 def _branches(engine: Engine, run: StepRun, config: dict[str, Any] | None) -> tuple[tuple[ir.Step, ...], Any]:
     """The branches, and how many may run at once (None: all of them)."""
+    from catalyst_dsl.ir import nodes as ir
+
     body = run.step.config.get("steps")
     steps = body.steps if isinstance(body, ir.StepsV) else ()
     limit = engine.entry(run, "maxConcurrency", config)
@@ -164,6 +166,8 @@ def _first_failure(engine: Engine, errors: list[BaseException]) -> BaseException
 def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The steps walked in one scope; every branch ends before what follows, so all they
     define is defined after the group."""
+    from catalyst_dsl.ir import nodes as ir
+
     steps = step.config.get("steps")
     branches = checker.inner(scope)
     if isinstance(steps, ir.StepsV):

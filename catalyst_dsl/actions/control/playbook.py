@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, BOOLEAN, ObjectT, STRING, obj, opt, req
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -61,6 +61,8 @@ simulate = run
 def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """Its config typed, and the call noted with the types of the inputs it passes (when
     they are a written mapping), for the library's checks of the called playbook."""
+    from catalyst_dsl.ir import nodes as ir
+
     input_types: dict[str, t.Type] | None = None
     for entry in step.config.entries:
         if entry.key == "inputs" and isinstance(entry.value, ir.MapV):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ArrayT, NUMBER, STEPS, STRING, obj, opt, req
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import ATTEMPT_FAILED
 from catalyst_dsl.ir.language import LAST_ERROR, MAX_BLOCK_ATTEMPTS
 from catalyst_dsl import expr_builtins as B
@@ -23,6 +22,7 @@ from catalyst_dsl.ir import types as t
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -100,6 +100,8 @@ def _limits(engine: Engine, run: StepRun) -> tuple[Any, list[str] | None, set[st
 
 
 def _attempt(engine: Engine, run: StepRun, attempt: int, last: Any) -> dict[str, Any]:
+    from catalyst_dsl.ir import nodes as ir
+
     body = run.step.config.get("steps")
     steps = body.steps if isinstance(body, ir.StepsV) else ()
     block = run.child({LAST_ERROR: last.as_value() if last is not None else None})
@@ -143,6 +145,8 @@ _PASCAL = LazyPattern(r"^[A-Z][A-Za-z0-9]*$")
 def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """Its attempts bound (C613), its codes PascalCase (C309), its body with `__lastError`,
     and the steps `retryFrom` names found in the block (C615)."""
+    from catalyst_dsl.ir import nodes as ir
+
     cap = step.config.get("maxAttempts")
     checker.value(cap, scope)
     if isinstance(cap, ir.Lit) and isinstance(cap.value, (int, float)) and not isinstance(cap.value, bool):
@@ -164,6 +168,8 @@ def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
 
 
 def _error_codes(checker: Checker, step: ir.Step, scope: Scope) -> None:
+    from catalyst_dsl.ir import nodes as ir
+
     codes = step.config.get("retryOn")
     checker.value(codes, scope)
     for code in codes.items if isinstance(codes, ir.ListV) else ():
@@ -177,6 +183,8 @@ def _error_codes(checker: Checker, step: ir.Step, scope: Scope) -> None:
 
 
 def _retry_from(checker: Checker, step: ir.Step, scope: Scope, steps: ir.Value | None) -> None:
+    from catalyst_dsl.ir import nodes as ir
+
     sources = step.config.get("retryFrom")
     checker.value(sources, scope)
     if isinstance(sources, ir.ListV) and isinstance(steps, ir.StepsV):

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, NULL, obj, opt
 from typing import Iterator
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -59,6 +59,8 @@ simulate = run
 
 def returns(steps: tuple[ir.Step, ...] | list[ir.Step]) -> Iterator[ir.Step]:
     """`return` steps of a body, looking into if/try/for-each but not nested functions."""
+    from catalyst_dsl.ir import nodes as ir
+
     for step in steps:
         if step.action == "return":
             yield step

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ArrayT, NULL, STEPS, STRING, obj, opt, req, union
 from catalyst_dsl.actions.control.return_ import Return
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -39,6 +39,8 @@ SPEC = ActionSpec(
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    from catalyst_dsl.ir import nodes as ir
+
     body = run.step.config.get("steps")
     outcome, caught = "completed", None
     steps_scope = run.child()
@@ -65,6 +67,8 @@ simulate = run
 
 def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
     """Run the first clause that matches the error; whether one did."""
+    from catalyst_dsl.ir import nodes as ir
+
     clauses = run.step.config.get("catch")
     for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
         code = clause.get("code") if isinstance(clause, ir.MapV) else None
@@ -81,6 +85,8 @@ def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
 
 
 def _finally(engine: Engine, run: StepRun) -> None:
+    from catalyst_dsl.ir import nodes as ir
+
     final_steps = run.step.config.get("finally")
     if isinstance(final_steps, ir.StepsV):
         after = run.child()
@@ -95,6 +101,8 @@ def check_scope(checker: Checker, step: ir.Step, scope: Scope) -> t.Type:
     """The steps walked, then each handler with `$error`, then the `finally` steps. Without
     a handler an error ends the run, so after the try its steps all ran; with handlers,
     what follows is reached through the steps or through a handler."""
+    from catalyst_dsl.ir import nodes as ir
+
     cfg = step.config
     steps = cfg.get("steps")
     body = checker.inner(scope)

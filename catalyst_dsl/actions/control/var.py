@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ANY, NULL, STRING, obj, opt, req
-from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
+    from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
     from catalyst_dsl.actions.control.protocol import Engine, StepRun
 
@@ -47,6 +47,8 @@ simulate = run
 
 def defined_name(step: ir.Step) -> ir.Lit | None:
     """The name the step defines, when it is written as text (else it is reported elsewhere)."""
+    from catalyst_dsl.ir import nodes as ir
+
     name = step.config.get("name")
     return name if isinstance(name, ir.Lit) and isinstance(name.value, str) else None
 
