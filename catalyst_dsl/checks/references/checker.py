@@ -16,6 +16,7 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.control import CONTROL
 from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.checks.references import origins
 from catalyst_dsl.checks.references.control import DEFINED_NAMES, SCOPE_RULES
@@ -40,6 +41,9 @@ class ReferenceChecker(ValueTyping):
         self.catalog = catalog
         self.function_results: dict[str, t.Type] = {}
         self.step_names: dict[str, Span | None] = {}
+        #: Names of steps whose name holds no value (a `var` or `function` step named other
+        #: than what it defines), with the name it defines: a reference to one says so.
+        self.step_only_names: dict[str, tuple[ir.Step, str | None]] = {}
         self.all_definitions: dict[str, Span | None] = {}
         self.inputs = {i.name: i for i in playbook.inputs}
         #: `playbook` steps with the types of the inputs they pass, for the library checks.
@@ -81,10 +85,12 @@ class ReferenceChecker(ValueTyping):
     def _collect_definitions(self, steps: Iterable[ir.Step]) -> None:
         """Every name defined anywhere, to tell 'used too early' from 'never defined'."""
         for step in steps:
-            if step.name:
-                self.all_definitions.setdefault(step.name, step.name_span)
             defined = DEFINED_NAMES.get(step.action)
             name = defined(step) if defined is not None else None
+            if step.name and self._names_result(step):
+                self.all_definitions.setdefault(step.name, step.name_span)
+            elif step.name and (name is None or name.value != step.name):
+                self.step_only_names.setdefault(step.name, (step, name.value if name is not None else None))
             if name is not None:
                 self.all_definitions.setdefault(name.value, name.span)
             for entry in step.config.entries:
@@ -196,8 +202,16 @@ class ReferenceChecker(ValueTyping):
             )
         else:
             self.step_names[step.name] = step.name_span
+        if not self._names_result(step):
+            return  # a `var`'s or `function`'s name names the step only, as the engine binds it
         scope.define(Binding(step.name, result, "step", step.name_span))
         self.defined_types.setdefault(step.name, result)
+
+    @staticmethod
+    def _names_result(step: ir.Step) -> bool:
+        """Whether the step's name holds its result at run time (not a `var`'s or a `function`'s)."""
+        control = CONTROL.get(step.action)
+        return control is None or control.NAMES_RESULT
 
     # -- for the control actions' scope rules ------------------------------------------------
 

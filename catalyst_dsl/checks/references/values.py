@@ -32,6 +32,7 @@ class ValueTyping(ExpressionTyping):
     playbook: ir.Playbook
     inputs: dict[str, ir.InputDecl]
     all_definitions: dict[str, Span | None]
+    step_only_names: dict[str, tuple[ir.Step, str | None]]
     defined_types: dict[str, t.Type]
     early_members: list[tuple[str, tuple[str, ...], Span | None]]
 
@@ -168,6 +169,21 @@ class ValueTyping(ExpressionTyping):
                 "$error is only defined inside catch steps",
                 span,
                 help="move this step into a `catch:` block",
+            )
+            return None
+        if name in self.step_only_names:
+            step, defined = self.step_only_names[name]
+            if step.action == "var":
+                fix = f"the step sets the variable '{defined}': read that" if defined else "read the variable it sets"
+                fix += f", or write `var: {name}` to set '{name}'"
+            else:
+                fix = "a function is called by a step of its own, which holds what it returns: name that step"
+            self.sink.report(
+                UNDEFINED_REFERENCE,
+                f"'{name}' names a `{step.action}` step, which holds no value",
+                span,
+                labels=[Label(step.name_span, "the step named here")] if step.name_span else (),
+                help=fix,
             )
             return None
         if name in self.all_definitions:
