@@ -310,7 +310,7 @@ class Confiner:
                 if os.environ.get("CATALYST_NAMESPACES", "").lower() == "off":
                     self._namespaces = "CATALYST_NAMESPACES=off is set"
                 else:
-                    from catalyst_dsl.runtime.effects.process import namespaces_problem
+                    from catalyst_dsl.runtime.effects.confinement.launcher import namespaces_problem
 
                     self._namespaces = namespaces_problem() or ""
         if first and self._namespaces and self.notice is not None:
