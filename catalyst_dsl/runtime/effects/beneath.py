@@ -124,15 +124,16 @@ def files(base: Path, inner: str) -> list[str]:
         os.close(fd)
 
 
-def write(base: Path, inner: str, data: bytes) -> None:
+def write(base: Path, inner: str, data: bytes, *, sync: bool = True) -> None:
     """Put `data` at `inner` atomically, creating the directories above it; the walk must
-    find exactly `inner` (links resolved): anything else changed after the check."""
+    find exactly `inner` (links resolved): anything else changed after the check. Synced
+    to disk unless `sync` is False (`durable.replace_in`)."""
     from catalyst_dsl.runtime.state import durable  # here: a what-if reads through this module, never writes
 
     os.makedirs(base, exist_ok=True)  # the run's scratch space is made on first use
     with walk(base, inner, missing="create") as walked:
         _expect(walked, inner)
-        durable.replace_in(walked.directory, walked.name, data)
+        durable.replace_in(walked.directory, walked.name, data, sync=sync)
 
 
 def delete(base: Path, inner: str) -> bool:

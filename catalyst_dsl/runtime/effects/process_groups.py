@@ -58,7 +58,7 @@ class ProcessGroups:
         return cls(state_dir / f"run-{run_id}.processes", key)
 
     def add(self, pgid: int, started: int, program: str) -> None:
-        """Record a group (durably) before its program is let run."""
+        """Record a group before its program is let run."""
         with self._lock:
             groups = self._read()
             groups[str(pgid)] = {"start": started, "program": program, "mac": self._mac(pgid, started)}
@@ -107,7 +107,10 @@ class ProcessGroups:
 
     def _write(self, groups: dict) -> None:
         if groups:
-            durable.replace(self.path, json.dumps(groups, sort_keys=True).encode("utf-8"))
+            # Atomic, never synced: the record is read by a resume on this boot, after catalyst
+            # was killed (the system still has the write); a power cut ends every process it
+            # names, and a record it damaged reads as empty.
+            durable.replace(self.path, json.dumps(groups, sort_keys=True).encode("utf-8"), sync=False)
         else:
             try:
                 self.path.unlink()
