@@ -322,3 +322,35 @@ def test_a_killed_catalyst_takes_the_launcher_and_every_program_with_it(tmp_path
     assert _wait_until(lambda: not any(_alive(pid) for pid in pids.values())), {
         name: _alive(pid) for name, pid in pids.items()
     }
+
+
+def test_every_thread_that_waits_for_a_program_hears_how_it_ended(tmp_path):
+    # A step's thread and Ctrl-C stopping every program wait for the same program: each of
+    # them must hear of its end, whichever read the launcher's word.
+    import threading
+
+    launcher = current()
+    null = os.open(os.devnull, os.O_RDWR)
+    go_read, go_write = os.pipe()
+    try:
+        program = launcher.launch(
+            ["sh", "-c", "sleep 0.3; exit 7"],
+            env={"PATH": os.environ["PATH"]},
+            cwd=str(tmp_path),
+            streams=(null, null, null),
+            go=go_read,
+            ruleset=None,
+            mounts=None,
+        )
+    finally:
+        os.close(go_read)
+        os.close(null)
+    heard = []
+    waiters = [threading.Thread(target=lambda: heard.append(program.wait(timeout=30))) for _ in range(3)]
+    for waiter in waiters:
+        waiter.start()
+    os.write(go_write, b"1")
+    os.close(go_write)
+    for waiter in waiters:
+        waiter.join(timeout=30)
+    assert heard == [7, 7, 7]

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 LAUNCH = Path(__file__).with_name("launch.py")
 #: An answer's length, before its JSON (the launcher writes the same).
@@ -60,21 +60,19 @@ class Launched:
     process group (and session). `wait` gives the keeper's exit code as Popen's
     `returncode` does (negative: the signal that ended the program)."""
 
-    def __init__(self, launcher: "Launcher", request: int, pid: int, argv: Sequence[str]) -> None:
+    def __init__(self, launcher: "Launcher", argv: Sequence[str]) -> None:
         self.launcher = launcher
-        self.request = request
-        self.pid = pid
+        self.pid = 0  # known once the launcher answers
         self.args = list(argv)
+        #: Set by whichever thread reads the launcher's word that the keeper ended.
         self.returncode: int | None = None
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit code; subprocess.TimeoutExpired after `timeout` seconds; LauncherGone when
-        the launcher died first (its parent-death signal killed the program's group)."""
-        if self.returncode is None:
-            ended = self.launcher.await_answer(("end", self.request), timeout)
-            if ended is None:
-                raise subprocess.TimeoutExpired(self.args, timeout)
-            self.returncode = os.waitstatus_to_exitcode(ended["status"])
+        the launcher died first (its parent-death signal killed the program's group). Any
+        number of threads may wait (a step, and Ctrl-C stopping every program)."""
+        if self.launcher.await_answer(lambda: self.returncode, timeout) is None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
         return self.returncode
 
 
@@ -105,8 +103,10 @@ class Launcher:
         self._ids = itertools.count(1)
         self._sending = threading.Lock()
         self._changed = threading.Condition(threading.Lock())
-        #: Answers not yet taken: ("answer", id) for a request, ("end", id) for a program's end.
-        self._answers: dict[tuple[str, int], dict] = {}
+        #: Answers to requests not yet taken, by request id.
+        self._answers: dict[int, dict] = {}
+        #: Programs started and not ended yet, by the id of the request that started them.
+        self._running: dict[int, Launched] = {}
         self._reading = False
         self._unread = b""
         #: Why the launcher no longer serves (None while it does).
@@ -141,10 +141,20 @@ class Launcher:
             "mounts": None if mounts is None else dict(mounts),
             "ruleset": ruleset is not None,
         }
-        answer = self._ask(request, message, fds)
-        if "error" in answer:
-            raise OSError(answer["errno"] or 0, f"the launcher could not start the program: {answer['error']}")
-        return Launched(self, request, answer["pid"], argv)
+        # Known before the request goes: its end may be read, by any thread, before the start.
+        launched = Launched(self, argv)
+        with self._changed:
+            self._running[request] = launched
+        try:
+            answer = self._ask(request, message, fds)
+            if "error" in answer:
+                raise OSError(answer["errno"] or 0, f"the launcher could not start the program: {answer['error']}")
+        except BaseException:
+            with self._changed:
+                self._running.pop(request, None)
+            raise
+        launched.pid = answer["pid"]
+        return launched
 
     def probe(self) -> str | None:
         """Why programs cannot get private mounts here (None: they can), tried by the launcher."""
@@ -165,20 +175,21 @@ class Launcher:
                 # A request cut short leaves nothing on the channel that could be trusted.
                 self._abandon(f"the launcher could not be reached: {error.strerror or error}")
                 raise LauncherGone(self._gone) from None
-        answer = self.await_answer(("answer", request), ANSWER_SECONDS)
+        answer = self.await_answer(lambda: self._answers.pop(request, None), ANSWER_SECONDS)
         if answer is None:
             self._abandon(f"the launcher did not answer within {ANSWER_SECONDS:g} s")
             raise LauncherGone(self._gone)
         return answer
 
-    def await_answer(self, key: tuple[str, int], timeout: float | None) -> dict | None:
-        """The answer `key` names once it came (None after `timeout` seconds): the waiting
-        thread reads the channel when no other does, for every waiter, and wakes them."""
+    def await_answer(self, came: Callable[[], Any], timeout: float | None) -> Any:
+        """What `came()` gives once it is not None, called under the lock as answers arrive
+        (None after `timeout` seconds): the waiting thread reads the channel when no other
+        does, for every waiter, and wakes them."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._changed:
                 while True:
-                    answer = self._answers.pop(key, None)
+                    answer = came()
                     if answer is not None:
                         return answer
                     if self._gone is not None:
@@ -199,7 +210,12 @@ class Launcher:
                 with self._changed:
                     self._reading = False
                     for answer in answers:
-                        self._answers[("end" if "status" in answer else "answer", answer["id"])] = answer
+                        if "status" in answer:
+                            ended_program = self._running.pop(answer["id"], None)
+                            if ended_program is not None:
+                                ended_program.returncode = os.waitstatus_to_exitcode(answer["status"])
+                        else:
+                            self._answers[answer["id"]] = answer
                     if why is not None and self._gone is None:
                         self._gone = why
                     self._changed.notify_all()
