@@ -278,4 +278,9 @@ def _lexical(names: list[str], rest: list[str]) -> str:
 
 def is_within(path: Path, directory: Path) -> bool:
     """Whether `path` is `directory` or below it (compare resolved paths for real containment)."""
+    if os.sep == "/" and path.is_absolute() and directory.is_absolute():
+        # As text: `path.parents` builds a path object per level, which each program step
+        # paid for dozens of times (its confinement's paths against the read-only ones).
+        inner, outer = os.fspath(path), os.fspath(directory)
+        return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
     return path == directory or directory in path.parents

@@ -52,6 +52,9 @@ class ProcessGroups:
         #: The run key's secret (state/integrity/run_key.py), which vouches for each entry.
         self._key = key
         self._lock = threading.Lock()
+        #: The entries as this object last wrote them (None: not read yet). Only the run that
+        #: owns the file writes it, so each program's start and end need not read it again.
+        self._written: dict | None = None
 
     @classmethod
     def of_run(cls, state_dir: Path, run_id: str, key: bytes) -> "ProcessGroups":
@@ -60,7 +63,7 @@ class ProcessGroups:
     def add(self, pgid: int, started: int, program: str) -> None:
         """Record a group before its program is let run."""
         with self._lock:
-            groups = self._read()
+            groups = self._read() if self._written is None else self._written
             groups[str(pgid)] = {"start": started, "program": program, "mac": self._mac(pgid, started)}
             self._write(groups)
 
@@ -70,7 +73,7 @@ class ProcessGroups:
 
     def remove(self, pgid: int) -> None:
         with self._lock:
-            groups = self._read()
+            groups = self._read() if self._written is None else self._written
             if groups.pop(str(pgid), None) is not None:
                 self._write(groups)
 
@@ -106,6 +109,7 @@ class ProcessGroups:
         return data if isinstance(data, dict) else {}
 
     def _write(self, groups: dict) -> None:
+        self._written = groups
         if groups:
             # Atomic, never synced: the record is read by a resume on this boot, after catalyst
             # was killed (the system still has the write); a power cut ends every process it

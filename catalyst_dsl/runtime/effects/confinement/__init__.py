@@ -22,6 +22,7 @@ either, and a private /dev/shm; without one the run says so once and keeps Landl
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import threading
@@ -31,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl._internal.records import record
+from catalyst_dsl.runtime.effects.beneath import is_within
 from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
@@ -131,8 +133,7 @@ class Confinement:
         paths = [Path(os.path.realpath(self.scratch))]
         if step_temp is not None:
             paths.append(Path(os.path.realpath(step_temp)))
-        devices = [d for d in DEVICES if not (private_shm and d == SHARED_MEMORY)]
-        paths += [Path(os.path.realpath(device)) for device in devices if os.path.exists(device)]
+        paths += [real for device, real in _devices() if not (private_shm and device == SHARED_MEMORY)]
         for prefix in self.prefixes:
             path = self.root / prefix if prefix else self.root
             real = Path(os.path.realpath(path))
@@ -205,6 +206,14 @@ class Confinement:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
 
 
+@functools.cache
+def _devices() -> tuple[tuple[str, Path], ...]:
+    """Each of `DEVICES` this machine has, with its real path: looked up once a process, as
+    the machine's devices do not move (a rule is still refused if one led elsewhere when
+    opened, `landlock.PathMoved`)."""
+    return tuple((device, Path(os.path.realpath(device))) for device in DEVICES if os.path.exists(device))
+
+
 def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> list[str]:
     """Every `.git` (any case, directory or file) beneath `root/relative`, project-relative:
     a nested repository's config and hooks run code as git, as the project's own do."""
@@ -254,7 +263,7 @@ def _linked_git_directories(git_file: Path) -> list[Path]:
 
 
 def _holds(directory: Path, path: Path) -> bool:
-    return path == directory or directory in path.parents
+    return is_within(path, directory)
 
 
 def _around(base: Path, excluded: list[str], relative: str) -> list[Path]:

@@ -1,14 +1,17 @@
 """The launcher: the one process that starts every step program of a catalyst process.
 
-Run as `python -I -S launch.py CONTROL_FD PARENT_PID` by `launcher.py` (catalyst's side of
-it) when a run first starts a program, and never imported by catalyst. It uses the
-standard library only, because `-S` leaves the virtualenv (and catalyst itself) off the
-path. It is single-threaded, which is why it may fork and run Python in the child:
-catalyst, whose threads run `parallel` branches, never does.
+Started by `launcher.py` (catalyst's side of it) when a run first starts a program, as
+`python -I -S` importing this module from its folder and calling `main([_, CONTROL_FD,
+PARENT_PID])`; never imported by catalyst. It uses the standard library only, because `-S`
+leaves the virtualenv (and catalyst itself) off the path. It is single-threaded, which is
+why it may fork and run Python in the child: catalyst, whose threads run `parallel`
+branches, never does.
 
-CONTROL_FD is a Unix socket whose other end is catalyst's. A request is a length, JSON
-(`argv`, `env`, `cwd`, `mounts`, whether a ruleset comes) and, passed with it, the step's
-stdin, stdout, stderr, its go pipe and its Landlock ruleset. For each, the launcher
+CONTROL_FD is a Unix socket whose other end is catalyst's. A request is a length, a
+dictionary in `marshal`'s format (`argv`, `env`, `cwd`, `mounts`, whether a ruleset
+comes; only catalyst holds the other end, and anyone who could write there could ask for
+an unconfined program anyway) and, passed with it, the step's stdin, stdout, stderr, its
+go pipe and its Landlock ruleset. For each, the launcher
 forks a *keeper*, answers with the keeper's pid once it leads its own group, and, when
 the keeper has ended, with its wait status. The keeper does for one program what this
 launcher did per program when it was started once per step:
@@ -35,10 +38,11 @@ launcher did per program when it was started once per step:
    process may not mount or unmount, so the read-only mounts stay. The launcher itself
    is never confined and never enters a namespace: each keeper starts from it unconfined
    and takes its own step's rules only, never rules left from another step.
-6. It forks the program (with its own parent-death SIGKILL), waits for it, and exits as
-   the program did (127 when the program could not be started at all). SIGTERM and
-   SIGINT sent to the group reach the program; the keeper ignores them and ends when the
-   program does.
+6. It starts the program (posix_spawn: no copy of a Python process's pages), waits for
+   it, and exits as the program did (127 when the program could not be started at all).
+   SIGTERM and SIGINT sent to the group reach the program; the keeper ignores them and
+   ends when the program does. A keeper that dies first leaves its program to the
+   launcher, a subreaper, which kills it and what it started.
 7. It is a child subreaper: whatever the program leaves behind (a background job, a
    double fork, `setsid`, `nohup`) becomes the keeper's child when orphaned, and is
    killed before the keeper exits, so nothing a step starts outlives it.
@@ -52,13 +56,14 @@ itself non-dumpable: no other process of its user may read its memory or take it
 every process outside its domain.
 """
 
+import _signal as signal  # the C modules: their Python wrappers import enum, a third of the start
+import _socket as socket
 import ctypes
 import fcntl
-import json
+import gc
+import marshal
 import os
 import select
-import signal
-import socket
 import struct
 import sys
 
@@ -71,8 +76,10 @@ _RESTRICT_SELF = 446
 _PARENT_GONE = signal.SIGUSR2
 #: Exit code when the program could not be started at all (as a shell reports it).
 _CANNOT_RUN = 127
-#: A request's and an answer's length, before its JSON.
+#: A request's and an answer's length, before its dictionary.
 _LENGTH = struct.Struct("!I")
+#: A file descriptor in SCM_RIGHTS data.
+_FD = struct.Struct("i")
 #: The descriptors a request carries: stdin, stdout, stderr, the go pipe, the ruleset.
 _STDIN, _STDOUT, _STDERR, _GO, _RULESET = range(5)
 
@@ -111,6 +118,9 @@ class _PathBeneath(ctypes.Structure):
 
 
 def main(argv):
+    # No cycles to collect in a loop that only answers requests, and a collection in a
+    # keeper would touch every object the fork shares with the launcher, copying its pages.
+    gc.disable()
     _Launcher(int(argv[1]), int(argv[2])).serve()
 
 
@@ -157,16 +167,22 @@ class _Launcher:
     def _answer(self):
         """Read one request and answer it; end when catalyst has closed its end."""
         try:
-            head, fds, flags, _ = socket.recv_fds(self.control, _LENGTH.size, 5)
+            head, ancillary, flags, _ = self.control.recvmsg(_LENGTH.size, socket.CMSG_SPACE(5 * _FD.size))
         except OSError:
             self._end()
+        fds = [
+            fd
+            for level, kind, data in ancillary
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+            for (fd,) in _FD.iter_unpack(data[: len(data) - len(data) % _FD.size])
+        ]
         try:
             if not head:
                 self._end()
             head += self._exactly(_LENGTH.size - len(head))
             try:
-                request = json.loads(self._exactly(_LENGTH.unpack(head)[0]))
-            except ValueError:
+                request = marshal.loads(self._exactly(_LENGTH.unpack(head)[0]))
+            except (ValueError, EOFError, TypeError):
                 self._end()  # not a request catalyst wrote: nothing on this channel can be trusted
             if request.get("probe"):
                 answer = {"problem": self._probe()}
@@ -192,7 +208,7 @@ class _Launcher:
         return data
 
     def _send(self, answer):
-        data = json.dumps(answer).encode("utf-8")
+        data = marshal.dumps(answer)
         try:
             self.control.sendall(_LENGTH.pack(len(data)) + data)
         except OSError:
@@ -244,6 +260,7 @@ class _Launcher:
 
     def _reap(self):
         """Answer for every keeper that ended; kill what ended keepers left behind."""
+        left = False
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -254,6 +271,11 @@ class _Launcher:
             request = self.keepers.pop(pid, None)
             if request is not None:
                 self._send({"id": request, "status": status})
+            # A keeper that exits has killed everything below it, unless a signal ended it
+            # (it re-raises the one that ended its program, too: look then as well).
+            left = left or request is None or os.WIFSIGNALED(status)
+        if not left:
+            return
         # Every child that is not a keeper is a leftover: a keeper killed by a signal could
         # not kill its descendants, and orphaned they came to the launcher (a subreaper).
         # Each one killed wakes the loop again, so their own children follow.
@@ -312,24 +334,31 @@ def _keep(libc, control, request, fds, told, launcher):
 def _keep_only(fds):
     """Put `fds` at 0, 1, 2… (-1: that number stays closed), and close every other
     descriptor, whatever it is: the program inherits its three streams and nothing else."""
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) if fd >= 0 else -1 for fd in fds]
+    # Moved above every number they go to first, so that none is overwritten before it moved.
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, len(fds)) if fd >= 0 else -1 for fd in fds]
     for target, fd in enumerate(high):
         if fd >= 0:
             os.dup2(fd, target, inheritable=target <= _STDERR)
+        elif target < len(fds):
+            _close(target)
     for name in os.listdir("/proc/self/fd"):
-        if int(name) >= len(fds) or fds[int(name)] < 0:
-            try:
-                os.close(int(name))
-            except OSError:
-                pass  # the listing's own descriptor, closed already
+        if int(name) >= len(fds):
+            _close(int(name))
+
+
+def _close(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass  # not open (the listing's own descriptor, closed already)
 
 
 def _run(libc, request):
     """The keeper's work, from the go byte to the program's end (docstring, 3 to 7)."""
     program = request["argv"]
-    with os.fdopen(_GO, "rb", buffering=0) as go:
-        if go.read(1) != b"1":
-            os._exit(_CANNOT_RUN)
+    if os.read(_GO, 1) != b"1":
+        os._exit(_CANNOT_RUN)
+    os.close(_GO)
     try:
         os.chdir(request["cwd"])
     except OSError as error:
@@ -343,22 +372,12 @@ def _run(libc, request):
             _fail(f"cannot confine the program: {os.strerror(ctypes.get_errno())}")
         os.close(ruleset_fd)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    keeper = os.getpid()
-    child = os.fork()
-    if child == 0:
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != keeper:
-            os._exit(_CANNOT_RUN)  # the keeper died before the signal was set
-        # Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across
-        # exec: the program gets the defaults a shell would give it (`yes | head` ends).
-        for restored in (_PARENT_GONE, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(restored, signal.SIG_DFL)
-        try:
-            os.execvpe(program[0], program, request["env"])
-        except OSError as error:
-            _fail(f"cannot run {program[0]}: {error.strerror}")
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child = _spawn(program, request["env"])
+    except OSError as error:
+        _fail(f"cannot run {program[0]}: {error.strerror}")
     _, status = os.waitpid(child, 0)
     _end_descendants()
     if os.WIFSIGNALED(status):
@@ -367,6 +386,30 @@ def _run(libc, request):
         os.kill(os.getpid(), killed_by)
         os._exit(128 + killed_by)
     os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _spawn(program, env):
+    """Start `program` as execvpe(3) would find it, with the keeper's ignored signals back
+    to their defaults: posix_spawn(3), whose child shares the keeper's memory until it execs
+    instead of copying a Python process's pages as a fork does."""
+    # Python ignores SIGPIPE and SIGXFSZ, the keeper SIGTERM and SIGINT, and an ignored
+    # signal stays ignored across exec: the program gets the defaults a shell would give it
+    # (`yes | head` ends, a timeout's SIGTERM stops it). Caught ones are reset by exec.
+    defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT)
+    if os.path.dirname(program[0]):
+        candidates = [program[0]]
+    else:
+        candidates = [os.path.join(directory, program[0]) for directory in os.get_exec_path(env)]
+    first_other = last = None
+    for path in candidates:
+        try:
+            return os.posix_spawn(path, program, env, setsigdef=defaults)
+        except (FileNotFoundError, NotADirectoryError) as error:
+            last = error
+        except OSError as error:
+            last = error
+            first_other = first_other or error  # as execvpe: EACCES found on the way is what it says
+    raise first_other or last
 
 
 def _private_mounts(libc, mounts, ruleset_fd):
