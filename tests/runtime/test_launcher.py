@@ -354,3 +354,31 @@ def test_every_thread_that_waits_for_a_program_hears_how_it_ended(tmp_path):
     for waiter in waiters:
         waiter.join(timeout=30)
     assert heard == [7, 7, 7]
+
+
+@pytest.mark.slow
+def test_a_program_that_ignores_sigterm_is_killed_with_what_it_moved_to_a_session_of_its_own(project):
+    # Past its timeout the program's group gets SIGTERM, then SIGKILL, which kills its keeper
+    # before the keeper could kill a daemon in a session of its own: that one falls to the
+    # launcher, which kills it.
+    project.playbook(
+        "deaf",
+        """
+        name: deaf
+        description: Ignores SIGTERM and leaves a daemon in a session of its own.
+        owner: Engineer
+        steps:
+          - bash: |
+              trap '' TERM
+              setsid sh -c 'echo $$ > "$TMPDIR/daemon"; exec sleep 60' </dev/null >/dev/null 2>&1 &
+              while [ ! -s "$TMPDIR/daemon" ]; do sleep 0.05; done
+              while true; do sleep 0.1; done
+            writes: []
+            timeout: 1s
+    """,
+    )
+    result = project.run("deaf", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert project.snapshot()["error"]["code"] == "StepTimeout"
+    daemon = int(project.read_temp("daemon"))
+    assert _wait_until(lambda: not _alive(daemon)), "the daemon outlived its step"

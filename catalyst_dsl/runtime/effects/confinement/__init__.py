@@ -13,9 +13,10 @@ A declared prefix that passes through a symbolic link refuses the step (`refuse_
 `.git/` (a nested repository's too) and the state directory are never writable, even beneath a prefix that holds
 them: Landlock rules only add rights, so such a prefix is granted entry by entry around
 them (entries made there later are not covered). Linux Landlock enforces this
-(`landlock.py`, applied by `launch.py`); without it the run says so once and keeps the
-gateway's checks of declared writes (or fails, with `require-confinement = true`).
-Where Linux allows it, the launcher also gives the program a mount namespace of its own
+(`landlock.py`, applied by the program's keeper in `launch.py`); without it the run says
+so once and keeps the gateway's checks of declared writes (or fails, with
+`require-confinement = true`).
+Where Linux allows it, the keeper also gives the program a mount namespace of its own
 (`mounts`): the protected paths read-only, so their modes, owners and times cannot change
 either, and a private /dev/shm; without one the run says so once and keeps Landlock.
 """
@@ -127,7 +128,7 @@ class Confinement:
         are made first (a rule needs something to open); a prefix that passes through a
         symbolic link is left out, so writes there are refused. `step_temp` is the step's
         own temp folder; `private_shm`: /dev/shm is a tmpfs of the step's own, granted by
-        the launcher once mounted (a rule here would name the machine's)."""
+        the keeper once mounted (a rule here would name the machine's)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         real_root = Path(os.path.realpath(self.root))
         paths = [Path(os.path.realpath(self.scratch))]
@@ -150,7 +151,7 @@ class Confinement:
         return paths
 
     def read_only_paths(self) -> list[Path]:
-        """What the launcher mounts read-only for the program (real paths that exist): `.git`
+        """What the keeper mounts read-only for the program (real paths that exist): `.git`
         with the git directory a worktree's `.git` file points to, the state and resources
         directories, the settings and key files, and every nested `.git` beneath a prefix.
         Landlock refuses writes there; the mount refuses chmod, chown and utime too."""
@@ -167,7 +168,7 @@ class Confinement:
         return list(dict.fromkeys(paths))
 
     def mounts(self, writable: list[Path], shm_rights: int | None) -> dict:
-        """The launcher's private mounts (`launch.py`): read-only paths, the writable paths
+        """The keeper's private mounts (`launch.py`): read-only paths, the writable paths
         beneath them made writable again (the scratch space lies in the state directory),
         and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
         read_only = self.read_only_paths()
@@ -330,7 +331,7 @@ class Confiner:
         return not self._namespaces
 
     def ruleset(self, confinement: Confinement, writable: list[Path] | None = None) -> int | None:
-        """An open ruleset fd for the launcher allowing writes beneath `writable` (else the
+        """An open ruleset fd for the keeper allowing writes beneath `writable` (else the
         confinement's `writable_paths()`), or None when this machine cannot confine (told
         once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:

@@ -85,7 +85,7 @@ class Launcher:
     """One launcher process and the channel to it."""
 
     def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours, theirs = (_above_streams(end) for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM))
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _START, str(LAUNCH.parent), str(theirs.fileno()), str(os.getpid())],
@@ -285,6 +285,19 @@ class Launcher:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _above_streams(end: socket.socket) -> socket.socket:
+    """`end`, at a number above 2: a closed standard stream (`catalyst run ... >&-`) leaves
+    its number free for the socket, where the launcher's own stdout or stderr would go."""
+    if end.fileno() > 2:
+        return end
+    import fcntl
+
+    try:
+        return socket.socket(fileno=fcntl.fcntl(end.fileno(), fcntl.F_DUPFD_CLOEXEC, 3))
+    finally:
+        end.close()
 
 
 _current: Launcher | None = None
