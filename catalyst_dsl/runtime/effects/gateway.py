@@ -525,7 +525,6 @@ class RealPerformer:
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
         from contextlib import nullcontext
 
-        from catalyst_dsl.runtime.effects.confinement.refusals import explain_refusal
         from catalyst_dsl.runtime.effects.process import run_streaming
 
         # Its own temp folder (TMPDIR) and, in a namespace, its own /dev/shm: nothing a
@@ -560,6 +559,9 @@ class RealPerformer:
                 if ruleset is not None:
                     os.close(ruleset)
         if ruleset is not None and outcome.exit_code != 0 and not outcome.timed_out:
+            # Imported for a failed program only: its patterns cost a run of programs that pass.
+            from catalyst_dsl.runtime.effects.confinement.refusals import explain_refusal
+
             explain_refusal(outcome, confinement, cwd)
         return outcome
 

@@ -201,7 +201,10 @@ class Confinement:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                os.rmdir(path)  # most programs leave it empty: one call, not rmtree's walk
+            except OSError:
+                shutil.rmtree(path, ignore_errors=True)
 
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
