@@ -10,8 +10,10 @@ no program) in a temporary git project and prints the CPU time of each whole pro
 and the programs) and its wall time, min / median / max over the rounds, after one
 uncounted round that fills the bytecode cache (`processes.py`). Its last lines say what
 one program step adds: (the median of the `bash` run - the median of the `var` run) / 20,
-in CPU milliseconds. With `--against`, the same for another checkout of catalyst (e.g. a
-`git worktree` of an older commit), round by round beside this one.
+in CPU milliseconds, and the same from the minima (the rounds other work disturbed least;
+on a shared machine the medians move with its load). With `--against`, the same for
+another checkout of catalyst (e.g. a `git worktree` of an older commit), round by round
+beside this one.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def main() -> None:
         pycache = Path(tmp) / "pycache"
         envs = {label: child_env(pycache, {"PYTHONPATH": str(checkout)}) for label, checkout in checkouts}
         medians: dict[tuple[str, str], float] = {}
+        minima: dict[tuple[str, str], float] = {}
         for name, args in RUNS.items():
             argv = [sys.executable, "-m", "catalyst_dsl", "run", *args, "--mode", "autonomous"]
             figures: dict[str, list] = {label: [] for label, _ in checkouts}
@@ -82,11 +85,16 @@ def main() -> None:
             for label, runs in figures.items():
                 cpu = [r.cpu for r in runs]
                 medians[name, label] = statistics.median(cpu)
+                minima[name, label] = min(cpu)
                 print(f"{name:9} {label:14} cpu {spread(cpu)}   wall {spread([r.wall for r in runs])}")
         for label, _ in checkouts:
-            step = (medians["twenty", label] - medians["twentyvar", label]) / STEPS * 1000
-            valued = (medians["twentyv", label] - medians["twentyvar", label]) / STEPS * 1000
-            print(f"a program step, {label}: {step:.1f} ms CPU beyond a var step ({valued:.1f} ms given a value)")
+            for how, figures in (("medians", medians), ("minima", minima)):
+                step = (figures["twenty", label] - figures["twentyvar", label]) / STEPS * 1000
+                valued = (figures["twentyv", label] - figures["twentyvar", label]) / STEPS * 1000
+                print(
+                    f"a program step, {label}, from the {how}: {step:.1f} ms CPU beyond a var step "
+                    f"({valued:.1f} ms given a value)"
+                )
     print("machine:", machine())
 
 
