@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -29,8 +30,6 @@ from catalyst_dsl.runtime.effects.performing import ProcessOutcome
 from catalyst_dsl.runtime.errors import StepError
 
 if TYPE_CHECKING:
-    import subprocess
-
     from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
 
 __all__ = ["MAX_CAPTURE", "namespaces_problem", "program_environment", "run_streaming", "stop_all_processes"]
@@ -54,8 +53,6 @@ def run_streaming(
     """Run `argv` to its end. `ruleset` is a Landlock ruleset fd to confine it with (the
     caller closes it); `mounts` the launcher's private mounts (`Confinement.mounts`);
     `groups` records its process group while it runs."""
-    import subprocess  # here, not at the top: a what-if starts no program
-
     full_env = {**program_environment(), **env}
     launched = sys.platform.startswith("linux")
     if launched:
@@ -225,7 +222,6 @@ def stop_all_processes() -> None:
 
 def _kill_group(process: "Launched | subprocess.Popen") -> None:
     import signal
-    import subprocess
 
     try:
         os.killpg(process.pid, signal.SIGTERM)

@@ -5,16 +5,17 @@ It is started the first time a program is (or the namespaces are probed), and se
 every run of the process from then on: a step no longer pays for an interpreter of its
 own, only for the fork of a small, single-threaded process (catalyst's own threads never
 fork to run Python). It is started again when it has died, for the step after; a step
-it dies under fails with `LauncherGone`, never waits forever. It ends when catalyst does:
-the end of the channel closes with catalyst's process, whatever ends it, and an atexit
-handler closes it first and waits for the launcher, so that a run's CPU figures count it.
+it dies under gets `LauncherGone` (the step fails, never waits forever). It ends when
+catalyst does: the end of the channel closes with catalyst's process, whatever ends it,
+and an atexit handler closes it first and waits for the launcher, so that a run's CPU
+figures count it.
 
 The channel is a Unix stream socket: a request is a length, then a dictionary in
 `marshal`'s format (the launcher reads it without importing json, a third of its start;
 only the two ends hold the channel), with the step's descriptors passed alongside
-(SCM_RIGHTS); an answer is the same without descriptors. Any thread
-may send (one at a time) and wait: the first waiter reads what arrives for everyone and
-wakes the others, so no thread of catalyst's is kept for the launcher.
+(SCM_RIGHTS); an answer is the same without descriptors. Any thread may send (one at a
+time) and wait: the first waiter reads what arrives for everyone and wakes the others, so
+no thread of catalyst's is kept for the launcher.
 """
 
 from __future__ import annotations
