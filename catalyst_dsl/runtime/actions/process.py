@@ -51,7 +51,9 @@ def bash(ctx: ActionContext, config: dict) -> dict:
     import secrets
 
     written = f"temp://bash/{secrets.token_hex(8)}.sh"
-    target = ctx.gateway.write_file(written, scratch_paths(ctx, config["script"]).encode("utf-8", "surrogatepass"))
+    # Not synced: only this step's program reads it, and a resume writes it anew.
+    script = scratch_paths(ctx, config["script"]).encode("utf-8", "surrogatepass")
+    target = ctx.gateway.write_file(written, script, sync=False)
     try:
         return _run(ctx, [shell, "-e", "-o", "pipefail", str(target.path)], config)
     finally:

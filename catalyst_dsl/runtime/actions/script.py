@@ -243,7 +243,8 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
     import secrets
 
     written = f"temp://powershell/{secrets.token_hex(8)}.ps1"
-    target = ctx.gateway.write_file(written, (prelude + text).encode("utf-8"))
+    # Not synced: only this step's program reads it, and a resume writes it anew.
+    target = ctx.gateway.write_file(written, (prelude + text).encode("utf-8"), sync=False)
     try:
         argv = [
             pwsh,

@@ -124,15 +124,16 @@ def files(base: Path, inner: str) -> list[str]:
         os.close(fd)
 
 
-def write(base: Path, inner: str, data: bytes) -> None:
+def write(base: Path, inner: str, data: bytes, *, sync: bool = True) -> None:
     """Put `data` at `inner` atomically, creating the directories above it; the walk must
-    find exactly `inner` (links resolved): anything else changed after the check."""
+    find exactly `inner` (links resolved): anything else changed after the check. Synced
+    to disk unless `sync` is False (`durable.replace_in`)."""
     from catalyst_dsl.runtime.state import durable  # here: a what-if reads through this module, never writes
 
     os.makedirs(base, exist_ok=True)  # the run's scratch space is made on first use
     with walk(base, inner, missing="create") as walked:
         _expect(walked, inner)
-        durable.replace_in(walked.directory, walked.name, data)
+        durable.replace_in(walked.directory, walked.name, data, sync=sync)
 
 
 def delete(base: Path, inner: str) -> bool:
@@ -277,4 +278,9 @@ def _lexical(names: list[str], rest: list[str]) -> str:
 
 def is_within(path: Path, directory: Path) -> bool:
     """Whether `path` is `directory` or below it (compare resolved paths for real containment)."""
+    if os.sep == "/" and path.is_absolute() and directory.is_absolute():
+        # As text: `path.parents` builds a path object per level, which each program step
+        # paid for dozens of times (its confinement's paths against the read-only ones).
+        inner, outer = os.fspath(path), os.fspath(directory)
+        return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
     return path == directory or directory in path.parents

@@ -45,7 +45,7 @@ class Performer(Protocol):
     def read_file(self, target: Target, limit: int) -> bytes | None: ...
     def listing(self, directory: Path) -> tuple[set[Path], set[Path]]: ...
 
-    def write_file(self, target: Target, data: bytes) -> None: ...
+    def write_file(self, target: Target, data: bytes, *, sync: bool = True) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
     def run_process(
         self,
@@ -372,10 +372,12 @@ class EffectsGateway:
 
     # -- effects ------------------------------------------------------------------------------------
 
-    def write_file(self, written: str, data: bytes) -> Target:
+    def write_file(self, written: str, data: bytes, *, sync: bool = True) -> Target:
+        """Write a file the grants allow. `sync=False` for one nothing reads after a power cut
+        (a step's script, which only its own program reads and a resume writes anew)."""
         target = self.target(written)
         try:
-            self.performer.write_file(target, data)
+            self.performer.write_file(target, data, sync=sync)
         except beneath.Escape as escape:
             raise denied(
                 f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}",
@@ -514,8 +516,8 @@ class RealPerformer:
         """Files added and removed under `directory` beyond what the disk shows: none here."""
         return set(), set()
 
-    def write_file(self, target: Target, data: bytes) -> None:
-        beneath.write(target.base, target.inner, data)
+    def write_file(self, target: Target, data: bytes, *, sync: bool = True) -> None:
+        beneath.write(target.base, target.inner, data, sync=sync)
 
     def delete_file(self, target: Target) -> bool:
         return beneath.delete(target.base, target.inner)
@@ -523,7 +525,6 @@ class RealPerformer:
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
         from contextlib import nullcontext
 
-        from catalyst_dsl.runtime.effects.confinement.refusals import explain_refusal
         from catalyst_dsl.runtime.effects.process import run_streaming
 
         # Its own temp folder (TMPDIR) and, in a namespace, its own /dev/shm: nothing a
@@ -558,6 +559,9 @@ class RealPerformer:
                 if ruleset is not None:
                     os.close(ruleset)
         if ruleset is not None and outcome.exit_code != 0 and not outcome.timed_out:
+            # Imported for a failed program only: its patterns cost a run of programs that pass.
+            from catalyst_dsl.runtime.effects.confinement.refusals import explain_refusal
+
             explain_refusal(outcome, confinement, cwd)
         return outcome
 

@@ -52,15 +52,18 @@ class ProcessGroups:
         #: The run key's secret (state/integrity/run_key.py), which vouches for each entry.
         self._key = key
         self._lock = threading.Lock()
+        #: The entries as this object last wrote them (None: not read yet). Only the run that
+        #: owns the file writes it, so each program's start and end need not read it again.
+        self._written: dict | None = None
 
     @classmethod
     def of_run(cls, state_dir: Path, run_id: str, key: bytes) -> "ProcessGroups":
         return cls(state_dir / f"run-{run_id}.processes", key)
 
     def add(self, pgid: int, started: int, program: str) -> None:
-        """Record a group (durably) before its program is let run."""
+        """Record a group before its program is let run."""
         with self._lock:
-            groups = self._read()
+            groups = self._read() if self._written is None else self._written
             groups[str(pgid)] = {"start": started, "program": program, "mac": self._mac(pgid, started)}
             self._write(groups)
 
@@ -70,7 +73,7 @@ class ProcessGroups:
 
     def remove(self, pgid: int) -> None:
         with self._lock:
-            groups = self._read()
+            groups = self._read() if self._written is None else self._written
             if groups.pop(str(pgid), None) is not None:
                 self._write(groups)
 
@@ -106,8 +109,12 @@ class ProcessGroups:
         return data if isinstance(data, dict) else {}
 
     def _write(self, groups: dict) -> None:
+        self._written = groups
         if groups:
-            durable.replace(self.path, json.dumps(groups, sort_keys=True).encode("utf-8"))
+            # Atomic, never synced: the record is read by a resume on this boot, after catalyst
+            # was killed (the system still has the write); a power cut ends every process it
+            # names, and a record it damaged reads as empty.
+            durable.replace(self.path, json.dumps(groups, sort_keys=True).encode("utf-8"), sync=False)
         else:
             try:
                 self.path.unlink()

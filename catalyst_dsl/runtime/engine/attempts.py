@@ -42,7 +42,9 @@ class Attempts:
             attempt += 1
             started = time.monotonic()
             if control is None and self._effect(step.action) not in (Effect.PURE, Effect.READ):
-                self.hooks.set_in_flight(run.path)  # written ahead: a crash now re-runs this step
+                # Written ahead: a crash now re-runs this step, or recovers it by its `ensures:`.
+                recovers = step.ensures is not None and step.ensures.recovers
+                self.hooks.set_in_flight(run.path, recovers)
             self.events.step_started(sid, step.action, frame.depth)
             deadline = None
             if step.timeout is not None and (control is not None or step.action in frame.functions):

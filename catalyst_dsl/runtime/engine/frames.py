@@ -33,7 +33,9 @@ class Hooks:
     #: record_step(StepRecord-like dict[, save=True]) then save, unless told not to; save() alone.
     record_step: Callable[..., None]
     save: Callable[[], None]
-    set_in_flight: Callable[[str | None], None]
+    #: set_in_flight(path, recovers) then save: `recovers`, the step's `ensures:` may prove it
+    #: done after catalyst died, even by a power cut, so that save must survive one.
+    set_in_flight: Callable[[str | None, bool], None]
     record_failure: Callable[[StepError, str, int, float], None]
     #: approval_for(path[, subject][, roles=]) -> approval dict that released the pause at path
     #: (for that subject, when given), or None; ChangesRequested when a reviewer held it back.

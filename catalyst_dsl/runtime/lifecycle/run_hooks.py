@@ -81,9 +81,12 @@ class RunHooks:
         if save:
             context.store.save(state)
 
-    def set_in_flight(self, path: str | None) -> None:
+    def set_in_flight(self, path: str | None, recovers: bool = True) -> None:
+        """Name the step in flight in the snapshot. Only a step its `ensures:` may recover needs
+        the name after a power cut (docs/checks.md); any other runs again from the save before,
+        which a power cut leaves just as well, so its save need not survive one (`Store.save`)."""
         self.state.in_flight = path
-        self.context.store.save(self.state)
+        self.context.store.save(self.state, survives_power_cut=recovers)
 
     def record_failure(self, error: StepError, sid: str, attempt: int, seconds: float) -> None:
         self.state.failures.append(failure(self.context, error, sid, attempt, seconds))

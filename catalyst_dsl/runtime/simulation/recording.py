@@ -99,7 +99,7 @@ class RecordingPerformer:
         removed = {p for p, data in self.overlay.items() if data is None and directory in p.parents}
         return added, removed
 
-    def write_file(self, target: Target, data: bytes) -> None:
+    def write_file(self, target: Target, data: bytes, *, sync: bool = True) -> None:
         before = self._before(target)
         self.overlay[target.path] = data
         name = target.relative or target.written

@@ -13,6 +13,11 @@ cut as well:
 Run snapshots (`store.py`) and lock files (`locks.py`) name their files by path; the
 files a playbook writes come through `replace_in`, which works in a directory handle
 that `effects/beneath.py` walked to, so that no name is looked up twice.
+
+A file nobody reads after a power cut may skip the syncs and stay atomic (`sync=False`:
+a reader of this boot, after any process was killed, sees the old content or the new),
+and a file whose new name may be lost in a power cut, as long as either name's content
+is whole, may skip the directory's (`sync_rename=False`). The callers say why.
 """
 
 from __future__ import annotations
@@ -34,31 +39,42 @@ def _unique() -> str:
     return os.urandom(6).hex()
 
 
-def replace(target: Path, data: bytes, *, mode: int = DEFAULT_MODE, backup: Path | None = None) -> None:
+def replace(
+    target: Path,
+    data: bytes,
+    *,
+    mode: int = DEFAULT_MODE,
+    backup: Path | None = None,
+    sync: bool = True,
+    sync_rename: bool = True,
+) -> None:
     """Put `data` at `target`, over whatever is there.
 
     `mode`: the permission bits of the new file, less the umask; a target that exists
     does not pass its own on, since the new content is a new file. `backup`: keep the
-    current content there first (see `_keep_backup`).
+    current content there first (see `_keep_backup`). `sync`, `sync_rename`: the module
+    docstring.
     """
-    with _temporary(target, data, mode) as temporary:
+    with _temporary(target, data, mode, sync) as temporary:
         if backup is not None:
             _keep_backup(target, backup)
         os.replace(temporary, target)
-    sync_directory(target.parent)
+    if sync and sync_rename:
+        sync_directory(target.parent)
 
 
-def replace_in(directory: int, name: str, data: bytes, *, mode: int = DEFAULT_MODE) -> None:
+def replace_in(directory: int, name: str, data: bytes, *, mode: int = DEFAULT_MODE, sync: bool = True) -> None:
     """`replace` for the file `name` in the open directory `directory`: the temporary file
     is created there (never through a link) and renamed within that same handle."""
     temporary = f".{name}.{_unique()}.tmp"
     try:
-        _write_new(temporary, data, mode, directory)
+        _write_new(temporary, data, mode, directory, sync)
         os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=directory)
-    os.fsync(directory)
+    if sync:
+        os.fsync(directory)
 
 
 def create(target: Path, data: bytes, *, mode: int = DEFAULT_MODE) -> bool:
@@ -82,25 +98,27 @@ def sync_directory(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def _temporary(target: Path, data: bytes, mode: int) -> Iterator[Path]:
-    """A synced file holding `data` beside `target`, gone afterwards whatever happens."""
+def _temporary(target: Path, data: bytes, mode: int, sync: bool = True) -> Iterator[Path]:
+    """A file holding `data` beside `target` (synced unless told not to), gone afterwards
+    whatever happens."""
     temporary = target.with_name(f".{target.name}.{_unique()}.tmp")
     try:
-        _write_new(temporary, data, mode)
+        _write_new(temporary, data, mode, sync=sync)
         yield temporary
     finally:
         temporary.unlink(missing_ok=True)
 
 
-def _write_new(path: Path | str, data: bytes, mode: int, directory: int | None = None) -> None:
-    """Create `path` (in `directory` when given) holding `data`, synced to disk;
-    FileExistsError when it exists, a link included."""
+def _write_new(path: Path | str, data: bytes, mode: int, directory: int | None = None, sync: bool = True) -> None:
+    """Create `path` (in `directory` when given) holding `data`, synced to disk unless
+    `sync` is False; FileExistsError when it exists, a link included."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, mode) if directory is None else os.open(path, flags, mode, dir_fd=directory)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
         file.flush()
-        os.fsync(file.fileno())
+        if sync:
+            os.fsync(file.fileno())
 
 
 def _link_new(source: Path, target: Path, data: bytes, mode: int) -> bool:

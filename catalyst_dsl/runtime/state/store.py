@@ -5,7 +5,11 @@ A run saves its snapshot (`snapshot.py`) after every step, so the store's promis
 - **Atomic saves** (`durable.replace`). Each save writes a temporary file in the same
   directory, fsyncs it, `os.replace`s it onto `run-{id}.json` and fsyncs the directory: a
   reader (or a resume after `kill -9` or a power cut) sees the old snapshot or the new
-  one, never a mix.
+  one, never a mix. The save that only names a step in flight, before a step that no
+  `ensures:` can recover, skips the directory's fsync and its ledger line: a power cut
+  may take it back to the save before, from which that step runs again all the same
+  (the content is synced, so either name holds a whole snapshot; the next save's
+  directory fsync and ledger line cover it).
 - **One backup.** Before each save the current file is hard-linked to
   `run-{id}.json.bak`, so the backup is always the snapshot before the latest save. A
   link and a rename cost two syscalls, no copy, so it is kept at every save rather than
@@ -197,20 +201,22 @@ class StateStore(RunFiles):
                 pass
         return [n[len(prefix) + 1 :] for n in names]
 
-    def save(self, state: RunState) -> None:
-        """Write the snapshot atomically (see the module docstring); sets `updated_at`."""
+    def save(self, state: RunState, *, survives_power_cut: bool = True) -> None:
+        """Write the snapshot atomically (see the module docstring); sets `updated_at`.
+        `survives_power_cut=False`: a save that a power cut may undo (the module docstring)."""
         state.updated_at = utc_now()
         target = self.path_of(state.run_id)
         seq = self.guard.next_seq(state.run_id)
         data = self._sealed(state, seq, self._journal)
         backup = target.with_name(target.name + ".bak")
+        lasting = survives_power_cut
         try:
             try:
-                durable.replace(target, data, mode=_PRIVATE, backup=backup)
+                durable.replace(target, data, mode=_PRIVATE, backup=backup, sync_rename=lasting)
             except FileNotFoundError:
                 # The state directory was removed under a running run: recreate it, once.
                 self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                durable.replace(target, data, mode=_PRIVATE, backup=backup)
+                durable.replace(target, data, mode=_PRIVATE, backup=backup, sync_rename=lasting)
         except OSError as error:
             # The file on disk is still the previous, whole snapshot: the run stops here and
             # resumes from it once the cause (a full disk, a read-only mount...) is fixed.
@@ -218,7 +224,7 @@ class StateStore(RunFiles):
             raise state_abort(
                 error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id
             ) from None
-        self.guard.recorded(state.run_id, seq, keep=self._exists)
+        self.guard.recorded(state.run_id, seq, keep=self._exists, ledger=lasting)
         for observe in self.observers:
             observe(state)
 

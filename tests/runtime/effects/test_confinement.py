@@ -636,22 +636,28 @@ def test_a_path_that_leads_elsewhere_when_opened_is_never_granted(tmp_path):
 @needs_landlock
 @needs_namespaces
 def test_the_read_only_paths_cannot_be_reached_through_catalysts_own_mount_namespace(git_project):
-    # /proc/PID/root of a process outside the step's namespace (catalyst, the launcher's
-    # parent) shows the files mounted writable; Landlock keeps a confined program from
-    # looking into a process outside its domain.
+    # /proc/PID/root of a process outside the step's namespace (the launcher, the parent of
+    # the program's keeper, and catalyst above it) shows the files mounted writable;
+    # Landlock keeps a confined program from looking into a process outside its domain.
     _writer(
         git_project,
         "",
         """
-        catalyst=$(tr '\\0' ' ' < /proc/$PPID/cmdline | awk '{print $7}')
-        chmod 0777 /proc/$catalyst/root$PWD/.git/config || echo refused
+        launcher=$(awk '/^PPid:/ {print $2}' /proc/$PPID/status)
+        catalyst=$(awk '/^PPid:/ {print $2}' /proc/$launcher/status)
+        echo "outside: $launcher $catalyst"
+        for pid in $launcher $catalyst; do
+          chmod 0777 /proc/$pid/root$PWD/.git/config || echo "refused through $pid"
+        done
     """,
         grants="",
     )
     mode = os.stat(git_project.root / ".git" / "config").st_mode
     result = git_project.run("writer", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
-    assert "refused" in result.output
+    launcher, catalyst = result.output.split("outside: ")[1].split()[:2]
+    assert int(catalyst) == os.getpid() and int(launcher) != os.getpid()
+    assert f"refused through {launcher}" in result.output and f"refused through {catalyst}" in result.output
     assert os.stat(git_project.root / ".git" / "config").st_mode == mode
 
 

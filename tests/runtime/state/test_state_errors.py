@@ -36,14 +36,14 @@ class FailingDisk:
         self.written: list[bytes] = []
         real = durable._write_new
 
-        def write(path, data, mode):
+        def write(path, data, mode, *more, **options):
             if path.name.startswith(".run-") and ".json." in path.name:
                 if len(self.written) + 1 == self.nth:
                     raise OSError(self.code, os.strerror(self.code), str(path))
-                real(path, data, mode)
+                real(path, data, mode, *more, **options)
                 self.written.append(data)
                 return
-            real(path, data, mode)
+            real(path, data, mode, *more, **options)
 
         monkeypatch.setattr(durable, "_write_new", write)
         self.free = lambda: monkeypatch.setattr(durable, "_write_new", real)

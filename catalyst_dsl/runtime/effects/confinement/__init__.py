@@ -13,15 +13,17 @@ A declared prefix that passes through a symbolic link refuses the step (`refuse_
 `.git/` (a nested repository's too) and the state directory are never writable, even beneath a prefix that holds
 them: Landlock rules only add rights, so such a prefix is granted entry by entry around
 them (entries made there later are not covered). Linux Landlock enforces this
-(`landlock.py`, applied by `launch.py`); without it the run says so once and keeps the
-gateway's checks of declared writes (or fails, with `require-confinement = true`).
-Where Linux allows it, the launcher also gives the program a mount namespace of its own
+(`landlock.py`, applied by the program's keeper in `launch.py`); without it the run says
+so once and keeps the gateway's checks of declared writes (or fails, with
+`require-confinement = true`).
+Where Linux allows it, the keeper also gives the program a mount namespace of its own
 (`mounts`): the protected paths read-only, so their modes, owners and times cannot change
 either, and a private /dev/shm; without one the run says so once and keeps Landlock.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import threading
@@ -31,6 +33,7 @@ from typing import Callable, Iterator, Sequence
 
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl._internal.records import record
+from catalyst_dsl.runtime.effects.beneath import is_within
 from catalyst_dsl.runtime.errors import StepError
 
 #: Writable for every program: the null and zero sinks, the terminal, entropy, and POSIX
@@ -125,14 +128,13 @@ class Confinement:
         are made first (a rule needs something to open); a prefix that passes through a
         symbolic link is left out, so writes there are refused. `step_temp` is the step's
         own temp folder; `private_shm`: /dev/shm is a tmpfs of the step's own, granted by
-        the launcher once mounted (a rule here would name the machine's)."""
+        the keeper once mounted (a rule here would name the machine's)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
         real_root = Path(os.path.realpath(self.root))
         paths = [Path(os.path.realpath(self.scratch))]
         if step_temp is not None:
             paths.append(Path(os.path.realpath(step_temp)))
-        devices = [d for d in DEVICES if not (private_shm and d == SHARED_MEMORY)]
-        paths += [Path(os.path.realpath(device)) for device in devices if os.path.exists(device)]
+        paths += [real for device, real in _devices() if not (private_shm and device == SHARED_MEMORY)]
         for prefix in self.prefixes:
             path = self.root / prefix if prefix else self.root
             real = Path(os.path.realpath(path))
@@ -149,7 +151,7 @@ class Confinement:
         return paths
 
     def read_only_paths(self) -> list[Path]:
-        """What the launcher mounts read-only for the program (real paths that exist): `.git`
+        """What the keeper mounts read-only for the program (real paths that exist): `.git`
         with the git directory a worktree's `.git` file points to, the state and resources
         directories, the settings and key files, and every nested `.git` beneath a prefix.
         Landlock refuses writes there; the mount refuses chmod, chown and utime too."""
@@ -166,7 +168,7 @@ class Confinement:
         return list(dict.fromkeys(paths))
 
     def mounts(self, writable: list[Path], shm_rights: int | None) -> dict:
-        """The launcher's private mounts (`launch.py`): read-only paths, the writable paths
+        """The keeper's private mounts (`launch.py`): read-only paths, the writable paths
         beneath them made writable again (the scratch space lies in the state directory),
         and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
         read_only = self.read_only_paths()
@@ -199,10 +201,21 @@ class Confinement:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                os.rmdir(path)  # most programs leave it empty: one call, not rmtree's walk
+            except OSError:
+                shutil.rmtree(path, ignore_errors=True)
 
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
+
+
+@functools.cache
+def _devices() -> tuple[tuple[str, Path], ...]:
+    """Each of `DEVICES` this machine has, with its real path: looked up once a process, as
+    the machine's devices do not move (a rule is still refused if one led elsewhere when
+    opened, `landlock.PathMoved`)."""
+    return tuple((device, Path(os.path.realpath(device))) for device in DEVICES if os.path.exists(device))
 
 
 def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> list[str]:
@@ -254,7 +267,7 @@ def _linked_git_directories(git_file: Path) -> list[Path]:
 
 
 def _holds(directory: Path, path: Path) -> bool:
-    return path == directory or directory in path.parents
+    return is_within(path, directory)
 
 
 def _around(base: Path, excluded: list[str], relative: str) -> list[Path]:
@@ -310,7 +323,7 @@ class Confiner:
                 if os.environ.get("CATALYST_NAMESPACES", "").lower() == "off":
                     self._namespaces = "CATALYST_NAMESPACES=off is set"
                 else:
-                    from catalyst_dsl.runtime.effects.process import namespaces_problem
+                    from catalyst_dsl.runtime.effects.confinement.launcher import namespaces_problem
 
                     self._namespaces = namespaces_problem() or ""
         if first and self._namespaces and self.notice is not None:
@@ -321,7 +334,7 @@ class Confiner:
         return not self._namespaces
 
     def ruleset(self, confinement: Confinement, writable: list[Path] | None = None) -> int | None:
-        """An open ruleset fd for the launcher allowing writes beneath `writable` (else the
+        """An open ruleset fd for the keeper allowing writes beneath `writable` (else the
         confinement's `writable_paths()`), or None when this machine cannot confine (told
         once) and confinement is not required; ConfinementUnavailable when it is."""
         if self.abi > 0:

@@ -1,7 +1,7 @@
 """Linux Landlock rulesets, built in catalyst's own process through the system calls.
 
 The ruleset is built here (in the parent, where Python is safe) and handed to the
-launcher as an open file descriptor; the launcher only applies it (`launch.py`). No
+program's keeper as an open file descriptor, which only applies it (`launch.py`). No
 binding from PyPI is used: three system calls and two small structs are less to trust
 than a dependency, and the numbers are the same on every Linux architecture since 5.13.
 

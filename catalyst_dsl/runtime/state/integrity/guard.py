@@ -51,10 +51,13 @@ class Guard:
         sealed = seal.make(self.key(), seq, body.encode("ascii"), fields)
         return (body + snapshot_codec.seal_text(sealed)).encode("ascii")
 
-    def recorded(self, run_id: str, seq: int, keep) -> None:
-        """After a save: remember its number here and in the ledger (after, see ledger.py)."""
+    def recorded(self, run_id: str, seq: int, keep, ledger: bool = True) -> None:
+        """After a save: remember its number here and (unless `ledger` is False) in the
+        ledger (after, see ledger.py). A save with no line of its own is a snapshot ahead
+        of the ledger, which is accepted; the next save's line covers it."""
         self._seqs[run_id] = seq
-        self.ledger.append(run_id, seq, keep=keep)
+        if ledger:
+            self.ledger.append(run_id, seq, keep=keep)
 
     # -- loading
 
