@@ -14,7 +14,7 @@ import pytest
 from catalyst_dsl.runtime.effects.confinement import landlock
 from catalyst_dsl.runtime.effects.confinement.launcher import current, namespaces_problem
 
-from test_reliability import _env, make_project, spawn
+from tests.runtime.test_reliability import _env, make_project, spawn
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
 
