@@ -27,3 +27,12 @@ def safe_text(text: str) -> str:
     if text.isprintable():
         return text  # each character of UNSAFE is unprintable: no pattern to compile or run
     return UNSAFE.sub(lambda m: escape_character(m.group()), text)
+
+
+def is_terminal(stream: object) -> bool:
+    """Whether `stream` is a terminal: False for a stream Python has none of (a command
+    started with its standard input or output closed sets it to None) or one closed since."""
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

@@ -80,6 +80,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     from catalyst_dsl.diagnostics.severity import Severity
     from catalyst_dsl.project.cache import replay
     from catalyst_dsl.project.rules import reported
+    from catalyst_dsl._internal.terminal_text import is_terminal
     from catalyst_dsl.diagnostics.text import render_text, summary_line, wants_colour
 
     if fmt is None:
@@ -105,7 +106,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
 
             click.echo(render_github(shown, relative_to=here), nl=False)
         elif shown:
-            colour = wants_colour(sys.stdout.isatty(), os.environ)
+            colour = wants_colour(is_terminal(sys.stdout), os.environ)
             click.echo(render_text(shown, sources, relative_to=here, colour=colour), color=colour)
         click.echo(summary_line(diagnostics, len(result.files)))
     if any(d.severity in failing for d in diagnostics):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from catalyst_dsl._internal.terminal_text import is_terminal
 from catalyst_dsl.runtime.approvals.signatures import Signatures
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.events import utc_now
@@ -174,7 +175,7 @@ def failure(context: RunContext, error: StepError, step: str | None, attempt: in
 def terminal_asker(context: RunContext) -> Callable | None:
     interactive = context.options.interactive
     if interactive is None:
-        interactive = sys.stdin.isatty() and sys.stdout.isatty() and context.options.log_format == "text"
+        interactive = is_terminal(sys.stdin) and is_terminal(sys.stdout) and context.options.log_format == "text"
     if not interactive:
         return None
 
