@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         def describe(self) -> str: ...
 
 
-#: Exit codes of LANGUAGE.md section 8.
+#: Exit codes, as docs/running.md lists them.
 EXIT_OK = 0
 EXIT_INVALID = 1  # the playbook or its inputs are invalid
 EXIT_FAILED = 2  # a step failed

@@ -51,3 +51,11 @@ CONTROL: dict[str, ModuleType] = {
 }
 #: action name -> the module of an action the engine runs as one of its pauses.
 PAUSES: dict[str, ModuleType] = {"checkpoint": checkpoint}
+
+
+def names_result(action: str) -> bool:
+    """Whether a step of `action` binds its result to its step name: every action but the
+    control actions that say otherwise (a `var`'s or `function`'s name is the step's only).
+    The engine, the simulator and the checker all ask here, so they bind the same names."""
+    control = CONTROL.get(action)
+    return control is None or control.NAMES_RESULT

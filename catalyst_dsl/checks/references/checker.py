@@ -16,7 +16,7 @@ from typing import Iterable
 
 from catalyst_dsl import expr_builtins as B
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.actions.control import CONTROL
+from catalyst_dsl.actions.control import names_result
 from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.checks.references import origins
 from catalyst_dsl.checks.references.control import DEFINED_NAMES, SCOPE_RULES
@@ -87,7 +87,7 @@ class ReferenceChecker(ValueTyping):
         for step in steps:
             defined = DEFINED_NAMES.get(step.action)
             name = defined(step) if defined is not None else None
-            if step.name and self._names_result(step):
+            if step.name and names_result(step.action):
                 self.all_definitions.setdefault(step.name, step.name_span)
             elif step.name and (name is None or name.value != step.name):
                 self.step_only_names.setdefault(step.name, (step, name.value if name is not None else None))
@@ -202,16 +202,10 @@ class ReferenceChecker(ValueTyping):
             )
         else:
             self.step_names[step.name] = step.name_span
-        if not self._names_result(step):
+        if not names_result(step.action):
             return  # a `var`'s or `function`'s name names the step only, as the engine binds it
         scope.define(Binding(step.name, result, "step", step.name_span))
         self.defined_types.setdefault(step.name, result)
-
-    @staticmethod
-    def _names_result(step: ir.Step) -> bool:
-        """Whether the step's name holds its result at run time (not a `var`'s or a `function`'s)."""
-        control = CONTROL.get(step.action)
-        return control is None or control.NAMES_RESULT
 
     # -- for the control actions' scope rules ------------------------------------------------
 

@@ -23,7 +23,7 @@ IDENTITY_OF_ANY_ADAPTER = frozenset({"command"})
 
 def _send(ctx: ActionContext, prompt: str, config: dict):
     adapter = ctx.adapter(config.get("provider"))
-    tools = list(config.get("tools") or ())  # none given: read-only, as LANGUAGE.md asks
+    tools = list(config.get("tools") or ())  # none given: read-only, as docs/running.md (AI steps) says
     used = [k for k in IDENTITY if config.get(k) is not None]
     honoured = getattr(adapter, "identity_keys", IDENTITY_OF_ANY_ADAPTER)
     refused = [k for k in used if k not in honoured]

@@ -30,7 +30,7 @@ from typing import Any, Collection, Mapping, Sequence
 from catalyst_dsl.ir.roles import role_key
 from catalyst_dsl._internal import records
 
-#: What an outside approval can say (LANGUAGE.md section 6): `approve` releases the
+#: What an outside approval can say (docs/running.md, Checkpoints and approvals): `approve` releases the
 #: checkpoint, `request-changes` goes to the step's error policy, `comment` is recorded.
 DECISIONS = ("approve", "request-changes", "comment")
 

@@ -2,7 +2,7 @@
 
 Every file write, delete and program run asks the gateway, which checks the path
 against the project, symlinks and the write grants of every playbook on the call
-stack before anything happens (LANGUAGE.md section 7). The gateway then performs the
+stack before anything happens (docs/running.md, Permissions at run time). The gateway then performs the
 effect through its `Performer`; `--what-if` gives it one that records instead, so the
 checks a plan shows are the checks a run makes.
 

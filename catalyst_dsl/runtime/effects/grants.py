@@ -1,6 +1,6 @@
 """What a playbook lets its steps write, and the check of a step's declared writes.
 
-`Grants` are one playbook's `allowedWritePaths` (LANGUAGE.md section 7); the effects
+`Grants` are one playbook's `allowedWritePaths` (docs/running.md, Permissions at run time); the effects
 gateway holds one layer of them per playbook on the call stack, and a write must be
 allowed by every layer. A shell-like step declares what it writes (`writes:`) before it
 runs: `check_declared_write` checks such a pattern against every layer, and

@@ -11,7 +11,7 @@ import time
 from typing import Any, Callable
 
 from catalyst_dsl.actions.catalog import Effect
-from catalyst_dsl.actions.control import CONTROL
+from catalyst_dsl.actions.control import CONTROL, names_result
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.engine import paths
 from catalyst_dsl.runtime.engine.frames import Frame
@@ -19,7 +19,7 @@ from catalyst_dsl.runtime.engine.signals import DEADLINE, Cancelled, Paused, Ret
 from catalyst_dsl.runtime.engine.step_run import StepRun, visible
 from catalyst_dsl.runtime.errors import StepError
 
-#: First retry waits this long; each further one twice as long (LANGUAGE.md section 8).
+#: First retry waits this long; each further one twice as long (docs/running.md, Errors, retries, timeouts).
 RETRY_BASE_SECONDS = float(os.environ.get("CATALYST_RETRY_BASE_SECONDS", "0.5"))
 RETRY_MAX_SECONDS = 30.0
 
@@ -62,7 +62,7 @@ class Attempts:
                 if deadline is not None:
                     DEADLINE.reset(deadline)
             seconds = time.monotonic() - started
-            if step.name and (control is None or control.NAMES_RESULT):
+            if step.name and names_result(step.action):
                 run.scope.define(step.name, visible(step, result))
             if control is None or control.REPORTS_FINISH:
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)

@@ -86,7 +86,7 @@ def granted_paths(playbook: ir.Playbook, env: RunEnv) -> list[str] | None:
 
 
 def check_outputs(playbook: ir.Playbook, outputs: dict[str, Any]) -> None:
-    """Declared outputs must be returned with their declared type (LANGUAGE.md section 2)."""
+    """Declared outputs must be returned with their declared type (the playbook's `outputs:`)."""
     problems = []
     for decl in playbook.outputs:
         if decl.name not in outputs:

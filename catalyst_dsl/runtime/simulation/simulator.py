@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from catalyst_dsl.actions.catalog import Effect, WhatIf
-from catalyst_dsl.actions.control import CONTROL, PAUSES
+from catalyst_dsl.actions.control import CONTROL, PAUSES, names_result
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
 from catalyst_dsl.runtime.engine import step_checks
@@ -88,8 +88,7 @@ class Simulator(Engine):
         result = self._simulated_result(run, entry)
         if self.plan.files_unknown is None and entry["change"] == "unknown" and self._may_write_unseen(run):
             self.plan.files_unknown = f"{run.sid} ({step.action}), whose effects the plan cannot know,"
-        control = CONTROL.get(step.action)
-        if step.name and (control is None or control.NAMES_RESULT):
+        if step.name and names_result(step.action):
             run.scope.define(step.name, result)
         try:
             self._bind(run, result)

@@ -102,7 +102,7 @@ class Approval:
     released: bool
     #: The option chosen at a checkpoint that offers options.
     selected: Any = None
-    #: "approve", "request-changes" or "comment" (LANGUAGE.md section 6).
+    #: "approve", "request-changes" or "comment" (docs/running.md, Checkpoints and approvals).
     decision: Literal["approve", "request-changes", "comment"] = "approve"
     #: The nonce of the approval token that brought it: a token is used once.
     token: str | None = None

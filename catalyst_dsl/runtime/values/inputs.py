@@ -1,4 +1,4 @@
-"""Input resolution: the values a run starts with, checked before any step runs (LANGUAGE.md section 3).
+"""Input resolution: the values a run starts with, checked before any step runs (the playbook's `inputs:`).
 
 For each declared input, in declaration order: the given value (coerced from text when
 it comes from `-i key=value`, type-checked when a calling playbook passes it) or else the
@@ -6,7 +6,7 @@ default; then the transform; then `allowed` and every validation rule. All failu
 collected, never only the first, each with the input, the rule, a message that stands
 alone and the fix. The run starts only when there are none.
 
-Decisions where LANGUAGE.md is silent:
+Decisions the language leaves open:
 
 - An optional input that is neither given nor defaulted is in the result with the value
   None, so `{{x}}` resolves to null instead of failing as undefined.

@@ -1,4 +1,4 @@
-"""cleo `.cantbook` playbooks: found, checked whole with the verdicts DIALECTS.md B7 writes,
+"""cleo `.cantbook` playbooks: found, checked whole with the verdicts docs/dialects.md gives,
 lowered to the IR, refused by `catalyst run` where this version lacks a construct, and run
 where it does not."""
 
@@ -19,7 +19,7 @@ EXAMPLES = HERE / "examples"
 CORPUS = HERE.parents[3] / "shared" / "corpus" / "cleo"
 REPO = HERE.parents[2]
 
-#: DIALECTS.md B7 and corpus/README.md: the findings (line, code) each file must give,
+#: As docs/dialects.md says: the findings (line, code) each file must give,
 #: errors and warnings; notes (info) are not verdicts.
 VERDICTS = {
     "release-lite.cantbook": set(),
