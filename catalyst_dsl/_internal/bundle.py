@@ -158,10 +158,16 @@ class BundleFinder:
                 continue
             if (info.st_mtime_ns, info.st_size) == (entry[1], entry[2]):
                 kept[name] = entry
+        self._learned.clear()
         temporary = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temporary, "wb") as handle:
+            # Created, never opened through whatever stands at the name, as Python writes a .pyc.
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(encode(kept))
             os.replace(temporary, self.path)  # whole or not at all, for a process reading it
         except OSError:
@@ -169,7 +175,6 @@ class BundleFinder:
                 os.unlink(temporary)
             except OSError:
                 pass
-        self._learned.clear()
 
 
 _CODE = type((lambda: None).__code__)

@@ -212,3 +212,18 @@ def test_commands_print_the_same_through_the_bundle(copy: Path, tmp_path: Path) 
     assert _bundle_file(copy, prefix).is_file()
     served = [run(*argv) for argv in commands]
     assert served == without
+
+
+def test_a_link_planted_at_the_temporary_name_is_not_written_through(copy: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched", encoding="utf-8")
+    script = (
+        "import os, catalyst_dsl.compiler\n"
+        "from catalyst_dsl._internal import bundle\n"
+        "path = bundle.bundle_path()\n"
+        "os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+        f"os.symlink({str(victim)!r}, f'{{path}}.{{os.getpid()}}.tmp')\n"
+    )
+    run = _python(copy, script, prefix=tmp_path / "pyc")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert victim.read_text(encoding="utf-8") == "untouched"
