@@ -1,9 +1,10 @@
 """What a failed read or write of the run state means, by errno, and what to do about it.
 
 A full disk and a permission problem need different fixes, so each kind of OSError gets
-its own sentence and advice. When the failed write was a run's snapshot, the file on disk
-is still the last good one (`durable.replace` renames only a whole, synced file), so the
-advice says where it is and that the run resumes from it.
+its own sentence and advice. When the failed write was a run's save, the files on disk
+still hold every save before it (`durable.replace` renames only a whole, synced file; a
+journal record cut short is ignored), so the advice says where they are and that the run
+resumes from them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def state_abort(
     *,
     path: str | None = None,
     snapshot_bytes: int | None = None,
+    written: str = "the snapshot",
     kept: str | None = None,
     run_id: str | None = None,
     retry: str | None = None,
@@ -28,8 +30,9 @@ def state_abort(
     """The RunAbort (exit 3) for `error`, met while reading or writing the run state.
 
     `path` names the file meant (else the error's own, which may be a temporary file).
-    `snapshot_bytes`, `kept` and `run_id` describe a failed snapshot save: its size, the
-    last good snapshot that stays on disk, and the run to resume once the cause is gone.
+    `snapshot_bytes`, `written`, `kept` and `run_id` describe a failed save: its size and
+    what it was ("the snapshot", "the save": a journal record), where the last good save
+    stays on disk, and the run to resume once the cause is gone.
     `retry` says what to do once it is gone instead (a run that never started: run it again).
     """
     named = path or error.filename
@@ -40,11 +43,11 @@ def state_abort(
 
     said = error.strerror or str(error) or type(error).__name__
     resume = retry or (f"`catalyst resume {run_id}`" if run_id else "`catalyst resume RUN`")
-    keeps = f"the last good snapshot is kept at {kept}" if kept is not None else None
+    keeps = f"the last good save is kept in {kept}" if kept is not None else None
     code = error.errno
     if code in _FULL:
         kind = "the disk quota is used up" if code != errno.ENOSPC else "the disk is full"
-        needed = f"; the snapshot needed {_size(snapshot_bytes)}" if snapshot_bytes is not None else ""
+        needed = f"; {written} needed {_size(snapshot_bytes)}" if snapshot_bytes is not None else ""
         message = f"{cannot('written')}: {kind} ({said}){needed}"
         fix = f"free space on that disk, then {resume}"
         return RunAbort(EXIT_STATE, message, help=f"{keeps}; {fix}" if keeps else fix)
