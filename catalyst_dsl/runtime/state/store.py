@@ -52,7 +52,8 @@ from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.state.journal import files as journal_files
 from catalyst_dsl.runtime.state.journal.reading import RunRead, read_run
-from catalyst_dsl.runtime.state.journal.writer import RunJournal
+from catalyst_dsl.runtime.state.journal.reserve import Reserve
+from catalyst_dsl.runtime.state.journal.writer import RunJournal, full
 from catalyst_dsl.runtime.state.layout import RunFiles, slug
 from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
 from catalyst_dsl.runtime.state.snapshot import (
@@ -133,6 +134,9 @@ class StateStore(RunFiles):
         self._runs: dict[str, RunJournal] = {}
         #: One save at a time: parallel branches save from threads of their own.
         self._saving = threading.Lock()
+        self._reserve = Reserve(self.state_dir)
+        #: Set when a save could only be made with the reserve: the run stops at its next save.
+        self._out_of_room: RunAbort | None = None
         #: Called with the state after each save: views of the run kept elsewhere (a
         #: dialect's own session files). The run's own files are written first and stay the truth.
         self.observers: list = []
@@ -168,8 +172,14 @@ class StateStore(RunFiles):
         which fails if the name exists: no two runs share an id, however close they start.
         """
         prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{slug(state.playbook.name)}"
-        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.run_key()
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._reserve.ensure()
+        except OSError as error:
+            raise state_abort(
+                error, path=_display(self.state_dir), retry="start the run again (nothing of it ran)"
+            ) from None
         taken = {int(m["index"]) for m in map(_indexed.fullmatch, self._names_like(prefix)) if m}
         index = 1
         while True:
@@ -240,22 +250,40 @@ class StateStore(RunFiles):
     def _save(self, state: RunState, *, compact: bool = False) -> None:
         self.run_key()
         with self._saving:
+            if self._out_of_room is not None:
+                raise self._out_of_room
             writer = self._writer(state.run_id)
             try:
                 seq, mac, _ = writer.save(state, compact=compact)
             except OSError as error:
                 # The files on disk still hold every save before this one: the run stops
                 # here and resumes from them once the cause (a full disk, a read-only
-                # mount...) is fixed.
-                raise state_abort(
-                    error,
-                    path=_display(writer.target),
-                    snapshot_bytes=writer.target_bytes,
-                    written="the snapshot" if writer.target == writer.snapshot else "the save",
-                    kept=self._kept(state.run_id),
-                    run_id=state.run_id,
-                ) from None
+                # mount...) is fixed. A full disk first gives back the room kept in reserve
+                # (journal/reserve.py): then this save is made, shown, and the next one stops.
+                if not (full(error) and self._reserve.release()):
+                    raise self._save_abort(writer, state, error) from None
+                try:
+                    seq, mac, _ = writer.save(state, compact=compact)
+                except OSError as again:
+                    raise self._save_abort(writer, state, again) from None
+                stop = self._save_abort(writer, state, error)
+                self._out_of_room = RunAbort(
+                    stop.exit_code,
+                    stop.message,
+                    help=stop.help,
+                    details=("the run's last save used the room kept for it (journal-reserve): it stopped there",),
+                )
             self.guard.saved(state.run_id, seq, mac)
+
+    def _save_abort(self, writer: RunJournal, state: RunState, error: OSError) -> RunAbort:
+        return state_abort(
+            error,
+            path=_display(writer.target),
+            snapshot_bytes=writer.target_bytes,
+            written="the snapshot" if writer.target == writer.snapshot else "the save",
+            kept=self._kept(state.run_id),
+            run_id=state.run_id,
+        )
 
     def _kept(self, run_id: str) -> str | None:
         """Where the run's saves before a failed one are, in words; None when nowhere."""
@@ -306,6 +334,10 @@ class StateStore(RunFiles):
         run_id = read.state.run_id
         if read.path not in (self.path_of(run_id), self.archived_path(run_id)):
             return  # a copy elsewhere, or a backup: shown, never saved over
+        try:
+            self._reserve.ensure()  # a disk too full to go on says so before anything runs
+        except OSError as error:
+            raise state_abort(error, path=_display(self._reserve.path), run_id=run_id) from None
         seq = read.chain.head_seq
         if trusted:
             seq = max(seq, self.guard.latest_seen(run_id))

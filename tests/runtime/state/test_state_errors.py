@@ -192,3 +192,36 @@ def test_a_full_disk_when_a_run_starts_says_nothing_ran(project, monkeypatch):
     ) in result.output
     assert "help: free space on that disk, then start the run again (nothing of it ran)" in result.output
     assert "[info] one" not in result.output and not project.snapshot_files()
+
+
+def test_a_full_disk_met_after_a_step_stops_the_run_before_the_next_one(project, monkeypatch):
+    # The room kept in reserve takes the save that met the full disk: the step it records is
+    # shown done and never runs again; the run stops before the next step starts.
+    project.playbook("once-each", ONCE_EACH)
+    disk = FailingDisk(monkeypatch, errno.ENOSPC, nth=4, once=True)  # the save that records `one`
+    first = project.run("once-each", "--mode", "autonomous")
+    disk.free()
+    assert first.exit_code == EXIT_STATE, first.output
+    assert "✓ one (bash)" in first.output and "the disk is full" in first.output
+    assert "used the room kept for it" in first.output
+    assert project.read_temp("ran.txt").split() == ["one"]
+    assert not (project.state_dir / "journal-reserve").exists()
+    [live] = project.live_snapshots()
+    resumed = project.cli("resume", live.name[len("run-") : -len(".json")])
+    assert resumed.exit_code == 0, resumed.output
+    assert project.read_temp("ran.txt").split() == ["one", "two", "three", "four"]
+    assert (project.state_dir / "journal-reserve").exists()
+
+
+def test_a_disk_too_full_for_the_reserve_runs_nothing(project, monkeypatch):
+    from catalyst_dsl.runtime.state.journal import reserve
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(reserve, "_allocate", full)
+    project.playbook("once-each", ONCE_EACH)
+    result = project.run("once-each")
+    assert result.exit_code == EXIT_STATE, result.output
+    assert "the disk is full" in result.output and "start the run again (nothing of it ran)" in result.output
+    assert not project.snapshot_files() and not (project.temp / "ran.txt").exists()
