@@ -514,6 +514,87 @@ def test_crash_inside_bash_steps_then_resume(tmp_path):
     assert any(flying for _, flying in result["kills"]), f"no kill landed inside a step: {result['kills']}"
 
 
+BRANCHES = """
+name: branches
+description: Four parallel branches of quick programs, each leaving a mark, to be killed anywhere.
+owner: Engineer
+steps:
+  - parallel:
+      steps:
+{branches}
+  - bash: "echo end | tee -a $TMPDIR/marks.txt"
+    writes: []
+"""
+
+BRANCH = """        - for-each: n
+          in: [1, 2, 3, 4, 5, 6]
+          steps:
+            - bash: "echo {name}{{{{n}}}} | tee -a $TMPDIR/marks.txt"
+              writes: []
+"""
+
+
+def _recorded_marks(data: dict | None) -> set[str]:
+    """The marks of the programs the run has recorded as done (each prints its mark)."""
+    steps = (data or {}).get("steps") or []
+    return {
+        str(entry["result"].get("stdout", "")).strip()
+        for entry in steps
+        if entry.get("action") == "bash" and isinstance(entry.get("result"), dict)
+    }
+
+
+@pytest.mark.slow
+def test_kills_during_parallel_branches_never_look_like_edits_nor_run_a_done_step_twice(tmp_path):
+    """SIGKILL at seeded random moments while parallel branches save from threads of their
+    own, then `catalyst resume`: every resume accepts the run as it was left (a crash is never
+    taken for a hand edit), and no program the run had recorded as done runs again."""
+    side = _side(tmp_path)
+    branches = "".join(BRANCH.format(name=name) for name in "abcd")
+    project = make_project(tmp_path / "project", {"branches": BRANCHES.format(branches=branches)})
+    rng = random.Random(20261202)
+    run_id = None
+    allowed: dict[str, int] = {}  # a mark may appear once more for each kill that left it ran but unrecorded
+    kills = 0
+    for cycle in range(12):
+        args = ["run", "branches", "--mode", "autonomous"] if run_id is None else ["resume", run_id]
+        log = tmp_path / f"cycle-{cycle}"
+        proc = spawn(project, *args, log=log)
+        time.sleep(rng.uniform(0.25, 0.9))
+        proc.send_signal(signal.SIGKILL)
+        code = proc.wait(timeout=30)
+        out, err = log.with_suffix(".out").read_text(), log.with_suffix(".err").read_text()
+        assert "cannot be trusted" not in out + err, f"`catalyst {' '.join(args)}` refused the run:\n{out}\n{err}"
+        assert "Traceback" not in err, err
+        if run_id is None:
+            found = live_snapshots(project) + list((runs_dir(project) / "history").glob("*/*/*/run-*.json"))
+            if not found:
+                continue  # killed before its first save: it starts again
+            run_id = found[0].name[4:-5]
+        if code == 0 or archived_path(project, run_id) is not None:
+            break
+        kills += 1
+        data, problems = folded(project, run_id)
+        assert not problems, f"after kill {kills}: {problems}"
+        recorded = _recorded_marks(data)
+        ran = set((side / "marks.txt").read_text().split()) if (side / "marks.txt").exists() else set()
+        for mark in ran - recorded:
+            allowed[mark] = allowed.get(mark, 0) + 1
+    if archived_path(project, run_id) is None:
+        final = catalyst(project, "resume", run_id)
+        assert final.returncode == 0, describe(final)
+    assert kills >= 3, f"only {kills} kills landed before the run ended"
+    done = archived(project, run_id)
+    assert done["status"] == "completed"
+    marks = (side / "marks.txt").read_text().split()
+    expected = {f"{name}{n}" for name in "abcd" for n in range(1, 7)} | {"end"}
+    assert set(marks) == expected and _recorded_marks(done) == expected
+    for mark in expected:
+        assert marks.count(mark) <= 1 + allowed.get(mark, 0), (
+            f"{mark} ran {marks.count(mark)} times; it was run but not recorded at {allowed.get(mark, 0)} kill(s)"
+        )
+
+
 # -- 2. concurrent runs on the same paths ------------------------------------------------------------
 
 WRITER = """

@@ -10,7 +10,10 @@ resumes from them.
 from __future__ import annotations
 
 import errno
+from pathlib import Path
+from typing import Callable
 
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_STATE, RunAbort
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -82,3 +85,49 @@ def _size(count: int) -> str:
             break
         amount, unit = amount / 1024, larger
     return f"{amount:.1f} {unit}"
+
+
+def damaged_abort(path: Path, damage, shown: Callable[[Path], str]) -> RunAbort:
+    """The RunAbort (exit 3) for a run whose snapshot (or journal) `path` is damaged
+    (snapshot_codec.Damaged): where, and how to recover, from the backup when it is good.
+    `shown(path)` is how paths are shown."""
+    from catalyst_dsl.runtime.state import snapshot_codec
+
+    first, *rest = damage.problems
+    named = snapshot_codec.RUN_FILE.fullmatch(path.name)
+    # The id holds the playbook name too, for when the file no longer tells it.
+    from_id = _id_name.fullmatch(named["id"]) if named else None
+    name = damage.name or (from_id["name"] if from_id else "NAME")
+    new_run = f"start a new run with `catalyst run {name}`"
+    if damage.version is not None and damage.version > snapshot_codec.VERSION:
+        help = f"a newer catalyst wrote it: resume it with that version, or {new_run}"
+    else:
+        help = f"{new_run}; the damaged file is kept for inspection"
+        backup = path.with_name(path.name + ".bak") if not path.name.endswith(".bak") else None
+        if backup is not None and named:
+            try:
+                good = snapshot_codec.read(backup)
+            except (FileNotFoundError, snapshot_codec.Damaged):
+                good = None
+            if good is not None:
+                steps = f"{len(good.steps)} step{'' if len(good.steps) == 1 else 's'} recorded"
+                help = (
+                    f"the last good copy is {shown(backup)} (saved {good.updated_at}, {steps}): "
+                    f"copy it over {shown(path)} and resume with --trust-edited-state, or {new_run};"
+                    " the damaged file is kept for inspection"
+                )
+    text, at, where = first.rpartition(" @ ")
+    sentence = f"is damaged at {where}: {text}" if at else first
+    return RunAbort(
+        EXIT_STATE, f"the run snapshot {shown(path)} {sentence}", help=help, details=tuple(map(located, rest))
+    )
+
+
+def located(problem: str) -> str:
+    """`text @ $.path` as `$.path: text`, for lists of problems."""
+    text, at, where = problem.rpartition(" @ ")
+    return f"{where}: {text}" if at else problem
+
+
+#: A run id made by the store: the playbook's name is in it.
+_id_name = LazyPattern(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from catalyst_dsl.runtime.state import durable, snapshot_codec
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-from catalyst_dsl.runtime.state.errors import state_abort
+from catalyst_dsl.runtime.state.errors import damaged_abort, located, state_abort
 from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.state.journal import files as journal_files
@@ -387,7 +387,7 @@ class StateStore(RunFiles):
                 help="`catalyst runs list` shows the runs kept here",
             ) from None
         except snapshot_codec.Damaged as damage:
-            raise self._abort(path, damage) from None
+            raise damaged_abort(path, damage, _display) from None
 
     def _path_to_load(self, run_id_or_path: str) -> Path:
         given = str(run_id_or_path)
@@ -408,36 +408,6 @@ class StateStore(RunFiles):
                     help="`catalyst runs list` shows the runs kept here",
                 )
         return path
-
-    def _abort(self, path: Path, damage: snapshot_codec.Damaged) -> RunAbort:
-        first, *rest = damage.problems
-        named = snapshot_codec.RUN_FILE.fullmatch(path.name)
-        # The id holds the playbook name too, for when the file no longer tells it.
-        from_id = _id_name.fullmatch(named["id"]) if named else None
-        name = damage.name or (from_id["name"] if from_id else "NAME")
-        new_run = f"start a new run with `catalyst run {name}`"
-        if damage.version is not None and damage.version > VERSION:
-            help = f"a newer catalyst wrote it: resume it with that version, or {new_run}"
-        else:
-            help = f"{new_run}; the damaged file is kept for inspection"
-            backup = path.with_name(path.name + ".bak") if not path.name.endswith(".bak") else None
-            if backup is not None and named:
-                try:
-                    good = snapshot_codec.read(backup)
-                except (FileNotFoundError, snapshot_codec.Damaged):
-                    good = None
-                if good is not None:
-                    steps = f"{len(good.steps)} step{'' if len(good.steps) == 1 else 's'} recorded"
-                    help = (
-                        f"the last good copy is {_display(backup)} (saved {good.updated_at}, {steps}): "
-                        f"copy it over {_display(path)} and resume with --trust-edited-state, or {new_run};"
-                        " the damaged file is kept for inspection"
-                    )
-        text, at, where = first.rpartition(" @ ")
-        sentence = f"is damaged at {where}: {text}" if at else first
-        return RunAbort(
-            EXIT_STATE, f"the run snapshot {_display(path)} {sentence}", help=help, details=tuple(map(_located, rest))
-        )
 
     # -- finishing
 
@@ -496,7 +466,7 @@ class StateStore(RunFiles):
             return RunSummary(run_id, None, "missing", None, None, path, archived, "the file went away while listing")
         except snapshot_codec.Damaged as damage:
             return RunSummary(
-                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems))
+                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(located, damage.problems))
             )
         return RunSummary(
             state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived
@@ -608,14 +578,7 @@ _RACED_SAVES = 3
 # every process that imports the store.
 
 
-_id_name = LazyPattern(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
 _indexed = LazyPattern(r"(?P<index>\d{3,})")
-
-
-def _located(problem: str) -> str:
-    """`text @ $.path` as `$.path: text`, for lists of problems."""
-    text, at, where = problem.rpartition(" @ ")
-    return f"{where}: {text}" if at else problem
 
 
 def _display(path: Path) -> str:

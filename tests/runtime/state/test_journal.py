@@ -124,11 +124,11 @@ def test_a_record_cut_short_by_a_crash_is_ignored_and_the_run_goes_on(tmp_path):
     assert [r.path for r in loaded(store, state.run_id).steps][-1] == "steps/9"
 
 
-def test_a_journal_cut_at_a_record_boundary_is_refused_as_an_older_copy(tmp_path):
+def test_a_journal_cut_at_a_record_boundary_is_refused(tmp_path):
     store, state = running(tmp_path)
     journal = store.journal_of(state.run_id)
     journal.write_bytes(b"".join(lines(store, state.run_id)[:-1]))
-    assert "older copy put back: it is save 3 of the run, and save 4 was made since" in refusal(store, state.run_id)
+    assert "cut short: it is save 3 of the run, and save 4 was made since" in refusal(store, state.run_id)
 
 
 def test_a_journal_cut_in_the_middle_of_a_saved_record_is_refused(tmp_path):
@@ -194,7 +194,9 @@ def test_an_older_snapshot_and_journal_put_back_together_are_refused(tmp_path):
     snapshot.write_bytes(older[0])
     journal.write_bytes(older[1])
     # The chain is whole: only the anchor, outside the state directory, knows better.
-    assert "older copy put back: it is save 4 of the run, and save 7 was made since" in refusal(store, state.run_id)
+    assert "older copy put back, or cut short: it is save 4 of the run, and save 7 was made since" in refusal(
+        store, state.run_id
+    )
 
 
 def test_a_snapshot_put_back_under_a_newer_journal_is_refused(tmp_path):

@@ -117,7 +117,10 @@ class Guard:
         run_id, head = read.state.run_id, read.chain.head_seq
         anchor = self.anchors.read(run_id)
         if anchor is not None and anchor.seq > head:
-            return [f"it is an older copy put back: it is save {head} of the run, and save {anchor.seq} was made since"]
+            return [
+                f"it is an older copy put back, or cut short: it is save {head} of the run,"
+                f" and save {anchor.seq} was made since"
+            ]
         if anchor is not None and anchor.seq == head and anchor.mac != read.chain.head_mac:
             return [f"it is another copy of save {head} of the run than the one made here: a copy was put back"]
         found = read.seal

@@ -56,12 +56,15 @@ def follow(records: list[Record], key: RunKey, run_id: str, seq: int, mac: str |
             f" the key in use here, from {key.source}, has id {key.id}"
         )
     previous_seq, previous_mac = seq, mac
+    broken = False
     for r in after:
         if r.seq != previous_seq + 1 or r.prev != previous_mac:
-            problems.append(
-                f"save {r.seq} in its journal {where} (line {r.number}) does not follow save {previous_seq}:"
-                " records were removed, moved or put in by hand"
-            )
+            if not broken:  # the first break says it: the records after it follow from it
+                problems.append(
+                    f"save {r.seq} in its journal {where} (line {r.number}) does not follow save {previous_seq}:"
+                    " records were removed, moved or put in by hand"
+                )
+            broken = True
         elif r.key == key.id and not r.verifies(key, run_id):
             problems.append(
                 f"save {r.seq} in its journal {where} (line {r.number}) was edited,"

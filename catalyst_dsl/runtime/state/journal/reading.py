@@ -49,12 +49,12 @@ def read_run(path: Path, key: RunKey | None, shown: str | None = None) -> RunRea
     identity = files.identity_of(path)
     document = snapshot_codec.read_document(path)
     journal = files.journal_of(path)
+    where = shown or (journal.name if journal is not None else "")
     try:
         records, size = journal_record.parse(files.read(journal))
     except journal_record.Damaged as damage:
-        where = shown or (journal.name if journal is not None else "")
         raise snapshot_codec.Damaged(
-            [f"has a damaged journal: line {damage.number} of {where} {damage.problem}"], document.name
+            [f"has a damaged journal: line {damage.number} of {where}: {damage.problem}"], document.name
         ) from None
     found = document.seal
     if seal.well_formed(found):
@@ -62,7 +62,6 @@ def read_run(path: Path, key: RunKey | None, shown: str | None = None) -> RunRea
     else:
         seq, mac = 0, None
     run_id = _run_id(path, document.data)
-    where = shown or (journal.name if journal is not None else "")
     if key is None:
         chain = _linked(records, seq, mac)
     else:
