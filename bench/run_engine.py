@@ -1,6 +1,6 @@
 """Benchmark: the interpreter's own cost (engine overhead per step and the state save).
 
-Usage: python bench/run_engine.py [STEPS] [--rounds N]   (default 100 steps; also runs 10x STEPS)
+Usage: python bench/run_engine.py [STEPS] [--rounds N]   (default 100 steps, 5 rounds; also runs 10x STEPS)
 
 Runs playbooks of no-op steps in one process, each step saved as a real run saves it (a
 record appended to the run's journal and synced; the whole snapshot at the end). Prints,
@@ -8,7 +8,8 @@ in CPU time (user + system) of this process:
 - the whole run and the time per step, with and without saving state (`var` and
   `log-debug` steps);
 - a durable `var` step at step 100 and at step 1,000 of one run of 1,100 `var` steps
-  (the mean over steps 50 to 150 and 950 to 1,050), and their ratio;
+  (the mean over steps 50 to 150 and 950 to 1,050), and their ratio in each run
+  (min / median / max over `--rounds` runs);
 - one save of a running 100-step run: a journal record, and a full snapshot;
 - linearity: the time of 10x STEPS divided by the time of STEPS;
 - a whole `catalyst run` process of 100 `var` steps against one of a single `var` step:
@@ -79,15 +80,16 @@ def run_once(steps: int, save: bool, only_var: bool = False, each=None) -> float
         return elapsed
 
 
-def step_cost_at(rounds: int) -> tuple[float, float]:
-    """CPU per durable `var` step around step 100 and around step 1,000 of one run (best of `rounds`)."""
+def step_cost_at(rounds: int) -> tuple[list[float], list[float]]:
+    """CPU per durable `var` step around step 100 and around step 1,000 of one run of 1,100
+    `var` steps (the mean over steps 50 to 150 and 950 to 1,050), for each of `rounds` runs."""
     at_100, at_1000 = [], []
     for _ in range(rounds):
         marks: dict[int, float] = {}
         run_once(1100, True, only_var=True, each=lambda state: marks.setdefault(len(state.steps), time.process_time()))
         at_100.append((marks[150] - marks[50]) / 100)
         at_1000.append((marks[1050] - marks[950]) / 100)
-    return min(at_100), min(at_1000)
+    return at_100, at_1000
 
 
 def save_costs(steps: int) -> tuple[float, float]:
@@ -157,10 +159,12 @@ def measure_all(args: list[str]) -> None:
     print(
         f"engine overhead per step: {without / steps * 1000:.3f} ms; with its save: {with_save / steps * 1000:.3f} ms"
     )
-    at_100, at_1000 = step_cost_at(3)
+    at_100, at_1000 = step_cost_at(rounds)
+    ratios = [late / early for early, late in zip(at_100, at_1000)]
     print(
-        f"a durable var step at step 100: {at_100 * 1000:.3f} ms CPU; at step 1,000: {at_1000 * 1000:.3f} ms"
-        f" ({at_1000 / at_100:.2f}x; best of 3 runs of 1,100 steps)"
+        f"a durable var step at step 100: {processes.spread([t * 1000 for t in at_100], 'ms')} CPU;"
+        f" at step 1,000: {processes.spread([t * 1000 for t in at_1000], 'ms')};"
+        f" step 1,000 / step 100 in each run: {processes.spread(ratios, 'x', 2)} ({rounds} runs of 1,100 steps)"
     )
     record, snapshot = save_costs(steps)
     print(

@@ -62,8 +62,8 @@ class JournalCache:
 
     def __init__(self, spill: Callable[[bytes], str] | None = None) -> None:
         self._spill = spill
-        #: id(record) -> [record, entry, its values' JSON, digest or None]; the record is
-        #: kept so that its id stays its own.
+        #: id(record) -> [record, entry, its data, digest or None]; the record is kept so
+        #: that its id stays its own.
         self._known: dict[int, list] = {}
 
     def _known_of(self, record: StepRecord) -> list:
@@ -89,19 +89,19 @@ class JournalCache:
         for record in journal:
             known = self._known_of(record)
             if known[3] is None:
-                known[3] = seal.entry_digest(known[2])
+                known[3] = seal.entry_digest([_to_json(value) for value in known[2].values()])
             found.append(known[3])
         return found
 
-    def _encode(self, record: StepRecord) -> tuple[str, list[str]]:
-        values = {key: _to_json(value) for key, value in converter().unstructure(record).items()}
-        if self._spill is not None and len(values["result"]) > results.LIMIT:
-            values["resultBlob"] = _to_json(self._spill(values["result"].encode("ascii")))
-            values["result"] = "null"
-        # The entry is assembled from its values' JSON exactly as the encoder would write the
-        # object, so each value is encoded once for both the file and its digest.
-        entry = "{" + ", ".join(f"{_to_json(key)}: {value}" for key, value in values.items()) + "}"
-        return entry, list(values.values())
+    def _encode(self, record: StepRecord) -> tuple[str, dict[str, Any]]:
+        """The entry's text, and its data (for its digest, worked out when a snapshot needs it)."""
+        data = converter().unstructure(record)
+        if self._spill is not None and data["result"] is not None:
+            result = _to_json(data["result"])
+            if len(result) > results.LIMIT:
+                data["resultBlob"] = self._spill(result.encode("ascii"))
+                data["result"] = None
+        return _to_json(data), data
 
     def forget(self) -> None:
         self._known = {}

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime.state import durable, snapshot_codec
+from catalyst_dsl._internal import records
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.state.errors import damaged_abort, located, state_abort
@@ -376,10 +377,16 @@ class StateStore(RunFiles):
         return read.state, self.guard.check(read, with_results=False)
 
     def _read(self, path: Path) -> RunRead:
-        """The run whose snapshot is `path`, its journal folded in and checked with the run key."""
+        """The run whose snapshot is `path`, its journal folded in and checked with the run
+        key, and its anchor, read first (reading.RunRead.anchor says why)."""
         journal = journal_files.journal_of(path)
+        named = snapshot_codec.RUN_FILE.fullmatch(path.name)
+        anchor = self.guard.anchors.read(named["id"]) if named else None
         try:
-            return read_run(path, self.guard.key(), _display(journal) if journal else None)
+            read = read_run(path, self.guard.key(), _display(journal) if journal else None, anchor)
+            if not named:  # a copy under another name: its id is known once it is read
+                read = records.replace(read, anchor=self.guard.anchors.read(read.state.run_id))
+            return read
         except FileNotFoundError:
             raise RunAbort(
                 EXIT_INVALID,
@@ -541,34 +548,11 @@ class StateStore(RunFiles):
         return parse_time(state.started_at)
 
     def export(self, run_id: str) -> dict[str, Any]:
-        """The audit view of a run: who ran what, approvals, failures, and the journal without results.
+        """The audit view of a run (run_summary.audit_view): a run that does not verify is
+        exported all the same (it is evidence), with what does not verify under `unverified`."""
+        from catalyst_dsl.runtime.state.run_summary import audit_view
 
-        A snapshot that does not verify is exported all the same (it is evidence), with
-        what does not verify under `unverified`.
-        """
-        state, problems = self.inspect(run_id)
-        data = snapshot_codec.converter().unstructure(state)
-        audit: dict[str, Any] = {"format": "catalyst-audit", "version": VERSION}
-        for key in (
-            "runId",
-            "playbook",
-            "status",
-            "mode",
-            "startedAt",
-            "endedAt",
-            "owner",
-            "permissions",
-            "locks",
-            "approvals",
-            "failures",
-            "cancel",
-            "error",
-            "trustedEdits",
-        ):
-            audit[key] = data[key]
-        audit["unverified"] = problems
-        audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
-        return audit
+        return audit_view(*self.inspect(run_id))
 
 
 #: How many saves racing one load it reads past (each one re-read): more in a row is not a race.

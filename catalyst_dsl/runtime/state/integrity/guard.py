@@ -114,8 +114,7 @@ class Guard:
     def _rolled_back(self, read: RunRead) -> list[str]:
         """An older copy put back, snapshot and journal together: the chain ends before the
         save the run's anchor records (or, for a run saved before the journal, the ledger)."""
-        run_id, head = read.state.run_id, read.chain.head_seq
-        anchor = self.anchors.read(run_id)
+        run_id, head, anchor = read.state.run_id, read.chain.head_seq, read.anchor
         if anchor is not None and anchor.seq > head:
             return [
                 f"it is an older copy put back, or cut short: it is save {head} of the run,"

@@ -126,11 +126,11 @@ class Tracker:
                 changed[key] = text
         if changed:
             pending.parts.append('"set": {' + ", ".join(f'"{key}": {text}' for key, text in changed.items()) + "}")
-        # Parallel branches append to the lists while this save runs: each is read once here,
-        # and what is committed is what was read.
-        now = list(state.steps)
-        steps = _grown(self._lists["steps"], now)
+        # Parallel branches append to the lists while this save runs: each is read once here
+        # (`_grown` reads it in one slice), and what is committed is what was read.
+        steps = _grown(self._lists["steps"], state.steps)
         if steps is None:
+            now = list(state.steps)
             replaced = _replaced(self._lists["steps"], now)
             if replaced is None:
                 return None
@@ -177,11 +177,17 @@ class Tracker:
 
 
 def _grown(saved: list, now: list) -> list | None:
-    """The items appended to `saved` to make `now`, or None when it is not that."""
-    count = len(saved)
-    if len(now) < count or (count and now[count - 1] is not saved[-1]):
+    """The items appended to `saved` to make `now`, or None when it is not that.
+
+    Items are only ever removed or appended, each is in a list once, and the last item
+    saved is where it was: then nothing before it moved either. `now` is read in one slice
+    (atomic), from that item on, so the answer costs what was appended, not the list."""
+    if not saved:
+        return now[:]
+    tail = now[len(saved) - 1 :]
+    if not tail or tail[0] is not saved[-1]:
         return None
-    return now[count:]
+    return tail[1:]
 
 
 def _replaced(saved: list, now: list) -> tuple[list, list] | None:

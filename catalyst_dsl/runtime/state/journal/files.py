@@ -88,13 +88,10 @@ def unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def size_of(fd: int) -> int:
-    return os.fstat(fd).st_size
-
-
-def removed(fd: int) -> bool:
-    """Whether the open file `fd` no longer has a name (a compaction removed it)."""
-    return os.fstat(fd).st_nlink == 0
+def size_and_name(fd: int) -> tuple[int, bool]:
+    """The open file's size, and whether it still has a name (a compaction removes it)."""
+    found = os.fstat(fd)
+    return found.st_size, found.st_nlink > 0
 
 
 def append(fd: int, data: bytes) -> None:

@@ -18,6 +18,7 @@ from catalyst_dsl.runtime.state.integrity import seal
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey
 from catalyst_dsl.runtime.state.journal import files, fold
 from catalyst_dsl.runtime.state.journal import record as journal_record
+from catalyst_dsl.runtime.state.journal.anchor import Anchor
 from catalyst_dsl.runtime.state.journal.chain import Chain, follow
 from catalyst_dsl.runtime.state.snapshot import RunState
 
@@ -38,12 +39,17 @@ class RunRead:
     #: a writer goes on from these (journal/writer.py).
     journal_size: int
     snapshot: files.Identity | None
+    #: The run's anchor (anchor.py), read before its files: a save is written to the files
+    #: before its anchor, so files read after their anchor are never behind it unless they
+    #: were put back (or a compaction came in between, which a second read tells).
+    anchor: Anchor | None = None
 
 
-def read_run(path: Path, key: RunKey | None, shown: str | None = None) -> RunRead:
+def read_run(path: Path, key: RunKey | None, shown: str | None = None, anchor: Anchor | None = None) -> RunRead:
     """The run whose snapshot is `path`. `key`: the run key, to check the journal's records
     (None: fold them as they link, unchecked, for a listing). `shown`: the journal's name in
-    messages. Damaged or FileNotFoundError as snapshot_codec.read."""
+    messages. `anchor`: the run's anchor, read just before. Damaged or FileNotFoundError as
+    snapshot_codec.read."""
     # Looked at before reading: a snapshot replaced after this is then seen as changed by a
     # writer going on from this read, never the other way round.
     identity = files.identity_of(path)
@@ -69,7 +75,7 @@ def read_run(path: Path, key: RunKey | None, shown: str | None = None) -> RunRea
     for each in chain.records:
         fold.apply(document.data, each.changes)
     state = snapshot_codec.structured(document.data, path, document.name)
-    return RunRead(path, state, found, document.body, chain, size, identity)
+    return RunRead(path, state, found, document.body, chain, size, identity, anchor)
 
 
 def _linked(records: list, seq: int, mac: str | None) -> Chain:

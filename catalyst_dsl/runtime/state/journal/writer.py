@@ -130,13 +130,13 @@ class RunJournal:
                     self._fd, created = files.open_for_append(self.path)
                 self._created = self._created or created
             files.lock(self._fd)
-            if not files.removed(self._fd):
+            size, named = files.size_and_name(self._fd)
+            if named:
                 break
             files.unlock(self._fd)  # compacted by another process since it was opened
             files.close(self._fd)
             self._fd = None
             self._snapshot = None
-        size = files.size_of(self._fd)
         as_left = (
             self._snapshot is not None and size >= self._size and files.identity_of(self.snapshot) == self._snapshot
         )
