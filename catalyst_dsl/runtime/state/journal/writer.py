@@ -163,6 +163,8 @@ class RunJournal:
             records = []
         if records and records[-1].seq > seq:
             seq, mac = records[-1].seq, records[-1].mac
+        if not seq:  # no live snapshot (a run read from history): the head as it was read
+            seq, mac = self.head_seq, self.head_mac
         self.head_seq = max(seq, self.guard.latest_seen(self.run_id))
         self.head_mac = mac
 
