@@ -12,8 +12,9 @@ in CPU time (user + system) of this process:
   (min / median / max over `--rounds` runs);
 - one save of a running 100-step run: a journal record, and a full snapshot;
 - linearity: the time of 10x STEPS divided by the time of STEPS;
-- a whole `catalyst run` process of 100 `var` steps against one of a single `var` step:
-  the difference, divided by 99, is what a step costs a real run, start-up left out.
+- whole `catalyst run` processes of 1, 100 and 1,000 `var` steps: the difference between
+  two sizes, divided by the steps between them, is what a step costs a real run, start-up
+  left out (its check's share included: a longer playbook takes longer to read).
 """
 
 from __future__ import annotations
@@ -121,20 +122,26 @@ def best(steps: int, save: bool, repeat: int = 5) -> float:
     return min(run_once(steps, save) for _ in range(repeat))
 
 
-def whole_process(rounds: int) -> tuple[list[float], list[float]]:
-    """CPU of `catalyst run` processes of 100 `var` steps and of one, round by round."""
+def whole_process(rounds: int) -> dict[int, list[float]]:
+    """CPU of `catalyst run` processes of 1, 100 and 1,000 `var` steps, round by round."""
     with tempfile.TemporaryDirectory() as tmp:
         env = processes.child_env(Path(tmp) / "pycache")
-        many = project(Path(tmp) / "many", 100, only_var=True)
-        one = project(Path(tmp) / "one", 1, only_var=True)
+        sizes = (1, 100, 1000)
+        roots = {size: project(Path(tmp) / str(size), size, only_var=True) for size in sizes}
         argv = [sys.executable, "-m", "catalyst_dsl", "run", "noop"]
-        processes.measure(argv, many, env)  # bytecode written, the check cached
-        processes.measure(argv, one, env)
-        cpu_many, cpu_one = [], []
+        for root in roots.values():
+            processes.measure(argv, root, env)  # bytecode written, the check cached
+        cpu: dict[int, list[float]] = {size: [] for size in sizes}
         for _ in range(rounds):
-            cpu_many.append(processes.measure(argv, many, env).cpu)
-            cpu_one.append(processes.measure(argv, one, env).cpu)
-        return cpu_many, cpu_one
+            for size in sizes:
+                cpu[size].append(processes.measure(argv, roots[size], env).cpu)
+        return cpu
+
+
+def per_step(more: list[float], fewer: list[float], steps: int) -> str:
+    """What a step costs a whole process: round by round, and from the rounds' minimums."""
+    rounds = [(m - f) / steps * 1000 for m, f in zip(more, fewer)]
+    return f"{processes.spread(rounds, 'ms')}, from the minimums {(min(more) - min(fewer)) / steps * 1000:.3f} ms"
 
 
 def main() -> None:
@@ -177,12 +184,13 @@ def measure_all(args: list[str]) -> None:
         f"{steps * 10} steps: {big_with * 1000:.1f} ms CPU with saves ({big_with / with_save:.1f}x), "
         f"{big_without * 1000:.1f} ms without ({big_without / without:.1f}x)"
     )
-    cpu_many, cpu_one = whole_process(rounds)
-    per_step = [(m - o) / 99 for m, o in zip(cpu_many, cpu_one)]
+    cpu = whole_process(rounds)
     print(
-        f"`catalyst run` of 100 var steps: {processes.spread(cpu_many)} CPU; of 1: {processes.spread(cpu_one)};"
-        f" a step: {processes.spread([p * 1000 for p in per_step], 'ms')} ({rounds} rounds, interleaved)"
+        f"`catalyst run` of 1, 100 and 1,000 var steps: {processes.spread(cpu[1])}, {processes.spread(cpu[100])},"
+        f" {processes.spread(cpu[1000])} CPU ({rounds} rounds, interleaved)"
     )
+    print(f"  a step, 100 against 1: {per_step(cpu[100], cpu[1], 99)}")
+    print(f"  a step, 1,000 against 100: {per_step(cpu[1000], cpu[100], 900)}")
     print(processes.machine())
 
 
