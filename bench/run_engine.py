@@ -8,8 +8,8 @@ in CPU time (user + system) of this process:
 - the whole run and the time per step, with and without saving state (`var` and
   `log-debug` steps);
 - a durable `var` step at step 100 and at step 1,000 of one run of 1,100 `var` steps
-  (the mean over steps 50 to 150 and 950 to 1,050), and their ratio in each run
-  (min / median / max over `--rounds` runs);
+  (the mean over steps 50 to 150 and 950 to 1,050, and the median step of each), and their
+  ratio in each run (min / median / max over `--rounds` runs);
 - one save of a running 100-step run: a journal record, and a full snapshot;
 - linearity: the time of 10x STEPS divided by the time of STEPS;
 - whole `catalyst run` processes of 1, 100 and 1,000 `var` steps: the difference between
@@ -81,16 +81,20 @@ def run_once(steps: int, save: bool, only_var: bool = False, each=None) -> float
         return elapsed
 
 
-def step_cost_at(rounds: int) -> tuple[list[float], list[float]]:
+def step_cost_at(rounds: int) -> tuple[list[float], list[float], list[float], list[float]]:
     """CPU per durable `var` step around step 100 and around step 1,000 of one run of 1,100
-    `var` steps (the mean over steps 50 to 150 and 950 to 1,050), for each of `rounds` runs."""
-    at_100, at_1000 = [], []
+    `var` steps, for each of `rounds` runs: the mean over steps 50 to 150 and 950 to 1,050
+    (what the steps cost, the collector's passes included), then the median step of each
+    (what a step costs when nothing else lands in it)."""
+    means_100, means_1000, medians_100, medians_1000 = [], [], [], []
     for _ in range(rounds):
         marks: dict[int, float] = {}
         run_once(1100, True, only_var=True, each=lambda state: marks.setdefault(len(state.steps), time.process_time()))
-        at_100.append((marks[150] - marks[50]) / 100)
-        at_1000.append((marks[1050] - marks[950]) / 100)
-    return at_100, at_1000
+        means_100.append((marks[150] - marks[50]) / 100)
+        means_1000.append((marks[1050] - marks[950]) / 100)
+        medians_100.append(statistics.median(marks[n + 1] - marks[n] for n in range(50, 150)))
+        medians_1000.append(statistics.median(marks[n + 1] - marks[n] for n in range(950, 1050)))
+    return means_100, means_1000, medians_100, medians_1000
 
 
 def save_costs(steps: int) -> tuple[float, float]:
@@ -166,13 +170,14 @@ def measure_all(args: list[str]) -> None:
     print(
         f"engine overhead per step: {without / steps * 1000:.3f} ms; with its save: {with_save / steps * 1000:.3f} ms"
     )
-    at_100, at_1000 = step_cost_at(rounds)
-    ratios = [late / early for early, late in zip(at_100, at_1000)]
-    print(
-        f"a durable var step at step 100: {processes.spread([t * 1000 for t in at_100], 'ms')} CPU;"
-        f" at step 1,000: {processes.spread([t * 1000 for t in at_1000], 'ms')};"
-        f" step 1,000 / step 100 in each run: {processes.spread(ratios, 'x', 2)} ({rounds} runs of 1,100 steps)"
-    )
+    at_100, at_1000, median_100, median_1000 = step_cost_at(rounds)
+    for name, early, late in (("mean", at_100, at_1000), ("median step", median_100, median_1000)):
+        ratios = [b / a for a, b in zip(early, late)]
+        print(
+            f"a durable var step ({name}) at step 100: {processes.spread([t * 1000 for t in early], 'ms')} CPU;"
+            f" at step 1,000: {processes.spread([t * 1000 for t in late], 'ms')};"
+            f" step 1,000 / step 100 in each run: {processes.spread(ratios, 'x', 2)} ({rounds} runs of 1,100 steps)"
+        )
     record, snapshot = save_costs(steps)
     print(
         f"one save of a running {steps}-step run: a journal record {record * 1000:.3f} ms CPU,"
