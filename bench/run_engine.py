@@ -11,6 +11,7 @@ in CPU time (user + system) of this process:
   (the mean over steps 50 to 150 and 950 to 1,050, and the median step of each), and their
   ratio in each run (min / median / max over `--rounds` runs);
 - one save of a running 100-step run: a journal record, and a full snapshot;
+- one save of a run at 100 steps and of one at 1,000, saved in turn;
 - linearity: the time of 10x STEPS divided by the time of STEPS;
 - whole `catalyst run` processes of 1, 100 and 1,000 `var` steps: the difference between
   two sizes, divided by the steps between them, is what a step costs a real run, start-up
@@ -122,6 +123,42 @@ def save_costs(steps: int) -> tuple[float, float]:
         return statistics.median(records), statistics.median(snapshots)
 
 
+def interleaved_saves(count: int = 400) -> tuple[float, float]:
+    """One save of a running run of 100 steps and of one of 1,000, a step added each time,
+    the two runs saved in turn so that the machine's drift falls on both (medians of `count`)."""
+    from catalyst_dsl.runtime.state.store import PlaybookRef, StateStore, StepRecord, new_run_state
+
+    def step(state, index: int) -> StepRecord:
+        return StepRecord(
+            path=f"steps/{index}",
+            name=f"v{index}",
+            action="var",
+            status="completed",
+            attempts=1,
+            started_at=state.started_at,
+            duration=0.0001,
+            result=index,
+            fingerprint="0123456789abcdef",
+        )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        for size in (100, 1000):
+            store = StateStore(Path(tmp) / str(size))
+            state = store.create(new_run_state(PlaybookRef(name=f"noop{size}", file="noop.yaml", fingerprint="f")))
+            for index in range(size):
+                state.steps.append(step(state, index))
+                store.save(state)
+            runs.append((store, state, size, []))
+        for index in range(count):
+            for store, state, size, times in runs:
+                state.steps.append(step(state, size + index))
+                started = time.process_time()
+                store.save(state)
+                times.append(time.process_time() - started)
+        return statistics.median(runs[0][3]), statistics.median(runs[1][3])
+
+
 def best(steps: int, save: bool, repeat: int = 5) -> float:
     return min(run_once(steps, save) for _ in range(repeat))
 
@@ -182,6 +219,11 @@ def measure_all(args: list[str]) -> None:
     print(
         f"one save of a running {steps}-step run: a journal record {record * 1000:.3f} ms CPU,"
         f" a full snapshot {snapshot * 1000:.2f} ms (medians of 50)"
+    )
+    small, large = interleaved_saves()
+    print(
+        f"one save (a journal record) of a run at 100 steps: {small * 1000:.3f} ms CPU, at 1,000 steps:"
+        f" {large * 1000:.3f} ms ({large / small:.2f}x; the two runs saved in turn, medians of 400)"
     )
     big_with = best(steps * 10, True, 3)
     big_without = best(steps * 10, False, 3)
