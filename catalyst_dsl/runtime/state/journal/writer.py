@@ -196,7 +196,7 @@ class RunJournal:
         self.target, self.target_bytes = self.snapshot, len(data)
         durable.replace(self.snapshot, data, mode=_PRIVATE, backup=self.snapshot.with_name(self.snapshot.name + ".bak"))
         # The snapshot holds every record now: the journal starts afresh. Removed while
-        # locked, so that a writer waiting for the lock finds it gone (files.removed).
+        # locked, so that a writer waiting for the lock finds it gone (files.size_and_name).
         try:
             self.path.unlink()
         except FileNotFoundError:
