@@ -24,6 +24,18 @@ def _private_config_home(_config_home, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_config_home))
 
 
+@pytest.fixture(scope="session")
+def _state_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("state-home")
+
+
+@pytest.fixture(autouse=True)
+def _private_state_home(_state_home, monkeypatch):
+    """Runs' anchors (their latest saves, kept outside the state directory) are written in a
+    state directory of the tests' own, never in the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(_state_home))
+
+
 @pytest.fixture(autouse=True)
 def _private_cache_home(tmp_path_factory, monkeypatch):
     """The check cache's key is made in a cache directory of the tests' own, never in the

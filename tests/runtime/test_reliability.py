@@ -249,7 +249,9 @@ CRASH_FILES = {
 
 
 class SnapshotWatcher:
-    """Reads the run's snapshot over and over; every read must be whole, valid JSON."""
+    """Reads the run's files over and over, as a resume would after a kill at that instant:
+    every snapshot file must be whole JSON, and the run must read (its snapshot with its
+    journal's records folded in) and verify."""
 
     def __init__(self, project: Path) -> None:
         self.project = project
@@ -272,6 +274,17 @@ class SnapshotWatcher:
             return None
         return data
 
+    def run(self, run_id: str) -> dict | None:
+        """The live run as a resume would read it now, as JSON data; None when it is not live."""
+        if self.read(live_path(self.project, run_id)) is None:
+            return None
+        data, problems = folded(self.project, run_id)
+        if data is None and problems:
+            self.bad.append(f"run {run_id}: {problems[0]}")
+        elif problems:
+            self.bad.append(f"run {run_id} does not verify: {problems}")
+        return data
+
     def read_all(self) -> None:
         """Every snapshot and backup in the state directory, live and archived."""
         for path in [
@@ -279,6 +292,28 @@ class SnapshotWatcher:
             *runs_dir(self.project).glob("history/*/*/*/run-*.json"),
         ]:
             self.read(path)
+
+
+def folded(project: Path, run_id: str) -> tuple[dict | None, list[str]]:
+    """The live run `run_id` as the store reads it (its snapshot with its journal's records
+    folded in), as JSON data, and what in it does not verify; a read that races a save is
+    read again, as a load does."""
+    from catalyst_dsl.runtime.errors import RunAbort
+    from catalyst_dsl.runtime.state.snapshot_codec import converter
+    from catalyst_dsl.runtime.state.store import StateStore
+
+    problems: list[str] = []
+    for _ in range(4):
+        try:
+            state, problems = StateStore(runs_dir(project)).inspect(str(live_path(project, run_id)))
+        except RunAbort as abort:
+            if not live_path(project, run_id).exists():
+                return None, []  # archived meanwhile
+            problems = [abort.message]
+            continue
+        if not problems:
+            return converter().unstructure(state), []
+    return None, problems
 
 
 def _kill_cycle(project: Path, args: list[str], run_id: str | None, rule, watcher: SnapshotWatcher, log: Path):
@@ -296,7 +331,7 @@ def _kill_cycle(project: Path, args: list[str], run_id: str | None, rule, watche
                 found = live_snapshots(project)
                 if found:
                     run_id = found[0].name[4:-5]
-            data = watcher.read(live_path(project, run_id)) if run_id else None
+            data = watcher.run(run_id) if run_id else None
             entries = len(data.get("steps") or []) if data else 0
             if baseline is None:
                 baseline = entries
@@ -316,7 +351,7 @@ def _kill_cycle(project: Path, args: list[str], run_id: str | None, rule, watche
     if run_id is None:  # killed before it made its first snapshot
         found = live_snapshots(project)
         run_id = found[0].name[4:-5] if found else None
-    after = watcher.read(live_path(project, run_id)) if run_id else None
+    after = watcher.run(run_id) if run_id else None
     watcher.read_all()
     return run_id, (None if killed and code == -signal.SIGKILL else code), after
 
@@ -411,7 +446,7 @@ def _crash_scenario(tmp_path: Path, rules: list) -> dict:
         # as it would after a real crash, before the resume runs the step again.
         time.sleep(0.12)
     assert finished
-    assert not watcher.bad, "a snapshot was read half-written:\n" + "\n".join(watcher.bad)
+    assert not watcher.bad, "a run was read half-written or not verifying:\n" + "\n".join(watcher.bad)
     assert watcher.reads > 0
 
     assert not live_snapshots(project), f"live snapshots left behind: {[p.name for p in live_snapshots(project)]}"
@@ -477,6 +512,87 @@ def test_crash_inside_bash_steps_then_resume(tmp_path):
     """SIGKILL while a slow `bash` step is in flight: it runs again, its line at most twice."""
     result = _crash_scenario(tmp_path, [EntryRule(1, delay=0.025) for _ in range(len(CRASH_PATHS) + 2)])
     assert any(flying for _, flying in result["kills"]), f"no kill landed inside a step: {result['kills']}"
+
+
+BRANCHES = """
+name: branches
+description: Four parallel branches of quick programs, each leaving a mark, to be killed anywhere.
+owner: Engineer
+steps:
+  - parallel:
+      steps:
+{branches}
+  - bash: "echo end | tee -a $TMPDIR/marks.txt"
+    writes: []
+"""
+
+BRANCH = """        - for-each: n
+          in: [1, 2, 3, 4, 5, 6]
+          steps:
+            - bash: "echo {name}{{{{n}}}} | tee -a $TMPDIR/marks.txt"
+              writes: []
+"""
+
+
+def _recorded_marks(data: dict | None) -> set[str]:
+    """The marks of the programs the run has recorded as done (each prints its mark)."""
+    steps = (data or {}).get("steps") or []
+    return {
+        str(entry["result"].get("stdout", "")).strip()
+        for entry in steps
+        if entry.get("action") == "bash" and isinstance(entry.get("result"), dict)
+    }
+
+
+@pytest.mark.slow
+def test_kills_during_parallel_branches_never_look_like_edits_nor_run_a_done_step_twice(tmp_path):
+    """SIGKILL at seeded random moments while parallel branches save from threads of their
+    own, then `catalyst resume`: every resume accepts the run as it was left (a crash is never
+    taken for a hand edit), and no program the run had recorded as done runs again."""
+    side = _side(tmp_path)
+    branches = "".join(BRANCH.format(name=name) for name in "abcd")
+    project = make_project(tmp_path / "project", {"branches": BRANCHES.format(branches=branches)})
+    rng = random.Random(20261202)
+    run_id = None
+    allowed: dict[str, int] = {}  # a mark may appear once more for each kill that left it ran but unrecorded
+    kills = 0
+    for cycle in range(12):
+        args = ["run", "branches", "--mode", "autonomous"] if run_id is None else ["resume", run_id]
+        log = tmp_path / f"cycle-{cycle}"
+        proc = spawn(project, *args, log=log)
+        time.sleep(rng.uniform(0.25, 0.9))
+        proc.send_signal(signal.SIGKILL)
+        code = proc.wait(timeout=30)
+        out, err = log.with_suffix(".out").read_text(), log.with_suffix(".err").read_text()
+        assert "cannot be trusted" not in out + err, f"`catalyst {' '.join(args)}` refused the run:\n{out}\n{err}"
+        assert "Traceback" not in err, err
+        if run_id is None:
+            found = live_snapshots(project) + list((runs_dir(project) / "history").glob("*/*/*/run-*.json"))
+            if not found:
+                continue  # killed before its first save: it starts again
+            run_id = found[0].name[4:-5]
+        if code == 0 or archived_path(project, run_id) is not None:
+            break
+        kills += 1
+        data, problems = folded(project, run_id)
+        assert not problems, f"after kill {kills}: {problems}"
+        recorded = _recorded_marks(data)
+        ran = set((side / "marks.txt").read_text().split()) if (side / "marks.txt").exists() else set()
+        for mark in ran - recorded:
+            allowed[mark] = allowed.get(mark, 0) + 1
+    if archived_path(project, run_id) is None:
+        final = catalyst(project, "resume", run_id)
+        assert final.returncode == 0, describe(final)
+    assert kills >= 3, f"only {kills} kills landed before the run ended"
+    done = archived(project, run_id)
+    assert done["status"] == "completed"
+    marks = (side / "marks.txt").read_text().split()
+    expected = {f"{name}{n}" for name in "abcd" for n in range(1, 7)} | {"end"}
+    assert set(marks) == expected and _recorded_marks(done) == expected
+    for mark in expected:
+        assert marks.count(mark) <= 1 + allowed.get(mark, 0), (
+            f"{mark} ran {marks.count(mark)} times; it was run but not recorded at {allowed.get(mark, 0)} kill(s)"
+        )
 
 
 # -- 2. concurrent runs on the same paths ------------------------------------------------------------
@@ -967,8 +1083,8 @@ def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
         while time.monotonic() < deadline and proc.poll() is None:
             found = live_snapshots(project)
             if found and (project / "out/started.txt").exists():
-                data = json.loads(found[0].read_text())
-                if data.get("inFlight") == "steps/1":
+                data, _ = folded(project, found[0].name[4:-5])
+                if data and data.get("inFlight") == "steps/1":
                     snapshot = found[0]
                     break
             time.sleep(0.02)
@@ -985,7 +1101,8 @@ def test_interrupt_saves_state_releases_locks_and_resumes(tmp_path, signum):
     assert "Traceback" not in err, err
     run_id = snapshot.name[4:-5]
 
-    state = json.loads(snapshot.read_text())
+    state, problems = folded(project, run_id)
+    assert state is not None and not problems, problems
     assert state["status"] == "running"
     assert state["inFlight"] == "steps/1"
     # Its process is gone: shown as interrupted, not as running.

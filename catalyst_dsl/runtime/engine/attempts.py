@@ -64,9 +64,12 @@ class Attempts:
             seconds = time.monotonic() - started
             if step.name and names_result(step.action):
                 run.scope.define(step.name, visible(step, result))
+            # Recorded first, shown after: a step is shown done only once its record is
+            # durable, so a save that fails (a full disk) never leaves a step shown done that
+            # a resume would run again.
+            self.journal.step(run, "completed", attempt, started, result, None)
             if control is None or control.REPORTS_FINISH:
                 self.events.step_finished(sid, step.action, "completed", seconds, frame.depth)
-            self.journal.step(run, "completed", attempt, started, result, None)
             return result
 
     def _retried(self, run: StepRun, error: StepError, attempt: int, started: float) -> bool:
@@ -140,11 +143,11 @@ class Attempts:
             status = "completed" if action == "Ignore" else "failed"
             if status == "completed":
                 self._bind(run, result)  # as a resume would, from the journal
+            self.journal.step(run, status, attempt, started, result, detail)  # recorded, then shown
             if action == "Continue":
                 self.events.step_finished(
                     sid, step.action, "continued", seconds, depth, f"{detail} (errorPolicy Continue)"
                 )
-            self.journal.step(run, status, attempt, started, result, detail)
             return
         # Not journaled: the step did not complete, so resuming a failed run runs it again
         # (unless a `catch` handles it: see Journal.catching).

@@ -198,12 +198,12 @@ class Engine(Calls, Attempts, Pauses):
         if chosen != "continue":
             return False
         step = run.step
-        self.events.step_finished(
-            run.sid, step.action, "continued", 0.0, run.frame.depth, "failure accepted by approval"
-        )
         if step.name:
             run.scope.define(step.name, None)
         self.journal.step(run, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
+        self.events.step_finished(  # recorded, then shown
+            run.sid, step.action, "continued", 0.0, run.frame.depth, "failure accepted by approval"
+        )
         return True
 
     def _perform(self, run: StepRun) -> None:
@@ -244,8 +244,8 @@ class Engine(Calls, Attempts, Pauses):
         return False
 
     def _skipped(self, run: StepRun, reason: str) -> None:
+        self.journal.step(run, "skipped", 0, time.monotonic(), None, reason)  # recorded, then shown
         self.events.step_skipped(run.sid, run.step.action, reason, run.frame.depth)
-        self.journal.step(run, "skipped", 0, time.monotonic(), None, reason)
 
     def _checked(self, run: StepRun) -> Any:
         """One attempt: the step between its checks, `requires:` before and `ensures:` after,

@@ -107,8 +107,14 @@ class RunHooks:
                 )
                 continue
             if approval.released and approval.decision in ("request-changes", "approve"):
-                return _decided(approval, path)
+                return _decided(approval, path, self._deliver)
         return None
+
+    def _deliver(self, approval) -> None:
+        """Mark an approval used up (it failed its step, or its retry was run). The one change
+        made to an approval after it was saved: the store is told, so its next save records it."""
+        approval.delivered = True
+        self.context.store.changed(self.state, approval)
 
     def approve(self, path, via, role, by, comment, released, selected, subject=None) -> None:
         from catalyst_dsl.runtime.state.store import Approval
@@ -129,14 +135,14 @@ class RunHooks:
         self.context.store.save(self.state)
 
 
-def _decided(approval, path: str) -> dict | None:
+def _decided(approval, path: str, deliver: Callable[[Any], None]) -> dict | None:
     """What the latest released decision on the step at `path` tells it: go on (with the
     option chosen), fail with ChangesRequested (once), or nothing yet (a retry or a change
     request already used)."""
     if approval.decision == "request-changes" and approval.released:
         if approval.delivered:
             return None  # it failed the step once; the step now needs a new approval
-        approval.delivered = True
+        deliver(approval)
         raise StepError(
             "ChangesRequested",
             f"{approval.by} ({approval.role}) requested changes: {approval.comment or 'no comment'}",
@@ -148,7 +154,7 @@ def _decided(approval, path: str) -> dict | None:
             # person is asked again.
             if approval.delivered:
                 return None
-            approval.delivered = True
+            deliver(approval)
         return {
             "selected": approval.selected,
             "role": approval.role,

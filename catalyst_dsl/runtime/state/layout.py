@@ -8,9 +8,12 @@ module's neighbours: the codec, the seal) and the two stay apart.
 
 The layout of `state_dir` (the project's `.xe/runs` by default):
 
-- `run-{id}.json`, a live run's snapshot (with `run-{id}.json.bak`, the one before);
+- `run-{id}.json`, a live run's snapshot (with `run-{id}.json.bak`, the one before), and
+  while it runs `run-{id}.journal`, the saves since (journal/);
 - `history/YYYY/MM/DD/run-{id}.json`, a finished run, under the date in its id;
-- `locks/`, the lock files (`locks.py`).
+- `locks/`, the lock files (`locks.py`);
+- `results/{id}/`, results too big for a snapshot (integrity/results.py), and
+  `journal-reserve`, room kept for saves (journal/reserve.py).
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ class RunFiles:
     def peek_status(self, run_id: str) -> str | None:
         """The status a run's snapshot records, cheaply and without raising: None when unknown.
 
-        For `locks.LockManager`, deciding whether a lock's holder is finished.
+        For `locks.LockManager`, deciding whether a lock's holder is finished. The snapshot
+        alone is enough: a change of status is always saved as a full snapshot, never only
+        as a journal record (journal/writer.py).
         """
         try:
             path = self._find(run_id)

@@ -1,12 +1,15 @@
-"""One line of `catalyst runs list` (`RunSummary`), apart from the store in store.py.
+"""What a run is shown as, apart from the store in store.py: one line of `catalyst runs
+list` (`RunSummary`) and the audit view of `catalyst runs export` (`audit_view`).
 
-A record; `runs list --json` turns it into JSON with `records.asdict`. Only listing runs
-needs it, so it is imported there (store.py), not by the store every run imports.
+`RunSummary` is a record; `runs list --json` turns it into JSON with `records.asdict`.
+Only listing and exporting runs need this, so it is imported there (store.py), not by
+the store every run imports.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from catalyst_dsl._internal.records import record
 
@@ -25,3 +28,37 @@ class RunSummary:
     archived: bool
     #: Why the file could not be read, for corrupt ones.
     problem: str | None = None
+
+
+#: The keys of a run's snapshot an audit shows as they are.
+_AUDITED = (
+    "runId",
+    "playbook",
+    "status",
+    "mode",
+    "startedAt",
+    "endedAt",
+    "owner",
+    "permissions",
+    "locks",
+    "approvals",
+    "failures",
+    "cancel",
+    "error",
+    "trustedEdits",
+)
+
+
+def audit_view(state, problems: list[str]) -> dict[str, Any]:
+    """Who ran what, approvals, failures, and the journal without results; what did not
+    verify under `unverified`."""
+    from catalyst_dsl.runtime.state.snapshot import VERSION
+    from catalyst_dsl.runtime.state.snapshot_codec import converter
+
+    data = converter().unstructure(state)
+    audit: dict[str, Any] = {"format": "catalyst-audit", "version": VERSION}
+    for key in _AUDITED:
+        audit[key] = data[key]
+    audit["unverified"] = problems
+    audit["steps"] = [{k: v for k, v in entry.items() if k != "result"} for entry in data["steps"]]
+    return audit

@@ -47,12 +47,14 @@ _to_json = json.JSONEncoder(ensure_ascii=True).encode
 
 
 class JournalCache:
-    """The encoded journal, so a save costs about the same after step 1,000 as after step 1.
+    """Each journal entry encoded once, so that neither a journal record (journal/) nor a
+    full snapshot encodes again what an earlier save of the run already did.
 
-    A journal only grows, and an entry never changes once appended: each is unstructured
-    and encoded once (with its seal digest, integrity/seal.py), and the text of the
-    journal so far is kept and extended. Any other change (a different state, an edited
-    list) is noticed by identity and rebuilds it.
+    Entries are kept by the identity of their `StepRecord`: a step record never changes
+    once it is in the journal (a step run again gets a new record), so an entry's text and
+    its seal digest (integrity/seal.py) hold for as long as the record is in the journal,
+    wherever it moves. The digest is worked out only when a full snapshot needs it. `text`
+    keeps only the records of the journal it is given.
 
     `spill(data) -> sha256`, when given, keeps a result whose JSON is over
     `results.LIMIT` bytes outside the snapshot; the entry then holds its hash.
@@ -60,43 +62,49 @@ class JournalCache:
 
     def __init__(self, spill: Callable[[bytes], str] | None = None) -> None:
         self._spill = spill
-        self._records: list[StepRecord] = []
-        self._text = ""
-        self._digests: list[str] = []
+        #: id(record) -> [record, entry, its data, digest or None]; the record is kept so
+        #: that its id stays its own.
+        self._known: dict[int, list] = {}
+
+    def _known_of(self, record: StepRecord) -> list:
+        known = self._known.get(id(record))
+        if known is None or known[0] is not record:
+            known = self._known[id(record)] = [record, *self._encode(record), None]
+        return known
+
+    def entry(self, record: StepRecord) -> str:
+        """The entry's JSON text."""
+        return self._known_of(record)[1]
 
     def text(self, journal: list[StepRecord]) -> str:
-        known = len(self._records)
-        if known > len(journal) or (known and journal[known - 1] is not self._records[known - 1]):
-            self.forget()
-            known = 0
-        fresh = journal[known:]
-        if fresh:
-            encoded = []
-            for record in fresh:
-                entry, digest = self._encode(record)
-                encoded.append(entry)
-                self._digests.append(digest)
-            joined = ",\n  ".join(encoded)
-            self._text = f"{self._text},\n  {joined}" if self._text else joined
-            self._records.extend(fresh)
-        return self._text
+        """The journal's entries as the snapshot file writes them; forgets the records that left it."""
+        known = [self._known_of(record) for record in journal]
+        if len(self._known) > len(journal):
+            self._known = {id(each[0]): each for each in known}
+        return ",\n  ".join(each[1] for each in known)
 
     def digests(self, journal: list[StepRecord]) -> list[str]:
-        self.text(journal)
-        return list(self._digests)
+        """Each entry's seal digest."""
+        found = []
+        for record in journal:
+            known = self._known_of(record)
+            if known[3] is None:
+                known[3] = seal.entry_digest([_to_json(value) for value in known[2].values()])
+            found.append(known[3])
+        return found
 
-    def _encode(self, record: StepRecord) -> tuple[str, str]:
-        values = {key: _to_json(value) for key, value in converter().unstructure(record).items()}
-        if self._spill is not None and len(values["result"]) > results.LIMIT:
-            values["resultBlob"] = _to_json(self._spill(values["result"].encode("ascii")))
-            values["result"] = "null"
-        # The entry is assembled from its values' JSON exactly as the encoder would write the
-        # object, so each value is encoded once for both the file and its digest.
-        entry = "{" + ", ".join(f"{_to_json(key)}: {value}" for key, value in values.items()) + "}"
-        return entry, seal.entry_digest(list(values.values()))
+    def _encode(self, record: StepRecord) -> tuple[str, dict[str, Any]]:
+        """The entry's text, and its data (for its digest, worked out when a snapshot needs it)."""
+        data = converter().unstructure(record)
+        if self._spill is not None and data["result"] is not None:
+            result = _to_json(data["result"])
+            if len(result) > results.LIMIT:
+                data["resultBlob"] = self._spill(result.encode("ascii"))
+                data["result"] = None
+        return _to_json(data), data
 
     def forget(self) -> None:
-        self._records, self._text, self._digests = [], "", []
+        self._known = {}
 
 
 def encode(state: RunState, cache: JournalCache | None = None) -> bytes:
@@ -105,10 +113,17 @@ def encode(state: RunState, cache: JournalCache | None = None) -> bytes:
     return (body + "\n}\n").encode("ascii")
 
 
-def encode_parts(state: RunState, cache: JournalCache | None = None) -> tuple[str, dict[str, Any]]:
+#: The lists of a snapshot that only grow (journal/delta.py), by their keys in the file.
+GROWING = frozenset({"steps", "approvals", "failures", "trustedEdits"})
+
+
+def encode_parts(
+    state: RunState, cache: JournalCache | None = None, texts: dict[str, str] | None = None
+) -> tuple[str, dict[str, Any]]:
     """The file's text up to its last value (the seal goes after it), and the seal's field digests.
 
-    A `cache` kept across one run's saves spares re-encoding its journal.
+    A `cache` kept across one run's saves spares re-encoding its journal. `texts`, when
+    given, receives the JSON of every other field, as `field_texts` writes it.
     """
     cache = cache or JournalCache()
     lines = []
@@ -125,7 +140,15 @@ def encode_parts(state: RunState, cache: JournalCache | None = None) -> tuple[st
             encoded_value = _to_json(value)
             lines.append(f'"{key}": {encoded_value}')
             fields[key] = [] if key == "approvals" else seal.digest(encoded_value)
+            if texts is not None and key not in GROWING:
+                texts[key] = encoded_value
     return "{\n " + ",\n ".join(lines), fields
+
+
+def field_texts(state: RunState) -> dict[str, str]:
+    """The JSON of each field of `state` but the growing lists, by key, as the file holds it."""
+    plain = converter().unstructure(records.replace(state, steps=[], approvals=[], failures=[], trusted_edits=[]))
+    return {key: _to_json(value) for key, value in plain.items() if key not in GROWING}
 
 
 def seal_text(sealed: dict[str, Any]) -> str:
@@ -178,6 +201,30 @@ def read(path: Path) -> RunState:
 
 def read_sealed(path: Path) -> Sealed:
     """The snapshot in `path` with its seal and sealed bytes; Damaged or FileNotFoundError as `read`."""
+    document = read_document(path)
+    return Sealed(structured(document.data, path, document.name), document.seal, document.body)
+
+
+@records.record
+class Document:
+    """A snapshot file read as JSON data, before it is read as a `RunState` (`structured`):
+    the run journal's records are folded into `data` first (journal/fold.py)."""
+
+    #: The snapshot's JSON object, its seal taken out.
+    data: dict
+    #: The seal as read; None when the file has none.
+    seal: Any
+    #: What the seal's MAC covers (see `Sealed.body`).
+    body: bytes
+    #: The playbook name, when the file tells it (for help texts).
+    name: str | None
+    #: The file's size in bytes.
+    size: int
+
+
+def read_document(path: Path) -> Document:
+    """The snapshot in `path` as data, its format and version checked; Damaged or
+    FileNotFoundError as `read`."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -228,6 +275,12 @@ def read_sealed(path: Path) -> Sealed:
             name,
             version if type(version) is int else None,
         )
+    return Document(data, found, body, name, len(raw))
+
+
+def structured(data: dict, path: Path, name: str | None = None) -> RunState:
+    """Snapshot data (with the journal's records folded in) read as a `RunState`, every
+    problem named by its JSON path; Damaged when any."""
     try:
         state = converter().structure(data, RunState)
     except Invalid as exc:
@@ -235,7 +288,7 @@ def read_sealed(path: Path) -> Sealed:
     problems = _inconsistencies(state, path)
     if problems:
         raise Damaged(problems, name)
-    return Sealed(state, found, body)
+    return state
 
 
 def _seal_of(text: str, data: dict[str, Any]) -> tuple[Any, bytes]:

@@ -1,30 +1,33 @@
-"""The store that keeps run snapshots on disk, crash-safe, and finds, lists and retires them.
+"""The store that keeps runs on disk, crash-safe, and finds, lists and retires them.
 
-A run saves its snapshot (`snapshot.py`) after every step, so the store's promises are:
+A run saves after every step, so the store's promises are:
 
-- **Atomic saves** (`durable.replace`). Each save writes a temporary file in the same
-  directory, fsyncs it, `os.replace`s it onto `run-{id}.json` and fsyncs the directory: a
-  reader (or a resume after `kill -9` or a power cut) sees the old snapshot or the new
-  one, never a mix. The save that only names a step in flight, before a step that no
-  `ensures:` can recover, skips the directory's fsync and its ledger line: a power cut
-  may take it back to the save before, from which that step runs again all the same
-  (the content is synced, so either name holds a whole snapshot; the next save's
-  directory fsync and ledger line cover it).
-- **One backup.** Before each save the current file is hard-linked to
-  `run-{id}.json.bak`, so the backup is always the snapshot before the latest save. A
-  link and a rename cost two syscalls, no copy, so it is kept at every save rather than
-  only at checkpoints: the newest good copy is the most useful one after a bad edit.
-  Where hard links are unsupported no backup is kept.
+- **One append per save** (`journal/`). A save writes what changed since the save before as
+  one record appended to the run's journal `run-{id}.journal` (O_APPEND, one fdatasync),
+  MACed with the run key and chained to the save before: a save costs the same at step
+  1,000 as at step 1, and a crash at any instant leaves every save before it whole (a
+  record cut short by the crash is ignored). Saves from parallel branches are appended one
+  at a time, under a lock. The save that only names a step in flight, before a step that
+  no `ensures:` can recover, is appended without its sync and moves no anchor: a power cut
+  may take it back to the save before, from which that step runs again all the same, and
+  the next save's fdatasync covers it (it writes out all of the file's data).
+- **A full snapshot at the points that matter** (`journal/writer.py`): when the run's
+  status changes (it pauses, ends, resumes), when the journal grows past its bound, and
+  when another process saved the run meanwhile, the whole snapshot `run-{id}.json` is
+  written (a temporary file, synced, renamed over the old one, the directory synced; the
+  one before kept as `run-{id}.json.bak`) and the journal then starts afresh. Reading a
+  run (`journal/reading.py`) is the snapshot with the records after it folded in.
 - **Friendly, unique ids** (`20261121-143012-create-feature-001`): local date and time of
   `startedAt`, playbook name, the first free 3-digit index. A run claims its id by
   hard-linking its first, complete snapshot to the final name (`durable.create`): the
   link fails when the name exists, so two runs started in the same second never share an
   id and the file is never seen empty.
-- **Sealed, numbered saves** (`integrity/`). Every save carries an HMAC with the run key
-  and a save number that the snapshot ledger also records; a load that acts on a run
-  refuses a snapshot edited by hand, sealed with another key, or older than the ledger
-  (a copy put back), naming what is wrong. Results too big for a snapshot are kept
-  beside it, named by hash.
+- **Sealed, chained, anchored saves** (`integrity/`, `journal/`). Every save carries its
+  number and an HMAC with the run key over its bytes and the MAC of the save before; the
+  run's latest save is also kept outside the state directory (its anchor). A load that
+  acts on a run refuses a snapshot or record edited by hand, sealed with another key, out
+  of order, from another run, or older than the anchor (a copy put back), naming what is
+  wrong. Results too big for a snapshot are kept beside it, named by hash.
 - **Loading never shows a traceback.** A missing file, or any damage `snapshot_codec.py`
   finds in one, is a `RunAbort(EXIT_STATE)` naming the file, the JSON path
   (`$.steps[3].attempts`) and how to recover (from the backup, when it is good).
@@ -39,16 +42,22 @@ import.
 from __future__ import annotations
 
 import os
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.runtime.state import durable, snapshot_codec
+from catalyst_dsl._internal import records
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-from catalyst_dsl.runtime.state.errors import state_abort
+from catalyst_dsl.runtime.state.errors import damaged_abort, located, state_abort
 from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
+from catalyst_dsl.runtime.state.journal import files as journal_files
+from catalyst_dsl.runtime.state.journal.reading import RunRead, read_run
+from catalyst_dsl.runtime.state.journal.reserve import Reserve
+from catalyst_dsl.runtime.state.journal.writer import RunJournal, full
 from catalyst_dsl.runtime.state.layout import RunFiles, slug
 from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
 from catalyst_dsl.runtime.state.snapshot import (
@@ -72,6 +81,7 @@ from catalyst_dsl.runtime.state.snapshot import (
 )
 
 if TYPE_CHECKING:
+    from catalyst_dsl.runtime.state.journal.anchor import Anchors
     from catalyst_dsl.runtime.state.run_summary import RunSummary
 
 __all__ = [
@@ -117,37 +127,47 @@ def __getattr__(name: str):
 
 
 class StateStore(RunFiles):
-    """Snapshots of runs under `state_dir` (the project's `.xe/runs` by default), laid out
-    as `RunFiles` says."""
+    """Runs under `state_dir` (the project's `.xe/runs` by default), laid out as `RunFiles`
+    says. `anchors`: where runs' anchors are kept (journal/anchor.py), the user's state
+    directory unless told otherwise."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, anchors: Anchors | None = None) -> None:
         super().__init__(state_dir)
-        self.guard = Guard(self.state_dir)
-        #: The run being saved, whose big results `_spill` keeps beside it.
-        self._saving = ""
-        self._journal = snapshot_codec.JournalCache(spill=self._spill)
+        self.guard = Guard(self.state_dir, anchors)
+        #: The runs this process saves, by id: where each one's saves go on from.
+        self._runs: dict[str, RunJournal] = {}
+        #: One save at a time: parallel branches save from threads of their own.
+        self._saving = threading.Lock()
+        self._reserve = Reserve(self.state_dir)
+        #: Set when a save could only be made with the reserve: the run stops at its next save.
+        self._out_of_room: RunAbort | None = None
         #: Called with the state after each save: views of the run kept elsewhere (a
-        #: dialect's own session files). The snapshot is written first and stays the truth.
+        #: dialect's own session files). The run's own files are written first and stay the truth.
         self.observers: list = []
 
     # -- paths
 
     def run_key(self) -> RunKey:
-        """The key that seals this store's snapshots; RunAbort when it is there but unusable."""
+        """The key that seals this store's runs; RunAbort when it is there but unusable."""
         try:
             return self.guard.key()
         except RunKeyError as error:
             raise RunAbort(EXIT_STATE, error.message, help=error.fix) from None
 
+    def journal_of(self, run_id: str) -> Path:
+        """The journal of the live run `run_id` (it exists between a run's compactions)."""
+        journal = journal_files.journal_of(self.path_of(run_id))
+        assert journal is not None
+        return journal
+
     # -- creating and saving
 
-    def _spill(self, data: bytes) -> str:
-        return self.guard.results.put(self._saving, data)
-
-    def _sealed(self, state: RunState, seq: int, cache: snapshot_codec.JournalCache | None = None) -> bytes:
-        self.run_key()
-        self._saving = state.run_id
-        return self.guard.seal(state, seq, cache or snapshot_codec.JournalCache(spill=self._spill))
+    def _writer(self, run_id: str) -> RunJournal:
+        writer = self._runs.get(run_id)
+        if writer is None:
+            spill = lambda data: self.guard.results.put(run_id, data)  # noqa: E731
+            writer = self._runs[run_id] = RunJournal(self.path_of(run_id), run_id, self.guard, spill)
+        return writer
 
     def create(self, state: RunState) -> RunState:
         """Give `state` the first free id for its start time and playbook, and save it.
@@ -156,7 +176,14 @@ class StateStore(RunFiles):
         which fails if the name exists: no two runs share an id, however close they start.
         """
         prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{slug(state.playbook.name)}"
-        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.run_key()
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._reserve.ensure()
+        except OSError as error:
+            raise state_abort(
+                error, path=_display(self.state_dir), retry="start the run again (nothing of it ran)"
+            ) from None
         taken = {int(m["index"]) for m in map(_indexed.fullmatch, self._names_like(prefix)) if m}
         index = 1
         while True:
@@ -166,10 +193,13 @@ class StateStore(RunFiles):
             state.run_id = f"{prefix}-{index:03d}"
             state.updated_at = utc_now()
             target = self.path_of(state.run_id)
-            # Past any number the ledger still holds for this id (a pruned run's, from the
-            # same second): a new run must never look like an older copy of itself.
-            seq = self.guard.next_seq(state.run_id)
-            data = self._sealed(state, seq)
+            # Past any number its anchor (or the old ledger) holds for this id (a pruned
+            # run's, from the same second): a new run must never look like an older copy of itself.
+            seq = self.guard.latest_seen(state.run_id) + 1
+            writer = RunJournal(
+                target, state.run_id, self.guard, lambda data, run_id=state.run_id: self.guard.results.put(run_id, data)
+            )
+            data, mac = self.guard.seal(state, seq, "", writer.cache)
             try:
                 created = durable.create(target, data, mode=_PRIVATE)
             except OSError as error:
@@ -186,7 +216,12 @@ class StateStore(RunFiles):
             if self.archived_path(state.run_id).exists():
                 target.unlink()
                 continue
-            self.guard.recorded(state.run_id, seq, keep=self._exists)
+            # A journal left by a run of this id whose snapshot was removed is not this run's.
+            self.journal_of(state.run_id).unlink(missing_ok=True)
+            writer.adopt(state, seq, mac, 0, journal_files.identity_of(target))
+            with self._saving:
+                self._runs[state.run_id] = writer
+            self.guard.saved(state.run_id, seq, mac)
             return state
 
     def _names_like(self, prefix: str) -> list[str]:
@@ -202,37 +237,66 @@ class StateStore(RunFiles):
         return [n[len(prefix) + 1 :] for n in names]
 
     def save(self, state: RunState, *, survives_power_cut: bool = True) -> None:
-        """Write the snapshot atomically (see the module docstring); sets `updated_at`.
-        `survives_power_cut=False`: a save that a power cut may undo (the module docstring)."""
+        """Save `state` durably (see the module docstring); sets `updated_at`.
+        `survives_power_cut=False`: a save that a power cut may take back (the module docstring)."""
         state.updated_at = utc_now()
-        target = self.path_of(state.run_id)
-        seq = self.guard.next_seq(state.run_id)
-        data = self._sealed(state, seq, self._journal)
-        backup = target.with_name(target.name + ".bak")
-        lasting = survives_power_cut
-        try:
-            try:
-                durable.replace(target, data, mode=_PRIVATE, backup=backup, sync_rename=lasting)
-            except FileNotFoundError:
-                # The state directory was removed under a running run: recreate it, once.
-                self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                durable.replace(target, data, mode=_PRIVATE, backup=backup, sync_rename=lasting)
-        except OSError as error:
-            # The file on disk is still the previous, whole snapshot: the run stops here and
-            # resumes from it once the cause (a full disk, a read-only mount...) is fixed.
-            kept = _display(target) if target.exists() else None
-            raise state_abort(
-                error, path=_display(target), snapshot_bytes=len(data), kept=kept, run_id=state.run_id
-            ) from None
-        self.guard.recorded(state.run_id, seq, keep=self._exists, ledger=lasting)
+        self._save(state, lasting=survives_power_cut)
         for observe in self.observers:
             observe(state)
 
-    def _exists(self, run_id: str) -> bool:
-        try:
-            return self._find(run_id) is not None
-        except ValueError:
-            return False
+    def changed(self, state: RunState, item: Any) -> None:
+        """`item`, an approval of `state` saved before, was changed in place: its next save
+        records it anew (journal/delta.py says why this is the one such change)."""
+        with self._saving:
+            writer = self._runs.get(state.run_id)
+            if writer is not None and writer.tracker is not None:
+                writer.tracker.touched(item)
+
+    def _save(self, state: RunState, *, compact: bool = False, lasting: bool = True) -> None:
+        self.run_key()
+        with self._saving:
+            if self._out_of_room is not None:
+                raise self._out_of_room
+            writer = self._writer(state.run_id)
+            try:
+                seq, mac, _ = writer.save(state, compact=compact, lasting=lasting)
+            except OSError as error:
+                # The files on disk still hold every save before this one: the run stops
+                # here and resumes from them once the cause (a full disk, a read-only
+                # mount...) is fixed. A full disk first gives back the room kept in reserve
+                # (journal/reserve.py): then this save is made, shown, and the next one stops.
+                if not (full(error) and self._reserve.release()):
+                    raise self._save_abort(writer, state, error) from None
+                try:
+                    seq, mac, _ = writer.save(state, compact=compact)
+                except OSError as again:
+                    raise self._save_abort(writer, state, again) from None
+                stop = self._save_abort(writer, state, error)
+                self._out_of_room = RunAbort(
+                    stop.exit_code,
+                    stop.message,
+                    help=stop.help,
+                    details=("the run's last save used the room kept for it (journal-reserve): it stopped there",),
+                )
+            if lasting:  # the anchor never goes ahead of what a power cut leaves (anchor.py)
+                self.guard.saved(state.run_id, seq, mac)
+
+    def _save_abort(self, writer: RunJournal, state: RunState, error: OSError) -> RunAbort:
+        return state_abort(
+            error,
+            path=_display(writer.target),
+            snapshot_bytes=writer.target_bytes,
+            written="the snapshot" if writer.target == writer.snapshot else "the save",
+            kept=self._kept(state.run_id),
+            run_id=state.run_id,
+        )
+
+    def _kept(self, run_id: str) -> str | None:
+        """Where the run's saves before a failed one are, in words; None when nowhere."""
+        snapshot, journal = self.path_of(run_id), self.journal_of(run_id)
+        if not snapshot.exists():
+            return None
+        return f"{_display(snapshot)} and {_display(journal)}" if journal.exists() else _display(snapshot)
 
     # -- loading
 
@@ -252,8 +316,8 @@ class StateStore(RunFiles):
     def _load(self, run_id_or_path: str, *, trust: bool, results: bool) -> tuple[RunState, list[str]]:
         path = self._path_to_load(run_id_or_path)
         self.run_key()
-        sealed, problems = self._read_checked(path, results)
-        state = sealed.state
+        read, problems = self._read_checked(path, results)
+        state = read.state
         if problems and not trust:
             raise RunAbort(
                 EXIT_STATE,
@@ -264,16 +328,36 @@ class StateStore(RunFiles):
                 f"accepts it and records it in the run's audit trail;"
                 f" otherwise start a new run with `catalyst run {state.playbook.name}`",
             )
+        self._adopt(read, bool(problems))
         if problems:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
 
-    def _read_checked(self, path: Path, results: bool) -> tuple[snapshot_codec.Sealed, list[str]]:
-        """The snapshot in `path` and what in it does not verify. A save by another process
-        that lands between reading the file and reading the ledger makes the copy read look
-        put back: while the file is found changed, it is read and checked again."""
-        sealed = self._read(path)
-        problems = self.guard.check(sealed, with_results=results)
+    def _adopt(self, read: RunRead, trusted: bool) -> None:
+        """The run's saves by this process go on from what was just read. A run trusted
+        although it did not verify is sealed anew by its next save, numbered past every
+        copy seen (the one refused included)."""
+        run_id = read.state.run_id
+        if read.path not in (self.path_of(run_id), self.archived_path(run_id)):
+            return  # a copy elsewhere, or a backup: shown, never saved over
+        try:
+            self._reserve.ensure()  # a disk too full to go on says so before anything runs
+        except OSError as error:
+            raise state_abort(error, path=_display(self._reserve.path), run_id=run_id) from None
+        seq = read.chain.head_seq
+        if trusted:
+            seq = max(seq, self.guard.latest_seen(run_id))
+        with self._saving:
+            self._writer(run_id).adopt(
+                read.state, seq, read.chain.head_mac, read.journal_size, read.snapshot, compact=trusted
+            )
+
+    def _read_checked(self, path: Path, results: bool) -> tuple[RunRead, list[str]]:
+        """The run in `path` and what in it does not verify. A save by another process that
+        lands between reading the snapshot, its journal and its anchor makes the copy read
+        look put back or cut: while the files are found changed, they are read and checked again."""
+        read = self._read(path)
+        problems = self.guard.check(read, with_results=results)
         for _ in range(_RACED_SAVES):
             if not problems:
                 break
@@ -281,21 +365,33 @@ class StateStore(RunFiles):
                 again = self._read(path)
             except RunAbort:
                 break  # archived or removed meanwhile: what was read is what there is to say
-            if again.seal == sealed.seal:
-                break  # the same file: its problems are its own
-            sealed, problems = again, self.guard.check(again, with_results=results)
-        return sealed, problems
+            if (again.seal, again.chain.head_mac, again.journal_size) == (
+                read.seal,
+                read.chain.head_mac,
+                read.journal_size,
+            ):
+                break  # the same files: their problems are their own
+            read, problems = again, self.guard.check(again, with_results=results)
+        return read, problems
 
     def inspect(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
-        """A run to show, not act on: its snapshot and what in it does not verify (not refused)."""
+        """A run to show, not act on: its state and what in it does not verify (not refused)."""
         path = self._path_to_load(run_id_or_path)
         self.run_key()
-        sealed = self._read(path)
-        return sealed.state, self.guard.check(sealed, with_results=False)
+        read = self._read(path)
+        return read.state, self.guard.check(read, with_results=False)
 
-    def _read(self, path: Path) -> snapshot_codec.Sealed:
+    def _read(self, path: Path) -> RunRead:
+        """The run whose snapshot is `path`, its journal folded in and checked with the run
+        key, and its anchor, read first (reading.RunRead.anchor says why)."""
+        journal = journal_files.journal_of(path)
+        named = snapshot_codec.RUN_FILE.fullmatch(path.name)
+        anchor = self.guard.anchors.read(named["id"]) if named else None
         try:
-            return snapshot_codec.read_sealed(path)
+            read = read_run(path, self.guard.key(), _display(journal) if journal else None, anchor)
+            if not named:  # a copy under another name: its id is known once it is read
+                read = records.replace(read, anchor=self.guard.anchors.read(read.state.run_id))
+            return read
         except FileNotFoundError:
             raise RunAbort(
                 EXIT_INVALID,
@@ -303,7 +399,7 @@ class StateStore(RunFiles):
                 help="`catalyst runs list` shows the runs kept here",
             ) from None
         except snapshot_codec.Damaged as damage:
-            raise self._abort(path, damage) from None
+            raise damaged_abort(path, damage, _display) from None
 
     def _path_to_load(self, run_id_or_path: str) -> Path:
         given = str(run_id_or_path)
@@ -325,44 +421,22 @@ class StateStore(RunFiles):
                 )
         return path
 
-    def _abort(self, path: Path, damage: snapshot_codec.Damaged) -> RunAbort:
-        first, *rest = damage.problems
-        named = snapshot_codec.RUN_FILE.fullmatch(path.name)
-        # The id holds the playbook name too, for when the file no longer tells it.
-        from_id = _id_name.fullmatch(named["id"]) if named else None
-        name = damage.name or (from_id["name"] if from_id else "NAME")
-        new_run = f"start a new run with `catalyst run {name}`"
-        if damage.version is not None and damage.version > VERSION:
-            help = f"a newer catalyst wrote it: resume it with that version, or {new_run}"
-        else:
-            help = f"{new_run}; the damaged file is kept for inspection"
-            backup = path.with_name(path.name + ".bak") if not path.name.endswith(".bak") else None
-            if backup is not None and named:
-                try:
-                    good = snapshot_codec.read(backup)
-                except (FileNotFoundError, snapshot_codec.Damaged):
-                    good = None
-                if good is not None:
-                    steps = f"{len(good.steps)} step{'' if len(good.steps) == 1 else 's'} recorded"
-                    help = (
-                        f"the last good copy is {_display(backup)} (saved {good.updated_at}, {steps}): "
-                        f"copy it over {_display(path)} and resume with --trust-edited-state, or {new_run};"
-                        " the damaged file is kept for inspection"
-                    )
-        text, at, where = first.rpartition(" @ ")
-        sentence = f"is damaged at {where}: {text}" if at else first
-        return RunAbort(
-            EXIT_STATE, f"the run snapshot {_display(path)} {sentence}", help=help, details=tuple(map(_located, rest))
-        )
-
     # -- finishing
 
     def archive(self, state: RunState) -> Path:
         """Save a finished run and move it to history; returns its new path."""
         if not state.finished:
             raise ValueError(f"run {state.run_id} is {state.status}; only finished runs are archived")
-        self.save(state)
-        self._journal.forget()
+        # A full snapshot, its journal removed: history holds one file per run.
+        state.updated_at = utc_now()
+        self._save(state, compact=True)
+        for observe in self.observers:
+            observe(state)
+        with self._saving:
+            writer = self._runs.pop(state.run_id, None)
+            if writer is not None:
+                writer.close()
+            self.guard.anchors.close(state.run_id)
         live = self.path_of(state.run_id)
         target = self.archived_path(state.run_id)
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -399,12 +473,12 @@ class StateStore(RunFiles):
 
         run_id = path.name[4:-5]
         try:
-            state = snapshot_codec.read(path)
+            state = read_run(path, None).state  # folded, not checked: listing stays cheap
         except FileNotFoundError:  # archived or pruned while we listed
             return RunSummary(run_id, None, "missing", None, None, path, archived, "the file went away while listing")
         except snapshot_codec.Damaged as damage:
             return RunSummary(
-                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(_located, damage.problems))
+                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(located, damage.problems))
             )
         return RunSummary(
             state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived
@@ -468,7 +542,7 @@ class StateStore(RunFiles):
     def _started(self, path: Path) -> datetime | None:
         """When an archived run started (its file time when unreadable); None for unfinished ones."""
         try:
-            state = snapshot_codec.read(path)
+            state = read_run(path, None).state
         except (FileNotFoundError, snapshot_codec.Damaged):
             try:
                 return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
@@ -479,34 +553,11 @@ class StateStore(RunFiles):
         return parse_time(state.started_at)
 
     def export(self, run_id: str) -> dict[str, Any]:
-        """The audit view of a run: who ran what, approvals, failures, and the journal without results.
+        """The audit view of a run (run_summary.audit_view): a run that does not verify is
+        exported all the same (it is evidence), with what does not verify under `unverified`."""
+        from catalyst_dsl.runtime.state.run_summary import audit_view
 
-        A snapshot that does not verify is exported all the same (it is evidence), with
-        what does not verify under `unverified`.
-        """
-        state, problems = self.inspect(run_id)
-        data = snapshot_codec.converter().unstructure(state)
-        audit: dict[str, Any] = {"format": "catalyst-audit", "version": VERSION}
-        for key in (
-            "runId",
-            "playbook",
-            "status",
-            "mode",
-            "startedAt",
-            "endedAt",
-            "owner",
-            "permissions",
-            "locks",
-            "approvals",
-            "failures",
-            "cancel",
-            "error",
-            "trustedEdits",
-        ):
-            audit[key] = data[key]
-        audit["unverified"] = problems
-        audit["steps"] = [{k: v for k, v in record.items() if k != "result"} for record in data["steps"]]
-        return audit
+        return audit_view(*self.inspect(run_id))
 
 
 #: How many saves racing one load it reads past (each one re-read): more in a row is not a race.
@@ -516,14 +567,7 @@ _RACED_SAVES = 3
 # every process that imports the store.
 
 
-_id_name = LazyPattern(r"\d{8}-\d{6}-(?P<name>.+)-\d{3,}")
 _indexed = LazyPattern(r"(?P<index>\d{3,})")
-
-
-def _located(problem: str) -> str:
-    """`text @ $.path` as `$.path: text`, for lists of problems."""
-    text, at, where = problem.rpartition(" @ ")
-    return f"{where}: {text}" if at else problem
 
 
 def _display(path: Path) -> str:

@@ -1,6 +1,6 @@
-"""Sealed snapshots: edits by hand, copies put back and a missing ledger are refused with what
-is wrong named; `resume --trust-edited-state` accepts them and records it; the run key and
-big results kept beside the snapshot."""
+"""Sealed runs: edits by hand and copies put back are refused with what is wrong named;
+`resume --trust-edited-state` accepts them and records it; the run key and big results
+kept beside the snapshot. (The journal's own attacks are in test_journal.py.)"""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import json
 import os
 import shutil
 import stat
+from pathlib import Path
 
 import pytest
 
-from catalyst_dsl.runtime.state.integrity import ledger as ledger_module
-from catalyst_dsl.runtime.state.integrity.ledger import LEDGER
 from catalyst_dsl.runtime.state.integrity.results import LIMIT
 from catalyst_dsl.runtime.state.integrity.run_key import KEY_ENV, RunKeyError, load_run_key
 from catalyst_dsl.runtime.state.store import StateStore
@@ -42,6 +41,26 @@ def paused(project) -> tuple[str, object]:
     assert result.exit_code == 4, result.output
     run_id = project.run_id()
     return run_id, project.state_dir / f"run-{run_id}.json"
+
+
+def run_files(project, run_id) -> dict:
+    """The run's files in the state directory as they are now (its snapshot and its journal):
+    a copy of the run, as a backup of the directory would hold it."""
+    return {path: path.read_bytes() for path in project.state_dir.glob(f"run-{run_id}.*") if path.is_file()}
+
+
+def anchor_of(state_dir, run_id):
+    """Where the run's anchor is (outside the state directory)."""
+    return StateStore(state_dir).guard.anchors.directory / run_id
+
+
+def put_back(project, run_id, copy: dict) -> None:
+    """The run's files as they were in `copy`: those made since removed, the others rewritten."""
+    for path in project.state_dir.glob(f"run-{run_id}.*"):
+        if path not in copy:
+            path.unlink()
+    for path, data in copy.items():
+        path.write_bytes(data)
 
 
 def edit(path, change) -> None:
@@ -119,10 +138,10 @@ def test_a_snapshot_sealed_with_another_key_is_refused(project, monkeypatch):
 
 def test_an_older_copy_put_back_is_refused_naming_the_saves(project):
     run_id, snapshot = paused(project)
-    older = snapshot.read_bytes()
-    before = json.loads(older)["seal"]["seq"]
+    older = run_files(project, run_id)
+    before = json.loads(snapshot.read_bytes())["seal"]["seq"]
     assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4  # recorded only: one more save
-    snapshot.write_bytes(older)
+    put_back(project, run_id, older)
     refused(
         project, project.cli("resume", run_id), f"it is save {before} of the run, and save {before + 1} was made since"
     )
@@ -139,58 +158,105 @@ def test_the_backup_put_back_is_refused(project):
 
 def test_a_used_token_is_refused_after_a_rollback(project):
     run_id, snapshot = paused(project)
-    older = snapshot.read_bytes()
+    older = run_files(project, run_id)
     token = project.cli("runs", "token", run_id, "--as", "Architect", "--by", "alice").output.strip()
     assert project.cli("approve", run_id, "--token", token).exit_code == 0
-    snapshot.write_bytes(older)  # the copy from before the token was spent
+    put_back(project, run_id, older)  # the copy from before the token was spent
     replayed = project.cli("approve", run_id, "--token", token)
     assert replayed.exit_code == 3 and "older copy put back" in replayed.output, replayed.output
     assert not json.loads(snapshot.read_bytes())["approvals"]
 
 
-def test_a_deleted_ledger_is_refused_after_the_first_save(project):
+def test_a_deleted_anchor_is_no_refusal_and_the_next_save_writes_it_again(project):
+    # Whoever can remove the anchor (in the user's own state directory) can read the run key
+    # beside it: refusing a run without one would stop a fresh CI job that restored the state
+    # directory, and protect nothing.
     run_id, _ = paused(project)
-    (project.state_dir / LEDGER).unlink()
-    refused(project, project.cli("resume", run_id), "has no record of this run")
-
-
-def test_a_snapshot_one_save_ahead_of_the_ledger_is_accepted(tmp_path):
-    # A crash between the snapshot's save and the ledger's line leaves exactly this.
-    from tests.runtime.state.test_state import make_state
-
-    store = StateStore(tmp_path / "runs")
-    state = store.create(make_state())
-    store.save(state)
-    ledger = tmp_path / "runs" / LEDGER
-    lines = ledger.read_bytes().splitlines(keepends=True)
-    ledger.write_bytes(b"".join(lines[:-1]) + lines[-1][:7])  # the last line cut short
-    assert StateStore(tmp_path / "runs").load(state.run_id).run_id == state.run_id
-
-
-@pytest.mark.parametrize("number", ["\u00b2", "\u0661", "9" * 5000])
-def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, number):
-    # Superscript and Arabic-Indic digits pass str.isdigit() but not int(); so does no
-    # number longer than Python's bound on digits.
-    run_id, _ = paused(project)
-    with open(project.state_dir / LEDGER, "a", encoding="utf-8") as ledger:
-        ledger.write(f"{run_id} {number} 0123456789abcdef\n")
+    anchor = anchor_of(project.state_dir, run_id)
+    anchor.unlink()
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
+    assert anchor.exists()
     assert project.cli("resume", run_id).exit_code == 0
 
 
-def test_the_ledger_is_compacted_and_keeps_each_runs_latest_save(tmp_path, monkeypatch):
+def test_an_anchor_behind_the_run_is_accepted(tmp_path):
+    # A crash (or a power cut) between a save and its anchor's update leaves exactly this.
     from tests.runtime.state.test_state import make_state
 
-    monkeypatch.setattr(ledger_module, "COMPACT_AT", 2048)
     store = StateStore(tmp_path / "runs")
     state = store.create(make_state())
-    for _ in range(100):
-        store.save(state)
-    ledger = tmp_path / "runs" / LEDGER
-    assert ledger.stat().st_size <= 2048 + 200
-    assert store.guard.ledger.latest(state.run_id) == 101
-    assert stat.S_IMODE(ledger.stat().st_mode) == 0o600
+    anchor = anchor_of(tmp_path / "runs", state.run_id)
+    first = anchor.read_bytes()
+    store.save(state)
+    store.save(state)
+    anchor.write_bytes(first)
     assert StateStore(tmp_path / "runs").load(state.run_id).run_id == state.run_id
+
+
+def test_a_new_run_numbers_its_saves_past_the_anchor_of_its_id(tmp_path):
+    from tests.runtime.state.test_state import make_state
+
+    store = StateStore(tmp_path / "runs")
+    first = store.create(make_state())
+    for _ in range(3):
+        store.save(first)
+    store.path_of(first.run_id).unlink()  # gone by hand: its journal and its anchor are left
+    fresh = StateStore(tmp_path / "runs")
+    again = fresh.create(make_state())
+    assert again.run_id == first.run_id
+    assert not store.journal_of(again.run_id).exists()  # the other run's records are not this one's
+    assert StateStore(tmp_path / "runs").load(again.run_id).run_id == again.run_id
+
+
+# -- runs saved before the run journal ----------------------------------------------------------
+
+LEGACY = Path(__file__).parents[2] / "data" / "legacy-run"
+LEGACY_RUN = "20261202-061557-sealed-001"
+
+
+def legacy(project, monkeypatch):
+    """A run saved by the catalyst before the run journal, paused at its checkpoint with an
+    Intern's approval recorded (tests/data/legacy-run/README.md); its snapshot's path."""
+    monkeypatch.setenv(KEY_ENV, "legacy-run-key-of-the-tests-0123456789abcdef")
+    project.write("playbooks/sealed.yaml", (LEGACY / "sealed.yaml").read_text(encoding="utf-8"))
+    project.state_dir.mkdir(parents=True, exist_ok=True)
+    for name in (f"run-{LEGACY_RUN}.json", "snapshot-ledger"):
+        shutil.copyfile(LEGACY / name, project.state_dir / name)
+    return project.state_dir / f"run-{LEGACY_RUN}.json"
+
+
+def test_a_run_saved_before_the_journal_is_approved_and_resumed(project, monkeypatch):
+    legacy(project, monkeypatch)
+    shown = project.cli("runs", "show", LEGACY_RUN)
+    assert shown.exit_code == 0 and "does not verify" not in shown.output, shown.output
+    assert project.cli("approve", LEGACY_RUN, "--as", "Architect").exit_code == 0
+    resumed = project.cli("resume", LEGACY_RUN)
+    assert resumed.exit_code == 0, resumed.output
+    assert project.read("out/heard.txt").strip() == "hello"
+    assert [a["role"] for a in project.snapshot(LEGACY_RUN)["approvals"]] == ["Intern", "Architect"]
+
+
+def test_an_older_copy_of_a_run_saved_before_the_journal_is_refused_by_its_ledger(project, monkeypatch):
+    snapshot = legacy(project, monkeypatch)
+    shutil.copyfile(LEGACY / "older" / snapshot.name, snapshot)
+    refused(project, project.cli("resume", LEGACY_RUN), "it is save 6 of the run, and save 7 was made since")
+
+
+def test_a_run_saved_before_the_journal_without_its_ledger_is_refused(project, monkeypatch):
+    legacy(project, monkeypatch)
+    (project.state_dir / "snapshot-ledger").unlink()
+    refused(project, project.cli("resume", LEGACY_RUN), "has no record of this run")
+
+
+@pytest.mark.parametrize("number", ["\u00b2", "\u0661", "9" * 5000])
+def test_a_ledger_line_with_a_number_python_cannot_read_is_ignored(project, monkeypatch, number):
+    # Superscript and Arabic-Indic digits pass str.isdigit() but not int(); so does no
+    # number longer than Python's bound on digits.
+    legacy(project, monkeypatch)
+    with open(project.state_dir / "snapshot-ledger", "a", encoding="utf-8") as ledger:
+        ledger.write(f"{LEGACY_RUN} {number} 0123456789abcdef\n")
+    assert project.cli("approve", LEGACY_RUN, "--as", "Architect").exit_code == 0
+    assert project.cli("resume", LEGACY_RUN).exit_code == 0
 
 
 # -- trusting an edit -------------------------------------------------------------------------
@@ -230,9 +296,9 @@ def test_trust_edited_state_accepts_records_and_seals_anew(project):
 
 def test_trust_edited_state_accepts_a_rollback_and_numbers_past_it(project):
     run_id, snapshot = paused(project)
-    older = snapshot.read_bytes()
+    older = run_files(project, run_id)
     assert project.cli("approve", run_id, "--as", "Intern").exit_code == 4
-    snapshot.write_bytes(older)
+    put_back(project, run_id, older)
     assert project.cli("resume", run_id, "--trust-edited-state").exit_code == 4
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0
     assert project.cli("resume", run_id).exit_code == 0
@@ -350,20 +416,6 @@ def test_approving_keeps_the_reference_to_a_big_result(project):
     blob = project.snapshot()["steps"][0]["resultBlob"]
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert project.snapshot()["steps"][0]["resultBlob"] == blob and project.snapshot()["steps"][0]["result"] is None
-
-
-def test_a_new_run_numbers_its_saves_past_the_ledger_lines_of_its_id(tmp_path):
-    from tests.runtime.state.test_state import make_state
-
-    store = StateStore(tmp_path / "runs")
-    first = store.create(make_state())
-    for _ in range(3):
-        store.save(first)
-    store.path_of(first.run_id).unlink()  # gone (pruned), its ledger lines not yet compacted away
-    fresh = StateStore(tmp_path / "runs")
-    again = fresh.create(make_state())
-    assert again.run_id == first.run_id
-    assert StateStore(tmp_path / "runs").load(again.run_id).run_id == again.run_id
 
 
 def test_a_failed_run_from_history_is_trusted_and_resumed(project):

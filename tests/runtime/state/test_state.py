@@ -172,22 +172,49 @@ def test_run_ids_unique_across_processes(tmp_path):
 # -- saving ---------------------------------------------------------------------------------
 
 
-def test_save_is_atomic_when_replace_fails(store, monkeypatch):
+def a_step(path="steps/9"):
+    return StepRecord(
+        path=path, name=None, action="bash", status="completed", attempts=1, started_at=STARTED, duration=1.0
+    )
+
+
+def test_a_failed_save_leaves_every_save_before_it(store, monkeypatch):
+    from catalyst_dsl.runtime.state.journal import files
+
+    state = store.create(make_state())
+    state.steps.append(a_step("steps/3"))
+    store.save(state)
+    state.steps.append(a_step("steps/4"))
+    real = files.append
+
+    def half_then_fail(fd, data, sync=True):
+        real(fd, data[: len(data) // 2])  # a record cut short, as a crash or a full disk leaves it
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(files, "append", half_then_fail)
+    with pytest.raises(RunAbort) as stopped:
+        store.save(state)
+    assert stopped.value.exit_code == EXIT_STATE and "disk on fire" in stopped.value.message
+    assert f"run-{state.run_id}.journal" in stopped.value.message
+    monkeypatch.setattr(files, "append", real)
+    assert [r.path for r in StateStore(store.state_dir).load(state.run_id).steps][-1] == "steps/3"
+    store.save(state)  # the same run goes on: the record cut short is cut off first
+    assert [r.path for r in StateStore(store.state_dir).load(state.run_id).steps][-2:] == ["steps/3", "steps/4"]
+
+
+def test_a_full_snapshot_is_atomic_when_replace_fails(store, monkeypatch):
     state = store.create(make_state())
     path = store.path_of(state.run_id)
     before = path.read_bytes()
-    state.steps.append(
-        StepRecord(
-            path="steps/9", name=None, action="bash", status="completed", attempts=1, started_at=STARTED, duration=1.0
-        )
-    )
+    state.steps.append(a_step())
+    state.status, state.pause = "paused", Pause(path="steps/3", message="ok?", roles=[], options=[], since=STARTED)
 
     def broken(*args, **kwargs):
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(RunAbort) as stopped:
-        store.save(state)
+        store.save(state)  # a pause writes the whole snapshot
     assert stopped.value.exit_code == EXIT_STATE and "disk on fire" in stopped.value.message
     monkeypatch.undo()
     assert path.read_bytes() == before
@@ -195,14 +222,20 @@ def test_save_is_atomic_when_replace_fails(store, monkeypatch):
     assert len(store.load(state.run_id).steps) == 3
 
 
-def test_snapshot_files_are_private(store):
+def test_run_files_are_private(store):
     state = store.create(make_state())
+    store.save(state)
+    assert stat.S_IMODE(store.journal_of(state.run_id).stat().st_mode) == 0o600
+    state.status, state.pause = "paused", Pause(path="steps/3", message="ok?", roles=[], options=[], since=STARTED)
     store.save(state)
     for path in (store.path_of(state.run_id), store.path_of(state.run_id).with_name(f"run-{state.run_id}.json.bak")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    anchor = store.guard.anchors.directory / state.run_id
+    assert stat.S_IMODE(anchor.stat().st_mode) == 0o600
+    assert stat.S_IMODE(anchor.parent.stat().st_mode) == 0o700
 
 
-def test_backup_is_the_previous_save(store):
+def test_backup_is_the_snapshot_before_the_last_full_one(store):
     state = store.create(make_state())
     store.save(state)
     state.status, state.pause = "paused", Pause(path="steps/3", message="ok?", roles=[], options=[], since=STARTED)
@@ -279,7 +312,8 @@ def test_damaged_snapshot_is_a_state_error(store, edit, expected):
 
 def test_help_points_to_the_last_good_copy(store):
     state = store.create(make_state())
-    store.save(state)  # the first save keeps the created snapshot as the backup
+    state.status, state.pause = "paused", Pause(path="steps/3", message="ok?", roles=[], options=[], since=STARTED)
+    store.save(state)  # a full snapshot: the created one is kept as the backup
     path = store.path_of(state.run_id)
     path.write_text(path.read_text()[:50])
     error = abort_of(store, state.run_id)

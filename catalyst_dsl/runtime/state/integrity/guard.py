@@ -1,10 +1,11 @@
 """The store's integrity guard: seals what it saves, checks what it loads.
 
-`StateStore` (store.py) calls `seal` for the bytes of every save and `recorded` after it,
-and `check` on every load that will act on a snapshot. `check` returns the problems in
-words, each naming what is wrong ("the result of steps/3 was edited", "an approval on
-steps/5 was added by hand", "it is an older copy put back: ..."); the store refuses the
-snapshot with them, or records them when told to trust it (`resume --trust-edited-state`).
+`StateStore` (store.py) calls `seal` for the bytes of every full snapshot and `saved`
+after every save (a snapshot or a journal record), and `check` on every load that will act
+on a run. `check` returns the problems in words, each naming what is wrong ("the result
+of steps/3 was edited", "an approval on steps/5 was added by hand", "save 12 in its
+journal ... was edited", "it is an older copy put back: ..."); the store refuses the run
+with them, or records them when told to trust it (`resume --trust-edited-state`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from catalyst_dsl.runtime.state.integrity import seal
 from catalyst_dsl.runtime.state.integrity.ledger import LEDGER, Ledger
 from catalyst_dsl.runtime.state.integrity.results import ResultEdited, ResultMissing, ResultStore
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, load_run_key
+from catalyst_dsl.runtime.state.journal.anchor import Anchors, FileAnchors
+from catalyst_dsl.runtime.state.journal.reading import RunRead
 from catalyst_dsl.runtime.state.snapshot import RunState, StepRecord
 
 #: The keys of a journal entry, in the order the seal's entry digests follow.
@@ -25,13 +28,13 @@ STEP_KEYS = [snapshot_codec._camel(f.name) for f in records.fields(StepRecord)]
 
 
 class Guard:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, anchors: Anchors | None = None) -> None:
         self.state_dir = Path(state_dir)
         self._key: RunKey | None = None
+        #: The save ledger of catalysts from before the run journal: read, for their runs.
         self.ledger = Ledger(self.state_dir, self.key)
         self.results = ResultStore(self.state_dir)
-        #: The save number each run had when this process last loaded or saved it.
-        self._seqs: dict[str, int] = {}
+        self.anchors = anchors if anchors is not None else FileAnchors(self.state_dir, self.key)
 
     def key(self) -> RunKey:
         """The run key, found once (RunKeyError when one is there but unusable)."""
@@ -41,35 +44,40 @@ class Guard:
 
     # -- saving
 
-    def next_seq(self, run_id: str) -> int:
-        known = self._seqs.get(run_id)
-        return (known if known is not None else self.ledger.latest(run_id)) + 1
+    def seal(
+        self,
+        state: RunState,
+        seq: int,
+        prev: str,
+        cache: snapshot_codec.JournalCache,
+        texts: dict[str, str] | None = None,
+    ) -> tuple[bytes, str]:
+        """The file's bytes for `state` as save number `seq` after the save whose MAC is
+        `prev`, and its MAC. `texts` receives its fields' JSON (snapshot_codec.encode_parts)."""
+        body, fields = snapshot_codec.encode_parts(state, cache, texts)
+        sealed = seal.make(self.key(), seq, body.encode("ascii"), fields, prev)
+        return (body + snapshot_codec.seal_text(sealed)).encode("ascii"), sealed["mac"]
 
-    def seal(self, state: RunState, seq: int, cache: snapshot_codec.JournalCache) -> bytes:
-        """The file's bytes for `state` as save number `seq`."""
-        body, fields = snapshot_codec.encode_parts(state, cache)
-        sealed = seal.make(self.key(), seq, body.encode("ascii"), fields)
-        return (body + snapshot_codec.seal_text(sealed)).encode("ascii")
+    def saved(self, run_id: str, seq: int, mac: str) -> None:
+        """After a save is durable: the run's anchor moves on to it (never before: see anchor.py)."""
+        self.anchors.write(run_id, seq, mac)
 
-    def recorded(self, run_id: str, seq: int, keep, ledger: bool = True) -> None:
-        """After a save: remember its number here and (unless `ledger` is False) in the
-        ledger (after, see ledger.py). A save with no line of its own is a snapshot ahead
-        of the ledger, which is accepted; the next save's line covers it."""
-        self._seqs[run_id] = seq
-        if ledger:
-            self.ledger.append(run_id, seq, keep=keep)
+    def latest_seen(self, run_id: str) -> int:
+        """The highest save number known of `run_id` outside its files: its anchor's, or the
+        old ledger's for a run saved before the journal. A new save numbers past it."""
+        anchor = self.anchors.read(run_id)
+        return max(anchor.seq if anchor is not None else 0, self.ledger.latest(run_id))
 
     # -- loading
 
-    def check(self, sealed: snapshot_codec.Sealed, *, with_results: bool = True) -> list[str]:
-        """What cannot be trusted in a snapshot just read, in words (empty: nothing).
+    def check(self, read: RunRead, *, with_results: bool = True) -> list[str]:
+        """What cannot be trusted in a run just read, in words (empty: nothing).
 
         Fills in results kept beside the snapshot (unless `with_results` is False); one
         that is missing or edited is a problem, and the entry's result is left null.
         """
-        state, found = sealed.state, sealed.seal
+        state, found = read.state, read.seal
         key = self.key()
-        latest = self.ledger.latest(state.run_id)
         problems: list[str] = []
         if found is None:
             problems.append(
@@ -77,33 +85,55 @@ class Guard:
             )
         elif not seal.well_formed(found):
             problems.append("its seal was edited: it is not a seal as catalyst writes it")
-        elif not seal.verifies(key, found, sealed.body):
+        elif not seal.verifies(key, found, read.body):
             if found["key"] != key.id:
                 problems.append(
                     f"it was sealed with another run key (id {found['key']});"
                     f" the key in use here, from {key.source}, has id {key.id}"
                 )
             else:
-                _, now = snapshot_codec.encode_parts(state)
-                problems += seal.differences(found["fields"], now, STEP_KEYS, state.steps, state.approvals) or [
-                    "it was edited where no field can be named (the seal itself, or the file's layout)"
-                ]
-        else:
-            seq = found["seq"]
-            if seq < latest:
-                problems.append(
-                    f"it is an older copy put back: it is save {seq} of the run, and save {latest} was made since"
-                )
-            elif latest == 0 and seq > 1:
-                problems.append(
-                    f"the snapshot ledger ({LEDGER}) has no record of this run,"
-                    f" which was saved {seq} times: the ledger was deleted or cut"
-                )
-        # A save after this load must outnumber every copy seen, the one refused included.
-        self._seqs[state.run_id] = max(latest, found["seq"] if seal.well_formed(found) else 0)
+                problems += self._edits(read)
+        problems += read.chain.problems
+        if not any("older copy put back" in problem for problem in problems):
+            problems += self._rolled_back(read)
         if with_results:
             problems += self._fill_results(state)
         return problems
+
+    def _edits(self, read: RunRead) -> list[str]:
+        """What was edited in a snapshot whose MAC does not verify, by its field digests."""
+        try:
+            alone = snapshot_codec.read(read.path)  # the snapshot without the journal's records
+        except (OSError, snapshot_codec.Damaged):
+            alone = read.state
+        _, now = snapshot_codec.encode_parts(alone)
+        return seal.differences(read.seal["fields"], now, STEP_KEYS, alone.steps, alone.approvals) or [
+            "it was edited where no field can be named (the seal itself, or the file's layout)"
+        ]
+
+    def _rolled_back(self, read: RunRead) -> list[str]:
+        """An older copy put back, snapshot and journal together: the chain ends before the
+        save the run's anchor records (or, for a run saved before the journal, the ledger)."""
+        run_id, head, anchor = read.state.run_id, read.chain.head_seq, read.anchor
+        if anchor is not None and anchor.seq > head:
+            return [
+                f"it is an older copy put back, or cut short: it is save {head} of the run,"
+                f" and save {anchor.seq} was made since"
+            ]
+        if anchor is not None and anchor.seq == head and anchor.mac != read.chain.head_mac:
+            return [f"it is another copy of save {head} of the run than the one made here: a copy was put back"]
+        found = read.seal
+        if not seal.well_formed(found) or seal.chained(found):
+            return []
+        latest = self.ledger.latest(run_id)
+        if head < latest:
+            return [f"it is an older copy put back: it is save {head} of the run, and save {latest} was made since"]
+        if latest == 0 and anchor is None and found["seq"] > 1 and not read.chain.records:
+            return [
+                f"the snapshot ledger ({LEDGER}) has no record of this run,"
+                f" which was saved {found['seq']} times: the ledger was deleted or cut"
+            ]
+        return []
 
     def _fill_results(self, state: RunState) -> list[str]:
         problems = []
@@ -122,9 +152,9 @@ class Guard:
         return problems
 
     def forget_run(self, run_id: str) -> None:
-        """A run deleted by `runs prune`: its results go too."""
+        """A run deleted by `runs prune`: its results and its anchor go too."""
         self.results.remove_run(run_id)
-        self._seqs.pop(run_id, None)
+        self.anchors.forget(run_id)
 
 
 def _display(path: Path) -> str:

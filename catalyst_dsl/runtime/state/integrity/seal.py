@@ -2,12 +2,16 @@
 
 A sealed snapshot file is the snapshot's JSON with one more key, last:
 
-    "seal": {"seq": 7, "key": "1a2b3c4d", "fields": {...}, "mac": "<64 hex>"}
+    "seal": {"seq": 7, "key": "1a2b3c4d", "prev": "<64 hex>", "fields": {...}, "mac": "<64 hex>"}
 
-- `mac` is HMAC-SHA256, keyed by the run key, over the save number, the field digests and
-  the exact bytes of the file before the seal. Any change to any byte shows.
-- `seq` counts the saves of the run; the ledger (`ledger.py`) remembers the latest one
-  outside the file, which is how a rollback shows.
+- `mac` is HMAC-SHA256, keyed by the run key, over the save number, the MAC of the save
+  before it (`prev`), the field digests and the exact bytes of the file before the seal.
+  Any change to any byte shows.
+- `seq` counts the saves of the run, and `prev` makes the snapshot a link of the chain of
+  its saves that the run journal (`journal/`) continues; the run's anchor outside the state
+  directory (`journal/anchor.py`) remembers the latest save, which is how a rollback shows.
+  A snapshot written before the run journal has no `prev` (and its MAC another domain): its
+  latest save number is in the old save ledger (`ledger.py`), which is still read for it.
 - `fields` holds a short digest of every top-level value, of every key of every journal
   entry and of every approval. A MAC only says "something changed"; comparing the digests
   says what ("the result of steps/3 was edited"). They are trustworthy only as far as the
@@ -28,6 +32,8 @@ SEAL = "seal"
 #: Digests only locate a change (the MAC proves it), so they are short: 48 bits.
 DIGEST_CHARS = 12
 _DOMAIN = b"catalyst-run-seal/1\n"
+#: The domain of seals that are links of a chain (they have `prev`).
+_CHAINED = b"catalyst-run-seal/2\n"
 _to_json = json.JSONEncoder(ensure_ascii=True).encode
 
 
@@ -44,12 +50,17 @@ def entry_digest(encoded_values: list[str]) -> str:
     return ".".join(map(digest, encoded_values))
 
 
-def make(key: RunKey, seq: int, body: bytes, fields: dict[str, Any]) -> dict[str, Any]:
-    return {"seq": seq, "key": key.id, "fields": fields, "mac": _mac(key, seq, fields, body)}
+def make(key: RunKey, seq: int, body: bytes, fields: dict[str, Any], prev: str) -> dict[str, Any]:
+    """The seal of save `seq`, which follows the save whose MAC is `prev` ("" for a run's first)."""
+    return {"seq": seq, "key": key.id, "prev": prev, "fields": fields, "mac": _mac(key, seq, fields, body, prev)}
 
 
-def _mac(key: RunKey, seq: int, fields: dict[str, Any], body: bytes) -> str:
-    message = _DOMAIN + f"{seq}\n".encode("ascii") + _to_json(fields).encode("ascii") + b"\n" + body
+def _mac(key: RunKey, seq: int, fields: dict[str, Any], body: bytes, prev: str | None) -> str:
+    if prev is None:  # a seal from before the run journal
+        head = _DOMAIN + f"{seq}\n".encode("ascii")
+    else:
+        head = _CHAINED + f"{seq}\n{prev}\n".encode("ascii")
+    message = head + _to_json(fields).encode("ascii") + b"\n" + body
     return hmac.new(key.secret, message, hashlib.sha256).hexdigest()
 
 
@@ -58,10 +69,14 @@ def _mac(key: RunKey, seq: int, fields: dict[str, Any], body: bytes) -> str:
 MAX_SEQ = 2**63 - 1
 
 
+_KEYS = frozenset({"seq", "key", "fields", "mac"})
+_CHAINED_KEYS = _KEYS | {"prev"}
+
+
 def well_formed(seal: Any) -> bool:
     return (
         type(seal) is dict
-        and set(seal) == {"seq", "key", "fields", "mac"}
+        and (set(seal) == _KEYS or (set(seal) == _CHAINED_KEYS and type(seal["prev"]) is str))
         and type(seal["seq"]) is int
         and 1 <= seal["seq"] <= MAX_SEQ
         and type(seal["key"]) is str
@@ -70,8 +85,14 @@ def well_formed(seal: Any) -> bool:
     )
 
 
+def chained(seal: dict[str, Any]) -> bool:
+    """Whether a well-formed seal is a link of the chain the run journal continues (else it
+    was written before the journal, and the old save ledger holds its run's latest number)."""
+    return "prev" in seal
+
+
 def verifies(key: RunKey, seal: dict[str, Any], body: bytes) -> bool:
-    return hmac.compare_digest(seal["mac"], _mac(key, seal["seq"], seal["fields"], body))
+    return hmac.compare_digest(seal["mac"], _mac(key, seal["seq"], seal["fields"], body, seal.get("prev")))
 
 
 def differences(
