@@ -78,6 +78,14 @@ class RunFiles:
         return status if isinstance(status, str) else None
 
 
+def shown(path: Path) -> str:
+    """A path as short as is clear in a message: relative to the working directory when under it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (OSError, ValueError):
+        return str(path)
+
+
 def slug(name: str) -> str:
     """The playbook name as it may appear in a file name (run ids, worktree folders)."""
     text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].strip("-")

@@ -231,6 +231,11 @@ def read_document(path: Path) -> Document:
         raise
     except OSError as exc:
         raise Damaged([f"cannot be read: {exc.strerror or exc}"]) from None
+    return parse_document(raw)
+
+
+def parse_document(raw: bytes) -> Document:
+    """A snapshot's bytes (from a file, or a shared store's row) as `read_document` reads them."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -58,7 +58,7 @@ from catalyst_dsl.runtime.state.journal import files as journal_files
 from catalyst_dsl.runtime.state.journal.reading import RunRead, read_run
 from catalyst_dsl.runtime.state.journal.reserve import Reserve
 from catalyst_dsl.runtime.state.journal.writer import RunJournal, full
-from catalyst_dsl.runtime.state.layout import RunFiles, slug
+from catalyst_dsl.runtime.state.layout import RunFiles, shown, slug
 from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
 from catalyst_dsl.runtime.state.snapshot import (
     FINISHED,
@@ -570,9 +570,4 @@ _RACED_SAVES = 3
 _indexed = LazyPattern(r"(?P<index>\d{3,})")
 
 
-def _display(path: Path) -> str:
-    """A path as short as is clear: relative to the working directory when under it."""
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (OSError, ValueError):
-        return str(path)
+_display = shown

@@ -11,6 +11,7 @@ with them, or records them when told to trust it (`resume --trust-edited-state`)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from catalyst_dsl._internal import records
@@ -28,18 +29,29 @@ STEP_KEYS = [snapshot_codec._camel(f.name) for f in records.fields(StepRecord)]
 
 
 class Guard:
-    def __init__(self, state_dir: Path, anchors: Anchors | None = None) -> None:
+    """`anchors`, `results` and `find_key`: where runs' anchors and big results are kept and
+    how the run key is found; the state directory's files and `load_run_key` unless a
+    store that keeps runs elsewhere (runtime/state/shared/) says otherwise."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        anchors: Anchors | None = None,
+        results: ResultStore | None = None,
+        find_key: Callable[[], RunKey] | None = None,
+    ) -> None:
         self.state_dir = Path(state_dir)
         self._key: RunKey | None = None
+        self._find_key = find_key or (lambda: load_run_key(self.state_dir))
         #: The save ledger of catalysts from before the run journal: read, for their runs.
         self.ledger = Ledger(self.state_dir, self.key)
-        self.results = ResultStore(self.state_dir)
+        self.results = results if results is not None else ResultStore(self.state_dir)
         self.anchors = anchors if anchors is not None else FileAnchors(self.state_dir, self.key)
 
     def key(self) -> RunKey:
         """The run key, found once (RunKeyError when one is there but unusable)."""
         if self._key is None:
-            self._key = load_run_key(self.state_dir)
+            self._key = self._find_key()
         return self._key
 
     # -- saving
@@ -102,9 +114,10 @@ class Guard:
 
     def _edits(self, read: RunRead) -> list[str]:
         """What was edited in a snapshot whose MAC does not verify, by its field digests."""
-        try:
-            alone = snapshot_codec.read(read.path)  # the snapshot without the journal's records
-        except (OSError, snapshot_codec.Damaged):
+        try:  # the snapshot without the journal's records
+            document = snapshot_codec.parse_document(read.raw)
+            alone = snapshot_codec.structured(document.data, read.path, document.name)
+        except snapshot_codec.Damaged:
             alone = read.state
         _, now = snapshot_codec.encode_parts(alone)
         return seal.differences(read.seal["fields"], now, STEP_KEYS, alone.steps, alone.approvals) or [
@@ -140,7 +153,7 @@ class Guard:
         for record in state.steps:
             if record.result_blob is None:
                 continue
-            where = _display(self.results.path_of(state.run_id, record.result_blob))
+            where = self.results.where(state.run_id, record.result_blob)
             try:
                 record.result = json.loads(self.results.get(state.run_id, record.result_blob))
                 continue
@@ -156,9 +169,3 @@ class Guard:
         self.results.remove_run(run_id)
         self.anchors.forget(run_id)
 
-
-def _display(path: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (OSError, ValueError):
-        return str(path)

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from catalyst_dsl.runtime.state import durable
+from catalyst_dsl.runtime.state.layout import shown
 
 #: 256 KiB of JSON: far above ordinary results (a command's output, an AI answer), far
 #: below what makes a save slow.
@@ -38,6 +39,10 @@ class ResultStore:
 
     def path_of(self, run_id: str, sha: str) -> Path:
         return self.root / run_id / f"{sha}.json"
+
+    def where(self, run_id: str, sha: str) -> str:
+        """Where the result is kept, for messages."""
+        return shown(self.path_of(run_id, sha))
 
     def put(self, run_id: str, data: bytes) -> str:
         """Keep `data` (a result's JSON) durably; returns its SHA-256 in hex."""

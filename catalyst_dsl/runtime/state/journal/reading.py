@@ -43,6 +43,8 @@ class RunRead:
     #: before its anchor, so files read after their anchor are never behind it unless they
     #: were put back (or a compaction came in between, which a second read tells).
     anchor: Anchor | None = None
+    #: The snapshot's bytes as read, for naming what was edited in it (integrity/guard.py).
+    raw: bytes = b""
 
 
 def read_run(path: Path, key: RunKey | None, shown: str | None = None, anchor: Anchor | None = None) -> RunRead:
@@ -53,11 +55,32 @@ def read_run(path: Path, key: RunKey | None, shown: str | None = None, anchor: A
     # Looked at before reading: a snapshot replaced after this is then seen as changed by a
     # writer going on from this read, never the other way round.
     identity = files.identity_of(path)
-    document = snapshot_codec.read_document(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise snapshot_codec.Damaged([f"cannot be read: {exc.strerror or exc}"]) from None
     journal = files.journal_of(path)
     where = shown or (journal.name if journal is not None else "")
+    return read_bytes(path, raw, files.read(journal), key, where, anchor, identity)
+
+
+def read_bytes(
+    path: Path,
+    raw: bytes,
+    journal: bytes,
+    key: RunKey | None,
+    where: str,
+    anchor: Anchor | None = None,
+    identity: files.Identity | None = None,
+) -> RunRead:
+    """A run from its snapshot's bytes and its journal's, wherever they were kept (files, or
+    a shared store's rows); `path` names the snapshot (its file name holds the run's id),
+    `where` the journal, in messages. Damaged as `read_run`."""
+    document = snapshot_codec.parse_document(raw)
     try:
-        records, size = journal_record.parse(files.read(journal))
+        records, size = journal_record.parse(journal)
     except journal_record.Damaged as damage:
         raise snapshot_codec.Damaged(
             [f"has a damaged journal: line {damage.number} of {where}: {damage.problem}"], document.name
@@ -75,7 +98,7 @@ def read_run(path: Path, key: RunKey | None, shown: str | None = None, anchor: A
     for each in chain.records:
         fold.apply(document.data, each.changes)
     state = snapshot_codec.structured(document.data, path, document.name)
-    return RunRead(path, state, found, document.body, chain, size, identity, anchor)
+    return RunRead(path, state, found, document.body, chain, size, identity, anchor, raw)
 
 
 def _linked(records: list, seq: int, mac: str | None) -> Chain:
