@@ -44,10 +44,10 @@ def _run_ids(incomplete: str, include_history: bool) -> list[CompletionItem]:
     from click.shell_completion import CompletionItem
 
     try:
-        from catalyst_dsl.runtime.state.store import StateStore
+        from catalyst_dsl.runtime.state.choice import open_store
 
         project = _project()
-        ids = StateStore(project.resolve(project.config.state_dir)).run_ids(include_history)
+        ids = open_store(project, project.resolve(project.config.state_dir)).run_ids(include_history)
     except Exception:  # noqa: BLE001
         return []
     return [CompletionItem(run_id) for run_id in ids if run_id.startswith(incomplete)]

@@ -76,6 +76,9 @@ class ProjectConfig:
     protected_branches: tuple[str, ...] = ()
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).
     resources_dir: Optional[str] = None
+    #: Where runs are kept when not in `state_dir`: a PostgreSQL URL (runtime/state/shared/),
+    #: from the user's own configuration only; CATALYST_STATE_URL wins over it.
+    state_url: Optional[str] = None
     #: GitHub logins and the role their pull-request reviews approve as (webhooks).
     github_reviewers: dict[str, str] = factory(dict)
     #: Who may approve as which role: approver name -> roles. Empty: roles are not verified.
@@ -151,7 +154,7 @@ def _stays_inside(root: Path, relative: str) -> bool:
 #: to run, an address that is sent the user's credentials. A repository is not trusted with
 #: them (a pull request's `catalyst.toml` would choose them), so they are taken only from
 #: the user's own configuration (USER_CONFIG); `resources-dir` only when it leaves the project.
-USER_SETTINGS = ("resources-dir", "ai-command", "openai-base-url", "github-api-url")
+USER_SETTINGS = ("resources-dir", "ai-command", "openai-base-url", "github-api-url", "state-url")
 
 #: The user's own configuration, under $XDG_CONFIG_HOME (docs/configuration.md).
 USER_CONFIG = "~/.config/catalyst/config.toml"

@@ -27,6 +27,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import Events
 from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 from catalyst_dsl.runtime.values.secrets import Masker
+from catalyst_dsl.runtime.state.choice import open_store
 
 # The interpreter, the effects gateway and the confinement (with all the actions) are
 # imported where a run or a plan starts, after the playbook and its inputs are checked:
@@ -77,9 +78,7 @@ class RunContext:
 
     @functools.cached_property
     def store(self):
-        from catalyst_dsl.runtime.state.store import StateStore
-
-        return StateStore(self.state_dir)
+        return open_store(self.project, self.state_dir)
 
     @functools.cached_property
     def approvers(self):

@@ -321,7 +321,7 @@ class StateStore(RunFiles):
         if problems and not trust:
             raise RunAbort(
                 EXIT_STATE,
-                f"the run snapshot {_display(path)} cannot be trusted: {problems[0]}",
+                f"{self._named(path)} cannot be trusted: {problems[0]}",
                 details=tuple(problems[1:]),
                 help=f"if the change was yours (a repair, a copy restored on purpose),"
                 f" `catalyst resume {state.run_id} --trust-edited-state` "
@@ -332,6 +332,10 @@ class StateStore(RunFiles):
         if problems:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
+
+    def _named(self, path: Path) -> str:
+        """The run kept in `path`, in messages."""
+        return f"the run snapshot {_display(path)}"
 
     def _adopt(self, read: RunRead, trusted: bool) -> None:
         """The run's saves by this process go on from what was just read. A run trusted

@@ -1,0 +1,345 @@
+"""`SharedStore`: the file store's interface (store.StateStore) over the state database.
+
+What a run holds and how it is sealed, chained and checked is the file store's, and so
+is the code: loading, trusting an edited run, saving through the journal's change tracker,
+refusing what does not verify. What differs is kept here: where the bytes go (a run's row
+holds its snapshot and its head; `catalyst_journal` its records since, writer.py), how a
+run claims its id (an insert that fails when the id is taken), and the listing, archiving
+and pruning, which are queries.
+
+A run's row also records the commit it was started from, so that a checkout of another
+commit does not resume it by mistake (`commit_of`), and its fencing token (`fence`,
+writer.py). Locks between runs stay in the state directory's files for now (locks.py).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.machine import parse_time, utc_now
+from catalyst_dsl.runtime.state import snapshot_codec
+from catalyst_dsl.runtime.state.errors import located
+from catalyst_dsl.runtime.state.integrity.guard import Guard
+from catalyst_dsl.runtime.state.journal.anchor import Anchor
+from catalyst_dsl.runtime.state.journal.reading import RunRead, read_bytes
+from catalyst_dsl.runtime.state.layout import slug
+from catalyst_dsl.runtime.state.shared.database import Database
+from catalyst_dsl.runtime.state.shared.keeping import SharedAnchors, SharedResults, shared_run_key
+from catalyst_dsl.runtime.state.shared.writer import SharedRunJournal
+from catalyst_dsl.runtime.state.snapshot import FINISHED, RunState, shown_status
+from catalyst_dsl.runtime.state.store import StateStore
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.state.run_summary import RunSummary
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+#: A run read whole: its row and its journal's records since the snapshot, in one query.
+_READ = """
+SELECT r.snapshot, r.head_seq, r.head_mac, r.fence, r.archived,
+       coalesce((SELECT string_agg(j.line, ''::bytea ORDER BY j.seq) FROM catalyst_journal j
+                 WHERE j.repository = r.repository AND j.run_id = r.run_id AND j.seq > r.snapshot_seq), ''::bytea)
+FROM catalyst_runs r WHERE r.repository = %s AND r.run_id = %s
+"""
+
+
+class _NoReserve:
+    """The database keeps no room in reserve on this machine's disk: it is not written here."""
+
+    def ensure(self) -> None:
+        pass
+
+    def release(self) -> bool:
+        return False
+
+
+class SharedStore(StateStore):
+    """Runs of `repository` in the database at `url`; `state_dir` still holds this
+    checkout's locks."""
+
+    def __init__(self, state_dir: Path, url: str, repository: str, commit: str | None = None) -> None:
+        super().__init__(state_dir)
+        self.database = Database(url)
+        self.repository = repository
+        #: The commit this checkout is at, recorded on the runs it starts.
+        self.commit = commit
+        self.guard = Guard(
+            self.state_dir,
+            SharedAnchors(self.database, repository),
+            SharedResults(self.database, repository),
+            lambda: shared_run_key(self.database, repository, self.state_dir),
+        )
+        self._reserve = _NoReserve()
+        self.where = f"the state database {self.database.shown}"
+
+    # -- creating and saving
+
+    def _writer(self, run_id: str) -> SharedRunJournal:
+        writer = self._runs.get(run_id)
+        if writer is None:
+            writer = self._runs[run_id] = self._new_writer(run_id)
+        return writer
+
+    def _new_writer(self, run_id: str) -> SharedRunJournal:
+        spill = lambda data: self.guard.results.put(run_id, data)  # noqa: E731
+        return SharedRunJournal(self.database, self.repository, run_id, self.guard, spill)
+
+    def create(self, state: RunState) -> RunState:
+        """Give `state` the first free id for its start time and playbook, and save it: the
+        insert fails when another process took the id a moment ago, and the next is tried."""
+        prefix = f"{parse_time(state.started_at).astimezone():%Y%m%d-%H%M%S}-{slug(state.playbook.name)}"
+        self.run_key()
+        taken = {
+            row[0]
+            for row in self.database.execute(
+                "finding a free run id",
+                "SELECT run_id FROM catalyst_runs WHERE repository = %s AND starts_with(run_id, %s)",
+                (self.repository, prefix + "-"),
+            )
+        }
+        index = 1
+        while True:
+            run_id = f"{prefix}-{index:03d}"
+            index += 1
+            if run_id in taken:
+                continue
+            state.run_id = run_id
+            state.updated_at = utc_now()
+            writer = self._new_writer(run_id)
+            data, mac = self.guard.seal(state, 1, "", writer.cache)
+            created = self.database.count(
+                "starting the run",
+                "INSERT INTO catalyst_runs (repository, run_id, playbook, status, started_at, updated_at, commit,"
+                " snapshot, snapshot_seq, head_seq, head_mac) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
+                " ON CONFLICT DO NOTHING",
+                (
+                    self.repository,
+                    run_id,
+                    state.playbook.name,
+                    state.status,
+                    state.started_at,
+                    state.updated_at,
+                    self.commit,
+                    data,
+                    mac,
+                ),
+            )
+            if created != 1:
+                continue
+            writer.adopt(state, 1, mac, 0, len(data), 0)
+            with self._saving:
+                self._runs[run_id] = writer
+            return state
+
+    # -- loading
+
+    def _path_to_load(self, run_id_or_path: str) -> Path:
+        given = str(run_id_or_path).removeprefix("run-").removesuffix(".json")
+        if not _RUN_ID.fullmatch(given):
+            raise RunAbort(
+                EXIT_INVALID,
+                f"{run_id_or_path!r} is not a run id: runs kept in {self.where} are named by id",
+                help="`catalyst runs list` shows them",
+            )
+        return self.path_of(given)
+
+    def _named(self, path: Path) -> str:
+        return f"run {_id_of(path)} in {self.where}"
+
+    def _read(self, path: Path) -> RunRead:
+        run_id = _id_of(path)
+        rows = self.database.execute("reading the run", _READ, (self.repository, run_id))
+        if not rows:
+            raise RunAbort(
+                EXIT_INVALID,
+                f"there is no run {run_id!r} of this repository ({self.repository}) in {self.where}",
+                help="`catalyst runs list` shows the runs kept there",
+            )
+        snapshot, head_seq, head_mac, _fence, _archived, journal = rows[0]
+        try:
+            return read_bytes(
+                path,
+                bytes(snapshot),
+                bytes(journal),
+                self.guard.key(),
+                f"its journal in {self.where}",
+                Anchor(head_seq, head_mac),
+            )
+        except snapshot_codec.Damaged as damage:
+            raise RunAbort(
+                EXIT_STATE,
+                f"run {run_id} in {self.where} is damaged: {located(damage.problems[0])}",
+                details=tuple(map(located, damage.problems[1:])),
+                help=f"start a new run with `catalyst run {damage.name or 'PLAYBOOK'}`",
+            ) from None
+
+    def _adopt(self, read: RunRead, trusted: bool) -> None:
+        """The run's saves by this process go on from what was just read (its head and fence)."""
+        run_id = read.state.run_id
+        rows = self.database.execute(
+            "reading the run's latest save",
+            "SELECT fence, octet_length(snapshot) FROM catalyst_runs WHERE repository = %s AND run_id = %s",
+            (self.repository, run_id),
+        )
+        if not rows:
+            return
+        fence, snapshot_size = rows[0]
+        with self._saving:
+            self._writer(run_id).adopt(
+                read.state,
+                read.chain.head_seq,
+                read.chain.head_mac,
+                read.journal_size,
+                snapshot_size,
+                fence,
+                compact=trusted,
+            )
+
+    def commit_of(self, run_id: str) -> str | None:
+        """The commit the run was started from, when it was recorded."""
+        rows = self.database.execute(
+            "reading the run's commit",
+            "SELECT commit FROM catalyst_runs WHERE repository = %s AND run_id = %s",
+            (self.repository, run_id),
+        )
+        return rows[0][0] if rows else None
+
+    # -- finishing
+
+    def archive(self, state: RunState) -> Path:
+        """Save a finished run whole and mark it archived (history keeps its one row)."""
+        if not state.finished:
+            raise ValueError(f"run {state.run_id} is {state.status}; only finished runs are archived")
+        state.updated_at = utc_now()
+        self._save(state, compact=True)
+        for observe in self.observers:
+            observe(state)
+        with self._saving:
+            self._runs.pop(state.run_id, None)
+        self._mark(state.run_id, archived=True)
+        return self.path_of(state.run_id)
+
+    def reopen(self, state: RunState) -> None:
+        self._mark(state.run_id, archived=False)
+
+    def _mark(self, run_id: str, *, archived: bool) -> None:
+        self.database.execute(
+            "moving the run to history" if archived else "moving the run out of history",
+            "UPDATE catalyst_runs SET archived = %s WHERE repository = %s AND run_id = %s",
+            (archived, self.repository, run_id),
+        )
+
+    # -- listing, retention
+
+    def peek_status(self, run_id: str) -> str | None:
+        try:
+            rows = self.database.execute(
+                "reading the run's status",
+                "SELECT status FROM catalyst_runs WHERE repository = %s AND run_id = %s",
+                (self.repository, run_id),
+            )
+        except RunAbort:
+            return None
+        return rows[0][0] if rows else None
+
+    def list(self, include_history: bool = True) -> list[RunSummary]:
+        """Every run of the repository, newest first, each read whole (a listing shows the
+        status its journal says); one that cannot be read is listed as "corrupt"."""
+        from catalyst_dsl.runtime.state.run_summary import RunSummary
+
+        rows = self.database.execute(
+            "listing runs",
+            "SELECT run_id, archived FROM catalyst_runs WHERE repository = %s AND (%s OR NOT archived)"
+            " ORDER BY run_id DESC",
+            (self.repository, include_history),
+        )
+        summaries = []
+        for run_id, archived in rows:
+            path = self.path_of(run_id)
+            try:
+                found = self.database.execute("reading the run", _READ, (self.repository, run_id))
+                if not found:
+                    continue  # pruned while we listed
+                snapshot, *_, journal = found[0]
+                state = read_bytes(path, bytes(snapshot), bytes(journal), None, "").state
+            except snapshot_codec.Damaged as damage:
+                summaries.append(
+                    RunSummary(
+                        run_id,
+                        damage.name,
+                        "corrupt",
+                        None,
+                        None,
+                        path,
+                        archived,
+                        "; ".join(map(located, damage.problems)),
+                    )
+                )
+                continue
+            summaries.append(
+                RunSummary(
+                    state.run_id,
+                    state.playbook.name,
+                    shown_status(state),
+                    state.started_at,
+                    state.updated_at,
+                    path,
+                    archived,
+                )
+            )
+        return summaries
+
+    def run_ids(self, include_history: bool = True) -> list[str]:
+        rows = self.database.execute(
+            "listing runs",
+            "SELECT run_id FROM catalyst_runs WHERE repository = %s AND (%s OR NOT archived) ORDER BY run_id DESC",
+            (self.repository, include_history),
+        )
+        return [row[0] for row in rows]
+
+    def prune(
+        self, *, keep_days: int | None, keep_last: int | None, dry_run: bool = False, now: datetime | None = None
+    ) -> list[Path]:
+        """The file store's rules (store.StateStore.prune) over archived runs' rows."""
+        if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
+            raise ValueError("keep_days and keep_last cannot be negative")
+        if keep_days is None and keep_last is None:
+            return []
+        now = now or datetime.now(timezone.utc)
+        rows = self.database.execute(
+            "listing runs to prune",
+            "SELECT run_id, started_at, status FROM catalyst_runs WHERE repository = %s AND archived"
+            " ORDER BY run_id DESC",
+            (self.repository,),
+        )
+        doomed = []
+        for rank, (run_id, started_at, status) in enumerate(rows):
+            if keep_last is not None and rank < keep_last:
+                continue
+            if status not in FINISHED:
+                continue
+            try:
+                started = parse_time(started_at)
+            except (TypeError, ValueError):
+                continue
+            if keep_days is not None and now - started <= timedelta(days=keep_days):
+                continue
+            doomed.append(run_id)
+        if not dry_run:
+            for run_id in doomed:
+                self.database.execute(
+                    "pruning a run",
+                    "DELETE FROM catalyst_runs WHERE repository = %s AND run_id = %s AND archived",
+                    (self.repository, run_id),
+                )
+                self.guard.forget_run(run_id)
+        return [self.path_of(run_id) for run_id in doomed]
+
+
+def _id_of(path: Path) -> str:
+    named = snapshot_codec.RUN_FILE.fullmatch(Path(path).name)
+    return named["id"] if named else Path(path).name
