@@ -537,7 +537,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f20', p20)
 SHAPES[(True, 18, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', _make1() if p1 is _NOTHING else p1)
@@ -555,20 +555,21 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f13', p13)
     _setattr('f14', p14)
     _setattr('f15', p15)
-    _setattr('f16', _make16() if p16 is _NOTHING else p16)
+    _setattr('f16', p16)
     _setattr('f17', _make17() if p17 is _NOTHING else p17)
-    _setattr('f18', p18)
+    _setattr('f18', _make18() if p18 is _NOTHING else p18)
     _setattr('f19', p19)
     _setattr('f20', p20)
     _setattr('f21', p21)
     _setattr('f22', p22)
     _setattr('f23', p23)
-    _setattr('f24', _make24() if p24 is _NOTHING else p24)
-    _setattr('f25', p25)
+    _setattr('f24', p24)
+    _setattr('f25', _make25() if p25 is _NOTHING else p25)
     _setattr('f26', p26)
     _setattr('f27', p27)
     _setattr('f28', p28)
-SHAPES[(True, 29, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
+    _setattr('f29', p29)
+SHAPES[(True, 30, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
 
 def make(values):
     made = _new(_cls)
@@ -866,7 +867,8 @@ def make(values):
     _set26(made, values[26])
     _set27(made, values[27])
     _set28(made, values[28])
+    _set29(made, values[29])
     return made
-MAKERS[29] = make.__code__
+MAKERS[30] = make.__code__
 
 del __init__, make

@@ -1,16 +1,19 @@
 """Fixtures for the tests that run playbooks: `project` (a throwaway project driven through
 the CLI, see run_helpers.py), `plugin_wheel` (the wheel-building helpers), `fake` (the
-local fake of GitHub's REST API) and `waits` (retry waits recorded instead of slept).
+local fake of GitHub's REST API), `waits` (retry waits recorded instead of slept) and
+`postgres_server` / `shared_store` (runs kept in a real PostgreSQL server).
 
 tests/conftest.py loads this module as a plugin (`pytest_plugins`), so the fixtures serve
 every folder of tests.
 """
 
+import itertools
 import os
 
 import pytest
 
 from tests.helpers import fake_github
+from tests.helpers import postgres
 from tests.helpers import plugin_wheel as wheel_helpers
 from tests.helpers import run_helpers
 
@@ -30,6 +33,27 @@ def project(tmp_path, monkeypatch):
     for key in [k for k in os.environ if k.startswith("CATALYST_")]:
         monkeypatch.delenv(key)
     return run_helpers.RunProject(tmp_path / "project", monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for the session (tests/helpers/postgres.py)."""
+    if postgres.bin_dir() is None:
+        pytest.skip("PostgreSQL is not installed on this machine (no initdb)")
+    with postgres.running_server() as server:
+        yield server
+
+
+_repositories = itertools.count(1)
+
+
+@pytest.fixture
+def shared_store(postgres_server, monkeypatch):
+    """Runs kept in the PostgreSQL server, under a repository name of this test's own (so
+    tests share one database and never see each other's runs); its URL."""
+    monkeypatch.setenv("CATALYST_STATE_URL", postgres_server.url)
+    monkeypatch.setenv("CATALYST_REPOSITORY", f"tests/repository-{os.getpid()}-{next(_repositories)}")
+    return postgres_server.url
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ class Server:
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=self.data.parent,
         )
 
     def restart(self) -> None:
@@ -85,7 +86,9 @@ def running_server() -> Iterator[Server]:
     if programs is None:
         raise RuntimeError("PostgreSQL is not installed: no initdb under /usr/lib/postgresql/*/bin or on PATH")
     prefix, uid, gid = _as_user()
-    home = Path(tempfile.mkdtemp(prefix="catalyst-pg-"))
+    # Under /tmp when started as another user: a test's own temporary folders (TMPDIR) are
+    # private to the user running the tests, and that user cannot enter them.
+    home = Path(tempfile.mkdtemp(prefix="catalyst-pg-", dir="/tmp" if uid is not None else None))
     data = home / "data"
     try:
         if uid is not None:
@@ -95,6 +98,7 @@ def running_server() -> Iterator[Server]:
             capture_output=True,
             text=True,
             timeout=300,
+            cwd=home,
         )
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stderr or init.stdout}")

@@ -196,6 +196,7 @@ class ApprovalDesk:
         # Results kept beside the snapshot stay unread: approving needs none, and an entry
         # saves back the same reference it was loaded with.
         state = self.context.store.load(run_id, results=False)
+        self.context.store.ensure_same_commit(state.run_id, "approve")
         if state.status != "paused" or state.pause is None or state.pause.kind == "suspend":
             raise RunAbort(
                 EXIT_STATE,

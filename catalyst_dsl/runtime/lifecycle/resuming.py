@@ -30,6 +30,7 @@ class Resumer:
         context = self.context
         context.warn_about_key()
         state = self._load(run_id, trust_edited_state)
+        context.store.ensure_same_commit(state.run_id, "resume")
         if state.finished and context.store.path_of(state.run_id).exists():
             # It ended, but the process stopped before moving it to history: finish that.
             context.store.archive(state)

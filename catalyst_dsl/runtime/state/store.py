@@ -333,6 +333,11 @@ class StateStore(RunFiles):
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
 
+    def ensure_same_commit(self, run_id: str, doing: str) -> None:
+        """Refuse to act on a run started from another commit of the repository (RunAbort):
+        nothing to check here, where a run's files live in the checkout that started it.
+        The shared store (shared/store.py), which every checkout sees, checks it."""
+
     def _named(self, path: Path) -> str:
         """The run kept in `path`, in messages."""
         return f"the run snapshot {_display(path)}"

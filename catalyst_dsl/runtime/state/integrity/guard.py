@@ -168,4 +168,3 @@ class Guard:
         """A run deleted by `runs prune`: its results and its anchor go too."""
         self.results.remove_run(run_id)
         self.anchors.forget(run_id)
-

@@ -108,14 +108,27 @@ class Database:
 
     def execute(self, doing: str, query: str, params: Any = None) -> list[tuple]:
         """Run one statement; its rows (empty for a statement that returns none)."""
-        with self.connection(doing) as connection:
-            cursor = connection.execute(query, params)
-            return cursor.fetchall() if cursor.description is not None else []
+        cursor = self._once_more(doing, query, params)
+        return cursor.fetchall() if cursor.description is not None else []
 
     def count(self, doing: str, query: str, params: Any = None) -> int:
         """Run one statement; how many rows it changed."""
+        return self._once_more(doing, query, params).rowcount
+
+    def _once_more(self, doing: str, query: str, params: Any):
+        """One statement, sent again once on a new connection when the server dropped the
+        old one (a restart, a fail-over). Every statement catalyst sends may be: a save is
+        conditional on the head it moves (writer.py), so one that committed before the
+        connection broke changes nothing the second time, and the writer then finds its
+        own save there."""
+        try:
+            with self.connection(doing) as connection:
+                return connection.execute(query, params)
+        except RunAbort:
+            if self._connection is not None:
+                raise  # not a lost connection: the statement itself failed
         with self.connection(doing) as connection:
-            return connection.execute(query, params).rowcount
+            return connection.execute(query, params)
 
     @contextmanager
     def transaction(self, doing: str) -> Iterator[Any]:

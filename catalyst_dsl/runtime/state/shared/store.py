@@ -208,6 +208,21 @@ class SharedStore(StateStore):
         )
         return rows[0][0] if rows else None
 
+    def ensure_same_commit(self, run_id: str, doing: str) -> None:
+        """A run is resumed or approved only from a checkout of the commit it started from:
+        its playbook, and the steps it has run, are that commit's. A run or a checkout with
+        no commit (not a git repository) is not checked."""
+        started = self.commit_of(run_id)
+        if started is None or self.commit is None or started == self.commit:
+            return
+        raise RunAbort(
+            EXIT_STATE,
+            f"run {run_id} was started from commit {started[:12]}, and this checkout is at"
+            f" {self.commit[:12]}: catalyst will not {doing} it here",
+            help=f"{doing} it from a checkout of {started[:12]} (`git checkout {started[:12]}`),"
+            f" or start a new run at this commit",
+        )
+
     # -- finishing
 
     def archive(self, state: RunState) -> Path:

@@ -1,0 +1,192 @@
+"""The shared store across checkouts and against a real server's faults: a run started in
+one checkout is approved from another and resumed in a third; a checkout of another commit
+is refused; a server restarted between saves, two processes saving one run, and a process
+whose claim was taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from types import SimpleNamespace
+
+import psycopg
+import pytest
+
+from tests.helpers import run_helpers
+
+from catalyst_dsl.runtime.errors import RunAbort
+from catalyst_dsl.runtime.state.choice import open_store
+
+GATE = """
+name: gate
+description: A value, a checkpoint, a value.
+owner: Engineer
+steps:
+  - var: first
+    value: 1
+  - checkpoint: review
+    message: Look at it
+  - var: second
+    value: ${{ first + 1 }}
+"""
+
+
+def git(cwd, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+@pytest.fixture
+def checkouts(project, shared_store, tmp_path, monkeypatch):
+    """Checkouts A, B and C of one repository at one commit; A is the current directory."""
+    project.playbook("gate", GATE)
+    git(project.root, "init", "-q")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "gate")
+    for name in ("b", "c"):
+        git(tmp_path, "clone", "-q", str(project.root), name)
+    return project, tmp_path / "b", tmp_path / "c"
+
+
+def in_checkout(path, monkeypatch) -> run_helpers.RunProject:
+    """The project at `path` as the current directory (its files are the clone's)."""
+    settings = (path / "catalyst.toml").read_text()
+    checkout = run_helpers.RunProject(path, monkeypatch)
+    checkout.settings(settings)
+    return checkout
+
+
+def listed(project) -> dict[str, dict]:
+    result = project.cli("runs", "list", "--json")
+    assert result.exit_code == 0, result.output
+    return {run["runId"]: run for run in json.loads(result.output)["runs"]}
+
+
+def test_started_in_a_approved_from_b_resumed_in_c(checkouts, monkeypatch):
+    a, b, c = checkouts
+    assert a.run("gate").exit_code == 4
+    [run_id] = listed(a)
+    approved = in_checkout(b, monkeypatch).cli("approve", run_id, "--as", "Engineer")
+    assert approved.exit_code == 0, approved.output
+    resumed = in_checkout(c, monkeypatch).cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output
+    monkeypatch.chdir(a.root)
+    assert listed(a)[run_id]["status"] == "completed"
+
+
+def test_a_checkout_of_another_commit_is_refused_naming_both(checkouts, monkeypatch):
+    a, b, _ = checkouts
+    assert a.run("gate").exit_code == 4
+    [run_id] = listed(a)
+    started = git(a.root, "rev-parse", "HEAD")
+    (b / "notes.txt").write_text("a later commit\n")
+    git(b, "add", "-A")
+    git(b, "commit", "-qm", "later")
+    later = git(b, "rev-parse", "HEAD")
+    other = in_checkout(b, monkeypatch)
+    for command in (("approve", run_id, "--as", "Engineer"), ("resume", run_id)):
+        refused = other.cli(*command)
+        assert refused.exit_code == 3, refused.output
+        assert started[:12] in refused.output and later[:12] in refused.output
+    assert listed(other)[run_id]["status"] == "paused"
+
+
+def _store(project):
+    return open_store(SimpleNamespace(root=project.root, config=SimpleNamespace(state_url=None)), project.state_dir)
+
+
+def _running(project) -> tuple[object, object]:
+    """A store and a run of `gate` that is running again, saved whole."""
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    [run_id] = listed(project)
+    store = _store(project)
+    state = store.load(run_id)
+    state.status, state.pause = "running", None
+    store.save(state)
+    return store, state
+
+
+def test_a_server_restarted_between_saves_loses_nothing(project, shared_store, postgres_server):
+    store, state = _running(project)
+    state.in_flight = "steps/1"
+    store.save(state)
+    postgres_server.restart()
+    state.in_flight = "steps/2"
+    store.save(state)  # on a new connection
+    again = _store(project).load(state.run_id)
+    assert again.in_flight == "steps/2"
+
+
+def test_two_processes_saving_one_run_the_later_save_wins_whole(project, shared_store):
+    first, state = _running(project)
+    second = _store(project)
+    theirs = second.load(state.run_id)
+    state.in_flight = "steps/1"
+    first.save(state)
+    theirs.in_flight = "steps/2"
+    second.save(theirs)  # their head moved: a snapshot over it, chained after it
+    state.in_flight = "steps/3"
+    first.save(state)
+    again = _store(project).load(state.run_id)
+    assert again.in_flight == "steps/3"
+
+
+def test_a_process_whose_claim_was_taken_over_never_saves_again(project, shared_store):
+    store, state = _running(project)
+    with psycopg.connect(shared_store, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE catalyst_runs SET fence = fence + 1 WHERE repository = %s AND run_id = %s",
+            (os.environ["CATALYST_REPOSITORY"], state.run_id),
+        )
+    state.in_flight = "steps/1"
+    with pytest.raises(RunAbort) as refused:
+        store.save(state)
+    assert "taken over" in refused.value.message
+    assert _store(project).load(state.run_id).in_flight is None
+
+
+def test_a_server_that_cannot_be_reached_is_named_without_its_password(project, monkeypatch):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CATALYST_STATE_URL", f"postgresql://ann:hunter2@127.0.0.1:{port}/runs")
+    result = project.cli("runs", "list")
+    assert result.exit_code == 3, result.output
+    assert "cannot reach the state database postgresql://ann:***@127.0.0.1" in result.output
+    assert "hunter2" not in result.output
+
+
+def test_a_url_that_is_not_postgresql_is_refused(project, monkeypatch):
+    monkeypatch.setenv("CATALYST_STATE_URL", "mysql://db/runs")
+    result = project.cli("runs", "list")
+    assert result.exit_code == 1, result.output
+    assert "PostgreSQL only" in result.output
+
+
+def test_a_repository_may_not_choose_where_runs_are_kept(project):
+    project.playbook("gate", GATE)
+    project.settings('state-url = "postgresql://attacker.example/runs"\n')
+    result = project.cli("check")
+    assert "state-url" in result.output and "your own configuration" in result.output
+
+
+def test_the_users_own_configuration_may(project, postgres_server, monkeypatch):
+    repository = f"tests/user-configured-{os.getpid()}"
+    monkeypatch.setenv("CATALYST_REPOSITORY", repository)
+    project.user_settings(f'state-url = "{postgres_server.url}"\n')
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    assert not project.live_snapshots()  # nothing in the state directory's files
+    with psycopg.connect(postgres_server.url) as connection:
+        [(status,)] = connection.execute(
+            "SELECT status FROM catalyst_runs WHERE repository = %s", (repository,)
+        ).fetchall()
+    assert status == "paused"
