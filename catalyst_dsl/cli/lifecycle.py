@@ -9,6 +9,7 @@ share `run`'s handling of errors and its session (run.py).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -375,4 +376,47 @@ def webhooks_serve(host: str, port: int) -> None:
         server.server_close()
 
 
-COMMANDS = [resume, approve, cancel, runs, webhooks]
+@click.command()
+@click.option(
+    "--once", is_flag=True, help="Take at most one run, run it, and exit with its exit code (0 when none was ready)."
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(1, 86400),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a run stays this worker's without a heartbeat: if the worker dies, another takes it after that.",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(0.1, 3600),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait before looking again when no run is ready.",
+)
+@_aborts
+def worker(once: bool, lease: float, poll: float) -> None:
+    """Resume the runs of this repository that are ready to go on, from the shared store.
+
+    A run is ready when it is paused at a checkpoint that was approved (or had changes
+    requested), from any checkout or by a webhook review, or when it still says running but
+    the process running it stopped renewing its lease. Only runs started at this checkout's
+    commit are taken. Needs CATALYST_STATE_URL (docs/teams.md). Ctrl-C or SIGTERM stops the
+    run being resumed as `catalyst resume` would, and the worker with it.
+    """
+    from catalyst_dsl.runtime.lifecycle.worker import Worker
+    from catalyst_dsl.runtime.state.shared.lease import LEASE_ENV
+
+    os.environ[LEASE_ENV] = repr(lease)  # the lease every session of this worker takes
+    _terminate_as_interrupt()
+    try:
+        code = Worker(lambda: _session(Path.cwd()), click.echo).work(once=once, poll=poll)
+    except KeyboardInterrupt:
+        click.echo("worker: stopped")
+        code = 130
+    sys.exit(code)
+
+
+COMMANDS = [resume, approve, cancel, runs, webhooks, worker]

@@ -24,6 +24,7 @@ RUN_COMMANDS = {
     "cancel": "cli.lifecycle",
     "runs": "cli.lifecycle",
     "webhooks": "cli.lifecycle",
+    "worker": "cli.lifecycle",
 }
 #: `catalyst kai …`, defined in `kai.py` and imported the same way.
 KAI_COMMANDS = ("kai",)

@@ -14,6 +14,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.run_hooks import terminal_asker
+from catalyst_dsl.runtime.state.snapshot import pause_released
 
 
 class Resumer:
@@ -60,6 +61,7 @@ class Resumer:
             )
             return EXIT_PAUSED
         context.ai.preflight(playbook)
+        context.store.claim(state.run_id)  # from here on, no other process runs it
         return Driver(context).drive(state, file, playbook, values, resumed=True)
 
     def _load(self, run_id: str, trust_edited_state: bool):
@@ -115,7 +117,7 @@ class Resumer:
             state.status == "paused"
             and state.pause is not None
             and state.pause.kind != "suspend"
-            and not _released(state)
+            and not pause_released(state)
             and (state.mode == "manual" or state.pause.person)
             and terminal_asker(self.context) is None
         )
@@ -141,10 +143,6 @@ class Resumer:
                     f"{state.playbook.file} changed since run {state.run_id} ran {where}: that step {change}",
                     help="resume with the playbook as it was (e.g. `git stash`), or start a new run",
                 )
-
-
-def _released(state) -> bool:
-    return any(a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals)
 
 
 def _journal_checks(state) -> list[tuple[str, str | None, str]]:

@@ -21,8 +21,9 @@ def open_store(project: Project, state_dir: Path) -> StateStore:
         from catalyst_dsl.runtime.state.store import StateStore
 
         return StateStore(state_dir)
+    from catalyst_dsl.runtime.state.shared.lease import lease_seconds
     from catalyst_dsl.runtime.state.shared.repository import current_commit, repository_name
     from catalyst_dsl.runtime.state.shared.store import SharedStore
 
     root = Path(project.root)
-    return SharedStore(state_dir, url, repository_name(root), current_commit(root))
+    return SharedStore(state_dir, url, repository_name(root), current_commit(root), lease_seconds())

@@ -249,6 +249,14 @@ def ensure_resumable(state: RunState) -> None:
         )
 
 
+def pause_released(state: RunState) -> bool:
+    """Whether the checkpoint a paused run waits at has its decision: approved, or changes
+    requested (which resume carries back to the step that asked)."""
+    return state.pause is not None and any(
+        a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals
+    )
+
+
 def shown_status(state) -> str:
     """The status to show a person: a snapshot says "running" from its start to its end, so a
     run stopped by Ctrl-C, SIGTERM or a crash still says so; when its process is gone from this

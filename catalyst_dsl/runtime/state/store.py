@@ -333,6 +333,20 @@ class StateStore(RunFiles):
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
 
+    def claim(self, run_id: str) -> None:
+        """Take the run before resuming it. Nothing to take here: a run kept in files is
+        guarded by its owner's process id (snapshot.ensure_resumable) and the journal's lock.
+        The shared store takes a lease (shared/lease.py)."""
+
+    def claim_next(self) -> str | None:
+        """For `catalyst worker`: a run kept in files is seen by this checkout only, and
+        resumed by its own command; taking runs needs the shared store."""
+        raise RunAbort(
+            EXIT_INVALID,
+            "catalyst worker takes runs from the shared store, and runs here are kept in files",
+            help="set CATALYST_STATE_URL to the PostgreSQL database the team's runs are kept in (docs/teams.md)",
+        )
+
     def ensure_same_commit(self, run_id: str, doing: str) -> None:
         """Refuse to act on a run started from another commit of the repository (RunAbort):
         nothing to check here, where a run's files live in the checkout that started it.

@@ -46,8 +46,13 @@ CREATE TABLE IF NOT EXISTS catalyst_runs (
     head_seq bigint NOT NULL,
     head_mac text NOT NULL,
     fence bigint NOT NULL DEFAULT 0,
+    lease_owner text,
+    lease_until timestamptz,
+    runnable boolean NOT NULL DEFAULT false,
     PRIMARY KEY (repository, run_id)
 );
+CREATE INDEX IF NOT EXISTS catalyst_runs_runnable ON catalyst_runs (repository, status, updated_at)
+    WHERE NOT archived;
 CREATE TABLE IF NOT EXISTS catalyst_journal (
     repository text NOT NULL,
     run_id text NOT NULL,

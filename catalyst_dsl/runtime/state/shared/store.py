@@ -29,6 +29,7 @@ from catalyst_dsl.runtime.state.journal.reading import RunRead, read_bytes
 from catalyst_dsl.runtime.state.layout import slug
 from catalyst_dsl.runtime.state.shared.database import Database
 from catalyst_dsl.runtime.state.shared.keeping import SharedAnchors, SharedResults, shared_run_key
+from catalyst_dsl.runtime.state.shared.lease import HOLDER, LEASE, Leases
 from catalyst_dsl.runtime.state.shared.writer import SharedRunJournal
 from catalyst_dsl.runtime.state.snapshot import FINISHED, RunState, shown_status
 from catalyst_dsl.runtime.state.store import StateStore
@@ -61,7 +62,9 @@ class SharedStore(StateStore):
     """Runs of `repository` in the database at `url`; `state_dir` still holds this
     checkout's locks."""
 
-    def __init__(self, state_dir: Path, url: str, repository: str, commit: str | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, url: str, repository: str, commit: str | None = None, lease_seconds: float = LEASE
+    ) -> None:
         super().__init__(state_dir)
         self.database = Database(url)
         self.repository = repository
@@ -75,6 +78,13 @@ class SharedStore(StateStore):
         )
         self._reserve = _NoReserve()
         self.where = f"the state database {self.database.shown}"
+        self.leases = Leases(self.database, repository, lease_seconds, self._writers_lost)
+
+    def _writers_lost(self, run_id: str) -> None:
+        with self._saving:
+            writer = self._runs.get(run_id)
+            if writer is not None:
+                writer.lost = True
 
     # -- creating and saving
 
@@ -114,7 +124,8 @@ class SharedStore(StateStore):
             created = self.database.count(
                 "starting the run",
                 "INSERT INTO catalyst_runs (repository, run_id, playbook, status, started_at, updated_at, commit,"
-                " snapshot, snapshot_seq, head_seq, head_mac) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s)"
+                " snapshot, snapshot_seq, head_seq, head_mac, fence, lease_owner, lease_until)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, 1, %s, now() + make_interval(secs => %s))"
                 " ON CONFLICT DO NOTHING",
                 (
                     self.repository,
@@ -126,13 +137,16 @@ class SharedStore(StateStore):
                     self.commit,
                     data,
                     mac,
+                    HOLDER,
+                    self.leases.seconds,
                 ),
             )
             if created != 1:
                 continue
-            writer.adopt(state, 1, mac, 0, len(data), 0)
+            writer.adopt(state, 1, mac, 0, len(data), 1)
             with self._saving:
                 self._runs[run_id] = writer
+            self.leases.hold(run_id, 1)
             return state
 
     # -- loading
@@ -188,6 +202,7 @@ class SharedStore(StateStore):
         if not rows:
             return
         fence, snapshot_size = rows[0]
+        fence = self.leases.fence_of(run_id, fence)
         with self._saving:
             self._writer(run_id).adopt(
                 read.state,
@@ -198,6 +213,25 @@ class SharedStore(StateStore):
                 fence,
                 compact=trusted,
             )
+
+    def claim(self, run_id: str) -> None:
+        """Take the run's lease before resuming it (RunAbort when another live process holds
+        it); its saves then name the new fencing token, and a heartbeat keeps the lease."""
+        fence = self.leases.claim(run_id)
+        with self._saving:
+            writer = self._runs.get(run_id)
+            if writer is not None:
+                writer.fence, writer.lost = fence, False
+
+    def claim_next(self) -> str | None:
+        """For `catalyst worker`: take the lease of one runnable run of this repository at this
+        checkout's commit (the module docstring of lease.py says which); its id, or None."""
+        return self.leases.claim_next(self.commit)
+
+    def _save(self, state: RunState, *, compact: bool = False, lasting: bool = True) -> None:
+        if state.status != "running":
+            self.leases.let_go(state.run_id)  # the save gives the lease up (writer.py)
+        super()._save(state, compact=compact, lasting=lasting)
 
     def commit_of(self, run_id: str) -> str | None:
         """The commit the run was started from, when it was recorded."""

@@ -27,6 +27,7 @@ from catalyst_dsl.runtime.state.journal import record
 from catalyst_dsl.runtime.state.journal.delta import Tracker, consistent_view
 from catalyst_dsl.runtime.state.journal.writer import COMPACT_AT
 from catalyst_dsl.runtime.state.shared.database import Database
+from catalyst_dsl.runtime.state.snapshot import pause_released
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.state.integrity.guard import Guard
@@ -42,9 +43,13 @@ INSERT INTO catalyst_journal (repository, run_id, seq, line)
 SELECT %(repository)s, %(run)s, %(seq)s, %(line)s FROM moved
 """
 
+#: A run that stops running (it pauses, ends) gives up its lease; one paused at a checkpoint
+#: whose decision is in is `runnable`: a worker may claim it (store.py).
 _COMPACT = """
 UPDATE catalyst_runs SET snapshot = %(snapshot)s, snapshot_seq = %(seq)s, head_seq = %(seq)s,
-    head_mac = %(mac)s, status = %(status)s, updated_at = %(updated)s
+    head_mac = %(mac)s, status = %(status)s, updated_at = %(updated)s, runnable = %(runnable)s,
+    lease_owner = CASE WHEN %(status)s = 'running' THEN lease_owner END,
+    lease_until = CASE WHEN %(status)s = 'running' THEN lease_until END
 WHERE repository = %(repository)s AND run_id = %(run)s AND head_seq = %(prev)s AND fence = %(fence)s
 """
 
@@ -64,6 +69,8 @@ class SharedRunJournal:
         self.head_seq = 0
         self.head_mac = ""
         self.fence = 0
+        #: Set when this process's lease on the run was found taken (store.py's heartbeat).
+        self.lost = False
         self.tracker: Tracker | None = None
         self.compact_next = True
         #: Bytes of records since the last compaction, and the snapshot's size.
@@ -93,6 +100,8 @@ class SharedRunJournal:
         """Save `state`: (its save number, its MAC, the bytes written). RunAbort when the
         database cannot take it; the rows then hold the save before. Every save is synced
         by the server's commit (`lasting` asks for nothing less)."""
+        if self.lost:
+            raise self._lost()
         pending = None
         if not (compact or self.compact_next) and self.tracker is not None:
             pending = self.tracker.changes(state)
@@ -144,8 +153,10 @@ class SharedRunJournal:
         data, mac = self.guard.seal(view, seq, self.head_mac, self.cache, texts)
         self.target_bytes = len(data)
         with self.database.transaction("saving the run") as connection:
+            runnable = state.status == "paused" and pause_released(state)
             changed = connection.execute(
-                _COMPACT, {**self._params(state, seq, mac), "snapshot": data, "status": state.status}
+                _COMPACT,
+                {**self._params(state, seq, mac), "snapshot": data, "status": state.status, "runnable": runnable},
             ).rowcount
             if changed != 1:
                 return None
