@@ -58,6 +58,13 @@ class Driver:
         grants = granted_paths(playbook, context.inputs_env(values))
         performer = context.options.performer or context.real_performer(state.run_id)
         gateway = context.gateway = context.new_gateway(playbook, grants, scratch, performer)
+        if resumed:
+            restored = context.store.bring_back(state, gateway)
+            if restored:
+                context.events.notice(
+                    f"put back {len(restored)} file(s) the run wrote before it paused: {', '.join(restored[:5])}"
+                    + (" …" if len(restored) > 5 else "")
+                )
         hooks = RunHooks(context, self.signatures, state).hooks()
         replay = {r.path: _record_dict(r, seq) for seq, r in enumerate(state.steps)}
         try:

@@ -26,4 +26,4 @@ def open_store(project: Project, state_dir: Path) -> StateStore:
     from catalyst_dsl.runtime.state.shared.store import SharedStore
 
     root = Path(project.root)
-    return SharedStore(state_dir, url, repository_name(root), current_commit(root), lease_seconds())
+    return SharedStore(state_dir, url, repository_name(root), current_commit(root), lease_seconds(), root)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import os
 import threading
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,14 +50,15 @@ from catalyst_dsl.runtime.state import durable, snapshot_codec
 from catalyst_dsl._internal import records
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
-from catalyst_dsl.runtime.state.errors import damaged_abort, located, state_abort
+from catalyst_dsl.runtime.state.errors import damaged_abort, state_abort
 from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.integrity.run_key import RunKey, RunKeyError
 from catalyst_dsl.runtime.state.journal import files as journal_files
 from catalyst_dsl.runtime.state.journal.reading import RunRead, read_run
 from catalyst_dsl.runtime.state.journal.reserve import Reserve
 from catalyst_dsl.runtime.state.journal.writer import RunJournal, full
-from catalyst_dsl.runtime.state.layout import RunFiles, shown, slug
+from catalyst_dsl.runtime.state.layout import shown, slug
+from catalyst_dsl.runtime.state.listing import RunListing
 from catalyst_dsl.runtime.machine import current_user, format_time, parse_time, pid_alive, utc_now
 from catalyst_dsl.runtime.state.snapshot import (
     FINISHED,
@@ -77,7 +77,6 @@ from catalyst_dsl.runtime.state.snapshot import (
     current_owner,
     ensure_resumable,
     new_run_state,
-    shown_status,
 )
 
 if TYPE_CHECKING:
@@ -126,7 +125,7 @@ def __getattr__(name: str):
 # -- the store ---------------------------------------------------------------------------------
 
 
-class StateStore(RunFiles):
+class StateStore(RunListing):
     """Runs under `state_dir` (the project's `.xe/runs` by default), laid out as `RunFiles`
     says. `anchors`: where runs' anchors are kept (journal/anchor.py), the user's state
     directory unless told otherwise."""
@@ -338,6 +337,11 @@ class StateStore(RunFiles):
         guarded by its owner's process id (snapshot.ensure_resumable) and the journal's lock.
         The shared store takes a lease (shared/lease.py)."""
 
+    def bring_back(self, state: RunState, gateway) -> list[str]:
+        """Put back the files the run wrote before it paused: nothing to do here, where the
+        run resumes in the checkout that wrote them. The shared store carries them (shared/carried.py)."""
+        return []
+
     def claim_next(self) -> str | None:
         """For `catalyst worker`: a run kept in files is seen by this checkout only, and
         resumed by its own command; taking runs needs the shared store."""
@@ -472,6 +476,10 @@ class StateStore(RunFiles):
         live.with_name(live.name + ".bak").unlink(missing_ok=True)
         return target
 
+    def _forget(self, run_id: str) -> None:
+        """A pruned run's results and anchor go with it (listing.RunListing.prune)."""
+        self.guard.forget_run(run_id)
+
     def reopen(self, state: RunState) -> None:
         """Move an archived run back among the live ones before resuming it (a failed run)."""
         archived = self.archived_path(state.run_id)
@@ -479,101 +487,7 @@ class StateStore(RunFiles):
             os.replace(archived, self.path_of(state.run_id))
             durable.sync_directory(self.state_dir)
 
-    # -- listing, retention, audit
-
-    def list(self, include_history: bool = True) -> list[RunSummary]:
-        """Every run, newest first; unreadable files are listed as "corrupt"."""
-        files = [(path, False) for path in self._live_files()]
-        if include_history:
-            files += [(path, True) for path in self._archived_files()]
-        summaries = [self._summary(path, archived) for path, archived in files]
-        # Ids begin with the local start time, so they sort by age.
-        summaries.sort(key=lambda s: s.run_id, reverse=True)
-        return summaries
-
-    def _summary(self, path: Path, archived: bool) -> RunSummary:
-        from catalyst_dsl.runtime.state.run_summary import RunSummary
-
-        run_id = path.name[4:-5]
-        try:
-            state = read_run(path, None).state  # folded, not checked: listing stays cheap
-        except FileNotFoundError:  # archived or pruned while we listed
-            return RunSummary(run_id, None, "missing", None, None, path, archived, "the file went away while listing")
-        except snapshot_codec.Damaged as damage:
-            return RunSummary(
-                run_id, damage.name, "corrupt", None, None, path, archived, "; ".join(map(located, damage.problems))
-            )
-        return RunSummary(
-            state.run_id, state.playbook.name, shown_status(state), state.started_at, state.updated_at, path, archived
-        )
-
-    def run_ids(self, include_history: bool = True) -> list[str]:
-        """The ids of the runs kept here, newest first, read from file names only: cheap
-        enough for shell completion, and a damaged snapshot still has its id."""
-        files = self._live_files() + (self._archived_files() if include_history else [])
-        return sorted({path.name[4:-5] for path in files}, reverse=True)
-
-    def _live_files(self) -> list[Path]:
-        try:
-            names = os.listdir(self.state_dir)
-        except FileNotFoundError:
-            return []
-        return [self.state_dir / n for n in names if n.startswith("run-") and n.endswith(".json")]
-
-    def _archived_files(self) -> list[Path]:
-        if not self.history_dir.is_dir():
-            return []
-        return [p for p in self.history_dir.glob("*/*/*/run-*.json") if p.is_file()]
-
-    def prune(
-        self, *, keep_days: int | None, keep_last: int | None, dry_run: bool = False, now: datetime | None = None
-    ) -> list[Path]:
-        """Delete archived runs that no rule keeps; returns what was (or would be) deleted.
-
-        A run is kept when it started within `keep_days` days or is among the `keep_last`
-        newest archived runs; a rule that is None keeps nothing by itself, and with no
-        rule at all nothing is deleted. Live runs (running, paused, crashed) are never
-        looked at: only history is.
-        """
-        if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
-            raise ValueError("keep_days and keep_last cannot be negative")
-        if keep_days is None and keep_last is None:
-            return []
-        now = now or datetime.now(timezone.utc)
-        runs = sorted(self._archived_files(), key=lambda p: p.name, reverse=True)
-        doomed = []
-        for rank, path in enumerate(runs):
-            if keep_last is not None and rank < keep_last:
-                continue
-            started = self._started(path)
-            if started is None:
-                continue  # a live run moved into history by hand
-            if keep_days is not None and now - started <= timedelta(days=keep_days):
-                continue
-            doomed.append(path)
-        if not dry_run:
-            for path in doomed:
-                path.unlink(missing_ok=True)
-                self.guard.forget_run(path.name[4:-5])
-                for directory in (path.parent, path.parent.parent, path.parent.parent.parent):
-                    try:
-                        directory.rmdir()  # only succeeds once a day, month or year is empty
-                    except OSError:
-                        break
-        return doomed
-
-    def _started(self, path: Path) -> datetime | None:
-        """When an archived run started (its file time when unreadable); None for unfinished ones."""
-        try:
-            state = read_run(path, None).state
-        except (FileNotFoundError, snapshot_codec.Damaged):
-            try:
-                return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
-            except FileNotFoundError:
-                return None
-        if not state.finished:
-            return None
-        return parse_time(state.started_at)
+    # -- audit
 
     def export(self, run_id: str) -> dict[str, Any]:
         """The audit view of a run (run_summary.audit_view): a run that does not verify is

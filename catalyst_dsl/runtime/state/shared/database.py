@@ -61,6 +61,19 @@ CREATE TABLE IF NOT EXISTS catalyst_journal (
     PRIMARY KEY (repository, run_id, seq),
     FOREIGN KEY (repository, run_id) REFERENCES catalyst_runs ON DELETE CASCADE
 );
+CREATE TABLE IF NOT EXISTS catalyst_files (
+    repository text NOT NULL,
+    sha text NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (repository, sha)
+);
+CREATE TABLE IF NOT EXISTS catalyst_carried (
+    repository text NOT NULL,
+    run_id text NOT NULL,
+    manifest text NOT NULL,
+    mac text NOT NULL,
+    PRIMARY KEY (repository, run_id)
+);
 CREATE TABLE IF NOT EXISTS catalyst_results (
     repository text NOT NULL,
     run_id text NOT NULL,

@@ -27,6 +27,7 @@ from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.journal.anchor import Anchor
 from catalyst_dsl.runtime.state.journal.reading import RunRead, read_bytes
 from catalyst_dsl.runtime.state.layout import slug
+from catalyst_dsl.runtime.state.shared.carried import Carrier
 from catalyst_dsl.runtime.state.shared.database import Database
 from catalyst_dsl.runtime.state.shared.keeping import SharedAnchors, SharedResults, shared_run_key
 from catalyst_dsl.runtime.state.shared.lease import HOLDER, LEASE, Leases
@@ -63,7 +64,13 @@ class SharedStore(StateStore):
     checkout's locks."""
 
     def __init__(
-        self, state_dir: Path, url: str, repository: str, commit: str | None = None, lease_seconds: float = LEASE
+        self,
+        state_dir: Path,
+        url: str,
+        repository: str,
+        commit: str | None = None,
+        lease_seconds: float = LEASE,
+        root: Path | None = None,
     ) -> None:
         super().__init__(state_dir)
         self.database = Database(url)
@@ -79,6 +86,8 @@ class SharedStore(StateStore):
         self._reserve = _NoReserve()
         self.where = f"the state database {self.database.shown}"
         self.leases = Leases(self.database, repository, lease_seconds, self._writers_lost)
+        #: The files a run wrote, kept at its pauses (carried.py); None: not carried (no project root).
+        self.carrier = Carrier(self.database, repository, root, self.state_dir) if root is not None else None
 
     def _writers_lost(self, run_id: str) -> None:
         with self._saving:
@@ -229,9 +238,18 @@ class SharedStore(StateStore):
         return self.leases.claim_next(self.commit)
 
     def _save(self, state: RunState, *, compact: bool = False, lasting: bool = True) -> None:
+        if state.status == "paused" and state.pause is not None and self.carrier is not None:
+            # Before the save that pauses it: a worker may take the run as soon as that lands.
+            self.carrier.carry(state.run_id, state.permissions.get("allowedWritePaths"), self.guard.key())
         if state.status != "running":
             self.leases.let_go(state.run_id)  # the save gives the lease up (writer.py)
         super()._save(state, compact=compact, lasting=lasting)
+
+    def bring_back(self, state: RunState, gateway) -> list[str]:
+        """Put back the files the run wrote before its pause (carried.py), through `gateway`."""
+        if self.carrier is None:
+            return []
+        return self.carrier.bring_back(state.run_id, self.guard.key(), gateway)
 
     def commit_of(self, run_id: str) -> str | None:
         """The commit the run was started from, when it was recorded."""
@@ -386,6 +404,8 @@ class SharedStore(StateStore):
                     (self.repository, run_id),
                 )
                 self.guard.forget_run(run_id)
+                if self.carrier is not None:
+                    self.carrier.forget(run_id)
         return [self.path_of(run_id) for run_id in doomed]
 
 

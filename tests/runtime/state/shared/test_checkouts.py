@@ -190,3 +190,99 @@ def test_the_users_own_configuration_may(project, postgres_server, monkeypatch):
             "SELECT status FROM catalyst_runs WHERE repository = %s", (repository,)
         ).fetchall()
     assert status == "paused"
+
+
+CARRY = """
+name: carry
+description: A file written before the review, read after it.
+owner: Engineer
+allowedWritePaths: [out/**]
+steps:
+  - name: draft
+    file-write: out/spec.md
+    content: drafted
+  - checkpoint: review
+    message: Read out/spec.md
+  - name: spec
+    file-read: out/spec.md
+  - file-write: out/read.log
+    content: "{{ spec }}"
+"""
+
+
+@pytest.fixture
+def carried(checkouts, monkeypatch):
+    """Run `carry` paused in checkout A, approved: its id, and checkout C (which has no out/)."""
+    a, b, c = checkouts
+    a.playbook("carry", CARRY)
+    git(a.root, "add", "-A")
+    git(a.root, "commit", "-qm", "carry")
+    for clone in (b, c):
+        git(clone, "pull", "-q")
+    started = a.run("carry")
+    assert started.exit_code == 4, started.output
+    assert (a.root / "out" / "spec.md").exists(), started.output
+    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert not (c / "out").exists()
+    return run_id, c
+
+
+def test_the_files_a_run_wrote_travel_with_it_to_the_checkout_that_resumes_it(carried, monkeypatch):
+    run_id, c = carried
+    resumed = in_checkout(c, monkeypatch).cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output
+    assert "put back 1 file(s) the run wrote before it paused: out/spec.md" in resumed.output
+    assert (c / "out" / "spec.md").read_text() == "drafted"
+    assert (c / "out" / "read.log").read_text() == "drafted"
+
+
+def _manifest(url: str, run_id: str) -> tuple[str, str]:
+    with psycopg.connect(url) as connection:
+        [(manifest, mac)] = connection.execute(
+            "SELECT manifest, mac FROM catalyst_carried WHERE repository = %s AND run_id = %s",
+            (os.environ["CATALYST_REPOSITORY"], run_id),
+        ).fetchall()
+    return manifest, mac
+
+
+def _set_manifest(url: str, run_id: str, manifest: str, mac: str) -> None:
+    with psycopg.connect(url) as connection:
+        connection.execute(
+            "UPDATE catalyst_carried SET manifest = %s, mac = %s WHERE repository = %s AND run_id = %s",
+            (manifest, mac, os.environ["CATALYST_REPOSITORY"], run_id),
+        )
+
+
+def test_a_list_of_carried_files_edited_in_the_database_is_refused(carried, shared_store, monkeypatch):
+    run_id, c = carried
+    manifest, mac = _manifest(shared_store, run_id)
+    _set_manifest(shared_store, run_id, manifest.replace("out/spec.md", "out/other.md"), mac)
+    refused = in_checkout(c, monkeypatch).cli("resume", run_id)
+    assert refused.exit_code == 3, refused.output
+    assert "was not written by catalyst with this run key" in refused.output
+    assert not (c / "out").exists()
+
+
+def test_carried_files_never_reach_past_the_runs_grants(carried, shared_store, monkeypatch):
+    # Even a list sealed with the run key (as whoever holds the key could make) writes only
+    # where the run may: the playbook is outside its grants, `..` outside the project.
+    from catalyst_dsl.runtime.state.shared.carried import manifest_mac
+    from catalyst_dsl.runtime.state.integrity.run_key import RunKey
+
+    run_id, c = carried
+    manifest, _ = _manifest(shared_store, run_id)
+    [[_, sha]] = json.loads(manifest)
+    with psycopg.connect(shared_store) as connection:
+        [(secret,)] = connection.execute(
+            "SELECT secret FROM catalyst_run_keys WHERE repository = %s", (os.environ["CATALYST_REPOSITORY"],)
+        ).fetchall()
+    key = RunKey(secret.encode(), "test", True)
+    hostile = json.dumps([["../outside.md", sha], ["playbooks/gate.yaml", sha]], separators=(",", ":"))
+    _set_manifest(shared_store, run_id, hostile, manifest_mac(key, run_id, hostile))
+    before = (c / "playbooks" / "gate.yaml").read_text()
+    result = in_checkout(c, monkeypatch).cli("resume", run_id)
+    assert result.exit_code == 3, result.output
+    assert "cannot be put back here: cannot write 'playbooks/gate.yaml'" in result.output
+    assert (c / "playbooks" / "gate.yaml").read_text() == before
+    assert not (c.parent / "outside.md").exists()
