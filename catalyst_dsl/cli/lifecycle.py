@@ -335,7 +335,9 @@ def webhooks_serve(host: str, port: int) -> None:
     login maps to a required role in `github-reviewers`, changes_requested fails the step on
     resume. The webhook's secret is the secret `github-webhook-secret`
     (CATALYST_SECRET_GITHUB_WEBHOOK_SECRET or the secrets-file); deliveries without its
-    signature are refused. Stop with Ctrl-C.
+    signature are refused. GET /healthz answers 200 while it serves. Ctrl-C or SIGTERM
+    stops it once the deliveries being answered are done. With CATALYST_STATE_URL, reviews
+    reach runs started in any checkout (docs/teams.md).
     """
     from catalyst_dsl._internal.collector import for_long_running
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
@@ -368,6 +370,7 @@ def webhooks_serve(host: str, port: int) -> None:
             help="choose another --port or --host",
         ) from None
     click.echo(f"listening on http://{server.server_address[0]}:{server.server_address[1]}/github (Ctrl-C stops)")
+    _terminate_as_interrupt()  # SIGTERM, once the deliveries being answered are done, stops it as Ctrl-C does
     try:
         server.serve_forever()
     except KeyboardInterrupt:

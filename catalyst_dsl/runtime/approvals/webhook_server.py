@@ -1,19 +1,27 @@
-"""The webhook receiver's HTTP server: one event loop holds every connection, a fixed pool answers.
+"""The webhook receiver's HTTP server: uvicorn parses HTTP, catalyst keeps its limits.
 
-A thread per connection lets a thousand slow clients take a thousand threads. Here a
-connection costs a socket and its buffers on one asyncio loop; only a whole request (head
-and body read in time) reaches the pool of `workers` threads, and only `queued` of them
-may wait for it. The limits (`Limits`):
+HTTP/1.1 is parsed by uvicorn (with h11, pure Python: no compiled extras needed), a
+well-kept server that teams already deploy, rather than by code of our own. catalyst
+serves it one plain ASGI application: two routes do not need a framework. uvicorn does not
+bound slow or numerous clients by itself (its documentation sends that to a proxy), so the
+receiver adds the limits it has always had (`Limits`), at two places:
 
-- the head (request line and headers) must arrive within `head_seconds` of the connection
-  and the body within `body_seconds` after it: these are deadlines for the whole part,
-  so a client sending a byte a second is cut off at the deadline like a silent one
-  (408, then closed);
-- at most `per_client` connections from one address and `max_connections` in all; an
-  excess connection is answered 503 and closed at once, before anything of it is read;
-- a head of at most `max_head` bytes (431), a body of at most `max_body` (413), and a
-  length stated up front (411: no chunked bodies); the bodies being read at once stay
-  under `bodies_in_flight` bytes together (503), so slow bodies cannot pile up memory.
+- **per connection** (`_guarded`, a subclass of uvicorn's h11 protocol): at most
+  `per_client` connections from one address and `max_connections` in all, an excess one
+  answered 503 and closed before anything of it is read; the head (request line and
+  headers) must arrive within `head_seconds` of the connection, a deadline for the whole
+  head (408, then closed); a head of at most `max_head` bytes (431); a request h11 cannot
+  read is 400;
+- **per request** (`ReceiverServer._app`): a length stated up front (411: no chunked
+  bodies), a body of at most `max_body` (413), the bodies being read at once under
+  `bodies_in_flight` bytes together (503), the body within `body_seconds` of the head
+  (408); the delivery is then answered by a pool of `workers` threads, of which at most
+  `queued` requests may wait (503).
+
+`GET /healthz` answers 200 while the receiver serves, for a load balancer or an
+orchestrator. Stopping (`shutdown`, or SIGINT/SIGTERM when serving on the main thread) is
+uvicorn's graceful shutdown: no new connection is taken, and the deliveries being answered
+are finished first (for at most `grace_seconds`).
 
 One request per connection (`Connection: close`): GitHub sends one delivery each.
 """
@@ -23,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import http
 import json
-import re
+import logging
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +41,9 @@ from catalyst_dsl._internal.records import record
 
 #: GitHub's deliveries are at most 25 MB; a review's is a few KB.
 MAX_BODY = 1024 * 1024
-_DIGITS = re.compile(r"[0-9]+")
-#: How long an answered connection is read from (and what it sends dropped) before it is closed.
+#: More digits than any body limit has (a stated length is refused as too long unread).
+_MAX_DIGITS = 18
+#: How long the rest of a refused request is read and dropped before the answer.
 LINGER_SECONDS = 1.0
 
 
@@ -50,6 +59,8 @@ class Limits:
     bodies_in_flight: int = 8 * MAX_BODY
     workers: int = 1
     queued: int = 32
+    #: How long a stop waits for the deliveries being answered.
+    grace_seconds: float = 10.0
 
 
 @record
@@ -75,15 +86,126 @@ class Response:
 Responder = Callable[[Request], Response]
 
 
-class _Refused(Exception):
-    def __init__(self, response: Response) -> None:
-        super().__init__(response.body)
-        self.response = response
+class _Book:
+    """What the server holds now, shared by every connection (all on the loop's thread)."""
+
+    def __init__(self, limits: Limits, log: Callable[[str], None]) -> None:
+        self.limits = limits
+        self.log = log
+        self.total = 0
+        self.open: dict[str, int] = {}
+        #: Addresses told once that they hold too many connections (until they hold none).
+        self.warned: set[str] = set()
+        self.body_bytes = 0
+        self.waiting = 0
+
+    def admit(self, client: str) -> bool:
+        limits = self.limits
+        if self.total < limits.max_connections and self.open.get(client, 0) < limits.per_client:
+            self.total += 1
+            self.open[client] = self.open.get(client, 0) + 1
+            return True
+        if client not in self.warned:
+            self.warned.add(client)
+            held = self.open.get(client, 0)
+            why = (
+                f"{held} connections from it are open (at most {limits.per_client})"
+                if held >= limits.per_client
+                else f"{self.total} connections are open (at most {limits.max_connections})"
+            )
+            self.log(f"refusing connections from {client}: {why}")
+        return False
+
+    def leave(self, client: str) -> None:
+        self.total -= 1
+        self.open[client] -= 1
+        if not self.open[client]:
+            del self.open[client]
+            self.warned.discard(client)
+
+
+def _guarded(book: _Book):
+    """uvicorn's h11 protocol with the per-connection limits (the module docstring)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Guarded(H11Protocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._address = str(self.client[0]) if self.client else "-"
+            self._admitted = book.admit(self._address)
+            self._head_timer = None
+            self._unreadable = 400
+            #: The bytes of the head so far (one request per connection: then no more).
+            self._head = bytearray()
+            if not self._admitted:
+                transport.write(_encode(Response(503, {"error": "too many connections; try again later"})))
+                transport.close()
+                return
+            self._head_timer = self.loop.call_later(book.limits.head_seconds, self._head_late)
+            read = self.conn.next_event
+
+            def next_event():
+                try:
+                    return read()
+                except h11.RemoteProtocolError as error:  # what h11 says of it (431: the head is too long)
+                    self._unreadable = error.error_status_hint
+                    raise
+
+            self.conn.next_event = next_event
+
+        def data_received(self, data: bytes) -> None:
+            if not self._admitted:
+                return
+            if self.cycle is None:
+                # h11 bounds a head still arriving; one that arrives whole in one read is
+                # measured here, so every head over the limit is refused alike.
+                self._head += data
+                end = self._head.find(b"\r\n\r\n")
+                if (end + 4 if end >= 0 else len(self._head)) > book.limits.max_head:
+                    self._unreadable = 431
+                    self.send_400_response("")
+                    return
+            super().data_received(data)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None and self._head_timer is not None:
+                self._head_timer.cancel()  # the head is in: the body has a deadline of its own
+                self._head_timer = None
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if self.cycle is None and not self.transport.is_closing():
+                seconds = book.limits.head_seconds
+                late = Response(408, {"error": f"the request's head did not arrive within {seconds:g}s"})
+                self.transport.write(_encode(late))
+                self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            if self._unreadable == 431:
+                refused = Response(431, {"error": f"the request's head is longer than {book.limits.max_head} bytes"})
+            else:
+                refused = Response(400, {"error": "not an HTTP/1.1 request this receiver can read"})
+            self.transport.write(_encode(refused))
+            self.transport.close()
+
+        def connection_lost(self, exc) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            if self._admitted:
+                self._admitted = False
+                book.leave(self._address)
+            super().connection_lost(exc)
+
+    return Guarded
 
 
 class ReceiverServer:
     """Bound on creation (port 0 picks a free one, see `server_address`); `serve_forever`
-    serves on the calling thread until `shutdown` (from another thread) or Ctrl-C."""
+    serves on the calling thread until `shutdown` (from another thread) or, on the main
+    thread, SIGINT or SIGTERM."""
 
     def __init__(
         self,
@@ -94,209 +216,170 @@ class ReceiverServer:
         log: Callable[[str], None] = lambda line: None,
         limits: Limits | None = None,
     ) -> None:
+        import uvicorn
+
         self.limits = limits or Limits()
         self._respond = respond
         self._log = log
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.create_server((host, port), family=family, backlog=128)
-        self.socket.setblocking(False)
         self.server_address = self.socket.getsockname()[:2]
         self._pool = ThreadPoolExecutor(max_workers=max(1, self.limits.workers), thread_name_prefix="catalyst-webhook")
-        self._open: dict[str, int] = {}
-        self._total = 0
-        self._waiting = 0
-        self._body_bytes = 0
-        #: Addresses told once that they hold too many connections (until they hold none).
-        self._warned: set[str] = set()
-        self._tasks: set[asyncio.Task] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._stopping = threading.Event()
+        self._book = _Book(self.limits, log)
+        # uvicorn's own lines (its start, its stop) are not the receiver's log; its errors
+        # still reach Python's logging.
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+        config = uvicorn.Config(
+            self._app,
+            http=_guarded(self._book),
+            interface="asgi3",
+            # The address a connection comes from is the one the limits count, never a
+            # header a client could write (behind a proxy, that is the proxy's: docs/teams.md).
+            proxy_headers=False,
+            loop="asyncio",
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            server_header=False,
+            date_header=False,
+            h11_max_incomplete_event_size=self.limits.max_head,
+            timeout_graceful_shutdown=max(1, round(self.limits.grace_seconds)),
+        )
+        self._server = uvicorn.Server(config)
         self._done = threading.Event()
+        self._done.set()
+
+    #: What the server holds now (for tests and the log).
+    @property
+    def _total(self) -> int:
+        return self._book.total
+
+    @property
+    def _body_bytes(self) -> int:
+        return self._book.body_bytes
 
     # -- lifecycle
 
     def serve_forever(self) -> None:
         self._done.clear()
         try:
-            asyncio.run(self._serve())
+            if not self._server.should_exit:
+                self._server.run(sockets=[self.socket])
         finally:
             self._done.set()
 
     def shutdown(self) -> None:
-        """Stop `serve_forever` and wait until it has returned."""
-        self._stopping.set()
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None:
-            try:
-                loop.call_soon_threadsafe(stop.set)
-            except RuntimeError:
-                pass  # the loop has ended already
-            self._done.wait()
+        """Stop `serve_forever` gracefully and wait until it has returned."""
+        self._server.should_exit = True
+        self._done.wait()
 
     def server_close(self) -> None:
         self._pool.shutdown(wait=False)
         self.socket.close()
 
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        if self._stopping.is_set():
-            return
-        server = await asyncio.start_server(self._connection, sock=self.socket, limit=self.limits.max_head)
-        try:
-            await self._stop.wait()
-        finally:
-            server.close()
-            # Connections still open end as if their clients had gone: no task is left to be
-            # cancelled mid-read (asyncio 3.11 logs those as errors).
-            for writer in list(self._writers):
-                writer.transport.abort()
-            if self._tasks:
-                await asyncio.wait(list(self._tasks), timeout=5)
-            self._loop = None
+    # -- one request
 
-    # -- one connection
-
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
-        client = str(peer[0]) if peer else "-"
-        limits = self.limits
-        if self._total >= limits.max_connections or self._open.get(client, 0) >= limits.per_client:
-            self._refuse(writer, client)
+    async def _app(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
             return
-        self._total += 1
-        self._open[client] = self._open.get(client, 0) + 1
-        task = asyncio.current_task()
-        self._tasks.add(task)
-        self._writers.add(writer)
+        client = str(scope["client"][0]) if scope.get("client") else "-"
         try:
-            try:
-                request = await self._read(reader, client)
+            request = await self._read(scope, receive, client)
+            if isinstance(request, Request):
                 response = await self._answer(request)
-            except _Refused as refused:
-                response = refused.response
-            except (asyncio.IncompleteReadError, OSError):
-                return  # the client went away (reset, or a socket no longer connected)
-            await self._send(reader, writer, response)
-        finally:
-            self._tasks.discard(task)
-            self._writers.discard(writer)
-            self._total -= 1
-            self._open[client] -= 1
-            if not self._open[client]:
-                del self._open[client]
-                self._warned.discard(client)
-            writer.close()
+            else:
+                response = request
+                await self._drop_body(receive)
+        except _Gone:
+            return  # the client went away: nobody to answer
+        data = json.dumps(response.body).encode("utf-8")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status,
+                "headers": [
+                    (b"server", b"catalyst-webhooks"),
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(data)).encode("ascii")),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": data})
 
-    def _refuse(self, writer: asyncio.StreamWriter, client: str) -> None:
-        """Answer 503 without reading anything, and close: no task waits on this client."""
-        if client not in self._warned:
-            self._warned.add(client)
-            held = self._open.get(client, 0)
-            why = (
-                f"{held} connections from it are open (at most {self.limits.per_client})"
-                if held >= self.limits.per_client
-                else f"{self._total} connections are open (at most {self.limits.max_connections})"
-            )
-            self._log(f"refusing connections from {client}: {why}")
-        writer.write(_encode(Response(503, {"error": "too many connections; try again later"})))
-        writer.close()
-
-    async def _read(self, reader: asyncio.StreamReader, client: str) -> Request:
-        limits = self.limits
-        try:
-            async with asyncio.timeout(limits.head_seconds):
-                head = await reader.readuntil(b"\r\n\r\n")
-        except TimeoutError:
-            raise _Refused(
-                Response(408, {"error": f"the request's head did not arrive within {limits.head_seconds:g}s"})
-            ) from None
-        except asyncio.LimitOverrunError:
-            raise _Refused(
-                Response(431, {"error": f"the request's head is longer than {limits.max_head} bytes"})
-            ) from None
-        method, path, headers = _parse_head(head)
+    async def _read(self, scope, receive, client: str) -> Request | Response:
+        """The whole request, or the answer that refuses it."""
+        limits, book = self.limits, self._book
+        method, path = scope["method"], scope["path"]
+        if path == "/healthz":
+            return Response(200, {"ok": True}) if method in ("GET", "HEAD") else Response(405, {"error": "GET it"})
         if method != "POST":
-            raise _Refused(Response(405, {"error": "GitHub posts deliveries to /github"}))
-        if path.split("?", 1)[0] != "/github":
-            raise _Refused(Response(404, {"error": "deliveries go to /github"}))
+            return Response(405, {"error": "GitHub posts deliveries to /github"})
+        if path != "/github":
+            return Response(404, {"error": "deliveries go to /github"})
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
         stated = (headers.get("content-length") or "").strip()
-        # ASCII digits only: str.isdigit() also passes "²", which int() refuses.
-        if not _DIGITS.fullmatch(stated) or "transfer-encoding" in headers:
-            raise _Refused(Response(411, {"error": "a delivery must state its length (Content-Length)"}))
+        if not stated.isascii() or not stated.isdigit() or "transfer-encoding" in headers:
+            return Response(411, {"error": "a delivery must state its length (Content-Length)"})
         digits = stated.lstrip("0") or "0"
-        # More digits than any body limit has: too long, without asking int() (it refuses past 4300 digits).
-        length = int(digits) if len(digits) <= 18 else limits.max_body + 1
+        length = int(digits) if len(digits) <= _MAX_DIGITS else limits.max_body + 1
         if length > limits.max_body:
-            raise _Refused(Response(413, {"error": f"a delivery may be at most {limits.max_body} bytes"}))
-        if self._body_bytes + length > limits.bodies_in_flight:
-            raise _Refused(Response(503, {"error": "too many large deliveries are arriving at once; try again later"}))
-        self._body_bytes += length
+            return Response(413, {"error": f"a delivery may be at most {limits.max_body} bytes"})
+        if book.body_bytes + length > limits.bodies_in_flight:
+            return Response(503, {"error": "too many large deliveries are arriving at once; try again later"})
+        book.body_bytes += length
         try:
+            body = bytearray()
             async with asyncio.timeout(limits.body_seconds):
-                body = await reader.readexactly(length)
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise _Gone()
+                    body += message.get("body", b"")
+                    if not message.get("more_body", False):
+                        break
         except TimeoutError:
-            raise _Refused(
-                Response(408, {"error": f"the body did not arrive within {limits.body_seconds:g}s"})
-            ) from None
+            return Response(408, {"error": f"the body did not arrive within {limits.body_seconds:g}s"})
         finally:
-            self._body_bytes -= length
-        return Request(method, path, headers, body, client)
+            book.body_bytes -= length
+        return Request(method, path, headers, bytes(body), client)
+
+    async def _drop_body(self, receive) -> None:
+        """Read and drop, briefly, what a refused client is still sending: closing at once
+        would reset the connection under its upload, and it would never see the answer."""
+        dropped = 0
+        try:
+            async with asyncio.timeout(LINGER_SECONDS):
+                while dropped <= self.limits.max_body:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    dropped += len(message.get("body", b""))
+                    if not message.get("more_body", False):
+                        return
+        except TimeoutError:
+            pass
 
     async def _answer(self, request: Request) -> Response:
-        if self._waiting >= self.limits.queued:
+        book = self._book
+        if book.waiting >= self.limits.queued:
             return Response(503, {"error": "too many deliveries are waiting; try again later"})
-        self._waiting += 1
+        book.waiting += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self._pool, self._respond, request)
         except Exception as error:  # a bug of ours: the client gets 500, the receiver keeps serving
             self._log(f"internal error answering {request.client}: {type(error).__name__}: {error}")
             return Response(500, {"error": "internal error of the receiver"})
         finally:
-            self._waiting -= 1
-
-    async def _send(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, response: Response) -> None:
-        writer.write(_encode(response))
-        try:
-            async with asyncio.timeout(self.limits.head_seconds):
-                await writer.drain()  # a client that reads nothing cannot hold the answer forever
-            if writer.can_write_eof():
-                writer.write_eof()
-            # A client refused before its body was read may still be sending it; closing now
-            # would reset the connection and lose the answer. Read and drop what comes, briefly.
-            async with asyncio.timeout(LINGER_SECONDS):
-                dropped = 0
-                while dropped <= self.limits.max_body:
-                    chunk = await reader.read(64 * 1024)
-                    if not chunk:
-                        break
-                    dropped += len(chunk)
-        except OSError:
-            # A timeout, or the client gone before the answer was all sent: a reset, or (its
-            # reset seen by the kernel before the loop) a socket that is no longer connected
-            # when it is shut down for writing. The client gets nothing more either way.
-            pass
+            book.waiting -= 1
 
 
-def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise _Refused(Response(400, {"error": "not an HTTP/1.x request"}))
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
-            raise _Refused(Response(400, {"error": "a header line is malformed"}))
-        headers[name.lower()] = value.strip()
-    return parts[0], parts[1], headers
+class _Gone(Exception):
+    """The client disconnected before its request was whole."""
 
 
 def _encode(response: Response) -> bytes:
+    """A whole answer as bytes, for the refusals made before uvicorn has a request to answer."""
     data = json.dumps(response.body).encode("utf-8")
     try:
         phrase = http.HTTPStatus(response.status).phrase

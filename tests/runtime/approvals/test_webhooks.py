@@ -436,15 +436,21 @@ def test_connections_beyond_the_overall_limit_are_refused_at_once(project):
 @pytest.mark.parametrize(
     "request_bytes, status",
     [
-        (b"GET /github HTTP/1.1\r\n\r\n", 405),
-        (b"POST /elsewhere HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 404),
-        (b"POST /github HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
-        (b"POST /github HTTP/1.1\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
+        (b"GET /github HTTP/1.1\r\nHost: receiver\r\n\r\n", 405),
+        (b"POST /elsewhere HTTP/1.1\r\nHost: receiver\r\nContent-Length: 2\r\n\r\n{}", 404),
+        (b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: 2000000\r\n\r\n", 413),
+        (b"POST /github HTTP/1.1\r\nHost: receiver\r\nX-Long: " + b"a" * 20000 + b"\r\n\r\n", 431),
         (b"nonsense\r\n\r\n", 400),
-        (b"POST /github HTTP/1.1\r\nno colon here\r\n\r\n", 400),
-        # Digits str.isdigit() passes but int() refuses: a superscript two, and more digits than Python converts.
-        ("POST /github HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1"), 411),
-        (b"POST /github HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 413),
+        (b"POST /github HTTP/1.1\r\nHost: receiver\r\nno colon here\r\n\r\n", 400),
+        # HTTP/1.1 requires Host.
+        (b"POST /github HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", 400),
+        # A length that is not ASCII digits is a malformed request (RFC 9112, 6.3): a
+        # superscript two, which str.isdigit() passes and int() refuses, and more digits
+        # than Python converts.
+        ("POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1"), 400),
+        (b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 400),
+        # Digits that are many, but within what a length may be written with: too long a body.
+        (b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: " + b"9" * 19 + b"\r\n\r\n", 413),
     ],
 )
 def test_malformed_or_oversized_requests_get_their_status(project, request_bytes, status):
@@ -459,7 +465,7 @@ def test_malformed_or_oversized_requests_get_their_status(project, request_bytes
 
 
 def test_bodies_being_read_at_once_stay_within_their_budget(project):
-    head = b"POST /github HTTP/1.1\r\nX-GitHub-Event: ping\r\nContent-Length: 600\r\n\r\n"
+    head = b"POST /github HTTP/1.1\r\nHost: receiver\r\nX-GitHub-Event: ping\r\nContent-Length: 600\r\n\r\n"
     with serving(project, Limits(bodies_in_flight=1000, body_seconds=30)) as (_url, server):
         first, second = _connect(server, "127.0.0.2"), _connect(server, "127.0.0.3")
         try:
@@ -530,34 +536,98 @@ def test_clients_that_leave_early_leave_no_traceback(capfd, caplog):
     assert log == []
 
 
-def test_an_answer_to_a_socket_no_longer_connected_ends_quietly():
-    import asyncio
-    import errno
+# -- serving as a service ----------------------------------------------------------------------------------
 
+
+def test_the_health_endpoint_answers_while_serving(project):
+    with serving(project) as (url, _server):
+        health = url.rsplit("/", 1)[0] + "/healthz"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(health, timeout=10) as answer:
+            assert answer.status == 200 and json.loads(answer.read()) == {"ok": True}
+
+
+def test_a_stop_lets_the_delivery_being_answered_finish():
     from catalyst_dsl.runtime.approvals.webhook_server import ReceiverServer, Response
 
-    class Disconnected:
-        """A writer whose peer's reset the kernel saw first: shutting it down fails (ENOTCONN)."""
+    answering = threading.Event()
 
-        def write(self, data: bytes) -> None:
-            pass
+    def slow(request):
+        answering.set()
+        time.sleep(1.0)
+        return Response(200, {"answered": True})
 
-        async def drain(self) -> None:
-            pass
-
-        def can_write_eof(self) -> bool:
-            return True
-
-        def write_eof(self) -> None:
-            raise OSError(errno.ENOTCONN, "Transport endpoint is not connected")
-
-    async def answer() -> None:
-        # The reader is made on the running loop: outside one, Python 3.11 asks for the
-        # thread's current loop, which an earlier asyncio.run in the session has unset.
-        await server._send(asyncio.StreamReader(), Disconnected(), Response(200, {}))
-
-    server = ReceiverServer("127.0.0.1", 0, lambda request: Response(200, {}))
+    server = ReceiverServer("127.0.0.1", 0, slow)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    answers: list[bytes] = []
     try:
-        asyncio.run(answer())
+        client = _connect(server)
+        client.sendall(b"POST /github HTTP/1.1\r\nHost: receiver\r\nContent-Length: 2\r\n\r\n{}")
+        reading = threading.Thread(target=lambda: answers.append(_answer_of(client)))
+        reading.start()
+        assert answering.wait(10)
+        server.shutdown()  # returns once the answer is sent
+        reading.join(10)
+        client.close()
     finally:
         server.server_close()
+        thread.join(10)
+    assert answers and answers[0].startswith(b"HTTP/1.1 200 ") and b'"answered": true' in answers[0]
+
+
+@pytest.mark.slow
+def test_serve_stops_on_sigterm_and_says_so(project):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    env = {
+        **os.environ,
+        "CATALYST_SECRET_GITHUB_WEBHOOK_SECRET": SECRET,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "catalyst_dsl", "webhooks", "serve", "--port", "0"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("listening on http://127.0.0.1:"), line
+        health = line.split()[2].rsplit("/", 1)[0] + "/healthz"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(health, timeout=10) as answer:
+            assert answer.status == 200
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0, rest
+    assert rest.strip().endswith("stopped") and "Traceback" not in rest, rest
+
+
+def test_a_review_reaches_a_run_kept_in_the_shared_store_and_a_worker_takes_it_on(
+    project, shared_store, fake, monkeypatch
+):
+    project.settings('[github-reviewers]\nalice = "Architect"\n')
+    project.user_settings(f'github-api-url = "{fake.url}"\n')
+    monkeypatch.setenv("CATALYST_SECRET_GITHUB_TOKEN", fakes.TOKEN)
+    project.playbook("propose", PROPOSE)
+    assert project.run("propose").exit_code == 4
+    assert not project.live_snapshots()  # the run is in the database, not in this checkout's files
+    [run] = json.loads(project.cli("runs", "list", "--json").output)["runs"]
+    pr = "https://github.com/acme/widgets/pull/1"
+    with serving(project) as (url, _server):
+        status, said = deliver(url, "pull_request_review", review_payload(pr, "alice", "approved", "ship it"))
+    assert status == 200
+    assert said["runs"] == [{"run": run["runId"], "step": "steps/0/review", "decision": "approve", "released": True}]
+    worked = project.cli("worker", "--once")
+    assert worked.exit_code == 0, worked.output
+    assert f"took run {run['runId']}" in worked.output and "merged after review" in worked.output
