@@ -90,6 +90,10 @@ class RunContext:
     @functools.cached_property
     def locks(self):
         from catalyst_dsl.runtime.state.locks import LockManager
+        from catalyst_dsl.runtime.state.shared.settings import state_url
+
+        if state_url(self.project.config.state_url) is not None:
+            return self.store.locks  # runs on other machines hold locks too: the database's
 
         # The store is asked only about a lock another run holds: a what-if with no such
         # lock (most) never opens it, nor imports the snapshot codec and the integrity

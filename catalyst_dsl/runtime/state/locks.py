@@ -140,7 +140,7 @@ class LockManager:
                 mine = {self.path_for(key) for key, _ in wanted}
                 for holder, held in self._others(run_id, skip=mine):
                     for key, resource in wanted:
-                        clash, example = _conflict(key, held)
+                        clash, example = conflict(key, held)
                         if clash:
                             if self._stale(holder):
                                 self._remove_if(holder.file, holder)
@@ -222,7 +222,7 @@ class LockManager:
         keys = [canonical(r) for r in resources]
         found = []
         for holder, held in self._others(run_id):
-            if any(_conflict(key, held)[0] for key in keys) and not self._stale(holder):
+            if any(conflict(key, held)[0] for key in keys) and not self._stale(holder):
                 found.append(holder)
         return found
 
@@ -369,7 +369,7 @@ def canonical(resource: str) -> str:
     return resource
 
 
-def _conflict(a: str, b: str) -> tuple[bool, str | None]:
+def conflict(a: str, b: str) -> tuple[bool, str | None]:
     """Whether two canonical resources collide, with a path both match for path locks."""
     kind_a, _, value_a = a.partition(":")
     kind_b, _, value_b = b.partition(":")

@@ -74,6 +74,16 @@ CREATE TABLE IF NOT EXISTS catalyst_carried (
     mac text NOT NULL,
     PRIMARY KEY (repository, run_id)
 );
+CREATE TABLE IF NOT EXISTS catalyst_locks (
+    repository text NOT NULL,
+    key text NOT NULL,
+    resource text NOT NULL,
+    run_id text NOT NULL,
+    pid integer NOT NULL,
+    host text NOT NULL,
+    since text NOT NULL,
+    PRIMARY KEY (repository, key)
+);
 CREATE TABLE IF NOT EXISTS catalyst_results (
     repository text NOT NULL,
     run_id text NOT NULL,

@@ -9,11 +9,12 @@ and pruning, which are queries.
 
 A run's row also records the commit it was started from, so that a checkout of another
 commit does not resume it by mistake (`commit_of`), and its fencing token (`fence`,
-writer.py). Locks between runs stay in the state directory's files for now (locks.py).
+writer.py). Locks between runs are rows too (shared/locks.py).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -31,6 +32,7 @@ from catalyst_dsl.runtime.state.shared.carried import Carrier
 from catalyst_dsl.runtime.state.shared.database import Database
 from catalyst_dsl.runtime.state.shared.keeping import SharedAnchors, SharedResults, shared_run_key
 from catalyst_dsl.runtime.state.shared.lease import HOLDER, LEASE, Leases
+from catalyst_dsl.runtime.state.shared.locks import SharedLocks
 from catalyst_dsl.runtime.state.shared.writer import SharedRunJournal
 from catalyst_dsl.runtime.state.snapshot import FINISHED, RunState, shown_status
 from catalyst_dsl.runtime.state.store import StateStore
@@ -60,8 +62,8 @@ class _NoReserve:
 
 
 class SharedStore(StateStore):
-    """Runs of `repository` in the database at `url`; `state_dir` still holds this
-    checkout's locks."""
+    """Runs of `repository` in the database at `url`; `state_dir` holds what stays on this
+    machine (the check cache's neighbours, a run's scratch space)."""
 
     def __init__(
         self,
@@ -88,6 +90,11 @@ class SharedStore(StateStore):
         self.leases = Leases(self.database, repository, lease_seconds, self._writers_lost)
         #: The files a run wrote, kept at its pauses (carried.py); None: not carried (no project root).
         self.carrier = Carrier(self.database, repository, root, self.state_dir) if root is not None else None
+
+    @functools.cached_property
+    def locks(self) -> SharedLocks:
+        """The locks between the repository's runs, in the database (shared/locks.py)."""
+        return SharedLocks(self.database, self.repository)
 
     def _writers_lost(self, run_id: str) -> None:
         with self._saving:

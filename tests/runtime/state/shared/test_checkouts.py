@@ -286,3 +286,54 @@ def test_carried_files_never_reach_past_the_runs_grants(carried, shared_store, m
     assert "cannot be put back here: cannot write 'playbooks/gate.yaml'" in result.output
     assert (c / "playbooks" / "gate.yaml").read_text() == before
     assert not (c.parent / "outside.md").exists()
+
+
+OVERWRITE = """
+name: overwrite
+description: Writes where carry writes.
+owner: Engineer
+allowedWritePaths: [out/**]
+steps:
+  - file-write: out/spec.md
+    content: mine
+"""
+
+
+def test_a_run_paused_in_one_checkout_keeps_its_locks_against_runs_in_another(checkouts, monkeypatch):
+    a, b, _ = checkouts
+    a.playbook("carry", CARRY)
+    started = a.run("carry")
+    assert started.exit_code == 4, started.output
+    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    other = in_checkout(b, monkeypatch)
+    other.playbook("overwrite", OVERWRITE)
+    refused = other.run("overwrite")
+    assert refused.exit_code == 2 and f"another run holds path:out/spec.md: run {run_id}" in refused.output, refused.output
+    assert not (b / "out").exists()
+    monkeypatch.chdir(a.root)
+    assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert a.cli("resume", run_id).exit_code == 0
+    monkeypatch.chdir(b)
+    assert other.run("overwrite").exit_code == 0  # the run ended: its locks went with it
+    assert (b / "out" / "spec.md").read_text() == "mine"
+
+
+def test_the_locks_of_a_run_whose_lease_ran_out_are_stale(project, shared_store):
+    from catalyst_dsl.runtime.errors import LockConflict
+
+    store, state = _running(project)
+    locks = store.locks
+    locks.acquire(state.run_id, ["path:out/**"])
+    with pytest.raises(LockConflict):
+        locks.acquire("another-run", ["path:out/a.md"])
+    assert [holder.run_id for holder in locks.conflicts("another-run", ["path:out/a.md"])] == [state.run_id]
+    with psycopg.connect(shared_store, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE catalyst_runs SET lease_until = now() - interval '1 second' WHERE repository = %s AND run_id = %s",
+            (os.environ["CATALYST_REPOSITORY"], state.run_id),
+        )
+    assert locks.conflicts("another-run", ["path:out/a.md"]) == []
+    locks.acquire("another-run", ["path:out/a.md"])
+    assert [holder.run_id for holder in locks.held()] == ["another-run"]
+    locks.release("another-run")
+    assert locks.held() == []
