@@ -180,3 +180,19 @@ def test_records_reordered_are_refused(project, store):
     refused = project.cli("resume", run_id)
     assert refused.exit_code == 3, refused.output
     assert "cannot be trusted" in refused.output
+
+
+def test_prune_removes_the_older_finished_runs_and_never_a_paused_one(project, store):
+    project.playbook("three", THREE)
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    for _ in range(3):
+        assert project.run("three").exit_code == 0
+    before = listed(project)
+    assert len(before) == 4
+    pruned = project.cli("runs", "prune", "--keep-last", "1")
+    assert pruned.exit_code == 0, pruned.output
+    after = listed(project)
+    assert sorted(run["status"] for run in after.values()) == ["completed", "paused"]
+    newest = max(r for r, run in before.items() if run["playbook"] == "three")
+    assert newest in after

@@ -308,7 +308,9 @@ def test_a_run_paused_in_one_checkout_keeps_its_locks_against_runs_in_another(ch
     other = in_checkout(b, monkeypatch)
     other.playbook("overwrite", OVERWRITE)
     refused = other.run("overwrite")
-    assert refused.exit_code == 2 and f"another run holds path:out/spec.md: run {run_id}" in refused.output, refused.output
+    assert refused.exit_code == 2 and f"another run holds path:out/spec.md: run {run_id}" in refused.output, (
+        refused.output
+    )
     assert not (b / "out").exists()
     monkeypatch.chdir(a.root)
     assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
@@ -337,3 +339,62 @@ def test_the_locks_of_a_run_whose_lease_ran_out_are_stale(project, shared_store)
     assert [holder.run_id for holder in locks.held()] == ["another-run"]
     locks.release("another-run")
     assert locks.held() == []
+
+
+RESTARTED = """
+name: restarted
+description: A step, a program the server restarts under, a step.
+owner: Engineer
+allowedWritePaths: [out/**]
+steps:
+  - name: one
+    bash: mkdir -p out && echo one >> out/log
+    writes: [out/**]
+  - name: wait
+    bash: touch out/waiting && sleep 4 && echo waited >> out/log
+    writes: [out/**]
+  - name: three
+    bash: echo three >> out/log
+    writes: [out/**]
+"""
+
+
+@pytest.mark.slow
+def test_a_server_restarted_mid_run_loses_no_completed_step_and_runs_none_twice(project, shared_store, postgres_server):
+    import sys
+    import time
+    from pathlib import Path
+
+    project.playbook("restarted", RESTARTED)
+    root = Path(__file__).resolve().parents[4]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    running = subprocess.Popen(
+        [sys.executable, "-m", "catalyst_dsl", "run", "restarted", "--mode", "autonomous"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (project.root / "out" / "waiting").exists():
+        assert running.poll() is None and time.monotonic() < deadline, running.communicate()[0]
+        time.sleep(0.05)
+    postgres_server.restart()
+    output = running.communicate(timeout=120)[0]
+    # The save after the program lands on a new connection; were the server still starting,
+    # the run would stop saying so, and go on with `resume` once it is back.
+    if running.returncode == 3:
+        assert "the state database" in output, output
+        [run] = json.loads(project.cli("runs", "list", "--json").output)["runs"]
+        resumed = project.cli("resume", run["runId"])
+        assert resumed.exit_code == 0, resumed.output
+        # `wait` ended but its save did not land: it was still the step in flight, and ran again.
+        expected = (["one", "waited", "three"], ["one", "waited", "waited", "three"])
+    else:
+        assert running.returncode == 0, output
+        expected = (["one", "waited", "three"],)
+    log = (project.root / "out" / "log").read_text().splitlines()
+    assert log in expected, log
+    [run] = json.loads(project.cli("runs", "list", "--json").output)["runs"]
+    assert run["status"] == "completed"
