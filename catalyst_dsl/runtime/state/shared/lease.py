@@ -139,6 +139,11 @@ class Leases:
                 self._beating = threading.Thread(target=self._beat, name="catalyst-lease", daemon=True)
                 self._beating.start()
 
+    def holds(self, run_id: str) -> bool:
+        """Whether this process holds the run's lease (it is the one running the run)."""
+        with self._lock:
+            return run_id in self._held
+
     def let_go(self, run_id: str) -> None:
         """Stop renewing `run_id` (the save that pauses or ends it clears the lease)."""
         with self._lock:

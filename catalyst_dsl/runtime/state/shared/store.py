@@ -245,8 +245,10 @@ class SharedStore(StateStore):
         return self.leases.claim_next(self.commit)
 
     def _save(self, state: RunState, *, compact: bool = False, lasting: bool = True) -> None:
-        if state.status == "paused" and state.pause is not None and self.carrier is not None:
-            # Before the save that pauses it: a worker may take the run as soon as that lands.
+        if state.status == "paused" and self.carrier is not None and self.leases.holds(state.run_id):
+            # The process that ran it, pausing it (not an approval saved from elsewhere, whose
+            # checkout has none of its files); before the save: a worker may take the run
+            # as soon as that lands.
             self.carrier.carry(state.run_id, state.permissions.get("allowedWritePaths"), self.guard.key())
         if state.status != "running":
             self.leases.let_go(state.run_id)  # the save gives the lease up (writer.py)

@@ -398,3 +398,22 @@ def test_a_server_restarted_mid_run_loses_no_completed_step_and_runs_none_twice(
     assert log in expected, log
     [run] = json.loads(project.cli("runs", "list", "--json").output)["runs"]
     assert run["status"] == "completed"
+
+
+def test_started_in_a_approved_from_b_and_taken_by_a_worker_in_c_with_as_files(checkouts, monkeypatch):
+    a, b, c = checkouts
+    a.playbook("carry", CARRY)
+    git(a.root, "add", "-A")
+    git(a.root, "commit", "-qm", "carry")
+    for clone in (b, c):
+        git(clone, "pull", "-q")
+    assert a.run("carry").exit_code == 4
+    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    approved = in_checkout(b, monkeypatch).cli("approve", run_id, "--as", "Engineer")
+    assert approved.exit_code == 0, approved.output
+    worked = in_checkout(c, monkeypatch).cli("worker", "--once")
+    assert worked.exit_code == 0, worked.output
+    assert f"took run {run_id}" in worked.output and "put back 1 file(s)" in worked.output
+    assert (c / "out" / "spec.md").read_text() == "drafted"
+    assert (c / "out" / "read.log").read_text() == "drafted"
+    assert listed(in_checkout(c, monkeypatch))[run_id]["status"] == "completed"
