@@ -228,8 +228,13 @@ def run(
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
     --expect-plan), 2 a step failed or a usage mistake, 3 state error, 4 paused for
-    approval, 130 interrupted (Ctrl-C or SIGTERM; the state is saved).
+    approval, 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is
+    saved).
     """
+    if not what_if:
+        # From the first moment of a run, so that SIGTERM while the project is read and
+        # checked ends it as later (exit 130), not by the signal's default.
+        _terminate_as_interrupt()
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     project = _project(start)
     checked = None
@@ -294,7 +299,6 @@ def run(
             )
     if worktree:
         session, file = _in_new_worktree(session, file, mode, log_format, verbose)
-    _terminate_as_interrupt()
     sys.exit(session.start(file, given))
 
 
