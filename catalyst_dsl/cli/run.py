@@ -227,7 +227,8 @@ def run(
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
-    --expect-plan), 2 a step failed or a usage mistake, 3 state error, 4 paused for
+    --expect-plan), 2 a step failed (with --what-if: would fail and end the run) or a
+    usage mistake, 3 state error, 4 paused for
     approval, 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is
     saved).
     """
@@ -279,6 +280,12 @@ def run(
                 "text": lambda: render_text(plan),
             }[fmt]
             _print(render(), nl=fmt == "text")
+            from catalyst_dsl.runtime.lifecycle.plan_data import predicted_failure
+
+            if predicted_failure(plan) is not None:
+                from catalyst_dsl.runtime.errors import EXIT_FAILED
+
+                sys.exit(EXIT_FAILED)  # as the run it foresees would end: a step failed
             return
         try:
             with open(expect_plan, encoding="utf-8") as handle:
