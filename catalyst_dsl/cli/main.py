@@ -18,6 +18,7 @@ from catalyst_dsl._internal.collector import tune_process
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
 #: and `run` (a what-if) does not build the options of the others.
 RUN_COMMANDS = {
+    "init": "cli.init",
     "run": "cli.run",
     "resume": "cli.lifecycle",
     "approve": "cli.lifecycle",
