@@ -146,9 +146,35 @@ def _step(children) -> st.SearchStrategy[list[str]]:
             st.sampled_from(["${{ [1, 2, 3] }}", "${{ ['a', 'b'] }}", "${{ [] }}", "{{ who }}", "{{ first }}"]),
             st.lists(children, min_size=1, max_size=2),
         ),
+        # a try whose steps may fail part way (a file that is not there), and a handler
+        # that reads the error
+        st.builds(
+            lambda body, fails_at, handler: (
+                nest(["- try:"], body[:fails_at] + [FAILING] + body[fails_at:] if fails_at is not None else body)
+                + ["  catch:", "    - code: default", "      steps:"]
+                + [f"        {line}" for step in [*handler, CAUGHT] for line in step]
+            ),
+            st.lists(children, min_size=1, max_size=2),
+            st.one_of(st.none(), st.integers(0, 2)),
+            st.lists(children, max_size=1),
+        ),
+        # a route: exactly one branch holds for any count
+        st.builds(
+            lambda low, high: (
+                nest(
+                    ["- route:", '    - when: "${{ count < 3 }}"', "      steps:"], [[f"  {x}" for x in s] for s in low]
+                )
+                + ['    - when: "${{ count >= 3 }}"', "      steps:"]
+                + [f"        {line}" for step in high for line in step]
+            ),
+            st.lists(children, min_size=1, max_size=2),
+            st.lists(children, min_size=1, max_size=2),
+        ),
     )
 
 
+FAILING = ["- file-read: not-there.txt"]
+CAUGHT = ['- display: "caught {{ $error.code }}"']
 GENERATED_STEPS = st.lists(_step(_step(None)), min_size=1, max_size=5)
 GENERATED_HEAD = """\
 name: generated
