@@ -129,3 +129,35 @@ def test_the_checker_reads_every_way_out(project) -> None:
     )
     checked = project.cli("check", "playbooks/scoped.yaml")
     assert "C508" in checked.output and "defined only when the route at line 8 takes its branch 1" in checked.output
+
+
+PAUSING = """
+name: pausing
+description: a checkpoint inside a branch and inside otherwise
+owner: Engineer
+inputs:
+  - number: score
+    default: 5
+steps:
+  - route:
+      - when: "${{ score > 3 }}"
+        steps:
+          - display: before
+          - checkpoint: "high: go on?"
+          - display: after high
+    otherwise:
+      - checkpoint: "low: go on?"
+      - display: after low
+"""
+
+
+@pytest.mark.parametrize(("score", "shown"), [("5", "after high"), ("1", "after low")])
+def test_a_run_paused_inside_a_branch_resumes_there(project, score: str, shown: str) -> None:
+    project.playbook("pausing", PAUSING)
+    paused = project.run("pausing", score=score)
+    assert paused.exit_code == 4, paused.output
+    run_id = project.run_id()
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    resumed = project.cli("resume", run_id)
+    assert resumed.exit_code == 0, resumed.output  # the paused step is found again by its path
+    assert shown in resumed.output and "before" not in resumed.output
