@@ -54,9 +54,11 @@ class _Commands(click.Group):
             from catalyst_dsl.runtime.errors import EXIT_INTERRUPTED
 
             click.echo("\ninterrupted", err=True)
-            click.echo(
-                "  help: `catalyst runs list` shows whether a run began; `catalyst resume RUN` continues it", err=True
-            )
+            if ctx.invoked_subcommand in ("run", "resume"):
+                click.echo(
+                    "  help: `catalyst runs list` shows whether a run began; `catalyst resume RUN` continues it",
+                    err=True,
+                )
             sys.exit(EXIT_INTERRUPTED)
 
 

@@ -169,7 +169,7 @@ def test_sigterm_while_the_run_takes_its_locks_exits_130_and_the_run_resumes(tmp
         os.close(guard)
     assert process.returncode == 130, out + err
     assert "Aborted" not in err and "Traceback" not in err, err
-    assert "interrupted" in err
+    assert "interrupted" in err and "`catalyst resume RUN` continues it" in err
     run_id = _only_run(project)
     assert f"{run_id}  interrupted" in _catalyst(project, "runs", "list").stdout
     resumed = _catalyst(project, "resume", run_id)
