@@ -16,13 +16,20 @@ def init(directory: Path | None) -> None:
     """Start a project in DIRECTORY (default: the current one): catalyst.toml, a first
     playbook (playbooks/first.yaml) and a run state folder that keeps itself out of git.
     Refuses, writing nothing, when the settings or the playbook exist."""
-    from catalyst_dsl.integrations.project_init import init as start
+    from catalyst_dsl.integrations.project_init import NotWritten, init as start
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
     root = directory or Path.cwd()
     if not root.is_dir():
         raise click.UsageError(f"{root} is not a directory")
-    started = start(root)
+    try:
+        started = start(root)
+    except NotWritten as refused:
+        raise RunAbort(
+            EXIT_INVALID,
+            f"catalyst init could not write {refused.path}: {refused.reason}; it wrote nothing",
+            help="fix that (a permission, a full disk) and run catalyst init again",
+        ) from None
     if started.in_the_way:
         raise RunAbort(
             EXIT_INVALID,

@@ -65,25 +65,57 @@ class Started:
     in_the_way: tuple[str, ...]
 
 
+class NotWritten(Exception):
+    """The file system refused a file `init` meant to write; what it had written is removed."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        super().__init__(f"{path}: {error.strerror or error}")
+        self.path, self.reason = path, error.strerror or str(error)
+
+
 def init(root: Path) -> Started:
     """Write the settings and the first playbook into `root` unless one of them (or settings
     in `pyproject.toml`) is there already: then write nothing. The run state's `.gitignore`
-    is written when missing."""
-    in_the_way = [path for path in FILES if (root / path).exists()]
+    is written when missing. Raises NotWritten, having removed its own files again, when
+    the file system refuses one."""
+    blocked = [_in_the_way(root, path) for path in FILES]
+    state = _in_the_way(root, STATE_IGNORE)
+    blocked.append(state if state != STATE_IGNORE else None)  # an existing .gitignore there is kept
+    in_the_way = list(dict.fromkeys(path for path in blocked if path))
     if _settings_in_pyproject(root / "pyproject.toml"):
         in_the_way.append("pyproject.toml [tool.catalyst]")
     if in_the_way:
         return Started(created=(), in_the_way=tuple(in_the_way))
-    created = []
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        if durable.create(root / path, text.encode("utf-8"), mode=0o644):
-            created.append(path)
-    ignore = root / STATE_IGNORE
-    ignore.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if durable.create(ignore, IGNORE_TEXT, mode=0o644):
-        created.append(STATE_IGNORE)
+    created: list[str] = []
+    folders: list[Path] = []  # made by init, removed again (deepest first) if it fails
+    writing = ""
+    try:
+        for path, text in [*FILES.items(), (STATE_IGNORE, IGNORE_TEXT.decode("utf-8"))]:
+            writing = path
+            missing = [p for p in reversed((root / path).relative_to(root).parents) if not (root / p).exists()]
+            for folder in missing:
+                (root / folder).mkdir(mode=0o700 if path == STATE_IGNORE else 0o777)
+                folders.append(root / folder)
+            if durable.create(root / path, text.encode("utf-8"), mode=0o644):
+                created.append(path)
+    except OSError as error:
+        for path in created:
+            (root / path).unlink(missing_ok=True)
+        for folder in reversed(folders):
+            folder.rmdir()
+        raise NotWritten(writing, error) from None
     return Started(created=tuple(created), in_the_way=())
+
+
+def _in_the_way(root: Path, path: str) -> str | None:
+    """`path` when it exists, or the file where a folder on the way to it should be."""
+    target = root / path
+    if target.exists() or target.is_symlink():
+        return path
+    for parent in target.relative_to(root).parents:
+        if (root / parent).exists() and not (root / parent).is_dir():
+            return parent.as_posix()
+    return None
 
 
 def _settings_in_pyproject(path: Path) -> bool:

@@ -89,3 +89,28 @@ def test_a_state_dir_the_project_shares_gets_no_gitignore(tmp_path: Path, monkey
     (tmp_path / "playbooks" / "first.yaml").write_text(FIRST_PLAYBOOK, encoding="utf-8")
     assert _catalyst(tmp_path, monkeypatch, "run", "first").exit_code == 4
     assert not (tmp_path / "records" / ".gitignore").exists()
+
+
+def test_a_file_where_a_folder_should_be_stops_init_before_it_writes(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "playbooks").write_text("not a folder\n", encoding="utf-8")
+    refused = _catalyst(tmp_path, monkeypatch, "init")
+    assert refused.exit_code == 1 and "playbooks already exists" in refused.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["playbooks"]
+
+
+def test_a_write_the_file_system_refuses_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
+    from catalyst_dsl.integrations import project_init
+
+    real = project_init.durable.create
+
+    def refuse_the_playbook(target, data, **how):
+        if target.name == "first.yaml":
+            raise OSError(28, "No space left on device")
+        return real(target, data, **how)
+
+    monkeypatch.setattr(project_init.durable, "create", refuse_the_playbook)
+    refused = _catalyst(tmp_path, monkeypatch, "init")
+    assert refused.exit_code == 1, refused.output
+    assert "could not write playbooks/first.yaml: No space left on device; it wrote nothing" in refused.output
+    assert "Traceback" not in refused.output
+    assert list(tmp_path.iterdir()) == []
