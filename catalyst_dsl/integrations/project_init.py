@@ -40,8 +40,7 @@ inputs:
   - string: who
     default: world
 steps:
-  - name: greeting
-    var: greeting
+  - var: greeting                      # sets the variable `greeting`
     value: "hello {{ who }}"
   - display: "{{ greeting }}"
   - checkpoint: "Write the greeting down?"
