@@ -55,3 +55,10 @@ def test_every_setting_is_in_the_configuration_page() -> None:
     ]
     documented = [line.split("`")[1] for line in table]
     assert sorted(documented) == sorted(SETTINGS)
+
+
+def test_every_step_key_is_described() -> None:
+    from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS
+    from catalyst_dsl.report.reference import STEP_KEYS
+
+    assert [key for key in RESERVED_STEP_KEYS if not STEP_KEYS.get(key)] == []

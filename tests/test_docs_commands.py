@@ -6,6 +6,10 @@ repository's sample project (its `playbooks/` and `pyproject.toml`), as a reader
 the page would run them from a clone. What differs from run to run is normalised before
 comparing: run ids (the one a page shows stands for the one the run made, also in later
 commands) and durations.
+
+A ```yaml block whose first line is a comment naming a file of the project
+(`# playbooks/first.yaml`) is that file: it is written into the project where it stands on
+the page, so the commands after it see it, as they would for a reader who saved it.
 """
 
 from __future__ import annotations
@@ -22,26 +26,38 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```text\n(.*?)^```", re.MULTILINE | re.DOTALL)
+BLOCK = re.compile(r"^```(text|yaml)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+SAVED_AS = re.compile(r"# ((?:playbooks|\.xe)/[\w./-]+\.ya?ml)$")
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[a-z0-9-]+?-\d{3}\b")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? (?:ms|s)\b")
 
 
 def transcripts(page: Path) -> list[tuple[str, str]]:
     """The (command, expected output) pairs of a page, in order."""
+    return [(c, o) for c, o in steps(page) if c.startswith("catalyst ")]
+
+
+def steps(page: Path) -> list[tuple[str, str]]:
+    """What a reader of the page does, in order: ("catalyst …", what it prints) for a
+    command, (a project path, its text) for a file the page saves."""
     found = []
-    for block in FENCE.findall(page.read_text(encoding="utf-8")):
+    for kind, block in BLOCK.findall(page.read_text(encoding="utf-8")):
+        if kind == "yaml":
+            saved = SAVED_AS.match(block.split("\n", 1)[0])
+            if saved:
+                found.append((saved.group(1), block))
+            continue
         command, output = None, []
         for line in block.splitlines():
             if line.startswith("$ "):
-                if command is not None:
+                if command is not None and command.startswith("catalyst "):
                     found.append((command, "\n".join(output)))
                 command, output = line[2:], []
             elif command is not None:
                 output.append(line)
-        if command is not None:
+        if command is not None and command.startswith("catalyst "):
             found.append((command, "\n".join(output)))
-    return [(c, o) for c, o in found if c.startswith("catalyst ")]
+    return found
 
 
 PAGES_WITH_COMMANDS = [p for p in PAGES if transcripts(p)]
@@ -70,7 +86,11 @@ def test_every_shown_command_prints_what_the_page_shows(page: Path, tmp_path: Pa
     # printed: the same placeholder on both sides means the same run.
     shown: dict[str, str] = {}
     made: dict[str, str] = {}
-    for command, expected in transcripts(page):
+    for command, expected in steps(page):
+        if not command.startswith("catalyst "):
+            (project / command).parent.mkdir(parents=True, exist_ok=True)
+            (project / command).write_text(expected, encoding="utf-8")
+            continue
         real = {token: run_id for run_id, token in made.items()}
         argv = [real.get(shown.get(word, ""), word) for word in shlex.split(command)]
         done = subprocess.run(

@@ -36,9 +36,9 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
 @_aborts
 def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
     """Continue a paused or interrupted run: completed steps are not run again."""
+    _terminate_as_interrupt()
     session = _session(Path.cwd(), log_format=log_format, verbose=verbose)
     given = _given(inputs)
-    _terminate_as_interrupt()
     sys.exit(session.resume(run_id, given, trust_edited_state=trust_edited_state))
 
 

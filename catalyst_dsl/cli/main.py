@@ -18,6 +18,7 @@ from catalyst_dsl._internal.collector import tune_process
 #: asked for: checking, listing and `--version` never load the interpreter's command line,
 #: and `run` (a what-if) does not build the options of the others.
 RUN_COMMANDS = {
+    "init": "cli.init",
     "run": "cli.run",
     "resume": "cli.lifecycle",
     "approve": "cli.lifecycle",
@@ -43,6 +44,23 @@ class _Commands(click.Group):
 
             self.add_command(kai)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM that no run took in hand (the project still being read and
+            # checked, locks being taken, or a command with no run): the exit of an
+            # interrupt, not click's "Aborted!" and 1, which reads as a failure.
+            from catalyst_dsl.runtime.errors import EXIT_INTERRUPTED
+
+            click.echo("\ninterrupted", err=True)
+            if ctx.invoked_subcommand in ("run", "resume"):
+                click.echo(
+                    "  help: `catalyst runs list` shows whether a run began; `catalyst resume RUN` continues it",
+                    err=True,
+                )
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -227,9 +227,15 @@ def run(
     """Run the playbook NAME (a playbook name or a file).
 
     Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
-    --expect-plan), 2 a step failed or a usage mistake, 3 state error, 4 paused for
-    approval, 130 interrupted (Ctrl-C or SIGTERM; the state is saved).
+    --expect-plan), 2 a step failed (with --what-if: would fail and end the run) or a
+    usage mistake, 3 state error, 4 paused for
+    approval, 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is
+    saved).
     """
+    if not what_if:
+        # From the first moment of a run, so that SIGTERM while the project is read and
+        # checked ends it as later (exit 130), not by the signal's default.
+        _terminate_as_interrupt()
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     project = _project(start)
     checked = None
@@ -274,6 +280,12 @@ def run(
                 "text": lambda: render_text(plan),
             }[fmt]
             _print(render(), nl=fmt == "text")
+            from catalyst_dsl.runtime.lifecycle.plan_data import predicted_failure
+
+            if predicted_failure(plan) is not None:
+                from catalyst_dsl.runtime.errors import EXIT_FAILED
+
+                sys.exit(EXIT_FAILED)  # as the run it foresees would end: a step failed
             return
         try:
             with open(expect_plan, encoding="utf-8") as handle:
@@ -294,7 +306,6 @@ def run(
             )
     if worktree:
         session, file = _in_new_worktree(session, file, mode, log_format, verbose)
-    _terminate_as_interrupt()
     sys.exit(session.start(file, given))
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
-from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, walk
+from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, predicted_failure, walk
 
 #: The mark of each change type, after Terraform's.
 SYMBOLS = {
@@ -190,6 +190,9 @@ def render_text(plan: Mapping[str, Any]) -> str:
     if not steps:
         lines.append("(no steps)")
     lines += ["", summary_line(plan)]
+    failing = predicted_failure(plan)
+    if failing is not None:
+        lines.append(f"A run would fail at {failing['step']}: {failing['fails']['code']}.")
     return "".join(safe_text(line) + "\n" for line in lines)
 
 

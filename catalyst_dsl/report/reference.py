@@ -75,6 +75,12 @@ STEP_KEYS = {
     "guards is auto-approved.",
     "writes": "the paths a shell-like step's program may write (glob patterns).",
     "isolated": "accepted and kept in the IR; the interpreter does nothing with it yet.",
+    "requires": "checks that must hold before the action runs (files, a program's output, JSON Schema, "
+    "`${{ }}` expressions; `all`/`any`/`not`), else `PreconditionFailed` (docs/checks.md).",
+    "ensures": "checks that must hold after it, its result readable by the step's name, else "
+    "`PostconditionFailed` (docs/checks.md).",
+    "bindings": "values merged into the playbook's `bindings` object once the step completes, read later as "
+    "`{{ bindings.x }}` (docs/running.md).",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
     "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
 }

@@ -29,6 +29,8 @@ EXIT_FAILED = 2  # a step failed
 EXIT_STATE = 3  # a snapshot is corrupted or no longer fits the playbook
 EXIT_PAUSED = 4  # waiting for approval
 EXIT_CANCELLED = 5  # a person ended the run: `abort` at a checkpoint, or `catalyst cancel` of a live run
+#: Ctrl-C, Ctrl-D at a prompt, or SIGTERM (128 + SIGINT, as a shell reports Ctrl-C).
+EXIT_INTERRUPTED = 130
 #: A mistake on the command line; 2 as click says it (the number a failed step also has).
 EXIT_USAGE = 2
 

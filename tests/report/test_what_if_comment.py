@@ -310,7 +310,8 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
         env=_env(),
         timeout=120,
     )
-    assert made.returncode == 0, made.stderr
+    # Its reads of .git/config are refused: the plan foresees the run failing (exit 2), and is written.
+    assert made.returncode == 2, made.stderr
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "the pull request")
     (root / "local.env").write_text(f"TOKEN={secret_text}\n")

@@ -196,6 +196,39 @@ edges:
     assert run.exit_code == 2 and "RoutingFailed" in run.output
 
 
+OVERLAPPING = """version: "1.0"
+name: overlap
+nodes:
+  - id: a
+    type: agentic
+    skill: s
+  - id: b
+    type: agentic
+    skill: t
+  - id: c
+    type: agentic
+    skill: t
+edges:
+  - from: a
+    to: b
+    when: { field: go, exists: true }
+  - from: a
+    to: c
+    when: { field: go, equals: "yes" }
+"""
+
+
+def test_several_guards_holding_stop_the_run_naming_the_node_and_the_guards(cleo):
+    book(cleo, "overlap", OVERLAPPING)
+    answers(cleo, s={"go": "yes"}, t={"done": True})
+    run = cleo.run("overlap", "--mode", "autonomous")
+    assert run.exit_code == 2, run.output
+    assert "RouteAmbiguous" in run.output
+    assert "the edges out of 'a': 2 branches hold" in run.output
+    assert "to 'b' when go exists" in run.output and "to 'c' when go equals \"yes\"" in run.output
+    assert [c["who"] for c in agent_calls(cleo)] == ["s"]  # neither branch ran
+
+
 def test_an_agent_answer_that_is_not_an_object_fails_the_node(cleo):
     book(
         cleo,

@@ -65,6 +65,18 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
 simulate = run
 
 
+def caught_codes(step: ir.Step) -> tuple[str, ...]:
+    """The codes a `try` step's `catch` clauses take (`default`: any); none for another
+    step. A what-if asks, to tell a failure the run survives from one that ends it."""
+    from catalyst_dsl.ir import nodes as ir
+
+    clauses = step.config.get("catch") if step.action == "try" else None
+    if not isinstance(clauses, ir.ListV):
+        return ()
+    codes = (clause.get("code") for clause in clauses.items if isinstance(clause, ir.MapV))
+    return tuple(code.value for code in codes if isinstance(code, ir.Lit) and isinstance(code.value, str))
+
+
 def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
     """Run the first clause that matches the error; whether one did."""
     from catalyst_dsl.ir import nodes as ir

@@ -91,6 +91,18 @@ def guard_condition(guard: Guard, inputs: set[str]) -> Optional[ir.Tmpl]:
     return ir.Tmpl(expression, parsed.parts, span=guard.node.span, expected=t.BOOLEAN)
 
 
+def guard_text(guard: Guard) -> str:
+    """The guard as the cantbook says it, for messages: `status equals "done"`."""
+    op, value = guard.operator, guard.value
+    if op == "exists":
+        return f"{guard.field} {'exists' if value else 'does not exist'}"
+    if op == "truthy":
+        return f"{guard.field} {'is truthy' if value else 'is not truthy'}"
+    shown = "NaN" if isinstance(value, float) and value != value else json.dumps(value, ensure_ascii=False)
+    words = {"equals": "equals", "notEquals": "does not equal", "in": "is one of"}
+    return f"{guard.field} {words.get(op, op)} {shown}"
+
+
 def _literal(value: object) -> str:
     """A YAML scalar as an expression literal (infinities as numbers too large for a float)."""
     if isinstance(value, float) and value in (float("inf"), float("-inf")):

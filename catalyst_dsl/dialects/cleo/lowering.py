@@ -1,10 +1,11 @@
 """Lowering a checked cleo cantbook to the IR.
 
 The graph walk becomes structured steps (B4.2): chains of unconditional edges become
-consecutive steps; a node with guarded out-edges becomes an `if`/`else` cascade up to the
-branches' join (the immediate post-dominator), ending in a `throw RoutingFailed` when no
-guard holds. cleo's flat context is the playbook's `bindings` object: each node merges its
-output into it (`bindings:` on its step) and guards and `{{ key }}` templates read it (C-5).
+consecutive steps; a node with guarded out-edges becomes a `route` up to the branches' join
+(the immediate post-dominator): the one branch whose guard holds runs, and when several
+or none hold the run stops naming the node and the guards. cleo's flat context is the
+playbook's `bindings` object: each node merges its output into it (`bindings:` on its
+step) and guards and `{{ key }}` templates read it (C-5).
 Contracts are the step's `requires:`/`ensures:` checks raising ContractViolation (C-1), an
 `inject_into` loop-back is a `retry-block` (C-6), an approval node a checkpoint with a
 policy (C-7), and an agentic node an `ai-prompt` with its agent identity (C-4, C-8): each
@@ -18,7 +19,7 @@ from typing import Optional
 from catalyst_dsl.diagnostics.ids import CLEO_PROJECT_WRITE_GRANT
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import graph as g
-from catalyst_dsl.dialects.cleo.expressions import first_line, guard_condition, ir_value
+from catalyst_dsl.dialects.cleo.expressions import first_line, guard_condition, guard_text, ir_value
 from catalyst_dsl.dialects.cleo.lowering_tables import HANDLER_ACTIONS, HANDLER_CODES, MAX_BRANCH_DEPTH, Item
 from catalyst_dsl.dialects.cleo.model import DEFAULT_CAP, Cantbook, Edge, Node, _plain
 from catalyst_dsl.dialects.cleo.node_lowering import NodeLowering
@@ -234,20 +235,12 @@ class Lowerer(NodeLowering):
         return standing
 
     def cascade(self, node: Node, branches: list[tuple[Edge, list[ir.Step]]]) -> ir.Step:
-        """`if g1 … else if g2 … else throw RoutingFailed` over the out-edges of `node`."""
-        otherwise: list[ir.Step] = [
-            ir.Step(
-                "throw",
-                ir.MapV(
-                    (
-                        ir.Entry("code", ir.Lit("RoutingFailed")),
-                        ir.Entry("message", ir.Lit(f"no edge out of '{node.id}' has a guard that holds")),
-                    )
-                ),
-                span=node.map.span,
-            )
-        ]
-        for edge, steps in reversed(branches):
+        """A `route` over the out-edges of `node`: the one edge whose guard holds is taken;
+        several holding, or none, stop the run naming the node and the guards, as cleo's
+        runtime does (B4.2; `RouteAmbiguous`, `RoutingFailed`)."""
+        book = self.book
+        chosen = []
+        for edge, steps in branches:
             condition = guard_condition(edge.guard, self.inputs)
             if condition is None:
                 self.refuse(
@@ -256,19 +249,20 @@ class Lowerer(NodeLowering):
                     help="compare the field with a string, number, boolean or null",
                 )
                 continue
-            otherwise = [
-                ir.Step(
-                    "if",
-                    ir.MapV(
-                        (
-                            ir.Entry("condition", condition),
-                            ir.Entry("then", ir.StepsV(tuple(steps))),
-                            ir.Entry("else", ir.StepsV(tuple(otherwise))),
-                        )
-                    ),
-                    span=edge.span,
+            label = f"to '{book.nodes[edge.target].id}' when {guard_text(edge.guard)}"
+            chosen.append(
+                ir.MapV(
+                    (
+                        ir.Entry("when", condition),
+                        ir.Entry("steps", ir.StepsV(tuple(steps))),
+                        ir.Entry("label", ir.Lit(label)),
+                    )
                 )
-            ]
-        return otherwise[0]
+            )
+        config = (
+            ir.Entry("branches", ir.ListV(tuple(chosen))),
+            ir.Entry("label", ir.Lit(f"the edges out of '{node.id}'")),
+        )
+        return ir.Step("route", ir.MapV(config), span=node.map.span)
 
     # -- nodes ----------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 A path names where a step sits, including which loop iteration, function call or
 called playbook it ran in: `steps/2/then/0`, `steps/3/each/1/0` (iteration 1),
+`steps/7/branches/1/0` (branch 1 of a `route`; its `otherwise` is `steps/7/otherwise/0`),
 `steps/4/call/steps/0` (inside a called playbook), `steps/5/fn/0` (inside the function
 that step 5 calls), `steps/6/attempt/2/0` (attempt 2 of a `retry-block`). The snapshot
 keys its journal by path; resume finds each recorded step again with `step_at` to tell
@@ -99,11 +100,11 @@ def _walk(playbook: ir.Playbook, segments: list[str], callee) -> ir.Step | None:
     step = steps[_index(segments)]
     while segments:
         kind = segments.pop(0)
-        if kind in ("then", "else", "steps", "finally"):
+        if kind in ("then", "else", "steps", "finally", "otherwise"):
             step = _body(step, kind)[_index(segments)]
-        elif kind == "catch":
+        elif kind in ("catch", "branches"):  # a try's clause k, a route's branch k: its steps
             k = _index(segments)
-            step = _catch_body(step.config.get("catch"), k)[_index(segments)]
+            step = _catch_body(step.config.get(kind), k)[_index(segments)]
         elif kind in ("each", "attempt"):
             _index(segments)  # the iteration or attempt: each runs the same body
             step = _body(step, "steps")[_index(segments)]

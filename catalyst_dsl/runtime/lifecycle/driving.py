@@ -14,6 +14,7 @@ from catalyst_dsl.runtime.approvals.signatures import Signatures
 from catalyst_dsl.runtime.errors import (
     EXIT_CANCELLED,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PAUSED,
     EXIT_STATE,
@@ -29,9 +30,6 @@ from catalyst_dsl.runtime.lifecycle.interpreting import perform
 from catalyst_dsl.runtime.lifecycle.lock_resources import lock_resources
 from catalyst_dsl.runtime.lifecycle.run_hooks import RunHooks, failure
 from catalyst_dsl.runtime.lifecycle.run_view import keep_view
-
-#: The exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
-EXIT_INTERRUPTED = 130
 
 
 class Driver:

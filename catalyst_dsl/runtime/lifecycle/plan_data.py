@@ -57,3 +57,9 @@ def count_changes(steps: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for step, _depth in walk(steps):
         counts[step["change"]] = counts.get(step["change"], 0) + 1
     return counts
+
+
+def predicted_failure(plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first entry the plan predicts to end the run with a failure (marked `fails`),
+    or None: a what-if that finds one exits as the failed run would."""
+    return next((step for step, _depth in walk(plan.get("steps", ())) if step.get("fails")), None)

@@ -157,6 +157,7 @@ def _failed_entry(playbook: ir.Playbook, error: StepError) -> dict[str, Any]:
         "action": "playbook",
         "change": "unknown",
         "reason": f"would fail: {error.code}: {error.message}",
+        "fails": {"code": error.code, "message": error.message},
         "conditional": False,
         "config": {},
         "effects": [],

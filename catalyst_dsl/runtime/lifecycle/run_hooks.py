@@ -189,14 +189,23 @@ def terminal_asker(context: RunContext) -> Callable | None:
         import click
 
         click.echo(f"⏸ {message}")
-        if options:
-            keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
-            for option in options:
-                if isinstance(option, dict):
-                    click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
-            choice = click.prompt("choose", type=click.Choice(keys), default=str(default) if default in keys else None)
-            return choice, None
-        click.prompt("press ENTER to approve", default="", show_default=False)
+        try:
+            if options:
+                keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
+                for option in options:
+                    if isinstance(option, dict):
+                        click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
+                choice = click.prompt(
+                    "choose", type=click.Choice(keys), default=str(default) if default in keys else None
+                )
+                return choice, None
+            click.prompt("press ENTER to approve", default="", show_default=False)
+        except click.Abort:
+            # click says Ctrl-C and the end of input (Ctrl-D) at a prompt as Abort: either is
+            # the person stopping the run, which an interrupt says (state saved, exit 130,
+            # resumable), never a failure of the run.
+            click.echo("")
+            raise KeyboardInterrupt from None
         return default, None
 
     return ask

@@ -14,6 +14,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.resuming import Resumer
+from catalyst_dsl.runtime.state.git_ignored import keep_out_of_git
 
 
 class Starter:
@@ -35,6 +36,7 @@ class Starter:
             context.add_secret(values.get(name))
         context.mark_secrets(values, secrets)
         context.ai.preflight(playbook)
+        keep_out_of_git(context.state_dir)
         state = context.store.create(self._new_state(playbook, file, values, secrets))
         return Driver(context).drive(state, file, playbook, values, resumed=False)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from catalyst_dsl.actions.catalog import Effect, WhatIf
 from catalyst_dsl.actions.control import CONTROL, PAUSES, names_result
+from catalyst_dsl.actions.control.try_ import caught_codes
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir.journal import APPROVE_EFFECTS, REVIEW
 from catalyst_dsl.runtime.engine import step_checks
@@ -32,6 +33,9 @@ class Simulator(Engine):
         super().__init__(**engine)
         #: The plan the steps are simulated into (planning.py).
         self.plan = plan
+        #: The error codes the `try` blocks being simulated catch, innermost last: a
+        #: predicted failure they catch does not end the run.
+        self._caught: list[tuple[str, ...]] = []
 
     # -- what a plan does instead ----------------------------------------------------------------------------
 
@@ -39,7 +43,32 @@ class Simulator(Engine):
         return False  # a plan holds no approvals (Session.plan's hooks answer none): it asks for none
 
     def _control(self, control: Any, run: StepRun, config: dict[str, Any] | None) -> Any:
-        return control.simulate(self, run, config)
+        codes = caught_codes(run.step)
+        if not codes:
+            return control.simulate(self, run, config)
+        self._caught.append(codes)
+        try:
+            return control.simulate(self, run, config)
+        finally:
+            self._caught.pop()
+
+    def _would_fail(self, run: StepRun, entry: dict, error: StepError, what: str = "") -> None:
+        """The step would fail in a real run: shown as unknown with the failure, and marked
+        `fails` when it would certainly run (not `conditional`) and nothing would let the
+        run go on past it (its error policy says Stop, and neither an enclosing `try` nor
+        the playbook's `catch` takes the code), which
+        makes the what-if exit as a failed run does (docs/plan-format.md)."""
+        entry["change"], entry["reason"] = "unknown", f"{what}would fail: {error.code}: {error.message}"
+        self._mark_fatal(run, entry, error)
+
+    def _mark_fatal(self, run: StepRun, entry: dict, error: StepError) -> None:
+        if entry.get("conditional") or self._policy(run.step, run.frame, error).action != "Stop":
+            return  # a step that may not run at all, or whose failure the run goes on past
+        handled = [code for codes in self._caught for code in codes]
+        handled += [clause.code for clause in run.frame.playbook.catch]
+        if any(code == "default" or error.matches(code) for code in handled):
+            return
+        entry["fails"] = {"code": error.code, "message": self.plan.shown(error.message)}
 
     def catching(self, where: str, error: StepError) -> None:
         """A plan journals nothing: a resume never reads it."""
@@ -63,8 +92,7 @@ class Simulator(Engine):
                 if not maybe and not self._condition_holds(run, value):
                     return
             except StepError as error:
-                entry = self.plan.open(run.path, run.sid, step.action)
-                entry["change"], entry["reason"] = "unknown", f"its condition would fail: {error.code}: {error.message}"
+                self._would_fail(run, self.plan.open(run.path, run.sid, step.action), error, "its condition ")
                 return
         if maybe:
             with self.plan.conditional():
@@ -93,7 +121,7 @@ class Simulator(Engine):
         try:
             self._bind(run, result)
         except StepError as error:
-            entry["change"], entry["reason"] = "unknown", f"its bindings would fail: {error.code}: {error.message}"
+            self._would_fail(run, entry, error, "its bindings ")
         if spec is not None and spec.pauses_for_review and entry["config"].get("waitForReview") is True:
             flag = self.plan.open(run.at(REVIEW), run.sid, "checkpoint")
             flag["change"] = "would-pause"
@@ -142,8 +170,9 @@ class Simulator(Engine):
                 entry["change"], entry["reason"] = "refused", error.message
                 written = error.metadata.get("path") if isinstance(error.metadata, dict) else None
                 entry["writes"].append({"path": written, "allowed": False, "refusal": error.message})
+                self._mark_fatal(run, entry, error)
             else:
-                entry["change"], entry["reason"] = "unknown", f"would fail: {error.code}: {error.message}"
+                self._would_fail(run, entry, error)
         finally:
             EFFECTS.reset(token)
             self.plan.settle(entry, effects, "read" if spec is not None and spec.effect is Effect.READ else "no-op")

@@ -148,25 +148,36 @@ def _steps(pb: ir.Playbook) -> list[str]:
                 if isinstance(value, ir.StepsV):
                     lines.append("  " * depth + f" {key}:")
                     walk(value.steps, depth + 1)
+            for branch in _branches(step):
+                lines.append("  " * depth + f" when {branch.get('when').text}:")
+                walk(branch.get("steps").steps, depth + 1)
 
     walk(pb.steps, 0)
     return lines
 
 
-def test_triage_lowers_to_an_if_cascade_over_the_context_up_to_the_join():
+def _branches(step: ir.Step) -> list[ir.MapV]:
+    branches = step.config.get("branches") if step.action == "route" else None
+    return list(branches.items) if isinstance(branches, ir.ListV) else []
+
+
+def test_triage_lowers_to_a_route_over_the_context_up_to_the_join():
     pb = compile_path(str(EXAMPLES / "triage.cantbook")).playbook
     has = 'Object.keys(bindings).includes("complexity")'
     assert _steps(pb) == [
         "ai-prompt classify",
-        f'if ${{{{ !({has} && bindings["complexity"] === "low") }}}}',
-        " then:",
+        "route",
+        f' when ${{{{ !({has} && bindings["complexity"] === "low") }}}}:',
         "  ai-prompt research",
-        " else:",
-        f'  if ${{{{ ({has} && bindings["complexity"] === "low") }}}}',
-        "   then:",
-        "   else:",
-        "    throw",
+        f' when ${{{{ ({has} && bindings["complexity"] === "low") }}}}:',
         "ai-prompt plan",
+    ]
+    route = pb.steps[1]
+    # Messages name the node and the guards as the cantbook writes them, not the lowered expressions.
+    assert route.config.get("label") == ir.Lit("the edges out of 'classify'")
+    assert [b.get("label").value for b in _branches(route)] == [
+        "to 'research' when complexity does not equal \"low\"",
+        "to 'plan' when complexity equals \"low\"",
     ]
     assert pb.unrunnable == ()
     classify, plan = pb.steps[0], pb.steps[2]
@@ -417,7 +428,7 @@ edges:
 """
     result = compile_bytes(text, "dashed.cantbook")
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
-    condition = result.playbook.steps[1].config.get("condition")
+    condition = _branches(result.playbook.steps[1])[0].get("when")
     assert (
         condition.text
         == '${{ (Object.keys(bindings).includes("needs more") && bindings["needs more"] === "x}} ${{ 1 }}") }}'
@@ -544,8 +555,7 @@ edges:
 """
     result = compile_bytes(text, "join.cantbook")
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
-    otherwise = result.playbook.steps[1].config.get("else").steps[0]
-    [check] = otherwise.config.get("then").steps
+    [check] = _branches(result.playbook.steps[1])[1].get("steps").steps
     assert check.name == "a → c (contract)" and check.requires.code == "ContractViolation"
     ensured = text.replace(b"requires: [reason]", b"ensures: [reason]")
     assert "C966" in {d.code for d in compile_bytes(ensured, "join.cantbook").diagnostics}
