@@ -566,7 +566,9 @@ nodes:
     )
     try:
         deadline = time.monotonic() + 60
-        while not (project / "out" / "two").exists():
+        # Its mark written, not only its file made: a kill between the two would leave a
+        # file the program's second run takes for its first.
+        while not ((project / "out" / "two").exists() and (project / "out" / "two").read_text() == "x"):
             assert time.monotonic() < deadline and proc.poll() is None, "node two never started"
             time.sleep(0.02)
     finally:
