@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from catalyst_dsl.runtime.errors import EXIT_OK
+from catalyst_dsl.runtime.errors import EXIT_OK, RunAbort
 
 
 class Worker:
@@ -39,7 +39,15 @@ class Worker:
                 stop.wait(poll)
                 continue
             self.say(f"worker: took run {run_id}")
-            code = session.resume(run_id, {})
+            try:
+                code = session.resume(run_id, {})
+            except RunAbort as refused:
+                # One run that cannot go on here (its playbook gone, a snapshot that does
+                # not verify) must not stop the worker: said, and left for a person.
+                self.say(f"worker: run {run_id} cannot go on: {refused.message}")
+                if refused.help:
+                    self.say(f"  help: {refused.help}")
+                code = refused.exit_code
             self.say(f"worker: run {run_id} stopped with exit {code}")
             if once:
                 return code

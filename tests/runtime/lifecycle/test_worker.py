@@ -127,3 +127,15 @@ def test_a_run_killed_mid_step_is_taken_over_after_its_lease_and_no_completed_st
     assert f"took run {run_id}" in output
     assert (project.root / "out" / "log").read_text().splitlines() == ["one", "two-again", "three"]
     assert listed(project)[run_id]["status"] == "completed"
+
+
+def test_a_run_that_cannot_go_on_is_said_and_does_not_stop_the_worker(project, shared_store):
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    [run_id] = listed(project)
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    (project.root / "playbooks" / "gate.yaml").unlink()
+    worked = project.cli("worker", "--once")
+    assert worked.exit_code == 3, worked.output
+    assert f"worker: run {run_id} cannot go on: the playbook of run {run_id}" in worked.output
+    assert "Traceback" not in worked.output
