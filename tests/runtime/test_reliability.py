@@ -516,7 +516,7 @@ def test_crash_inside_bash_steps_then_resume(tmp_path):
 
 BRANCHES = """
 name: branches
-description: Four parallel branches of quick programs, each leaving a mark, to be killed anywhere.
+description: Four parallel branches of short programs, each leaving a mark, to be killed anywhere.
 owner: Engineer
 steps:
   - parallel:
@@ -526,10 +526,12 @@ steps:
     writes: []
 """
 
+# Each program sleeps a little, so that the run outlives several kills however fast a
+# program step becomes (the test needs at least three kills to land mid-run).
 BRANCH = """        - for-each: n
           in: [1, 2, 3, 4, 5, 6]
           steps:
-            - bash: "echo {name}{{{{n}}}} | tee -a $TMPDIR/marks.txt"
+            - bash: "sleep 0.3; echo {name}{{{{n}}}} | tee -a $TMPDIR/marks.txt"
               writes: []
 """
 
