@@ -212,7 +212,13 @@ def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> N
     keep_last = keep_last if keep_last is not None else getattr(retention, "retention_runs", None)
     if keep_days is None and keep_last is None:
         raise click.UsageError("say what to keep: --keep-days or --keep-last (or set retention-days / retention-runs)")
+    from catalyst_dsl.runtime.state.layout import run_id_of
+
     removed = session.store.prune(keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+    # The ids first, one a line, so that a dry run can be read (or piped) before it is
+    # done for real, and a real one says what is gone; the count last, as the summary.
+    for path in removed:
+        click.echo(run_id_of(path))
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{verb} {len(removed)} archived run{'s' if len(removed) != 1 else ''}")
 
