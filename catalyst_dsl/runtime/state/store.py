@@ -476,6 +476,19 @@ class StateStore(RunListing):
         live.with_name(live.name + ".bak").unlink(missing_ok=True)
         return target
 
+    def discard(self, state: RunState) -> None:
+        """Remove a run that never began (a lock refused it before its first step): nothing
+        of it ran, so nothing of it is kept, neither a failed run in the listing nor its anchor."""
+        with self._saving:
+            writer = self._runs.pop(state.run_id, None)
+            if writer is not None:
+                writer.close()
+        live = self.path_of(state.run_id)
+        for path in (live, live.with_name(live.name + ".bak"), self.journal_of(state.run_id)):
+            path.unlink(missing_ok=True)
+        durable.sync_directory(self.state_dir)
+        self._forget(state.run_id)
+
     def _forget(self, run_id: str) -> None:
         """A pruned run's results and anchor go with it (listing.RunListing.prune)."""
         self.guard.forget_run(run_id)
