@@ -195,6 +195,8 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
         click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
+        if state.cancel.unverified:
+            click.echo(f"  cancelled unverified: {'; '.join(state.cancel.unverified)}")
     for edit in state.trusted_edits:
         click.echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
 

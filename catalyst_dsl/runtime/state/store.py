@@ -312,7 +312,16 @@ class StateStore(RunListing):
         returned and added to its `trustedEdits` (kept by its next save, which seals it anew)."""
         return self._load(run_id_or_path, trust=True, results=True)
 
-    def _load(self, run_id_or_path: str, *, trust: bool, results: bool) -> tuple[RunState, list[str]]:
+    def load_to_end(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
+        """A run to end without running anything of it (`catalyst cancel`): a snapshot that
+        does not verify is accepted, and what did not verify is returned for the caller to
+        record (a cancel keeps it in its own record, not in `trustedEdits`, as nothing of
+        the run was trusted to go on). Never for a command that runs, approves or resumes."""
+        return self._load(run_id_or_path, trust=True, results=False, recorded=False)
+
+    def _load(
+        self, run_id_or_path: str, *, trust: bool, results: bool, recorded: bool = True
+    ) -> tuple[RunState, list[str]]:
         path = self._path_to_load(run_id_or_path)
         self.run_key()
         read, problems = self._read_checked(path, results)
@@ -325,10 +334,11 @@ class StateStore(RunListing):
                 help=f"if the change was yours (a repair, a copy restored on purpose),"
                 f" `catalyst resume {state.run_id} --trust-edited-state` "
                 f"accepts it and records it in the run's audit trail;"
-                f" otherwise start a new run with `catalyst run {state.playbook.name}`",
+                f" otherwise `catalyst cancel {state.run_id} --reason …` ends it (running nothing)"
+                f" and `catalyst run {state.playbook.name}` starts a new run",
             )
         self._adopt(read, bool(problems))
-        if problems:
+        if problems and recorded:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
 
