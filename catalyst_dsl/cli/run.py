@@ -126,31 +126,13 @@ def _terminate_as_interrupt() -> None:
 
 
 def _locate(session, name: str) -> str:
+    from catalyst_dsl.project.lookup import PlaybookNotFound, locate
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
-    if os.path.isfile(name):
-        return os.path.abspath(name)
-    found = session.library.named(name)
-    if found:
-        return found[0]
-    # A file of that name that does not compile: running it shows why.
-    broken = [f for f in session.library.files if Path(f).stem == name]
-    if broken:
-        return broken[0]
-    from catalyst_dsl.dialects.values import suggest
-
-    hint = suggest(name, session.library.names())
-    root = session.project.root
-    marker = (
-        ""
-        if session.project.config_file is not None or (root / ".git").exists() or (root / "pyproject.toml").exists()
-        else "; no catalyst.toml, pyproject.toml or .git was found above it, so the working directory is the root"
-    )
-    raise RunAbort(
-        EXIT_INVALID,
-        f"no playbook named `{name}` in {session.library.searched_folders()} (project root {root}{marker})",
-        help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too",
-    )
+    try:
+        return locate(session.library, name)
+    except PlaybookNotFound as missing:
+        raise RunAbort(EXIT_INVALID, missing.message, help=missing.fix) from None
 
 
 @click.command()

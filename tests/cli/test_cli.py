@@ -66,6 +66,18 @@ def test_compile_refuses_a_playbook_with_errors(tmp_path: Path) -> None:
     assert "C203" in result.stderr
 
 
+def test_compile_takes_a_playbook_name_as_run_does(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    by_name = run("compile", "write-spec")
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.stdout == run("compile", str(ROOT / "playbooks" / "write-spec.yaml")).stdout
+    missing = run("compile", "write-spc")
+    assert missing.exit_code == 1
+    assert "error: no playbook named `write-spc` in playbooks/" in missing.stderr
+    assert "help: did you mean 'write-spec'?" in missing.stderr
+    assert "Traceback" not in missing.output
+
+
 def test_explain_a_code_by_code_number_or_name() -> None:
     for asked in ("C813", "813", "write-not-allowed"):
         result = run("explain", asked)
