@@ -91,8 +91,8 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
-    playbooks/, .xe/playbooks/ and kai's .playbooks/playbooks/ unless the settings say
-    otherwise). What they call is
+    playbooks/, .xe/playbooks/, kai's .playbooks/playbooks/ and cleo's .cleo/playbooks/
+    unless the `playbook-dirs` setting says otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """

@@ -208,11 +208,11 @@ def run(
 ) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
-    Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
-    --expect-plan), 2 a step failed (with --what-if: would fail and end the run) or a
-    usage mistake, 3 state error, 4 paused for
-    approval, 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is
-    saved).
+    Exit codes (docs/running.md): 0 done, 1 invalid playbook or inputs (or a plan that
+    differs from --expect-plan), 2 a step failed (with --what-if: would fail and end the
+    run), another run holds a lock it needs, or a usage mistake, 3 state error, 4 paused
+    for approval, 5 cancelled (`abort` at a checkpoint, or `catalyst cancel`), 130
+    interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is saved).
     """
     if not what_if:
         # From the first moment of a run, so that SIGTERM while the project is read and
