@@ -16,6 +16,13 @@ def __init__(self, *, p0, p1, p2):
     self.f2 = p2
 SHAPES[(False, 0, 3, (False, False, False))] = __init__.__code__
 
+def __init__(self, *, p0, p1, p2, p3):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+SHAPES[(False, 0, 4, (False, False, False, False))] = __init__.__code__
+
 def __init__(self, *, p0, p1, p2, p3, p4, p5):
     self.f0 = p0
     self.f1 = p1

@@ -35,7 +35,15 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
 )
 @_aborts
 def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
-    """Continue a paused or interrupted run: completed steps are not run again."""
+    """Continue a paused, interrupted or failed run: completed steps are not run again.
+
+    Exit codes (docs/running.md): 0 done, 1 no such run, or one that is over and cannot
+    be resumed, 2 a step failed, another run holds a lock it needs, or a usage mistake,
+    3 its snapshot is damaged, does not verify or no longer fits the playbook, or the
+    state cannot be written, 4 paused for approval, 5 cancelled (`abort` at a checkpoint,
+    or `catalyst cancel`), 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the
+    state is saved).
+    """
     _terminate_as_interrupt()
     session = _session(Path.cwd(), log_format=log_format, verbose=verbose)
     given = _given(inputs)
@@ -77,7 +85,10 @@ def approve(
     sign_with: str | None,
     signature_file: str | None,
 ) -> None:
-    """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`."""
+    """Approve the checkpoint a paused run waits at; then `catalyst resume RUN`.
+
+    Exits 4 when the approval released nothing (it is recorded; the run is still paused).
+    """
     session = _session(Path.cwd())
     if sign_with is not None and signature_file is not None:
         raise click.UsageError(
@@ -130,7 +141,7 @@ def cancel(run_id: str, reason: str, by: str | None) -> None:
 
 @click.group()
 def runs() -> None:
-    """Saved runs: list, show, prune, export."""
+    """Saved runs: list, show, export, prune, token, approval-text."""
 
 
 @runs.command("list")
@@ -195,6 +206,8 @@ def runs_show(run_id: str) -> None:
         click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
         click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
+        if state.cancel.unverified:
+            click.echo(f"  cancelled unverified: {'; '.join(state.cancel.unverified)}")
     for edit in state.trusted_edits:
         click.echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
 
@@ -212,7 +225,13 @@ def runs_prune(keep_days: int | None, keep_last: int | None, dry_run: bool) -> N
     keep_last = keep_last if keep_last is not None else getattr(retention, "retention_runs", None)
     if keep_days is None and keep_last is None:
         raise click.UsageError("say what to keep: --keep-days or --keep-last (or set retention-days / retention-runs)")
+    from catalyst_dsl.runtime.state.layout import run_id_of
+
     removed = session.store.prune(keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+    # The ids first, one a line, so that a dry run can be read (or piped) before it is
+    # done for real, and a real one says what is gone; the count last, as the summary.
+    for path in removed:
+        click.echo(run_id_of(path))
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{verb} {len(removed)} archived run{'s' if len(removed) != 1 else ''}")
 

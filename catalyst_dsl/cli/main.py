@@ -91,8 +91,8 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
-    playbooks/, .xe/playbooks/ and kai's .playbooks/playbooks/ unless the settings say
-    otherwise). What they call is
+    playbooks/, .xe/playbooks/, kai's .playbooks/playbooks/ and cleo's .cleo/playbooks/
+    unless the `playbook-dirs` setting says otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
     """
@@ -214,15 +214,24 @@ def cache_clean(path: str | None) -> None:
     click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
 
 
+def _playbook_names(ctx, param, incomplete):
+    """completion.playbook_names, imported when a TAB asks for it."""
+    from catalyst_dsl.cli import completion
+
+    return completion.playbook_names(ctx, param, incomplete)
+
+
 @cli.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("name", shell_complete=_playbook_names)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the IR JSON to this file.")
-def compile(path: str, output: str | None) -> None:
-    """Print a playbook's IR as canonical JSON (exit 1 when it has errors)."""
+def compile(name: str, output: str | None) -> None:
+    """Print the IR of the playbook NAME (a playbook name or a file, as for `catalyst run`)
+    as canonical JSON (exit 1 when it has errors or is not found)."""
     from catalyst_dsl.compiler import compile_path
     from catalyst_dsl.ir.serialize import to_json
     from catalyst_dsl.diagnostics.text import render_text
 
+    path = _playbook_file(name)
     result = compile_path(path)
     errors = [d for d in result.diagnostics if d.severity.value == "error"]
     if errors or result.playbook is None:
@@ -235,6 +244,25 @@ def compile(path: str, output: str | None) -> None:
             handle.write(text)
     else:
         click.echo(text, nl=False)
+
+
+def _playbook_file(name: str) -> str:
+    """The file of the playbook NAME, a file or a name looked up in the project's playbook
+    folders (project/lookup.py); not found, the error and its fix, and exit 1."""
+    if os.path.isfile(name):
+        return name
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+    from catalyst_dsl.project.library import Library
+    from catalyst_dsl.project.lookup import PlaybookNotFound, locate
+
+    try:
+        return os.path.relpath(locate(Library(load_project(Path.cwd(), DiagnosticSink())), name))
+    except PlaybookNotFound as missing:
+        click.echo(f"error: {missing.message}\n  help: {missing.fix}", err=True)
+        sys.exit(1)
 
 
 @cli.command()

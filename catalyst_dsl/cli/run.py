@@ -126,31 +126,13 @@ def _terminate_as_interrupt() -> None:
 
 
 def _locate(session, name: str) -> str:
+    from catalyst_dsl.project.lookup import PlaybookNotFound, locate
     from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
-    if os.path.isfile(name):
-        return os.path.abspath(name)
-    found = session.library.named(name)
-    if found:
-        return found[0]
-    # A file of that name that does not compile: running it shows why.
-    broken = [f for f in session.library.files if Path(f).stem == name]
-    if broken:
-        return broken[0]
-    from catalyst_dsl.dialects.values import suggest
-
-    hint = suggest(name, session.library.names())
-    root = session.project.root
-    marker = (
-        ""
-        if session.project.config_file is not None or (root / ".git").exists() or (root / "pyproject.toml").exists()
-        else "; no catalyst.toml, pyproject.toml or .git was found above it, so the working directory is the root"
-    )
-    raise RunAbort(
-        EXIT_INVALID,
-        f"no playbook named `{name}` in {session.library.searched_folders()} (project root {root}{marker})",
-        help=hint or "`catalyst list` shows the playbooks; a path to a playbook file works too",
-    )
+    try:
+        return locate(session.library, name)
+    except PlaybookNotFound as missing:
+        raise RunAbort(EXIT_INVALID, missing.message, help=missing.fix) from None
 
 
 @click.command()
@@ -226,11 +208,11 @@ def run(
 ) -> None:
     """Run the playbook NAME (a playbook name or a file).
 
-    Exit codes: 0 done, 1 invalid playbook or inputs (or a plan that differs from
-    --expect-plan), 2 a step failed (with --what-if: would fail and end the run) or a
-    usage mistake, 3 state error, 4 paused for
-    approval, 130 interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is
-    saved).
+    Exit codes (docs/running.md): 0 done, 1 invalid playbook or inputs (or a plan that
+    differs from --expect-plan), 2 a step failed (with --what-if: would fail and end the
+    run), another run holds a lock it needs, or a usage mistake, 3 state error, 4 paused
+    for approval, 5 cancelled (`abort` at a checkpoint, or `catalyst cancel`), 130
+    interrupted (Ctrl-C, Ctrl-D at a prompt, or SIGTERM; the state is saved).
     """
     if not what_if:
         # From the first moment of a run, so that SIGTERM while the project is read and

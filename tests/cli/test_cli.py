@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -66,6 +67,18 @@ def test_compile_refuses_a_playbook_with_errors(tmp_path: Path) -> None:
     assert "C203" in result.stderr
 
 
+def test_compile_takes_a_playbook_name_as_run_does(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    by_name = run("compile", "write-spec")
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.stdout == run("compile", str(ROOT / "playbooks" / "write-spec.yaml")).stdout
+    missing = run("compile", "write-spc")
+    assert missing.exit_code == 1
+    assert "error: no playbook named `write-spc` in playbooks/" in missing.stderr
+    assert "help: did you mean 'write-spec'?" in missing.stderr
+    assert "Traceback" not in missing.output
+
+
 def test_explain_a_code_by_code_number_or_name() -> None:
     for asked in ("C813", "813", "write-not-allowed"):
         result = run("explain", asked)
@@ -126,3 +139,44 @@ def test_the_run_commands_are_loaded_only_when_asked_for() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert done.stdout.split() == ["False", "False", "False"], done.stdout + done.stderr
     assert "runs" in run("--help").output and run("runs", "--help").exit_code == 0
+
+
+# -- help texts that say what the docs say ----------------------------------------------------
+
+
+def _exit_codes(text: str) -> set[int]:
+    """The exit codes an "Exit codes: 0 done, 1 …" paragraph names (each a number then a word)."""
+    paragraph = " ".join(text.split("Exit codes")[1].split("\n\n")[0].split())
+    return {int(code) for code in re.findall(r"(?:^|[:,] )(\d+) [a-z]", paragraph)}
+
+
+def test_run_and_resume_help_list_the_exit_codes_of_the_docs() -> None:
+    documented = _exit_codes((ROOT / "docs" / "running.md").read_text(encoding="utf-8"))
+    assert documented == {0, 1, 2, 3, 4, 5, 130}
+    for command in ("run", "resume"):
+        shown = run(command, "--help")
+        assert shown.exit_code == 0, shown.output
+        assert _exit_codes(shown.output) == documented, (command, shown.output)
+        assert "5 cancelled" in " ".join(shown.output.split())
+
+
+def test_check_help_names_every_default_playbook_directory() -> None:
+    from catalyst_dsl.project.config import DEFAULT_PLAYBOOK_DIRS
+
+    shown = " ".join(run("check", "--help").output.split())
+    for folder in DEFAULT_PLAYBOOK_DIRS:
+        assert f"{folder}/" in shown, folder
+
+
+def test_runs_subcommands_are_named_in_its_help_and_in_the_readme() -> None:
+    from catalyst_dsl.cli.lifecycle import runs
+
+    names = set(runs.commands)
+    assert names == {"list", "show", "export", "prune", "token", "approval-text"}
+    summary = run("runs", "--help").output.split("\n\n")[1]
+    readme_row = next(
+        line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if "`catalyst runs " in line
+    )
+    for name in names:
+        assert name in summary, name
+        assert name in re.split(r"(?<!\\)\|", readme_row)[1], name

@@ -61,7 +61,13 @@ class ExpressionTyping:
             return t.ANY
         options = [o for o in t.options_of(current) if not isinstance(o, t.NullT)]
         if not options:
-            self.sink.report(MEMBER_OF_NON_OBJECT, f"'{path}' is null; it has no member '{segment}'", span)
+            self.sink.report(
+                MEMBER_OF_NON_OBJECT,
+                f"'{path}' is null; it has no member '{segment}'",
+                span,
+                help=f"'{path}' is always null (a step that gives no result, or a value set to null): "
+                f"read '{segment}' from the value that holds it",
+            )
             return None
         found: list[t.Type] = []
         for option in options:

@@ -42,7 +42,8 @@ def lower(document: KaiDocument, source: SourceFile, sink: DiagnosticSink) -> ir
             FILE_NAME_MISMATCH,
             f"the playbook '{document.name.text}' is in the file '{os.path.basename(source.path)}'",
             document.name.span,
-            help=f"kai runs it as '{stem}': rename the file to {document.name.text}.yaml, or the playbook to '{stem}'",
+            help=f"kai runs it as '{stem}': rename the file to {document.name.text}.yaml"
+            + (f", or the playbook to '{stem}'" if KAI_NAME.match(stem) else ""),
         )
     sink.report(
         KAI_PROJECT_GRANT,

@@ -6,6 +6,7 @@ import re
 import shutil
 
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.actions.failure_line import failure_line
 from catalyst_dsl.runtime.errors import StepError
 
 
@@ -26,8 +27,9 @@ def _run(ctx: ActionContext, argv: list[str], config: dict, stdin: str | None = 
             "StepTimeout", f"`{argv[0]}` was stopped after the step's timeout of {ctx.timeout:g}s", metadata=result
         )
     if outcome.exit_code != 0:
-        last = outcome.stderr.strip().splitlines()[-1:] or outcome.stdout.strip().splitlines()[-1:]
-        detail = f": {last[0]}" if last else ""
+        # Errors are written on stderr: its line that tells why (failure_line.py), else stdout's.
+        said = failure_line(outcome.stderr, outcome.stdout)
+        detail = f": {said}" if said else ""
         raise StepError(
             "CommandFailed",
             f"`{argv[0]}` exited with code {outcome.exit_code}{detail}",

@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.actions.failure_line import failure_line
 from catalyst_dsl.runtime.actions.process import scratch_paths
 from catalyst_dsl.runtime.errors import StepError
 
@@ -65,8 +66,9 @@ def test(ctx: ActionContext, config: dict) -> dict:
         # Read before judging the exit code, so a failed run's result still shows it.
         result["coverage"] = _coverage(ctx, str(report), required=threshold is not None and outcome.exit_code == 0)
     if outcome.exit_code != 0:
-        last = outcome.stdout.strip().splitlines()[-1:] or outcome.stderr.strip().splitlines()[-1:]
-        detail = f": {last[0]}" if last else ""
+        # Test runners report on stdout: its line that tells why (failure_line.py), else stderr's.
+        said = failure_line(outcome.stdout, outcome.stderr)
+        detail = f": {said}" if said else ""
         raise StepError(
             "TestsFailed",
             f"the tests failed (exit code {outcome.exit_code}){detail}",

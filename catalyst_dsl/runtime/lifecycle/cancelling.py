@@ -22,8 +22,12 @@ class Canceller:
         from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host
         from catalyst_dsl.runtime.state.store import Cancel
 
-        with self.context.changing(run_id):
-            state = self.context.store.load(run_id, results=False)
+        # A cancel accepts a snapshot that does not verify: it runs nothing of the run and
+        # only ends it, so that the run's locks are not held for ever by a run every other
+        # command refuses. What did not verify is kept in the cancel record; the run, now
+        # cancelled, can never be approved or resumed.
+        with self.context.changing(run_id, unverified=True):
+            state, unverified = self.context.store.load_to_end(run_id)
             if state.status in ("completed", "failed", "cancelled"):
                 raise RunAbort(
                     EXIT_STATE, f"run {state.run_id} already ended ({state.status})", help="nothing to cancel"
@@ -34,12 +38,14 @@ class Canceller:
                     json.dumps({"by": by or current_user(), "reason": reason}), encoding="utf-8"
                 )
                 return f"asked run {state.run_id} to stop before its next step"
-            state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now())
+            state.cancel = Cancel(by=by or current_user(), reason=reason, at=utc_now(), unverified=unverified or None)
             state.status, state.ended_at, state.in_flight = "cancelled", utc_now(), None
             keep_view_of(self.context, state)
             self.context.store.save(state)
             self.context.store.archive(state)
         self.context.locks.release(state.run_id)
+        if state.cancel.unverified:
+            return f"cancelled run {state.run_id}, whose snapshot did not verify ({'; '.join(state.cancel.unverified)})"
         return f"cancelled run {state.run_id}"
 
 

@@ -193,11 +193,15 @@ class RunContext:
                     self.masker.add(line.strip())
 
     @contextlib.contextmanager
-    def changing(self, run_id: str):
+    def changing(self, run_id: str, *, unverified: bool = False):
         """Load-change-save of a run's snapshot from outside the run, as one change under the
         guard: a concurrent resume sees it, or refuses it. A run that does not exist is
-        reported before anything (the guard's directory) is created."""
-        self.store.load(run_id, results=False)
+        reported before anything (the guard's directory) is created; so is one that does
+        not verify, unless `unverified` (a cancel, which runs nothing of it)."""
+        if unverified:
+            self.store.inspect(run_id)
+        else:
+            self.store.load(run_id, results=False)
         with self.locks.guard():
             yield
 

@@ -48,9 +48,10 @@ class Driver:
         for_long_running()  # a run can take hours: the collector as Python sets it
         started = time.monotonic()
         keep_view(context, playbook)
+        # The locks first: a run they refuse is not announced, having never begun.
+        self._lock(state, lock_resources(context, playbook, values, file), resumed)
         context.events.run_started(state.run_id, playbook.name, resumed)
         context.ai.announce()
-        self._lock(state, lock_resources(context, playbook, values, file), resumed)
         scratch = context.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
         grants = granted_paths(playbook, context.inputs_env(values))
@@ -124,7 +125,8 @@ class Driver:
             context.store.save(state)
 
     def _refuse(self, state, previous, message: str) -> None:
-        """A run whose locks another run holds: a resumed one stays as it was, a new one fails."""
+        """A run whose locks another run holds: a resumed one stays as it was, a new one is
+        removed (it ran nothing)."""
         context = self.context
         if previous is not None:
             # Give the claim back: the snapshot is as it was (paused, failed…).
@@ -137,10 +139,9 @@ class Driver:
                 f"{message}; run {state.run_id} stays {previous.status}",
                 help="resume it once the other run has finished",
             ) from None
-        state.status, state.ended_at = "failed", utc_now()
-        state.error = failure(context, StepError("LockConflict", message), None, 1, 0.0)
-        context.store.save(state)
-        context.store.archive(state)
+        # A new run that cannot take its locks never began: it leaves no failed run in
+        # `catalyst runs list` for a person to wonder about, only this message.
+        context.store.discard(state)
         raise RunAbort(
             EXIT_FAILED,
             message + "; nothing was run",

@@ -78,6 +78,11 @@ class RunFiles:
         return status if isinstance(status, str) else None
 
 
+def run_id_of(path: Path) -> str:
+    """The id of the run a snapshot file holds, from its name (`run-{id}.json`)."""
+    return Path(path).name.removeprefix("run-").removesuffix(".json")
+
+
 def shown(path: Path) -> str:
     """A path as short as is clear in a message: relative to the working directory when under it."""
     try:

@@ -16,7 +16,7 @@ from catalyst_dsl.runtime.machine import parse_time
 from catalyst_dsl.runtime.state import snapshot_codec
 from catalyst_dsl.runtime.state.errors import located
 from catalyst_dsl.runtime.state.journal.reading import read_run
-from catalyst_dsl.runtime.state.layout import RunFiles
+from catalyst_dsl.runtime.state.layout import RunFiles, run_id_of
 from catalyst_dsl.runtime.state.snapshot import shown_status
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class RunListing(RunFiles):
     def _summary(self, path: Path, archived: bool) -> RunSummary:
         from catalyst_dsl.runtime.state.run_summary import RunSummary
 
-        run_id = path.name[4:-5]
+        run_id = run_id_of(path)
         try:
             state = read_run(path, None).state  # folded, not checked: listing stays cheap
         except FileNotFoundError:  # archived or pruned while we listed
@@ -60,7 +60,7 @@ class RunListing(RunFiles):
         """The ids of the runs kept here, newest first, read from file names only: cheap
         enough for shell completion, and a damaged snapshot still has its id."""
         files = self._live_files() + (self._archived_files() if include_history else [])
-        return sorted({path.name[4:-5] for path in files}, reverse=True)
+        return sorted({run_id_of(path) for path in files}, reverse=True)
 
     def _live_files(self) -> list[Path]:
         try:
@@ -103,7 +103,7 @@ class RunListing(RunFiles):
         if not dry_run:
             for path in doomed:
                 path.unlink(missing_ok=True)
-                self._forget(path.name[4:-5])
+                self._forget(run_id_of(path))
                 for directory in (path.parent, path.parent.parent, path.parent.parent.parent):
                     try:
                         directory.rmdir()  # only succeeds once a day, month or year is empty

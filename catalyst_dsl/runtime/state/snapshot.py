@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from catalyst_dsl._internal.records import factory, record
+from catalyst_dsl._internal.records import factory, field, record
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.machine import current_user, pid_alive, this_host, utc_now
 
@@ -134,6 +134,10 @@ class Cancel:
     by: str
     reason: str
     at: str
+    #: What did not verify when the run was cancelled: a cancel runs nothing, so it ends a
+    #: run whose snapshot does not verify (which every other command refuses) and says so
+    #: here, for audit. Left out of the file when everything verified.
+    unverified: list[str] | None = field(default=None, metadata={"omit_if_default": True})
 
 
 @record(frozen=False, kw_only=True)

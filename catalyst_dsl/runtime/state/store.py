@@ -312,7 +312,16 @@ class StateStore(RunListing):
         returned and added to its `trustedEdits` (kept by its next save, which seals it anew)."""
         return self._load(run_id_or_path, trust=True, results=True)
 
-    def _load(self, run_id_or_path: str, *, trust: bool, results: bool) -> tuple[RunState, list[str]]:
+    def load_to_end(self, run_id_or_path: str) -> tuple[RunState, list[str]]:
+        """A run to end without running anything of it (`catalyst cancel`): a snapshot that
+        does not verify is accepted, and what did not verify is returned for the caller to
+        record (a cancel keeps it in its own record, not in `trustedEdits`, as nothing of
+        the run was trusted to go on). Never for a command that runs, approves or resumes."""
+        return self._load(run_id_or_path, trust=True, results=False, recorded=False)
+
+    def _load(
+        self, run_id_or_path: str, *, trust: bool, results: bool, recorded: bool = True
+    ) -> tuple[RunState, list[str]]:
         path = self._path_to_load(run_id_or_path)
         self.run_key()
         read, problems = self._read_checked(path, results)
@@ -325,10 +334,11 @@ class StateStore(RunListing):
                 help=f"if the change was yours (a repair, a copy restored on purpose),"
                 f" `catalyst resume {state.run_id} --trust-edited-state` "
                 f"accepts it and records it in the run's audit trail;"
-                f" otherwise start a new run with `catalyst run {state.playbook.name}`",
+                f" otherwise `catalyst cancel {state.run_id} --reason …` ends it (running nothing)"
+                f" and `catalyst run {state.playbook.name}` starts a new run",
             )
         self._adopt(read, bool(problems))
-        if problems:
+        if problems and recorded:
             state.trusted_edits.append(TrustedEdit(by=current_user(), at=utc_now(), changes=problems))
         return state, problems
 
@@ -475,6 +485,19 @@ class StateStore(RunListing):
         durable.sync_directory(self.state_dir)
         live.with_name(live.name + ".bak").unlink(missing_ok=True)
         return target
+
+    def discard(self, state: RunState) -> None:
+        """Remove a run that never began (a lock refused it before its first step): nothing
+        of it ran, so nothing of it is kept, neither a failed run in the listing nor its anchor."""
+        with self._saving:
+            writer = self._runs.pop(state.run_id, None)
+            if writer is not None:
+                writer.close()
+        live = self.path_of(state.run_id)
+        for path in (live, live.with_name(live.name + ".bak"), self.journal_of(state.run_id)):
+            path.unlink(missing_ok=True)
+        durable.sync_directory(self.state_dir)
+        self._forget(state.run_id)
 
     def _forget(self, run_id: str) -> None:
         """A pruned run's results and anchor go with it (listing.RunListing.prune)."""

@@ -274,5 +274,13 @@ def _reference_help(text: str) -> str:
     if not body:
         return "put a name between the braces, such as {{ feature-id }}"
     if any(op in body for op in ("==", "!=", "&&", "||", "(", "+", "?", "<", ">", "'", '"', " ")):
+        # The fix offered must itself pass the check: `${{ … }}` only around text that parses.
+        try:
+            parse(body, "expression")
+        except ExpressionSyntaxError as error:
+            return (
+                f"{{{{ }}}} takes a name or a dotted path, and `{body}` does not parse as an expression"
+                f" either ({error.error.message})"
+            )
         return f"{{{{ }}}} takes a name or a dotted path; for an expression write ${{{{ {body} }}}}"
     return "a reference is a name followed by .field or .0 segments, or a protocol path such as xe://spec"

@@ -299,6 +299,18 @@ class SharedStore(StateStore):
         self._mark(state.run_id, archived=True)
         return self.path_of(state.run_id)
 
+    def discard(self, state: RunState) -> None:
+        """The file store's (store.StateStore.discard): the run's row goes, and its journal with it."""
+        with self._saving:
+            self._runs.pop(state.run_id, None)
+        self.leases.let_go(state.run_id)
+        self.database.execute(
+            "removing the run that never began",
+            "DELETE FROM catalyst_runs WHERE repository = %s AND run_id = %s",
+            (self.repository, state.run_id),
+        )
+        self.guard.forget_run(state.run_id)
+
     def reopen(self, state: RunState) -> None:
         self._mark(state.run_id, archived=False)
 

@@ -312,6 +312,7 @@ def test_a_run_paused_in_one_checkout_keeps_its_locks_against_runs_in_another(ch
         refused.output
     )
     assert not (b / "out").exists()
+    assert [run["playbook"] for run in listed(other).values()] == ["carry"], "the refused run was left behind"
     monkeypatch.chdir(a.root)
     assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert a.cli("resume", run_id).exit_code == 0
