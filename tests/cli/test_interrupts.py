@@ -121,7 +121,12 @@ def test_stopping_at_an_approval_prompt_interrupts_the_run(tmp_path: Path, playb
             os.write(terminal, b"\x04")  # the terminal's end of input
         else:
             process.send_signal(signal.SIGINT)  # what the terminal sends for Ctrl-C
-        code = process.wait(timeout=30)
+        # The terminal is read while the run stops: a terminal nobody reads fills up, and a
+        # process writing to it then waits for ever.
+        deadline = time.monotonic() + 30
+        while process.poll() is None and time.monotonic() < deadline:
+            shown += _read_until(terminal, b"\x00", seconds=0.2)
+        code = process.wait(timeout=5)
         shown += _read_until(terminal, b"\x00", seconds=0.5)
     finally:
         if process.poll() is None:

@@ -178,6 +178,35 @@ def failure(context: RunContext, error: StepError, step: str | None, attempt: in
     )
 
 
+def _typed_line(prompt: str) -> str:
+    """The line the person types after `prompt`, stripped. Ctrl-C and the end of input
+    (Ctrl-D) are the person stopping the run, which an interrupt says (state saved, exit 130,
+    resumable), never a failure of the run: both raise KeyboardInterrupt.
+
+    The wait is a poll of a tenth of a second, not one blocking read: Ctrl-C's signal may be
+    delivered to another thread of this process (a launcher's reader, a branch), and then a
+    blocking read in this one is never interrupted; between polls Python raises the
+    interrupt here."""
+    import select
+
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream with no descriptor: read it as it is
+        fd = None
+    try:
+        while fd is not None and not select.select([fd], [], [], 0.1)[0]:
+            pass
+        line = sys.stdin.readline()
+    except EOFError:
+        line = ""
+    if not line:
+        sys.stdout.write("\n")
+        raise KeyboardInterrupt
+    return line.strip()
+
+
 def terminal_asker(context: RunContext) -> Callable | None:
     interactive = context.options.interactive
     if interactive is None:
@@ -189,23 +218,19 @@ def terminal_asker(context: RunContext) -> Callable | None:
         import click
 
         click.echo(f"⏸ {message}")
-        try:
-            if options:
-                keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
-                for option in options:
-                    if isinstance(option, dict):
-                        click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
-                choice = click.prompt(
-                    "choose", type=click.Choice(keys), default=str(default) if default in keys else None
-                )
-                return choice, None
-            click.prompt("press ENTER to approve", default="", show_default=False)
-        except click.Abort:
-            # click says Ctrl-C and the end of input (Ctrl-D) at a prompt as Abort: either is
-            # the person stopping the run, which an interrupt says (state saved, exit 130,
-            # resumable), never a failure of the run.
-            click.echo("")
-            raise KeyboardInterrupt from None
+        if options:
+            keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
+            for option in options:
+                if isinstance(option, dict):
+                    click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
+            fallback = str(default) if default in keys else None
+            shown = f"choose ({', '.join(keys)})" + (f" [{fallback}]" if fallback else "") + ": "
+            while True:
+                said = _typed_line(shown) or fallback
+                if said in keys:
+                    return said, None
+                click.echo(f"Error: {said!r} is not one of {', '.join(keys)}." if said else "Error: choose one.")
+        _typed_line("press ENTER to approve: ")
         return default, None
 
     return ask

@@ -209,8 +209,9 @@ def test_an_approval_comment_holding_a_secret_is_masked(project):
 
 
 def _terminal_run(project, monkeypatch, settings: str, user: str) -> tuple[int, list, str]:
-    import click
     import io
+
+    from catalyst_dsl.runtime.lifecycle import run_hooks
 
     from catalyst_dsl.project.config import load_project
     from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -224,7 +225,7 @@ def _terminal_run(project, monkeypatch, settings: str, user: str) -> tuple[int, 
     monkeypatch.setenv("LOGNAME", user)
     monkeypatch.setenv("USER", user)
     asked = []
-    monkeypatch.setattr(click, "prompt", lambda *args, **kwargs: asked.append(args) or "")
+    monkeypatch.setattr(run_hooks, "_typed_line", lambda prompt: asked.append(prompt) or "")
     session = Session(load_project(project.root, DiagnosticSink()), RunOptions(interactive=True, out=io.StringIO()))
     code = session.start(str(project.root / "playbooks" / "reviewed.yaml"), {})
     return code, asked, session.options.out.getvalue()
