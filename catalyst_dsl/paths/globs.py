@@ -294,7 +294,9 @@ class _Shape:
                     break
                 chars.append(literal)
             tail = "".join(reversed(chars))
-        return cls(tuple(lead), max(fixed, 1), None if unbounded else fixed, tail, () if unbounded else _marks(segments))
+        return cls(
+            tuple(lead), max(fixed, 1), None if unbounded else fixed, tail, () if unbounded else _marks(segments)
+        )
 
     def may_meet(self, other: _Shape) -> bool:
         if self.max_depth is not None and self.max_depth < other.min_depth:
