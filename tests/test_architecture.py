@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -257,3 +258,20 @@ def test_every_folder_of_tests_is_a_package():
             folders.update(TESTS / ancestor for ancestor in (folder, *folder.parents))
     missing = sorted(f.relative_to(TESTS.parent).as_posix() for f in folders if not (f / "__init__.py").is_file())
     assert not missing, f"add an __init__.py to these folders of tests: {missing}"
+
+
+#: A path of one machine in a string: the tests of another checkout would cover less, silently.
+MACHINE_PATH = re.compile(r"""["'](?:/work|/root|/home|/Users)/""")
+
+
+def test_no_test_names_a_path_outside_the_repository():
+    """What lies beside the repository (the shared corpus) is found relative to it, with
+    tests/helpers/corpus.py, and a test skips or covers only the repository without it."""
+    found = sorted(
+        f"{path.relative_to(TESTS.parent).as_posix()}:{number}"
+        for path in TESTS.rglob("*.py")
+        if path.parent.relative_to(TESTS).parts[:1] not in (("golden",), ("data",))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if MACHINE_PATH.search(line)
+    )
+    assert not found, f"tests naming a path of this machine: {found}"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.corpus import SHARED_CORPUS
+
 ROOT = Path(__file__).parents[1]
 
 
@@ -151,7 +153,7 @@ def test_the_program_tunes_the_collector_before_it_imports_the_command_line(rese
     assert tuple(int(n) for n in done.stderr.rsplit("AT CLICK", 1)[1].split()[:3]) == THRESHOLDS, done.stderr
 
 
-KAI_CORPUS = ROOT.parent / "shared" / "corpus" / "kai"
+KAI_CORPUS = SHARED_CORPUS / "kai"
 
 
 @pytest.mark.skipif(not KAI_CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")

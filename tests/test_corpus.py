@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.compiler import compile_path, discover
+from tests.helpers.corpus import SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "catalyst"
+CORPUS = SHARED_CORPUS / "catalyst"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
 
 # (file relative to the corpus, line, code) for every finding; anything else is a false alarm.

@@ -19,8 +19,9 @@ from catalyst_dsl.cli.main import cli
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.project.library import Library
+from tests.helpers.corpus import SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "catalyst"
+CORPUS = SHARED_CORPUS / "catalyst"
 GOLDEN = Path(__file__).parent / "golden" / "corpus" / "catalyst-list.expected"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside this checkout")
 

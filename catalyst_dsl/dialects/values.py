@@ -368,5 +368,10 @@ def _with_literal_text(parts, text: str, ranges: Sequence[tuple[int, int]]):
 
 
 def _plain_text(raw: str) -> str:
-    """Text between templates as a template reads it (escaped braces unescaped)."""
-    return "".join(p.text for p in parse_template(raw).parts) if raw else ""
+    """Text between templates as a template reads it (escaped braces unescaped). A piece
+    the blanked template read as text may hold a template of its own when an unclosed
+    `{{` or `${{` before the code swallowed it: that part is text as written."""
+    from catalyst_dsl.syntax.expr import nodes as ast
+
+    parts = parse_template(raw).parts if raw else ()
+    return "".join(p.text if isinstance(p, ast.TextPart) else raw[p.start : p.end] for p in parts)

@@ -37,9 +37,8 @@ class NewestText:
     def put(self, uri: str, version: int | None, text: str) -> None:
         with self._wake:
             self._waiting[uri] = (version, text)
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._run, name="catalyst-check", daemon=True)
-                self._worker.start()
+            if self._worker is None or not self._worker.is_alive():
+                self._start_worker()
             self._wake.notify()
 
     def drop(self, uri: str) -> None:
@@ -47,7 +46,22 @@ class NewestText:
         with self._wake:
             self._waiting.pop(uri, None)
 
+    def _start_worker(self) -> None:
+        """Called holding the lock."""
+        self._worker = threading.Thread(target=self._run, name="catalyst-check", daemon=True)
+        self._worker.start()
+
     def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception:
+            # Without a worker no document would get diagnostics again for the rest of the
+            # session, while hover and completion still answer: say so once, and go on.
+            log.exception("the checking thread stopped on an error; a new one takes over")
+            with self._wake:
+                self._start_worker()
+
+    def _loop(self) -> None:
         while True:
             with self._wake:
                 while not self._waiting:
@@ -59,6 +73,8 @@ class NewestText:
                 settled = time.monotonic() + MAX_SETTLE
                 while self.busy() and time.monotonic() < settled:
                     self._wake.wait(0.002)
+                if not self._waiting:
+                    continue  # the documents waiting were closed meanwhile (the wait lets go of the lock)
                 uri = next(iter(self._waiting))
                 version, text = self._waiting.pop(uri)
             try:

@@ -9,12 +9,15 @@ answers never come from comparing text. Users' view of the semantics: docs/globs
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+import itertools
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr.templates import find_expression_end
 
+from catalyst_dsl.paths import candidates
 from catalyst_dsl.paths.automata import (
     GLOBSTAR,
     STAR,
@@ -268,6 +271,9 @@ class _Shape:
     max_depth: int | None
     #: The literal text ending every matched path (None when the last segment is `**`).
     tail: str | None
+    #: Texts two patterns' paths must agree on, one for one, each a prefix of the other
+    #: (see candidates.py): empty for a pattern with `**`, whose segments do not line up.
+    marks: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, segments: tuple[Segment, ...]) -> _Shape:
@@ -288,7 +294,9 @@ class _Shape:
                     break
                 chars.append(literal)
             tail = "".join(reversed(chars))
-        return cls(tuple(lead), max(fixed, 1), None if unbounded else fixed, tail)
+        return cls(
+            tuple(lead), max(fixed, 1), None if unbounded else fixed, tail, () if unbounded else _marks(segments)
+        )
 
     def may_meet(self, other: _Shape) -> bool:
         if self.max_depth is not None and self.max_depth < other.min_depth:
@@ -301,6 +309,18 @@ class _Shape:
         if self.tail is not None and other.tail is not None:
             return self.tail.endswith(other.tail) or other.tail.endswith(self.tail)
         return True
+
+
+def _marks(segments: tuple[Segment, ...]) -> tuple[str, ...]:
+    """For a pattern of fixed depth: the depth, then each segment's literal head (the text
+    every name it matches starts with) and its literal tail reversed (the text they end with)."""
+    marks = [chr(len(segments))]
+    for seg in segments:
+        chars = [_literal_text((token,)) for token in seg]  # type: ignore[union-attr]
+        head = "".join(itertools.takewhile(lambda c: c is not None, chars))  # type: ignore[arg-type]
+        tail = "".join(itertools.takewhile(lambda c: c is not None, reversed(chars)))  # type: ignore[arg-type]
+        marks += [head, tail]
+    return tuple(marks)
 
 
 def overlap(a: Glob, b: Glob) -> str | None:
@@ -336,8 +356,40 @@ def classify(grants: Sequence[Glob], pattern: Glob) -> Placement:
     return "inside" if uncovered_path(pattern.nfa, [g.nfa for g in touching]) is None else "partly"
 
 
-def find_overlaps(patterns: Sequence[Glob]) -> list[tuple[int, int, str]]:
-    """Every pair i < j of patterns that can write one path, with such a path.
+@record
+class Overlap:
+    """Patterns that can write one path, `witness`: each pattern of `first` with each of
+    `second` (indices, ascending). When equal patterns meet, `first` and `second` are the
+    same indices, and a pattern is not paired with itself.
+
+    Equal patterns are one group, whatever their number: a check asking which pairs
+    overlap gets a list as long as the distinct patterns that meet, not their product.
+    """
+
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    witness: str
+
+    @property
+    def equal(self) -> bool:
+        return self.first == self.second
+
+    def pairs(self) -> Iterator[tuple[int, int]]:
+        """Its pairs i < j, in ascending order."""
+        if self.equal:
+            for n, i in enumerate(self.first):
+                for j in self.first[n + 1 :]:
+                    yield i, j
+            return
+        firsts = set(self.first)  # unequal patterns: the two groups of indices are disjoint
+        for i in sorted(self.first + self.second):
+            others = self.second if i in firsts else self.first
+            for j in others[bisect_right(others, i) :]:
+                yield i, j
+
+
+def overlap_groups(patterns: Sequence[Glob]) -> list[Overlap]:
+    """Which patterns can write one path, grouped by equal patterns.
 
     Patterns are grouped by their literal leading segments (a trie), so patterns under
     different directories are never compared; equal patterns are compared once.
@@ -349,22 +401,22 @@ def find_overlaps(patterns: Sequence[Glob]) -> list[tuple[int, int, str]]:
             indices_of[glob.key] = []
             distinct.append(glob)
         indices_of[glob.key].append(index)
-
-    found: list[tuple[int, int, str]] = []
-
-    def report(a: Glob, b: Glob, witness: str) -> None:
-        for i in indices_of[a.key]:
-            for j in indices_of[b.key]:
-                found.append((min(i, j), max(i, j), witness))
-
+    found: list[Overlap] = []
     for glob in distinct:
-        same = indices_of[glob.key]
+        same = tuple(indices_of[glob.key])
         if len(same) > 1 and (witness := common_path(glob.nfa, glob.nfa)) is not None:
-            found.extend((i, j, witness) for n, i in enumerate(same) for j in same[n + 1 :])
+            found.append(Overlap(same, same, witness))
     for a, b in _candidate_pairs(distinct):
         witness = overlap(a, b)
         if witness is not None:
-            report(a, b, witness)
+            found.append(Overlap(tuple(indices_of[a.key]), tuple(indices_of[b.key]), witness))
+    return found
+
+
+def find_overlaps(patterns: Sequence[Glob]) -> list[tuple[int, int, str]]:
+    """Every pair i < j of patterns that can write one path, with such a path: as many
+    as the pairs are (see `overlap_groups` for a bounded answer)."""
+    found = [(i, j, group.witness) for group in overlap_groups(patterns) for i, j in group.pairs()]
     found.sort()
     return found
 
@@ -394,13 +446,19 @@ def _candidate_pairs(globs: Sequence[Glob]) -> Iterable[tuple[Glob, Glob]]:
         node.here.append(glob)
 
     def below(node: _TrieNode) -> list[Glob]:
-        """Pairs among a subtree's patterns; returns all of them."""
-        collected = list(node.here)
-        for n, glob in enumerate(node.here):
-            pairs.extend((glob, other) for other in node.here[n + 1 :])
+        """Pairs among a subtree's patterns; returns all of them. Patterns filed at one
+        node are paired through their segments' literal text (candidates.py), not each
+        with each: patterns under an unknown directory all stop at the same node."""
+        here = node.here
+        shapes = [glob._shape for glob in here]
+        pairs.extend((here[i], here[j]) for i, j in candidates.within(shapes))
+        collected = list(here)
         for child in node.children.values():
             deeper = below(child)
-            pairs.extend((glob, other) for glob in node.here for other in deeper)
+            if here:
+                both = shapes + [glob._shape for glob in deeper]
+                left, right = range(len(here)), range(len(here), len(both))
+                pairs.extend((here[i], deeper[j - len(here)]) for i, j in candidates.across(both, left, right))
             collected.extend(deeper)
         return collected
 

@@ -5,9 +5,11 @@ requests about the newest text meanwhile."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
 
 from catalyst_dsl.lsp.latest import NewestText
@@ -88,3 +90,83 @@ def test_a_failing_check_does_not_stop_the_next() -> None:
     edits.put("b", 1, "fine")
     assert done.wait(30)
     assert checked == ["fine"]
+
+
+async def _opened_and_closed_at_once(project: Path) -> None:
+    async with session(project) as editor:
+        trace = lsp.SetTraceParams(value=lsp.TraceValue.Off)
+        for i in range(4):
+            uri = editor.open(project / "playbooks" / f"brief{i}.yaml", BASE)
+            # Messages around the closing one, as from a busy editor: the worker, woken by
+            # the opening, lets them be read first, and the closing is read meanwhile.
+            for _ in range(200):
+                editor.client.set_trace(trace)
+            editor.client.text_document_did_close(
+                lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
+            for _ in range(200):
+                editor.client.set_trace(trace)
+        later = editor.open(project / "playbooks" / "later.yaml", _text(1))
+        found = await editor.until(later, lambda ds: len(ds) == 1, timeout=60)
+        assert found[0].message == "'edit1' is not defined"
+    assert "Traceback" not in editor.log, editor.log
+
+
+def test_a_document_opened_and_closed_at_once_stops_no_later_diagnostics(tmp_path: Path) -> None:
+    # The closing message came in while the worker let messages be read before checking:
+    # the text it was about to check was gone, and the worker died on an empty queue.
+    (tmp_path / "catalyst.toml").write_text("")
+    (tmp_path / "playbooks").mkdir()
+    asyncio.run(_opened_and_closed_at_once(tmp_path))
+
+
+def test_a_worker_that_dies_is_replaced_and_says_so_once(caplog: pytest.LogCaptureFixture) -> None:
+    checked, done = [], threading.Event()
+
+    def check(uri: str, version: int | None, text: str) -> None:
+        checked.append(text)
+        done.set()
+
+    failures = iter([RuntimeError("a bug outside any check")])
+
+    def busy() -> bool:
+        for failure in failures:  # the first call only
+            raise failure
+        return False
+
+    edits = NewestText(check)
+    edits.busy = busy
+    with caplog.at_level(logging.ERROR, logger="catalyst.lsp"):
+        edits.put("a", 1, "waiting when the worker died")
+        assert done.wait(30)
+    assert checked == ["waiting when the worker died"]
+    died = [r for r in caplog.records if "checking thread stopped" in r.getMessage()]
+    assert len(died) == 1 and died[0].exc_info is not None
+
+
+def test_a_text_closed_while_the_worker_lets_messages_be_read_stops_no_later_check() -> None:
+    # The race of the test over stdio above, made certain: the closing message is read
+    # while the worker waits for the messages still coming in.
+    checked, done = [], threading.Event()
+
+    def check(uri: str, version: int | None, text: str) -> None:
+        checked.append(text)
+        done.set()
+
+    edits = NewestText(check)
+    closing = iter([True])
+    read = threading.Event()
+
+    def busy() -> bool:
+        for _ in closing:  # the first time: the closing message is being read
+            edits.drop("a")
+            return True
+        read.set()  # called holding the lock: put() below waits until the worker lets go of it
+        return False
+
+    edits.busy = busy
+    edits.put("a", 1, "closed at once")
+    assert read.wait(30)
+    edits.put("b", 1, "opened later")
+    assert done.wait(30)
+    assert checked == ["opened later"]

@@ -439,3 +439,31 @@ def test_fixed_prefix_is_the_directory_the_literal_part_names(pattern, prefix):
     from catalyst_dsl.paths.globs import fixed_prefix
 
     assert fixed_prefix(Glob.compile(pattern)) == prefix
+
+
+def _glob_or_none(text: str) -> Glob | None:
+    try:
+        return G(text)
+    except GlobError:
+        return None
+
+
+@PROPERTY
+@given(st.lists(texts, min_size=9, max_size=40))
+def test_find_overlaps_misses_no_pair_of_many_patterns(pattern_texts: list[str]) -> None:
+    """Past eight patterns filed together, candidate pairs come from the patterns' literal
+    heads and tails (candidates.py), not every pair: none that meets may be left out."""
+    patterns = [g for g in map(_glob_or_none, pattern_texts) if g is not None]
+    expected = {(i, j) for i, j in itertools.combinations(range(len(patterns)), 2) if overlap(patterns[i], patterns[j])}
+    assert {(i, j) for i, j, _ in find_overlaps(patterns)} == expected
+
+
+@PROPERTY
+@given(st.data())
+def test_find_overlaps_misses_no_pair_under_an_unknown_directory(data: st.DataObject) -> None:
+    """Many patterns of one depth under `out/*/`, told apart only by their later segments."""
+    names = st.lists(st.sampled_from(["a", "b", "ab", "ba", "*", "a*", "*b", "a*b", "?", "**"]), min_size=1, max_size=3)
+    texts_ = data.draw(st.lists(names.map(lambda parts: "out/*/" + "/".join(parts)), min_size=9, max_size=40))
+    patterns = [g for g in map(_glob_or_none, texts_) if g is not None]
+    expected = {(i, j) for i, j in itertools.combinations(range(len(patterns)), 2) if overlap(patterns[i], patterns[j])}
+    assert {(i, j) for i, j, _ in find_overlaps(patterns)} == expected

@@ -13,10 +13,11 @@ from jsonschema import Draft202012Validator
 from catalyst_dsl.actions.installed import builtin_catalog
 from catalyst_dsl.compiler import compile_path
 from catalyst_dsl.report.schema import schema_text
+from tests.helpers.corpus import SHARED_CORPUS
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = ROOT / "catalyst_dsl" / "schema" / "playbook.schema.json"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 HEAD = "name: p\ndescription: d\nowner: Engineer\n"
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from catalyst_dsl.runtime.engine import attempts as interpreter
+from tests.helpers.corpus import SHARED_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -770,7 +771,7 @@ nodes:
     assert cleo.exists("out/approved") and not cleo.exists("out/never")
 
 
-CORPUS = REPO.parent / "shared" / "corpus" / "cleo"
+CORPUS = SHARED_CORPUS / "cleo"
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the repository")

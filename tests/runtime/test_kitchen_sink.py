@@ -12,11 +12,12 @@ Each fix the playbook needed has a focused test below, on a small playbook of it
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "catalyst"
+from tests.helpers.corpus import SHARED_CORPUS
+
+CORPUS = SHARED_CORPUS / "catalyst"
 KITCHEN_SINK = CORPUS / "cli-commands" / "kitchen-sink.yaml"
 
 needs_node = pytest.mark.skipif(

@@ -332,15 +332,12 @@ class PermissionChecker:
         for index, branch in enumerate(body.steps):
             for step in ir.steps_within(branch):
                 tagged += [(index, w) for w in self._step_writes(step, None) if w.pattern is not None]
-        reported: set[tuple[int, int]] = set()
-        from catalyst_dsl.paths.globs import find_overlaps
+        from catalyst_dsl.checks.rules.parallel_writes import branch_overlaps
+        from catalyst_dsl.paths.globs import overlap_groups
 
-        for i, j, witness in find_overlaps([w.glob for _, w in tagged]):
-            (bi, a), (bj, b) = tagged[i], tagged[j]
-            if bi == bj or (min(bi, bj), max(bi, bj)) in reported:
-                continue
-            reported.add((min(bi, bj), max(bi, bj)))
-            first, second = (a, b) if bi < bj else (b, a)
+        found = branch_overlaps([index for index, _ in tagged], overlap_groups([w.glob for _, w in tagged]))
+        for i, j, witness in found.shown:
+            first, second = tagged[i][1], tagged[j][1]  # i < j: the first is in the earlier branch
             self.sink.report(
                 PARALLEL_WRITE_OVERLAP,
                 (
@@ -350,6 +347,16 @@ class PermissionChecker:
                 second.span,
                 labels=[Label(first.span, "the other write")] if first.span else (),
                 help="run them one after the other, or make their paths disjoint",
+            )
+        if found.more:
+            self.sink.report(
+                PARALLEL_WRITE_OVERLAP,
+                (
+                    f"{found.more:,} more pairs of writes in different branches of this parallel group may write "
+                    f"one path; only the first {len(found.shown)} pairs of steps are reported"
+                ),
+                group.action_span or group.span,
+                help="run the branches one after the other, or give each branch a path of its own",
             )
 
     def _call(self, parent: str, edge: Edge, grants: list[Glob] | None) -> None:

@@ -112,16 +112,21 @@ class HeaderLowering(LoweringPart):
                 help="write `catalyst: 1`, or remove the key: the version is 1 when it is left out",
             )
             return 1
-        if isinstance(value, str) and re.fullmatch(r"[0-9]+", value) and int(value) in SUPPORTED_LANGUAGE_VERSIONS:
+        # Digits are compared as text, never through int(): a string of thousands of digits
+        # (plain digits the loader left as text, too long to read) would make int() raise.
+        digits = (value.lstrip("0") or "0") if isinstance(value, str) and re.fullmatch(r"[0-9]+", value) else None
+        if digits is not None and node.is_plain:
+            return 1  # the loader reported the number as too long (C016)
+        if digits in {str(v) for v in SUPPORTED_LANGUAGE_VERSIONS}:
             # The version the user meant is plain; only its type is wrong (`catalyst` is an
             # integer). Say so, and read the playbook as that version.
             self.sink.report(
                 WRONG_TYPE,
                 f"'catalyst' expects a number, got {kind_of(node)}",
                 node.span,
-                help=f"remove the quotes: catalyst: {int(value)}",
+                help=f"remove the quotes: catalyst: {digits}",
             )
-            return int(value)
+            return int(digits)
         if isinstance(value, bool) or not isinstance(value, int):
             self.sink.report(
                 LANGUAGE_VERSION,

@@ -13,10 +13,11 @@ import pytest
 
 from catalyst_dsl.compiler import compile_bytes, compile_path, discover
 from catalyst_dsl.ir import nodes as ir
+from tests.helpers.corpus import SHARED_CORPUS
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE / "examples"
-CORPUS = HERE.parents[3] / "shared" / "corpus" / "cleo"
+CORPUS = SHARED_CORPUS / "cleo"
 REPO = HERE.parents[2]
 
 #: As docs/dialects.md says: the findings (line, code) each file must give,

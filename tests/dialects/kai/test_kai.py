@@ -15,11 +15,12 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.check import check_project
 from catalyst_dsl.project.config import load_project
 from catalyst_dsl.diagnostics.text import render_text
+from tests.helpers.corpus import SHARED_CORPUS
 
 HERE = Path(__file__).parent
 CASES = HERE.parents[1] / "golden" / "kai"
 PROJECT = HERE.parents[1] / "golden" / "kai-project"
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "kai"
+CORPUS = SHARED_CORPUS / "kai"
 
 SPEC_TO_TASKS = (PROJECT / ".playbooks" / "playbooks" / "spec-to-tasks.yaml").read_text(encoding="utf-8")
 

@@ -426,6 +426,27 @@ def test_a_what_if_with_refresh_sends_a_get_once_and_never_waits(tmp_path, serve
     assert [hit["path"] for hit in server.hits] == ["/json", "/flaky/w"] and waits == []
 
 
+def _plugin_head(ctx, config):
+    """A plugin action's run: no built-in action sends a HEAD, a plugin may (through the gateway)."""
+    from catalyst_dsl.runtime.effects.network import HttpRequest
+
+    return ctx.gateway.send(HttpRequest(config["method"], config["url"])).status
+
+
+@pytest.mark.parametrize("method", ["HEAD", "head", "Head"])
+def test_a_what_if_sends_no_head_request_without_refresh(tmp_path, server, method):
+    ctx, _ = context(tmp_path, performer=RecordingPerformer())
+    with pytest.raises(Unknowable, match="--refresh"):
+        _plugin_head(ctx, {"method": method, "url": f"{server.url}/json"})
+    assert server.hits == []
+
+
+def test_a_what_if_with_refresh_sends_a_head_request_once(tmp_path, server):
+    ctx, _ = context(tmp_path, performer=RecordingPerformer(refresh=True))
+    assert _plugin_head(ctx, {"method": "HEAD", "url": f"{server.url}/json"}) == 200
+    assert [(hit["method"], hit["path"]) for hit in server.hits] == [("HEAD", "/json")]
+
+
 def test_one_tls_context_serves_every_request(tmp_path, server, monkeypatch):
     import ssl
 

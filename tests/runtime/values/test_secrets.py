@@ -220,3 +220,19 @@ def test_masked_text_never_contains_a_secret(case):
         assert secret not in masked
         assert json.dumps(secret)[1:-1] not in m.mask_text(json.dumps(text))
     assert m.mask({text: [text]}) == {masked: [masked]}
+
+
+@pytest.mark.parametrize("secret", ["s3cret", "s3cret!", "s3cret!!", "correct-horse-battery"])  # every length mod 3
+@pytest.mark.parametrize("newline", ["", "\n"])
+@pytest.mark.parametrize("encode", ["b64encode", "urlsafe_b64encode"])
+def test_base64_of_a_secret_alone_is_masked_whole(secret: str, newline: str, encode: str) -> None:
+    # `printf %s "$TOKEN" | base64` and `echo "$TOKEN" | base64`: the second encodes the
+    # newline too, which changes the last characters. Every character of either is masked;
+    # the tool's own newline after it stays.
+    import base64
+
+    masker = Masker()
+    masker.add(secret)
+    shown = getattr(base64, encode)((secret + newline).encode()).decode()
+    assert masker.mask_text(shown) == "***"
+    assert masker.mask_text(f"token: {shown}\n") == "token: ***\n"

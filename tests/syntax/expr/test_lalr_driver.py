@@ -18,9 +18,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 from catalyst_dsl.syntax.expr import lalr, parser_tables
 from catalyst_dsl.syntax.expr.grammar import grammar_path
+from tests.helpers.corpus import SHARED_CORPUS
 
 ROOT = Path(__file__).parents[3]
-CORPUS = Path("/work/shared/corpus")
+CORPUS = SHARED_CORPUS
 STARTS = ("reference", "expression")
 TEMPLATE = re.compile(r"\$?\{\{(.{0,400}?)\}\}", re.S)
 
