@@ -15,7 +15,7 @@ FIELDS = {"run": seal.digest('"sealed"')}
 
 
 def _sealed() -> dict:
-    return seal.make(KEY, 3, BODY, FIELDS)
+    return seal.make(KEY, 3, BODY, FIELDS, "a" * 64)
 
 
 def test_the_seal_it_made_verifies() -> None:
@@ -43,9 +43,10 @@ def test_a_mac_with_more_after_it_never_verifies() -> None:
     assert not seal.verifies(KEY, made, BODY)
 
 
-def test_the_body_the_number_and_the_digests_are_sealed() -> None:
+def test_the_body_the_number_the_link_and_the_digests_are_sealed() -> None:
     made = _sealed()
     assert not seal.verifies(KEY, made, BODY + b" ")
     assert not seal.verifies(KEY, {**made, "seq": 4}, BODY)
     assert not seal.verifies(KEY, {**made, "fields": {"run": seal.digest('"other"')}}, BODY)
+    assert not seal.verifies(KEY, {**made, "prev": "b" * 64}, BODY)
     assert not seal.verifies(RunKey(b"j" * 32, "test", True), made, BODY)
