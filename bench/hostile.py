@@ -68,6 +68,12 @@ def long_call(n: int) -> str:
     return HEAD + "steps:\n  - var: v\n    value: \"${{ f(" + ", ".join(["1"] * n) + ") }}\"\n"
 
 
+def unknown_names(n: int) -> str:
+    """n `var` steps, each reading a name nobody defines (each a "did you mean" candidate)."""
+    steps = "".join(f"  - var: v{i}\n    value: \"{{{{u{i}x}}}}\"\n" for i in range(n))
+    return HEAD + "steps:\n" + steps
+
+
 CASES = [
     ("braces", "check", braces, 25_000, ".yaml"),
     ("var-chain", "check", var_chain, 5_000, ".yaml"),
@@ -76,6 +82,7 @@ CASES = [
     ("parallel-globs", "check", parallel_globs, 500, ".yaml"),
     ("if-chain", "check", nested_ifs, 2_500, ".yaml"),
     ("long-call", "check", long_call, 10_000, ".yaml"),
+    ("unknown-names", "check", unknown_names, 1_000, ".yaml"),
 ]
 
 

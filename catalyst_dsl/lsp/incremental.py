@@ -65,6 +65,12 @@ class Compilations:
         self.keep(path, data, result)
         return result
 
+    def recalled(self, path: str, data: bytes) -> Compiled | None:
+        """The compilation kept for `path` when it was made from these very bytes."""
+        with self._lock:
+            kept = self._kept.get(path)
+        return kept[1] if kept is not None and kept[0] == data else None
+
     def keep(self, path: str, data: bytes, compiled: Compiled) -> None:
         """Remember a compilation made elsewhere (the server's own, on an edit)."""
         with self._lock:

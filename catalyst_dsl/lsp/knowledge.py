@@ -30,6 +30,7 @@ def known_types(playbook: ir.Playbook) -> dict:
     from catalyst_dsl.diagnostics.model import DiagnosticSink
 
     checker = ReferenceChecker(playbook, DiagnosticSink(), builtin_catalog())
+    checker.suggestions_left = 0  # its findings are dropped: no "did you mean" to work out
     checker.run()
     types = {i.name: input_type(i) for i in playbook.inputs}
     types.update(checker.defined_types)

@@ -132,8 +132,12 @@ class CatalystServer(LanguageServer):
                 return SourceFile(path, ""), data
         if len(data) > MAX_FILE_BYTES:
             return SourceFile(path, ""), compile_bytes(data, path, self.catalog)  # C015, without reading it
-        compiled = compile_bytes(data, path, self.catalog)
-        self.compilations.keep(path, data, compiled)  # the library check need not compile it again
+        # A hover, a completion or a definition asks about the text the last edit compiled:
+        # that compilation answers (a large file takes a while to compile, every request).
+        compiled = self.compilations.recalled(path, data)
+        if compiled is None:
+            compiled = compile_bytes(data, path, self.catalog)
+            self.compilations.keep(path, data, compiled)  # the library check need not compile it again
         if compiled.playbook is not None:
             self._last_good[uri] = compiled
         return compiled.source or SourceFile(path, data.decode("utf-8", "replace")), compiled

@@ -46,3 +46,27 @@ def test_a_closed_documents_text_is_not_published_but_its_file_is(server) -> Non
     assert not made.publish(URI, [], 2)  # the text of a document closed since
     assert made.publish(URI, [], None)  # the library check's findings for the file on disk
     assert [p.version for p in sent] == [None]
+
+
+def test_requests_about_a_text_already_compiled_do_not_compile_it_again(server, monkeypatch, tmp_path) -> None:
+    # A large document takes long to compile: a hover after the edit's check reuses its
+    # compilation instead of compiling the same text once more for every request.
+    import catalyst_dsl.compiler as compiler
+
+    made, documents, _ = server
+    book = tmp_path / "playbooks" / "book.yaml"
+    book.parent.mkdir()
+    text = "name: book\ndescription: d\nowner: Engineer\nsteps:\n  - var: x\n    value: 1\n"
+    book.write_text(text)
+    uri = book.as_uri()
+    documents[uri] = SimpleNamespace(version=1, source=text)
+    monkeypatch.setattr(made, "path_of", lambda u: str(book) if u == uri else None)
+    compiled: list[str] = []
+    real = compiler.compile_bytes
+    monkeypatch.setattr(compiler, "compile_bytes", lambda *a, **k: compiled.append(a[1]) or real(*a, **k))
+    first = made.compile_open(uri)
+    again = made.compile_open(uri)
+    assert len(compiled) == 1 and again[1] is first[1]
+    documents[uri] = SimpleNamespace(version=2, source=text + "  - var: y\n    value: 2\n")
+    made.compile_open(uri)
+    assert len(compiled) == 2  # a new text is compiled

@@ -21,7 +21,7 @@ from catalyst_dsl.checks.call_sites import CallSite
 from catalyst_dsl.checks.references import origins
 from catalyst_dsl.checks.references.control import DEFINED_NAMES, SCOPE_RULES
 from catalyst_dsl.checks.references.scopes import Binding, PathOut, Scope, flow_out
-from catalyst_dsl.checks.references.values import ValueTyping
+from catalyst_dsl.checks.references.values import SUGGESTED_NAMES, ValueTyping
 from catalyst_dsl.diagnostics.ids import BINDINGS_NAME, DUPLICATE_STEP_NAME
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
@@ -46,6 +46,8 @@ class ReferenceChecker(ValueTyping):
         self.step_only_names: dict[str, tuple[ir.Step, str | None]] = {}
         self.all_definitions: dict[str, Span | None] = {}
         self.inputs = {i.name: i for i in playbook.inputs}
+        #: "did you mean"s still to work out in this playbook (values.SUGGESTED_NAMES says why).
+        self.suggestions_left = SUGGESTED_NAMES
         #: `playbook` steps with the types of the inputs they pass, for the library checks.
         self.calls: list[CallSite] = []
         #: How many conditions enclose the step being checked (if, for-each, catch, condition).

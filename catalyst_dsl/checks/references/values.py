@@ -26,6 +26,12 @@ from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl.syntax.source import Span
 
 
+#: How many unknown names of one playbook get a "did you mean": each is compared with every
+#: name in scope, so past this a playbook of many unknown names and many names would be
+#: checked in quadratic time; one with so many unknown names is not misspelt here and there.
+SUGGESTED_NAMES = 32
+
+
 class ValueTyping(ExpressionTyping):
     """Types values and resolves the names they read; the checker holds the state it reads."""
 
@@ -133,7 +139,7 @@ class ValueTyping(ExpressionTyping):
                     UNDEFINED_REFERENCE,
                     f"there is no input named '{segments[0]}'",
                     part.span(ref),
-                    help=suggest(segments[0], self.inputs) or "declare it under `inputs:`",
+                    help=self.closest(segments[0], self.inputs) or "declare it under `inputs:`",
                 )
                 return t.ANY
             current, segments = t.input_type(decl), segments[1:]
@@ -144,6 +150,13 @@ class ValueTyping(ExpressionTyping):
             if current is None:
                 return t.ANY
         return current
+
+    def closest(self, name: str, known) -> str | None:
+        """"did you mean" for an unknown name, while this playbook has SUGGESTED_NAMES left."""
+        if self.suggestions_left <= 0:
+            return None
+        self.suggestions_left -= 1
+        return suggest(name, known)
 
     def resolve_name(self, name: str, span: Span | None, scope: Scope, node=None) -> t.Type | None:
         binding = scope.lookup(name)
@@ -196,7 +209,7 @@ class ValueTyping(ExpressionTyping):
                 help="move this step after the one that defines it, or define the name earlier",
             )
             return None
-        hint = suggest(name, scope.visible())
+        hint = self.closest(name, scope.visible())
         self.sink.report(
             UNDEFINED_REFERENCE,
             f"'{name}' is not defined",
