@@ -312,7 +312,8 @@ def _let_run(process: Launched, go: int, groups: "ProcessGroups | None", program
 
     try:
         if groups is not None:
-            started = start_time(process.pid)
+            # As the keeper read it (the launcher's answer), else from /proc here.
+            started = process.start if process.start is not None else start_time(process.pid)
             if started is not None:
                 groups.add(process.pid, started, os.path.basename(program))
         try:

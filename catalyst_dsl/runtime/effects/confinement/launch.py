@@ -12,7 +12,8 @@ dictionary in `marshal`'s format (`argv`, `env`, `cwd`, `mounts`, whether a rule
 comes; only catalyst holds the other end, and anyone who could write there could ask for
 an unconfined program anyway) and, passed with it, the step's stdin, stdout, stderr, its
 go pipe and its Landlock ruleset. For each, the launcher
-forks a *keeper*, answers with the keeper's pid once it leads its own group, and, when
+forks a *keeper*, answers with the keeper's pid (and its start time, which the keeper
+reads itself) once it leads its own group, and, when
 the keeper has ended, with its wait status. The keeper does for one program what this
 launcher did per program when it was started once per step:
 
@@ -269,10 +270,10 @@ class _Launcher:
         os.close(told)
         said = _read_all(ready)
         os.close(ready)
-        if said != b"1":
+        if said[:1] != b"1":
             return {"error": "the program's keeper ended before it started", "errno": 0}
         self.keepers[pid] = request["id"]
-        return {"pid": pid}
+        return {"pid": pid, "start": int(said[1:]) if said[1:].isdigit() else None}
 
     def _probe(self):
         """Why a keeper cannot enter the namespaces `_private_mounts` needs here, or None:
@@ -358,7 +359,7 @@ def _keep(libc, control, request, fds, told, launcher):
         signal.signal(_PARENT_GONE, _kill_group)
         if libc.prctl(_PR_SET_PDEATHSIG, int(_PARENT_GONE), 0, 0, 0) != 0 or os.getppid() != launcher:
             _kill_group()  # no signal would come, or the launcher is already gone
-        os.write(told, b"1")
+        os.write(told, b"1" + _own_start_time())
         _keep_only([*fds, -1][:5])
         # Back to dumpable (non-dumpable came from the launcher): a user namespace's maps are
         # written through /proc/self, which is root's for a process that is not dumpable.
@@ -368,6 +369,22 @@ def _keep(libc, control, request, fds, told, launcher):
         _fail(f"cannot run {request['argv'][0]}: {error}")
     finally:
         os._exit(_CANNOT_RUN)
+
+
+def _own_start_time():
+    """This process's start time (field 22 of /proc/self/stat, clock ticks after boot) as
+    digits, or b"": catalyst records it with the group (`process_groups.py`), and read here
+    it costs catalyst no look into another process's /proc entry while that one runs."""
+    try:
+        fd = os.open("/proc/self/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        started = stat[stat.rfind(b")") + 2 :].split()[19]
+    except (OSError, IndexError):
+        return b""
+    return started if started.isdigit() else b""
 
 
 def _keep_only(fds):
