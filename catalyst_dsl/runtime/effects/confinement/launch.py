@@ -111,6 +111,7 @@ _KEPT = (
     (os.ST_RELATIME, _MS_RELATIME),
 )
 _ADD_RULE, _RULE_PATH_BENEATH = 445, 1
+_CLOSE_RANGE = 436
 
 
 # ctypes' Python layer (`import ctypes`) cost the launcher's start about 4 ms of CPU (15M
@@ -360,7 +361,7 @@ def _keep(libc, control, request, fds, told, launcher):
         if libc.prctl(_PR_SET_PDEATHSIG, int(_PARENT_GONE), 0, 0, 0) != 0 or os.getppid() != launcher:
             _kill_group()  # no signal would come, or the launcher is already gone
         os.write(told, b"1" + _own_start_time())
-        _keep_only([*fds, -1][:5])
+        _keep_only(libc, [*fds, -1][:5])
         # Back to dumpable (non-dumpable came from the launcher): a user namespace's maps are
         # written through /proc/self, which is root's for a process that is not dumpable.
         libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
@@ -387,7 +388,7 @@ def _own_start_time():
     return started if started.isdigit() else b""
 
 
-def _keep_only(fds):
+def _keep_only(libc, fds):
     """Put `fds` at 0, 1, 2… (-1: that number stays closed), and close every other
     descriptor, whatever it is: the program inherits its three streams and nothing else."""
     # Moved above every number they go to first, so that none is overwritten before it moved.
@@ -397,9 +398,23 @@ def _keep_only(fds):
             os.dup2(fd, target, inheritable=target <= _STDERR)
         elif target < len(fds):
             _close(target)
+    # One close_range(2) (Linux 5.9); else each descriptor /proc lists. A keeper is a fork
+    # of the launcher: every Python object it touches copies a page, a listing's many.
+    if libc.syscall(_CLOSE_RANGE, len(fds), _c_uint32(0xFFFFFFFF), 0) == 0:
+        return
     for name in os.listdir("/proc/self/fd"):
         if int(name) >= len(fds):
             _close(int(name))
+
+
+def _exists(path, directory=False):
+    """os.path.lexists (or, with `directory`, os.path.isdir) with the os module's calls
+    alone: a keeper runs as little of the launcher's Python as it can (`_keep_only`)."""
+    try:
+        mode = os.stat(path).st_mode if directory else os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not directory or mode & 0o170000 == 0o040000
 
 
 def _close(fd):
@@ -452,7 +467,7 @@ def _spawn(program, env):
     # signal stays ignored across exec: the program gets the defaults a shell would give it
     # (`yes | head` ends, a timeout's SIGTERM stops it). Caught ones are reset by exec.
     defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT)
-    if os.path.dirname(program[0]):
+    if "/" in program[0]:  # as a directory in it (os.path.dirname, without posixpath's code)
         candidates = [program[0]]
     else:
         candidates = [os.path.join(directory, program[0]) for directory in os.get_exec_path(env)]
@@ -473,7 +488,7 @@ def _private_mounts(libc, mounts, ruleset_fd):
         _enter_namespaces(libc)
         _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
         for path in mounts["readOnly"]:
-            if os.path.lexists(path):
+            if _exists(path):
                 _mount(libc, path, path, None, _MS_BIND)
                 _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _kept_flags(path))
         for path in mounts["writable"]:
@@ -482,7 +497,7 @@ def _private_mounts(libc, mounts, ruleset_fd):
         # The working directory was looked up before the mounts: looked up again, a program
         # started inside a read-only path (`cwd: temp://`) cannot reach it by `..` unmounted.
         os.chdir(os.getcwd())
-        if mounts.get("shm") and os.path.isdir("/dev/shm"):
+        if mounts.get("shm") and _exists("/dev/shm", directory=True):
             _mount(libc, "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
             if ruleset_fd >= 0:
                 _allow(libc, ruleset_fd, "/dev/shm", mounts["shmRights"])
@@ -591,8 +606,11 @@ def _children():
     me = os.getpid()
     try:
         # The kernel's list (CONFIG_PROC_CHILDREN): one read, not one per process.
-        with open(f"/proc/{me}/task/{me}/children", "rb") as listed:
-            return [int(pid) for pid in listed.read().split()]
+        listed = os.open(f"/proc/{me}/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return [int(pid) for pid in _read_all(listed).split()]
+        finally:
+            os.close(listed)
     except OSError:
         pass
     found = []
