@@ -111,18 +111,25 @@ class _Capture:
         self.captured = captured
         self.on_output = on_output
         self.sizes = {"stdout": 0, "stderr": 0}
-        self.partial = {"stdout": b"", "stderr": b""}
+        #: The start of each stream's line still unended, as read (joined once it ends: a
+        #: long line read in many pieces costs its length, not its length times the pieces).
+        self.started: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
 
     def take(self, name: str, data: bytes) -> None:
         """Bytes read from `name`; b"" at its end, which says its last line without a newline."""
-        *lines, self.partial[name] = (self.partial[name] + data).split(b"\n")
-        if not data and self.partial[name]:
-            lines, self.partial[name] = [self.partial[name]], b""
-            for raw in lines:
-                self._line(name, raw.decode("utf-8", "replace"))
+        started = self.started[name]
+        if not data or b"\n" not in data:
+            if data:
+                started.append(data)
+            elif started:
+                self._line(name, b"".join(started).decode("utf-8", "replace"))
+                started.clear()
             return
+        first, *lines, rest = data.split(b"\n")
+        self._line(name, b"".join([*started, first]).decode("utf-8", "replace") + "\n")
         for raw in lines:
             self._line(name, raw.decode("utf-8", "replace") + "\n")
+        started[:] = [rest] if rest else []
 
     def _line(self, name: str, line: str) -> None:
         self.on_output(name, line.rstrip("\n"))
