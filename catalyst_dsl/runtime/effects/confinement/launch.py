@@ -146,6 +146,10 @@ class _Libc:
 
     def __init__(self):
         self._handle = _ctypes.dlopen(None)  # the functions this process has (libc's)
+        # Looked up here, once: a keeper that looked one up would make it anew at every step
+        # (what a fork makes dies with it), and copy the pages it touched doing so.
+        for name in ("prctl", "syscall", "unshare", "mount"):
+            getattr(self, name)
 
     def __getattr__(self, name):
         function = _Function((name, self))
@@ -513,12 +517,16 @@ class _CapData(_ctypes.Structure):
     _fields_ = [("effective", _c_uint32), ("permitted", _c_uint32), ("inheritable", _c_uint32)]
 
 
+#: The two words of capability sets capget(2) fills, as a type made once in the launcher.
+_CapDataPair = _CapData * 2
+
+
 def _drop_capabilities(libc):
     """Take `_DROPPED_CAPABILITIES` from the bounding set (nothing the program runs gets
     them back) and from the launcher's own sets. Mounts are made by then."""
     for capability in _DROPPED_CAPABILITIES:
         libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # EINVAL for one this kernel lacks
-    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), _CapDataPair()
     if libc.syscall(_CAPGET, _ctypes.byref(header), data) != 0:
         _fail(f"cannot read the program's capabilities: {os.strerror(_ctypes.get_errno())}")
     for capability in _DROPPED_CAPABILITIES:
