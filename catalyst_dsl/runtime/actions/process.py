@@ -53,13 +53,10 @@ def bash(ctx: ActionContext, config: dict) -> dict:
     import secrets
 
     written = f"temp://bash/{secrets.token_hex(8)}.sh"
-    # Not synced: only this step's program reads it, and a resume writes it anew.
+    # Not synced (`EffectsGateway.script`): only this step's program reads it, and a resume writes it anew.
     script = scratch_paths(ctx, config["script"]).encode("utf-8", "surrogatepass")
-    target = ctx.gateway.write_file(written, script, sync=False)
-    try:
+    with ctx.gateway.script(written, script) as target:
         return _run(ctx, [shell, "-e", "-o", "pipefail", str(target.path)], config)
-    finally:
-        ctx.gateway.delete_file(written)
 
 
 #: `temp://name` written in a script: the path runs to the first space, quote or shell operator.

@@ -244,8 +244,7 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
 
     written = f"temp://powershell/{secrets.token_hex(8)}.ps1"
     # Not synced: only this step's program reads it, and a resume writes it anew.
-    target = ctx.gateway.write_file(written, (prelude + text).encode("utf-8"), sync=False)
-    try:
+    with ctx.gateway.script(written, (prelude + text).encode("utf-8")) as target:
         argv = [
             pwsh,
             "-NoLogo",
@@ -257,8 +256,6 @@ def powershell(ctx: ActionContext, config: dict) -> dict:
             str(target.path),
         ]
         return _run(ctx, argv, config)
-    finally:
-        ctx.gateway.delete_file(written)
 
 
 ACTIONS = {"script": script, "powershell": powershell}

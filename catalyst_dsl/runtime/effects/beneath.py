@@ -136,6 +136,27 @@ def write(base: Path, inner: str, data: bytes, *, sync: bool = True) -> None:
         durable.replace_in(walked.directory, walked.name, data, sync=sync)
 
 
+@contextlib.contextmanager
+def fresh(base: Path, inner: str, data: bytes) -> Iterator[None]:
+    """A new file at `inner` holding `data` for the length of the block, then removed: a
+    step's script, which only its program reads. Created exclusively (never over a file
+    or through a link that is there), readable and writable by its owner only, and not
+    synced; written and removed in the handle of the directory the walk ended in, so
+    nothing is looked up by name twice and no temporary name is needed."""
+    os.makedirs(base, exist_ok=True)  # the run's scratch space is made on first use
+    with walk(base, inner, missing="create") as walked:
+        _expect(walked, inner)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(walked.name, flags, 0o600, dir_fd=walked.directory)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(walked.name, dir_fd=walked.directory)
+
+
 def delete(base: Path, inner: str) -> bool:
     """Remove the name `inner` (a link itself, not what it names); False when it is absent."""
     try:

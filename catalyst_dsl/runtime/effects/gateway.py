@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import posixpath
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Mapping, Protocol, Sequence
 
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
@@ -47,6 +48,7 @@ class Performer(Protocol):
 
     def write_file(self, target: Target, data: bytes, *, sync: bool = True) -> None: ...
     def delete_file(self, target: Target) -> bool: ...
+    def script(self, target: Target, data: bytes) -> ContextManager[None]: ...
     def run_process(
         self,
         argv: Sequence[str],
@@ -397,6 +399,23 @@ class EffectsGateway:
                 written,
             ) from None
 
+    @contextmanager
+    def script(self, written: str, data: bytes) -> Iterator[Target]:
+        """A step's script at `written` (a new name in the scratch space) for the length of
+        the block, for its program to run; removed after. One write and one removal in the
+        directory the check's path leads to, where `write_file` and `delete_file` walk the
+        path twice each and write through a temporary file."""
+        target = self.target(written)
+        try:
+            with self.performer.script(target, data):
+                yield target
+        except beneath.Escape as escape:
+            raise denied(
+                f"cannot write '{written}': {_leads(escape.reason, self._named(target.base))}",
+                "write to a real path inside the project",
+                written,
+            ) from None
+
     def list_files(self, target: Target) -> list[str]:
         """The files below a directory `source` placed, relative to it (on disk: a what-if
         adds its own through `Performer.listing`)."""
@@ -521,6 +540,9 @@ class RealPerformer:
 
     def delete_file(self, target: Target) -> bool:
         return beneath.delete(target.base, target.inner)
+
+    def script(self, target: Target, data: bytes) -> ContextManager[None]:
+        return beneath.fresh(target.base, target.inner, data)
 
     def run_process(self, argv, *, cwd, env, timeout, on_output, stdin, confinement=None) -> ProcessOutcome:
         from contextlib import nullcontext

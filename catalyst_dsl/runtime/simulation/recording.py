@@ -10,8 +10,9 @@ a unified diff against the file as it is; processes are never started: they are
 from __future__ import annotations
 
 import contextvars
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from catalyst_dsl.runtime.effects.performing import ProcessOutcome, Target
 
@@ -124,6 +125,15 @@ class RecordingPerformer:
         shown = f"{before.reason}\n" if isinstance(before, ContentNotShown) else unified_diff(name, before, None)
         record({"change": "delete", "path": name, "diff": shown})
         return True
+
+    @contextmanager
+    def script(self, target: Target, data: bytes) -> Iterator[None]:
+        """A step's script: written, and deleted after, as any file."""
+        self.write_file(target, data, sync=False)
+        try:
+            yield
+        finally:
+            self.delete_file(target)
 
     def run_process(
         self,

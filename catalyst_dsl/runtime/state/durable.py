@@ -55,10 +55,18 @@ def replace(
     current content there first (see `_keep_backup`). `sync`, `sync_rename`: the module
     docstring.
     """
-    with _temporary(target, data, mode, sync) as temporary:
+    temporary = target.with_name(f".{target.name}.{_unique()}.tmp")
+    try:
+        _write_new(temporary, data, mode, sync=sync)
         if backup is not None:
             _keep_backup(target, backup)
         os.replace(temporary, target)
+    except BaseException:
+        # Only when it did not take the target's name: after a rename the unlink found
+        # nothing, and its exception cost every save (a run's process record, twice a step).
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
     if sync and sync_rename:
         sync_directory(target.parent)
 
@@ -114,11 +122,16 @@ def _write_new(path: Path | str, data: bytes, mode: int, directory: int | None =
     `sync` is False; FileExistsError when it exists, a link included."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags, mode) if directory is None else os.open(path, flags, mode, dir_fd=directory)
-    with os.fdopen(fd, "wb") as file:
-        file.write(data)
-        file.flush()
+    try:
+        # os.write, not a file object: the small files saved at each step (the run's process
+        # record, a step's script) paid more for the buffered file's set-up than for the write.
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         if sync:
-            os.fsync(file.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _link_new(source: Path, target: Path, data: bytes, mode: int) -> bool:

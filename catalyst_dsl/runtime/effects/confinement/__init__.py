@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -161,7 +162,7 @@ class Confinement:
             lexical = real_root / prefix if prefix else real_root
             if not self._inside_protected(prefix) and os.path.realpath(lexical) == str(lexical):
                 found += _git_directories(real_root, prefix, self.protected)
-        paths = [Path(os.path.realpath(real_root / p)) for p in dict.fromkeys(found) if os.path.lexists(real_root / p)]
+        paths = [Path(real) for real in (_real_below(str(real_root), p) for p in dict.fromkeys(found)) if real]
         for git_file in [real_root / p for p in dict.fromkeys(found) if posixpath.basename(p).lower() == ".git"]:
             paths += _linked_git_directories(git_file)
         paths += _user_key_files()
@@ -172,7 +173,9 @@ class Confinement:
         beneath them made writable again (the scratch space lies in the state directory),
         and /dev/shm with the Landlock rights to grant it (None: no ruleset)."""
         read_only = self.read_only_paths()
-        writable = [p for p in writable if any(_holds(r, p) for r in read_only) and p not in read_only]
+        # As text, each read-only path once: a step compares every writable path with each.
+        beneath = tuple(str(r) if str(r).endswith("/") else f"{r}/" for r in read_only)
+        writable = [p for p in writable if str(p).startswith(beneath) and p not in read_only]
         return {
             "readOnly": [str(p) for p in read_only],
             "writable": [str(p) for p in writable],
@@ -216,6 +219,28 @@ def _devices() -> tuple[tuple[str, Path], ...]:
     the machine's devices do not move (a rule is still refused if one led elsewhere when
     opened, `landlock.PathMoved`)."""
     return tuple((device, Path(os.path.realpath(device))) for device in DEVICES if os.path.exists(device))
+
+
+def _real_below(real_base: str, relative: str) -> str | None:
+    """`os.path.realpath` of `real_base/relative` where that exists (None: it does not), for
+    a `real_base` that is a real path: only the names of `relative` are looked at, an lstat
+    each, and realpath resolves the whole path as soon as one of them is a link (or `..`)."""
+    path = real_base
+    for name in relative.split("/"):
+        if name in ("", "."):
+            continue
+        path = os.path.join(path, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None if name != ".." else _real_or_none(os.path.join(real_base, relative))
+        if name == ".." or stat.S_ISLNK(mode):
+            return _real_or_none(os.path.join(real_base, relative))
+    return path
+
+
+def _real_or_none(lexical: str) -> str | None:
+    return os.path.realpath(lexical) if os.path.lexists(lexical) else None
 
 
 def _git_directories(root: Path, relative: str, protected: Sequence[str]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -141,7 +142,8 @@ def _allow(ruleset: int, path: Path, rights: int) -> None:
             opened = os.fspath(path)  # no /proc to ask
         if opened != os.fspath(path):
             raise PathMoved(0, f"{path} led to {opened} when opened to allow writes beneath it")
-        allowed = rights if os.path.isdir(path) else rights & _FILE_RIGHTS
+        # Of what was opened, not the name again: a stat by path could see another file.
+        allowed = rights if stat.S_ISDIR(os.fstat(target).st_mode) else rights & _FILE_RIGHTS
         rule = _PathBeneathAttr(allowed, target)
         if (
             _syscall()(

@@ -12,7 +12,8 @@ dictionary in `marshal`'s format (`argv`, `env`, `cwd`, `mounts`, whether a rule
 comes; only catalyst holds the other end, and anyone who could write there could ask for
 an unconfined program anyway) and, passed with it, the step's stdin, stdout, stderr, its
 go pipe and its Landlock ruleset. For each, the launcher
-forks a *keeper*, answers with the keeper's pid once it leads its own group, and, when
+forks a *keeper*, answers with the keeper's pid (and its start time, which the keeper
+reads itself) once it leads its own group, and, when
 the keeper has ended, with its wait status. The keeper does for one program what this
 launcher did per program when it was started once per step:
 
@@ -56,9 +57,9 @@ itself non-dumpable: no other process of its user may read its memory or take it
 every process outside its domain.
 """
 
+import _ctypes  # the C module: see `_Libc`
 import _signal as signal  # the C modules: their Python wrappers import enum, a third of the start
 import _socket as socket
-import ctypes
 import fcntl
 import gc
 import marshal
@@ -110,11 +111,55 @@ _KEPT = (
     (os.ST_RELATIME, _MS_RELATIME),
 )
 _ADD_RULE, _RULE_PATH_BENEATH = 445, 1
+_CLOSE_RANGE = 436
 
 
-class _PathBeneath(ctypes.Structure):
+# ctypes' Python layer (`import ctypes`) cost the launcher's start about 4 ms of CPU (15M
+# instructions, half again Python's own start), a fifth of a 20-step run's launcher; these
+# few types and one library are all it is used for here, made from its C module directly.
+class _c_int(_ctypes._SimpleCData):
+    _type_ = "i"
+
+
+class _c_uint32(_ctypes._SimpleCData):
+    _type_ = "I"
+
+
+class _c_uint64(_ctypes._SimpleCData):
+    _type_ = "Q"
+
+
+class _c_ulong(_ctypes._SimpleCData):
+    _type_ = "L"
+
+
+class _Function(_ctypes.CFuncPtr):
+    """A C function returning int, with errno kept for `_ctypes.get_errno` (as ctypes.CDLL's
+    functions with use_errno=True)."""
+
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _c_int
+
+
+class _Libc:
+    """The C library's functions by name, as `ctypes.CDLL(None, use_errno=True)` gives them."""
+
+    def __init__(self):
+        self._handle = _ctypes.dlopen(None)  # the functions this process has (libc's)
+        # Looked up here, once: a keeper that looked one up would make it anew at every step
+        # (what a fork makes dies with it), and copy the pages it touched doing so.
+        for name in ("prctl", "syscall", "unshare", "mount"):
+            getattr(self, name)
+
+    def __getattr__(self, name):
+        function = _Function((name, self))
+        setattr(self, name, function)
+        return function
+
+
+class _PathBeneath(_ctypes.Structure):
     _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    _fields_ = [("allowed_access", _c_uint64), ("parent_fd", _c_int)]
 
 
 def main(argv):
@@ -126,7 +171,7 @@ def main(argv):
 
 class _Launcher:
     def __init__(self, control_fd, parent):
-        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc = _Libc()
         self.libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
         self.libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         self.control = socket.socket(fileno=control_fd)
@@ -230,10 +275,10 @@ class _Launcher:
         os.close(told)
         said = _read_all(ready)
         os.close(ready)
-        if said != b"1":
+        if said[:1] != b"1":
             return {"error": "the program's keeper ended before it started", "errno": 0}
         self.keepers[pid] = request["id"]
-        return {"pid": pid}
+        return {"pid": pid, "start": int(said[1:]) if said[1:].isdigit() else None}
 
     def _probe(self):
         """Why a keeper cannot enter the namespaces `_private_mounts` needs here, or None:
@@ -319,8 +364,8 @@ def _keep(libc, control, request, fds, told, launcher):
         signal.signal(_PARENT_GONE, _kill_group)
         if libc.prctl(_PR_SET_PDEATHSIG, int(_PARENT_GONE), 0, 0, 0) != 0 or os.getppid() != launcher:
             _kill_group()  # no signal would come, or the launcher is already gone
-        os.write(told, b"1")
-        _keep_only([*fds, -1][:5])
+        os.write(told, b"1" + _own_start_time())
+        _keep_only(libc, [*fds, -1][:5])
         # Back to dumpable (non-dumpable came from the launcher): a user namespace's maps are
         # written through /proc/self, which is root's for a process that is not dumpable.
         libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
@@ -331,7 +376,23 @@ def _keep(libc, control, request, fds, told, launcher):
         os._exit(_CANNOT_RUN)
 
 
-def _keep_only(fds):
+def _own_start_time():
+    """This process's start time (field 22 of /proc/self/stat, clock ticks after boot) as
+    digits, or b"": catalyst records it with the group (`process_groups.py`), and read here
+    it costs catalyst no look into another process's /proc entry while that one runs."""
+    try:
+        fd = os.open("/proc/self/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        started = stat[stat.rfind(b")") + 2 :].split()[19]
+    except (OSError, IndexError):
+        return b""
+    return started if started.isdigit() else b""
+
+
+def _keep_only(libc, fds):
     """Put `fds` at 0, 1, 2… (-1: that number stays closed), and close every other
     descriptor, whatever it is: the program inherits its three streams and nothing else."""
     # Moved above every number they go to first, so that none is overwritten before it moved.
@@ -341,9 +402,23 @@ def _keep_only(fds):
             os.dup2(fd, target, inheritable=target <= _STDERR)
         elif target < len(fds):
             _close(target)
+    # One close_range(2) (Linux 5.9); else each descriptor /proc lists. A keeper is a fork
+    # of the launcher: every Python object it touches copies a page, a listing's many.
+    if libc.syscall(_CLOSE_RANGE, len(fds), _c_uint32(0xFFFFFFFF), 0) == 0:
+        return
     for name in os.listdir("/proc/self/fd"):
         if int(name) >= len(fds):
             _close(int(name))
+
+
+def _exists(path, directory=False):
+    """os.path.lexists (or, with `directory`, os.path.isdir) with the os module's calls
+    alone: a keeper runs as little of the launcher's Python as it can (`_keep_only`)."""
+    try:
+        mode = os.stat(path).st_mode if directory else os.lstat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not directory or mode & 0o170000 == 0o040000
 
 
 def _close(fd):
@@ -369,7 +444,7 @@ def _run(libc, request):
         _drop_capabilities(libc)
     if ruleset_fd >= 0:
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset_fd, 0) != 0:
-            _fail(f"cannot confine the program: {os.strerror(ctypes.get_errno())}")
+            _fail(f"cannot confine the program: {os.strerror(_ctypes.get_errno())}")
         os.close(ruleset_fd)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -396,7 +471,7 @@ def _spawn(program, env):
     # signal stays ignored across exec: the program gets the defaults a shell would give it
     # (`yes | head` ends, a timeout's SIGTERM stops it). Caught ones are reset by exec.
     defaults = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGINT)
-    if os.path.dirname(program[0]):
+    if "/" in program[0]:  # as a directory in it (os.path.dirname, without posixpath's code)
         candidates = [program[0]]
     else:
         candidates = [os.path.join(directory, program[0]) for directory in os.get_exec_path(env)]
@@ -417,7 +492,7 @@ def _private_mounts(libc, mounts, ruleset_fd):
         _enter_namespaces(libc)
         _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
         for path in mounts["readOnly"]:
-            if os.path.lexists(path):
+            if _exists(path):
                 _mount(libc, path, path, None, _MS_BIND)
                 _mount(libc, None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _kept_flags(path))
         for path in mounts["writable"]:
@@ -426,7 +501,7 @@ def _private_mounts(libc, mounts, ruleset_fd):
         # The working directory was looked up before the mounts: looked up again, a program
         # started inside a read-only path (`cwd: temp://`) cannot reach it by `..` unmounted.
         os.chdir(os.getcwd())
-        if mounts.get("shm") and os.path.isdir("/dev/shm"):
+        if mounts.get("shm") and _exists("/dev/shm", directory=True):
             _mount(libc, "tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
             if ruleset_fd >= 0:
                 _allow(libc, ruleset_fd, "/dev/shm", mounts["shmRights"])
@@ -434,12 +509,16 @@ def _private_mounts(libc, mounts, ruleset_fd):
         _fail(f"cannot give the program its private mounts: {error}")
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class _CapHeader(_ctypes.Structure):
+    _fields_ = [("version", _c_uint32), ("pid", _c_int)]
 
 
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+class _CapData(_ctypes.Structure):
+    _fields_ = [("effective", _c_uint32), ("permitted", _c_uint32), ("inheritable", _c_uint32)]
+
+
+#: The two words of capability sets capget(2) fills, as a type made once in the launcher.
+_CapDataPair = _CapData * 2
 
 
 def _drop_capabilities(libc):
@@ -447,15 +526,15 @@ def _drop_capabilities(libc):
     them back) and from the launcher's own sets. Mounts are made by then."""
     for capability in _DROPPED_CAPABILITIES:
         libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # EINVAL for one this kernel lacks
-    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
-    if libc.syscall(_CAPGET, ctypes.byref(header), data) != 0:
-        _fail(f"cannot read the program's capabilities: {os.strerror(ctypes.get_errno())}")
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), _CapDataPair()
+    if libc.syscall(_CAPGET, _ctypes.byref(header), data) != 0:
+        _fail(f"cannot read the program's capabilities: {os.strerror(_ctypes.get_errno())}")
     for capability in _DROPPED_CAPABILITIES:
         word, bit = divmod(capability, 32)
         for field in ("effective", "permitted", "inheritable"):
             setattr(data[word], field, getattr(data[word], field) & ~(1 << bit))
-    if libc.syscall(_CAPSET, ctypes.byref(header), data) != 0:
-        _fail(f"cannot drop the program's capabilities: {os.strerror(ctypes.get_errno())}")
+    if libc.syscall(_CAPSET, _ctypes.byref(header), data) != 0:
+        _fail(f"cannot drop the program's capabilities: {os.strerror(_ctypes.get_errno())}")
 
 
 def _enter_namespaces(libc):
@@ -465,7 +544,7 @@ def _enter_namespaces(libc):
     if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) == 0:
         return
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
-        raise OSError(ctypes.get_errno(), f"unshare: {os.strerror(ctypes.get_errno())}")
+        raise OSError(_ctypes.get_errno(), f"unshare: {os.strerror(_ctypes.get_errno())}")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
@@ -473,8 +552,8 @@ def _enter_namespaces(libc):
 
 def _mount(libc, source, target, kind, flags, data=None):
     encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731  (any byte a path holds)
-    if libc.mount(encode(source), encode(target), encode(kind), ctypes.c_ulong(flags), encode(data)) != 0:
-        code = ctypes.get_errno()
+    if libc.mount(encode(source), encode(target), encode(kind), _c_ulong(flags), encode(data)) != 0:
+        code = _ctypes.get_errno()
         raise OSError(code, f"mount {target}: {os.strerror(code)}")
 
 
@@ -491,14 +570,14 @@ def _allow(libc, ruleset_fd, path, rights):
         if (
             libc.syscall(
                 _ADD_RULE,
-                ctypes.c_int(ruleset_fd),
-                ctypes.c_int(_RULE_PATH_BENEATH),
-                ctypes.byref(rule),
-                ctypes.c_uint32(0),
+                _c_int(ruleset_fd),
+                _c_int(_RULE_PATH_BENEATH),
+                _ctypes.byref(rule),
+                _c_uint32(0),
             )
             != 0
         ):
-            code = ctypes.get_errno()
+            code = _ctypes.get_errno()
             raise OSError(code, f"landlock_add_rule for {path}: {os.strerror(code)}")
     finally:
         os.close(target)
@@ -535,8 +614,11 @@ def _children():
     me = os.getpid()
     try:
         # The kernel's list (CONFIG_PROC_CHILDREN): one read, not one per process.
-        with open(f"/proc/{me}/task/{me}/children", "rb") as listed:
-            return [int(pid) for pid in listed.read().split()]
+        listed = os.open(f"/proc/{me}/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return [int(pid) for pid in _read_all(listed).split()]
+        finally:
+            os.close(listed)
     except OSError:
         pass
     found = []

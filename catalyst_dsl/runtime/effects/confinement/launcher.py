@@ -69,6 +69,8 @@ class Launched:
     def __init__(self, launcher: "Launcher", argv: Sequence[str]) -> None:
         self.launcher = launcher
         self.pid = 0  # known once the launcher answers
+        #: The keeper's start time in clock ticks after boot, as it read it itself (None: unknown).
+        self.start: int | None = None
         self.args = list(argv)
         #: Set by whichever thread reads the launcher's word that the keeper ended.
         self.returncode: int | None = None
@@ -159,7 +161,7 @@ class Launcher:
             with self._changed:
                 self._running.pop(request, None)
             raise
-        launched.pid = answer["pid"]
+        launched.pid, launched.start = answer["pid"], answer.get("start")
         return launched
 
     def probe(self) -> str | None:
