@@ -152,7 +152,7 @@ class ValueTyping(ExpressionTyping):
         return current
 
     def closest(self, name: str, known) -> str | None:
-        """"did you mean" for an unknown name, while this playbook has SUGGESTED_NAMES left."""
+        """A "did you mean" for an unknown name, while this playbook has SUGGESTED_NAMES left."""
         if self.suggestions_left <= 0:
             return None
         self.suggestions_left -= 1
