@@ -20,8 +20,22 @@ from click.testing import CliRunner, Result
 from catalyst_dsl.cli.main import cli
 from catalyst_dsl.runtime.effects.confinement import Confinement
 
-#: Playbooks several test files share: one that pauses for an Architect, and one that opens
-#: a pull request and waits for its review (against the fake GitHub API).
+#: Playbooks several test files share: one that pauses at a checkpoint between two values,
+#: one that pauses for an Architect, and one that opens a pull request and waits for its
+#: review (against the fake GitHub API).
+GATE = """
+name: gate
+description: A value, a checkpoint, a value.
+owner: Engineer
+steps:
+  - var: first
+    value: 1
+  - checkpoint: review
+    message: Look at it
+  - var: second
+    value: ${{ first + 1 }}
+"""
+
 REVIEWED = """
     name: reviewed
     description: pauses for an architect
@@ -169,6 +183,12 @@ class RunProject:
 
     def run_id(self) -> str:
         return self.snapshot()["runId"]
+
+    def listed(self) -> dict[str, dict[str, Any]]:
+        """`catalyst runs list --json` by run id: what any store shows, files or database."""
+        result = self.cli("runs", "list", "--json")
+        assert result.exit_code == 0, result.output
+        return {run["runId"]: run for run in json.loads(result.output)["runs"]}
 
     def steps(self, run_id: str | None = None) -> list[dict[str, Any]]:
         return self.snapshot(run_id)["steps"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeVar
 
 from catalyst_dsl.runtime.machine import parse_time
 from catalyst_dsl.runtime.state import snapshot_codec
@@ -21,6 +22,10 @@ from catalyst_dsl.runtime.state.snapshot import shown_status
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.state.run_summary import RunSummary
+
+
+#: A run as a store knows it: a snapshot file's path, or an id.
+T = TypeVar("T")
 
 
 class RunListing(RunFiles):
@@ -84,22 +89,11 @@ class RunListing(RunFiles):
         rule at all nothing is deleted. Live runs (running, paused, crashed) are never
         looked at: only history is.
         """
-        if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
-            raise ValueError("keep_days and keep_last cannot be negative")
-        if keep_days is None and keep_last is None:
+        if not retention_rules(keep_days, keep_last):
             return []
-        now = now or datetime.now(timezone.utc)
         runs = sorted(self._archived_files(), key=lambda p: p.name, reverse=True)
-        doomed = []
-        for rank, path in enumerate(runs):
-            if keep_last is not None and rank < keep_last:
-                continue
-            started = self._started(path)
-            if started is None:
-                continue  # a live run moved into history by hand
-            if keep_days is not None and now - started <= timedelta(days=keep_days):
-                continue
-            doomed.append(path)
+        # A live run moved into history by hand has no start (`_started`): it is kept.
+        doomed = retired(((path, self._started(path)) for path in runs), keep_days, keep_last, now)
         if not dry_run:
             for path in doomed:
                 path.unlink(missing_ok=True)
@@ -123,3 +117,32 @@ class RunListing(RunFiles):
         if not state.finished:
             return None
         return parse_time(state.started_at)
+
+
+def retention_rules(keep_days: int | None, keep_last: int | None) -> bool:
+    """Whether any rule is given (ValueError for a negative one): with none, nothing is pruned."""
+    if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
+        raise ValueError("keep_days and keep_last cannot be negative")
+    return keep_days is not None or keep_last is not None
+
+
+def retired(
+    newest_first: Iterable[tuple[T, datetime | None]],
+    keep_days: int | None,
+    keep_last: int | None,
+    now: datetime | None = None,
+) -> list[T]:
+    """The archived runs no rule keeps, of `newest_first` (each with when it started; None
+    for one that is never pruned). A run is kept when it is among the `keep_last` newest or
+    started within `keep_days` days; the file store and the shared store share this rule."""
+    now = now or datetime.now(timezone.utc)
+    doomed = []
+    for rank, (run, started) in enumerate(newest_first):
+        if keep_last is not None and rank < keep_last:
+            continue
+        if started is None:
+            continue
+        if keep_days is not None and now - started <= timedelta(days=keep_days):
+            continue
+        doomed.append(run)
+    return doomed

@@ -5,7 +5,6 @@ out, and no step it completed runs again."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -15,21 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.run_helpers import GATE
+
 #: The checkout under test, first on the children's path.
 _ROOT = Path(__file__).resolve().parents[3]
 
-GATE = """
-name: gate
-description: A value, a checkpoint, a value.
-owner: Engineer
-steps:
-  - var: first
-    value: 1
-  - checkpoint: review
-    message: Look at it
-  - var: second
-    value: ${{ first + 1 }}
-"""
 
 # Each step appends to out/log; the second one sleeps the first time it runs.
 SLOW = """
@@ -50,12 +39,6 @@ steps:
 """
 
 
-def listed(project) -> dict[str, dict]:
-    result = project.cli("runs", "list", "--json")
-    assert result.exit_code == 0, result.output
-    return {run["runId"]: run for run in json.loads(result.output)["runs"]}
-
-
 def catalyst(project, *args: str, **options) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen(
@@ -72,14 +55,14 @@ def catalyst(project, *args: str, **options) -> subprocess.Popen:
 def test_a_worker_runs_an_approved_run_to_its_end(project, shared_store):
     project.playbook("gate", GATE)
     assert project.run("gate").exit_code == 4
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     idle = project.cli("worker", "--once")
     assert idle.exit_code == 0 and "no run is ready" in idle.output  # waiting for its approval
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     worked = project.cli("worker", "--once")
     assert worked.exit_code == 0, worked.output
     assert f"worker: took run {run_id}" in worked.output and f"run {run_id} stopped with exit 0" in worked.output
-    assert listed(project)[run_id]["status"] == "completed"
+    assert project.listed()[run_id]["status"] == "completed"
     assert "no run is ready" in project.cli("worker", "--once").output
 
 
@@ -93,14 +76,14 @@ def test_two_workers_racing_for_one_run_exactly_one_runs_it(project, shared_stor
     project.playbook("gate", GATE)
     started = catalyst(project, "run", "gate")  # its own process, gone once paused
     assert started.wait(timeout=120) == 4, started.communicate()[0]
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     workers = [catalyst(project, "worker", "--once") for _ in range(2)]
     outputs = [worker.communicate(timeout=120)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0], outputs
     took = [output for output in outputs if f"took run {run_id}" in output]
     assert len(took) == 1, outputs
-    assert listed(project)[run_id]["status"] == "completed"
+    assert project.listed()[run_id]["status"] == "completed"
 
 
 @pytest.mark.slow
@@ -116,8 +99,8 @@ def test_a_run_killed_mid_step_is_taken_over_after_its_lease_and_no_completed_st
         time.sleep(0.05)
     running.send_signal(signal.SIGKILL)
     running.wait(timeout=30)
-    [run_id] = listed(project)
-    assert listed(project)[run_id]["status"] == "interrupted"  # its process is gone from this host
+    [run_id] = project.listed()
+    assert project.listed()[run_id]["status"] == "interrupted"  # its process is gone from this host
     early = catalyst(project, "worker", "--once", env=lease)
     assert "no run is ready" in early.communicate(timeout=60)[0]  # its lease has not run out yet
     time.sleep(2.5)
@@ -126,13 +109,13 @@ def test_a_run_killed_mid_step_is_taken_over_after_its_lease_and_no_completed_st
     assert late.returncode == 0, output
     assert f"took run {run_id}" in output
     assert (project.root / "out" / "log").read_text().splitlines() == ["one", "two-again", "three"]
-    assert listed(project)[run_id]["status"] == "completed"
+    assert project.listed()[run_id]["status"] == "completed"
 
 
 def test_a_run_that_cannot_go_on_is_said_and_does_not_stop_the_worker(project, shared_store):
     project.playbook("gate", GATE)
     assert project.run("gate").exit_code == 4
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     (project.root / "playbooks" / "gate.yaml").unlink()
     worked = project.cli("worker", "--once")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,8 @@ from catalyst_dsl.runtime.state.errors import located
 from catalyst_dsl.runtime.state.integrity.guard import Guard
 from catalyst_dsl.runtime.state.journal.anchor import Anchor
 from catalyst_dsl.runtime.state.journal.reading import RunRead, read_bytes
-from catalyst_dsl.runtime.state.layout import slug
+from catalyst_dsl.runtime.state.listing import retention_rules, retired
+from catalyst_dsl.runtime.state.layout import run_id_of, slug
 from catalyst_dsl.runtime.state.shared.carried import Carrier
 from catalyst_dsl.runtime.state.shared.database import Database
 from catalyst_dsl.runtime.state.shared.keeping import SharedAnchors, SharedResults, shared_run_key
@@ -178,10 +179,10 @@ class SharedStore(StateStore):
         return self.path_of(given)
 
     def _named(self, path: Path) -> str:
-        return f"run {_id_of(path)} in {self.where}"
+        return f"run {run_id_of(path)} in {self.where}"
 
     def _read(self, path: Path) -> RunRead:
-        run_id = _id_of(path)
+        run_id = run_id_of(path)
         rows = self.database.execute("reading the run", _READ, (self.repository, run_id))
         if not rows:
             raise RunAbort(
@@ -393,30 +394,15 @@ class SharedStore(StateStore):
         self, *, keep_days: int | None, keep_last: int | None, dry_run: bool = False, now: datetime | None = None
     ) -> list[Path]:
         """The file store's rules (store.StateStore.prune) over archived runs' rows."""
-        if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
-            raise ValueError("keep_days and keep_last cannot be negative")
-        if keep_days is None and keep_last is None:
+        if not retention_rules(keep_days, keep_last):
             return []
-        now = now or datetime.now(timezone.utc)
         rows = self.database.execute(
             "listing runs to prune",
             "SELECT run_id, started_at, status FROM catalyst_runs WHERE repository = %s AND archived"
             " ORDER BY run_id DESC",
             (self.repository,),
         )
-        doomed = []
-        for rank, (run_id, started_at, status) in enumerate(rows):
-            if keep_last is not None and rank < keep_last:
-                continue
-            if status not in FINISHED:
-                continue
-            try:
-                started = parse_time(started_at)
-            except (TypeError, ValueError):
-                continue
-            if keep_days is not None and now - started <= timedelta(days=keep_days):
-                continue
-            doomed.append(run_id)
+        doomed = retired(((run_id, _started(status, at)) for run_id, at, status in rows), keep_days, keep_last, now)
         if not dry_run:
             for run_id in doomed:
                 self.database.execute(
@@ -430,6 +416,11 @@ class SharedStore(StateStore):
         return [self.path_of(run_id) for run_id in doomed]
 
 
-def _id_of(path: Path) -> str:
-    named = snapshot_codec.RUN_FILE.fullmatch(Path(path).name)
-    return named["id"] if named else Path(path).name
+def _started(status: str, started_at: str | None) -> datetime | None:
+    """When an archived run started; None (never pruned) for one not finished or unreadable."""
+    if status not in FINISHED:
+        return None
+    try:
+        return parse_time(started_at)
+    except (TypeError, ValueError):
+        return None

@@ -11,18 +11,7 @@ from types import SimpleNamespace
 import psycopg
 import pytest
 
-GATE = """
-name: gate
-description: A value, a checkpoint, a value.
-owner: Engineer
-steps:
-  - var: first
-    value: 1
-  - checkpoint: review
-    message: Look at it
-  - var: second
-    value: ${{ first + 1 }}
-"""
+from tests.helpers.run_helpers import GATE
 
 
 class Files:
@@ -80,23 +69,17 @@ def store(request, project, monkeypatch):
     return Rows(url, os.environ["CATALYST_REPOSITORY"])
 
 
-def listed(project) -> dict[str, dict]:
-    result = project.cli("runs", "list", "--json")
-    assert result.exit_code == 0, result.output
-    return {run["runId"]: run for run in json.loads(result.output)["runs"]}
-
-
 def test_a_run_pauses_is_approved_and_resumes_to_its_end(project, store):
     project.playbook("gate", GATE)
     started = project.run("gate")
     assert started.exit_code == 4, started.output
-    [(run_id, run)] = listed(project).items()
+    [(run_id, run)] = project.listed().items()
     assert run["status"] == "paused"
     approved = project.cli("approve", run_id, "--as", "Engineer")
     assert approved.exit_code == 0, approved.output
     resumed = project.cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
-    assert listed(project)[run_id]["status"] == "completed"
+    assert project.listed()[run_id]["status"] == "completed"
     shown = project.cli("runs", "show", run_id)
     assert shown.output.count("completed var") == 2 and "completed checkpoint" in shown.output
 
@@ -104,10 +87,10 @@ def test_a_run_pauses_is_approved_and_resumes_to_its_end(project, store):
 def test_a_paused_run_is_cancelled(project, store):
     project.playbook("gate", GATE)
     assert project.run("gate").exit_code == 4
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     cancelled = project.cli("cancel", run_id, "--reason", "not needed")
     assert cancelled.exit_code == 0, cancelled.output
-    assert listed(project)[run_id]["status"] == "cancelled"
+    assert project.listed()[run_id]["status"] == "cancelled"
 
 
 THREE = """
@@ -131,7 +114,7 @@ def running_with_records(project) -> str:
 
     project.playbook("three", THREE)
     assert project.run("three").exit_code == 0
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     settings = SimpleNamespace(root=project.root, config=SimpleNamespace(state_url=None))
     store = open_store(settings, project.state_dir)
     state = store.load(run_id)
@@ -188,11 +171,11 @@ def test_prune_removes_the_older_finished_runs_and_never_a_paused_one(project, s
     assert project.run("gate").exit_code == 4
     for _ in range(3):
         assert project.run("three").exit_code == 0
-    before = listed(project)
+    before = project.listed()
     assert len(before) == 4
     pruned = project.cli("runs", "prune", "--keep-last", "1")
     assert pruned.exit_code == 0, pruned.output
-    after = listed(project)
+    after = project.listed()
     assert sorted(run["status"] for run in after.values()) == ["completed", "paused"]
     newest = max(r for r, run in before.items() if run["playbook"] == "three")
     assert newest in after

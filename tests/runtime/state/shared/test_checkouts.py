@@ -15,22 +15,10 @@ import psycopg
 import pytest
 
 from tests.helpers import run_helpers
+from tests.helpers.run_helpers import GATE
 
 from catalyst_dsl.runtime.errors import RunAbort
 from catalyst_dsl.runtime.state.choice import open_store
-
-GATE = """
-name: gate
-description: A value, a checkpoint, a value.
-owner: Engineer
-steps:
-  - var: first
-    value: 1
-  - checkpoint: review
-    message: Look at it
-  - var: second
-    value: ${{ first + 1 }}
-"""
 
 
 def git(cwd, *args: str) -> str:
@@ -63,28 +51,22 @@ def in_checkout(path, monkeypatch) -> run_helpers.RunProject:
     return checkout
 
 
-def listed(project) -> dict[str, dict]:
-    result = project.cli("runs", "list", "--json")
-    assert result.exit_code == 0, result.output
-    return {run["runId"]: run for run in json.loads(result.output)["runs"]}
-
-
 def test_started_in_a_approved_from_b_resumed_in_c(checkouts, monkeypatch):
     a, b, c = checkouts
     assert a.run("gate").exit_code == 4
-    [run_id] = listed(a)
+    [run_id] = a.listed()
     approved = in_checkout(b, monkeypatch).cli("approve", run_id, "--as", "Engineer")
     assert approved.exit_code == 0, approved.output
     resumed = in_checkout(c, monkeypatch).cli("resume", run_id)
     assert resumed.exit_code == 0, resumed.output
     monkeypatch.chdir(a.root)
-    assert listed(a)[run_id]["status"] == "completed"
+    assert a.listed()[run_id]["status"] == "completed"
 
 
 def test_a_checkout_of_another_commit_is_refused_naming_both(checkouts, monkeypatch):
     a, b, _ = checkouts
     assert a.run("gate").exit_code == 4
-    [run_id] = listed(a)
+    [run_id] = a.listed()
     started = git(a.root, "rev-parse", "HEAD")
     (b / "notes.txt").write_text("a later commit\n")
     git(b, "add", "-A")
@@ -95,7 +77,7 @@ def test_a_checkout_of_another_commit_is_refused_naming_both(checkouts, monkeypa
         refused = other.cli(*command)
         assert refused.exit_code == 3, refused.output
         assert started[:12] in refused.output and later[:12] in refused.output
-    assert listed(other)[run_id]["status"] == "paused"
+    assert other.listed()[run_id]["status"] == "paused"
 
 
 def _store(project):
@@ -106,7 +88,7 @@ def _running(project) -> tuple[object, object]:
     """A store and a run of `gate` that is running again, saved whole."""
     project.playbook("gate", GATE)
     assert project.run("gate").exit_code == 4
-    [run_id] = listed(project)
+    [run_id] = project.listed()
     store = _store(project)
     state = store.load(run_id)
     state.status, state.pause = "running", None
@@ -222,7 +204,7 @@ def carried(checkouts, monkeypatch):
     started = a.run("carry")
     assert started.exit_code == 4, started.output
     assert (a.root / "out" / "spec.md").exists(), started.output
-    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    [run_id] = [r for r, run in a.listed().items() if run["playbook"] == "carry"]
     assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert not (c / "out").exists()
     return run_id, c
@@ -304,7 +286,7 @@ def test_a_run_paused_in_one_checkout_keeps_its_locks_against_runs_in_another(ch
     a.playbook("carry", CARRY)
     started = a.run("carry")
     assert started.exit_code == 4, started.output
-    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    [run_id] = [r for r, run in a.listed().items() if run["playbook"] == "carry"]
     other = in_checkout(b, monkeypatch)
     other.playbook("overwrite", OVERWRITE)
     refused = other.run("overwrite")
@@ -312,7 +294,7 @@ def test_a_run_paused_in_one_checkout_keeps_its_locks_against_runs_in_another(ch
         refused.output
     )
     assert not (b / "out").exists()
-    assert [run["playbook"] for run in listed(other).values()] == ["carry"], "the refused run was left behind"
+    assert [run["playbook"] for run in other.listed().values()] == ["carry"], "the refused run was left behind"
     monkeypatch.chdir(a.root)
     assert a.cli("approve", run_id, "--as", "Engineer").exit_code == 0
     assert a.cli("resume", run_id).exit_code == 0
@@ -409,7 +391,7 @@ def test_started_in_a_approved_from_b_and_taken_by_a_worker_in_c_with_as_files(c
     for clone in (b, c):
         git(clone, "pull", "-q")
     assert a.run("carry").exit_code == 4
-    [run_id] = [r for r, run in listed(a).items() if run["playbook"] == "carry"]
+    [run_id] = [r for r, run in a.listed().items() if run["playbook"] == "carry"]
     approved = in_checkout(b, monkeypatch).cli("approve", run_id, "--as", "Engineer")
     assert approved.exit_code == 0, approved.output
     worked = in_checkout(c, monkeypatch).cli("worker", "--once")
@@ -417,4 +399,4 @@ def test_started_in_a_approved_from_b_and_taken_by_a_worker_in_c_with_as_files(c
     assert f"took run {run_id}" in worked.output and "put back 1 file(s)" in worked.output
     assert (c / "out" / "spec.md").read_text() == "drafted"
     assert (c / "out" / "read.log").read_text() == "drafted"
-    assert listed(in_checkout(c, monkeypatch))[run_id]["status"] == "completed"
+    assert in_checkout(c, monkeypatch).listed()[run_id]["status"] == "completed"
