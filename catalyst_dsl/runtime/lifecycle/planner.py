@@ -13,7 +13,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort, StepError
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.interpreting import simulate
 from catalyst_dsl.runtime.lifecycle.lock_resources import lock_resources, may_hold_locks
-from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, count_changes, with_hash
+from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, address_steps, count_changes, with_hash
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.engine.frames import Hooks
@@ -71,6 +71,7 @@ class Planner:
             "steps": context.masker.mask(recorder.steps, own=True),  # the recorder's own lists
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
+        address_steps(plan["steps"])
         plan["summary"] = count_changes(plan["steps"])
         return with_hash(plan) if hashed else plan
 
