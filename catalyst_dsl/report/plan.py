@@ -258,9 +258,13 @@ MD_TABLE_OPEN = 30  # the step table starts open up to this many rows
 ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
 
 
-def render_markdown(plan: Mapping[str, Any]) -> str:
-    """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes."""
-    return _environment().get_template("plan.md.j2").render(view=markdown_view(plan))
+def render_markdown(plan: Mapping[str, Any], marker: bool = True) -> str:
+    """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes.
+    `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py)."""
+    view = markdown_view(plan)
+    if not marker:
+        view["marker"] = None
+    return _environment().get_template("plan.md.j2").render(view=view)
 
 
 @functools.cache

@@ -59,9 +59,10 @@ def step(path: str, name: str, action: str, change: str, **fields: Any) -> dict[
 
 
 def plan(name: str, steps: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    plan_data.address_steps(steps)
     body = {
         "format": "catalyst-plan",
-        "version": 1,
+        "version": plan_data.VERSION,
         "playbook": {"name": name, "file": f"playbooks/{name}.yaml"},
         "inputs": {},
         "permissions": {"allowedWritePaths": None},
@@ -575,7 +576,7 @@ def test_plugin_passes_a_golden_plan_that_still_holds(golden_project) -> None:
     assert golden["inputs"] == {"who": "world"} and golden["playbook"]["file"] == "playbooks/hello.yaml"
 
 
-def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
+def test_plugin_fails_with_the_changed_steps_when_the_plan_changed(golden_project) -> None:
     pytester, state = golden_project
     state["plan"] = hello_plan("hello there")
     result = pytester.runpytest(*PLUGIN)
@@ -583,15 +584,56 @@ def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
     result.stdout.fnmatch_lines(
         [
             "golden/hello.plan.json: the what-if plan of playbooks/hello.yaml has changed",
-            "--- golden/hello.plan.json (expected)",
-            "+++ golden/hello.plan.json (actual)",
-            "@@ * @@ steps/0 greet",
-            '-        "message": "hello world"',
-            '+        "message": "hello there"',
+            "",
+            "~ greet (display) changed:",
+            '    config.message: "hello world" -> "hello there"',
+            "",
+            "Plan: 0 to add, 1 to change, 0 to remove.",
+            "",
             "run pytest --update-golden to accept*",
         ]
     )
     assert "Traceback" not in result.stdout.str() and "def runtest" not in result.stdout.str()
+
+
+def test_plugin_shows_an_inserted_step_as_one_added_step(golden_project) -> None:
+    pytester, state = golden_project
+    greet = step("steps/1", "greet", "display", "no-op", config={"message": "hello world"})
+    state["plan"] = plan(
+        "hello",
+        [step("steps/0", "intro", "display", "no-op", config={"message": "first"}), greet],
+        inputs={"who": "world"},
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "+ intro (display) will be added at steps/0: no-op",
+            "  (1 step only moved: same address, new position)",
+            "",
+            "Plan: 1 to add, 0 to change, 0 to remove.",
+        ]
+    )
+    assert "greet (display) changed" not in result.stdout.str()
+
+
+def test_plugin_asks_to_regenerate_a_golden_plan_of_an_older_format(golden_project) -> None:
+    pytester, state = golden_project
+    old = {**with_hash(hello_plan()), "version": 1}
+    for entry in old["steps"]:
+        del entry["address"]
+    (pytester.path / "golden" / "hello.plan.json").write_text(canonical_json(old), encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "golden/hello.plan.json is in plan format 1, and this catalyst makes plans in format 2 *; "
+            "regenerate it with pytest --update-golden *"
+        ]
+    )
+    assert state["calls"] == []  # not planned, nor compared: a diff against another format would mislead
+    pytester.runpytest(*PLUGIN, "--update-golden").assert_outcomes(passed=1)
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
 
 
 def test_plugin_names_a_file_the_plan_reads_that_is_not_as_committed(golden_project) -> None:
