@@ -217,7 +217,8 @@ def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_fai
     assert outputs.read_text() == "labels=writes\nstale=1\n"
     assert passed.exit_code == 0, passed.output
     assert passed.output.endswith(
-        "note: 1 golden plan out of date: golden/bye.plan.json (regenerate with pytest --update-golden, review and commit)\n"
+        "note: 1 golden plan out of date: golden/bye.plan.json "
+        "(regenerate with pytest --update-golden, review and commit)\n"
     )
 
 
