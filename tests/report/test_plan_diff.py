@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.report.test_plan_report import plan, step
 
 from catalyst_dsl.report import plan_diff
+from catalyst_dsl.runtime.lifecycle import golden as golden_plans
 from catalyst_dsl.runtime.lifecycle.plan_data import address_steps
 
 # -- addresses ------------------------------------------------------------------------------------------------
@@ -221,3 +223,30 @@ def test_a_plan_of_another_format_is_not_compared(golden: dict[str, Any], says: 
     assert problem is not None and problem.startswith(f"golden/x.plan.json {says}")
     assert "regenerate it with pytest --update-golden" in problem
     assert plan_diff.format_problem(_spec_plan(), "golden/x.plan.json") is None
+
+
+def test_the_example_of_the_plan_format_page_is_what_a_diff_shows(tmp_path: Path) -> None:
+    """docs/plan-format.md, "Comparing two plans": the sample write-spec, a step added and its checkpoint reworded."""
+    root = Path(__file__).parents[2]
+    project = tmp_path / "project"
+    (project / "playbooks").mkdir(parents=True)
+    (project / "catalyst.toml").write_text("")
+    playbook = project / "playbooks" / "write-spec.yaml"
+    playbook.write_text((root / "playbooks" / "write-spec.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+
+    def planned() -> dict[str, Any]:
+        return golden_plans.replan(
+            project, {"playbook": {"file": "playbooks/write-spec.yaml"}, "inputs": {"feature-id": "search"}}
+        )
+
+    golden = planned()
+    text = playbook.read_text(encoding="utf-8")
+    playbook.write_text(
+        text.replace("  - name: draft", '  - name: notes\n    file-exists: "docs/notes.md"\n\n  - name: draft').replace(
+            "Review the spec for", "Please review the spec for"
+        ),
+        encoding="utf-8",
+    )
+    shown = plan_diff.render_text(plan_diff.diff_plans(golden, planned()))
+    page = (root / "docs" / "plan-format.md").read_text(encoding="utf-8")
+    assert f"has changed\n\n{shown}\nrun pytest --update-golden" in page
