@@ -148,7 +148,7 @@ class GoldenPlanItem(pytest.Item):
             self.path.write_text(actual, encoding="utf-8", newline="\n")
             config.stash[_REWRITTEN].append(shown)
             return
-        changes = plan_diff.render_text(plan_diff.diff_plans(golden, json.loads(actual)))
+        changes = plan_diff.explain(expected, json.loads(actual), shown)
         raise GoldenPlanProblem(
             f"{shown}: the what-if plan of {golden['playbook']['file']} has changed\n\n"
             f"{changes}\n{_uncommitted_note(root, expected, actual)}{HINT}"

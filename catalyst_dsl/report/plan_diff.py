@@ -76,6 +76,21 @@ def format_problem(golden: Mapping[str, Any], shown: str) -> str | None:
     )
 
 
+def explain(expected_text: str, actual: Mapping[str, Any], shown: str) -> str:
+    """What a reader is shown when a plan differs from the approved one in `expected_text`
+    (named `shown`): its changes (render_text), or why they cannot be told."""
+    try:
+        expected = json.loads(expected_text)
+    except ValueError:
+        expected = None
+    if not isinstance(expected, dict):
+        return f"{shown} is not a what-if plan (not a JSON object); make it again with {REGENERATE}\n"
+    problem = format_problem(expected, shown)
+    if problem is not None:
+        return problem + "\n"
+    return render_text(diff_plans(expected, actual))
+
+
 def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
     """The difference from plan `old` (the approved one) to plan `new`, both of this format."""
     before = _entries(old)

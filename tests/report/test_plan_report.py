@@ -21,7 +21,6 @@ import pytest
 from catalyst_dsl.report import plan as plan_report
 from catalyst_dsl.report.plan import (
     markdown_view,
-    plan_diff,
     render_markdown,
     render_text,
     summary_line,
@@ -275,43 +274,6 @@ def test_count_changes_counts_nested_entries_and_names_every_change_type() -> No
 
 
 # -- diffs of two plans ----------------------------------------------------------------------------------------
-
-
-def test_plan_diff_of_equal_plans_is_empty() -> None:
-    text = canonical_json(with_hash(small_plan()))
-    assert plan_diff(text, text, "golden/write-spec.plan.json") == ""
-
-
-def test_plan_diff_names_the_step_of_each_change() -> None:
-    before = with_hash(small_plan())
-    after = small_plan()
-    after["steps"][4]["steps"][0]["reason"] = "depends on `draft`"
-    after = with_hash(after)
-    diff = plan_diff(canonical_json(before), canonical_json(after), "golden/write-spec.plan.json")
-    lines = diff.splitlines()
-    assert lines[:2] == ["--- golden/write-spec.plan.json (expected)", "+++ golden/write-spec.plan.json (actual)"]
-    headers = [line for line in lines if line.startswith("@@")]
-    assert len(headers) == 2
-    assert headers[0].endswith("@@ planHash")
-    assert headers[1].endswith("@@ steps/4/then/0 add to index")
-    assert '-          "reason": "depends on the result of `draft`, which is unknown",' in lines
-    assert '+          "reason": "depends on `draft`",' in lines
-
-
-def test_plan_diff_of_an_inserted_step_names_it() -> None:
-    before = small_plan()
-    after = small_plan()
-    after["steps"].insert(1, step("steps/1", "greet", "display", "no-op"))
-    diff = plan_diff(canonical_json(before), canonical_json(after), "x.plan.json")
-    assert any(line.startswith("@@") and line.endswith("steps/1 greet") for line in diff.splitlines())
-
-
-def test_plan_diff_marks_a_missing_final_newline() -> None:
-    diff = plan_diff('{\n  "a": 1\n}\n', '{\n  "a": 2\n}', "x.plan.json")
-    assert diff.endswith("+}\n\\ No newline at end of file\n")
-
-
-# -- text -----------------------------------------------------------------------------------------------------
 
 
 def test_render_text_of_the_small_plan(update_golden: bool) -> None:
