@@ -133,7 +133,7 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     # Compared as the golden test compares: the same bytes, whatever the checkout's line endings.
     stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
     labels = plan_labels(plan)
-    sections = comment_sections(plan, labels, _against_golden(golden, plan, golden_shown, stale))
+    sections = comment_sections(plan, labels, _against_golden(golden_text, plan, golden_shown, stale))
     return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
 
 
@@ -153,14 +153,13 @@ def assemble(playbook_file: str, sections: list[str]) -> str:
     return marker(playbook_file) + "\n" + "\n".join(sections)
 
 
-def _against_golden(golden: dict, plan: dict, golden_shown: str, stale: bool) -> str:
+def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool) -> str:
     """What changed since the golden plan was approved, as a `diff` block (its lines start
     with `+`, `~` or `-`, which GitHub colours), or that nothing did."""
     name = plan_report.md_code(golden_shown)
     if not stale:
         return f"The plan matches its golden plan {name}.\n"
-    problem = plan_diff.format_problem(golden, golden_shown)
-    lines = (problem + "\n" if problem else plan_diff.render_text(plan_diff.diff_plans(golden, plan))).splitlines()
+    lines = plan_diff.explain(golden_text, plan, golden_shown).splitlines()
     if len(lines) > MD_CHANGE_LINES:
         cut = len(lines) - MD_CHANGE_LINES
         lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 2} more lines: run pytest to see them all", lines[-1]]

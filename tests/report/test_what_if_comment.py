@@ -222,6 +222,25 @@ def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_fai
     )
 
 
+def test_a_golden_plan_of_an_older_format_is_named_not_compared(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    golden = root / "golden" / "hello.plan.json"
+    old_plan = json.loads(golden.read_text())
+    old_plan["version"] = 1
+    golden.write_text(json.dumps(old_plan))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/hello.yaml"])
+    finally:
+        os.chdir(old)
+    assert printed.exit_code == 1, printed.output
+    assert (
+        "```diff\ngolden/hello.plan.json is in plan format 1, and this catalyst makes plans in format 2"
+    ) in printed.output
+    assert "~ " not in printed.output.split("```diff")[1].split("```")[0]  # no step compared
+
+
 def test_labels_say_what_a_plan_does() -> None:
     from catalyst_dsl.report.pr_comment import plan_labels
 
