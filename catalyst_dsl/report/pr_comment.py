@@ -162,7 +162,7 @@ def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool
     lines = plan_diff.explain(golden_text, plan, golden_shown).splitlines()
     if len(lines) > MD_CHANGE_LINES:
         cut = len(lines) - MD_CHANGE_LINES
-        lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 2} more lines: run pytest to see them all", lines[-1]]
+        lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 1} more lines: run pytest to see them all", lines[-1]]
     text = "\n".join(lines)
     ticks = plan_report.fence(text)
     regenerate = plan_report.md_code(f"catalyst run NAME --what-if --what-if-report {golden_shown}")

@@ -250,3 +250,22 @@ def test_the_example_of_the_plan_format_page_is_what_a_diff_shows(tmp_path: Path
     shown = plan_diff.render_text(plan_diff.diff_plans(golden, planned()))
     page = (root / "docs" / "plan-format.md").read_text(encoding="utf-8")
     assert f"has changed\n\n{shown}\nrun pytest --update-golden" in page
+
+
+def test_a_comment_cuts_a_long_list_of_changes_and_keeps_its_summary() -> None:
+    from tests.report.test_plan_report import hundred_step_plan
+
+    from catalyst_dsl.report import pr_comment
+    from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, walk
+
+    golden = hundred_step_plan()
+    new = copy.deepcopy(golden)
+    for entry, _depth in walk(new["steps"]):
+        entry["reason"] = "changed"
+    section = pr_comment._against_golden(canonical_json(golden), new, "golden/large.plan.json", stale=True)
+    block = section.split("```diff\n")[1].split("\n```")[0].splitlines()
+    full = pr_comment.plan_diff.explain(canonical_json(golden), new, "golden/large.plan.json").splitlines()
+    assert len(block) == pr_comment.MD_CHANGE_LINES and block[: len(block) - 2] == full[: len(block) - 2]
+    hidden = len(full) - (len(block) - 1)  # all but the lines shown and the summary
+    assert block[-2] == f"… {hidden} more lines: run pytest to see them all"
+    assert block[-1] == "Plan: 0 to add, 100 to change, 0 to remove."
