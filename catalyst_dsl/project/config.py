@@ -61,6 +61,8 @@ class ProjectConfig:
     retention_runs: Optional[int] = None
     #: A file (or directory) of secrets, read by the file secret provider.
     secrets_file: Optional[str] = None
+    #: Secrets are also looked up in the OS keychain (service `catalyst`), after the environment.
+    secrets_keyring: bool = False
     #: AI adapters in order of preference; the first installed one is used (none installed, or one unusable: an error).
     ai_adapters: tuple[str, ...] = ()
     #: The program the `command` AI adapter pipes prompts to (argv).
