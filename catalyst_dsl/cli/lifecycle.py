@@ -21,7 +21,7 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
 
 
 @click.command()
-@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
+@click.argument("run_id", metavar="[RUN]", required=False, shell_complete=completion.live_run_ids)
 @click.option(
     "-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved)."
 )
@@ -34,8 +34,11 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
     "snapshots); recorded in the run's audit trail.",
 )
 @_aborts
-def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
+def resume(
+    run_id: str | None, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool
+) -> None:
     """Continue a paused, interrupted or failed run: completed steps are not run again.
+    Without RUN, the one run that is paused or interrupted (several: name one).
 
     Exit codes (docs/running.md): 0 done, 1 no such run, or one that is over and cannot
     be resumed, 2 a step failed, another run holds a lock it needs, or a usage mistake,
