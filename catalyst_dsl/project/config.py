@@ -74,6 +74,8 @@ class ProjectConfig:
     ai_rate_limit: Optional[float] = None
     #: The GitHub REST API the github-* actions call.
     github_api_url: str = "https://api.github.com"
+    #: One run at a time in the project: every run also locks GLOBAL_RUN_LOCK.
+    global_run_lock: bool = False
     #: Branches git-commit refuses to commit to directly.
     protected_branches: tuple[str, ...] = ()
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).
