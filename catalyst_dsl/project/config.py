@@ -70,6 +70,8 @@ class ProjectConfig:
     #: The OpenAI-compatible endpoint of the `openai` AI adapter, and its default model.
     openai_base_url: Optional[str] = None
     openai_model: Optional[str] = None
+    #: With no adapter configured, use one the environment offers (runtime/adapters/detection.py).
+    ai_detect: bool = True
     #: At most this many AI requests per minute (None: no limit).
     ai_rate_limit: Optional[float] = None
     #: The GitHub REST API the github-* actions call.

@@ -69,6 +69,8 @@ class RunContext:
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
         self.gateway: EffectsGateway | None = None
+        #: What a what-if says beside its plan (on stderr, never in the plan itself).
+        self.plan_notes: list[str] = []
         self.events = Events(
             log_format=self.options.log_format,
             out=self.options.out,

@@ -58,6 +58,7 @@ class Planner:
         resources = lock_resources(context, playbook, values, file)
         conflicts = self._conflicts(resources)
         self._refuse_protected_commits(playbook, values)
+        self._say_detected_adapter(playbook)
         plan = {
             "format": FORMAT,
             "version": VERSION,
@@ -118,6 +119,22 @@ class Planner:
         refusal = protected_commit(playbook, context.inputs_env(values), start, context.project.config)
         if refusal is not None:
             raise RunAbort(EXIT_FAILED, f"the run would be refused: {refusal}; nothing was planned", help=REFUSAL_HELP)
+
+    def _say_detected_adapter(self, playbook: ir.Playbook) -> None:
+        """A note when the run's AI steps would get an adapter found in the environment
+        rather than the settings. It is said, not written into the plan: a committed plan
+        must read the same on every machine, whatever each one has installed."""
+        from catalyst_dsl.runtime.adapters.choice import AI_ACTIONS
+        from catalyst_dsl.runtime.adapters.detection import detect
+
+        if not any(s.action in AI_ACTIONS and s.config.get("provider") is None for s in ir.all_steps(playbook)):
+            return
+        detected = detect(self.context.project.config, root=self.context.project.root)
+        if detected is not None:
+            self.context.plan_notes.append(
+                f"a run's AI steps would use {detected.described()}, found in the environment "
+                f"({detected.because}); the what-if asks no AI"
+            )
 
     def _conflicts(self, resources: list[str]) -> list[dict[str, str]]:
         """The locks other runs hold on what the plan would write."""
