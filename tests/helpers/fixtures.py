@@ -31,7 +31,7 @@ def project(tmp_path, monkeypatch):
     """A throwaway project (catalyst.toml, playbooks/) as the current directory, with no
     catalyst settings leaking in from the environment, nor an AI adapter the machine
     offers (runtime/adapters/detection.py): its AI steps get the mock unless a test says otherwise."""
-    for key in [k for k in os.environ if k.startswith(("CATALYST_", "OPENAI_"))]:
+    for key in [k for k in os.environ if k.startswith(("CATALYST_", "OPENAI_", "OTEL_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("PATH", without_ai_programs(os.environ.get("PATH", os.defpath)))
     return run_helpers.RunProject(tmp_path / "project", monkeypatch)

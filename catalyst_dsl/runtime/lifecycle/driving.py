@@ -40,6 +40,19 @@ class Driver:
         self.signatures = Signatures(context)
 
     def drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
+        """Run the playbook from where `state` stands; the exit code. Traces and metrics go
+        out when the environment asks for them (runtime/telemetry.py)."""
+        from catalyst_dsl.runtime import telemetry
+
+        context = self.context
+        ending = telemetry.start(context.events, lambda text: context.events.message("warning", text))
+        try:
+            return self._drive(state, file, playbook, values, resumed=resumed)
+        finally:
+            if ending is not None:
+                ending()
+
+    def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
         from catalyst_dsl._internal.collector import for_long_running
         from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
