@@ -290,14 +290,29 @@ def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str
     show_default=True,
     help="catalyst: the audit view; cleo: a cantbook's run as cleo's playbook_runs and playbook_approvals rows.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="With each step's result and, under `commits`, the diff of each commit the run made.",
+)
 @_aborts
-def runs_export(run_id: str, fmt: str) -> None:
+def runs_export(run_id: str, fmt: str, full: bool) -> None:
     """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
     session = _session(Path.cwd())
     if fmt == "cleo":
+        if full:
+            raise click.UsageError("--full is for the catalyst format")
         click.echo(json.dumps(_cleo_export(session, run_id), indent=2, sort_keys=True, ensure_ascii=False))
         return
-    click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
+    audit = session.store.export(run_id, results=full)
+    if full:
+        from catalyst_dsl.runtime.lifecycle.audit import commits
+
+        state, _ = session.store.inspect(run_id)
+        for name in state.secret_inputs:
+            session.provided_secret(name)  # masked in the diffs too, when the providers know it
+        audit["commits"] = commits(session.project.root, audit["steps"], session.masker.mask_text)
+    click.echo(json.dumps(audit, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _cleo_export(session, run_id: str) -> dict:
