@@ -2,7 +2,8 @@
 what is there.
 
 It makes `playbooks/` with a commented template (`playbook.tpl.yaml`, which scans skip)
-and kai's two stock workflows (`STOCK`: auto-feature and auto-validate), an index `_index.yaml` listing the playbooks found there, and the empty `sessions/` and
+and kai's two stock workflows (`STOCK`: auto-feature and auto-validate), an index
+`_index.yaml` listing the playbooks found there, and the empty `sessions/` and
 `templates/` folders kai expects. A file that exists is kept unless `force` is given.
 """
 
