@@ -268,7 +268,7 @@ class NodeLowering:
                 continue
             # An edge's `requires` out of a branching node is its branch's first step (edge_check);
             # its `ensures` hold after the node only when the walk came in by it (entered_by).
-            taken = f"bindings.{ENTERED_BY} !== {json.dumps(self.edge_label(edge))}"
+            taken = f"bindings.{ENTERED_BY} !== {json.dumps(self.edge_label(edge), ensure_ascii=False)}"
             after += [f"{taken} || ({self.produced(node, k)})" for k in edge.ensures]
         outgoing = graph.out[node.index]
         if len(outgoing) == 1:
