@@ -243,6 +243,8 @@ def run(
         # it, or the Markdown view that shows the hash; the text view shows neither.
         as_json = bool(what_if_report or fmt == "json" or not what_if)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
+        for note in session.plan_notes:
+            click.echo(f"note: {note}", err=True)
         from catalyst_dsl.report.plan import render_markdown, render_text
         from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
 
