@@ -110,12 +110,12 @@ class Planner:
         """RunAbort(2) when the run would be refused for a commit to a protected branch, as
         the run's pre-flight would (branch_protection.py); by the protected-branches setting
         only: a what-if asks no server."""
-        from catalyst_dsl.runtime.lifecycle.branch_protection import REFUSAL_HELP, protected_commit
-        from catalyst_dsl.runtime.state.shared.repository import current_branch
-
         context = self.context
         if not context.project.config.protected_branches:
             return
+        from catalyst_dsl.runtime.lifecycle.branch_protection import REFUSAL_HELP, protected_commit
+        from catalyst_dsl.runtime.state.shared.repository import current_branch
+
         start = current_branch(context.project.root)
         refusal = protected_commit(playbook, context.inputs_env(values), start, context.project.config)
         if refusal is not None:
@@ -125,11 +125,14 @@ class Planner:
         """A note when the run's AI steps would get an adapter found in the environment
         rather than the settings. It is said, not written into the plan: a committed plan
         must read the same on every machine, whatever each one has installed."""
-        from catalyst_dsl.runtime.adapters.choice import AI_ACTIONS
+        catalog = self.context.catalog
+        if not any(
+            (spec := catalog.get(s.action)) is not None and spec.group == "ai" and s.config.get("provider") is None
+            for s in ir.all_steps(playbook)
+        ):
+            return
         from catalyst_dsl.runtime.adapters.detection import detect
 
-        if not any(s.action in AI_ACTIONS and s.config.get("provider") is None for s in ir.all_steps(playbook)):
-            return
         detected = detect(self.context.project.config, root=self.context.project.root)
         if detected is not None:
             self.context.plan_notes.append(

@@ -642,8 +642,14 @@ def test_a_called_playbooks_steps_sit_inside_the_call(project):
     """,
     )
     plan = plan_of(project, "parent")
-    assert [s["path"] for s in plan["steps"]] == ["steps/0", "steps/1", "steps/2"]
-    call = plan["steps"][1]
+    assert [s["path"] for s in plan["steps"]] == ["steps/0", "steps/1/approve-effects", "steps/1", "steps/2"]
+    approval = plan["steps"][1]
+    assert approval["change"] == "would-pause"
+    assert (
+        approval["approval"]["message"]
+        == "approve before it lets the playbook 'child' write with this playbook's permissions"
+    )
+    call = plan["steps"][2]
     assert (call["action"], call["step"]) == ("playbook", "call")
     assert [s["path"] for s in call["steps"]] == ["steps/1/call/steps/0", "steps/1/call/steps/1"]
     write, log = call["steps"]
