@@ -352,6 +352,12 @@ _TABLE = [
         "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no "
         "allowed-signers file, or no key in it for a holder of the role.",
     ),
+    Code(
+        ids.UNTESTED_CODE_ARTIFACTS,
+        "untested-code-artifacts",
+        W,
+        "The playbook's artifacts include code or tests, but no `test` step runs the tests before the run ends.",
+    ),
     # C04x: suppression comments (`# catalyst: ignore[…]`)
     Code(
         ids.UNUSED_SUPPRESSION,

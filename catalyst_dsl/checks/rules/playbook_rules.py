@@ -11,5 +11,6 @@ from catalyst_dsl.checks.rules import gates, outputs, references
 FILE_RULES = (
     references.check_references,
     outputs.check_outputs,
+    outputs.check_untested_code,
     gates.check_gates,
 )
