@@ -193,7 +193,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     self.f11 = p11
 SHAPES[(False, 12, 0, (False, False, False, False, False, False, False, False, False, False, True, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
@@ -208,7 +208,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     self.f11 = p11
     self.f12 = p12
     self.f13 = p13
-SHAPES[(False, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    self.f14 = p14
+SHAPES[(False, 15, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
     self.f0 = p0
@@ -496,7 +497,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     _setattr('f13', p13)
 SHAPES[(True, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18, p19):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', p1)
@@ -517,7 +518,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f16', p16)
     _setattr('f17', p17)
     _setattr('f18', p18)
-SHAPES[(True, 16, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    _setattr('f19', p19)
+SHAPES[(True, 16, 4, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, *, p18, p19, p20):
     _setattr = _setattr_of(self)
@@ -789,8 +791,9 @@ def make(values):
     _set16(made, values[16])
     _set17(made, values[17])
     _set18(made, values[18])
+    _set19(made, values[19])
     return made
-MAKERS[19] = make.__code__
+MAKERS[20] = make.__code__
 
 def make(values):
     made = _new(_cls)

@@ -200,7 +200,8 @@ def cache() -> None:
 
 @cache.command("clean")
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
-def cache_clean(path: str | None) -> None:
+@click.option("--steps", is_flag=True, help="Also the results kept for steps marked `cache:` (docs/running.md).")
+def cache_clean(path: str | None, steps: bool) -> None:
     """Remove the check cache of the project at PATH (default: here)."""
     from pathlib import Path
 
@@ -212,6 +213,12 @@ def cache_clean(path: str | None) -> None:
     directory = project.resolve(project.config.cache_dir)
     count = clean(directory)
     click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
+    if steps:
+        from catalyst_dsl.runtime.state.result_cache import FOLDER, ResultCache
+
+        folder = project.resolve(project.config.state_dir) / FOLDER
+        kept = ResultCache(folder, b"").clear()
+        click.echo(f"removed {kept} kept step result(s) from {os.path.relpath(folder)}")
 
 
 def _playbook_names(ctx, param, incomplete):

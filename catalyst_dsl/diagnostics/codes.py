@@ -358,6 +358,13 @@ _TABLE = [
         W,
         "The playbook's artifacts include code or tests, but no `test` step runs the tests before the run ends.",
     ),
+    Code(
+        ids.UNCACHEABLE_STEP,
+        "uncacheable-step",
+        E,
+        "`cache:` on a step whose result cannot stand in for running it: it changes files, runs a program, sends a "
+        "change or waits for a person.",
+    ),
     # C04x: suppression comments (`# catalyst: ignore[…]`)
     Code(
         ids.UNUSED_SUPPRESSION,

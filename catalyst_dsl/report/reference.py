@@ -83,6 +83,9 @@ STEP_KEYS = {
     "`{{ bindings.x }}` (docs/running.md).",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
     "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
+    "cache": "`true` (a day) or a duration: a later run reuses the step's result for the same action, values and AI "
+    "adapter instead of running it again; AI steps without tools that change things, `http-get` and `github-repo` "
+    "only (C831; docs/running.md, \"Reusing results\").",
 }
 
 
