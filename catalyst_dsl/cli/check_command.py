@@ -11,7 +11,10 @@ import sys
 import click
 
 from catalyst_dsl._internal.records import record
-from catalyst_dsl.cli import fixing
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # fixing loads the compiler, which a check answered from the cache never needs
+    from catalyst_dsl.cli import fixing
 
 
 @record
@@ -27,7 +30,7 @@ class CheckOptions:
     ignore: tuple[str, ...] = ()
     output_file: str | None = None
     statistics: bool = False
-    #: The kinds of fixes to make (fixing.SAFE, UNSAFE, SUPPRESSION); none: only check.
+    #: The kinds of fixes to make ("safe", "unsafe", "suppression": fixing.SAFE…); none: only check.
     fixes: frozenset[str] = frozenset()
     #: Show the fixes as a diff instead of writing them.
     diff: bool = False
@@ -43,6 +46,8 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     failing = {Severity.ERROR, Severity.WARNING} if options.strict else {Severity.ERROR}
     here = os.getcwd()
     if options.fixes:
+        from catalyst_dsl.cli import fixing
+
         check = _checker(project, files, scanned, settings, cache, options)
         outcome = fixing.fix_project(check, files, set(options.fixes))
         notes = _fix_notes(outcome, options, here)
@@ -130,6 +135,7 @@ def _colour() -> bool:
 
 def _checker(project, files, scanned, settings, cache, options: CheckOptions):
     """A check of the project with some texts in place of the files' (fixing.fix_project)."""
+    from catalyst_dsl.cli import fixing
     from catalyst_dsl.project.check import check_project
     from catalyst_dsl.project.rules import reported
 
@@ -157,14 +163,16 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
 def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> list[str]:
     """A line per fix made (or refused, or file left alone), then the count: "Fixed 3
     findings (2 remaining)." The last line is the count."""
+    from catalyst_dsl.cli import fixing
     from catalyst_dsl._internal.terminal_text import safe_text
     from catalyst_dsl.diagnostics.text import display_path
 
     lines = []
     for fix in sorted(outcome.applied, key=lambda f: (f.path, f.line, f.col)):
         where = f"{display_path(fix.path, here)}:{fix.line}:{fix.col}"
-        verb = "silenced" if fix.kind == fixing.SUPPRESSION else "fixed"
-        lines.append(safe_text(f"{'would have ' + verb if options.diff else verb} {where} {fix.code}: {fix.title}"))
+        silences = fix.kind == fixing.SUPPRESSION
+        verb = ("would silence" if silences else "would fix") if options.diff else ("silenced" if silences else "fixed")
+        lines.append(safe_text(f"{verb} {where} {fix.code}: {fix.title}"))
     for fix, codes in outcome.refused:
         where = f"{display_path(fix.path, here)}:{fix.line}:{fix.col}"
         lines.append(
@@ -177,9 +185,12 @@ def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> lis
     remaining = len(outcome.checked.diagnostics)
     silenced = sum(1 for f in outcome.applied if f.kind == fixing.SUPPRESSION)
     fixed = len(outcome.applied) - silenced
-    counts = f"{'Would fix' if options.diff else 'Fixed'} {fixed} finding{'' if fixed == 1 else 's'}"
-    if silenced:
-        counts += f" and {'silence' if options.diff else 'silenced'} {silenced}"
+    done = [("Would fix" if options.diff else "Fixed", fixed)] if fixed or not silenced else []
+    done += [("Would silence" if options.diff else "Silenced", silenced)] if silenced else []
+    counts = " and ".join(
+        f"{verb if i == 0 else verb.lower()} {count} finding{'' if count == 1 else 's'}"
+        for i, (verb, count) in enumerate(done)
+    )
     lines.append(f"{counts} ({remaining} remaining).")
     hidden = 0 if fixing.UNSAFE in options.fixes else _unsafe_left(outcome)
     if hidden:
@@ -188,6 +199,8 @@ def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> lis
 
 
 def _unsafe_left(outcome: fixing.Outcome) -> int:
+    from catalyst_dsl.cli import fixing
+
     checked = outcome.checked
     count = 0
     for d in checked.diagnostics:

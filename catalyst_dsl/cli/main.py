@@ -110,9 +110,15 @@ def cli() -> None:
 )
 @click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of each finding.")
 @click.option("--fix", is_flag=True, help="Apply the safe quick fixes (did-you-mean, missing `writes:`) to the files.")
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix: apply the fixes that may not be what was meant too.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Apply also the fixes that may not be what was meant (implies --fix)."
+)
 @click.option("--suppress", is_flag=True, help="Add a `catalyst: ignore[CODE]` comment for each finding left.")
-@click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them.")
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the fixes (--fix, or those the other fix options name) as a diff; write nothing.",
+)
 @click.option("--watch", is_flag=True, help="Check again whenever a playbook or the settings change (Ctrl-C stops).")
 def check(
     paths: tuple[str, ...],
@@ -142,17 +148,16 @@ def check(
     add a finding; --unsafe-fixes and --suppress add more kinds, --diff shows them.
     """
     from catalyst_dsl.cli.check_command import CheckOptions, run_check
-    from catalyst_dsl.cli.fixing import SAFE, SUPPRESSION, UNSAFE
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if statistics and fmt != "text":
         raise click.UsageError(f"--statistics prints a table of text: leave out --format {fmt}")
-    fixes = {SAFE} if fix or diff else set()
-    if unsafe_fixes:
-        fixes |= {SAFE, UNSAFE}
-    if suppress:
-        fixes.add(SUPPRESSION)
+    # The kinds of fixes (cli/fixing.py): safe ones with --fix or --unsafe-fixes, and with
+    # --diff alone (what --fix would do); --suppress alone only silences.
+    fixes = {"safe"} if fix or unsafe_fixes or (diff and not suppress) else set()
+    fixes |= {"unsafe"} if unsafe_fixes else set()
+    fixes |= {"suppression"} if suppress else set()
     options = CheckOptions(
         paths,
         fmt,

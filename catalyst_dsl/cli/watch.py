@@ -3,8 +3,8 @@ playbook in the folders it scanned or the project's settings change.
 
 Changes are found by polling each file's modification time and size (no dependency, the
 same on every system); a check runs once the files have stopped changing for one poll, so
-an editor's save in several writes is checked once. Ctrl-C ends the watch with exit 0:
-stopping is how a watch ends, not a failure.
+an editor's save in several writes is checked once. Ctrl-C (or SIGTERM) ends the watch
+with exit 0: stopping is how a watch ends, not a failure.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def watch(check_once: Callable[[], tuple[int, list[str]]], roots: Iterable[str],
     """Run `check_once` now and after each change; it returns its exit status and the files
     it read. Returns 0 when interrupted."""
     from catalyst_dsl._internal.terminal_text import is_terminal
+    from catalyst_dsl.cli.run import _terminate_as_interrupt
 
+    _terminate_as_interrupt()  # SIGTERM (a supervisor, a test's kill) stops it as Ctrl-C does
     terminal = is_terminal(sys.stdout)
     roots = [os.path.abspath(r) for r in roots]
     try:
