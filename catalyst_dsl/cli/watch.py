@@ -32,16 +32,22 @@ def watch(check_once: Callable[[], tuple[int, list[str]]], roots: Iterable[str],
     _terminate_as_interrupt()  # SIGTERM (a supervisor, a test's kill) stops it as Ctrl-C does
     terminal = is_terminal(sys.stdout)
     roots = [os.path.abspath(r) for r in roots]
+    extra = [settings] if settings else []
     try:
         read: list[str] = []
         first = True
         while True:
             if terminal and not first:
                 click.echo(_CLEAR, nl=False)
+            # The files as the check found them: a change made while it runs is a change too.
+            before = _stamps([*read, *extra], roots)
             read = _one_run(check_once, read)
             first = False
             click.echo(f"[{datetime.now():%H:%M:%S}] watching for changes (Ctrl-C to stop)")
-            _wait_for_change(lambda: _stamps([*read, *([settings] if settings else [])], roots))
+            sys.stdout.flush()  # a pipe or a file gets each run as it ends, not when a buffer fills
+            # A file the check read that was not looked at before it (one it called from
+            # outside the folders) counts as changed once, so the next run has it in `before`.
+            _wait_for_change(lambda: _stamps([*read, *extra], roots), before)
             if not terminal:
                 click.echo("-" * 40)
     except KeyboardInterrupt:
@@ -59,8 +65,7 @@ def _one_run(check_once, read: list[str]) -> list[str]:
     return read
 
 
-def _wait_for_change(stamps: Callable[[], dict]) -> None:
-    seen = stamps()
+def _wait_for_change(stamps: Callable[[], dict], seen: dict) -> None:
     while True:
         time.sleep(POLL_SECONDS)
         now = stamps()

@@ -116,3 +116,22 @@ def test_json_output_stays_json_and_the_fixes_go_to_stderr(tmp_path: Path, monke
     result = check("--fix", "--format", "json")
     assert json.loads(result.stdout)["summary"]["error"] == 0
     assert "Fixed 3 findings (0 remaining)." in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("word", "wanted", "safe"),
+    [
+        ("dispaly", "display", True),  # two neighbours swapped
+        ("file-reed", "file-read", True),  # one letter changed
+        ("descripton", "description", True),  # one letter dropped
+        ("ownerr", "owner", True),  # one letter added
+        ("Display", "display", True),  # only the case
+        ("file-rd", "file-read", False),  # two letters dropped
+        ("dsplay", "display", True),
+        ("dsiplya", "display", False),
+    ],
+)
+def test_a_did_you_mean_is_safe_one_slip_of_the_keys_away(word: str, wanted: str, safe: bool) -> None:
+    from catalyst_dsl.cli.fixing import _one_typo_apart
+
+    assert _one_typo_apart(word, wanted) is safe
