@@ -12,6 +12,7 @@ only files whose text changed, in their own line endings (and byte-order mark).
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Callable, Iterable
 
@@ -160,7 +161,8 @@ def fix_project(check: Callable[[dict[str, str]], Checked], files: Iterable[str]
     """Fix the findings of `files` with the fixes of `kinds`. `check(overlay)` checks the
     project with the texts of `overlay` (path -> text) in place of the files'."""
     outcome = Outcome()
-    editable = {f for f in files if f.endswith(_EDITABLE)}
+    # The checker names files by absolute path (project/library.py), whatever PATHS said.
+    editable = {os.path.abspath(f) for f in files if f.endswith(_EDITABLE)}
     for path in sorted(editable):
         if _line_ends(_read(path)) is None:
             editable.discard(path)

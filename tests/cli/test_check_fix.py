@@ -135,3 +135,10 @@ def test_a_did_you_mean_is_safe_one_slip_of_the_keys_away(word: str, wanted: str
     from catalyst_dsl.cli.fixing import _one_typo_apart
 
     assert _one_typo_apart(word, wanted) is safe
+
+
+def test_a_file_named_by_a_relative_path_is_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    playbook = project_with(tmp_path, monkeypatch, "typos.yaml")
+    result = check("--fix", "playbooks/typos.yaml")
+    assert result.exit_code == 0, result.output
+    assert playbook.read_text(encoding="utf-8") == (HERE / "typos.yaml.fixed").read_text(encoding="utf-8")
