@@ -52,7 +52,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         outcome = fixing.fix_project(check, files, set(options.fixes))
         notes = _fix_notes(outcome, options, here)
         if options.diff:  # the files stay as they are, and so does the check's result
-            before = check({})
+            before = outcome.first
             click.echo(_diff(outcome.texts, before.sources, here) + "\n".join(notes), nl=True)
             return _status(before.diagnostics, failing), sorted({*files, *before.sources})
         for path, text in outcome.texts.items():

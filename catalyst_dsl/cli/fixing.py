@@ -74,7 +74,8 @@ class Outcome:
     refused: list[tuple[Fix, list[str]]] = factory(list)
     #: Path -> the fixed text (`\n` line ends) of every file that changed.
     texts: dict[str, str] = factory(dict)
-    #: The check of the fixed texts.
+    #: The check of the files as they were, and of the fixed texts.
+    first: Checked | None = None
     checked: Checked | None = None
     #: Files left alone because their line endings are mixed (a rewrite would change the others).
     skipped: list[str] = factory(list)
@@ -177,7 +178,7 @@ def fix_project(check: Callable[[dict[str, str]], Checked], files: Iterable[str]
         )
     if SUPPRESSION in kinds:
         state.run(None)
-    outcome.checked = state.checked
+    outcome.first, outcome.checked = state.first, state.checked
     return outcome
 
 
@@ -188,7 +189,7 @@ class _Passes:
         self.check = check
         self.editable = editable
         self.outcome = outcome
-        self.checked = check({})
+        self.checked = self.first = check({})
         self.refused: set[tuple] = set()
         self.one_at_a_time: set[str] = set()
 
