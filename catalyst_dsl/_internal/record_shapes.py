@@ -168,6 +168,15 @@ def __init__(self, p0, p1, p2, p3, p4, p5):
     self.f5 = _make5() if p5 is _NOTHING else p5
 SHAPES[(False, 6, 0, (False, False, False, False, False, True))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5):
+    self.f0 = _make0() if p0 is _NOTHING else p0
+    self.f1 = _make1() if p1 is _NOTHING else p1
+    self.f2 = _make2() if p2 is _NOTHING else p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = _make5() if p5 is _NOTHING else p5
+SHAPES[(False, 6, 0, (True, True, True, False, False, True))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6):
     self.f0 = p0
     self.f1 = p1
@@ -463,6 +472,21 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9):
     _setattr('f9', p9)
 SHAPES[(True, 10, 0, (False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+    _setattr('f6', p6)
+    _setattr('f7', p7)
+    _setattr('f8', p8)
+    _setattr('f9', p9)
+    _setattr('f10', p10)
+SHAPES[(True, 11, 0, (False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
@@ -692,6 +716,22 @@ def make(values):
     _set9(made, values[9])
     return made
 MAKERS[10] = make.__code__
+
+def make(values):
+    made = _new(_cls)
+    _set0(made, values[0])
+    _set1(made, values[1])
+    _set2(made, values[2])
+    _set3(made, values[3])
+    _set4(made, values[4])
+    _set5(made, values[5])
+    _set6(made, values[6])
+    _set7(made, values[7])
+    _set8(made, values[8])
+    _set9(made, values[9])
+    _set10(made, values[10])
+    return made
+MAKERS[11] = make.__code__
 
 def make(values):
     made = _new(_cls)

@@ -543,13 +543,16 @@ def _user_problem(key: str) -> tuple[str, str] | None:
 def _rule_problem(key: str, value) -> tuple[str, str] | None:
     """Unknown codes in `select`, `ignore` and `severity`, bad severities, bad `exclude` globs."""
     from catalyst_dsl.diagnostics.codes import CODES
+    from catalyst_dsl.diagnostics.selection import codes_named
     from catalyst_dsl.diagnostics.suggest import suggest
 
     codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(
         key, list
     )()
     for code in codes:
-        if code not in CODES:
+        # `select` and `ignore` also take prefixes of codes (C4: every C4xx), `severity` only codes.
+        known = bool(codes_named(code)) if key in ("select", "ignore") else code in CODES
+        if not known:
             return f"setting '{key}': unknown code '{code}'", suggest(
                 code, CODES
             ) or "the codes are listed in docs/diagnostics.md"
