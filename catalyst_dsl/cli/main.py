@@ -111,6 +111,12 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
     shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
     here = os.getcwd()
+    if fmt in ("sarif", "github"):
+        from catalyst_dsl.project.config import repository_root
+
+        # A code-scanning service names files from the repository's root, wherever in it
+        # the check ran (the Action's `working-directory`).
+        scanning_root = str(repository_root(project.root) or here)
     if fmt == "json":
         from catalyst_dsl.report.diagnostics import render_json
 
@@ -118,12 +124,12 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     elif fmt == "sarif":
         from catalyst_dsl.report.sarif import render_sarif
 
-        click.echo(render_sarif(shown, sources, relative_to=here), nl=False)
+        click.echo(render_sarif(shown, sources, relative_to=scanning_root), nl=False)
     else:
         if fmt == "github":
             from catalyst_dsl.report.github import render_github
 
-            click.echo(render_github(shown, relative_to=here), nl=False)
+            click.echo(render_github(shown, relative_to=scanning_root), nl=False)
         elif shown:
             colour = wants_colour(is_terminal(sys.stdout), os.environ)
             click.echo(render_text(shown, sources, relative_to=here, colour=colour), color=colour)
