@@ -70,7 +70,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic], sources: SourceLookup, *, re
 def _rule(code: str, example: dict | None) -> dict:
     entry = CODES[code]
     link = f"{DIAGNOSTICS_PAGE}#{code_anchor(code)}"
-    full = f"{entry.summary} A{'n' if entry.severity.value[0] in 'aeiou' else ''} {entry.severity.value} by default; `catalyst explain {code}` shows an example."
+    article = "An" if entry.severity.value[0] in "aeiou" else "A"
+    full = f"{entry.summary} {article} {entry.severity.value} by default; `catalyst explain {code}` shows an example."
     text, markdown = [entry.summary], [entry.summary]
     if example is not None:
         # The example of docs/diagnostics.md, which is real checker output (a golden case).
