@@ -6,8 +6,12 @@ config, the top-level and reserved step keys), never written by hand, and shippe
 package as `catalyst_dsl/schema/playbook.schema.json` (`catalyst schema` prints it).
 
 What a schema can say is less than what `catalyst check` says, and it must never reject
-a playbook the checker accepts:
-- every typed value also accepts a string, since `{{ }}` and `${{ }}` may stand anywhere;
+a playbook the checker accepts (tests/report/test_schema_agreement.py holds the two
+together):
+- a typed value takes what the lowering takes (dialects/values.py): a literal of its
+  type, null, or a template (a string with `{{`), since `{{ }}` and `${{ }}` may stand
+  anywhere; enum values, durations, error policies and input declarations are spelt out;
+- each action key and config key carries its description, which editors show on hover;
 - a step is exactly one built-in action with its config keys and the reserved step keys,
   so an unknown action or key is rejected; but a playbook whose top-level steps define a
   `function` may call it by name, and a schema cannot match a call to a definition by
