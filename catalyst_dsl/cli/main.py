@@ -98,7 +98,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     """
     from catalyst_dsl.diagnostics.severity import Severity
     from catalyst_dsl.project.cache import replay
-    from catalyst_dsl.project.rules import reported
+    from catalyst_dsl.project.rules import reported_for_files
     from catalyst_dsl._internal.terminal_text import is_terminal
     from catalyst_dsl.diagnostics.text import render_text, summary_line, wants_colour
 
@@ -107,7 +107,7 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     project, settings, files, scanned = _project_files(paths)
     result = replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
     sources = result.sources
-    diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
+    diagnostics = reported_for_files(result.diagnostics, sources, result.files, project.config)
     failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
     shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
     here = os.getcwd()
