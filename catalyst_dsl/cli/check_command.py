@@ -61,13 +61,14 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         diagnostics, sources, checked_files = final.diagnostics, final.sources, final.files
     else:
         from catalyst_dsl.project.cache import replay
-        from catalyst_dsl.project.rules import reported
+        from catalyst_dsl.project.rules import reported_for_files
 
         notes = []
         result = replay.check(project, files, scanned, settings, cache)
         sources, checked_files = result.sources, result.files
-        texts = [sources[f] for f in checked_files if f in sources]
-        diagnostics = reported(result.diagnostics, texts, project.config, options.select, options.ignore)
+        diagnostics = reported_for_files(
+            result.diagnostics, sources, checked_files, project.config, options.select, options.ignore
+        )
     shown = [d for d in diagnostics if d.severity in failing] if options.quiet else diagnostics
     to_file = options.output_file is not None
     # What was fixed goes where people read: beside the text report, or on standard error
@@ -75,7 +76,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     notes_to_stderr = options.fmt in ("json", "sarif") and not to_file
     for line in notes[:-1]:
         click.echo(line, err=notes_to_stderr)
-    report = _report(options, shown, diagnostics, sources, checked_files, here, colour=not to_file)
+    report = _report(options, shown, diagnostics, sources, checked_files, here, colour=not to_file, root=project.root)
     if to_file:
         with open(options.output_file, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(report)
@@ -90,8 +91,15 @@ def _status(diagnostics, failing) -> int:
     return 1 if any(d.severity in failing for d in diagnostics) else 0
 
 
-def _report(options: CheckOptions, shown, diagnostics, sources, files, here: str, colour: bool) -> str:
+def _report(options: CheckOptions, shown, diagnostics, sources, files, here: str, colour: bool, root) -> str:
     from catalyst_dsl.diagnostics.text import render_text, summary_line
+
+    if options.fmt in ("sarif", "github"):
+        from catalyst_dsl.project.config import repository_root
+
+        # A code-scanning service names files from the repository's root, wherever in it
+        # the check ran (the Action's `working-directory`).
+        scanning_root = str(repository_root(root) or here)
 
     if options.fmt == "json":
         from catalyst_dsl.report.diagnostics import render_json
@@ -100,14 +108,14 @@ def _report(options: CheckOptions, shown, diagnostics, sources, files, here: str
     if options.fmt == "sarif":
         from catalyst_dsl.report.sarif import render_sarif
 
-        return render_sarif(shown, sources, relative_to=here)
+        return render_sarif(shown, sources, relative_to=scanning_root)
     body = ""
     if options.statistics:
         body = statistics(shown)
     elif options.fmt == "github":
         from catalyst_dsl.report.github import render_github
 
-        body = render_github(shown, relative_to=here)
+        body = render_github(shown, relative_to=scanning_root)
     elif shown:
         body = render_text(shown, sources, relative_to=here, colour=colour and _colour()) + "\n"
     return body + summary_line(diagnostics, len(files)) + "\n"
@@ -137,7 +145,7 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
     """A check of the project with some texts in place of the files' (fixing.fix_project)."""
     from catalyst_dsl.cli import fixing
     from catalyst_dsl.project.check import check_project
-    from catalyst_dsl.project.rules import reported
+    from catalyst_dsl.project.rules import reported_for_files
 
     def check(overlay: dict[str, str]) -> fixing.Checked:
         result = check_project(
@@ -149,8 +157,9 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
             cache=cache,
         )
         sources = result.sources
-        texts = [sources[f] for f in result.files if f in sources]
-        diagnostics = reported(result.diagnostics, texts, project.config, options.select, options.ignore)
+        diagnostics = reported_for_files(
+            result.diagnostics, sources, result.files, project.config, options.select, options.ignore
+        )
 
         def playbook(path: str):
             return result.library.compiled(path).playbook

@@ -317,6 +317,17 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
     return (here if start == here or here in start.parents else start), None
 
 
+def repository_root(start: Path) -> Path | None:
+    """The work tree of the git repository `start` is in (the nearest directory, from
+    `start` up, holding `.git`), or None outside one. Code-scanning services name files
+    from there: a project checked from a subdirectory is still annotated at the right path."""
+    start = start.resolve()
+    for directory in [start, *start.parents]:
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
 def _has_tool_table(path: Path) -> bool:
     try:
         return (

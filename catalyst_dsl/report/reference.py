@@ -111,6 +111,19 @@ def golden_examples(golden_dirs: list[Path]) -> dict[str, tuple[str, str]]:
     return found
 
 
+def code_heading(code: str) -> str:
+    """A code's heading in docs/diagnostics.md, which links into the page are made from."""
+    entry = CODES[code]
+    return f"{code} `{entry.name}` ({entry.severity.value})"
+
+
+def code_anchor(code: str) -> str:
+    """The fragment that links to a code's heading, as GitHub (and most Markdown viewers)
+    make it: lower case, punctuation but `-` and `_` dropped, spaces made `-`."""
+    text = re.sub(r"[^\w\- ]", "", code_heading(code).lower())
+    return text.replace(" ", "-")
+
+
 def diagnostics_page(golden_dirs: list[Path]) -> str:
     examples = golden_examples(golden_dirs)
     lines = [
@@ -137,7 +150,7 @@ def diagnostics_page(golden_dirs: list[Path]) -> str:
         if prefix != group:
             group = prefix
             lines += ["", f"## {prefix}{'x' * (4 - len(prefix))}: {_GROUP_TITLES.get(group, 'Other')}"]
-        lines += ["", f"### {code} `{entry.name}` ({entry.severity.value})", "", entry.summary, ""]
+        lines += ["", f"### {code_heading(code)}", "", entry.summary, ""]
         example = examples.get(code)
         if entry.retired:
             lines.append("No longer reported; the code keeps its meaning and is never reused.")
