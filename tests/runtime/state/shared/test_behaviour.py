@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import psycopg
@@ -91,6 +92,26 @@ def test_a_paused_run_is_cancelled(project, store):
     cancelled = project.cli("cancel", run_id, "--reason", "not needed")
     assert cancelled.exit_code == 0, cancelled.output
     assert project.listed()[run_id]["status"] == "cancelled"
+
+
+def test_a_listed_run_says_where_it_is_kept(project, store, monkeypatch):
+    """`runs list --json` names a file only where the run has one; a run in the database
+    names the database instead, its password masked."""
+    if isinstance(store, Rows):
+        # The server trusts every local connection: a password in the URL is only there to be masked.
+        with_password = store.url.replace("postgresql://catalyst@", "postgresql://catalyst:hunter2@", 1)
+        monkeypatch.setenv("CATALYST_STATE_URL", with_password)
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    [run] = project.listed().values()
+    if isinstance(store, Files):
+        assert run["store"] is None
+        assert Path(run["file"]) == project.state_dir / f"run-{run['runId']}.json"
+        assert Path(run["file"]).is_file()
+    else:
+        assert run["file"] is None
+        assert run["store"] == with_password.replace(":hunter2@", ":***@")
+        assert "hunter2" not in json.dumps(run)
 
 
 THREE = """
