@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 
@@ -39,8 +40,25 @@ def _run(ctx: ActionContext, argv: list[str], config: dict, stdin: str | None = 
     return result
 
 
+#: Where `bash` was found, by the PATH it was looked up in.
+_SHELLS: dict[str | None, str] = {}
+
+
+def _shell() -> str | None:
+    """`shutil.which("bash")`, looked up once for a PATH: the lookup stats each directory of
+    PATH in turn (a dozen calls a step on a machine with a long PATH), and a run of many
+    `bash` steps asks the same question each time. An answer no longer there is looked up again."""
+    path = os.environ.get("PATH")
+    found = _SHELLS.get(path)
+    if found is None or not os.access(found, os.X_OK):
+        found = shutil.which("bash")
+        if found is not None:
+            _SHELLS[path] = found
+    return found
+
+
 def bash(ctx: ActionContext, config: dict) -> dict:
-    shell = shutil.which("bash")
+    shell = _shell()
     if shell is None:
         raise StepError(
             "ActionUnavailable",

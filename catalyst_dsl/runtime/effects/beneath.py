@@ -149,8 +149,14 @@ def fresh(base: Path, inner: str, data: bytes) -> Iterator[None]:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(walked.name, flags, 0o600, dir_fd=walked.directory)
         try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
+            try:
+                # os.write, as `durable` writes its small files: a file object's set-up (a
+                # stat, an isatty, a seek) cost more than the write of a step's script.
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
             yield
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -198,13 +204,13 @@ def walk(base: Path, inner: str, *, follow_last: bool = True, missing: str = "ra
     root = os.open(base, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     stack: list[tuple[int, str]] = [(root, "")]
     try:
-        yield _walk(os.path.realpath(base), stack, inner.split("/"), follow_last, missing)
+        yield _walk(base, stack, inner.split("/"), follow_last, missing)
     finally:
         for fd, _ in stack:
             os.close(fd)
 
 
-def _walk(base_real: str, stack: list[tuple[int, str]], parts: list[str], follow_last: bool, missing: str) -> Walked:
+def _walk(base: Path, stack: list[tuple[int, str]], parts: list[str], follow_last: bool, missing: str) -> Walked:
     pending = collections.deque(parts)
     links = changes = 0
     while True:
@@ -234,7 +240,10 @@ def _walk(base_real: str, stack: list[tuple[int, str]], parts: list[str], follow
                 changes = _again(pending, name, changes)  # no longer a link: look again
                 continue
             if target.startswith("/"):
-                below = _below(base_real, target)
+                # The base's real path, only here: a walk that meets no absolute link (a
+                # step's script, nearly every write) needs none, and resolving it is a stat
+                # per name of the base's path.
+                below = _below(os.path.realpath(base), target)
                 if below is None:
                     raise Escape(f"a symbolic link leads it outside its base, to {target}")
                 while len(stack) > 1:

@@ -24,10 +24,14 @@ class RunSummary:
     status: str
     started_at: str | None
     updated_at: str | None
-    file: Path
+    #: The run's snapshot file; None for a run kept in PostgreSQL, which has none.
+    file: Path | None
     archived: bool
     #: Why the file could not be read, for corrupt ones.
     problem: str | None = None
+    #: The database keeping the run, its URL with any password masked (`shown_url`); None
+    #: for a run kept in the state directory's files (`file` says where).
+    store: str | None = None
 
 
 #: The keys of a run's snapshot an audit shows as they are.

@@ -15,6 +15,7 @@ writes them, true/false, null, arrays joined with commas, objects as JSON), then
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.errors import StepError
@@ -24,11 +25,13 @@ from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, is_number, to_text
 from catalyst_dsl.runtime.values.quoting import PS_DOUBLE, PS_HEREDOC, PS_SINGLE
 from catalyst_dsl.syntax.expr import nodes as ast
-from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, Context, Slot, bash_analysis, raw_argument, script_slots
-from catalyst_dsl.syntax.shell.bash.findings import REFERENCE
-from catalyst_dsl.syntax.shell.bash.refs import argv_analysis
-from catalyst_dsl.syntax.shell.programs.options import option_program
 from catalyst_dsl.syntax.source import LONE_SURROGATE
+
+# syntax/shell/ (the lexers and analyses, about 4 ms of imports) is imported by the
+# functions that read a script, at the first script that places a value: a run whose
+# scripts are the author's text alone never needs it.
+if TYPE_CHECKING:
+    from catalyst_dsl.syntax.shell import Slot
 
 # The patterns are compiled on first use, not at import: every run imports this module,
 # and a what-if escapes few values, if any.
@@ -38,6 +41,8 @@ _ps_number = LazyPattern(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?", re.ASCII)
 
 def escape(value: object, slot: Slot) -> str:
     """`value` as text that stands for exactly itself in `slot` of a PowerShell script."""
+    from catalyst_dsl.syntax.shell import Context
+
     text = to_text(value)
     _representable(text)
     context = slot.context
@@ -134,6 +139,11 @@ def _refused(analysis) -> StepError | None:
 def render_script(value: ir.Value, env: Env, language: str, given: frozenset = frozenset()) -> object:
     """The script of a step with every placeholder escaped for where it stands. `given`: the
     names of the step's `env:` entries that hold a value (`ir.nodes.computed_keys`)."""
+    if not isinstance(value, (ir.Tmpl, ir.ListV)) and not (given and isinstance(value, ir.Lit)):
+        # No placeholder and no `env:` value: the author's text, as every branch below gives it.
+        return materialize(value, env)
+    from catalyst_dsl.syntax.shell import ARGV, BASH, POWERSHELL, bash_analysis, raw_argument, script_slots
+
     if language == ARGV:
         return render_argv(value, env)
     if isinstance(value, ir.Lit) and isinstance(value.value, str) and given and language == BASH:
@@ -176,6 +186,9 @@ def _ps_reference(value: object, slot: Slot, values: dict[str, str]) -> str | No
     variable (a bare argument, double quotes, an expandable here-string); None where it
     does not (single quotes) or where the value is a number that stays one, so `escape`
     writes it. The value goes to `values`, the script's environment."""
+    from catalyst_dsl.syntax.shell import Context
+    from catalyst_dsl.syntax.shell.bash.findings import REFERENCE
+
     if slot.context not in (Context.WORD, Context.DOUBLE, Context.HEREDOC):
         return None
     text = to_text(value)
@@ -189,6 +202,9 @@ def _ps_reference(value: object, slot: Slot, values: dict[str, str]) -> str | No
 
 def _by_reference(value: ir.Tmpl, parts: tuple[ast.Part, ...], env: Env, given: frozenset = frozenset()) -> object:
     """A bash script with each value as a reference and the values in `Script.env`."""
+    from catalyst_dsl.syntax.shell import bash_analysis, raw_argument
+    from catalyst_dsl.syntax.shell.bash.findings import REFERENCE
+
     raw: list[str] = []
     values: dict[str, str] = {}
     for part in parts:
@@ -231,6 +247,9 @@ def render_argv(value: ir.Value, env: Env) -> object:
     there it is refused; the code of `bash -c` gets its values by reference."""
     if not isinstance(value, ir.ListV):
         return materialize(value, env)
+    from catalyst_dsl.syntax.shell.bash.refs import argv_analysis
+    from catalyst_dsl.syntax.shell.programs.options import option_program
+
     words, refused, code = argv_analysis(map(ir.text_or_parts, value.items))
     out: list = []
     values: dict[str, str] = {}

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -631,6 +634,43 @@ def test_a_path_that_leads_elsewhere_when_opened_is_never_granted(tmp_path):
     (tmp_path / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     with pytest.raises(landlock.PathMoved, match="led to"):
         landlock.build_ruleset(landlock.abi_version(), [tmp_path / "out"])
+
+
+@needs_landlock
+def test_a_device_file_is_opened_once_a_process_and_granted_in_every_ruleset(tmp_path):
+    # Checked in a fresh interpreter, which then confines itself by the second ruleset: the
+    # device granted there from its kept handle takes writes, and what no rule names does not.
+    probe = """
+import ctypes, os, sys
+from pathlib import Path
+from catalyst_dsl.runtime.effects.confinement import landlock
+
+opened = []
+real_open = os.open
+os.open = lambda path, *a, **k: opened.append(os.fspath(path)) or real_open(path, *a, **k)
+here = Path(sys.argv[1])
+abi = landlock.abi_version()
+os.close(landlock.build_ruleset(abi, [here, Path("/dev/null")]))
+ruleset = landlock.build_ruleset(abi, [here, Path("/dev/null")])
+os.open = real_open
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0 and libc.syscall(446, ruleset, 0) == 0
+with open("/dev/null", "w") as sink:
+    sink.write("granted")
+(here / "granted").write_text("granted")
+try:
+    (here.parent / "refused").write_text("refused")
+    refused = False
+except PermissionError:
+    refused = True
+print(opened.count("/dev/null"), opened.count(str(here)), refused)
+"""
+    root = Path(__file__).resolve().parents[3]  # this checkout's catalyst_dsl, first on the path
+    shown = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, cwd=root, check=True
+    )
+    assert shown.stdout.split() == ["1", "2", "True"]
+    assert (tmp_path / "granted").exists() and not (tmp_path.parent / "refused").exists()
 
 
 @needs_landlock

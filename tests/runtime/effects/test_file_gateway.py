@@ -429,3 +429,27 @@ def test_a_grant_of_a_folder_stops_at_its_name_at_run_time(project):
     granted = project.run("notes", "--mode", "autonomous", folder="docs")
     assert granted.exit_code == 0, granted.output
     assert project.read("docs/notes.md") == "notes"
+
+
+def test_a_walk_resolves_its_base_only_for_an_absolute_link_and_writes_a_script_whole(tmp_path, monkeypatch):
+    # A step's script and nearly every write meet no absolute link: their walk resolves no
+    # real path (a stat per name of the base's path, twice a program step before); a link
+    # to an absolute path is still judged against where the base really is.
+    from catalyst_dsl.runtime.effects import beneath
+
+    base = tmp_path / "project"
+    base.mkdir()
+    resolved = []
+    real = os.path.realpath
+    monkeypatch.setattr(beneath.os.path, "realpath", lambda path, *a, **k: resolved.append(path) or real(path, *a, **k))
+    with beneath.fresh(base, "scratch/bash/s.sh", b"echo hi\n" * 10_000):
+        assert (base / "scratch" / "bash" / "s.sh").read_bytes() == b"echo hi\n" * 10_000
+    assert not (base / "scratch" / "bash" / "s.sh").exists()
+    assert resolved == []
+    (base / "inside").mkdir()
+    (base / "in").symlink_to(base / "inside")
+    (base / "out").symlink_to(tmp_path)
+    assert beneath.resolve(base, "in/file") == "inside/file"
+    assert resolved == [base]
+    with pytest.raises(beneath.Escape):
+        beneath.resolve(base, "out/file")

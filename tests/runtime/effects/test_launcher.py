@@ -382,3 +382,43 @@ def test_a_program_that_ignores_sigterm_is_killed_with_what_it_moved_to_a_sessio
     assert project.snapshot()["error"]["code"] == "StepTimeout"
     daemon = int(project.read_temp("daemon"))
     assert _wait_until(lambda: not _alive(daemon)), "the daemon outlived its step"
+
+
+def test_the_launcher_starts_without_the_standard_library_modules_it_does_without():
+    # Each module imported is paid for at every launcher start and copied with every keeper
+    # forked: os.py (with collections.abc) and struct.py were a third of its imports.
+    import subprocess
+    import sys
+
+    from catalyst_dsl.runtime.effects.confinement.launcher import LAUNCH
+
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            "import sys; sys.path.append(sys.argv[1]); import launch; "
+            "print(sorted(m for m in ('os', 'posixpath', 'collections.abc', 'struct') if m in sys.modules))",
+            str(LAUNCH.parent),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.strip() == "[]"
+
+
+def test_a_program_named_without_a_slash_is_found_on_its_path_as_execvp_finds_it(tmp_path):
+    from catalyst_dsl.runtime.effects.confinement import launch
+
+    assert launch._joined("/usr/bin", "git") == "/usr/bin/git"
+    assert launch._joined("/usr/bin/", "git") == "/usr/bin/git"
+    assert launch._joined("", "git") == "git"  # an empty entry of PATH is the working directory
+    found = tmp_path / "later"
+    found.mkdir()
+    (found / "hello").write_text("#!/bin/sh\nexit 7\n")
+    (found / "hello").chmod(0o755)
+    spawned = launch._spawn(["hello"], {"PATH": f"{tmp_path / 'missing'}::{found}"})
+    _, status = os.waitpid(spawned, 0)
+    assert os.waitstatus_to_exitcode(status) == 7

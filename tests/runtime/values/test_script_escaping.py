@@ -10,6 +10,7 @@ given is checked to hold the escaped value.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -335,3 +336,32 @@ def test_a_script_is_rendered_from_its_compiled_parts_not_its_text_read_again() 
     rendered = render_script(script, Env(), BASH)
     assert rendered == 'echo {{ who }} "${CATALYST_V_0}"'
     assert rendered.env == {"CATALYST_V_0": "x; touch PWNED"}
+
+
+def test_a_script_that_places_no_value_is_rendered_without_reading_it_as_shell() -> None:
+    """A script of the author's text alone is run as written: rendering it imports none of
+    syntax/shell/ (its lexers and analyses), which a run then never pays for; a script that
+    places a value is analysed. Checked in a fresh interpreter, where nothing imported it yet."""
+    import subprocess
+    import sys
+
+    probe = """
+import sys
+from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.runtime.values.escaping import render_script
+from catalyst_dsl.syntax.expr import nodes as ast
+
+class Env:
+    def lookup(self, name):
+        return "x"
+
+plain = render_script(ir.Lit("echo hi"), Env(), "bash")
+before = "catalyst_dsl.syntax.shell" in sys.modules
+given = render_script(ir.Lit("echo $NAME"), Env(), "bash", frozenset({"NAME"}))
+placed = ast.RefPart(ast.PathRef("who", (), start=0, end=3), start=5, end=12, base=7)
+valued = render_script(ir.Tmpl("echo {{who}}", (ast.TextPart("echo ", start=0, end=5), placed)), Env(), "bash")
+print(plain, before, given, valued, valued.env, "catalyst_dsl.syntax.shell" in sys.modules)
+"""
+    root = Path(__file__).resolve().parents[3]  # this checkout's catalyst_dsl, first on the path
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root)
+    assert shown.stdout.split("\n")[0] == "echo hi False echo $NAME echo \"${CATALYST_V_0}\" {'CATALYST_V_0': 'x'} True"

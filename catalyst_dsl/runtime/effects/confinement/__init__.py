@@ -99,6 +99,8 @@ class Confinement:
         grants the directory the link leads to, which is not what the writes name (a committed
         `out -> .` would open the whole project to `out/**`). Links *inside* a prefix need no
         check: a rule follows the real path of every write, so they lead nowhere granted."""
+        if not self.prefixes:
+            return  # nothing declared (most steps): no real root to look up, a stat per name of its path
         real_root = Path(os.path.realpath(self.root))
         for prefix in self.prefixes:
             walked = real_root
@@ -131,7 +133,7 @@ class Confinement:
         own temp folder; `private_shm`: /dev/shm is a tmpfs of the step's own, granted by
         the keeper once mounted (a rule here would name the machine's)."""
         self.scratch.mkdir(parents=True, exist_ok=True)
-        real_root = Path(os.path.realpath(self.root))
+        real_root = Path(os.path.realpath(self.root)) if self.prefixes else self.root  # only the prefixes need it
         paths = [Path(os.path.realpath(self.scratch))]
         if step_temp is not None:
             paths.append(Path(os.path.realpath(step_temp)))

@@ -60,12 +60,12 @@ every process outside its domain.
 import _ctypes  # the C module: see `_Libc`
 import _signal as signal  # the C modules: their Python wrappers import enum, a third of the start
 import _socket as socket
+import _struct as struct
 import fcntl
 import gc
 import marshal
-import os
+import posix as os  # os.py's own code (and collections.abc, which it imports) would be a third of the imports
 import select
-import struct
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -474,7 +474,7 @@ def _spawn(program, env):
     if "/" in program[0]:  # as a directory in it (os.path.dirname, without posixpath's code)
         candidates = [program[0]]
     else:
-        candidates = [os.path.join(directory, program[0]) for directory in os.get_exec_path(env)]
+        candidates = [_joined(directory, program[0]) for directory in env.get("PATH", "/bin:/usr/bin").split(":")]
     first_other = last = None
     for path in candidates:
         try:
@@ -485,6 +485,18 @@ def _spawn(program, env):
             last = error
             first_other = first_other or error  # as execvpe: EACCES found on the way is what it says
     raise first_other or last
+
+
+def _joined(directory, name):
+    """os.path.join(directory, name) for a `name` without a slash, as execvpe(3) joins a
+    directory of PATH and a program (an empty directory is the working one)."""
+    if not directory:
+        return name
+    return directory + name if directory.endswith("/") else f"{directory}/{name}"
+
+
+#: How os.fsencode turns a path into bytes (`posix` has no os.fsencode).
+_FS_ENCODING = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
 
 
 def _private_mounts(libc, mounts, ruleset_fd):
@@ -551,7 +563,7 @@ def _enter_namespaces(libc):
 
 
 def _mount(libc, source, target, kind, flags, data=None):
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731  (any byte a path holds)
+    encode = lambda text: None if text is None else text.encode(*_FS_ENCODING)  # noqa: E731  (any byte a path holds)
     if libc.mount(encode(source), encode(target), encode(kind), _c_ulong(flags), encode(data)) != 0:
         code = _ctypes.get_errno()
         raise OSError(code, f"mount {target}: {os.strerror(code)}")

@@ -363,9 +363,10 @@ class SharedStore(StateStore):
                         "corrupt",
                         None,
                         None,
-                        path,
+                        None,
                         archived,
                         "; ".join(map(located, damage.problems)),
+                        self.database.shown,
                     )
                 )
                 continue
@@ -376,8 +377,9 @@ class SharedStore(StateStore):
                     shown_status(state),
                     state.started_at,
                     state.updated_at,
-                    path,
+                    None,
                     archived,
+                    store=self.database.shown,
                 )
             )
         return summaries

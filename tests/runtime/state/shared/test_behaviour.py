@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import psycopg
@@ -200,3 +201,23 @@ def test_prune_removes_the_older_finished_runs_and_never_a_paused_one(project, s
     assert sorted(run["status"] for run in after.values()) == ["completed", "paused"]
     newest = max(r for r, run in before.items() if run["playbook"] == "three")
     assert newest in after
+
+
+def test_a_listed_run_says_where_it_is_kept(project, store, monkeypatch):
+    """`runs list --json` names a file only where the run has one; a run in the database
+    names the database instead, its password masked."""
+    if isinstance(store, Rows):
+        # The server trusts every local connection: a password in the URL is only there to be masked.
+        with_password = store.url.replace("postgresql://catalyst@", "postgresql://catalyst:hunter2@", 1)
+        monkeypatch.setenv("CATALYST_STATE_URL", with_password)
+    project.playbook("gate", GATE)
+    assert project.run("gate").exit_code == 4
+    [run] = project.listed().values()
+    if isinstance(store, Files):
+        assert run["store"] is None
+        assert Path(run["file"]) == project.state_dir / f"run-{run['runId']}.json"
+        assert Path(run["file"]).is_file()
+    else:
+        assert run["file"] is None
+        assert run["store"] == with_password.replace(":hunter2@", ":***@")
+        assert "hunter2" not in json.dumps(run)
