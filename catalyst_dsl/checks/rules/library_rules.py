@@ -7,13 +7,24 @@ on. A rule returns the files other than playbooks it reported on (kai's index), 
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.rules import calls, cycles, kai, names, permissions, programs, roles, slash_commands
+from catalyst_dsl.checks.rules import (
+    calls,
+    cycles,
+    kai,
+    names,
+    permissions,
+    programs,
+    roles,
+    shellcheck,
+    slash_commands,
+)
 
 LIBRARY_RULES = (
     calls.check_calls,
     names.check_names,
     permissions.check_permissions,
     programs.check_programs,
+    shellcheck.check_shellcheck,
     roles.check_roles,
     slash_commands.check_slash_commands,
     kai.check_kai,
