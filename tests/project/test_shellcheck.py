@@ -82,3 +82,15 @@ def test_an_entry_not_written_by_the_runner_is_not_trusted(tmp_path: Path) -> No
 def test_shellcheck_opts_in_the_environment_change_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHELLCHECK_OPTS", "--exclude=SC2154")
     assert "SC2154" in check()
+
+
+def test_a_finding_is_placed_alike_when_the_files_result_comes_from_the_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A template's map back into the file is not kept in the cache: it is made again.
+    steps = "  - bash: |\n      echo {{ inputs.x }}\n      echo $name\n    writes: []\ninputs:\n  - string: x\n"
+    (project / "playbooks" / "demo.yaml").write_text(PLAYBOOK.split("  - bash")[0] + steps, encoding="utf-8")
+    first = check()
+    assert "demo.yaml:7:12" in first
+    (project / "playbooks" / "other.yaml").write_text(OTHER, encoding="utf-8")  # not a replay
+    assert "demo.yaml:7:12" in check()

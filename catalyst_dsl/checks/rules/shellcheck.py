@@ -101,10 +101,11 @@ def _scripts(library: LibraryView, path: str) -> list[_Script]:
         value = step.config.get(spec.script[0])
         if isinstance(value, ir.Tmpl):
             view = script_view(value.text, value.parts, ir.computed_keys(step.config.get("env")))
-            smap = value.smap
+            # (a result read from the check cache keeps no map: it is made again)
+            smap = value.smap or _scalar_map(value, value.text, compiled.source)
         elif isinstance(value, ir.Lit) and isinstance(value.value, str):
             view = script_view(value.value, None)
-            smap = _literal_map(value, compiled.source)
+            smap = _scalar_map(value, value.value, compiled.source)
         else:
             continue
         if view is not None and view.text.strip():
@@ -112,9 +113,10 @@ def _scripts(library: LibraryView, path: str) -> list[_Script]:
     return found
 
 
-def _literal_map(value: ir.Lit, source: SourceFile) -> ScalarMap | None:
-    """The scalar map of a literal script, from where it is written: a literal keeps its
-    span, not its map (only templates need one for the reference checks)."""
+def _scalar_map(value: ir.Lit | ir.Tmpl, text: str, source: SourceFile) -> ScalarMap | None:
+    """The scalar map of a script from where it is written: a literal keeps its span, not
+    its map (only templates need one for the reference checks), and neither keeps it in
+    the check cache."""
     span = value.span
     if span is None:
         return None
@@ -124,4 +126,4 @@ def _literal_map(value: ir.Lit, source: SourceFile) -> ScalarMap | None:
     )
     first = source.text[start : start + 1]
     style = first if first in ("'", '"', "|", ">") else ""
-    return ScalarMap(YScalar(value.value, value.value, style, start, end, source))
+    return ScalarMap(YScalar(text, text, style, start, end, source))
