@@ -143,3 +143,13 @@ def test_one_shellcheck_process_checks_every_script(tmp_path: Path, monkeypatch:
     steps = "".join(f"  - bash: echo {i} $y{i}\n    writes: []\n" for i in range(5))
     assert len(check(tmp_path, steps)) == 5
     assert len(runs) == 1 and len(runs[0][2]) == 5
+
+
+def test_explain_shows_a_real_shellcheck_finding() -> None:
+    from click.testing import CliRunner
+
+    from catalyst_dsl.cli.main import cli
+
+    shown = CliRunner().invoke(cli, ["explain", "C640"]).output
+    assert shown.startswith("C640 shellcheck-error (error)\n")
+    assert "error[C640]: SC2068: Double quote array expansions" in shown
