@@ -544,7 +544,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f20', p20)
 SHAPES[(True, 18, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', _make1() if p1 is _NOTHING else p1)
@@ -576,7 +576,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f27', p27)
     _setattr('f28', p28)
     _setattr('f29', p29)
-SHAPES[(True, 30, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
+    _setattr('f30', p30)
+SHAPES[(True, 31, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False, False))] = __init__.__code__
 
 def make(values):
     made = _new(_cls)
@@ -875,7 +876,8 @@ def make(values):
     _set27(made, values[27])
     _set28(made, values[28])
     _set29(made, values[29])
+    _set30(made, values[30])
     return made
-MAKERS[30] = make.__code__
+MAKERS[31] = make.__code__
 
 del __init__, make
