@@ -7,7 +7,7 @@ the files asked for, and for every cycle that passes through one of them.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
-from catalyst_dsl.checks.rules.library_rules import LIBRARY_RULES
+from catalyst_dsl.checks.rules.library_rules import ADVICE_RULES, LIBRARY_RULES
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
@@ -47,13 +47,16 @@ def check_project(
     overlay: dict[str, bytes] | None = None,
     cache=None,
     library: Library | None = None,
+    advice: bool = True,
 ) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
     `overlay`: text to check instead of files on disk (an editor's buffers). `cache`: a
     `check_cache.CheckCache` to read unchanged files' results from (and to keep new ones
     in); the findings are the same with it and without. `library`: one already loaded to
-    check in (the language server keeps its library between checks), holding `files`."""
+    check in (the language server keeps its library between checks), holding `files`.
+    `advice`: False for a run's own check, which leaves out the rules that advise on what
+    its steps run (`ADVICE_RULES`: ShellCheck)."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
     library = library or Library(project, files, catalog, overlay, cache)
@@ -64,6 +67,6 @@ def check_project(
         for path in files:
             sink.extend(library.compiled(path).diagnostics)
         others: dict[str, SourceFile] = {}
-        for rule in LIBRARY_RULES:
+        for rule in (*LIBRARY_RULES, *ADVICE_RULES) if advice else LIBRARY_RULES:
             others.update(rule(library, files, sink) or {})
     return LibraryCheck(library, files, [*settings, *sink.sorted()], others)

@@ -55,7 +55,7 @@ def find_program() -> str | None:
     chosen = os.environ.get(ENVIRONMENT)
     if chosen:
         return shutil.which(chosen)
-    for folder in {sysconfig.get_path("scripts"), os.path.dirname(sys.executable)}:
+    for folder in dict.fromkeys((sysconfig.get_path("scripts"), os.path.dirname(sys.executable))):
         candidate = os.path.join(folder, PROGRAM + (".exe" if os.name == "nt" else ""))
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate

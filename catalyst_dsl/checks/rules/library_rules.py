@@ -24,9 +24,13 @@ LIBRARY_RULES = (
     names.check_names,
     permissions.check_permissions,
     programs.check_programs,
-    shellcheck.check_shellcheck,
     roles.check_roles,
     slash_commands.check_slash_commands,
     kai.check_kai,
     cycles.check_call_cycles,
 )
+
+#: Rules whose findings are advice on what a step runs, not on the playbook: `catalyst
+#: check` and the language server run them after LIBRARY_RULES, a run's own check does not
+#: (an error ShellCheck finds in a script does not stop the run that would run it).
+ADVICE_RULES = (shellcheck.check_shellcheck,)

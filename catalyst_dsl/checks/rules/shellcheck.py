@@ -13,6 +13,8 @@ Without ShellCheck the check says so once (C648) and goes on.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from catalyst_dsl.checks.library_view import LibraryView
 from catalyst_dsl.diagnostics.ids import (
     SHELLCHECK_ERROR,
@@ -23,8 +25,10 @@ from catalyst_dsl.diagnostics.ids import (
 )
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+
+if TYPE_CHECKING:
+    from catalyst_dsl.syntax.shell.shellcheck import ScriptView
 from catalyst_dsl.syntax.scalar_map import ScalarMap
-from catalyst_dsl.syntax.shell.shellcheck import LEVELS, ScriptView, findings_in, script_view
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 
@@ -55,11 +59,14 @@ class _Script:
 
 def check_shellcheck(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     least = library.project.config.shellcheck
-    if least not in LEVELS:
-        return  # off
+    if least == "off":
+        return
     scripts = [script for path in files for script in _scripts(library, path)]
     if not scripts:
         return
+    # the bash analysis (tree-sitter) only for a library with bash scripts
+    from catalyst_dsl.syntax.shell.shellcheck import LEVELS, findings_in
+
     output = library.shellcheck([(s.shell, s.view.text) for s in scripts])
     if output.problem or output.version is None:
         first = scripts[0].step
@@ -93,12 +100,14 @@ def _scripts(library: LibraryView, path: str) -> list[_Script]:
     compiled = library.compiled(path)
     if compiled.playbook is None or compiled.source is None:
         return []
-    found = []
+    found: list[_Script] = []
     for step in ir.all_steps(compiled.playbook):
         spec = library.catalog.get(step.action) if step.known else None
         if spec is None or spec.script is None or spec.script[1] not in SHELLS:
             continue
         value = step.config.get(spec.script[0])
+        if isinstance(value, (ir.Tmpl, ir.Lit)):
+            from catalyst_dsl.syntax.shell.shellcheck import script_view
         if isinstance(value, ir.Tmpl):
             view = script_view(value.text, value.parts, ir.computed_keys(step.config.get("env")))
             # (a result read from the check cache keeps no map: it is made again)

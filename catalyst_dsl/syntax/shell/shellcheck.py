@@ -15,8 +15,6 @@ Plain text in, plain data out: running ShellCheck is the project's business
 from __future__ import annotations
 
 import bisect
-import difflib
-import json
 
 from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.expr import nodes as ast
@@ -119,6 +117,8 @@ def script_view(text: str, parts: tuple[ast.Part, ...] | None, given: frozenset 
             continue
         # The run rewrote this text (a quoted here-document's escapes): its runs matched
         # one by one, within the stretch the rewriting can have grown it to.
+        import difflib  # rare: only a text the run rewrote
+
         window = rendered[cursor : cursor + 2 * len(part.text) + 16]
         matcher = difflib.SequenceMatcher(None, window, part.text, autojunk=False)
         for a, b, size in matcher.get_matching_blocks():
@@ -143,6 +143,8 @@ def _bare(parts: tuple[ast.Part, ...]) -> str:
 
 def read_comments(output: str) -> dict[str, list[dict]]:
     """ShellCheck's `json1` output as its comments by file name; ValueError when it is not that."""
+    import json
+
     data = json.loads(output)
     if not isinstance(data, dict) or not isinstance(data.get("comments"), list):
         raise ValueError("not ShellCheck's json1 output")

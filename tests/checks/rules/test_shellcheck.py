@@ -153,3 +153,15 @@ def test_explain_shows_a_real_shellcheck_finding() -> None:
     shown = CliRunner().invoke(cli, ["explain", "C640"]).output
     assert shown.startswith("C640 shellcheck-error (error)\n")
     assert "error[C640]: SC2068: Double quote array expansions" in shown
+
+
+def test_a_runs_own_check_is_not_stopped_by_shellchecks_errors(tmp_path: Path) -> None:
+    # `catalyst check` reports SC2068 as an error (C640); the run's pre-flight leaves
+    # ShellCheck's advice out, so the run goes on.
+    from catalyst_dsl.runtime.lifecycle.preflight import checked
+
+    step = '  - bash: for f in $@; do echo "$f"; done\n    writes: []\n'
+    assert [f[2] for f in check(tmp_path, step)] == ["C640"]
+    root = tmp_path / "project"
+    result = checked(load_project(root, DiagnosticSink()), str(root / "playbooks" / "demo.yaml"))
+    assert not any(d.code.startswith("C64") for d in result.diagnostics)
