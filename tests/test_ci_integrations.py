@@ -74,6 +74,7 @@ def test_action_inputs_never_enter_the_script_text() -> None:
         "working-directory",
         "what-if-comments",
         "golden-dir",
+        "fail-on-stale-golden",
         "github-token",
     }
 

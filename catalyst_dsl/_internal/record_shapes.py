@@ -544,7 +544,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f20', p20)
 SHAPES[(True, 18, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30, p31, p32, p33):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', _make1() if p1 is _NOTHING else p1)
@@ -563,21 +563,24 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f14', p14)
     _setattr('f15', p15)
     _setattr('f16', p16)
-    _setattr('f17', _make17() if p17 is _NOTHING else p17)
-    _setattr('f18', _make18() if p18 is _NOTHING else p18)
+    _setattr('f17', p17)
+    _setattr('f18', p18)
     _setattr('f19', p19)
-    _setattr('f20', p20)
-    _setattr('f21', p21)
+    _setattr('f20', _make20() if p20 is _NOTHING else p20)
+    _setattr('f21', _make21() if p21 is _NOTHING else p21)
     _setattr('f22', p22)
     _setattr('f23', p23)
     _setattr('f24', p24)
-    _setattr('f25', _make25() if p25 is _NOTHING else p25)
+    _setattr('f25', p25)
     _setattr('f26', p26)
     _setattr('f27', p27)
-    _setattr('f28', p28)
+    _setattr('f28', _make28() if p28 is _NOTHING else p28)
     _setattr('f29', p29)
     _setattr('f30', p30)
-SHAPES[(True, 31, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False, False))] = __init__.__code__
+    _setattr('f31', p31)
+    _setattr('f32', p32)
+    _setattr('f33', p33)
+SHAPES[(True, 34, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False, False))] = __init__.__code__
 
 def make(values):
     made = _new(_cls)
@@ -877,7 +880,10 @@ def make(values):
     _set28(made, values[28])
     _set29(made, values[29])
     _set30(made, values[30])
+    _set31(made, values[31])
+    _set32(made, values[32])
+    _set33(made, values[33])
     return made
-MAKERS[31] = make.__code__
+MAKERS[34] = make.__code__
 
 del __init__, make

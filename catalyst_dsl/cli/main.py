@@ -315,12 +315,26 @@ def schema() -> None:
 @click.option("--repo", help="owner/name of the repository (default: $GITHUB_REPOSITORY).")
 @click.option("--pr", "number", type=int, help="The pull request's number (default: from $GITHUB_EVENT_PATH).")
 @click.option("--print", "print_only", is_flag=True, help="Print the comments instead of posting them.")
+@click.option(
+    "--fail-on-stale/--no-fail-on-stale",
+    default=True,
+    show_default=True,
+    help="Exit 1 when a golden plan no longer matches its playbook's plan (after posting).",
+)
 def what_if_comment(
-    changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool
+    changed: tuple[str, ...],
+    golden_dir: str,
+    repo: str | None,
+    number: int | None,
+    print_only: bool,
+    fail_on_stale: bool,
 ) -> None:
     """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
-    pull-request comment (one per playbook, updated on the next push). The token is
-    $GITHUB_TOKEN; the API is $GITHUB_API_URL or the github-api-url setting."""
+    pull-request comment (one per playbook, updated on the next push), with what changed
+    against the golden plan. The token is $GITHUB_TOKEN; the API is $GITHUB_API_URL or the
+    github-api-url setting. Under GitHub Actions the reports are also added to the job's
+    summary ($GITHUB_STEP_SUMMARY), and the plans' labels and the number of stale golden
+    plans are the step's outputs `labels` and `stale` ($GITHUB_OUTPUT)."""
     from pathlib import Path
 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -329,11 +343,17 @@ def what_if_comment(
 
     project = load_project(Path.cwd(), DiagnosticSink())
     reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    try:
+        pr_comment.to_workflow(reports, os.environ)
+    except OSError as error:
+        click.echo(f"error: cannot write the job summary or the step outputs: {error}", err=True)
+        sys.exit(1)
     if not reports:
         click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
         return
     if print_only:
         click.echo("\n".join(r.body for r in reports), nl=False)
+        _stale_exit(reports, fail_on_stale)
         return
     env = pr_comment.environment()
     repo = repo or env["GITHUB_REPOSITORY"]
@@ -359,6 +379,20 @@ def what_if_comment(
     except pr_comment.CommentError as problem:
         click.echo(f"error: {problem}", err=True)
         sys.exit(1)
+    _stale_exit(reports, fail_on_stale)
+
+
+def _stale_exit(reports, fail_on_stale: bool) -> None:
+    """Exit 1 when a golden plan is stale and that fails the command; a note when it does not."""
+    stale = [r.golden for r in reports if r.stale]
+    if not stale:
+        return
+    what = f"golden plan{'s' if len(stale) != 1 else ''} out of date: {', '.join(stale)}"
+    fix = "regenerate with pytest --update-golden, review and commit"
+    if fail_on_stale:
+        click.echo(f"error: {len(stale)} {what}; {fix}", err=True)
+        sys.exit(1)
+    click.echo(f"note: {len(stale)} {what} ({fix})", err=True)
 
 
 @cli.command()

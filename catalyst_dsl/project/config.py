@@ -61,6 +61,8 @@ class ProjectConfig:
     retention_runs: Optional[int] = None
     #: A file (or directory) of secrets, read by the file secret provider.
     secrets_file: Optional[str] = None
+    #: Secrets are also looked up in the OS keychain (service `catalyst`), after the environment.
+    secrets_keyring: bool = False
     #: AI adapters in order of preference; the first installed one is used (none installed, or one unusable: an error).
     ai_adapters: tuple[str, ...] = ()
     #: The program the `command` AI adapter pipes prompts to (argv).
@@ -68,10 +70,14 @@ class ProjectConfig:
     #: The OpenAI-compatible endpoint of the `openai` AI adapter, and its default model.
     openai_base_url: Optional[str] = None
     openai_model: Optional[str] = None
+    #: With no adapter configured, use one the environment offers (runtime/adapters/detection.py).
+    ai_detect: bool = True
     #: At most this many AI requests per minute (None: no limit).
     ai_rate_limit: Optional[float] = None
     #: The GitHub REST API the github-* actions call.
     github_api_url: str = "https://api.github.com"
+    #: One run at a time in the project: every run also locks GLOBAL_RUN_LOCK.
+    global_run_lock: bool = False
     #: Branches git-commit refuses to commit to directly.
     protected_branches: tuple[str, ...] = ()
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).

@@ -162,6 +162,11 @@ class Calls:
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
+        if step.action == "playbook" and self._inherits(step, frame, scope):
+            # A called playbook writing with the caller's permissions is a decision the
+            # caller's reviewers make (the child's own writes were checked by `check`).
+            called = self._value(step.config.get("name"), self.env(frame, scope))
+            return f"lets the playbook '{to_text(called)}' write with this playbook's permissions"
         tools = step.config.get("tools") if spec.group == "ai" else None
         if tools is not None:
             from catalyst_dsl.actions.builtin import writing_tools
@@ -170,6 +175,11 @@ class Calls:
             if granted:
                 return f"gives the AI tools that change things ({', '.join(granted)})"
         return None
+
+    def _inherits(self, step: ir.Step, frame: Frame, scope: Scope) -> bool:
+        """Whether a `playbook` step passes its permissions down (`inheritPermissions: true`)."""
+        inherit = step.config.get("inheritPermissions")
+        return inherit is not None and self._value(inherit, self.env(frame, scope)) is True
 
     def _spec(self, action: str) -> ActionSpec | None:
         try:
