@@ -74,8 +74,9 @@ def node_but_no_pwsh(tmp_path_factory, monkeypatch):
 @pytest.fixture(autouse=True)
 def _plain_check_output(monkeypatch):
     """`catalyst check` picks its format and colour from the environment (GITHUB_ACTIONS,
-    NO_COLOR, FORCE_COLOR); the tests set them where they test that, and nowhere else."""
-    for name in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR"):
+    NO_COLOR, FORCE_COLOR) and its ShellCheck from CATALYST_SHELLCHECK; the tests set them
+    where they test that, and nowhere else."""
+    for name in ("GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "CATALYST_SHELLCHECK"):
         monkeypatch.delenv(name, raising=False)
 
 

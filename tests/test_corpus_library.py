@@ -91,3 +91,16 @@ def test_list_json_has_metadata_and_calls(project: Path, monkeypatch: pytest.Mon
     assert create["owner"] == "Product Manager"
     assert create["reviewers"] == {"required": ["Architect"], "optional": ["Engineer"]}
     assert "playbooks/actions/feature-spec.md" in {c["file"] for c in create["calls"]}
+
+
+def test_shellcheck_finds_one_real_fragility(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ShellCheck's errors and warnings (the default) on the corpus's bash scripts: one, a
+    `$(...)` split into words on purpose, which breaks on a file name with a space. Its
+    info and style advice, off by default, would flag most scripts."""
+    result = run(project, monkeypatch, "check", "--format", "json")
+    found = [
+        (d["span"]["file"], d["span"]["line"], d["code"], d["message"].split(":", 1)[0])
+        for d in json.loads(result.output)["diagnostics"]
+        if d["code"].startswith("C64")
+    ]
+    assert found == [("playbooks/install-ai-providers.yaml", 153, "C641", "SC2046")]

@@ -107,10 +107,16 @@ def render_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return result.output + f"exit status {result.exit_code}\n"
 
 
+#: The environment a library case is checked in, where it needs its own.
+ENVIRONMENTS = {"C648-shellcheck-unavailable": {"CATALYST_SHELLCHECK": "no-shellcheck-here"}}
+
+
 @pytest.mark.parametrize("name", PROJECTS)
 def test_golden_library(
     name: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool, node_but_no_pwsh: Path
 ) -> None:
+    for variable, value in ENVIRONMENTS.get(name, {}).items():
+        monkeypatch.setenv(variable, value)
     expected = LIBRARY / (name + ".expected")
     actual = render_project(LIBRARY / name, monkeypatch)
     if update_golden:

@@ -570,7 +570,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f20', p20)
 SHAPES[(True, 18, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30, p31, p32):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30, p31, p32, p33):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', _make1() if p1 is _NOTHING else p1)
@@ -605,7 +605,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f30', p30)
     _setattr('f31', p31)
     _setattr('f32', p32)
-SHAPES[(True, 33, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
+    _setattr('f33', p33)
+SHAPES[(True, 34, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False, False))] = __init__.__code__
 
 def make(values):
     made = _new(_cls)
@@ -924,7 +925,8 @@ def make(values):
     _set30(made, values[30])
     _set31(made, values[31])
     _set32(made, values[32])
+    _set33(made, values[33])
     return made
-MAKERS[33] = make.__code__
+MAKERS[34] = make.__code__
 
 del __init__, make

@@ -26,6 +26,7 @@ from catalyst_dsl.syntax.source import Span
 if TYPE_CHECKING:
     from catalyst_dsl.actions.catalog import Catalog
     from catalyst_dsl.ir import nodes as ir
+    from catalyst_dsl.syntax.shell.shellcheck import ShellCheckOutput
     from catalyst_dsl.syntax.source import SourceFile
 
 
@@ -86,6 +87,7 @@ class Settings(Protocol):
     allowed_signers: str
     max_depth: int
     state_dir: str
+    shellcheck: str
 
 
 class ProjectView(Protocol):
@@ -134,4 +136,9 @@ class LibraryView(Protocol):
 
     def searched_folders(self) -> str:
         """The playbook folders a name is looked up in, as the user finds them."""
+        ...
+
+    def shellcheck(self, scripts: list[tuple[str, str]]) -> ShellCheckOutput:
+        """ShellCheck's comments on each (shell, script) of `scripts`, from one run of it
+        for those the check cache does not hold (its version is a fact of the check)."""
         ...

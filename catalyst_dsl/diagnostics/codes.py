@@ -571,6 +571,37 @@ _TABLE = [
         W,
         "An `ai-prompt` slash command with no `.claude/commands/<name>.md` in the project.",
     ),
+    # C64x: ShellCheck on bash scripts
+    Code(
+        ids.SHELLCHECK_ERROR,
+        "shellcheck-error",
+        E,
+        "ShellCheck finds an error in a `bash` or `test` script (its SC code leads the message).",
+    ),
+    Code(
+        ids.SHELLCHECK_WARNING,
+        "shellcheck-warning",
+        W,
+        "ShellCheck warns about a `bash` or `test` script (its SC code leads the message).",
+    ),
+    Code(
+        ids.SHELLCHECK_INFO,
+        "shellcheck-info",
+        INFO,
+        "ShellCheck's information on a script; reported when the `shellcheck` setting is `info` or `style`.",
+    ),
+    Code(
+        ids.SHELLCHECK_STYLE,
+        "shellcheck-style",
+        INFO,
+        "ShellCheck's style advice on a script; reported when the `shellcheck` setting is `style`.",
+    ),
+    Code(
+        ids.SHELLCHECK_UNAVAILABLE,
+        "shellcheck-unavailable",
+        INFO,
+        "The bash scripts were not checked by ShellCheck: it is not installed, or it failed.",
+    ),
     # C9xx: foreign dialects (kai)
     Code(
         ids.DIALECT_AMBIGUOUS,

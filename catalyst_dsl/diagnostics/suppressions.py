@@ -4,13 +4,23 @@
 on the next line. `ignore-file[…]` silences them in the whole file. A suppression that
 silences nothing is reported (C040), and so is a code the registry does not know (C041),
 so stale comments do not pile up. Only the start line of a finding counts.
+
+ShellCheck's findings (C640-C643) are silenced by their code or by ShellCheck's own
+(`ignore[SC2086]`), which leads their message.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
+from catalyst_dsl.diagnostics.ids import (
+    SHELLCHECK_ERROR,
+    SHELLCHECK_INFO,
+    SHELLCHECK_STYLE,
+    SHELLCHECK_WARNING,
+    UNKNOWN_SUPPRESSION_CODE,
+    UNUSED_SUPPRESSION,
+)
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
@@ -24,6 +34,9 @@ _YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
 _MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
 _ABOUT_SUPPRESSIONS = frozenset({UNUSED_SUPPRESSION, UNKNOWN_SUPPRESSION_CODE})
+#: The findings that are ShellCheck's, each message led by its SC code ("SC2086: ...").
+_SHELLCHECK = frozenset({SHELLCHECK_ERROR, SHELLCHECK_WARNING, SHELLCHECK_INFO, SHELLCHECK_STYLE})
+_SHELLCHECK_CODE = LazyPattern(r"SC[0-9]{4}")
 
 
 @record(frozen=False)
@@ -57,7 +70,7 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
             span = source.span(where, where + max(len(code), 1))
             from catalyst_dsl.diagnostics.codes import CODES  # the table of 200 codes: only where a comment names one
 
-            if code not in CODES:
+            if code not in CODES and not _SHELLCHECK_CODE.fullmatch(code):
                 hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
                 what = "an empty code" if not code else f"unknown code '{code}'"
                 sink.report(UNKNOWN_SUPPRESSION_CODE, f"{what} in a catalyst suppression comment", span, help=hint)
@@ -95,6 +108,9 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
 
 def _silence(d: Diagnostic, index: dict[tuple[str, str, int | None], list[Suppression]]) -> bool:
     matching = [*index.get((d.span.file, d.code, d.span.line), ()), *index.get((d.span.file, d.code, None), ())]
+    if d.code in _SHELLCHECK:
+        own = d.message.split(":", 1)[0]
+        matching += [*index.get((d.span.file, own, d.span.line), ()), *index.get((d.span.file, own, None), ())]
     for s in matching:
         s.used = True  # every matching comment counts as used, not only the first
     return bool(matching)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.checks.rules.calls import check_callers
-from catalyst_dsl.checks.rules.library_rules import LIBRARY_RULES
+from catalyst_dsl.checks.rules.library_rules import ADVICE_RULES, LIBRARY_RULES
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project.config import Project, settings_source
@@ -49,6 +49,7 @@ def check_project(
     cache=None,
     library: Library | None = None,
     callers: bool = False,
+    advice: bool = True,
 ) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
@@ -57,7 +58,9 @@ def check_project(
     in); the findings are the same with it and without. `library`: one already loaded to
     check in (the language server keeps its library between checks), holding `files`.
     `callers`: also check the calls into `files` from the library's other playbooks (what a
-    change to them breaks; `catalyst check`, not a run's pre-flight)."""
+    change to them breaks; `catalyst check`, not a run's pre-flight). `advice`: False for a
+    run's own check, which leaves out the rules that advise on what its steps run
+    (`ADVICE_RULES`: ShellCheck)."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
     library = library or Library(project, files, catalog, overlay, cache)
@@ -68,7 +71,7 @@ def check_project(
         for path in files:
             sink.extend(library.compiled(path).diagnostics)
         others: dict[str, SourceFile] = {}
-        for rule in LIBRARY_RULES:
+        for rule in (*LIBRARY_RULES, *ADVICE_RULES) if advice else LIBRARY_RULES:
             others.update(rule(library, files, sink) or {})
         if callers:
             check_callers(library, files, sink)

@@ -110,6 +110,9 @@ class ProjectConfig:
     cache_dir: str = ".xe/cache"
     #: False: `catalyst check` neither reads nor writes that cache (as `--no-cache`).
     check_cache: bool = True
+    #: The least severe of ShellCheck's levels `catalyst check` reports on bash scripts
+    #: (error, warning, info, style), or off: ShellCheck is not run.
+    shellcheck: str = "warning"
     #: The project's approval rules, `{action, reason, pattern}` tables, for pauses whose
     #: policy says `rules: project` (docs/running.md, "Approval policies").
     approval_rules: tuple[dict[str, str], ...] = ()
@@ -455,6 +458,11 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
             "setting 'resources-dir' is empty",
             "name the directory that holds the catalyst:// resources, or leave the setting out",
         )
+    if key == "shellcheck" and value not in SHELLCHECK_LEVELS:
+        return (
+            f"setting 'shellcheck': '{value}' is not one of ShellCheck's levels",
+            f"use one of {', '.join(SHELLCHECK_LEVELS)}",
+        )
     if key == "max-depth" and value < 1:
         return f"setting 'max-depth' is {value}; it must be at least 1", "10 is the default"
     if key == "approvers" and any(not name.strip() or not re.fullmatch(r"[^\s\x00-\x1f\x7f]+", name) for name in value):
@@ -587,6 +595,9 @@ def _rule_problem(key: str, value) -> tuple[str, str] | None:
                 )
     return None
 
+
+#: What the `shellcheck` setting may say: the least severe level reported, or off.
+SHELLCHECK_LEVELS = ("error", "warning", "info", "style", "off")
 
 #: The severities `severity.<code>` may give.
 SEVERITIES = ("error", "warning", "info")

@@ -134,6 +134,12 @@ class Library:
     def names(self) -> list[str]:
         return sorted({Path(p).stem for p in self.files})
 
+    def shellcheck(self, scripts: list[tuple[str, str]]):
+        from catalyst_dsl.project import shellcheck  # only for a library with bash scripts
+
+        # The check cache keeps ShellCheck's comments; an editor's compilations keep none.
+        return shellcheck.run(scripts, self.cache if hasattr(self.cache, "read_sealed") else None)
+
     # -- calls -------------------------------------------------------------------------------------
 
     def edges(self, path: str) -> list[Edge]:

@@ -7,7 +7,17 @@ on. A rule returns the files other than playbooks it reported on (kai's index), 
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.rules import calls, cycles, kai, names, permissions, programs, roles, slash_commands
+from catalyst_dsl.checks.rules import (
+    calls,
+    cycles,
+    kai,
+    names,
+    permissions,
+    programs,
+    roles,
+    shellcheck,
+    slash_commands,
+)
 
 LIBRARY_RULES = (
     calls.check_calls,
@@ -19,3 +29,8 @@ LIBRARY_RULES = (
     kai.check_kai,
     cycles.check_call_cycles,
 )
+
+#: Rules whose findings are advice on what a step runs, not on the playbook: `catalyst
+#: check` and the language server run them after LIBRARY_RULES, a run's own check does not
+#: (an error ShellCheck finds in a script does not stop the run that would run it).
+ADVICE_RULES = (shellcheck.check_shellcheck,)

@@ -190,6 +190,10 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
         return observed.listdir(question) == answer
     if kind == "listing":
         return discover_folders(question.split("\0") if question else []) == answer
+    if kind == "shellcheck":
+        from catalyst_dsl.project.shellcheck import installed_version
+
+        return installed_version() == answer
     if kind == "plugin":
         from catalyst_dsl.actions.installed import builtin_catalog
         from catalyst_dsl.project.cache.facts import _plugin_digest

@@ -60,7 +60,7 @@ def load_scratch_child(context: RunContext, state, frame: Frame, step: ir.Step, 
             f"no playbook `{target}` was found: the run has not written it",
             guidance="write the playbook to temp:// in an earlier step",
         )
-    result = check_project(context.project, [str(path)])
+    result = check_project(context.project, [str(path)], advice=False)
     compiled = result.library.compiled(str(path))
     if result.has_errors or compiled.playbook is None:
         first = next((d for d in result.diagnostics if d.severity.value == "error"), None)

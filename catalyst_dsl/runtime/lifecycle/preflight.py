@@ -23,7 +23,7 @@ def checked(project: Project, file: str, *, cached: bool = False):
     from catalyst_dsl.diagnostics.text import render_text, summary_line
 
     cache = CheckCache.for_project(project, read_only=True) if cached else None
-    result = check_project(project, [file], cache=cache)
+    result = check_project(project, [file], cache=cache, advice=False)
     compiled = result.library.compiled(file)
     if result.has_errors or compiled.playbook is None:
         errors = [d for d in result.diagnostics if d.severity.value == "error"]

