@@ -62,7 +62,7 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
         attempt += 1
     while True:
         if attempt > cap:
-            raise _attempts_spent(engine, run.sid, int(cap), last)
+            raise _attempts_spent(engine, run.label, int(cap), last)
         try:
             return _attempt(engine, run, attempt, last)
         except engine.StepError as error:
@@ -120,8 +120,8 @@ def _failed(engine: Engine, run: StepRun, attempt: int, cap: int, error: Any) ->
     if attempt < cap:
         engine.events.message(
             "warning",
-            f"{run.sid}: attempt {attempt} of {cap} failed ({error.code}: {error.message}); the block runs again",
-            run.sid,
+            f"{run.label}: attempt {attempt} of {cap} failed ({error.code}: {error.message}); the block runs again",
+            run.label,
             depth=run.frame.depth,
         )
 

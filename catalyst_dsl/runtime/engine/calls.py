@@ -76,7 +76,7 @@ class Calls:
     def _context(self, run: StepRun, env: RunEnv) -> ActionContext:
         """What the action's implementation may use: the gateway, its declared writes, the
         time left, the run's events, the AI adapters, the settings and secrets."""
-        step, frame, sid, path = run.step, run.frame, run.sid, run.path
+        step, frame, sid, path, label = run.step, run.frame, run.sid, run.path, run.label
         writes = tuple(self._declared_writes(step, env, frame.gateway)) if step.writes else ()
         timeout = step.timeout
         left = DEADLINE.get() - time.monotonic()
@@ -89,8 +89,8 @@ class Calls:
             frame.gateway,
             writes,
             timeout,
-            lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
-            lambda stream, line: self.events.output(sid, stream, line, frame.depth),
+            lambda level, message, data: self.events.message(level, message, label, data, frame.depth),
+            lambda stream, line: self.events.output(label, stream, line, frame.depth),
             self.hooks.adapter,
             settings=self.settings,
             secret=self.hooks.secret,

@@ -67,6 +67,7 @@ class Journal:
             "reason": reason,
             "fingerprint": paths.fingerprint(step),
             "prompt": prompt,
+            "label": run.label,
         }
         with self._lock:
             self.hooks.record_step(entry)

@@ -14,7 +14,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.run_hooks import terminal_asker
-from catalyst_dsl.runtime.state.snapshot import pause_released
+from catalyst_dsl.runtime.state.snapshot import pause_released, shown_step
 
 
 class Resumer:
@@ -53,7 +53,7 @@ class Resumer:
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
             context.events.paused(
-                state.pause.path,
+                shown_step(state, state.pause.path),
                 f"still waiting for approval{roles}: {state.pause.message}",
                 state.pause.roles,
                 state.run_id,
@@ -162,5 +162,5 @@ def _journal_checks(state) -> list[tuple[str, str | None, str]]:
                 for kept in caught_errors(done.result)
             ]
         else:
-            checks.append((done.path, done.fingerprint, f"step {done.name or done.action}"))
+            checks.append((done.path, done.fingerprint, f"step {done.label or done.name or done.action}"))
     return checks
