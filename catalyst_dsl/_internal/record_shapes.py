@@ -377,6 +377,16 @@ def __init__(self, p0, p1, p2, p3, p4):
     _setattr('f4', p4)
 SHAPES[(True, 5, 0, (False, False, True, False, False))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, *, p5):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+SHAPES[(True, 5, 1, (False, False, False, False, False, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)

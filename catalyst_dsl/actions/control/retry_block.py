@@ -9,6 +9,7 @@ the attempt it was in. A what-if shows one attempt: it cannot know whether one f
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
@@ -90,7 +91,8 @@ def _limits(engine: Engine, run: StepRun) -> tuple[Any, list[str] | None, set[st
         or not 1 <= cap <= MAX_BLOCK_ATTEMPTS
     ):
         raise engine.error(
-            "InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}"
+            "InvalidConfig",
+            f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {json.dumps(cap, default=str)}",
         )
     codes_value = config.get("retryOn")
     codes = [str(c) for c in engine.value(run, codes_value) or ()] if codes_value is not None else None

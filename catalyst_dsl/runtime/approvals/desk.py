@@ -139,8 +139,10 @@ class ApprovalDesk:
                 selected=select,
             )
         if released:
+            # `--select` answers the checkpoint (`reject` is no approval): say the answer given.
+            done = f"answered {select} at" if select is not None else "approved"
             return (
-                f"approved {shown_step(state, state.pause.path)} of run {state.run_id} as {role}; "
+                f"{done} {shown_step(state, state.pause.path)} of run {state.run_id} as {role}; "
                 f"continue with: catalyst resume {state.run_id}"
             )
         return StillPaused(

@@ -23,7 +23,7 @@ from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import explain, materialize, render
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway
-from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, to_text
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_written, to_text
 from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 
@@ -190,7 +190,8 @@ class Calls:
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
         if not isinstance(condition, ir.Tmpl):
-            return f"condition is {condition.value!r}" if isinstance(condition, ir.Lit) else "condition is false"
+            written = as_written(condition.value) if isinstance(condition, ir.Lit) else "false"
+            return f"condition is {written}"
         lines = [f"condition is false: {condition.text}"]
         for i, (source, shown) in enumerate(explain(condition.text, env)):
             lines.append(f"  {'where' if i == 0 else 'and  '} {source} = {shown}")
