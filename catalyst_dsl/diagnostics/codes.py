@@ -352,6 +352,13 @@ _TABLE = [
         "`signed-approvals` is on but nobody could sign for a required reviewer role: no `approvers`, no "
         "allowed-signers file, or no key in it for a holder of the role.",
     ),
+    Code(
+        ids.ROUTE_BRANCHES_OVERLAP,
+        "route-branches-overlap",
+        W,
+        "Two branches of a `route` whose conditions can both hold, as their text proves: the same condition, one "
+        "that asks more than the other, or comparisons of one value that a value meets together.",
+    ),
     # C04x: suppression comments (`# catalyst: ignore[…]`)
     Code(
         ids.UNUSED_SUPPRESSION,

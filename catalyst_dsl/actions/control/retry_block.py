@@ -9,7 +9,6 @@ the attempt it was in. A what-if shows one attempt: it cannot know whether one f
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
@@ -92,7 +91,7 @@ def _limits(engine: Engine, run: StepRun) -> tuple[Any, list[str] | None, set[st
     ):
         raise engine.error(
             "InvalidConfig",
-            f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {json.dumps(cap, default=str)}",
+            f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {_as_written(cap)}",
         )
     codes_value = config.get("retryOn")
     codes = [str(c) for c in engine.value(run, codes_value) or ()] if codes_value is not None else None
@@ -199,3 +198,10 @@ def _retry_from(checker: Checker, step: ir.Step, scope: Scope, steps: ir.Value |
                     source.span,
                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)",
                 )
+
+
+def _as_written(value: Any) -> str:
+    """A config value as the playbook writes it (JSON), for a message."""
+    import json  # here: only a run's error needs it, and a check must not load it
+
+    return json.dumps(value, default=str)

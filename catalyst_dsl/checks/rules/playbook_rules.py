@@ -6,10 +6,11 @@ found, if it looks for them (only the reference rule does; the library's rules r
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.rules import gates, outputs, references
+from catalyst_dsl.checks.rules import gates, outputs, references, route_overlap
 
 FILE_RULES = (
     references.check_references,
     outputs.check_outputs,
     gates.check_gates,
+    route_overlap.check_route_overlaps,
 )

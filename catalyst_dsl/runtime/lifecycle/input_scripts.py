@@ -10,7 +10,6 @@ JSON, never as code. A what-if starts no program: its plan lists each script it 
 
 from __future__ import annotations
 
-import shutil
 from typing import Any, Mapping
 
 from catalyst_dsl.ir import nodes as ir
@@ -49,6 +48,8 @@ def check_scripts(context, playbook: ir.Playbook, values: Mapping[str, Any], fro
     rules = [(d, k, r) for d, k, r in script_rules(playbook) if values.get(d.name) is not None]
     if not rules:
         return []
+    import shutil  # here: a run whose inputs have no script does not load it
+
     node = shutil.which("node")
     if node is None:
         return [

@@ -47,7 +47,7 @@ class Planner:
         from catalyst_dsl.runtime.engine.frames import granted_paths
 
         recorder = PlanRecorder(context.masker)
-        plan_scripts(playbook, recorder)
+        plan_scripts(playbook, recorder)  # the inputs' validation scripts, which a run starts first
         scratch = context.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, context.inputs_env(values))
         performer = RecordingPerformer(refresh=context.options.refresh, files=self._untrusted_reads())
