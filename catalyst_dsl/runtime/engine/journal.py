@@ -125,7 +125,7 @@ class Journal:
             return
         was = recorded["result"].get("item") if isinstance(recorded.get("result"), dict) else None
         if was != digest:
-            raise list_changed(engine, path, f"item {index} is not the one it ran for")
+            raise list_changed(engine, path, f"item {index + 1} is not the one iteration {index + 1} ran for")
 
 
 def _wall_time_of(monotonic: float) -> str:
