@@ -2,8 +2,9 @@
 
 A golden plan (`golden/<name>.plan.json`, canonical JSON as `catalyst run NAME --what-if
 --what-if-report FILE` writes it) names its playbook and the inputs it was planned with.
-Its item plans that playbook again with those inputs and fails with a diff of the two
-plans when they differ; `pytest --update-golden` rewrites the file instead, to be
+Its item plans that playbook again with those inputs and fails with what changed, step by
+step (report/plan_diff.py), when they differ; a golden plan of an older plan format fails
+with the command that regenerates it; `pytest --update-golden` rewrites the file instead, to be
 reviewed as a diff. Settings (ini): `catalyst_playbook_dirs` (default `playbooks`): a
 golden plan's playbook must lie under one of them; `catalyst_golden_dir` (default
 `golden`): where golden plans are collected. Both are relative to the rootdir, and the
@@ -21,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from catalyst_dsl.report import plan as plan_report
+from catalyst_dsl.report import plan_diff
 from catalyst_dsl.runtime.lifecycle import golden as golden_plans
 from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, with_hash
 
 UPDATE_OPTION = "--update-golden"
 SUFFIX = ".plan.json"
-HINT = "run pytest --update-golden to accept the new plan, after reviewing the diff above"
+HINT = "run pytest --update-golden to accept the new plan, after reviewing the changes above"
 
 _REWRITTEN = pytest.StashKey[list]()
 
@@ -132,6 +133,10 @@ class GoldenPlanItem(pytest.Item):
         # Read with universal newlines: a checkout with CRLF line endings is the same plan.
         expected = self.path.read_text(encoding="utf-8")
         golden = _golden(expected, shown)
+        update = config.getoption("update_golden", default=False)
+        stale_format = plan_diff.format_problem(golden, shown)
+        if stale_format and not update:
+            raise GoldenPlanProblem(stale_format)
         _check_playbook(root, golden, config.getini("catalyst_playbook_dirs"), shown)
         try:
             actual = canonical_json(with_hash(golden_plans.replan(root, golden)))
@@ -139,13 +144,14 @@ class GoldenPlanItem(pytest.Item):
             raise GoldenPlanProblem(f"{shown}: {golden['playbook']['file']} cannot be planned:\n{problem}") from None
         if actual == expected:
             return
-        if config.getoption("update_golden", default=False):
+        if update:
             self.path.write_text(actual, encoding="utf-8", newline="\n")
             config.stash[_REWRITTEN].append(shown)
             return
+        changes = plan_diff.explain(expected, json.loads(actual), shown)
         raise GoldenPlanProblem(
             f"{shown}: the what-if plan of {golden['playbook']['file']} has changed\n\n"
-            f"{plan_report.plan_diff(expected, actual, shown)}\n{_uncommitted_note(root, expected, actual)}{HINT}"
+            f"{changes}\n{_uncommitted_note(root, expected, actual)}{HINT}"
         )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None):

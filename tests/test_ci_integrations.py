@@ -74,6 +74,7 @@ def test_action_inputs_never_enter_the_script_text() -> None:
         "working-directory",
         "what-if-comments",
         "golden-dir",
+        "fail-on-stale-golden",
         "github-token",
     }
 
@@ -84,6 +85,33 @@ def test_action_annotates_and_fails_on_errors(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("::error file=playbooks/broken.yaml,line=5,col=5,")
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(json.loads((root / "out.sarif").read_text()))
+
+
+def test_action_names_files_from_the_repository_root(tmp_path: Path) -> None:
+    """With `working-directory` (the project is a folder of the repository), annotations and
+    SARIF name files as GitHub does: from the repository's root."""
+    repository = tmp_path / "repository"
+    (repository / ".git").mkdir(parents=True)
+    root = project(repository, **{"broken.yaml": BAD})
+    done = run_check_step(root, sarif="out.sarif")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("::error file=project/playbooks/broken.yaml,line=5,col=5,")
+    log = json.loads((root / "out.sarif").read_text())
+    [result] = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "project/playbooks/broken.yaml"
+
+
+def test_action_bad_paths_is_an_annotated_error_and_writes_no_sarif(tmp_path: Path) -> None:
+    root = project(tmp_path, **{"hello.yaml": GOOD})
+    done = run_check_step(root, paths="playbooks/nope.yaml", sarif="out.sarif")
+    assert done.returncode == 2
+    [line] = done.stdout.splitlines()
+    assert line.startswith("::error title=catalyst check::Error: ") and "'playbooks/nope.yaml' does not exist" in line
+    assert not (root / "out.sarif").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = run_check_step(root, paths=str(empty))
+    assert done.returncode == 2 and done.stdout.startswith("::error title=catalyst check::Error: no playbooks")
 
 
 def test_action_paths_and_strict(tmp_path: Path) -> None:
@@ -101,9 +129,14 @@ def test_hook_definition_matches_playbook_directories_only() -> None:
 
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["id"] == "catalyst-check" and hook["entry"] == "catalyst check"
-    files = re.compile(hook["files"])
+    files, exclude = re.compile(hook["files"]), re.compile(hook["exclude"])
     assert files.search("playbooks/deploy.yaml") and files.search("sub/.xe/playbooks/x.md")
     assert not files.search(".github/workflows/ci.yml") and not files.search("docs/guide.md")
+    # kai's playbooks (not its template) and cleo's cantbooks, wherever they are.
+    assert files.search(".playbooks/playbooks/triage.yaml") and not exclude.search(".playbooks/playbooks/triage.yaml")
+    assert exclude.search(".playbooks/playbooks/playbook.tpl.yaml")
+    assert files.search(".cleo/playbooks/release.cantbook") and files.search("flows/release.cantbook")
+    assert not files.search("flows/release.cantbook.bak")
 
 
 @pytest.mark.slow
@@ -146,3 +179,90 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     passed = try_repo()
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "catalyst check" in passed.stdout and "Passed" in passed.stdout
+
+
+GREET = """\
+name: greet
+description: Greets someone
+owner: Engineer
+inputs:
+  - name: person
+    type: string
+    required: true
+steps:
+  - display: "hello {{ inputs.person }}"
+"""
+CALLER = """\
+name: welcome
+description: Welcomes the world
+owner: Engineer
+steps:
+  - playbook: greet
+    inputs:
+      person: world
+"""
+CANTBOOK = """\
+version: "1.0"
+name: release
+description: Build and test
+nodes:
+  - id: build
+    type: agentic
+    skill: ct-builder
+  - id: test
+    type: agentic
+    skill: ct-tester
+    depends: [biuld]
+"""
+
+
+@pytest.mark.slow
+def test_pre_commit_fails_a_commit_that_breaks_a_caller(tmp_path: Path) -> None:
+    """A commit that renames an input of one playbook fails where another, unchanged, still
+    passes the old one; a `.cantbook` in the commit is checked too."""
+    pre_commit = shutil.which("pre-commit", path=str(BIN)) or shutil.which("pre-commit")
+    if pre_commit is None:
+        pytest.fail("pre-commit is not installed: pip install -e '.[test]'")
+    root = project(tmp_path, **{"greet.yaml": GREET, "welcome.yaml": CALLER})
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    env.pop("GITHUB_ACTIONS", None)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+
+    git("init", "-q", ".")
+    git("add", ".")
+    git("commit", "-q", "-m", "two playbooks")
+    (root / "playbooks" / "greet.yaml").write_text(GREET.replace("person", "who"))
+    git("add", "playbooks/greet.yaml")
+
+    def try_repo() -> subprocess.CompletedProcess:
+        # Without --all-files: the staged files only, as a commit's hook sees them.
+        return subprocess.run(
+            [pre_commit, "try-repo", str(ROOT), "catalyst-check"],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+
+    broken = try_repo()
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "error[C806]: 'greet' has no input 'person'" in broken.stdout
+    assert "--> playbooks/welcome.yaml:7:7" in broken.stdout
+    git("commit", "-q", "--no-verify", "-m", "rename")
+
+    (root / "flows").mkdir()
+    (root / "flows" / "release.cantbook").write_text(CANTBOOK)
+    git("add", "flows/release.cantbook")
+    cantbook = try_repo()
+    assert cantbook.returncode == 1, cantbook.stdout + cantbook.stderr
+    assert "'test' depends on 'biuld', which names no node" in cantbook.stdout

@@ -170,6 +170,15 @@ def __init__(self, p0, p1, p2, p3, p4, p5):
     self.f5 = _make5() if p5 is _NOTHING else p5
 SHAPES[(False, 6, 0, (False, False, False, False, False, True))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5):
+    self.f0 = _make0() if p0 is _NOTHING else p0
+    self.f1 = _make1() if p1 is _NOTHING else p1
+    self.f2 = _make2() if p2 is _NOTHING else p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = _make5() if p5 is _NOTHING else p5
+SHAPES[(False, 6, 0, (True, True, True, False, False, True))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6):
     self.f0 = p0
     self.f1 = p1
@@ -195,7 +204,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     self.f11 = p11
 SHAPES[(False, 12, 0, (False, False, False, False, False, False, False, False, False, False, True, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
@@ -210,7 +219,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     self.f11 = p11
     self.f12 = p12
     self.f13 = p13
-SHAPES[(False, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    self.f14 = p14
+SHAPES[(False, 15, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
     self.f0 = p0
@@ -474,6 +484,21 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9):
     _setattr('f9', p9)
 SHAPES[(True, 10, 0, (False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+    _setattr('f6', p6)
+    _setattr('f7', p7)
+    _setattr('f8', p8)
+    _setattr('f9', p9)
+    _setattr('f10', p10)
+SHAPES[(True, 11, 0, (False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
@@ -508,7 +533,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     _setattr('f13', p13)
 SHAPES[(True, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18, p19):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', p1)
@@ -529,7 +554,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f16', p16)
     _setattr('f17', p17)
     _setattr('f18', p18)
-SHAPES[(True, 16, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    _setattr('f19', p19)
+SHAPES[(True, 16, 4, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, *, p18, p19, p20):
     _setattr = _setattr_of(self)
@@ -556,7 +582,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f20', p20)
 SHAPES[(True, 18, 3, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23, p24, p25, p26, p27, p28, p29, p30, p31, p32):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', _make1() if p1 is _NOTHING else p1)
@@ -575,20 +601,23 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f14', p14)
     _setattr('f15', p15)
     _setattr('f16', p16)
-    _setattr('f17', _make17() if p17 is _NOTHING else p17)
-    _setattr('f18', _make18() if p18 is _NOTHING else p18)
+    _setattr('f17', p17)
+    _setattr('f18', p18)
     _setattr('f19', p19)
-    _setattr('f20', p20)
-    _setattr('f21', p21)
+    _setattr('f20', _make20() if p20 is _NOTHING else p20)
+    _setattr('f21', _make21() if p21 is _NOTHING else p21)
     _setattr('f22', p22)
     _setattr('f23', p23)
     _setattr('f24', p24)
-    _setattr('f25', _make25() if p25 is _NOTHING else p25)
+    _setattr('f25', p25)
     _setattr('f26', p26)
     _setattr('f27', p27)
-    _setattr('f28', p28)
+    _setattr('f28', _make28() if p28 is _NOTHING else p28)
     _setattr('f29', p29)
-SHAPES[(True, 30, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
+    _setattr('f30', p30)
+    _setattr('f31', p31)
+    _setattr('f32', p32)
+SHAPES[(True, 33, 0, (False, True, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True, True, False, False, False, False, False, False, True, False, False, False, False))] = __init__.__code__
 
 def make(values):
     made = _new(_cls)
@@ -713,6 +742,22 @@ def make(values):
     _set8(made, values[8])
     _set9(made, values[9])
     _set10(made, values[10])
+    return made
+MAKERS[11] = make.__code__
+
+def make(values):
+    made = _new(_cls)
+    _set0(made, values[0])
+    _set1(made, values[1])
+    _set2(made, values[2])
+    _set3(made, values[3])
+    _set4(made, values[4])
+    _set5(made, values[5])
+    _set6(made, values[6])
+    _set7(made, values[7])
+    _set8(made, values[8])
+    _set9(made, values[9])
+    _set10(made, values[10])
     _set11(made, values[11])
     return made
 MAKERS[12] = make.__code__
@@ -816,8 +861,9 @@ def make(values):
     _set16(made, values[16])
     _set17(made, values[17])
     _set18(made, values[18])
+    _set19(made, values[19])
     return made
-MAKERS[19] = make.__code__
+MAKERS[20] = make.__code__
 
 def make(values):
     made = _new(_cls)
@@ -905,7 +951,10 @@ def make(values):
     _set27(made, values[27])
     _set28(made, values[28])
     _set29(made, values[29])
+    _set30(made, values[30])
+    _set31(made, values[31])
+    _set32(made, values[32])
     return made
-MAKERS[30] = make.__code__
+MAKERS[33] = make.__code__
 
 del __init__, make

@@ -75,6 +75,7 @@ RESERVED_STEP_KEYS = (
     "ensures",
     "bindings",
     "approved",
+    "cache",
 )
 
 

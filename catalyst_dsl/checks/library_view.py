@@ -116,6 +116,10 @@ class LibraryView(Protocol):
         """The calls the playbook in `path` makes, resolved."""
         ...
 
+    def callers(self, path: str) -> list[Edge]:
+        """The calls into the file `path` from the library's other files."""
+        ...
+
     def names(self) -> list[str]:
         """The names a call by name may use (the files' stems)."""
         ...

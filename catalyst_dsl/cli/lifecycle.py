@@ -21,7 +21,7 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
 
 
 @click.command()
-@click.argument("run_id", metavar="RUN", shell_complete=completion.live_run_ids)
+@click.argument("run_id", metavar="[RUN]", required=False, shell_complete=completion.live_run_ids)
 @click.option(
     "-i", "--input", "inputs", multiple=True, metavar="KEY=VALUE", help="Secret inputs again (they are never saved)."
 )
@@ -34,8 +34,11 @@ from catalyst_dsl.cli.run import LOG_FORMATS, _aborts, _given, _session, _termin
     "snapshots); recorded in the run's audit trail.",
 )
 @_aborts
-def resume(run_id: str, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool) -> None:
+def resume(
+    run_id: str | None, inputs: tuple[str, ...], log_format: str, verbose: bool, trust_edited_state: bool
+) -> None:
     """Continue a paused, interrupted or failed run: completed steps are not run again.
+    Without RUN, the one run that is paused or interrupted (several: name one).
 
     Exit codes (docs/running.md): 0 done, 1 no such run, or one that is over and cannot
     be resumed, 2 a step failed, another run holds a lock it needs, or a usage mistake,
@@ -287,14 +290,29 @@ def runs_approval_text(run_id: str, role: str | None, by: str | None, token: str
     show_default=True,
     help="catalyst: the audit view; cleo: a cantbook's run as cleo's playbook_runs and playbook_approvals rows.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="With each step's result and, under `commits`, the diff of each commit the run made.",
+)
 @_aborts
-def runs_export(run_id: str, fmt: str) -> None:
+def runs_export(run_id: str, fmt: str, full: bool) -> None:
     """The audit view of a run as JSON: approvals, failures, cancel and the step journal."""
     session = _session(Path.cwd())
     if fmt == "cleo":
+        if full:
+            raise click.UsageError("--full is for the catalyst format")
         click.echo(json.dumps(_cleo_export(session, run_id), indent=2, sort_keys=True, ensure_ascii=False))
         return
-    click.echo(json.dumps(session.store.export(run_id), indent=2, sort_keys=True, ensure_ascii=False))
+    audit = session.store.export(run_id, results=full)
+    if full:
+        from catalyst_dsl.runtime.lifecycle.audit import commits
+
+        state, _ = session.store.inspect(run_id)
+        for name in state.secret_inputs:
+            session.provided_secret(name)  # masked in the diffs too, when the providers know it
+        audit["commits"] = commits(session.project.root, audit["steps"], session.masker.mask_text)
+    click.echo(json.dumps(audit, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _cleo_export(session, run_id: str) -> dict:

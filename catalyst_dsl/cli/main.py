@@ -87,7 +87,55 @@ def cli() -> None:
     help="Print only what fails the check (errors; warnings too with --strict) and the summary.",
 )
 @click.option("--no-cache", is_flag=True, help="Compile every file, neither reading nor writing the check cache.")
-def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no_cache: bool) -> None:
+@click.option(
+    "--select",
+    "select",
+    multiple=True,
+    callback=lambda ctx, param, value: _codes_option(param, value),
+    metavar="CODES",
+    help="Report only these codes or prefixes (C4,C501), instead of the `select` setting.",
+)
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    callback=lambda ctx, param, value: _codes_option(param, value),
+    metavar="CODES",
+    help="Never report these codes or prefixes (C8), besides the `ignore` setting.",
+)
+@click.option(
+    "--output-file",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report (in --format) to this file instead of standard output.",
+)
+@click.option("--statistics", is_flag=True, help="Print how many findings of each code instead of each finding.")
+@click.option("--fix", is_flag=True, help="Apply the safe quick fixes (did-you-mean, missing `writes:`) to the files.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="Apply also the fixes that may not be what was meant (implies --fix)."
+)
+@click.option("--suppress", is_flag=True, help="Add a `catalyst: ignore[CODE]` comment for each finding left.")
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the fixes (--fix, or those the other fix options name) as a diff; write nothing.",
+)
+@click.option("--watch", is_flag=True, help="Check again whenever a playbook or the settings change (Ctrl-C stops).")
+def check(
+    paths: tuple[str, ...],
+    fmt: str | None,
+    strict: bool,
+    quiet: bool,
+    no_cache: bool,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    output_file: str | None,
+    statistics: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    suppress: bool,
+    diff: bool,
+    watch: bool,
+) -> None:
     """Check playbooks for mistakes; exit 1 when an error is found.
 
     PATHS are files or directories (default: the project's playbook directories,
@@ -95,41 +143,66 @@ def check(paths: tuple[str, ...], fmt: str | None, strict: bool, quiet: bool, no
     unless the `playbook-dirs` setting says otherwise). What they call is
     loaded and checked with them: calls, inputs, cycles and write permissions.
     Directory scans skip what .gitignore ignores and the `exclude` settings.
+
+    --fix makes the quick fixes the editor offers, checks again and keeps none that would
+    add a finding; --unsafe-fixes and --suppress add more kinds, --diff shows them.
     """
-    from catalyst_dsl.diagnostics.severity import Severity
-    from catalyst_dsl.project.cache import replay
-    from catalyst_dsl.project.rules import reported
-    from catalyst_dsl._internal.terminal_text import is_terminal
-    from catalyst_dsl.diagnostics.text import render_text, summary_line, wants_colour
+    from catalyst_dsl.cli.check_command import CheckOptions, run_check
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    project, settings, files, scanned = _project_files(paths)
-    result = replay.check(project, files, scanned, settings, _check_cache(project, no_cache))
-    sources = result.sources
-    diagnostics = reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config)
-    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
-    shown = [d for d in diagnostics if d.severity in failing] if quiet else diagnostics
-    here = os.getcwd()
-    if fmt == "json":
-        from catalyst_dsl.report.diagnostics import render_json
+    if statistics and fmt != "text":
+        raise click.UsageError(f"--statistics prints a table of text: leave out --format {fmt}")
+    # The kinds of fixes (cli/fixing.py): safe ones with --fix or --unsafe-fixes, and with
+    # --diff alone (what --fix would do); --suppress alone only silences.
+    fixes = {"safe"} if fix or unsafe_fixes or (diff and not suppress) else set()
+    fixes |= {"unsafe"} if unsafe_fixes else set()
+    fixes |= {"suppression"} if suppress else set()
+    options = CheckOptions(
+        paths,
+        fmt,
+        strict,
+        quiet,
+        no_cache,
+        select,
+        ignore or (),
+        output_file,
+        statistics,
+        frozenset(fixes),
+        diff,
+    )
+    if watch:
+        from catalyst_dsl.cli.watch import watch as keep_watching
 
-        click.echo(render_json(shown, result.files, relative_to=here, counted=diagnostics), nl=False)
-    elif fmt == "sarif":
-        from catalyst_dsl.report.sarif import render_sarif
+        sys.exit(keep_watching(lambda: run_check(options), *_watched(paths)))
+    status, _ = run_check(options)
+    if status:
+        sys.exit(status)
 
-        click.echo(render_sarif(shown, sources, relative_to=here), nl=False)
-    else:
-        if fmt == "github":
-            from catalyst_dsl.report.github import render_github
 
-            click.echo(render_github(shown, relative_to=here), nl=False)
-        elif shown:
-            colour = wants_colour(is_terminal(sys.stdout), os.environ)
-            click.echo(render_text(shown, sources, relative_to=here, colour=colour), color=colour)
-        click.echo(summary_line(diagnostics, len(result.files)))
-    if any(d.severity in failing for d in diagnostics):
-        sys.exit(1)
+def _codes_option(param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """`--select C4,C501 --select C8`: every code or prefix, each naming at least one code."""
+    from catalyst_dsl.diagnostics.selection import codes_named, unknown_entry_help
+
+    entries = tuple(e.strip().upper() for value in values for e in value.split(",") if e.strip())
+    for entry in entries:
+        if not codes_named(entry):
+            raise click.BadParameter(f"no code is or starts with '{entry}': {unknown_entry_help(entry)}", param=param)
+    if not entries:
+        return None if param.name == "select" else ()
+    return entries
+
+
+def _watched(paths: tuple[str, ...]) -> tuple[list[str], str | None]:
+    """The folders and files a watch looks at: PATHS or the playbook directories, and the settings file."""
+    from pathlib import Path
+
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+
+    project = load_project(Path(paths[0]) if paths else Path.cwd(), DiagnosticSink())
+    roots = list(paths) or [str(project.resolve(d)) for d in project.config.playbook_dirs]
+    return roots, str(project.config_file) if project.config_file is not None else None
 
 
 @cli.command("list")
@@ -142,55 +215,17 @@ def list_(paths: tuple[str, ...], as_json: bool, no_cache: bool) -> None:
     PATHS default to the project's playbook directories. A file that does not compile is
     listed with its errors counted; `catalyst check` shows them.
     """
+    from catalyst_dsl.cli.check_command import check_cache, project_files
     from catalyst_dsl.project.check import check_project
     from catalyst_dsl.report.listing import listing_json, listing_text
 
-    project, settings, files, scanned = _project_files(paths)
-    result = check_project(project, files, settings=settings, scanned=scanned, cache=_check_cache(project, no_cache))
+    project, settings, files, scanned = project_files(paths)
+    result = check_project(project, files, settings=settings, scanned=scanned, cache=check_cache(project, no_cache))
     here = os.getcwd()
     compiled = [result.library.compiled(f) for f in result.files]
     calls = {f: result.library.edges(f) for f in result.files}
     render = listing_json if as_json else listing_text
     click.echo(render(compiled, result.diagnostics, calls, relative_to=here), nl=False)
-
-
-def _project_files(paths: tuple[str, ...]):
-    """The project around the first PATH (or here), its settings findings, the files, and
-    which of them a directory scan found (rather than being named)."""
-    from pathlib import Path
-
-    from catalyst_dsl.diagnostics.model import DiagnosticSink
-    from catalyst_dsl.project.config import load_project
-    from catalyst_dsl.project.discovery import discover
-    from catalyst_dsl.project.scan import ScanFilter
-
-    sink = DiagnosticSink()
-    project = load_project(Path(paths[0]) if paths else Path.cwd(), sink)
-    targets = list(paths) or [
-        str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()
-    ]
-    if not targets:
-        dirs = ", ".join(f"{d}/" for d in project.config.playbook_dirs)
-        raise click.UsageError(f"no PATH given and no playbook directory ({dirs}) in the project at {project.root}")
-    scan = ScanFilter(project)
-    found = discover(targets, scan.skipped)
-    if not found:
-        raise click.UsageError(f"no playbooks (*.yaml, *.yml, *.md) under {', '.join(targets)}")
-    # A file named on the command line is still subject to `exclude` (a pre-commit hook
-    # names every changed file); with everything excluded there is nothing to check.
-    files = [f for f in found if not scan.excluded(f)]
-    named = {os.path.abspath(p) for p in targets if not os.path.isdir(p)}
-    scanned = frozenset(f for f in files if os.path.abspath(f) not in named)
-    return project, sink.sorted(), files, scanned
-
-
-def _check_cache(project, no_cache: bool):
-    """The project's check cache, unless `--no-cache` or the `check-cache` setting says no."""
-    if no_cache:
-        return None
-    from catalyst_dsl.project.cache.store import CheckCache
-
-    return CheckCache.for_project(project)
 
 
 @cli.group()
@@ -200,7 +235,8 @@ def cache() -> None:
 
 @cache.command("clean")
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False))
-def cache_clean(path: str | None) -> None:
+@click.option("--steps", is_flag=True, help="Also the results kept for steps marked `cache:` (docs/running.md).")
+def cache_clean(path: str | None, steps: bool) -> None:
     """Remove the check cache of the project at PATH (default: here)."""
     from pathlib import Path
 
@@ -212,6 +248,12 @@ def cache_clean(path: str | None) -> None:
     directory = project.resolve(project.config.cache_dir)
     count = clean(directory)
     click.echo(f"removed {count} cached result(s) from {os.path.relpath(directory)}")
+    if steps:
+        from catalyst_dsl.runtime.state.result_cache import FOLDER, ResultCache
+
+        folder = project.resolve(project.config.state_dir) / FOLDER
+        kept = ResultCache(folder, b"").clear()
+        click.echo(f"removed {kept} kept step result(s) from {os.path.relpath(folder)}")
 
 
 def _playbook_names(ctx, param, incomplete):
@@ -315,12 +357,26 @@ def schema() -> None:
 @click.option("--repo", help="owner/name of the repository (default: $GITHUB_REPOSITORY).")
 @click.option("--pr", "number", type=int, help="The pull request's number (default: from $GITHUB_EVENT_PATH).")
 @click.option("--print", "print_only", is_flag=True, help="Print the comments instead of posting them.")
+@click.option(
+    "--fail-on-stale/--no-fail-on-stale",
+    default=True,
+    show_default=True,
+    help="Exit 1 when a golden plan no longer matches its playbook's plan (after posting).",
+)
 def what_if_comment(
-    changed: tuple[str, ...], golden_dir: str, repo: str | None, number: int | None, print_only: bool
+    changed: tuple[str, ...],
+    golden_dir: str,
+    repo: str | None,
+    number: int | None,
+    print_only: bool,
+    fail_on_stale: bool,
 ) -> None:
     """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
-    pull-request comment (one per playbook, updated on the next push). The token is
-    $GITHUB_TOKEN; the API is $GITHUB_API_URL or the github-api-url setting."""
+    pull-request comment (one per playbook, updated on the next push), with what changed
+    against the golden plan. The token is $GITHUB_TOKEN; the API is $GITHUB_API_URL or the
+    github-api-url setting. Under GitHub Actions the reports are also added to the job's
+    summary ($GITHUB_STEP_SUMMARY), and the plans' labels and the number of stale golden
+    plans are the step's outputs `labels` and `stale` ($GITHUB_OUTPUT)."""
     from pathlib import Path
 
     from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -329,11 +385,17 @@ def what_if_comment(
 
     project = load_project(Path.cwd(), DiagnosticSink())
     reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    try:
+        pr_comment.to_workflow(reports, os.environ)
+    except OSError as error:
+        click.echo(f"error: cannot write the job summary or the step outputs: {error}", err=True)
+        sys.exit(1)
     if not reports:
         click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
         return
     if print_only:
         click.echo("\n".join(r.body for r in reports), nl=False)
+        _stale_exit(reports, fail_on_stale)
         return
     env = pr_comment.environment()
     repo = repo or env["GITHUB_REPOSITORY"]
@@ -359,6 +421,20 @@ def what_if_comment(
     except pr_comment.CommentError as problem:
         click.echo(f"error: {problem}", err=True)
         sys.exit(1)
+    _stale_exit(reports, fail_on_stale)
+
+
+def _stale_exit(reports, fail_on_stale: bool) -> None:
+    """Exit 1 when a golden plan is stale and that fails the command; a note when it does not."""
+    stale = [r.golden for r in reports if r.stale]
+    if not stale:
+        return
+    what = f"golden plan{'s' if len(stale) != 1 else ''} out of date: {', '.join(stale)}"
+    fix = "regenerate with pytest --update-golden, review and commit"
+    if fail_on_stale:
+        click.echo(f"error: {len(stale)} {what}; {fix}", err=True)
+        sys.exit(1)
+    click.echo(f"note: {len(stale)} {what} ({fix})", err=True)
 
 
 @cli.command()

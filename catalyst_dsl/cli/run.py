@@ -243,7 +243,9 @@ def run(
         # it, or the Markdown view that shows the hash; the text view shows neither.
         as_json = bool(what_if_report or fmt == "json" or not what_if)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
-        from catalyst_dsl.report.plan import plan_diff, render_markdown, render_text
+        for note in session.plan_notes:
+            click.echo(f"note: {note}", err=True)
+        from catalyst_dsl.report.plan import render_markdown, render_text
         from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
 
         text = canonical_json(plan) if as_json else None
@@ -277,7 +279,9 @@ def run(
                 expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}"
             ) from None
         if approved != text:
-            click.echo(plan_diff(approved, text, os.path.basename(expect_plan)), err=True)
+            from catalyst_dsl.report.plan_diff import explain
+
+            click.echo(explain(approved, plan, os.path.basename(expect_plan)), err=True)
             from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
 
             raise RunAbort(

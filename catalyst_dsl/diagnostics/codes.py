@@ -359,6 +359,19 @@ _TABLE = [
         "Two branches of a `route` whose conditions can both hold, as their text proves: the same condition, one "
         "that asks more than the other, or comparisons of one value that a value meets together.",
     ),
+    Code(
+        ids.UNTESTED_CODE_ARTIFACTS,
+        "untested-code-artifacts",
+        W,
+        "The playbook's artifacts include code or tests, but no `test` step runs the tests before the run ends.",
+    ),
+    Code(
+        ids.UNCACHEABLE_STEP,
+        "uncacheable-step",
+        E,
+        "`cache:` on a step whose result cannot stand in for running it: it changes files, runs a program, sends a "
+        "change or waits for a person.",
+    ),
     # C04x: suppression comments (`# catalyst: ignore[…]`)
     Code(
         ids.UNUSED_SUPPRESSION,

@@ -1,8 +1,9 @@
 """`catalyst kai init`: the `.playbooks/` folder of a kai project, made without touching
 what is there.
 
-It makes `playbooks/` with a commented template (`playbook.tpl.yaml`, which scans skip),
-an index `_index.yaml` listing the playbooks found there, and the empty `sessions/` and
+It makes `playbooks/` with a commented template (`playbook.tpl.yaml`, which scans skip)
+and kai's two stock workflows (`STOCK`: auto-feature and auto-validate), an index
+`_index.yaml` listing the playbooks found there, and the empty `sessions/` and
 `templates/` folders kai expects. A file that exists is kept unless `force` is given.
 """
 
@@ -57,6 +58,137 @@ steps:
 '''
 
 
+#: kai's two stock workflows, as `init` writes them (kai's installer ships the same two):
+#: one feature from its plan to its pull request, and the QA pass alone. The commands are
+#: kai's (speckit, agreement, qa, feature); each step's conditions say what it needs and
+#: what it must leave, so a run stopped anywhere resumes at the right step.
+STOCK = {
+    "auto-feature.yaml": """\
+# A feature from its plan to its pull request, with kai's commands: plan and tasks from
+# the spec, the agreement, the code, the agreement checked again, the QA plan and run,
+# then the pull request, which waits for you. Run it with
+# `catalyst run auto-feature -i feature=<branch>`; `catalyst run auto-feature --what-if`
+# shows each step's command, conditions and questions first.
+name: "auto-feature"
+description: "One feature from plan to pull request: plan, tasks, agreement, code, checks, QA, PR"
+version: "1.0"
+
+args:
+  - name: "feature"
+    description: "The feature's branch, e.g. 014-search"
+    required: true
+
+steps:
+  - id: "plan"
+    command: "/speckit.plan"
+    args: ""
+    autonomy: "auto"
+    preconditions: ["spec_exists"]
+    postconditions: ["plan_exists"]
+    error_policy: "stop"
+    escalation_triggers: []
+
+  - id: "tasks"
+    command: "/speckit.tasks"
+    args: ""
+    autonomy: "auto"
+    preconditions: ["plan_exists"]
+    postconditions: ["tasks_exists"]
+    error_policy: "stop"
+    escalation_triggers: []
+
+  # The agreement pins down what the feature promises; a failure here asks you.
+  - id: "agreement"
+    command: "/agreement.create"
+    args: "{{feature}}"
+    autonomy: "auto"
+    preconditions: ["tasks_exists"]
+    postconditions: ["agreement_exists"]
+    error_policy: "gate"
+    escalation_triggers: ["subagent_error"]
+
+  # The code itself: tried twice before the run stops.
+  - id: "implement"
+    command: "/speckit.implement"
+    args: ""
+    autonomy: "auto"
+    preconditions: ["agreement_exists"]
+    postconditions: []
+    error_policy: "retry_once"
+    escalation_triggers: ["subagent_error"]
+
+  # Asks you only when the code breaks the agreement.
+  - id: "agreement-check"
+    command: "/agreement.check"
+    args: "{{feature}}"
+    autonomy: "gate_on_breaking"
+    preconditions: []
+    postconditions: ["agreement_pass"]
+    error_policy: "gate"
+    escalation_triggers: ["agreement_breaking"]
+
+  - id: "qa-plan"
+    command: "/qa.plan"
+    args: "{{feature}}"
+    autonomy: "auto"
+    preconditions: ["agreement_pass"]
+    postconditions: ["qa_plan_exists"]
+    error_policy: "stop"
+    escalation_triggers: []
+
+  - id: "qa-run"
+    command: "/qa.run"
+    args: "{{feature}}"
+    autonomy: "auto"
+    preconditions: ["qa_plan_exists"]
+    postconditions: ["qa_verdict_pass"]
+    error_policy: "gate"
+    escalation_triggers: ["verdict_fail"]
+
+  # Always asks before the pull request is opened.
+  - id: "pr"
+    command: "/feature.pr"
+    args: "{{feature}}"
+    autonomy: "gate_always"
+    preconditions: ["qa_verdict_pass"]
+    postconditions: ["pr_created"]
+    error_policy: "stop"
+    escalation_triggers: []
+""",
+    "auto-validate.yaml": """\
+# The QA pass of a feature alone: its QA plan, then the run of that plan. Run it with
+# `catalyst run auto-validate -i feature=<branch>`.
+name: "auto-validate"
+description: "QA of one feature: write its QA plan, then run it"
+version: "1.0"
+
+args:
+  - name: "feature"
+    description: "The feature's branch, e.g. 014-search"
+    required: true
+
+steps:
+  - id: "qa-plan"
+    command: "/qa.plan"
+    args: "{{feature}}"
+    autonomy: "auto"
+    preconditions: ["spec_exists"]
+    postconditions: ["qa_plan_exists"]
+    error_policy: "stop"
+    escalation_triggers: []
+
+  - id: "qa-run"
+    command: "/qa.run"
+    args: "{{feature}}"
+    autonomy: "auto"
+    preconditions: ["qa_plan_exists"]
+    postconditions: ["qa_verdict_pass"]
+    error_policy: "stop"
+    escalation_triggers: []
+""",
+}
+
+
 @record
 class Scaffolded:
     """What `init` did to each path (relative to the project): created, replaced or kept."""
@@ -66,7 +198,7 @@ class Scaffolded:
     kept: tuple[str, ...]
 
 
-def init(root: Path, *, force: bool = False, now: datetime.datetime | None = None) -> Scaffolded:
+def init(root: Path, *, force: bool = False, stock: bool = True, now: datetime.datetime | None = None) -> Scaffolded:
     base = root / ".playbooks"
     created: list[str] = []
     replaced: list[str] = []
@@ -76,16 +208,18 @@ def init(root: Path, *, force: bool = False, now: datetime.datetime | None = Non
         if not path.is_dir():
             path.mkdir(parents=True, exist_ok=True)
             created.append(f".playbooks/{folder}/")
-    files = {
-        base / "playbooks" / "playbook.tpl.yaml": TEMPLATE,
-        base / "_index.yaml": index_text(base, now or datetime.datetime.now(datetime.timezone.utc)),
-    }
+    files = {base / "playbooks" / "playbook.tpl.yaml": TEMPLATE}
+    if stock:
+        files.update({base / "playbooks" / name: text for name, text in STOCK.items()})
+    # The index last: it lists the playbooks written just before it.
+    files[base / "_index.yaml"] = lambda: index_text(base, now or datetime.datetime.now(datetime.timezone.utc))
     for path, text in files.items():
         shown = path.relative_to(root).as_posix()
+        data = (text() if callable(text) else text).encode("utf-8")
         if force and path.exists():
-            durable.replace(path, text.encode("utf-8"))
+            durable.replace(path, data)
             replaced.append(shown)
-        elif durable.create(path, text.encode("utf-8")):
+        elif durable.create(path, data):
             created.append(shown)
         else:
             kept.append(shown)

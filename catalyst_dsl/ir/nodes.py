@@ -240,6 +240,9 @@ class Step:
     #: has completed (its own result readable by its name); or one `${{ }}` template whose
     #: value, an object, has every key merged (a dialect whose nodes return open objects).
     bindings: Optional[Union[MapV, Tmpl]] = None
+    #: `cache:`: how many seconds a result of the step may be reused for the same action and
+    #: config (runtime/engine/result_cache.py); None, the default, never.
+    cache: Optional[float] = field(default=None, kw_only=True, metadata={"omit_if_default": True})
 
 
 @record

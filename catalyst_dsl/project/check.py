@@ -7,6 +7,7 @@ the files asked for, and for every cycle that passes through one of them.
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.checks.rules.calls import check_callers
 from catalyst_dsl.checks.rules.library_rules import LIBRARY_RULES
 from catalyst_dsl.compiler import collector_tuned_for_checking
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
@@ -47,13 +48,16 @@ def check_project(
     overlay: dict[str, bytes] | None = None,
     cache=None,
     library: Library | None = None,
+    callers: bool = False,
 ) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
     `overlay`: text to check instead of files on disk (an editor's buffers). `cache`: a
     `check_cache.CheckCache` to read unchanged files' results from (and to keep new ones
     in); the findings are the same with it and without. `library`: one already loaded to
-    check in (the language server keeps its library between checks), holding `files`."""
+    check in (the language server keeps its library between checks), holding `files`.
+    `callers`: also check the calls into `files` from the library's other playbooks (what a
+    change to them breaks; `catalyst check`, not a run's pre-flight)."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
     library = library or Library(project, files, catalog, overlay, cache)
@@ -66,4 +70,6 @@ def check_project(
         others: dict[str, SourceFile] = {}
         for rule in LIBRARY_RULES:
             others.update(rule(library, files, sink) or {})
+        if callers:
+            check_callers(library, files, sink)
     return LibraryCheck(library, files, [*settings, *sink.sorted()], others)

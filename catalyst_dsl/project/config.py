@@ -61,6 +61,8 @@ class ProjectConfig:
     retention_runs: Optional[int] = None
     #: A file (or directory) of secrets, read by the file secret provider.
     secrets_file: Optional[str] = None
+    #: Secrets are also looked up in the OS keychain (service `catalyst`), after the environment.
+    secrets_keyring: bool = False
     #: AI adapters in order of preference; the first installed one is used (none installed, or one unusable: an error).
     ai_adapters: tuple[str, ...] = ()
     #: The program the `command` AI adapter pipes prompts to (argv).
@@ -68,10 +70,14 @@ class ProjectConfig:
     #: The OpenAI-compatible endpoint of the `openai` AI adapter, and its default model.
     openai_base_url: Optional[str] = None
     openai_model: Optional[str] = None
+    #: With no adapter configured, use one the environment offers (runtime/adapters/detection.py).
+    ai_detect: bool = True
     #: At most this many AI requests per minute (None: no limit).
     ai_rate_limit: Optional[float] = None
     #: The GitHub REST API the github-* actions call.
     github_api_url: str = "https://api.github.com"
+    #: One run at a time in the project: every run also locks GLOBAL_RUN_LOCK.
+    global_run_lock: bool = False
     #: Branches git-commit refuses to commit to directly.
     protected_branches: tuple[str, ...] = ()
     #: Where `catalyst://` paths are read from (read-only; may be outside the project).
@@ -311,6 +317,17 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
     return (here if start == here or here in start.parents else start), None
 
 
+def repository_root(start: Path) -> Path | None:
+    """The work tree of the git repository `start` is in (the nearest directory, from
+    `start` up, holding `.git`), or None outside one. Code-scanning services name files
+    from there: a project checked from a subdirectory is still annotated at the right path."""
+    start = start.resolve()
+    for directory in [start, *start.parents]:
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
 def _has_tool_table(path: Path) -> bool:
     try:
         return (
@@ -537,13 +554,16 @@ def _user_problem(key: str) -> tuple[str, str] | None:
 def _rule_problem(key: str, value) -> tuple[str, str] | None:
     """Unknown codes in `select`, `ignore` and `severity`, bad severities, bad `exclude` globs."""
     from catalyst_dsl.diagnostics.codes import CODES
+    from catalyst_dsl.diagnostics.selection import codes_named
     from catalyst_dsl.diagnostics.suggest import suggest
 
     codes = {"select": lambda: list(value), "ignore": lambda: list(value), "severity": lambda: list(value)}.get(
         key, list
     )()
     for code in codes:
-        if code not in CODES:
+        # `select` and `ignore` also take prefixes of codes (C4: every C4xx), `severity` only codes.
+        known = bool(codes_named(code)) if key in ("select", "ignore") else code in CODES
+        if not known:
             return f"setting '{key}': unknown code '{code}'", suggest(
                 code, CODES
             ) or "the codes are listed in docs/diagnostics.md"

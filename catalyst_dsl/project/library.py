@@ -55,6 +55,7 @@ class Library:
         self.files: list[str] = _unique([absolute(f) for f in [*found, *extra_files]])
         self._compiled: dict[str, Compiled] = {}
         self._edges: dict[str, list[Edge]] = {}
+        self._callers: dict[str, list[Edge]] | None = None
         self._by_stem: dict[str, list[str]] = {}
         for path in self.files:
             self._by_stem.setdefault(Path(path).stem, []).append(path)
@@ -161,6 +162,17 @@ class Library:
             callee = self.resolve_reference(ref.target, path)
             if callee is not None or self.names_a_playbook(ref.target):
                 yield Edge(path, ref.target, "markdown-ref", ref.span, callee)
+
+    def callers(self, path: str) -> list[Edge]:
+        """The calls into `path` from the library's other files (the first ask compiles
+        every file of the library, to find them)."""
+        if self._callers is None:
+            self._callers = {}
+            for caller in self.files:
+                for edge in self.edges(caller):
+                    if edge.callee is not None and edge.callee != caller:
+                        self._callers.setdefault(edge.callee, []).append(edge)
+        return list(self._callers.get(absolute(path), ()))
 
     def names_a_playbook(self, reference: str) -> bool:
         """Whether an `@` reference claims to be a playbook, not a document (a standard, a template).

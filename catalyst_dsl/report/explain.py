@@ -21,7 +21,8 @@ class UnknownName(LookupError):
     """A code or action that does not exist; the message carries a suggestion."""
 
 
-def _examples() -> dict:
+def shipped_examples() -> dict:
+    """The golden examples shipped with the package: code → {case, output}."""
     text = resources.files("catalyst_dsl.diagnostics").joinpath(EXAMPLES_FILE).read_text(encoding="utf-8")
     return json.loads(text)
 
@@ -41,7 +42,7 @@ def explain_code(code: str) -> str:
             + " (`catalyst explain --list` lists them)"
         )
     lines = [f"{entry.code} {entry.name} ({entry.severity.value})", "", entry.summary]
-    example = _examples().get(entry.code)
+    example = shipped_examples().get(entry.code)
     if example is not None:
         lines += [
             "",

@@ -1,4 +1,4 @@
-"""What-if plans (docs/plan-format.md) shown: plan diffs, text and Markdown reports.
+"""What-if plans (docs/plan-format.md) shown: text and Markdown reports (their differences: plan_diff.py).
 
 The plan dict comes from the what-if (runtime/lifecycle/planner.py), with its canonical
 JSON, hash and counts (runtime/lifecycle/plan_data.py); nothing here changes what it
@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
@@ -33,97 +32,6 @@ SYMBOLS = {
 }
 #: The mark of a change type this version does not know (a plan from a newer engine).
 OTHER_SYMBOL = "•"
-
-
-# -- diffs of two plans -------------------------------------------------------------------------------------
-
-#: A `"key": value` line of canonical JSON; group 1 the indent, 2 the key, 3 the value.
-_KEY_LINE = LazyPattern(r'^( *)"((?:[^"\\]|\\.)*)": (.*?),?$')
-
-
-def plan_diff(expected_text: str, actual_text: str, name: str) -> str:
-    """A unified diff from the expected plan to the actual one ("" when they are equal).
-
-    Each hunk header names where its changes are, as `git diff` names a function: the
-    path and name of the step entry most of its changed lines are in, or the top-level
-    key (`summary`, `inputs`), so a change deep in a 100-step plan is found at a glance.
-    """
-    if expected_text == actual_text:
-        return ""
-    import difflib  # only for a plan that differs from the expected one, never for a what-if
-
-    old = expected_text.splitlines(keepends=True)
-    new = actual_text.splitlines(keepends=True)
-    where_old, where_new = _locations(old), _locations(new)
-    out = [f"--- {name} (expected)\n", f"+++ {name} (actual)\n"]
-    # autojunk would treat the many `},` lines of a long plan as noise and misalign hunks.
-    for group in difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3):
-        where = _hunk_location(group, where_old, where_new)
-        header = f"@@ -{_hunk_range(group[0][1], group[-1][2])} +{_hunk_range(group[0][3], group[-1][4])} @@"
-        out.append(f"{header} {where}\n" if where else header + "\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out += [" " + line for line in old[i1:i2]]
-                continue
-            out += ["-" + line for line in old[i1:i2]]
-            out += ["+" + line for line in new[j1:j2]]
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-
-
-def _hunk_location(
-    group: Sequence[tuple[str, int, int, int, int]], where_old: Sequence[str], where_new: Sequence[str]
-) -> str:
-    """Where most changed lines of a hunk are: a step inserted after another starts with the end of that other."""
-    changed: Counter[str] = Counter()
-    for tag, i1, i2, j1, j2 in group:
-        if tag != "equal":
-            changed.update(where_old[i1:i2])
-            changed.update(where_new[j1:j2])
-    return changed.most_common(1)[0][0]
-
-
-def _hunk_range(start: int, stop: int) -> str:
-    length = stop - start
-    if length == 1:
-        return str(start + 1)
-    return f"{start + 1 if length else start},{length}"
-
-
-def _locations(lines: Sequence[str]) -> list[str]:
-    """For each line of a canonical plan: the innermost step entry around it, else its top-level key."""
-    labels = [""] * len(lines)
-    open_: list[dict[str, Any] | None] = []  # the containers open at a line: an object's keys, or None for a list
-    steps: list[tuple[int, int, str]] = []
-    top = ""
-    for index, line in enumerate(lines):
-        text = line.rstrip("\r\n")
-        match = _KEY_LINE.match(text)
-        if match:
-            if len(match.group(1)) == 2:
-                top = match.group(2)
-            if open_ and open_[-1] is not None:
-                open_[-1]["keys"][match.group(2)] = match.group(3)
-        labels[index] = top
-        stripped = text.strip()
-        if stripped.endswith("{"):
-            open_.append({"start": index, "keys": {}})
-        elif stripped.endswith("["):
-            open_.append(None)
-        elif stripped in ("}", "},", "]", "],") and open_:
-            closed = open_.pop()
-            if closed is not None and {"path", "step", "action", "change"} <= closed["keys"].keys():
-                steps.append((closed["start"], index, _step_label(closed["keys"])))
-    # Outer entries first, so that the entries nested in them overwrite their own lines.
-    for start, end, label in sorted(steps, key=lambda s: s[0] - s[1]):
-        labels[start : end + 1] = [label] * (end + 1 - start)
-    return labels
-
-
-def _step_label(keys: Mapping[str, str]) -> str:
-    try:
-        return f"{json.loads(keys['path'])} {json.loads(keys['step'])}"
-    except (ValueError, TypeError):
-        return keys["path"]
 
 
 # -- walking and counting -------------------------------------------------------------------------------------
@@ -258,9 +166,13 @@ MD_TABLE_OPEN = 30  # the step table starts open up to this many rows
 ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
 
 
-def render_markdown(plan: Mapping[str, Any]) -> str:
-    """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes."""
-    return _environment().get_template("plan.md.j2").render(view=markdown_view(plan))
+def render_markdown(plan: Mapping[str, Any], marker: bool = True) -> str:
+    """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes.
+    `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py)."""
+    view = markdown_view(plan)
+    if not marker:
+        view["marker"] = None
+    return _environment().get_template("plan.md.j2").render(view=view)
 
 
 @functools.cache

@@ -7,6 +7,12 @@ a comment on the pull request. The report starts with a hidden marker naming the
 playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment
 instead of adding another: one comment per playbook, always the latest plan.
 
+Each comment compares the plan with its golden plan, the one approved when it was
+committed: it leads with what the plan does (its labels: writes, network, approvals, or
+nothing), then what changed against the golden plan, step by step (plan_diff.py), then the
+plan. A golden plan that no longer matches is stale: the command fails on it unless told
+not to, as the golden test would.
+
 Only GitHub's REST API is spoken, with the token given, to the API address given; nothing
 from the playbooks or plans is sent anywhere but in a comment's body.
 """
@@ -18,14 +24,18 @@ import os
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 from urllib.parse import urlsplit
 
 from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.report import plan as plan_report
+from catalyst_dsl.report import plan_diff
 from catalyst_dsl.runtime.lifecycle import golden as golden_plans
+from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, walk, with_hash
 
+#: Lines of the changes against the golden plan a comment shows (the summary line is always kept).
+MD_CHANGE_LINES = 80
 #: Each page of comments read while looking for the one to update.
 PER_PAGE = 100
 #: Comments are read up to this many pages (10,000 comments) before a new one is posted.
@@ -41,6 +51,35 @@ class CommentError(Exception):
 class Report:
     playbook: str  # the playbook's file, relative to the project root
     body: str
+    golden: str = ""  # the golden plan's file, relative to the project root
+    stale: bool = True  # the plan today is not the golden plan (or cannot be made)
+    labels: tuple[str, ...] = ()  # what the plan does (LABELS), none when it could not be made
+
+
+#: What a plan may do, in the order the labels are shown; `nothing` when it does none.
+LABELS = ("writes", "network", "approvals", "nothing")
+#: The write places every program's confinement names, which are not the project's files.
+_SCRATCH = frozenset({"temp://", "$TMPDIR"})
+
+
+def plan_labels(plan: dict) -> tuple[str, ...]:
+    """What the plan does, for a reviewer at a glance and for a workflow's labels: it writes
+    the project's files (a file change, a refused write, a program allowed to write), it
+    reaches the network (an action that talks to a remote service), it waits for approvals."""
+    from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
+    from catalyst_dsl.actions.catalog import Effect
+
+    remote = {spec.name for spec in BUILTIN_ACTIONS if spec.effect is Effect.NETWORK}
+    found = set()
+    for step, _depth in walk(plan.get("steps") or ()):
+        confined = (step.get("confinement") or {}).get("mayWrite") or ()
+        if step.get("effects") or step.get("writes") or any(place not in _SCRATCH for place in confined):
+            found.add("writes")
+        if step.get("action") in remote or step.get("request"):
+            found.add("network")
+        if step.get("change") == "would-pause":
+            found.add("approvals")
+    return tuple(label for label in LABELS if label in found) or ("nothing",)
 
 
 def marker(playbook_file: str) -> str:
@@ -58,11 +97,13 @@ def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: lis
     found = []
     for golden_path in sorted(golden_dir.glob(f"*{_SUFFIX}")):
         try:
-            golden = json.loads(golden_path.read_text(encoding="utf-8"))
+            golden_text = golden_path.read_text(encoding="utf-8")
+            golden = json.loads(golden_text)
             playbook_file = golden["playbook"]["file"]
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not a golden plan: the golden test reports it
-        if not isinstance(playbook_file, str) or not ({playbook_file, _relative(root, str(golden_path))} & touched):
+        golden_shown = _relative(root, str(golden_path))
+        if not isinstance(playbook_file, str) or not ({playbook_file, golden_shown} & touched):
             continue
         if not any(base in (root / playbook_file).resolve().parents for base in bases):
             found.append(
@@ -72,23 +113,65 @@ def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: lis
                         playbook_file,
                         f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})",
                     ),
+                    golden_shown,
                 )
             )
             continue
-        found.append(Report(playbook_file, _body(root, golden, playbook_file)))
+        found.append(_report(root, golden, golden_text, playbook_file, golden_shown))
     return found
 
 
 _SUFFIX = ".plan.json"
 
 
-def _body(root: Path, golden: dict, playbook_file: str) -> str:
+def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, golden_shown: str) -> Report:
     try:
-        return plan_report.render_markdown(golden_plans.replan(root, golden))
+        plan = with_hash(golden_plans.replan(root, golden))
     except golden_plans.ReplanError as problem:
-        return _not_planned(
-            playbook_file, f"The playbook could not be planned with the inputs of its golden plan:\n{problem}"
-        )
+        why = f"The playbook could not be planned with the inputs of its golden plan:\n{problem}"
+        return Report(playbook_file, _not_planned(playbook_file, why), golden_shown)
+    # Compared as the golden test compares: the same bytes, whatever the checkout's line endings.
+    stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
+    labels = plan_labels(plan)
+    sections = comment_sections(plan, labels, _against_golden(golden_text, plan, golden_shown, stale))
+    return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
+
+
+def comment_sections(plan: dict, labels: tuple[str, ...], against_golden: str) -> list[str]:
+    """The sections of a comment, in order, each Markdown ending with a newline: what the plan
+    does, what changed against the golden plan, the plan itself. A new section (a graph of
+    the steps, say) is one more item here."""
+    return [
+        "Labels: " + " · ".join(f"**{label}**" for label in labels) + "\n",
+        against_golden,
+        plan_report.render_markdown(plan, marker=False),
+    ]
+
+
+def assemble(playbook_file: str, sections: list[str]) -> str:
+    """The comment's body: the marker its next update finds it by, then the sections."""
+    return marker(playbook_file) + "\n" + "\n".join(sections)
+
+
+def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool) -> str:
+    """What changed since the golden plan was approved, as a `diff` block (its lines start
+    with `+`, `~` or `-`, which GitHub colours), or that nothing did."""
+    name = plan_report.md_code(golden_shown)
+    if not stale:
+        return f"The plan matches its golden plan {name}.\n"
+    lines = plan_diff.explain(golden_text, plan, golden_shown).splitlines()
+    if len(lines) > MD_CHANGE_LINES:
+        cut = len(lines) - MD_CHANGE_LINES
+        lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 1} more lines: run pytest to see them all", lines[-1]]
+    text = "\n".join(lines)
+    ticks = plan_report.fence(text)
+    regenerate = plan_report.md_code(f"catalyst run NAME --what-if --what-if-report {golden_shown}")
+    return (
+        f"## Changes against the golden plan {name}\n\n"
+        f"The golden plan is out of date: regenerate it with `pytest --update-golden` (or {regenerate}), "
+        "review it and commit it.\n\n"
+        f"{ticks}diff\n{text}\n{ticks}\n"
+    )
 
 
 def _not_planned(playbook_file: str, why: str) -> str:
@@ -222,6 +305,26 @@ def pull_request_number(event_path: str | None) -> int | None:
         return None
     number = (event.get("pull_request") or {}).get("number") if isinstance(event, dict) else None
     return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def to_workflow(reports: list[Report], environ: Mapping[str, str]) -> None:
+    """Under GitHub Actions: append the reports to the job's summary (the file named by
+    GITHUB_STEP_SUMMARY), and set the step's outputs (the file named by GITHUB_OUTPUT):
+    `labels`, what the plans do together (`writes,approvals`; LABELS), and `stale`, how
+    many golden plans are out of date. Neither holds text from a playbook or a plan's file
+    name beyond the comments themselves, so no value can forge another output."""
+    summary = environ.get("GITHUB_STEP_SUMMARY")
+    if summary and reports:
+        with open(summary, "a", encoding="utf-8", newline="\n") as handle:
+            handle.write("\n".join(r.body for r in reports) + "\n")
+    outputs = environ.get("GITHUB_OUTPUT")
+    if outputs:
+        found = {label for r in reports for label in r.labels}
+        if len(found) > 1:
+            found.discard("nothing")  # nothing is said only of plans that do nothing at all
+        labels = ",".join(label for label in LABELS if label in found)
+        with open(outputs, "a", encoding="utf-8", newline="\n") as handle:
+            handle.write(f"labels={labels}\nstale={sum(1 for r in reports if r.stale)}\n")
 
 
 def environment() -> dict[str, str | None]:

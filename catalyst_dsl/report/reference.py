@@ -83,6 +83,9 @@ STEP_KEYS = {
     "`{{ bindings.x }}` (docs/running.md).",
     "approved": "`true` on an AI step: the playbook's author pre-approved its effects, so it does not pause for "
     "them in manual mode; recorded as an approval `via: playbook` and shown by `--what-if`.",
+    "cache": "`true` (a day) or a duration: a later run reuses the step's result for the same action, values and AI "
+    "adapter instead of running it again; AI steps without tools that change things, `http-get` and `github-repo` "
+    "only (C831; docs/running.md, \"Reusing results\").",
 }
 
 
@@ -106,6 +109,19 @@ def golden_examples(golden_dirs: list[Path]) -> dict[str, tuple[str, str]]:
                 case = path.name[: -len(".expected")]
                 found[code] = (f"{path.parent.name}/{case}", block)
     return found
+
+
+def code_heading(code: str) -> str:
+    """A code's heading in docs/diagnostics.md, which links into the page are made from."""
+    entry = CODES[code]
+    return f"{code} `{entry.name}` ({entry.severity.value})"
+
+
+def code_anchor(code: str) -> str:
+    """The fragment that links to a code's heading, as GitHub (and most Markdown viewers)
+    make it: lower case, punctuation but `-` and `_` dropped, spaces made `-`."""
+    text = re.sub(r"[^\w\- ]", "", code_heading(code).lower())
+    return text.replace(" ", "-")
 
 
 def diagnostics_page(golden_dirs: list[Path]) -> str:
@@ -134,7 +150,7 @@ def diagnostics_page(golden_dirs: list[Path]) -> str:
         if prefix != group:
             group = prefix
             lines += ["", f"## {prefix}{'x' * (4 - len(prefix))}: {_GROUP_TITLES.get(group, 'Other')}"]
-        lines += ["", f"### {code} `{entry.name}` ({entry.severity.value})", "", entry.summary, ""]
+        lines += ["", f"### {code_heading(code)}", "", entry.summary, ""]
         example = examples.get(code)
         if entry.retired:
             lines.append("No longer reported; the code keeps its meaning and is never reused.")

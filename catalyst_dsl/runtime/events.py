@@ -71,6 +71,9 @@ class Events:
         self.playbook: str | None = None
         #: Entries of the log-* actions, for the `logs()` expression function.
         self.entries: list[dict] = []
+        #: listener(event, status, step, message, fields) for each event a run emits, whatever
+        #: is printed, the message masked (runtime/telemetry.py makes traces and metrics of them).
+        self.listeners: list[Callable[[str, str | None, str | None, str, dict], None]] = []
         self._lock = threading.Lock()
         #: No output at all (`catalyst run ... >&-` leaves Python no standard output): the
         #: run goes on to its end, its state saved as always, and tells nobody.
@@ -84,6 +87,8 @@ class Events:
         if self.silent:
             return
         message = self.mask(message)
+        for listener in self.listeners:
+            listener(event, status, step, message, extra)
         with self._lock:
             if self._closed:
                 return

@@ -6,6 +6,7 @@ It serves the endpoints the actions use, with GitHub's shapes and status codes:
 - `GET|POST /repos/O/R/issues` (issues and pull requests share numbers, as on GitHub)
 - `GET|POST /repos/O/R/issues/N/comments` (paged: `per_page`, `page`, a `Link` header)
 - `PATCH /repos/O/R/issues/comments/ID` (a comment's new body)
+- `GET /repos/O/R/branches/B` (`protected`: B is in `protected[repo]`)
 - `GET|POST /repos/O/R/pulls` (`head`, `base`, `state` filters)
 
 Requests need `Authorization: Bearer TOKEN` (or `token TOKEN`): a wrong token is a 401,
@@ -91,6 +92,8 @@ class FakeGitHub(ThreadingHTTPServer):
             "acme/vault": {"private": True, "default_branch": "trunk", "description": None, "topics": []},
         }
         self.branches = {"acme/widgets": {"main", "feature", "other"}, "acme/vault": {"trunk"}}
+        #: The branches GitHub's branch protection covers (`GET .../branches/B` says `protected`).
+        self.protected: dict[str, set[str]] = {name: set() for name in self.repos}
         #: repo -> issues and pull requests, in creation order
         self.items: dict[str, list[dict]] = {name: [] for name in self.repos}
         #: (repo, number) -> comments
@@ -184,6 +187,10 @@ class FakeGitHub(ThreadingHTTPServer):
             return self._issues(repo, method, query, payload)
         if rest == ["pulls"]:
             return self._pulls(repo, method, query, payload)
+        if len(rest) == 2 and rest[0] == "branches" and method == "GET":
+            if rest[1] not in self.branches.get(repo, ()):
+                return 404, {"message": "Branch not found"}, {}
+            return 200, {"name": rest[1], "protected": rest[1] in self.protected[repo]}, {}
         if len(rest) == 3 and rest[:2] == ["issues", "comments"] and rest[2].isdigit() and method == "PATCH":
             return self._edit_comment(repo, int(rest[2]), payload)
         if len(rest) == 3 and rest[0] == "issues" and rest[1].isdigit() and rest[2] == "comments":

@@ -29,10 +29,22 @@ def plugin_wheel():
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A throwaway project (catalyst.toml, playbooks/) as the current directory, with no
-    catalyst settings leaking in from the environment."""
-    for key in [k for k in os.environ if k.startswith("CATALYST_")]:
+    catalyst settings leaking in from the environment, nor an AI adapter the machine
+    offers (runtime/adapters/detection.py): its AI steps get the mock unless a test says otherwise."""
+    for key in [k for k in os.environ if k.startswith(("CATALYST_", "OPENAI_", "OTEL_"))]:
         monkeypatch.delenv(key)
+    monkeypatch.setenv("PATH", without_ai_programs(os.environ.get("PATH", os.defpath)))
     return run_helpers.RunProject(tmp_path / "project", monkeypatch)
+
+
+def without_ai_programs(path: str) -> str:
+    """PATH without the directories that hold a program the AI adapter detection looks for."""
+    from catalyst_dsl.runtime.adapters.detection import PROGRAMS
+
+    def offers(entry: str) -> bool:
+        return any(os.access(os.path.join(entry, program), os.X_OK) for program, _ in PROGRAMS)
+
+    return os.pathsep.join(entry for entry in path.split(os.pathsep) if entry and not offers(entry))
 
 
 @pytest.fixture(scope="session")

@@ -77,3 +77,61 @@ def test_a_pyproject_without_settings_still_marks_the_root(tmp_path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (tmp_path / "sub").mkdir()
     assert find_root(tmp_path / "sub", tmp_path / "sub") == (tmp_path.resolve(), None)
+
+
+GREET = """\
+name: greet
+description: d
+owner: Engineer
+inputs:
+  - name: who
+    type: string
+    required: true
+steps:
+  - display: "hello {{ inputs.who }}"
+"""
+
+
+def test_a_check_of_one_file_finds_the_calls_into_it_that_it_breaks(tmp_path: Path) -> None:
+    """`catalyst check` of a changed playbook (a pre-commit hook's) reports the callers that
+    still pass an input it no longer has; a run's pre-flight, which checks one playbook for
+    itself, does not."""
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "greet.yaml").write_text(GREET)
+    caller = 'playbook: greet\n    inputs:\n      person: world\n  - display: "bye"'
+    (root / "playbooks" / "welcome.yaml").write_text(PLAYBOOK.format(name="welcome", step=caller))
+    project = load_project(root, DiagnosticSink())
+    changed = [str(root / "playbooks" / "greet.yaml")]
+    found = check_project(project, changed, callers=True).diagnostics
+    assert [(d.code, Path(d.span.file).name, d.span.line) for d in found] == [
+        ("C805", "welcome.yaml", 5),
+        ("C806", "welcome.yaml", 7),
+    ]
+    assert check_project(project, changed).diagnostics == []
+    # Checked together, the caller's findings come once, from its own check.
+    both = [*changed, str(root / "playbooks" / "welcome.yaml")]
+    assert [d.code for d in check_project(project, both, callers=True).diagnostics] == ["C805", "C806"]
+
+
+def test_a_callers_comments_silence_its_call_findings(tmp_path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from catalyst_dsl.cli.main import cli
+
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "greet.yaml").write_text(GREET)
+    caller = (
+        "playbook: greet # catalyst: ignore[C805]\n    inputs:\n      person: world # catalyst: ignore[C806]\n"
+        "  - display: bye # catalyst: ignore[C404]"
+    )
+    (root / "playbooks" / "welcome.yaml").write_text(PLAYBOOK.format(name="welcome", step=caller))
+    monkeypatch.chdir(root)
+    done = CliRunner().invoke(cli, ["check", "--no-cache", "playbooks/greet.yaml"], catch_exceptions=False)
+    # The unused C404 suppression is the caller's own, reported when welcome.yaml is checked.
+    assert done.exit_code == 0 and done.output == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
+    done = CliRunner().invoke(cli, ["check", "--no-cache", "playbooks/welcome.yaml"], catch_exceptions=False)
+    assert "warning[C040]" in done.output

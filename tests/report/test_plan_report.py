@@ -21,7 +21,6 @@ import pytest
 from catalyst_dsl.report import plan as plan_report
 from catalyst_dsl.report.plan import (
     markdown_view,
-    plan_diff,
     render_markdown,
     render_text,
     summary_line,
@@ -59,9 +58,10 @@ def step(path: str, name: str, action: str, change: str, **fields: Any) -> dict[
 
 
 def plan(name: str, steps: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    plan_data.address_steps(steps)
     body = {
         "format": "catalyst-plan",
-        "version": 1,
+        "version": plan_data.VERSION,
         "playbook": {"name": name, "file": f"playbooks/{name}.yaml"},
         "inputs": {},
         "permissions": {"allowedWritePaths": None},
@@ -274,43 +274,6 @@ def test_count_changes_counts_nested_entries_and_names_every_change_type() -> No
 
 
 # -- diffs of two plans ----------------------------------------------------------------------------------------
-
-
-def test_plan_diff_of_equal_plans_is_empty() -> None:
-    text = canonical_json(with_hash(small_plan()))
-    assert plan_diff(text, text, "golden/write-spec.plan.json") == ""
-
-
-def test_plan_diff_names_the_step_of_each_change() -> None:
-    before = with_hash(small_plan())
-    after = small_plan()
-    after["steps"][4]["steps"][0]["reason"] = "depends on `draft`"
-    after = with_hash(after)
-    diff = plan_diff(canonical_json(before), canonical_json(after), "golden/write-spec.plan.json")
-    lines = diff.splitlines()
-    assert lines[:2] == ["--- golden/write-spec.plan.json (expected)", "+++ golden/write-spec.plan.json (actual)"]
-    headers = [line for line in lines if line.startswith("@@")]
-    assert len(headers) == 2
-    assert headers[0].endswith("@@ planHash")
-    assert headers[1].endswith("@@ steps/4/then/0 add to index")
-    assert '-          "reason": "depends on the result of `draft`, which is unknown",' in lines
-    assert '+          "reason": "depends on `draft`",' in lines
-
-
-def test_plan_diff_of_an_inserted_step_names_it() -> None:
-    before = small_plan()
-    after = small_plan()
-    after["steps"].insert(1, step("steps/1", "greet", "display", "no-op"))
-    diff = plan_diff(canonical_json(before), canonical_json(after), "x.plan.json")
-    assert any(line.startswith("@@") and line.endswith("steps/1 greet") for line in diff.splitlines())
-
-
-def test_plan_diff_marks_a_missing_final_newline() -> None:
-    diff = plan_diff('{\n  "a": 1\n}\n', '{\n  "a": 2\n}', "x.plan.json")
-    assert diff.endswith("+}\n\\ No newline at end of file\n")
-
-
-# -- text -----------------------------------------------------------------------------------------------------
 
 
 def test_render_text_of_the_small_plan(update_golden: bool) -> None:
@@ -575,7 +538,7 @@ def test_plugin_passes_a_golden_plan_that_still_holds(golden_project) -> None:
     assert golden["inputs"] == {"who": "world"} and golden["playbook"]["file"] == "playbooks/hello.yaml"
 
 
-def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
+def test_plugin_fails_with_the_changed_steps_when_the_plan_changed(golden_project) -> None:
     pytester, state = golden_project
     state["plan"] = hello_plan("hello there")
     result = pytester.runpytest(*PLUGIN)
@@ -583,15 +546,56 @@ def test_plugin_fails_with_a_diff_when_the_plan_changed(golden_project) -> None:
     result.stdout.fnmatch_lines(
         [
             "golden/hello.plan.json: the what-if plan of playbooks/hello.yaml has changed",
-            "--- golden/hello.plan.json (expected)",
-            "+++ golden/hello.plan.json (actual)",
-            "@@ * @@ steps/0 greet",
-            '-        "message": "hello world"',
-            '+        "message": "hello there"',
+            "",
+            "~ greet (display) changed:",
+            '    config.message: "hello world" -> "hello there"',
+            "",
+            "Plan: 0 to add, 1 to change, 0 to remove.",
+            "",
             "run pytest --update-golden to accept*",
         ]
     )
     assert "Traceback" not in result.stdout.str() and "def runtest" not in result.stdout.str()
+
+
+def test_plugin_shows_an_inserted_step_as_one_added_step(golden_project) -> None:
+    pytester, state = golden_project
+    greet = step("steps/1", "greet", "display", "no-op", config={"message": "hello world"})
+    state["plan"] = plan(
+        "hello",
+        [step("steps/0", "intro", "display", "no-op", config={"message": "first"}), greet],
+        inputs={"who": "world"},
+    )
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "+ intro (display) will be added at steps/0: no-op",
+            "  (1 step only moved: same address, new position)",
+            "",
+            "Plan: 1 to add, 0 to change, 0 to remove.",
+        ]
+    )
+    assert "greet (display) changed" not in result.stdout.str()
+
+
+def test_plugin_asks_to_regenerate_a_golden_plan_of_an_older_format(golden_project) -> None:
+    pytester, state = golden_project
+    old = {**with_hash(hello_plan()), "version": 1}
+    for entry in old["steps"]:
+        del entry["address"]
+    (pytester.path / "golden" / "hello.plan.json").write_text(canonical_json(old), encoding="utf-8")
+    result = pytester.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "golden/hello.plan.json is in plan format 1, and this catalyst makes plans in format 2 *; "
+            "regenerate it with pytest --update-golden *"
+        ]
+    )
+    assert state["calls"] == []  # not planned, nor compared: a diff against another format would mislead
+    pytester.runpytest(*PLUGIN, "--update-golden").assert_outcomes(passed=1)
+    pytester.runpytest(*PLUGIN).assert_outcomes(passed=1)
 
 
 def test_plugin_names_a_file_the_plan_reads_that_is_not_as_committed(golden_project) -> None:

@@ -90,7 +90,10 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
             "posted the what-if comment of playbooks/hello.yaml: https://github.com/acme/widgets/issues/1#issuecomment-"
         )
         [posted] = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
-        assert posted["body"].startswith("<!-- catalyst-plan playbooks/hello.yaml -->\n## What-if plan for `hello`")
+        assert posted["body"].startswith(
+            "<!-- catalyst-plan playbooks/hello.yaml -->\nLabels: **nothing**\n\n"
+            "The plan matches its golden plan `golden/hello.plan.json`.\n\n## What-if plan for `hello`"
+        )
         assert "`who` = `\"world\"`" in posted["body"]
         first_body = posted["body"]
 
@@ -98,11 +101,17 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         # changed gets its own.
         (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
         second = _comment(root, github, "playbooks/hello.yaml", "playbooks/bye.yaml")
-        assert second.exit_code == 0, second.output
+        # Its golden plan is stale now: both comments are posted, then the command fails.
+        assert second.exit_code == 1, second.output
         assert [line.split(":")[0] for line in second.output.splitlines()] == [
             "posted the what-if comment of playbooks/bye.yaml",
             "updated the what-if comment of playbooks/hello.yaml",
+            "error",
         ]
+        assert second.output.splitlines()[-1] == (
+            "error: 1 golden plan out of date: golden/hello.plan.json; "
+            "regenerate with pytest --update-golden, review and commit"
+        )
         ours = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
         assert [c["id"] for c in ours][0] == posted["id"] and len(ours) == 2
         assert ours[0]["body"] != first_body  # the new plan (its hash changed with the step)
@@ -144,7 +153,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         # A playbook that can no longer be planned says so in its comment.
         (root / "playbooks" / "bye.yaml").write_text(BYE.replace("file-write", "file-wrte"))
         broken = _comment(root, github, "playbooks/bye.yaml")
-        assert broken.exit_code == 0, broken.output
+        assert broken.exit_code == 1, broken.output  # a golden plan that cannot be made again does not hold
         bye = next(
             c
             for c in github.comments[("acme/widgets", 1)]
@@ -156,7 +165,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         (root / "golden" / "escape.plan.json").write_text(
             json.dumps({"playbook": {"file": "../../../../etc/hostname"}, "inputs": {}})
         )
-        escaped = _comment(root, github, "golden/escape.plan.json")
+        escaped = _comment(root, github, "golden/escape.plan.json", "--no-fail-on-stale")
         assert escaped.exit_code == 0, escaped.output
         body = github.comments[("acme/widgets", 1)][-1]["body"]
         assert (
@@ -171,6 +180,89 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
             and "GitHub refused GET /repos/acme/widgets/issues/1/comments: 401 Bad credentials" in refused.output
         )
         assert "Traceback" not in refused.output
+
+
+def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_failed(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "playbooks" / "bye.yaml").write_text(
+        BYE.replace("steps:\n", 'steps:\n  - name: wave\n    display: "bye"\n').replace("content: bye", "content: ciao")
+    )
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
+    summary.write_text("# Earlier step\n")
+    env = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)}
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        failed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/bye.yaml"], env=env)
+        passed = CliRunner().invoke(
+            cli, ["what-if-comment", "--print", "--no-fail-on-stale", "playbooks/bye.yaml", "playbooks/hello.yaml"]
+        )
+    finally:
+        os.chdir(old)
+    assert failed.exit_code == 1 and "Traceback" not in failed.output
+    body = failed.output.split("error: ")[0]
+    assert body.startswith(
+        "<!-- catalyst-plan playbooks/bye.yaml -->\nLabels: **writes**\n\n"
+        "## Changes against the golden plan `golden/bye.plan.json`\n\n"
+        "The golden plan is out of date: regenerate it with `pytest --update-golden`"
+    )
+    assert (
+        "```diff\n+ wave (display) will be added at steps/0: no-op\n"
+        "~ file-write#1 (file-write) changed:\n"
+        '    config.content: "bye" -> "ciao"\n'
+    ) in body
+    assert "\nPlan: 1 to add, 1 to change, 0 to remove.\n```\n\n## What-if plan for `bye`" in body
+    # The job summary gets the same report, after what earlier steps wrote; the outputs are a workflow's.
+    assert summary.read_text() == "# Earlier step\n" + body + "\n"
+    assert outputs.read_text() == "labels=writes\nstale=1\n"
+    assert passed.exit_code == 0, passed.output
+    assert passed.output.endswith(
+        "note: 1 golden plan out of date: golden/bye.plan.json "
+        "(regenerate with pytest --update-golden, review and commit)\n"
+    )
+
+
+def test_a_golden_plan_of_an_older_format_is_named_not_compared(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    golden = root / "golden" / "hello.plan.json"
+    old_plan = json.loads(golden.read_text())
+    old_plan["version"] = 1
+    golden.write_text(json.dumps(old_plan))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/hello.yaml"])
+    finally:
+        os.chdir(old)
+    assert printed.exit_code == 1, printed.output
+    assert (
+        "```diff\ngolden/hello.plan.json is in plan format 1, and this catalyst makes plans in format 2"
+    ) in printed.output
+    assert "~ " not in printed.output.split("```diff")[1].split("```")[0]  # no step compared
+
+
+def test_labels_say_what_a_plan_does() -> None:
+    from catalyst_dsl.report.pr_comment import plan_labels
+
+    def plan(*steps: dict) -> dict:
+        return {"steps": list(steps)}
+
+    assert plan_labels(plan({"action": "display", "change": "no-op"})) == ("nothing",)
+    assert plan_labels(plan({"action": "checkpoint", "change": "would-pause"})) == ("approvals",)
+    assert plan_labels(
+        plan(
+            {"action": "http-request", "change": "unknown", "request": {"url": "https://example.com"}},
+            {
+                "action": "if",
+                "change": "no-op",
+                "steps": [{"action": "file-delete", "change": "delete", "effects": [{}]}],
+            },
+        )
+    ) == ("writes", "network")
+    confined = {"mayWrite": ["temp://", "$TMPDIR"], "neverWrites": [".git/"]}
+    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("nothing",)
+    confined["mayWrite"].append("build/")
+    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("writes",)
 
 
 def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
@@ -238,24 +330,37 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
 
     step = _comment_step()
     assert "${{" not in step["run"]  # inputs reach the script as environment variables only
-    inputs = {"golden-dir": "golden", "github-token": TOKEN}
+    # The action's defaults, as GitHub fills in the inputs a workflow leaves out.
+    defaults = {
+        name: spec.get("default", "")
+        for name, spec in yaml.safe_load((ROOT / "action.yml").read_text())["inputs"].items()
+    }
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
     with FakeGitHub() as github:
         github.add_issue("acme/widgets", "Change the greeting")
         (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
-        env = _env(
-            GITHUB_REPOSITORY="acme/widgets", GITHUB_API_URL=github.url, GITHUB_EVENT_PATH=str(tmp_path / "event.json")
-        )
-        for name, value in step["env"].items():
-            key = value.removeprefix("${{ ").removesuffix(" }}")
-            env[name] = (
-                inputs[key.removeprefix("inputs.")]
-                if key.startswith("inputs.")
-                else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[key]
-            )
         script = tmp_path / "step.sh"
         script.write_text(step["run"])
-        for _ in range(2):  # two pushes: one comment
-            done = subprocess.run(
+
+        def run_step(**inputs: str) -> subprocess.CompletedProcess:
+            env = _env(
+                GITHUB_REPOSITORY="acme/widgets",
+                GITHUB_API_URL=github.url,
+                GITHUB_EVENT_PATH=str(tmp_path / "event.json"),
+                GITHUB_STEP_SUMMARY=str(summary),
+                GITHUB_OUTPUT=str(outputs),
+            )
+            given = {**defaults, "github-token": TOKEN, **inputs}
+            for name, value in step["env"].items():
+                key = value.removeprefix("${{ ").removesuffix(" }}")
+                env[name] = (
+                    given[key.removeprefix("inputs.")]
+                    if key.startswith("inputs.")
+                    else {"github.base_ref": "main", "github.event.pull_request.head.repo.full_name": "acme/widgets"}[
+                        key
+                    ]
+                )
+            return subprocess.run(
                 ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
                 cwd=root,
                 env=env,
@@ -263,7 +368,17 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
                 text=True,
                 timeout=120,
             )
-            assert done.returncode == 0, done.stderr
+
+        # The greeting changed and its golden plan did not: commented, summarized, and failed by default.
+        done = run_step()
+        assert done.returncode == 1 and "error: 1 golden plan out of date: golden/hello.plan.json" in done.stderr
+        assert done.stdout.startswith("posted the what-if comment of playbooks/hello.yaml")
+        [posted] = github.comments[("acme/widgets", 1)]
+        assert '~ display#1 (display) changed:\n    config.message: "hi world" -> "hello world"\n' in posted["body"]
+        assert summary.read_text() == posted["body"] + "\n"
+        assert outputs.read_text() == "labels=nothing\nstale=1\n"
+        done = run_step(**{"fail-on-stale-golden": "false"})  # the next push, told not to fail: one comment
+        assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("updated the what-if comment of playbooks/hello.yaml")
         assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == [
             "<!-- catalyst-plan playbooks/hello.yaml -->"
@@ -271,14 +386,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
 
         # Without the base branch (a shallow checkout): a warning, and the job goes on.
         _git(root, "update-ref", "-d", "refs/remotes/origin/main")
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_step()
         assert done.returncode == 0 and done.stdout.startswith("::warning title=catalyst::no what-if comments")
 
 
@@ -318,13 +426,15 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
     old = os.getcwd()
     os.chdir(root)
     try:
-        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "playbooks/leak.yaml"])
+        # local.env is there now: the plan is not the golden one, and its changes are shown too.
+        printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "--no-fail-on-stale", "playbooks/leak.yaml"])
     finally:
         os.chdir(old)
     assert printed.exit_code == 0, printed.output
     assert printed.output.startswith("<!-- catalyst-plan playbooks/leak.yaml -->")
     assert secret_token not in printed.output and secret_text not in printed.output
     assert "a what-if never reads" in printed.output and "not tracked by git" in printed.output
+    assert "## Changes against the golden plan `golden/leak.plan.json`" in printed.output
 
 
 def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path) -> None:

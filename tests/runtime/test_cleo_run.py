@@ -329,6 +329,52 @@ error_handlers:
     assert run.exit_code == 2 and "✗ tell" in run.output and "ContractViolation" in run.output
 
 
+JOIN_TEXT = """version: "1.0"
+name: join
+nodes:
+  - id: triage
+    type: agentic
+    agent: triager
+  - id: fix
+    type: agentic
+    agent: fixer
+  - id: document
+    type: agentic
+    agent: writer
+  - id: report
+    type: agentic
+    agent: reporter
+edges:
+  - from: triage
+    to: fix
+    when: {field: kind, equals: bug}
+  - from: triage
+    to: document
+    when: {field: kind, notEquals: bug}
+  - from: fix
+    to: report
+    contract:
+      ensures: [patched]
+  - from: document
+    to: report
+error_handlers:
+  - on: contract_violation
+    action: abort
+"""
+
+
+def test_an_edge_ensures_into_a_node_with_several_ways_in_holds_only_after_that_edge(cleo):
+    book(cleo, "join", JOIN_TEXT)
+    answers(cleo, triager={"kind": "bug"}, fixer={"patched": True}, reporter={})
+    assert cleo.run("join", "--mode", "autonomous").exit_code == 0
+    answers(cleo, triager={"kind": "bug"}, fixer={"looked": True}, reporter={})
+    broken = cleo.run("join", "--mode", "autonomous")
+    assert broken.exit_code == 2 and "✗ report" in broken.output and "ContractViolation" in broken.output
+    # By the other way in, the fix's contract is not asked of the report.
+    answers(cleo, triager={"kind": "docs"}, writer={"written": True}, reporter={})
+    assert cleo.run("join", "--mode", "autonomous").exit_code == 0
+
+
 # -- caps and loop-backs ---------------------------------------------------------------------------------
 
 

@@ -1,4 +1,9 @@
-"""Library checks on calls: targets that exist, inputs that fit (C804-C808)."""
+"""Library checks on calls: targets that exist, inputs that fit (C804-C808).
+
+`check_callers` looks the other way, for `catalyst check` of some files (a pre-commit
+hook's, the changed ones): the calls into them from files not checked, whose inputs a
+change may no longer fit (an input renamed, made required, given another type).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,16 @@ from catalyst_dsl.checks.library_view import Edge, LibraryView
 def check_calls(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     for path in files:
         _check_file(library, path, sink)
+
+
+def check_callers(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
+    """The inputs of the calls into `files` from the library's other files. Only the calls
+    are checked there: the rest of a caller is the caller's own, reported when it is checked."""
+    checked = set(files)
+    for path in files:
+        for edge in library.callers(path):
+            if edge.caller not in checked and edge.site is not None and not edge.dynamic:
+                _check_inputs(library, edge, sink)
 
 
 def _check_file(library: LibraryView, path: str, sink: DiagnosticSink) -> None:

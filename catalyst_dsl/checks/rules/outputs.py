@@ -1,10 +1,11 @@
-"""Declared outputs that no `return` sets, and returned values nobody declared."""
+"""Declared outputs that no `return` sets, returned values nobody declared, and artifacts
+of code that no `test` step tests."""
 
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.control.return_ import playbook_returns
-from catalyst_dsl.diagnostics.ids import OUTPUT_NEVER_SET, UNDECLARED_RETURN
+from catalyst_dsl.diagnostics.ids import OUTPUT_NEVER_SET, UNDECLARED_RETURN, UNTESTED_CODE_ARTIFACTS
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -52,3 +53,42 @@ def check_outputs(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog 
             returned[key].span,
             help=suggest(key, declared) or f"declare it under `outputs:` ({key}: <type>) or drop it from the return",
         )
+
+
+#: What makes an artifact code or a test: its extension (source files of the common
+#: languages; documents, data and configuration are not code).
+CODE_EXTENSIONS = frozenset(
+    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .rb .php .cs .fs .swift .c .h .cc .cpp "
+    ".hpp .m .mm .ex .exs .erl .clj .dart .lua .sh .bash .zig".split()
+)
+
+
+def check_untested_code(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog | None = None) -> None:
+    """Artifacts that are code want their tests run before the run calls itself done: a
+    `test` step (which fails the run when tests fail or coverage falls short). A playbook
+    that calls others is left alone: the test may be theirs, and a file's own rules do not
+    see them."""
+    code = [value for value in playbook.artifacts if _is_code(value)]
+    if not code:
+        return
+    actions = {step.action for step in ir.all_steps(playbook)}
+    if "test" in actions or "playbook" in actions:
+        return
+    first = code[0]
+    shown = first.text if isinstance(first, ir.Tmpl) else str(getattr(first, "value", ""))
+    sink.report(
+        UNTESTED_CODE_ARTIFACTS,
+        f"the artifact '{shown}' is code, but no `test` step runs its tests before the run ends",
+        first.span,
+        help="add a `test` step after the steps that write it (`- test: pytest -q` with `writes: []`), "
+        "which fails the run when the tests fail",
+    )
+
+
+def _is_code(value: ir.Value) -> bool:
+    text = value.text if isinstance(value, ir.Tmpl) else getattr(value, "value", None)
+    if not isinstance(text, str):
+        return False
+    name = text.rstrip("/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in CODE_EXTENSIONS

@@ -141,10 +141,13 @@ class Lowerer(NodeLowering):
             if not out:
                 current = g.EXIT
             elif len(out) == 1 and out[0].guard is None:
+                items += self.entered_by(out[0])
                 current = out[0].target
             else:
                 join = self.ipdom[current]
-                branches = [(e, self.edge_check(e) + self.region(e.target, join, depth + 1)) for e in out]
+                branches = [
+                    (e, self.edge_check(e) + self.entered_by(e) + self.region(e.target, join, depth + 1)) for e in out
+                ]
                 held: set = set()
                 for _, branch in branches:
                     for _, nodes in branch:

@@ -51,8 +51,10 @@ SCHEMAS = {
 REQUIRES_CHECK = "{} (requires)"
 #: The name of the step that checks a guarded edge's `contract.requires` (Lowerer.edge_check).
 CONTRACT_CHECK = "{} → {} (contract)"
-#: How the names of those checking steps end: they are steps, not nodes.
-CHECK_SUFFIXES = tuple(name[name.rindex("}") + 1 :] for name in (REQUIRES_CHECK, CONTRACT_CHECK))
+#: The name of the step that records the edge the walk came in by (Lowerer.entered_by).
+EDGE_TAKEN = "{} (edge)"
+#: How the names of the steps the lowering adds end: they are steps, not nodes.
+CHECK_SUFFIXES = tuple(name[name.rindex("}") + 1 :] for name in (REQUIRES_CHECK, CONTRACT_CHECK, EDGE_TAKEN))
 #: What a broken contract says (`owner` is a node, 'build', or an edge, the edge 'a' → 'b';
 #: `field` requires or ensures), as cleo's users wrote it: `runs export --format cleo`
 #: reads the field and the key back from it (CONTRACT_SAID_PATTERN).

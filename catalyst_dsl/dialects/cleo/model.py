@@ -19,6 +19,9 @@ DEFAULT_CAP = 3
 #: path in the checkpoint's result). The checker, the lowering and the export read these.
 PROGRAM_OUTPUTS = (("_stdout", "stdout"), ("_exitCode", "exitCode"))
 LAST_APPROVAL = "__lastApproval"
+#: The edge the walk last took into a node with several ways in, one of which carries a
+#: `contract.ensures` ("source → target"): that contract is checked only after that edge.
+ENTERED_BY = "__enteredBy"
 LAST_APPROVAL_KEYS = (
     ("decision", "selected"),
     ("approver", "approval.by"),

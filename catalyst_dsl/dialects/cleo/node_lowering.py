@@ -29,12 +29,14 @@ from catalyst_dsl.dialects.cleo.lowering_tables import (
     REQUIRES_CHECK,
     CONTRACT_CHECK,
     CONTRACT_EXIT_SAID,
+    EDGE_TAKEN,
     CONTRACT_SAID,
     SCHEMAS,
     Item,
 )
 from catalyst_dsl.dialects.cleo.model import (
     DEFAULT_CAP,
+    ENTERED_BY,
     LAST_APPROVAL,
     LAST_APPROVAL_KEYS,
     PLACEHOLDER,
@@ -124,6 +126,28 @@ class NodeLowering:
             ensures=ensures,
             bindings=ir.MapV((ir.Entry(LAST_APPROVAL, last),)),
         )
+
+    def edge_label(self, edge: Edge) -> str:
+        return f"{self.book.nodes[edge.source].id} → {self.book.nodes[edge.target].id}"
+
+    def entered_by(self, edge: Edge) -> list[Item]:
+        """Crossing an edge into a node with several ways in, one of which has a
+        `contract.ensures`: the walk records which edge it came by (the context's
+        ENTERED_BY), so that the node's checks hold each edge's `ensures` only when it was
+        the one taken (contracts)."""
+        graph = self.book.graph
+        incoming = [self.book.edges[e] for e in graph.into[edge.target]]
+        if len(incoming) == 1 or not any(e.ensures for e in incoming):
+            return []
+        label = self.edge_label(edge)
+        step = ir.Step(
+            "log-debug",
+            ir.MapV((ir.Entry("message", ir.Lit(f"took the edge {label}")),)),
+            name=EDGE_TAKEN.format(label),
+            span=edge.span,
+            bindings=ir.MapV((ir.Entry(ENTERED_BY, ir.Lit(label)),)),
+        )
+        return [(step, set())]
 
     def edge_check(self, edge: Edge) -> list[Item]:
         """The `contract.requires` of a guarded edge into a node with other ways in: checked
@@ -262,19 +286,15 @@ class NodeLowering:
             if not (edge.requires or edge.ensures):
                 continue
             source = book.nodes[edge.source]
+            edge_said = f"the edge '{source.id}' → '{node.id}'"
             if len(incoming) == 1:
-                edge_said = f"the edge '{source.id}' → '{node.id}'"
                 before += [(has_key(k), _said(edge_said, "requires", k)) for k in edge.requires]
                 after += [(self.produced(node, k), _said(edge_said, "ensures", k)) for k in edge.ensures]
                 continue
-            # An edge's `requires` out of a branching node is its branch's first step (edge_check).
-            if edge.ensures:
-                self.refuse(
-                    f"the contract of the edge '{source.id}' → '{node.id}' cannot be checked on that edge alone:"
-                    f" '{node.id}' has other ways in",
-                    edge.span,
-                    help=f"write the keys as `requires.fields` or `ensures.outputFiles` of '{node.id}'",
-                )
+            # An edge's `requires` out of a branching node is its branch's first step (edge_check);
+            # its `ensures` hold after the node only when the walk came in by it (entered_by).
+            taken = f"bindings.{ENTERED_BY} !== {json.dumps(self.edge_label(edge), ensure_ascii=False)}"
+            after += [(f"{taken} || ({self.produced(node, k)})", _said(edge_said, "ensures", k)) for k in edge.ensures]
         outgoing = graph.out[node.index]
         if len(outgoing) == 1:
             edge = book.edges[outgoing[0]]

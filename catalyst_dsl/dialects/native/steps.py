@@ -199,6 +199,7 @@ class StepLowering(LoweringPart):
         if checkpoint_entry is not None:
             checkpoint, gate = self._checkpoint_flag(checkpoint_entry[1])
         approved = self._opt_bool(reserved["approved"][1], "'approved'") if "approved" in reserved else False
+        cache = self._cache(reserved["cache"][1]) if "cache" in reserved else None
         writes: tuple[ir.Value, ...] = ()
         if "writes" in reserved:
             wv = self.values.value(reserved["writes"][1], t.ArrayT(t.STRING), "'writes'")
@@ -235,6 +236,7 @@ class StepLowering(LoweringPart):
             requires=requires,
             ensures=ensures,
             bindings=bindings if isinstance(bindings, (ir.MapV, ir.Tmpl)) else None,
+            cache=cache,
         )
 
     def _checkpoint_flag(self, node: YNode) -> tuple[bool | str | None, ir.Gate | None]:
@@ -304,6 +306,26 @@ class StepLowering(LoweringPart):
             key.span,
             help=why,
         )
+
+    def _cache(self, node: YNode) -> float | None:
+        """`cache: true` (a day), `false`, or how long a result may be reused (a duration)."""
+        from catalyst_dsl.actions.caching import DEFAULT_SECONDS
+
+        value = node.value if isinstance(node, YScalar) else None
+        if value is True:
+            return DEFAULT_SECONDS
+        if value is False:
+            return None
+        seconds = parse_duration(value)
+        if seconds is None or seconds == 0:
+            self.sink.report(
+                WRONG_TYPE,
+                f"'cache' is neither true, false nor a duration: {getattr(node, 'text', kind_of(node))}",
+                head_span(node),
+                help="write `cache: true` (results are reused for a day), or how long: 30m, 12h",
+            )
+            return None
+        return seconds
 
     def _timeout(self, node: YNode) -> float | None:
         value = node.value if isinstance(node, YScalar) else None

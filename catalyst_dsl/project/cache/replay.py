@@ -34,8 +34,9 @@ from catalyst_dsl.syntax.source import SourceFile, Span
 if TYPE_CHECKING:  # the store (with its digests and json) is imported only by a check that keeps a cache
     from catalyst_dsl.project.cache.store import CheckCache
 
-#: Changes whenever the layout of a record does.
-FORMAT = 1
+#: Changes whenever the layout of a record, or what a check covers, does (2: the calls
+#: into the files checked from the library's other files).
+FORMAT = 2
 #: What a damaged or foreign record raises while it is read (codec.CacheEntryError is a ValueError).
 _BROKEN = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, UnicodeError)
 
@@ -61,9 +62,9 @@ def check(
     from catalyst_dsl.project.check import check_project  # the compiler: not loaded by a replay
 
     if cache is None:  # nothing to keep: no fact is noted (nor a file hashed)
-        return check_project(project, files, settings=settings, scanned=scanned)
+        return check_project(project, files, settings=settings, scanned=scanned, callers=True)
     with observed.recording() as facts:
-        result = check_project(project, files, settings=settings, scanned=scanned, cache=cache)
+        result = check_project(project, files, settings=settings, scanned=scanned, cache=cache, callers=True)
     remember(cache, project, files, scanned, settings, result, facts)
     return result
 

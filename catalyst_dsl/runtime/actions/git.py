@@ -401,16 +401,22 @@ def _state_file(ctx: ActionContext, path: str) -> bool:
     )
 
 
-def _refuse_protected(ctx: ActionContext, branch: str, verb: str) -> None:
-    protected = tuple(getattr(ctx.settings, "protected_branches", ()) or ())
-    for pattern in protected:
+def protecting_pattern(settings, branch: str) -> str | None:
+    """The `protected-branches` pattern that protects `branch`, or None."""
+    for pattern in tuple(getattr(settings, "protected_branches", ()) or ()):
         if fnmatch.fnmatchcase(branch, pattern):
-            raise StepError(
-                "ProtectedBranch",
-                f"'{branch}' is a protected branch; catalyst does not {verb} it directly",
-                guidance="switch to a working branch first (a git-branch step) and open a pull request; "
-                "protected branches are the `protected-branches` setting",
-            )
+            return pattern
+    return None
+
+
+def _refuse_protected(ctx: ActionContext, branch: str, verb: str) -> None:
+    if protecting_pattern(ctx.settings, branch) is not None:
+        raise StepError(
+            "ProtectedBranch",
+            f"'{branch}' is a protected branch; catalyst does not {verb} it directly",
+            guidance="switch to a working branch first (a git-branch step) and open a pull request; "
+            "protected branches are the `protected-branches` setting",
+        )
 
 
 def _require_identity(settings: dict[str, str]) -> None:

@@ -334,6 +334,31 @@ def _repository(ctx: ActionContext, config: dict, api: str) -> tuple[str, str]:
     return found
 
 
+def branch_protected(ctx: ActionContext, branch: str) -> str | None:
+    """`owner/name` when GitHub protects `branch` of the origin's repository, else None.
+
+    Asked only with a token (GitHub shows protection to those who may push) and an
+    `origin` on GitHub; a branch GitHub does not have (404: it will be created) is not
+    protected. A failure to ask is the StepError of its kind, for the caller to weigh.
+    """
+    if _token(ctx) is None:
+        return None
+    remote = _git(ctx, "remote", "get-url", "origin")
+    found = parse_repository(remote, _hosts(_api(ctx))) if remote else None
+    if found is None:
+        return None
+    owner, name = found
+    try:
+        data, _ = GitHub(ctx, write=False).call(
+            "GET", f"{_repo_path(owner, name)}/branches/{urllib.parse.quote(branch, safe='')}"
+        )
+    except StepError as error:
+        if error.code == "GitHubNotFound":
+            return None
+        raise
+    return f"{owner}/{name}" if isinstance(data, dict) and data.get("protected") is True else None
+
+
 def _repo_path(owner: str, name: str) -> str:
     return f"/repos/{urllib.parse.quote(owner, safe='')}/{urllib.parse.quote(name, safe='')}"
 

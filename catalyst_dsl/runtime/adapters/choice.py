@@ -49,15 +49,23 @@ class AdapterChoice:
         self._mock: MockAdapter | None = None
         self._known: tuple[tuple[str, ...], dict[str, Unusable]] | None = None
         self._noticed = False
-        #: Pre-flight found a step the mock will answer by default: `announce` says so.
+        #: Pre-flight found a step the mock (or the detected adapter) will answer by
+        #: default: `announce` says so.
         self._mock_by_default = False
+        self._detected_by_default = False
+        from catalyst_dsl.runtime.adapters.detection import detect, detected_settings
+
+        #: The adapter the environment offers when the settings name none (detection.py).
+        self.detected = detect(project.config, root=project.root)
+        #: The settings as the adapters read them: the project's, or what was detected.
+        self.settings = detected_settings(project.config, self.detected)
 
     def _settings(self) -> tuple[tuple[str, ...], dict[str, Unusable]]:
         """The precedence and the configured-but-unusable built-in adapters, looked up once."""
         if self._known is None:
             self._known = (
-                precedence(self.project.config),
-                unusable_adapters(self.project.config, self._secret, root=self.project.root),
+                precedence(self.settings),
+                unusable_adapters(self.settings, self._secret, root=self.project.root),
             )
         return self._known
 
@@ -68,19 +76,29 @@ class AdapterChoice:
         available: dict[str, Any] = {MOCK: lambda options: mock}
         if name != MOCK and (name or order):
             available.update(self.plugins.adapters())
-            available.update(
-                available_adapters(self.project.config, self._secret, runner=self._runner(), mask=self._mask)
-            )
+            available.update(available_adapters(self.settings, self._secret, runner=self._runner(), mask=self._mask))
         return available
 
     def adapter(self, name: str | None):
         """The adapter a step gets (its `provider`, or None); AdapterError when it cannot be used."""
         order, unusable = self._settings()
         adapter = select_adapter(name, order, self._available(name, order), unusable=unusable)
-        if name is None and not order and not self._noticed:
-            self._noticed = True
-            self._notice(MOCK_NOTICE)
+        if name is None and not self._noticed:
+            if not order:
+                self._noticed = True
+                self._notice(MOCK_NOTICE)
+            elif self.detected is not None:
+                self._noticed = True
+                self._notice(self.detected_notice())
         return adapter
+
+    def detected_notice(self) -> str:
+        """What the run says once when a step gets the adapter found in the environment."""
+        found = self.detected
+        return (
+            f"AI steps use {found.described()}, found in the environment ({found.because}): no AI adapter "
+            "is configured; set ai-adapters to choose one, or ai-detect = false for the deterministic mock"
+        )
 
     def preflight(self, playbook: ir.Playbook) -> None:
         """RunAbort (exit 1) when an AI step that every run of `playbook` reaches names, or would
@@ -93,7 +111,7 @@ class AdapterChoice:
         run, where an unusable adapter is the same error, never the mock."""
         order, unusable = self._settings()
         problems = []
-        implicit_mock = False
+        implicit_mock = implicit_detected = False
         for step in playbook.steps:
             if step.action not in AI_ACTIONS or step.condition is not None:
                 continue
@@ -107,7 +125,8 @@ class AdapterChoice:
                 problems.append((_named(step), error.message, error.guidance))
                 continue
             implicit_mock = implicit_mock or (name is None and not order)
-            if chosen == OPENAI and step.config.get("model") is None and not self.project.config.openai_model:
+            implicit_detected = implicit_detected or (name is None and self.detected is not None)
+            if chosen == OPENAI and step.config.get("model") is None and not self.settings.openai_model:
                 problems.append((_named(step), NO_MODEL.problem, NO_MODEL.fix))
             refused = unhonoured_identity(chosen, step)
             if refused:
@@ -128,12 +147,19 @@ class AdapterChoice:
                 details=tuple(f"{where}: {message}\n    fix: {fix}" for where, message, fix in problems[1:]),
             )
         self._mock_by_default = implicit_mock
+        self._detected_by_default = implicit_detected
 
     def announce(self) -> None:
-        """Say once, when the run has started, that the mock answers by default (if it will)."""
-        if self._mock_by_default and not self._noticed:
+        """Say once, when the run has started, that the mock (or the adapter found in the
+        environment) answers by default, if it will."""
+        if self._noticed:
+            return
+        if self._mock_by_default:
             self._noticed = True
             self._notice(MOCK_NOTICE)
+        elif self._detected_by_default:
+            self._noticed = True
+            self._notice(self.detected_notice())
 
 
 def unhonoured_identity(chosen: str, step: ir.Step) -> list[str]:

@@ -23,7 +23,7 @@ from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import explain, materialize, render
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway
-from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_written, to_text
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, as_written, to_text
 from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 
@@ -58,8 +58,22 @@ class Calls:
         if spec is not None:
             check_config(spec, config)
         context = self._context(run, env)
+        reuse = self._reusable(run, config, spec) if run.step.cache is not None else None
+        if reuse is not None:
+            found = reuse[0].get(reuse[1])
+            if found is not None:
+                result, saved = found
+                self.events.message(
+                    "info",
+                    f"{run.sid}: the result kept at {_when(saved)} stands in for running it again (cache:)",
+                    run.sid,
+                    depth=run.frame.depth,
+                )
+                return result
         try:
             result = implementation(context, config)
+            if reuse is not None:
+                reuse[0].put(reuse[1], result, run.step.cache)
             if action == "script":
                 script_action().apply_set(run.scope.assign, result)  # set('name', value) inside the script
             return result
@@ -72,6 +86,27 @@ class Calls:
             raise StepError(
                 "ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values"
             ) from None
+
+    def _reusable(self, run: StepRun, config: dict[str, Any], spec: ActionSpec | None):
+        """(the cache, the step's key) when a `cache:` step may reuse or keep a result,
+        else None (a what-if, a config holding a secret, tools that change things)."""
+        from catalyst_dsl.actions.caching import run_time_refusal
+        from catalyst_dsl.runtime.state.result_cache import adapter_identity, material
+
+        cache = self.hooks.result_cache()
+        if cache is None:
+            return None
+        why = run_time_refusal(run.step, config)
+        data = as_json_data(config)
+        if why is None and self.hooks.mask(data) != data:
+            why = "its config holds a secret, which catalyst never writes to a file"
+        if why is not None:
+            self.events.message("info", f"{run.sid}: not cached: {why}", run.sid, depth=run.frame.depth)
+            return None
+        adapter = (
+            adapter_identity(self.settings, data.get("provider")) if spec is not None and spec.group == "ai" else None
+        )
+        return cache, material(run.step.action, data, adapter)
 
     def _context(self, run: StepRun, env: RunEnv) -> ActionContext:
         """What the action's implementation may use: the gateway, its declared writes, the
@@ -162,6 +197,11 @@ class Calls:
             project = [w for w in written if not w.startswith(SCRATCH)]  # the run's own scratch space needs no approval
             if project:
                 return f"runs a program that may write {', '.join(project)}"
+        if step.action == "playbook" and self._inherits(step, frame, scope):
+            # A called playbook writing with the caller's permissions is a decision the
+            # caller's reviewers make (the child's own writes were checked by `check`).
+            called = self._value(step.config.get("name"), self.env(frame, scope))
+            return f"lets the playbook '{to_text(called)}' write with this playbook's permissions"
         tools = step.config.get("tools") if spec.group == "ai" else None
         if tools is not None:
             from catalyst_dsl.actions.builtin import writing_tools
@@ -170,6 +210,11 @@ class Calls:
             if granted:
                 return f"gives the AI tools that change things ({', '.join(granted)})"
         return None
+
+    def _inherits(self, step: ir.Step, frame: Frame, scope: Scope) -> bool:
+        """Whether a `playbook` step passes its permissions down (`inheritPermissions: true`)."""
+        inherit = step.config.get("inheritPermissions")
+        return inherit is not None and self._value(inherit, self.env(frame, scope)) is True
 
     def _spec(self, action: str) -> ActionSpec | None:
         try:
@@ -210,3 +255,7 @@ def script_action():
     from catalyst_dsl.runtime.actions import script
 
     return script
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))

@@ -60,6 +60,9 @@ class Hooks:
     #: itself: autonomous mode, approval rules, `approved: true` (not when approvals must be
     #: signed and a role is needed).
     autonomous_releases: Callable[[list[str]], bool] = lambda roles: True
+    #: result_cache() -> the ResultCache of `cache:` steps (runtime/state/result_cache.py), or
+    #: None where results are never reused (a what-if).
+    result_cache: Callable[[], Any] = lambda: None
 
 
 def _current_user() -> str:

@@ -69,6 +69,8 @@ class RunContext:
         self.library = Library(project, catalog=self.catalog)
         self.masker = Masker()
         self.gateway: EffectsGateway | None = None
+        #: What a what-if says beside its plan (on stderr, never in the plan itself).
+        self.plan_notes: list[str] = []
         self.events = Events(
             log_format=self.options.log_format,
             out=self.options.out,
@@ -142,17 +144,26 @@ class RunContext:
             )
 
     def secret(self, name: str) -> str | None:
-        """A secret input's value from the providers: the environment, then `secrets-file`."""
-        from catalyst_dsl.runtime.values.secrets import EnvSecretProvider, FileSecretProvider, SecretFileError
+        """A secret input's value from the providers: the environment, then the OS keychain
+        (when `secrets-keyring` is on), then `secrets-file`."""
+        from catalyst_dsl.runtime.values.secrets import (
+            EnvSecretProvider,
+            FileSecretProvider,
+            KeyringSecretProvider,
+            SecretFileError,
+        )
 
+        config = self.project.config
         value = EnvSecretProvider().lookup(name)
-        if value is None and self.project.config.secrets_file:
-            try:
-                value = FileSecretProvider(self.project.resolve(self.project.config.secrets_file)).lookup(name)
-            except SecretFileError as error:
-                raise RunAbort(
-                    EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix
-                ) from None
+        try:
+            if value is None and config.secrets_keyring:
+                value = KeyringSecretProvider().lookup(name)
+            if value is None and config.secrets_file:
+                value = FileSecretProvider(self.project.resolve(config.secrets_file)).lookup(name)
+        except SecretFileError as error:
+            raise RunAbort(
+                EXIT_INVALID, f"cannot read secrets from {error.path}: {error.problem}", help=error.fix
+            ) from None
         return value
 
     def provided_secret(self, name: str) -> str | None:

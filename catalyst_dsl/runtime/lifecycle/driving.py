@@ -40,6 +40,19 @@ class Driver:
         self.signatures = Signatures(context)
 
     def drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
+        """Run the playbook from where `state` stands; the exit code. Traces and metrics go
+        out when the environment asks for them (runtime/telemetry.py)."""
+        from catalyst_dsl.runtime import telemetry
+
+        context = self.context
+        ending = telemetry.start(context.events, lambda text: context.events.message("warning", text))
+        try:
+            return self._drive(state, file, playbook, values, resumed=resumed)
+        finally:
+            if ending is not None:
+                ending()
+
+    def _drive(self, state, file: str, playbook: ir.Playbook, values: dict[str, Any], *, resumed: bool) -> int:
         from catalyst_dsl._internal.collector import for_long_running
         from catalyst_dsl.runtime.engine.frames import granted_paths
         from catalyst_dsl.runtime.engine.signals import Cancelled, Paused
@@ -50,13 +63,15 @@ class Driver:
         keep_view(context, playbook)
         # The locks first: a run they refuse is not announced, having never begun.
         self._lock(state, lock_resources(context, playbook, values, file), resumed)
-        context.events.run_started(state.run_id, playbook.name, resumed)
-        context.ai.announce()
         scratch = context.state_dir / "tmp" / state.run_id
         # AI adapters that run a program go through the gateway too.
         grants = granted_paths(playbook, context.inputs_env(values))
         performer = context.options.performer or context.real_performer(state.run_id)
         gateway = context.gateway = context.new_gateway(playbook, grants, scratch, performer)
+        if not resumed:
+            self._protected_branches(state, playbook, values, gateway)
+        context.events.run_started(state.run_id, playbook.name, resumed)
+        context.ai.announce()
         if resumed:
             restored = context.store.bring_back(state, gateway)
             if restored:
@@ -123,6 +138,30 @@ class Driver:
             state.owner = current_owner()
             state.locks = list(resources)
             context.store.save(state)
+
+    def _protected_branches(self, state, playbook: ir.Playbook, values: dict[str, Any], gateway) -> None:
+        """A new run that would commit to a protected branch ends here, having changed
+        nothing: its locks given back, no run left behind (branch_protection.py)."""
+        from catalyst_dsl.runtime.lifecycle.branch_protection import preflight_context, refuse_protected_commits
+
+        context = self.context
+        if not any(step.action == "git-commit" for step in ir.all_steps(playbook)):
+            return
+        ctx = preflight_context(
+            state.run_id,
+            gateway,
+            context.project.config,
+            context.provided_secret,
+            lambda level, message, data: None,
+        )
+        try:
+            refuse_protected_commits(
+                playbook, context.inputs_env(values), ctx, lambda text: context.events.message("warning", text)
+            )
+        except RunAbort:
+            context.locks.release(state.run_id)
+            context.store.discard(state)
+            raise
 
     def _refuse(self, state, previous, message: str) -> None:
         """A run whose locks another run holds: a resumed one stays as it was, a new one is

@@ -14,8 +14,16 @@ from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 
+#: The resource every run locks under the `global-run-lock` setting: it conflicts with
+#: itself only (locks compare kinds other than paths by equality), so two runs of the
+#: project never overlap, whatever they write, while runs without it keep their per-path
+#: locks.
+GLOBAL_RUN_LOCK = "global:run"
+
+
 def lock_resources(context: RunContext, playbook: ir.Playbook, values: dict[str, Any], file: str) -> list[str]:
-    """What the run will write, as lock resources: `path:<glob>` and `branch:<name>`.
+    """What the run will write, as lock resources: `path:<glob>` and `branch:<name>`, and
+    GLOBAL_RUN_LOCK when the project allows one run at a time.
 
     Paths come from every write the catalog declares and every `writes:`, rendered with
     the inputs where they are enough, otherwise read as globs (`{{x}}` is `*`). A called
@@ -34,6 +42,8 @@ def lock_resources(context: RunContext, playbook: ir.Playbook, values: dict[str,
                 pending.append(child)
     # A path built from a secret locks the masked pattern: `***` is a glob, so the lock
     # covers more than the real path, never less, and the secret stays out of lock files.
+    if context.project.config.global_run_lock:
+        found.append(GLOBAL_RUN_LOCK)
     return sorted({context.masker.mask_text(resource) for resource in found})
 
 

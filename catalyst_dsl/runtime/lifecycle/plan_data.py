@@ -9,10 +9,12 @@ what-if printed as text would not need: hashlib only when a hash is asked for.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator, Mapping
+import re
+from typing import Any, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 FORMAT = "catalyst-plan"
-VERSION = 1
+#: 2: every step entry has an `address`, its identity across versions of the playbook.
+VERSION = 2
 
 #: Every change type, in the order docs/plan-format.md lists them.
 CHANGE_TYPES = ("create", "modify", "delete", "no-op", "read", "unknown", "skipped", "would-pause", "refused")
@@ -63,3 +65,78 @@ def predicted_failure(plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The first entry the plan predicts to end the run with a failure (marked `fails`),
     or None: a what-if that finds one exits as the failed run would."""
     return next((step for step, _depth in walk(plan.get("steps", ())) if step.get("fails")), None)
+
+
+# -- addresses --------------------------------------------------------------------------------------------------
+
+#: The name the engine gives a step without one: its action and its line (`file-write@38`).
+_UNNAMED = re.compile(r"^(.+)@(?:\d+|\?)$")
+
+
+def address_steps(steps: Sequence[MutableMapping[str, Any]]) -> None:
+    """Give every step entry its `address`: what the step is, where `path` says where it sits.
+
+    An address is a path of names: the step's name, under the names of the steps it runs
+    in and the part of them it is in (`release/then/notes`, `tasks/each/1/write`, `docs/call/draft`).
+    A step without a name is its action and its rank among the unnamed steps of that
+    action beside it (`file-write#1`), so a step added or removed elsewhere, or a named one
+    added beside it, leaves it as it was. A pause shown at a step (`…/checkpoint`,
+    `…/approve-effects`) is the step's address and that word. An insertion renumbers the
+    paths after it, never the addresses: a diff of two plans pairs entries by address.
+    """
+    taken: set[str] = set()
+    _address_level(steps, "", "", taken)
+
+
+def _address_level(steps: Sequence[MutableMapping[str, Any]], parent: str, parent_path: str, taken: set[str]) -> None:
+    own: dict[str, str] = {}  # a step's path -> its address, for the pauses shown at it
+    ranks: dict[tuple[str, str], int] = {}  # (part of the parent, action) -> unnamed steps of it so far
+    actions = {entry.get("path"): entry.get("action") for entry in steps}
+    for entry in steps:
+        path = str(entry.get("path") or "")
+        base, _, last = path.rpartition("/")
+        pause = last if base and not last.isdigit() else None
+        step_path = base if pause else path
+        address = own.get(step_path)
+        if address is None:
+            address = _step_address(entry, step_path, actions.get(step_path), parent, parent_path, ranks)
+            own[step_path] = address
+        if pause:
+            address = f"{address}/{pause}"
+        entry["address"] = _unique(address, taken)
+        nested = entry.get("steps")
+        if nested:
+            _address_level(nested, address, path, taken)
+
+
+def _step_address(
+    entry: Mapping[str, Any],
+    step_path: str,
+    action: Any,
+    parent: str,
+    parent_path: str,
+    ranks: dict[tuple[str, str], int],
+) -> str:
+    relative = (
+        step_path[len(parent_path) + 1 :] if parent_path and step_path.startswith(parent_path + "/") else step_path
+    )
+    part = relative.split("/")[:-1]  # the index among its siblings left out: it is a position
+    if part and part[-1] == "steps":  # a body of steps (`steps/0`, `call/steps/0`) is its owner's
+        part.pop()
+    name = str(entry.get("step") or entry.get("action") or "")
+    unnamed = _UNNAMED.match(name)
+    if unnamed and (action is None or unnamed.group(1) == action or entry.get("action") == unnamed.group(1)):
+        key = ("/".join(part), unnamed.group(1))
+        ranks[key] = ranks.get(key, 0) + 1
+        name = f"{unnamed.group(1)}#{ranks[key]}"
+    return "/".join(p for p in (parent, *part, name) if p)
+
+
+def _unique(address: str, taken: set[str]) -> str:
+    """`address`, or with `~N` when an entry has it already (a step shown twice)."""
+    candidate, n = address, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{address}~{n}"
+    taken.add(candidate)
+    return candidate

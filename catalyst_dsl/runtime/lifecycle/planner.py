@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.project.config import relative_to_root
-from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort, StepError
+from catalyst_dsl.runtime.errors import EXIT_FAILED, EXIT_INVALID, RunAbort, StepError
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.interpreting import simulate
 from catalyst_dsl.runtime.lifecycle.lock_resources import lock_resources, may_hold_locks
-from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, count_changes, with_hash
+from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, address_steps, count_changes, with_hash
 
 if TYPE_CHECKING:
     from catalyst_dsl.runtime.engine.frames import Hooks
@@ -59,6 +59,8 @@ class Planner:
             recorder.steps.append(_failed_entry(playbook, error))
         resources = lock_resources(context, playbook, values, file)
         conflicts = self._conflicts(resources)
+        self._refuse_protected_commits(playbook, values)
+        self._say_detected_adapter(playbook)
         plan = {
             "format": FORMAT,
             "version": VERSION,
@@ -73,6 +75,7 @@ class Planner:
             "steps": context.masker.mask(recorder.steps, own=True),  # the recorder's own lists
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
+        address_steps(plan["steps"])
         plan["summary"] = count_changes(plan["steps"])
         return with_hash(plan) if hashed else plan
 
@@ -104,6 +107,40 @@ class Planner:
                 context.add_secret(values.get(name))
         context.mark_secrets(values, secrets)
         return values
+
+    def _refuse_protected_commits(self, playbook: ir.Playbook, values: dict[str, Any]) -> None:
+        """RunAbort(2) when the run would be refused for a commit to a protected branch, as
+        the run's pre-flight would (branch_protection.py); by the protected-branches setting
+        only: a what-if asks no server."""
+        context = self.context
+        if not context.project.config.protected_branches:
+            return
+        from catalyst_dsl.runtime.lifecycle.branch_protection import REFUSAL_HELP, protected_commit
+        from catalyst_dsl.runtime.state.shared.repository import current_branch
+
+        start = current_branch(context.project.root)
+        refusal = protected_commit(playbook, context.inputs_env(values), start, context.project.config)
+        if refusal is not None:
+            raise RunAbort(EXIT_FAILED, f"the run would be refused: {refusal}; nothing was planned", help=REFUSAL_HELP)
+
+    def _say_detected_adapter(self, playbook: ir.Playbook) -> None:
+        """A note when the run's AI steps would get an adapter found in the environment
+        rather than the settings. It is said, not written into the plan: a committed plan
+        must read the same on every machine, whatever each one has installed."""
+        catalog = self.context.catalog
+        if not any(
+            (spec := catalog.get(s.action)) is not None and spec.group == "ai" and s.config.get("provider") is None
+            for s in ir.all_steps(playbook)
+        ):
+            return
+        from catalyst_dsl.runtime.adapters.detection import detect
+
+        detected = detect(self.context.project.config, root=self.context.project.root)
+        if detected is not None:
+            self.context.plan_notes.append(
+                f"a run's AI steps would use {detected.described()}, found in the environment "
+                f"({detected.because}); the what-if asks no AI"
+            )
 
     def _conflicts(self, resources: list[str]) -> list[dict[str, str]]:
         """The locks other runs hold on what the plan would write."""

@@ -10,11 +10,16 @@ from typing import Mapping
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.engine import paths
-from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, RunAbort
+from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT_STATE, EXIT_USAGE, RunAbort
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.run_hooks import terminal_asker
 from catalyst_dsl.runtime.state.snapshot import pause_released, shown_step
+
+
+#: The runs `catalyst resume` without an id may choose: waiting for someone, not failed
+#: (a failure is resumed by name, once its cause is fixed) and not running elsewhere.
+RESUMABLE_WITHOUT_ID = ("paused", "interrupted")
 
 
 class Resumer:
@@ -23,12 +28,15 @@ class Resumer:
     def __init__(self, context: RunContext) -> None:
         self.context = context
 
-    def resume(self, run_id: str, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
-        """Go on with a run. `trust_edited_state`: accept a snapshot that does not verify (an
-        edit, a copy put back, no seal), record that in its audit trail and seal it anew."""
+    def resume(self, run_id: str | None, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
+        """Go on with a run (None: the one run there is to go on with, `waiting_run`).
+        `trust_edited_state`: accept a snapshot that does not verify (an edit, a copy put
+        back, no seal), record that in its audit trail and seal it anew."""
         from catalyst_dsl.runtime.state.store import ensure_resumable
 
         context = self.context
+        if run_id is None:
+            run_id = self.waiting_run()
         context.warn_about_key()
         state = self._load(run_id, trust_edited_state)
         context.store.ensure_same_commit(state.run_id, "resume")
@@ -85,6 +93,29 @@ class Resumer:
             for change in trusted:
                 context.events.message("warning", f"trusted although it does not verify: {change}")
         return state
+
+    def waiting_run(self) -> str:
+        """The run `catalyst resume` without an id continues: the one paused or interrupted
+        run kept here (kai's argumentless resume). None, or several, is RunAbort listing
+        them: guessing between two runs could go on with the wrong feature's work."""
+        context = self.context
+        waiting = [s for s in context.store.list(include_history=False) if s.status in RESUMABLE_WITHOUT_ID]
+        if len(waiting) == 1:
+            chosen = waiting[0]
+            context.events.notice(f"resuming run {chosen.run_id} ({chosen.playbook}, {chosen.status})")
+            return chosen.run_id
+        if not waiting:
+            raise RunAbort(
+                EXIT_INVALID,
+                "no run is paused or interrupted here",
+                help="`catalyst runs list` shows every run; a failed one resumes with `catalyst resume RUN`",
+            )
+        raise RunAbort(
+            EXIT_USAGE,
+            f"{len(waiting)} runs are paused or interrupted; say which to resume",
+            help=f"catalyst resume {waiting[0].run_id}",
+            details=tuple(f"{s.run_id}  {s.playbook}  {s.status}" for s in waiting),
+        )
 
     def _values(self, state, given: Mapping[str, str]) -> dict:
         """The run's inputs, its secret ones given again (they are never saved)."""

@@ -30,6 +30,7 @@ class RunHooks:
         self.signatures = signatures
         self.state = state
         self.journaled = {r.path for r in state.steps}
+        self._results = None
 
     def hooks(self) -> Hooks:
         from catalyst_dsl.runtime.engine.frames import Hooks
@@ -51,7 +52,16 @@ class RunHooks:
             secret=context.provided_secret,
             terminal_approver=self.signatures.terminal_approver,
             autonomous_releases=self.signatures.autonomous_releases,
+            result_cache=self.result_cache,
         )
+
+    def result_cache(self):
+        """The results `cache:` steps may reuse, sealed with the run key (made when first asked)."""
+        if self._results is None:
+            from catalyst_dsl.runtime.state.result_cache import FOLDER, ResultCache
+
+            self._results = ResultCache(self.context.state_dir / FOLDER, self.context.store.run_key().secret)
+        return self._results
 
     def record_step(self, entry: dict, save: bool = True) -> None:
         from catalyst_dsl.runtime.state.store import StepRecord

@@ -25,7 +25,7 @@ class Session(RunContext):
 
         return Starter(self).start(file, given)
 
-    def resume(self, run_id: str, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
+    def resume(self, run_id: str | None, given: Mapping[str, str], *, trust_edited_state: bool = False) -> int:
         from catalyst_dsl.runtime.lifecycle.resuming import Resumer
 
         return Resumer(self).resume(run_id, given, trust_edited_state=trust_edited_state)

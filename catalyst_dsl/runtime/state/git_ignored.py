@@ -21,7 +21,7 @@ IGNORE_TEXT = b"# catalyst's run state: this machine's records of its runs, kept
 #: the journal's reserve, big results, a run key kept there, the lifecycle's views,
 #: scratch space and process records).
 _OWN_NAMES = frozenset(
-    {".gitignore", ".lock", "locks", "views", "history", "tmp", "results", "journal-reserve", "run-key"}
+    {".gitignore", ".lock", "locks", "views", "history", "tmp", "results", "step-cache", "journal-reserve", "run-key"}
 )
 _OWN_PREFIXES = ("run-", "snapshot-ledger", ".run-", ".snapshot-ledger", ".journal-reserve")
 

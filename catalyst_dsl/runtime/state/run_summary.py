@@ -49,9 +49,9 @@ _AUDITED = (
 )
 
 
-def audit_view(state, problems: list[str]) -> dict[str, Any]:
-    """Who ran what, approvals, failures, and the journal without results; what did not
-    verify under `unverified`."""
+def audit_view(state, problems: list[str], *, results: bool = False) -> dict[str, Any]:
+    """Who ran what, approvals, failures, and the journal (with each step's result when
+    `results`); what did not verify under `unverified`."""
     from catalyst_dsl.runtime.state.snapshot import VERSION
     from catalyst_dsl.runtime.state.snapshot_codec import converter
 
@@ -60,5 +60,7 @@ def audit_view(state, problems: list[str]) -> dict[str, Any]:
     for key in _AUDITED:
         audit[key] = data[key]
     audit["unverified"] = problems
-    audit["steps"] = [{k: v for k, v in entry.items() if k != "result"} for entry in data["steps"]]
+    audit["steps"] = [
+        entry if results else {k: v for k, v in entry.items() if k != "result"} for entry in data["steps"]
+    ]
     return audit

@@ -512,12 +512,12 @@ class StateStore(RunListing):
 
     # -- audit
 
-    def export(self, run_id: str) -> dict[str, Any]:
+    def export(self, run_id: str, *, results: bool = False) -> dict[str, Any]:
         """The audit view of a run (run_summary.audit_view): a run that does not verify is
         exported all the same (it is evidence), with what does not verify under `unverified`."""
         from catalyst_dsl.runtime.state.run_summary import audit_view
 
-        return audit_view(*self.inspect(run_id))
+        return audit_view(*self.inspect(run_id), results=results)
 
 
 #: How many saves racing one load it reads past (each one re-read): more in a row is not a race.

@@ -154,6 +154,61 @@ class FileSecretProvider:
         return values
 
 
+#: The service under which the OS keychain holds catalyst's secrets: `keyring set catalyst
+#: github-token` stores the secret `github-token`. It is fixed, not a setting: a
+#: repository may turn the keychain on, but cannot make a run read the user's other
+#: services' passwords.
+KEYRING_SERVICE = "catalyst"
+#: How errors name the keychain (in the place of a secrets file's path).
+KEYCHAIN = "the OS keychain"
+
+
+class KeyringSecretProvider:
+    """Secrets in the operating system's keychain (macOS Keychain, Windows Credential
+    Locker, the Secret Service of GNOME or KDE), through the `keyring` library: the key is
+    the entry's user name under the service `catalyst`.
+
+    A keychain that cannot be used (the library not installed, no backend on this
+    machine, a locked keychain the user would not unlock) is a SecretFileError with the
+    fix, never a silent "not found": a secret the user keeps there must not turn into a
+    missing input.
+    """
+
+    name = "keyring"
+
+    def __init__(self, service: str = KEYRING_SERVICE) -> None:
+        self.service = service
+        try:
+            import keyring
+            import keyring.errors
+        except ImportError:
+            raise SecretFileError(
+                KEYCHAIN,
+                "the keyring library is not installed (secrets-keyring is on)",
+                "install it with `python3 -m pip install 'catalyst-dsl[keyring]'`, or set secrets-keyring = false",
+            ) from None
+        self._keyring = keyring
+        self._errors = keyring.errors
+
+    def lookup(self, key: str) -> str | None:
+        try:
+            value = self._keyring.get_password(self.service, key)
+        except self._errors.NoKeyringError:
+            raise SecretFileError(
+                KEYCHAIN,
+                "this machine has none that the keyring library can use",
+                "install a keychain service (or the keyrings.alt package), or set secrets-keyring = false",
+            ) from None
+        except self._errors.KeyringError as error:
+            # The error's text comes from the backend and never holds the secret.
+            raise SecretFileError(
+                KEYCHAIN,
+                f"it refused ({type(error).__name__}: {error})",
+                "unlock the keychain, or give the secret with CATALYST_SECRET_<NAME>",
+            ) from None
+        return value or None
+
+
 def _is_plain_file_name(key: str) -> bool:
     return bool(key) and key not in (".", "..") and "/" not in key and "\\" not in key and "\0" not in key
 

@@ -558,5 +558,13 @@ edges:
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
     [check] = _branches(result.playbook.steps[1])[1].get("steps").steps
     assert check.name == "a → c (contract)" and check.requires.code == "ContractViolation"
-    ensured = text.replace(b"requires: [reason]", b"ensures: [reason]")
-    assert "C966" in {d.code for d in compile_bytes(ensured, "join.cantbook").diagnostics}
+    ensured = compile_bytes(text.replace(b"requires: [reason]", b"ensures: [reason]"), "join.cantbook")
+    assert [d for d in ensured.diagnostics if d.severity.value == "error"] == []
+    # The branch records the edge it takes; the join's ensures hold `reason` only after that edge.
+    [marker] = _branches(ensured.playbook.steps[1])[1].get("steps").steps
+    assert marker.name == "a → c (edge)" and marker.bindings.entries[0].key == "__enteredBy"
+    join = ensured.playbook.steps[2]
+    [held] = [
+        c.args.get("expression").text for c in join.ensures.checks if "__enteredBy" in c.args.get("expression").text
+    ]
+    assert 'bindings.__enteredBy !== "a → c"' in held and '"reason"' in held

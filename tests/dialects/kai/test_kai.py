@@ -382,7 +382,7 @@ def test_compile_prints_the_ir_of_a_kai_playbook() -> None:
 
 
 def test_init_scaffolds_and_keeps_what_exists(tmp_path: Path) -> None:
-    first = CliRunner().invoke(cli, ["kai", "init", str(tmp_path)])
+    first = CliRunner().invoke(cli, ["kai", "init", "--no-stock", str(tmp_path)])
     assert first.exit_code == 0, first.output
     base = tmp_path / ".playbooks"
     assert {p.relative_to(base).as_posix() for p in base.rglob("*")} == {
@@ -399,6 +399,22 @@ def test_init_scaffolds_and_keeps_what_exists(tmp_path: Path) -> None:
     second = CliRunner().invoke(cli, ["kai", "init", str(tmp_path)])
     assert "kept     .playbooks/_index.yaml" in second.output
     assert (base / "_index.yaml").read_text() == "mine\n"
+
+
+def test_init_offers_kais_stock_workflows_which_check_clean_and_are_indexed(tmp_path: Path, monkeypatch) -> None:
+    result = CliRunner().invoke(cli, ["kai", "init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / ".playbooks" / "playbooks"
+    for name, steps in (("auto-feature", 8), ("auto-validate", 2)):
+        assert f"created  .playbooks/playbooks/{name}.yaml" in result.output
+        compiled = compile_path(str(folder / f"{name}.yaml"))
+        assert compiled.playbook.dialect == "kai" and compiled.playbook.name == name
+        assert [d.severity.value for d in compiled.diagnostics if d.severity.value != "info"] == []
+        assert f'  - name: "{name}"\n    file: "playbooks/{name}.yaml"\n' in (folder.parent / "_index.yaml").read_text()
+        assert f"    steps: {steps}\n" in (folder.parent / "_index.yaml").read_text()
+    monkeypatch.chdir(tmp_path)
+    checked = CliRunner().invoke(cli, ["check", "--no-cache"])
+    assert checked.exit_code == 0 and "0 error(s), 0 warning(s)" in checked.output, checked.output
 
 
 def test_init_force_rewrites_the_index_from_the_playbooks(tmp_path: Path) -> None:

@@ -790,6 +790,30 @@ def test_cli_a_protected_branch_fails_the_run(project, tmp_path):
     before = head(project.root)
     result = project.run("direct")
     assert result.exit_code == 2, result.output
+    assert "would commit to 'main'" in result.output and "nothing was run" in result.output
+    assert head(project.root) == before and not (project.root / "a.txt").exists()
+
+
+def test_cli_a_protected_branch_known_only_at_run_time_fails_at_the_commit(project, tmp_path):
+    """Needs git-commit registered: the branch comes from a step, so only the commit can see it."""
+    git_project(project, tmp_path, 'protected-branches = ["main"]\n')
+    project.playbook(
+        "late",
+        """
+        name: late
+        description: commit to a branch a step chooses
+        owner: Engineer
+        steps:
+          - var: target
+            value: main
+          - git-branch: "{{target}}"
+          - file-write: {path: a.txt, content: a}
+          - git-commit: Straight in
+    """,
+    )
+    before = head(project.root)
+    result = project.run("late")
+    assert result.exit_code == 2, result.output
     assert "ProtectedBranch" in result.output
     assert head(project.root) == before
 

@@ -815,15 +815,35 @@ def test_child_without_inherit_permissions_cannot_write(project):
     assert not project.exists("shared/a.txt")
 
 
+def test_a_call_that_passes_its_permissions_down_waits_for_an_approval_first(project):
+    project.settings('roles = ["Engineer", "Architect"]\n')
+    project.playbook("writer", WRITER)
+    reviewed = "owner: Engineer\n        reviewers:\n          required: [Architect]"
+    project.playbook("caller", _caller("inheritPermissions: true").replace("owner: Engineer", reviewed, 1))
+    paused = project.run("caller", target="writer", path="shared/a.txt")
+    assert paused.exit_code == 4, paused.output
+    assert "approve before it lets the playbook 'writer' write with this playbook's permissions" in paused.output
+    assert not project.exists("shared/a.txt")
+    run_id = project.run_id()
+    recorded = project.cli("approve", run_id, "--as", "Engineer")  # not a required role: recorded only
+    assert recorded.exit_code == 4, recorded.output
+    assert project.cli("resume", run_id).exit_code == 4 and not project.exists("shared/a.txt")
+    assert project.cli("approve", run_id, "--as", "Architect", "--by", "ana").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 0
+    assert project.read("shared/a.txt") == "from the child"
+    [approval] = [a for a in project.snapshot(run_id)["approvals"] if a.get("released")]
+    assert approval["path"].endswith("/approve-effects") and approval["role"] == "Architect"
+
+
 def test_inherited_permissions_are_the_intersection(project):
     project.playbook("writer", WRITER)
     project.playbook("caller", _caller("inheritPermissions: true"))
-    ok = project.run("caller", target="writer", path="shared/a.txt")
+    ok = project.run("caller", "--mode", "autonomous", target="writer", path="shared/a.txt")
     assert ok.exit_code == 0, ok.output
     assert project.read("shared/a.txt") == "from the child"
     assert project.snapshot()["permissions"]["calls"]["writer"]["inheritPermissions"] is True
     for outside in ("child-only/b.txt", "parent-only/c.txt"):
-        refused = project.run("caller", target="writer", path=outside)
+        refused = project.run("caller", "--mode", "autonomous", target="writer", path=outside)
         assert refused.exit_code == 2, outside
         assert project.snapshot()["error"]["code"] == "PermissionDenied"
         assert not project.exists(outside)
@@ -2252,6 +2272,10 @@ def test_checkpoint_inside_a_child_playbook_pauses_the_run_and_resume_continues_
     )
     assert project.run("outer").exit_code == 4
     run_id = project.run_id()
+    # First the call itself: it passes the caller's permissions down.
+    assert project.snapshot()["pause"]["path"].endswith("/approve-effects")
+    assert project.cli("approve", run_id, "--as", "Engineer").exit_code == 0
+    assert project.cli("resume", run_id).exit_code == 4
     pause = project.snapshot()["pause"]
     assert pause["message"] == "Child review" and pause["roles"] == ["Architect"]
     assert project.cli("approve", run_id, "--as", "Architect").exit_code == 0

@@ -32,6 +32,7 @@ CHANGE_TYPES = {"create", "modify", "delete", "no-op", "read", "unknown", "skipp
 
 #: The keys of every step entry (docs/plan-format.md, "Step entries").
 ENTRY_KEYS = {
+    "address",
     "path",
     "step",
     "action",
@@ -641,8 +642,14 @@ def test_a_called_playbooks_steps_sit_inside_the_call(project):
     """,
     )
     plan = plan_of(project, "parent")
-    assert [s["path"] for s in plan["steps"]] == ["steps/0", "steps/1", "steps/2"]
-    call = plan["steps"][1]
+    assert [s["path"] for s in plan["steps"]] == ["steps/0", "steps/1/approve-effects", "steps/1", "steps/2"]
+    approval = plan["steps"][1]
+    assert approval["change"] == "would-pause"
+    assert (
+        approval["approval"]["message"]
+        == "approve before it lets the playbook 'child' write with this playbook's permissions"
+    )
+    call = plan["steps"][2]
     assert (call["action"], call["step"]) == ("playbook", "call")
     assert [s["path"] for s in call["steps"]] == ["steps/1/call/steps/0", "steps/1/call/steps/1"]
     write, log = call["steps"]
@@ -797,10 +804,9 @@ def test_a_changed_playbook_does_not_run_and_shows_the_difference(project, tmp_p
     project.playbook("writes", WRITES.replace("{{greeting}}", "goodbye"))
     result = project.run("writes", "--expect-plan", str(approved))
     assert result.exit_code == 1
-    assert "--- approved.plan.json (expected)" in result.stderr
-    assert "+++ approved.plan.json (actual)" in result.stderr
-    assert any(line.startswith("-") and "hello ada" in line for line in result.stderr.splitlines())
-    assert any(line.startswith("+") and "goodbye ada" in line for line in result.stderr.splitlines())
+    assert "~ file-write#1 (file-write) changed:\n" in result.stderr
+    assert '    config.content, line 1: "hello ada" -> "goodbye ada"\n' in result.stderr
+    assert "Plan: 0 to add, 1 to change, 0 to remove." in result.stderr
     assert "nothing was run" in result.stderr
     assert not project.exists("out/greeting.txt")
     assert project.snapshot_files() == []
@@ -810,7 +816,7 @@ def test_other_inputs_make_another_plan_and_nothing_runs(project, tmp_path):
     approved = approve(project, tmp_path, who="ada")
     result = project.run("writes", "--expect-plan", str(approved), who="bob")
     assert result.exit_code == 1
-    assert '+    "who": "bob"' in result.stderr
+    assert '~ inputs.who: "ada" -> "bob"\n' in result.stderr
     assert not project.exists("out/greeting.txt")
     assert project.snapshot_files() == []
 
@@ -838,6 +844,19 @@ def test_the_summary_counts_every_entry_nested_ones_too(project):
     assert any(step["steps"] for step in plan["steps"])
     for change in ("create", "modify", "delete", "no-op", "read", "unknown", "would-pause"):
         assert plan["summary"][change] > 0, change
+
+
+def test_an_approved_plan_that_is_no_plan_is_named(project, tmp_path):
+    approve(project, tmp_path)
+    stale = tmp_path / "old.plan.json"
+    stale.write_text(json.dumps({"format": "catalyst-plan", "version": 1}), encoding="utf-8")
+    other = tmp_path / "other.plan.json"
+    other.write_text("[1, 2]", encoding="utf-8")
+    result = project.run("writes", "--expect-plan", str(stale))
+    assert result.exit_code == 1 and "old.plan.json is in plan format 1" in result.stderr
+    result = project.run("writes", "--expect-plan", str(other))
+    assert result.exit_code == 1 and "other.plan.json is not a what-if plan" in result.stderr
+    assert not project.exists("out/greeting.txt")
 
 
 def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(project, tmp_path):

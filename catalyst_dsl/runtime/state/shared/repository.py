@@ -50,6 +50,12 @@ def current_commit(root: Path) -> str | None:
     return _git(root, "rev-parse", "--verify", "-q", "HEAD") or None
 
 
+def current_branch(root: Path) -> str | None:
+    """The branch checked out at `root` (it may have no commit yet); None when HEAD is
+    detached, or outside git."""
+    return _git(root, "symbolic-ref", "--quiet", "--short", "HEAD") or None
+
+
 def _git(root: Path, *args: str) -> str:
     try:
         done = subprocess.run(

@@ -93,6 +93,27 @@ def test_a_paused_run_is_cancelled(project, store):
     assert project.listed()[run_id]["status"] == "cancelled"
 
 
+def test_with_the_global_run_lock_a_paused_run_keeps_every_other_run_out(project, store):
+    project.settings("global-run-lock = true\n")
+    project.playbook("gate", GATE)
+    project.playbook("three", THREE)
+    assert project.run("gate").exit_code == 4
+    [holder] = project.listed()
+    refused = project.run("three")
+    assert refused.exit_code == 2, refused.output
+    assert f"another run holds global:run: run {holder}; nothing was run" in refused.output
+    assert list(project.listed()) == [holder]
+    assert project.cli("cancel", holder, "--reason", "done with it").exit_code == 0
+    assert project.run("three").exit_code == 0
+
+
+def test_without_it_runs_that_write_nothing_in_common_overlap(project, store):
+    project.playbook("gate", GATE)
+    project.playbook("three", THREE)
+    assert project.run("gate").exit_code == 4
+    assert project.run("three").exit_code == 0
+
+
 THREE = """
 name: three
 description: Three values.

@@ -1,0 +1,144 @@
+"""`catalyst check --fix` and its kin, from the cases of tests/golden/fix/: each case is a
+playbook checked alone in a project of its own with the options below; beside it,
+CASE.fixed is the file after the fixes and CASE.out what the command printed
+(`--update-golden` rewrites both)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from catalyst_dsl.cli.main import cli
+
+HERE = Path(__file__).resolve().parents[1] / "golden" / "fix"
+OPTIONS = {
+    "typos.yaml": ["--fix"],
+    "unsafe.yaml": ["--fix"],
+    "unsafe-fixes.yaml": ["--unsafe-fixes"],
+    "writes.yaml": ["--fix"],
+    "refused.yaml": ["--fix"],
+    "suppress.yaml": ["--suppress"],
+    "markdown.md": ["--fix", "--suppress"],
+}
+
+
+def project_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
+    (tmp_path / "playbooks").mkdir()
+    shutil.copyfile(HERE / name, tmp_path / "playbooks" / name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "playbooks" / name
+
+
+def check(*args: str):
+    return CliRunner().invoke(cli, ["check", "--no-cache", *args])
+
+
+def test_every_case_has_its_options() -> None:
+    cases = {p.name for p in HERE.iterdir() if p.suffix in (".yaml", ".md")}
+    assert cases == set(OPTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+def test_fix_case(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, update_golden: bool) -> None:
+    playbook = project_with(tmp_path, monkeypatch, name)
+    before = check("--format", "json").stdout
+    result = check(*OPTIONS[name])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    fixed, out = playbook.read_text(encoding="utf-8"), result.stdout
+    if update_golden:
+        (HERE / f"{name}.fixed").write_text(fixed, encoding="utf-8", newline="\n")
+        (HERE / f"{name}.out").write_text(out, encoding="utf-8", newline="\n")
+    assert fixed == (HERE / f"{name}.fixed").read_text(encoding="utf-8")
+    assert out == (HERE / f"{name}.out").read_text(encoding="utf-8")
+    # No fix brings a finding that was not there before.
+    import json
+
+    def findings(text: str) -> list[tuple[str, str]]:
+        return [(d["code"], d["message"]) for d in json.loads(text)["diagnostics"]]
+
+    after = findings(check("--format", "json").stdout)
+    assert all(f in findings(before) for f in after)
+    # Fixing again changes nothing.
+    again = check(*OPTIONS[name])
+    assert playbook.read_text(encoding="utf-8") == fixed
+    assert "Fixed 0 findings" in again.stdout
+
+
+def test_diff_shows_the_fixes_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    playbook = project_with(tmp_path, monkeypatch, "typos.yaml")
+    original = playbook.read_text(encoding="utf-8")
+    result = check("--diff")
+    assert playbook.read_text(encoding="utf-8") == original
+    assert "-descripton: \"Typos the fixer corrects\"   # the comment stays\n" in result.stdout
+    assert "+description: \"Typos the fixer corrects\"   # the comment stays\n" in result.stdout
+    assert result.stdout.startswith("--- a/playbooks/typos.yaml\n+++ b/playbooks/typos.yaml\n")
+    assert result.stdout.endswith("Would fix 3 findings (0 remaining).\n")
+    # The files are as they were: the exit status is theirs.
+    assert result.exit_code == 1
+
+
+def test_suppress_with_diff_shows_only_the_comments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project_with(tmp_path, monkeypatch, "typos.yaml")
+    result = check("--suppress", "--diff")
+    assert "+descripton: \"Typos the fixer corrects\"   # the comment stays  # catalyst: ignore[C202]" in result.stdout
+    assert "display" not in result.stdout
+
+
+def test_line_ends_and_byte_order_mark_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    playbook = tmp_path / "playbooks" / "crlf.yaml"
+    playbook.write_bytes(b"\xef\xbb\xbfname: crlf\r\ndescription: d\r\nowner: me\r\nsteps:\r\n  - dispaly: x\r\n")
+    check("--fix")
+    assert playbook.read_bytes() == (
+        b"\xef\xbb\xbfname: crlf\r\ndescription: d\r\nowner: me\r\nsteps:\r\n  - display: x\r\n"
+    )
+
+
+def test_a_file_with_mixed_line_ends_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    playbook = tmp_path / "playbooks" / "mixed.yaml"
+    data = b"name: mixed\r\ndescription: d\nowner: me\nsteps:\n  - dispaly: x\n"
+    playbook.write_bytes(data)
+    result = check("--fix")
+    assert playbook.read_bytes() == data
+    assert "not fixed playbooks/mixed.yaml: its line ends are mixed" in result.stdout
+
+
+def test_json_output_stays_json_and_the_fixes_go_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    project_with(tmp_path, monkeypatch, "typos.yaml")
+    result = check("--fix", "--format", "json")
+    assert json.loads(result.stdout)["summary"]["error"] == 0
+    assert "Fixed 3 findings (0 remaining)." in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("word", "wanted", "safe"),
+    [
+        ("dispaly", "display", True),  # two neighbours swapped
+        ("file-reed", "file-read", True),  # one letter changed
+        ("descripton", "description", True),  # one letter dropped
+        ("ownerr", "owner", True),  # one letter added
+        ("Display", "display", True),  # only the case
+        ("file-rd", "file-read", False),  # two letters dropped
+        ("dsplay", "display", True),
+        ("dsiplya", "display", False),
+    ],
+)
+def test_a_did_you_mean_is_safe_one_slip_of_the_keys_away(word: str, wanted: str, safe: bool) -> None:
+    from catalyst_dsl.cli.fixing import _one_typo_apart
+
+    assert _one_typo_apart(word, wanted) is safe
+
+
+def test_a_file_named_by_a_relative_path_is_fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    playbook = project_with(tmp_path, monkeypatch, "typos.yaml")
+    result = check("--fix", "playbooks/typos.yaml")
+    assert result.exit_code == 0, result.output
+    assert playbook.read_text(encoding="utf-8") == (HERE / "typos.yaml.fixed").read_text(encoding="utf-8")

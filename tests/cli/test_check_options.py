@@ -1,0 +1,113 @@
+"""`catalyst check --select/--ignore/--statistics/--output-file`, and the `select` and
+`ignore` settings with prefixes of codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from catalyst_dsl.cli.main import cli
+
+PLAYBOOK = """\
+name: deploy
+description: "Deploy"
+owner: me
+steps:
+  - dispaly: "deploying"
+  - bash: "make deploy"
+    timeout: 600000
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "playbooks").mkdir()
+    (tmp_path / "playbooks" / "deploy.yaml").write_text(PLAYBOOK, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def codes(*args: str) -> list[str]:
+    result = CliRunner().invoke(cli, ["check", "--format", "json", *args])
+    return [d["code"] for d in json.loads(result.stdout)["diagnostics"]]
+
+
+def test_all_findings(project: Path) -> None:
+    assert codes() == ["C404", "C817", "C409"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--select", "C4"], ["C404", "C409"]),
+        (["--select", "C404,c817"], ["C404", "C817"]),
+        (["--select", "C4", "--select", "C8"], ["C404", "C817", "C409"]),
+        (["--ignore", "C8"], ["C404", "C409"]),
+        (["--select", "C4", "--ignore", "C409"], ["C404"]),
+    ],
+)
+def test_select_and_ignore_take_codes_and_prefixes(project: Path, args: list[str], expected: list[str]) -> None:
+    assert codes(*args) == expected
+
+
+def test_select_replaces_the_settings_and_ignore_adds_to_them(project: Path) -> None:
+    (project / "catalyst.toml").write_text('select = ["C8"]\nignore = ["C409"]\n', encoding="utf-8")
+    assert codes() == ["C817"]
+    assert codes("--select", "C4") == ["C404"]
+    assert codes("--ignore", "C817") == []
+
+
+def test_settings_take_prefixes_too(project: Path) -> None:
+    (project / "catalyst.toml").write_text('ignore = ["C4"]\n', encoding="utf-8")
+    assert codes() == ["C817"]
+
+
+def test_an_unknown_setting_code_is_still_reported(project: Path) -> None:
+    (project / "catalyst.toml").write_text('ignore = ["C99"]\n', encoding="utf-8")
+    assert codes()[0] == "C801"
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("C4O4", "no code is or starts with 'C4O4': did you mean 'C404'?"),
+        ("C", "no code is or starts with 'C'"),
+        ("nope", "no code is or starts with 'NOPE'"),
+    ],
+)
+def test_an_unknown_code_is_a_usage_mistake(project: Path, value: str, said: str) -> None:
+    result = CliRunner().invoke(cli, ["check", "--select", value])
+    assert result.exit_code == 2
+    assert said in result.output
+
+
+def test_statistics_count_each_code_with_its_name(project: Path) -> None:
+    (project / "playbooks" / "more.yaml").write_text(
+        PLAYBOOK.replace("deploy", "more").replace("deploying", "more"), encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["check", "--statistics"])
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "2  C404  unknown-action (error)\n"
+        "2  C409  timeout-milliseconds (warning)\n"
+        "2  C817  unchecked-shell-writes (info)\n"
+        "checked 2 file(s): 2 error(s), 2 warning(s), 2 note(s)\n"
+    )
+
+
+def test_statistics_are_text(project: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--statistics", "--format", "json"])
+    assert result.exit_code == 2
+    assert "--statistics prints a table of text" in result.output
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_output_file_holds_what_standard_output_would(project: Path, fmt: str) -> None:
+    printed = CliRunner().invoke(cli, ["check", "--format", fmt])
+    written = CliRunner().invoke(cli, ["check", "--format", fmt, "--output-file", "report.out"])
+    assert written.exit_code == printed.exit_code == 1
+    assert written.stdout == ""
+    assert (project / "report.out").read_text(encoding="utf-8") == printed.stdout
