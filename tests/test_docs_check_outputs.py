@@ -1,5 +1,6 @@
 """The findings docs/checking.md shows for its misspelt playbook are the ones `catalyst
-check` prints for it, in the text, GitHub and SARIF formats, to the last index."""
+check` prints for it, in the text, GitHub and SARIF formats, to the last index; and its
+suppression example, pasted as it is, checks clean."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ steps:
   - display: "waiting"
     timeout: 600000
 """
-FENCE = re.compile(r"^```(text|json)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^```(text|json|yaml)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def _blocks() -> list[tuple[str, str]]:
@@ -49,3 +50,18 @@ def test_the_sarif_example_is_the_result_check_writes(tmp_path, monkeypatch):
     results = log["runs"][0]["results"]
     assert shown == results[0]
     assert log["runs"][0]["tool"]["driver"]["rules"][shown["ruleIndex"]]["id"] == shown["ruleId"]
+
+
+def test_the_suppression_example_silences_every_finding_it_names(tmp_path, monkeypatch):
+    [shown] = [text for kind, text in _blocks() if kind == "yaml" and "# catalyst: ignore[" in text]
+    (tmp_path / "playbooks").mkdir()
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    (tmp_path / "playbooks" / "release.yaml").write_text(shown, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    checked = CliRunner().invoke(cli, ["check", "--strict", "--no-cache", "playbooks/release.yaml"])
+    assert checked.exit_code == 0 and "0 error(s), 0 warning(s)" in checked.output, checked.output
+    # Without its comments, the playbook has each finding they name.
+    lines = [line.split(" # catalyst:")[0] for line in shown.splitlines() if not line.strip().startswith("# catalyst:")]
+    (tmp_path / "playbooks" / "release.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    unsilenced = CliRunner().invoke(cli, ["check", "--no-cache", "playbooks/release.yaml"]).output
+    assert all(code in unsilenced for code in ("C409", "C817", "C821")), unsilenced
