@@ -32,7 +32,7 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5):
     self.f5 = p5
 SHAPES[(False, 0, 6, (False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7):
+def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
@@ -41,9 +41,10 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7):
     self.f5 = p5
     self.f6 = p6
     self.f7 = p7
-SHAPES[(False, 0, 8, (False, False, False, False, False, False, False, False))] = __init__.__code__
+    self.f8 = p8
+SHAPES[(False, 0, 9, (False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
+def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
@@ -56,7 +57,8 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     self.f9 = p9
     self.f10 = p10
     self.f11 = p11
-SHAPES[(False, 0, 12, (False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    self.f12 = p12
+SHAPES[(False, 0, 13, (False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     self.f0 = p0
@@ -384,6 +386,16 @@ def __init__(self, p0, p1, p2, p3, p4):
     _setattr('f3', p3)
     _setattr('f4', p4)
 SHAPES[(True, 5, 0, (False, False, True, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, *, p5):
+    _setattr = _setattr_of(self)
+    _setattr('f0', p0)
+    _setattr('f1', p1)
+    _setattr('f2', p2)
+    _setattr('f3', p3)
+    _setattr('f4', p4)
+    _setattr('f5', p5)
+SHAPES[(True, 5, 1, (False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5):
     _setattr = _setattr_of(self)
@@ -750,6 +762,24 @@ def make(values):
     _set11(made, values[11])
     return made
 MAKERS[12] = make.__code__
+
+def make(values):
+    made = _new(_cls)
+    _set0(made, values[0])
+    _set1(made, values[1])
+    _set2(made, values[2])
+    _set3(made, values[3])
+    _set4(made, values[4])
+    _set5(made, values[5])
+    _set6(made, values[6])
+    _set7(made, values[7])
+    _set8(made, values[8])
+    _set9(made, values[9])
+    _set10(made, values[10])
+    _set11(made, values[11])
+    _set12(made, values[12])
+    return made
+MAKERS[13] = make.__code__
 
 def make(values):
     made = _new(_cls)

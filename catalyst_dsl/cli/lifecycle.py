@@ -175,7 +175,7 @@ def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
     session = _session(Path.cwd())
     state, unverified = session.store.inspect(run_id)
-    from catalyst_dsl.runtime.state.snapshot import shown_status
+    from catalyst_dsl.runtime.state.snapshot import shown_status, shown_step
 
     click.echo(
         f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}"
@@ -186,23 +186,23 @@ def runs_show(run_id: str) -> None:
         state.pause is not None and state.status == "paused"
     ):  # a cancelled run keeps where it was paused, for the record
         roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
-        click.echo(f"  waiting at {state.pause.path}{roles}: {state.pause.message}")
+        click.echo(f"  waiting at {shown_step(state, state.pause.path)}{roles}: {state.pause.message}")
     elif state.pause is not None:
-        click.echo(f"  was paused at {state.pause.path}: {state.pause.message}")
+        click.echo(f"  was paused at {shown_step(state, state.pause.path)}: {state.pause.message}")
     if state.in_flight:
-        click.echo(f"  in flight: {state.in_flight} (runs again on resume)")
+        click.echo(f"  in flight: {shown_step(state, state.in_flight)} (runs again on resume)")
     from catalyst_dsl.ir.journal import LOOP_ITEM
 
     for record in state.steps:
         if record.action == LOOP_ITEM:
             continue  # bookkeeping for resume, not a step
         reason = f" ({record.reason.splitlines()[0]})" if record.reason else ""
-        click.echo(f"  {record.status:<9} {record.name or record.action:<24} {record.path}{reason}")
+        click.echo(f"  {record.status:<9} {record.label or record.name or record.path} ({record.action}){reason}")
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""
         click.echo(
-            f"  approval  {approval.path} by {approval.by} as {approval.role or '-'} "
+            f"  approval  {shown_step(state, approval.path)} by {approval.by} as {approval.role or '-'} "
             f"via {approval.via}{signed}: {state_word}"
         )
     for failure in state.failures:

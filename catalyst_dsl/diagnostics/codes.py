@@ -353,6 +353,13 @@ _TABLE = [
         "allowed-signers file, or no key in it for a holder of the role.",
     ),
     Code(
+        ids.ROUTE_BRANCHES_OVERLAP,
+        "route-branches-overlap",
+        W,
+        "Two branches of a `route` whose conditions can both hold, as their text proves: the same condition, one "
+        "that asks more than the other, or comparisons of one value that a value meets together.",
+    ),
+    Code(
         ids.UNTESTED_CODE_ARTIFACTS,
         "untested-code-artifacts",
         W,

@@ -10,11 +10,12 @@ the inputs, then each completed node's output in the order they completed.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from pathlib import Path
 from typing import Any, Optional
 
-from catalyst_dsl.dialects.cleo.lowering_tables import REQUIRES_CHECK
+from catalyst_dsl.dialects.cleo.lowering_tables import CHECK_SUFFIXES, CONTRACT_SAID_PATTERN, REQUIRES_CHECK
 from catalyst_dsl.dialects.cleo.model import LAST_APPROVAL, LAST_APPROVAL_KEYS, PROGRAM_OUTPUTS
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.engine import paths
@@ -26,6 +27,8 @@ VERSION = 1
 PAUSE_SUFFIXES = ("checkpoint", "before", "approve-effects", "inquire", "review")
 #: The answer of an approval node that rejects it (dialects/cleo/lowering_tables.py).
 REJECT = "reject"
+#: How the run names a step without a name: `action@line` (runtime/engine/engine.py).
+_UNNAMED = re.compile(r"[a-z][a-z-]*@\d+")
 
 
 def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[bytes]) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[by
         "bindings": context(state, steps),
         "error_context": state.error.message if state.error is not None else None,
         "status": state.status,
-        "iteration_counts": attempts(state),
+        "iteration_counts": attempts(state, steps),
         "epic_id": None,
         "session_id": None,
         "started_at": state.started_at,
@@ -62,8 +65,7 @@ def export(state: RunState, playbook: Optional[ir.Playbook], source: Optional[by
                 "timestamp": f.at,
                 "runId": state.run_id,
                 "nodeId": _node_of_check(f.step),
-                "field": "ensures" if f.message.startswith("ensures") else "requires",
-                "key": f.message,
+                **_contract_of(f.message),
                 "message": f.message,
                 "playbookName": state.playbook.name,
             }
@@ -78,6 +80,7 @@ class _StepsOf:
 
     def __init__(self, playbook: Optional[ir.Playbook]) -> None:
         self.playbook = playbook
+        self._nodes: Optional[set[str]] = None
 
     def step(self, path: Optional[str]) -> Optional[ir.Step]:
         if self.playbook is None or not path:
@@ -96,6 +99,17 @@ class _StepsOf:
                 return record.name
         return None
 
+    def is_node(self, name: Optional[str]) -> bool:
+        """A node's id, not a step the cantbook's lowering added (a contract's check, a loop-back
+        block, which are named by their action and line)."""
+        if not name or name.endswith(CHECK_SUFFIXES):
+            return False
+        if self.playbook is not None:
+            if self._nodes is None:
+                self._nodes = {s.name for s in ir.all_steps(self.playbook) if s.name}
+            return name in self._nodes
+        return not _UNNAMED.fullmatch(name)
+
     def is_gate(self, path: str) -> bool:
         """An approval node's checkpoint (not a pause before a program's effects)."""
         step = self.step(path)
@@ -108,6 +122,15 @@ def _node_of_check(step: Optional[str]) -> Optional[str]:
     """The node whose `requires` an `inject_hint` check step checked, else the step itself."""
     suffix = REQUIRES_CHECK.format("")
     return step[: -len(suffix)] if step and step.endswith(suffix) else step
+
+
+def _contract_of(message: str) -> dict[str, str]:
+    """The contract's field and key a violation's message names (lowering_tables.CONTRACT_SAID);
+    a schema's check names no key: its message is the key, as cleo's own lines have one."""
+    said = CONTRACT_SAID_PATTERN.match(message)
+    if said is None:
+        return {"field": "requires" if message.startswith("requires") else "ensures", "key": message}
+    return {"field": said.group(1), "key": said.group(2) or "exitCode"}
 
 
 def _step_path(path: str) -> str:
@@ -141,12 +164,22 @@ def _at(value: Any, path: str) -> Any:
     return value
 
 
-def attempts(state: RunState) -> dict[str, int]:
-    """Attempts per node over the whole run, loop-backs included (B4.7)."""
+def attempts(state: RunState, steps: _StepsOf) -> dict[str, int]:
+    """Attempts per node over the whole run, loop-backs included (B4.7): every failed
+    attempt, from the run's failures (one per attempt, also those no journal entry keeps: a
+    node that never succeeded, an attempt a loop-back started over), and every attempt that
+    succeeded, from the journal (a step `Ignore` let through failed, and is counted so)."""
     counts: dict[str, int] = {}
+
+    def count(name: Optional[str]) -> None:
+        if steps.is_node(name):
+            counts[name] = counts.get(name, 0) + 1
+
+    for failure in state.failures:
+        count(failure.step)
     for record in state.steps:
-        if record.name and record.status in ("completed", "failed"):
-            counts[record.name] = counts.get(record.name, 0) + record.attempts
+        if record.status == "completed" and record.reason is None:
+            count(record.name)
     return counts
 
 

@@ -170,6 +170,9 @@ class Check:
     checks: tuple["Check", ...] = ()
     #: The error code raised when this predicate is the one that fails (else the Checks' code).
     code: Optional[str] = None
+    #: What the failure says when this predicate is the one that fails, in the playbook's
+    #: own terms (a template, filled in then); else the predicate is shown as written.
+    message: Optional[Tmpl] = None
 
 
 @record

@@ -680,17 +680,74 @@ def test_runs_export_format_cleo_records_rejections_and_contract_violations_and_
     answers(cleo, producer={"other": 1})
     assert cleo.run("contract", "--mode", "autonomous").exit_code == 2
     exported = json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)
-    assert (
-        exported["playbook_runs"][0]["status"] == "failed"
-        and "requires check 1" in exported["playbook_runs"][0]["error_context"]
+    assert (exported["playbook_runs"][0]["status"], exported["playbook_runs"][0]["error_context"]) == (
+        "failed",
+        "'consume' requires `wanted` in the context, and it is not there",
     )
     [violation] = exported["contract_violations"]
-    assert (violation["nodeId"], violation["field"], violation["playbookName"]) == ("consume", "requires", "contract")
+    assert (violation["nodeId"], violation["field"], violation["key"], violation["playbookName"]) == (
+        "consume",
+        "requires",
+        "wanted",
+        "contract",
+    )
     cleo.playbook("native", "name: native\ndescription: d\nowner: Engineer\nsteps:\n  - log-info: hi\n")
     assert cleo.run("native").exit_code == 0
     native = sorted(p.name[4:-5] for p in cleo.snapshot_files() if "native" in p.name)[-1]
     refused = cleo.cli("runs", "export", native, "--format", "cleo")
     assert refused.exit_code == 1 and "not a cleo cantbook" in refused.output
+
+
+def _exported_run(cleo) -> dict:
+    return json.loads(cleo.cli("runs", "export", cleo.run_id(), "--format", "cleo").output)["playbook_runs"][0]
+
+
+def test_export_counts_the_attempts_of_a_node_that_never_succeeded(cleo):
+    book(
+        cleo,
+        "capped",
+        """version: "1.0"
+name: capped
+nodes:
+  - id: flaky
+    type: agentic
+    skill: flaky
+    on_failure:
+      max_iterations: 2
+""",
+    )
+    answers(cleo, flaky="fail")
+    assert cleo.run("capped", "--mode", "autonomous").exit_code == 2
+    assert _exported_run(cleo)["iteration_counts"] == {"flaky": 2}
+
+
+def test_export_counts_every_attempt_of_an_inject_into_loop(cleo):
+    book(cleo, "loop", LOOP)
+    answers(cleo, implementer={"code": 1}, validator=["fail", "fail", {"passed": True}], shipper={})
+    assert cleo.run("loop", "--mode", "autonomous").exit_code == 0
+    assert _exported_run(cleo)["iteration_counts"] == {"implement": 3, "validate": 3, "ship": 1}
+
+
+def test_export_counts_nodes_only_not_the_steps_that_check_their_contracts(cleo):
+    handlers = "error_handlers:\n  - on: contract_violation\n    action: inject_hint\n"
+    book(cleo, "contract", CONTRACT.format(consume=py("pass"), after=py("pass"), handlers=handlers))
+    answers(cleo, producer={"wanted": 1})  # the check of consume's requires runs, and passes
+    assert cleo.run("contract", "--mode", "autonomous").exit_code == 0
+    assert _exported_run(cleo)["iteration_counts"] == {"produce": 1, "consume": 1, "after": 1}
+
+
+def test_a_rejection_is_told_with_the_reviewers_note_in_the_run_and_the_export(cleo):
+    book(cleo, "gated", GATED)
+    assert cleo.run("gated", "--mode", "autonomous", version="2.0").exit_code == 4
+    run_id = cleo.run_id()
+    answered = cleo.cli(
+        "approve", run_id, "--as", "Engineer", "--by", "bo", "--select", "reject", "--comment", "not now"
+    )
+    assert answered.output.startswith(f"answered reject at review of run {run_id} as Engineer")
+    resumed = cleo.cli("resume", run_id)
+    said = "the approval node 'review' was rejected by bo: not now"
+    assert f"ApprovalRejected: {said}" in resumed.output and "${{" not in resumed.output
+    assert _exported_run(cleo)["error_context"] == said
 
 
 # -- what-if and golden plans ------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
     options = list(config.get("options") or [])
     selection, by = engine.answer(
         run.path,
-        run.sid,
+        run.label,
         str(config.get("message") or "approve to continue"),
         options,
         config.get("default"),
@@ -87,7 +87,7 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
     if any(
         isinstance(o, dict) and o.get("cancel") is True and o.get("key") == selection.get("selected") for o in options
     ):
-        raise engine.cancelled(by, f"{run.sid}: answered {selection.get('selected')} at its checkpoint")
+        raise engine.cancelled(by, f"{run.label}: answered {selection.get('selected')} at its checkpoint")
     return selection
 
 

@@ -95,7 +95,8 @@ def list_changed(engine: Engine, path: str, how: str) -> Any:
     resumes from the loop once the list is as it was."""
     return engine.error(
         "LoopListChanged",
-        f"the list of the for-each at {path} changed since this run went through it: {how}",
+        # The failure is the for-each step's, which the run's line names: the path stays internal.
+        f"the list of the for-each changed since this run went through it: {how}",
         guidance="put the list back as it was (the file or value it comes from) and resume, or start a new run",
     )
 

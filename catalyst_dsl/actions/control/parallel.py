@@ -68,7 +68,10 @@ def _branches(engine: Engine, run: StepRun, config: dict[str, Any] | None) -> tu
     steps = body.steps if isinstance(body, ir.StepsV) else ()
     limit = engine.entry(run, "maxConcurrency", config)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit < 1):
-        raise engine.error("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {limit!r}")
+        import json  # here: only a run's error needs it, and a check must not load it
+
+        given = json.dumps(limit, default=str)  # as the playbook wrote it, not Python's spelling
+        raise engine.error("InvalidConfig", f"maxConcurrency must be a number of at least 1, got {given}")
     return steps, limit
 
 

@@ -21,6 +21,8 @@ class StepRun(Protocol):
     scope: Any
     path: str
     sid: str
+    #: The step's name as a person sees it: `sid` with the loop iteration it runs in.
+    label: str
 
     def at(self, *segments: object) -> str:
         """The journal path of something inside the step (a branch, an iteration)."""

@@ -62,7 +62,7 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
         attempt += 1
     while True:
         if attempt > cap:
-            raise _attempts_spent(engine, run.sid, int(cap), last)
+            raise _attempts_spent(engine, run.label, int(cap), last)
         try:
             return _attempt(engine, run, attempt, last)
         except engine.StepError as error:
@@ -90,7 +90,8 @@ def _limits(engine: Engine, run: StepRun) -> tuple[Any, list[str] | None, set[st
         or not 1 <= cap <= MAX_BLOCK_ATTEMPTS
     ):
         raise engine.error(
-            "InvalidConfig", f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {cap!r}"
+            "InvalidConfig",
+            f"maxAttempts must be a whole number from 1 to {MAX_BLOCK_ATTEMPTS}, got {_as_written(cap)}",
         )
     codes_value = config.get("retryOn")
     codes = [str(c) for c in engine.value(run, codes_value) or ()] if codes_value is not None else None
@@ -120,8 +121,8 @@ def _failed(engine: Engine, run: StepRun, attempt: int, cap: int, error: Any) ->
     if attempt < cap:
         engine.events.message(
             "warning",
-            f"{run.sid}: attempt {attempt} of {cap} failed ({error.code}: {error.message}); the block runs again",
-            run.sid,
+            f"{run.label}: attempt {attempt} of {cap} failed ({error.code}: {error.message}); the block runs again",
+            run.label,
             depth=run.frame.depth,
         )
 
@@ -197,3 +198,10 @@ def _retry_from(checker: Checker, step: ir.Step, scope: Scope, steps: ir.Value |
                     source.span,
                     help=suggest(source.value, names) or "name a step inside the block (its `name:`)",
                 )
+
+
+def _as_written(value: Any) -> str:
+    """A config value as the playbook writes it (JSON), for a message."""
+    import json  # here: only a run's error needs it, and a check must not load it
+
+    return json.dumps(value, default=str)

@@ -107,7 +107,7 @@ def _chosen(engine: Engine, run: StepRun, holding: list[int]) -> int | None:
 
     names = [name for _, _, name in _branches(run.step)]
     label = run.step.config.get("label")
-    subject = label.value if isinstance(label, ir.Lit) and isinstance(label.value, str) else run.sid
+    subject = label.value if isinstance(label, ir.Lit) and isinstance(label.value, str) else run.label
     if len(holding) > 1:
         held = "; ".join(names[k] for k in holding)
         raise engine.error(

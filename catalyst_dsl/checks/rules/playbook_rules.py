@@ -6,12 +6,13 @@ found, if it looks for them (only the reference rule does; the library's rules r
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.rules import caching, gates, outputs, references
+from catalyst_dsl.checks.rules import caching, gates, outputs, references, route_overlap
 
 FILE_RULES = (
     references.check_references,
     outputs.check_outputs,
     outputs.check_untested_code,
     gates.check_gates,
+    route_overlap.check_route_overlaps,
     caching.check_caching,
 )

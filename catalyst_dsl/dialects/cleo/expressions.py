@@ -48,14 +48,19 @@ def _parsed(expression: str):
     return parse_template(expression)
 
 
-def contract_checks(texts: list[str], node: Node) -> Optional[ir.Checks]:
+def contract_checks(texts: list[tuple[str, str]], node: Node) -> Optional[ir.Checks]:
+    """Each (condition, what its failure says) as a check raising ContractViolation; the
+    words are an expression too, for a value only the run knows."""
     if not texts:
         return None
     checks = tuple(
         ir.Check(
-            "expression", ir.MapV((ir.Entry("expression", expression_template(x, node.map.span)),)), span=node.map.span
+            "expression",
+            ir.MapV((ir.Entry("expression", expression_template(x, node.map.span)),)),
+            span=node.map.span,
+            message=expression_template(said, node.map.span, t.STRING),
         )
-        for x in texts
+        for x, said in texts
     )
     return ir.Checks(checks, CONTRACT, span=node.map.span)
 

@@ -49,6 +49,18 @@ SCHEMAS = {
 }
 #: The name of the step that checks a node's `requires` under `inject_hint` (see Lowerer.hint).
 REQUIRES_CHECK = "{} (requires)"
+#: The name of the step that checks a guarded edge's `contract.requires` (Lowerer.edge_check).
+CONTRACT_CHECK = "{} → {} (contract)"
+#: The name of the step that records the edge the walk came in by (Lowerer.entered_by).
+EDGE_TAKEN = "{} (edge)"
+#: How the names of the steps the lowering adds end: they are steps, not nodes.
+CHECK_SUFFIXES = tuple(name[name.rindex("}") + 1 :] for name in (REQUIRES_CHECK, CONTRACT_CHECK, EDGE_TAKEN))
+#: What a broken contract says (`owner` is a node, 'build', or an edge, the edge 'a' → 'b';
+#: `field` requires or ensures), as cleo's users wrote it: `runs export --format cleo`
+#: reads the field and the key back from it (CONTRACT_SAID_PATTERN).
+CONTRACT_SAID = "{owner} {field} `{key}` in the context, and it is not there"
+CONTRACT_EXIT_SAID = "{owner} ensures exit code {code}, and the program exited with "
+CONTRACT_SAID_PATTERN = re.compile(r"^(?:'[^']*'|the edge '[^']*' → '[^']*') (requires|ensures) (?:`([^`]*)`)?")
 #: What a node merges into the context: an object, any keys.
 MERGED_OBJECT = t.ObjectT((), t.ANY)
 

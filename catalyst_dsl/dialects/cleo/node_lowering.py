@@ -27,6 +27,10 @@ from catalyst_dsl.dialects.cleo.lowering_tables import (
     NODE_ACTIONS,
     REJECTED,
     REQUIRES_CHECK,
+    CONTRACT_CHECK,
+    CONTRACT_EXIT_SAID,
+    EDGE_TAKEN,
+    CONTRACT_SAID,
     SCHEMAS,
     Item,
 )
@@ -91,8 +95,23 @@ class NodeLowering:
             ir.Entry("policy", self.gate_policy(node), span=keys["policy"][0].span if "policy" in keys else None),
         ]
         approved = expression_template(f"{ref}.selected !== {json.dumps(APPROVAL_OPTIONS[1])}", node.map.span)
+        # A rejection is told as the reviewer gave it, never as the check that finds it.
+        by, note = f"{ref}.approval.by", f"{ref}.approval.note"
+        rejected = expression_template(
+            json.dumps(f"the approval node '{node.id}' was rejected")
+            + f' + ({by} ? " by " + {by} : "") + ({note} ? ": " + {note} : "")',
+            node.map.span,
+            t.STRING,
+        )
         ensures = ir.Checks(
-            (ir.Check("expression", ir.MapV((ir.Entry("expression", approved),)), span=node.map.span),),
+            (
+                ir.Check(
+                    "expression",
+                    ir.MapV((ir.Entry("expression", approved),)),
+                    span=node.map.span,
+                    message=rejected,
+                ),
+            ),
             REJECTED,
             span=node.map.span,
         )
@@ -124,7 +143,7 @@ class NodeLowering:
         step = ir.Step(
             "log-debug",
             ir.MapV((ir.Entry("message", ir.Lit(f"took the edge {label}")),)),
-            name=f"{label} (edge)",
+            name=EDGE_TAKEN.format(label),
             span=edge.span,
             bindings=ir.MapV((ir.Entry(ENTERED_BY, ir.Lit(label)),)),
         )
@@ -137,11 +156,12 @@ class NodeLowering:
         if not edge.requires or len(graph.into[edge.target]) == 1:
             return []
         source, target = self.book.nodes[edge.source], self.book.nodes[edge.target]
-        checks = contract_checks(list(dict.fromkeys(has_key(k) for k in edge.requires)), source)
+        edge_said = f"the edge '{source.id}' → '{target.id}'"
+        checks = contract_checks(_once([(has_key(k), _said(edge_said, "requires", k)) for k in edge.requires]), source)
         step = ir.Step(
             "log-debug",
             ir.MapV((ir.Entry("message", ir.Lit(f"the contract of '{source.id}' → '{target.id}' holds")),)),
-            name=f"{source.id} → {target.id} (contract)",
+            name=CONTRACT_CHECK.format(source.id, target.id),
             requires=checks,
             span=edge.span,
         )
@@ -254,33 +274,39 @@ class NodeLowering:
         crossing it: before its target when the target has no other way in, else after its
         source when the source has no other way out; its `ensures` after its target."""
         book, graph = self.book, self.book.graph
-        before = [has_key(k) for k in node.requires_fields]
-        after = [self.produced(node, k) for k in node.ensures_keys]
+        owner = f"'{node.id}'"
+        before = [(has_key(k), _said(owner, "requires", k)) for k in node.requires_fields]
+        after = [(self.produced(node, k), _said(owner, "ensures", k)) for k in node.ensures_keys]
         if node.ensures_exit_code is not None and node.type == "deterministic":
-            after.append(f"{node_ref(node.id)}.exitCode === {node.ensures_exit_code}")
+            code = node.ensures_exit_code
+            exited = json.dumps(CONTRACT_EXIT_SAID.format(owner=owner, code=code)) + f" + {node_ref(node.id)}.exitCode"
+            after.append((f"{node_ref(node.id)}.exitCode === {code}", exited))
         incoming = [book.edges[e] for e in graph.into[node.index]]
         for edge in incoming:
             if not (edge.requires or edge.ensures):
                 continue
+            source = book.nodes[edge.source]
+            edge_said = f"the edge '{source.id}' → '{node.id}'"
             if len(incoming) == 1:
-                before += [has_key(k) for k in edge.requires]
-                after += [self.produced(node, k) for k in edge.ensures]
+                before += [(has_key(k), _said(edge_said, "requires", k)) for k in edge.requires]
+                after += [(self.produced(node, k), _said(edge_said, "ensures", k)) for k in edge.ensures]
                 continue
             # An edge's `requires` out of a branching node is its branch's first step (edge_check);
             # its `ensures` hold after the node only when the walk came in by it (entered_by).
             taken = f"bindings.{ENTERED_BY} !== {json.dumps(self.edge_label(edge), ensure_ascii=False)}"
-            after += [f"{taken} || ({self.produced(node, k)})" for k in edge.ensures]
+            after += [(f"{taken} || ({self.produced(node, k)})", _said(edge_said, "ensures", k)) for k in edge.ensures]
         outgoing = graph.out[node.index]
         if len(outgoing) == 1:
             edge = book.edges[outgoing[0]]
             if edge.requires and len(graph.into[edge.target]) != 1:
-                after += [self.produced(node, k) for k in edge.requires]
+                edge_said = f"the edge '{node.id}' → '{book.nodes[edge.target].id}'"
+                after += [(self.produced(node, k), _said(edge_said, "requires", k)) for k in edge.requires]
         # A key both the node and an edge into it require is checked once.
-        ensures = contract_checks(list(dict.fromkeys(after)), node)
+        ensures = contract_checks(_once(after), node)
         schema = self.schema(node)
         if schema is not None:
             ensures = ir.Checks((*(ensures.checks if ensures else ()), schema), CONTRACT, span=node.map.span)
-        return contract_checks(list(dict.fromkeys(before)), node), ensures
+        return contract_checks(_once(before), node), ensures
 
     def produced(self, node: Node, key: str) -> str:
         """Whether `key` is in the context once the node's output is merged (ensures run
@@ -446,3 +472,16 @@ class NodeLowering:
         if parts[0] in self.inputs:
             return name
         return "bindings." + name
+
+
+def _said(owner: str, field: str, key: str) -> str:
+    """What a broken contract on `key` says, as an expression (a string literal)."""
+    return json.dumps(CONTRACT_SAID.format(owner=owner, field=field, key=key))
+
+
+def _once(checks: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each condition once, in order, with the words of its first mention."""
+    first: dict[str, str] = {}
+    for condition, said in checks:
+        first.setdefault(condition, said)
+    return list(first.items())

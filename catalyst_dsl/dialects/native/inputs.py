@@ -214,7 +214,14 @@ class InputLowering(LoweringPart):
             return ()
         items = node.items if isinstance(node, YSeq) else [node]
         rules: list[ir.Rule] = []
-        kinds = {"regex": t.STRING, "minLength": t.NUMBER, "maxLength": t.NUMBER, "min": t.NUMBER, "max": t.NUMBER}
+        kinds = {
+            "regex": t.STRING,
+            "minLength": t.NUMBER,
+            "maxLength": t.NUMBER,
+            "min": t.NUMBER,
+            "max": t.NUMBER,
+            "script": t.STRING,  # JavaScript run with node when a run starts (runtime/lifecycle/input_scripts.py)
+        }
         for item in items:
             if not isinstance(item, YMap):
                 self.sink.report(
@@ -259,7 +266,9 @@ class InputLowering(LoweringPart):
                             v.span,
                             help="fix the pattern; remember that YAML double quotes need \\\\ for a backslash",
                         )
-                found[k.text] = ir.Rule(k.text, v.text if k.text == "regex" else v.value, code, message, span=k.span)
+                found[k.text] = ir.Rule(
+                    k.text, v.text if k.text in ("regex", "script") else v.value, code, message, span=k.span
+                )
             for low, high in (("minLength", "maxLength"), ("min", "max")):
                 lo, hi = found.get(low), found.get(high)
                 if (

@@ -7,8 +7,10 @@ project's list, then the deterministic mock), so runs and tests need no credenti
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from catalyst_dsl.runtime.actions.context import ActionContext
+from catalyst_dsl.runtime.adapters.interface import MOCK
 from catalyst_dsl.runtime.errors import StepError
 
 #: Options passed through to the adapter when the step sets them.
@@ -152,6 +154,25 @@ def _read(ctx: ActionContext, written: str) -> str:
     if data is None:
         raise StepError("FileNotFound", f"the prompt file '{written}' does not exist")
     return data.decode("utf-8")
+
+
+def text_answer_cause(adapter: Any) -> tuple[str, str]:
+    """Why an AI step whose answer had to be an object answered text, and the fix: the
+    mock's answer is named as the cause, since it only ever answers what it is scripted to
+    (or `mock answer to: …`), whatever the playbook asks of it."""
+    if getattr(adapter, "name", None) == MOCK:
+        return (
+            "the mock AI adapter gave that answer, and it answers text (`mock answer to: …`) "
+            "unless a script gives it an object",
+            "configure a real AI adapter (the `ai-adapters`, `ai-command` or `openai-base-url` setting, "
+            "docs/running.md \"AI steps\"), or give the mock a script (CATALYST_MOCK_AI_SCRIPT) "
+            "whose entry for this prompt answers with `json:` an object",
+        )
+    name = getattr(adapter, "name", type(adapter).__name__)
+    return (
+        f"the {name} AI adapter answered text that is not a JSON object",
+        "ask the AI for a JSON object in the prompt (the step's `return` says what to return)",
+    )
 
 
 ACTIONS = {"ai-prompt": ai_prompt, "markdown": markdown}

@@ -35,6 +35,7 @@ from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.http import USER_AGENT, decode, exchange, header, parse_json, retry_after, shown_url
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.values.jsvalues import as_written
 from catalyst_dsl.project.addresses import CLEAR_TEXT_FIX, in_clear_text
 from catalyst_dsl.runtime.effects.network import HttpResponse
 
@@ -369,7 +370,7 @@ def _text(config: dict, key: str, required: bool = False) -> str | None:
             raise StepError("InvalidConfig", f"`{key}` is required")
         return None
     if not isinstance(value, str):
-        raise StepError("InvalidConfig", f"`{key}` should be text, got {value!r}")
+        raise StepError("InvalidConfig", f"`{key}` should be text, got {as_written(value)}")
     if required and not value.strip():
         raise StepError("InvalidConfig", f"`{key}` is empty")
     return value
@@ -380,7 +381,7 @@ def _strings(config: dict, key: str) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise StepError("InvalidConfig", f"`{key}` should be a list of text, got {value!r}")
+        raise StepError("InvalidConfig", f"`{key}` should be a list of text, got {as_written(value)}")
     return list(value)
 
 
@@ -389,7 +390,8 @@ def _number(config: dict, key: str) -> int:
     if isinstance(value, str) and re.fullmatch(r"\s*#?\d+\s*", value):
         value = int(value.strip().lstrip("#"))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise StepError("InvalidConfig", f"`{key}` should be an issue or pull request number, got {config.get(key)!r}")
+        given = as_written(config.get(key))
+        raise StepError("InvalidConfig", f"`{key}` should be an issue or pull request number, got {given}")
     return int(value)
 
 

@@ -29,6 +29,7 @@ from catalyst_dsl import __version__
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.values.jsvalues import as_written
 from catalyst_dsl.runtime.effects.network import HttpRequest, HttpResponse
 
 #: The first wait before a retry, in seconds; each further wait is twice as long.
@@ -335,7 +336,7 @@ def _retries(config: dict) -> int:
         or value < 0
         or value != int(value)
     ):
-        raise _invalid(f"`retries` should be a whole number of retries (0 or more), got {value!r}")
+        raise _invalid(f"`retries` should be a whole number of retries (0 or more), got {as_written(value)}")
     if value > MAX_RETRIES:
         raise _invalid(
             f"`retries` is at most {MAX_RETRIES}, got {int(value)}",
@@ -352,7 +353,8 @@ def _expected(config: dict) -> tuple[int, ...] | None:
     statuses = []
     for item in values:
         if isinstance(item, bool) or not isinstance(item, (int, float)) or item != int(item) or not 100 <= item <= 599:
-            raise _invalid(f"`expectedStatus` should be an HTTP status (100-599) or a list of them, got {value!r}")
+            given = as_written(value)
+            raise _invalid(f"`expectedStatus` should be an HTTP status (100-599) or a list of them, got {given}")
         statuses.append(int(item))
     if not statuses:
         raise _invalid("`expectedStatus` is an empty list: no answer could succeed")

@@ -121,16 +121,47 @@ def script(ctx: ActionContext, config: dict) -> dict:
     code = config.get("code")
     if not isinstance(code, str):
         raise StepError("InvalidConfig", "`script` needs the JavaScript to run in `code`")
-    node = ctx.program("node")
+    env = {str(key): str(value) for key, value in (config.get("env") or {}).items()}
+    outcome, reports = run_javascript(
+        ctx.gateway,
+        ctx.program("node"),
+        code,
+        _variables(ctx),
+        declared_writes=ctx.writes,
+        cwd=config.get("cwd"),
+        env=env,
+        timeout=ctx.remaining(),
+        on_output=ctx.output,
+    )
+    if outcome.timed_out:
+        raise StepError("StepTimeout", f"the script was stopped after the step's timeout of {ctx.timeout:g}s")
+    return outcome_of(outcome, reports)
+
+
+def run_javascript(
+    gateway,
+    node: str,
+    code: str,
+    variables: Mapping[str, Any],
+    *,
+    declared_writes,
+    cwd: str | None,
+    env: Mapping[str, str],
+    timeout: float | None,
+    on_output: Callable[[str, str], None],
+):
+    """Run `code` with node through the gateway, confined like every step's program: the
+    code and the variables `get()` reads go on stdin as JSON, so no value is ever part of
+    the code. (the process's outcome, the reports it wrote behind its marker)."""
     import secrets  # here: the interpreter imports this module for every run and what-if
 
     marker = f"\x1e__catalyst_script_{secrets.token_hex(12)}__ "
     job = json.dumps(
-        {"code": code, "variables": _plain(_variables(ctx)), "marker": marker}, ensure_ascii=False, allow_nan=False
+        {"code": code, "variables": _plain(variables), "marker": marker}, ensure_ascii=False, allow_nan=False
     )
     reports: list[str] = []
 
-    def on_output(stream: str, line: str) -> None:
+    def output(stream: str, line: str) -> None:
         if stream == "stdout":
             at = line.find(marker)
             if at >= 0:
@@ -138,20 +169,22 @@ def script(ctx: ActionContext, config: dict) -> dict:
                 line = line[:at]  # output the script left without a newline
                 if not line:
                     return
-        ctx.output(stream, line)
+        on_output(stream, line)
 
-    env = {str(key): str(value) for key, value in (config.get("env") or {}).items()}
-    outcome = ctx.gateway.run_process(
+    outcome = gateway.run_process(
         [node, "-e", WRAPPER],
-        declared_writes=ctx.writes,
-        cwd=config.get("cwd"),
+        declared_writes=declared_writes,
+        cwd=cwd,
         env=env,
-        timeout=ctx.remaining(),
-        on_output=on_output,
+        timeout=timeout,
+        on_output=output,
         stdin=job,
     )
-    if outcome.timed_out:
-        raise StepError("StepTimeout", f"the script was stopped after the step's timeout of {ctx.timeout:g}s")
+    return outcome, reports
+
+
+def outcome_of(outcome, reports: list[str]) -> dict:
+    """The script's result and `set` values from what node reported, or the ScriptError that says why not."""
     if not reports:
         tail = "\n".join(outcome.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
         raise StepError(

@@ -24,6 +24,7 @@ from catalyst_dsl.runtime.actions.context import ActionContext
 from catalyst_dsl.runtime.actions.failure_line import failure_line
 from catalyst_dsl.runtime.actions.process import scratch_paths
 from catalyst_dsl.runtime.errors import StepError
+from catalyst_dsl.runtime.values.jsvalues import as_written
 
 #: Coverage reports larger than this are refused (JSON reports are read whole).
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -92,7 +93,8 @@ def _threshold(config: dict) -> float | None:
     if threshold is None:
         return None
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 100:
-        raise StepError("InvalidConfig", f"coverageThreshold is {threshold!r}; it is a percentage from 0 to 100")
+        given = as_written(threshold)
+        raise StepError("InvalidConfig", f"coverageThreshold is {given}; it is a percentage from 0 to 100")
     if not config.get("coverageReport"):
         raise StepError(
             "InvalidConfig",

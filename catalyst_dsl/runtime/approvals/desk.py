@@ -11,6 +11,7 @@ from catalyst_dsl.runtime.approvals.signatures import Signatures, pause_nonce, p
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.events import utc_now
 from catalyst_dsl.runtime.lifecycle.context import RunContext
+from catalyst_dsl.runtime.state.snapshot import shown_step
 
 
 class StillPaused(str):
@@ -138,8 +139,10 @@ class ApprovalDesk:
                 selected=select,
             )
         if released:
+            # `--select` answers the checkpoint (`reject` is no approval): say the answer given.
+            done = f"answered {select} at" if select is not None else "approved"
             return (
-                f"approved {state.pause.path} of run {state.run_id} as {role}; "
+                f"{done} {shown_step(state, state.pause.path)} of run {state.run_id} as {role}; "
                 f"continue with: catalyst resume {state.run_id}"
             )
         return StillPaused(
@@ -248,7 +251,7 @@ def _check_selected(state, select: str | None) -> None:
         offered = f"the options are: {', '.join(keys)}" if keys else "this checkpoint offers no options"
         raise RunAbort(
             EXIT_INVALID,
-            f"--select {select}: not an option of the checkpoint at {state.pause.path}",
+            f"--select {select}: not an option of the checkpoint at {shown_step(state, state.pause.path)}",
             help=offered,
         )
 
@@ -264,7 +267,7 @@ def _said_of_token(state, claims, released: bool) -> str:
         return f"changes requested by {who}; on resume the step fails with ChangesRequested"
     if released:
         return (
-            f"approved {state.pause.path} of run {state.run_id} as {claims.role}; "
+            f"approved {shown_step(state, state.pause.path)} of run {state.run_id} as {claims.role}; "
             f"continue with: catalyst resume {state.run_id}"
         )
     return StillPaused(f"recorded {claims.decision} by {who}; the run stays paused")

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_STATE, RunAbort
 from catalyst_dsl.runtime.lifecycle.context import RunContext
+from catalyst_dsl.runtime.state.snapshot import shown_step
 
 
 class Signatures:
@@ -49,7 +50,8 @@ class Signatures:
             if needed:
                 raise RunAbort(
                     EXIT_INVALID,
-                    f"the approval is refused: signed-approvals is on and {state.pause.path} needs a role, "
+                    "the approval is refused: signed-approvals is on and "
+                    f"{shown_step(state, state.pause.path)} needs a role, "
                     "but the approval is not signed",
                     help="sign it: add --sign-with ~/.ssh/id_ed25519, or sign the text "
                     f"`catalyst runs approval-text {state.run_id} {asked_as}` prints "
@@ -85,7 +87,7 @@ class Signatures:
             if why is not None:
                 raise RunAbort(
                     EXIT_STATE,
-                    f"run {state.run_id} records an approval of {approval.path} by {approval.by} "
+                    f"run {state.run_id} records an approval of {shown_step(state, approval.path)} by {approval.by} "
                     f"that is not validly signed: {why}",
                     help="it was not given through `catalyst approve`; "
                     "approve again with a signature (the snapshot is unchanged)",

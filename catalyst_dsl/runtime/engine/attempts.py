@@ -35,7 +35,7 @@ INQUIRE_OPTIONS = [
 class Attempts:
     def _attempts(self, run: StepRun) -> Any:
         """Run the step with its retries; its result, or None when it failed (the policy decided)."""
-        step, frame, sid = run.step, run.frame, run.sid
+        step, frame, sid = run.step, run.frame, run.label
         control = CONTROL.get(step.action)
         attempt = 0
         while True:
@@ -74,11 +74,11 @@ class Attempts:
 
     def _retried(self, run: StepRun, error: StepError, attempt: int, started: float) -> bool:
         """A failed attempt: True when another follows (after its wait), else its policy applied."""
-        sid = run.sid
-        error.step = error.step or sid
+        sid = run.label
+        error.step = error.step or run.sid
         seconds = time.monotonic() - started
         policy = self._policy(run.step, run.frame, error)
-        self.hooks.record_failure(error, sid, attempt, seconds)
+        self.hooks.record_failure(error, run.sid, attempt, seconds)
         if attempt <= policy.retry_count:
             delay = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
             self.events.message(
@@ -124,7 +124,7 @@ class Attempts:
         if action == "Inquire":
             self._inquire(run, detail, seconds)
             action = "Continue"
-        step, sid, depth = run.step, run.sid, run.frame.depth
+        step, sid, depth = run.step, run.label, run.frame.depth
         if action == "Suspend":
             self.events.step_finished(sid, step.action, "failed", seconds, depth, detail)
             raise Paused(
@@ -160,7 +160,7 @@ class Attempts:
         """Only a person accepts a failure: autonomous mode pauses here too, since going on
         by itself would turn the failure into a success nobody decided. Returns when they
         answered `continue` at the terminal."""
-        sid, frame = run.sid, run.frame
+        sid, frame = run.label, run.frame
         inquiry = run.at("inquire")
         answer = None
         who = (

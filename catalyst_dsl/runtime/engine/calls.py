@@ -23,7 +23,7 @@ from catalyst_dsl.runtime.engine.step_run import StepRun
 from catalyst_dsl.runtime.errors import StepError
 from catalyst_dsl.runtime.values.evaluate import explain, materialize, render
 from catalyst_dsl.runtime.effects.gateway import EffectsGateway
-from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, to_text
+from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, as_written, to_text
 from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
 
@@ -111,7 +111,7 @@ class Calls:
     def _context(self, run: StepRun, env: RunEnv) -> ActionContext:
         """What the action's implementation may use: the gateway, its declared writes, the
         time left, the run's events, the AI adapters, the settings and secrets."""
-        step, frame, sid, path = run.step, run.frame, run.sid, run.path
+        step, frame, sid, path, label = run.step, run.frame, run.sid, run.path, run.label
         writes = tuple(self._declared_writes(step, env, frame.gateway)) if step.writes else ()
         timeout = step.timeout
         left = DEADLINE.get() - time.monotonic()
@@ -124,8 +124,8 @@ class Calls:
             frame.gateway,
             writes,
             timeout,
-            lambda level, message, data: self.events.message(level, message, sid, data, frame.depth),
-            lambda stream, line: self.events.output(sid, stream, line, frame.depth),
+            lambda level, message, data: self.events.message(level, message, label, data, frame.depth),
+            lambda stream, line: self.events.output(label, stream, line, frame.depth),
             self.hooks.adapter,
             settings=self.settings,
             secret=self.hooks.secret,
@@ -235,7 +235,8 @@ class Calls:
 
     def _explain_false(self, condition: ir.Value, env: RunEnv) -> str:
         if not isinstance(condition, ir.Tmpl):
-            return f"condition is {condition.value!r}" if isinstance(condition, ir.Lit) else "condition is false"
+            written = as_written(condition.value) if isinstance(condition, ir.Lit) else "false"
+            return f"condition is {written}"
         lines = [f"condition is false: {condition.text}"]
         for i, (source, shown) in enumerate(explain(condition.text, env)):
             lines.append(f"  {'where' if i == 0 else 'and  '} {source} = {shown}")

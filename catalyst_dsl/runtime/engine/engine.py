@@ -35,6 +35,9 @@ from catalyst_dsl.runtime.values.inputs import resolve_inputs
 from catalyst_dsl.runtime.values.jsvalues import UNKNOWN, a_kind, as_json_data, contains_unknown, truthy
 from catalyst_dsl.runtime.engine.scope import RunEnv, Scope
 
+#: The actions whose result is an AI's answer (runtime/actions/ai.py).
+AI_ACTIONS = frozenset({"ai-prompt", "markdown"})
+
 #: An argument not given: a value the callee evaluates itself (None and UNKNOWN are values).
 _UNEVALUATED = object()
 
@@ -194,7 +197,7 @@ class Engine(Calls, Attempts, Pauses):
         inquiry = self.hooks.approval_for(run.at("inquire"), roles=list(run.frame.playbook.reviewers.required))
         chosen = (inquiry.get("selected") or "continue") if inquiry is not None else None
         if chosen == "abort":
-            raise Cancelled(str(inquiry.get("by") or "an approver"), f"{run.sid}: answered abort after its failure")
+            raise Cancelled(str(inquiry.get("by") or "an approver"), f"{run.label}: answered abort after its failure")
         if chosen != "continue":
             return False
         step = run.step
@@ -202,7 +205,7 @@ class Engine(Calls, Attempts, Pauses):
             run.scope.define(step.name, None)
         self.journal.step(run, "failed", 1, time.monotonic(), None, "failed; approved to continue past it")
         self.events.step_finished(  # recorded, then shown
-            run.sid, step.action, "continued", 0.0, run.frame.depth, "failure accepted by approval"
+            run.label, step.action, "continued", 0.0, run.frame.depth, "failure accepted by approval"
         )
         return True
 
@@ -245,7 +248,7 @@ class Engine(Calls, Attempts, Pauses):
 
     def _skipped(self, run: StepRun, reason: str) -> None:
         self.journal.step(run, "skipped", 0, time.monotonic(), None, reason)  # recorded, then shown
-        self.events.step_skipped(run.sid, run.step.action, reason, run.frame.depth)
+        self.events.step_skipped(run.label, run.step.action, reason, run.frame.depth)
 
     def _checked(self, run: StepRun) -> Any:
         """One attempt: the step between its checks, `requires:` before and `ensures:` after,
@@ -258,6 +261,15 @@ class Engine(Calls, Attempts, Pauses):
         self._bind(run, result)  # a binding that cannot be computed fails the attempt
         return result
 
+    def _text_answer_cause(self, run: StepRun) -> tuple[str, str]:
+        from catalyst_dsl.runtime.actions.ai import text_answer_cause
+
+        try:
+            adapter = self.hooks.adapter(self.config(run).get("provider"))
+        except Exception:  # noqa: BLE001 - the step got an answer from it: it was usable then
+            adapter = None
+        return text_answer_cause(adapter)
+
     def _requires(self, run: StepRun) -> None:
         """The step's `requires:` hold, or it fails (a step without them passes)."""
         step_checks.enforce(run.step.requires, self.env(run.frame, run.scope), "requires", run.step.timeout)
@@ -268,11 +280,13 @@ class Engine(Calls, Attempts, Pauses):
             return
         values = self._value(run.step.bindings, self.env(run.frame, run.with_result(result)))
         if not isinstance(values, dict) and not contains_unknown(values):
-            raise StepError(
-                "InvalidBindings",
-                f"the step's bindings must be an object to merge, but the value is {a_kind(values)}",
-                guidance="give `bindings:` a mapping of names, or an expression whose value is an object",
-            )
+            message = f"the step's bindings must be an object to merge, but the value is {a_kind(values)}"
+            guidance = "give `bindings:` a mapping of names, or an expression whose value is an object"
+            if isinstance(result, str) and run.step.action in AI_ACTIONS:
+                # The answer was text: who gave it is the cause, not the playbook's bindings.
+                cause, guidance = self._text_answer_cause(run)
+                message = f"{message}: the AI's answer is text, not a JSON object; {cause}"
+            raise StepError("InvalidBindings", message, guidance=guidance)
         if values is UNKNOWN:
             # A what-if does not know which keys an object it cannot compute would bring.
             run.scope.assign(BINDINGS, UNKNOWN)
@@ -287,7 +301,7 @@ class Engine(Calls, Attempts, Pauses):
         was doing got done, so it is completed without running again (with no result). A
         step without `ensures:` always runs again: nothing says it finished."""
         self.recovering = None
-        step, sid, depth = run.step, run.sid, run.frame.depth
+        step, sid, depth = run.step, run.label, run.frame.depth
         started = time.monotonic()
         try:
             failed = step_checks.failing(step.ensures, self.env(run.frame, run.with_result(None)), step.timeout)

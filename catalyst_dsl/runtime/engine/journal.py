@@ -67,6 +67,7 @@ class Journal:
             "reason": reason,
             "fingerprint": paths.fingerprint(step),
             "prompt": prompt,
+            "label": run.label,
         }
         with self._lock:
             self.hooks.record_step(entry)
@@ -124,7 +125,7 @@ class Journal:
             return
         was = recorded["result"].get("item") if isinstance(recorded.get("result"), dict) else None
         if was != digest:
-            raise list_changed(engine, path, f"item {index} is not the one it ran for")
+            raise list_changed(engine, path, f"item {index + 1} is not the one iteration {index + 1} ran for")
 
 
 def _wall_time_of(monotonic: float) -> str:

@@ -28,6 +28,23 @@ def join(prefix: str, *segments: object) -> str:
     return f"{prefix}/{tail}" if prefix else tail
 
 
+def step_label(step_id: str, path: str) -> str:
+    """The one name a person sees for a step: its id (its `name`, else `action@line`),
+    with the loop iteration and `retry-block` attempt it runs in, counted from 1 and
+    outermost first (`check [iteration 2]`, `lint [iteration 3, attempt 2]`). The path
+    itself stays internal: it is how the journal and the snapshot address the step."""
+    if "/each/" not in path and "/attempt/" not in path:
+        return step_id
+    segments = path.split("/")
+    where = []
+    for i, segment in enumerate(segments[:-1]):
+        if segment == "each" and segments[i + 1].isdigit():
+            where.append(f"iteration {int(segments[i + 1]) + 1}")
+        elif segment == "attempt" and segments[i + 1].isdigit():
+            where.append(f"attempt {segments[i + 1]}")  # a retry-block counts its attempts from 1
+    return f"{step_id} [{', '.join(where)}]" if where else step_id
+
+
 #: id(node) -> (node, hash). Keyed by identity: hashing a frozen IR tree for a dict key
 #: would walk the whole tree on every lookup, and IR nodes live as long as the run.
 _FINGERPRINTS: dict[int, tuple[object, str]] = {}

@@ -117,7 +117,8 @@ class Pauses:
             message, url = review
             # The subject is what was opened: a review of it (a webhook finds the run by it) releases the pause.
             subject = self.hooks.mask(url) if url else None
-            self._guarded(run, lambda: self.checkpoint(run.at(REVIEW), run.sid, message, [], None, run.frame, subject))
+            review = run.at(REVIEW)
+            self._guarded(run, lambda: self.checkpoint(review, run.label, message, [], None, run.frame, subject))
         if step.checkpoint:
             self._guarded(run, lambda: self._flag_checkpoint(run))
         if step.gate is not None and step.gate.when == "after":
@@ -128,8 +129,8 @@ class Pauses:
         if isinstance(run.step.checkpoint, str):
             message = to_text(render(run.step.checkpoint, self.env(run.frame, run.scope)))
         else:
-            message = f"review the result of {run.sid}"
-        self.checkpoint(run.at("checkpoint"), run.sid, message, [], None, run.frame)
+            message = f"review the result of {run.label}"
+        self.checkpoint(run.at("checkpoint"), run.label, message, [], None, run.frame)
 
     def _approve_effects(self, run: StepRun) -> None:
         """A step whose effects no declaration bounds runs only once approved (LANGUAGE 7,
@@ -152,14 +153,14 @@ class Pauses:
                 reason = f"pre-approved by the playbook's author (approved: true): it {what}"
                 self.hooks.approve(where, "playbook", None, "catalyst", reason, True, None, subject)
             return
-        self.checkpoint(where, run.sid, message, [], None, run.frame, subject)
+        self.checkpoint(where, run.label, message, [], None, run.frame, subject)
 
     # -- gates: `checkpoint:` before or after a step ---------------------------------------------------------
 
     def _gate(self, run: StepRun, gate: ir.Gate) -> str:
         """Pause at the step's gate; the answer chosen (`yes`, `skip`). `abort` ends the run
         `cancelled`. Autonomous mode answers `yes`, unless the gate's policy asks for a person."""
-        sid = run.sid
+        sid = run.label
         env = self.env(run.frame, run.scope)
         written = self._value(gate.message, env) if gate.message is not None else None
         message = to_text(written) if written is not None else gate_message(gate, sid, self._shown_command(run))
@@ -202,7 +203,7 @@ class Pauses:
             return False  # the gate failed and the step's error policy went on past it
         if chosen == "skip":
             reason = "skipped: answered skip at its checkpoint"
-            self.events.step_skipped(run.sid, run.step.action, reason, run.frame.depth)
+            self.events.step_skipped(run.label, run.step.action, reason, run.frame.depth)
             self.journal.step(run, "skipped", 0, time.monotonic(), None, reason)
             return False
         return True

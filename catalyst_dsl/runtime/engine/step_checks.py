@@ -49,13 +49,31 @@ def enforce(checks: ir.Checks | None, env: RunEnv, when: str, timeout: float | N
     failed = failing(checks, env, timeout)
     if failed is not None:
         index = checks.checks.index(failed.check)
+        said = _said(failed.check, env)
         raise StepError(
             failed.check.code or checks.code,
-            f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
-            guidance=f"the step's `{when}:` lists what must hold "
+            said
+            or f"{when} check {index + 1} does not hold: {failed.shown}" + (f" ({failed.why})" if failed.why else ""),
+            guidance="address what it says, then start a new run (a resume meets the same answer)"
+            if said
+            else f"the step's `{when}:` lists what must hold "
             + ("before it runs" if when == "requires" else "once it has run"),
             metadata={"check": index, "predicate": failed.check.kind, "when": when},
         )
+
+
+def _said(check: ir.Check, env: RunEnv) -> str | None:
+    """The check's own words for its failure (a dialect's, such as a rejected approval's
+    reviewer and note), or None to show the predicate; words that cannot be filled in
+    give way to the predicate rather than hiding the failure."""
+    if check.message is None:
+        return None
+    from catalyst_dsl.runtime.values.evaluate import materialize, to_text
+
+    try:
+        return to_text(materialize(check.message, env)) or None
+    except (StepError, LookupError, ValueError, TypeError):
+        return None
 
 
 def evaluate(check: ir.Check, env: RunEnv, timeout: float | None = None, *, simulated: bool = False) -> Outcome:

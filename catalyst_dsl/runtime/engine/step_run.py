@@ -18,6 +18,11 @@ class StepRun:
     def __init__(self, step: ir.Step, frame: Frame, scope: Scope, path: str, sid: str) -> None:
         self.step, self.frame, self.scope, self.path, self.sid = step, frame, scope, path, sid
 
+    @property
+    def label(self) -> str:
+        """The step's name as the run shows it: its id, with the loop iteration it runs in."""
+        return paths.step_label(self.sid, self.path)
+
     def at(self, *segments: object) -> str:
         """The journal path of something inside the step (a branch, an iteration, a pause)."""
         return paths.join(self.path, *segments)

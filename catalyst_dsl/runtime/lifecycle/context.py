@@ -216,9 +216,9 @@ class RunContext:
         with self.locks.guard():
             yield
 
-    def real_performer(self, run_id: str) -> RealPerformer:
+    def real_performer(self, run_id: str | None) -> RealPerformer:
         """Effects for real: programs confined (or the run told once why not), their process
-        groups recorded beside the snapshot."""
+        groups recorded beside the snapshot (a run's; None: before there is a run)."""
         from catalyst_dsl.runtime.effects.confinement import Confiner
         from catalyst_dsl.runtime.effects.gateway import RealPerformer
         from catalyst_dsl.runtime.effects.process_groups import ProcessGroups
@@ -226,7 +226,8 @@ class RunContext:
         confiner = Confiner(
             required=self.project.config.require_confinement, notice=lambda text: self.events.message("warning", text)
         )
-        return RealPerformer(confiner, ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret))
+        groups = ProcessGroups.of_run(self.state_dir, run_id, self.store.run_key().secret) if run_id else None
+        return RealPerformer(confiner, groups)
 
     def new_gateway(self, playbook: ir.Playbook, grants: list[str] | None, scratch: Path, performer) -> EffectsGateway:
         """The effects gateway of a run or a plan: the playbook's grants, the state directory

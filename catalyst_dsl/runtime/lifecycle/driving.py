@@ -235,6 +235,7 @@ class Driver:
             kind=pause.kind,
             subject=pause.subject,
             person=pause.person,
+            step=pause.step_id,
         )
         self.context.store.save(state)
         self.context.events.paused(pause.step_id, pause.message, pause.roles, state.run_id, pause.options)

@@ -34,6 +34,7 @@ class Planner:
         `file`, when the caller made it already (runtime/lifecycle/preflight.py). `hashed=False`:
         without `planHash`, for a view that does not show it (the hash is the SHA-256 of
         the plan's canonical JSON, a few milliseconds for a large plan)."""
+        from catalyst_dsl.runtime.lifecycle.input_scripts import plan_scripts
         from catalyst_dsl.runtime.simulation.planning import PlanRecorder
         from catalyst_dsl.runtime.values.secrets import secret_placeholder
         from catalyst_dsl.runtime.simulation.recording import RecordingPerformer
@@ -46,6 +47,7 @@ class Planner:
         from catalyst_dsl.runtime.engine.frames import granted_paths
 
         recorder = PlanRecorder(context.masker)
+        plan_scripts(playbook, recorder)  # the inputs' validation scripts, which a run starts first
         scratch = context.state_dir / "tmp" / "what-if"
         grants = granted_paths(playbook, context.inputs_env(values))
         performer = RecordingPerformer(refresh=context.options.refresh, files=self._untrusted_reads())

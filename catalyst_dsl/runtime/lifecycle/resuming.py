@@ -14,7 +14,7 @@ from catalyst_dsl.runtime.errors import EXIT_INVALID, EXIT_OK, EXIT_PAUSED, EXIT
 from catalyst_dsl.runtime.lifecycle.context import RunContext
 from catalyst_dsl.runtime.lifecycle.driving import Driver
 from catalyst_dsl.runtime.lifecycle.run_hooks import terminal_asker
-from catalyst_dsl.runtime.state.snapshot import pause_released
+from catalyst_dsl.runtime.state.snapshot import pause_released, shown_step
 
 
 #: The runs `catalyst resume` without an id may choose: waiting for someone, not failed
@@ -61,7 +61,7 @@ class Resumer:
             # Nothing to do until someone approves: do not run anything again meanwhile.
             roles = f" (one of: {', '.join(state.pause.roles)})" if state.pause.roles else ""
             context.events.paused(
-                state.pause.path,
+                shown_step(state, state.pause.path),
                 f"still waiting for approval{roles}: {state.pause.message}",
                 state.pause.roles,
                 state.run_id,
@@ -167,7 +167,7 @@ class Resumer:
         for at, fingerprint, named in _journal_checks(state):
             step = paths.step_at(playbook, at, callee)
             if step is None or (fingerprint and paths.fingerprint(step) != fingerprint):
-                where = f"{named} ({at})"
+                where = named
                 change = "was removed" if step is None else "changed"
                 raise RunAbort(
                     EXIT_STATE,
@@ -184,14 +184,17 @@ def _journal_checks(state) -> list[tuple[str, str | None, str]]:
     checks = []
     for done in state.steps:
         if done.action == LOOP_ITEM:  # the for-each step must still be there
-            checks.append((done.path.rsplit("/each/", 1)[0], None, "the for-each"))
+            loop = done.path.rsplit("/each/", 1)[0]
+            checks.append((loop, None, f"the for-each ({loop})"))
         elif done.action == ATTEMPT_FAILED:  # and so must the retry-block
-            checks.append((done.path.rsplit("/attempt/", 1)[0], None, "the retry-block"))
+            block = done.path.rsplit("/attempt/", 1)[0]
+            checks.append((block, None, f"the retry-block ({block})"))
         elif done.action == CAUGHT:  # each handled failure's step, as it was, to fail again
             checks += [
-                (kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']}")
+                (kept["path"], kept.get("fingerprint"), f"step {kept.get('step') or kept['path']} ({kept['path']})")
                 for kept in caught_errors(done.result)
             ]
         else:
-            checks.append((done.path, done.fingerprint, f"step {done.name or done.action}"))
+            named = done.label or f"{done.name or done.action} ({done.path})"  # older snapshots keep no label
+            checks.append((done.path, done.fingerprint, f"step {named}"))
     return checks

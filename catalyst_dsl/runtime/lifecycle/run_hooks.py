@@ -85,6 +85,7 @@ class RunHooks:
                 reason=context.masker.mask(entry["reason"]),
                 fingerprint=entry["fingerprint"],
                 prompt=context.masker.mask(entry.get("prompt")) if context.project.config.keep_prompts else None,
+                label=entry.get("label"),
             )
         )
         if state.in_flight == entry["path"]:

@@ -54,6 +54,10 @@ class Starter:
         values, problems = resolve_inputs(
             playbook.inputs, given, from_text=True, render_default=self.context.default_renderer()
         )
+        if not problems:  # a script sees only values its input's other rules passed
+            from catalyst_dsl.runtime.lifecycle.input_scripts import check_scripts
+
+            problems = check_scripts(self.context, playbook, values, from_text=True)
         if problems:
             raise RunAbort(
                 EXIT_INVALID,

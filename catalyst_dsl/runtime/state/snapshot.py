@@ -68,6 +68,9 @@ class StepRecord:
     result_blob: str | None = None
     #: The prompt an AI step sent, masked (the `keep-prompts` setting); its answer is `result`.
     prompt: str | None = None
+    #: The step's name as the run showed it (its `name` or `action@line`, with the loop
+    #: iteration): what `runs show` says instead of the path. None in older snapshots.
+    label: str | None = None
 
 
 @record(frozen=False, kw_only=True)
@@ -85,6 +88,8 @@ class Pause:
     #: Only a person releases it: a checkpoint with an approval policy (`human`, or rules
     #: that did not pass it), or an Inquire. `--mode autonomous` does not, on resume either.
     person: bool = False
+    #: The paused step's name as the run showed it (StepRecord.label).
+    step: str | None = None
 
 
 @record(frozen=False, kw_only=True)
@@ -259,6 +264,23 @@ def pause_released(state: RunState) -> bool:
     return state.pause is not None and any(
         a.path == state.pause.path and (a.released or a.decision == "request-changes") for a in state.approvals
     )
+
+
+def shown_step(state, path: str) -> str:
+    """The name a person sees for the step at journal path `path`: the label the run showed
+    it by (its `name` or `action@line`, with its loop iteration), the path only when the
+    snapshot has none (written before labels were kept). A pause inside a step (its gate
+    `…/before`, a review, an inquiry) is shown by its step's name."""
+    pause = state.pause
+    if pause is not None and pause.path == path and pause.step:
+        return pause.step
+    owner = path
+    while owner:
+        for done in reversed(state.steps):
+            if done.path == owner and done.label:
+                return done.label
+        owner = owner.rpartition("/")[0] if owner.count("/") > 1 else ""
+    return path
 
 
 def shown_status(state) -> str:

@@ -171,7 +171,7 @@ class _Resolver:
         if error is not None:
             self.values[decl.name] = raw
             self._problem(
-                decl, "type", f"{decl.name}: {_shown(decl, raw, from_default)} {error}", None, None, from_default
+                decl, "type", f"{decl.name}: {shown_value(decl, raw, from_default)} {error}", None, None, from_default
             )
             return
         if decl.transform and isinstance(value, str):
@@ -182,7 +182,7 @@ class _Resolver:
             failure = _check_rule(rule, value)
             if failure is not None:
                 complaint, hint = failure
-                message = f"{decl.name}: {_shown(decl, value, from_default)} {complaint}"
+                message = f"{decl.name}: {shown_value(decl, value, from_default)} {complaint}"
                 if rule.message:
                     message += f" ({rule.message})"
                 self._problem(decl, rule.kind, message, hint, rule.code, from_default)
@@ -203,7 +203,7 @@ class _Resolver:
         if decl.allowed is None or any(_same(value, a) for a in decl.allowed):
             return
         choices = [str(a) for a in decl.allowed]
-        message = f"{decl.name}: {_shown(decl, value, from_default)} is not one of: {', '.join(choices)}"
+        message = f"{decl.name}: {shown_value(decl, value, from_default)} is not one of: {', '.join(choices)}"
         hint = "|".join(choices)
         from catalyst_dsl.diagnostics.suggest import suggest  # only for a value not allowed
 
@@ -428,7 +428,7 @@ def transform(text: str, how: str) -> str:
 # -- messages --------------------------------------------------------------------------------
 
 
-def _shown(decl: ir.InputDecl, value: object, from_default: bool) -> str:
+def shown_value(decl: ir.InputDecl, value: object, from_default: bool = False) -> str:
     """`value` as a message quotes it; a secret's placeholder instead of its value."""
     if decl.secret:
         text = secret_placeholder(decl.name)

@@ -275,6 +275,13 @@ def to_text(value: object) -> str:
     return str(value)
 
 
+def as_written(value: object) -> str:
+    """A value as a playbook writes it, for messages: JSON (`null`, `true`, `"text"`), never
+    Python's spelling (`None`, `True`, `'text'`)."""
+    text = stringify(value, "", "")
+    return "undefined" if text is UNDEFINED else text  # type: ignore[return-value]
+
+
 def stringify(value: object, indent: str, prefix: str) -> str | _Undefined:
     """JSON.stringify: UNDEFINED for values JSON cannot hold (undefined itself)."""
     if value is None:

@@ -2708,7 +2708,9 @@ def test_a_loop_whose_list_changed_while_paused_is_refused_on_resume(project):
     refused = project.cli("resume", run_id)
     assert refused.exit_code == 2, refused.output
     assert (
-        "LoopListChanged: the list of the for-each at steps/1 changed since this run went through it: item 0"
+        "✗ for-each@7 (for-each)" in refused.output
+        and "LoopListChanged: the list of the for-each changed since this run went through it: "
+        "item 1 is not the one iteration 1 ran for"
         in refused.output
     )
     assert "fix: put the list back as it was" in refused.output

@@ -445,6 +445,7 @@ def test_export_is_the_audit_view(store):
         "fingerprint": None,
         "resultBlob": None,
         "prompt": None,
+        "label": None,
     }
     assert "inputs" not in audit
     json.dumps(audit)

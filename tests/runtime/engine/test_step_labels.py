@@ -1,0 +1,50 @@
+"""One name per step: the run's lines, `runs show`, `approve` and `resume` all call a step
+by its name (or `action@line`), with the loop iteration it ran in; never by its path."""
+
+from __future__ import annotations
+
+from catalyst_dsl.runtime.engine.paths import step_label
+
+LOOP = """
+name: loop
+description: A checkpoint inside a loop.
+owner: Engineer
+steps:
+  - for-each: item
+    in: [a, b]
+    steps:
+      - name: say
+        display: "{{ item }}"
+      - checkpoint: "ok {{ item }}?"
+"""
+
+
+def test_a_label_names_the_iteration_and_attempt_counted_from_one():
+    assert step_label("say", "steps/0") == "say"
+    assert step_label("say", "steps/0/each/2/0") == "say [iteration 3]"
+    assert step_label("say", "steps/0/each/1/0/then/0/each/0/1") == "say [iteration 2, iteration 1]"
+    assert step_label("lint", "steps/1/attempt/2/0") == "lint [attempt 2]"
+
+
+def test_run_show_approve_and_resume_name_the_step_with_its_iteration(project):
+    project.playbook("loop", LOOP)
+    run = project.run("loop")
+    assert "✓ say [iteration 1] (display)" in run.output
+    assert "⏸ paused at checkpoint@10 [iteration 1]: ok a?" in run.output
+    run_id = project.run_id()
+
+    shown = project.cli("runs", "show", run_id).output
+    assert "waiting at checkpoint@10 [iteration 1]: ok a?" in shown
+    assert "completed say [iteration 1] (display)" in shown
+
+    approved = project.cli("approve", run_id, "--as", "Engineer").output
+    assert approved.startswith(f"approved checkpoint@10 [iteration 1] of run {run_id}")
+
+    resumed = project.cli("resume", run_id).output
+    assert "✓ say [iteration 2] (display)" in resumed
+    assert "⏸ paused at checkpoint@10 [iteration 2]: ok b?" in resumed
+    again = project.cli("resume", run_id).output
+    assert "paused at checkpoint@10 [iteration 2]: still waiting" in again
+
+    for text in (run.output, shown, approved, resumed, again):
+        assert "steps/" not in text
