@@ -6,8 +6,9 @@
    that leads to it); an arrow that spans several layers gets a point in each.
 3. A few sweeps down and up order each layer by the barycentre (mean position) of the
    boxes each is joined to in the layer above (below), which untangles most crossings.
-4. Layers are centred rows; an arrow is a polyline through its points, a back arrow a
-   curve round the right of the boxes it joins.
+4. Each box is pulled towards the mean of the boxes it is joined to, keeping its row's
+   order and gaps; an arrow is a polyline through its points, a back arrow a curve (its
+   points are the curve's ends and control points) round the side of the boxes it joins.
 """
 
 from __future__ import annotations
@@ -217,6 +218,16 @@ def _pull(row: list[str], x: dict[str, float], neighbours: dict[str, list[str]],
 def _ends(route: Route, boxes: dict[str, Box]) -> Route:
     """The route's first and last points moved from the boxes' centres to their edges."""
     source, target = boxes[route.link.source], boxes[route.link.target]
+    if route.back and source is target:
+        # A box that leads to itself: a small loop on its right, in the gap to the next box.
+        right = source.x + source.width / 2
+        points = (
+            (right, source.y - 8),
+            (right + 30, source.y - 26),
+            (right + 30, source.y + 26),
+            (right, source.y + 8),
+        )
+        return Route(route.link, points, True)
     if route.back:
         # Round the side the source is on, so that the curve leaves no box behind it.
         side = -1 if source.x < target.x else 1

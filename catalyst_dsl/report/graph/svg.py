@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl.report.graph.layout import FONT_SIZE, Box, Layout, layout
 from catalyst_dsl.report.graph.model import Graph, Node, shown
 
@@ -48,7 +49,8 @@ def to_svg(graph: Graph, placed: Layout | None = None) -> str:
         f"<title>{escape(shown(graph.title))}</title>",
         "<defs>",
         *(
-            f'<marker id="arrow-{style}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
+            f'<marker id="arrow-{style}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" markerHeight="9" '
+            f'markerUnits="userSpaceOnUse" '
             f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
             for style, colour in _LINK_COLOURS.items()
         ),
@@ -68,8 +70,8 @@ def _arrow(route) -> list[str]:
     colour = _LINK_COLOURS.get(style, _LINK_COLOURS["normal"])
     points = route.points
     if route.back:
-        (x0, y0), (x1, _), (_, y2), (x3, y3) = points
-        d = f"M{x0:.1f},{y0:.1f} C{x1:.1f},{y0:.1f} {x1:.1f},{y2:.1f} {x3:.1f},{y3:.1f}"
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = points
+        d = f"M{x0:.1f},{y0:.1f} C{x1:.1f},{y1:.1f} {x2:.1f},{y2:.1f} {x3:.1f},{y3:.1f}"
     else:
         d = "M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in points)
     dash = ' stroke-dasharray="5 4"' if style in ("back", "error") else ""
@@ -79,7 +81,9 @@ def _arrow(route) -> list[str]:
     ]
     if route.link.label:
         text = shown(route.link.label)
-        if route.back:
+        if route.link.source == route.link.target:
+            x, y = points[0][0], points[3][1] + 26  # below the loop, clear of the arrows coming in
+        elif route.back:
             x, y = points[1][0] - 4, (points[0][1] + points[2][1]) / 2
         else:
             (ax, ay), (bx, by) = points[0], points[1]
@@ -122,7 +126,7 @@ def _box(node: Node, box: Box) -> list[str]:
     else:
         radius = h / 2 if node.kind in ("start", "end", "join") else 6
         shape = f'<rect x="{left:.1f}" y="{top:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{radius:.1f}" {paint}/>'
-    lines = [f"<g><title>{escape(node.label)}</title>", shape]
+    lines = [f"<g><title>{escape(safe_text(node.label))}</title>", shape]
     if node.kind in ("call", "fork"):
         # A call's and a fork's double sides, as flowcharts draw a subroutine.
         lines.append(
