@@ -39,13 +39,17 @@ def render_timeline(state) -> list[str]:
         return []
     span = max(offset + seconds for _, _, offset, seconds in rows) or 1e-9
     labels = max(len(label) for _, label, _, _ in rows)
-    lines = [f"timeline ({seconds_text(span)} from the run's start to its last step's end):"]
+    lines = [
+        f"timeline ({seconds_text(span)} from the run's start to its last step's end; each step's start and time):"
+    ]
     for mark, label, offset, seconds in rows:
         start = min(BAR_WIDTH - 1, int(offset / span * BAR_WIDTH))
         length = max(1, round(seconds / span * BAR_WIDTH))
         bar = " " * start + "█" * min(length, BAR_WIDTH - start)
-        at = "+" + seconds_text(offset)
-        lines.append(f"  {mark} {label:<{labels}}  {at:>8}  {seconds_text(seconds):>7}  |{bar:<{BAR_WIDTH}}|")
+        # The times come last, unpadded: the bars line up whatever their widths.
+        lines.append(
+            f"  {mark} {label:<{labels}}  |{bar:<{BAR_WIDTH}}|  +{seconds_text(offset)}, {seconds_text(seconds)}"
+        )
     return lines
 
 

@@ -36,10 +36,10 @@ def test_each_step_has_its_offset_time_outcome_and_bar() -> None:
     )
     lines = render_timeline(state)
     assert lines == [
-        "timeline (8.0 s from the run's start to its last step's end):",
-        "  ✓ build (bash)       +0 ms    2.0 s  |" + "█" * 10 + " " * 30 + "|",
-        "  ✗ tests (bash)      +2.0 s    6.0 s  |" + " " * 10 + "█" * 30 + "|",
-        "  ↷ publish (bash)    +8.0 s     0 ms  |" + " " * 39 + "█" + "|",
+        "timeline (8.0 s from the run's start to its last step's end; each step's start and time):",
+        "  ✓ build (bash)    |" + "█" * 10 + " " * 30 + "|  +0 ms, 2.0 s",
+        "  ✗ tests (bash)    |" + " " * 10 + "█" * 30 + "|  +2.0 s, 6.0 s",
+        "  ↷ publish (bash)  |" + " " * 39 + "█" + "|  +8.0 s, 0 ms",
     ]
     assert all(len(line.split("|")[1]) == BAR_WIDTH for line in lines[1:])
 

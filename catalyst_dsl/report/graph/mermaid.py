@@ -1,10 +1,13 @@
 """A graph as Mermaid `flowchart TD` text, for Markdown on GitHub and in pull requests.
 
 Labels are user text (step names, conditions, playbook names); each is written as a
-quoted label in which every character but letters, digits and plain punctuation is an
-entity code (`#34;`), so no quote, bracket, pipe, backtick, HTML tag or Mermaid keyword
-in it can end the label, start another statement or reach the page as markup. Box ids
-are ours (`n3`, `p0`), never the user's.
+quoted label, in which Mermaid reads every character as text but the quote that ends it.
+What Mermaid or the page would still make something of is written as a named HTML
+entity: the quote, `<` and `>` (a tag: Mermaid's labels are HTML), `&` (an entity of the
+user's own), `#` (Mermaid's `#…;` codes), `%` (`%%{…}%%` is a directive
+wherever it stands), the backtick (a Markdown string) and the
+backslash (a backslash and an `n` break the line). Mermaid's own `#34;` codes are not used: Mermaid 11
+leaves them undecoded in HTML labels. Box ids are ours (`n3`, `p0`), never the user's.
 """
 
 from __future__ import annotations
@@ -31,13 +34,22 @@ _SHAPES = {
 #: The arrow of each link style; `back` and `error` are dotted, `cycle` thick.
 _ARROWS = {"normal": "-->", "back": "-.->", "error": "-.->", "cycle": "==>"}
 
-#: Characters a label keeps as they are; every other becomes an entity code.
-_PLAIN = frozenset(" .,:_-/()+=?!@*'") | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+#: The characters a label writes as named entities (each decoded by the browser, as text).
+_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "#": "&num;",
+    "`": "&grave;",
+    "\\": "&bsol;",
+    "%": "&percnt;",
+}
 
 
 def label_text(text: str) -> str:
     """`text` as the inside of a quoted Mermaid label: short, on one line, escaped."""
-    return "".join(c if c in _PLAIN or (c.isalnum() and c.isprintable()) else f"#{ord(c)};" for c in shown(text))
+    return "".join(_ENTITIES.get(c, c) for c in shown(text))
 
 
 def to_mermaid(graph: Graph) -> str:
