@@ -93,7 +93,7 @@ def _calls():
     if not names:
         raise click.UsageError("no playbooks in this project's playbook directories (docs/configuration.md)")
     ordered = dict(sorted(names.items(), key=lambda pair: (pair[1], pair[0])))
-    return call_graph(ordered, {path: library.edges(path) for path in ordered}, os.path.basename(os.getcwd()))
+    return call_graph(ordered, {path: library.edges(path) for path in ordered}, "calls between playbooks")
 
 
 COMMANDS = [graph]

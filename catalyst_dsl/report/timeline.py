@@ -28,9 +28,29 @@ def timeline_rows(state) -> list[tuple[str, str, float, float]]:
         except (TypeError, ValueError):
             continue  # a record without a readable time (an edited snapshot): not placed
         label = f"{record.name} ({record.action})" if record.name else record.action
-        rows.append((_MARKS.get(record.status, "·"), safe_text(label), max(0.0, offset), max(0.0, record.duration)))
-    rows.sort(key=lambda row: row[2])
-    return rows
+        depth = nesting(record.path)
+        mark = _MARKS.get(record.status, "·")
+        rows.append((max(0.0, offset), depth, mark, "  " * depth + safe_text(label), max(0.0, record.duration)))
+    # A control step is recorded after the steps it ran, and may start in the same
+    # millisecond as the first of them: by start, then the outer step first.
+    rows.sort(key=lambda row: row[:2])
+    return [(mark, label, offset, seconds) for offset, _, mark, label, seconds in rows]
+
+
+#: Path segments followed by a number that counts something else than steps: a loop's
+#: iteration, a retry's attempt, a route's branch, a try's handler.
+_COUNTERS = frozenset(("each", "attempt", "branches", "catch"))
+
+
+def nesting(path: str) -> int:
+    """How deep a step sits in control steps: `steps/2` 0, `steps/2/then/0` and
+    `steps/3/each/1/0` 1 (the iteration is no step)."""
+    steps, counted = 0, False
+    for segment in path.split("/"):
+        if segment.isdigit() and not counted:
+            steps += 1
+        counted = segment in _COUNTERS
+    return max(0, steps - 1)
 
 
 def render_timeline(state) -> list[str]:

@@ -4,7 +4,7 @@ outcome, and a bar placed where that time sat in the run."""
 from __future__ import annotations
 
 from catalyst_dsl.ir.journal import LOOP_ITEM
-from catalyst_dsl.report.timeline import BAR_WIDTH, render_timeline
+from catalyst_dsl.report.timeline import BAR_WIDTH, nesting, render_timeline
 from catalyst_dsl.runtime.state.snapshot import PlaybookRef, StepRecord, new_run_state
 
 
@@ -55,3 +55,13 @@ def test_a_run_with_no_step_or_an_unreadable_time_has_no_timeline() -> None:
     state = _state(("build", "bash", "completed", "00.000", 1.0))
     state.steps[0].started_at = "yesterday"
     assert render_timeline(state) == []
+
+
+def test_nested_steps_are_indented_by_how_deep_they_sit() -> None:
+    assert [nesting(p) for p in ("steps/2", "steps/2/then/0", "steps/3/each/1/0", "steps/1/branch/0")] == [0, 1, 1, 1]
+    assert [nesting(p) for p in ("steps/7/branches/1/0/then/2", "finally/0", "catch/1/0", "steps/4/attempt/2/0")] == [
+        2,
+        0,
+        0,
+        1,
+    ]

@@ -126,3 +126,18 @@ def test_a_playbook_with_errors_is_still_drawn_with_a_note(tmp_path) -> None:
     assert "error(s), which `catalyst check` shows" in result.output
     assert 'n1["display@4 (display)"]' in result.output
     assert os.path.exists(sketch)
+
+
+#: The pictures docs/graph.md shows, and the command that draws each from the sample playbooks.
+DOC_PICTURES = {"feature-flow.svg": ["graph", "feature"], "library-calls.svg": ["graph"]}
+
+
+@pytest.mark.parametrize("name", sorted(DOC_PICTURES))
+def test_the_pictures_in_the_docs_are_current(name: str, update_golden: bool, monkeypatch) -> None:
+    monkeypatch.chdir(TESTS.parent)
+    result = CliRunner().invoke(cli, [*DOC_PICTURES[name], "--format", "svg"])
+    assert result.exit_code == 0, result.output
+    picture = TESTS.parent / "docs" / "images" / name
+    if update_golden:
+        picture.write_text(result.output, encoding="utf-8", newline="\n")
+    assert result.output == picture.read_text(encoding="utf-8")
