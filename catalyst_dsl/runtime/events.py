@@ -12,10 +12,12 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 from catalyst_dsl._internal.terminal_text import is_terminal, safe_text
-from catalyst_dsl.runtime.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.status_line import StatusLine
 
 LEVELS = ("error", "warning", "info", "display", "verbose", "debug", "trace")
 
@@ -84,7 +86,7 @@ class Events:
         #: Marks and outcomes in colour: on a terminal, unless NO_COLOR; anywhere with FORCE_COLOR.
         self.colour = False
         #: The live line naming the running step: a terminal's only, never a CI log's.
-        self.status: StatusLine | None = None
+        self.status: "StatusLine | None" = None
         if log_format == "text" and not silent:  # a what-if's events write nothing: no terminal to ask about
             from catalyst_dsl.diagnostics.text import wants_colour
 
@@ -92,6 +94,8 @@ class Events:
             terminal = is_terminal(self.out)
             self.colour = wants_colour(terminal, environ)
             if terminal and not environ.get("CI") and environ.get("TERM") != "dumb":
+                from catalyst_dsl.runtime.status_line import StatusLine
+
                 self.status = StatusLine(self.out, self._lock, colour=self.colour)
 
     # -- the one writer ------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ drawn when the output is not a terminal (a pipe, a file, a CI log).
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from contextlib import contextmanager
@@ -123,6 +122,8 @@ class StatusLine:
         self.frame = (self.frame + 1) % len(FRAMES)
         spinner = f"\x1b[36m{FRAMES[self.frame]}\x1b[0m" if self.colour else FRAMES[self.frame]
         tail = f" · {elapsed_text(now - since)}"
+        import shutil  # here: a run that never shows the line (a pipe, a what-if) does not import it
+
         room = max(10, shutil.get_terminal_size((80, 24)).columns - 1 - len("⠋ running ") - len(tail))
         if len(label) > room:
             label = label[: room - 1] + "…"
