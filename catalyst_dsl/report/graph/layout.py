@@ -25,6 +25,8 @@ ROW_GAP = 56
 COLUMN_GAP = 36
 MARGIN = 24
 SWEEPS = 4
+#: The least x of a back arrow's bend: room for its label left of it.
+LEFT_ROOM = 48.0
 
 
 @record
@@ -94,6 +96,13 @@ def layout(graph: Graph) -> Layout:
     ]
     routes += [Route(link, (), True) for link in links if id(link) in back]
     spans = [_ends(route, boxes) for route in routes]
+    # A back arrow round the left needs room for itself and its label: move everything right.
+    room = LEFT_ROOM - min((route.points[1][0] for route in spans if route.back), default=LEFT_ROOM)
+    if room > 0:
+        boxes = {ident: Box(b.x + room, b.y, b.width, b.height) for ident, b in boxes.items()}
+        routes = [Route(r.link, tuple((x + room, y) for x, y in r.points), r.back) for r in routes]
+        spans = [_ends(route, boxes) for route in routes]
+        width += room
     real = {n.id: boxes[n.id] for n in graph.nodes}
     # Back arrows bend right of their boxes: room for them.
     bend = max((route.points[1][0] + 20 for route in spans if route.back), default=0)
@@ -234,7 +243,7 @@ def _ends(route: Route, boxes: dict[str, Box]) -> Route:
         if side > 0:
             lane = max(source.x + source.width / 2, target.x + target.width / 2) + 40
         else:
-            lane = max(8.0, min(source.x - source.width / 2, target.x - target.width / 2) - 40)
+            lane = min(source.x - source.width / 2, target.x - target.width / 2) - 40
         points = (
             (source.x + side * source.width / 2, source.y),
             (lane, source.y),
