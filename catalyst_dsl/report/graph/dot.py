@@ -1,7 +1,8 @@
 """A graph as Graphviz DOT text, for those who lay it out with `dot` themselves.
 
-Labels are quoted strings in which backslashes and quotes are escaped and every line
-break is a space, so no label can end its string or start a statement.
+Labels are quoted strings in which backslashes and quotes are escaped, `&` is an entity
+(Graphviz reads entities in labels) and every line break is a space, so no label can end
+its string, start a statement or be drawn as other text than it is.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ _STYLES = {
 
 def quoted(text: str) -> str:
     text = shown(text)
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # Graphviz decodes HTML entities in any label (`&lt;` is drawn `<`): `&` is written as one.
+    return '"' + text.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_dot(graph: Graph) -> str:

@@ -84,6 +84,7 @@ def test_svg_is_well_formed_and_draws_labels_as_text() -> None:
 
 def test_dot_labels_stay_strings() -> None:
     text = to_dot(_graph())
+    assert '"#quot; #35; &amp;amp; &amp;#60;"' in text  # Graphviz would draw `&#60;` as `<`
     for line in text.splitlines()[2:-1]:
         # Outside the quoted strings, only ids, arrows and attribute syntax.
         outside = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
