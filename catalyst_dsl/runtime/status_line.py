@@ -64,6 +64,11 @@ class StatusLine:
             self.running[(me, depth)] = (safe_text(label), self.clock())
             self.quiet_since = self.clock()
         if self._thread is None:
+            import atexit
+
+            # A run ended by an error the run does not report itself (a state it cannot
+            # write) leaves no line behind when the process exits.
+            atexit.register(self.stop)
             self._thread = threading.Thread(target=self._loop, name="catalyst-status", daemon=True)
             self._thread.start()
 
