@@ -5,7 +5,7 @@ it are what it prints. The commands of one page run in order in one fresh copy o
 repository's sample project (its `playbooks/` and `pyproject.toml`), as a reader following
 the page would run them from a clone. What differs from run to run is normalised before
 comparing: run ids (the one a page shows stands for the one the run made, also in later
-commands) and durations.
+commands), durations and the bars of a run's timeline.
 
 A ```yaml block whose first line is a comment naming a file of the project
 (`# playbooks/first.yaml`) is that file: it is written into the project where it stands on
@@ -30,6 +30,8 @@ BLOCK = re.compile(r"^```(text|yaml)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SAVED_AS = re.compile(r"# ((?:playbooks|\.xe)/[\w./-]+\.ya?ml)$")
 RUN_ID = re.compile(r"\b\d{8}-\d{6}-[a-z0-9-]+?-\d{3}\b")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? (?:ms|s)\b")
+#: A bar of `runs show`'s timeline: where its step's time sat in the run, which varies too.
+BAR = re.compile(r"\|[█ ]{2,}\|")
 
 
 def transcripts(page: Path) -> list[tuple[str, str]]:
@@ -67,7 +69,7 @@ def _normalise(text: str, ids: dict[str, str]) -> str:
     def run_id(match: re.Match) -> str:
         return ids.setdefault(match.group(0), f"<run {len(ids) + 1}>")
 
-    return DURATION.sub("<t>", RUN_ID.sub(run_id, text)).rstrip()
+    return BAR.sub("|<bar>|", DURATION.sub("<t>", RUN_ID.sub(run_id, text))).rstrip()
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_COMMANDS, ids=lambda p: p.name)

@@ -213,6 +213,10 @@ def runs_show(run_id: str) -> None:
             click.echo(f"  cancelled unverified: {'; '.join(state.cancel.unverified)}")
     for edit in state.trusted_edits:
         click.echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
+    from catalyst_dsl.report.timeline import render_timeline
+
+    for line in render_timeline(state):
+        click.echo(f"  {line}")
 
 
 @runs.command("prune")

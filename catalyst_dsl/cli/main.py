@@ -19,6 +19,7 @@ from catalyst_dsl._internal.collector import tune_process
 #: and `run` (a what-if) does not build the options of the others.
 RUN_COMMANDS = {
     "init": "cli.init",
+    "graph": "cli.graph",
     "run": "cli.run",
     "resume": "cli.lifecycle",
     "approve": "cli.lifecycle",

@@ -11,9 +11,13 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
-from catalyst_dsl._internal.terminal_text import safe_text
+from catalyst_dsl._internal.terminal_text import is_terminal, safe_text
+
+if TYPE_CHECKING:
+    from catalyst_dsl.runtime.status_line import StatusLine
 
 LEVELS = ("error", "warning", "info", "display", "verbose", "debug", "trace")
 
@@ -59,6 +63,7 @@ class Events:
         mask: Callable[[Any], Any] = lambda v: v,
         verbose: bool = False,
         silent: bool = False,
+        environ: dict[str, str] | None = None,
     ) -> None:
         self.log_format = log_format
         #: A what-if's: nothing is written (no one reads a plan's progress lines), while the
@@ -78,6 +83,20 @@ class Events:
         #: No output at all (`catalyst run ... >&-` leaves Python no standard output): the
         #: run goes on to its end, its state saved as always, and tells nobody.
         self._closed = self.out is None
+        #: Marks and outcomes in colour: on a terminal, unless NO_COLOR; anywhere with FORCE_COLOR.
+        self.colour = False
+        #: The live line naming the running step: a terminal's only, never a CI log's.
+        self.status: "StatusLine | None" = None
+        if log_format == "text" and not silent:  # a what-if's events write nothing: no terminal to ask about
+            from catalyst_dsl.diagnostics.text import wants_colour
+
+            environ = os.environ if environ is None else environ
+            terminal = is_terminal(self.out)
+            self.colour = wants_colour(terminal, environ)
+            if terminal and not environ.get("CI") and environ.get("TERM") != "dumb":
+                from catalyst_dsl.runtime.status_line import StatusLine
+
+                self.status = StatusLine(self.out, self._lock, colour=self.colour)
 
     # -- the one writer ------------------------------------------------------------------------------
 
@@ -107,7 +126,11 @@ class Events:
                     record.update({k: self.mask(v) for k, v in extra.items() if v is not None})
                     self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
                 else:
-                    self.out.write("\n".join(safe_text(line) for line in message.split("\n")) + "\n")
+                    if self.status is not None:
+                        self.status.clear_locked()
+                    text = "\n".join(safe_text(line) for line in message.split("\n"))
+                    # Painted after it is made safe: colour is ours, never the text's.
+                    self.out.write((paint(text, event, status, level) if self.colour else text) + "\n")
                 self.out.flush()
             except BrokenPipeError:
                 # Whoever read the run's output has gone (`| head -1`): the run goes on to
@@ -123,13 +146,26 @@ class Events:
         verb = "resuming" if resumed else "running"
         self._emit("run-started", "info", "running", f"{verb} {playbook} · run {run_id}")
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """While a person is asked something: no live status line over the prompt."""
+        if self.status is None:
+            yield
+        else:
+            with self.status.holding():
+                yield
+
     def step_started(self, step: str, action: str, depth: int) -> None:
+        if self.status is not None:
+            self.status.started(self.mask(f"{step} ({action})"), depth)
         if self.log_format == "json" or self.verbose:
             self._emit(
                 "step-started", "debug", "running", f"{'  ' * depth}▶ {step} ({action})", step=step, action=action
             )
 
     def step_finished(self, step: str, action: str, status: str, seconds: float, depth: int, detail: str = "") -> None:
+        if self.status is not None:
+            self.status.ended(depth)
         mark = _MARKS.get(status, "·")
         tail = f": {detail}" if detail else ""
         self._emit(
@@ -143,6 +179,8 @@ class Events:
         )
 
     def step_skipped(self, step: str, action: str, reason: str, depth: int) -> None:
+        if self.status is not None:
+            self.status.ended(depth)
         self._emit(
             "step-skipped",
             "info",
@@ -179,6 +217,8 @@ class Events:
         self._emit("output", "info", None, f"{'  ' * (depth + 1)}│ {line}", step=step, stream=stream)
 
     def paused(self, step: str, message: str, roles: list[str], run_id: str, options: list | None = None) -> None:
+        if self.status is not None:
+            self.status.stop()
         who = f" (one of: {', '.join(roles)})" if roles else ""
         keys = [str(o.get("key")) for o in options or () if isinstance(o, dict)]
         select = f" [--select {'|'.join(keys)}]" if keys else ""
@@ -194,6 +234,8 @@ class Events:
     def run_finished(self, status: str, seconds: float, detail: str = "", fix: str | None = None) -> None:
         """The last line. A failure's fix follows it in text (indented, like a diagnostic's
         help) and is the `guidance` field in JSON, so the line itself keeps the error."""
+        if self.status is not None:
+            self.status.stop()
         tail = f": {detail}" if detail else ""
         text_fix = "" if self.log_format == "json" or not fix else "\n  fix: " + fix.strip().replace("\n", "\n       ")
         self._emit(
@@ -204,6 +246,34 @@ class Events:
             duration=round(seconds, 6),
             guidance=fix if self.log_format == "json" else None,
         )
+
+
+#: SGR colours: green, red, yellow, dim; the end of a colour.
+_GREEN, _RED, _YELLOW, _DIM, _RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[2m", "\x1b[0m"
+_MARK_COLOURS = {"completed": _GREEN, "failed": _RED, "skipped": _DIM, "paused": _YELLOW, "continued": _YELLOW}
+_OUTCOME_COLOURS = {"completed": _GREEN, "failed": _RED, "cancelled": _YELLOW, "interrupted": _YELLOW}
+_LEVEL_COLOURS = {"error": _RED, "warning": _YELLOW}
+
+
+def paint(text: str, event: str, status: str | None, level: str) -> str:
+    """A line of a run's text log in colour: a step's mark by its outcome, the run's last
+    line by how it ended, an error's or warning's level. Only our own words are painted:
+    `text` has been made safe, and nothing it holds can open or close a colour."""
+    if event in ("step-finished", "step-skipped", "paused") and status in _MARK_COLOURS:
+        indent = len(text) - len(text.lstrip(" "))
+        mark = text[indent : indent + 1]
+        return f"{text[:indent]}{_MARK_COLOURS[status]}{mark}{_RESET}{text[indent + 1 :]}"
+    if event == "run-finished" and status in _OUTCOME_COLOURS:
+        word, _, rest = text.partition(" ")
+        return f"\x1b[1m{_OUTCOME_COLOURS[status]}{word}{_RESET} {rest}"
+    if event == "message" and level in _LEVEL_COLOURS:
+        prefix = f"[{level}]"
+        at = text.find(prefix)
+        if at >= 0 and not text[:at].strip():
+            return f"{text[:at]}{_LEVEL_COLOURS[level]}{prefix}{_RESET}{text[at + len(prefix) :]}"
+    if event == "notice":
+        return f"{_DIM}{text}{_RESET}"
+    return text
 
 
 def _duration(seconds: float) -> str:

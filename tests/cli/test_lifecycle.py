@@ -34,3 +34,18 @@ def test_prune_with_nothing_to_remove_says_so(project):
     assert project.run("quick").exit_code == 0
     kept = project.cli("runs", "prune", "--keep-last", "5", "--dry-run")
     assert kept.output.splitlines() == ["would remove 0 archived runs"]
+
+
+def test_runs_show_draws_the_timeline_of_the_steps(project):
+    project.playbook(
+        "quick",
+        QUICK.replace("      - log-info: hi", "      - log-info: hi\n      - name: two\n        log-info: there"),
+    )
+    assert project.run("quick").exit_code == 0
+    shown = project.cli("runs", "show", project.run_id())
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  timeline ("))
+    rows = lines[at + 1 :]
+    assert [row.strip().split("  ")[0] for row in rows] == ["✓ log-info", "✓ two (log-info)"]
+    assert all(row.count("|") == 2 and "█" in row and ", " in row.split("|")[2] for row in rows)

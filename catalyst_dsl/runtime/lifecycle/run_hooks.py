@@ -226,22 +226,28 @@ def terminal_asker(context: RunContext) -> Callable | None:
         return None
 
     def ask(message: str, options: list, default: Any):
-        import click
-
-        click.echo(f"⏸ {message}")
-        if options:
-            keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
-            for option in options:
-                if isinstance(option, dict):
-                    click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
-            fallback = str(default) if default in keys else None
-            shown = f"choose ({', '.join(keys)})" + (f" [{fallback}]" if fallback else "") + ": "
-            while True:
-                said = _typed_line(shown) or fallback
-                if said in keys:
-                    return said, None
-                click.echo(f"Error: {said!r} is not one of {', '.join(keys)}." if said else "Error: choose one.")
-        _typed_line("press ENTER to approve: ")
-        return default, None
+        with context.events.holding():  # no live status line over the question
+            return _asked(message, options, default)
 
     return ask
+
+
+def _asked(message: str, options: list, default: Any):
+    """A checkpoint's question on the terminal, and the answer typed."""
+    import click
+
+    click.echo(f"⏸ {message}")
+    if options:
+        keys = [str(o.get("key")) for o in options if isinstance(o, dict)]
+        for option in options:
+            if isinstance(option, dict):
+                click.echo(f"  [{option.get('key')}] {option.get('label') or ''}")
+        fallback = str(default) if default in keys else None
+        shown = f"choose ({', '.join(keys)})" + (f" [{fallback}]" if fallback else "") + ": "
+        while True:
+            said = _typed_line(shown) or fallback
+            if said in keys:
+                return said, None
+            click.echo(f"Error: {said!r} is not one of {', '.join(keys)}." if said else "Error: choose one.")
+    _typed_line("press ENTER to approve: ")
+    return default, None
