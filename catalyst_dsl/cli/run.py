@@ -101,6 +101,16 @@ def _project(start: Path):
     return load_project(start, DiagnosticSink())
 
 
+def _acting_flow(session, file: str, plan) -> str | None:
+    """The Mermaid flow of the steps the plan would act in, for its Markdown view; None when none would."""
+    from catalyst_dsl.report.graph import mermaid_flow
+    from catalyst_dsl.report.plan import acting_paths
+
+    paths = acting_paths(plan)
+    playbook = session.library.compiled(file).playbook if paths else None
+    return mermaid_flow(playbook, only=paths) if playbook is not None else None
+
+
 def _given(pairs: tuple[str, ...]) -> dict[str, str]:
     from catalyst_dsl.runtime.errors import EXIT_USAGE, RunAbort
     from catalyst_dsl.runtime.values.inputs import parse_assignments
@@ -260,7 +270,7 @@ def run(
                     ) from None
             render = {
                 "json": lambda: text,
-                "markdown": lambda: render_markdown(plan),
+                "markdown": lambda: render_markdown(plan, flow=_acting_flow(session, file, plan)),
                 "text": lambda: render_text(plan),
             }[fmt]
             _print(render(), nl=fmt == "text")

@@ -166,13 +166,28 @@ MD_TABLE_OPEN = 30  # the step table starts open up to this many rows
 ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
 
 
-def render_markdown(plan: Mapping[str, Any], marker: bool = True) -> str:
+def render_markdown(plan: Mapping[str, Any], marker: bool = True, flow: str | None = None) -> str:
     """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes.
-    `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py)."""
+    `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py).
+    `flow`: a Mermaid flowchart (report/graph) shown under "Flow", which GitHub draws."""
     view = markdown_view(plan)
     if not marker:
         view["marker"] = None
+    view["flow"] = flow if flow is None or flow.endswith("\n") else flow + "\n"
     return _environment().get_template("plan.md.j2").render(view=view)
+
+
+#: The changes of a step entry that do nothing a reviewer weighs: left out of the flow.
+_QUIET_CHANGES = frozenset({"no-op", "read", "skipped"})
+
+
+def acting_paths(plan: Mapping[str, Any]) -> list[str]:
+    """The paths of the plan's steps that would change something, pause, or cannot be known."""
+    return [
+        str(entry["path"])
+        for entry, _depth in walk(plan.get("steps") or ())
+        if entry.get("change") not in _QUIET_CHANGES and isinstance(entry.get("path"), str)
+    ]
 
 
 @functools.cache

@@ -133,19 +133,38 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     # Compared as the golden test compares: the same bytes, whatever the checkout's line endings.
     stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
     labels = plan_labels(plan)
-    sections = comment_sections(plan, labels, _against_golden(golden_text, plan, golden_shown, stale))
+    flow = _changed_flow(root, playbook_file, golden, plan) if stale else None
+    sections = comment_sections(plan, labels, _against_golden(golden_text, plan, golden_shown, stale), flow)
     return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
 
 
-def comment_sections(plan: dict, labels: tuple[str, ...], against_golden: str) -> list[str]:
+def comment_sections(plan: dict, labels: tuple[str, ...], against_golden: str, flow: str | None = None) -> list[str]:
     """The sections of a comment, in order, each Markdown ending with a newline: what the plan
-    does, what changed against the golden plan, the plan itself. A new section (a graph of
-    the steps, say) is one more item here."""
-    return [
+    does, what changed against the golden plan, the flow of the steps that changed (a
+    Mermaid chart GitHub draws), the plan itself."""
+    sections = [
         "Labels: " + " · ".join(f"**{label}**" for label in labels) + "\n",
         against_golden,
-        plan_report.render_markdown(plan, marker=False),
     ]
+    if flow:
+        sections.append(f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n")
+    sections.append(plan_report.render_markdown(plan, marker=False))
+    return sections
+
+
+def _changed_flow(root: Path, playbook_file: str, golden: dict, plan: dict) -> str | None:
+    """The Mermaid flow of the steps added or changed since the golden plan, with the control
+    steps around them; None when none was (only removals, or plan-wide changes)."""
+    if plan_diff.format_problem(golden, "") is not None:
+        return None
+    paths = [step.path for step in plan_diff.diff_plans(golden, plan).steps if step.kind != "remove"]
+    if not paths:
+        return None
+    from catalyst_dsl.compiler import compile_path
+    from catalyst_dsl.report.graph import mermaid_flow
+
+    playbook = compile_path(str(root / playbook_file)).playbook
+    return mermaid_flow(playbook, only=paths) if playbook is not None else None
 
 
 def assemble(playbook_file: str, sections: list[str]) -> str:

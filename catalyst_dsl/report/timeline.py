@@ -27,7 +27,8 @@ def timeline_rows(state) -> list[tuple[str, str, float, float]]:
             offset = (parse_time(record.started_at) - origin).total_seconds()
         except (TypeError, ValueError):
             continue  # a record without a readable time (an edited snapshot): not placed
-        label = f"{record.name} ({record.action})" if record.name else record.action
+        # As the run named it (`display@26`, `write [iteration 2]`); older snapshots keep no label.
+        label = f"{record.label or record.name or record.action} ({record.action})"
         depth = nesting(record.path)
         mark = _MARKS.get(record.status, "·")
         rows.append((max(0.0, offset), depth, mark, "  " * depth + safe_text(label), max(0.0, record.duration)))

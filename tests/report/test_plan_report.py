@@ -737,3 +737,27 @@ def test_every_golden_report_has_its_test() -> None:
     written = {"small.plan.json", "small.txt", "small.md", "large.md"}
     orphans = sorted(p.name for p in GOLDEN.iterdir() if p.name not in written)
     assert not orphans, f"files in tests/golden/plans/ that no test writes (delete them): {', '.join(orphans)}"
+
+
+def test_the_markdown_plan_draws_the_flow_of_the_steps_that_act(project):
+    project.playbook(
+        "notes",
+        """
+        name: notes
+        description: reads, then writes a note
+        owner: Engineer
+        steps:
+          - name: greet
+            display: hello
+          - name: note
+            file-write: out/note.md
+            content: hi
+    """,
+    )
+    shown = project.run("notes", "--what-if", "--format", "markdown")
+    assert shown.exit_code == 0, shown.output
+    flow = shown.output.split("### Flow\n\n```mermaid\n")[1].split("```")[0]
+    assert '"note (file-write)"' in flow and "greet" not in flow and "1 other step" in flow
+    project.write("out/note.md", "hi")
+    quiet = project.run("notes", "--what-if", "--format", "markdown")
+    assert "### Flow" not in quiet.output  # nothing would change: nothing to draw

@@ -211,7 +211,11 @@ def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_fai
         "~ file-write#1 (file-write) changed:\n"
         '    config.content: "bye" -> "ciao"\n'
     ) in body
-    assert "\nPlan: 1 to add, 1 to change, 0 to remove.\n```\n\n## What-if plan for `bye`" in body
+    assert "\nPlan: 1 to add, 1 to change, 0 to remove.\n```\n\n### Flow of what changed\n\n```mermaid\n" in body
+    # The flow marks the two steps that changed, and the comment's plan follows it.
+    flow = body.split("```mermaid\n")[1].split("```")[0]
+    assert flow.startswith("flowchart TD\n") and '"wave (display)"' in flow and "class n1,n2 marked" in flow
+    assert "\n```\n\n## What-if plan for `bye`" in body
     # The job summary gets the same report, after what earlier steps wrote; the outputs are a workflow's.
     assert summary.read_text() == "# Earlier step\n" + body + "\n"
     assert outputs.read_text() == "labels=writes\nstale=1\n"
