@@ -37,6 +37,8 @@ from catalyst_dsl.lsp import (
     incremental,
     knowledge,
     references,
+    startup,
+    watching,
 )
 from catalyst_dsl.lsp.framing import GuardedInput
 from catalyst_dsl.lsp.latest import NewestText
@@ -72,8 +74,9 @@ class CatalystServer(LanguageServer):
         self.compilations = incremental.Compilations(inside=lambda path: self.path_of(Path(path).as_uri()) is not None)
         self._snapshot: incremental.Snapshot | None = None
         self._checking = threading.Lock()
-        #: The root of the project last checked.
+        #: The root of the project last checked, and the project.
         self._project_root: Path | None = None
+        self.last_project = None
         #: The newest text of each edited document, checked by a worker thread.
         self.edits = NewestText(self.publish_file)
 
@@ -225,7 +228,6 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.compiler import discover
         from catalyst_dsl.project.check import check_project
         from catalyst_dsl.project.library import Library
-        from catalyst_dsl.project.rules import reported
 
         with self._checking:  # one check at a time: they share what is kept between them
             with self._lock:
@@ -241,35 +243,59 @@ class CatalystServer(LanguageServer):
             if anchor is None:
                 return
             project = self.project(str(anchor))
-            self._project_root = project.root
+            if project.root != self._project_root or self.compilations.disk is None:
+                self.compilations.disk = startup.disk_cache(project)  # also where each file's entry is
+            self._project_root, self.last_project = project.root, project
             folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
             files = sorted({*discover(folders), *open_docs})
             self.compilations.buffers = open_docs
             self.compilations.forget_others(set(files))
-            library = Library(project, files, self.catalog, cache=self.compilations)
-            now = incremental.snapshot(library, project.config)
-            changed = self.compilations.take_changed()
-            checked = sorted(incremental.to_check(now, self._snapshot, changed))
-            result = check_project(project, checked, library=library)
-            with self._lock:
-                if generation != self._generation:
-                    self.compilations.give_back(changed)
-                    return  # an edit came in meanwhile: its own check will publish
+            if self._snapshot is None:  # the session's first check: maybe kept from the last
+                replayed = startup.replayed(self.compilations.disk, project, files, open_docs)
+                if replayed is not None:
+                    if self._publish_checked(generation, replayed, set(files), project.config, versions):
+                        now = startup.loaded(project, files, self.catalog, self.compilations)
+                        with self._lock:
+                            if generation == self._generation:  # else the next check is whole
+                                self.compilations.take_changed()
+                                self._snapshot = now
+                    log.info("library check: %d files, from the cache", len(files))
+                    return
+            with startup.recording(self.compilations.disk if self._snapshot is None else None, open_docs) as facts:
+                library = Library(project, files, self.catalog, cache=self.compilations)
+                now = incremental.snapshot(library, project.config)
+                changed = self.compilations.take_changed()
+                checked = sorted(incremental.to_check(now, self._snapshot, changed))
+                result = check_project(project, checked, library=library)
+            if facts is not None:
+                startup.remember(self.compilations.disk, project, files, result, facts)
+            if not self._publish_checked(generation, result, now.files, project.config, versions):
+                self.compilations.give_back(changed)
+                return  # an edit came in meanwhile: its own check will publish
             self._snapshot = now
-            sources = result.sources
-            by_file: dict[str, list] = {f: [] for f in checked}
-            for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
-                if d.span is not None and d.span.file in by_file:
-                    by_file[d.span.file].append(self._diagnostic(d, sources))
-            stale = {p for p in self._published if p not in now.files}  # files gone since
-            for path in set(by_file) | stale:
-                uri = Path(path).as_uri()
-                self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
-            with self._lock:
-                self._published = (self._published - set(by_file) - stale) | {
-                    p for p, found in by_file.items() if found
-                }
             log.info("library check: %d of %d files", len(checked), len(files))
+
+    def _publish_checked(self, generation: int, result, files: set[str], config, versions) -> bool:
+        """Publish the findings of a library check (a `LibraryCheck`, or one replayed from
+        the cache) for every file it checked, and clear those of files gone; False, and
+        nothing published, when a newer edit made the check stale."""
+        from catalyst_dsl.project.rules import reported
+
+        with self._lock:
+            if generation != self._generation:
+                return False
+        sources = result.sources
+        by_file: dict[str, list] = {f: [] for f in result.files}
+        for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], config):
+            if d.span is not None and d.span.file in by_file:
+                by_file[d.span.file].append(self._diagnostic(d, sources))
+        stale = {p for p in self._published if p not in files}  # files gone since
+        for path in set(by_file) | stale:
+            uri = Path(path).as_uri()
+            self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
+        with self._lock:
+            self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+        return True
 
     # -- references -------------------------------------------------------------------------------
 
@@ -377,26 +403,13 @@ def build() -> CatalystServer:
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: CatalystServer, params: lsp.InitializedParams) -> None:
-        # Files changed outside the editor (a checkout, a pull) are checked again when the
-        # editor can tell: it watches the playbooks and settings for the server.
-        workspace = ls.client_capabilities.workspace
-        watched = workspace.did_change_watched_files if workspace is not None else None
-        if watched is not None and watched.dynamic_registration:
-            patterns = ["**/*.{yaml,yml,md,cantbook}", "**/catalyst.toml", "**/pyproject.toml"]
-            options = lsp.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns]
-            )
-            ls.client_register_capability(
-                lsp.RegistrationParams(
-                    registrations=[
-                        lsp.Registration(
-                            id="catalyst-watched-files",
-                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=options,
-                        )
-                    ]
-                )
-            )
+        # Files changed outside the editor (a checkout, a pull, a rename) are checked again:
+        # the editor watches the playbooks and settings for the server when it can, else
+        # the server looks at them itself (watching.py).
+        if watching.can_register(ls.client_capabilities):
+            ls.client_register_capability(watching.registration())
+        else:
+            watching.Poller(lambda: ls.last_project, ls.schedule_library_check).start()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:

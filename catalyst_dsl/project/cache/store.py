@@ -93,11 +93,18 @@ class CheckCache:
         return None if key is None else cls(directory, key, read_only=read_only)
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
-        from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
+        from catalyst_dsl.compiler import Compiled, read_playbook
 
         data = read_playbook(path)
         if isinstance(data, Compiled):
             return data  # unreadable or too large: nothing worth keeping
+        return self.compiled_bytes(path, data, catalog)
+
+    def compiled_bytes(self, path: str, data: bytes, catalog: Catalog) -> Compiled:
+        """The result of `data`, read from `path` by the caller (the language server,
+        which keeps the bytes it compiled), from its entry or compiled and kept."""
+        from catalyst_dsl.compiler import compile_bytes
+
         if not self._holds_builtins(catalog):
             # A catalog with actions of the caller's own (a program that adds some): what
             # an entry holds was made with the built-in actions, and the names a file asks
