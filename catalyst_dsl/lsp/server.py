@@ -74,9 +74,10 @@ class CatalystServer(LanguageServer):
         self.compilations = incremental.Compilations(inside=lambda path: self.path_of(Path(path).as_uri()) is not None)
         self._snapshot: incremental.Snapshot | None = None
         self._checking = threading.Lock()
-        #: The root of the project last checked, and the project.
+        #: The root of the project last checked.
         self._project_root: Path | None = None
-        self.last_project = None
+        #: Looks at the library's files when the editor cannot watch them (watching.py).
+        self.poller: watching.Poller | None = None
         #: The newest text of each edited document, checked by a worker thread.
         self.edits = NewestText(self.publish_file)
 
@@ -245,7 +246,9 @@ class CatalystServer(LanguageServer):
             project = self.project(str(anchor))
             if project.root != self._project_root or self.compilations.disk is None:
                 self.compilations.disk = startup.disk_cache(project)  # also where each file's entry is
-            self._project_root, self.last_project = project.root, project
+            self._project_root = project.root
+            if self.poller is not None:
+                self.poller.checking(project)
             folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
             files = sorted({*discover(folders), *open_docs})
             self.compilations.buffers = open_docs
@@ -409,7 +412,8 @@ def build() -> CatalystServer:
         if watching.can_register(ls.client_capabilities):
             ls.client_register_capability(watching.registration())
         else:
-            watching.Poller(lambda: ls.last_project, ls.schedule_library_check).start()
+            ls.poller = watching.Poller(ls.schedule_library_check)
+            ls.poller.start()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:

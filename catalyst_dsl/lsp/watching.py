@@ -70,13 +70,15 @@ def signature(project) -> tuple:
 
 
 class Poller:
-    """Looks at the files of the project `current()` gives (None: none yet) every
-    `interval` seconds, and calls `changed()` when their signature differs from the last."""
+    """Looks at the files of the project last checked every `interval` seconds, and calls
+    `changed()` when they differ from what they were when it was checked."""
 
-    def __init__(self, current: Callable[[], object], changed: Callable[[], None], interval: float = INTERVAL) -> None:
-        self._current = current
+    def __init__(self, changed: Callable[[], None], interval: float = INTERVAL) -> None:
         self._changed = changed
         self._interval = interval
+        self._lock = threading.Lock()
+        #: The project last checked, and the signature of its files when the check began.
+        self._seen: tuple[object, tuple] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="catalyst-file-poller", daemon=True)
 
@@ -86,18 +88,28 @@ class Poller:
     def stop(self) -> None:
         self._stop.set()
 
+    def checking(self, project) -> None:
+        """A library check of `project` begins: what it reads is what the files are now
+        (taken before it reads them, so that a change while it runs is seen afterwards)."""
+        seen = signature(project)
+        with self._lock:
+            self._seen = (project, seen)
+
     def _run(self) -> None:
         import logging
 
-        last: tuple[object, tuple] | None = None
         while not self._stop.wait(self._interval):
             try:
-                project = self._current()
-                if project is None:
+                with self._lock:
+                    seen = self._seen
+                if seen is None:
                     continue
-                now = (project.root, signature(project))
-                if last is not None and now != last:
+                project, before = seen
+                now = signature(project)
+                if now != before:
+                    with self._lock:
+                        if self._seen is seen:  # else a check began meanwhile, which saw these files
+                            self._seen = (project, now)
                     self._changed()
-                last = now
             except Exception:  # a look that fails (a folder gone mid-scan) is tried again
                 logging.getLogger("catalyst.lsp").exception("looking for changed files failed")
