@@ -36,6 +36,7 @@ from catalyst_dsl.lsp import (
     edits,
     incremental,
     knowledge,
+    mentions,
     references,
     startup,
     watching,
@@ -338,6 +339,17 @@ class CatalystServer(LanguageServer):
             ]
         return [f for f in found if f is not None]
 
+    def mention_at(self, source, offset: int, compiled):
+        """(library, reference, the file it leads to or None) for the Markdown `@` path
+        under the cursor; None when there is none."""
+        playbook = compiled.playbook if compiled is not None else None
+        reference = references.markdown_reference_at(source, offset, playbook) if playbook is not None else None
+        if reference is None:
+            return None
+        library = self.library(source.path, with_calls=False)
+        found = library.resolve_reference(reference, source.path)
+        return library, reference, found if found is not None and self.path_of(Path(found).as_uri()) else None
+
     def library(self, path: str, with_calls: bool = True):
         """The library `path` belongs to, with every open buffer in place of its file (and,
         `with_calls`, every playbook's calls worked out)."""
@@ -503,8 +515,12 @@ def build() -> CatalystServer:
         elif dialect == "cleo":
             text = dialect_hover.cleo_hover(source, to_offset(source, params.position), ls.catalog)
         else:
-            text = knowledge.hover(
-                source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog
+            known = ls.known(params.text_document.uri, compiled)
+            mention = ls.mention_at(source, to_offset(source, params.position), known)
+            text = (
+                mentions.hover(*mention)
+                if mention is not None
+                else knowledge.hover(source, to_offset(source, params.position), known, ls.catalog)
             )
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
 
@@ -519,8 +535,9 @@ def build() -> CatalystServer:
             found = dialect_names.definition(source, offset, dialect, ls.workspace_root(Path(source.path)))
             return _dialect_location(ls, source, found) if found is not None else None
         target = knowledge.called_playbook(source, offset)
-        if target is not None:
-            path = _resolve_call(ls, source.path, target)
+        mention = ls.mention_at(source, offset, ls.known(params.text_document.uri, compiled))
+        if target is not None or mention is not None:
+            path = _resolve_call(ls, source.path, target) if mention is None else mention[2]
             if path is not None and ls.path_of(Path(path).as_uri()) is not None:
                 return lsp.Location(
                     uri=Path(path).as_uri(),
