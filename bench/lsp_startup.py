@@ -59,10 +59,19 @@ async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]
         )
     )
 
+    server = client._server  # the process (pygls keeps no public handle)
+
     async def first(test) -> float:
+        waited = 0
         while not (found := [t for t, u in arrivals if test(u)]):
             arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 300)
+            try:
+                await asyncio.wait_for(arrived.wait(), 5)
+            except asyncio.TimeoutError:
+                waited += 5
+                if server.returncode is not None or waited >= 600:
+                    errors = (await server.stderr.read()).decode(errors="replace")
+                    raise SystemExit(f"the server exited ({server.returncode}) or hangs:\n{errors[-4000:]}") from None
         return found[0] - ready
 
     own = await first(lambda u: u == uri)
