@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import statistics
 import sys
@@ -78,7 +79,11 @@ async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]
     library = await first(lambda u: u != uri)
     await client.shutdown_async(None)
     client.exit(None)
-    await client.stop()
+    try:  # the process may be gone already without the event loop hearing of it
+        await asyncio.wait_for(client.stop(), 10)
+    except asyncio.TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            server.kill()
     return ready - started, own, library
 
 
