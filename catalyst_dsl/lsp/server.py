@@ -265,15 +265,21 @@ class CatalystServer(LanguageServer):
                                 self._snapshot = now
                     log.info("library check: %d files, from the cache", len(files))
                     return
-            with startup.recording(self.compilations.disk if self._snapshot is None else None, open_docs) as facts:
+            disk = self.compilations.disk
+            if disk is not None:
+                disk.deferred = []  # the entries are written once the findings are out
+            with startup.recording(disk if self._snapshot is None else None, open_docs) as facts:
                 library = Library(project, files, self.catalog, cache=self.compilations)
                 now = incremental.snapshot(library, project.config)
                 changed = self.compilations.take_changed()
                 checked = sorted(incremental.to_check(now, self._snapshot, changed))
                 result = check_project(project, checked, library=library)
-            if facts is not None:
-                startup.remember(self.compilations.disk, project, files, result, facts)
-            if not self._publish_checked(generation, result, now.files, project.config, versions):
+            if facts is not None:  # first: a session that ends at once still leaves it
+                startup.remember(disk, project, files, result, facts)
+            published = self._publish_checked(generation, result, now.files, project.config, versions)
+            if disk is not None:
+                disk.write_deferred()
+            if not published:
                 self.compilations.give_back(changed)
                 return  # an edit came in meanwhile: its own check will publish
             self._snapshot = now
