@@ -8,8 +8,11 @@ one already published. Requests compile the newest text themselves. The library 
 cycles, permissions) run after the edits pause, in a worker thread, with every open buffer
 in place of its file on disk, over only the files a change reaches (incremental.py);
 their findings are published for every file they check, open or not, and a check made
-stale by a newer edit is dropped. The server never reads or writes outside the workspace
-it was opened on. A request whose parameters cannot be read is answered with an error
+stale by a newer edit is dropped. The session's first library check is replayed from the
+check cache when nothing changed since the last (startup.py), and files changed outside
+the editor are checked again, reported by the editor or looked for by the server
+(watching.py). The server never reads or writes outside the workspace it was opened on,
+but for the user's key that seals the check cache. A request whose parameters cannot be read is answered with an error
 (messages.py), and no header or length on the wire can stall or kill the server
 (framing.py).
 """

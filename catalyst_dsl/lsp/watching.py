@@ -2,13 +2,13 @@
 watch them for it.
 
 An editor that offers dynamic registration of `workspace/didChangeWatchedFiles` is asked
-to watch the playbooks and settings (`REGISTRATION`), and tells the server of each change.
+to watch the playbooks and settings (`PATTERNS`), and tells the server of each change.
 Some cannot: Neovim, on Linux, turns that capability off by default. Without it, a
 playbook renamed or deleted by a checkout, a pull or a shell would change nothing the
 editor shows until the next edit. The server then watches for itself: a thread looks at
 the library's files every `INTERVAL` seconds (their names, sizes and modification times,
-no content; about 10 ms for 2,000 playbooks) and asks for a library check when any of
-that changed. Polling needs no dependency and behaves alike on every system; the check
+no content; about 10 ms of CPU for 2,000 playbooks) and asks for a library check when any
+of that changed. Polling needs no dependency and behaves alike on every system; the check
 it starts finds what changed by itself (each file's bytes against those it compiled).
 """
 
