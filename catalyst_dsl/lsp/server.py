@@ -12,9 +12,9 @@ stale by a newer edit is dropped. The session's first library check is replayed 
 check cache when nothing changed since the last (startup.py), and files changed outside
 the editor are checked again, reported by the editor or looked for by the server
 (watching.py). The server never reads or writes outside the workspace it was opened on,
-but for the user's key that seals the check cache. A request whose parameters cannot be read is answered with an error
-(messages.py), and no header or length on the wire can stall or kill the server
-(framing.py).
+but for the user's key that seals the check cache. A request whose parameters cannot be
+read is answered with an error (messages.py), and no header or length on the wire can
+stall or kill the server (framing.py).
 """
 
 from __future__ import annotations
