@@ -40,6 +40,10 @@ class Compilations:
         self._kept: dict[str, tuple[bytes, Compiled]] = {}
         #: The editor's buffers, by path, read instead of the files on disk.
         self.buffers: dict[str, bytes] = {}
+        #: The project's check cache (`cache.store.CheckCache`), or None: a file not kept yet
+        #: is read from its entry there instead of compiled (a warm start), and the files
+        #: compiled are kept in it. An editor's buffer never goes there.
+        self.disk = None
         #: Files compiled again (their text changed) since `take_changed` was last called.
         self._changed: set[str] = set()
         #: The edit worker and the library check share this object from two threads: a
@@ -61,7 +65,9 @@ class Compilations:
             kept = self._kept.get(path)
         if kept is not None and kept[0] == data:
             return kept[1]
-        result = compile_bytes(data, path, catalog)  # outside the lock: it may take a while
+        # Outside the lock: it may take a while.
+        on_disk = self.disk is not None and path not in self.buffers
+        result = self.disk.compiled_bytes(path, data, catalog) if on_disk else compile_bytes(data, path, catalog)
         self.keep(path, data, result)
         return result
 

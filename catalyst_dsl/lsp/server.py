@@ -8,10 +8,13 @@ one already published. Requests compile the newest text themselves. The library 
 cycles, permissions) run after the edits pause, in a worker thread, with every open buffer
 in place of its file on disk, over only the files a change reaches (incremental.py);
 their findings are published for every file they check, open or not, and a check made
-stale by a newer edit is dropped. The server never reads or writes outside the workspace
-it was opened on. A request whose parameters cannot be read is answered with an error
-(messages.py), and no header or length on the wire can stall or kill the server
-(framing.py).
+stale by a newer edit is dropped. The session's first library check is replayed from the
+check cache when nothing changed since the last (startup.py), and files changed outside
+the editor are checked again, reported by the editor or looked for by the server
+(watching.py). The server never reads or writes outside the workspace it was opened on,
+but for the user's key that seals the check cache. A request whose parameters cannot be
+read is answered with an error (messages.py), and no header or length on the wire can
+stall or kill the server (framing.py).
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ from catalyst_dsl.lsp import (
     edits,
     incremental,
     knowledge,
+    mentions,
     references,
+    startup,
+    watching,
 )
 from catalyst_dsl.lsp.framing import GuardedInput
 from catalyst_dsl.lsp.latest import NewestText
@@ -74,6 +80,8 @@ class CatalystServer(LanguageServer):
         self._checking = threading.Lock()
         #: The root of the project last checked.
         self._project_root: Path | None = None
+        #: Looks at the library's files when the editor cannot watch them (watching.py).
+        self.poller: watching.Poller | None = None
         #: The newest text of each edited document, checked by a worker thread.
         self.edits = NewestText(self.publish_file)
 
@@ -225,7 +233,6 @@ class CatalystServer(LanguageServer):
         from catalyst_dsl.compiler import discover
         from catalyst_dsl.project.check import check_project
         from catalyst_dsl.project.library import Library
-        from catalyst_dsl.project.rules import reported
 
         with self._checking:  # one check at a time: they share what is kept between them
             with self._lock:
@@ -241,35 +248,67 @@ class CatalystServer(LanguageServer):
             if anchor is None:
                 return
             project = self.project(str(anchor))
+            if project.root != self._project_root or self.compilations.disk is None:
+                self.compilations.disk = startup.disk_cache(project)  # also where each file's entry is
             self._project_root = project.root
+            if self.poller is not None:
+                self.poller.checking(project)
             folders = [str(project.resolve(d)) for d in project.config.playbook_dirs if project.resolve(d).is_dir()]
             files = sorted({*discover(folders), *open_docs})
             self.compilations.buffers = open_docs
             self.compilations.forget_others(set(files))
-            library = Library(project, files, self.catalog, cache=self.compilations)
-            now = incremental.snapshot(library, project.config)
-            changed = self.compilations.take_changed()
-            checked = sorted(incremental.to_check(now, self._snapshot, changed))
-            result = check_project(project, checked, library=library)
-            with self._lock:
-                if generation != self._generation:
-                    self.compilations.give_back(changed)
-                    return  # an edit came in meanwhile: its own check will publish
+            if self._snapshot is None:  # the session's first check: maybe kept from the last
+                replayed = startup.replayed(self.compilations.disk, project, files, open_docs)
+                if replayed is not None:
+                    if self._publish_checked(generation, replayed, set(files), project.config, versions):
+                        now = startup.loaded(project, files, self.catalog, self.compilations)
+                        with self._lock:
+                            if generation == self._generation:  # else the next check is whole
+                                self.compilations.take_changed()
+                                self._snapshot = now
+                    log.info("library check: %d files, from the cache", len(files))
+                    return
+            disk = self.compilations.disk
+            if disk is not None:
+                disk.deferred = []  # the entries are written once the findings are out
+            with startup.recording(disk if self._snapshot is None else None, open_docs) as facts:
+                library = Library(project, files, self.catalog, cache=self.compilations)
+                now = incremental.snapshot(library, project.config)
+                changed = self.compilations.take_changed()
+                checked = sorted(incremental.to_check(now, self._snapshot, changed))
+                result = check_project(project, checked, library=library)
+            if facts is not None:  # first: a session that ends at once still leaves it
+                startup.remember(disk, project, files, result, facts)
+            published = self._publish_checked(generation, result, now.files, project.config, versions)
+            if disk is not None:
+                disk.write_deferred()
+            if not published:
+                self.compilations.give_back(changed)
+                return  # an edit came in meanwhile: its own check will publish
             self._snapshot = now
-            sources = result.sources
-            by_file: dict[str, list] = {f: [] for f in checked}
-            for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], project.config):
-                if d.span is not None and d.span.file in by_file:
-                    by_file[d.span.file].append(self._diagnostic(d, sources))
-            stale = {p for p in self._published if p not in now.files}  # files gone since
-            for path in set(by_file) | stale:
-                uri = Path(path).as_uri()
-                self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
-            with self._lock:
-                self._published = (self._published - set(by_file) - stale) | {
-                    p for p, found in by_file.items() if found
-                }
             log.info("library check: %d of %d files", len(checked), len(files))
+
+    def _publish_checked(self, generation: int, result, files: set[str], config, versions) -> bool:
+        """Publish the findings of a library check (a `LibraryCheck`, or one replayed from
+        the cache) for every file it checked, and clear those of files gone; False, and
+        nothing published, when a newer edit made the check stale."""
+        from catalyst_dsl.project.rules import reported
+
+        with self._lock:
+            if generation != self._generation:
+                return False
+        sources = result.sources
+        by_file: dict[str, list] = {f: [] for f in result.files}
+        for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], config):
+            if d.span is not None and d.span.file in by_file:
+                by_file[d.span.file].append(self._diagnostic(d, sources))
+        stale = {p for p in self._published if p not in files}  # files gone since
+        for path in set(by_file) | stale:
+            uri = Path(path).as_uri()
+            self.publish(uri, by_file.get(path, []), versions.get(unquote(uri)))
+        with self._lock:
+            self._published = (self._published - set(by_file) - stale) | {p for p, found in by_file.items() if found}
+        return True
 
     # -- references -------------------------------------------------------------------------------
 
@@ -308,6 +347,17 @@ class CatalystServer(LanguageServer):
                 self._location(library, span.file, span) for span in references.inputs_passed(library, path, name.name)
             ]
         return [f for f in found if f is not None]
+
+    def mention_at(self, source, offset: int, compiled):
+        """(library, reference, the file it leads to or None) for the Markdown `@` path
+        under the cursor; None when there is none."""
+        playbook = compiled.playbook if compiled is not None else None
+        reference = references.markdown_reference_at(source, offset, playbook) if playbook is not None else None
+        if reference is None:
+            return None
+        library = self.library(source.path, with_calls=False)
+        found = library.resolve_reference(reference, source.path)
+        return library, reference, found if found is not None and self.path_of(Path(found).as_uri()) else None
 
     def library(self, path: str, with_calls: bool = True):
         """The library `path` belongs to, with every open buffer in place of its file (and,
@@ -377,26 +427,14 @@ def build() -> CatalystServer:
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: CatalystServer, params: lsp.InitializedParams) -> None:
-        # Files changed outside the editor (a checkout, a pull) are checked again when the
-        # editor can tell: it watches the playbooks and settings for the server.
-        workspace = ls.client_capabilities.workspace
-        watched = workspace.did_change_watched_files if workspace is not None else None
-        if watched is not None and watched.dynamic_registration:
-            patterns = ["**/*.{yaml,yml,md,cantbook}", "**/catalyst.toml", "**/pyproject.toml"]
-            options = lsp.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[lsp.FileSystemWatcher(glob_pattern=p) for p in patterns]
-            )
-            ls.client_register_capability(
-                lsp.RegistrationParams(
-                    registrations=[
-                        lsp.Registration(
-                            id="catalyst-watched-files",
-                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=options,
-                        )
-                    ]
-                )
-            )
+        # Files changed outside the editor (a checkout, a pull, a rename) are checked again:
+        # the editor watches the playbooks and settings for the server when it can, else
+        # the server looks at them itself (watching.py).
+        if watching.can_register(ls.client_capabilities):
+            ls.client_register_capability(watching.registration())
+        else:
+            ls.poller = watching.Poller(ls.schedule_library_check)
+            ls.poller.start()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:
@@ -486,8 +524,12 @@ def build() -> CatalystServer:
         elif dialect == "cleo":
             text = dialect_hover.cleo_hover(source, to_offset(source, params.position), ls.catalog)
         else:
-            text = knowledge.hover(
-                source, to_offset(source, params.position), ls.known(params.text_document.uri, compiled), ls.catalog
+            known = ls.known(params.text_document.uri, compiled)
+            mention = ls.mention_at(source, to_offset(source, params.position), known)
+            text = (
+                mentions.hover(*mention)
+                if mention is not None
+                else knowledge.hover(source, to_offset(source, params.position), known, ls.catalog)
             )
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text)) if text else None
 
@@ -502,8 +544,9 @@ def build() -> CatalystServer:
             found = dialect_names.definition(source, offset, dialect, ls.workspace_root(Path(source.path)))
             return _dialect_location(ls, source, found) if found is not None else None
         target = knowledge.called_playbook(source, offset)
-        if target is not None:
-            path = _resolve_call(ls, source.path, target)
+        mention = ls.mention_at(source, offset, ls.known(params.text_document.uri, compiled))
+        if target is not None or mention is not None:
+            path = _resolve_call(ls, source.path, target) if mention is None else mention[2]
             if path is not None and ls.path_of(Path(path).as_uri()) is not None:
                 return lsp.Location(
                     uri=Path(path).as_uri(),

@@ -69,6 +69,9 @@ class CheckCache:
         #: The last catalog asked about and whether it declares just the built-in actions.
         self._catalog_seen: tuple[object, bool] = (None, False)
         self._plugins_kept = False
+        #: When a list, the entries of files compiled are kept here, not written, until
+        #: `write_deferred`.
+        self.deferred: list | None = None
 
     @classmethod
     def for_project(cls, project, *, read_only: bool = False) -> CheckCache | None:
@@ -93,11 +96,18 @@ class CheckCache:
         return None if key is None else cls(directory, key, read_only=read_only)
 
     def compiled(self, path: str, catalog: Catalog) -> Compiled:
-        from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
+        from catalyst_dsl.compiler import Compiled, read_playbook
 
         data = read_playbook(path)
         if isinstance(data, Compiled):
             return data  # unreadable or too large: nothing worth keeping
+        return self.compiled_bytes(path, data, catalog)
+
+    def compiled_bytes(self, path: str, data: bytes, catalog: Catalog) -> Compiled:
+        """The result of `data`, read from `path` by the caller (the language server,
+        which keeps the bytes it compiled), from its entry or compiled and kept."""
+        from catalyst_dsl.compiler import compile_bytes
+
         if not self._holds_builtins(catalog):
             # A catalog with actions of the caller's own (a program that adds some): what
             # an entry holds was made with the built-in actions, and the names a file asks
@@ -115,8 +125,18 @@ class CheckCache:
             return compile_bytes(data, path, catalog)  # nothing is kept: no entry to encode
         asked: list[str] = []
         result = compile_bytes(data, path, _recording(catalog, asked))
-        self._write(name, path, data, result, catalog, asked)
+        if self.deferred is not None:
+            self.deferred.append((name, path, data, result, catalog, asked))
+        else:
+            self._write(name, path, data, result, catalog, asked)
         return result
+
+    def write_deferred(self) -> None:
+        """Write the entries kept back while `deferred` was a list (the language server
+        publishes its first findings before it spends time encoding them)."""
+        pending, self.deferred = self.deferred or [], None
+        for entry in pending:
+            self._write(*entry)
 
     def _holds_builtins(self, catalog: Catalog) -> bool:
         """Whether `catalog` declares the built-in actions and no others (asked once per catalog)."""

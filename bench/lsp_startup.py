@@ -1,0 +1,125 @@
+"""Benchmark: how soon `catalyst lsp` gives a large library's first diagnostics.
+
+Usage: python bench/lsp_startup.py [--playbooks 2000] [--steps 20] [--rounds 3]
+
+N playbooks of S steps that call each other (bench/library_graph.py's, as
+bench/check_cache.py writes them) are made in a temporary project. Each round starts the
+server over stdio, opens the first playbook and measures, from the `didOpen`: the open
+file's own diagnostics, and the library's first (the first publication for a file that
+is not open, which the library check sends for every file it checks). Kinds, interleaved
+round by round:
+
+- cold: the project's check cache removed first (every file compiled);
+- warm: the cache as the last session left it.
+
+Each session's wall time from the server's start to `initialize` answered is printed
+apart. The user's cache key lives in a temporary XDG_CACHE_HOME, not in yours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from library_graph import playbook  # noqa: E402
+from processes import child_env, machine  # noqa: E402
+
+
+async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
+    """(start to initialized, didOpen to the file's diagnostics, didOpen to the library's)."""
+    client = LanguageClient("bench", "1")
+    opened = root / "playbooks" / "flow-0.yaml"
+    uri = opened.as_uri()
+    arrivals: list[tuple[float, str]] = []
+    arrived = asyncio.Event()
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def published(params: lsp.PublishDiagnosticsParams) -> None:
+        arrivals.append((time.perf_counter(), params.uri))
+        arrived.set()
+
+    started = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "catalyst_dsl", "lsp", env=env, cwd=str(root))
+    await client.initialize_async(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri()))
+    client.initialized(lsp.InitializedParams())
+    ready = time.perf_counter()
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=opened.read_text())
+        )
+    )
+
+    server = client._server  # the process (pygls keeps no public handle)
+
+    async def first(test) -> float:
+        waited = 0
+        while not (found := [t for t, u in arrivals if test(u)]):
+            arrived.clear()
+            try:
+                await asyncio.wait_for(arrived.wait(), 5)
+            except asyncio.TimeoutError:
+                waited += 5
+                if server.returncode is not None or waited >= 600:
+                    errors = (await server.stderr.read()).decode(errors="replace")
+                    raise SystemExit(f"the server exited ({server.returncode}) or hangs:\n{errors[-4000:]}") from None
+        return found[0] - ready
+
+    own = await first(lambda u: u == uri)
+    library = await first(lambda u: u != uri)
+    await client.shutdown_async(None)
+    client.exit(None)
+    try:  # the process may be gone already without the event loop hearing of it
+        await asyncio.wait_for(client.stop(), 10)
+    except asyncio.TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            server.kill()
+    return ready - started, own, library
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--playbooks", type=int, default=2000)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "project"
+        (root / "playbooks").mkdir(parents=True)
+        (root / "catalyst.toml").write_text("")
+        for i in range(args.playbooks):
+            (root / "playbooks" / f"flow-{i}.yaml").write_text(playbook(i, args.playbooks, args.steps))
+        env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
+        asyncio.run(session(root, env))  # pays for the .pyc files and writes the entries; not counted
+        before = machine()
+        kinds: dict[str, list[tuple[float, float, float]]] = {"cold": [], "warm": []}
+        for _ in range(args.rounds):
+            shutil.rmtree(root / ".xe" / "cache", ignore_errors=True)
+            kinds["cold"].append(asyncio.run(session(root, env)))
+            kinds["warm"].append(asyncio.run(session(root, env)))
+        print(f"catalyst lsp opening 1 of {args.playbooks} playbooks x {args.steps} steps, {args.rounds} rounds")
+        print(f"  before: {before}\n  after:  {machine()}")
+        for kind, runs in kinds.items():
+            start, own, library = (sorted(x) for x in zip(*runs))
+
+            def spread(values: list[float]) -> str:
+                return f"{values[0]:.2f} / {statistics.median(values):.2f} / {values[-1]:.2f} s"
+
+            print(
+                f"  {kind:5} the library's first diagnostics {spread(library)}; the open file's {spread(own)}; "
+                f"start to initialized {spread(start)} (min / median / max)"
+            )
+
+
+if __name__ == "__main__":
+    main()
