@@ -47,5 +47,5 @@ def test_runs_show_draws_the_timeline_of_the_steps(project):
     lines = shown.output.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  timeline ("))
     rows = lines[at + 1 :]
-    assert [row.strip().split("  ")[0] for row in rows] == ["✓ log-info", "✓ two (log-info)"]
+    assert [row.strip().split("  ")[0] for row in rows] == ["✓ log-info@5 (log-info)", "✓ two (log-info)"]
     assert all(row.count("|") == 2 and "█" in row and ", " in row.split("|")[2] for row in rows)
