@@ -396,6 +396,9 @@ class Engine(Calls, Attempts, Pauses):
         )
         problems = [p for p in problems if p.input not in unknown]
         values.update({k: UNKNOWN for k in unknown})
+        if not problems:
+            # Scripts last, as when a run starts: only values the other rules let through.
+            problems = self.hooks.input_scripts(child, {k: v for k, v in values.items() if k not in unknown})
         if problems:
             raise StepError(
                 "InvalidInputs",

@@ -63,6 +63,9 @@ class Hooks:
     #: result_cache() -> the ResultCache of `cache:` steps (runtime/state/result_cache.py), or
     #: None where results are never reused (a what-if).
     result_cache: Callable[[], Any] = lambda: None
+    #: input_scripts(playbook, values) -> the problems the inputs' validation scripts find
+    #: in the values a `playbook` step passes (runtime/lifecycle/input_scripts.py); none in a what-if.
+    input_scripts: Callable[[ir.Playbook, dict], list] = lambda playbook, values: []
 
 
 def _current_user() -> str:

@@ -53,7 +53,16 @@ class RunHooks:
             terminal_approver=self.signatures.terminal_approver,
             autonomous_releases=self.signatures.autonomous_releases,
             result_cache=self.result_cache,
+            input_scripts=self.input_scripts,
         )
+
+    def input_scripts(self, playbook, values: dict) -> list:
+        """What the validation scripts of a called playbook's inputs say of the values passed."""
+        from catalyst_dsl.runtime.lifecycle.input_scripts import check_scripts, script_rules
+
+        if not script_rules(playbook):
+            return []
+        return check_scripts(self.context, playbook, values, from_text=False)
 
     def result_cache(self):
         """The results `cache:` steps may reuse, sealed with the run key (made when first asked)."""

@@ -85,3 +85,31 @@ def test_check_knows_the_script_rule(project):
     project.playbook("validated", VALIDATED)
     checked = project.cli("check", "playbooks/validated.yaml")
     assert checked.exit_code == 0, checked.output
+
+
+CALLER = """
+name: caller
+description: Calls the validated playbook with a ticket.
+owner: Engineer
+allowedWritePaths: ["out/**"]
+inputs:
+  - string: given
+steps:
+  - playbook: validated
+    inheritPermissions: true
+    inputs:
+      ticket: "{{ given }}"
+"""
+
+
+@needs_node
+def test_the_inputs_a_caller_passes_are_validated_by_the_script_too(project):
+    project.playbook("validated", VALIDATED)
+    project.playbook("caller", CALLER)
+    accepted = project.run("caller", "--mode", "autonomous", given="abcd")
+    assert accepted.exit_code == 0, accepted.output
+    assert project.read("out/ran.txt") == "abcd"
+    refused = project.run("caller", "--mode", "autonomous", given="abc")
+    assert refused.exit_code == 2, refused.output
+    assert "InvalidInputs" in refused.output and "does not pass its validation script (rule 1)" in refused.output
+    assert project.read("out/ran.txt") == "abcd"  # the called playbook's step never ran
