@@ -211,24 +211,6 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     self.f3 = p3
     self.f4 = p4
     self.f5 = p5
-    self.f6 = p6
-    self.f7 = p7
-    self.f8 = p8
-    self.f9 = p9
-    self.f10 = p10
-    self.f11 = p11
-    self.f12 = p12
-    self.f13 = p13
-    self.f14 = p14
-SHAPES[(False, 15, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
-
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
-    self.f0 = p0
-    self.f1 = p1
-    self.f2 = p2
-    self.f3 = p3
-    self.f4 = p4
-    self.f5 = p5
     self.f6 = _make6() if p6 is _NOTHING else p6
     self.f7 = p7
     self.f8 = p8
@@ -239,6 +221,25 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     self.f13 = p13
     self.f14 = p14
 SHAPES[(False, 15, 0, (False, False, False, False, False, False, True, False, False, False, False, False, False, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = p5
+    self.f6 = p6
+    self.f7 = p7
+    self.f8 = p8
+    self.f9 = p9
+    self.f10 = p10
+    self.f11 = p11
+    self.f12 = p12
+    self.f13 = p13
+    self.f14 = p14
+    self.f15 = p15
+SHAPES[(False, 16, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15):
     self.f0 = p0
