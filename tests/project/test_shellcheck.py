@@ -94,3 +94,22 @@ def test_a_finding_is_placed_alike_when_the_files_result_comes_from_the_cache(
     assert "demo.yaml:7:12" in first
     (project / "playbooks" / "other.yaml").write_text(OTHER, encoding="utf-8")  # not a replay
     assert "demo.yaml:7:12" in check()
+
+
+def test_each_distinct_script_is_asked_once_and_batches_keep_their_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "_asked", {})
+    asked: list[str] = []
+    check = runner._check
+
+    def counting(program, shell, texts):
+        asked.extend(texts)
+        return check(program, shell, texts)
+
+    monkeypatch.setattr(runner, "_check", counting)
+    # Over two batches: unset names ($v0, $v2, …: SC2154) between clean scripts, each twice.
+    texts = [f"echo $v{i}" if i % 2 == 0 else f'echo "line {i}"' for i in range(runner.BATCH + 50)]
+    output = runner.run([("bash", text) for text in texts + texts])
+    assert output.problem == "" and sorted(asked) == sorted(texts)
+    for i, comments in enumerate(output.comments):
+        codes = {c["code"] for c in comments}
+        assert (2154 in codes) == (i % len(texts) % 2 == 0), (i, texts[i % len(texts)], codes)
