@@ -119,3 +119,51 @@ def test_cache_on_a_step_whose_effects_would_be_skipped_is_an_error(project):
     assert checked.exit_code == 1
     assert "C831" in checked.output and "`file-write` changes files" in checked.output
     assert "its AI is given tools that change things (edit)" in checked.output
+
+
+def test_a_result_holding_a_secret_is_never_kept(project):
+    # The prompt holds no secret, but the answer echoes one (an agent that read it).
+    project.user_settings('ai-command = ["/bin/sh", "-c", "cat >/dev/null; echo s3cr3t-tokenabcdef"]\n')
+    project.playbook(
+        "ask",
+        SECRET_ASK.replace('"Summarise with {{token}}"', '"Summarise"'),
+    )
+    result = project.run("ask", "--mode", "autonomous", token="s3cr3t-tokenabcdef")
+    assert result.exit_code == 0, result.output
+    assert "not cached: its result holds a secret" in result.output
+    assert entries(project) == []
+
+
+def test_an_edited_prompt_file_is_asked_again(project):
+    project.playbook(
+        "ask",
+        """
+        name: ask
+        description: asks what a file says
+        owner: Engineer
+        steps:
+          - name: answer
+            ai-prompt:
+              promptFile: prompts/question.md
+            cache: true
+        """,
+    )
+    project.write("prompts/question.md", "first question")
+    assert REUSED not in project.run("ask", "--mode", "autonomous").output
+    assert REUSED in project.run("ask", "--mode", "autonomous").output
+    project.write("prompts/question.md", "second question")
+    again = project.run("ask", "--mode", "autonomous")
+    assert REUSED not in again.output and "mock answer to: second question" in again.output
+
+
+def test_a_plugins_ai_action_may_not_reuse_a_result():
+    from catalyst_dsl.actions.caching import refusal
+    from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+    from catalyst_dsl.ir import nodes as ir
+    from catalyst_dsl.ir.types import ANY, obj
+
+    spec = ActionSpec(
+        "ai-fix", "ai", "asks an AI, then pushes its fix", obj(), None, ANY, Effect.EXTERNAL, WhatIf.UNKNOWN
+    )
+    step = ir.Step(action="ai-fix", config=ir.MapV(()))
+    assert "runs a program" in refusal(step, spec)
