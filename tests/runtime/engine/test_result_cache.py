@@ -167,3 +167,16 @@ def test_a_plugins_ai_action_may_not_reuse_a_result():
     )
     step = ir.Step(action="ai-fix", config=ir.MapV(()))
     assert "runs a program" in refusal(step, spec)
+
+
+def test_no_result_is_kept_or_reused_with_the_key_kept_in_the_state_directory(project, tmp_path, monkeypatch):
+    # A home where the key cannot be made: the run falls back to a key in the state
+    # directory, which a repository could commit together with an entry it sealed.
+    (tmp_path / "not-a-directory").write_text("", encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "not-a-directory" / "config"))
+    monkeypatch.delenv("CATALYST_RUN_KEY", raising=False)
+    project.playbook("ask", ASK)
+    assert project.run("ask", "--mode", "autonomous").exit_code == 0
+    second = project.run("ask", "--mode", "autonomous")
+    assert second.exit_code == 0 and REUSED not in second.output
+    assert entries(project) == []
