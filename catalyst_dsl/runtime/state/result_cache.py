@@ -45,6 +45,8 @@ class ResultCache:
         """The result kept for `material` and when it was saved (seconds since the epoch),
         or None: none kept, past its time, or not written by catalyst with this key."""
         name = self._name(material)
+        if self.folder.is_symlink():
+            return None  # see `put`
         try:
             data = json.loads((self.folder / name).read_text(encoding="utf-8"))
             body, mac = data["body"], data["mac"]
@@ -66,6 +68,10 @@ class ResultCache:
         except (TypeError, ValueError):
             return
         name = self._name(material)
+        if self.folder.is_symlink():
+            # A link committed in its place would have catalyst write (and read) in a
+            # folder of the repository's choosing, outside the state directory.
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             entry = json.dumps({"body": body, "mac": self._mac(name, body)})

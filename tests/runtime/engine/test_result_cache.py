@@ -180,3 +180,14 @@ def test_no_result_is_kept_or_reused_with_the_key_kept_in_the_state_directory(pr
     second = project.run("ask", "--mode", "autonomous")
     assert second.exit_code == 0 and REUSED not in second.output
     assert entries(project) == []
+
+
+def test_a_link_in_place_of_the_folder_is_never_written_through(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / FOLDER).symlink_to(elsewhere)
+    cache = ResultCache(tmp_path / "state" / FOLDER, b"k" * 32)
+    key = material("ai-prompt", {"prompt": "x"})
+    cache.put(key, {"text": "hi"}, 60.0, now=1000.0)
+    assert list(elsewhere.iterdir()) == [] and cache.get(key, now=1001.0) is None
