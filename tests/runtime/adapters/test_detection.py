@@ -127,3 +127,15 @@ def test_a_program_linked_into_the_project_is_never_taken(project, tmp_path, mon
     result = project.run("asks", "--mode", "autonomous")
     assert result.exit_code == 0, result.output
     assert "planted" not in result.output and "mock answer to: Say hi" in result.output
+
+
+@pytest.mark.parametrize("provider", ["command", "\"{{which}}\""])
+def test_a_step_naming_the_detected_adapter_is_told_too(project, tmp_path, monkeypatch, provider):
+    program(tmp_path / "bin", "claude", 'echo "claude answers: $(cat)"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    named = ASKS.replace('    ai-prompt: "Say hi"\n', f'    ai-prompt: "Say hi"\n    provider: {provider}\n')
+    project.playbook("asks", named.replace("steps:", "inputs:\n  - string: which\n    default: command\nsteps:"))
+    result = project.run("asks", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "claude answers: Say hi" in result.output
+    assert result.output.count("AI steps use the command adapter (`claude -p`), found in the environment") == 1
