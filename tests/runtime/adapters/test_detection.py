@@ -139,3 +139,14 @@ def test_a_step_naming_the_detected_adapter_is_told_too(project, tmp_path, monke
     assert result.exit_code == 0, result.output
     assert "claude answers: Say hi" in result.output
     assert result.output.count("AI steps use the command adapter (`claude -p`), found in the environment") == 1
+
+
+def test_the_what_if_says_so_for_a_step_naming_the_detected_adapter(project, tmp_path, monkeypatch):
+    program(tmp_path / "bin", "claude", "cat\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    project.playbook(
+        "asks", ASKS.replace('    ai-prompt: "Say hi"\n', '    ai-prompt: "Say hi"\n    provider: command\n')
+    )
+    planned = project.run("asks", "--what-if", "--format", "json")
+    assert planned.exit_code == 0, planned.output
+    assert "a run's AI steps would use the command adapter (`claude -p`)" in planned.stderr
