@@ -37,8 +37,11 @@ SAFE_SETTINGS = (
 )
 
 
-def commits(root: Path, steps: list[dict[str, Any]], mask: Callable[[str], str]) -> list[dict[str, Any]]:
-    """Each commit a `git-commit` step of the run made: the step, the commit, its files and its diff."""
+def commits(
+    root: Path, steps: list[dict[str, Any]], mask: Callable[[str], str], unknown_secrets: list[str] = ()
+) -> list[dict[str, Any]]:
+    """Each commit a `git-commit` step of the run made: the step, the commit, its files and
+    its diff; none while a secret input of the run (`unknown_secrets`) is not known here."""
     found = []
     for entry in steps:
         result = entry.get("result")
@@ -47,9 +50,19 @@ def commits(root: Path, steps: list[dict[str, Any]], mask: Callable[[str], str])
         sha = str(result["sha"])
         change: dict[str, Any] = {"step": entry.get("path"), "name": entry.get("name"), "sha": sha}
         change["files"] = list(result.get("files") or [])
-        change.update(_diff(root, sha, mask))
+        if unknown_secrets:
+            change.update(diff=None, missing=_unknown(unknown_secrets))
+        else:
+            change.update(_diff(root, sha, mask))
         found.append(change)
     return found
+
+
+def _unknown(names: list[str]) -> str:
+    from catalyst_dsl.runtime.values.secrets import EnvSecretProvider
+
+    given = ", ".join(EnvSecretProvider().variable(name) for name in names)
+    return f"the run's secret inputs are not all known here, so the diff could show one unmasked (set {given})"
 
 
 def _diff(root: Path, sha: str, mask: Callable[[str], str]) -> dict[str, Any]:

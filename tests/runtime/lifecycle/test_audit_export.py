@@ -158,3 +158,14 @@ def git_input(cwd, text: str, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=cwd, input=text, check=True, capture_output=True, text=True
     ).stdout.strip()
+
+
+def test_a_diff_is_left_out_while_a_secret_of_the_run_is_unknown_here(repo, monkeypatch):  # noqa: F811
+    # The secret was given with -i: the export cannot recognise it, so a diff holding it
+    # would show it whole.
+    repo.playbook("ship", SHIP)
+    assert repo.run("ship", token="k3y-0f-the-run").exit_code == 0
+    full = exported(repo, "--full")
+    [commit] = full["commits"]
+    assert "k3y-0f-the-run" not in json.dumps(full)
+    assert commit["diff"] is None and "CATALYST_SECRET_TOKEN" in commit["missing"]
