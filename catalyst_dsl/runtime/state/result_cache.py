@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from catalyst_dsl.runtime.state import durable
 
 #: The folder of the state directory that holds the entries.
 FOLDER = "step-cache"
+#: An entry's file name: the HMAC of what the step would do (`_name`).
+ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 
 class ResultCache:
@@ -80,14 +83,23 @@ class ResultCache:
             return
 
     def clear(self) -> int:
-        """Remove every entry; how many there were."""
+        """Remove every entry; how many there were. Only names `put` writes are removed,
+        and never through a link: a folder committed as a link to elsewhere, or a
+        `state-dir` pointed at a folder with other files, loses none of them."""
+        if self.folder.is_symlink():
+            return 0
+        try:
+            items = list(os.scandir(self.folder))
+        except OSError:
+            return 0
         removed = 0
-        for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                pass
+        for item in items:
+            if item.is_file(follow_symlinks=False) and ENTRY_NAME.fullmatch(item.name):
+                try:
+                    os.unlink(item.path)
+                    removed += 1
+                except OSError:
+                    pass
         return removed
 
 

@@ -191,3 +191,19 @@ def test_a_link_in_place_of_the_folder_is_never_written_through(tmp_path):
     key = material("ai-prompt", {"prompt": "x"})
     cache.put(key, {"text": "hi"}, 60.0, now=1000.0)
     assert list(elsewhere.iterdir()) == [] and cache.get(key, now=1001.0) is None
+
+
+def test_cache_clean_steps_removes_nothing_but_entries_and_never_through_a_link(project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "package.json").write_text("{}", encoding="utf-8")
+    project.state_dir.mkdir(parents=True, exist_ok=True)
+    (project.state_dir / FOLDER).symlink_to(elsewhere)
+    cleaned = project.cli("cache", "clean", "--steps")
+    assert cleaned.exit_code == 0 and "removed 0 kept step result(s)" in cleaned.output
+    assert (elsewhere / "package.json").exists()
+    (project.state_dir / FOLDER).unlink()
+    (project.state_dir / FOLDER).mkdir()
+    (project.state_dir / FOLDER / "notes.json").write_text("{}", encoding="utf-8")
+    assert "removed 0 kept step result(s)" in project.cli("cache", "clean", "--steps").output
+    assert (project.state_dir / FOLDER / "notes.json").exists()
