@@ -15,6 +15,9 @@ from catalyst_dsl.ir import nodes as ir
 DEFAULT_SECONDS = 86400.0
 #: The network actions that only read.
 READING_NETWORK_ACTIONS = ("http-get", "github-repo")
+#: The AI actions catalyst runs itself: a plugin's action in the `ai` group may do anything
+#: beside asking (write files, open a pull request), which a reused answer would skip.
+AI_ACTIONS = ("ai-prompt", "markdown")
 
 
 def refusal(step: ir.Step, spec: ActionSpec | None) -> str | None:
@@ -22,7 +25,7 @@ def refusal(step: ir.Step, spec: ActionSpec | None) -> str | None:
     playbook says: a value known only at run time is checked again then, `run_time_refusal`)."""
     if spec is None:
         return None  # an unknown action is reported already
-    if spec.group == "ai":
+    if spec.group == "ai" and step.action in AI_ACTIONS:
         tools = step.config.get("tools")
         if isinstance(tools, ir.ListV):
             from catalyst_dsl.actions.builtin import writing_tools

@@ -313,9 +313,10 @@ def runs_export(run_id: str, fmt: str, full: bool) -> None:
         from catalyst_dsl.runtime.lifecycle.audit import commits
 
         state, _ = session.store.inspect(run_id)
-        for name in state.secret_inputs:
-            session.provided_secret(name)  # masked in the diffs too, when the providers know it
-        audit["commits"] = commits(session.project.root, audit["steps"], session.masker.mask_text)
+        # Masked in the diffs too, when the providers know it; a diff is left out while
+        # one is unknown here (given with -i), since nothing could mask it.
+        unknown = [name for name in state.secret_inputs if session.provided_secret(name) is None]
+        audit["commits"] = commits(session.project.root, audit["steps"], session.masker.mask_text, unknown)
     click.echo(json.dumps(audit, indent=2, sort_keys=True, ensure_ascii=False))
 
 

@@ -276,6 +276,7 @@ def git_commit(ctx: ActionContext, config: dict) -> dict:
             guidance="switch to a branch first (a git-branch step)",
         )
     _refuse_protected(ctx, branch, "commit to")
+    _refuse_github_protected(ctx, branch)
     settings = git.settings()
     _require_identity(settings)
     marker = _marker(ctx)
@@ -416,6 +417,31 @@ def _refuse_protected(ctx: ActionContext, branch: str, verb: str) -> None:
             f"'{branch}' is a protected branch; catalyst does not {verb} it directly",
             guidance="switch to a working branch first (a git-branch step) and open a pull request; "
             "protected branches are the `protected-branches` setting",
+        )
+
+
+def _refuse_github_protected(ctx: ActionContext, branch: str) -> None:
+    """ProtectedBranch when GitHub protects `branch`. The pre-flight asked already for the
+    commits it could follow, but a git-branch step skipped by its condition, one whose name
+    is known only at run time, or a called playbook can leave a commit on another branch."""
+    from catalyst_dsl.runtime.actions.github import branch_protected
+
+    try:
+        repository = branch_protected(ctx, branch)
+    except StepError as error:
+        ctx.log(
+            "warning",
+            f"could not read GitHub's protection of '{branch}' ({error.code}: {error.message}); "
+            "GitHub still refuses a push it protects",
+            None,
+        )
+        return
+    if repository is not None:
+        raise StepError(
+            "ProtectedBranch",
+            f"'{branch}' is protected by GitHub's branch protection of {repository}; "
+            "catalyst does not commit to it directly",
+            guidance="switch to a working branch first (a git-branch step) and open a pull request",
         )
 
 

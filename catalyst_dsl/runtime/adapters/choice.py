@@ -83,14 +83,20 @@ class AdapterChoice:
         """The adapter a step gets (its `provider`, or None); AdapterError when it cannot be used."""
         order, unusable = self._settings()
         adapter = select_adapter(name, order, self._available(name, order), unusable=unusable)
-        if name is None and not self._noticed:
-            if not order:
+        if not self._noticed:
+            if name is None and not order:
                 self._noticed = True
                 self._notice(MOCK_NOTICE)
-            elif self.detected is not None:
+            elif self._by_detection(name):
                 self._noticed = True
                 self._notice(self.detected_notice())
         return adapter
+
+    def _by_detection(self, name: str | None) -> bool:
+        """Whether a step asking for `name` gets the adapter found in the environment: by
+        default, or by naming that adapter (`provider: command` with no `ai-command` set
+        gets the detected program, which must not answer unannounced)."""
+        return self.detected is not None and (name is None or name == self.detected.adapter)
 
     def detected_notice(self) -> str:
         """What the run says once when a step gets the adapter found in the environment."""
@@ -125,7 +131,7 @@ class AdapterChoice:
                 problems.append((_named(step), error.message, error.guidance))
                 continue
             implicit_mock = implicit_mock or (name is None and not order)
-            implicit_detected = implicit_detected or (name is None and self.detected is not None)
+            implicit_detected = implicit_detected or self._by_detection(name)
             if chosen == OPENAI and step.config.get("model") is None and not self.settings.openai_model:
                 problems.append((_named(step), NO_MODEL.problem, NO_MODEL.fix))
             refused = unhonoured_identity(chosen, step)

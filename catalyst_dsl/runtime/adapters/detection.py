@@ -14,8 +14,10 @@ The detection stands in for the settings (`detected_settings`), so everything af
 (the precedence, the pre-flight's checks, the adapters made) is what it would be had the
 user written them; a run says which adapter it found and why, once, and `ai-detect =
 false` (or any adapter setting) turns it off. Programs are looked up on PATH without its
-relative entries and without any directory inside the project: a repository cannot plant
-the program that answers.
+relative entries and without any directory inside the project, a program that resolves
+(through symbolic links) into the project is passed over, and the one found is run by
+its absolute path, never looked up on PATH again: a repository cannot plant the program
+that answers.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ class Detected:
     def described(self) -> str:
         """The adapter in words, for the run's notice."""
         if self.adapter == COMMAND:
-            return f"the command adapter (`{' '.join(self.settings['ai_command'])}`)"
+            program, *arguments = self.settings["ai_command"]
+            # The program is run by the absolute path it was found at; named as it is known.
+            return f"the command adapter (`{' '.join([os.path.basename(program), *arguments])}`)"
         return f"the openai adapter ({self.settings['openai_model']} at {self.settings['openai_base_url']})"
 
 
@@ -62,8 +66,9 @@ def detect(settings, environ: Mapping[str, str] | None = None, root: os.PathLike
         return None
     path = _trusted_path(environ.get("PATH", os.defpath), root)
     for program, argv in PROGRAMS:
-        if path and shutil.which(program, path=path) is not None:
-            return Detected(COMMAND, {"ai_command": argv}, f"{program} on PATH")
+        found = _found(program, path, root)
+        if found is not None:
+            return Detected(COMMAND, {"ai_command": (found, *argv[1:])}, f"{program} on PATH")
     key, model = environ.get(API_KEY_ENV), environ.get("OPENAI_MODEL")
     if key and model:
         base = environ.get("OPENAI_BASE_URL") or OPENAI_API
@@ -89,15 +94,28 @@ def _configured(settings) -> bool:
     )
 
 
+def _found(program: str, path: str, root: os.PathLike[str] | str | None) -> str | None:
+    """The absolute path of the first `program` on `path` that does not resolve into the
+    project (a link from a PATH directory to a file the repository holds), or None."""
+    for entry in path.split(os.pathsep) if path else ():
+        found = shutil.which(program, path=entry)
+        if found is not None and not _inside(found, root):
+            return os.path.abspath(found)
+    return None
+
+
+def _inside(path: str, root: os.PathLike[str] | str | None) -> bool:
+    if root is None:
+        return False
+    inside, real = Path(os.path.realpath(root)), Path(os.path.realpath(path))
+    return real == inside or inside in real.parents
+
+
 def _trusted_path(path: str, root: os.PathLike[str] | str | None) -> str:
     """PATH without relative entries (`.`, empty) and without directories inside the project."""
-    inside = Path(os.path.realpath(root)) if root is not None else None
     kept = []
     for entry in path.split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue
-        real = Path(os.path.realpath(entry))
-        if inside is not None and (real == inside or inside in real.parents):
+        if not entry or not os.path.isabs(entry) or _inside(entry, root):
             continue
         kept.append(entry)
     return os.pathsep.join(kept)

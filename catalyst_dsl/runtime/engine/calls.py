@@ -58,7 +58,7 @@ class Calls:
         if spec is not None:
             check_config(spec, config)
         context = self._context(run, env)
-        reuse = self._reusable(run, config, spec) if run.step.cache is not None else None
+        reuse = self._reusable(run, config, spec, context) if run.step.cache is not None else None
         if reuse is not None:
             found = reuse[0].get(reuse[1])
             if found is not None:
@@ -73,7 +73,7 @@ class Calls:
         try:
             result = implementation(context, config)
             if reuse is not None:
-                reuse[0].put(reuse[1], result, run.step.cache)
+                self._keep(run, reuse, result)
             if action == "script":
                 script_action().apply_set(run.scope.assign, result)  # set('name', value) inside the script
             return result
@@ -87,26 +87,47 @@ class Calls:
                 "ActionFailed", f"{action}: {detail}", guidance="check the step's paths and values"
             ) from None
 
-    def _reusable(self, run: StepRun, config: dict[str, Any], spec: ActionSpec | None):
+    def _reusable(self, run: StepRun, config: dict[str, Any], spec: ActionSpec | None, context: ActionContext):
         """(the cache, the step's key) when a `cache:` step may reuse or keep a result,
         else None (a what-if, a config holding a secret, tools that change things)."""
-        from catalyst_dsl.actions.caching import run_time_refusal
+        from catalyst_dsl.actions.caching import refusal, run_time_refusal
         from catalyst_dsl.runtime.state.result_cache import adapter_identity, material
 
         cache = self.hooks.result_cache()
         if cache is None:
             return None
-        why = run_time_refusal(run.step, config)
+        # The check's refusal again: a plugin's action the check did not know is known now.
+        why = refusal(run.step, spec) if spec is not None else "its action is not known"
+        why = why or run_time_refusal(run.step, config)
         data = as_json_data(config)
         if why is None and self.hooks.mask(data) != data:
             why = "its config holds a secret, which catalyst never writes to a file"
+        prompt_files = None
+        if why is None and spec is not None and spec.group == "ai":
+            # The text of a prompt file is the prompt: an edited file asks something else.
+            prompt_files = _prompt_file_digests(context, config)
+            if prompt_files is None:
+                why = "its prompt file cannot be read"
         if why is not None:
             self.events.message("info", f"{run.sid}: not cached: {why}", run.sid, depth=run.frame.depth)
             return None
         adapter = (
             adapter_identity(self.settings, data.get("provider")) if spec is not None and spec.group == "ai" else None
         )
-        return cache, material(run.step.action, data, adapter)
+        key = material(run.step.action, data, adapter)
+        if prompt_files:
+            key = material(run.step.action, {"config": data, "files": prompt_files}, adapter)
+        return cache, key
+
+    def _keep(self, run: StepRun, reuse: tuple[Any, str], result: Any) -> None:
+        """Keep a `cache:` step's result, unless it holds a secret (an answer or a body that
+        echoes one): the snapshot masks it, and the cache must not keep it whole either."""
+        data = as_json_data(result)
+        if self.hooks.mask(data) != data:
+            why = "its result holds a secret, which catalyst never writes to a file"
+            self.events.message("info", f"{run.sid}: not cached: {why}", run.sid, depth=run.frame.depth)
+            return
+        reuse[0].put(reuse[1], result, run.step.cache)
 
     def _context(self, run: StepRun, env: RunEnv) -> ActionContext:
         """What the action's implementation may use: the gateway, its declared writes, the
@@ -259,3 +280,26 @@ def script_action():
 
 def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
+
+
+def _prompt_file_digests(context: ActionContext, config: dict[str, Any]) -> dict[str, str] | None:
+    """The SHA-256 of each file an AI step takes its prompt from (`promptFile`, a `markdown`
+    step's `file`), read through the step's read rules; {} when none, None when one cannot
+    be read (the step then runs, and says why it cannot)."""
+    import hashlib
+
+    from catalyst_dsl.runtime.actions.files import MAX_READ_BYTES
+
+    digests: dict[str, str] = {}
+    for key in ("promptFile", "file"):
+        written = config.get(key)
+        if not isinstance(written, str) or not written:
+            continue
+        try:
+            data = context.gateway.read_file(context.read_target(written), MAX_READ_BYTES)
+        except (OSError, StepError, ValueError):
+            return None
+        if data is None:
+            return None
+        digests[key] = hashlib.sha256(data).hexdigest()
+    return digests

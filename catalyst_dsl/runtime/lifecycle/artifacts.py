@@ -14,7 +14,7 @@ from catalyst_dsl.runtime.lifecycle.context import RunContext
 
 def check_artifacts(context: RunContext, playbook: ir.Playbook, values: dict[str, Any]) -> None:
     # Imported here: the glob machinery is for a playbook that lists artifacts.
-    from catalyst_dsl.paths.globs import Glob
+    from catalyst_dsl.paths.globs import Glob, GlobError
     from catalyst_dsl.runtime.values.evaluate import materialize, to_text
 
     root = context.project.root
@@ -25,7 +25,15 @@ def check_artifacts(context: RunContext, playbook: ir.Playbook, values: dict[str
         rel = place(text).path
         if rel is None:
             continue
-        glob = Glob.compile(rel)
+        try:
+            glob = Glob.compile(rel)
+        except GlobError as error:
+            # `artifacts: ["."]`, an empty name: the check cannot tell before the inputs.
+            raise StepError(
+                "InvalidArtifact",
+                f"the artifact '{text}' is not a file or a pattern in the project: {error}",
+                guidance="list each artifact as a path or a glob relative to the project, e.g. out/report.md",
+            ) from None
         if glob.is_literal:
             found = (root / rel).exists()
         else:

@@ -6,8 +6,9 @@ Which branch each `git-commit` commits to is read from the playbook in document 
 the branch checked out when the run starts, or the one the last `git-branch` step before
 it switches to, its name rendered with the inputs. From a `git-branch` whose name is
 known only at run time (it needs a step's result), the branch is unknown, and the
-commits after it are checked when they run, as every commit is. Commits in called
-playbooks are also checked when they run.
+commits after it are checked when they run, as every commit is (by the setting and by
+GitHub: actions/git.py). So are commits in called playbooks, and a commit left on another
+branch because a `git-branch` step's condition skipped it.
 
 A branch is protected when the `protected-branches` setting matches it, or when GitHub
 says so: with a GitHub token and an `origin` on GitHub, one request a branch reads its

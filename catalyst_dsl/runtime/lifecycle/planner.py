@@ -128,15 +128,21 @@ class Planner:
         rather than the settings. It is said, not written into the plan: a committed plan
         must read the same on every machine, whatever each one has installed."""
         catalog = self.context.catalog
-        if not any(
-            (spec := catalog.get(s.action)) is not None and spec.group == "ai" and s.config.get("provider") is None
+        providers = [
+            s.config.get("provider")
             for s in ir.all_steps(playbook)
-        ):
+            if (spec := catalog.get(s.action)) is not None and spec.group == "ai"
+        ]
+        if not providers:
             return
         from catalyst_dsl.runtime.adapters.detection import detect
 
         detected = detect(self.context.project.config, root=self.context.project.root)
-        if detected is not None:
+        # A step naming no provider gets it, and so does one naming the detected adapter
+        # (or a provider known only at run time, which may name it).
+        if detected is not None and any(
+            p is None or not isinstance(p, ir.Lit) or p.value == detected.adapter for p in providers
+        ):
             self.context.plan_notes.append(
                 f"a run's AI steps would use {detected.described()}, found in the environment "
                 f"({detected.because}); the what-if asks no AI"

@@ -65,12 +65,15 @@ class RunHooks:
         return check_scripts(self.context, playbook, values, from_text=False)
 
     def result_cache(self):
-        """The results `cache:` steps may reuse, sealed with the run key (made when first asked)."""
+        """The results `cache:` steps may reuse, sealed with the run key (made when first
+        asked); None when that key is kept in the state directory itself: a repository
+        that commits one beside an entry would have its entry read as catalyst's."""
         if self._results is None:
             from catalyst_dsl.runtime.state.result_cache import FOLDER, ResultCache
 
-            self._results = ResultCache(self.context.state_dir / FOLDER, self.context.store.run_key().secret)
-        return self._results
+            key = self.context.store.run_key()
+            self._results = ResultCache(self.context.state_dir / FOLDER, key.secret) if key.outside_state else False
+        return self._results or None
 
     def record_step(self, entry: dict, save: bool = True) -> None:
         from catalyst_dsl.runtime.state.store import StepRecord

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from catalyst_dsl.runtime.state import durable
 
 #: The folder of the state directory that holds the entries.
 FOLDER = "step-cache"
+#: An entry's file name: the HMAC of what the step would do (`_name`).
+ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 
 class ResultCache:
@@ -45,6 +48,8 @@ class ResultCache:
         """The result kept for `material` and when it was saved (seconds since the epoch),
         or None: none kept, past its time, or not written by catalyst with this key."""
         name = self._name(material)
+        if self.folder.is_symlink():
+            return None  # see `put`
         try:
             data = json.loads((self.folder / name).read_text(encoding="utf-8"))
             body, mac = data["body"], data["mac"]
@@ -66,6 +71,10 @@ class ResultCache:
         except (TypeError, ValueError):
             return
         name = self._name(material)
+        if self.folder.is_symlink():
+            # A link committed in its place would have catalyst write (and read) in a
+            # folder of the repository's choosing, outside the state directory.
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             entry = json.dumps({"body": body, "mac": self._mac(name, body)})
@@ -74,14 +83,23 @@ class ResultCache:
             return
 
     def clear(self) -> int:
-        """Remove every entry; how many there were."""
+        """Remove every entry; how many there were. Only names `put` writes are removed,
+        and never through a link: a folder committed as a link to elsewhere, or a
+        `state-dir` pointed at a folder with other files, loses none of them."""
+        if self.folder.is_symlink():
+            return 0
+        try:
+            items = list(os.scandir(self.folder))
+        except OSError:
+            return 0
         removed = 0
-        for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
-            try:
-                path.unlink()
-                removed += 1
-            except OSError:
-                pass
+        for item in items:
+            if item.is_file(follow_symlinks=False) and ENTRY_NAME.fullmatch(item.name):
+                try:
+                    os.unlink(item.path)
+                    removed += 1
+                except OSError:
+                    pass
         return removed
 
 

@@ -41,7 +41,7 @@ def test_claude_on_path_comes_first(tmp_path):
     found = detect(settings(), {"PATH": str(tmp_path / "bin"), "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"})
     assert (found.adapter, found.settings, found.because) == (
         "command",
-        {"ai_command": ("claude", "-p")},
+        {"ai_command": (str(tmp_path / "bin" / "claude"), "-p")},
         "claude on PATH",
     )
 
@@ -102,3 +102,51 @@ def test_ai_detect_false_keeps_the_mock(project, tmp_path, monkeypatch):
     project.playbook("asks", ASKS)
     result = project.run("asks", "--mode", "autonomous")
     assert result.exit_code == 0 and "mock answer to: Say hi" in result.output
+
+
+@pytest.mark.parametrize("first", ["inside", "relative"])
+def test_the_program_found_is_the_one_run_not_one_earlier_on_path(project, tmp_path, monkeypatch, first):
+    # Detection skips the project's directory; the run must not look the name up again
+    # on the whole PATH, where the repository's own `claude` comes first.
+    program(tmp_path / "bin", "claude", 'echo "claude answers: $(cat)"\n')
+    program(project.root / "tools", "claude", "echo planted\n")
+    entry = str(project.root / "tools") if first == "inside" else "tools"
+    monkeypatch.setenv("PATH", os.pathsep.join([entry, str(tmp_path / "bin"), os.environ["PATH"]]))
+    project.playbook("asks", ASKS)
+    result = project.run("asks", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "claude answers: Say hi" in result.output and "planted" not in result.output
+
+
+def test_a_program_linked_into_the_project_is_never_taken(project, tmp_path, monkeypatch):
+    program(project.root / "tools", "claude", "echo planted\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "claude").symlink_to(project.root / "tools" / "claude")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    project.playbook("asks", ASKS)
+    result = project.run("asks", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "planted" not in result.output and "mock answer to: Say hi" in result.output
+
+
+@pytest.mark.parametrize("provider", ["command", "\"{{which}}\""])
+def test_a_step_naming_the_detected_adapter_is_told_too(project, tmp_path, monkeypatch, provider):
+    program(tmp_path / "bin", "claude", 'echo "claude answers: $(cat)"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    named = ASKS.replace('    ai-prompt: "Say hi"\n', f'    ai-prompt: "Say hi"\n    provider: {provider}\n')
+    project.playbook("asks", named.replace("steps:", "inputs:\n  - string: which\n    default: command\nsteps:"))
+    result = project.run("asks", "--mode", "autonomous")
+    assert result.exit_code == 0, result.output
+    assert "claude answers: Say hi" in result.output
+    assert result.output.count("AI steps use the command adapter (`claude -p`), found in the environment") == 1
+
+
+def test_the_what_if_says_so_for_a_step_naming_the_detected_adapter(project, tmp_path, monkeypatch):
+    program(tmp_path / "bin", "claude", "cat\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    project.playbook(
+        "asks", ASKS.replace('    ai-prompt: "Say hi"\n', '    ai-prompt: "Say hi"\n    provider: command\n')
+    )
+    planned = project.run("asks", "--what-if", "--format", "json")
+    assert planned.exit_code == 0, planned.output
+    assert "a run's AI steps would use the command adapter (`claude -p`)" in planned.stderr

@@ -612,6 +612,29 @@ def test_artifacts_must_exist_after_success(project):
     assert project.read("out/report.txt") == "report"
 
 
+@pytest.mark.parametrize("artifact", [".", "{{where}}"])
+def test_an_artifact_that_names_no_path_fails_the_run_in_words(project, artifact):
+    project.playbook(
+        "arts",
+        f"""
+        name: arts
+        description: artifacts
+        owner: Engineer
+        inputs:
+          - string: where
+            default: ""
+        artifacts:
+          - "{artifact}"
+        steps:
+          - log-info: hi
+    """,
+    )
+    result = project.run("arts")
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "is not a file or a pattern in the project" in result.output
+    assert project.snapshot()["error"]["code"] == "InvalidArtifact"
+
+
 # =====================================================================================
 # functions
 # =====================================================================================

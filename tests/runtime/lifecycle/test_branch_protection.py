@@ -150,3 +150,17 @@ def test_the_what_if_says_the_run_would_be_refused_and_exits_2(repo):
     assert result.exit_code == 2, result.output
     assert "the run would be refused: step 'commit' would commit to 'main'" in result.output
     assert "nothing was planned" in result.output
+
+
+def test_a_commit_the_pre_flight_could_not_follow_is_refused_when_it_runs(repo, on_github):
+    # The pre-flight follows the git-branch step, which its condition skips: the commit
+    # would land on main, which GitHub protects.
+    on_github.protected["acme/widgets"].add("main")
+    skipped = SHIP_ON_A_BRANCH.replace(
+        '  - git-branch: "{{topic}}"\n', '  - git-branch: "{{topic}}"\n    condition: "${{ false }}"\n'
+    )
+    repo.playbook("ship", skipped)
+    result = repo.run("ship", topic="work")
+    assert result.exit_code == 2, result.output
+    assert "'main' is protected by GitHub's branch protection of acme/widgets" in result.output
+    assert git(repo.root, "log", "-1", "--format=%s", "main").strip() == "start"
