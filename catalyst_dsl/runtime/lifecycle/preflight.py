@@ -23,14 +23,27 @@ def checked(project: Project, file: str, *, cached: bool = False):
     from catalyst_dsl.diagnostics.text import render_text, summary_line
 
     cache = CheckCache.for_project(project, read_only=True) if cached else None
-    result = check_project(project, [file], cache=cache, advice=False)
+    # The settings' own problems too (C801): a setting the run would silently take at its
+    # default (`require-confinement = "true"`, a string) must stop it as it fails `check`.
+    result = check_project(project, [file], cache=cache, advice=False, settings=settings_problems(project))
     compiled = result.library.compiled(file)
     if result.has_errors or compiled.playbook is None:
         errors = [d for d in result.diagnostics if d.severity.value == "error"]
         text = render_text(errors, result.sources, relative_to=os.getcwd())
+        from catalyst_dsl.diagnostics.ids import BAD_SETTINGS
+
+        shown = relative_to_root(project, file)
+        settings = sum(d.code == BAD_SETTINGS for d in errors)
+        what = (
+            f"{shown} has errors"
+            if not settings
+            else "the project's settings have errors"
+            if settings == len(errors)
+            else f"{shown} and the project's settings have errors"
+        )
         raise RunAbort(
             EXIT_INVALID,
-            f"{relative_to_root(project, file)} has errors; nothing was run",
+            f"{what}; nothing was run",
             help="fix them (`catalyst check` shows the same)",
             details=(text, summary_line(errors, 1)),
         )
@@ -43,3 +56,13 @@ def checked(project: Project, file: str, *, cached: bool = False):
             help="`catalyst check` and `catalyst compile` read it; running it needs a later version of catalyst",
         )
     return result
+
+
+def settings_problems(project: Project) -> list:
+    """What reading the project's settings (and the user's own) found, as `check` reports it."""
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import load_project
+
+    sink = DiagnosticSink()
+    load_project(project.root, sink)
+    return sink.sorted()

@@ -152,3 +152,16 @@ def test_approving_or_cancelling_a_run_that_does_not_exist_creates_nothing(proje
         result = project.cli(*args)
         assert result.exit_code != 0 and "no-such-run" in result.output, result.output
     assert not (project.root / ".xe").exists()
+
+
+def test_a_setting_check_refuses_stops_the_run_and_its_what_if(project):
+    """A setting of the wrong type is not taken at its default behind the person's back:
+    `require-confinement = "true"` (a string) would leave programs unconfined."""
+    project.settings('require-confinement = "true"\n')
+    project.playbook("secretive", SECRET)
+    for extra in ((), ("--what-if",)):
+        result = project.run("secretive", *extra, api_token="x")
+        assert result.exit_code == 1, result.output
+        assert "the project's settings have errors; nothing was run" in result.output
+        assert "C801" in result.output and "setting 'require-confinement': expected a boolean" in result.output
+    assert not project.snapshot_files()
