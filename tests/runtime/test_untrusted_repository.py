@@ -365,9 +365,12 @@ def test_the_repository_adapter_program_is_never_run(project):
     """,
     )
     result = project.run("asks")
-    assert "pwned" not in result.output
-    assert "the ai-command setting is not set" in result.output  # the repository's is not taken
-    assert all("pwned" not in path.read_text() for path in project.snapshot_files())
+    # Refused before anything runs: the repository may not choose the program (C801), and
+    # the run does not go on with the setting dropped; the command is quoted, never run.
+    assert result.exit_code == 1, result.output
+    assert "the project's settings have errors; nothing was run" in result.output
+    assert "\npwned" not in result.output and "│ pwned" not in result.output
+    assert not project.snapshot_files()
 
 
 def test_the_user_configuration_holds_only_settings_that_reach_outside(project):
