@@ -143,12 +143,12 @@ class Project:
         resolved: a repository cannot point it at the machine's other files."""
         if self.config.resources_dir is not None:
             chosen = self.root / self.config.resources_dir
-            return chosen if self.user_resources or _stays_inside(self.root, self.config.resources_dir) else None
+            return chosen if self.user_resources or stays_inside(self.root, self.config.resources_dir) else None
         installed = self.root / NPM_RESOURCES
-        return installed if installed.is_dir() and _stays_inside(self.root, NPM_RESOURCES) else None
+        return installed if installed.is_dir() and stays_inside(self.root, NPM_RESOURCES) else None
 
 
-def _stays_inside(root: Path, relative: str) -> bool:
+def stays_inside(root: Path, relative: str) -> bool:
     """Whether `root / relative`, every link resolved, is still inside `root` (a path the
     system cannot resolve, one with a NUL character, is not)."""
     try:
@@ -539,7 +539,7 @@ def _repository_problem(key: str, value: object, root: Path) -> tuple[str, str] 
     )
     if key != "resources-dir":
         return f"setting '{key}' reaches outside the project, so a repository's settings file may not give it", fix
-    if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not _stays_inside(root, value):
+    if value.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", value) or not stays_inside(root, value):
         return (
             (
                 f"setting 'resources-dir': '{value}' leads outside the project, "

@@ -58,6 +58,7 @@ class RunContext:
         self.project = project
         self.options = options or RunOptions()
         self.state_dir = project.resolve(project.config.state_dir)
+        refuse_linked_state(project, self.state_dir)
         if self.state_dir.exists() and not self.state_dir.is_dir():
             raise RunAbort(
                 EXIT_STATE,
@@ -260,3 +261,30 @@ class RunContext:
         from catalyst_dsl.runtime.values.evaluate import materialize
 
         return lambda value, resolved: materialize(value, self.inputs_env(dict(resolved)))
+
+
+#: The folders of the state directory that runs write into (runtime/state).
+STATE_FOLDERS = ("locks", "views", "tmp", "history", "results", "step-cache")
+
+
+def refuse_linked_state(project: Project, state_dir: Path) -> None:
+    """RunAbort when the state directory leads out of the project through a link, or one of
+    its folders is a link: a repository that commits `.xe/runs` (or `.xe/runs/locks`) as a
+    symbolic link would otherwise have runs write snapshots, keys and locks wherever it
+    points."""
+    from catalyst_dsl.project.config import stays_inside
+
+    where = project.config.state_dir.strip("/")  # as the settings name it, not where a link leads
+    linked = None
+    if not stays_inside(project.root, project.config.state_dir):
+        linked = where
+    else:
+        linked = next((f"{where}/{n}" for n in STATE_FOLDERS if (state_dir / n).is_symlink()), None)
+    if linked is not None:
+        raise RunAbort(
+            EXIT_INVALID,
+            f"{linked} is a link that may lead out of the project; runs keep their state only in the "
+            "project's own folders",
+            help=f"remove the link (and {linked} from git, if a repository brought it); catalyst makes the "
+            "folder itself",
+        )
