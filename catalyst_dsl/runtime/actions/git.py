@@ -424,18 +424,9 @@ def _refuse_github_protected(ctx: ActionContext, branch: str) -> None:
     """ProtectedBranch when GitHub protects `branch`. The pre-flight asked already for the
     commits it could follow, but a git-branch step skipped by its condition, one whose name
     is known only at run time, or a called playbook can leave a commit on another branch."""
-    from catalyst_dsl.runtime.actions.github import branch_protected
+    from catalyst_dsl.runtime.actions.github import protection_or_warning
 
-    try:
-        repository = branch_protected(ctx, branch)
-    except StepError as error:
-        ctx.log(
-            "warning",
-            f"could not read GitHub's protection of '{branch}' ({error.code}: {error.message}); "
-            "GitHub still refuses a push it protects",
-            None,
-        )
-        return
+    repository = protection_or_warning(ctx, branch, lambda text: ctx.log("warning", text, None))
     if repository is not None:
         raise StepError(
             "ProtectedBranch",

@@ -359,6 +359,19 @@ def branch_protected(ctx: ActionContext, branch: str) -> str | None:
     return f"{owner}/{name}" if isinstance(data, dict) and data.get("protected") is True else None
 
 
+def protection_or_warning(ctx: ActionContext, branch: str, warn: Callable[[str], None]) -> str | None:
+    """`branch_protected`, with a failure to ask said through `warn` (and taken as not
+    protected: GitHub itself still refuses a push it protects)."""
+    try:
+        return branch_protected(ctx, branch)
+    except StepError as error:
+        warn(
+            f"could not read GitHub's protection of '{branch}' ({error.code}: {error.message}); "
+            "GitHub still refuses a push it protects"
+        )
+        return None
+
+
 def _repo_path(owner: str, name: str) -> str:
     return f"/repos/{urllib.parse.quote(owner, safe='')}/{urllib.parse.quote(name, safe='')}"
 

@@ -49,12 +49,13 @@ def refuse_protected_commits(
     """RunAbort(2) naming the first commit that would land on a protected branch: by the
     setting, or by GitHub when it can be asked."""
     from catalyst_dsl.runtime.actions.git import Git
+    from catalyst_dsl.runtime.actions.github import protection_or_warning
 
     asked: dict[str, str | None] = {}
 
     def github(branch: str) -> str | None:
         if branch not in asked:
-            asked[branch] = _github(ctx, branch, warn)
+            asked[branch] = protection_or_warning(ctx, branch, warn)
         return asked[branch]
 
     refusal = protected_commit(playbook, env, Git(ctx).current_branch(), ctx.settings, github)
@@ -95,19 +96,6 @@ def protected_commit(
         how = "is checked out" if branch == start else "a git-branch step before it switches to"
         return f"step {_named(step)} would commit to '{branch}' (the branch {how}), protected by {why}"
     return None
-
-
-def _github(ctx: ActionContext, branch: str, warn: Callable[[str], None]) -> str | None:
-    from catalyst_dsl.runtime.actions.github import branch_protected
-
-    try:
-        return branch_protected(ctx, branch)
-    except StepError as error:
-        warn(
-            f"could not read GitHub's protection of '{branch}' ({error.code}: {error.message}); "
-            "the protected-branches setting was checked, and GitHub still refuses a push it protects"
-        )
-        return None
 
 
 def _named(step: ir.Step) -> str:
