@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import threading
 from typing import Iterator
 
 from catalyst_dsl.actions.catalog import Catalog
@@ -138,18 +139,34 @@ def read_playbook(path: str) -> bytes | Compiled:
     return data
 
 
+#: Batches under way (`collector_tuned_for_checking`), and the thresholds from before the first.
+_batches = 0
+_untuned: tuple[int, int, int] | None = None
+_batches_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def collector_tuned_for_checking() -> Iterator[None]:
     """Run a batch of compilations with the cyclic garbage collector tuned for it
     (catalyst_dsl/_internal/collector.py says why). Objects created before the batch (imported
     modules, the catalog) are frozen out of the scans and collections run less often; the
     previous settings come back afterwards, so a library caller's process is left as it was.
+    Batches nest and overlap (the language server's library check holds one while a check
+    inside it, or an edit on another thread, opens its own): the collector is tuned by the
+    first to start and given back by the last to end.
     """
-    previous = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*tuned_thresholds())
+    global _batches, _untuned
+    with _batches_lock:
+        if _batches == 0:
+            _untuned = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(*tuned_thresholds())
+        _batches += 1
     try:
         yield
     finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
+        with _batches_lock:
+            _batches -= 1
+            if _batches == 0:
+                gc.set_threshold(*_untuned)
+                gc.unfreeze()

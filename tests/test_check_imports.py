@@ -210,3 +210,41 @@ def test_the_language_server_collects_as_python_does(tmp_path: Path) -> None:
         [sys.executable, "-c", "import gc; print(*gc.get_threshold())"], capture_output=True, text=True
     ).stdout.split()
     assert done.stderr.rsplit("THRESHOLDS", 1)[1].split() == python_s
+
+
+def test_batches_of_compilations_nest_and_overlap() -> None:
+    """The language server's library check is one batch holding the check's own; an edit
+    on another thread may open a batch while one is under way. The collector stays tuned
+    until the last batch ends, then the thresholds from before come back."""
+    import gc
+    import threading
+
+    from catalyst_dsl._internal.collector import THRESHOLDS
+    from catalyst_dsl.compiler import collector_tuned_for_checking
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        outer_entered, inner_done = threading.Event(), threading.Event()
+
+        def other_thread() -> None:
+            outer_entered.wait()
+            with collector_tuned_for_checking():
+                pass
+            inner_done.set()
+
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        with collector_tuned_for_checking():
+            with collector_tuned_for_checking():
+                assert gc.get_threshold() == THRESHOLDS
+            assert gc.get_threshold() == THRESHOLDS, "an inner batch's end leaves the outer one tuned"
+            outer_entered.set()
+            inner_done.wait()
+            assert gc.get_threshold() == THRESHOLDS, "another thread's batch ended inside this one"
+            assert gc.get_freeze_count() > 0
+        worker.join()
+        assert gc.get_threshold() == (700, 10, 10)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)

@@ -35,12 +35,15 @@ class Editor:
         self.publications: dict[str, int] = {}
         #: The document version each publication of a file was made from, in arrival order.
         self.published_versions: dict[str, list[int | None]] = {}
+        #: The codes of each publication of a file, in arrival order.
+        self.published_codes: dict[str, list[list[str]]] = {}
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: lsp.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = params.diagnostics
             self.publications[params.uri] = self.publications.get(params.uri, 0) + 1
             self.published_versions.setdefault(params.uri, []).append(params.version)
+            self.published_codes.setdefault(params.uri, []).append(sorted(str(d.code) for d in params.diagnostics))
             self.arrived.set()
 
     async def _publication(self, ready, failure: str, timeout: float) -> None:
