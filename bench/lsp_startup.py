@@ -1,13 +1,16 @@
 """Benchmark: how soon `catalyst lsp` gives a large library's first diagnostics.
 
-Usage: python bench/lsp_startup.py [--playbooks 2000] [--steps 20] [--rounds 3]
+Usage: python bench/lsp_startup.py [--playbooks 2000] [--steps 20] [--rounds 3] [--faulty K]
 
 N playbooks of S steps that call each other (bench/library_graph.py's, as
-bench/check_cache.py writes them) are made in a temporary project. Each round starts the
-server over stdio, opens the first playbook and measures, from the `didOpen`: the open
-file's own diagnostics, and the library's first (the first publication for a file that
-is not open, which the library check sends for every file it checks). Kinds, interleaved
-round by round:
+bench/check_cache.py writes them) are made in a temporary project; with `--faulty K`,
+every K-th one also uses a name it never defines (a finding of the file's own, C501).
+Each round starts the server over stdio, opens the first playbook and measures, from the
+`didOpen`: the open file's own diagnostics; the library's first (the first publication
+for a file that is not open: the first file's own findings as it is compiled, or, in a
+library without any, the library check's, which it sends for every file it checks); and
+the whole library's (the last publication before the server falls quiet for 2 s). Kinds,
+interleaved round by round:
 
 - cold: the project's check cache removed first (every file compiled);
 - warm: the cache as the last session left it.
@@ -36,8 +39,9 @@ from library_graph import playbook  # noqa: E402
 from processes import child_env, machine  # noqa: E402
 
 
-async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """(start to initialized, didOpen to the file's diagnostics, didOpen to the library's)."""
+async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
+    """(start to initialized, didOpen to the file's diagnostics, to the library's first, to
+    the whole library's)."""
     client = LanguageClient("bench", "1")
     opened = root / "playbooks" / "flow-0.yaml"
     uri = opened.as_uri()
@@ -77,6 +81,13 @@ async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]
 
     own = await first(lambda u: u == uri)
     library = await first(lambda u: u != uri)
+    while True:  # until the server falls quiet
+        arrived.clear()
+        try:
+            await asyncio.wait_for(arrived.wait(), 2)
+        except asyncio.TimeoutError:
+            break
+    whole = arrivals[-1][0] - ready
     await client.shutdown_async(None)
     client.exit(None)
     try:  # the process may be gone already without the event loop hearing of it
@@ -84,7 +95,7 @@ async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float]
     except asyncio.TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             server.kill()
-    return ready - started, own, library
+    return ready - started, own, library, whole
 
 
 def main() -> None:
@@ -92,31 +103,38 @@ def main() -> None:
     parser.add_argument("--playbooks", type=int, default=2000)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--faulty", type=int, default=0, metavar="K", help="every K-th playbook has a finding")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
         (root / "playbooks").mkdir(parents=True)
         (root / "catalyst.toml").write_text("")
         for i in range(args.playbooks):
-            (root / "playbooks" / f"flow-{i}.yaml").write_text(playbook(i, args.playbooks, args.steps))
+            text = playbook(i, args.playbooks, args.steps)
+            if args.faulty and i % args.faulty == args.faulty - 1:
+                text = text.replace("steps:\n", "steps:\n  - display: '{{ nowhere }}'\n", 1)
+            (root / "playbooks" / f"flow-{i}.yaml").write_text(text)
         env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
         asyncio.run(session(root, env))  # pays for the .pyc files and writes the entries; not counted
         before = machine()
-        kinds: dict[str, list[tuple[float, float, float]]] = {"cold": [], "warm": []}
+        kinds: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
         for _ in range(args.rounds):
             shutil.rmtree(root / ".xe" / "cache", ignore_errors=True)
             kinds["cold"].append(asyncio.run(session(root, env)))
             kinds["warm"].append(asyncio.run(session(root, env)))
-        print(f"catalyst lsp opening 1 of {args.playbooks} playbooks x {args.steps} steps, {args.rounds} rounds")
+        faulty = f", every {args.faulty}th with a finding" if args.faulty else ""
+        size = f"{args.playbooks} playbooks x {args.steps} steps{faulty}"
+        print(f"catalyst lsp opening 1 of {size}, {args.rounds} rounds")
         print(f"  before: {before}\n  after:  {machine()}")
         for kind, runs in kinds.items():
-            start, own, library = (sorted(x) for x in zip(*runs))
+            start, own, library, whole = (sorted(x) for x in zip(*runs))
 
             def spread(values: list[float]) -> str:
                 return f"{values[0]:.2f} / {statistics.median(values):.2f} / {values[-1]:.2f} s"
 
             print(
-                f"  {kind:5} the library's first diagnostics {spread(library)}; the open file's {spread(own)}; "
+                f"  {kind:5} the library's first diagnostics {spread(library)}; the whole library's {spread(whole)}; "
+                f"the open file's {spread(own)}; "
                 f"start to initialized {spread(start)} (min / median / max)"
             )
 
