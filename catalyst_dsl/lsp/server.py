@@ -29,14 +29,14 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from catalyst_dsl import __version__
-from catalyst_dsl.diagnostics.fixes import replacement
-from catalyst_dsl.diagnostics.ids import UNCHECKED_SHELL_WRITES, UNUSED_SUPPRESSION
+from catalyst_dsl.diagnostics.ids import UNCHECKED_SHELL_WRITES
 from catalyst_dsl.lsp import (
     completion,
     dialect_completion,
     dialect_hover,
     dialect_names,
     edits,
+    findings,
     incremental,
     knowledge,
     mentions,
@@ -55,11 +55,6 @@ LIBRARY_DELAY = 0.3
 #: that restores a session opens its files one message after another, and each open
 #: would make a check already under way stale.
 FIRST_LIBRARY_DELAY = 0.05
-_SEVERITY = {
-    "error": lsp.DiagnosticSeverity.Error,
-    "warning": lsp.DiagnosticSeverity.Warning,
-    "info": lsp.DiagnosticSeverity.Information,
-}
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -169,22 +164,12 @@ class CatalystServer(LanguageServer):
         if compiled is None:
             self.publish(uri, [], version)
             return
-        diagnostics = self._own_findings(source, compiled, self.project(source.path).config)
+        diagnostics = findings.own(source, compiled, self.project(source.path).config)
         if not self.publish(uri, diagnostics, version):
             return  # stale: the check of the newer text publishes, and starts the library's
         with self._lock:  # to be cleared by the library check if the file goes
             (self._published.add if diagnostics else self._published.discard)(source.path)
         self.schedule_library_check()
-
-    def _own_findings(self, source, compiled, config) -> list[lsp.Diagnostic]:
-        """A file's findings from its compilation alone, as the editor is shown them."""
-        from catalyst_dsl.project.rules import reported
-
-        own = [d for d in compiled.diagnostics if d.span is None or d.span.file == source.path]
-        # A suppression of a library finding (a call's, a permission's) silences nothing in
-        # the file alone: whether it is unused (C040) is for the library check to say.
-        shown = [d for d in reported(own, [source], config) if d.code != UNUSED_SUPPRESSION]
-        return [self._diagnostic(d, {source.path: source}) for d in shown]
 
     def publish(self, uri: str, diagnostics: list[lsp.Diagnostic], version: int | None) -> bool:
         """Publish the findings of `uri` made from `version` of its text (None: its file on
@@ -323,7 +308,7 @@ class CatalystServer(LanguageServer):
             with self._lock:
                 if generation != self._generation:
                     return  # stale: the next check publishes, and compiles nothing already compiled
-            found = self._own_findings(compiled.source, compiled, config)
+            found = findings.own(compiled.source, compiled, config)
             if found and self.publish(Path(path).as_uri(), found, None):
                 with self._lock:  # cleared by the check's publication when the file goes
                     self._published.add(path)
@@ -341,7 +326,7 @@ class CatalystServer(LanguageServer):
         by_file: dict[str, list] = {f: [] for f in result.files}
         for d in reported(result.diagnostics, [sources[f] for f in result.files if f in sources], config):
             if d.span is not None and d.span.file in by_file:
-                by_file[d.span.file].append(self._diagnostic(d, sources))
+                by_file[d.span.file].append(findings.to_lsp(d, sources))
         stale = {p for p in self._published if p not in files}  # files gone since
         for path in set(by_file) | stale:
             uri = Path(path).as_uri()
@@ -427,39 +412,6 @@ class CatalystServer(LanguageServer):
                 uri=uri, range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
             )
         return lsp.Location(uri=uri, range=to_range(library.compiled(path).source, span))
-
-    def _diagnostic(self, d, sources) -> lsp.Diagnostic:
-        source = sources.get(d.span.file) if d.span is not None else None
-        where = (
-            to_range(source, d.span)
-            if d.span is not None
-            else lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
-        )
-        related = [
-            lsp.DiagnosticRelatedInformation(
-                location=lsp.Location(
-                    uri=Path(label.span.file).as_uri(), range=to_range(sources.get(label.span.file), label.span)
-                ),
-                message=label.message,
-            )
-            for label in d.labels
-        ]
-        if d.help and d.span is not None:
-            related.append(
-                lsp.DiagnosticRelatedInformation(
-                    location=lsp.Location(uri=Path(d.span.file).as_uri(), range=where), message=f"help: {d.help}"
-                )
-            )
-        fix = replacement(d, source)  # the same edit SARIF offers
-        return lsp.Diagnostic(
-            range=where,
-            message=d.message,
-            severity=_SEVERITY.get(d.severity.value),
-            code=d.code,
-            source="catalyst",
-            related_information=related or None,
-            data={"replacement": fix.text} if fix else None,
-        )
 
 
 def build() -> CatalystServer:

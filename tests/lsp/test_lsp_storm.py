@@ -35,8 +35,11 @@ async def _storm(project: Path) -> None:
         assert hovered is not None and "**file-list**" in hovered.contents.value
         assert "file-list" in await editor.complete(uri, 6, 10)
 
-        final = await editor.until(uri, lambda ds: [d.message for d in ds] == ["'edit999' is not defined"], timeout=120)
-        assert final[0].range.start.line == 5
+        # The file's own finding; the library check's publication adds C803 (the file is
+        # not named as its playbook), and may come at any moment after it.
+        final = await editor.until(uri, lambda ds: "'edit999' is not defined" in [d.message for d in ds], timeout=120)
+        assert {d.code for d in final} <= {"C501", "C803"}, final
+        assert [d.range.start.line for d in final if d.code == "C501"] == [5]
         versions = editor.published_versions[uri]
         assert versions[-1] == 1001  # the version of the last edit, with its diagnostics
         assert None not in versions and versions == sorted(versions)  # never an older version after a newer one
