@@ -48,3 +48,37 @@ def test_run_show_approve_and_resume_name_the_step_with_its_iteration(project):
 
     for text in (run.output, shown, approved, resumed, again):
         assert "steps/" not in text
+
+
+FAILING_LOOP = """
+name: failing-loop
+description: A step that fails in the second iteration of a loop.
+owner: Engineer
+steps:
+  - for-each: item
+    in: [a, b]
+    steps:
+      - name: check
+        if: "${{ item == 'b' }}"
+        then:
+          - throw: NotA
+            message: "{{ item }} is not a"
+"""
+
+
+def test_a_failure_record_names_the_iteration_the_step_failed_in(project):
+    project.playbook("failing-loop", FAILING_LOOP)
+    run = project.run("failing-loop")
+    assert run.exit_code == 2, run.output
+    snapshot = project.snapshot()
+    assert [(f["step"], f["label"]) for f in snapshot["failures"]] == [
+        ("throw@11", "throw@11 [iteration 2]"),
+        ("check", "check [iteration 2]"),
+        ("for-each@5", "for-each@5"),
+    ]
+    assert snapshot["error"]["label"] == "for-each@5"
+
+    shown = project.cli("runs", "show", project.run_id()).output
+    assert "failure   check [iteration 2]: NotA: b is not a (attempt 1)" in shown
+    assert "failure   throw@11 [iteration 2]: NotA" in shown
+    assert "steps/" not in shown
