@@ -23,14 +23,15 @@ def __init__(self, *, p0, p1, p2, p3):
     self.f3 = p3
 SHAPES[(False, 0, 4, (False, False, False, False))] = __init__.__code__
 
-def __init__(self, *, p0, p1, p2, p3, p4, p5):
+def __init__(self, *, p0, p1, p2, p3, p4, p5, p6):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
     self.f3 = p3
     self.f4 = p4
     self.f5 = p5
-SHAPES[(False, 0, 6, (False, False, False, False, False, False))] = __init__.__code__
+    self.f6 = p6
+SHAPES[(False, 0, 7, (False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8):
     self.f0 = p0
