@@ -3,7 +3,9 @@ by its name (or `action@line`), with the loop iteration it ran in; never by its 
 
 from __future__ import annotations
 
+from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.engine.paths import step_label
+from catalyst_dsl.runtime.engine.step_run import StepRun
 
 LOOP = """
 name: loop
@@ -24,6 +26,13 @@ def test_a_label_names_the_iteration_and_attempt_counted_from_one():
     assert step_label("say", "steps/0/each/2/0") == "say [iteration 3]"
     assert step_label("say", "steps/0/each/1/0/then/0/each/0/1") == "say [iteration 2, iteration 1]"
     assert step_label("lint", "steps/1/attempt/2/0") == "lint [attempt 2]"
+
+
+def test_a_step_a_dialect_named_for_people_is_shown_by_that_name_and_keeps_its_id():
+    route = ir.Step("route", ir.MapV(()), display_name="decide")
+    run = StepRun(route, None, None, "steps/0/each/1/1", "route@4")
+    assert (run.label, run.sid) == ("decide [iteration 2]", "route@4")
+    assert StepRun(ir.Step("route", ir.MapV(())), None, None, "steps/1", "route@4").label == "route@4"
 
 
 def test_run_show_approve_and_resume_name_the_step_with_its_iteration(project):
