@@ -23,14 +23,15 @@ def __init__(self, *, p0, p1, p2, p3):
     self.f3 = p3
 SHAPES[(False, 0, 4, (False, False, False, False))] = __init__.__code__
 
-def __init__(self, *, p0, p1, p2, p3, p4, p5):
+def __init__(self, *, p0, p1, p2, p3, p4, p5, p6):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
     self.f3 = p3
     self.f4 = p4
     self.f5 = p5
-SHAPES[(False, 0, 6, (False, False, False, False, False, False))] = __init__.__code__
+    self.f6 = p6
+SHAPES[(False, 0, 7, (False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8):
     self.f0 = p0
@@ -534,7 +535,7 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
     _setattr('f13', p13)
 SHAPES[(True, 14, 0, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18, p19):
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, *, p16, p17, p18, p19, p20):
     _setattr = _setattr_of(self)
     _setattr('f0', p0)
     _setattr('f1', p1)
@@ -556,7 +557,8 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p
     _setattr('f17', p17)
     _setattr('f18', p18)
     _setattr('f19', p19)
-SHAPES[(True, 16, 4, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    _setattr('f20', p20)
+SHAPES[(True, 16, 5, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, *, p18, p19, p20):
     _setattr = _setattr_of(self)
@@ -841,31 +843,6 @@ def make(values):
     _set15(made, values[15])
     return made
 MAKERS[16] = make.__code__
-
-def make(values):
-    made = _new(_cls)
-    _set0(made, values[0])
-    _set1(made, values[1])
-    _set2(made, values[2])
-    _set3(made, values[3])
-    _set4(made, values[4])
-    _set5(made, values[5])
-    _set6(made, values[6])
-    _set7(made, values[7])
-    _set8(made, values[8])
-    _set9(made, values[9])
-    _set10(made, values[10])
-    _set11(made, values[11])
-    _set12(made, values[12])
-    _set13(made, values[13])
-    _set14(made, values[14])
-    _set15(made, values[15])
-    _set16(made, values[16])
-    _set17(made, values[17])
-    _set18(made, values[18])
-    _set19(made, values[19])
-    return made
-MAKERS[20] = make.__code__
 
 def make(values):
     made = _new(_cls)

@@ -206,7 +206,9 @@ def runs_show(run_id: str) -> None:
             f"via {approval.via}{signed}: {state_word}"
         )
     for failure in state.failures:
-        click.echo(f"  failure   {failure.step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
+        # A snapshot written before failures kept their label names the step by its id.
+        step = failure.label or failure.step
+        click.echo(f"  failure   {step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
         click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
         if state.cancel.unverified:

@@ -12,10 +12,14 @@ import functools
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import click
 
 from catalyst_dsl.runtime.events import discard_stdout
+
+if TYPE_CHECKING:
+    from catalyst_dsl.ir import nodes as ir
 
 MODES = click.Choice(["manual", "autonomous"])
 LOG_FORMATS = click.Choice(["text", "json"])
@@ -111,18 +115,34 @@ def _acting_flow(session, file: str, plan) -> str | None:
     return mermaid_flow(playbook, only=paths) if playbook is not None else None
 
 
-def _given(pairs: tuple[str, ...]) -> dict[str, str]:
+def _given(
+    pairs: tuple[str, ...], declared: Callable[[], Sequence[ir.InputDecl] | None] = lambda: None
+) -> dict[str, str]:
+    """The `-i key=value` options as a mapping, or a usage mistake (exit 2) that names each
+    wrong option. `declared` gives the playbook's inputs, when it is known: an input given
+    twice is shown with its values unless the playbook does not declare it, or as secret."""
     from catalyst_dsl.runtime.errors import EXIT_USAGE, RunAbort
     from catalyst_dsl.runtime.values.inputs import parse_assignments
 
     given, problems = parse_assignments(pairs)
+    if any(p.rule == "duplicate" for p in problems):
+        given, problems = parse_assignments(pairs, declared())
+    if len(problems) == 1:
+        raise RunAbort(EXIT_USAGE, problems[0].message, help=problems[0].fix)
     if problems:
+        syntax = all(p.rule == "syntax" for p in problems)
         raise RunAbort(
             EXIT_USAGE,
-            "the -i options are not all key=value",
+            "the -i options are not all key=value" if syntax else f"the -i options have {len(problems)} mistakes",
             details=tuple(f"{p.message}\n    fix: {p.fix}" for p in problems),
         )
     return given
+
+
+def _declared_inputs(session, file: str) -> Sequence[ir.InputDecl] | None:
+    """The inputs the playbook in `file` declares; None when it cannot be read."""
+    playbook = session.library.compiled(file).playbook
+    return playbook.inputs if playbook is not None else None
 
 
 def _terminate_as_interrupt() -> None:
@@ -231,7 +251,6 @@ def run(
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     project = _project(start)
     checked = None
-    given = _given(inputs)
     if (what_if_report or fmt != "text" or refresh) and not what_if:
         raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
     if worktree and (what_if or expect_plan):
@@ -247,6 +266,7 @@ def run(
     session = _session(start, mode, log_format, verbose, project)
     session.options.refresh = refresh
     file = _locate(session, name)
+    given = _given(inputs, lambda: _declared_inputs(session, file))
     if what_if or expect_plan:
         # The canonical JSON of a large plan costs a few milliseconds: made (and hashed)
         # only when a report, the JSON format or a comparison with an approved plan needs

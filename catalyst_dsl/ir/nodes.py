@@ -243,6 +243,12 @@ class Step:
     #: `cache:`: how many seconds a result of the step may be reused for the same action and
     #: config (runtime/engine/result_cache.py); None, the default, never.
     cache: Optional[float] = field(default=None, kw_only=True, metadata={"omit_if_default": True})
+    #: The name a person reads for the step instead of its id (`name`, else `action@line`),
+    #: for a step a dialect's lowering adds on behalf of something its author named (a
+    #: cleo node's out-edges, named after the node). Only shown: the step's id stays its
+    #: address (results, `retryFrom`, failure records' `step`), as its path does. Like a
+    #: span, it is no part of the step's meaning (equality, the IR's JSON, fingerprints).
+    display_name: Optional[str] = field(default=None, eq=False, kw_only=True, repr=False)
 
 
 @record

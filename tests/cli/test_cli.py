@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from catalyst_dsl.cli.main import cli
@@ -180,3 +181,33 @@ def test_runs_subcommands_are_named_in_its_help_and_in_the_readme() -> None:
     for name in names:
         assert name in summary, name
         assert name in re.split(r"(?<!\\)\|", readme_row)[1], name
+
+
+TWO_INPUTS = """
+    name: two
+    description: says its input
+    owner: Engineer
+    inputs:
+      - string: a
+    steps:
+      - display: "{{a}}"
+"""
+
+
+@pytest.mark.parametrize("what_if", [(), ("--what-if",)])
+def test_an_input_given_twice_is_a_usage_mistake_that_names_it_and_its_values(project, what_if) -> None:
+    project.playbook("two", TWO_INPUTS)
+    result = project.cli("run", "two", "-i", "a=b", "-i", "a=c", *what_if)
+    assert result.exit_code == 2, result.output
+    assert "the input `a` was given twice, as 'b' and as 'c'" in result.output
+    assert "pass -i a=... once" in result.output
+    assert "key=value" not in result.output and "Traceback" not in result.output
+    assert project.live_snapshots() == []
+
+
+def test_resume_does_not_show_the_values_of_an_input_given_twice(project) -> None:
+    # resume's -i are the secret inputs again: neither value is shown.
+    result = project.cli("resume", "-i", "token=hunter2", "-i", "token=hunter3")
+    assert result.exit_code == 2, result.output
+    assert "the input `token` was given twice (values not shown" in result.output
+    assert "hunter" not in result.output

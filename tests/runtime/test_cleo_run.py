@@ -195,6 +195,12 @@ edges:
     answers(cleo, s={"go": "maybe"})
     run = cleo.run("route", "--mode", "autonomous")
     assert run.exit_code == 2 and "RoutingFailed" in run.output
+    # The failing route is named by the node whose out-edges it is, never `route@4`.
+    assert "✗ a (route)" in run.output and "route@" not in run.output
+    [failure] = cleo.snapshot()["failures"]
+    assert (failure["step"], failure["label"]) == ("route@4", "a")  # the id stays the address
+    shown = cleo.cli("runs", "show", cleo.run_id()).output
+    assert "failure   a: RoutingFailed" in shown and "route@" not in shown
 
 
 OVERLAPPING = """version: "1.0"

@@ -266,6 +266,7 @@ class Lowerer(NodeLowering):
             ir.Entry("branches", ir.ListV(tuple(chosen))),
             ir.Entry("label", ir.Lit(f"the edges out of '{node.id}'")),
         )
-        return ir.Step("route", ir.MapV(config), span=node.map.span)
+        # Shown by the node's id, as the author wrote it, rather than `route@line`.
+        return ir.Step("route", ir.MapV(config), span=node.map.span, display_name=node.id)
 
     # -- nodes ----------------------------------------------------------------------------------------

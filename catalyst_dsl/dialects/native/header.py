@@ -194,7 +194,7 @@ class HeaderLowering(LoweringPart):
                 key.span,
                 help="rename `outputs:` to `artifacts:`, and use `outputs:` for typed values (name: type)",
             )
-            return (), tuple(self.values.value(n, t.STRING, "an artifact") for n in node.items)
+            return (), self._path_items(node, "an artifact", "artifact")
         if not isinstance(node, YMap):
             self.sink.report(
                 WRONG_TYPE, f"'outputs' expects a mapping of name: type, got {kind_of(node)}", head_span(node)
@@ -245,5 +245,25 @@ class HeaderLowering(LoweringPart):
     def _path_list(self, entry, key: str) -> tuple[ir.Value, ...]:
         if entry is None:
             return ()
-        value = self.values.value(entry[1], t.ArrayT(t.STRING), f"'{key}'")
+        node = entry[1]
+        if isinstance(node, YSeq):
+            return self._path_items(node, f"an item of '{key}'", "artifact" if key == "artifacts" else "entry")
+        value = self.values.value(node, t.ArrayT(t.STRING), f"'{key}'")
         return value.items if isinstance(value, ir.ListV) else ()
+
+    def _path_items(self, node: YSeq, where: str, noun: str) -> tuple[ir.Value, ...]:
+        """The paths of a list, each a string. A null, a list or a mapping is no path: it
+        is reported here, at the entry, rather than found missing when the run ends."""
+        items = []
+        for item in node.items:
+            if isinstance(item, YScalar) and item.value is not None:
+                items.append(self.values.value(item, t.STRING, where))
+                continue
+            self.sink.report(
+                WRONG_TYPE,
+                f"{where} expects a path (a string), got {kind_of(item)}",
+                head_span(item),
+                help=f"each {noun} is a path string: write its path (e.g. out/report.md)"
+                + (", or remove the empty entry" if isinstance(item, YScalar) else ""),
+            )
+        return tuple(items)

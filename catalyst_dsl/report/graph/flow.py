@@ -60,7 +60,7 @@ def value_text(value: Optional[ir.Value]) -> str:
 
 def step_label(step: ir.Step) -> str:
     """A step as a run's output names it: `draft (ai-prompt)`, `file-write@38 (file-write)`."""
-    name = step.name or f"{step.action}@{step.span.line if step.span is not None else '?'}"
+    name = step.display_name or step.name or f"{step.action}@{step.span.line if step.span is not None else '?'}"
     return f"{name} ({step.action})"
 
 

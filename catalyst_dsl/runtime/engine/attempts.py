@@ -78,7 +78,7 @@ class Attempts:
         error.step = error.step or run.sid
         seconds = time.monotonic() - started
         policy = self._policy(run.step, run.frame, error)
-        self.hooks.record_failure(error, run.sid, attempt, seconds)
+        self.hooks.record_failure(error, run.sid, attempt, seconds, run.label)
         if attempt <= policy.retry_count:
             delay = min(RETRY_BASE_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
             self.events.message(
@@ -102,7 +102,7 @@ class Attempts:
                 return work()
             except StepError as error:
                 error.step = error.step or run.sid
-                self.hooks.record_failure(error, run.sid, 1, time.monotonic() - started)
+                self.hooks.record_failure(error, run.sid, 1, time.monotonic() - started, run.label)
                 policy = self._policy(run.step, run.frame, error)
                 try:
                     self._apply_policy(policy.action, error, run, 1, started, policy.message)

@@ -36,7 +36,8 @@ class Hooks:
     #: set_in_flight(path, recovers) then save: `recovers`, the step's `ensures:` may prove it
     #: done after catalyst died, even by a power cut, so that save must survive one.
     set_in_flight: Callable[[str | None, bool], None]
-    record_failure: Callable[[StepError, str, int, float], None]
+    #: record_failure(error, step id, attempt, seconds, the step's label as the run shows it).
+    record_failure: Callable[[StepError, str, int, float, str], None]
     #: approval_for(path[, subject][, roles=]) -> approval dict that released the pause at path
     #: (for that subject, when given), or None; ChangesRequested when a reviewer held it back.
     #: `roles`: those the pause requires, which decide whether the approval must be signed.

@@ -20,8 +20,9 @@ class StepRun:
 
     @property
     def label(self) -> str:
-        """The step's name as the run shows it: its id, with the loop iteration it runs in."""
-        return paths.step_label(self.sid, self.path)
+        """The step's name as the run shows it: its id (or the name its dialect gave it to
+        be shown by, `display_name`), with the loop iteration it runs in."""
+        return paths.step_label(self.step.display_name or self.sid, self.path)
 
     def at(self, *segments: object) -> str:
         """The journal path of something inside the step (a branch, an iteration, a pause)."""

@@ -257,7 +257,10 @@ class Driver:
         if last is not None and last.code == error.code:
             state.error = last
         else:
-            state.error = failure(self.context, error, error.step, 1, 0.0)
+            from catalyst_dsl.runtime.engine.paths import step_label
+
+            label = step_label(error.step, error.path) if error.step and error.path else None
+            state.error = failure(self.context, error, error.step, 1, 0.0, label)
         return self._finish(state, "failed", started, f"{error.code}: {error.message}", fix=error.guidance)
 
     def _clean_up(self, state, scratch: Path, resumed: bool) -> None:

@@ -112,8 +112,8 @@ class RunHooks:
         self.state.in_flight = path
         self.context.store.save(self.state, survives_power_cut=recovers)
 
-    def record_failure(self, error: StepError, sid: str, attempt: int, seconds: float) -> None:
-        self.state.failures.append(failure(self.context, error, sid, attempt, seconds))
+    def record_failure(self, error: StepError, sid: str, attempt: int, seconds: float, label: str) -> None:
+        self.state.failures.append(failure(self.context, error, sid, attempt, seconds, label))
 
     def approval_for(self, path: str, subject: str | None = None, roles: list[str] = ()) -> dict | None:
         for approval in reversed(self.state.approvals):  # the latest decision counts
@@ -188,7 +188,11 @@ def _decided(approval, path: str, deliver: Callable[[Any], None]) -> dict | None
         }
 
 
-def failure(context: RunContext, error: StepError, step: str | None, attempt: int, duration: float):
+def failure(
+    context: RunContext, error: StepError, step: str | None, attempt: int, duration: float, label: str | None = None
+):
+    """The record of a failure: of the step `step` (its id; `label`, its name as the run
+    showed it), or of the run itself when `step` is None."""
     from catalyst_dsl.runtime.state.store import Failure
 
     return Failure(
@@ -198,6 +202,7 @@ def failure(context: RunContext, error: StepError, step: str | None, attempt: in
         attempt=attempt,
         duration=round(duration, 6),
         at=utc_now(),
+        label=label,
     )
 
 

@@ -126,12 +126,16 @@ class Approval:
 class Failure:
     code: str
     message: str
-    #: None for a failure of the run itself rather than of one step.
+    #: The step's id (its `name`, else `action@line`); None for a failure of the run itself
+    #: rather than of one step.
     step: str | None
     attempt: int
     #: Seconds.
     duration: float
     at: str
+    #: The step's name as the run showed it, with the loop iteration (StepRecord.label):
+    #: what `runs show` says. None in older snapshots, and for a failure of the run itself.
+    label: str | None = None
 
 
 @record(frozen=False, kw_only=True)

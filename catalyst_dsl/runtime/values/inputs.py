@@ -40,6 +40,7 @@ from typing import Callable, Mapping, Sequence
 
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.runtime.values.secrets import secret_placeholder
 from catalyst_dsl.syntax.source import LONE_SURROGATE
@@ -63,9 +64,16 @@ class InputProblem:
     code: str | None = None  # the rule's PascalCase code, when the playbook declares one
 
 
-def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputProblem]]:
-    """`-i key=value` strings as a mapping; the value is everything after the first `=`, kept as written."""
+def parse_assignments(
+    pairs: Sequence[str], decls: Sequence[ir.InputDecl] | None = None
+) -> tuple[dict[str, str], list[InputProblem]]:
+    """`-i key=value` strings as a mapping; the value is everything after the first `=`, kept as written.
+
+    An input given twice is a problem that quotes its values when `decls` (the playbook's
+    inputs, when known) declares it and not as secret; otherwise the values are not shown.
+    """
     values: dict[str, str] = {}
+    repeated: dict[str, list[str]] = {}
     problems: list[InputProblem] = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -93,14 +101,32 @@ def parse_assignments(pairs: Sequence[str]) -> tuple[dict[str, str], list[InputP
             )
             continue
         if key in values:
-            if not any(p.input == key and p.rule == "duplicate" for p in problems):
-                # Values are not quoted: either could be a secret.
-                problems.append(
-                    InputProblem(key, "duplicate", f"{key}: given more than once", f"pass -i {key}=... once")
-                )
+            if key not in repeated:
+                repeated[key] = [values[key]]
+                problems.append(InputProblem(key, "duplicate", "", ""))  # its words once all are counted
+            repeated[key].append(value)
             continue
         values[key] = value
+    if repeated:
+        declared = {decl.name: decl for decl in decls} if decls is not None else {}
+        problems = [
+            _given_again(p.input, repeated[p.input], declared) if p.rule == "duplicate" else p for p in problems
+        ]
     return values, problems
+
+
+def _given_again(key: str, given: Sequence[str], declared: Mapping[str, ir.InputDecl]) -> InputProblem:
+    """The input `key` given more than once: which values, unless it is (or may be) a secret."""
+    times = "twice" if len(given) == 2 else f"{len(given)} times"
+    fix = f"pass -i {key}=... once, with the value you mean"
+    decl = declared.get(key)
+    name = safe_text(key)
+    if decl is None or decl.secret:
+        why = "it is a secret input" if decl is not None else "it may be a secret, and no playbook says it is not"
+        return InputProblem(key, "duplicate", f"the input `{name}` was given {times} (values not shown: {why})", fix)
+    shown = [safe_text(shown_value(decl, value)) for value in given]
+    listed = ", as ".join(shown[:-1]) + " and as " + shown[-1]
+    return InputProblem(key, "duplicate", f"the input `{name}` was given {times}, as {listed}", fix)
 
 
 def resolve_inputs(

@@ -176,6 +176,8 @@ def test_triage_lowers_to_a_route_over_the_context_up_to_the_join():
     route = pb.steps[1]
     # Messages name the node and the guards as the cantbook writes them, not the lowered expressions.
     assert route.config.get("label") == ir.Lit("the edges out of 'classify'")
+    # Shown by the node the author wrote, not `route@10`; its name stays free for the node's step.
+    assert (route.display_name, route.name) == ("classify", None)
     assert [b.get("label").value for b in _branches(route)] == [
         "to 'research' when complexity does not equal \"low\"",
         "to 'plan' when complexity equals \"low\"",

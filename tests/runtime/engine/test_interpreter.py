@@ -635,6 +635,26 @@ def test_an_artifact_that_names_no_path_fails_the_run_in_words(project, artifact
     assert project.snapshot()["error"]["code"] == "InvalidArtifact"
 
 
+def test_an_artifact_that_is_not_a_string_is_refused_before_the_run(project):
+    # `- null` (or an entry left empty) was found missing only when the run ended.
+    project.playbook(
+        "arts",
+        """
+        name: arts
+        description: artifacts
+        owner: Engineer
+        artifacts:
+          - null
+        steps:
+          - log-info: hi
+    """,
+    )
+    result = project.run("arts")
+    assert result.exit_code == 1, result.output
+    assert "nothing was run" in result.output and "C302" in result.output
+    assert "each artifact is a path string" in result.output
+
+
 # =====================================================================================
 # functions
 # =====================================================================================

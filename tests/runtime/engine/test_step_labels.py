@@ -3,7 +3,9 @@ by its name (or `action@line`), with the loop iteration it ran in; never by its 
 
 from __future__ import annotations
 
+from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.runtime.engine.paths import step_label
+from catalyst_dsl.runtime.engine.step_run import StepRun
 
 LOOP = """
 name: loop
@@ -24,6 +26,13 @@ def test_a_label_names_the_iteration_and_attempt_counted_from_one():
     assert step_label("say", "steps/0/each/2/0") == "say [iteration 3]"
     assert step_label("say", "steps/0/each/1/0/then/0/each/0/1") == "say [iteration 2, iteration 1]"
     assert step_label("lint", "steps/1/attempt/2/0") == "lint [attempt 2]"
+
+
+def test_a_step_a_dialect_named_for_people_is_shown_by_that_name_and_keeps_its_id():
+    route = ir.Step("route", ir.MapV(()), display_name="decide")
+    run = StepRun(route, None, None, "steps/0/each/1/1", "route@4")
+    assert (run.label, run.sid) == ("decide [iteration 2]", "route@4")
+    assert StepRun(ir.Step("route", ir.MapV(())), None, None, "steps/1", "route@4").label == "route@4"
 
 
 def test_run_show_approve_and_resume_name_the_step_with_its_iteration(project):
@@ -48,3 +57,37 @@ def test_run_show_approve_and_resume_name_the_step_with_its_iteration(project):
 
     for text in (run.output, shown, approved, resumed, again):
         assert "steps/" not in text
+
+
+FAILING_LOOP = """
+name: failing-loop
+description: A step that fails in the second iteration of a loop.
+owner: Engineer
+steps:
+  - for-each: item
+    in: [a, b]
+    steps:
+      - name: check
+        if: "${{ item == 'b' }}"
+        then:
+          - throw: NotA
+            message: "{{ item }} is not a"
+"""
+
+
+def test_a_failure_record_names_the_iteration_the_step_failed_in(project):
+    project.playbook("failing-loop", FAILING_LOOP)
+    run = project.run("failing-loop")
+    assert run.exit_code == 2, run.output
+    snapshot = project.snapshot()
+    assert [(f["step"], f["label"]) for f in snapshot["failures"]] == [
+        ("throw@11", "throw@11 [iteration 2]"),
+        ("check", "check [iteration 2]"),
+        ("for-each@5", "for-each@5"),
+    ]
+    assert snapshot["error"]["label"] == "for-each@5"
+
+    shown = project.cli("runs", "show", project.run_id()).output
+    assert "failure   check [iteration 2]: NotA: b is not a (attempt 1)" in shown
+    assert "failure   throw@11 [iteration 2]: NotA" in shown
+    assert "steps/" not in shown

@@ -98,6 +98,22 @@ def test_round_trip_keeps_every_field(store):
     assert store.load(str(store.path_of(state.run_id))) == state
 
 
+def test_a_failure_recorded_before_failures_kept_their_label_still_loads():
+    from catalyst_dsl.runtime.state.snapshot_codec import encode, structured
+
+    state = make_state()
+    state.failures.append(
+        Failure(
+            code="NotA", message="no", step="check", attempt=1, duration=0.1, at=STARTED, label="check [iteration 2]"
+        )
+    )
+    data = json.loads(encode(state))
+    assert data["failures"][0]["label"] == "check [iteration 2]"
+    del data["failures"][0]["label"]  # as a snapshot written before it was kept
+    [old] = structured(data, Path("run.json")).failures
+    assert (old.step, old.label) == ("check", None)
+
+
 def test_snapshot_uses_camel_case_keys(store):
     state = store.create(make_state())
     data = json.loads(store.path_of(state.run_id).read_text())

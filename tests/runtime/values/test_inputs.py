@@ -550,9 +550,32 @@ def test_parse_assignment_problems():
     assert problems == [
         InputProblem("flag", "syntax", "-i flag: no '=' and so no value", "write -i flag=<value>"),
         InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value"),
-        InputProblem("a", "duplicate", "a: given more than once", "pass -i a=... once"),
+        InputProblem(
+            "a",
+            "duplicate",
+            "the input `a` was given 3 times (values not shown: it may be a secret, and no playbook says it is not)",
+            "pass -i a=... once, with the value you mean",
+        ),
     ]
     assert not any("hunter2" in p.message or "2" in p.message for p in problems)
+
+
+def test_an_input_given_twice_is_named_with_its_values_unless_it_is_secret():
+    decls = declare(
+        """
+        - string: a
+        - string: token
+          secret: true
+        """
+    )
+    values, problems = parse_assignments(["a=b", "token=s1", "a=c", "token=s2", "x=1", "x=2"], decls)
+    assert values == {"a": "b", "token": "s1", "x": "1"}
+    assert [p.message for p in problems] == [
+        "the input `a` was given twice, as 'b' and as 'c'",
+        "the input `token` was given twice (values not shown: it is a secret input)",
+        "the input `x` was given twice (values not shown: it may be a secret, and no playbook says it is not)",
+    ]
+    assert all(p.rule == "duplicate" and p.fix.startswith(f"pass -i {p.input}=... once") for p in problems)
 
 
 # -- the untyped input (`any`) ----------------------------------------------------------------------
