@@ -261,6 +261,21 @@ def _from_template(text: str) -> Glob:
     return Glob(text, glob.key, glob.segments, glob._shape, glob._built)
 
 
+@functools.lru_cache(maxsize=2048)
+def template_segments(text: str) -> tuple[Segment, ...]:
+    """The segments of a written path whose templates are unknown, as `Glob.from_template`
+    reads them, raising the same GlobError (its offset into `text`).
+
+    Parsing alone: a write checked for validity, then placed by its text under a plain
+    `dir/**` grant, never needs the canonical text and shape a Glob works out as well.
+    """
+    glob_text, origin = _convert_template(text)
+    try:
+        return _parse(glob_text)
+    except GlobError as error:
+        raise GlobError(error.message, origin[error.offset]) from None
+
+
 @record
 class _Shape:
     """Cheap facts that rule out most overlaps before any automaton runs."""
@@ -542,7 +557,15 @@ def fixed_prefix(glob: Glob) -> str:
     """The directory a pattern's literal part names ("" for the project root): `out/**` and
     `out/*.txt` give `out`, `out/report.txt` gives `out` (its last segment may be a file),
     `*.md` gives "". Everything the pattern names lies beneath it."""
-    segments = glob.segments
+    return _segments_prefix(glob.segments)
+
+
+def template_prefix(text: str) -> str:
+    """`fixed_prefix(Glob.from_template(text))`, from the parsed segments alone."""
+    return _segments_prefix(template_segments(text))
+
+
+def _segments_prefix(segments: tuple[Segment, ...]) -> str:
     literal = []
     for index, segment in enumerate(segments):
         text = None if segment == GLOBSTAR else _literal_text(segment)  # type: ignore[arg-type]

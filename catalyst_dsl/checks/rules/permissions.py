@@ -11,6 +11,7 @@ steps of one `parallel` group may not write where another of its steps writes.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Iterator
 
 from catalyst_dsl.actions.catalog import Catalog
@@ -54,7 +55,7 @@ class Write:
 
     @property
     def glob(self) -> Glob:
-        """The compiled pattern (valid: it compiled when the write was found)."""
+        """The compiled pattern (valid: it parsed when the write was found)."""
         from catalyst_dsl.paths.globs import Glob
 
         return Glob.from_template(self.pattern)
@@ -161,10 +162,10 @@ class PermissionChecker:
         pattern = placed.path
         if pattern is None:
             return
-        from catalyst_dsl.paths.globs import Glob, GlobError
+        from catalyst_dsl.paths.globs import GlobError, template_segments
 
         try:
-            Glob.from_template(pattern)  # compiled to be checked; kept as text (Write.glob)
+            template_segments(pattern)  # parsed to be checked; kept as text (Write.glob)
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
@@ -180,9 +181,9 @@ class PermissionChecker:
     def _never_writable(self, write: Write, sink: DiagnosticSink) -> None:
         """C824: a program's declared write inside `.git/` or the state directory, which its
         confinement never grants (docs/running.md, "Programs are confined")."""
-        from catalyst_dsl.paths.globs import fixed_prefix
+        from catalyst_dsl.paths.globs import template_prefix
 
-        prefix = fixed_prefix(write.glob)
+        prefix = template_prefix(write.pattern)
         state_dir = self.library.project.config.state_dir.strip("/")
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
@@ -433,12 +434,24 @@ def _under_plain_grant(grants: list[Glob], text: str) -> bool:
     Any path starting with that text lies under it (a template inside the rest stands for
     one segment's text, so it cannot climb out: `..` values are refused at run time).
     """
+    if "/../" in text:
+        return False
     for grant in grants:
-        if grant.text.endswith("/**"):
-            prefix = grant.text[:-2]
-            if not any(w in prefix for w in _WILDCARDS) and text.startswith(prefix) and "/../" not in text:
-                return True
+        prefix = _plain_grant_prefix(grant.text)
+        if prefix is not None and text.startswith(prefix):
+            return True
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_grant_prefix(grant: str) -> str | None:
+    """The `dir/` of a grant `dir/**` whose `dir/` is plain text, else None. Remembered: a
+    library's playbooks share a few grants, and every write is placed against them."""
+    if grant.endswith("/**"):
+        prefix = grant[:-2]
+        if not any(w in prefix for w in _WILDCARDS):
+            return prefix
+    return None
 
 
 def _describe_writes(writes: list[Write]) -> str:
