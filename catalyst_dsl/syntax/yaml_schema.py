@@ -69,6 +69,12 @@ def core_value(text: str) -> object:
 
 
 _YAML11_RESOLVER = yaml.resolver.Resolver()
+#: The first characters the YAML 1.1 resolver has a pattern for ("" for the empty text):
+#: it reads a text starting with any other as a string. None when it has a pattern for
+#: any first character (a key of None), which PyYAML's own resolver does not.
+_YAML11_FIRST_CHARS = (
+    None if None in _YAML11_RESOLVER.yaml_implicit_resolvers else frozenset(_YAML11_RESOLVER.yaml_implicit_resolvers)
+)
 _YAML11_NAMES = {
     "tag:yaml.org,2002:bool": "a boolean",
     "tag:yaml.org,2002:int": "a number",
@@ -85,6 +91,8 @@ def yaml11_reading(node: YScalar) -> str | None:
     """
     if not node.is_plain or node.tag is not None:
         return None
+    if _YAML11_FIRST_CHARS is not None and node.text[:1] not in _YAML11_FIRST_CHARS:
+        return None  # most keys and words: no YAML 1.1 type starts with their first character
     tag = _YAML11_RESOLVER.resolve(yaml.ScalarNode, node.text, (True, False))
     if tag == "tag:yaml.org,2002:str":
         return None
