@@ -14,6 +14,8 @@ from catalyst_dsl.diagnostics import ids
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl._internal.records import record, replace
 
+_TextPart = ast.TextPart
+
 #: Longer template text is not something a person wrote by hand; refuse it quickly.
 MAX_TEMPLATE_LENGTH = 1_000_000
 
@@ -26,7 +28,11 @@ class ParsedTemplate:
 
     @property
     def has_templates(self) -> bool:
-        return any(not isinstance(p, ast.TextPart) for p in self.parts)
+        # A loop, not any() over a generator: asked of every string a playbook holds.
+        for part in self.parts:
+            if not isinstance(part, _TextPart):
+                return True
+        return False
 
     @property
     def single(self) -> ast.RefPart | ast.ExprPart | None:
