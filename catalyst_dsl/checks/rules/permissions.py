@@ -28,6 +28,7 @@ from catalyst_dsl.diagnostics.ids import (
 )
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.checks.library_view import Edge, LibraryView
 from catalyst_dsl._internal.records import record
@@ -290,8 +291,6 @@ class PermissionChecker:
     def _unnamed_git(self, write: Write, grants: list[Glob] | None) -> bool:
         """Whether `write` reaches into a `.git` directory that no grant names in plain text.
         A program's write is never one: programs never write `.git`, grant or not (C824)."""
-        from catalyst_dsl.paths import reserved
-
         if not reserved.writes_git(write.pattern):
             return False  # the common case, decided by the text alone
         spec = self.catalog.get(write.step.action)
