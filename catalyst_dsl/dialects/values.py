@@ -130,11 +130,11 @@ class ValueLowerer:
         )
 
     def check_literal(self, node: YScalar, expected: t.Type, where: str) -> None:
+        if node.value is None:
+            return  # a null where a value is required is reported as missing by the caller
         actual = t.type_of_value(node.value)
         if isinstance(node.value, float) and node.value != node.value:
             actual = t.NUMBER
-        if actual == t.NULL:
-            return  # a null where a value is required is reported as missing by the caller
         if isinstance(expected, t.EnumT) and isinstance(node.value, str):
             if node.value not in expected.values:
                 hint = suggest(node.value, expected.values)
