@@ -82,12 +82,13 @@ class ValueLowerer:
         if not might_be_template(text):
             return None
         parsed = parse_template(_blanked(text, literal) if literal else text)
-        if not parsed.errors and not parsed.has_templates:
+        has_templates = parsed.has_templates
+        if not parsed.errors and not has_templates:
             return None
         smap = ScalarMap(node)
         for error in parsed.errors:
             self.sink.report(error.code, error.message, smap.span(error.start, error.end), help=error.help)
-        if not parsed.has_templates:
+        if not has_templates:
             return None
         parts = _with_literal_text(parsed.parts, text, literal) if literal else parsed.parts
         return ir.Tmpl(text, parts, span=node.span, smap=smap, expected=expected)

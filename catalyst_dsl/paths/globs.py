@@ -93,7 +93,13 @@ def _parse(text: str) -> tuple[Segment, ...]:
     return tuple(segments)
 
 
+#: What gives a character of a segment a meaning of its own; without any, each is itself.
+_SEGMENT_SPECIAL = LazyPattern(r"[\\*?\[]")
+
+
 def _parse_segment(text: str, start: int, end: int) -> tuple[Token, ...]:
+    if _SEGMENT_SPECIAL.search(text, start, end) is None:
+        return tuple(map(single, text[start:end]))  # a plain name, most segments: no loop
     tokens: list[Token] = []
     i = start
     while i < end:
