@@ -282,6 +282,32 @@ def template_segments(text: str) -> tuple[Segment, ...]:
         raise GlobError(error.message, origin[error.offset]) from None
 
 
+def check_template(text: str) -> None:
+    """Raises the GlobError `Glob.from_template(text)` would raise; returns for a valid
+    pattern, most of them without being parsed (see `_plain_names`)."""
+    if _plain_names(_convert_template(text)[0]) is None:
+        template_segments(text)
+
+
+def _plain_names(glob_text: str) -> list[str] | None:
+    """The segments of a valid pattern without escapes or classes, as text: its names
+    other than `.`, then `**` for a trailing `/`. None for any other pattern (`_parse`
+    reads it, and knows what is wrong with it).
+
+    Without `\\` or `[` no segment can be malformed, so such a pattern is valid unless it
+    is absolute, names no path or has a `..` segment: a library's written paths are
+    checked and placed without a parse.
+    """
+    if not glob_text or "\\" in glob_text or "[" in glob_text or glob_text.startswith("/") or _DRIVE.match(glob_text):
+        return None
+    names = [name for name in glob_text.split("/") if name and name != "."]
+    if not names or ".." in names:
+        return None
+    if glob_text.endswith("/") and names[-1] != GLOBSTAR:
+        names.append(GLOBSTAR)
+    return names
+
+
 @record
 class _Shape:
     """Cheap facts that rule out most overlaps before any automaton runs."""
@@ -567,8 +593,17 @@ def fixed_prefix(glob: Glob) -> str:
 
 
 def template_prefix(text: str) -> str:
-    """`fixed_prefix(Glob.from_template(text))`, from the parsed segments alone."""
-    return _segments_prefix(template_segments(text))
+    """`fixed_prefix(Glob.from_template(text))`, from the segments' text where the pattern
+    is plain (see `_plain_names`), else from the parsed segments."""
+    names = _plain_names(_convert_template(text)[0])
+    if names is None:
+        return _segments_prefix(template_segments(text))
+    literal = []
+    for index, name in enumerate(names):
+        if index == len(names) - 1 or "*" in name or "?" in name:  # the last, or a wildcard
+            break
+        literal.append(name)
+    return "/".join(literal)
 
 
 def _segments_prefix(segments: tuple[Segment, ...]) -> str:

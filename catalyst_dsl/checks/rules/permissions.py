@@ -56,7 +56,7 @@ class Write:
 
     @property
     def glob(self) -> Glob:
-        """The compiled pattern (valid: it parsed when the write was found)."""
+        """The compiled pattern (valid: it was checked when the write was found)."""
         from catalyst_dsl.paths.globs import Glob
 
         return Glob.from_template(self.pattern)
@@ -163,10 +163,10 @@ class PermissionChecker:
         pattern = placed.path
         if pattern is None:
             return
-        from catalyst_dsl.paths.globs import GlobError, template_segments
+        from catalyst_dsl.paths.globs import GlobError, check_template
 
         try:
-            template_segments(pattern)  # parsed to be checked; kept as text (Write.glob)
+            check_template(pattern)  # kept as text, compiled when needed (Write.glob)
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
