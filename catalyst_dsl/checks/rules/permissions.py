@@ -80,10 +80,17 @@ class PermissionChecker:
         #: What was wrong with each playbook's writes, reported when that file is checked.
         self._write_problems: dict[str, list] = {}
         self._placements: dict[tuple[tuple[str, ...], str], str] = {}
+        #: The last grants placed against (kept, so its identity stays its own) and their
+        #: plain prefixes: one playbook's writes, then each child's, are placed against them.
+        self._prefixes_of: list[Glob] | None = None
+        self._prefixes: tuple[str, ...] = ()
 
     def placement(self, grants: list[Glob], write: Write) -> str:
         """classify(), remembered: a child's writes are placed again for every caller."""
-        if _under_plain_grant(grants, write.pattern):
+        if grants is not self._prefixes_of:
+            self._prefixes_of = grants
+            self._prefixes = _plain_prefixes(grants)
+        if _under_plain_grant(self._prefixes, write.pattern):
             return "inside"  # decided by the text: nothing to compile or remember
         key = (tuple(g.text for g in grants), write.pattern)
         found = self._placements.get(key)
@@ -427,19 +434,19 @@ class PermissionChecker:
 _WILDCARDS = ("*", "?", "[", "\\", "{")
 
 
-def _under_plain_grant(grants: list[Glob], text: str) -> bool:
-    """The common case without automata: a grant `dir/**` whose `dir/` is plain text.
+def _under_plain_grant(prefixes: tuple[str, ...], text: str) -> bool:
+    """The common case without automata: a grant `dir/**` whose `dir/` is plain text (one
+    of `prefixes`, see `_plain_prefixes`).
 
     Any path starting with that text lies under it (a template inside the rest stands for
     one segment's text, so it cannot climb out: `..` values are refused at run time).
     """
-    if "/../" in text:
-        return False
-    for grant in grants:
-        prefix = _plain_grant_prefix(grant.text)
-        if prefix is not None and text.startswith(prefix):
-            return True
-    return False
+    return "/../" not in text and text.startswith(prefixes)
+
+
+def _plain_prefixes(grants: list[Glob]) -> tuple[str, ...]:
+    """The `dir/` of each grant `dir/**` whose `dir/` is plain text."""
+    return tuple(prefix for grant in grants if (prefix := _plain_grant_prefix(grant.text)) is not None)
 
 
 @functools.lru_cache(maxsize=1024)
