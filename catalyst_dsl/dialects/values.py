@@ -82,12 +82,13 @@ class ValueLowerer:
         if not might_be_template(text):
             return None
         parsed = parse_template(_blanked(text, literal) if literal else text)
-        if not parsed.errors and not parsed.has_templates:
+        has_templates = parsed.has_templates
+        if not parsed.errors and not has_templates:
             return None
         smap = ScalarMap(node)
         for error in parsed.errors:
             self.sink.report(error.code, error.message, smap.span(error.start, error.end), help=error.help)
-        if not parsed.has_templates:
+        if not has_templates:
             return None
         parts = _with_literal_text(parsed.parts, text, literal) if literal else parsed.parts
         return ir.Tmpl(text, parts, span=node.span, smap=smap, expected=expected)
@@ -130,11 +131,11 @@ class ValueLowerer:
         )
 
     def check_literal(self, node: YScalar, expected: t.Type, where: str) -> None:
+        if node.value is None:
+            return  # a null where a value is required is reported as missing by the caller
         actual = t.type_of_value(node.value)
         if isinstance(node.value, float) and node.value != node.value:
             actual = t.NUMBER
-        if actual == t.NULL:
-            return  # a null where a value is required is reported as missing by the caller
         if isinstance(expected, t.EnumT) and isinstance(node.value, str):
             if node.value not in expected.values:
                 hint = suggest(node.value, expected.values)

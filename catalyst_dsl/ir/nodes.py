@@ -337,6 +337,17 @@ def steps_within(step: Step) -> Iterator[Step]:
                     yield from steps_within(inner)
 
 
+def _collect_within(step: Step, found: list[Step]) -> None:
+    """`steps_within(step)` appended to `found`: the same order, without a generator for
+    each nested step (a library's walks visit every step of every playbook several times)."""
+    found.append(step)
+    for entry in step.config.entries:
+        if isinstance(entry.value, _HOLDERS):
+            for steps in nested_steps(entry.value):
+                for inner in steps:
+                    _collect_within(inner, found)
+
+
 def all_steps(playbook: Playbook) -> tuple[Step, ...]:
     """Every step of a playbook, nested ones included: main steps, catch, finally, in
     document order. Walked once per playbook: a check and then its what-if ask for the
@@ -344,11 +355,10 @@ def all_steps(playbook: Playbook) -> tuple[Step, ...]:
     walked = _WALKED.get(id(playbook))
     if walked is not None and walked[0] is playbook:
         return walked[1]
-    steps = tuple(
-        step
-        for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_)
-        for step in steps_within(top)
-    )
+    found: list[Step] = []
+    for top in (*playbook.steps, *(s for clause in playbook.catch for s in clause.steps), *playbook.finally_):
+        _collect_within(top, found)
+    steps = tuple(found)
     if len(_WALKED) >= _WALKED_KEPT:
         _WALKED.clear()  # one call, so threads walking at once cannot trip over each other
     # The playbook is kept with its steps: its id cannot be another's while the entry

@@ -93,7 +93,13 @@ def _parse(text: str) -> tuple[Segment, ...]:
     return tuple(segments)
 
 
+#: What gives a character of a segment a meaning of its own; without any, each is itself.
+_SEGMENT_SPECIAL = LazyPattern(r"[\\*?\[]")
+
+
 def _parse_segment(text: str, start: int, end: int) -> tuple[Token, ...]:
+    if _SEGMENT_SPECIAL.search(text, start, end) is None:
+        return tuple(map(single, text[start:end]))  # a plain name, most segments: no loop
     tokens: list[Token] = []
     i = start
     while i < end:
@@ -259,6 +265,47 @@ def _from_template(text: str) -> Glob:
         raise GlobError(error.message, origin[error.offset]) from None
     # The automaton is shared with the converted text's glob: it depends on segments only.
     return Glob(text, glob.key, glob.segments, glob._shape, glob._built)
+
+
+@functools.lru_cache(maxsize=2048)
+def template_segments(text: str) -> tuple[Segment, ...]:
+    """The segments of a written path whose templates are unknown, as `Glob.from_template`
+    reads them, raising the same GlobError (its offset into `text`).
+
+    Parsing alone: a write checked for validity, then placed by its text under a plain
+    `dir/**` grant, never needs the canonical text and shape a Glob works out as well.
+    """
+    glob_text, origin = _convert_template(text)
+    try:
+        return _parse(glob_text)
+    except GlobError as error:
+        raise GlobError(error.message, origin[error.offset]) from None
+
+
+def check_template(text: str) -> None:
+    """Raises the GlobError `Glob.from_template(text)` would raise; returns for a valid
+    pattern, most of them without being parsed (see `_plain_names`)."""
+    if _plain_names(_convert_template(text)[0]) is None:
+        template_segments(text)
+
+
+def _plain_names(glob_text: str) -> list[str] | None:
+    """The segments of a valid pattern without escapes or classes, as text: its names
+    other than `.`, then `**` for a trailing `/`. None for any other pattern (`_parse`
+    reads it, and knows what is wrong with it).
+
+    Without `\\` or `[` no segment can be malformed, so such a pattern is valid unless it
+    is absolute, names no path or has a `..` segment: a library's written paths are
+    checked and placed without a parse.
+    """
+    if not glob_text or "\\" in glob_text or "[" in glob_text or glob_text.startswith("/") or _DRIVE.match(glob_text):
+        return None
+    names = [name for name in glob_text.split("/") if name and name != "."]
+    if not names or ".." in names:
+        return None
+    if glob_text.endswith("/") and names[-1] != GLOBSTAR:
+        names.append(GLOBSTAR)
+    return names
 
 
 @record
@@ -542,7 +589,24 @@ def fixed_prefix(glob: Glob) -> str:
     """The directory a pattern's literal part names ("" for the project root): `out/**` and
     `out/*.txt` give `out`, `out/report.txt` gives `out` (its last segment may be a file),
     `*.md` gives "". Everything the pattern names lies beneath it."""
-    segments = glob.segments
+    return _segments_prefix(glob.segments)
+
+
+def template_prefix(text: str) -> str:
+    """`fixed_prefix(Glob.from_template(text))`, from the segments' text where the pattern
+    is plain (see `_plain_names`), else from the parsed segments."""
+    names = _plain_names(_convert_template(text)[0])
+    if names is None:
+        return _segments_prefix(template_segments(text))
+    literal = []
+    for index, name in enumerate(names):
+        if index == len(names) - 1 or "*" in name or "?" in name:  # the last, or a wildcard
+            break
+        literal.append(name)
+    return "/".join(literal)
+
+
+def _segments_prefix(segments: tuple[Segment, ...]) -> str:
     literal = []
     for index, segment in enumerate(segments):
         text = None if segment == GLOBSTAR else _literal_text(segment)  # type: ignore[arg-type]

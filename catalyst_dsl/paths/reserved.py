@@ -48,6 +48,10 @@ def names_git(pattern: str) -> bool:
 def writes_git(pattern: str) -> bool:
     """Whether a write pattern surely writes into a `.git` directory: a segment of it is
     `.git` (a wildcard or template elsewhere does not change that)."""
+    if ".git" not in pattern.casefold():
+        # Nearly every pattern: case folding goes character by character, so a segment
+        # that folds to `.git` (trailing dots and spaces aside) puts `.git` in the whole.
+        return False
     return any(is_git(segment) for segment in pattern.split("/"))
 
 

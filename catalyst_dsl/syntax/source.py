@@ -196,8 +196,15 @@ class SourceFile:
         return min(self._line_starts[line - 1] + col - 1, len(self.text))
 
     def span(self, start: int, end: int | None = None) -> Span:
-        end = start if end is None else max(end, start)
-        return Span._within(self, start, end)
+        if end is None or end < start:
+            end = start
+        if start < 0 or end > _MASK:
+            return Span._within(self, start, end)
+        # `Span._packed` written out: a check makes a span for nearly every node it reads.
+        span = _new(Span)
+        _SET_SRC(span, self)
+        _SET_AT(span, start << _SHIFT | end)
+        return span
 
     def unpack(self, packed: object) -> Span | None:
         """The span `Span.packed_in(self)` gave `packed` for, or None when `packed` is no

@@ -24,6 +24,8 @@ try:  # libyaml when it is there: the pure-Python parser is ten times slower
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
+_ScalarEvent = yaml.ScalarEvent
+
 #: Deeper flow nesting makes libyaml quadratic; no playbook needs it.
 MAX_DEPTH = 64
 #: Alias expansion budget: nodes reachable through aliases, beyond the nodes written.
@@ -50,9 +52,15 @@ def load_yaml(
     if _flow_too_deep(source, text, start, sink):
         return None
     composer = _Composer(source, sink, start)
+    # The parser driven here rather than through yaml.parse (a generator around the same
+    # two calls), and scalars (most events) handed to their handler directly: a library's
+    # files make hundreds of thousands of events.
+    loader = _Loader(text)
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if composer.feed(event):
+        next_event = loader.get_event  # None once the stream has ended
+        scalar, feed = composer._scalar, composer.feed
+        while (event := next_event()) is not None:
+            if scalar(event) if type(event) is _ScalarEvent else feed(event):
                 break
     except yaml.MarkedYAMLError as exc:
         report_yaml_error(source, sink, start, exc)
@@ -60,6 +68,8 @@ def load_yaml(
     except yaml.YAMLError as exc:  # reader errors carry no mark in the C parser
         report_reader_error(source, sink, start, text, exc)
         return None
+    finally:
+        loader.dispose()
     return composer.result()
 
 
@@ -328,8 +338,9 @@ class _Composer:
         return "!!" + tag[len("tag:yaml.org,2002:") :] if tag.startswith("tag:yaml.org,2002:") else tag
 
     def _scalar(self, event: yaml.ScalarEvent) -> bool:
-        start, end = self._span_of(event)
-        tag = self._check_tag(event, start, end)
+        base = self.base
+        start, end = base + event.start_mark.index, base + event.end_mark.index
+        tag = None if event.tag is None else self._check_tag(event, start, end)
         text = event.value
         style = event.style or ""
         if tag is not None:

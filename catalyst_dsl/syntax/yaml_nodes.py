@@ -93,9 +93,18 @@ def head_span(node: YNode) -> Span:
     if isinstance(node, YScalar):
         return node.span
     source = node.source
-    line, _ = source.position(node.start)
-    line_end = source.offset(line, len(source.line_text(line)) + 1)
-    return source.span(node.start, min(node.end, max(line_end, node.start + 1)))
+    text = source.text
+    start = node.start
+    # Where the first line's text ends (before its newline and carriage returns), found by
+    # looking forward from the start, not through the line table: every step's span is one.
+    # An end at or before the start gives the one character the `max` below gives anyway.
+    at = min(max(start, 0), len(text))
+    line_end = text.find("\n", at)
+    if line_end == -1:
+        line_end = len(text)
+    while line_end > at and text[line_end - 1] == "\r":
+        line_end -= 1
+    return source.span(start, min(node.end, max(line_end, start + 1)))
 
 
 def to_python(node: YNode | None) -> object:

@@ -7,6 +7,7 @@ the dialects ask `yaml11_reading` to warn where other tools disagree.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from catalyst_dsl.syntax.pyyaml import yaml
@@ -69,6 +70,12 @@ def core_value(text: str) -> object:
 
 
 _YAML11_RESOLVER = yaml.resolver.Resolver()
+#: The first characters the YAML 1.1 resolver has a pattern for ("" for the empty text):
+#: it reads a text starting with any other as a string. None when it has a pattern for
+#: any first character (a key of None), which PyYAML's own resolver does not.
+_YAML11_FIRST_CHARS = (
+    None if None in _YAML11_RESOLVER.yaml_implicit_resolvers else frozenset(_YAML11_RESOLVER.yaml_implicit_resolvers)
+)
 _YAML11_NAMES = {
     "tag:yaml.org,2002:bool": "a boolean",
     "tag:yaml.org,2002:int": "a number",
@@ -78,6 +85,17 @@ _YAML11_NAMES = {
 }
 
 
+def _resolve11(text: str) -> str:
+    """The tag YAML 1.1 gives a plain scalar written `text`."""
+    return _YAML11_RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+
+
+#: Texts up to this long have their YAML 1.1 tag remembered: keys and words (`name`,
+#: `file-read`) repeat in every step of every playbook, and each costs a few regexes.
+_REMEMBERED_LENGTH = 64
+_yaml11_tag = functools.lru_cache(maxsize=1024)(_resolve11)
+
+
 def yaml11_reading(node: YScalar) -> str | None:
     """What a YAML 1.1 parser would make of a plain scalar, when that is not a string.
 
@@ -85,7 +103,9 @@ def yaml11_reading(node: YScalar) -> str | None:
     """
     if not node.is_plain or node.tag is not None:
         return None
-    tag = _YAML11_RESOLVER.resolve(yaml.ScalarNode, node.text, (True, False))
+    if _YAML11_FIRST_CHARS is not None and node.text[:1] not in _YAML11_FIRST_CHARS:
+        return None  # most keys and words: no YAML 1.1 type starts with their first character
+    tag = _yaml11_tag(node.text) if len(node.text) <= _REMEMBERED_LENGTH else _resolve11(node.text)
     if tag == "tag:yaml.org,2002:str":
         return None
     reading = _YAML11_NAMES.get(tag)

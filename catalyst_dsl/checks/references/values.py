@@ -123,7 +123,13 @@ class ValueTyping(ExpressionTyping):
         if isinstance(ref, ast.ProtocolRef):
             self.protocol(ref.protocol, ref.path, part.span(ref))
             return t.STRING
-        root_type = self.resolve_name(ref.root, part.span(ref), scope, ref)
+        binding = scope.lookup(ref.root)
+        if binding is not None and binding.maybe is None:
+            # A name surely defined here, the usual case: its span (worked out through the
+            # scalar's offsets) is only for a finding, and resolving it reports none.
+            root_type = binding.type
+        else:
+            root_type = self.resolve_name(ref.root, part.span(ref), scope, ref)
         if root_type is None:
             if ref.segments and ref.root in self.all_definitions and scope.lookup(ref.root) is None:
                 self.early_members.append((ref.root, tuple(ref.segments), part.span(ref)))
@@ -144,8 +150,9 @@ class ValueTyping(ExpressionTyping):
                 return t.ANY
             current, segments = t.input_type(decl), segments[1:]
         path = ref.root
+        span = part.span(ref) if segments else None  # one span for every segment's finding
         for segment in segments:
-            current = self.member(current, segment, path, part.span(ref))
+            current = self.member(current, segment, path, span)
             path = f"{path}.{segment}"
             if current is None:
                 return t.ANY

@@ -11,6 +11,7 @@ steps of one `parallel` group may not write where another of its steps writes.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Iterator
 
 from catalyst_dsl.actions.catalog import Catalog
@@ -27,6 +28,7 @@ from catalyst_dsl.diagnostics.ids import (
 )
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.checks.library_view import Edge, LibraryView
 from catalyst_dsl._internal.records import record
@@ -54,7 +56,7 @@ class Write:
 
     @property
     def glob(self) -> Glob:
-        """The compiled pattern (valid: it compiled when the write was found)."""
+        """The compiled pattern (valid: it was checked when the write was found)."""
         from catalyst_dsl.paths.globs import Glob
 
         return Glob.from_template(self.pattern)
@@ -78,10 +80,17 @@ class PermissionChecker:
         #: What was wrong with each playbook's writes, reported when that file is checked.
         self._write_problems: dict[str, list] = {}
         self._placements: dict[tuple[tuple[str, ...], str], str] = {}
+        #: The last grants placed against (kept, so its identity stays its own) and their
+        #: plain prefixes: one playbook's writes, then each child's, are placed against them.
+        self._prefixes_of: list[Glob] | None = None
+        self._prefixes: tuple[str, ...] = ()
 
     def placement(self, grants: list[Glob], write: Write) -> str:
         """classify(), remembered: a child's writes are placed again for every caller."""
-        if _under_plain_grant(grants, write.pattern):
+        if grants is not self._prefixes_of:
+            self._prefixes_of = grants
+            self._prefixes = _plain_prefixes(grants)
+        if _under_plain_grant(self._prefixes, write.pattern):
             return "inside"  # decided by the text: nothing to compile or remember
         key = (tuple(g.text for g in grants), write.pattern)
         found = self._placements.get(key)
@@ -161,10 +170,10 @@ class PermissionChecker:
         pattern = placed.path
         if pattern is None:
             return
-        from catalyst_dsl.paths.globs import Glob, GlobError
+        from catalyst_dsl.paths.globs import GlobError, check_template
 
         try:
-            Glob.from_template(pattern)  # compiled to be checked; kept as text (Write.glob)
+            check_template(pattern)  # kept as text, compiled when needed (Write.glob)
         except GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
@@ -180,9 +189,9 @@ class PermissionChecker:
     def _never_writable(self, write: Write, sink: DiagnosticSink) -> None:
         """C824: a program's declared write inside `.git/` or the state directory, which its
         confinement never grants (docs/running.md, "Programs are confined")."""
-        from catalyst_dsl.paths.globs import fixed_prefix
+        from catalyst_dsl.paths.globs import template_prefix
 
-        prefix = fixed_prefix(write.glob)
+        prefix = template_prefix(write.pattern)
         state_dir = self.library.project.config.state_dir.strip("/")
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
@@ -289,8 +298,6 @@ class PermissionChecker:
     def _unnamed_git(self, write: Write, grants: list[Glob] | None) -> bool:
         """Whether `write` reaches into a `.git` directory that no grant names in plain text.
         A program's write is never one: programs never write `.git`, grant or not (C824)."""
-        from catalyst_dsl.paths import reserved
-
         if not reserved.writes_git(write.pattern):
             return False  # the common case, decided by the text alone
         spec = self.catalog.get(write.step.action)
@@ -427,18 +434,30 @@ class PermissionChecker:
 _WILDCARDS = ("*", "?", "[", "\\", "{")
 
 
-def _under_plain_grant(grants: list[Glob], text: str) -> bool:
-    """The common case without automata: a grant `dir/**` whose `dir/` is plain text.
+def _under_plain_grant(prefixes: tuple[str, ...], text: str) -> bool:
+    """The common case without automata: a grant `dir/**` whose `dir/` is plain text (one
+    of `prefixes`, see `_plain_prefixes`).
 
     Any path starting with that text lies under it (a template inside the rest stands for
     one segment's text, so it cannot climb out: `..` values are refused at run time).
     """
-    for grant in grants:
-        if grant.text.endswith("/**"):
-            prefix = grant.text[:-2]
-            if not any(w in prefix for w in _WILDCARDS) and text.startswith(prefix) and "/../" not in text:
-                return True
-    return False
+    return "/../" not in text and text.startswith(prefixes)
+
+
+def _plain_prefixes(grants: list[Glob]) -> tuple[str, ...]:
+    """The `dir/` of each grant `dir/**` whose `dir/` is plain text."""
+    return tuple(prefix for grant in grants if (prefix := _plain_grant_prefix(grant.text)) is not None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_grant_prefix(grant: str) -> str | None:
+    """The `dir/` of a grant `dir/**` whose `dir/` is plain text, else None. Remembered: a
+    library's playbooks share a few grants, and every write is placed against them."""
+    if grant.endswith("/**"):
+        prefix = grant[:-2]
+        if not any(w in prefix for w in _WILDCARDS):
+            return prefix
+    return None
 
 
 def _describe_writes(writes: list[Write]) -> str:

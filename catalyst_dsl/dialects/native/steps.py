@@ -29,6 +29,10 @@ from catalyst_dsl.syntax.source import Span
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 
+#: RESERVED_STEP_KEYS as a set, for the question asked of every key of every step.
+_RESERVED = frozenset(RESERVED_STEP_KEYS)
+
+
 class StepLowering(LoweringPart):
     """Lists of steps, each step, its action's config, and `catch:` clauses."""
 
@@ -82,7 +86,7 @@ class StepLowering(LoweringPart):
         takes as config (`value` beside `var`) is config whatever a plugin is called, so only
         other keys are looked up in the installed plugins: checking a playbook of built-in
         actions never scans the installed packages."""
-        if key == "checkpoint" or key in RESERVED_STEP_KEYS:
+        if key in _RESERVED:  # `checkpoint` among them
             return False
         if key in self.functions or self.catalog.declares(key):
             return True
@@ -106,7 +110,11 @@ class StepLowering(LoweringPart):
             return None
         pairs = node.pairs
         action_keys = [(k, v) for k, v in pairs if self._names_action(k.text, pairs)]
-        checkpoint_entry = next(((k, v) for k, v in pairs if k.text == "checkpoint"), None)
+        checkpoint_entry = None
+        for k, v in pairs:
+            if k.text == "checkpoint":
+                checkpoint_entry = (k, v)
+                break
         if not action_keys and checkpoint_entry is not None:
             action_keys = [checkpoint_entry]
             checkpoint_entry = None
@@ -163,17 +171,21 @@ class StepLowering(LoweringPart):
         action_key, action_value = action_keys[0]
         action = sys.intern(action_key.text)  # one string per action name across a library
         spec = self.catalog.get(action) if known and action not in self.functions else None
-        siblings = [
-            (k, v)
-            for k, v in pairs
-            if k is not action_key
-            and k.text not in RESERVED_STEP_KEYS
-            and (k, v) not in action_keys[1:]
-            and not (checkpoint_entry and k is checkpoint_entry[0])
-        ]
+        # One pass sorts the other keys: the step's own (reserved) and the action's config
+        # written beside it (siblings); a second action key and `checkpoint` are neither.
+        other_actions = action_keys[1:]
+        checkpoint_key = checkpoint_entry[0] if checkpoint_entry is not None else None
+        siblings = []
+        reserved = {}
+        for k, v in pairs:
+            if k is action_key:
+                continue
+            if k.text in _RESERVED:
+                reserved[k.text] = (k, v)
+            elif k is not checkpoint_key and not (other_actions and (k, v) in other_actions):
+                siblings.append((k, v))
         config = self._config(action, spec, action_key, action_value, siblings, node, known)
 
-        reserved = {k.text: (k, v) for k, v in pairs if k.text in RESERVED_STEP_KEYS and k is not action_key}
         name = name_span = None
         if "name" in reserved:
             nk, nv = reserved["name"]
@@ -209,10 +221,8 @@ class StepLowering(LoweringPart):
         isolated = self._opt_bool(reserved["isolated"][1], "'isolated'") if "isolated" in reserved else False
         if action == "function" and known:
             self._define_function(config, action_key)
-        requires, ensures = (
-            lower_checks(*reserved[k], self.values, self.sink) if k in reserved else None
-            for k in ("requires", "ensures")
-        )
+        requires = lower_checks(*reserved["requires"], self.values, self.sink) if "requires" in reserved else None
+        ensures = lower_checks(*reserved["ensures"], self.values, self.sink) if "ensures" in reserved else None
         bindings = (
             self.values.value(reserved["bindings"][1], BINDINGS, "'bindings'") if "bindings" in reserved else None
         )

@@ -11,8 +11,11 @@ from __future__ import annotations
 import functools
 
 from catalyst_dsl.diagnostics import ids
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl._internal.records import record, replace
+
+_TextPart = ast.TextPart
 
 #: Longer template text is not something a person wrote by hand; refuse it quickly.
 MAX_TEMPLATE_LENGTH = 1_000_000
@@ -26,7 +29,11 @@ class ParsedTemplate:
 
     @property
     def has_templates(self) -> bool:
-        return any(not isinstance(p, ast.TextPart) for p in self.parts)
+        # A loop, not any() over a generator: asked of every string a playbook holds.
+        for part in self.parts:
+            if not isinstance(part, _TextPart):
+                return True
+        return False
 
     @property
     def single(self) -> ast.RefPart | ast.ExprPart | None:
@@ -67,6 +74,10 @@ def parse_template(text: str) -> ParsedTemplate:
     return _Splitter(text).run()
 
 
+#: The characters that may start `\\{{`, `\\}}`, `\\${{`, `${{` or `{{`; the text between is text.
+_MARKER_START = LazyPattern(r"[\\${]")
+
+
 class _Splitter:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -101,10 +112,13 @@ class _Splitter:
             if c == "{" and text.startswith("{{", i):
                 i = self.reference(i)
                 continue
+            # Text, up to the next character that may start a marker, copied at once.
+            marker = _MARKER_START.search(text, i + 1)
+            stop = n if marker is None else marker.start()
             if not self.buffer:
                 self.buffer_start = i
-            self.buffer.append(c)
-            i += 1
+            self.buffer.append(text[i:stop])
+            i = stop
         self.flush(n)
         return ParsedTemplate(text, tuple(self.parts), tuple(self.errors))
 
