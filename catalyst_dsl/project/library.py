@@ -60,10 +60,14 @@ class Library:
         for path in self.files:
             self._by_stem.setdefault(Path(path).stem, []).append(path)
         self._indexed = False
+        self._real_root: str | None = None
 
     # -- files -----------------------------------------------------------------------------------
 
     def compiled(self, path: str) -> Compiled:
+        result = self._compiled.get(path)  # the rules ask with the library's own spelling
+        if result is not None:
+            return result
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
@@ -88,7 +92,9 @@ class Library:
         root = str(self.project.root)
         if not _inside(path, root):
             return None
-        real_root = os.path.realpath(root)
+        if self._real_root is None:  # once a library: a realpath costs a system call a folder
+            self._real_root = os.path.realpath(root)
+        real_root = self._real_root
         real = os.path.realpath(path)
         if not _inside(real, real_root):
             return "it is a link that leads outside the project, which a check never follows"
