@@ -190,6 +190,27 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6):
     self.f6 = p6
 SHAPES[(False, 7, 0, (False, False, False, False, False, False, False))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4, p5, p6):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = _make5() if p5 is _NOTHING else p5
+    self.f6 = _make6() if p6 is _NOTHING else p6
+SHAPES[(False, 7, 0, (False, False, False, False, False, True, True))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = p5
+    self.f6 = p6
+    self.f7 = p7
+SHAPES[(False, 8, 0, (False, False, False, False, False, False, False, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     self.f0 = p0
     self.f1 = p1

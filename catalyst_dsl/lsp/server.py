@@ -76,6 +76,8 @@ class CatalystServer(LanguageServer):
         #: Kept between library checks, so that each checks only what a change touches.
         self.compilations = incremental.Compilations(inside=lambda path: self.path_of(Path(path).as_uri()) is not None)
         self._snapshot: incremental.Snapshot | None = None
+        #: Processes started ahead for the shares of a large library's first check (`project.shards`).
+        self.ready_shares: list = []
         self._checking = threading.Lock()
         #: The root of the project last checked.
         self._project_root: Path | None = None
@@ -261,8 +263,10 @@ class CatalystServer(LanguageServer):
             self.compilations.buffers = open_docs
             self.compilations.forget_others(set(files))
             if self._snapshot is None:  # the session's first check: maybe kept from the last
+                ready, self.ready_shares = self.ready_shares, []  # shares' processes started ahead
                 replayed = startup.replayed(self.compilations.disk, project, files, open_docs)
                 if replayed is not None:
+                    startup.finish_unused(ready, None)
                     if self._publish_checked(generation, replayed, set(files), project.config, versions):
                         now = startup.loaded(project, files, self.catalog, self.compilations)
                         with self._lock:
@@ -276,15 +280,26 @@ class CatalystServer(LanguageServer):
                 disk.deferred = []  # the entries are written once the findings are out
             with startup.recording(disk if self._snapshot is None else None, open_docs) as facts:
                 library = Library(project, files, self.catalog, cache=self.compilations)
-                if self._snapshot is None:
-                    self._publish_as_compiled(generation, library, files, project.config, open_docs)
-                now = incremental.snapshot(library, project.config)
-                changed = self.compilations.take_changed()
-                checked = sorted(incremental.to_check(now, self._snapshot, changed))
-                result = check_project(project, checked, library=library)
+                result = now = None
+                if self._snapshot is None:  # a large library's is split across processes
+                    early = startup.Early(self, generation, library, project.config, open_docs)
+                    result = startup.split_check(project, files, open_docs, disk is not None, early, ready)
+                if result is None:
+                    if self._snapshot is None:
+                        early.publish_as_compiled(files)
+                    now = incremental.snapshot(library, project.config)
+                    changed = self.compilations.take_changed()
+                    checked = sorted(incremental.to_check(now, self._snapshot, changed))
+                    result = check_project(project, checked, library=library)
             if facts is not None:  # first: a session that ends at once still leaves it
                 startup.remember(disk, project, files, result, facts)
-            published = self._publish_checked(generation, result, now.files, project.config, versions)
+            published = self._publish_checked(generation, result, frozenset(library.files), project.config, versions)
+            if now is None:  # split: the other shares' files loaded (their cache entries) for what follows
+                startup.finish_split(result)
+                changed, checked = set(), result.files
+                if published:
+                    now = incremental.snapshot(library, project.config)
+                    self.compilations.take_changed()
             if disk is not None:
                 disk.write_deferred()
             if not published:
@@ -293,25 +308,16 @@ class CatalystServer(LanguageServer):
             self._snapshot = now
             log.info("library check: %d of %d files", len(checked), len(files))
 
-    def _publish_as_compiled(self, generation: int, library, files: list[str], config, open_docs) -> None:
-        """Compile the library's files, publishing each file's own findings as soon as it is
-        compiled. The session's first check compiles every file before a library rule can
-        run: seconds, in a library of thousands, during which the findings of the first
-        files would otherwise wait for the last file. The library's own findings (calls,
-        permissions, cycles) follow with the check's publication, which replaces these.
-        Files without findings wait for it: an empty list changes nothing on screen. The
-        open files' own findings are out already (`publish_file`)."""
-        for path in files:
-            compiled = library.compiled(path)
-            if path in open_docs or compiled.source is None or not compiled.diagnostics:
-                continue
-            with self._lock:
-                if generation != self._generation:
-                    return  # stale: the next check publishes, and compiles nothing already compiled
-            found = findings.own(compiled.source, compiled, config)
-            if found and self.publish(Path(path).as_uri(), found, None):
-                with self._lock:  # cleared by the check's publication when the file goes
-                    self._published.add(path)
+    def publish_early(self, generation: int, path: str, diagnostics: list[lsp.Diagnostic]) -> bool:
+        """Publish a file's own findings during the first check (`startup.publish_as_compiled`);
+        False, and nothing published, once an edit made that check stale."""
+        with self._lock:
+            if generation != self._generation:
+                return False
+        if self.publish(Path(path).as_uri(), diagnostics, None):
+            with self._lock:  # cleared by the check's publication when the file goes
+                self._published.add(path)
+        return True
 
     def _publish_checked(self, generation: int, result, files: set[str], config, versions) -> bool:
         """Publish the findings of a library check (a `LibraryCheck`, or one replayed from
@@ -427,6 +433,7 @@ def build() -> CatalystServer:
         else:
             ls.poller = watching.Poller(ls.schedule_library_check)
             ls.poller.start()
+        ls.ready_shares = startup.start_shares(ls.workspace_root(Path.cwd().resolve()) or Path.cwd())
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:

@@ -27,12 +27,20 @@ class LibraryCheck:
 
     @property
     def sources(self) -> dict[str, SourceFile]:
-        found = {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
-        found.update(self.other_sources)
+        found = {**self.compiled_sources, **self.other_sources}
         settings = settings_source(self.library.project)
         if settings is not None:
             found[settings.path] = settings
         return found
+
+    @property
+    def catalog(self):
+        return self.library.catalog
+
+    @property
+    def compiled_sources(self) -> dict[str, SourceFile]:
+        """Every file compiled for the check that has a source, by path."""
+        return {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
 
     @property
     def has_errors(self) -> bool:
@@ -50,6 +58,8 @@ def check_project(
     library: Library | None = None,
     callers: bool = False,
     advice: bool = True,
+    rules: tuple | None = None,
+    checked_elsewhere: frozenset[str] = frozenset(),
 ) -> LibraryCheck:
     """Check `files` with what they call. Files in `scanned` were found by a directory scan,
     not named: those that are ordinary YAML, not playbooks, are left out without a finding.
@@ -60,18 +70,22 @@ def check_project(
     `callers`: also check the calls into `files` from the library's other playbooks (what a
     change to them breaks; `catalyst check`, not a run's pre-flight). `advice`: False for a
     run's own check, which leaves out the rules that advise on what its steps run
-    (`ADVICE_RULES`: ShellCheck)."""
+    (`ADVICE_RULES`: ShellCheck). `rules` and `checked_elsewhere`: a share of a check split
+    across processes (`project.shards`) runs its own rules and loads no further than the
+    files the other shares check."""
     scanned = frozenset(absolute(f) for f in scanned)
     files = [absolute(f) for f in files]
     library = library or Library(project, files, catalog, overlay, cache)
     files = [f for f in files if f not in scanned or not library.compiled(f).not_a_playbook]
     sink = DiagnosticSink()
     with collector_tuned_for_checking():
-        library.load_closure(files)
+        library.load_closure(files, checked_elsewhere)
         for path in files:
             sink.extend(library.compiled(path).diagnostics)
         others: dict[str, SourceFile] = {}
-        for rule in (*LIBRARY_RULES, *ADVICE_RULES) if advice else LIBRARY_RULES:
+        if rules is None:
+            rules = (*LIBRARY_RULES, *ADVICE_RULES) if advice else LIBRARY_RULES
+        for rule in rules:
             others.update(rule(library, files, sink) or {})
         if callers:
             check_callers(library, files, sink)

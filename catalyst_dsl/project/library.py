@@ -241,8 +241,10 @@ class Library:
             fences.append(os.path.dirname(caller))  # a file checked from outside the project
         return any(_inside(candidate, fence) for fence in fences)
 
-    def load_closure(self, roots: list[str]) -> None:
-        """Compile the given files and everything they call, transitively."""
+    def load_closure(self, roots: list[str], checked_elsewhere: frozenset[str] = frozenset()) -> None:
+        """Compile the given files and everything they call, transitively; of a file in
+        `checked_elsewhere` (another process's share of one check, `project.shards`), only
+        the file: what it calls is that process's to load."""
         pending = [absolute(r) for r in roots]
         seen = set(pending)
         while pending:
@@ -250,7 +252,8 @@ class Library:
             for edge in self.edges(path):
                 if edge.callee is not None and edge.callee not in seen:
                     seen.add(edge.callee)
-                    pending.append(edge.callee)
+                    if edge.callee not in checked_elsewhere:
+                        pending.append(edge.callee)
 
 
 def _refused(path: str, why: str) -> Compiled:

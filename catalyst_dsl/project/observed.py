@@ -39,6 +39,17 @@ def recording() -> Iterator[dict[tuple[str, str], object]]:
         _facts = outer
 
 
+def is_recording() -> bool:
+    return _facts is not None
+
+
+def merge(facts: dict[tuple[str, str], object]) -> None:
+    """Note the facts another process looked at for this check (a share's, `project.shards`)."""
+    if _facts is not None:
+        for key, answer in facts.items():
+            _facts.setdefault(key, answer)
+
+
 def _asked_plugins(name: str) -> None:
     note("plugin", name, True)
 

@@ -4,6 +4,7 @@ then the library's."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from tests.helpers.lsp_session import session
@@ -37,3 +38,51 @@ def test_own_findings_come_first_then_the_library_s(tmp_path: Path) -> None:
             assert editor.publications[clean] == 1
 
     asyncio.run(run())
+
+
+def test_a_large_library_s_first_check_finds_what_catalyst_check_finds(tmp_path: Path) -> None:
+    """610 playbooks: on a machine of two processors or more, the first check is split
+    across processes (`project.shards`); what the editor is shown is what `catalyst check`
+    prints, mistakes that span the shares included (a cycle through the whole library, a
+    name used at both ends)."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    count = 610
+    for i in range(count):
+        steps = f"  - display: step {i}\n  - playbook: flow-{(i + 1) % count}\n"
+        if i % 50 == 7:
+            steps += "    inputs:\n      nowhere: x\n"
+        if i % 97 == 3:
+            steps += "  - display: '{{ missing }}'\n"
+        (folder / f"flow-{i}.yaml").write_text(_playbook(f"flow-{i}", steps))
+    (folder / "twin.yaml").write_text(_playbook("flow-0", "  - display: twin\n"))
+    printed = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "check", "--no-cache", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    expected = {
+        ((tmp_path / d["span"]["file"]).resolve().as_uri(), d["code"], d["span"]["line"])
+        for d in json.loads(printed.stdout)["diagnostics"]
+    }
+    assert {"C802", "C809", "C806", "C501"} <= {code for _, code, _ in expected}
+
+    async def run() -> set:
+        async with session(tmp_path) as editor:
+
+            def shown() -> set:
+                return {(uri, d.code, d.range.start.line + 1) for uri, ds in editor.diagnostics.items() for d in ds}
+
+            editor.open(folder / "twin.yaml")
+            with contextlib.suppress(AssertionError):  # a difference is shown below
+                await editor._publication(lambda: shown() == expected, lambda: "", 120)
+            return shown()
+
+    assert asyncio.run(run()) == expected

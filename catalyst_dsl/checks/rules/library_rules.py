@@ -30,6 +30,16 @@ LIBRARY_RULES = (
     cycles.check_call_cycles,
 )
 
+#: The library's rules as one share of a check split across processes runs them
+#: (`project.shards`): of the names, only its files' own (C803); two playbooks of one name
+#: (C802) and the cycles of calls are found by the process that split the check, among
+#: every share's names and calls.
+SHARE_RULES = tuple(
+    names.check_file_names if rule is names.check_names else rule
+    for rule in LIBRARY_RULES
+    if rule is not cycles.check_call_cycles
+)
+
 #: Rules whose findings are advice on what a step runs, not on the playbook: `catalyst
 #: check` and the language server run them after LIBRARY_RULES, a run's own check does not
 #: (an error ShellCheck finds in a script does not stop the run that would run it).

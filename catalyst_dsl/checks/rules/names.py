@@ -13,37 +13,62 @@ from catalyst_dsl.diagnostics.ids import DUPLICATE_PLAYBOOK, FILE_NAME_MISMATCH
 from catalyst_dsl.dialects.native.vocabulary import KEBAB
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.checks.library_view import LibraryView, twins
+from catalyst_dsl._internal.records import record
+from catalyst_dsl.syntax.source import Span
 
 
 def check_names(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
     """C803 for a file stem that is not the playbook's name; C802 for a name used twice."""
-    files = set(files)
-    first_of: dict[str, str] = {}
+    check_file_names(library, files, sink)
+    report_duplicates(name_cards(library, library.files), files, sink)
+
+
+def check_file_names(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
+    """C803: each file checked is named as its playbook (a Markdown playbook's name is its stem)."""
     loaded = library.loaded()
-    for path in library.files:
-        if path not in loaded:
-            continue
-        pb = loaded[path].playbook
+    for path in files:
+        pb = loaded[path].playbook if path in loaded else None
         if pb is None:
             continue
         stem = Path(path).stem
-        if path in files and pb.name != stem and pb.dialect != "markdown":
+        if pb.name != stem and pb.dialect != "markdown":
             sink.report(
                 FILE_NAME_MISMATCH,
                 f"the playbook '{pb.name}' is in the file '{Path(path).name}'",
                 pb.span,
                 help=_renaming(pb.name, stem, Path(path).suffix),
             )
-        first = first_of.setdefault(pb.name, path)
-        if first != path and (path in files or first in files) and not twins(first, path):
-            other = library.compiled(first).playbook
+
+
+@record
+class NameCard:
+    """What C802 needs of one playbook: its file, its name and where the name is written
+    (a check split across processes, `project.shards`, sends these back, not playbooks)."""
+
+    path: str
+    name: str
+    span: Span | None
+
+
+def name_cards(library: LibraryView, paths: list[str]) -> list[NameCard]:
+    """The cards of the loaded playbooks among `paths`, in the order of `paths`."""
+    loaded = library.loaded()
+    return [NameCard(path, pb.name, pb.span) for path in paths if path in loaded and (pb := loaded[path].playbook)]
+
+
+def report_duplicates(cards: list[NameCard], files: list[str], sink: DiagnosticSink) -> None:
+    """C802 for each playbook named as one before it in the library's order (`cards` are in
+    that order), when one of the two is checked."""
+    files = set(files)
+    first_of: dict[str, NameCard] = {}
+    for card in cards:
+        first = first_of.setdefault(card.name, card)
+        if first is not card and (card.path in files or first.path in files) and not twins(first.path, card.path):
             sink.report(
                 DUPLICATE_PLAYBOOK,
-                f"two playbooks are named '{pb.name}'",
-                pb.span,
-                labels=[Label(other.span, "this one is found first and wins")]
-                if other is not None and other.span
-                else (),
+                f"two playbooks are named '{card.name}'",
+                card.span,
+                labels=[Label(first.span, "this one is found first and wins")] if first.span else (),
                 help="rename one of them: calls by name reach only the first",
             )
 

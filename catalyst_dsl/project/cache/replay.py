@@ -61,11 +61,21 @@ def check(
             return replayed
     from catalyst_dsl.project.check import check_project  # the compiler: not loaded by a replay
 
+    from catalyst_dsl.project import shards
+
+    def checked():
+        split = shards.check_split(project, files, settings=settings, scanned=scanned, use_cache=cache is not None)
+        if split is not None:
+            return split
+        return check_project(project, files, settings=settings, scanned=scanned, cache=cache, callers=True)
+
     if cache is None:  # nothing to keep: no fact is noted (nor a file hashed)
-        return check_project(project, files, settings=settings, scanned=scanned, callers=True)
-    with observed.recording() as facts:
-        result = check_project(project, files, settings=settings, scanned=scanned, cache=cache, callers=True)
-    remember(cache, project, files, scanned, settings, result, facts)
+        result = checked()
+    else:
+        with observed.recording() as facts:
+            result = checked()
+        remember(cache, project, files, scanned, settings, result, facts)
+    shards.finish(result)  # the shares' cache entries written
     return result
 
 
@@ -98,17 +108,18 @@ def remember(
     result,
     facts: dict[tuple[str, str], object],
 ) -> None:
-    """Keep `result` (a `LibraryCheck` made while `observed.recording()` filled `facts`)."""
+    """Keep `result` (a `LibraryCheck` or a `shards.SplitCheck`, made while
+    `observed.recording()` filled `facts`)."""
     import json
 
     kept = []
     for (kind, question), answer in facts.items():
         if kind == "plugin":
-            answer = cache.plugin_digest(result.library.catalog, question)
+            answer = cache.plugin_digest(result.catalog, question)
         kept.append([kind, question, answer])
     sources = sorted(
         {
-            *(path for path, compiled in result.library.loaded().items() if compiled.source is not None),
+            *result.compiled_sources,
             *result.other_sources,
         }
     )
