@@ -83,8 +83,9 @@ def parse_assignments(
                     InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value")
                 )
             else:
+                shown = safe_text(pair)  # a name can hold a newline or a terminal's escape: never as it is
                 problems.append(
-                    InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>")
+                    InputProblem(pair, "syntax", f"-i {shown}: no '=' and so no value", f"write -i {shown}=<value>")
                 )
             continue
         if LONE_SURROGATE.search(pair):
@@ -95,7 +96,7 @@ def parse_assignments(
                 InputProblem(
                     name,
                     "syntax",
-                    f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
+                    f"{safe_text(name)}: the value is not UTF-8 text (it holds bytes no character is made of)",
                     "pass the value as UTF-8 text",
                 )
             )
@@ -118,9 +119,9 @@ def parse_assignments(
 def _given_again(key: str, given: Sequence[str], declared: Mapping[str, ir.InputDecl]) -> InputProblem:
     """The input `key` given more than once: which values, unless it is (or may be) a secret."""
     times = "twice" if len(given) == 2 else f"{len(given)} times"
-    fix = f"pass -i {key}=... once, with the value you mean"
-    decl = declared.get(key)
     name = safe_text(key)
+    fix = f"pass -i {name}=... once, with the value you mean"
+    decl = declared.get(key)
     if decl is None or decl.secret:
         why = "it is a secret input" if decl is not None else "it may be a secret, and no playbook says it is not"
         return InputProblem(key, "duplicate", f"the input `{name}` was given {times} (values not shown: {why})", fix)
