@@ -243,3 +243,26 @@ def test_an_input_name_with_a_newline_or_an_escape_cannot_forge_lines(project, t
     assert result.exit_code == 2, result.output
     assert "\x1b" not in result.output
     assert not any(line.startswith("error: forged") for line in result.output.splitlines()), result.output
+
+
+@pytest.mark.parametrize("what_if", [(), ("--what-if",)])
+def test_an_input_value_or_an_undeclared_name_cannot_forge_lines(project, what_if) -> None:
+    project.playbook(
+        "num",
+        """
+        name: num
+        description: a number
+        owner: Engineer
+        inputs:
+          - number: n
+          - string: s
+            allowed: [x, y]
+        steps:
+          - display: "{{n}}"
+        """,
+    )
+    forged = "\nerror: forged"
+    result = project.cli("run", "num", "-i", f"n=1{forged}", "-i", f"s=q{forged}", "-i", f"z{forged}=1", *what_if)
+    assert result.exit_code == 1, result.output
+    assert "3 input problems" in result.output and "'1\\x0aerror: forged' is not a number" in result.output
+    assert not any(line.startswith("error: forged") for line in result.output.splitlines()), result.output
