@@ -164,8 +164,10 @@ def runs_list(as_json: bool) -> None:
         return
     if not summaries:
         click.echo("no runs yet")
+    from catalyst_dsl._internal.terminal_text import safe_text
+
     for s in summaries:
-        click.echo(f"{s.run_id}  {s.status:<9}  {s.playbook}  started {s.started_at}")
+        click.echo(safe_text(f"{s.run_id}  {s.status:<9}  {s.playbook}  started {s.started_at}"))
 
 
 @runs.command("show")
@@ -175,50 +177,56 @@ def runs_show(run_id: str) -> None:
     """A run's snapshot: status, where it is, its steps, approvals and failures."""
     session = _session(Path.cwd())
     state, unverified = session.store.inspect(run_id)
+    from catalyst_dsl._internal.terminal_text import safe_text
     from catalyst_dsl.runtime.state.snapshot import shown_status, shown_step
 
-    click.echo(
+    def echo(line: str) -> None:
+        # A snapshot's text (a step's label, a failure's message, a reviewer's name) is
+        # data: one line each, its controls escaped, so none forges a line or drives the terminal.
+        click.echo(safe_text(line))
+
+    echo(
         f"run {state.run_id}: {state.playbook.name} ({state.playbook.file}) is {shown_status(state)}, mode {state.mode}"
     )
     for problem in unverified:
-        click.echo(f"  warning: the snapshot does not verify: {problem}")
+        echo(f"  warning: the snapshot does not verify: {problem}")
     if (
         state.pause is not None and state.status == "paused"
     ):  # a cancelled run keeps where it was paused, for the record
         roles = f" by one of {', '.join(state.pause.roles)}" if state.pause.roles else ""
-        click.echo(f"  waiting at {shown_step(state, state.pause.path)}{roles}: {state.pause.message}")
+        echo(f"  waiting at {shown_step(state, state.pause.path)}{roles}: {state.pause.message}")
     elif state.pause is not None:
-        click.echo(f"  was paused at {shown_step(state, state.pause.path)}: {state.pause.message}")
+        echo(f"  was paused at {shown_step(state, state.pause.path)}: {state.pause.message}")
     if state.in_flight:
-        click.echo(f"  in flight: {shown_step(state, state.in_flight)} (runs again on resume)")
+        echo(f"  in flight: {shown_step(state, state.in_flight)} (runs again on resume)")
     from catalyst_dsl.ir.journal import LOOP_ITEM
 
     for record in state.steps:
         if record.action == LOOP_ITEM:
             continue  # bookkeeping for resume, not a step
         reason = f" ({record.reason.splitlines()[0]})" if record.reason else ""
-        click.echo(f"  {record.status:<9} {record.label or record.name or record.path} ({record.action}){reason}")
+        echo(f"  {record.status:<9} {record.label or record.name or record.path} ({record.action}){reason}")
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""
-        click.echo(
+        echo(
             f"  approval  {shown_step(state, approval.path)} by {approval.by} as {approval.role or '-'} "
             f"via {approval.via}{signed}: {state_word}"
         )
     for failure in state.failures:
         # A snapshot written before failures kept their label names the step by its id.
         step = failure.label or failure.step
-        click.echo(f"  failure   {step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
+        echo(f"  failure   {step}: {failure.code}: {failure.message} (attempt {failure.attempt})")
     if state.cancel is not None:
-        click.echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
+        echo(f"  cancelled by {state.cancel.by}: {state.cancel.reason}")
         if state.cancel.unverified:
-            click.echo(f"  cancelled unverified: {'; '.join(state.cancel.unverified)}")
+            echo(f"  cancelled unverified: {'; '.join(state.cancel.unverified)}")
     for edit in state.trusted_edits:
-        click.echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
+        echo(f"  trusted   {edit.at} by {edit.by}: {'; '.join(edit.changes)}")
     from catalyst_dsl.report.timeline import render_timeline
 
     for line in render_timeline(state):
-        click.echo(f"  {line}")
+        echo(f"  {line}")
 
 
 @runs.command("prune")

@@ -140,9 +140,11 @@ def _given(
 
 
 def _declared_inputs(session, file: str) -> Sequence[ir.InputDecl] | None:
-    """The inputs the playbook in `file` declares; None when it cannot be read."""
-    playbook = session.library.compiled(file).playbook
-    return playbook.inputs if playbook is not None else None
+    """The inputs the playbook in `file` declares; None when it cannot be read, or has
+    errors: a declaration in error (`secret: yes`, text in YAML 1.2) reads as not secret,
+    and its author may have meant it to be."""
+    compiled = session.library.compiled(file)
+    return compiled.playbook.inputs if compiled.playbook is not None and not compiled.has_errors else None
 
 
 def _terminate_as_interrupt() -> None:

@@ -15,6 +15,7 @@ directories loads them all. Calls resolve by location only, never through a regi
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from catalyst_dsl.actions.catalog import Catalog
@@ -103,6 +104,13 @@ class Library:
             or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
         ):
             return "it is inside a .git directory, which a check never reads"
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            return None  # gone, or unreadable: reading it says so (C001)
+        if not stat.S_ISREG(mode):
+            # A named pipe with no writer would hold the check (and the editor's) forever.
+            return NOT_A_FILE
         return None
 
     def loaded(self) -> dict[str, Compiled]:
@@ -256,6 +264,10 @@ class Library:
                         pending.append(edge.callee)
 
 
+#: Why a named pipe, a socket or a device among the project's playbooks is not read.
+NOT_A_FILE = "it is not a regular file (a named pipe, a socket or a device), which a check never opens"
+
+
 def _refused(path: str, why: str) -> Compiled:
     """C001 for a file a check does not read (`Library._never_read`)."""
     from catalyst_dsl.diagnostics.model import DiagnosticSink
@@ -266,7 +278,9 @@ def _refused(path: str, why: str) -> Compiled:
         UNREADABLE_FILE,
         f"cannot read the file: {why}",
         SourceFile(path, "").span(0),
-        help="commit the playbook itself inside the project instead of a link to it",
+        help="commit the playbook as a plain file"
+        if why == NOT_A_FILE
+        else "commit the playbook itself inside the project instead of a link to it",
     )
     return Compiled(path, None, None, sink.sorted())
 

@@ -160,7 +160,12 @@ class Events:
             self.status.started(self.mask(f"{step} ({action})"), depth)
         if self.log_format == "json" or self.verbose:
             self._emit(
-                "step-started", "debug", "running", f"{'  ' * depth}▶ {step} ({action})", step=step, action=action
+                "step-started",
+                "debug",
+                "running",
+                f"{'  ' * depth}▶ {safe_text(step)} ({action})",
+                step=step,
+                action=action,
             )
 
     def step_finished(self, step: str, action: str, status: str, seconds: float, depth: int, detail: str = "") -> None:
@@ -172,7 +177,7 @@ class Events:
             "step-finished",
             "error" if status == "failed" else "info",
             status,
-            f"{'  ' * depth}{mark} {step} ({action}) {_duration(seconds)}{tail}",
+            f"{'  ' * depth}{mark} {safe_text(step)} ({action}) {_duration(seconds)}{tail}",
             step=step,
             action=action,
             duration=round(seconds, 6),
@@ -185,7 +190,7 @@ class Events:
             "step-skipped",
             "info",
             "skipped",
-            f"{'  ' * depth}{_MARKS['skipped']} {step} ({action}) skipped: {reason}",
+            f"{'  ' * depth}{_MARKS['skipped']} {safe_text(step)} ({action}) skipped: {reason}",
             step=step,
             action=action,
         )
@@ -226,8 +231,9 @@ class Events:
             "paused",
             "warning",
             "paused",
-            f"⏸ paused at {step}: {message}\n  approve{who}: catalyst approve {run_id} --as ROLE{select}\n  then "
-            f"continue: catalyst resume {run_id}",
+            f"⏸ paused at {safe_text(step)}: {message}\n"
+            f"  approve{who}: catalyst approve {run_id} --as ROLE{select}\n"
+            f"  then continue: catalyst resume {run_id}",
             step=step,
         )
 

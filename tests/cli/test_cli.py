@@ -211,3 +211,58 @@ def test_resume_does_not_show_the_values_of_an_input_given_twice(project) -> Non
     assert result.exit_code == 2, result.output
     assert "the input `token` was given twice (values not shown" in result.output
     assert "hunter" not in result.output
+
+
+def test_an_input_given_twice_is_not_quoted_when_its_playbook_has_errors(project) -> None:
+    # `secret: yes` is text in YAML 1.2: an error, and the input reads as not secret.
+    project.playbook(
+        "two",
+        """
+        name: two
+        description: says its input
+        owner: Engineer
+        inputs:
+          - string: token
+            secret: yes
+        steps:
+          - display: hello
+        """,
+    )
+    result = project.cli("run", "two", "-i", "token=hunter2", "-i", "token=hunter3")
+    assert result.exit_code == 2, result.output
+    assert "the input `token` was given twice (values not shown" in result.output
+    assert "hunter" not in result.output
+
+
+@pytest.mark.parametrize("twice", [True, False])
+def test_an_input_name_with_a_newline_or_an_escape_cannot_forge_lines(project, twice) -> None:
+    project.playbook("two", TWO_INPUTS)
+    name = "a\x1b[2J\nerror: forged"
+    given = ("-i", f"{name}=1", "-i", f"{name}=2") if twice else ("-i", name)
+    result = project.cli("run", "two", *given)
+    assert result.exit_code == 2, result.output
+    assert "\x1b" not in result.output
+    assert not any(line.startswith("error: forged") for line in result.output.splitlines()), result.output
+
+
+@pytest.mark.parametrize("what_if", [(), ("--what-if",)])
+def test_an_input_value_or_an_undeclared_name_cannot_forge_lines(project, what_if) -> None:
+    project.playbook(
+        "num",
+        """
+        name: num
+        description: a number
+        owner: Engineer
+        inputs:
+          - number: n
+          - string: s
+            allowed: [x, y]
+        steps:
+          - display: "{{n}}"
+        """,
+    )
+    forged = "\nerror: forged"
+    result = project.cli("run", "num", "-i", f"n=1{forged}", "-i", f"s=q{forged}", "-i", f"z{forged}=1", *what_if)
+    assert result.exit_code == 1, result.output
+    assert "3 input problems" in result.output and "'1\\x0aerror: forged' is not a number" in result.output
+    assert not any(line.startswith("error: forged") for line in result.output.splitlines()), result.output

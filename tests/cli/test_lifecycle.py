@@ -49,3 +49,43 @@ def test_runs_show_draws_the_timeline_of_the_steps(project):
     rows = lines[at + 1 :]
     assert [row.strip().split("  ")[0] for row in rows] == ["✓ log-info@5 (log-info)", "✓ two (log-info)"]
     assert all(row.count("|") == 2 and "█" in row and ", " in row.split("|")[2] for row in rows)
+
+
+FAILS_IN_A_LOOP = """
+    name: loopfail
+    description: fails in a loop, with the message it is given
+    owner: Engineer
+    inputs:
+      - string: why
+    steps:
+      - for-each: item
+        in: [a]
+        steps:
+          - name: boom
+            throw: Boom
+            message: "{{ why }}"
+"""
+
+
+def test_runs_show_writes_each_failure_on_one_line_with_its_controls_escaped(project):
+    import json
+
+    from click.testing import CliRunner
+
+    from catalyst_dsl.cli.main import cli
+
+    project.playbook("loopfail", FAILS_IN_A_LOOP)
+    assert project.run("loopfail", why="line1\nerror: forged\x1b[2J").exit_code == 2
+    run_id = project.run_id()
+    [path] = project.snapshot_files()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["failures"][0]["label"] == "boom [iteration 1]"
+    # A snapshot edited by hand is shown (with a warning) before it is trusted: its label is data too.
+    data["failures"][0]["label"] = "boom\x1b]0;owned\x07\nerror: forged label"
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    shown = CliRunner().invoke(cli, ["runs", "show", run_id], color=True)  # as on a terminal
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.output and "\x07" not in shown.output
+    assert not any(line.startswith("error: forged") for line in shown.output.splitlines()), shown.output
+    assert "  failure   boom\\x1b]0;owned\\x07\\x0aerror: forged label: Boom: line1\\x0aerror: forged" in shown.output

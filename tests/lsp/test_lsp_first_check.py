@@ -86,3 +86,24 @@ def test_a_large_library_s_first_check_finds_what_catalyst_check_finds(tmp_path:
             return shown()
 
     assert asyncio.run(run()) == expected
+
+
+def test_a_named_pipe_among_the_playbooks_never_holds_the_first_check(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    folder = tmp_path / "playbooks"
+    folder.mkdir()
+    (folder / "broken.yaml").write_text(_playbook("broken", "  - display: '{{ missing }}'\n"))
+    (folder / "open.yaml").write_text(_playbook("open", "  - display: fine\n"))
+    os.mkfifo(folder / "trap.yaml")  # no writer ever comes: opening it would block the check
+    broken, trap = (folder / "broken.yaml").as_uri(), (folder / "trap.yaml").as_uri()
+
+    async def run() -> None:
+        async with session(tmp_path) as editor:
+            editor.open(folder / "open.yaml")
+            await editor.until(broken, lambda ds: [d.code for d in ds] == ["C501"], timeout=20)
+            [found] = await editor.until(trap, lambda ds: len(ds) == 1, timeout=20)
+            assert found.code == "C001" and "not a regular file" in found.message
+
+    asyncio.run(run())

@@ -135,3 +135,24 @@ def test_a_callers_comments_silence_its_call_findings(tmp_path, monkeypatch) -> 
     assert done.exit_code == 0 and done.output == "checked 1 file(s): 0 error(s), 0 warning(s)\n"
     done = CliRunner().invoke(cli, ["check", "--no-cache", "playbooks/welcome.yaml"], catch_exceptions=False)
     assert "warning[C040]" in done.output
+
+
+def test_a_named_pipe_among_the_playbooks_is_c001_and_never_opened(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "fine.yaml").write_text(PLAYBOOK.format(name="fine", step='display: "hi"'))
+    os.mkfifo(root / "playbooks" / "trap.yaml")  # committed by a hostile repository: no writer ever comes
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    # In a process of its own: opening the pipe would block the check forever.
+    done = subprocess.run(
+        [sys.executable, "-m", "catalyst_dsl", "check"], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "playbooks/trap.yaml:1:1" in done.stdout
+    assert "cannot read the file: it is not a regular file (a named pipe" in done.stdout
+    assert "checked 2 file(s): 1 error(s)" in done.stdout

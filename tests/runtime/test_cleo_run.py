@@ -933,3 +933,30 @@ nodes:
     assert run.exit_code == exit_code, run.output
     if exit_code:
         assert "ContractViolation: ensures check 1 does not hold: json-schema:" in run.output
+
+
+def test_a_node_id_with_a_newline_names_its_steps_on_one_line(cleo):
+    node = '"a\\e[31m\\nerror: forged"'  # C965 warns: the id cannot be referenced, the book runs
+    book(
+        cleo,
+        "route",
+        f"""version: "1.0"
+name: route
+nodes:
+  - id: {node}
+    type: agentic
+    skill: s
+  - id: b
+    type: agentic
+    skill: s
+edges:
+  - from: {node}
+    to: b
+    when: {{ field: go, in: [yes] }}
+""",
+    )
+    answers(cleo, s={"go": "maybe"})
+    run = cleo.run("route", "--mode", "autonomous")
+    assert run.exit_code == 2 and "RoutingFailed" in run.output, run.output
+    assert "✗ a\\x1b[31m\\x0aerror: forged (route)" in run.output
+    assert not any(line.startswith("error: forged") for line in run.output.splitlines()), run.output

@@ -136,3 +136,17 @@ def test_json_logs_and_what_ifs_have_neither_colour_nor_status_line() -> None:
         Events(out=io.StringIO(), silent=True, environ={"FORCE_COLOR": "1"}),
     ):
         assert not events.colour and events.status is None
+
+
+def test_a_step_name_is_one_line_whatever_it_holds() -> None:
+    # A cleo node's id (shown for its step and its route) may hold a newline and an escape:
+    # C965 only warns. It must not start a line of its own, nor reach the terminal.
+    events, out = _events({})
+    name = "a\x1b[31m\nerror: forged"
+    events.step_started(name, "route", 0)
+    events.step_finished(name, "route", "failed", 0.5, 0, "RoutingFailed: no branch holds")
+    events.step_skipped(name, "route", "its condition is false", 1)
+    events.paused(name, "ok?", [], "run-1")
+    lines = out.getvalue().splitlines()
+    assert not any(line.startswith("error: forged") for line in lines), lines
+    assert "✗ a\\x1b[31m\\x0aerror: forged (route) 500 ms: RoutingFailed: no branch holds" in lines

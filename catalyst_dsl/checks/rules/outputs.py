@@ -1,11 +1,11 @@
-"""Declared outputs that no `return` sets, returned values nobody declared, and artifacts
-of code that no `test` step tests."""
+"""Declared outputs that no `return` sets, returned values nobody declared, artifacts
+of code that no `test` step tests, and artifacts that name no path."""
 
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.actions.control.return_ import playbook_returns
-from catalyst_dsl.diagnostics.ids import OUTPUT_NEVER_SET, UNDECLARED_RETURN, UNTESTED_CODE_ARTIFACTS
+from catalyst_dsl.diagnostics.ids import BAD_PATH, OUTPUT_NEVER_SET, UNDECLARED_RETURN, UNTESTED_CODE_ARTIFACTS
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.dialects.values import suggest
 from catalyst_dsl.ir import nodes as ir
@@ -83,6 +83,35 @@ def check_untested_code(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Ca
         help="add a `test` step after the steps that write it (`- test: pytest -q` with `writes: []`), "
         "which fails the run when the tests fail",
     )
+
+
+def check_artifact_paths(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog | None = None) -> None:
+    """An artifact written as a path that names no file nor pattern in the project (`""`,
+    `"."`, `/abs`, `../x`) fails its run only when the run ends (InvalidArtifact): said
+    here, as the run would say it. A playbook with `allowedWritePaths` has its artifacts
+    read among its grants, where the library's write check says the same (C812)."""
+    if not playbook.artifacts or playbook.allowed_write_paths is not None:
+        return
+    literal = [v for v in playbook.artifacts if isinstance(v, ir.Lit) and isinstance(v.value, str)]
+    if not literal:
+        return
+    # Imported here, as the run does: the glob machinery is for a playbook that lists artifacts.
+    from catalyst_dsl.paths.globs import Glob, GlobError
+    from catalyst_dsl.paths.protocols import literal_leaving_base, place
+
+    for value in literal:
+        path = place(value.value).path
+        if path is None or literal_leaving_base(value.value):
+            continue  # temp:// or catalyst://, which the run does not look for; `xe://../x` is C106
+        try:
+            Glob.compile(path)
+        except GlobError as error:
+            sink.report(
+                BAD_PATH,
+                f"the artifact '{value.value}' is not a file or a pattern in the project: {error.message}",
+                value.span,
+                help="list each artifact as a path or a glob relative to the project, e.g. out/report.md",
+            )
 
 
 def _is_code(value: ir.Value) -> bool:

@@ -12,6 +12,7 @@ FILE_RULES = (
     references.check_references,
     outputs.check_outputs,
     outputs.check_untested_code,
+    outputs.check_artifact_paths,
     gates.check_gates,
     route_overlap.check_route_overlaps,
     caching.check_caching,

@@ -25,6 +25,7 @@ from catalyst_dsl.dialects.cleo.model import DEFAULT_CAP, Cantbook, Edge, Node, 
 from catalyst_dsl.dialects.cleo.node_lowering import NodeLowering
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl._internal.records import replace
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl.syntax.yaml_nodes import YScalar
 
 
@@ -252,7 +253,7 @@ class Lowerer(NodeLowering):
                     help="compare the field with a string, number, boolean or null",
                 )
                 continue
-            label = f"to '{book.nodes[edge.target].id}' when {guard_text(edge.guard)}"
+            label = f"to '{safe_text(book.nodes[edge.target].id)}' when {guard_text(edge.guard)}"
             chosen.append(
                 ir.MapV(
                     (
@@ -264,7 +265,7 @@ class Lowerer(NodeLowering):
             )
         config = (
             ir.Entry("branches", ir.ListV(tuple(chosen))),
-            ir.Entry("label", ir.Lit(f"the edges out of '{node.id}'")),
+            ir.Entry("label", ir.Lit(f"the edges out of '{safe_text(node.id)}'")),
         )
         # Shown by the node's id, as the author wrote it, rather than `route@line`.
         return ir.Step("route", ir.MapV(config), span=node.map.span, display_name=node.id)

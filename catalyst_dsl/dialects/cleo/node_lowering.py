@@ -45,6 +45,7 @@ from catalyst_dsl.dialects.cleo.model import (
     Edge,
     Node,
 )
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.approval_rules import DEFAULT_RULES
@@ -98,7 +99,7 @@ class NodeLowering:
         # A rejection is told as the reviewer gave it, never as the check that finds it.
         by, note = f"{ref}.approval.by", f"{ref}.approval.note"
         rejected = expression_template(
-            json.dumps(f"the approval node '{node.id}' was rejected")
+            json.dumps(f"the approval node '{safe_text(node.id)}' was rejected")
             + f' + ({by} ? " by " + {by} : "") + ({note} ? ": " + {note} : "")',
             node.map.span,
             t.STRING,
@@ -156,11 +157,12 @@ class NodeLowering:
         if not edge.requires or len(graph.into[edge.target]) == 1:
             return []
         source, target = self.book.nodes[edge.source], self.book.nodes[edge.target]
-        edge_said = f"the edge '{source.id}' → '{target.id}'"
+        between = f"'{safe_text(source.id)}' → '{safe_text(target.id)}'"
+        edge_said = f"the edge {between}"
         checks = contract_checks(_once([(has_key(k), _said(edge_said, "requires", k)) for k in edge.requires]), source)
         step = ir.Step(
             "log-debug",
-            ir.MapV((ir.Entry("message", ir.Lit(f"the contract of '{source.id}' → '{target.id}' holds")),)),
+            ir.MapV((ir.Entry("message", ir.Lit(f"the contract of {between} holds")),)),
             name=CONTRACT_CHECK.format(source.id, target.id),
             requires=checks,
             span=edge.span,
@@ -176,7 +178,7 @@ class NodeLowering:
         # Stop: the failure goes to the `catch` beside it, not to the playbook's handler.
         check = ir.Step(
             "log-debug",
-            ir.MapV((ir.Entry("message", ir.Lit(f"the requires of '{node.id}' hold")),)),
+            ir.MapV((ir.Entry("message", ir.Lit(f"the requires of '{safe_text(node.id)}' hold")),)),
             requires=requires,
             name=REQUIRES_CHECK.format(node.id),
             error_policy=ir.ErrorPolicy(ir.PolicyAction("Stop")),
@@ -188,7 +190,7 @@ class NodeLowering:
             ir.Entry("__lastFailedNode", ir.Lit(node.id)),
             ir.Entry("__hint", ir.Lit(message)),
         ]
-        said = f"'{node.id}' runs although its requires do not hold" + (f": {message}" if message else "")
+        said = f"'{safe_text(node.id)}' runs although its requires do not hold" + (f": {message}" if message else "")
         warn = ir.Step(
             "log-warning", ir.MapV((ir.Entry("message", ir.Lit(said)),)), bindings=ir.MapV(tuple(keys)), span=span
         )
@@ -274,7 +276,7 @@ class NodeLowering:
         crossing it: before its target when the target has no other way in, else after its
         source when the source has no other way out; its `ensures` after its target."""
         book, graph = self.book, self.book.graph
-        owner = f"'{node.id}'"
+        owner = f"'{safe_text(node.id)}'"
         before = [(has_key(k), _said(owner, "requires", k)) for k in node.requires_fields]
         after = [(self.produced(node, k), _said(owner, "ensures", k)) for k in node.ensures_keys]
         if node.ensures_exit_code is not None and node.type == "deterministic":
@@ -286,7 +288,7 @@ class NodeLowering:
             if not (edge.requires or edge.ensures):
                 continue
             source = book.nodes[edge.source]
-            edge_said = f"the edge '{source.id}' → '{node.id}'"
+            edge_said = f"the edge '{safe_text(source.id)}' → '{safe_text(node.id)}'"
             if len(incoming) == 1:
                 before += [(has_key(k), _said(edge_said, "requires", k)) for k in edge.requires]
                 after += [(self.produced(node, k), _said(edge_said, "ensures", k)) for k in edge.ensures]
@@ -299,7 +301,7 @@ class NodeLowering:
         if len(outgoing) == 1:
             edge = book.edges[outgoing[0]]
             if edge.requires and len(graph.into[edge.target]) != 1:
-                edge_said = f"the edge '{node.id}' → '{book.nodes[edge.target].id}'"
+                edge_said = f"the edge '{safe_text(node.id)}' → '{safe_text(book.nodes[edge.target].id)}'"
                 after += [(self.produced(node, k), _said(edge_said, "requires", k)) for k in edge.requires]
         # A key both the node and an edge into it require is checked once.
         ensures = contract_checks(_once(after), node)

@@ -28,7 +28,7 @@ def check_artifacts(context: RunContext, playbook: ir.Playbook, values: dict[str
         try:
             glob = Glob.compile(rel)
         except GlobError as error:
-            # `artifacts: ["."]`, an empty name: the check cannot tell before the inputs.
+            # `artifacts: ["{{dir}}"]` given `.` or nothing: the check tells a plain path (C812), not a template.
             raise StepError(
                 "InvalidArtifact",
                 f"the artifact '{text}' is not a file or a pattern in the project: {error}",

@@ -83,8 +83,9 @@ def parse_assignments(
                     InputProblem("", "syntax", "an -i assignment has no name before '='", "write -i name=value")
                 )
             else:
+                shown = safe_text(pair)  # a name can hold a newline or a terminal's escape: never as it is
                 problems.append(
-                    InputProblem(pair, "syntax", f"-i {pair}: no '=' and so no value", f"write -i {pair}=<value>")
+                    InputProblem(pair, "syntax", f"-i {shown}: no '=' and so no value", f"write -i {shown}=<value>")
                 )
             continue
         if LONE_SURROGATE.search(pair):
@@ -95,7 +96,7 @@ def parse_assignments(
                 InputProblem(
                     name,
                     "syntax",
-                    f"{name}: the value is not UTF-8 text (it holds bytes no character is made of)",
+                    f"{safe_text(name)}: the value is not UTF-8 text (it holds bytes no character is made of)",
                     "pass the value as UTF-8 text",
                 )
             )
@@ -118,13 +119,13 @@ def parse_assignments(
 def _given_again(key: str, given: Sequence[str], declared: Mapping[str, ir.InputDecl]) -> InputProblem:
     """The input `key` given more than once: which values, unless it is (or may be) a secret."""
     times = "twice" if len(given) == 2 else f"{len(given)} times"
-    fix = f"pass -i {key}=... once, with the value you mean"
-    decl = declared.get(key)
     name = safe_text(key)
+    fix = f"pass -i {name}=... once, with the value you mean"
+    decl = declared.get(key)
     if decl is None or decl.secret:
         why = "it is a secret input" if decl is not None else "it may be a secret, and no playbook says it is not"
         return InputProblem(key, "duplicate", f"the input `{name}` was given {times} (values not shown: {why})", fix)
-    shown = [safe_text(shown_value(decl, value)) for value in given]
+    shown = [shown_value(decl, value) for value in given]
     listed = ", as ".join(shown[:-1]) + " and as " + shown[-1]
     return InputProblem(key, "duplicate", f"the input `{name}` was given {times}, as {listed}", fix)
 
@@ -158,7 +159,7 @@ def resolve_inputs(
             else:
                 fix = "this playbook declares no inputs; remove it"
             resolver.problems.append(
-                InputProblem(name, "undeclared", f"{name}: the playbook declares no input of that name", fix)
+                InputProblem(name, "undeclared", f"{safe_text(name)}: the playbook declares no input of that name", fix)
             )
     return resolver.values, resolver.problems
 
@@ -455,7 +456,9 @@ def transform(text: str, how: str) -> str:
 
 
 def shown_value(decl: ir.InputDecl, value: object, from_default: bool = False) -> str:
-    """`value` as a message quotes it; a secret's placeholder instead of its value."""
+    """`value` as a message quotes it, its control characters escaped (a newline in a
+    value given with -i cannot forge a line of the error); a secret's placeholder instead
+    of its value."""
     if decl.secret:
         text = secret_placeholder(decl.name)
     elif isinstance(value, str):
@@ -463,6 +466,7 @@ def shown_value(decl: ir.InputDecl, value: object, from_default: bool = False) -
     else:
         text = json.dumps(value, default=str, ensure_ascii=False)
         text = text if len(text) <= 60 else text[:59] + "…"
+    text = safe_text(text)
     return f"the default {text}" if from_default else text
 
 
