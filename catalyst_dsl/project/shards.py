@@ -24,11 +24,8 @@ slower than planned, never poorer in findings.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import pickle
-import subprocess
 import sys
 import threading
 from typing import Callable
@@ -290,6 +287,9 @@ class Share:
     never waits on a full pipe while this process checks its own share."""
 
     def __init__(self) -> None:
+        import json
+        import subprocess
+
         self._answer: Answer | None = None
         self._thread: threading.Thread | None = None
         try:
@@ -304,6 +304,8 @@ class Share:
             self._process = None
 
     def send(self, request: dict) -> None:
+        import pickle
+
         if self._process is None:
             return
         try:
@@ -315,6 +317,8 @@ class Share:
         self._thread.start()
 
     def _talk(self, payload: bytes) -> None:
+        import pickle
+
         process = self._process
         try:
             process.stdin.write(payload)
@@ -338,6 +342,8 @@ class Share:
         answering); one never sent a request is stopped."""
         if self._process is None:
             return
+        import subprocess
+
         if self._thread is None:
             self._process.kill()
         try:
@@ -359,6 +365,8 @@ def serve() -> None:
     """A share's process: one request on standard input, its answer on standard output,
     then its entries of the check cache. What a check needs is imported before the request
     is read: a process started ahead has it ready."""
+    import pickle
+
     from catalyst_dsl.project.check import check_project  # noqa: F401 - imported ahead, see above
 
     share_rules(True)
