@@ -289,15 +289,19 @@ class Share:
     def __init__(self) -> None:
         import json
         import subprocess
+        import tempfile
 
         self._answer: Answer | None = None
         self._thread: threading.Thread | None = None
         try:
+            # Its errors in a file, read if it fails: a pipe nobody reads while it writes
+            # its cache entries could fill and hold it.
+            self._errors = tempfile.TemporaryFile()
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-c", _START, json.dumps([p for p in sys.path if p])],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=self._errors,
             )
         except OSError as error:
             log.warning("no process for a share of the check: %s", error)
@@ -340,19 +344,21 @@ class Share:
     def finish(self) -> None:
         """Wait for the process to end (it writes its entries of the check cache after
         answering); one never sent a request is stopped."""
-        if self._process is None:
-            return
         import subprocess
 
+        if self._process is None:
+            return
         if self._thread is None:
             self._process.kill()
         try:
-            _, err = self._process.communicate(timeout=120)
-        except (subprocess.TimeoutExpired, OSError, ValueError):
+            self._process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
             self._process.kill()
-            return
+            self._process.wait()
         if self._thread is not None and self._process.returncode != 0:
-            log.warning("a share's process failed: %s", err.decode(errors="replace")[-2000:])
+            self._errors.seek(0)
+            log.warning("a share's process failed: %s", self._errors.read().decode(errors="replace")[-2000:])
+        self._errors.close()
 
 
 def finish(result) -> None:

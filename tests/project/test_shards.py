@@ -93,3 +93,19 @@ def test_runs_of_files() -> None:
     assert shards.split(list(range(10)), 3, 3) == [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
     assert shards.split(list(range(10)), 8, 4) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
     assert shards.split(list(range(5)), 2, 4) == [[0, 1, 2, 3, 4]]
+
+
+def test_every_share_keeps_its_files_in_the_check_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A share's process writes its entries after it has answered; the check ends once they
+    are written, so the next check reads every file from the cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    root = tmp_path / "project"
+    root.mkdir()
+    _library(root, 40)
+    monkeypatch.chdir(root)
+    project, settings, files, scanned = project_files(())
+    split = shards.check_split(project, files, settings=settings, scanned=scanned, jobs=2, min_share=5)
+    assert split is not None and len(split.children) == 1
+    shards.finish(split)
+    entries = [p for p in (root / ".xe" / "cache").glob("*/*") if p.is_file()]
+    assert len(entries) >= len(files)
