@@ -41,6 +41,25 @@ log = logging.getLogger(__name__)
 #: Files a share must hold for the split to pay: a process of its own costs about 0.2 s
 #: (Python's start and catalyst's imports), the time to check about 150 playbooks.
 MIN_SHARE = 300
+#: A playbook a share's process compiles while it waits for its request, so that what a
+#: compile loads the first time (the expression parser, the shell's grammar) is loaded.
+_WARM_UP = b"""name: warm-up
+description: what a share's process compiles first
+owner: Engineer
+inputs:
+  - string: topic
+allowedWritePaths: ["out/**"]
+steps:
+  - name: notes
+    file-read: "notes/{{ topic }}.md"
+  - bash: echo {{ topic }} | wc -c
+    writes: ["out/count.txt"]
+  - file-write: "out/{{ topic }}.md"
+    content: "{{ notes }}"
+  - if: "${{ topic == 'x' }}"
+    then:
+      - display: "x"
+"""
 #: Changes with the layout of a request or an answer.
 PROTOCOL = 1
 #: A share's process: isolated (`-I`: neither the working directory, a repository's, nor
@@ -371,11 +390,17 @@ def serve() -> None:
     """A share's process: one request on standard input, its answer on standard output,
     then its entries of the check cache. What a check needs is imported before the request
     is read: a process started ahead has it ready."""
+    import gc
     import pickle
 
-    from catalyst_dsl.project.check import check_project  # noqa: F401 - imported ahead, see above
+    from catalyst_dsl.compiler import compile_bytes
+
+    # A process for one check, gone at its end: the cyclic collector would only scan its
+    # IR again and again (each file's is alive until the answer is sent).
+    gc.disable()
 
     share_rules(True)
+    compile_bytes(_WARM_UP, "warm-up.yaml")  # what a compile loads on first use (parsers, tables)
     try:
         request = pickle.load(sys.stdin.buffer)
     except EOFError:
