@@ -433,7 +433,8 @@ def build() -> CatalystServer:
         else:
             ls.poller = watching.Poller(ls.schedule_library_check)
             ls.poller.start()
-        ls.ready_shares = startup.start_shares(ls.workspace_root(Path.cwd().resolve()) or Path.cwd())
+        folders = [unquote(urlparse(f.uri).path) for f in ls.workspace.folders.values()]
+        ls.ready_shares = startup.start_shares(Path(next(iter(folders), ls.workspace.root_path or Path.cwd())))
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files_changed(ls: CatalystServer, params: lsp.DidChangeWatchedFilesParams) -> None:
