@@ -27,7 +27,7 @@ def discover(paths: list[str], skip: Callable[[str, bool], bool] | None = None) 
 
     suffixes = PLAYBOOK_SUFFIXES + registry.scanned_suffixes()
     hidden = registry.hidden_folders()
-    found: list[str] = []
+    found: dict[str, None] = {}  # a file once, though two of `paths` hold it (nested playbook folders)
     for path in paths:
         if os.path.isdir(path):
             for root, dirs, files in os.walk(path):
@@ -47,10 +47,10 @@ def discover(paths: list[str], skip: Callable[[str, bool], bool] | None = None) 
                         and not registry.not_playbook(candidate)
                         and not (skip and skip(candidate, False))
                     ):
-                        found.append(candidate)
+                        found[candidate] = None
         else:
-            found.append(path)
-    return found
+            found[path] = None
+    return list(found)
 
 
 def discover_folders(folders: list[str]) -> list[str]:
