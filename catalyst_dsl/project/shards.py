@@ -28,6 +28,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from typing import Callable
 
 from catalyst_dsl._internal.records import factory, record
@@ -60,6 +61,12 @@ steps:
     then:
       - display: "x"
 """
+#: How long the shares' processes are waited for once this process has checked its own
+#: share: this many times what that took, and never less than `WAIT_LEAST` seconds. One
+#: that has not answered by then (hung, or starved of a processor) is stopped and its
+#: share checked here.
+WAIT_TIMES = 10
+WAIT_LEAST = 30.0
 #: Changes with the layout of a request or an answer.
 PROTOCOL = 1
 #: A share's process: isolated (`-I`: neither the working directory, a repository's, nor
@@ -190,12 +197,15 @@ def check_split(
     children += [Share() for _ in range(len(theirs) - len(children))]
     for child, share in zip(children, theirs):
         child.send({**request, "files": share, "elsewhere": plan.elsewhere(share)})
+    started = time.monotonic()
     if own_share is not None:
         answers = [_answer(own_share(mine, plan.elsewhere(mine)), plan.elsewhere(mine), None)]
     else:
         answers = [check_share({**request, "files": mine, "elsewhere": plan.elsewhere(mine)})]
+    now = time.monotonic()
+    deadline = now + max(WAIT_LEAST, WAIT_TIMES * (now - started))
     for child, share in zip(children, theirs):
-        answer = child.answer()
+        answer = child.answer(deadline)
         if answer is None:  # its process failed: its files are checked here
             answer = check_share({**request, "files": share, "elsewhere": plan.elsewhere(share)})
         answers.append(answer)
@@ -354,10 +364,16 @@ class Share:
         if isinstance(answer, Answer):
             self._answer = answer
 
-    def answer(self) -> Answer | None:
+    def answer(self, deadline: float | None = None) -> Answer | None:
+        """Its answer, or None when it has none by `deadline` (`time.monotonic()`): its
+        process is then stopped."""
         if self._thread is None:
             return None
-        self._thread.join()
+        self._thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            log.warning("a share's process did not answer in time: its files are checked here")
+            self._process.kill()
+            self._thread.join()
         return self._answer
 
     def finish(self) -> None:

@@ -109,3 +109,19 @@ def test_every_share_keeps_its_files_in_the_check_cache(tmp_path: Path, monkeypa
     shards.finish(split)
     entries = [p for p in (root / ".xe" / "cache").glob("*/*") if p.is_file()]
     assert len(entries) >= len(files)
+
+
+def test_a_share_whose_process_hangs_is_stopped_and_checked_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that never answers is waited for a bounded time, then stopped."""
+    import time
+
+    _library(tmp_path, 30)
+    monkeypatch.setattr(shards, "_START", "import time; time.sleep(600)")
+    monkeypatch.setattr(shards, "WAIT_LEAST", 1.0)
+    started = time.monotonic()
+    whole, split = _both(tmp_path, monkeypatch, jobs=2, min_share=5)
+    assert time.monotonic() - started < 30
+    assert split is not None and split.diagnostics == whole.diagnostics
+    assert split.children[0]._process.returncode is not None, "stopped, not left behind"
