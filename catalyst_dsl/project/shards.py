@@ -16,7 +16,8 @@ library can say is said once, by the process that split the check:
 
 A share runs in a fresh `python -I -c` of this build, its request on standard input and
 its answer on standard output as pickles (its own process: nothing else speaks on those
-pipes). It writes its files' entries of the check cache after it has answered. The
+pipes; what else it prints goes with its errors, and the answer is read as catalyst's
+records only, `_Reader`). It writes its files' entries of the check cache after it has answered. The
 process that split the check checks one share itself meanwhile. A share whose process
 fails (killed, out of memory) is checked again in this process: a split check can be
 slower than planned, never poorer in findings.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import sys
 import threading
 import time
@@ -337,8 +339,6 @@ class Share:
             self._process = None
 
     def send(self, request: dict) -> None:
-        import pickle
-
         if self._process is None:
             return
         try:
@@ -350,14 +350,14 @@ class Share:
         self._thread.start()
 
     def _talk(self, payload: bytes) -> None:
-        import pickle
+        import io
 
         process = self._process
         try:
             process.stdin.write(payload)
             process.stdin.close()
             out = process.stdout.read()  # to its end: the answer is out, its entries are being written
-            answer = pickle.loads(out)
+            answer = _Reader(io.BytesIO(out)).load()
         except Exception as error:  # noqa: BLE001 - whatever the pipe or a broken answer raises, it is checked here
             log.warning("a share's process gave no answer: %s", error)
             return
@@ -396,6 +396,24 @@ class Share:
         self._errors.close()
 
 
+class _Reader(pickle.Unpickler):
+    """Reads an answer: catalyst's own classes and the few others an answer holds, never a
+    function to call, whatever the bytes say."""
+
+    _OTHERS = frozenset(
+        {("array", "array"), ("array", "_array_reconstructor"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")}
+    )
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in self._OTHERS:
+            return super().find_class(module, name)
+        if module.startswith("catalyst_dsl."):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module and found is not Share:
+                return found
+        raise pickle.UnpicklingError(f"an answer holds {module}.{name}")
+
+
 def finish(result) -> None:
     """Wait for the shares' processes of a split check to end (nothing for another check)."""
     for child in getattr(result, "children", ()):
@@ -407,10 +425,14 @@ def serve() -> None:
     then its entries of the check cache. What a check needs is imported before the request
     is read: a process started ahead has it ready."""
     import gc
-    import pickle
 
     from catalyst_dsl.compiler import compile_bytes
 
+    # The answer goes out on a descriptor of its own; whatever else writes to standard
+    # output (a library, a program the check runs) writes with the errors, never into it.
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     # A process for one check, gone at its end: the cyclic collector would only scan its
     # IR again and again (each file's is alive until the answer is sent).
     gc.disable()
@@ -426,10 +448,8 @@ def serve() -> None:
     if request.get("protocol") != PROTOCOL:
         raise SystemExit(f"a share's request of protocol {request.get('protocol')}, not {PROTOCOL}")
     answer = check_share(request)
-    out = sys.stdout.buffer
-    out.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
-    out.flush()
-    os.close(out.fileno())  # the end of the answer (Python's own streams never close the descriptor)
+    answers.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
+    answers.close()  # the end of the answer
     cache = request.get("cache")
     if cache is not None:
         cache.write_deferred()

@@ -125,3 +125,60 @@ def test_a_share_whose_process_hangs_is_stopped_and_checked_here(
     assert time.monotonic() - started < 30
     assert split is not None and split.diagnostics == whole.diagnostics
     assert split.children[0]._process.returncode is not None, "stopped, not left behind"
+
+
+def test_what_a_share_prints_does_not_spoil_its_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard output is the answer's alone: what else the share's process prints there
+    (a library, a program the check runs) goes with its errors."""
+    _library(tmp_path, 30)
+    noisy = (
+        "import json, sys; sys.path[:] = json.loads(sys.argv[1]); from catalyst_dsl.project import shards; "
+        "real = shards.check_share; "
+        "shards.check_share = lambda r: (print('noise ' * 1000), sys.stdout.flush(), real(r))[-1]; shards.serve()"
+    )
+    monkeypatch.setattr(shards, "_START", noisy)
+    whole, split = _both(tmp_path, monkeypatch, jobs=2, min_share=5)
+    assert split is not None and split.diagnostics == whole.diagnostics
+    assert split.children[0]._answer is not None, "the share's own answer, not checked again here"
+
+
+class _Planted:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (self.marker,))
+
+
+def test_an_answer_is_read_as_catalyst_records_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes on the share's standard output that would call a function when unpickled are
+    refused, and the share is checked here."""
+    import pickle
+
+    _library(tmp_path, 30)
+    marker = tmp_path / "planted"
+    planted = pickle.dumps(_Planted(str(marker)))
+    monkeypatch.setattr(shards, "_START", f"import sys; sys.stdout.buffer.write({planted!r})")
+    whole, split = _both(tmp_path, monkeypatch, jobs=2, min_share=5)
+    assert not marker.exists()
+    assert split is not None and split.diagnostics == whole.diagnostics
+
+
+def test_a_split_check_with_its_facts_uses_every_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`catalyst check` notes the facts the shares looked at (for its cache): they are read
+    back, not refused."""
+    from catalyst_dsl.project import observed
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    root = tmp_path / "project"
+    root.mkdir()
+    _library(root, 30)
+    monkeypatch.chdir(root)
+    project, settings, files, scanned = project_files(())
+    with observed.recording():
+        split = shards.check_split(project, files, settings=settings, scanned=scanned, jobs=3, min_share=5)
+    assert split is not None
+    shards.finish(split)
+    assert all(child._answer is not None for child in split.children)

@@ -172,6 +172,7 @@ def _compare(root: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> int:
         shards.finish(split)
         assert split.files == whole.files or sorted(split.files) == sorted(whole.files), seed
         assert split.diagnostics == whole.diagnostics, f"seed {seed}, {jobs} shares of at least {min_share}"
+        assert all(child._answer is not None for child in split.children), "every share answered"
     return made
 
 
