@@ -283,7 +283,12 @@ class CatalystServer(LanguageServer):
                 result = now = None
                 if self._snapshot is None:  # a large library's is split across processes
                     early = startup.Early(self, generation, library, project.config, open_docs)
+                    # Taken before it starts, as it checks every file: a change that comes
+                    # in while it runs is left for the next check.
+                    taken = self.compilations.take_changed()
                     result = startup.split_check(project, files, open_docs, disk is not None, early, ready)
+                    if result is None:
+                        self.compilations.give_back(taken)
                 if result is None:
                     if self._snapshot is None:
                         early.publish_as_compiled(files)
@@ -296,10 +301,9 @@ class CatalystServer(LanguageServer):
             published = self._publish_checked(generation, result, frozenset(library.files), project.config, versions)
             if now is None:  # split: the other shares' files loaded (their cache entries) for what follows
                 startup.finish_split(result)
-                changed, checked = set(), result.files
+                changed, checked = taken, result.files
                 if published:
                     now = incremental.snapshot(library, project.config)
-                    self.compilations.take_changed()
             if disk is not None:
                 disk.write_deferred()
             if not published:
