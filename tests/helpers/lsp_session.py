@@ -116,12 +116,15 @@ async def session(project: Path, capabilities: lsp.ClientCapabilities | None = N
     editor = Editor(client)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     await client.start_io(sys.executable, "-m", "catalyst_dsl", "lsp", env=env)
-    await client.initialize_async(
-        lsp.InitializeParams(
-            capabilities=capabilities or lsp.ClientCapabilities(),
-            root_uri=project.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")],
-        )
+    await asyncio.wait_for(
+        client.initialize_async(
+            lsp.InitializeParams(
+                capabilities=capabilities or lsp.ClientCapabilities(),
+                root_uri=project.as_uri(),
+                workspace_folders=[lsp.WorkspaceFolder(uri=project.as_uri(), name="project")],
+            )
+        ),
+        60,
     )
     client.initialized(lsp.InitializedParams())
     server = client._server  # the process, for what it logged (pygls keeps no public handle)
@@ -141,7 +144,12 @@ async def _shut_down(client: LanguageClient, server) -> str:
         client.exit(None)
     except Exception:  # noqa: BLE001 - the failure being reported matters more
         pass
-    await client.stop()
+    try:  # a server that does not end by itself is stopped: a test never waits without end
+        await asyncio.wait_for(client.stop(), 30)
+    except (asyncio.TimeoutError, RuntimeError):
+        with contextlib.suppress(ProcessLookupError):
+            server.kill()
+        return "the server did not exit within 30 s of its shutdown and was killed"
     return (
         (await server.stderr.read()).decode("utf-8", "replace")
         if server is not None and server.stderr is not None
