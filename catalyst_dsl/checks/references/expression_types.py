@@ -253,6 +253,9 @@ class ExpressionTyping:
     def method(self, receiver: t.Type, callee: ast.Member, part: Part) -> t.Type:
         name = callee.name
         results: list[t.Type] = []
+        #: A text, list or number the value may be that has no such method (a name one
+        #: branch set to a number and another to a text): the run fails on that path.
+        refused: t.Type | None = None
         for option in t.options_of(receiver):
             if isinstance(option, t.AnyT):
                 for table in (B.STRING_METHODS, B.ARRAY_METHODS, B.NUMBER_METHODS):
@@ -269,12 +272,22 @@ class ExpressionTyping:
                 else {}
             )
             got = table.get(name)
+            if got is None and table:
+                refused = refused or option
             if got == "SAME":
                 results.append(option)
             elif got == "ITEM":
                 results.append(option.item)  # type: ignore[union-attr]
             elif got is not None:
                 results.append(got)  # type: ignore[arg-type]
+        if results and refused is not None:
+            self.sink.report(
+                NOT_ALLOWED_CALL,
+                f"the method '{name}' is not allowed on {t.a_type(refused)}, which this value may be",
+                part.span(callee),
+                help="give the value one type on every path (convert it where it is set), or test its type first",
+            )
+            return t.join(results)
         if results:
             return t.join(results)
         known = sorted(set(B.STRING_METHODS) | set(B.ARRAY_METHODS) | set(B.NUMBER_METHODS))
