@@ -17,8 +17,28 @@ from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.syntax.source import SourceFile
 
 
+class CheckedFiles:
+    """What a check's result is read by, from its `project`, `diagnostics`,
+    `compiled_sources` and `other_sources`: one process's (`LibraryCheck`) or a split
+    check's (`shards.SplitCheck`)."""
+
+    __slots__ = ()
+
+    @property
+    def sources(self) -> dict[str, SourceFile]:
+        found = {**self.compiled_sources, **self.other_sources}
+        settings = settings_source(self.project)
+        if settings is not None:
+            found[settings.path] = settings
+        return found
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity.value == "error" for d in self.diagnostics)
+
+
 @record(frozen=False)
-class LibraryCheck:
+class LibraryCheck(CheckedFiles):
     library: Library
     files: list[str]
     diagnostics: list[Diagnostic]
@@ -26,12 +46,8 @@ class LibraryCheck:
     other_sources: dict[str, SourceFile] = factory(dict)
 
     @property
-    def sources(self) -> dict[str, SourceFile]:
-        found = {**self.compiled_sources, **self.other_sources}
-        settings = settings_source(self.library.project)
-        if settings is not None:
-            found[settings.path] = settings
-        return found
+    def project(self) -> Project:
+        return self.library.project
 
     @property
     def catalog(self):
@@ -41,10 +57,6 @@ class LibraryCheck:
     def compiled_sources(self) -> dict[str, SourceFile]:
         """Every file compiled for the check that has a source, by path."""
         return {p: c.source for p, c in self.library.loaded().items() if c.source is not None}
-
-    @property
-    def has_errors(self) -> bool:
-        return any(d.severity.value == "error" for d in self.diagnostics)
 
 
 def check_project(

@@ -25,6 +25,7 @@ slower than planned, never poorer in findings.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -36,7 +37,8 @@ from typing import Callable
 from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.project import observed
-from catalyst_dsl.project.config import Project, settings_source
+from catalyst_dsl.project.check import CheckedFiles
+from catalyst_dsl.project.config import Project
 from catalyst_dsl.syntax.source import SourceFile
 
 log = logging.getLogger(__name__)
@@ -100,7 +102,7 @@ def split(files: list[str], jobs: int, min_share: int = MIN_SHARE) -> list[list[
 
 
 @record(frozen=False)
-class SplitCheck:
+class SplitCheck(CheckedFiles):
     """A library check put together from its shares; read as `project.check.LibraryCheck` is."""
 
     project: Project
@@ -112,18 +114,6 @@ class SplitCheck:
     other_sources: dict[str, SourceFile] = factory(dict)
     #: The shares' processes (`finish` waits for them to write their cache entries).
     children: list = factory(list)
-
-    @property
-    def sources(self) -> dict[str, SourceFile]:
-        found = {**self.compiled_sources, **self.other_sources}
-        settings = settings_source(self.project)
-        if settings is not None:
-            found[settings.path] = settings
-        return found
-
-    @property
-    def has_errors(self) -> bool:
-        return any(d.severity.value == "error" for d in self.diagnostics)
 
 
 @record(frozen=False)
@@ -256,7 +246,7 @@ def check_share(request: dict) -> Answer:
     if cache is not None and request.get("defer_entries"):
         cache.deferred = []  # written once the answer is out (`serve`)
     request["cache"] = cache
-    with observed.recording() if request["record"] else _Nothing() as facts:
+    with observed.recording() if request["record"] else contextlib.nullcontext() as facts:
         result = check_project(
             project,
             request["files"],
@@ -301,14 +291,6 @@ def _answer(result, elsewhere: frozenset[str], facts: dict | None) -> Answer:
         names,
         facts,
     )
-
-
-class _Nothing:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 class Share:
