@@ -253,8 +253,8 @@ class ExpressionTyping:
     def method(self, receiver: t.Type, callee: ast.Member, part: Part) -> t.Type:
         name = callee.name
         results: list[t.Type] = []
-        #: A text, list or number the value may be that has no such method (a name one
-        #: branch set to a number and another to a text): the run fails on that path.
+        #: A text, list, number or truth value the value may be that has no such method (a
+        #: name one branch set to a number and another to a text): the run fails on that path.
         refused: t.Type | None = None
         for option in t.options_of(receiver):
             if isinstance(option, t.AnyT):
@@ -272,7 +272,7 @@ class ExpressionTyping:
                 else {}
             )
             got = table.get(name)
-            if got is None and table:
+            if got is None and (table or isinstance(option, t.BooleanT)):  # a truth value has no methods
                 refused = refused or option
             if got == "SAME":
                 results.append(option)
