@@ -27,6 +27,7 @@ from catalyst_dsl._internal.records import record
 from catalyst_dsl.actions.catalog import Catalog
 from catalyst_dsl.compiler import Compiled, compile_bytes, read_playbook
 from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
+from catalyst_dsl.syntax.source import SourceFile
 
 
 class Compilations:
@@ -89,6 +90,17 @@ class Compilations:
         with self._lock:
             changed, self._changed = self._changed, set()
         return changed
+
+    def settle(self, checked: dict[str, SourceFile]) -> None:
+        """A check saw these texts: a file kept compiled from the very text the check saw
+        is no change since it. The split first check compiles its files in other processes,
+        and this one loads them after it (from their cache entries): without this, the
+        first edit that follows re-checked the whole library."""
+        with self._lock:
+            for path in list(self._changed):
+                kept, seen = self._kept.get(path), checked.get(path)
+                if kept is not None and seen is not None and kept[1].source == seen:
+                    self._changed.discard(path)
 
     def give_back(self, changed: set[str]) -> None:
         """Changes a check took but did not publish (a newer edit made it stale)."""

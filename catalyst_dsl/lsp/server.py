@@ -304,6 +304,8 @@ class CatalystServer(LanguageServer):
                 changed, checked = taken, result.files
                 if published:
                     now = incremental.snapshot(library, project.config)
+                    seen = result.compiled_sources
+                    self.compilations.settle({path: seen[path] for path in result.files if path in seen})
             if disk is not None:
                 disk.write_deferred()
             if not published:

@@ -217,7 +217,10 @@ def _together(project: Project, plan: Plan, answers: list[Answer], settings: lis
     cards, checked, calls, names = [], [], {}, {}
     for answer in answers:
         checked += answer.files
-        sources.update(answer.sources)
+        own = set(answer.files)
+        for path, source in answer.sources.items():  # a file's text as the share checking it read it
+            if path not in sources or path in own:
+                sources[path] = source
         others.update(answer.other_sources)
         cards += answer.cards
         for path, edges in answer.calls.items():

@@ -201,3 +201,23 @@ def test_a_change_recorded_while_another_thread_takes_the_changes_is_not_lost():
     interrupted.taker.join(timeout=5)
     taken.append(kept.take_changed())
     assert set().union(*taken) == {"/w/a.yaml"}
+
+
+def test_a_file_kept_as_a_check_saw_it_is_no_change_since_that_check():
+    # A split first check compiles in other processes; this one loads their files after
+    # it. Those loads are not changes, unless the text differs from what the check saw
+    # (the file changed on disk, or its buffer was edited, meanwhile).
+    from catalyst_dsl.compiler import Compiled
+    from catalyst_dsl.lsp.incremental import Compilations
+    from catalyst_dsl.syntax.source import SourceFile
+
+    def compiled(path: str, text: str) -> Compiled:
+        return Compiled(path, SourceFile(path, text), None, [])
+
+    kept = Compilations()
+    kept.keep("/w/a.yaml", b"a", compiled("/w/a.yaml", "a"))
+    kept.keep("/w/b.yaml", b"b2", compiled("/w/b.yaml", "b2"))
+    kept.keep("/w/c.yaml", b"c", compiled("/w/c.yaml", "c"))
+    seen = {"/w/a.yaml": SourceFile("/w/a.yaml", "a"), "/w/b.yaml": SourceFile("/w/b.yaml", "b1")}
+    kept.settle(seen)
+    assert kept.take_changed() == {"/w/b.yaml", "/w/c.yaml"}

@@ -86,3 +86,49 @@ def test_an_edit_during_the_first_check_is_never_lost(tmp_path: Path, monkeypatc
                 await asyncio.sleep(0.1)
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
+def test_the_first_edit_after_a_split_check_checks_only_what_it_reaches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: bool
+) -> None:
+    """Playbooks that call nothing: after the split first check, an edit of one of them
+    checks that file alone. The files the check had compiled, and those of the other
+    share loaded after it, counted as changed since the check, and the first edit checked
+    the whole library again (seconds in a large one)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache-home"))
+    root = tmp_path / "project"
+    folder = root / "playbooks"
+    folder.mkdir(parents=True)
+    (root / "catalyst.toml").write_text("" if cache else "check-cache = false\n")
+
+    def alone(i: int, step: str = "step") -> str:
+        return f"name: flow-{i}\ndescription: flow {i}\nowner: Engineer\nsteps:\n  - display: '{step} {i}'\n"
+
+    for i in range(COUNT):
+        (folder / f"flow-{i}.yaml").write_text(alone(i))
+    uris = [(folder / f"flow-{i}.yaml").as_uri() for i in range(COUNT)]
+    edited = uris[600]
+
+    async def run() -> None:
+        async with session(root) as editor:
+            editor.open(folder / "flow-600.yaml")
+            await editor._publication(
+                lambda: all(uri in editor.publications for uri in uris),
+                lambda: f"the first check published {len(editor.publications)} of {COUNT} files",
+                120,
+            )
+            before = dict(editor.publications)
+            editor.change(edited, alone(600, "{{ nowhere }}"))
+            await editor.until(edited, lambda ds: "C501" in _codes(ds), timeout=60)
+            # Its own findings, then the library check's publication of what it checked.
+            await editor._publication(
+                lambda: editor.publications[edited] >= before[edited] + 2,
+                lambda: "the library check after the edit never published the edited file",
+                60,
+            )
+            await asyncio.sleep(1)  # a whole library's publication would be out by now
+            again = sorted(uri for uri in uris if editor.publications[uri] != before[uri])
+            assert again == [edited]
+
+    asyncio.run(run())
