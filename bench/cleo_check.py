@@ -9,15 +9,16 @@ Prints the machine, its load, and CPU and wall time (min / median / max over the
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from catalyst_dsl.compiler import collector_tuned_for_checking, compile_path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import machine  # noqa: E402
+
+from catalyst_dsl.compiler import collector_tuned_for_checking, compile_path  # noqa: E402
 
 
 def cantbook(index: int) -> str:
@@ -123,11 +124,7 @@ def spread(values: list[float]) -> str:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    print(
-        f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}"
-    )
-    print("load (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         books = []

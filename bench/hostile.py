@@ -12,8 +12,6 @@ linear in the size (start-up, a fixed cost, pulls it below 4).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -23,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from processes import child_env  # noqa: E402
+from processes import child_env, machine  # noqa: E402
 
 HEAD = "name: hostile\ndescription: generated\nowner: Engineer\n"
 
@@ -108,11 +106,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every base size")
     args = parser.parse_args()
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}"
-    )
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"machine before: {machine()}")
     print(f"{'case':<16} {'command':<8} {'size':>8}  {'CPU s min/med/max':<20} {'wall s min/med/max':<20} 4n/n")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -137,7 +131,7 @@ def main() -> None:
                 medians.append(statistics.median(cpu))
                 ratio = f"{medians[1] / medians[0]:.1f}" if len(medians) == 2 else ""
                 print(f"{name:<16} {command:<8} {size:>8}  {spread(list(cpu)):<20} {spread(list(wall)):<20} {ratio}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"machine after: {machine()}")
     print(
         f"command: python -m catalyst_dsl check --no-cache FILE (or compile FILE), {args.runs} run(s) each, "
         "in a temporary project"

@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -36,6 +34,7 @@ from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).parent))
 from check_library import playbook  # noqa: E402  (the same generated playbooks)
+from processes import machine  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -154,13 +153,9 @@ def main() -> None:
             if 0 < i <= args.callers:
                 text += "  - playbook: generated-0\n    inputs:\n      feature-id: \"{{ feature-id }}\"\n"
             (root / "playbooks" / f"generated-{i}.yaml").write_text(text, encoding="utf-8")
-        print(
-            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}"
-        )
-        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"machine before: {machine()}")
         own, library, storm = asyncio.run(session(root, args.edits, args.steps, args.bursts, args.burst_size))
-        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"machine after: {machine()}")
     print(
         f"command: catalyst lsp, {args.edits} edits of a {args.steps}-step playbook "
         f"in a {args.playbooks}-playbook library, {args.callers} of which call it"

@@ -54,10 +54,32 @@ def spread(values: Sequence[float], unit: str = "s", digits: int = 3) -> str:
     return f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f} / {max(values):.{digits}f} {unit}"
 
 
+def reference_ms() -> float:
+    """How fast this machine runs Python now: the best of 5 timings of a fixed piece of
+    work (dictionaries, strings and calls, as a check spends its time), in milliseconds.
+    The project machine's speed moves with its host, which the load average does not show
+    (bench/README.md): a figure is comparable with another only beside this one."""
+
+    def work() -> int:
+        counts: dict[str, int] = {}
+        for i in range(200_000):
+            key = str(i % 997)
+            counts[key] = counts.get(key, 0) + len(key)
+        return sum(counts.values())
+
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def machine() -> str:
-    """What the figures were measured on, and how busy it was."""
+    """What the figures were measured on, how busy it was and how fast it ran."""
     one, five, _ = os.getloadavg()
     return (
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {one:.2f} (1 min) {five:.2f} (5 min)"
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {one:.2f} (1 min) {five:.2f} (5 min), "
+        f"reference work {reference_ms():.0f} ms"
     )
