@@ -70,10 +70,24 @@ class ExpressionTyping:
             )
             return None
         found: list[t.Type] = []
+        #: A text, list, number or truth value the value may be that has no such member (a
+        #: name set to a text, then to a number): there it reads as undefined, and the run
+        #: fails at the next member read. An object without it is left to the run, as a
+        #: value that may be null is.
+        refused: t.Type | None = None
         for option in options:
             got = _member_of(option, segment)
             if got is not None:
                 found.append(got)
+            elif not isinstance(option, t.ObjectT):
+                refused = refused or option
+        if found and refused is not None:
+            self.sink.report(
+                MEMBER_OF_NON_OBJECT,
+                f"'{path}' may be {t.a_type(refused)}, which has no member '{segment}'",
+                span,
+                help="give the value one type on every path (convert it where it is set), or test its type first",
+            )
         if found:
             return t.join(found)
         if len(options) == 1 and isinstance(options[0], t.ObjectT):
