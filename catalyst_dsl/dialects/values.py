@@ -23,9 +23,15 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest  # noqa: F401 (imported from here by the dialects and checks)
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.expr.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
+
+
+#: Imported at the first plain string lowered: a run whose check was replayed from the
+#: cache lowers nothing, and yaml_schema (PyYAML with it) costs it about 2 ms.
+_yaml_schema = lazy_module("catalyst_dsl.syntax.yaml_schema")
 
 
 def kind_of(node: YNode) -> str:
@@ -114,13 +120,10 @@ class ValueLowerer:
         return ir.Lit(value, span=node.span)
 
     def _yaml11(self, node: YScalar) -> None:
-        # Imported here: a run whose check was replayed from the cache lowers nothing, and
-        # yaml_schema (PyYAML with it) costs it about 2 ms.
-        from catalyst_dsl.syntax.yaml_schema import MAX_NUMBER_DIGITS, yaml11_reading
-
-        if len(node.text) > MAX_NUMBER_DIGITS:
+        schema = _yaml_schema()
+        if len(node.text) > schema.MAX_NUMBER_DIGITS:
             return  # a number that long is C016 already, whatever a tool reads it as
-        reading = yaml11_reading(node)
+        reading = schema.yaml11_reading(node)
         if reading is None:
             return
         self.sink.report(

@@ -27,11 +27,15 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.language import BINDINGS
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import Span
 
 #: A `script` step's `set('name', ...)`: the names it defines for the steps after it.
 _SCRIPT_SET = LazyPattern(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
+#: The checks of values in scripts, with the shell lexers (about 1.5 ms to import): only
+#: for a playbook with a script.
+_script_checks = lazy_module("catalyst_dsl.checks.references.scripts")
 
 
 class ReferenceChecker(ValueTyping):
@@ -165,10 +169,7 @@ class ReferenceChecker(ValueTyping):
         script = cfg.get(spec.script[0]) if spec.script is not None else None
         env_entries = cfg.get("env")
         if isinstance(script, (ir.Tmpl, ir.ListV)) or isinstance(env_entries, ir.MapV) and isinstance(script, ir.Lit):
-            # the shell lexers (about 1.5 ms to import) only for a playbook with a script
-            from catalyst_dsl.checks.references.scripts import check_script
-
-            check_script(
+            _script_checks().check_script(
                 script,
                 spec.script[1],
                 self.sink,
