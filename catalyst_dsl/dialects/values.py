@@ -232,9 +232,13 @@ class ValueLowerer:
         self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)
 
-    def mapping(self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=()) -> ir.MapV:
+    def mapping(
+        self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=(), pairs=None
+    ) -> ir.MapV:
+        """`pairs`: the pairs to read in place of `node`'s, which then gives the positions
+        only (a step's config: its action's value and the keys written beside it)."""
         entries = []
-        for key, value in node.pairs:
+        for key, value in node.pairs if pairs is None else pairs:
             field = schema.field(key.text)
             if field is None and not schema.open:
                 if key.text in extra_allowed:

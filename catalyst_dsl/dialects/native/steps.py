@@ -400,8 +400,8 @@ class StepLowering(LoweringPart):
                     )
                 ]
         pairs += siblings
-        fake = YMap(pairs, step.start, step.end, step.source)
-        return self.values.mapping(fake, schema, where, suggestions=RESERVED_STEP_KEYS)
+        # Read as one mapping at the step's place (the step itself gives the positions).
+        return self.values.mapping(step, schema, where, suggestions=RESERVED_STEP_KEYS, pairs=pairs)
 
     def _unknown_value(self, node: YNode, where: str) -> ir.Value:
         """A value under an unknown action: a list of mappings of which one names an action
