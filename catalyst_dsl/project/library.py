@@ -104,7 +104,9 @@ class Library:
         real = os.path.realpath(path)
         if not _inside(real, real_root):
             return "it is a link that leads outside the project, which a check never follows"
-        if (
+        if (".git" in real.casefold() or ".git" in path.casefold()) and (
+            # Only a path that holds `.git` when case-folded can have a `.git` segment
+            # (reserved.writes_git says why): the relative paths are worked out for those.
             reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None
             or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
         ):
