@@ -17,7 +17,14 @@ from catalyst_dsl.syntax.pyyaml import yaml
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_errors import report_reader_error, report_yaml_error
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
-from catalyst_dsl.syntax.yaml_schema import STANDARD_TAGS, NumberTooLarge, core_value, tagged_value, yaml11_reading
+from catalyst_dsl.syntax.yaml_schema import (
+    STANDARD_TAGS,
+    TYPED_FIRST_CHARS,
+    NumberTooLarge,
+    core_value,
+    tagged_value,
+    yaml11_reading,
+)
 
 try:  # libyaml when it is there: the pure-Python parser is ten times slower
     from yaml import CSafeLoader as _Loader
@@ -25,6 +32,8 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _ScalarEvent = yaml.ScalarEvent
+_MappingStartEvent, _SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MappingEndEvent, _SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
 
 #: Deeper flow nesting makes libyaml quadratic; no playbook needs it.
 MAX_DEPTH = 64
@@ -281,12 +290,12 @@ class _Composer:
     # Each feed returns True to stop reading events.
     def feed(self, event: yaml.Event) -> bool:
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is _ScalarEvent:
             return self._scalar(event)
-        if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            return self._start(event, kind is yaml.MappingStartEvent)
-        if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+        if kind is _MappingEndEvent or kind is _SequenceEndEvent:
             return self._end(event)
+        if kind is _MappingStartEvent or kind is _SequenceStartEvent:
+            return self._start(event, kind is _MappingStartEvent)
         if kind is yaml.AliasEvent:
             return self._alias(event)
         if kind is yaml.DocumentStartEvent:
@@ -356,8 +365,8 @@ class _Composer:
                     help="remove the tag or fix the value",
                 )
                 value = text
-        elif style:
-            value = text
+        elif style or (text and text[0] not in TYPED_FIRST_CHARS):
+            value = text  # quoted, or plain text that reads as nothing else (most scalars)
         else:
             try:
                 value = core_value(text)
@@ -415,7 +424,7 @@ class _Composer:
         frame = self.stack.pop()
         node = frame.node
         node.end = self.base + event.end_mark.index
-        if isinstance(node, YMap) and frame.merges:
+        if frame.merges:  # a mapping's only
             self._apply_merges(frame)
         return self._add(node, frame.anchor, frame.size)
 
