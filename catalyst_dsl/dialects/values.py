@@ -34,6 +34,11 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 _yaml_schema = lazy_module("catalyst_dsl.syntax.yaml_schema")
 
 
+#: The expected types whose values are not lowered by the node's kind: steps, input
+#: declarations, and unions (which pick the option the node fits).
+_LOWERED_APART = (t.StepsT, t.InputsT, t.UnionT)
+
+
 def kind_of(node: YNode) -> str:
     if isinstance(node, YScalar):
         v = node.value
@@ -180,11 +185,11 @@ class ValueLowerer:
     def value(self, node: YNode | None, expected: t.Type, where: str) -> ir.Value:
         if node is None:
             return ir.Lit(None)
-        if isinstance(expected, t.StepsT):
-            return self.lower_steps(node)
-        if isinstance(expected, t.InputsT):
-            return self.lower_inputs(node)
-        if isinstance(expected, t.UnionT):
+        if isinstance(expected, _LOWERED_APART):  # rarely: one question for most values
+            if isinstance(expected, t.StepsT):
+                return self.lower_steps(node)
+            if isinstance(expected, t.InputsT):
+                return self.lower_inputs(node)
             return self._union(node, expected, where)
         if isinstance(node, YScalar):
             return self.scalar(node, expected, where)
