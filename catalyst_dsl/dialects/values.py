@@ -34,6 +34,10 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 _yaml_schema = lazy_module("catalyst_dsl.syntax.yaml_schema")
 
 
+#: The config entries and templates of every step are made as `_new(Cls)` with
+#: `Cls.__init__` called as a function, not by calling the class: a class call copies the
+#: keyword arguments (their spans) into a dict and out again (CPython 3.11).
+_new = object.__new__
 #: The expected types whose values are not lowered by the node's kind: steps, input
 #: declarations, and unions (which pick the option the node fits).
 _LOWERED_APART = (t.StepsT, t.InputsT, t.UnionT)
@@ -102,7 +106,9 @@ class ValueLowerer:
         if not has_templates:
             return None
         parts = _with_literal_text(parsed.parts, text, literal) if literal else parsed.parts
-        return ir.Tmpl(text, parts, span=node.span, smap=smap, expected=expected)
+        tmpl = _new(ir.Tmpl)  # see `_new`
+        ir.Tmpl.__init__(tmpl, text, parts, span=node.span, smap=smap, expected=expected)
+        return tmpl
 
     def scalar(self, node: YScalar, expected: t.Type, where: str) -> ir.Value:
         value = node.value
@@ -260,7 +266,9 @@ class ValueLowerer:
                 continue
             ftype = field.type if field is not None else schema.rest or t.ANY
             # Keys repeat in every step of every playbook: one string each for the library.
-            entries.append(ir.Entry(sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span))
+            entry = _new(ir.Entry)  # see `_new`
+            ir.Entry.__init__(entry, sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span)
+            entries.append(entry)
         self.require(
             node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)}
         )
