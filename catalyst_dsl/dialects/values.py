@@ -34,7 +34,7 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 _yaml_schema = lazy_module("catalyst_dsl.syntax.yaml_schema")
 
 
-#: The config entries and templates of every step are made as `_new(Cls)` with
+#: The config, entries, templates and literals of every step are made as `_new(Cls)` with
 #: `Cls.__init__` called as a function, not by calling the class: a class call copies the
 #: keyword arguments (their spans) into a dict and out again (CPython 3.11).
 _new = object.__new__
@@ -128,7 +128,9 @@ class ValueLowerer:
         elif node.is_plain and isinstance(expected, t.AnyT):
             self._yaml11(node)
         self.check_literal(node, expected, where)
-        return ir.Lit(value, span=node.span)
+        lit = _new(ir.Lit)  # see `_new`
+        ir.Lit.__init__(lit, value, span=node.span)
+        return lit
 
     def _yaml11(self, node: YScalar) -> None:
         schema = _yaml_schema()
@@ -272,7 +274,9 @@ class ValueLowerer:
         self.require(
             node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)}
         )
-        return ir.MapV(tuple(entries), span=node.span)
+        config = _new(ir.MapV)  # see `_new`
+        ir.MapV.__init__(config, tuple(entries), span=node.span)
+        return config
 
     def require(self, node: YMap, schema: t.ObjectT, where: str, present: set[str]) -> None:
         for name, field in schema.fields:
