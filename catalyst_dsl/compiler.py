@@ -15,6 +15,7 @@ from catalyst_dsl._internal.collector import tuned_thresholds
 from catalyst_dsl.diagnostics.ids import FILE_TOO_LARGE, NOT_A_PLAYBOOK_FILE, UNREADABLE_FILE
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
 from catalyst_dsl._internal.records import factory, record
@@ -40,16 +41,24 @@ class Compiled:
         return any(d.severity.value == "error" for d in self.diagnostics)
 
 
-def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
-    from catalyst_dsl.checks.rules.playbook_rules import FILE_RULES
-    from catalyst_dsl.dialects import registry
-    from catalyst_dsl.syntax.yaml_loader import decode, load_yaml
+# The front end's modules, imported at the first compile (a command that compiles nothing
+# does not load them) and not again at every file.
+_playbook_rules = lazy_module("catalyst_dsl.checks.rules.playbook_rules")
+_registry = lazy_module("catalyst_dsl.dialects.registry")
+_yaml_loader = lazy_module("catalyst_dsl.syntax.yaml_loader")
+# The native front end, for native files only (about 1 ms a check of one file in another
+# dialect does not spend).
+_native_lowerer = lazy_module("catalyst_dsl.dialects.native.lowerer")
+_native_vocabulary = lazy_module("catalyst_dsl.dialects.native.vocabulary")
 
+
+def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Compiled:
+    registry = _registry()
     catalog = catalog or builtin_catalog()
     sink = DiagnosticSink()
     if len(data) > MAX_FILE_BYTES:
         return _too_large(path, len(data))
-    source = decode(data, path, sink)
+    source = _yaml_loader().decode(data, path, sink)
     if source is None:
         return Compiled(path, None, None, sink.sorted())
     playbook = None
@@ -61,31 +70,25 @@ def compile_bytes(data: bytes, path: str, catalog: Catalog | None = None) -> Com
 
         playbook = compile_markdown(source, sink, catalog)
     else:
-        root = load_yaml(source, sink)
+        root = _yaml_loader().load_yaml(source, sink)
         # An empty document (no root) is the dialect's to report, as C014; a YAML error is not.
         if root is not None or not sink.has_errors:
             if dialect is None and root is not None:
                 dialect = registry.by_content(root, sink)
             if dialect is not None:
                 playbook = dialect.reader().compile_document(source, root, sink, catalog)
+            elif _native_vocabulary().ordinary_yaml(root, catalog.declares):
+                sink.report(
+                    NOT_A_PLAYBOOK_FILE,
+                    "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
+                    source.span(0, min(len(source.text), 1)),
+                    help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` "
+                    "(directory scans skip such files)",
+                )
             else:
-                # The native front end, imported for native files only (about 1 ms a
-                # check of one file in another dialect does not spend).
-                from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
-                from catalyst_dsl.dialects.native.vocabulary import ordinary_yaml
-
-                if ordinary_yaml(root, catalog.declares):
-                    sink.report(
-                        NOT_A_PLAYBOOK_FILE,
-                        "this YAML file is not a playbook: it has no `steps:` and none of a playbook's keys",
-                        source.span(0, min(len(source.text), 1)),
-                        help="check playbooks, not other YAML; a playbook needs at least `name:` and `steps:` "
-                        "(directory scans skip such files)",
-                    )
-                else:
-                    playbook = CatalystLowerer(source, sink, catalog).playbook(root)
+                playbook = _native_lowerer().CatalystLowerer(source, sink, catalog).playbook(root)
     calls: list[CallSite] = []
-    for rule in FILE_RULES if playbook is not None else ():
+    for rule in _playbook_rules().FILE_RULES if playbook is not None else ():
         calls += rule(playbook, sink, catalog) or ()
     return Compiled(path, source, playbook, sink.sorted(), calls)
 

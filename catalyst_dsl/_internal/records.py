@@ -255,7 +255,7 @@ def _first_init(qualname: str, found: tuple[Field, ...], frozen: bool) -> tuple[
     state: dict[str, Any] = {"left": COMPILE_AFTER, "owner": None}
 
     def compiled() -> Callable:
-        init = _init(qualname, found, frozen)
+        init = _init(qualname, found, frozen, state["owner"])
         init.__qualname__ = f"{qualname}.__init__"
         if state["owner"] is not None:
             state["owner"].__init__ = init
@@ -290,14 +290,19 @@ def _first_init(qualname: str, found: tuple[Field, ...], frozen: bool) -> tuple[
     return __init__, settle
 
 
-def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
+def _init(qualname: str, found: tuple[Field, ...], frozen: bool, owner: type | None = None) -> Callable:
     """`__init__` with the record's own signature, like attrs' own: IR nodes are made by
     the hundred thousand, and such a function is the fastest way to make them.
 
     Compiling one per class cost most of a record's making, so the code is compiled once
     per shape (how many positional and keyword-only parameters, which fields have a
     factory) with placeholder names, and each class gets a copy renamed to its own fields;
-    the defaults are the function's own (`__defaults__`, `__kwdefaults__`), not code."""
+    the defaults are the function's own (`__defaults__`, `__kwdefaults__`), not code.
+
+    An immutable record's fields are set each through its slot's own setter (`_set<i>`,
+    the `__set__` of `owner`'s slot): its class refuses `self.x = ...`, and the setter
+    is about twice as fast as `object.__setattr__`, which looks the slot up by name (a
+    library's check makes hundreds of thousands of IR nodes)."""
     ordered, shape = _shape(found, frozen)
     made = shape[3]
     code = _SHAPES.get(shape)
@@ -313,9 +318,10 @@ def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
     )
     namespace: dict[str, Any] = {
         "_NOTHING": _NOTHING,
-        "_setattr_of": object.__setattr__.__get__,
         **{f"_make{i}": f.default.make for i, f in enumerate(ordered) if made[i]},
     }
+    if frozen:
+        namespace.update((f"_set{i}", _slot_setter(owner, f.name)) for i, f in enumerate(ordered))
     defaults = {
         f.alias: _NOTHING if type(f.default) is factory else f.default for f in ordered if f.default is not _NOTHING
     }
@@ -327,6 +333,15 @@ def _init(qualname: str, found: tuple[Field, ...], frozen: bool) -> Callable:
     )
     init.__kwdefaults__ = {f.alias: defaults[f.alias] for f in ordered if f.kw_only and f.alias in defaults} or None
     return init
+
+
+def _slot_setter(owner: type | None, name: str) -> Callable[[object, Any], None]:
+    """What sets the field `name` of an immutable record of `owner`: its slot's setter,
+    or `object.__setattr__` by name when the class is not known yet."""
+    slot = owner.__dict__.get(name) if owner is not None else None
+    if type(slot) is _SLOT:
+        return slot.__set__
+    return lambda made, value: object.__setattr__(made, name, value)
 
 
 def _shape(found: tuple[Field, ...], frozen: bool) -> tuple[tuple[Field, ...], tuple]:
@@ -378,10 +393,10 @@ _SOURCE_NAME = "<record __init__>"
 def _shaped_source(frozen: bool, positional: int, keyword: int, made: tuple[bool, ...]) -> str:
     params = [f"p{i}" for i in range(positional)]
     keywords = [f"p{i}" for i in range(positional, positional + keyword)]
-    lines = ["    _setattr = _setattr_of(self)"] if frozen and made else []
+    lines = []
     for i in range(len(made)):
         value = f"_make{i}() if p{i} is _NOTHING else p{i}" if made[i] else f"p{i}"
-        lines.append(f"    _setattr('f{i}', {value})" if frozen else f"    self.f{i} = {value}")
+        lines.append(f"    _set{i}(self, {value})" if frozen else f"    self.f{i} = {value}")
     signature = ", ".join(["self", *params, *(["*", *keywords] if keywords else [])])
     return f"def __init__({signature}):\n" + ("\n".join(lines) or "    pass") + "\n"
 

@@ -23,9 +23,24 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest  # noqa: F401 (imported from here by the dialects and checks)
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl.syntax.scalar_map import ScalarMap
 from catalyst_dsl.syntax.expr.templates import might_be_template, parse_template
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
+
+
+#: Imported at the first plain string lowered: a run whose check was replayed from the
+#: cache lowers nothing, and yaml_schema (PyYAML with it) costs it about 2 ms.
+_yaml_schema = lazy_module("catalyst_dsl.syntax.yaml_schema")
+
+
+#: The config, entries, templates and literals of every step are made as `_new(Cls)` with
+#: `Cls.__init__` called as a function, not by calling the class: a class call copies the
+#: keyword arguments (their spans) into a dict and out again (CPython 3.11).
+_new = object.__new__
+#: The expected types whose values are not lowered by the node's kind: steps, input
+#: declarations, and unions (which pick the option the node fits).
+_LOWERED_APART = (t.StepsT, t.InputsT, t.UnionT)
 
 
 def kind_of(node: YNode) -> str:
@@ -91,7 +106,9 @@ class ValueLowerer:
         if not has_templates:
             return None
         parts = _with_literal_text(parsed.parts, text, literal) if literal else parsed.parts
-        return ir.Tmpl(text, parts, span=node.span, smap=smap, expected=expected)
+        tmpl = _new(ir.Tmpl)  # see `_new`
+        ir.Tmpl.__init__(tmpl, text, parts, span=node.span, smap=smap, expected=expected)
+        return tmpl
 
     def scalar(self, node: YScalar, expected: t.Type, where: str) -> ir.Value:
         value = node.value
@@ -111,16 +128,15 @@ class ValueLowerer:
         elif node.is_plain and isinstance(expected, t.AnyT):
             self._yaml11(node)
         self.check_literal(node, expected, where)
-        return ir.Lit(value, span=node.span)
+        lit = _new(ir.Lit)  # see `_new`
+        ir.Lit.__init__(lit, value, span=node.span)
+        return lit
 
     def _yaml11(self, node: YScalar) -> None:
-        # Imported here: a run whose check was replayed from the cache lowers nothing, and
-        # yaml_schema (PyYAML with it) costs it about 2 ms.
-        from catalyst_dsl.syntax.yaml_schema import MAX_NUMBER_DIGITS, yaml11_reading
-
-        if len(node.text) > MAX_NUMBER_DIGITS:
+        schema = _yaml_schema()
+        if len(node.text) > schema.MAX_NUMBER_DIGITS:
             return  # a number that long is C016 already, whatever a tool reads it as
-        reading = yaml11_reading(node)
+        reading = schema.yaml11_reading(node)
         if reading is None:
             return
         self.sink.report(
@@ -177,11 +193,11 @@ class ValueLowerer:
     def value(self, node: YNode | None, expected: t.Type, where: str) -> ir.Value:
         if node is None:
             return ir.Lit(None)
-        if isinstance(expected, t.StepsT):
-            return self.lower_steps(node)
-        if isinstance(expected, t.InputsT):
-            return self.lower_inputs(node)
-        if isinstance(expected, t.UnionT):
+        if isinstance(expected, _LOWERED_APART):  # rarely: one question for most values
+            if isinstance(expected, t.StepsT):
+                return self.lower_steps(node)
+            if isinstance(expected, t.InputsT):
+                return self.lower_inputs(node)
             return self._union(node, expected, where)
         if isinstance(node, YScalar):
             return self.scalar(node, expected, where)
@@ -229,9 +245,13 @@ class ValueLowerer:
         self.sink.report(WRONG_TYPE, f"{where} expects {t.a_type(expected)}, got {kind_of(node)}", head_span(node))
         return self.value(node, t.ANY, where)
 
-    def mapping(self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=()) -> ir.MapV:
+    def mapping(
+        self, node: YMap, schema: t.ObjectT, where: str, *, extra_allowed=(), suggestions=(), pairs=None
+    ) -> ir.MapV:
+        """`pairs`: the pairs to read in place of `node`'s, which then gives the positions
+        only (a step's config: its action's value and the keys written beside it)."""
         entries = []
-        for key, value in node.pairs:
+        for key, value in node.pairs if pairs is None else pairs:
             field = schema.field(key.text)
             if field is None and not schema.open:
                 if key.text in extra_allowed:
@@ -248,11 +268,15 @@ class ValueLowerer:
                 continue
             ftype = field.type if field is not None else schema.rest or t.ANY
             # Keys repeat in every step of every playbook: one string each for the library.
-            entries.append(ir.Entry(sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span))
+            entry = _new(ir.Entry)  # see `_new`
+            ir.Entry.__init__(entry, sys.intern(key.text), self.value(value, ftype, f"'{key.text}'"), span=key.span)
+            entries.append(entry)
         self.require(
             node, schema, where, {e.key for e in entries if not (isinstance(e.value, ir.Lit) and e.value.value is None)}
         )
-        return ir.MapV(tuple(entries), span=node.span)
+        config = _new(ir.MapV)  # see `_new`
+        ir.MapV.__init__(config, tuple(entries), span=node.span)
+        return config
 
     def require(self, node: YMap, schema: t.ObjectT, where: str, present: set[str]) -> None:
         for name, field in schema.fields:

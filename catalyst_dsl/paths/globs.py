@@ -285,8 +285,17 @@ def template_segments(text: str) -> tuple[Segment, ...]:
 def check_template(text: str) -> None:
     """Raises the GlobError `Glob.from_template(text)` would raise; returns for a valid
     pattern, most of them without being parsed (see `_plain_names`)."""
-    if _plain_names(_convert_template(text)[0]) is None:
+    if _template_names(text) is None:
         template_segments(text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _template_names(text: str) -> tuple[str, ...] | None:
+    """`_plain_names` of the glob a written path stands for (its templates each a `*`).
+    Remembered: a program's write is checked (`check_template`), then its prefix asked
+    (`template_prefix`), and a playbook's writes again for each playbook calling it."""
+    names = _plain_names(_convert_template(text)[0])
+    return None if names is None else tuple(names)
 
 
 def _plain_names(glob_text: str) -> list[str] | None:
@@ -595,7 +604,7 @@ def fixed_prefix(glob: Glob) -> str:
 def template_prefix(text: str) -> str:
     """`fixed_prefix(Glob.from_template(text))`, from the segments' text where the pattern
     is plain (see `_plain_names`), else from the parsed segments."""
-    names = _plain_names(_convert_template(text)[0])
+    names = _template_names(text)
     if names is None:
         return _segments_prefix(template_segments(text))
     literal = []

@@ -10,6 +10,8 @@ case and without trailing dots and spaces, as case-folding file systems compare 
 
 from __future__ import annotations
 
+import functools
+
 GIT = ".git"
 
 _WILDCARDS = ("*", "?", "[", "{", "\\")
@@ -45,9 +47,12 @@ def names_git(pattern: str) -> bool:
     return any(is_git(segment) for segment in plain_prefix(pattern))
 
 
+@functools.lru_cache(maxsize=4096)
 def writes_git(pattern: str) -> bool:
     """Whether a write pattern surely writes into a `.git` directory: a segment of it is
-    `.git` (a wildcard or template elsewhere does not change that)."""
+    `.git` (a wildcard or template elsewhere does not change that). Remembered: a
+    playbook's writes are asked again for each playbook that calls it, and case folding
+    goes over the whole text."""
     if ".git" not in pattern.casefold():
         # Nearly every pattern: case folding goes character by character, so a segment
         # that folds to `.git` (trailing dots and spaces aside) puts `.git` in the whole.

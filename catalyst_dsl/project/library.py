@@ -24,11 +24,16 @@ from catalyst_dsl.checks.library_view import Edge, ProjectFacts, twins
 from catalyst_dsl.compiler import PLAYBOOK_SUFFIXES, Compiled, compile_bytes, compile_path
 from catalyst_dsl.diagnostics.ids import UNREADABLE_FILE
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.config import Project
 from catalyst_dsl.project.discovery import discover_folders
+
+
+#: The dialects, which name a playbook for its callers (imported at the first call looked up).
+_registry = lazy_module("catalyst_dsl.dialects.registry")
 
 
 class Library:
@@ -99,7 +104,9 @@ class Library:
         real = os.path.realpath(path)
         if not _inside(real, real_root):
             return "it is a link that leads outside the project, which a check never follows"
-        if (
+        if (".git" in real.casefold() or ".git" in path.casefold()) and (
+            # Only a path that holds `.git` when case-folded can have a `.git` segment
+            # (reserved.writes_git says why): the relative paths are worked out for those.
             reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None
             or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
         ):
@@ -117,10 +124,8 @@ class Library:
         return dict(self._compiled)
 
     def playbook_name(self, path: str) -> str | None:
-        from catalyst_dsl.dialects import registry
-
         pb = self.compiled(path).playbook
-        return registry.address(pb, path) if pb is not None else None
+        return _registry().address(pb, path) if pb is not None else None
 
     def named(self, name: str) -> list[str]:
         """Files whose playbook is called `name`, in search order; of a YAML file and a

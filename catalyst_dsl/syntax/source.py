@@ -26,7 +26,11 @@ class Span:
     for every node, and only the few that end up in a diagnostic are ever shown. A library
     of 2,000 playbooks holds about 300,000 spans, so each is kept small (two slots and one
     integer, where a tuple of offsets cost twice that). Equal, ordered and hashed by file
-    and position, and immutable, like the attrs class it replaces.
+    and position, and immutable, like the attrs class it replaces: what it shows (`file`,
+    `line`, `col`, `end_line`, `end_col`) are properties without setters, and it has no
+    other attributes. Its two private slots are set by plain assignment, only here: a class
+    that refuses every assignment in a `__setattr__` of its own makes each one of them a
+    call, and a check makes a span for nearly every node it reads.
     """
 
     #: Before it is positioned: (the SourceFile, start << _SHIFT | end). After: (the
@@ -34,8 +38,8 @@ class Span:
     __slots__ = ("_src", "_at")
 
     def __init__(self, file: str, line: int, col: int, end_line: int, end_col: int) -> None:
-        object.__setattr__(self, "_src", file)
-        object.__setattr__(self, "_at", (line, col, end_line, end_col))
+        self._src = file
+        self._at = (line, col, end_line, end_col)
 
     @staticmethod
     def _within(source: SourceFile, start: int, end: int) -> Span:
@@ -47,12 +51,11 @@ class Span:
     def _packed(source: SourceFile, at: int) -> Span:
         """A lazy span of `source` from its two offsets packed in `at` (see `_SHIFT`).
 
-        Each slot is set through its own descriptor (`_SET_SRC`, `_SET_AT`): a check makes
-        a span per node and the check cache reads thousands back, and this is about twice
-        as fast as `object.__setattr__`, which looks each slot up by name."""
+        Made without `__init__`, its slots assigned directly: a check makes a span per node
+        and the check cache reads thousands back."""
         span = _new(Span)
-        _SET_SRC(span, source)
-        _SET_AT(span, at)
+        span._src = source
+        span._at = at
         return span
 
     @property
@@ -65,8 +68,8 @@ class Span:
         if type(at) is int:
             source = self._src
             at = (*source.position(at >> _SHIFT), *source.position(at & _MASK))
-            object.__setattr__(self, "_src", source.path)
-            object.__setattr__(self, "_at", at)
+            self._src = source.path
+            self._at = at
         return at
 
     def offsets_in(self, source: SourceFile) -> tuple[int, int] | None:
@@ -96,12 +99,6 @@ class Span:
 
     def _key(self) -> tuple:
         return (self.file, *self._where())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"a Span cannot be changed ({name})")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a Span cannot be changed ({name})")
 
     def __eq__(self, other: object) -> bool:
         return self._key() == other._key() if type(other) is Span else NotImplemented
@@ -139,9 +136,6 @@ class Span:
 
 
 _new = object.__new__
-#: The setters of a span's two slots (see `Span._packed`).
-_SET_SRC = Span.__dict__["_src"].__set__
-_SET_AT = Span.__dict__["_at"].__set__
 
 
 class SourceFile:
@@ -202,8 +196,8 @@ class SourceFile:
             return Span._within(self, start, end)
         # `Span._packed` written out: a check makes a span for nearly every node it reads.
         span = _new(Span)
-        _SET_SRC(span, self)
-        _SET_AT(span, start << _SHIFT | end)
+        span._src = self
+        span._at = start << _SHIFT | end
         return span
 
     def unpack(self, packed: object) -> Span | None:

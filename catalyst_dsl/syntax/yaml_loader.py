@@ -17,7 +17,14 @@ from catalyst_dsl.syntax.pyyaml import yaml
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_errors import report_reader_error, report_yaml_error
 from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq
-from catalyst_dsl.syntax.yaml_schema import STANDARD_TAGS, NumberTooLarge, core_value, tagged_value, yaml11_reading
+from catalyst_dsl.syntax.yaml_schema import (
+    STANDARD_TAGS,
+    TYPED_FIRST_CHARS,
+    NumberTooLarge,
+    core_value,
+    tagged_value,
+    yaml11_reading,
+)
 
 try:  # libyaml when it is there: the pure-Python parser is ten times slower
     from yaml import CSafeLoader as _Loader
@@ -25,6 +32,8 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _ScalarEvent = yaml.ScalarEvent
+_MappingStartEvent, _SequenceStartEvent = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MappingEndEvent, _SequenceEndEvent = yaml.MappingEndEvent, yaml.SequenceEndEvent
 
 #: Deeper flow nesting makes libyaml quadratic; no playbook needs it.
 MAX_DEPTH = 64
@@ -250,15 +259,17 @@ def _too_deep_flow_at(text: str) -> int | None:
 class _Frame:
     __slots__ = ("node", "anchor", "key", "has_key", "keys", "size", "merges")
 
-    def __init__(self, node: YSeq | YMap, anchor: str | None) -> None:
+    def __init__(self, node: YSeq | YMap, anchor: str | None, mapping: bool) -> None:
         self.node = node
         self.anchor = anchor
         #: The key waiting for its value; None with has_key set for a collection key (C012).
         self.key: YScalar | None = None
         self.has_key = False
-        self.keys: dict[str, YScalar] = {}
+        #: A mapping's keys so far (None for a list, which has none).
+        self.keys: dict[str, YScalar] | None = {} if mapping else None
         self.size = 1
-        self.merges: list[tuple[YScalar, YNode]] = []
+        #: The mapping's `<<` keys with their values, once it has one (few mappings do).
+        self.merges: list[tuple[YScalar, YNode]] | None = None
 
 
 class _Composer:
@@ -279,12 +290,12 @@ class _Composer:
     # Each feed returns True to stop reading events.
     def feed(self, event: yaml.Event) -> bool:
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is _ScalarEvent:
             return self._scalar(event)
-        if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-            return self._start(event, kind is yaml.MappingStartEvent)
-        if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+        if kind is _MappingEndEvent or kind is _SequenceEndEvent:
             return self._end(event)
+        if kind is _MappingStartEvent or kind is _SequenceStartEvent:
+            return self._start(event, kind is _MappingStartEvent)
         if kind is yaml.AliasEvent:
             return self._alias(event)
         if kind is yaml.DocumentStartEvent:
@@ -354,8 +365,8 @@ class _Composer:
                     help="remove the tag or fix the value",
                 )
                 value = text
-        elif style:
-            value = text
+        elif style or (text and text[0] not in TYPED_FIRST_CHARS):
+            value = text  # quoted, or plain text that reads as nothing else (most scalars)
         else:
             try:
                 value = core_value(text)
@@ -369,11 +380,28 @@ class _Composer:
                 value = text
         node = YScalar(value, text, style, start, end, self.source, tag)
         self.written += 1
-        return self._add(node, event.anchor, 1)
+        anchor = event.anchor
+        stack = self.stack
+        if anchor is not None or not stack:
+            return self._add(node, anchor, 1)
+        # `_add` written out for the usual scalar, one without an anchor in a list or a
+        # mapping: most events of a file are such scalars.
+        frame = stack[-1]
+        frame.size += 1
+        parent = frame.node
+        if frame.keys is None:  # a list
+            parent.items.append(node)
+            return False
+        if not frame.has_key:
+            frame.key, frame.has_key = self._key(node), True
+            return False
+        return self._pair(frame, parent, node)
 
     def _start(self, event: yaml.Event, mapping: bool) -> bool:
-        start, end = self._span_of(event)
-        self._check_tag(event, start, end)
+        base = self.base
+        start, end = base + event.start_mark.index, base + event.end_mark.index
+        if event.tag is not None:
+            self._check_tag(event, start, end)
         flow = bool(event.flow_style)
         node: YSeq | YMap = (
             YMap([], start, end, self.source, flow) if mapping else YSeq([], start, end, self.source, flow)
@@ -389,14 +417,14 @@ class _Composer:
         if event.anchor is not None:
             self.anchors[event.anchor] = None  # in progress: an alias to it is recursive
         self.written += 1
-        self.stack.append(_Frame(node, event.anchor))
+        self.stack.append(_Frame(node, event.anchor, mapping))
         return False
 
     def _end(self, event: yaml.Event) -> bool:
         frame = self.stack.pop()
         node = frame.node
         node.end = self.base + event.end_mark.index
-        if isinstance(node, YMap) and frame.merges:
+        if frame.merges:  # a mapping's only
             self._apply_merges(frame)
         return self._add(node, frame.anchor, frame.size)
 
@@ -442,12 +470,16 @@ class _Composer:
         frame = self.stack[-1]
         frame.size += size
         parent = frame.node
-        if isinstance(parent, YSeq):
+        if frame.keys is None:  # a list
             parent.items.append(node)
             return False
         if not frame.has_key:
             frame.key, frame.has_key = self._key(node), True
             return False
+        return self._pair(frame, parent, node)
+
+    def _pair(self, frame: _Frame, parent: YMap, node: YNode) -> bool:
+        """`node` is the value of the key `frame` holds: the pair goes into `parent`."""
         key, frame.key, frame.has_key = frame.key, None, False
         if key is None:
             # A collection key (reported as C012) is dropped with its value: a stand-in
@@ -455,6 +487,8 @@ class _Composer:
             # or one and a real "?" key, share a mapping) and in every later key check.
             return False
         if key.text == "<<" and key.is_plain:
+            if frame.merges is None:
+                frame.merges = []
             frame.merges.append((key, node))
             return False
         first = frame.keys.get(key.text)
@@ -473,7 +507,9 @@ class _Composer:
 
     def _key(self, node: YNode) -> YScalar | None:
         if isinstance(node, YScalar):
-            if node.is_plain and node.text and not isinstance(node.value, str):
+            if node.style:
+                return node  # a quoted key is text, for YAML 1.1 tools too
+            if node.text and not isinstance(node.value, str):
                 reading = yaml11_reading(node) or f"{_kind_of(node.value)}"
                 self.sink.report(
                     ids.NON_STRING_KEY,

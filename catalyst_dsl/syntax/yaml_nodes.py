@@ -95,16 +95,20 @@ def head_span(node: YNode) -> Span:
     source = node.source
     text = source.text
     start = node.start
+    size = len(text)
     # Where the first line's text ends (before its newline and carriage returns), found by
     # looking forward from the start, not through the line table: every step's span is one.
-    # An end at or before the start gives the one character the `max` below gives anyway.
-    at = min(max(start, 0), len(text))
+    # An end at or before the start gives the one character after the start anyway. The
+    # bounds are compared here, not with min() and max(): every step's span is one.
+    at = 0 if start < 0 else size if start > size else start
     line_end = text.find("\n", at)
     if line_end == -1:
-        line_end = len(text)
+        line_end = size
     while line_end > at and text[line_end - 1] == "\r":
         line_end -= 1
-    return source.span(start, min(node.end, max(line_end, start + 1)))
+    if line_end <= start:
+        line_end = start + 1
+    return source.span(start, node.end if node.end < line_end else line_end)
 
 
 def to_python(node: YNode | None) -> object:

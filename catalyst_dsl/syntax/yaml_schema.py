@@ -36,6 +36,11 @@ class NumberTooLarge(ValueError):
     """A plain scalar that reads as a number with more than MAX_NUMBER_DIGITS digits."""
 
 
+#: The first characters of every plain scalar that `core_value` reads as other than its
+#: text (null, a boolean, a number): one that starts with any other character is text.
+TYPED_FIRST_CHARS = frozenset("~nNtTfF-+0123456789.")
+
+
 def core_value(text: str) -> object:
     """The YAML 1.2 core-schema value of a plain scalar. NumberTooLarge for a number longer
     than any playbook needs."""
@@ -101,7 +106,7 @@ def yaml11_reading(node: YScalar) -> str | None:
 
     Returns None when YAML 1.1 and 1.2 agree, else a phrase such as "a boolean".
     """
-    if not node.is_plain or node.tag is not None:
+    if node.style or node.tag is not None:  # not plain, or tagged
         return None
     if _YAML11_FIRST_CHARS is not None and node.text[:1] not in _YAML11_FIRST_CHARS:
         return None  # most keys and words: no YAML 1.1 type starts with their first character

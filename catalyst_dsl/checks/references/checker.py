@@ -27,11 +27,17 @@ from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl.ir.language import BINDINGS
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.source import Span
 
 #: A `script` step's `set('name', ...)`: the names it defines for the steps after it.
 _SCRIPT_SET = LazyPattern(r"""\bset\(\s*(['"])([A-Za-z0-9_$-]+)\1""")
+#: The config values a step's nested steps may be in (`ir.nested_steps`).
+_HOLDERS = (ir.StepsV, ir.ListV, ir.MapV)
+#: The checks of values in scripts, with the shell lexers (about 1.5 ms to import): only
+#: for a playbook with a script.
+_script_checks = lazy_module("catalyst_dsl.checks.references.scripts")
 
 
 class ReferenceChecker(ValueTyping):
@@ -96,8 +102,9 @@ class ReferenceChecker(ValueTyping):
             if name is not None:
                 self.all_definitions.setdefault(name.value, name.span)
             for entry in step.config.entries:
-                for nested in ir.nested_steps(entry.value):
-                    self._collect_definitions(nested)
+                if isinstance(entry.value, _HOLDERS):  # a text or a number holds no steps
+                    for nested in ir.nested_steps(entry.value):
+                        self._collect_definitions(nested)
 
     # -- steps -----------------------------------------------------------------------------------
 
@@ -116,7 +123,8 @@ class ReferenceChecker(ValueTyping):
     def step(self, step: ir.Step, scope: Scope) -> None:
         if step.condition is not None:
             self.condition(step.condition, scope, "condition")
-        self.checks(step.requires, scope, "requires")
+        if step.requires is not None:
+            self.checks(step.requires, scope, "requires")
         for w in step.writes:
             self.value(w, scope)
         if step.gate is not None and step.gate.when == "before":
@@ -124,7 +132,8 @@ class ReferenceChecker(ValueTyping):
         result = self._action(step, scope)
         if step.name:
             self._step_name(step, result, scope)
-        self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
+        if step.ensures is not None:
+            self.checks(step.ensures, scope, "ensures")  # after the step: its own result is visible
         if step.bindings is not None:
             self.value(step.bindings, scope)
         if step.name == BINDINGS:
@@ -165,10 +174,7 @@ class ReferenceChecker(ValueTyping):
         script = cfg.get(spec.script[0]) if spec.script is not None else None
         env_entries = cfg.get("env")
         if isinstance(script, (ir.Tmpl, ir.ListV)) or isinstance(env_entries, ir.MapV) and isinstance(script, ir.Lit):
-            # the shell lexers (about 1.5 ms to import) only for a playbook with a script
-            from catalyst_dsl.checks.references.scripts import check_script
-
-            check_script(
+            _script_checks().check_script(
                 script,
                 spec.script[1],
                 self.sink,

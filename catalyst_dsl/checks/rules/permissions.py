@@ -31,6 +31,7 @@ from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import literal_leaving_base, place
 from catalyst_dsl.checks.library_view import Edge, LibraryView
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl._internal.records import record
 from catalyst_dsl.syntax.source import Span
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from catalyst_dsl.paths.globs import Glob
 
 # The glob automata are imported when a playbook writes something, not at start-up.
+_globs = lazy_module("catalyst_dsl.paths.globs")
 
 
 @record
@@ -170,11 +172,10 @@ class PermissionChecker:
         pattern = placed.path
         if pattern is None:
             return
-        from catalyst_dsl.paths.globs import GlobError, check_template
-
+        globs = _globs()
         try:
-            check_template(pattern)  # kept as text, compiled when needed (Write.glob)
-        except GlobError as exc:
+            globs.check_template(pattern)  # kept as text, compiled when needed (Write.glob)
+        except globs.GlobError as exc:
             # A plain protocol path leaving its base is C106 already (see literal_path there).
             if report is not None and not (isinstance(value, ir.Lit) and literal_leaving_base(text)):
                 report.report(
@@ -189,9 +190,7 @@ class PermissionChecker:
     def _never_writable(self, write: Write, sink: DiagnosticSink) -> None:
         """C824: a program's declared write inside `.git/` or the state directory, which its
         confinement never grants (docs/running.md, "Programs are confined")."""
-        from catalyst_dsl.paths.globs import template_prefix
-
-        prefix = template_prefix(write.pattern)
+        prefix = _globs().template_prefix(write.pattern)
         state_dir = self.library.project.config.state_dir.strip("/")
         for protected, what in ((".git", "git's own files"), (state_dir, "catalyst's run state")):
             if prefix == protected or prefix.startswith(protected + "/"):
@@ -221,11 +220,10 @@ class PermissionChecker:
             pattern = place(text).path
             if pattern is None:
                 continue
-            from catalyst_dsl.paths.globs import Glob, GlobError
-
+            globs = _globs()
             try:
-                found.append(Glob.from_template(pattern))
-            except GlobError as exc:
+                found.append(globs.Glob.from_template(pattern))
+            except globs.GlobError as exc:
                 if report:
                     self.sink.report(
                         BAD_PATH,

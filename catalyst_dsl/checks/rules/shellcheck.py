@@ -25,6 +25,7 @@ from catalyst_dsl.diagnostics.ids import (
 )
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
+from catalyst_dsl._internal.lazy_module import lazy_module
 
 if TYPE_CHECKING:
     from catalyst_dsl.syntax.shell.shellcheck import ScriptView
@@ -42,6 +43,8 @@ CODE_OF_LEVEL = {
 }
 #: ShellCheck's "referenced but not assigned", which a variable given in `env:` is not.
 _NOT_ASSIGNED = 2154
+#: What ShellCheck reads of a script (with the bash analysis): only for a library with bash scripts.
+_views = lazy_module("catalyst_dsl.syntax.shell.shellcheck")
 
 
 class _Script:
@@ -106,14 +109,12 @@ def _scripts(library: LibraryView, path: str) -> list[_Script]:
         if spec is None or spec.script is None or spec.script[1] not in SHELLS:
             continue
         value = step.config.get(spec.script[0])
-        if isinstance(value, (ir.Tmpl, ir.Lit)):
-            from catalyst_dsl.syntax.shell.shellcheck import script_view
         if isinstance(value, ir.Tmpl):
-            view = script_view(value.text, value.parts, ir.computed_keys(step.config.get("env")))
+            view = _views().script_view(value.text, value.parts, ir.computed_keys(step.config.get("env")))
             # (a result read from the check cache keeps no map: it is made again)
             smap = value.smap or _scalar_map(value, value.text, compiled.source)
         elif isinstance(value, ir.Lit) and isinstance(value.value, str):
-            view = script_view(value.value, None)
+            view = _views().script_view(value.value, None)
             smap = _scalar_map(value, value.value, compiled.source)
         else:
             continue

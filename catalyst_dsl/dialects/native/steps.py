@@ -31,6 +31,7 @@ from catalyst_dsl.syntax.yaml_nodes import YMap, YNode, YScalar, YSeq, head_span
 
 #: RESERVED_STEP_KEYS as a set, for the question asked of every key of every step.
 _RESERVED = frozenset(RESERVED_STEP_KEYS)
+_new = object.__new__
 
 
 class StepLowering(LoweringPart):
@@ -226,7 +227,12 @@ class StepLowering(LoweringPart):
         bindings = (
             self.values.value(reserved["bindings"][1], BINDINGS, "'bindings'") if "bindings" in reserved else None
         )
-        return ir.Step(
+        # Made without calling the class, its `__init__` called as a function: a class call
+        # copies these twenty keyword arguments into a dict and out again (CPython 3.11),
+        # which was a third of making a step, and every step of every playbook is made here.
+        lowered = _new(ir.Step)
+        ir.Step.__init__(
+            lowered,
             action=action,
             config=config,
             name=name,
@@ -248,6 +254,7 @@ class StepLowering(LoweringPart):
             bindings=bindings if isinstance(bindings, (ir.MapV, ir.Tmpl)) else None,
             cache=cache,
         )
+        return lowered
 
     def _checkpoint_flag(self, node: YNode) -> tuple[bool | str | None, ir.Gate | None]:
         """`checkpoint:` next to an action: `true` or a message (a pause after the step), the
@@ -400,8 +407,8 @@ class StepLowering(LoweringPart):
                     )
                 ]
         pairs += siblings
-        fake = YMap(pairs, step.start, step.end, step.source)
-        return self.values.mapping(fake, schema, where, suggestions=RESERVED_STEP_KEYS)
+        # Read as one mapping at the step's place (the step itself gives the positions).
+        return self.values.mapping(step, schema, where, suggestions=RESERVED_STEP_KEYS, pairs=pairs)
 
     def _unknown_value(self, node: YNode, where: str) -> ir.Value:
         """A value under an unknown action: a list of mappings of which one names an action

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from catalyst_dsl.diagnostics import ids
+from catalyst_dsl._internal.lazy_module import lazy_module
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl.syntax.expr import nodes as ast
 from catalyst_dsl._internal.records import record, replace
@@ -73,6 +74,10 @@ def parse_template(text: str) -> ParsedTemplate:
         )
     return _Splitter(text).run()
 
+
+#: The expression parser (with lalr.py, ~0.5 ms to import), only for a template whose
+#: inside is read: a run from the check cache gets its templates parsed.
+_parser = lazy_module("catalyst_dsl.syntax.expr.parser")
 
 #: The characters that may start `\\{{`, `\\}}`, `\\${{`, `${{` or `{{`; the text between is text.
 _MARKER_START = LazyPattern(r"[\\${]")
@@ -155,10 +160,7 @@ class _Splitter:
             )
             self.buffer_start = end
             return end
-        # The expression parser (with lalr.py, ~0.5 ms to import) only for a template
-        # whose inside is read: a run from the check cache gets its templates parsed.
-        from catalyst_dsl.syntax.expr import parser
-
+        parser = _parser()
         try:
             ref = parser.parse(inner, "reference")
         except parser.ExpressionSyntaxError as exc:
@@ -216,8 +218,7 @@ class _Splitter:
             )
             self.buffer_start = end
             return end
-        from catalyst_dsl.syntax.expr import parser  # as for a reference above
-
+        parser = _parser()
         try:
             expr = parser.parse(inner, "expression")
         except parser.ExpressionSyntaxError as exc:
