@@ -16,6 +16,7 @@ _SHAPES = {
     "loop": "trapezium",
     "fork": "box3d",
     "join": "circle",
+    "merge": "point",
     "checkpoint": "hexagon",
     "call": "component",
     "try": "cds",

@@ -87,6 +87,10 @@ class _Flow:
 
     def step(self, step: ir.Step, path: str, exits: list[Exit]) -> list[Exit]:
         name = step_label(step).split(" (")[0]
+        if step.condition is not None and len(exits) > 1:
+            # The ways in meet at one point first: drawn from each of them, the arrows round
+            # a run of N steps with conditions would be N * N, and a picture of thousands.
+            exits = [(self.box("", "merge", path, exits), "", "normal")]
         if step.gate is not None and step.gate.when == "before":
             exits = self.pause(step.gate.message, f"checkpoint before {name}", path, exits)
         draw = _DRAWN.get(step.action, _Flow.plain)

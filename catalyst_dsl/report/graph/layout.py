@@ -21,6 +21,8 @@ FONT_SIZE = 13
 CHAR_WIDTH = 7.4
 BOX_HEIGHT = 40
 DECISION_HEIGHT = 56
+#: A point where ways meet (a dot, no label).
+MERGE_SIZE = 12.0
 ROW_GAP = 56
 COLUMN_GAP = 36
 MARGIN = 24
@@ -60,6 +62,8 @@ def box_size(label: str, kind: str) -> tuple[float, float]:
         return max(90.0, text + 70), DECISION_HEIGHT
     if kind == "join":
         return max(60.0, text + 24), BOX_HEIGHT
+    if kind == "merge":
+        return MERGE_SIZE, MERGE_SIZE
     return max(80.0, text + 28 + (24 if kind in ("checkpoint", "loop", "call", "try") else 0)), BOX_HEIGHT
 
 

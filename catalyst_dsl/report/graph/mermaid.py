@@ -23,6 +23,7 @@ _SHAPES = {
     "loop": ("[/", "\\]"),
     "fork": ("[[", "]]"),
     "join": ("((", "))"),
+    "merge": ("((", "))"),
     "checkpoint": ("{{", "}}"),
     "call": ("[[", "]]"),
     "try": (">", "]"),
@@ -56,7 +57,9 @@ def to_mermaid(graph: Graph) -> str:
     lines = ["flowchart TD"]
     for node in graph.nodes:
         left, right = _SHAPES.get(node.kind, ("[", "]"))
-        lines.append(f'    {node.id}{left}"{label_text(node.label)}"{right}')
+        # A merge point has no words; Mermaid draws an empty quoted label as no box at all.
+        text = label_text(node.label) or " "
+        lines.append(f'    {node.id}{left}"{text}"{right}')
     red: list[int] = []
     for index, link in enumerate(graph.links):
         arrow = _ARROWS.get(link.style, "-->")

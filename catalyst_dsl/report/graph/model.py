@@ -15,7 +15,8 @@ from catalyst_dsl._internal.records import record
 #: `start`/`end` (rounded), `step` (a box), `decision` (a diamond: an `if` or a `route`),
 #: `loop` (a `for-each` or a `retry-block`, its body's arrow coming back to it), `fork`
 #: and `join` (a `parallel` group's ends), `checkpoint` (a pause for a person), `call`
-#: (another playbook), `try` (the steps whose errors a handler catches), `elided` (steps a
+#: (another playbook), `try` (the steps whose errors a handler catches), `merge` (a point
+#: where the ways into a step with a condition meet), `elided` (steps a
 #: partial flow leaves out), `playbook` (a playbook of the library's call graph) and
 #: `missing` (a call to a playbook that is not found).
 KINDS = (
@@ -26,6 +27,7 @@ KINDS = (
     "loop",
     "fork",
     "join",
+    "merge",
     "checkpoint",
     "call",
     "try",

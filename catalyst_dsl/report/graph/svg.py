@@ -22,6 +22,7 @@ COLOURS = {
     "loop": ("#ede9fe", "#6d28d9"),
     "fork": ("#cffafe", "#0e7490"),
     "join": ("#cffafe", "#0e7490"),
+    "merge": ("#4b5563", "#4b5563"),
     "checkpoint": ("#fce7f3", "#be185d"),
     "call": ("#dcfce7", "#15803d"),
     "try": ("#ffedd5", "#c2410c"),
@@ -124,7 +125,7 @@ def _box(node: Node, box: Box) -> list[str]:
             f'{left:.1f},{bottom:.1f}" {paint}/>'
         )
     else:
-        radius = h / 2 if node.kind in ("start", "end", "join") else 6
+        radius = h / 2 if node.kind in ("start", "end", "join", "merge") else 6
         shape = f'<rect x="{left:.1f}" y="{top:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{radius:.1f}" {paint}/>'
     lines = [f"<g><title>{escape(safe_text(node.label))}</title>", shape]
     if node.kind in ("call", "fork"):
@@ -133,9 +134,10 @@ def _box(node: Node, box: Box) -> list[str]:
             f'<path d="M{left + 8:.1f},{top:.1f} V{bottom:.1f} M{right - 8:.1f},{top:.1f} V{bottom:.1f}" '
             f'stroke="{stroke}" stroke-width="1.5"/>'
         )
-    lines.append(
-        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" dominant-baseline="central" fill="#111827">'
-        f"{escape(shown(node.label))}</text>"
-    )
+    if node.label:
+        lines.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" dominant-baseline="central" fill="#111827">'
+            f"{escape(shown(node.label))}</text>"
+        )
     lines.append("</g>")
     return lines
