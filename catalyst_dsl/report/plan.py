@@ -192,8 +192,6 @@ def acting_paths(plan: Mapping[str, Any]) -> list[str]:
 
 @functools.cache
 def _environment():
-    import html
-
     import jinja2
 
     env = jinja2.Environment(
@@ -202,7 +200,7 @@ def _environment():
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(md=md_text, code=md_code, html=html.escape)
+    env.filters.update(md=md_text, code=md_code, html=md_html)
     return env
 
 
@@ -353,6 +351,14 @@ def md_text(text: str | None) -> str:
         return ""
     escaped = _MD_SPECIAL.sub(r"\\\1", text)
     return "<br>".join(escaped.splitlines())
+
+
+def md_html(text: str | None) -> str:
+    """`text` inside an HTML tag of the Markdown (a `<summary>`): escaped, and on one line,
+    since a blank line ends the HTML block and what follows would be read as Markdown."""
+    import html
+
+    return html.escape(" ".join((text or "").splitlines()))
 
 
 def md_code(text: str | None, cell: bool = False) -> str:

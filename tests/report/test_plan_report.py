@@ -761,3 +761,28 @@ def test_the_markdown_plan_draws_the_flow_of_the_steps_that_act(project):
     project.write("out/note.md", "hi")
     quiet = project.run("notes", "--what-if", "--format", "markdown")
     assert "### Flow" not in quiet.output  # nothing would change: nothing to draw
+
+
+def test_markdown_file_change_summary_stays_one_html_block() -> None:
+    # A blank line ends the <details> HTML block: a file name holding one would let the
+    # rest of the name be read as Markdown (a heading, a mention, an image).
+    hostile = "out/a\n\n# Heading @someone\n\n<img src=x>.txt"
+    diff = "--- /dev/null\n+++ b/out/a.txt\n@@ -0,0 +1 @@\n+x\n"
+    text = render_markdown(
+        plan(
+            "x",
+            [
+                step(
+                    "steps/0",
+                    "w\n\nx",
+                    "file-write",
+                    "create",
+                    effects=[{"change": "create", "path": hostile, "diff": diff}],
+                )
+            ],
+        )
+    )
+    summary = next(line for line in text.splitlines() if line.startswith("<details><summary>+ "))
+    assert summary.endswith("</summary>")
+    assert "<code>out/a  # Heading @someone  &lt;img src=x&gt;.txt</code>" in summary
+    assert "\n# Heading" not in text
