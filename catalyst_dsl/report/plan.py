@@ -345,11 +345,20 @@ def fence(text: str) -> str:
 _MD_SPECIAL = LazyPattern(r"([\\`*_\[\]<>|~&#])")
 
 
+#: `@name` and `#12` (`owner/repo#12` too) that GitHub would read as a mention or a reference:
+#: a backslash does not stop it (it reads them after the Markdown), so the comment would
+#: notify whoever a playbook's text names, or mark another repository's issue as referenced.
+_GITHUB_LINKS = LazyPattern(r"([@#])(?=[A-Za-z0-9])")
+#: Between the sign and the name: drawn as nothing, it keeps GitHub from reading a link.
+ZERO_WIDTH_SPACE = "\u200b"
+
+
 def md_text(text: str | None) -> str:
-    """`text` shown as it is in Markdown (in a table cell too): specials escaped, newlines as `<br>`."""
+    """`text` shown as it is in Markdown (in a table cell too): specials escaped, newlines as
+    `<br>`, no mention or issue reference."""
     if not text:
         return ""
-    escaped = _MD_SPECIAL.sub(r"\\\1", text)
+    escaped = _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, _MD_SPECIAL.sub(r"\\\1", text))
     return "<br>".join(escaped.splitlines())
 
 
@@ -358,7 +367,8 @@ def md_html(text: str | None) -> str:
     since a blank line ends the HTML block and what follows would be read as Markdown."""
     import html
 
-    return html.escape(" ".join((text or "").splitlines()))
+    # Text, not an attribute: quotes stay, so no `&#x27;` whose `#` would look like a reference.
+    return _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, html.escape(" ".join((text or "").splitlines()), quote=False))
 
 
 def md_code(text: str | None, cell: bool = False) -> str:

@@ -784,5 +784,25 @@ def test_markdown_file_change_summary_stays_one_html_block() -> None:
     )
     summary = next(line for line in text.splitlines() if line.startswith("<details><summary>+ "))
     assert summary.endswith("</summary>")
-    assert "<code>out/a  # Heading @someone  &lt;img src=x&gt;.txt</code>" in summary
+    assert "<code>out/a  # Heading @\u200bsomeone  &lt;img src=x&gt;.txt</code>" in summary
     assert "\n# Heading" not in text
+
+
+def test_markdown_mentions_and_references_of_a_playbook_are_not_links() -> None:
+    # GitHub reads `@name` and `#12` after the Markdown, whatever backslash is before them:
+    # a comment quoting them would notify those people or reference those issues.
+    checkpoint = step(
+        "steps/0",
+        "ask @octocat",
+        "checkpoint",
+        "would-pause",
+        approval={"message": "ping @org/team about other/repo#12 and #3"},
+    )
+    effect = {"change": "create", "path": "notes-@octocat-#4.md", "diff": "+x\n"}
+    text = render_markdown(
+        plan("x", [checkpoint, step("steps/1", "w @octocat", "file-write", "create", effects=[effect])])
+    )
+    assert not re.search(r"[@#][A-Za-z0-9]", text.split("```diff")[0].replace("`steps/", "")), text
+    zw = plan_report.ZERO_WIDTH_SPACE
+    assert f"ping @{zw}org/team about other/repo\\#{zw}12 and \\#{zw}3" in text
+    assert f"<code>notes-@{zw}octocat-#{zw}4.md</code>" in text
