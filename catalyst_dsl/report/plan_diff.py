@@ -16,6 +16,7 @@ import json
 from typing import Any, Iterator, Mapping
 
 from catalyst_dsl._internal.records import record
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, walk
 
 #: What a regenerated golden plan is made with (for the messages below).
@@ -84,10 +85,10 @@ def explain(expected_text: str, actual: Mapping[str, Any], shown: str) -> str:
     except ValueError:
         expected = None
     if not isinstance(expected, dict):
-        return f"{shown} is not a what-if plan (not a JSON object); make it again with {REGENERATE}\n"
+        return safe_text(f"{shown} is not a what-if plan (not a JSON object); make it again with {REGENERATE}") + "\n"
     problem = format_problem(expected, shown)
     if problem is not None:
-        return problem + "\n"
+        return safe_text(problem) + "\n"
     return render_text(diff_plans(expected, actual))
 
 
@@ -199,8 +200,10 @@ def summary_line(diff: PlanDiff) -> str:
 
 def render_text(diff: PlanDiff) -> str:
     """The difference as lines, each step's first with its mark at the start (`+`, `~`, `-`), so
-    that a `diff` code block colours them; the summary line last. Text only: the caller makes
-    it safe for where it goes (a terminal, a Markdown fence)."""
+    that a `diff` code block colours them; the summary line last. Addresses and file names
+    are the playbook's text, so a control character in them is written as its escape
+    (`\\x1b`): the lines go to a terminal (pytest, `--expect-plan`) as they are; a Markdown
+    fence is the caller's to make."""
     lines: list[str] = []
     for step in diff.steps:
         lines += _step_lines(step)
@@ -211,7 +214,7 @@ def render_text(diff: PlanDiff) -> str:
     if diff.empty:
         lines.append("  (no change to what the run would do)")
     lines += ["", summary_line(diff)]
-    return "".join(line + "\n" for line in lines)
+    return "".join(safe_text(line) + "\n" for line in lines)
 
 
 def _step_lines(step: StepChange) -> list[str]:

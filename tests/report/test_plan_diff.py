@@ -269,3 +269,18 @@ def test_a_comment_cuts_a_long_list_of_changes_and_keeps_its_summary() -> None:
     hidden = len(full) - (len(block) - 1)  # all but the lines shown and the summary
     assert block[-2] == f"… {hidden} more lines: run pytest to see them all"
     assert block[-1] == "Plan: 0 to add, 100 to change, 0 to remove."
+
+
+def test_control_characters_in_names_reach_the_terminal_as_escapes() -> None:
+    # A file name made from an input (`out/{{who}}.txt`) with an OSC sequence retitled the
+    # terminal of whoever ran pytest or `--expect-plan` on the changed plan.
+    hostile = "out/\x1b]0;owned\x07\x1b[2J.txt"
+    old = _spec_plan()
+    old["steps"][2]["effects"][0]["path"] = hostile
+    old["steps"][2]["address"] = "write\x1b[31m"
+    new = copy.deepcopy(old)
+    new["steps"][2]["effects"][0]["diff"] = "changed"
+    text = plan_diff.render_text(plan_diff.diff_plans(old, new))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "~ write\\x1b[31m (file-write) changed:" in text
+    assert "effects[out/\\x1b]0;owned\\x07\\x1b[2J.txt].diff" in text
