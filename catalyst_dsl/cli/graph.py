@@ -76,6 +76,16 @@ def _flow(name: str, steps: tuple[str, ...]):
         # A flow is still worth seeing while a playbook is being written (a missing owner,
         # an unknown input): drawn, with a word that it would not run as it is.
         click.echo(f"note: {path} has {len(errors)} error(s), which `catalyst check` shows", err=True)
+    if steps:
+        from catalyst_dsl.report.graph.flow import unknown_steps
+
+        unknown = unknown_steps(flow_graph(result.playbook), steps)
+        if unknown:
+            raise click.UsageError(
+                f"--step {unknown[0]} names no step of {result.playbook.name}: a path is where a step sits, "
+                "as a what-if plan and a run's journal write it (`steps/2/then/0`); "
+                f"`catalyst graph {name}` draws them all"
+            )
     return flow_graph(result.playbook, steps or None)
 
 

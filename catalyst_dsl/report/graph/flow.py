@@ -43,6 +43,13 @@ def flow_graph(playbook: ir.Playbook, only: Optional[Collection[str]] = None) ->
     return graph
 
 
+def unknown_steps(graph: Graph, paths: Collection[str]) -> list[str]:
+    """The paths of `paths` at which the full flow `graph` draws no step (a typo, a step
+    since removed): a partial flow of them would fold every step and mark none."""
+    drawn = {node.path for node in graph.nodes if node.path is not None}
+    return [path for path in paths if _static(path) not in drawn]
+
+
 def value_text(value: Optional[ir.Value]) -> str:
     """A config value as the playbook wrote it, for a label: a template's text, a literal."""
     if isinstance(value, ir.Tmpl):

@@ -114,6 +114,10 @@ def test_the_cli_refuses_what_it_cannot_draw(tmp_path, monkeypatch) -> None:
     broken.write_text("name: [unclosed\n", encoding="utf-8")
     refused = CliRunner().invoke(cli, ["graph", str(broken)])
     assert refused.exit_code == 1 and "Traceback" not in refused.output and "fix these errors" in refused.output
+    # A path at which no step sits would fold every step and mark none.
+    nowhere = CliRunner().invoke(cli, ["graph", "hello", "--step", "steps/99", "--step", "steps/3/each/2/0"])
+    assert nowhere.exit_code == 2 and "--step steps/99 names no step of hello" in nowhere.output
+    assert CliRunner().invoke(cli, ["graph", "hello", "--step", "steps/3/each/2/0"]).exit_code == 0
     unwritable = CliRunner().invoke(cli, ["graph", "hello", "-o", str(tmp_path / "no" / "such" / "x.svg")])
     assert unwritable.exit_code == 1 and "cannot write the picture" in unwritable.output
 
