@@ -29,6 +29,32 @@ def safe_text(text: str) -> str:
     return UNSAFE.sub(lambda m: escape_character(m.group()), text)
 
 
+def _columns(char: str) -> int:
+    """Columns a terminal gives `char`: two for wide (CJK, most emoji), none for a mark
+    that combines with the one before."""
+    import unicodedata
+
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cut_to_columns(text: str, columns: int) -> str:
+    """`text` in at most `columns` terminal columns, ending in `…` when cut: a line longer
+    than the terminal wraps, and a carriage return then goes back to its last row only."""
+    if text.isascii() and len(text) <= columns:
+        return text
+    used, kept = 0, []
+    for char in text:
+        width = _columns(char)
+        if used + width > columns - 1:
+            rest = sum(_columns(c) for c in text[len(kept) :])
+            return text if used + rest <= columns else "".join(kept) + "…"
+        used += width
+        kept.append(char)
+    return text
+
+
 def is_terminal(stream: object) -> bool:
     """Whether `stream` is a terminal: False for a stream Python has none of (a command
     started with its standard input or output closed sets it to None) or one closed since."""

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
-from catalyst_dsl._internal.terminal_text import safe_text
+from catalyst_dsl._internal.terminal_text import cut_to_columns, safe_text
 
 #: A braille spinner: one frame per tick, so the line shows life even between seconds.
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -129,9 +129,12 @@ class StatusLine:
         tail = f" · {elapsed_text(now - since)}"
         import shutil  # here: a run that never shows the line (a pipe, a what-if) does not import it
 
-        room = max(10, shutil.get_terminal_size((80, 24)).columns - 1 - len("⠋ running ") - len(tail))
-        if len(label) > room:
-            label = label[: room - 1] + "…"
-        self.out.write(f"{ERASE}{spinner} running {label}{tail}")
+        # Columns, not characters: a wide name that wrapped left a row behind at each redraw.
+        columns = shutil.get_terminal_size((80, 24)).columns - 1
+        room = max(1, columns - 2)  # after the spinner and its space
+        line = cut_to_columns(f"running {label}{tail}", room)
+        if not line.endswith(tail):
+            line = cut_to_columns(cut_to_columns(f"running {label}", max(1, room - len(tail))) + tail, room)
+        self.out.write(f"{ERASE}{spinner} {line}")
         self.out.flush()
         self.shown = True

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import io
 import threading
+import unicodedata
 
+import pytest
+
+from catalyst_dsl._internal.terminal_text import cut_to_columns
 from catalyst_dsl.runtime.events import Events, paint
 from catalyst_dsl.runtime.status_line import ERASE, StatusLine, elapsed_text
 
@@ -150,3 +154,28 @@ def test_a_step_name_is_one_line_whatever_it_holds() -> None:
     lines = out.getvalue().splitlines()
     assert not any(line.startswith("error: forged") for line in lines), lines
     assert "✗ a\\x1b[31m\\x0aerror: forged (route) 500 ms: RoutingFailed: no branch holds" in lines
+
+
+@pytest.mark.parametrize("columns", [80, 30, 12, 4])
+def test_the_line_fits_the_terminal_in_columns_whatever_its_width(monkeypatch, columns: int) -> None:
+    # Wide characters take two columns: a line cut by characters wrapped, and each redraw
+    # (a carriage return to the last row) left a row of it behind.
+    monkeypatch.setenv("COLUMNS", str(columns))
+    line, out, clock = _line()
+    line._thread = object()
+    line.started("部署" * 30 + " (bash)", 0)
+    clock.now += 75
+    _draw(line)
+    shown = out.getvalue().removeprefix(ERASE)
+    width = sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in shown)
+    assert width <= columns - 1, shown
+    if columns >= 30:
+        assert shown.endswith(" · 1m15s") and "…" in shown
+
+
+def test_cut_to_columns() -> None:
+    assert cut_to_columns("abc", 3) == "abc"
+    assert cut_to_columns("abcd", 3) == "ab…"
+    assert cut_to_columns("部署部", 5) == "部署…"
+    assert cut_to_columns("部署", 4) == "部署"
+    assert cut_to_columns("e\u0301" * 5, 5) == "e\u0301" * 5  # combining accents take no column
