@@ -160,6 +160,7 @@ MD_LINE_CHARS = 200  # characters of one diff line
 MD_TEXT_CHARS = 300  # characters of a reason or an approval message
 MD_NAME_CHARS = 80  # characters of a step name
 MD_TABLE_OPEN = 30  # the step table starts open up to this many rows
+MD_TABLE_ROWS = 200  # rows of the step table (a row is up to about 250 characters)
 
 #: What needs a reviewer first, in this order: what destroys or fails, what the plan
 #: cannot know, what waits for a person.
@@ -235,8 +236,10 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
                 "conditional": bool(step.get("conditional")),
                 "depth": depth,
             }
-            for step, depth in entries
+            for step, depth in entries[:MD_TABLE_ROWS]
         ],
+        "rows_more": max(0, len(entries) - MD_TABLE_ROWS),
+        "step_count": len(entries),
         "confined": [
             {
                 "path": step["path"],

@@ -134,30 +134,53 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
     labels = plan_labels(plan)
     flow = _changed_flow(root, playbook_file, golden, plan) if stale else None
-    sections = comment_sections(plan, labels, _against_golden(golden_text, plan, golden_shown, stale), flow)
+    against = _against_golden(golden_text, plan, golden_shown, stale)
+    sections = comment_sections(plan, labels, against, flow, _flow(root, playbook_file, plan_report.acting_paths(plan)))
     return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
 
 
-def comment_sections(plan: dict, labels: tuple[str, ...], against_golden: str, flow: str | None = None) -> list[str]:
+def comment_sections(
+    plan: dict, labels: tuple[str, ...], against_golden: str, flow: str | None = None, acting: str | None = None
+) -> list[str]:
     """The sections of a comment, in order, each Markdown ending with a newline: what the plan
-    does, what changed against the golden plan, the flow of the steps that changed (a
-    Mermaid chart GitHub draws), the plan itself."""
+    does, what changed against the golden plan, the flow of the steps that changed (`flow`,
+    its section), the plan itself (with `acting`, the Mermaid flow of the steps it acts in,
+    as `--what-if --format markdown` shows it)."""
     sections = [
         "Labels: " + " · ".join(f"**{label}**" for label in labels) + "\n",
         against_golden,
     ]
     if flow:
-        sections.append(f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n")
-    sections.append(plan_report.render_markdown(plan, marker=False))
+        sections.append(flow)
+    sections.append(plan_report.render_markdown(plan, marker=False, flow=acting))
     return sections
 
 
 def _changed_flow(root: Path, playbook_file: str, golden: dict, plan: dict) -> str | None:
-    """The Mermaid flow of the steps added or changed since the golden plan, with the control
-    steps around them; None when none was (only removals, or plan-wide changes)."""
+    """The section with the Mermaid flow of the steps added or changed since the golden plan,
+    with the control steps around them; None when none was (only removals, or plan-wide
+    changes)."""
     if plan_diff.format_problem(golden, "") is not None:
         return None
     paths = [step.path for step in plan_diff.diff_plans(golden, plan).steps if step.kind != "remove"]
+    flow = _flow(root, playbook_file, paths)
+    if flow is not None:
+        return f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n"
+    if not paths:
+        return None
+    from catalyst_dsl.report.graph import MERMAID_MAX_ARROWS, MERMAID_MAX_TEXT
+
+    command = plan_report.md_code(f"catalyst graph {playbook_file} --format svg -o flow.svg")
+    return (
+        "### Flow of what changed\n\n"
+        f"Too large for GitHub's Mermaid to draw ({len(paths)} steps changed; it draws at most "
+        f"{MERMAID_MAX_ARROWS} arrows and {MERMAID_MAX_TEXT:,} characters): {command} draws the whole flow.\n"
+    )
+
+
+def _flow(root: Path, playbook_file: str, paths: list[str]) -> str | None:
+    """The Mermaid flow of the steps at `paths` and the control steps around them; None
+    when there are none, or too many for GitHub's Mermaid to draw."""
     if not paths:
         return None
     from catalyst_dsl.compiler import compile_path

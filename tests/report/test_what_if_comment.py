@@ -226,6 +226,28 @@ def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_fai
     )
 
 
+def test_a_comment_on_a_large_plan_stays_under_githubs_limit(tmp_path: Path) -> None:
+    # 2,000 steps added to bye: the comment was 204,000 characters (GitHub refuses more than
+    # 65,536), its flow of changes 2,000 arrows (GitHub's Mermaid draws at most 500).
+    root = _project(tmp_path)
+    added = "".join(f"  - name: step-{n}\n    display: x\n" for n in range(2000))
+    (root / "playbooks" / "bye.yaml").write_text(BYE.replace("steps:\n", "steps:\n" + added))
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(cli, ["what-if-comment", "--print", "--no-fail-on-stale", "playbooks/bye.yaml"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    body = result.output.split("note: ")[0]
+    assert len(body) < 65_536
+    assert "### Flow of what changed\n\nToo large for GitHub's Mermaid to draw (2000 steps changed;" in body
+    assert "`catalyst graph playbooks/bye.yaml --format svg -o flow.svg` draws the whole flow" in body
+    assert "<summary>2001 steps</summary>" in body and "… and 1801 more steps, in the JSON plan" in body
+    # The plan's own flow (the step that writes) is drawn: it is small.
+    assert "### Flow\n\n```mermaid\n" in body and '"file-write@' in body
+
+
 def test_a_golden_plan_of_an_older_format_is_named_not_compared(tmp_path: Path) -> None:
     root = _project(tmp_path)
     golden = root / "golden" / "hello.plan.json"

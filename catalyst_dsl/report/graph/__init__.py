@@ -23,10 +23,21 @@ def render(graph: Graph, fmt: str) -> str:
     return to_mermaid(graph)
 
 
-def mermaid_flow(playbook, only=None) -> str:
+#: What Mermaid draws at most, by its defaults (`maxEdges`, `maxTextSize`), which GitHub
+#: keeps: a larger chart is shown as an error where the picture would be.
+MERMAID_MAX_ARROWS = 500
+MERMAID_MAX_TEXT = 50_000
+
+
+def mermaid_flow(playbook, only=None) -> str | None:
     """The Mermaid flow of `playbook`, or of the steps at the paths `only` (a plan's
-    `path`s) with the control steps around them: what a pull-request comment shows."""
+    `path`s) with the control steps around them: what a pull-request comment shows.
+    None when Mermaid would refuse to draw it (too many arrows or characters)."""
     from catalyst_dsl.report.graph.flow import flow_graph
     from catalyst_dsl.report.graph.mermaid import to_mermaid
 
-    return to_mermaid(flow_graph(playbook, only))
+    graph = flow_graph(playbook, only)
+    if len(graph.links) > MERMAID_MAX_ARROWS:
+        return None
+    text = to_mermaid(graph)
+    return text if len(text) <= MERMAID_MAX_TEXT else None
