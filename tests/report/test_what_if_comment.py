@@ -416,6 +416,71 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         assert done.returncode == 0 and done.stdout.startswith("::warning title=catalyst::no what-if comments")
 
 
+@pytest.mark.slow
+def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Path) -> None:
+    # `git diff --name-only` writes such a path quoted, with octal escapes
+    # ("playbooks/\303\251quipe/..."): it matched no golden plan, and got no comment.
+    root = tmp_path / "project"
+    folder = root / "playbooks" / "équipe"
+    folder.mkdir(parents=True)
+    (root / "golden").mkdir()
+    (root / "catalyst.toml").write_text("")
+    (folder / "hello.yaml").write_text(HELLO)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "catalyst_dsl",
+            "run",
+            "hello",
+            "--what-if",
+            "--what-if-report",
+            "golden/hello.plan.json",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "base")
+    _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    _git(root, "checkout", "-qb", "feature")
+    (folder / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    _git(root, "commit", "-qam", "change")
+    step = _comment_step()
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"])
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": 1}}))
+        env = _env(
+            GITHUB_REPOSITORY="acme/widgets",
+            GITHUB_API_URL=github.url,
+            GITHUB_EVENT_PATH=str(tmp_path / "event.json"),
+            GITHUB_TOKEN=TOKEN,
+            CATALYST_GOLDEN_DIR="golden",
+            CATALYST_FAIL_ON_STALE="false",
+            CATALYST_BASE_REF="main",
+            CATALYST_HEAD_REPO="acme/widgets",
+        )
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("posted the what-if comment of playbooks/équipe/hello.yaml"), done.stdout
+        [posted] = github.comments[("acme/widgets", 1)]
+        assert posted["body"].startswith("<!-- catalyst-plan playbooks/équipe/hello.yaml -->")
+
+
 def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_its_comment(tmp_path: Path) -> None:
     # A pull request from a fork: its playbook reads .git/config (where actions/checkout
     # keeps the token), a link to it, and a file the checkout did not bring; the comment
