@@ -153,7 +153,9 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
             files,
             settings=settings,
             scanned=scanned,
-            overlay={path: text.encode("utf-8") for path, text in overlay.items()},
+            # The bytes the file would hold, byte-order mark and line ends kept: what the
+            # check of the written file reports (C003 for the mark) is what this reports.
+            overlay={path: fixing.encoded(path, text) for path, text in overlay.items()},
             cache=cache,
         )
         sources = result.sources

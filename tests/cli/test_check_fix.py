@@ -22,6 +22,7 @@ OPTIONS = {
     "refused.yaml": ["--fix"],
     "suppress.yaml": ["--suppress"],
     "markdown.md": ["--fix", "--suppress"],
+    "front-matter.md": ["--fix", "--suppress"],
 }
 
 
@@ -96,6 +97,20 @@ def test_line_ends_and_byte_order_mark_are_kept(tmp_path: Path, monkeypatch: pyt
     assert playbook.read_bytes() == (
         b"\xef\xbb\xbfname: crlf\r\ndescription: d\r\nowner: me\r\nsteps:\r\n  - display: x\r\n"
     )
+
+
+def test_the_check_after_fixing_is_the_check_of_the_file_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    playbook = tmp_path / "playbooks" / "bom.yaml"
+    playbook.write_bytes(b"\xef\xbb\xbfname: bom\r\ndescription: d\r\nowner: me\r\nsteps:\r\n  - dispaly: x\r\n")
+    fixed = check("--fix", "--strict")
+    # The byte-order mark is kept, and so is its warning (C003): --strict still fails.
+    assert "C003" in fixed.stdout and fixed.exit_code == 1
+    assert fixed.stdout.endswith("Fixed 1 finding (1 remaining).\n")
+    assert check("--strict").stdout.endswith(fixed.stdout.split("\n", 1)[1].rsplit("\n", 2)[0] + "\n")
 
 
 def test_a_file_with_mixed_line_ends_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
