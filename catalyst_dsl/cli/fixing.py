@@ -102,7 +102,7 @@ def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
                 span.line,
                 span.col,
                 kind,
-                f"replaced '{word}' with '{swap.text}'",
+                f"replaced {_quoted(word)} with {_quoted(swap.text)}",
             )
         )
     if d.code == UNCHECKED_SHELL_WRITES and playbook is not None:
@@ -111,6 +111,11 @@ def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
         if insertion is not None:
             found.append(_inserted(source, insertion, d, SAFE, f"added `{insertion.text.strip()}`"))
     return found
+
+
+def _quoted(word: str) -> str:
+    """`word` in quotes, unless it is a quoted YAML value already (as written)."""
+    return word if word[:1] in ("'", '"') else f"'{word}'"
 
 
 def suppressions_for(diagnostics: Iterable[Diagnostic], source: SourceFile) -> list[Fix]:

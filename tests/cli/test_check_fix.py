@@ -23,6 +23,7 @@ OPTIONS = {
     "suppress.yaml": ["--suppress"],
     "markdown.md": ["--fix", "--suppress"],
     "front-matter.md": ["--fix", "--suppress"],
+    "quoted.yaml": ["--fix"],
 }
 
 
