@@ -49,7 +49,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         from catalyst_dsl.cli import fixing
 
         check = _checker(project, files, scanned, settings, cache, options)
-        outcome = fixing.fix_project(check, files, set(options.fixes))
+        outcome = fixing.fix_project(check, files, set(options.fixes), str(project.root))
         notes = _fix_notes(outcome, options, here)
         if options.diff:  # the files stay as they are, and so does the check's result
             before = outcome.first
@@ -191,8 +191,8 @@ def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> lis
                 f"not fixed {where} {fix.code}: the fix ({fix.title}) would add {', '.join(codes)}; fix it by hand"
             )
         )
-    for path in outcome.skipped:
-        lines.append(f"not fixed {display_path(path, here)}: its line ends are mixed; make them one kind first")
+    for path, reason in outcome.skipped:
+        lines.append(safe_text(f"not fixed {display_path(path, here)}: {reason}"))
     remaining = len(outcome.checked.diagnostics)
     silenced = sum(1 for f in outcome.applied if f.kind == fixing.SUPPRESSION)
     fixed = len(outcome.applied) - silenced

@@ -12,7 +12,10 @@ only files whose text changed, in their own line endings (and byte-order mark).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import tempfile
 from collections import Counter
 from typing import Callable, Iterable
 
@@ -77,8 +80,9 @@ class Outcome:
     #: The check of the files as they were, and of the fixed texts.
     first: Checked | None = None
     checked: Checked | None = None
-    #: Files left alone because their line endings are mixed (a rewrite would change the others).
-    skipped: list[str] = factory(list)
+    #: Files left alone, with why: their line ends are mixed (a rewrite would change the
+    #: others), or the file cannot be written where it is.
+    skipped: list[tuple[str, str]] = factory(list)
 
 
 def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
@@ -163,16 +167,20 @@ def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
     return "".join(pieces), taken
 
 
-def fix_project(check: Callable[[dict[str, str]], Checked], files: Iterable[str], kinds: set[str]) -> Outcome:
+def fix_project(
+    check: Callable[[dict[str, str]], Checked], files: Iterable[str], kinds: set[str], root: str
+) -> Outcome:
     """Fix the findings of `files` with the fixes of `kinds`. `check(overlay)` checks the
-    project with the texts of `overlay` (path -> text) in place of the files'."""
+    project with the texts of `overlay` (path -> text) in place of the files'; `root` is the
+    project's directory, outside which nothing is written."""
     outcome = Outcome()
     # The checker names files by absolute path (project/library.py), whatever PATHS said.
     editable = {os.path.abspath(f) for f in files if f.endswith(_EDITABLE)}
     for path in sorted(editable):
-        if _line_ends(_read(path)) is None:
+        reason = _not_editable(path, root)
+        if reason is not None:
             editable.discard(path)
-            outcome.skipped.append(path)
+            outcome.skipped.append((path, reason))
     state = _Passes(check, editable, outcome)
     fixing = kinds - {SUPPRESSION}
     if fixing:
@@ -294,6 +302,20 @@ def _one_typo_apart(word: str, wanted: str) -> bool:
     )
 
 
+def _not_editable(path: str, root: str) -> str | None:
+    """Why fixes must leave the file at `path` alone, or None."""
+    real, home = os.path.realpath(path), os.path.realpath(root)
+    # A link out of the project (a checkout may hold any link) must not be a way to
+    # write somewhere else.
+    if os.path.commonpath([real, home]) != home:
+        return f"it is a link to {real}, outside the project"
+    if not os.access(real, os.W_OK) or not os.access(os.path.dirname(real), os.W_OK):
+        return "it cannot be written (no permission)"
+    if _line_ends(_read(path)) is None:
+        return "its line ends are mixed; make them one kind first"
+    return None
+
+
 def _read(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
@@ -318,6 +340,18 @@ def encoded(path: str, text: str) -> bytes:
 
 
 def write(path: str, text: str) -> None:
+    """Replace the file's bytes with the fixed text's at once: written beside it first, so
+    that a failure (a full disk) leaves the file as it was, never half written."""
     data = encoded(path, text)
-    with open(path, "wb") as handle:
-        handle.write(data)
+    real = os.path.realpath(path)  # through a link, its target is the file fixed
+    mode = stat.S_IMODE(os.stat(real).st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=".catalyst-fix-", dir=os.path.dirname(real))
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
