@@ -42,6 +42,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     from catalyst_dsl.diagnostics.severity import Severity
 
     project, settings, files, scanned = project_files(options.paths)
+    _not_a_playbook(options.output_file, files)
     cache = check_cache(project, options.no_cache)
     failing = {Severity.ERROR, Severity.WARNING} if options.strict else {Severity.ERROR}
     here = os.getcwd()
@@ -78,6 +79,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         click.echo(line, err=notes_to_stderr)
     report = _report(options, shown, diagnostics, sources, checked_files, here, colour=not to_file, root=project.root)
     if to_file:
+        _not_a_playbook(options.output_file, [*files, *sources])  # a playbook the check read
         with open(options.output_file, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(report)
     else:
@@ -85,6 +87,23 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     if notes:
         click.echo(notes[-1], err=notes_to_stderr)
     return _status(diagnostics, failing), sorted({*files, *sources})
+
+
+def _not_a_playbook(output_file: str | None, files) -> None:
+    """Refuse an `--output-file` that is one of the files checked: the report would take
+    the place of the playbook."""
+    if output_file is None or not os.path.exists(output_file):
+        return
+    for path in files:
+        try:
+            same = os.path.samefile(output_file, path)
+        except OSError:
+            continue
+        if same:
+            raise click.BadParameter(
+                f"'{output_file}' is a playbook this check reads: the report would replace it; name another file",
+                param_hint="'--output-file'",
+            )
 
 
 def _status(diagnostics, failing) -> int:
