@@ -92,8 +92,12 @@ def _comments(source: SourceFile):
     return sorted([*_YAML.finditer(source.text, 4, end), *html], key=lambda m: m.start())
 
 
-def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
-    """`diagnostics` less those a comment silences, plus C040 and C041 for the comments."""
+def apply_suppressions(
+    diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile], shellcheck_ran: bool = True
+) -> list[Diagnostic]:
+    """`diagnostics` less those a comment silences, plus C040 and C041 for the comments.
+    When ShellCheck did not run (`shellcheck_ran` false), whether a comment silencing its
+    findings is used cannot be told: it is not reported as unused."""
     sink = DiagnosticSink()
     written: list[Suppression] = []
     # Indexed by (file, code, line), line None for the whole file: each finding looks up
@@ -108,7 +112,7 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
         if d.span is None or d.code in _ABOUT_SUPPRESSIONS or not _silence(d, index):
             kept.append(d)
     for s in written:
-        if not s.used:
+        if not s.used and (shellcheck_ran or not _about_shellcheck(s.code)):
             where = "in this file" if s.line is None else f"on line {s.line}"
             sink.report(
                 UNUSED_SUPPRESSION,
@@ -117,6 +121,10 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
                 help="remove it from the comment",
             )
     return sorted([*kept, *sink.items], key=Diagnostic.sort_key)
+
+
+def _about_shellcheck(code: str) -> bool:
+    return code in _SHELLCHECK or bool(_SHELLCHECK_CODE.fullmatch(code))
 
 
 def _silence(d: Diagnostic, index: dict[tuple[str, str, int | None], list[Suppression]]) -> bool:
