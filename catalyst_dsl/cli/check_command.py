@@ -244,15 +244,17 @@ def _diff(texts: dict[str, str], sources, here: str) -> str:
     """The fixes as a unified diff of each changed file (a/ and b/ paths, as git prints)."""
     from catalyst_dsl.diagnostics.text import display_path
 
+    from catalyst_dsl._internal.terminal_text import safe_text
+
     out = []
     for path in sorted(texts):
-        name = display_path(path, here)
+        # A line break in a file name would start a line of its own (a workflow command
+        # on GitHub): the name is written with its escapes, as everywhere else.
+        name = safe_text(display_path(path, here))
         before = sources[path].text.splitlines(keepends=True)
         after = texts[path].splitlines(keepends=True)
         out += difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-    from catalyst_dsl._internal.terminal_text import safe_text
-
     return "\n".join(safe_text(line) for line in text.split("\n"))
 
 

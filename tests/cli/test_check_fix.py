@@ -224,3 +224,13 @@ def test_a_failed_write_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: p
         fixing.write(str(playbook), "name: typos\n")
     assert playbook.read_bytes() == original
     assert sorted(p.name for p in playbook.parent.iterdir()) == ["typos.yaml"]
+
+
+def test_a_line_break_in_a_file_name_stays_in_the_diffs_header(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    name = "x\n::error file=a::b.yaml"
+    (tmp_path / "playbooks" / name).write_bytes(TYPO.replace(b"NAME", b"x"))
+    result = check("--diff")
+    assert result.stdout.startswith("--- a/playbooks/x\\x0a::error file=a::b.yaml\n+++ b/playbooks/x\\x0a::error")
+    assert not any(line.startswith("::") for line in result.stdout.splitlines())
