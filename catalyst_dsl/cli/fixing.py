@@ -51,11 +51,14 @@ class Fix:
     kind: str
     #: What it does, as printed: "replaced 'dispaly' with 'display'".
     title: str
+    #: The text of the finding's line, which tells apart fixes of one title in one file.
+    context: str = ""
 
     @property
     def key(self) -> tuple:
-        """The same fix in a later pass, whose offsets other fixes may have moved."""
-        return (self.path, self.code, self.kind, self.title)
+        """The same fix in a later pass, whose offsets (and lines) other fixes may have
+        moved: refusing one `writes: []` must not refuse those of the other steps."""
+        return (self.path, self.code, self.kind, self.title, self.context)
 
 
 @record(frozen=False)
@@ -107,6 +110,7 @@ def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
                 span.col,
                 kind,
                 f"replaced {_quoted(word)} with {_quoted(swap.text)}",
+                source.line_text(span.line).strip(),
             )
         )
     if d.code == UNCHECKED_SHELL_WRITES and playbook is not None:
@@ -148,7 +152,8 @@ def suppressions_for(diagnostics: Iterable[Diagnostic], source: SourceFile) -> l
 
 def _inserted(source: SourceFile, insertion: edits.Insertion, d: Diagnostic, kind: str, title: str) -> Fix:
     at = source.offset(insertion.line + 1, insertion.column + 1)
-    return Fix(source.path, at, at, insertion.text, d.code, d.span.line, d.span.col, kind, title)
+    context = source.line_text(d.span.line).strip()
+    return Fix(source.path, at, at, insertion.text, d.code, d.span.line, d.span.col, kind, title, context)
 
 
 def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:

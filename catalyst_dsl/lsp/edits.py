@@ -75,6 +75,8 @@ def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column:
     )
     if step is None or step.writes_declared:
         return None
+    if source.line_text(line)[: column - 1].rstrip().endswith(("{", ",")):
+        return None  # a flow mapping (`- {bash: make}`): no line of its own to add
     last = _last_line_of_mapping(source, line, column - 1)
     title = "Add `writes: []` (the step writes nothing; list the paths it writes instead)"
     key = " " * (column - 1) + "writes: []"

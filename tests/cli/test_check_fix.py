@@ -24,6 +24,7 @@ OPTIONS = {
     "markdown.md": ["--fix", "--suppress"],
     "front-matter.md": ["--fix", "--suppress"],
     "quoted.yaml": ["--fix"],
+    "flow.yaml": ["--fix"],
 }
 
 
@@ -234,3 +235,14 @@ def test_a_line_break_in_a_file_name_stays_in_the_diffs_header(tmp_path: Path, m
     result = check("--diff")
     assert result.stdout.startswith("--- a/playbooks/x\\x0a::error file=a::b.yaml\n+++ b/playbooks/x\\x0a::error")
     assert not any(line.startswith("::") for line in result.stdout.splitlines())
+
+
+def test_fixes_of_one_title_on_different_lines_are_refused_apart() -> None:
+    from catalyst_dsl.cli.fixing import Fix
+
+    def writes(line: int, context: str) -> Fix:
+        return Fix("p.yaml", 0, 0, "writes: []\n", "C817", line, 5, "safe", "added `writes: []`", context)
+
+    assert writes(5, "- {bash: make}").key != writes(6, "- bash: ls").key
+    # The same step, moved down by a fix above it, is the same fix.
+    assert writes(5, "- bash: ls").key == writes(7, "- bash: ls").key
