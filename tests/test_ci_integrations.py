@@ -121,6 +121,18 @@ def test_action_paths_and_strict(tmp_path: Path) -> None:
     assert run_check_step(root, paths="playbooks/slow.yaml", strict="true").returncode == 1
 
 
+def test_action_paths_are_never_read_as_options(tmp_path: Path) -> None:
+    root = project(tmp_path, **{"hello.yaml": GOOD})
+    (root / "-q.yaml").write_text(BAD)
+    done = run_check_step(root, paths="-q.yaml --output-file=x", sarif="out.sarif")
+    assert done.returncode == 2 and "'--output-file=x' does not exist" in done.stdout
+    assert not (root / "x").exists()
+    done = run_check_step(root, paths="-q.yaml", sarif="out.sarif")
+    assert done.returncode == 1 and "::error file=-q.yaml,line=5,col=5," in done.stdout, done.stdout
+    [result] = [r for r in json.loads((root / "out.sarif").read_text())["runs"][0]["results"] if r["ruleId"] == "C404"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "-q.yaml"
+
+
 # -- pre-commit --------------------------------------------------------------------------
 
 

@@ -42,6 +42,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     from catalyst_dsl.diagnostics.severity import Severity
 
     project, settings, files, scanned = project_files(options.paths)
+    _not_a_playbook(options.output_file, files)
     cache = check_cache(project, options.no_cache)
     failing = {Severity.ERROR, Severity.WARNING} if options.strict else {Severity.ERROR}
     here = os.getcwd()
@@ -49,7 +50,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         from catalyst_dsl.cli import fixing
 
         check = _checker(project, files, scanned, settings, cache, options)
-        outcome = fixing.fix_project(check, files, set(options.fixes))
+        outcome = fixing.fix_project(check, files, set(options.fixes), str(project.root))
         notes = _fix_notes(outcome, options, here)
         if options.diff:  # the files stay as they are, and so does the check's result
             before = outcome.first
@@ -78,6 +79,7 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
         click.echo(line, err=notes_to_stderr)
     report = _report(options, shown, diagnostics, sources, checked_files, here, colour=not to_file, root=project.root)
     if to_file:
+        _not_a_playbook(options.output_file, [*files, *sources])  # a playbook the check read
         with open(options.output_file, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(report)
     else:
@@ -85,6 +87,23 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     if notes:
         click.echo(notes[-1], err=notes_to_stderr)
     return _status(diagnostics, failing), sorted({*files, *sources})
+
+
+def _not_a_playbook(output_file: str | None, files) -> None:
+    """Refuse an `--output-file` that is one of the files checked: the report would take
+    the place of the playbook."""
+    if output_file is None or not os.path.exists(output_file):
+        return
+    for path in files:
+        try:
+            same = os.path.samefile(output_file, path)
+        except OSError:
+            continue
+        if same:
+            raise click.BadParameter(
+                f"'{output_file}' is a playbook this check reads: the report would replace it; name another file",
+                param_hint="'--output-file'",
+            )
 
 
 def _status(diagnostics, failing) -> int:
@@ -153,7 +172,9 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
             files,
             settings=settings,
             scanned=scanned,
-            overlay={path: text.encode("utf-8") for path, text in overlay.items()},
+            # The bytes the file would hold, byte-order mark and line ends kept: what the
+            # check of the written file reports (C003 for the mark) is what this reports.
+            overlay={path: fixing.encoded(path, text) for path, text in overlay.items()},
             cache=cache,
         )
         sources = result.sources
@@ -189,8 +210,8 @@ def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> lis
                 f"not fixed {where} {fix.code}: the fix ({fix.title}) would add {', '.join(codes)}; fix it by hand"
             )
         )
-    for path in outcome.skipped:
-        lines.append(f"not fixed {display_path(path, here)}: its line ends are mixed; make them one kind first")
+    for path, reason in outcome.skipped:
+        lines.append(safe_text(f"not fixed {display_path(path, here)}: {reason}"))
     remaining = len(outcome.checked.diagnostics)
     silenced = sum(1 for f in outcome.applied if f.kind == fixing.SUPPRESSION)
     fixed = len(outcome.applied) - silenced
@@ -223,15 +244,17 @@ def _diff(texts: dict[str, str], sources, here: str) -> str:
     """The fixes as a unified diff of each changed file (a/ and b/ paths, as git prints)."""
     from catalyst_dsl.diagnostics.text import display_path
 
+    from catalyst_dsl._internal.terminal_text import safe_text
+
     out = []
     for path in sorted(texts):
-        name = display_path(path, here)
+        # A line break in a file name would start a line of its own (a workflow command
+        # on GitHub): the name is written with its escapes, as everywhere else.
+        name = safe_text(display_path(path, here))
         before = sources[path].text.splitlines(keepends=True)
         after = texts[path].splitlines(keepends=True)
         out += difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-    from catalyst_dsl._internal.terminal_text import safe_text
-
     return "\n".join(safe_text(line) for line in text.split("\n"))
 
 

@@ -12,7 +12,10 @@ only files whose text changed, in their own line endings (and byte-order mark).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
+import tempfile
 from collections import Counter
 from typing import Callable, Iterable
 
@@ -48,11 +51,14 @@ class Fix:
     kind: str
     #: What it does, as printed: "replaced 'dispaly' with 'display'".
     title: str
+    #: The text of the finding's line, which tells apart fixes of one title in one file.
+    context: str = ""
 
     @property
     def key(self) -> tuple:
-        """The same fix in a later pass, whose offsets other fixes may have moved."""
-        return (self.path, self.code, self.kind, self.title)
+        """The same fix in a later pass, whose offsets (and lines) other fixes may have
+        moved: refusing one `writes: []` must not refuse those of the other steps."""
+        return (self.path, self.code, self.kind, self.title, self.context)
 
 
 @record(frozen=False)
@@ -77,8 +83,9 @@ class Outcome:
     #: The check of the files as they were, and of the fixed texts.
     first: Checked | None = None
     checked: Checked | None = None
-    #: Files left alone because their line endings are mixed (a rewrite would change the others).
-    skipped: list[str] = factory(list)
+    #: Files left alone, with why: their line ends are mixed (a rewrite would change the
+    #: others), or the file cannot be written where it is.
+    skipped: list[tuple[str, str]] = factory(list)
 
 
 def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
@@ -102,7 +109,8 @@ def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
                 span.line,
                 span.col,
                 kind,
-                f"replaced '{word}' with '{swap.text}'",
+                f"replaced {_quoted(word)} with {_quoted(swap.text)}",
+                source.line_text(span.line).strip(),
             )
         )
     if d.code == UNCHECKED_SHELL_WRITES and playbook is not None:
@@ -111,6 +119,11 @@ def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
         if insertion is not None:
             found.append(_inserted(source, insertion, d, SAFE, f"added `{insertion.text.strip()}`"))
     return found
+
+
+def _quoted(word: str) -> str:
+    """`word` in quotes, unless it is a quoted YAML value already (as written)."""
+    return word if word[:1] in ("'", '"') else f"'{word}'"
 
 
 def suppressions_for(diagnostics: Iterable[Diagnostic], source: SourceFile) -> list[Fix]:
@@ -139,7 +152,8 @@ def suppressions_for(diagnostics: Iterable[Diagnostic], source: SourceFile) -> l
 
 def _inserted(source: SourceFile, insertion: edits.Insertion, d: Diagnostic, kind: str, title: str) -> Fix:
     at = source.offset(insertion.line + 1, insertion.column + 1)
-    return Fix(source.path, at, at, insertion.text, d.code, d.span.line, d.span.col, kind, title)
+    context = source.line_text(d.span.line).strip()
+    return Fix(source.path, at, at, insertion.text, d.code, d.span.line, d.span.col, kind, title, context)
 
 
 def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
@@ -158,16 +172,20 @@ def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
     return "".join(pieces), taken
 
 
-def fix_project(check: Callable[[dict[str, str]], Checked], files: Iterable[str], kinds: set[str]) -> Outcome:
+def fix_project(
+    check: Callable[[dict[str, str]], Checked], files: Iterable[str], kinds: set[str], root: str
+) -> Outcome:
     """Fix the findings of `files` with the fixes of `kinds`. `check(overlay)` checks the
-    project with the texts of `overlay` (path -> text) in place of the files'."""
+    project with the texts of `overlay` (path -> text) in place of the files'; `root` is the
+    project's directory, outside which nothing is written."""
     outcome = Outcome()
     # The checker names files by absolute path (project/library.py), whatever PATHS said.
     editable = {os.path.abspath(f) for f in files if f.endswith(_EDITABLE)}
     for path in sorted(editable):
-        if _line_ends(_read(path)) is None:
+        reason = _not_editable(path, root)
+        if reason is not None:
             editable.discard(path)
-            outcome.skipped.append(path)
+            outcome.skipped.append((path, reason))
     state = _Passes(check, editable, outcome)
     fixing = kinds - {SUPPRESSION}
     if fixing:
@@ -289,6 +307,20 @@ def _one_typo_apart(word: str, wanted: str) -> bool:
     )
 
 
+def _not_editable(path: str, root: str) -> str | None:
+    """Why fixes must leave the file at `path` alone, or None."""
+    real, home = os.path.realpath(path), os.path.realpath(root)
+    # A link out of the project (a checkout may hold any link) must not be a way to
+    # write somewhere else.
+    if os.path.commonpath([real, home]) != home:
+        return f"it is a link to {real}, outside the project"
+    if not os.access(real, os.W_OK) or not os.access(os.path.dirname(real), os.W_OK):
+        return "it cannot be written (no permission)"
+    if _line_ends(_read(path)) is None:
+        return "its line ends are mixed; make them one kind first"
+    return None
+
+
 def _read(path: str) -> bytes:
     with open(path, "rb") as handle:
         return handle.read()
@@ -313,6 +345,18 @@ def encoded(path: str, text: str) -> bytes:
 
 
 def write(path: str, text: str) -> None:
+    """Replace the file's bytes with the fixed text's at once: written beside it first, so
+    that a failure (a full disk) leaves the file as it was, never half written."""
     data = encoded(path, text)
-    with open(path, "wb") as handle:
-        handle.write(data)
+    real = os.path.realpath(path)  # through a link, its target is the file fixed
+    mode = stat.S_IMODE(os.stat(real).st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=".catalyst-fix-", dir=os.path.dirname(real))
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

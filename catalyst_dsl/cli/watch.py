@@ -19,6 +19,8 @@ import click
 
 #: Seconds between two looks at the files.
 POLL_SECONDS = 0.3
+#: The stamp of a file that is not there.
+_GONE = (-1, -1)
 #: What clears a terminal and puts the cursor at its top.
 _CLEAR = "\x1b[2J\x1b[H"
 
@@ -66,17 +68,24 @@ def _one_run(check_once, read: list[str]) -> list[str]:
 
 
 def _wait_for_change(stamps: Callable[[], dict], seen: dict) -> None:
+    # A file gone when the check started and no longer read by it (a playbook renamed) is
+    # no change: only files that are there, or were there, count.
+    seen = _present(seen)
     while True:
         time.sleep(POLL_SECONDS)
-        now = stamps()
+        now = _present(stamps())
         if now != seen:
             # Let a save of several writes finish before checking.
             while True:
                 time.sleep(POLL_SECONDS)
-                settled = stamps()
+                settled = _present(stamps())
                 if settled == now:
                     return
                 now = settled
+
+
+def _present(stamps: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    return {path: stamp for path, stamp in stamps.items() if stamp != _GONE}
 
 
 def _stamps(files: list[str], roots: list[str]) -> dict[str, tuple[int, int]]:
@@ -101,6 +110,6 @@ def _stamp(path: str, found: dict) -> None:
     try:
         status = os.stat(path)
     except OSError:
-        found[path] = (-1, -1)  # gone: its coming back is a change too
+        found[path] = _GONE  # gone: its coming back is a change too
         return
     found[path] = (status.st_mtime_ns, status.st_size)

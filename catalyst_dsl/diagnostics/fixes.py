@@ -40,9 +40,16 @@ def replacement(diagnostic: Diagnostic, source: SourceFile | None) -> Replacemen
     line = source.line_text(span.line)
     word = line[span.col - 1 : span.end_col - 1]
     wanted = match.group(1)
+    # A quoted value's span holds its quotes (`error_policy: "stpo"`): the word is inside
+    # them, and the replacement keeps them.
+    quote = word[0] if len(word) > 2 and word[0] == word[-1] and word[0] in "'\"" else ""
+    if quote:
+        word = word[1:-1]
+        if not _WORD.fullmatch(wanted):
+            return None  # written inside the quotes as it is, it might need escapes
     if not _WORD.fullmatch(word) or word == wanted:
         return None
     # The span must be the misspelling itself, not a larger node the help talks about.
     if difflib.SequenceMatcher(None, word, wanted).ratio() < 0.6:
         return None
-    return Replacement(span, wanted, help_text)
+    return Replacement(span, f"{quote}{wanted}{quote}", help_text)

@@ -1,4 +1,5 @@
-"""Inline suppressions: `# catalyst: ignore[C817]` comments (HTML comments in Markdown).
+"""Inline suppressions: `# catalyst: ignore[C817]` comments (HTML comments in Markdown,
+but for its YAML front matter).
 
 `ignore[…]` at the end of a line silences those codes on that line; on a line of its own,
 on the next line. `ignore-file[…]` silences them in the whole file. A suppression that
@@ -25,6 +26,7 @@ from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.diagnostics.suggest import suggest
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
 from catalyst_dsl._internal.records import record
+from catalyst_dsl.syntax.front_matter import front_matter_end
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
@@ -54,8 +56,7 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
     found: list[Suppression] = []
     if "catalyst:" not in source.text:
         return found  # every comment names `catalyst:`: most files have none to look for
-    pattern = _MARKDOWN if source.path.endswith(".md") else _YAML
-    for match in pattern.finditer(source.text):
+    for match in _comments(source):
         kind, codes = match.group(1), match.group(2)
         start = match.start()
         line_start = source.text.rfind("\n", 0, start) + 1
@@ -79,8 +80,24 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
     return found
 
 
-def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile]) -> list[Diagnostic]:
-    """`diagnostics` less those a comment silences, plus C040 and C041 for the comments."""
+def _comments(source: SourceFile):
+    """The suppression comments of `source`: YAML's, or in Markdown HTML comments and, in
+    its front matter, which is YAML, YAML's (an HTML comment there would be YAML text)."""
+    if not source.path.endswith(".md"):
+        return _YAML.finditer(source.text)
+    html = _MARKDOWN.finditer(source.text)
+    end = front_matter_end(source.text)
+    if end is None:
+        return html
+    return sorted([*_YAML.finditer(source.text, 4, end), *html], key=lambda m: m.start())
+
+
+def apply_suppressions(
+    diagnostics: Sequence[Diagnostic], sources: Iterable[SourceFile], shellcheck_ran: bool = True
+) -> list[Diagnostic]:
+    """`diagnostics` less those a comment silences, plus C040 and C041 for the comments.
+    When ShellCheck did not run (`shellcheck_ran` false), whether a comment silencing its
+    findings is used cannot be told: it is not reported as unused."""
     sink = DiagnosticSink()
     written: list[Suppression] = []
     # Indexed by (file, code, line), line None for the whole file: each finding looks up
@@ -95,7 +112,7 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
         if d.span is None or d.code in _ABOUT_SUPPRESSIONS or not _silence(d, index):
             kept.append(d)
     for s in written:
-        if not s.used:
+        if not s.used and (shellcheck_ran or not _about_shellcheck(s.code)):
             where = "in this file" if s.line is None else f"on line {s.line}"
             sink.report(
                 UNUSED_SUPPRESSION,
@@ -104,6 +121,10 @@ def apply_suppressions(diagnostics: Sequence[Diagnostic], sources: Iterable[Sour
                 help="remove it from the comment",
             )
     return sorted([*kept, *sink.items], key=Diagnostic.sort_key)
+
+
+def _about_shellcheck(code: str) -> bool:
+    return code in _SHELLCHECK or bool(_SHELLCHECK_CODE.fullmatch(code))
 
 
 def _silence(d: Diagnostic, index: dict[tuple[str, str, int | None], list[Suppression]]) -> bool:

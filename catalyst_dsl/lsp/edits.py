@@ -15,6 +15,7 @@ from catalyst_dsl._internal.records import record
 from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk
+from catalyst_dsl.syntax.front_matter import front_matter_end
 from catalyst_dsl.syntax.source import SourceFile
 
 #: Findings about suppression comments themselves, which no comment silences.
@@ -38,7 +39,8 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
     the whole file at its top."""
     if code in _UNSILENCEABLE or not code:
         return None
-    markdown = source.path.endswith(".md")
+    # Markdown's front matter is YAML: its comments are YAML's.
+    markdown = source.path.endswith(".md") and not _in_front_matter(source, line)
     text = source.line_text(line)
     existing = re.search(r"catalyst:\s*ignore\[([^\]\n]*)\]", text)
     if existing is not None:  # one comment per line: add the code to it
@@ -50,6 +52,8 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
     if not inside:
         comment = f" <!-- catalyst: ignore[{code}] -->" if markdown else f"  # catalyst: ignore[{code}]"
         return Insertion(f"Suppress {code} on this line", line - 1, len(text), comment)
+    # A file-wide comment goes after a Markdown file's front matter, as an HTML comment.
+    markdown = source.path.endswith(".md")
     comment = f"<!-- catalyst: ignore-file[{code}] -->\n" if markdown else f"# catalyst: ignore-file[{code}]\n"
     return Insertion(
         f"Suppress {code} in this file (line {line} is text a comment would change)", _top(source, markdown), 0, comment
@@ -59,8 +63,8 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
 def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column: int) -> Insertion | None:
     """`writes: []` for the shell-like step whose action key is at (line, column), 1-based: a
     key beside the action key, after the step's last line."""
-    if source.path.endswith(".md"):
-        return None  # a Markdown step's keys are not YAML lines to insert beside
+    if source.path.endswith(".md") and not _in_front_matter(source, line):
+        return None  # a step of a Markdown body has no YAML keys to insert beside
     step = next(
         (
             s
@@ -71,6 +75,8 @@ def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column:
     )
     if step is None or step.writes_declared:
         return None
+    if source.line_text(line)[: column - 1].rstrip().endswith(("{", ",")):
+        return None  # a flow mapping (`- {bash: make}`): no line of its own to add
     last = _last_line_of_mapping(source, line, column - 1)
     title = "Add `writes: []` (the step writes nothing; list the paths it writes instead)"
     key = " " * (column - 1) + "writes: []"
@@ -118,10 +124,13 @@ def _in_code_block(source: SourceFile, line: int) -> bool:
     return fences % 2 == 1 or bool(_FENCE.match(source.line_text(line)))
 
 
+def _in_front_matter(source: SourceFile, line: int) -> bool:
+    """Whether `line` (1-based) is YAML of a Markdown file's front matter."""
+    end = front_matter_end(source.text)
+    return end is not None and 1 < line < source.position(end)[0]
+
+
 def _top(source: SourceFile, markdown: bool) -> int:
     """The 0-based line a file-wide comment goes on: the first, or after Markdown front matter."""
-    if markdown and source.line_text(1).strip() == "---":
-        for line in range(2, source.text.count("\n") + 2):
-            if source.line_text(line).strip() == "---":
-                return line
-    return 0
+    end = front_matter_end(source.text) if markdown else None
+    return 0 if end is None else source.position(end)[0]

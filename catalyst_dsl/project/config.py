@@ -299,9 +299,12 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
     never reads outside of), no directory above it is looked at, and the root is the
     ceiling when no marker is found below it.
     """
-    start = start.resolve()
+    start = start.absolute()
     if start.is_file():
+        # The project is around the place the file is named from, not where a link to it
+        # leads (a link out of the project must not carry the check into another one).
         start = start.parent
+    start = start.resolve()
     directories = [start, *start.parents]
     if ceiling is not None and (ceiling := ceiling.resolve()) in directories:
         directories = directories[: directories.index(ceiling) + 1]

@@ -13,6 +13,7 @@ from catalyst_dsl.diagnostics.ids import (
     BAD_SETTINGS,
     CALL_INPUT_TYPE,
     MISSING_CALL_INPUT,
+    SHELLCHECK_UNAVAILABLE,
     UNKNOWN_CALL_INPUT,
     UNKNOWN_SUPPRESSION_CODE,
     UNUSED_SUPPRESSION,
@@ -36,7 +37,10 @@ def reported(
     """The findings to show for files whose texts are `sources`. `select` (when given)
     takes the place of the settings' `select`; `ignore` adds to the settings' `ignore`:
     what `catalyst check --select/--ignore` say."""
-    kept = apply_suppressions(diagnostics, sources)
+    # Without ShellCheck (turned off, missing or failing: C648) its findings are unknown,
+    # and so is whether a comment silencing one is used.
+    shellcheck_ran = config.shellcheck != "off" and not any(d.code == SHELLCHECK_UNAVAILABLE for d in diagnostics)
+    kept = apply_suppressions(diagnostics, sources, shellcheck_ran)
     chosen = config.select if select is None else tuple(select)
     dropped = (*config.ignore, *ignore)
     return [_with_severity(d, config) for d in kept if _selected(d.code, chosen, dropped)]

@@ -168,11 +168,14 @@ def _inputs() -> dict[str, Any]:
         }
     )
     properties["values"] = properties["allowed"]
-    by_type_key = [{"required": [key]} for key in INPUT_TYPE_KEYS]
+    # A default is a value of its input's type, as a config value of that type is.
+    defaults = {key: {"properties": {"default": _input_default(t.INPUT_TYPES[key])}} for key in INPUT_TYPE_KEYS}
+    by_type_key = [{"required": [key], **defaults[key]} for key in INPUT_TYPE_KEYS]
     long_form = {
         "required": ["name", "type"],
         "properties": {"type": {"enum": list(INPUT_TYPE_KEYS)}},
-        "not": {"anyOf": by_type_key},
+        "not": {"anyOf": [{"required": [key]} for key in INPUT_TYPE_KEYS]},
+        "allOf": [{"if": {"properties": {"type": {"const": key}}}, "then": defaults[key]} for key in INPUT_TYPE_KEYS],
     }
     is_enum = {"anyOf": [{"required": ["enum"]}, {"required": ["type"], "properties": {"type": {"const": "enum"}}}]}
     declaration = {
@@ -185,6 +188,14 @@ def _inputs() -> dict[str, Any]:
         "then": {"anyOf": [{"required": ["allowed"]}, {"required": ["values"]}]},
     }
     return {"type": "array", "items": declaration}
+
+
+def _input_default(type_: t.Type) -> dict[str, Any]:
+    """An input's `default:` of `type_`: a config value of that type, and for an object
+    input (whose fields are not declared) a mapping, null or a template."""
+    if isinstance(type_, t.ObjectT) and not type_.fields:
+        return {"anyOf": [{"type": ["object", "null"]}, TEMPLATE]}
+    return _value(type_, {})
 
 
 def _step_name(strict: bool) -> str:

@@ -22,6 +22,9 @@ OPTIONS = {
     "refused.yaml": ["--fix"],
     "suppress.yaml": ["--suppress"],
     "markdown.md": ["--fix", "--suppress"],
+    "front-matter.md": ["--fix", "--suppress"],
+    "quoted.yaml": ["--fix"],
+    "flow.yaml": ["--fix"],
 }
 
 
@@ -98,6 +101,20 @@ def test_line_ends_and_byte_order_mark_are_kept(tmp_path: Path, monkeypatch: pyt
     )
 
 
+def test_the_check_after_fixing_is_the_check_of_the_file_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    playbook = tmp_path / "playbooks" / "bom.yaml"
+    playbook.write_bytes(b"\xef\xbb\xbfname: bom\r\ndescription: d\r\nowner: me\r\nsteps:\r\n  - dispaly: x\r\n")
+    fixed = check("--fix", "--strict")
+    # The byte-order mark is kept, and so is its warning (C003): --strict still fails.
+    assert "C003" in fixed.stdout and fixed.exit_code == 1
+    assert fixed.stdout.endswith("Fixed 1 finding (1 remaining).\n")
+    assert check("--strict").stdout.endswith(fixed.stdout.split("\n", 1)[1].rsplit("\n", 2)[0] + "\n")
+
+
 def test_a_file_with_mixed_line_ends_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "playbooks").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -142,3 +159,90 @@ def test_a_file_named_by_a_relative_path_is_fixed(tmp_path: Path, monkeypatch: p
     result = check("--fix", "playbooks/typos.yaml")
     assert result.exit_code == 0, result.output
     assert playbook.read_text(encoding="utf-8") == (HERE / "typos.yaml.fixed").read_text(encoding="utf-8")
+
+
+TYPO = b"name: NAME\ndescription: d\nowner: me\nsteps:\n  - dispaly: x\n"
+
+
+def test_a_link_out_of_the_project_is_never_written_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "playbooks").mkdir(parents=True)
+    (project / "catalyst.toml").write_text("")
+    elsewhere.mkdir()
+    (elsewhere / "outside.yaml").write_bytes(TYPO.replace(b"NAME", b"outside"))
+    (project / "playbooks" / "outside.yaml").symlink_to(elsewhere / "outside.yaml")
+    (project / "playbooks" / "inside.yaml").write_bytes(TYPO.replace(b"NAME", b"inside"))
+    monkeypatch.chdir(project)
+    # Named first, the link does not make the project the directory it leads to.
+    result = check("--fix", "playbooks/outside.yaml", "playbooks/inside.yaml")
+    assert (elsewhere / "outside.yaml").read_bytes() == TYPO.replace(b"NAME", b"outside")
+    assert "not fixed playbooks/outside.yaml: it is a link to " in result.stdout
+    assert "error[C001]" in result.stdout
+    assert b"- display: x" in (project / "playbooks" / "inside.yaml").read_bytes()
+
+
+def test_a_link_inside_the_project_is_fixed_in_its_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "catalyst.toml").write_text("")
+    target = tmp_path / "shared" / "linked.yaml"
+    target.write_bytes(TYPO.replace(b"NAME", b"linked"))
+    target.chmod(0o640)
+    (tmp_path / "playbooks" / "linked.yaml").symlink_to("../shared/linked.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert check("--fix", "playbooks/linked.yaml").exit_code == 0
+    assert (tmp_path / "playbooks" / "linked.yaml").is_symlink()
+    assert target.read_bytes() == TYPO.replace(b"NAME", b"linked").replace(b"dispaly", b"display")
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_file_that_cannot_be_written_is_named_and_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from catalyst_dsl.cli import fixing
+
+    playbook = project_with(tmp_path, monkeypatch, "typos.yaml")
+    original = playbook.read_bytes()
+    real_access = os.access
+    monkeypatch.setattr(fixing.os, "access", lambda p, mode: mode != os.W_OK and real_access(p, mode))
+    result = check("--fix")
+    assert playbook.read_bytes() == original
+    assert "not fixed playbooks/typos.yaml: it cannot be written (no permission)" in result.stdout
+    assert result.exit_code == 1 and "Traceback" not in result.output
+
+
+def test_a_failed_write_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalyst_dsl.cli import fixing
+
+    playbook = project_with(tmp_path, monkeypatch, "typos.yaml")
+    original = playbook.read_bytes()
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fixing.os, "replace", full_disk)
+    with pytest.raises(OSError):
+        fixing.write(str(playbook), "name: typos\n")
+    assert playbook.read_bytes() == original
+    assert sorted(p.name for p in playbook.parent.iterdir()) == ["typos.yaml"]
+
+
+def test_a_line_break_in_a_file_name_stays_in_the_diffs_header(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    monkeypatch.chdir(tmp_path)
+    name = "x\n::error file=a::b.yaml"
+    (tmp_path / "playbooks" / name).write_bytes(TYPO.replace(b"NAME", b"x"))
+    result = check("--diff")
+    assert result.stdout.startswith("--- a/playbooks/x\\x0a::error file=a::b.yaml\n+++ b/playbooks/x\\x0a::error")
+    assert not any(line.startswith("::") for line in result.stdout.splitlines())
+
+
+def test_fixes_of_one_title_on_different_lines_are_refused_apart() -> None:
+    from catalyst_dsl.cli.fixing import Fix
+
+    def writes(line: int, context: str) -> Fix:
+        return Fix("p.yaml", 0, 0, "writes: []\n", "C817", line, 5, "safe", "added `writes: []`", context)
+
+    assert writes(5, "- {bash: make}").key != writes(6, "- bash: ls").key
+    # The same step, moved down by a fix above it, is the same fix.
+    assert writes(5, "- bash: ls").key == writes(7, "- bash: ls").key

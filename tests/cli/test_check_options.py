@@ -111,3 +111,15 @@ def test_output_file_holds_what_standard_output_would(project: Path, fmt: str) -
     assert written.exit_code == printed.exit_code == 1
     assert written.stdout == ""
     assert (project / "report.out").read_text(encoding="utf-8") == printed.stdout
+
+
+@pytest.mark.parametrize("fix", [[], ["--fix"]])
+def test_output_file_never_replaces_a_playbook_checked(project: Path, fix: list[str]) -> None:
+    caller = project / "playbooks" / "release.yaml"
+    caller.write_text('name: release\ndescription: R\nowner: me\nsteps:\n  - playbook: deploy\n', encoding="utf-8")
+    for target in ["playbooks/deploy.yaml", "./playbooks/../playbooks/release.yaml"]:
+        result = CliRunner().invoke(cli, ["check", *fix, "--output-file", target, "playbooks/release.yaml"])
+        assert result.exit_code == 2, result.output
+        assert "is a playbook this check reads: the report would replace it" in result.stderr
+    assert (project / "playbooks" / "deploy.yaml").read_text(encoding="utf-8") == PLAYBOOK
+    assert caller.read_text(encoding="utf-8").endswith("  - playbook: deploy\n")

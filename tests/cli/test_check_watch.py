@@ -63,3 +63,23 @@ def test_a_change_is_checked_again_and_stopping_exits_0(tmp_path: Path, stop: si
         if watcher.poll() is None:
             watcher.kill()
             watcher.wait()
+
+
+def test_a_file_gone_before_the_check_and_not_read_by_it_is_no_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalyst_dsl.cli import watch
+
+    monkeypatch.setattr(watch, "POLL_SECONDS", 0)
+    looks = []
+
+    def stamps() -> dict:
+        # playbooks/greet.yaml was renamed before the run, which read greeting.yaml instead;
+        # greeting.yaml is edited on the third look.
+        looks.append(1)
+        return {"greeting.yaml": (1, 1) if len(looks) < 3 else (2, 2)}
+
+    watch._wait_for_change(stamps, {"greet.yaml": (-1, -1), "greeting.yaml": (1, 1)})
+    assert len(looks) == 4  # the edit, and one look more to see it settled
+    looks.clear()
+    # A file that was there and is gone is a change.
+    watch._wait_for_change(lambda: looks.append(1) or {}, {"greet.yaml": (1, 1)})
+    assert len(looks) == 2

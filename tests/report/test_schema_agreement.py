@@ -93,6 +93,11 @@ REJECTED = {
     "input-required-text": ('inputs:\n  - string: x\n    required: "yes"\nsteps:\n  - display: a\n', "C302"),
     "language-version-text": ('catalyst: "1"\nsteps:\n  - display: a\n', "C302"),
     "language-version": ("catalyst: 2\nsteps:\n  - display: a\n", "C207"),
+    "number-default": ('inputs:\n  - number: n\n    default: "3"\nsteps:\n  - display: a\n', "C302"),
+    "boolean-default": ("inputs:\n  - name: b\n    type: boolean\n    default: 1\nsteps:\n  - display: a\n", "C302"),
+    "string-default": ("inputs:\n  - string: s\n    default: [a]\nsteps:\n  - display: a\n", "C302"),
+    "array-default": ("inputs:\n  - array: a\n    default: x\nsteps:\n  - display: a\n", "C302"),
+    "object-default": ("inputs:\n  - object: o\n    default: []\nsteps:\n  - display: a\n", "C302"),
 }
 #: The same places written as the checker accepts them.
 FIXED = {
@@ -108,6 +113,14 @@ FIXED = {
     "enum-without-values": "inputs:\n  - enum: size\n    allowed: [s, m]\nsteps:\n  - display: a\n",
     "input-transform": "inputs:\n  - string: x\n    transform: kebab-case\nsteps:\n  - display: a\n",
     "language-version": "catalyst: 1\nsteps:\n  - display: a\n",
+    "number-default": "inputs:\n  - number: n\n    default: 3\nsteps:\n  - display: a\n",
+    "boolean-default": "inputs:\n  - name: b\n    type: boolean\n    default: false\nsteps:\n  - display: a\n",
+    "string-default": "inputs:\n  - string: s\n    default: 3\nsteps:\n  - display: a\n",
+    "array-default": "inputs:\n  - array: a\n    default: [x, {y: 1}]\nsteps:\n  - display: a\n",
+    "object-default": (
+        'inputs:\n  - object: o\n    default: {a: [1]}\n  - object: p\n    default: "{{ inputs.o }}"\n'
+        "steps:\n  - display: a\n"
+    ),
 }
 
 

@@ -19,6 +19,7 @@ from catalyst_dsl.dialects.native.lowerer import CatalystLowerer
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.ir import types as t
 from catalyst_dsl._internal.records import record
+from catalyst_dsl.syntax.front_matter import front_matter_end
 from catalyst_dsl.syntax.source import SourceFile
 from catalyst_dsl.syntax.yaml_loader import load_yaml
 from catalyst_dsl.syntax.yaml_nodes import YScalar
@@ -49,8 +50,8 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
     front = None
     body_start = 0
     if text.startswith("---\n") or text == "---":
-        close = re.search(r"^(?:---|\.\.\.)[ \t]*$", text[4:], re.MULTILINE)
-        if close is None:
+        fm_end = front_matter_end(text)
+        if fm_end is None:
             sink.report(
                 UNCLOSED_FRONT_MATTER,
                 "the front matter starts with --- but is never closed",
@@ -58,9 +59,8 @@ def compile_markdown(source: SourceFile, sink: DiagnosticSink, catalog: Catalog)
                 help="end the front matter with a line holding only ---",
             )
             return None
-        fm_end = 4 + close.start()
         front = load_yaml(source, sink, start=4, end=fm_end)
-        body_start = 4 + close.end() + 1
+        body_start = text.find("\n", fm_end) + 1 or len(text) + 1
         if sink.has_errors:
             return None
     body = text[body_start:]

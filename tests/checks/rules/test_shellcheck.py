@@ -135,6 +135,29 @@ def test_without_shellcheck_the_check_says_so_once(tmp_path: Path, monkeypatch: 
     assert check(tmp_path, steps) == [(5, 5, "C648", "")]
 
 
+@pytest.mark.parametrize("without", ["missing", "off"])
+def test_without_shellcheck_its_suppressions_are_not_called_unused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without: str
+) -> None:
+    # ShellCheck did not look: whether the comments silence something is not known.
+    settings = 'shellcheck = "off"\n' if without == "off" else ""
+    if without == "missing":
+        monkeypatch.setenv("CATALYST_SHELLCHECK", "no-shellcheck-here")
+    root = tmp_path / "project"
+    steps = (
+        "  - bash: if true then echo; fi  # catalyst: ignore[SC1010]\n    writes: []\n"
+        "  - bash: echo $y  # catalyst: ignore[C641, C404]\n    writes: []\n"
+    )
+    check(tmp_path, steps, settings)
+    project = load_project(root, DiagnosticSink())
+    result = check_project(project, [str(root / "playbooks" / "demo.yaml")])
+    shown = reported(result.diagnostics, result.sources.values(), project.config)
+    # The others still are.
+    assert [(d.code, d.message) for d in shown if d.code != "C648"] == [
+        ("C040", "the suppression of C404 silences nothing: no C404 on line 7")
+    ]
+
+
 def test_one_shellcheck_process_checks_every_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = []
     real = runner._check
