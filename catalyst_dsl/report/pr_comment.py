@@ -8,8 +8,8 @@ playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that c
 instead of adding another: one comment per playbook, always the latest plan.
 
 Each comment compares the plan with its golden plan, the one approved when it was
-committed: it leads with what the plan does (its labels: writes, network, approvals, or
-nothing), then what changed against the golden plan, step by step (plan_diff.py), then the
+committed: it leads with what the plan does (its labels: writes, network, programs,
+approvals, or nothing), then what changed against the golden plan, step by step (plan_diff.py), then the
 plan. A golden plan that no longer matches is stale: the command fails on it unless told
 not to, as the golden test would.
 
@@ -57,7 +57,7 @@ class Report:
 
 
 #: What a plan may do, in the order the labels are shown; `nothing` when it does none.
-LABELS = ("writes", "network", "approvals", "nothing")
+LABELS = ("writes", "network", "programs", "approvals", "nothing")
 #: The write places every program's confinement names, which are not the project's files.
 _SCRATCH = frozenset({"temp://", "$TMPDIR"})
 
@@ -65,11 +65,15 @@ _SCRATCH = frozenset({"temp://", "$TMPDIR"})
 def plan_labels(plan: dict) -> tuple[str, ...]:
     """What the plan does, for a reviewer at a glance and for a workflow's labels: it writes
     the project's files (a file change, a refused write, a program allowed to write), it
-    reaches the network (an action that talks to a remote service), it waits for approvals."""
+    reaches the network (an action that talks to a remote service), it runs programs or AI
+    agents (whose effects a plan cannot show: what they may write is confined, and labelled
+    `writes` when that is the project's files, but their network use is not restricted, so
+    a plan that runs one never says `nothing`), it waits for approvals."""
     from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
     from catalyst_dsl.actions.catalog import Effect
 
     remote = {spec.name for spec in BUILTIN_ACTIONS if spec.effect is Effect.NETWORK}
+    unseen = {spec.name for spec in BUILTIN_ACTIONS if spec.effect is Effect.EXTERNAL}
     found = set()
     for step, _depth in walk(plan.get("steps") or ()):
         confined = (step.get("confinement") or {}).get("mayWrite") or ()
@@ -77,6 +81,8 @@ def plan_labels(plan: dict) -> tuple[str, ...]:
             found.add("writes")
         if step.get("action") in remote or step.get("request"):
             found.add("network")
+        if step.get("action") in unseen or step.get("confinement") is not None:
+            found.add("programs")
         if step.get("change") == "would-pause":
             found.add("approvals")
     return tuple(label for label in LABELS if label in found) or ("nothing",)

@@ -286,9 +286,15 @@ def test_labels_say_what_a_plan_does() -> None:
         )
     ) == ("writes", "network")
     confined = {"mayWrite": ["temp://", "$TMPDIR"], "neverWrites": [".git/"]}
-    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("nothing",)
+    # A program confined to scratch space writes nothing of the project's, but what it does
+    # on the network is not restricted: its plan does not do nothing.
+    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("programs",)
+    assert plan_labels(plan({"action": "ai-prompt", "change": "unknown"})) == ("programs",)
     confined["mayWrite"].append("build/")
-    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("writes",)
+    assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == (
+        "writes",
+        "programs",
+    )
 
 
 def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
