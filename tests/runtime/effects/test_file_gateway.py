@@ -174,6 +174,31 @@ def test_a_delete_of_a_link_removes_the_link_not_its_target(root, outside):
     assert (outside / "precious.txt").read_text(encoding="utf-8") == "keep"
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("notes/a\nb.md", "\\x0a at character 8"),
+        ("notes/a\tb.md", "\\x09 at character 8"),
+        ("notes/a\x1b[31mb.md", "\\x1b at character 8"),
+        ("notes/a\u202eb.md", "\\u202e at character 8"),
+        ("temp://a\rb", "\\x0d at character 9"),
+    ],
+)
+def test_a_name_with_a_control_character_is_never_created(root, name, shown):
+    problem = refused(gateway(root).write_file, name, b"x")
+    assert "holds a control character (" + shown + ")" in problem.message
+    assert problem.message.isprintable()  # the name is shown escaped
+    assert not (root / "notes").exists()
+
+
+def test_a_file_with_a_control_character_in_its_name_can_still_be_deleted(root):
+    (root / "a\nb.md").write_text("left by a program", encoding="utf-8")
+    assert gateway(root).delete_file("a\nb.md") is True
+    assert not (root / "a\nb.md").exists()
+    gateway(root).write_file("notes/é ü.md", b"ok")  # printable text of any script is a name
+    assert (root / "notes" / "é ü.md").read_bytes() == b"ok"
+
+
 def test_scratch_and_resources_stay_beneath_their_own_directories(root, outside):
     resources = root / "node_modules" / "catalyst"
     resources.mkdir(parents=True)
@@ -348,6 +373,28 @@ def test_an_input_chosen_path_cannot_write_git_config(project):
     assert result.exit_code == 2, result.output
     assert "PermissionDenied" in result.output and ".git directory" in result.output
     assert project.read(".git/config") == "[core]\n"
+
+
+def test_an_input_cannot_put_a_line_break_in_a_name_a_run_creates(project):
+    project.playbook(
+        "note",
+        """
+        name: note
+        description: writes a note on a topic
+        owner: Engineer
+        inputs:
+          - string: topic
+        allowedWritePaths: ["notes/**"]
+        steps:
+          - file-write: "notes/{{ topic }}.md"
+            content: hello
+    """,
+    )
+    result = project.run("note", topic="a\nb\x1b[2J")
+    assert result.exit_code == 2, result.output
+    assert "cannot write 'notes/a\\x0ab\\x1b[2J.md': the path holds a control character" in result.output
+    assert "\x1b" not in result.output
+    assert not (project.root / "notes").exists()
 
 
 def test_check_reports_writes_into_git_without_a_grant_naming_it(project):
