@@ -202,7 +202,7 @@ class NodeReading(Shapes):
             if schema is not None and schema not in SCHEMAS:
                 self.sink.report(
                     CLEO_UNKNOWN_SCHEMA,
-                    f"`ensures.schema: {schema}` is not a schema cleo knows",
+                    f"`ensures.schema` is '{schema}', which is not a schema cleo knows",
                     ek["schema"][1].span,
                     help=suggest(schema, SCHEMAS) or f"the schemas are: {', '.join(SCHEMAS)}",
                 )
@@ -298,7 +298,7 @@ class NodeReading(Shapes):
             if len(words) > 1 or command != command.strip():
                 self.sink.report(
                     CLEO_COMMAND_FORM,
-                    f"`command: \"{command}\"` contains a space;"
+                    f"the command '{command}' contains a space;"
                     f" the program '{command}' does not exist (no shell runs it)",
                     span,
                     help=f"write `command: {words[0]}`, `args: [{', '.join(words[1:])}]`"
@@ -315,7 +315,7 @@ class NodeReading(Shapes):
             elif PurePosixPath(command.replace("\\", "/")).name in DENIED_COMMANDS:
                 self.sink.report(
                     CLEO_DENIED_COMMAND,
-                    f"`{command}` is on cleo's deny list: its runner refuses to start it",
+                    f"'{command}' is on cleo's deny list: its runner refuses to start it",
                     span,
                     help="do this in a reviewed script, or with an agentic node behind an approval node",
                 )

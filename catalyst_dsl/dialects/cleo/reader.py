@@ -207,7 +207,7 @@ class Reader(NodeReading):
                 if name is not None and name not in ids:
                     self.sink.report(
                         CLEO_UNKNOWN_NODE,
-                        f"the edge's `{end}: {name}` names no node",
+                        f"the edge's `{end}` is '{name}', which names no node",
                         keys[end][1].span,
                         help=suggest(name, ids) or "name a node's `id`",
                     )

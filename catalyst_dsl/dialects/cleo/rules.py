@@ -57,7 +57,7 @@ class Checker:
         graph = book.graph = g.Graph.of(len(book.nodes), [(e.source, e.target) for e in edges])
         cycle = g.find_cycle(graph)
         if cycle is not None:
-            names = " → ".join(book.nodes[n].id for n in cycle)
+            names = " → ".join(f"'{book.nodes[n].id}'" for n in cycle)
             first = book.nodes[cycle[0]]
             self.sink.report(
                 CLEO_CYCLE,
@@ -86,7 +86,7 @@ class Checker:
                 a, b = (self.book.nodes[i].id for i in pair)
                 self.sink.report(
                     CLEO_DUPLICATE_EDGE,
-                    f"the edge {a} → {b} is written twice",
+                    f"the edge '{a}' → '{b}' is written twice",
                     edge.span,
                     labels=[Label(seen[pair].span, "first written here")],
                     help=f"remove one; cleo's runtime stops at '{a}' with two successors",
@@ -119,7 +119,7 @@ class Checker:
                 if pair in explicit:
                     self.sink.report(
                         CLEO_EDGE_REPEATS_DEPENDS,
-                        f"`depends: {name}` repeats the edge {name} → {node.id}",
+                        f"'{node.id}' depends on '{name}', which repeats the edge '{name}' → '{node.id}'",
                         scalar.span,
                         labels=[Label(explicit[pair].span, "the edge")],
                         help="keep one of them",
@@ -179,7 +179,7 @@ class Checker:
                     help="compare with a string, number, boolean or null",
                 )
             if len(plain) > 1:
-                names = ", ".join(book.nodes[e.target].id for e in plain)
+                names = ", ".join(f"'{book.nodes[e.target].id}'" for e in plain)
                 self.sink.report(
                     CLEO_ROUTING,
                     f"'{node.id}' has {len(plain)} unguarded successors ({names}); cleo runs one node at a time and"
@@ -191,7 +191,7 @@ class Checker:
             elif plain and guarded:
                 self.sink.report(
                     CLEO_ROUTING,
-                    f"'{node.id}' has an unconditional edge and a guarded one: whenever `{guarded[0].guard.field}`"
+                    f"'{node.id}' has an unconditional edge and a guarded one: whenever '{guarded[0].guard.field}'"
                     " makes the guard hold, both apply and cleo's runtime throws",
                     guarded[0].span,
                     labels=[Label(plain[0].span, "the unconditional edge")],
@@ -230,7 +230,7 @@ class Checker:
                 if target not in self.ids:
                     self.sink.report(
                         CLEO_UNKNOWN_INJECT_TARGET,
-                        f"`inject_into: {target}` names no node",
+                        f"`inject_into` is '{target}', which names no node",
                         node.inject_into.span,
                         help=suggest(target, self.ids) or "name an earlier node to loop back to",
                     )
@@ -244,8 +244,8 @@ class Checker:
                 elif not self.ancestors()[node.index] >> self.ids[target] & 1:
                     self.sink.report(
                         CLEO_LOOP_BACK,
-                        f"`inject_into: {target}` is not an earlier node of '{node.id}': the run would jump forward or"
-                        " sideways",
+                        f"`inject_into` is '{target}', which is not an earlier node of '{node.id}':"
+                        " the run would jump forward or sideways",
                         node.inject_into.span,
                         help="name a node that runs before this one",
                     )
@@ -260,8 +260,8 @@ class Checker:
                     )
                     self.sink.report(
                         CLEO_LOOP_BACK,
-                        f"loop-back {node.id} → {target}: cleo never stops this loop while '{node.id}' fails; catalyst"
-                        f" limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
+                        f"loop-back '{node.id}' → '{target}': cleo never stops this loop while '{node.id}' fails;"
+                        f" catalyst limits '{node.id}' to {cap} attempt{'s' if cap != 1 else ''}, {then}",
                         node.inject_into.span,
                         help="keep it if that is what you mean; catalyst counts attempts through the loop",
                     )
@@ -270,14 +270,14 @@ class Checker:
                 if source not in self.ids:
                     self.sink.report(
                         CLEO_REQUIRES_FROM,
-                        f"`requires.from: {source}` names no node",
+                        f"`requires.from` is '{source}', which names no node",
                         node.requires_from.span,
                         help=suggest(source, self.ids) or "name an earlier node",
                     )
                 elif not self.ancestors()[node.index] >> self.ids[source] & 1:
                     self.sink.report(
                         CLEO_REQUIRES_FROM,
-                        f"`requires.from: {source}` is not an earlier node of '{node.id}'",
+                        f"`requires.from` is '{source}', which is not an earlier node of '{node.id}'",
                         node.requires_from.span,
                         help="name a node that runs before this one",
                     )
@@ -300,7 +300,7 @@ class Checker:
                 span = node.keys["command"][1].span
                 self.sink.report(
                     CLEO_POLICY_UNGUARDED,
-                    f"`{line}` matches the require-human rule `{rule}`, and no approval node precedes it",
+                    f"the command '{line}' matches the require-human rule '{rule}', and no approval node precedes it",
                     span,
                     help="add an approval node on every path before this node",
                 )
@@ -347,7 +347,7 @@ class Checker:
                 if field not in inputs:
                     self.sink.report(
                         UNDEFINED_REFERENCE,
-                        f"`inputs.{field}` is not a declared input",
+                        f"'inputs.{field}' is not a declared input",
                         span,
                         help=_did_you_mean_input(field, inputs),
                     )
@@ -363,7 +363,7 @@ class Checker:
                 continue
             self.sink.report(
                 CLEO_UNDECLARED_KEY,
-                f"`{name}` is neither a declared input nor a key an earlier node declares",
+                f"'{name}' is neither a declared input nor a key an earlier node declares",
                 span,
                 help=suggest(root, inputs, prefix="did you mean ")
                 or "declare it under `inputs:`, or in an earlier node's `ensures.outputFiles`",
@@ -372,7 +372,7 @@ class Checker:
 
 def _did_you_mean_input(field: str, inputs: set[str]) -> str:
     close = difflib.get_close_matches(field, sorted(inputs), n=1, cutoff=0.6)
-    return f"did you mean `inputs.{close[0]}`?" if close else "declare it under `inputs:`"
+    return f"did you mean 'inputs.{close[0]}'?" if close else "declare it under `inputs:`"
 
 
 def template_scalars(node: Node) -> list[YScalar]:

@@ -142,7 +142,7 @@ class Shapes:
             hint = suggest(text, allowed) or suggest(text.lower(), allowed)
             self.sink.report(
                 INVALID_VALUE,
-                f"`{what}: {text}` is not one of {', '.join(allowed)}",
+                f"`{what}` is '{text}', which is not one of {', '.join(allowed)}",
                 entry[1].span,
                 help=hint or f"use one of {', '.join(allowed)}",
             )
@@ -158,7 +158,7 @@ class Shapes:
             else:
                 self.sink.report(
                     WRONG_TYPE,
-                    f"`{what}.{key.text}` is a string, not {kind_of(item)}",
+                    f"'{key.text}' of `{what}` is a string, not {kind_of(item)}",
                     head_span(item),
                     help="quote it",
                 )

@@ -4,6 +4,7 @@ where it does not."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -330,7 +331,70 @@ def test_huge_fan_out_and_self_loops_are_diagnostics():
         b'version: "1.0"\nname: loop\nnodes:\n'
         b'  - id: a\n    type: deterministic\n    command: "true"\n    depends: [a]\n'
     )
-    assert "a \u2192 a" in next(d.message for d in compile_bytes(loop, "loop.cantbook").diagnostics if d.code == "C944")
+    assert "'a' \u2192 'a'" in next(
+        d.message for d in compile_bytes(loop, "loop.cantbook").diagnostics if d.code == "C944"
+    )
+
+
+#: An id that could break out of its quotes, recolour the terminal or forge a line.
+HOSTILE_ID = "a'b`c\x1b[31md\ne"
+
+
+def _hostile_graph(*, cycle: bool) -> bytes:
+    quoted = json.dumps(HOSTILE_ID)
+    return (
+        f"""version: "1.0"
+name: hostile
+nodes:
+  - id: {quoted}
+    type: deterministic
+    command: "true"
+  - id: b
+    type: deterministic
+    command: "true"
+    depends: [{quoted}, {quoted}, {json.dumps(HOSTILE_ID + "x")}]
+    on_failure:
+      inject_into: {json.dumps(HOSTILE_ID + "y")}
+  - id: c
+    type: deterministic
+    command: "true"
+    requires:
+      from: {json.dumps(HOSTILE_ID + "z")}
+edges:
+  - from: b
+    to: {json.dumps(HOSTILE_ID + "w")}
+  - from: {quoted}
+    to: c
+""".encode()
+        + (f"  - from: c\n    to: {quoted}\n".encode() if cycle else b"")
+    )
+
+
+def test_node_ids_are_quoted_like_native_names_and_printed_escaped():
+    from catalyst_dsl.diagnostics.text import render_text
+
+    cycle = compile_bytes(_hostile_graph(cycle=True), "hostile.cantbook").diagnostics
+    (message,) = [d.message for d in cycle if d.code == "C944"]
+    assert message.count(f"'{HOSTILE_ID}'") == 2 and " \u2192 'c' \u2192 " in message
+    result = compile_bytes(_hostile_graph(cycle=False), "hostile.cantbook")
+    messages = {d.code: d.message for d in result.diagnostics}
+    for code, suffix in [("C950", "y"), ("C953", "z")]:
+        assert f"is '{HOSTILE_ID}{suffix}', which names no node" in messages[code]
+    assert f"'b' depends on '{HOSTILE_ID}' twice" in messages["C942"]
+    assert any(f"the edge's `to` is '{HOSTILE_ID}w'" in d.message for d in result.diagnostics)
+    shown = render_text(result.diagnostics, {"hostile.cantbook": result.source})
+    assert "\x1b" not in shown and "'a'b`c\\x1b[31md\\x0ae'" in shown
+    assert not any(line.startswith("e'") for line in shown.splitlines())
+
+
+def test_a_did_you_mean_input_is_a_fix():
+    from catalyst_dsl.diagnostics.fixes import replacement
+
+    text = (REPO / "tests" / "golden" / "check" / "cleo-C501-undeclared-input.cantbook").read_bytes()
+    result = compile_bytes(text, "cleo-undeclared-input.cantbook")
+    (undeclared,) = [d for d in result.diagnostics if d.code == "C501"]
+    fix = replacement(undeclared, result.source)
+    assert fix is not None and fix.text == "inputs.branch"
 
 
 def test_deeply_nested_branches_are_refused_not_a_crash():
