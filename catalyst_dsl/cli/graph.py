@@ -47,15 +47,40 @@ def graph(name: str | None, fmt: str | None, output: str | None, steps: tuple[st
     if steps and not name:
         raise click.UsageError("--step draws part of one playbook's flow: name the playbook")
     fmt = fmt or _EXTENSIONS.get(Path(output).suffix.lower() if output else "", "mermaid")
-    picture = render(_flow(name, steps) if name else _calls(), fmt)
+    drawn = _flow(name, steps) if name else _calls()
+    picture = render(drawn, fmt)
     if output is None:
         click.echo(picture, nl=False)
+    else:
+        try:
+            with open(output, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(picture)
+        except OSError as error:
+            raise click.FileError(output, hint=f"cannot write the picture there: {error.strerror or error}") from None
+    if fmt == "mermaid":
+        _warn_if_too_big(drawn, picture, name, steps)
+
+
+def _warn_if_too_big(drawn, picture: str, name: str | None, steps: tuple[str, ...]) -> None:
+    """One line on standard error when GitHub's Mermaid would show an error instead of the
+    chart; the chart is still written, as asked, for a viewer with higher limits."""
+    from catalyst_dsl.report.graph import mermaid_refusal
+
+    why = mermaid_refusal(drawn, picture)
+    if why is None:
         return
-    try:
-        with open(output, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(picture)
-    except OSError as error:
-        raise click.FileError(output, hint=f"cannot write the picture there: {error.strerror or error}") from None
+    smaller = (
+        "fewer `--step`s a smaller part"
+        if steps
+        else "`--step PATH` a part of it"
+        if name
+        else "`catalyst graph NAME` one playbook's flow"
+    )
+    svg = "flow.svg" if name else "calls.svg"
+    click.echo(
+        f"warning: GitHub will not draw this Mermaid chart ({why}): `-o {svg}` draws it as SVG, and {smaller}",
+        err=True,
+    )
 
 
 def _flow(name: str, steps: tuple[str, ...]):

@@ -29,6 +29,19 @@ MERMAID_MAX_ARROWS = 500
 MERMAID_MAX_TEXT = 50_000
 
 
+def mermaid_refusal(graph: Graph, text: str) -> str | None:
+    """Why Mermaid would refuse to draw `text`, the Mermaid of `graph`, in a few words
+    ("612 arrows, and it draws at most 500"); None when it draws it."""
+    if len(graph.links) > MERMAID_MAX_ARROWS:
+        return f"{len(graph.links):,} arrows, and it draws at most {MERMAID_MAX_ARROWS}"
+    # Mermaid measures a JavaScript string: UTF-16 units, two for a character past U+FFFF
+    # (most emoji), so a chart of emoji is refused before its count of characters says so.
+    size = len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
+    if size > MERMAID_MAX_TEXT:
+        return f"{size:,} characters, and it draws at most {MERMAID_MAX_TEXT:,}"
+    return None
+
+
 def mermaid_flow(playbook, only=None) -> str | None:
     """The Mermaid flow of `playbook`, or of the steps at the paths `only` (a plan's
     `path`s) with the control steps around them: what a pull-request comment shows.
@@ -38,6 +51,6 @@ def mermaid_flow(playbook, only=None) -> str | None:
 
     graph = flow_graph(playbook, only)
     if len(graph.links) > MERMAID_MAX_ARROWS:
-        return None
+        return None  # not written out: a flow of many thousand steps costs its text for nothing
     text = to_mermaid(graph)
-    return text if len(text) <= MERMAID_MAX_TEXT else None
+    return None if mermaid_refusal(graph, text) else text

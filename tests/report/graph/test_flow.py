@@ -161,3 +161,68 @@ def test_steps_with_conditions_in_a_row_meet_at_one_point_each() -> None:
     first = merges[0]
     out = sorted(link.label for link in graph.links if link.source == first.id)
     assert out == ["", "skipped"]
+
+
+# -- charts GitHub's Mermaid refuses ---------------------------------------------------------------
+
+
+def _library_of_calls(root: Path, playbooks: int = 26, calls: int = 20) -> None:
+    """A project of `playbooks` playbooks, each calling the `calls` after it (in a ring)."""
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("", encoding="utf-8")
+    names = [f"p{i:02d}" for i in range(playbooks)]
+    for i, name in enumerate(names):
+        steps = "".join(f"  - playbook: {names[(i + k) % playbooks]}\n" for k in range(1, calls + 1))
+        text = f"name: {name}\ndescription: d\nowner: Engineer\nsteps:\n{steps}"
+        (root / "playbooks" / f"{name}.yaml").write_text(text, encoding="utf-8")
+
+
+def test_a_call_graph_past_mermaids_arrows_is_written_whole_with_one_line_saying_so(tmp_path, monkeypatch) -> None:
+    _library_of_calls(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["graph"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("flowchart TD\n") and result.stdout.count(" ==> ") == 520
+    (warning,) = result.stderr.splitlines()
+    # The line docs/graph.md shows, as the command prints it.
+    assert warning in (TESTS.parent / "docs" / "graph.md").read_text(encoding="utf-8")
+    assert "(520 arrows, and it draws at most 500)" in warning and "`-o calls.svg`" in warning
+    # Written to a Mermaid file, the same; as SVG, nothing to say.
+    to_file = CliRunner().invoke(cli, ["graph", "-o", str(tmp_path / "calls.mmd")])
+    assert to_file.stderr == result.stderr
+    assert (tmp_path / "calls.mmd").read_text(encoding="utf-8") == result.stdout
+    assert CliRunner().invoke(cli, ["graph", "-o", str(tmp_path / "calls.svg")]).stderr == ""
+    # 500 arrows are drawn: no word.
+    small = tmp_path / "small"
+    _library_of_calls(small, playbooks=25)
+    monkeypatch.chdir(small)
+    assert CliRunner().invoke(cli, ["graph"]).stderr == ""
+
+
+def test_a_flow_past_mermaids_arrows_offers_svg_and_a_part(tmp_path) -> None:
+    long = tmp_path / "long.yaml"
+    steps = "".join(f"  - display: step {i}\n" for i in range(500))
+    long.write_text(f"name: long\ndescription: d\nowner: Engineer\nsteps:\n{steps}", encoding="utf-8")
+    whole = CliRunner().invoke(cli, ["graph", str(long)])
+    assert whole.exit_code == 0 and whole.stdout.count(" --> ") == 501
+    assert whole.stderr == (
+        "warning: GitHub will not draw this Mermaid chart (501 arrows, and it draws at most 500): `-o flow.svg` draws"
+        " it as SVG, and `--step PATH` a part of it\n"
+    )
+    part = CliRunner().invoke(cli, ["graph", str(long), "--step", "steps/3"])
+    assert part.exit_code == 0 and part.stderr == ""
+
+
+def test_mermaids_text_limit_counts_as_javascript_does() -> None:
+    from catalyst_dsl.report.graph import MERMAID_MAX_TEXT, mermaid_refusal
+    from catalyst_dsl.report.graph.mermaid import to_mermaid
+    from catalyst_dsl.report.graph.model import Graph, Node
+
+    # Each emoji is one character in Python and two UTF-16 units in JavaScript's length,
+    # which Mermaid compares with maxTextSize (a browser showed this chart refused).
+    graph = Graph("emoji", tuple(Node(f"n{i}", "😀" * 60) for i in range(420)), ())
+    text = to_mermaid(graph)
+    assert len(text) < MERMAID_MAX_TEXT < len(text.encode("utf-16-le")) // 2
+    assert "characters, and it draws at most 50,000" in mermaid_refusal(graph, text)
+    ascii_graph = Graph("ascii", tuple(Node(f"n{i}", "x" * 60) for i in range(420)), ())
+    assert mermaid_refusal(ascii_graph, to_mermaid(ascii_graph)) is None
