@@ -23,6 +23,7 @@ from catalyst_dsl._internal.records import factory, record
 from catalyst_dsl.diagnostics.fixes import replacement
 from catalyst_dsl.diagnostics.ids import UNCHECKED_SHELL_WRITES
 from catalyst_dsl.diagnostics.model import Diagnostic
+from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.lsp import edits
 from catalyst_dsl.syntax.source import SourceFile
 
@@ -35,7 +36,7 @@ SAFE, UNSAFE, SUPPRESSION = "safe", "unsafe", "suppression"
 #: again one edit a pass.
 MAX_PASSES = 25
 #: Files fixes may edit: YAML and Markdown playbooks (suppression comments are YAML's or HTML's).
-_EDITABLE = (".yaml", ".yml", ".md")
+_EDITABLE = (".yaml", ".yml", ".md", ".cantbook")
 
 
 @record
@@ -282,8 +283,12 @@ def _worse(before: list[Diagnostic], after: list[Diagnostic], changed: set[str])
 
 
 def _counted(diagnostics: list[Diagnostic]) -> Counter:
-    # By file, code and message, not position: a fix moves the lines below it.
-    return Counter((d.span.file if d.span else "", d.code, d.message) for d in diagnostics)
+    # By file, code and message, not position: a fix moves the lines below it. Notes (info)
+    # are left out: they never fail a check, and a fix that clears an error lets the phases
+    # after it speak (a cleo file without errors is told where its nodes may write).
+    return Counter(
+        (d.span.file if d.span else "", d.code, d.message) for d in diagnostics if d.severity is not Severity.INFO
+    )
 
 
 def _one_typo_apart(word: str, wanted: str) -> bool:
