@@ -105,14 +105,16 @@ def _project(start: Path):
     return load_project(start, DiagnosticSink())
 
 
-def _acting_flow(session, file: str, plan) -> str | None:
-    """The Mermaid flow of the steps the plan would act in, for its Markdown view; None when none would."""
+def _markdown(session, file: str, plan) -> str:
+    """The plan's Markdown view, with the Mermaid flow of the steps it would act in (or,
+    when GitHub would refuse to draw it, the command that draws it)."""
     from catalyst_dsl.report.graph import mermaid_flow
-    from catalyst_dsl.report.plan import acting_paths
+    from catalyst_dsl.report.plan import acting_paths, render_markdown
 
     paths = acting_paths(plan)
     playbook = session.library.compiled(file).playbook if paths else None
-    return mermaid_flow(playbook, only=paths) if playbook is not None else None
+    flow = mermaid_flow(playbook, only=paths) if playbook is not None else None
+    return render_markdown(plan, flow=flow, flow_too_large=playbook is not None and flow is None)
 
 
 def _given(
@@ -277,7 +279,7 @@ def run(
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
         for note in session.plan_notes:
             click.echo(f"note: {note}", err=True)
-        from catalyst_dsl.report.plan import render_markdown, render_text
+        from catalyst_dsl.report.plan import render_text
         from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json
 
         text = canonical_json(plan) if as_json else None
@@ -292,7 +294,7 @@ def run(
                     ) from None
             render = {
                 "json": lambda: text,
-                "markdown": lambda: render_markdown(plan, flow=_acting_flow(session, file, plan)),
+                "markdown": lambda: _markdown(session, file, plan),
                 "text": lambda: render_text(plan),
             }[fmt]
             _print(render(), nl=fmt == "text")

@@ -167,15 +167,36 @@ MD_TABLE_ROWS = 200  # rows of the step table (a row is up to about 250 characte
 ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
 
 
-def render_markdown(plan: Mapping[str, Any], marker: bool = True, flow: str | None = None) -> str:
+def render_markdown(
+    plan: Mapping[str, Any], marker: bool = True, flow: str | None = None, flow_too_large: bool = False
+) -> str:
     """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes.
     `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py).
-    `flow`: a Mermaid flowchart (report/graph) shown under "Flow", which GitHub draws."""
+    `flow`: a Mermaid flowchart (report/graph) shown under "Flow", which GitHub draws;
+    `flow_too_large`: there is one, too large for GitHub to draw, and "Flow" says how to draw it."""
     view = markdown_view(plan)
     if not marker:
         view["marker"] = None
     view["flow"] = flow if flow is None or flow.endswith("\n") else flow + "\n"
+    view["flow_note"] = (
+        too_large_to_draw(str((plan.get("playbook") or {}).get("file") or "PLAYBOOK"), None)
+        if flow is None and flow_too_large
+        else None
+    )
     return _environment().get_template("plan.md.j2").render(view=view)
+
+
+def too_large_to_draw(playbook_file: str, steps: int | None) -> str:
+    """The sentence said in place of a Mermaid flow GitHub would refuse to draw, with the
+    command that draws it; `steps`: how many steps it was to show, when that is known."""
+    from catalyst_dsl.report.graph import MERMAID_MAX_ARROWS, MERMAID_MAX_TEXT
+
+    command = md_code(f"catalyst graph {playbook_file} --format svg -o flow.svg")
+    counted = f"{steps} steps changed; " if steps is not None else ""
+    return (
+        f"Too large for GitHub's Mermaid to draw ({counted}it draws at most {MERMAID_MAX_ARROWS} arrows"
+        f" and {MERMAID_MAX_TEXT:,} characters): {command} draws the whole flow.\n"
+    )
 
 
 #: The changes of a step entry that do nothing a reviewer weighs: left out of the flow.

@@ -141,12 +141,19 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     labels = plan_labels(plan)
     flow = _changed_flow(root, playbook_file, golden, plan) if stale else None
     against = _against_golden(golden_text, plan, golden_shown, stale)
-    sections = comment_sections(plan, labels, against, flow, _flow(root, playbook_file, plan_report.acting_paths(plan)))
+    acting_paths = plan_report.acting_paths(plan)
+    acting = _flow(root, playbook_file, acting_paths)
+    sections = comment_sections(plan, labels, against, flow, acting, acting_too_large=bool(acting_paths) and not acting)
     return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
 
 
 def comment_sections(
-    plan: dict, labels: tuple[str, ...], against_golden: str, flow: str | None = None, acting: str | None = None
+    plan: dict,
+    labels: tuple[str, ...],
+    against_golden: str,
+    flow: str | None = None,
+    acting: str | None = None,
+    acting_too_large: bool = False,
 ) -> list[str]:
     """The sections of a comment, in order, each Markdown ending with a newline: what the plan
     does, what changed against the golden plan, the flow of the steps that changed (`flow`,
@@ -158,7 +165,7 @@ def comment_sections(
     ]
     if flow:
         sections.append(flow)
-    sections.append(plan_report.render_markdown(plan, marker=False, flow=acting))
+    sections.append(plan_report.render_markdown(plan, marker=False, flow=acting, flow_too_large=acting_too_large))
     return sections
 
 
@@ -174,14 +181,7 @@ def _changed_flow(root: Path, playbook_file: str, golden: dict, plan: dict) -> s
         return f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n"
     if not paths:
         return None
-    from catalyst_dsl.report.graph import MERMAID_MAX_ARROWS, MERMAID_MAX_TEXT
-
-    command = plan_report.md_code(f"catalyst graph {playbook_file} --format svg -o flow.svg")
-    return (
-        "### Flow of what changed\n\n"
-        f"Too large for GitHub's Mermaid to draw ({len(paths)} steps changed; it draws at most "
-        f"{MERMAID_MAX_ARROWS} arrows and {MERMAID_MAX_TEXT:,} characters): {command} draws the whole flow.\n"
-    )
+    return "### Flow of what changed\n\n" + plan_report.too_large_to_draw(playbook_file, len(paths))
 
 
 def _flow(root: Path, playbook_file: str, paths: list[str]) -> str | None:

@@ -763,6 +763,19 @@ def test_the_markdown_plan_draws_the_flow_of_the_steps_that_act(project):
     assert "### Flow" not in quiet.output  # nothing would change: nothing to draw
 
 
+def test_a_flow_too_large_to_draw_is_named_with_the_command_that_draws_it(project):
+    # 600 writing steps: 600 arrows, more than GitHub's Mermaid draws.
+    steps = "".join(f"  - file-write: out/n{i}.md\n    content: x\n" for i in range(600))
+    project.playbook("many", "name: many\ndescription: writes many notes\nowner: Engineer\nsteps:\n" + steps)
+    shown = project.run("many", "--what-if", "--format", "markdown")
+    assert shown.exit_code == 0, shown.output
+    assert "```mermaid" not in shown.output
+    assert (
+        "### Flow\n\nToo large for GitHub's Mermaid to draw (it draws at most 500 arrows and 50,000 characters):"
+        " `catalyst graph playbooks/many.yaml --format svg -o flow.svg` draws the whole flow.\n\n### Steps"
+    ) in shown.output
+
+
 def test_markdown_file_change_summary_stays_one_html_block() -> None:
     # A blank line ends the <details> HTML block: a file name holding one would let the
     # rest of the name be read as Markdown (a heading, a mention, an image).
