@@ -200,12 +200,16 @@ def runs_show(run_id: str) -> None:
     if state.in_flight:
         echo(f"  in flight: {shown_step(state, state.in_flight)} (runs again on resume)")
     from catalyst_dsl.ir.journal import LOOP_ITEM
+    from catalyst_dsl.report.timeline import HAPPENED, record_name
 
     for record in state.steps:
         if record.action == LOOP_ITEM:
             continue  # bookkeeping for resume, not a step
-        reason = f" ({record.reason.splitlines()[0]})" if record.reason else ""
-        echo(f"  {record.status:<9} {record.label or record.name or record.path} ({record.action}){reason}")
+        reason = record.reason.splitlines()[0] if record.reason else ""
+        if record.action in HAPPENED:  # `caught    risky: NotReady from throw@7`
+            echo(f"  {HAPPENED[record.action]:<9} {record_name(state, record)}: {reason}")
+            continue
+        echo(f"  {record.status:<9} {record_name(state, record)} ({record.action}){f' ({reason})' if reason else ''}")
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""

@@ -11,6 +11,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Callable
 
+from catalyst_dsl._internal.markdown_text import author_markdown
 from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import RESERVED_STEP_KEYS, ActionSpec, Catalog
@@ -165,7 +166,12 @@ def _call_inputs(source: SourceFile, block: _Block, library: Callable[[], Librar
     if playbook is None:
         return []
     return [
-        Suggestion(decl.name, "input", f"{decl.type}{' (required)' if decl.required else ''}", decl.description or "")
+        Suggestion(
+            decl.name,
+            "input",
+            f"{decl.type}{' (required)' if decl.required else ''}",
+            author_markdown(decl.description),
+        )
         for decl in playbook.inputs
         if decl.name.startswith(prefix) and decl.name not in block.siblings
     ]

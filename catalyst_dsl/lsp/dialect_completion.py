@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catalyst_dsl._internal.markdown_text import author_markdown
 from catalyst_dsl.checks.rules.slash_commands import COMMANDS_DIR
 from catalyst_dsl.compiler import Compiled
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
@@ -202,7 +203,11 @@ def _item_above(above: str, column: int) -> list[str]:
 
 def _input_names(compiled: Compiled | None, prefix: str) -> list[Suggestion]:
     inputs = compiled.playbook.inputs if compiled is not None and compiled.playbook is not None else ()
-    return [Suggestion(i.name, "input", "input", i.description or "") for i in inputs if i.name.startswith(prefix)]
+    return [
+        Suggestion(i.name, "input", "input", author_markdown(i.description))
+        for i in inputs
+        if i.name.startswith(prefix)
+    ]
 
 
 def kai_completions(source: SourceFile, offset: int, compiled: Compiled | None, root: Path | None) -> list[Suggestion]:

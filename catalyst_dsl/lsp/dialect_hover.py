@@ -15,9 +15,9 @@ the error code and policy action they become; a node id where it is named, that 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
+from catalyst_dsl._internal.markdown_text import author_markdown, fenced
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
 from catalyst_dsl.dialects.kai import conditions as kai_conditions
@@ -150,9 +150,7 @@ def _command(text: str, root: Path | None) -> str:
     except OSError:
         return head
     shown = "\n".join(head_text.split("\n")[:COMMAND_LINES]).rstrip("\n")
-    # A fence longer than any run of backticks in the file keeps its text as text.
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", shown)), default=0))
-    return f"{head}: `{path.relative_to(root.resolve()).as_posix()}`\n\n{fence}markdown\n{shown}\n{fence}"
+    return f"{head}: `{path.relative_to(root.resolve()).as_posix()}`\n\n{fenced(shown, 'markdown')}"
 
 
 def _input(decl: ir.InputDecl, what: str) -> str:
@@ -162,7 +160,7 @@ def _input(decl: ir.InputDecl, what: str) -> str:
             f"default `{json.dumps(decl.default.value)}`" if decl.default.value != "" else "default empty text"
         )
     text = f"**{decl.name}** ({what}, {', '.join(facts)})"
-    return text + (f"\n\n{decl.description}" if decl.description else "")
+    return text + (f"\n\n{author_markdown(decl.description)}" if decl.description else "")
 
 
 # -- cleo -----------------------------------------------------------------------------------------
@@ -178,7 +176,8 @@ def cleo_hover(source: SourceFile, offset: int, catalog) -> str | None:
         kind = f"cleo {node.type} node" if node.type else "cleo node"
         text = f"**{node.id}** ({kind}, line {node.id_span.line})"
         description = node.keys.get("description", (None, None))[1]
-        return text + (f"\n\n{description.value}" if isinstance(description, YScalar) and description.value else "")
+        shown = author_markdown(description.value) if isinstance(description, YScalar) else ""
+        return text + (f"\n\n{shown}" if shown else "")
     if name is not None and name.kind == "input":
         from catalyst_dsl.dialects.cleo.lowering import Lowerer
 

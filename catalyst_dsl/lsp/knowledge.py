@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from catalyst_dsl._internal.markdown_text import author_markdown
 from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog
@@ -77,9 +78,8 @@ def hover(source: SourceFile, offset: int, compiled: Compiled | None, catalog: C
         for decl in compiled.playbook.inputs:
             if decl.name == word:
                 default = f", default `{decl.default.value!r}`" if isinstance(decl.default, ir.Lit) else ""
-                return f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}" + (
-                    f"\n\n{decl.description}" if decl.description else ""
-                )
+                text = f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}"
+                return text + (f"\n\n{author_markdown(decl.description)}" if decl.description else "")
         kind = known_types(compiled.playbook).get(word)
         if kind is not None:
             return f"**{word}**: `{kind.describe()}`"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from catalyst_dsl._internal.markdown_text import author_markdown, fenced
+
 #: How much of a document the hover shows, at most.
 FIRST_LINES = 12
 PEEK_BYTES = 16 * 1024
@@ -35,12 +37,12 @@ def hover(library, reference: str, found: str | None) -> str:
 def _playbook(playbook, shown: str) -> str:
     lines = [f"playbook **{playbook.name}** (`{shown}`)"]
     if playbook.description:
-        lines += ["", playbook.description]
+        lines += ["", author_markdown(playbook.description)]
     if playbook.inputs:
         lines += ["", "inputs:"]
         lines += [
             f"- `{decl.name}`: `{decl.type}`{' (required)' if decl.required else ''}"
-            + (f" — {decl.description}" if decl.description else "")
+            + (f" — {author_markdown(decl.description, one_line=True)}" if decl.description else "")
             for decl in playbook.inputs
         ]
     return "\n".join(lines)
@@ -56,17 +58,7 @@ def _document(path: str, shown: str) -> str:
     if b"\0" in data:
         return f"`{shown}`: a binary file of {size} bytes"
     text = data.decode("utf-8", "replace")
-    lines = text.splitlines()[:FIRST_LINES]
+    lines = "\n".join(text.splitlines()[:FIRST_LINES])
     more = size > len(data) or len(text.splitlines()) > FIRST_LINES
-    fence = "`" * max(3, 1 + _longest_run(text, "`"))  # a fence the text cannot close
-    body = "\n".join(lines)
     language = "markdown" if path.endswith(".md") else "yaml"
-    return f"document `{shown}`{', first lines' if more else ''}:\n\n{fence}{language}\n{body}\n{fence}"
-
-
-def _longest_run(text: str, char: str) -> int:
-    longest = run = 0
-    for c in text:
-        run = run + 1 if c == char else 0
-        longest = max(longest, run)
-    return longest
+    return f"document `{shown}`{', first lines' if more else ''}:\n\n{fenced(lines, language)}"

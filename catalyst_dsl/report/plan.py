@@ -16,6 +16,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.markdown_text import code_span as md_code, fence
 from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, predicted_failure, walk
 
 #: The mark of each change type, after Terraform's.
@@ -359,12 +360,6 @@ def _clip(text: str | None, limit: int) -> str | None:
     return text[: limit - 1] + "…"
 
 
-def fence(text: str) -> str:
-    """A code fence longer than any run of backticks in `text`, so the text cannot close it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 #: Characters with a meaning in GitHub Markdown inline text; `|` ends a table cell.
 _MD_SPECIAL = LazyPattern(r"([\\`*_\[\]<>|~&#])")
 
@@ -393,17 +388,3 @@ def md_html(text: str | None) -> str:
 
     # Text, not an attribute: quotes stay, so no `&#x27;` whose `#` would look like a reference.
     return _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, html.escape(" ".join((text or "").splitlines()), quote=False))
-
-
-def md_code(text: str | None, cell: bool = False) -> str:
-    """`text` as an inline code span; `cell=True` inside a table, where `|` must be escaped even in code."""
-    if not text:
-        return ""
-    text = " ".join(text.splitlines())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    if text.startswith("`") or text.endswith("`"):
-        text = f" {text} "
-    if cell:
-        text = text.replace("|", "\\|")
-    return f"{ticks}{text}{ticks}"

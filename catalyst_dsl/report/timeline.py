@@ -5,12 +5,24 @@ for where that time sat in the run, so the slow step and the long wait stand out
 from __future__ import annotations
 
 from catalyst_dsl._internal.terminal_text import safe_text
-from catalyst_dsl.ir.journal import LOOP_ITEM
+from catalyst_dsl.ir.journal import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM
 from catalyst_dsl.runtime.machine import parse_time
 
 #: Columns of the bars: the run's whole span.
 BAR_WIDTH = 40
 _MARKS = {"completed": "✓", "failed": "✗", "skipped": "↷"}
+#: Journal entries that are no step but say what happened at one: a failure its `catch`
+#: took, a failed attempt of a `retry-block`. Shown by that word, named by their step.
+HAPPENED = {CAUGHT: "caught", ATTEMPT_FAILED: "failed"}
+
+
+def record_name(state, record) -> str:
+    """A recorded step (or what happened at one) as the run named it: `display@26`,
+    `write [iteration 2]`, `retry-block@3 [attempt 2]`; never its journal path. An older
+    snapshot without labels names it by the step that holds it, as `shown_step` does."""
+    from catalyst_dsl.runtime.state.snapshot import shown_step
+
+    return record.label or record.name or shown_step(state, record.path)
 
 
 def timeline_rows(state) -> list[tuple[str, str, float, float]]:
@@ -27,10 +39,13 @@ def timeline_rows(state) -> list[tuple[str, str, float, float]]:
             offset = (parse_time(record.started_at) - origin).total_seconds()
         except (TypeError, ValueError):
             continue  # a record without a readable time (an edited snapshot): not placed
-        # As the run named it (`display@26`, `write [iteration 2]`); older snapshots keep no label.
-        label = f"{record.label or record.name or record.action} ({record.action})"
-        depth = nesting(record.path)
-        mark = _MARKS.get(record.status, "·")
+        happened = HAPPENED.get(record.action)
+        if happened is None:
+            label, depth, mark = f"{record_name(state, record)} ({record.action})", nesting(record.path), None
+        else:  # inside its step (the playbook's own catch: at the top), marked as the failure it was
+            label = f"{record_name(state, record)} ({happened} {record.reason or ''})".replace(" )", ")")
+            depth, mark = nesting(record.path) + (record.path.count("/") > 1), _MARKS["failed"]
+        mark = mark or _MARKS.get(record.status, "·")
         rows.append((max(0.0, offset), depth, mark, "  " * depth + safe_text(label), max(0.0, record.duration)))
     # A control step is recorded after the steps it ran, and may start in the same
     # millisecond as the first of them: by start, then the outer step first.

@@ -19,7 +19,7 @@ steps:
   - display: "{{ version }}"
 """
 
-STANDARD = "# Review standard\n\n" + "".join(f"- rule {n}\n" for n in range(1, 20)) + "```sh\nmake\n```\n"
+STANDARD = "# Review standard\n\n```sh\nmake\n```\n" + "".join(f"- rule {n}\n" for n in range(1, 20))
 
 GUIDE = """---
 owner: Engineer

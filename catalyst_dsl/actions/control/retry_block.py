@@ -117,6 +117,7 @@ def _failed(engine: Engine, run: StepRun, attempt: int, cap: int, error: Any) ->
         ATTEMPT_FAILED,
         {"error": engine.masked(error.as_record())},
         f"{error.code} from {error.step}",
+        run.label_at("attempt", attempt, "failed"),
     )
     if attempt < cap:
         engine.events.message(

@@ -87,7 +87,7 @@ def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
         code_text = code.value if isinstance(code, ir.Lit) else None
         if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
             handler = clause.get("steps")
-            engine.catching(run.at("catch"), error)
+            engine.catching(run.at("catch"), error, run.label)
             if isinstance(handler, ir.StepsV):
                 handling = run.child({"$error": error.as_value()})
                 engine.run_steps(handler.steps, run.frame, handling, run.at("catch", k))

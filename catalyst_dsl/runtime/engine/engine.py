@@ -117,7 +117,7 @@ class Engine(Calls, Attempts, Pauses):
     def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
         for k, clause in enumerate(frame.playbook.catch):
             if clause.code == "default" or error.matches(clause.code):
-                self.catching(paths.join(prefix, "catch"), error)
+                self.catching(paths.join(prefix, "catch"), error, f"playbook {frame.playbook.name}")
                 handler = Scope(scope, {"$error": error.as_value()})
                 try:
                     self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
@@ -353,14 +353,14 @@ class Engine(Calls, Attempts, Pauses):
     def scope(parent: Scope, values: dict[str, Any] | None = None) -> Scope:
         return Scope(parent, values)
 
-    def catching(self, where: str, error: StepError) -> None:
-        self.journal.catching(where, error)
+    def catching(self, where: str, error: StepError, label: str) -> None:
+        self.journal.catching(where, error, label)
 
     def same_item(self, path: str, index: int, item: Any) -> None:
         self.journal.same_item(self, path, index, item)
 
-    def bookkeep(self, path: str, action: str, result: dict, reason: str | None) -> None:
-        self.journal.bookkeep(path, action, result, reason)
+    def bookkeep(self, path: str, action: str, result: dict, reason: str | None, label: str) -> None:
+        self.journal.bookkeep(path, action, result, reason, label=label)
 
     def masked(self, value: Any) -> Any:
         return self.hooks.mask(as_json_data(value))

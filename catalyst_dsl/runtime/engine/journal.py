@@ -77,8 +77,11 @@ class Journal:
         with self._lock:
             self._prompts[path] = prompt  # the last attempt's, when a step is retried
 
-    def bookkeep(self, path: str, action: str, result: dict, reason: str | None, save: bool = True) -> None:
-        """A journal entry that is not a step's (CAUGHT, LOOP_ITEM): what resume needs to know."""
+    def bookkeep(
+        self, path: str, action: str, result: dict, reason: str | None, save: bool = True, label: str | None = None
+    ) -> None:
+        """A journal entry that is not a step's (CAUGHT, LOOP_ITEM): what resume needs to know.
+        `label` names it as the run shows the step it belongs to (`runs show` says it)."""
         entry = {
             "path": path,
             "name": None,
@@ -90,11 +93,12 @@ class Journal:
             "result": result,
             "reason": reason,
             "fingerprint": None,
+            "label": label,
         }
         with self._lock:
             self.hooks.record_step(entry, save=save)
 
-    def catching(self, where: str, error: StepError) -> None:
+    def catching(self, where: str, error: StepError, label: str) -> None:
         """Journal that a `catch` took `error` (at `where`/caught), before its handler runs."""
         if error.path is None:
             return
@@ -108,7 +112,8 @@ class Journal:
             entry_path,
             CAUGHT,
             {"error": self.hooks.mask(as_json_data(error.as_record())), "also": also},
-            f"{error.code} from {error.step}",
+            f"{error.code} from {paths.step_label(error.step, error.path)}",
+            label=label,
         )
 
     def same_item(self, engine: Any, path: str, index: int, item: Any) -> None:

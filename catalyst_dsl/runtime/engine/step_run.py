@@ -24,6 +24,11 @@ class StepRun:
         be shown by, `display_name`), with the loop iteration it runs in."""
         return paths.step_label(self.step.display_name or self.sid, self.path)
 
+    def label_at(self, *segments: object) -> str:
+        """The name of something inside the step as the run shows it: the step's label, with
+        the attempt it sits in (`retry-block@3 [attempt 2]` for `…/attempt/2/failed`)."""
+        return paths.step_label(self.step.display_name or self.sid, self.at(*segments))
+
     def at(self, *segments: object) -> str:
         """The journal path of something inside the step (a branch, an iteration, a pause)."""
         return paths.join(self.path, *segments)

@@ -70,7 +70,7 @@ class Simulator(Engine):
             return
         entry["fails"] = {"code": error.code, "message": self.plan.shown(error.message)}
 
-    def catching(self, where: str, error: StepError) -> None:
+    def catching(self, where: str, error: StepError, label: str) -> None:
         """A plan journals nothing: a resume never reads it."""
 
     def same_item(self, path: str, index: int, item: Any) -> None:

@@ -91,3 +91,51 @@ def test_a_failure_record_names_the_iteration_the_step_failed_in(project):
     assert "failure   check [iteration 2]: NotA: b is not a (attempt 1)" in shown
     assert "failure   throw@11 [iteration 2]: NotA" in shown
     assert "steps/" not in shown
+
+
+CAUGHT = """
+name: caught
+description: Failures taken by a catch, in a loop, in a retry-block and by the playbook.
+owner: Engineer
+steps:
+  - name: risky
+    try:
+      - throw: NotReady
+    catch:
+      - code: NotReady
+        steps:
+          - display: recovered
+  - for-each: n
+    in: [1, 2]
+    steps:
+      - try:
+          - throw: Inner
+        catch:
+          - code: default
+            steps:
+              - display: "inner {{ n }}"
+  - retry-block:
+      - name: flaky
+        throw: Flaky
+    maxAttempts: 2
+catch:
+  - code: default
+    steps:
+      - display: given up
+"""
+
+
+def test_run_show_names_what_a_catch_or_a_retry_took_by_its_step(project):
+    project.playbook("caught", CAUGHT)
+    project.run("caught")
+    shown = project.cli("runs", "show", project.run_id()).output
+    lines = [line.strip() for line in shown.splitlines()]
+    assert "caught    risky: NotReady from throw@7" in lines
+    assert "caught    try@15 [iteration 2]: Inner from throw@16 [iteration 2]" in lines
+    assert "failed    retry-block@21 [attempt 2]: Flaky from flaky" in lines
+    assert "caught    playbook caught: IterationCapExceeded from retry-block@21" in lines
+    timeline = shown[shown.index("timeline") :]
+    assert "✗   risky (caught NotReady from throw@7)" in timeline
+    assert "✗     try@15 [iteration 1] (caught Inner from throw@16 [iteration 1])" in timeline
+    assert "✗ playbook caught (caught IterationCapExceeded from retry-block@21)" in timeline
+    assert "steps/" not in shown and "(catch)" not in shown and "retry-block-attempt" not in shown
