@@ -15,7 +15,7 @@ from catalyst_dsl.ir import types as t
 if TYPE_CHECKING:  # the engine's and the checker's sides, as types only: each passes itself in
     from catalyst_dsl.ir import nodes as ir
     from catalyst_dsl.actions.control.checking import Checker, Scope
-    from catalyst_dsl.actions.control.protocol import Engine, StepRun
+    from catalyst_dsl.actions.control.protocol import Engine, Simulator, StepRun
 
 #: How the engine treats the step (see actions/control/__init__.py).
 REPORTS_FINISH = True
@@ -62,7 +62,56 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
     return {"outcome": outcome, "caughtError": caught}
 
 
-simulate = run
+def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    """A what-if: the steps, then every `catch` clause's steps as conditional, then `finally`.
+    Whether a step of the block fails is not known to a plan (it starts no program, asks
+    no AI), so what a handler would do is shown, as the branches of an `if` whose condition
+    cannot be known are; a failure the plan predicts runs its clause as a run would."""
+    from catalyst_dsl.ir import nodes as ir
+
+    body = run.step.config.get("steps")
+    outcome, caught, handled = "completed", None, False
+    steps_scope = run.child()
+    try:
+        try:
+            if isinstance(body, ir.StepsV):
+                try:
+                    engine.run_steps(body.steps, run.frame, steps_scope, run.at("steps"))
+                finally:
+                    steps_scope.hand_out()
+        except engine.StepError as error:
+            if not _catch(engine, run, error):
+                raise
+            outcome, caught = "caught", error.code
+        else:
+            handled = _may_catch(engine, run)
+    except (engine.StepError, Return):
+        _finally(engine, run)
+        raise
+    _finally(engine, run)
+    if caught is None and handled:
+        return engine.UNKNOWN  # whether a clause would take a failure is not known
+    return {"outcome": outcome, "caughtError": caught}
+
+
+def _may_catch(engine: Simulator, run: StepRun) -> bool:
+    """Each clause's steps, as conditional, with an error the plan cannot know; whether
+    there was a clause."""
+    from catalyst_dsl.ir import nodes as ir
+
+    clauses = run.step.config.get("catch")
+    if not isinstance(clauses, ir.ListV) or not clauses.items:
+        return False
+    with engine.plan.conditional():
+        for k, clause in enumerate(clauses.items):
+            handler = clause.get("steps") if isinstance(clause, ir.MapV) else None
+            if isinstance(handler, ir.StepsV):
+                handling = run.child({"$error": engine.UNKNOWN})
+                try:
+                    engine.run_steps(handler.steps, run.frame, handling, run.at("catch", k))
+                except (engine.StepError, Return):
+                    pass  # what one possible handler would do ends there; the plan goes on
+    return True
 
 
 def caught_codes(step: ir.Step) -> tuple[str, ...]:

@@ -106,6 +106,8 @@ class Engine(Calls, Attempts, Pauses):
                 if handled is None:
                     raise
                 outputs = handled
+            else:
+                self._steps_ended(frame, scope, prefix)
         except StepError:
             # `finally` runs when the playbook ends, failed or not; a pause, a cancel or
             # Ctrl-C is not an end (the run resumes later), so it does not run then.
@@ -113,6 +115,10 @@ class Engine(Calls, Attempts, Pauses):
             raise
         final()
         return outputs
+
+    def _steps_ended(self, frame: Frame, scope: Scope, prefix: str) -> None:
+        """The playbook's steps ended without a failure: a run has nothing more to do (a
+        what-if, which cannot know that, shows what `catch` would do)."""
 
     def _top_catch(self, frame: Frame, scope: Scope, prefix: str, error: StepError) -> dict[str, Any] | None:
         for k, clause in enumerate(frame.playbook.catch):

@@ -70,6 +70,21 @@ class Simulator(Engine):
             return
         entry["fails"] = {"code": error.code, "message": self.plan.shown(error.message)}
 
+    def _steps_ended(self, frame: Any, scope: Scope, prefix: str) -> None:
+        """Whether a step of the playbook fails is not known to a plan (it starts no program,
+        asks no AI): what each clause of the playbook's `catch` would do is shown, as
+        conditional, as a `try`'s clauses are (actions/control/try_.py)."""
+        from catalyst_dsl.actions.control.return_ import Return
+        from catalyst_dsl.runtime.engine import paths
+
+        with self.plan.conditional():
+            for k, clause in enumerate(frame.playbook.catch):
+                handler = Scope(scope, {"$error": UNKNOWN})
+                try:
+                    self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
+                except (StepError, Return):
+                    pass  # what one possible handler would do ends there
+
     def catching(self, where: str, error: StepError, label: str) -> None:
         """A plan journals nothing: a resume never reads it."""
 

@@ -387,6 +387,64 @@ def test_an_if_on_an_unknown_shows_both_branches_each_conditional(unknowns):
     assert steps["steps/4/else/0"]["config"] == {"message": "no branch"}
 
 
+CATCHES = """
+name: catches
+description: a build whose failure is reported, then raised again for the playbook's catch
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - name: risky
+    try:
+      - name: build
+        bash: make build
+        writes: []
+    catch:
+      - code: default
+        steps:
+          - name: report
+            file-write: out/failure.md
+            content: "failed: {{ $error.message }}"
+          - name: again
+            throw:
+              code: BuildFailed
+              message: "{{ $error.message }}"
+    finally:
+      - name: tidy
+        display: done
+  - name: after
+    display: built
+catch:
+  - code: BuildFailed
+    steps:
+      - name: alert
+        file-write: out/alert.md
+        content: alert
+"""
+
+
+def test_what_a_catch_would_do_is_shown_conditional(project):
+    # Whether the build fails is not known to a plan: what each handler would do is shown,
+    # in the order a run would do it, as an if's branches on an unknown are.
+    project.playbook("catches", CATCHES)
+    plan = plan_of(project, "catches")
+    shown = [(s["path"], s["address"], s["conditional"], s["change"]) for s in walk(plan["steps"])]
+    assert shown == [
+        ("steps/0", "risky", False, "no-op"),
+        ("steps/0/steps/0", "risky/build", False, "unknown"),
+        ("steps/0/catch/0/0", "risky/catch/0/report", True, "create"),
+        ("steps/0/catch/0/1", "risky/catch/0/again", True, "unknown"),
+        ("steps/0/finally/0", "risky/finally/tidy", False, "no-op"),
+        ("steps/1", "after", False, "no-op"),
+        ("catch/0/0", "catch/0/alert", True, "create"),
+    ]
+    # A handler that may raise again is not a failure the plan predicts.
+    assert not any("fails" in s for s in walk(plan["steps"]))
+    text = project.run("catches", "--what-if")
+    assert text.exit_code == 0, text.output
+    assert "+ report (file-write) [conditional]" in text.output and "+ alert (file-write) [conditional]" in text.output
+    assert not (project.root / "out").exists()  # a what-if writes nothing
+
+
 def test_a_known_path_with_unknown_content_shows_the_file_and_why(unknowns):
     steps, _ = unknowns
     new, existing = steps["steps/5"], steps["steps/6"]
