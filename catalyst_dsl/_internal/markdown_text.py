@@ -56,6 +56,26 @@ def code_span(text: str, cell: bool = False) -> str:
     return f"{ticks}{text}{ticks}"
 
 
+#: A name shown as it is in bold: letters, digits and the marks of ids and paths, none of
+#: which Markdown reads inside a word.
+_PLAIN_NAME = re.compile(r"(?!_)[\w.@/:-]+(?<!_)")
+#: How much of a name `strong_name` shows, at most.
+NAME_CHARS = 120
+
+
+def strong_name(text: str) -> str:
+    """A name from a playbook (an id, an input, a model) in bold, as the head of a hover: as
+    it is when it is a plain name, else as a code span with its control characters
+    escaped and cut at NAME_CHARS, so that no `*`, backtick, `<` or line break in it
+    restyles or ends what follows."""
+    if _PLAIN_NAME.fullmatch(text) and len(text) <= NAME_CHARS:
+        return f"**{text}**"
+    shown = UNSAFE.sub(lambda m: escape_character(m.group()), text.replace("\t", " "))
+    if len(shown) > NAME_CHARS:
+        shown = shown[:NAME_CHARS] + "…"
+    return f"**{code_span(shown)}**"
+
+
 def author_markdown(text: str | None, one_line: bool = False) -> str:
     """An author's description as Markdown that stays inside itself: its inline Markdown
     (`code`, *emphasis*, links) kept, its line breaks and paragraphs kept (`one_line`: all

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from catalyst_dsl._internal.markdown_text import author_markdown, fenced
+from catalyst_dsl._internal.markdown_text import author_markdown, code_span, fenced, strong_name
 from catalyst_dsl.diagnostics.model import DiagnosticSink
 from catalyst_dsl.dialects.cleo import vocabulary as cleo
 from catalyst_dsl.dialects.kai import conditions as kai_conditions
@@ -60,7 +60,7 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
         playbook = kai_lowering.lower(document, source, DiagnosticSink())
         decl = next((i for i in playbook.inputs if i.name == name.name), None)
         if decl is None:
-            return f"**{name.name}**: not a declared arg (kai leaves the text as written)"
+            return f"{strong_name(name.name)}: not a declared arg (kai leaves the text as written)"
         return _input(decl, "kai arg")
 
     def on(named: kai.Named | None) -> bool:
@@ -73,20 +73,20 @@ def _kai_value_hover(source: SourceFile, offset: int, document: kai.KaiDocument,
             return _command(step.command.text, root)
         if on(step.model):
             return (
-                f"**{step.model.text}** (kai model): "
-                f"the step's agent runs as `ai-prompt` with `model: {step.model.text}` "
+                f"{strong_name(step.model.text)} (kai model): "
+                f"the step's agent runs as `ai-prompt` with {code_span('model: ' + step.model.text)} "
                 f"(one of {', '.join(kai.MODELS)})"
             )
         lowered = _lowered(document, source, step)
         if lowered is None:
             return None
         if on(step.autonomy):
-            return f"**{step.autonomy.text}** (kai autonomy) lowers to:\n\n" + "\n".join(
+            return f"{strong_name(step.autonomy.text)} (kai autonomy) lowers to:\n\n" + "\n".join(
                 _autonomy(lowered, step.autonomy.span)
             )
         if on(step.error_policy):
             return (
-                f"**{step.error_policy.text}** (kai error policy) lowers to the step's error policy:\n\n"
+                f"{strong_name(step.error_policy.text)} (kai error policy) lowers to the step's error policy:\n\n"
                 + "\n".join(_policy(lowered.error_policy))
             )
         trigger = next(t for t in step.triggers if on(t))
@@ -141,7 +141,7 @@ def _action(action: ir.PolicyAction) -> str:
 def _command(text: str, root: Path | None) -> str:
     """The slash command's file in the project: its first lines, or that it has none."""
     path = command_file(text, root)
-    head = f"**{text}** (slash command)"
+    head = f"{strong_name(text)} (slash command)"
     if path is None:
         return head + (": no file for it in the project's `.claude/commands/`" if root is not None else "")
     try:
@@ -150,7 +150,7 @@ def _command(text: str, root: Path | None) -> str:
     except OSError:
         return head
     shown = "\n".join(head_text.split("\n")[:COMMAND_LINES]).rstrip("\n")
-    return f"{head}: `{path.relative_to(root.resolve()).as_posix()}`\n\n{fenced(shown, 'markdown')}"
+    return f"{head}: {code_span(path.relative_to(root.resolve()).as_posix())}\n\n{fenced(shown, 'markdown')}"
 
 
 def _input(decl: ir.InputDecl, what: str) -> str:
@@ -159,7 +159,7 @@ def _input(decl: ir.InputDecl, what: str) -> str:
         facts.append(
             f"default `{json.dumps(decl.default.value)}`" if decl.default.value != "" else "default empty text"
         )
-    text = f"**{decl.name}** ({what}, {', '.join(facts)})"
+    text = f"{strong_name(decl.name)} ({what}, {', '.join(facts)})"
     return text + (f"\n\n{author_markdown(decl.description)}" if decl.description else "")
 
 
@@ -174,7 +174,7 @@ def cleo_hover(source: SourceFile, offset: int, catalog) -> str | None:
     if name is not None and name.kind == "node":
         node = node_of(book, name.name)
         kind = f"cleo {node.type} node" if node.type else "cleo node"
-        text = f"**{node.id}** ({kind}, line {node.id_span.line})"
+        text = f"{strong_name(node.id)} ({kind}, line {node.id_span.line})"
         description = node.keys.get("description", (None, None))[1]
         shown = author_markdown(description.value) if isinstance(description, YScalar) else ""
         return text + (f"\n\n{shown}" if shown else "")
@@ -224,7 +224,7 @@ def _gate_policy(book, node, policy: str) -> str:
     up to the next gate (cleo.node_lowering.NodeLowering.gate_policy)."""
     from catalyst_dsl.dialects.cleo.lowering import Lowerer
 
-    head = f"**{policy}** (cleo approval policy)"
+    head = f"{strong_name(policy)} (cleo approval policy)"
     if policy not in cleo.POLICIES:
         return head
     if book.graph is None:  # the commands after the gate are not known without the graph

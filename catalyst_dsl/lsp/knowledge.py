@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from catalyst_dsl._internal.markdown_text import author_markdown
+from catalyst_dsl._internal.markdown_text import author_markdown, strong_name
 from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.actions.catalog import ActionSpec, Catalog
@@ -78,7 +78,7 @@ def hover(source: SourceFile, offset: int, compiled: Compiled | None, catalog: C
         for decl in compiled.playbook.inputs:
             if decl.name == word:
                 default = f", default `{decl.default.value!r}`" if isinstance(decl.default, ir.Lit) else ""
-                text = f"input **{decl.name}**: `{decl.type}`{' (required)' if decl.required else ''}{default}"
+                text = f"input {strong_name(decl.name)}: `{decl.type}`{' (required)' if decl.required else ''}{default}"
                 return text + (f"\n\n{author_markdown(decl.description)}" if decl.description else "")
         kind = known_types(compiled.playbook).get(word)
         if kind is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from catalyst_dsl._internal.markdown_text import author_markdown, fenced
+from catalyst_dsl._internal.markdown_text import author_markdown, code_span, fenced, strong_name
 
 #: How much of a document the hover shows, at most.
 FIRST_LINES = 12
@@ -35,13 +35,13 @@ def hover(library, reference: str, found: str | None) -> str:
 
 
 def _playbook(playbook, shown: str) -> str:
-    lines = [f"playbook **{playbook.name}** (`{shown}`)"]
+    lines = [f"playbook {strong_name(playbook.name)} ({code_span(shown)})"]
     if playbook.description:
         lines += ["", author_markdown(playbook.description)]
     if playbook.inputs:
         lines += ["", "inputs:"]
         lines += [
-            f"- `{decl.name}`: `{decl.type}`{' (required)' if decl.required else ''}"
+            f"- {code_span(decl.name)}: `{decl.type}`{' (required)' if decl.required else ''}"
             + (f" — {author_markdown(decl.description, one_line=True)}" if decl.description else "")
             for decl in playbook.inputs
         ]

@@ -15,6 +15,7 @@ from catalyst_dsl._internal.markdown_text import (
     author_markdown,
     code_span,
     fenced,
+    strong_name,
 )
 
 #: (the author's text, what the Markdown says): the first ones are kept as written.
@@ -89,3 +90,21 @@ def test_no_line_can_start_a_block_or_open_html(text: str) -> None:
         assert not re.match(r"\s|#{1,6}(\s|$)|>|[-+*](\s|$)|```|~~~|\d+[.)](\s|$)|[-=]+\s*$", line), line
         outside_code = re.sub(r"(?<!\\)(`+).*?(?<!`)\1(?!`)", "", line)
         assert not _UNESCAPED.search(outside_code), line
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("fix-tests", "**fix-tests**"),
+        ("claude-sonnet-4.5", "**claude-sonnet-4.5**"),
+        ("_private_", "**`_private_`**"),
+        ("a**b", "**`a**b`**"),
+        ("x`y", "**``x`y``**"),
+        ("<img src=x>", "**`<img src=x>`**"),
+        ("two\nlines", "**`two\\x0alines`**"),
+        ("red\x1b[31m", "**`red\\x1b[31m`**"),
+        ("w" * 130, "**`" + "w" * 120 + "…`**"),
+    ],
+)
+def test_a_name_in_bold_never_restyles_what_follows(name: str, shown: str) -> None:
+    assert strong_name(name) == shown
