@@ -125,6 +125,23 @@ def test_a_step_without_writes_writes_nothing_in_the_project(project):
 
 
 @needs_landlock
+def test_a_new_file_at_the_project_root_is_refused_saying_why_and_what_to_do(git_project):
+    # The root holds .git/: it is granted entry by entry, so a program may change README.md
+    # but not add a file beside it, even one its writes: name.
+    _writer(git_project, "writes: [marker, README.md]", "echo more >> README.md\ntouch marker", grants="")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    error = git_project.snapshot()["error"]
+    assert error["code"] == "PermissionDenied", error
+    assert error["message"] == (
+        "the program was refused creating 'marker': the project root holds .git/ or the state directory, "
+        "which no program writes, so a program may write only the entries it already had there, not add one"
+    )
+    assert 'writes: ["out/marker"]' in result.output
+    assert git_project.read("README.md") == "readme\nmore\n" and not git_project.exists("marker")
+
+
+@needs_landlock
 def test_git_is_refused_even_when_the_step_writes_everything(git_project):
     _writer(
         git_project,

@@ -48,6 +48,7 @@ def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
                 or is_within(Path(os.path.realpath(path)), Path(os.path.realpath(w)))
                 for w in writable
             ):
+                _refuse_new_entry(confinement, path, written, metadata)
                 raise StepError(
                     "PermissionDenied",
                     f"the program was refused a write to '{written}' by its confinement: it may write only "
@@ -61,6 +62,30 @@ def explain_refusal(outcome: ProcessOutcome, confinement, cwd: Path) -> None:
         f"({lines[-1].strip()}): its confinement may have refused a write; it may write only beneath {may}",
         guidance=help,
         metadata=metadata,
+    )
+
+
+def _refuse_new_entry(confinement, path: Path, written: str, metadata: dict) -> None:
+    """PermissionDenied saying why, when `path` would be a new entry of a declared directory
+    that holds `.git/` or the state directory (the project root, for `writes: [report.md]`):
+    such a directory is granted entry by entry around what no program writes, so only the
+    entries it had when the program started are writable. Else nothing."""
+    root = Path(os.path.realpath(confinement.root))
+    parent = Path(os.path.realpath(path.parent))
+    if os.path.lexists(path) or not is_within(parent, root):
+        return
+    relative = "" if parent == root else parent.relative_to(root).as_posix()
+    declared = any(p == "" or relative == p or relative.startswith(p + "/") for p in confinement.prefixes)
+    if not declared or not any(relative == "" or x.startswith(relative + "/") for x in confinement.protected):
+        return
+    where = "the project root" if relative == "" else f"'{relative}/'"
+    raise StepError(
+        "PermissionDenied",
+        f"the program was refused creating '{written}': {where} holds .git/ or the state directory, which no "
+        f"program writes, so a program may write only the entries it already had there, not add one",
+        guidance=f"write it in a folder of its own (writes: [\"out/{path.name}\"]), or create it with a "
+        "file-write step before the program runs",
+        metadata={**metadata, "path": written},
     )
 
 
