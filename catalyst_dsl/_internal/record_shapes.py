@@ -61,7 +61,7 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12):
     self.f12 = p12
 SHAPES[(False, 0, 13, (False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
-def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13):
+def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14):
     self.f0 = p0
     self.f1 = p1
     self.f2 = p2
@@ -76,7 +76,8 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13
     self.f11 = p11
     self.f12 = p12
     self.f13 = p13
-SHAPES[(False, 0, 14, (False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
+    self.f14 = p14
+SHAPES[(False, 0, 15, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False))] = __init__.__code__
 
 def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22):
     self.f0 = p0

@@ -213,10 +213,8 @@ def runs_show(run_id: str) -> None:
     for approval in state.approvals:
         state_word = "released" if approval.released else "recorded only"
         signed = ", signed" if approval.signature else ""
-        echo(
-            f"  approval  {shown_step(state, approval.path)} by {approval.by} as {approval.role or '-'} "
-            f"via {approval.via}{signed}: {state_word}"
-        )
+        step = approval.step or shown_step(state, approval.path)
+        echo(f"  approval  {step} by {approval.by} as {approval.role or '-'} via {approval.via}{signed}: {state_word}")
     for failure in state.failures:
         # A snapshot written before failures kept their label names the step by its id.
         step = failure.label or failure.step

@@ -188,6 +188,7 @@ class ApprovalDesk:
                 at=utc_now(),
                 comment=self.context.masked_comment(state, comment),
                 subject=state.pause.subject,
+                step=state.pause.step,
                 signed_text=signed_text,
                 signature=signature if signed_text else None,
                 **decided,

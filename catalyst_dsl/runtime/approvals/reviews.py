@@ -89,6 +89,7 @@ class Reviews:
                 released=released,
                 decision=review.decision,
                 subject=pause.subject,
+                step=pause.step,
                 token=nonce,
             )
         )

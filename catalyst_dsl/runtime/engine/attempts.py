@@ -188,7 +188,7 @@ class Attempts:
             )
         chosen, text = answer
         self.hooks.approve(
-            inquiry, "terminal", who[1], who[0], text or f"answered {chosen} after a failure", True, chosen
+            inquiry, "terminal", who[1], who[0], text or f"answered {chosen} after a failure", True, chosen, step=sid
         )
         if chosen == "abort":
             raise Cancelled(who[0], f"{sid}: answered abort after its failure")

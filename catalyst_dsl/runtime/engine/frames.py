@@ -42,7 +42,7 @@ class Hooks:
     #: (for that subject, when given), or None; ChangesRequested when a reviewer held it back.
     #: `roles`: those the pause requires, which decide whether the approval must be signed.
     approval_for: Callable[..., dict | None]
-    #: approve(path, via, role, by, comment, released, selected[, subject])
+    #: approve(path, via, role, by, comment, released, selected[, subject][, step=label])
     approve: Callable[..., None]
     #: ask(message, options, default) -> (selected, text) on a terminal, or None without one.
     ask: Callable[[str, list, Any], tuple[Any, str | None] | None] | None

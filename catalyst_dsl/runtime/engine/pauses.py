@@ -70,7 +70,7 @@ class Pauses:
         if policy is not None:
             verdict = policy.judge(policy.commands if policy.commands is not None else commands)
             if verdict.passes and self.hooks.autonomous_releases(roles):
-                self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject)
+                self.hooks.approve(path, "policy", None, "catalyst", verdict.reason, True, default, subject, step=sid)
                 self.events.message("info", f"{sid}: {verdict.reason}", sid, depth=frame.depth)
                 return checkpoint_action.result(
                     default, options, record=_record("catalyst", None, verdict.reason, "policy")
@@ -79,7 +79,7 @@ class Pauses:
                 message = f"{message} ({verdict.reason})"
         elif self.mode == "autonomous" and self.hooks.autonomous_releases(roles):
             note = "approved automatically (--mode autonomous)"
-            self.hooks.approve(path, "autonomous", None, "catalyst", note, True, default, subject)
+            self.hooks.approve(path, "autonomous", None, "catalyst", note, True, default, subject, step=sid)
             return checkpoint_action.result(
                 default, options, record=_record("catalyst", None, note, "autonomous")
             ), "catalyst"
@@ -93,7 +93,7 @@ class Pauses:
         if answer is None:
             raise Paused(path, sid, "checkpoint", message, roles, options, subject, person=policy is not None)
         selected, text = answer
-        self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject)
+        self.hooks.approve(path, "terminal", who[1], who[0], text, True, selected, subject, step=sid)
         return checkpoint_action.result(selected, options, text, record=_record(who[0], who[1], text, "terminal")), who[
             0
         ]
@@ -151,7 +151,7 @@ class Pauses:
             # The author approved it in the playbook (reviewed like any code): recorded once.
             if self.hooks.approval_for(where, subject) is None:
                 reason = f"pre-approved by the playbook's author (approved: true): it {what}"
-                self.hooks.approve(where, "playbook", None, "catalyst", reason, True, None, subject)
+                self.hooks.approve(where, "playbook", None, "catalyst", reason, True, None, subject, step=run.label)
             return
         self.checkpoint(where, run.label, message, [], None, run.frame, subject)
 

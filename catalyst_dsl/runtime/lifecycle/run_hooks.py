@@ -139,7 +139,7 @@ class RunHooks:
         approval.delivered = True
         self.context.store.changed(self.state, approval)
 
-    def approve(self, path, via, role, by, comment, released, selected, subject=None) -> None:
+    def approve(self, path, via, role, by, comment, released, selected, subject=None, step=None) -> None:
         from catalyst_dsl.runtime.state.store import Approval
 
         self.state.approvals.append(
@@ -153,6 +153,7 @@ class RunHooks:
                 released=released,
                 selected=as_json_data(selected),
                 subject=subject,
+                step=step,
             )
         )
         self.context.store.save(self.state)

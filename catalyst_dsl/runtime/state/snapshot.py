@@ -120,6 +120,9 @@ class Approval:
     #: the armored `ssh-keygen -Y sign` signature over it, kept for audit.
     signed_text: str | None = None
     signature: str | None = None
+    #: The paused step's name as the run showed it (Pause.step), for a person reading the
+    #: run; None in snapshots written before it was kept.
+    step: str | None = None
 
 
 @record(frozen=False, kw_only=True)

@@ -139,3 +139,26 @@ def test_run_show_names_what_a_catch_or_a_retry_took_by_its_step(project):
     assert "✗     try@15 [iteration 1] (caught Inner from throw@16 [iteration 1])" in timeline
     assert "✗ playbook caught (caught IterationCapExceeded from retry-block@21)" in timeline
     assert "steps/" not in shown and "(catch)" not in shown and "retry-block-attempt" not in shown
+
+
+APPROVED_IN_RETRY = """
+name: approved-in-retry
+description: A program approved inside a retry-block attempt, which then fails.
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - retry-block:
+      - name: build
+        bash: exit 3
+        writes: ["out/**"]
+    maxAttempts: 1
+"""
+
+
+def test_run_show_names_an_approval_by_its_step_not_its_path(project):
+    project.playbook("approved-in-retry", APPROVED_IN_RETRY)
+    project.run("approved-in-retry", "--mode", "autonomous")
+    shown = project.cli("runs", "show", project.run_id()).output
+    approvals = [line.strip() for line in shown.splitlines() if line.strip().startswith("approval")]
+    assert approvals == ["approval  build [attempt 1] by catalyst as - via autonomous: released"], shown
+    assert "steps/" not in shown
