@@ -21,13 +21,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Mapping, Protocol, Sequence
 
-from catalyst_dsl._internal.terminal_text import UNSAFE, escape_character, safe_text
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl.runtime.effects import beneath
 from catalyst_dsl.runtime.effects.beneath import FileTooLarge  # noqa: F401  (readers catch it from here)
 from catalyst_dsl.runtime.effects.beneath import is_within
-from catalyst_dsl.runtime.effects.grants import Grants, check_declared_write, denied, granted_patterns
+from catalyst_dsl.runtime.effects.grants import (
+    Grants,
+    check_declared_write,
+    denied,
+    granted_patterns,
+    refuse_control_characters,
+)
 from catalyst_dsl.runtime.effects.performing import ProcessOutcome, Target
 from catalyst_dsl.runtime.errors import StepError
 
@@ -210,21 +215,8 @@ class EffectsGateway:
             raise denied(
                 f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written
             )
-        # A name a step creates holds no control character: a line break, an escape or a
-        # bidirectional control in a file name (built from an input or an AI's answer) breaks
-        # every tool that lists names a line each, and makes a terminal show another name
-        # than the one on disk. Deleting such a file (follow_last=False) stays possible.
-        unsafe = _unsafe_in_name(written) if follow_last else None
-        if unsafe is not None:
-            shown = safe_text(written.replace("\t", "\\x09"))
-            raise denied(
-                f"cannot write '{shown}': the path holds a control character"
-                f" ({escape_character(written[unsafe])} at character {unsafe + 1})",
-                "keep line breaks, tabs and escapes out of file names: check how the path is built"
-                " (a value from an input or an AI's answer may hold them: `.trim()` or"
-                " `.replaceAll(...)` it first)",
-                written,
-            )
+        if follow_last:  # a delete (follow_last=False) may remove such a name, left by a program
+            refuse_control_characters(written, "cannot write '{shown}'")
         placed = place(written)
         if placed.problem:
             raise denied(
@@ -607,14 +599,3 @@ class RealPerformer:
         from catalyst_dsl.runtime.effects.network import send
 
         return send(request)
-
-
-def _unsafe_in_name(written: str) -> int | None:
-    """Where the first character a file name must not hold is: a tab, or one that could
-    drive a terminal (terminal_text.UNSAFE)."""
-    if written.isprintable():
-        return None  # no tab and nothing of UNSAFE: each of them is unprintable
-    found = UNSAFE.search(written)
-    tab = written.find("\t")
-    places = [i for i in (found.start() if found else -1, tab) if i >= 0]
-    return min(places) if places else None

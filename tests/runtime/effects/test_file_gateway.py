@@ -191,6 +191,14 @@ def test_a_name_with_a_control_character_is_never_created(root, name, shown):
     assert not (root / "notes").exists()
 
 
+def test_a_declared_write_with_a_control_character_is_refused(root):
+    problem = refused(gateway(root, ["out/**"]).check_pattern, "out/a\nb.md")
+    assert problem.message == (
+        "this step declares it writes 'out/a\\x0ab.md': the path holds a control character (\\x0a at character 6)"
+    )
+    gateway(root, ["out/**"]).check_pattern("out/notes-é.md")  # any script's letters are fine
+
+
 def test_a_file_with_a_control_character_in_its_name_can_still_be_deleted(root):
     (root / "a\nb.md").write_text("left by a program", encoding="utf-8")
     assert gateway(root).delete_file("a\nb.md") is True
