@@ -83,6 +83,9 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
             if not _catch(engine, run, error):
                 raise
             outcome, caught = "caught", error.code
+        except Return:
+            _may_catch(engine, run)  # a step before the `return` may have failed
+            raise
         else:
             handled = _may_catch(engine, run)
     except (engine.StepError, Return):

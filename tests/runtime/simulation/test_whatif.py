@@ -445,6 +445,47 @@ def test_what_a_catch_would_do_is_shown_conditional(project):
     assert not (project.root / "out").exists()  # a what-if writes nothing
 
 
+RETURNS_EARLY = """
+name: returns-early
+description: a build that returns once it is done
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - name: risky
+    try:
+      - name: build
+        bash: make build
+        writes: []
+      - return: {}
+    catch:
+      - code: default
+        steps:
+          - name: report
+            file-write: out/failure.md
+            content: failed
+catch:
+  - code: default
+    steps:
+      - name: alert
+        file-write: out/alert.md
+        content: alert
+"""
+
+
+def test_a_return_does_not_hide_what_a_catch_would_do(project):
+    # The build before the `return` may fail: both handlers are shown, as when no step returns.
+    project.playbook("returns-early", RETURNS_EARLY)
+    plan = plan_of(project, "returns-early")
+    shown = [(s["path"], s["conditional"], s["change"]) for s in walk(plan["steps"])]
+    assert shown == [
+        ("steps/0", False, "no-op"),
+        ("steps/0/steps/0", False, "unknown"),
+        ("steps/0/steps/1", False, "no-op"),
+        ("steps/0/catch/0/0", True, "create"),
+        ("catch/0/0", True, "create"),
+    ]
+
+
 def test_a_known_path_with_unknown_content_shows_the_file_and_why(unknowns):
     steps, _ = unknowns
     new, existing = steps["steps/5"], steps["steps/6"]
