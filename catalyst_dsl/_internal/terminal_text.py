@@ -12,9 +12,10 @@ from catalyst_dsl._internal.lazy_pattern import LazyPattern
 #: Characters that must not reach a terminal as they are: C0 and C1 controls (ESC starts
 #: the sequences that move the cursor, recolour or retitle the terminal; CR and BS can
 #: overwrite what was printed), DEL, line and paragraph separators, and the bidirectional
-#: controls that make text display in another order than it is read ("Trojan source").
-#: Tab is not here: it is shown as a space.
-UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: controls that make text display in another order than it is read ("Trojan source":
+#: the Arabic letter mark U+061C is one of them, as the left-to-right and right-to-left
+#: marks are). Tab is not here: it is shown as a space.
+UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def escape_character(char: str) -> str:

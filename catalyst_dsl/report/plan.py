@@ -190,9 +190,13 @@ def render_markdown(
 def too_large_to_draw(playbook_file: str, steps: int | None) -> str:
     """The sentence said in place of a Mermaid flow GitHub would refuse to draw, with the
     command that draws it; `steps`: how many steps it was to show, when that is known."""
+    import shlex
+
     from catalyst_dsl.report.graph import MERMAID_MAX_ARROWS, MERMAID_MAX_TEXT
 
-    command = md_code(f"catalyst graph {playbook_file} --format svg -o flow.svg")
+    # Quoted for the shell: the command is meant to be pasted, and a file name may hold a
+    # space, a `;` or a `$(...)`.
+    command = md_code(f"catalyst graph {shlex.quote(playbook_file)} --format svg -o flow.svg")
     counted = f"{steps} steps changed; " if steps is not None else ""
     return (
         f"Too large for GitHub's Mermaid to draw ({counted}it draws at most {MERMAID_MAX_ARROWS} arrows"

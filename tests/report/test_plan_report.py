@@ -776,6 +776,14 @@ def test_a_flow_too_large_to_draw_is_named_with_the_command_that_draws_it(projec
     ) in shown.output
 
 
+def test_the_command_that_draws_a_large_flow_can_be_pasted_whatever_the_file_name(project):
+    steps = "".join(f"  - file-write: out/n{i}.md\n    content: x\n" for i in range(600))
+    project.write("playbooks/my notes;$(id).yaml", "name: many\ndescription: d\nowner: Engineer\nsteps:\n" + steps)
+    shown = project.run("many", "--what-if", "--format", "markdown")
+    assert shown.exit_code == 0, shown.output
+    assert "`catalyst graph 'playbooks/my notes;$(id).yaml' --format svg -o flow.svg`" in shown.output
+
+
 def test_markdown_file_change_summary_stays_one_html_block() -> None:
     # A blank line ends the <details> HTML block: a file name holding one would let the
     # rest of the name be read as Markdown (a heading, a mention, an image).

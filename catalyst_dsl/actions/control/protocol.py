@@ -90,3 +90,5 @@ class Simulator(Engine, Protocol):
     """The engine of a what-if (runtime/simulation/simulator.py): steps go into a plan."""
 
     plan: Any
+
+    def foreseen_failure(self) -> Any: ...

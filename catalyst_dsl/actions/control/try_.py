@@ -83,8 +83,15 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
             if not _catch(engine, run, error):
                 raise
             outcome, caught = "caught", error.code
+        except Return:
+            _may_catch(engine, run)  # a step before the `return` may have failed
+            raise
         else:
-            handled = _may_catch(engine, run)
+            foreseen = engine.foreseen_failure()
+            if foreseen is not None and _catch(engine, run, foreseen):
+                outcome, caught = "caught", foreseen.code  # a failure the plan predicts: its clause, as a run
+            else:
+                handled = _may_catch(engine, run)
     except (engine.StepError, Return):
         _finally(engine, run)
         raise

@@ -101,6 +101,7 @@ class Engine(Calls, Attempts, Pauses):
                 self.run_steps(frame.playbook.steps, frame, scope, paths.join(prefix, "steps"))
             except Return as done:
                 outputs = done.values
+                self._steps_ended(frame, scope, prefix)  # a step before the `return` may have failed
             except StepError as error:
                 handled = self._top_catch(frame, scope, prefix, error)
                 if handled is None:

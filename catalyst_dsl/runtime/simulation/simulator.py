@@ -33,9 +33,9 @@ class Simulator(Engine):
         super().__init__(**engine)
         #: The plan the steps are simulated into (planning.py).
         self.plan = plan
-        #: The error codes the `try` blocks being simulated catch, innermost last: a
-        #: predicted failure they catch does not end the run.
-        self._caught: list[tuple[str, ...]] = []
+        #: The `try` blocks being simulated, innermost last: a predicted failure one of
+        #: them catches does not end the run, and is the error its clause is shown with.
+        self._caught: list[_Catching] = []
 
     # -- what a plan does instead ----------------------------------------------------------------------------
 
@@ -46,11 +46,21 @@ class Simulator(Engine):
         codes = caught_codes(run.step)
         if not codes:
             return control.simulate(self, run, config)
-        self._caught.append(codes)
+        self._caught.append(_Catching(codes, run.frame))
         try:
             return control.simulate(self, run, config)
         finally:
             self._caught.pop()
+
+    def foreseen_failure(self) -> StepError | None:
+        """The failure the plan predicts for certain in the steps of the `try` being
+        simulated, which it catches; from here on, it catches nothing more: what its clause
+        does is not caught by the clause itself."""
+        catching = self._caught[-1] if self._caught else None
+        if catching is None:
+            return None
+        catching.open = False
+        return catching.failure
 
     def _would_fail(self, run: StepRun, entry: dict, error: StepError, what: str = "") -> None:
         """The step would fail in a real run: shown as unknown with the failure, and marked
@@ -64,10 +74,17 @@ class Simulator(Engine):
     def _mark_fatal(self, run: StepRun, entry: dict, error: StepError) -> None:
         if entry.get("conditional") or self._policy(run.step, run.frame, error).action != "Stop":
             return  # a step that may not run at all, or whose failure the run goes on past
-        handled = [code for codes in self._caught for code in codes]
-        handled += [clause.code for clause in run.frame.playbook.catch]
-        if any(code == "default" or error.matches(code) for code in handled):
-            return
+        # Innermost first: the tries of the playbook the step is in, then its own `catch`,
+        # then the tries around the step that called it.
+        takes = lambda codes: any(code == "default" or error.matches(code) for code in codes)  # noqa: E731
+        tries = [catching for catching in reversed(self._caught) if catching.open]
+        for catching in [c for c in tries if c.frame is run.frame] + [None] + tries:
+            if catching is None:
+                if takes([clause.code for clause in run.frame.playbook.catch]):
+                    return
+            elif takes(catching.codes):
+                catching.failure = catching.failure or error  # the first one is the one a run catches
+                return
         entry["fails"] = {"code": error.code, "message": self.plan.shown(error.message)}
 
     def _steps_ended(self, frame: Any, scope: Scope, prefix: str) -> None:
@@ -380,3 +397,15 @@ def _data_only(value: Any) -> Any:
     if isinstance(value, list):
         return [_data_only(v) for v in value]
     return value
+
+
+class _Catching:
+    """A `try` being simulated: the codes it catches, the first failure of its steps the
+    plan predicts for certain, and whether its steps are still running (`open`)."""
+
+    __slots__ = ("codes", "frame", "failure", "open")
+
+    def __init__(self, codes: tuple[str, ...], frame: Any) -> None:
+        self.codes, self.frame = codes, frame
+        self.failure: StepError | None = None
+        self.open = True

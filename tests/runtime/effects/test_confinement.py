@@ -142,6 +142,15 @@ def test_a_new_file_at_the_project_root_is_refused_saying_why_and_what_to_do(git
 
 
 @needs_landlock
+def test_the_folder_suggested_for_a_refused_new_file_is_a_yaml_string_whatever_its_name(git_project):
+    # In a YAML string "\n" is a line break: the backslash of the name is written twice.
+    _writer(git_project, "writes: ['*']", "echo x > 'a\\new.txt'", grants="")
+    result = git_project.run("writer", "--mode", "autonomous")
+    assert result.exit_code == 2, result.output
+    assert 'writes: ["out/a\\\\new.txt"]' in result.output
+
+
+@needs_landlock
 def test_git_is_refused_even_when_the_step_writes_everything(git_project):
     _writer(
         git_project,

@@ -181,6 +181,7 @@ def test_a_delete_of_a_link_removes_the_link_not_its_target(root, outside):
         ("notes/a\tb.md", "\\x09 at character 8"),
         ("notes/a\x1b[31mb.md", "\\x1b at character 8"),
         ("notes/a\u202eb.md", "\\u202e at character 8"),
+        ("notes/a\u061cb.md", "\\u061c at character 8"),
         ("temp://a\rb", "\\x0d at character 9"),
     ],
 )

@@ -445,6 +445,103 @@ def test_what_a_catch_would_do_is_shown_conditional(project):
     assert not (project.root / "out").exists()  # a what-if writes nothing
 
 
+RETURNS_EARLY = """
+name: returns-early
+description: a build that returns once it is done
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - name: risky
+    try:
+      - name: build
+        bash: make build
+        writes: []
+      - return: {}
+    catch:
+      - code: default
+        steps:
+          - name: report
+            file-write: out/failure.md
+            content: failed
+catch:
+  - code: default
+    steps:
+      - name: alert
+        file-write: out/alert.md
+        content: alert
+"""
+
+
+RETHROWS = """
+name: rethrows
+description: a failure the plan foresees, reported and raised again
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - name: risky
+    try:
+      - name: boom
+        throw:
+          code: First
+          message: first
+    catch:
+      - code: default
+        steps:
+          - name: report
+            file-write: out/failure.md
+            content: "failed: {{ $error.message }}"
+          - name: again
+            throw:
+              code: Second
+              message: "again: {{ $error.message }}"
+"""
+
+
+def test_a_foreseen_failure_runs_its_catch_as_a_run_would_and_a_rethrow_fails_the_plan(project):
+    # The throw certainly fails and the clause certainly takes it: the clause is not
+    # conditional, it sees the error, and the error it raises again ends the run.
+    project.playbook("rethrows", RETHROWS)
+    plan = plan_of(project, "rethrows")
+    steps = by_path(plan)
+    report, again = steps["steps/0/catch/0/0"], steps["steps/0/catch/0/1"]
+    assert (report["conditional"], report["change"]) == (False, "create")
+    assert report["effects"][0]["diff"].endswith("+failed: first\n\\ No newline at end of file\n")
+    assert again["fails"] == {"code": "Second", "message": "again: first"}
+    assert project.run("rethrows", "--what-if").exit_code == 2
+    assert not (project.root / "out").exists()
+
+
+def test_a_foreseen_failure_a_called_playbook_catches_leaves_the_callers_catch_conditional(project):
+    project.playbook(
+        "handles",
+        "name: handles\ndescription: fails and handles it\nowner: Engineer\n"
+        "steps:\n  - throw: {code: First, message: first}\n"
+        "catch:\n  - code: default\n    steps:\n      - display: handled\n",
+    )
+    project.playbook(
+        "calls",
+        RETHROWS.replace("name: rethrows", "name: calls").replace(
+            "throw:\n          code: First\n          message: first", "playbook: handles"
+        ),
+    )
+    steps = by_path(plan_of(project, "calls"))
+    assert [steps[p]["conditional"] for p in ("steps/0/catch/0/0", "steps/0/catch/0/1")] == [True, True]
+
+
+def test_a_return_does_not_hide_what_a_catch_would_do(project):
+    # The build before the `return` may fail: both handlers are shown, as when no step returns.
+    project.playbook("returns-early", RETURNS_EARLY)
+    plan = plan_of(project, "returns-early")
+    shown = [(s["path"], s["conditional"], s["change"]) for s in walk(plan["steps"])]
+    assert shown == [
+        ("steps/0", False, "no-op"),
+        ("steps/0/steps/0", False, "unknown"),
+        ("steps/0/steps/1", False, "no-op"),
+        ("steps/0/catch/0/0", True, "create"),
+        ("catch/0/0", True, "create"),
+    ]
+
+
 def test_a_known_path_with_unknown_content_shows_the_file_and_why(unknowns):
     steps, _ = unknowns
     new, existing = steps["steps/5"], steps["steps/6"]

@@ -9,6 +9,7 @@ be read from them, the error still says a write may have been refused.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -83,8 +84,10 @@ def _refuse_new_entry(confinement, path: Path, written: str, metadata: dict) -> 
         "PermissionDenied",
         f"the program was refused creating '{written}': {where} holds .git/ or the state directory, which no "
         f"program writes, so a program may write only the entries it already had there, not add one",
-        guidance=f"write it in a folder of its own (writes: [\"out/{path.name}\"]), or create it with a "
-        "file-write step before the program runs",
+        # The name as a YAML string (JSON's quoting is YAML's): one holding a quote or a
+        # backslash must not make the suggested line break the playbook it is pasted into.
+        guidance=f"write it in a folder of its own (writes: [{json.dumps('out/' + path.name)}]), or create it"
+        " with a file-write step before the program runs",
         metadata={**metadata, "path": written},
     )
 
