@@ -36,6 +36,11 @@ class Simulator(Engine):
         #: The `try` blocks being simulated, innermost last: a predicted failure one of
         #: them catches does not end the run, and is the error its clause is shown with.
         self._caught: list[_Catching] = []
+        #: By playbook frame (its id): the first failure the plan predicts for certain that
+        #: the playbook's own `catch` takes, and the frames whose `catch` is running (a
+        #: failure there is not taken by it again).
+        self._top_failures: dict[int, StepError] = {}
+        self._top_handling: set[int] = set()
 
     # -- what a plan does instead ----------------------------------------------------------------------------
 
@@ -80,7 +85,10 @@ class Simulator(Engine):
         tries = [catching for catching in reversed(self._caught) if catching.open]
         for catching in [c for c in tries if c.frame is run.frame] + [None] + tries:
             if catching is None:
-                if takes([clause.code for clause in run.frame.playbook.catch]):
+                if id(run.frame) not in self._top_handling and takes(
+                    [clause.code for clause in run.frame.playbook.catch]
+                ):
+                    self._top_failures.setdefault(id(run.frame), error)  # the first is the one a run takes
                     return
             elif takes(catching.codes):
                 catching.failure = catching.failure or error  # the first one is the one a run catches
@@ -90,10 +98,20 @@ class Simulator(Engine):
     def _steps_ended(self, frame: Any, scope: Scope, prefix: str) -> None:
         """Whether a step of the playbook fails is not known to a plan (it starts no program,
         asks no AI): what each clause of the playbook's `catch` would do is shown, as
-        conditional, as a `try`'s clauses are (actions/control/try_.py)."""
+        conditional, as a `try`'s clauses are (actions/control/try_.py). A failure the plan
+        predicts for certain, which the `catch` takes, runs its clause as a run would: not
+        conditional, with that `$error`, and a failure in the clause is not taken again."""
         from catalyst_dsl.actions.control.return_ import Return
         from catalyst_dsl.runtime.engine import paths
 
+        foreseen = self._top_failures.pop(id(frame), None)
+        if foreseen is not None:
+            self._top_handling.add(id(frame))
+            try:
+                self._top_catch(frame, scope, prefix, foreseen)
+            finally:
+                self._top_handling.discard(id(frame))
+            return
         with self.plan.conditional():
             for k, clause in enumerate(frame.playbook.catch):
                 handler = Scope(scope, {"$error": UNKNOWN})

@@ -1202,3 +1202,42 @@ def test_a_what_if_still_reports_a_state_directory_it_cannot_use(project, breaka
     else:  # a link in the state directory is refused before anything is read
         assert result.exit_code == 1, result.output
         assert ".xe/runs/locks is a link that may lead out of the project" in result.output
+
+
+TOP_RETHROWS = """
+name: top-rethrows
+description: a failure the plan foresees, taken by the playbook's catch and raised again
+owner: Engineer
+allowedWritePaths: ["out/**"]
+steps:
+  - name: boom
+    throw:
+      code: First
+      message: first
+catch:
+  - code: First
+    steps:
+      - name: alert
+        file-write: out/alert.md
+        content: "{{ $error.message }}"
+      - name: again
+        throw:
+          code: Second
+          message: "again: {{ $error.message }}"
+"""
+
+
+def test_a_foreseen_failure_runs_the_playbooks_catch_as_a_run_would(project):
+    # As for a try's clause: not conditional, with the error, and a failure in the clause
+    # is not taken by the playbook's catch again: the run fails there.
+    project.playbook("top-rethrows", TOP_RETHROWS)
+    steps = by_path(plan_of(project, "top-rethrows"))
+    alert, again = steps["catch/0/0"], steps["catch/0/1"]
+    assert (alert["conditional"], alert["change"]) == (False, "create")
+    assert alert["effects"][0]["diff"].endswith("+first\n\\ No newline at end of file\n")
+    assert again["fails"] == {"code": "Second", "message": "again: first"}
+    shown = project.run("top-rethrows", "--what-if")
+    assert shown.exit_code == 2 and "A run would fail at again: Second." in shown.output
+    assert not (project.root / "out").exists()
+    ran = project.run("top-rethrows", "--mode", "autonomous")
+    assert ran.exit_code != 0 and "Second" in ran.output
