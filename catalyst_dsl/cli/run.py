@@ -275,7 +275,7 @@ def run(
         # The canonical JSON of a large plan costs a few milliseconds: made (and hashed)
         # only when a report, the JSON format or a comparison with an approved plan needs
         # it, or the Markdown view that shows the hash; the text view shows neither.
-        as_json = bool(what_if_report or fmt == "json" or not what_if)
+        as_json = bool(what_if_report or fmt == "json" or expect_plan)
         plan = session.plan(file, given, checked=checked, hashed=as_json or fmt == "markdown")
         for note in session.plan_notes:
             click.echo(f"note: {note}", err=True)
@@ -298,6 +298,8 @@ def run(
                 "text": lambda: render_text(plan),
             }[fmt]
             _print(render(), nl=fmt == "text")
+            if expect_plan:  # the plan shown, then how it differs from the approved one
+                _compare_with_approved(expect_plan, text, plan, "the plan differs from the approved plan {}")
             from catalyst_dsl.runtime.lifecycle.plan_data import predicted_failure
 
             if predicted_failure(plan) is not None:
@@ -305,28 +307,35 @@ def run(
 
                 sys.exit(EXIT_FAILED)  # as the run it foresees would end: a step failed
             return
-        try:
-            with open(expect_plan, encoding="utf-8") as handle:
-                approved = handle.read().replace("\r\n", "\n")
-        except (OSError, UnicodeDecodeError) as error:
-            raise click.FileError(
-                expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}"
-            ) from None
-        if approved != text:
-            from catalyst_dsl.report.plan_diff import explain
-
-            click.echo(explain(approved, plan, os.path.basename(expect_plan)), err=True)
-            from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
-
-            raise RunAbort(
-                EXIT_INVALID,
-                f"the plan of this run differs from the approved plan {expect_plan}; nothing was run",
-                help="review the difference above; approve the new plan with --what-if-report, "
-                "or run without --expect-plan",
-            )
+        _compare_with_approved(
+            expect_plan, text, plan, "the plan of this run differs from the approved plan {}; nothing was run"
+        )
     if worktree:
         session, file = _in_new_worktree(session, file, mode, log_format, verbose)
     sys.exit(session.start(file, given))
+
+
+def _compare_with_approved(expect_plan: str, text: str, plan, message: str) -> None:
+    """RunAbort (exit 1) after the step diff on standard error when the plan's canonical
+    JSON `text` is not the approved plan's bytes; `message` names the file at `{}`."""
+    try:
+        with open(expect_plan, encoding="utf-8") as handle:
+            approved = handle.read().replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.FileError(
+            expect_plan, hint=f"cannot read the approved plan: {getattr(error, 'strerror', None) or error}"
+        ) from None
+    if approved == text:
+        return
+    from catalyst_dsl.report.plan_diff import explain
+    from catalyst_dsl.runtime.errors import EXIT_INVALID, RunAbort
+
+    click.echo(explain(approved, plan, os.path.basename(expect_plan)), err=True)
+    raise RunAbort(
+        EXIT_INVALID,
+        message.format(expect_plan),
+        help="review the difference above; approve the new plan with --what-if-report, or leave out --expect-plan",
+    )
 
 
 def _in_new_worktree(session, file: str, mode: str, log_format: str, verbose: bool):

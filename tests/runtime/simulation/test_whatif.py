@@ -967,6 +967,19 @@ def test_a_changed_playbook_does_not_run_and_shows_the_difference(project, tmp_p
     assert project.snapshot_files() == []
 
 
+def test_a_what_if_with_an_approved_plan_shows_the_plan_then_how_it_differs(project, tmp_path):
+    approved = approve(project, tmp_path)
+    same = project.run("writes", "--what-if", "--expect-plan", str(approved))
+    assert same.exit_code == 0, same.output
+    project.playbook("writes", WRITES.replace("{{greeting}}", "goodbye"))
+    result = project.run("writes", "--what-if", "--expect-plan", str(approved))
+    assert result.exit_code == 1
+    assert "+ out/greeting.txt" in result.stdout  # the plan, as without --expect-plan
+    assert '    config.content, line 1: "hello ada" -> "goodbye ada"\n' in result.stderr
+    assert f"the plan differs from the approved plan {approved}" in result.stderr
+    assert "nothing was run" not in result.stderr and not project.exists("out/greeting.txt")
+
+
 def test_other_inputs_make_another_plan_and_nothing_runs(project, tmp_path):
     approved = approve(project, tmp_path, who="ada")
     result = project.run("writes", "--expect-plan", str(approved), who="bob")
