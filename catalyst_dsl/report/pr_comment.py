@@ -69,19 +69,21 @@ def plan_labels(plan: dict) -> tuple[str, ...]:
     agents (whose effects a plan cannot show: what they may write is confined, and labelled
     `writes` when that is the project's files, but their network use is not restricted, so
     a plan that runs one never says `nothing`), it waits for approvals."""
-    from catalyst_dsl.actions.builtin import BUILTIN_ACTIONS
     from catalyst_dsl.actions.catalog import Effect
+    from catalyst_dsl.actions.installed import builtin_catalog
 
-    remote = {spec.name for spec in BUILTIN_ACTIONS if spec.effect is Effect.NETWORK}
-    unseen = {spec.name for spec in BUILTIN_ACTIONS if spec.effect is Effect.EXTERNAL}
+    catalog = builtin_catalog()  # the built-in actions, then the installed plugins'
     found = set()
     for step, _depth in walk(plan.get("steps") or ()):
+        action = step.get("action")
+        spec = catalog.get(action) if isinstance(action, str) else None
+        effect = spec.effect if spec is not None else None
         confined = (step.get("confinement") or {}).get("mayWrite") or ()
         if step.get("effects") or step.get("writes") or any(place not in _SCRATCH for place in confined):
             found.add("writes")
-        if step.get("action") in remote or step.get("request"):
+        if effect is Effect.NETWORK or step.get("request"):
             found.add("network")
-        if step.get("action") in unseen or step.get("confinement") is not None:
+        if effect is Effect.EXTERNAL or step.get("confinement") is not None:
             found.add("programs")
         if step.get("change") == "would-pause":
             found.add("approvals")

@@ -297,6 +297,23 @@ def test_labels_say_what_a_plan_does() -> None:
     )
 
 
+def test_labels_know_the_effects_of_installed_plugin_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalyst_dsl.actions import plugins
+    from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
+    from catalyst_dsl.ir.types import STRING, obj, opt
+    from catalyst_dsl.report.pr_comment import plan_labels
+
+    def spec(name: str, effect: Effect) -> ActionSpec:
+        return ActionSpec(name, "plugins", "A plugin action.", obj(to=opt(STRING)), "to", obj(), effect, WhatIf.UNKNOWN)
+
+    specs = {"label-test-chat-post": spec("label-test-chat-post", Effect.NETWORK)}
+    specs["label-test-linter"] = spec("label-test-linter", Effect.EXTERNAL)
+    monkeypatch.setattr(plugins, "plugin_spec", specs.get)
+    assert plan_labels({"steps": [{"action": "label-test-chat-post", "change": "unknown"}]}) == ("network",)
+    assert plan_labels({"steps": [{"action": "label-test-linter", "change": "unknown"}]}) == ("programs",)
+    assert plan_labels({"steps": [{"action": "label-test-unknown", "change": "unknown"}]}) == ("nothing",)
+
+
 def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
     root = _project(tmp_path)
     old = os.getcwd()
