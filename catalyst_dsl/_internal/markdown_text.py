@@ -59,6 +59,9 @@ def code_span(text: str, cell: bool = False) -> str:
 #: A name shown as it is in bold: letters, digits and the marks of ids and paths, none of
 #: which Markdown reads inside a word.
 _PLAIN_NAME = re.compile(r"(?!_)[\w.@/:-]+(?<!_)")
+#: What a renderer would make a link of by itself (GitHub's and most editors' autolinks: a
+#: scheme, `www.`, an e-mail address): such a name is shown as code, which links nothing.
+_LINKED = re.compile(r"://|(?:^|[^\w])www\.|@[\w-]+\.", re.IGNORECASE)
 #: How much of a name `strong_name` shows, at most.
 NAME_CHARS = 120
 
@@ -68,7 +71,7 @@ def strong_name(text: str) -> str:
     it is when it is a plain name, else as a code span with its control characters
     escaped and cut at NAME_CHARS, so that no `*`, backtick, `<` or line break in it
     restyles or ends what follows."""
-    if _PLAIN_NAME.fullmatch(text) and len(text) <= NAME_CHARS:
+    if _PLAIN_NAME.fullmatch(text) and len(text) <= NAME_CHARS and not _LINKED.search(text):
         return f"**{text}**"
     shown = UNSAFE.sub(lambda m: escape_character(m.group()), text.replace("\t", " "))
     if len(shown) > NAME_CHARS:
