@@ -106,15 +106,11 @@ def _project(start: Path):
 
 
 def _markdown(session, file: str, plan) -> str:
-    """The plan's Markdown view, with the Mermaid flow of the steps it would act in (or,
-    when GitHub would refuse to draw it, the command that draws it)."""
-    from catalyst_dsl.report.graph import mermaid_flow
+    """The plan's Markdown view, with the flow of the steps it would act in."""
     from catalyst_dsl.report.plan import acting_paths, render_markdown
 
-    paths = acting_paths(plan)
-    playbook = session.library.compiled(file).playbook if paths else None
-    flow = mermaid_flow(playbook, only=paths) if playbook is not None else None
-    return render_markdown(plan, flow=flow, flow_too_large=playbook is not None and flow is None)
+    # Compiled (from the session's library) only when a step acts: a quiet plan draws nothing.
+    return render_markdown(plan, playbook=session.library.compiled(file).playbook if acting_paths(plan) else None)
 
 
 def _given(

@@ -168,22 +168,25 @@ MD_TABLE_ROWS = 200  # rows of the step table (a row is up to about 250 characte
 ATTENTION = (("refused", "refused"), ("delete", "delete"), ("unknown", "unknown"), ("would-pause", "would pause"))
 
 
-def render_markdown(
-    plan: Mapping[str, Any], marker: bool = True, flow: str | None = None, flow_too_large: bool = False
-) -> str:
+def render_markdown(plan: Mapping[str, Any], marker: bool = True, playbook: Any = None) -> str:
     """The plan as a pull-request comment (GitHub-flavoured Markdown); the same plan gives the same bytes.
     `marker=False`: without the hidden first line, for a comment that has its own (pr_comment.py).
-    `flow`: a Mermaid flowchart (report/graph) shown under "Flow", which GitHub draws;
-    `flow_too_large`: there is one, too large for GitHub to draw, and "Flow" says how to draw it."""
+    `playbook`: the planned playbook's IR, whose Mermaid flow of the steps the plan acts in
+    (report/graph) is shown under "Flow", which GitHub draws; or, when GitHub would refuse
+    to draw it, the command that draws it."""
     view = markdown_view(plan)
     if not marker:
         view["marker"] = None
-    view["flow"] = flow if flow is None or flow.endswith("\n") else flow + "\n"
-    view["flow_note"] = (
-        too_large_to_draw(str((plan.get("playbook") or {}).get("file") or "PLAYBOOK"), None)
-        if flow is None and flow_too_large
-        else None
-    )
+    view["flow"] = view["flow_note"] = None
+    paths = acting_paths(plan) if playbook is not None else []
+    if paths:
+        from catalyst_dsl.report.graph import mermaid_flow
+
+        flow = mermaid_flow(playbook, only=paths)
+        if flow is None:
+            view["flow_note"] = too_large_to_draw(str((plan.get("playbook") or {}).get("file") or "PLAYBOOK"), None)
+        else:
+            view["flow"] = flow if flow.endswith("\n") else flow + "\n"
     return _environment().get_template("plan.md.j2").render(view=view)
 
 

@@ -141,61 +141,47 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     # Compared as the golden test compares: the same bytes, whatever the checkout's line endings.
     stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
     labels = plan_labels(plan)
-    flow = _changed_flow(root, playbook_file, golden, plan) if stale else None
+    from catalyst_dsl.compiler import compile_path
+
+    playbook = compile_path(str(root / playbook_file)).playbook  # for the flows: it planned, so it compiles
+    flow = _changed_flow(playbook_file, golden, plan, playbook) if stale else None
     against = _against_golden(golden_text, plan, golden_shown, stale)
-    acting_paths = plan_report.acting_paths(plan)
-    acting = _flow(root, playbook_file, acting_paths)
-    sections = comment_sections(plan, labels, against, flow, acting, acting_too_large=bool(acting_paths) and not acting)
+    sections = comment_sections(plan, labels, against, flow, playbook)
     return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
 
 
 def comment_sections(
-    plan: dict,
-    labels: tuple[str, ...],
-    against_golden: str,
-    flow: str | None = None,
-    acting: str | None = None,
-    acting_too_large: bool = False,
+    plan: dict, labels: tuple[str, ...], against_golden: str, flow: str | None = None, playbook: Any = None
 ) -> list[str]:
     """The sections of a comment, in order, each Markdown ending with a newline: what the plan
     does, what changed against the golden plan, the flow of the steps that changed (`flow`,
-    its section), the plan itself (with `acting`, the Mermaid flow of the steps it acts in,
-    as `--what-if --format markdown` shows it)."""
+    its section), the plan itself (with the flow of the steps it acts in in `playbook`, as
+    `--what-if --format markdown` shows it)."""
     sections = [
         "Labels: " + " · ".join(f"**{label}**" for label in labels) + "\n",
         against_golden,
     ]
     if flow:
         sections.append(flow)
-    sections.append(plan_report.render_markdown(plan, marker=False, flow=acting, flow_too_large=acting_too_large))
+    sections.append(plan_report.render_markdown(plan, marker=False, playbook=playbook))
     return sections
 
 
-def _changed_flow(root: Path, playbook_file: str, golden: dict, plan: dict) -> str | None:
+def _changed_flow(playbook_file: str, golden: dict, plan: dict, playbook: Any) -> str | None:
     """The section with the Mermaid flow of the steps added or changed since the golden plan,
     with the control steps around them; None when none was (only removals, or plan-wide
     changes)."""
     if plan_diff.format_problem(golden, "") is not None:
         return None
     paths = [step.path for step in plan_diff.diff_plans(golden, plan).steps if step.kind != "remove"]
-    flow = _flow(root, playbook_file, paths)
-    if flow is not None:
-        return f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n"
-    if not paths:
+    if not paths or playbook is None:
         return None
-    return "### Flow of what changed\n\n" + plan_report.too_large_to_draw(playbook_file, len(paths))
-
-
-def _flow(root: Path, playbook_file: str, paths: list[str]) -> str | None:
-    """The Mermaid flow of the steps at `paths` and the control steps around them; None
-    when there are none, or too many for GitHub's Mermaid to draw."""
-    if not paths:
-        return None
-    from catalyst_dsl.compiler import compile_path
     from catalyst_dsl.report.graph import mermaid_flow
 
-    playbook = compile_path(str(root / playbook_file)).playbook
-    return mermaid_flow(playbook, only=paths) if playbook is not None else None
+    flow = mermaid_flow(playbook, only=paths)
+    if flow is not None:
+        return f"### Flow of what changed\n\n```mermaid\n{flow.rstrip()}\n```\n"
+    return "### Flow of what changed\n\n" + plan_report.too_large_to_draw(playbook_file, len(paths))
 
 
 def assemble(playbook_file: str, sections: list[str]) -> str:
