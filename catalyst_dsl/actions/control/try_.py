@@ -87,7 +87,8 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
             _may_catch(engine, run)  # a step before the `return` may have failed
             raise
         else:
-            foreseen = engine.foreseen_failure()
+            # Only a `try` with clauses is a catcher of its own (Simulator._control).
+            foreseen = engine.foreseen_failure() if caught_codes(run.step) else None
             if foreseen is not None and _catch(engine, run, foreseen):
                 outcome, caught = "caught", foreseen.code  # a failure the plan predicts: its clause, as a run
             else:
@@ -102,23 +103,18 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
 
 
 def _may_catch(engine: Simulator, run: StepRun) -> bool:
-    """Each clause's steps, as conditional, with an error the plan cannot know; whether
-    there was a clause."""
+    """Each clause's steps, as conditional (Simulator.maybe_handled); whether there was one."""
     from catalyst_dsl.ir import nodes as ir
 
     clauses = run.step.config.get("catch")
-    if not isinstance(clauses, ir.ListV) or not clauses.items:
-        return False
-    with engine.plan.conditional():
-        for k, clause in enumerate(clauses.items):
-            handler = clause.get("steps") if isinstance(clause, ir.MapV) else None
-            if isinstance(handler, ir.StepsV):
-                handling = run.child({"$error": engine.UNKNOWN})
-                try:
-                    engine.run_steps(handler.steps, run.frame, handling, run.at("catch", k))
-                except (engine.StepError, Return):
-                    pass  # what one possible handler would do ends there; the plan goes on
-    return True
+    items = clauses.items if isinstance(clauses, ir.ListV) else ()
+    handlers = [
+        (clause.get("steps").steps, run.at("catch", k))
+        for k, clause in enumerate(items)
+        if isinstance(clause, ir.MapV) and isinstance(clause.get("steps"), ir.StepsV)
+    ]
+    engine.maybe_handled(handlers, run.frame, run.scope)
+    return bool(items)
 
 
 def caught_codes(step: ir.Step) -> tuple[str, ...]:

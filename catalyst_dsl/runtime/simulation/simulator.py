@@ -33,39 +33,52 @@ class Simulator(Engine):
         super().__init__(**engine)
         #: The plan the steps are simulated into (planning.py).
         self.plan = plan
-        #: The `try` blocks being simulated, innermost last: a predicted failure one of
-        #: them catches does not end the run, and is the error its clause is shown with.
+        #: What would catch a failure, innermost last: each playbook being simulated (its
+        #: own `catch`) and each `try` in it, as a run unwinds them. A predicted failure one
+        #: of them takes does not end the run, and is the error its clause is shown with.
         self._caught: list[_Catching] = []
-        #: By playbook frame (its id): the first failure the plan predicts for certain that
-        #: the playbook's own `catch` takes, and the frames whose `catch` is running (a
-        #: failure there is not taken by it again).
-        self._top_failures: dict[int, StepError] = {}
-        self._top_handling: set[int] = set()
 
     # -- what a plan does instead ----------------------------------------------------------------------------
 
     def _inquired(self, run: StepRun) -> bool:
         return False  # a plan holds no approvals (Session.plan's hooks answer none): it asks for none
 
+    def run_playbook(self, frame: Any, prefix: str = "") -> dict[str, Any]:
+        self._caught.append(_Catching(tuple(clause.code for clause in frame.playbook.catch)))
+        try:
+            return super().run_playbook(frame, prefix)
+        finally:
+            self._caught.pop()
+
     def _control(self, control: Any, run: StepRun, config: dict[str, Any] | None) -> Any:
         codes = caught_codes(run.step)
         if not codes:
             return control.simulate(self, run, config)
-        self._caught.append(_Catching(codes, run.frame))
+        self._caught.append(_Catching(codes))
         try:
             return control.simulate(self, run, config)
         finally:
             self._caught.pop()
 
     def foreseen_failure(self) -> StepError | None:
-        """The failure the plan predicts for certain in the steps of the `try` being
-        simulated, which it catches; from here on, it catches nothing more: what its clause
-        does is not caught by the clause itself."""
-        catching = self._caught[-1] if self._caught else None
-        if catching is None:
-            return None
+        """The failure the plan predicts for certain in the steps of the innermost `try` or
+        playbook, which its `catch` takes; from here on, it takes nothing more: what its
+        clause does is not caught by the clause itself."""
+        catching = self._caught[-1]
         catching.open = False
         return catching.failure
+
+    def maybe_handled(self, handlers: list[tuple[Any, str]], frame: Any, scope: Scope) -> None:
+        """What each `catch` clause (its steps, at its path) would do, conditional, with an
+        `$error` the plan cannot know: a `throw` or `return` in one ends only its own."""
+        from catalyst_dsl.actions.control.return_ import Return
+
+        with self.plan.conditional():
+            for steps, prefix in handlers:
+                try:
+                    self.run_steps(steps, frame, Scope(scope, {"$error": UNKNOWN}), prefix)
+                except (StepError, Return):
+                    pass
 
     def _would_fail(self, run: StepRun, entry: dict, error: StepError, what: str = "") -> None:
         """The step would fail in a real run: shown as unknown with the failure, and marked
@@ -79,18 +92,8 @@ class Simulator(Engine):
     def _mark_fatal(self, run: StepRun, entry: dict, error: StepError) -> None:
         if entry.get("conditional") or self._policy(run.step, run.frame, error).action != "Stop":
             return  # a step that may not run at all, or whose failure the run goes on past
-        # Innermost first: the tries of the playbook the step is in, then its own `catch`,
-        # then the tries around the step that called it.
-        takes = lambda codes: any(code == "default" or error.matches(code) for code in codes)  # noqa: E731
-        tries = [catching for catching in reversed(self._caught) if catching.open]
-        for catching in [c for c in tries if c.frame is run.frame] + [None] + tries:
-            if catching is None:
-                if id(run.frame) not in self._top_handling and takes(
-                    [clause.code for clause in run.frame.playbook.catch]
-                ):
-                    self._top_failures.setdefault(id(run.frame), error)  # the first is the one a run takes
-                    return
-            elif takes(catching.codes):
+        for catching in reversed(self._caught):  # innermost first, as a run unwinds
+            if catching.open and any(code == "default" or error.matches(code) for code in catching.codes):
                 catching.failure = catching.failure or error  # the first one is the one a run catches
                 return
         entry["fails"] = {"code": error.code, "message": self.plan.shown(error.message)}
@@ -101,24 +104,14 @@ class Simulator(Engine):
         conditional, as a `try`'s clauses are (actions/control/try_.py). A failure the plan
         predicts for certain, which the `catch` takes, runs its clause as a run would: not
         conditional, with that `$error`, and a failure in the clause is not taken again."""
-        from catalyst_dsl.actions.control.return_ import Return
         from catalyst_dsl.runtime.engine import paths
 
-        foreseen = self._top_failures.pop(id(frame), None)
+        foreseen = self.foreseen_failure()
         if foreseen is not None:
-            self._top_handling.add(id(frame))
-            try:
-                self._top_catch(frame, scope, prefix, foreseen)
-            finally:
-                self._top_handling.discard(id(frame))
+            self._top_catch(frame, scope, prefix, foreseen)
             return
-        with self.plan.conditional():
-            for k, clause in enumerate(frame.playbook.catch):
-                handler = Scope(scope, {"$error": UNKNOWN})
-                try:
-                    self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
-                except (StepError, Return):
-                    pass  # what one possible handler would do ends there
+        handlers = [(clause.steps, paths.join(prefix, "catch", k)) for k, clause in enumerate(frame.playbook.catch)]
+        self.maybe_handled(handlers, frame, scope)
 
     def catching(self, where: str, error: StepError, label: str) -> None:
         """A plan journals nothing: a resume never reads it."""
@@ -418,12 +411,13 @@ def _data_only(value: Any) -> Any:
 
 
 class _Catching:
-    """A `try` being simulated: the codes it catches, the first failure of its steps the
-    plan predicts for certain, and whether its steps are still running (`open`)."""
+    """A `try` or a playbook being simulated: the codes its `catch` takes, the first failure
+    of its steps the plan predicts for certain, and whether its steps are still running
+    (`open`; its clause's own failures are not its to take)."""
 
-    __slots__ = ("codes", "frame", "failure", "open")
+    __slots__ = ("codes", "failure", "open")
 
-    def __init__(self, codes: tuple[str, ...], frame: Any) -> None:
-        self.codes, self.frame = codes, frame
+    def __init__(self, codes: tuple[str, ...]) -> None:
+        self.codes = codes
         self.failure: StepError | None = None
         self.open = True

@@ -1254,3 +1254,35 @@ def test_a_foreseen_failure_runs_the_playbooks_catch_as_a_run_would(project):
     assert not (project.root / "out").exists()
     ran = project.run("top-rethrows", "--mode", "autonomous")
     assert ran.exit_code != 0 and "Second" in ran.output
+
+
+def test_a_try_without_catch_leaves_the_playbooks_catch_to_take_a_later_failure(project):
+    # A try with only a finally takes nothing: the throw after it is the playbook's catch's.
+    project.playbook(
+        "tidy-then-fail",
+        TOP_RETHROWS.replace("name: top-rethrows", "name: tidy-then-fail").replace(
+            "steps:\n  - name: boom",
+            "steps:\n  - try:\n      - display: work\n    finally:\n      - display: tidy\n  - name: boom",
+            1,
+        ),
+    )
+    steps = by_path(plan_of(project, "tidy-then-fail"))
+    assert "fails" not in steps["steps/1"]
+    assert (steps["catch/0/0"]["conditional"], steps["catch/0/0"]["change"]) == (False, "create")
+    assert steps["catch/0/1"]["fails"] == {"code": "Second", "message": "again: first"}
+
+
+def test_a_callers_own_catch_takes_a_failure_its_callee_does_not(project):
+    project.playbook(
+        "boom",
+        "name: boom\ndescription: fails\nowner: Engineer\nsteps:\n  - throw: {code: Boom, message: boom}\n",
+    )
+    project.playbook(
+        "caller",
+        "name: caller\ndescription: calls boom\nowner: Engineer\nsteps:\n  - playbook: boom\n"
+        "catch:\n  - code: default\n    steps:\n      - name: handled\n        display: handled\n",
+    )
+    plan = plan_of(project, "caller")
+    assert not any("fails" in step for step in walk(plan["steps"]))
+    assert by_path(plan)["catch/0/0"]["conditional"] is False  # the failure is certain, and so is its handling
+    assert project.run("caller", "--what-if").exit_code == 0
