@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from catalyst_dsl._internal.terminal_text import UNSAFE, escape_character
+from catalyst_dsl._internal.terminal_text import safe_text
 
 #: How much of an author's text `author_markdown` shows, at most; the rest is cut with a mark.
 AUTHOR_CHARS = 1000
@@ -73,7 +73,7 @@ def strong_name(text: str) -> str:
     restyles or ends what follows."""
     if _PLAIN_NAME.fullmatch(text) and len(text) <= NAME_CHARS and not _LINKED.search(text):
         return f"**{text}**"
-    shown = UNSAFE.sub(lambda m: escape_character(m.group()), text.replace("\t", " "))
+    shown = safe_text(text.replace("\t", " "))
     if len(shown) > NAME_CHARS:
         shown = shown[:NAME_CHARS] + "…"
     return f"**{code_span(shown)}**"
@@ -121,9 +121,7 @@ def _cut(lines: list[str]) -> tuple[list[str], bool]:
 
 def _line(line: str) -> str:
     """One line of an author's text, its block starts and specials escaped, its code spans kept."""
-    line = line.replace("\t", " ").strip()
-    if not line.isprintable():
-        line = UNSAFE.sub(lambda m: escape_character(m.group()), line)
+    line = safe_text(line.replace("\t", " ").strip())
     parts, at = [], 0
     for start, end in _code_spans(line):
         parts += [_text(line[at:start]), line[start:end]]

@@ -15,7 +15,8 @@ from catalyst_dsl._internal.lazy_pattern import LazyPattern
 #: controls that make text display in another order than it is read ("Trojan source":
 #: the Arabic letter mark U+061C is one of them, as the left-to-right and right-to-left
 #: marks are). Tab is not here: it is shown as a space.
-UNSAFE = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNSAFE_CHARACTERS = "\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+UNSAFE = LazyPattern(f"[{UNSAFE_CHARACTERS}]")
 
 
 def escape_character(char: str) -> str:

@@ -216,7 +216,7 @@ class EffectsGateway:
                 f"cannot write {written!r}: the path holds a NUL character", "check how the path is built", written
             )
         if follow_last:  # a delete (follow_last=False) may remove such a name, left by a program
-            refuse_control_characters(written, "cannot write '{shown}'")
+            refuse_control_characters(written, "cannot write")
         placed = place(written)
         if placed.problem:
             raise denied(

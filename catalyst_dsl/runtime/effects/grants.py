@@ -13,7 +13,8 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Sequence
 
-from catalyst_dsl._internal.terminal_text import UNSAFE, escape_character, safe_text
+from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.terminal_text import UNSAFE_CHARACTERS, escape_character
 from catalyst_dsl.paths import reserved
 from catalyst_dsl.paths.protocols import place
 from catalyst_dsl._internal.records import record
@@ -91,19 +92,23 @@ def denied(message: str, help: str, written: str | None = None) -> StepError:
     )
 
 
+#: What no name a step creates may hold: a tab, or a character that could drive a terminal
+#: (terminal_text.UNSAFE_CHARACTERS).
+_NOT_IN_NAMES = LazyPattern(f"[\t{UNSAFE_CHARACTERS}]")
+
+
 def refuse_control_characters(written: str, what: str) -> None:
     """PermissionDenied when `written`, a name a step would create, holds a control
     character: a line break, a tab, an escape or a bidirectional control (from an input or
     an AI's answer) breaks every tool that lists names a line each, and makes a terminal
-    show another name than the one on disk. `what` opens the message; `{shown}` in it
-    stands for the name, escaped."""
-    at = _control_character_at(written)
-    if at is None:
+    show another name than the one on disk. `what` opens the message, before the name."""
+    found = None if written.isprintable() else _NOT_IN_NAMES.search(written)  # each of them is unprintable
+    if found is None:
         return
-    shown = safe_text(written.replace("\t", "\\x09"))
+    shown = _NOT_IN_NAMES.sub(lambda m: escape_character(m.group()), written)
     raise denied(
-        f"{what.format(shown=shown)}: the path holds a control character"
-        f" ({escape_character(written[at])} at character {at + 1})",
+        f"{what} '{shown}': the path holds a control character"
+        f" ({escape_character(found.group())} at character {found.start() + 1})",
         "keep line breaks, tabs and escapes out of file names: check how the path is built"
         " (a value from an input or an AI's answer may hold them: `.trim()` or"
         " `.replaceAll(...)` it first)",
@@ -111,20 +116,10 @@ def refuse_control_characters(written: str, what: str) -> None:
     )
 
 
-def _control_character_at(written: str) -> int | None:
-    """Where the first tab or character that could drive a terminal (terminal_text.UNSAFE) is."""
-    if written.isprintable():
-        return None  # no tab and nothing of UNSAFE: each of them is unprintable
-    found = UNSAFE.search(written)
-    tab = written.find("\t")
-    places = [i for i in (found.start() if found else -1, tab) if i >= 0]
-    return min(places) if places else None
-
-
 def check_declared_write(layers: Sequence[Grants], written: str) -> None:
     """A shell-like step's declared `writes:` pattern: every path it names must be allowed
     by every layer of grants, and none holds a control character."""
-    refuse_control_characters(written, "this step declares it writes '{shown}'")
+    refuse_control_characters(written, "this step declares it writes")
     placed = place(written)
     if placed.problem:
         raise denied(

@@ -211,6 +211,13 @@ class Confinement:
             except OSError:
                 shutil.rmtree(path, ignore_errors=True)
 
+    def closed_to_new_entries(self, relative: str) -> bool:
+        """Whether a program may not add an entry to the project directory `relative` ("" the
+        root) though its writes declare it: it holds a protected path, so only its entries
+        are granted, one by one (`_around`), as they were when the program started."""
+        declared = any(p == "" or relative == p or relative.startswith(p + "/") for p in self.prefixes)
+        return declared and _holds_any(relative, self.protected)
+
     def _inside_protected(self, relative: str) -> bool:
         return any(relative == p or relative.startswith(p + "/") for p in self.protected)
 
@@ -297,12 +304,17 @@ def _holds(directory: Path, path: Path) -> bool:
     return is_within(path, directory)
 
 
+def _holds_any(relative: str, paths: Sequence[str]) -> bool:
+    """Whether one of `paths` (project-relative) lies beneath the directory `relative` ("" the root)."""
+    return any(relative == "" or p.startswith(relative + "/") for p in paths)
+
+
 def _around(base: Path, excluded: list[str], relative: str) -> list[Path]:
     """`base/relative` itself, or, when an excluded path (relative to `base`) lies beneath
     it, each of its entries but the excluded ones (symbolic links are skipped: a rule
     would follow them)."""
     path = base / relative if relative else base
-    if not any(relative == "" or x.startswith(relative + "/") for x in excluded):
+    if not _holds_any(relative, excluded):
         return [path]
     if "." in excluded and relative == "":
         return []

@@ -76,8 +76,7 @@ def _refuse_new_entry(confinement, path: Path, written: str, metadata: dict) -> 
     if os.path.lexists(path) or not is_within(parent, root):
         return
     relative = "" if parent == root else parent.relative_to(root).as_posix()
-    declared = any(p == "" or relative == p or relative.startswith(p + "/") for p in confinement.prefixes)
-    if not declared or not any(relative == "" or x.startswith(relative + "/") for x in confinement.protected):
+    if not confinement.closed_to_new_entries(relative):
         return
     where = "the project root" if relative == "" else f"'{relative}/'"
     raise StepError(
