@@ -43,7 +43,7 @@ def timeline_rows(state) -> list[tuple[str, str, float, float]]:
         if happened is None:
             label, depth, mark = f"{record_name(state, record)} ({record.action})", nesting(record.path), None
         else:  # inside its step (the playbook's own catch: at the top), marked as the failure it was
-            label = f"{record_name(state, record)} ({happened} {record.reason or ''})".replace(" )", ")")
+            label = f"{record_name(state, record)} ({' '.join(filter(None, (happened, record.reason)))})"
             depth, mark = nesting(record.path) + (record.path.count("/") > 1), _MARKS["failed"]
         mark = mark or _MARKS.get(record.status, "·")
         rows.append((max(0.0, offset), depth, mark, "  " * depth + safe_text(label), max(0.0, record.duration)))

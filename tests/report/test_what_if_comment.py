@@ -34,23 +34,7 @@ def _project(tmp_path: Path) -> Path:
     for name, text in (("hello", HELLO), ("bye", BYE), ("plain", PLAIN)):
         (root / "playbooks" / f"{name}.yaml").write_text(text)
     for name in ("hello", "bye"):
-        made = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "catalyst_dsl",
-                "run",
-                name,
-                "--what-if",
-                "--what-if-report",
-                f"golden/{name}.plan.json",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=120,
-        )
+        made = _approve_plan(root, name)
         assert made.returncode == 0, made.stderr
     return root
 
@@ -128,23 +112,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
             },
         )
         (root / "playbooks" / "plain2.yaml").write_text(PLAIN.replace("plain", "plain2", 1))
-        made = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "catalyst_dsl",
-                "run",
-                "plain2",
-                "--what-if",
-                "--what-if-report",
-                "golden/plain2.plan.json",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=120,
-        )
+        made = _approve_plan(root, "plain2")
         assert made.returncode == 0, made.stderr
         copied = _comment(root, github, "playbooks/plain2.yaml")
         assert copied.output.startswith("posted the what-if comment of playbooks/plain2.yaml")
@@ -366,6 +334,40 @@ def _git(root: Path, *args: str) -> None:
 
 
 @pytest.mark.slow
+def _approve_plan(root: Path, name: str) -> subprocess.CompletedProcess:
+    """`catalyst run NAME --what-if --what-if-report golden/NAME.plan.json` in `root`: a golden
+    plan approved as a user makes one, by a catalyst process of its own."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "catalyst_dsl",
+            "run",
+            name,
+            "--what-if",
+            "--what-if-report",
+            f"golden/{name}.plan.json",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+
+
+def _run_script(script: Path, cwd: Path, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
+    """A step's script as GitHub runs a bash step (`bash -eo pipefail`)."""
+    return subprocess.run(
+        ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: Path) -> None:
     root = _project(tmp_path)
     _git(root, "init", "-q", "-b", "main")
@@ -409,14 +411,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
                         key
                     ]
                 )
-            return subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=root,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
+            return _run_script(script, root, env)
 
         # The greeting changed and its golden plan did not: commented, summarized, and failed by default.
         done = run_step()
@@ -449,23 +444,7 @@ def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Pat
     (root / "golden").mkdir()
     (root / "catalyst.toml").write_text("")
     (folder / "hello.yaml").write_text(HELLO)
-    made = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "catalyst_dsl",
-            "run",
-            "hello",
-            "--what-if",
-            "--what-if-report",
-            "golden/hello.plan.json",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
+    made = _approve_plan(root, "hello")
     assert made.returncode == 0, made.stderr
     _git(root, "init", "-q", "-b", "main")
     _git(root, "add", ".")
@@ -490,14 +469,7 @@ def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Pat
             CATALYST_BASE_REF="main",
             CATALYST_HEAD_REPO="acme/widgets",
         )
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = _run_script(script, root, env)
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("posted the what-if comment of playbooks/équipe/hello.yaml"), done.stdout
         [posted] = github.comments[("acme/widgets", 1)]
@@ -524,14 +496,7 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
     (root / "link").symlink_to(".git/config")
     _git(root, "init", "-q")
     _git(root, "config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {secret_token}")
-    made = subprocess.run(
-        [sys.executable, "-m", "catalyst_dsl", "run", "leak", "--what-if", "--what-if-report", "golden/leak.plan.json"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
+    made = _approve_plan(root, "leak")
     # Its reads of .git/config are refused: the plan foresees the run failing (exit 2), and is written.
     assert made.returncode == 2, made.stderr
     _git(root, "add", "-A")
@@ -565,14 +530,7 @@ def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path)
         GITHUB_TOKEN="read-only",
         PATH=str(tmp_path / "no-programs"),
     )
-    done = subprocess.run(
-        ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _run_script(script, tmp_path, env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
         "::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)"

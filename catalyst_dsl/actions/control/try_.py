@@ -4,7 +4,7 @@ run pauses or is cancelled inside it: the run resumes there later."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
 from catalyst_dsl.ir.types import ArrayT, NULL, STEPS, STRING, obj, opt, req, union
@@ -39,6 +39,36 @@ SPEC = ActionSpec(
 
 
 def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    return _block(engine, run, lambda returned: None)
+
+
+def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = None) -> Any:
+    """A what-if: the steps, then every `catch` clause's steps as conditional, then `finally`.
+    Whether a step of the block fails is not known to a plan (it starts no program, asks
+    no AI), so what a handler would do is shown, as the branches of an `if` whose condition
+    cannot be known are; a failure the plan predicts runs its clause as a run would."""
+    handled = False
+
+    def ended(returned: bool) -> str | None:
+        nonlocal handled
+        # Only a `try` with clauses is a catcher of its own (Simulator._control); after a
+        # `return`, a step before it may still have failed.
+        foreseen = engine.foreseen_failure() if caught_codes(run.step) and not returned else None
+        if foreseen is not None and _catch(engine, run, foreseen):
+            return foreseen.code  # a failure the plan predicts: its clause, as a run
+        handled = _may_catch(engine, run)
+        return None
+
+    result = _block(engine, run, ended)
+    if result["caughtError"] is None and handled:
+        return engine.UNKNOWN  # whether a clause would take a failure is not known
+    return result
+
+
+def _block(engine: Engine, run: StepRun, ended: Callable[[bool], str | None]) -> dict[str, Any]:
+    """The steps, the clause that takes a failure raised in them, then `finally`, for a run
+    and a what-if alike. `ended(returned)`: what follows steps that ended without raising a
+    failure (`returned`: by a `return`), the code of the failure a clause then took, or None."""
     from catalyst_dsl.ir import nodes as ir
 
     body = run.step.config.get("steps")
@@ -55,50 +85,16 @@ def run(engine: Engine, run: StepRun, config: dict[str, Any] | None = None) -> A
             if not _catch(engine, run, error):
                 raise
             outcome, caught = "caught", error.code
+        except Return:
+            ended(True)
+            raise
+        else:
+            caught = ended(False)
+            outcome = "caught" if caught else outcome
     except (engine.StepError, Return):
         _finally(engine, run)  # the block ended (failed or returned); a pause is not an end
         raise
     _finally(engine, run)
-    return {"outcome": outcome, "caughtError": caught}
-
-
-def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = None) -> Any:
-    """A what-if: the steps, then every `catch` clause's steps as conditional, then `finally`.
-    Whether a step of the block fails is not known to a plan (it starts no program, asks
-    no AI), so what a handler would do is shown, as the branches of an `if` whose condition
-    cannot be known are; a failure the plan predicts runs its clause as a run would."""
-    from catalyst_dsl.ir import nodes as ir
-
-    body = run.step.config.get("steps")
-    outcome, caught, handled = "completed", None, False
-    steps_scope = run.child()
-    try:
-        try:
-            if isinstance(body, ir.StepsV):
-                try:
-                    engine.run_steps(body.steps, run.frame, steps_scope, run.at("steps"))
-                finally:
-                    steps_scope.hand_out()
-        except engine.StepError as error:
-            if not _catch(engine, run, error):
-                raise
-            outcome, caught = "caught", error.code
-        except Return:
-            _may_catch(engine, run)  # a step before the `return` may have failed
-            raise
-        else:
-            # Only a `try` with clauses is a catcher of its own (Simulator._control).
-            foreseen = engine.foreseen_failure() if caught_codes(run.step) else None
-            if foreseen is not None and _catch(engine, run, foreseen):
-                outcome, caught = "caught", foreseen.code  # a failure the plan predicts: its clause, as a run
-            else:
-                handled = _may_catch(engine, run)
-    except (engine.StepError, Return):
-        _finally(engine, run)
-        raise
-    _finally(engine, run)
-    if caught is None and handled:
-        return engine.UNKNOWN  # whether a clause would take a failure is not known
     return {"outcome": outcome, "caughtError": caught}
 
 
