@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import threading
 from typing import Iterator
 
@@ -16,6 +15,7 @@ from catalyst_dsl.diagnostics.ids import FILE_TOO_LARGE, NOT_A_PLAYBOOK_FILE, UN
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl._internal.lazy_module import lazy_module
+from catalyst_dsl._internal.reading import read_file
 from catalyst_dsl.project import observed
 from catalyst_dsl.project.discovery import MAX_FILE_BYTES, PLAYBOOK_SUFFIXES, discover  # noqa: F401 (this module's names too)
 from catalyst_dsl._internal.records import factory, record
@@ -119,11 +119,9 @@ def compile_path(path: str, catalog: Catalog | None = None) -> Compiled:
 def read_playbook(path: str) -> bytes | Compiled:
     """The file's bytes, or its C001/C015 result when it cannot be read or is too large."""
     try:
-        with open(path, "rb") as handle:
-            # Never read more than one byte past the limit: a huge file costs nothing.
-            # Its size for the message comes from the file system, not from what was read.
-            data = handle.read(MAX_FILE_BYTES + 1)
-            stat = os.fstat(handle.fileno())
+        # Never read more than one byte past the limit: a huge file costs nothing.
+        # Its size for the message comes from the file system, not from what was read.
+        data, size = read_file(path, MAX_FILE_BYTES + 1)
         observed.note_bytes(path, data)
     except OSError as exc:
         observed.note_bytes(path, None)
@@ -137,8 +135,7 @@ def read_playbook(path: str) -> bytes | Compiled:
         return Compiled(path, None, None, sink.sorted())
     if len(data) > MAX_FILE_BYTES:
         # A pipe or device has no meaningful size: then all that is known is "too large".
-        size = stat.st_size if stat.st_size >= len(data) else None
-        return _too_large(path, size)
+        return _too_large(path, size if size >= len(data) else None)
     return data
 
 

@@ -67,6 +67,7 @@ class Library:
             self._by_stem.setdefault(Path(path).stem, []).append(path)
         self._indexed = False
         self._real_root: str | None = None
+        self._real_folders: dict[str, str] = {}
 
     # -- files -----------------------------------------------------------------------------------
 
@@ -101,7 +102,20 @@ class Library:
         if self._real_root is None:  # once a library: a realpath costs a system call a folder
             self._real_root = os.path.realpath(root)
         real_root = self._real_root
-        real = os.path.realpath(path)
+        # A file that is no link is where its folder really is: one system call a file,
+        # the folders' real paths worked out once a library (most files share a few).
+        try:
+            status = os.lstat(path)
+        except OSError:
+            status = None
+        if status is not None and not stat.S_ISLNK(status.st_mode):
+            folder, name = os.path.split(path)
+            real_folder = self._real_folders.get(folder)
+            if real_folder is None:
+                real_folder = self._real_folders[folder] = os.path.realpath(folder)
+            real = os.path.join(real_folder, name)
+        else:
+            real, status = os.path.realpath(path), None
         if not _inside(real, real_root):
             return "it is a link that leads outside the project, which a check never follows"
         if (".git" in real.casefold() or ".git" in path.casefold()) and (
@@ -111,11 +125,12 @@ class Library:
             or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
         ):
             return "it is inside a .git directory, which a check never reads"
-        try:
-            mode = os.stat(path).st_mode
-        except OSError:
-            return None  # gone, or unreadable: reading it says so (C001)
-        if not stat.S_ISREG(mode):
+        if status is None:  # a link: what it leads to
+            try:
+                status = os.stat(path)
+            except OSError:
+                return None  # gone, or unreadable: reading it says so (C001)
+        if not stat.S_ISREG(status.st_mode):
             # A named pipe with no writer would hold the check (and the editor's) forever.
             return NOT_A_FILE
         return None

@@ -156,3 +156,28 @@ def test_a_named_pipe_among_the_playbooks_is_c001_and_never_opened(tmp_path: Pat
     assert "playbooks/trap.yaml:1:1" in done.stdout
     assert "cannot read the file: it is not a regular file (a named pipe" in done.stdout
     assert "checked 2 file(s): 1 error(s)" in done.stdout
+
+
+def test_a_call_through_a_linked_folder_is_read_only_where_the_folder_really_is(tmp_path: Path) -> None:
+    import os
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text(PLAYBOOK.format(name="secret", step='display: "secret"'))
+    root = tmp_path / "project"
+    (root / "playbooks" / "real").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    (root / "playbooks" / "real" / "inner.yaml").write_text(PLAYBOOK.format(name="inner", step='display: "hi"'))
+    # The files are no links; their folders are: one leads out of the project, one stays in it.
+    os.symlink(outside, root / "playbooks" / "away")
+    os.symlink(root / "playbooks" / "real", root / "playbooks" / "here")
+    (root / "playbooks" / "caller.yaml").write_text(
+        "name: caller\ndescription: d\nowner: Engineer\nsteps:\n"
+        "  - playbook: away/secret.yaml\n  - playbook: here/inner.yaml\n"
+    )
+    result = check_project(load_project(root, DiagnosticSink()), [str(root / "playbooks" / "caller.yaml")])
+    loaded = result.library.loaded()
+    away, here = str(root / "playbooks" / "away" / "secret.yaml"), str(root / "playbooks" / "here" / "inner.yaml")
+    assert loaded[away].playbook is None
+    assert "a link that leads outside the project" in loaded[away].diagnostics[0].message
+    assert loaded[here].playbook is not None and loaded[here].playbook.name == "inner"

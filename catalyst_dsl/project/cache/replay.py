@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Iterable
 
+from catalyst_dsl._internal.reading import read_file
 from catalyst_dsl.diagnostics.model import Diagnostic, DiagnosticSink, Label
 from catalyst_dsl.diagnostics.severity import Severity
 from catalyst_dsl.project import observed
@@ -181,8 +182,7 @@ def _holds(kind: str, question: str, answer, read: dict[str, bytes | None], cach
     installed plugins declare may be kept)."""
     if kind == "bytes":
         try:
-            with open(question, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
+            data = read_file(question, MAX_FILE_BYTES + 1)[0]
         except OSError:
             data = None
         if data is not None and len(data) > MAX_FILE_BYTES:
