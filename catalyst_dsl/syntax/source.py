@@ -151,7 +151,8 @@ class SourceFile:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
-        self._index()
+        # The line table is made when a position is first asked for (`__getattr__`): most
+        # files of a library are checked without a finding, and none of theirs is.
 
     def __repr__(self) -> str:
         return f"SourceFile(path={self.path!r}, text={self.text!r})"
@@ -160,6 +161,17 @@ class SourceFile:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return (self.path, self.text) == (other.path, other.text)
+
+    def __reduce__(self):
+        # The path and the text: the line table is made again where a position is asked for.
+        return (SourceFile, (self.path, self.text))
+
+    def __getattr__(self, name: str):
+        # Called only when the slot is not set yet: after the first, no cost at all.
+        if name != "_line_starts":
+            raise AttributeError(name)
+        self._index()
+        return self._line_starts
 
     def _index(self) -> None:
         starts = [0]

@@ -42,3 +42,15 @@ def test_the_line_of_a_span_not_yet_positioned_is_the_line_it_is_positioned_at()
         positioned.end_col  # positions all four numbers
         assert lazy.line == positioned.line == source.position(start)[0]
         assert lazy.offsets_in(source) is not None  # asking its line left it unpositioned
+
+
+def test_a_source_travels_as_its_path_and_text_and_finds_positions_after() -> None:
+    import pickle
+
+    source = SourceFile("p.yaml", "a: 1\nb: 2\n\nc: 3")
+    sent = pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"_line_starts" not in sent and len(sent) < 100  # no line table: it is made again
+    received = pickle.loads(sent)
+    assert received == source
+    assert received.position(source.text.index("c")) == (4, 1)
+    assert received.line_count == 4 and received.line_text(2) == "b: 2"
