@@ -15,6 +15,9 @@ interleaved round by round:
 - cold: the project's check cache removed first (every file compiled);
 - warm: the cache as the last session left it.
 
+Each cold round's figure is also printed with the machine's reference work
+(bench/processes.py) measured just before it, as the host's speed moves from minute to minute.
+
 Each session's wall time from the server's start to `initialize` answered is printed
 apart. The user's cache key lives in a temporary XDG_CACHE_HOME, not in yours.
 """
@@ -36,7 +39,7 @@ from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from library_graph import playbook  # noqa: E402
-from processes import child_env, machine  # noqa: E402
+from processes import child_env, machine, reference_ms  # noqa: E402
 
 
 async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
@@ -118,14 +121,18 @@ def main() -> None:
         asyncio.run(session(root, env))  # pays for the .pyc files and writes the entries; not counted
         before = machine()
         kinds: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
+        speeds = []  # the machine's speed just before each cold round: it moves from minute to minute
         for _ in range(args.rounds):
             shutil.rmtree(root / ".xe" / "cache", ignore_errors=True)
+            speeds.append(reference_ms())
             kinds["cold"].append(asyncio.run(session(root, env)))
             kinds["warm"].append(asyncio.run(session(root, env)))
         faulty = f", every {args.faulty}th with a finding" if args.faulty else ""
         size = f"{args.playbooks} playbooks x {args.steps} steps{faulty}"
         print(f"catalyst lsp opening 1 of {size}, {args.rounds} rounds")
         print(f"  before: {before}\n  after:  {machine()}")
+        each = ", ".join(f"{run[2]:.2f} s ({speed:.0f} ms)" for run, speed in zip(kinds["cold"], speeds))
+        print(f"  cold rounds in order, the library's first diagnostics (reference work just before): {each}")
         for kind, runs in kinds.items():
             start, own, library, whole = (sorted(x) for x in zip(*runs))
 
