@@ -171,7 +171,10 @@ def _ends_the_session(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     messages = message if isinstance(message, list) else [message]
-    return any(isinstance(m, dict) and m.get("method") in SESSION_METHODS for m in messages)
+    # A method may be any JSON value in a hostile message: only a name can end the session.
+    return any(
+        isinstance(m, dict) and isinstance(m.get("method"), str) and m["method"] in SESSION_METHODS for m in messages
+    )
 
 
 _SESSION: list[Session] = []

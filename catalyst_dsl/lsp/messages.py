@@ -45,10 +45,25 @@ class Unreadable:
         return method if isinstance(method, str) else repr(method)
 
 
+@record(frozen=False)
+class Misnamed:
+    """A message whose method is not a name: JSON-RPC wants a string, and pygls would
+    look anything else up among its features (and fail on a list or an object, answering
+    with its own traceback)."""
+
+    data: dict
+
+    @property
+    def problem(self) -> str:
+        return f"the method must be a string, not {_json_kind(self.data['method'])}"
+
+
 class CatalystProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict):
         if "jsonrpc" not in data:
             return data  # a nested object (the hook sees every one), or no message at all
+        if "method" in data and not isinstance(data["method"], str):
+            return Misnamed(data)
         try:
             return self._converter.structure(data, self._type_of(data))
         except Exception as error:  # noqa: BLE001 - any failure to read it is the sender's
@@ -67,6 +82,12 @@ class CatalystProtocol(LanguageServerProtocol):
         return self._result_types.pop(data.get("id"), None) or JsonRPCResponseMessage  # to a request of ours
 
     def handle_message(self, message) -> None:
+        if isinstance(message, Misnamed):
+            if "id" in message.data:
+                self.answer_error(message.data["id"], INVALID_REQUEST, message.problem)
+            else:
+                log.warning("notification ignored: %s", message.problem)
+            return
         if isinstance(message, Unreadable):
             where = f"{message.method}: invalid params: {'; '.join(message.problems)}"
             if "method" not in message.data:
@@ -142,6 +163,19 @@ class UnparsableLoggedOnce(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         return not (record.msg == "Unable to handle message" and isinstance(error, (ValueError, RecursionError)))
+
+
+def _json_kind(value) -> str:
+    """What a JSON value is, in words (the value itself may be large, or hold a message)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def _usable_id(identifier) -> bool:

@@ -196,6 +196,21 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         assert request(11, "no/such-method")["error"]["code"] == -32601  # params left out, as JSON-RPC allows
         send({"id": 12, "method": "textDocument/hover", "params": gone})  # no "jsonrpc": answered by its id
         assert replies.answer(12)["error"]["code"] == -32600
+        # A method that is no name (JSON-RPC wants a string): an invalid request, by its id;
+        # as a notification, only logged.
+        for number, method, kind in [
+            (13, {"textDocument": {"uri": "x"}}, "an object"),
+            (14, ["shutdown"], "an array"),
+            (15, 7, "a number"),
+            (16, None, "null"),
+            (17, {"jsonrpc": "2.0", "method": "exit"}, "an object"),  # a message inside, never read as one
+        ]:
+            send({"jsonrpc": "2.0", "id": number, "method": method})
+            assert replies.answer(number)["error"] == {
+                "code": -32600,
+                "message": f"the method must be a string, not {kind}",
+            }
+        send({"jsonrpc": "2.0", "method": {"not": "a name"}, "params": {}})
         # An id that is neither a number nor a string cannot be answered by it: a null id.
         send({"jsonrpc": "2.0", "id": {"not": "an id"}, "method": "textDocument/hover", "params": gone})
         # A notification of the wrong shape is only logged; a response to nothing, too.
@@ -231,6 +246,7 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             "bytes was dropped (the limit is 4096)",
             "a message of 999999999999999 bytes was refused",
             "notification ignored, textDocument/didOpen: invalid params",
+            "notification ignored: the method must be a string, not an object",
             "a response that cannot be read was ignored",
             "gone.yaml, which is not open, was ignored",
         ):
