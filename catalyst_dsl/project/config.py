@@ -299,8 +299,10 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
     never reads outside of), no directory above it is looked at, and the root is the
     ceiling when no marker is found below it.
     """
+    # os.path's tests, not Path's: a name the system refuses (too long, a NUL) is no file
+    # to them, where Path's raise (an editor may name any document).
     start = start.absolute()
-    if start.is_file():
+    if os.path.isfile(start):
         # The project is around the place the file is named from, not where a link to it
         # leads (a link out of the project must not carry the check into another one).
         start = start.parent
@@ -310,12 +312,12 @@ def find_root(start: Path, cwd: Path | None = None, ceiling: Path | None = None)
         directories = directories[: directories.index(ceiling) + 1]
     for directory in directories:
         candidate = directory / "catalyst.toml"
-        if candidate.is_file():
+        if os.path.isfile(candidate):
             return directory, candidate
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file():
+        if os.path.isfile(pyproject):
             return directory, (pyproject if _has_tool_table(pyproject) else None)
-        if (directory / ".git").exists():
+        if os.path.exists(directory / ".git"):
             return directory, None
     if ceiling is not None and ceiling in directories:
         return ceiling, None

@@ -292,6 +292,18 @@ async def _hostile_session(workspace: Path, outside: Path) -> None:
             answers = await _requests(editor, uri)
             assert answers["hover"] is None and answers["definition"] is None
 
+        # Names the file system refuses: one too long is a buffer of the workspace all the
+        # same, checked; one holding a NUL names no file (as an `untitled:` one): nothing to say.
+        for name, codes in (("a" * 300 + ".yaml", ["C501"]), ("nul%00.yaml", [])):
+            uri = (workspace / "playbooks").as_uri() + "/" + name
+            editor.client.text_document_did_open(
+                lsp.DidOpenTextDocumentParams(
+                    text_document=lsp.TextDocumentItem(uri=uri, language_id="yaml", version=1, text=BROKEN)
+                )
+            )
+            assert [d.code for d in await editor.until(uri, lambda ds: ds is not None)] == codes
+            assert (await _requests(editor, uri))["definition"] is None
+
         # A 5 MB buffer: the size finding, as catalyst check gives it, and every request answered.
         big = editor.open(workspace / "playbooks" / "big.yaml", GOOD + "# " + "x" * (5 * 1024 * 1024) + "\n")
         assert [d.code for d in await editor.until(big, lambda ds: len(ds) > 0)] == ["C015"]

@@ -181,3 +181,12 @@ def test_a_call_through_a_linked_folder_is_read_only_where_the_folder_really_is(
     assert loaded[away].playbook is None
     assert "a link that leads outside the project" in loaded[away].diagnostics[0].message
     assert loaded[here].playbook is not None and loaded[here].playbook.name == "inner"
+
+
+def test_a_name_too_long_for_the_file_system_still_finds_its_project(tmp_path: Path) -> None:
+    # An editor's unsaved buffer may bear any name: the tests of the name answer "no file".
+    root = tmp_path / "project"
+    (root / "playbooks").mkdir(parents=True)
+    (root / "catalyst.toml").write_text("")
+    for name in ("a" * 300 + ".yaml", "b" * 300 + "/c.yaml"):
+        assert load_project(root / "playbooks" / name, DiagnosticSink()).root == root
