@@ -20,7 +20,14 @@ from urllib.parse import unquote
 import attrs
 from cattrs.errors import ClassValidationError
 from cattrs.v import format_exception, transform_error
-from lsprotocol.types import EXIT, TEXT_DOCUMENT_DID_CHANGE, DidChangeTextDocumentParams, ResponseErrorMessage
+from lsprotocol.types import (
+    CANCEL_REQUEST,
+    EXIT,
+    TEXT_DOCUMENT_DID_CHANGE,
+    WORKSPACE_EXECUTE_COMMAND,
+    DidChangeTextDocumentParams,
+    ResponseErrorMessage,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -129,6 +136,18 @@ class CatalystProtocol(LanguageServerProtocol):
             if self._shutdown and message.method != EXIT:
                 self.answer_error(message.id, INVALID_REQUEST, f"{message.method}: the server is shutting down")
                 return
+            if message.method == WORKSPACE_EXECUTE_COMMAND and message.params.command not in self.fm.commands:
+                # pygls answers the same, after logging its own exception as the server's error.
+                self.answer_error(
+                    message.id,
+                    INVALID_PARAMS,
+                    f"{message.method}: the server has no command {message.params.command!r:.80}",
+                )
+                return
+        elif getattr(message, "method", None) == CANCEL_REQUEST and not _usable_id(message.params.id):
+            # pygls looks the id up among the requests under way: a list or an object fails there.
+            log.warning("%s ignored: the id must be a number or a string, not %.50r", CANCEL_REQUEST, message.params.id)
+            return
         super().handle_message(message)
 
     @lsp_method(TEXT_DOCUMENT_DID_CHANGE)

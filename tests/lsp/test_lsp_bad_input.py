@@ -211,6 +211,12 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
                 "message": f"the method must be a string, not {kind}",
             }
         send({"jsonrpc": "2.0", "method": {"not": "a name"}, "params": {}})
+        # A command the server does not have; a cancellation of an id no request can have.
+        assert request(18, "workspace/executeCommand", {"command": "rm -rf", "arguments": [{}]})["error"] == {
+            "code": -32602,
+            "message": "workspace/executeCommand: the server has no command 'rm -rf'",
+        }
+        send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": {"not": "an id"}}})
         # An id that is neither a number nor a string cannot be answered by it: a null id.
         send({"jsonrpc": "2.0", "id": {"not": "an id"}, "method": "textDocument/hover", "params": gone})
         # A notification of the wrong shape is only logged; a response to nothing, too.
@@ -247,6 +253,7 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             "a message of 999999999999999 bytes was refused",
             "notification ignored, textDocument/didOpen: invalid params",
             "notification ignored: the method must be a string, not an object",
+            "$/cancelRequest ignored: the id must be a number or a string, not {'not': 'an id'}",
             "a response that cannot be read was ignored",
             "gone.yaml, which is not open, was ignored",
         ):
