@@ -23,6 +23,7 @@ from cattrs.v import format_exception, transform_error
 from lsprotocol.types import (
     CANCEL_REQUEST,
     EXIT,
+    INITIALIZE,
     TEXT_DOCUMENT_DID_CHANGE,
     WORKSPACE_EXECUTE_COMMAND,
     DidChangeTextDocumentParams,
@@ -37,6 +38,8 @@ from catalyst_dsl._internal.records import record
 log = logging.getLogger("catalyst.lsp")
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+#: LSP's code for a request that comes before `initialize`.
+SERVER_NOT_INITIALIZED = -32002
 
 
 @record(frozen=False)
@@ -117,6 +120,18 @@ class CatalystProtocol(LanguageServerProtocol):
                 INVALID_REQUEST,
                 "not a JSON-RPC 2.0 message: an object with \"jsonrpc\": \"2.0\" and a \"method\" was expected",
             )
+            return
+        if hasattr(message, "method") and self._workspace is None and message.method not in (INITIALIZE, EXIT):
+            # LSP: before `initialize`, a request is answered "not initialized" and a
+            # notification dropped (pygls would run it, with no workspace to run on).
+            if hasattr(message, "id"):
+                self.answer_error(
+                    message.id,
+                    SERVER_NOT_INITIALIZED,
+                    f"{message.method}: the server is not initialized yet: the first request is initialize",
+                )
+            else:
+                log.warning("%s before initialize, ignored", message.method)
             return
         if hasattr(message, "method") and hasattr(message, "id"):
             if message.jsonrpc != self.VERSION:

@@ -156,6 +156,13 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
         server.stdin.write(
             _frame(b'{"jsonrpc": "2.0", "id": 90, "method": "shutdown"}')[:-30].replace(b"Length: 50", b"Length: 20")
         )
+        # Before initialize, LSP's answer: not initialized (a notification is dropped).
+        early = {"textDocument": {"uri": (tmp_path / "a.yaml").as_uri()}, "position": {"line": 0, "character": 0}}
+        assert request(30, "textDocument/hover", early)["error"] == {
+            "code": -32002,
+            "message": "textDocument/hover: the server is not initialized yet: the first request is initialize",
+        }
+        send({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": early})
         # ... then a valid request, after a body shorter than its length said: answered.
         assert "capabilities" in request(1, "initialize", {"capabilities": {}, "rootUri": tmp_path.as_uri()})["result"]
         assert [(m["id"], m["error"]["code"]) for m in passed] == [
@@ -253,6 +260,7 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             "a message of 999999999999999 bytes was refused",
             "notification ignored, textDocument/didOpen: invalid params",
             "notification ignored: the method must be a string, not an object",
+            "textDocument/didSave before initialize, ignored",
             "$/cancelRequest ignored: the id must be a number or a string, not {'not': 'an id'}",
             "a response that cannot be read was ignored",
             "gone.yaml, which is not open, was ignored",
