@@ -105,6 +105,10 @@ def __init__(self, *, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13
     self.f22 = _make22() if p22 is _NOTHING else p22
 SHAPES[(False, 0, 23, (False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, False, True))] = __init__.__code__
 
+def __init__(self, p0):
+    self.f0 = p0
+SHAPES[(False, 1, 0, (False,))] = __init__.__code__
+
 def __init__(self, p0, p1):
     self.f0 = p0
     self.f1 = p1

@@ -37,7 +37,8 @@ def test_a_change_is_checked_again_and_stopping_exits_0(tmp_path: Path, stop: si
     playbook = tmp_path / "playbooks" / "hello.yaml"
     playbook.write_text(GOOD, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CATALYST_")}
-    env.update(PYTHONPATH=str(ROOT), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    # With the fault handler, a watcher that never stops shows where each thread waits.
+    env.update(PYTHONPATH=str(ROOT), NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1", PYTHONFAULTHANDLER="1")
     watcher = subprocess.Popen(
         [sys.executable, "-m", "catalyst_dsl", "check", "--watch", "--no-cache"],
         cwd=tmp_path,
@@ -57,7 +58,12 @@ def test_a_change_is_checked_again_and_stopping_exits_0(tmp_path: Path, stop: si
         third = _read_until(watcher.stdout, MARK)
         assert b"checked 2 file(s): 1 error(s), 0 warning(s)" in third
         watcher.send_signal(stop)
-        assert watcher.wait(timeout=30) == 0
+        try:
+            assert watcher.wait(timeout=30) == 0
+        except subprocess.TimeoutExpired:
+            watcher.send_signal(signal.SIGABRT)  # the fault handler writes every thread's stack
+            watcher.wait(timeout=30)
+            raise AssertionError(f"the watch did not stop on {stop.name}:\n{watcher.stderr.read().decode()}") from None
         assert b"stopped watching" in watcher.stderr.read()
     finally:
         if watcher.poll() is None:
