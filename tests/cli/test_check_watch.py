@@ -46,6 +46,9 @@ def test_a_change_is_checked_again_and_stopping_exits_0(tmp_path: Path, stop: si
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # A shell that started the tests in the background ignores SIGINT, and a child
+        # inherits that: the watcher gets the signal as a terminal's Ctrl-C would send it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = _read_until(watcher.stdout, MARK)
