@@ -14,6 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.helpers.action_steps import run_bash_step
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -54,14 +56,7 @@ def run_check_step(root: Path, **inputs: str) -> subprocess.CompletedProcess:
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     script = root.parent / "step.sh"
     script.write_text(step["run"])
-    return subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_bash_step(script, root, env)
 
 
 def test_action_inputs_never_enter_the_script_text() -> None:

@@ -34,6 +34,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from catalyst_dsl._internal.records import record
+from catalyst_dsl._internal.serialization import JSON_WORDS
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -65,7 +66,10 @@ class Misnamed:
 
     @property
     def problem(self) -> str:
-        return f"the method must be a string, not {_json_kind(self.data['method'])}"
+        method = self.data["method"]
+        # A JSON value, or a message nested in it (the hook has made that a message already).
+        found = JSON_WORDS.kind(method) if type(method) in JSON_WORDS.kinds else JSON_WORDS.object
+        return f"the method must be a string, not {found}"
 
 
 class CatalystProtocol(LanguageServerProtocol):
@@ -197,19 +201,6 @@ class UnparsableLoggedOnce(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         return not (record.msg == "Unable to handle message" and isinstance(error, (ValueError, RecursionError)))
-
-
-def _json_kind(value) -> str:
-    """What a JSON value is, in words (the value itself may be large, or hold a message)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 def _usable_id(identifier) -> bool:

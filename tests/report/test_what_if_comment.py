@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from tests.helpers.fake_github import TOKEN, FakeGitHub
+from tests.helpers.action_steps import run_bash_step
 
 from catalyst_dsl.cli.main import cli
 
@@ -356,18 +357,6 @@ def _approve_plan(root: Path, name: str) -> subprocess.CompletedProcess:
     )
 
 
-def _run_script(script: Path, cwd: Path, env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
-    """A step's script as GitHub runs a bash step (`bash -eo pipefail`)."""
-    return subprocess.run(
-        ["/bin/bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: Path) -> None:
     root = _project(tmp_path)
     _git(root, "init", "-q", "-b", "main")
@@ -411,7 +400,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
                         key
                     ]
                 )
-            return _run_script(script, root, env)
+            return run_bash_step(script, root, env)
 
         # The greeting changed and its golden plan did not: commented, summarized, and failed by default.
         done = run_step()
@@ -469,7 +458,7 @@ def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Pat
             CATALYST_BASE_REF="main",
             CATALYST_HEAD_REPO="acme/widgets",
         )
-        done = _run_script(script, root, env)
+        done = run_bash_step(script, root, env)
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("posted the what-if comment of playbooks/équipe/hello.yaml"), done.stdout
         [posted] = github.comments[("acme/widgets", 1)]
@@ -530,7 +519,7 @@ def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path)
         GITHUB_TOKEN="read-only",
         PATH=str(tmp_path / "no-programs"),
     )
-    done = _run_script(script, tmp_path, env, timeout=60)
+    done = run_bash_step(script, tmp_path, env, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(
         "::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)"
