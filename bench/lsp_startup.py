@@ -15,8 +15,11 @@ interleaved round by round:
 - cold: the project's check cache removed first (every file compiled);
 - warm: the cache as the last session left it.
 
-Each cold round's figure is also printed with the machine's reference work
-(bench/processes.py) measured just before it, as the host's speed moves from minute to minute.
+Each cold round is run right after a `catalyst check --no-cache` of the same library (its
+wall time, the check split across processes as the server splits its own), and its figure
+is printed beside that check's: the host's speed moves from hour to hour, and a small
+piece of reference work does not follow it (bench/README.md), so the ratio is the figure
+that compares across days.
 
 Each session's wall time from the server's start to `initialize` answered is printed
 apart. The user's cache key lives in a temporary XDG_CACHE_HOME, not in yours.
@@ -39,7 +42,8 @@ from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from library_graph import playbook  # noqa: E402
-from processes import child_env, machine, reference_ms  # noqa: E402
+from processes import child_env, machine  # noqa: E402
+from processes import measure as run  # noqa: E402
 
 
 async def session(root: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
@@ -121,18 +125,24 @@ def main() -> None:
         asyncio.run(session(root, env))  # pays for the .pyc files and writes the entries; not counted
         before = machine()
         kinds: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
-        speeds = []  # the machine's speed just before each cold round: it moves from minute to minute
+        checks = []  # the wall time of a whole check just before each cold round
         for _ in range(args.rounds):
             shutil.rmtree(root / ".xe" / "cache", ignore_errors=True)
-            speeds.append(reference_ms())
+            checks.append(run([sys.executable, "-m", "catalyst_dsl", "check", "--no-cache"], root, env)[1])
             kinds["cold"].append(asyncio.run(session(root, env)))
             kinds["warm"].append(asyncio.run(session(root, env)))
         faulty = f", every {args.faulty}th with a finding" if args.faulty else ""
         size = f"{args.playbooks} playbooks x {args.steps} steps{faulty}"
         print(f"catalyst lsp opening 1 of {size}, {args.rounds} rounds")
         print(f"  before: {before}\n  after:  {machine()}")
-        each = ", ".join(f"{run[2]:.2f} s ({speed:.0f} ms)" for run, speed in zip(kinds["cold"], speeds))
-        print(f"  cold rounds in order, the library's first diagnostics (reference work just before): {each}")
+        each = ", ".join(f"{cold[2]:.2f} s ({check:.2f} s)" for cold, check in zip(kinds["cold"], checks))
+        print(f"  cold rounds in order, the library's first diagnostics (`check --no-cache` just before): {each}")
+        ratios = sorted(cold[2] / check for cold, check in zip(kinds["cold"], checks))
+        print(
+            f"  cold against the check before it: {ratios[0]:.2f}x / {statistics.median(ratios):.2f}x / "
+            f"{ratios[-1]:.2f}x (min / median / max); the checks {min(checks):.2f} / "
+            f"{statistics.median(checks):.2f} / {max(checks):.2f} s"
+        )
         for kind, runs in kinds.items():
             start, own, library, whole = (sorted(x) for x in zip(*runs))
 
