@@ -178,16 +178,9 @@ def _golden(text: str, shown: str) -> dict[str, Any]:
             f"{shown} is not valid JSON ({error}); restore it from version control, "
             "or write it again with `catalyst run NAME --what-if --what-if-report FILE`"
         ) from None
-    playbook = golden.get("playbook") if isinstance(golden, dict) else None
-    if (
-        not isinstance(playbook, dict)
-        or not isinstance(playbook.get("file"), str)
-        or not isinstance(golden.get("inputs"), dict)
-    ):
-        raise GoldenPlanProblem(
-            f"{shown} is not a what-if plan: it needs `playbook.file` (a string) and `inputs` (an object) "
-            "to be planned again"
-        )
+    wrong = golden_plans.problem(golden, shown)
+    if wrong is not None:
+        raise GoldenPlanProblem(wrong)
     return golden
 
 

@@ -47,7 +47,7 @@ def code_span(text: str, cell: bool = False) -> str:
     """`text` as an inline code span; `cell=True` inside a table, where `|` must be escaped even in code."""
     if not text:
         return ""
-    text = " ".join(text.splitlines())
+    text = safe_text(" ".join(text.splitlines()))  # a bidi control would reorder the text around it
     ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     if text.startswith("`") or text.endswith("`"):
         text = f" {text} "

@@ -372,9 +372,9 @@ def what_if_comment(
     print_only: bool,
     fail_on_stale: bool,
 ) -> None:
-    """Post the what-if report of each CHANGED playbook with a golden plan as a sticky
-    pull-request comment (one per playbook, updated on the next push), with what changed
-    against the golden plan. The token is $GITHUB_TOKEN; the API is $GITHUB_API_URL or the
+    """Post the what-if report of each golden plan of a CHANGED playbook, and of each golden
+    plan out of date, as a sticky pull-request comment (one per golden plan, updated on the
+    next push), with what changed against the golden plan. The token is $GITHUB_TOKEN; the API is $GITHUB_API_URL or the
     github-api-url setting. Under GitHub Actions the reports are also added to the job's
     summary ($GITHUB_STEP_SUMMARY), and the plans' labels and the number of stale golden
     plans are the step's outputs `labels` and `stale` ($GITHUB_OUTPUT)."""
@@ -392,7 +392,7 @@ def what_if_comment(
         click.echo(f"error: cannot write the job summary or the step outputs: {error}", err=True)
         sys.exit(1)
     if not reports:
-        click.echo(f"no changed playbook has a golden plan in {golden_dir}/")
+        click.echo(f"no golden plan in {golden_dir}/ is changed or out of date")
         return
     if print_only:
         click.echo("\n".join(r.body for r in reports), nl=False)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from typing import Any, Mapping, Sequence
 
 from catalyst_dsl._internal.lazy_pattern import LazyPattern
+from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl._internal.markdown_text import code_span as md_code, fence
 from catalyst_dsl.runtime.lifecycle.plan_data import CHANGE_TYPES, count_changes, predicted_failure, walk
 
@@ -79,7 +79,6 @@ def render_text(plan: Mapping[str, Any]) -> str:
     Every line is made safe for the terminal (file contents and names may hold escape
     sequences); the whole plan is shown, diffs included: the terminal has no length limit.
     """
-    from catalyst_dsl._internal.terminal_text import safe_text
 
     playbook = plan["playbook"]
     lines = [f"What-if plan for {playbook['name']} ({playbook['file']})"]
@@ -234,10 +233,16 @@ def _environment():
     return env
 
 
-def marker_text(playbook_file: str) -> str:
-    """The playbook's file as the report's hidden marker (`<!-- catalyst-plan FILE -->`) holds
-    it, so a sticky comment is found again: never able to close the HTML comment."""
-    return re.sub(r"-{2,}|[<>]", "-", playbook_file)
+#: In a marker, percent-encoded: `%` itself, a `-` before another (an HTML comment cannot
+#: hold `--`), `<`, `>` and ASCII white space; every other character is itself.
+_MARKER_ENCODED = LazyPattern(r"%|-(?=-)|[<>\t\n\v\f\r ]")
+
+
+def marker_text(file: str) -> str:
+    """A file's path as a report's hidden marker (`<!-- catalyst-plan FILE -->`) holds it, so
+    that a sticky comment is found again: never able to close the HTML comment, and two
+    paths never give one marker (`a--b` and `a-b` used to)."""
+    return _MARKER_ENCODED.sub(lambda m: f"%{ord(m.group()):02X}", file)
 
 
 def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
@@ -385,7 +390,8 @@ def md_text(text: str | None) -> str:
     if not text:
         return ""
     escaped = _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, _MD_SPECIAL.sub(r"\\\1", text))
-    return "<br>".join(escaped.splitlines())
+    # Controls written as escapes (`\u202e`): a bidi control would show the text around it reordered.
+    return "<br>".join(safe_text(line) for line in escaped.splitlines())
 
 
 def md_html(text: str | None) -> str:
@@ -394,4 +400,5 @@ def md_html(text: str | None) -> str:
     import html
 
     # Text, not an attribute: quotes stay, so no `&#x27;` whose `#` would look like a reference.
-    return _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, html.escape(" ".join((text or "").splitlines()), quote=False))
+    shown = safe_text(" ".join((text or "").splitlines()))
+    return _GITHUB_LINKS.sub(r"\1" + ZERO_WIDTH_SPACE, html.escape(shown, quote=False))

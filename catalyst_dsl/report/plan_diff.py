@@ -64,9 +64,10 @@ class PlanDiff:
 
 
 def format_problem(golden: Mapping[str, Any], shown: str) -> str | None:
-    """Why `golden` cannot be compared with a plan made today (another format or version), or None."""
+    """Why `golden` cannot be compared with a plan made today (another format or version, or
+    step entries that are not objects in lists), or None."""
     if golden.get("format") == FORMAT and golden.get("version") == VERSION:
-        return None
+        return _shape_problem(golden, shown)
     version = golden.get("version")
     written = (
         f"plan format {version}" if isinstance(version, int) and golden.get("format") == FORMAT else "no known format"
@@ -75,6 +76,21 @@ def format_problem(golden: Mapping[str, Any], shown: str) -> str | None:
         f"{shown} is in {written}, and this catalyst makes plans in format {VERSION} (its steps have stable "
         f"addresses, docs/plan-format.md); regenerate it with {REGENERATE} and review the new file"
     )
+
+
+def _shape_problem(plan: Mapping[str, Any], shown: str) -> str | None:
+    """Why the plan's step entries cannot be walked (a list that is not one, an entry that is
+    not an object), or None: an edited or damaged file, named rather than a traceback."""
+    pending = [plan.get("steps", [])]
+    while pending:
+        steps = pending.pop()
+        if not isinstance(steps, list) or not all(isinstance(entry, dict) for entry in steps):
+            return (
+                f"{shown} is not a what-if plan: its `steps` (and each entry's) must be a list of objects; "
+                f"regenerate it with {REGENERATE} and review the new file"
+            )
+        pending.extend(entry["steps"] for entry in steps if entry.get("steps") is not None)
+    return None
 
 
 def explain(expected_text: str, actual: Mapping[str, Any], shown: str) -> str:

@@ -1,17 +1,21 @@
-"""Sticky pull-request comments: the what-if report of each changed playbook with a golden plan.
+"""Sticky pull-request comments: the what-if report of each golden plan a change touches or makes stale.
 
-For each golden plan (`golden/NAME.plan.json`) whose playbook, or the plan itself, is among
-the files a pull request changes, the playbook is planned again with the inputs the golden
-plan records (as the golden test does, `golden.replan`) and its Markdown report is posted as
-a comment on the pull request. The report starts with a hidden marker naming the
-playbook's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment
-instead of adding another: one comment per playbook, always the latest plan.
+Every golden plan (`golden/NAME.plan.json`) is planned again with the inputs it records
+(as the golden test does, `golden.replan`): what a plan does can change with files it is
+not named by (a playbook it calls, a file it reads, the settings), so a change to one of
+those makes it stale as surely as a change to its playbook. A comment is posted for each
+golden plan whose playbook, or the plan itself, is among the files the pull request
+changes, and for each stale one. The report starts with a hidden marker naming the golden
+plan's file (`<!-- catalyst-plan FILE -->`), so the next push updates that comment instead
+of adding another: one comment per golden plan (a playbook may have several, one for each
+set of inputs), always the latest plan.
 
 Each comment compares the plan with its golden plan, the one approved when it was
 committed: it leads with what the plan does (its labels: writes, network, programs,
 approvals, or nothing), then what changed against the golden plan, step by step (plan_diff.py), then the
 plan. A golden plan that no longer matches is stale: the command fails on it unless told
-not to, as the golden test would.
+not to, as the golden test would. A comment stays within GitHub's limit (COMMENT_CHARS):
+the sections that do not fit are left out, last first, and it says so.
 
 Only GitHub's REST API is spoken, with the token given, to the API address given; nothing
 from the playbooks or plans is sent anywhere but in a comment's body.
@@ -36,6 +40,12 @@ from catalyst_dsl.runtime.lifecycle.plan_data import canonical_json, walk, with_
 
 #: Lines of the changes against the golden plan a comment shows (the summary line is always kept).
 MD_CHANGE_LINES = 80
+#: Characters of one of those lines (a step's address is its names, as long as an author made them).
+MD_CHANGE_LINE_CHARS = 300
+#: Characters of a reason a plan could not be made (an error may quote a long value).
+MD_REASON_CHARS = 4000
+#: GitHub refuses a comment longer than this.
+COMMENT_CHARS = 65_536
 #: Each page of comments read while looking for the one to update.
 PER_PAGE = 100
 #: Comments are read up to this many pages (10,000 comments) before a new one is posted.
@@ -49,9 +59,9 @@ class CommentError(Exception):
 
 @record
 class Report:
-    playbook: str  # the playbook's file, relative to the project root
+    playbook: str  # the playbook's file, relative to the project root (the golden plan's when unknown)
     body: str
-    golden: str = ""  # the golden plan's file, relative to the project root
+    golden: str = ""  # the golden plan's file, relative to the project root: the comment's marker
     stale: bool = True  # the plan today is not the golden plan (or cannot be made)
     labels: tuple[str, ...] = ()  # what the plan does (LABELS), none when it could not be made
 
@@ -90,42 +100,41 @@ def plan_labels(plan: dict) -> tuple[str, ...]:
     return tuple(label for label in LABELS if label in found) or ("nothing",)
 
 
-def marker(playbook_file: str) -> str:
-    """The first line of the report (its template writes it), by which its comment is found."""
-    return f"<!-- catalyst-plan {plan_report.marker_text(playbook_file)} -->"
+def marker(golden_file: str) -> str:
+    """The first line of a golden plan's comment, by which the comment is found again."""
+    return f"<!-- catalyst-plan {plan_report.marker_text(golden_file)} -->"
 
 
 def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: list[str]) -> list[Report]:
     """The what-if report of each golden plan whose playbook (or itself) is in `changed`
-    (paths relative to `root`, or absolute). A golden plan naming a file outside the
-    playbook directories is not planned (it could name any file of the machine, whose
-    plan would then be posted): its comment says so."""
+    (paths relative to `root`, or absolute), and of every golden plan that is stale, changed
+    or not. A golden plan naming a file outside the playbook directories is not planned (it
+    could name any file of the machine, whose plan would then be posted), nor is a file that
+    is not a golden plan: their comments say why, and they count as stale."""
     touched = {_relative(root, path) for path in changed}
     bases = [(root / folder).resolve() for folder in playbook_dirs]
     found = []
     for golden_path in sorted(golden_dir.glob(f"*{_SUFFIX}")):
+        golden_shown = _relative(root, str(golden_path))
         try:
             golden_text = golden_path.read_text(encoding="utf-8")
             golden = json.loads(golden_text)
-            playbook_file = golden["playbook"]["file"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not a golden plan: the golden test reports it
-        golden_shown = _relative(root, str(golden_path))
-        if not isinstance(playbook_file, str) or not ({playbook_file, golden_shown} & touched):
+        except (OSError, ValueError) as error:
+            why = f"{golden_shown} cannot be read as a what-if plan: {error}"
+            found.append(Report(golden_shown, _not_planned(golden_shown, golden_shown, why), golden_shown))
             continue
+        wrong = golden_plans.problem(golden, golden_shown)
+        if wrong is not None:
+            found.append(Report(golden_shown, _not_planned(golden_shown, golden_shown, wrong), golden_shown))
+            continue
+        playbook_file = golden["playbook"]["file"]
         if not any(base in (root / playbook_file).resolve().parents for base in bases):
-            found.append(
-                Report(
-                    playbook_file,
-                    _not_planned(
-                        playbook_file,
-                        f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})",
-                    ),
-                    golden_shown,
-                )
-            )
+            why = f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})"
+            found.append(Report(playbook_file, _not_planned(golden_shown, playbook_file, why), golden_shown))
             continue
-        found.append(_report(root, golden, golden_text, playbook_file, golden_shown))
+        report = _report(root, golden, golden_text, playbook_file, golden_shown)
+        if report.stale or {playbook_file, golden_shown} & touched:
+            found.append(report)
     return found
 
 
@@ -137,7 +146,7 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
         plan = with_hash(golden_plans.replan(root, golden))
     except golden_plans.ReplanError as problem:
         why = f"The playbook could not be planned with the inputs of its golden plan:\n{problem}"
-        return Report(playbook_file, _not_planned(playbook_file, why), golden_shown)
+        return Report(playbook_file, _not_planned(golden_shown, playbook_file, why), golden_shown)
     # Compared as the golden test compares: the same bytes, whatever the checkout's line endings.
     stale = canonical_json(plan) != golden_text.replace("\r\n", "\n")
     labels = plan_labels(plan)
@@ -147,7 +156,7 @@ def _report(root: Path, golden: dict, golden_text: str, playbook_file: str, gold
     flow = _changed_flow(playbook_file, golden, plan, playbook) if stale else None
     against = _against_golden(golden_text, plan, golden_shown, stale)
     sections = comment_sections(plan, labels, against, flow, playbook)
-    return Report(playbook_file, assemble(playbook_file, sections), golden_shown, stale, labels)
+    return Report(playbook_file, assemble(golden_shown, sections, playbook_file), golden_shown, stale, labels)
 
 
 def comment_sections(
@@ -184,9 +193,27 @@ def _changed_flow(playbook_file: str, golden: dict, plan: dict, playbook: Any) -
     return "### Flow of what changed\n\n" + plan_report.too_large_to_draw(playbook_file, len(paths))
 
 
-def assemble(playbook_file: str, sections: list[str]) -> str:
-    """The comment's body: the marker its next update finds it by, then the sections."""
-    return marker(playbook_file) + "\n" + "\n".join(sections)
+def assemble(golden_file: str, sections: list[str], playbook_file: str = "") -> str:
+    """The comment's body: the marker its next update finds it by, then the sections, as
+    many as GitHub's limit takes (the first two, the labels and the changes, are bounded
+    and always kept); a note names what was left out and where to see it."""
+    head = marker(golden_file) + "\n"
+    kept, left_out = list(sections), 0
+    while len(kept) > 2 and len(head) + sum(len(section) + 1 for section in kept) + _NOTE_CHARS > COMMENT_CHARS:
+        kept.pop()
+        left_out += 1
+    if left_out:
+        command = plan_report.md_code(f"catalyst run {playbook_file or 'NAME'} --what-if --format markdown")
+        kept.append(
+            f"*{left_out} more section{'s' if left_out != 1 else ''} of this report (the plan, or the flow of "
+            f"what changed and the plan) would pass GitHub's limit of {COMMENT_CHARS:,} characters a comment: "
+            f"{command} shows the plan whole.*\n"
+        )
+    return head + "\n".join(kept)
+
+
+#: Room kept for that note, and the marker's path.
+_NOTE_CHARS = 2000
 
 
 def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool) -> str:
@@ -195,7 +222,9 @@ def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool
     name = plan_report.md_code(golden_shown)
     if not stale:
         return f"The plan matches its golden plan {name}.\n"
-    lines = plan_diff.explain(golden_text, plan, golden_shown).splitlines()
+    lines = [
+        _cut(line, MD_CHANGE_LINE_CHARS) for line in plan_diff.explain(golden_text, plan, golden_shown).splitlines()
+    ]
     if len(lines) > MD_CHANGE_LINES:
         cut = len(lines) - MD_CHANGE_LINES
         lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 1} more lines: run pytest to see them all", lines[-1]]
@@ -210,13 +239,18 @@ def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool
     )
 
 
-def _not_planned(playbook_file: str, why: str) -> str:
+def _not_planned(golden_file: str, playbook_file: str, why: str) -> str:
+    why = _cut(why, MD_REASON_CHARS)
     ticks = plan_report.fence(why)
     return (
-        f"{marker(playbook_file)}\n"
+        f"{marker(golden_file)}\n"
         f"## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n"
         f"{ticks}\n{why}\n{ticks}\n"
     )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _relative(root: Path, path: str) -> str:
@@ -250,7 +284,7 @@ class PullRequest:
 
     def post_or_update(self, report: Report) -> tuple[str, str]:
         """("updated" or "posted", the comment's address)."""
-        mark = marker(report.playbook)
+        mark = marker(report.golden)
         existing = next(
             (
                 c

@@ -76,7 +76,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         )
         [posted] = [c for c in github.comments[("acme/widgets", 1)] if c["body"].startswith("<!-- catalyst-plan")]
         assert posted["body"].startswith(
-            "<!-- catalyst-plan playbooks/hello.yaml -->\nLabels: **nothing**\n\n"
+            "<!-- catalyst-plan golden/hello.plan.json -->\nLabels: **nothing**\n\n"
             "The plan matches its golden plan `golden/hello.plan.json`.\n\n## What-if plan for `hello`"
         )
         assert "`who` = `\"world\"`" in posted["body"]
@@ -107,7 +107,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
             0,
             {
                 "id": 1,
-                "body": "<!-- catalyst-plan playbooks/plain2.yaml -->\nlooks fine",
+                "body": "<!-- catalyst-plan golden/plain2.plan.json -->\nlooks fine",
                 "user": {"login": "mallory", "type": "User"},
                 "author_association": "CONTRIBUTOR",
             },
@@ -116,7 +116,8 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         made = _approve_plan(root, "plain2")
         assert made.returncode == 0, made.stderr
         copied = _comment(root, github, "playbooks/plain2.yaml")
-        assert copied.output.startswith("posted the what-if comment of playbooks/plain2.yaml")
+        # (hello's golden plan, stale since the second push, is commented on again: every stale one is)
+        assert "\nposted the what-if comment of playbooks/plain2.yaml: " in copied.output
         assert github.comments[("acme/widgets", 1)][0]["body"].endswith("looks fine")
 
         # A playbook that can no longer be planned says so in its comment.
@@ -126,7 +127,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         bye = next(
             c
             for c in github.comments[("acme/widgets", 1)]
-            if c["body"].startswith("<!-- catalyst-plan playbooks/bye.yaml")
+            if c["body"].startswith("<!-- catalyst-plan golden/bye.plan.json")
         )
         assert "could not be planned" in bye["body"] and "file-wrte" in bye["body"]
 
@@ -138,7 +139,7 @@ def test_one_sticky_comment_per_changed_playbook(tmp_path: Path) -> None:
         assert escaped.exit_code == 0, escaped.output
         body = github.comments[("acme/widgets", 1)][-1]["body"]
         assert (
-            body.startswith("<!-- catalyst-plan ../../../../etc/hostname -->")
+            body.startswith("<!-- catalyst-plan golden/escape.plan.json -->")
             and "is outside the playbook directories" in body
         )
 
@@ -171,7 +172,7 @@ def test_a_stale_golden_plan_is_shown_as_its_changes_labelled_summarized_and_fai
     assert failed.exit_code == 1 and "Traceback" not in failed.output
     body = failed.output.split("error: ")[0]
     assert body.startswith(
-        "<!-- catalyst-plan playbooks/bye.yaml -->\nLabels: **writes**\n\n"
+        "<!-- catalyst-plan golden/bye.plan.json -->\nLabels: **writes**\n\n"
         "## Changes against the golden plan `golden/bye.plan.json`\n\n"
         "The golden plan is out of date: regenerate it with `pytest --update-golden`"
     )
@@ -236,6 +237,170 @@ def test_a_golden_plan_of_an_older_format_is_named_not_compared(tmp_path: Path) 
     assert "~ " not in printed.output.split("```diff")[1].split("```")[0]  # no step compared
 
 
+def _printed(root: Path, *args: str):
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(cli, ["what-if-comment", "--print", *args])
+    finally:
+        os.chdir(old)
+
+
+def test_a_golden_plan_made_stale_by_a_playbook_it_calls_is_commented_on_and_fails(tmp_path: Path) -> None:
+    # The pull request changes only the called playbook, which has no golden plan of its own.
+    root = _project(tmp_path)
+    (root / "playbooks" / "callee.yaml").write_text(PLAIN.replace("name: plain", "name: callee"))
+    (root / "playbooks" / "caller.yaml").write_text(
+        "name: caller\ndescription: x\nowner: Engineer\nallowedWritePaths: [notes/**]\n"
+        "steps:\n  - playbook: callee\n    inheritPermissions: true\n"
+    )
+    assert _approve_plan(root, "caller").returncode == 0
+    (root / "playbooks" / "callee.yaml").write_text(BYE.replace("name: bye", "name: callee"))
+
+    printed = _printed(root, "playbooks/callee.yaml")
+
+    assert printed.exit_code == 1, printed.output
+    assert printed.output.startswith(
+        "<!-- catalyst-plan golden/caller.plan.json -->\nLabels: **writes** · **approvals**\n"
+    )
+    assert "+ playbook#1/call/file-write#1 (file-write) will be added" in printed.output
+    assert printed.output.endswith(
+        "error: 1 golden plan out of date: golden/caller.plan.json; "
+        "regenerate with pytest --update-golden, review and commit\n"
+    )
+
+
+def test_two_golden_plans_of_one_playbook_have_a_comment_each(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "catalyst_dsl",
+            "run",
+            "hello",
+            "--what-if",
+            "-i",
+            "who=moon",
+            "--what-if-report",
+            "golden/hello--moon.plan.json",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        done = _comment(root, github, "playbooks/hello.yaml", "--no-fail-on-stale")
+        again = _comment(root, github, "playbooks/hello.yaml", "--no-fail-on-stale")
+    assert done.exit_code == 0 and again.exit_code == 0, done.output + again.output
+    bodies = [c["body"] for c in github.comments[("acme/widgets", 1)]]
+    # Each its own marker (the `--` of the file's name encoded: an HTML comment cannot hold it).
+    assert [body.splitlines()[0] for body in bodies] == [
+        "<!-- catalyst-plan golden/hello%2D-moon.plan.json -->",
+        "<!-- catalyst-plan golden/hello.plan.json -->",
+    ]
+    assert '"hi moon" -> "hello moon"' in bodies[0] and '"hi world" -> "hello world"' in bodies[1]
+    assert [r["method"] for r in github.writes()] == ["POST", "POST", "PATCH", "PATCH"]
+
+
+def test_markers_of_two_paths_differ_and_never_close_the_html_comment() -> None:
+    from catalyst_dsl.report.plan import marker_text
+
+    paths = ["a--b.json", "a-b.json", "a<b.json", "a%2Db.json", "a b.json", "a->b.json", "a---b.json", "x-"]
+    shown = [marker_text(path) for path in paths]
+    assert len(set(shown)) == len(paths)
+    assert not any("--" in text or ">" in text or " " in text for text in shown)
+    assert shown[0] == "a%2D-b.json" and shown[3] == "a%252Db.json"
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{not json", "cannot be read as a what-if plan"),
+        ('{"playbook": {"file": "playbooks/hello.yaml"}}', "needs `playbook.file` (a string) and `inputs`"),
+        ('{"playbook": {"file": "playbooks/hello.yaml"}, "inputs": ["x"]}', "needs `playbook.file`"),
+        ('["a list"]', "needs `playbook.file`"),
+    ],
+)
+def test_a_file_in_the_golden_folder_that_is_not_a_golden_plan_is_named_not_planned(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    root = _project(tmp_path)
+    (root / "golden" / "broken.plan.json").write_text(text)
+
+    printed = _printed(root, "README.md")
+
+    assert printed.exit_code == 1 and "Traceback" not in printed.output
+    assert printed.output.startswith(
+        "<!-- catalyst-plan golden/broken.plan.json -->\n"
+        "## What-if plan for `golden/broken.plan.json`: not made\n\n```\ngolden/broken.plan.json "
+    )
+    assert why in printed.output
+    assert "error: 1 golden plan out of date: golden/broken.plan.json" in printed.output
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [[1], "abc", [{"steps": 5}], [{"steps": [{"steps": ["x"]}]}]],
+)
+def test_a_golden_plan_with_damaged_steps_is_named_not_compared(tmp_path: Path, steps) -> None:
+    root = _project(tmp_path)
+    golden = root / "golden" / "hello.plan.json"
+    damaged = json.loads(golden.read_text())
+    damaged["steps"] = steps
+    golden.write_text(json.dumps(damaged))
+
+    printed = _printed(root, "playbooks/hello.yaml")
+    expected = CliRunner().invoke(
+        cli, ["run", str(root / "playbooks" / "hello.yaml"), "--what-if", "--expect-plan", str(golden)]
+    )
+
+    for result in (printed, expected):
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert "is not a what-if plan: its `steps` (and each entry's) must be a list of objects" in result.output
+
+
+def test_a_comment_leaves_out_what_would_pass_githubs_limit_and_cuts_long_lines(tmp_path: Path) -> None:
+    # Long step names in a 450-step playbook: its plan alone and its flow of changes each
+    # came near the limit; the comment was 117,637 characters.
+    root = _project(tmp_path)
+    steps = "".join(
+        f"  - name: {'a-long-step-name-' * 4}{n}\n    file-write: out/{n}.md\n    content: x\n" for n in range(450)
+    )
+    (root / "playbooks" / "wide.yaml").write_text(
+        f"name: wide\ndescription: x\nowner: Engineer\nallowedWritePaths: [out/**]\nsteps:\n{steps}"
+    )
+    assert _approve_plan(root, "wide").returncode == 0
+    (root / "playbooks" / "wide.yaml").write_text(
+        (root / "playbooks" / "wide.yaml")
+        .read_text()
+        .replace("content: x", "content: y")
+        .replace("name: a-long", "name: " + "b" * 5000 + "-a-long", 1)
+    )
+
+    body = _printed(root, "--no-fail-on-stale", "playbooks/wide.yaml").output.split("note: ")[0]
+
+    assert len(body) < 65_536
+    assert "## Changes against the golden plan `golden/wide.plan.json`" in body
+    assert max(len(line) for line in body.split("```diff\n")[1].split("```")[0].splitlines()) <= 300
+    assert "would pass GitHub's limit of 65,536 characters a comment: " in body
+    assert "`catalyst run playbooks/wide.yaml --what-if --format markdown` shows the plan whole." in body
+
+
+def test_bidi_controls_from_a_playbook_are_escaped_in_the_markdown_plan(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "a\u202eb {{ who }}"))
+
+    printed = _printed(root, "--no-fail-on-stale", "playbooks/hello.yaml")
+
+    assert "\u202e" not in printed.output and "a\\u202eb" in printed.output
+
+
 def test_labels_say_what_a_plan_does() -> None:
     from catalyst_dsl.report.pr_comment import plan_labels
 
@@ -289,7 +454,7 @@ def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
     os.chdir(root)
     try:
         none = CliRunner().invoke(cli, ["what-if-comment", "README.md"], env={"GITHUB_TOKEN": ""})
-        assert none.exit_code == 0 and none.output == "no changed playbook has a golden plan in golden/\n"
+        assert none.exit_code == 0 and none.output == "no golden plan in golden/ is changed or out of date\n"
         missing = CliRunner().invoke(
             cli,
             ["what-if-comment", "playbooks/hello.yaml"],
@@ -297,7 +462,7 @@ def test_nothing_to_post_and_what_is_missing(tmp_path: Path) -> None:
         )
         assert missing.exit_code == 2 and "cannot post without --repo or $GITHUB_REPOSITORY" in missing.output
         printed = CliRunner().invoke(cli, ["what-if-comment", "--print", "golden/hello.plan.json"])
-        assert printed.exit_code == 0 and printed.output.startswith("<!-- catalyst-plan playbooks/hello.yaml -->")
+        assert printed.exit_code == 0 and printed.output.startswith("<!-- catalyst-plan golden/hello.plan.json -->")
     finally:
         os.chdir(old)
 
@@ -334,7 +499,6 @@ def _git(root: Path, *args: str) -> None:
     )
 
 
-@pytest.mark.slow
 def _approve_plan(root: Path, name: str) -> subprocess.CompletedProcess:
     """`catalyst run NAME --what-if --what-if-report golden/NAME.plan.json` in `root`: a golden
     plan approved as a user makes one, by a catalyst process of its own."""
@@ -357,6 +521,7 @@ def _approve_plan(root: Path, name: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: Path) -> None:
     root = _project(tmp_path)
     _git(root, "init", "-q", "-b", "main")
@@ -414,7 +579,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("updated the what-if comment of playbooks/hello.yaml")
         assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == [
-            "<!-- catalyst-plan playbooks/hello.yaml -->"
+            "<!-- catalyst-plan golden/hello.plan.json -->"
         ]
 
         # Without the base branch (a shallow checkout): a warning, and the job goes on.
@@ -440,7 +605,8 @@ def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Pat
     _git(root, "commit", "-qm", "base")
     _git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
     _git(root, "checkout", "-qb", "feature")
-    (folder / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    # A change that leaves the plan as it was: commented on only if its path is matched.
+    (folder / "hello.yaml").write_text(HELLO + "# reviewed\n")
     _git(root, "commit", "-qam", "change")
     step = _comment_step()
     script = tmp_path / "step.sh"
@@ -462,7 +628,9 @@ def test_the_action_comments_on_a_playbook_whose_path_is_not_ascii(tmp_path: Pat
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("posted the what-if comment of playbooks/équipe/hello.yaml"), done.stdout
         [posted] = github.comments[("acme/widgets", 1)]
-        assert posted["body"].startswith("<!-- catalyst-plan playbooks/équipe/hello.yaml -->")
+        assert posted["body"].startswith(
+            "<!-- catalyst-plan golden/hello.plan.json -->\nLabels: **nothing**\n\nThe plan matches"
+        )
 
 
 def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_its_comment(tmp_path: Path) -> None:
@@ -499,7 +667,7 @@ def test_a_fork_playbook_cannot_put_the_checkout_token_or_an_untracked_file_in_i
     finally:
         os.chdir(old)
     assert printed.exit_code == 0, printed.output
-    assert printed.output.startswith("<!-- catalyst-plan playbooks/leak.yaml -->")
+    assert printed.output.startswith("<!-- catalyst-plan golden/leak.plan.json -->")
     assert secret_token not in printed.output and secret_text not in printed.output
     assert "a what-if never reads" in printed.output and "not tracked by git" in printed.output
     assert "## Changes against the golden plan `golden/leak.plan.json`" in printed.output

@@ -14,12 +14,28 @@ class ReplanError(Exception):
     """A golden plan cannot be re-planned: the project or the playbook has a problem the user can fix."""
 
 
+def problem(golden: Any, shown: str) -> str | None:
+    """Why `golden` (a golden plan's JSON, read) cannot be planned again, or None: a re-plan
+    needs its `playbook.file` (a string) and its `inputs` (an object)."""
+    playbook = golden.get("playbook") if isinstance(golden, dict) else None
+    if isinstance(playbook, dict) and isinstance(playbook.get("file"), str) and isinstance(golden.get("inputs"), dict):
+        return None
+    return (
+        f"{shown} is not a what-if plan: it needs `playbook.file` (a string) and `inputs` (an object) "
+        "to be planned again; write it again with `catalyst run NAME --what-if --what-if-report FILE`"
+    )
+
+
 def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
     """The plan of the golden plan's playbook today, with the inputs the golden plan recorded.
 
-    Raises ReplanError when the project settings or the playbook have errors, or an
-    input no longer fits: the golden test reports it rather than a traceback.
+    Raises ReplanError when the golden plan lacks what a re-plan needs (`problem`), the
+    project settings or the playbook have errors, or an input no longer fits: the golden
+    test reports it rather than a traceback.
     """
+    wrong = problem(golden, "the golden plan")
+    if wrong is not None:
+        raise ReplanError(wrong)
     # Imported when a golden plan is checked: pytest loads this module's plugin on every run.
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.project.config import load_project
