@@ -106,9 +106,9 @@ def test_the_cycle_list_only_shrinks():
 #: those below it. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, ...]] = [
     ("catalyst_dsl._internal",),
-    # A source's text and spans, and where a Markdown file's YAML front matter ends: what
-    # suppression comments (diagnostics) need to read a file.
-    ("catalyst_dsl.syntax.source", "catalyst_dsl.syntax.front_matter"),
+    # A source's text and spans, where a Markdown file's YAML front matter ends, and where
+    # YAML text is a value's data: what suppression comments (diagnostics) need to read a file.
+    ("catalyst_dsl.syntax.source", "catalyst_dsl.syntax.front_matter", "catalyst_dsl.syntax.yaml_text"),
     ("catalyst_dsl.diagnostics",),
     ("catalyst_dsl.syntax",),
     ("catalyst_dsl.ir", "catalyst_dsl.expr_builtins"),

@@ -30,8 +30,9 @@ from catalyst_dsl.syntax.front_matter import front_matter_end
 from catalyst_dsl.syntax.source import SourceFile, Span
 
 _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
-#: A YAML comment starts a line or follows a space; inside a quoted value the same text
-#: is data, but telling the two apart needs the parser, and such a value is rare.
+#: A YAML comment starts a line or follows a space; inside a quoted or plain value the
+#: same text is data (`syntax.yaml_text`), and silences nothing. In a block scalar it is
+#: read: a script's comment line silences what is found on the next.
 _YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
 _MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
@@ -83,13 +84,18 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
 def _comments(source: SourceFile):
     """The suppression comments of `source`: YAML's, or in Markdown HTML comments and, in
     its front matter, which is YAML, YAML's (an HTML comment there would be YAML text)."""
-    if not source.path.endswith(".md"):
-        return _YAML.finditer(source.text)
+    from catalyst_dsl.syntax.yaml_text import data_spans
+
+    markdown = source.path.endswith(".md")
+    data = data_spans(source.text, markdown)
+    if not markdown:
+        return [m for m in _YAML.finditer(source.text) if not data.inside(m.start(), blocks=False)]
     html = _MARKDOWN.finditer(source.text)
     end = front_matter_end(source.text)
     if end is None:
         return html
-    return sorted([*_YAML.finditer(source.text, 4, end), *html], key=lambda m: m.start())
+    yaml_comments = [m for m in _YAML.finditer(source.text, 4, end) if not data.inside(m.start(), blocks=False)]
+    return sorted([*yaml_comments, *html], key=lambda m: m.start())
 
 
 def apply_suppressions(

@@ -8,6 +8,8 @@ Each is worked out from the file's text as the editor has it, as an insertion: a
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
 from catalyst_dsl._internal.records import record
@@ -16,12 +18,11 @@ from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRE
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk
 from catalyst_dsl.syntax.front_matter import front_matter_end
+from catalyst_dsl.syntax.yaml_text import data_spans
 from catalyst_dsl.syntax.source import SourceFile
 
 #: Findings about suppression comments themselves, which no comment silences.
 _UNSILENCEABLE = frozenset({UNUSED_SUPPRESSION, UNKNOWN_SUPPRESSION_CODE})
-#: A YAML key whose value is a block scalar (`run: |`, `prompt: >-`): the lines under it are text.
-_BLOCK_HEADER = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -42,13 +43,25 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
     # Markdown's front matter is YAML: its comments are YAML's.
     markdown = source.path.endswith(".md") and not _in_front_matter(source, line)
     text = source.line_text(line)
-    existing = re.search(r"catalyst:\s*ignore\[([^\]\n]*)\]", text)
+    start = source.offset(line, 1)
+    data = None if markdown else data_spans(source.text, source.path.endswith(".md"))
+    existing = next(
+        (
+            m
+            for m in re.finditer(r"catalyst:\s*ignore\[([^\]\n]*)\]", text)
+            if data is None or not data.inside(start + m.start())  # not the text of a value
+        ),
+        None,
+    )
     if existing is not None:  # one comment per line: add the code to it
         codes = [c.strip() for c in existing.group(1).split(",") if c.strip()]
         if code in codes:
             return None
         return Insertion(f"Suppress {code} on this line", line - 1, existing.end(1), f", {code}" if codes else code)
-    inside = _in_code_block(source, line) if markdown else _in_block_scalar(source, line)
+    if markdown:
+        inside = _in_code_block(source, line) or _fences_front_matter(source, line)
+    else:  # a comment at the line's end would be data: in a quoted value, a block scalar, a value of lines
+        inside = not data.scanned or data.inside(start + len(text))
     if not inside:
         comment = f" <!-- catalyst: ignore[{code}] -->" if markdown else f"  # catalyst: ignore[{code}]"
         return Insertion(f"Suppress {code} on this line", line - 1, len(text), comment)
@@ -91,37 +104,35 @@ def _last_line_of_mapping(source: SourceFile, line: int, indent: int) -> int:
     comments in between are not its own)."""
     last = line
     total = source.text.count("\n") + 1
+    data = data_spans(source.text, source.path.endswith(".md"))
     for below in range(line + 1, total + 1):
         text = source.line_text(below)
         stripped = text.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
+        if not stripped or (stripped.startswith("#") and not data.inside(source.offset(below, 1))):
+            continue  # (a line of a block scalar that starts with `#` is the scalar's: a script's comment)
         if len(text) - len(stripped) < indent:
             break
         last = below
     return last
 
 
-def _in_block_scalar(source: SourceFile, line: int) -> bool:
-    """Whether `line` is text of a YAML block scalar: the first less indented line above
-    it ends with `|` or `>`."""
-    text = source.line_text(line)
-    if not text.strip():
-        return False
-    indent = len(text) - len(text.lstrip())
-    for above in range(line - 1, 0, -1):
-        other = source.line_text(above)
-        if not other.strip():
-            continue
-        if len(other) - len(other.lstrip()) < indent:
-            return bool(_BLOCK_HEADER.search(other))
-    return False
-
-
 def _in_code_block(source: SourceFile, line: int) -> bool:
     """Whether `line` of a Markdown file is inside a fenced code block (or is its fence)."""
-    fences = sum(1 for above in range(1, line) if _FENCE.match(source.line_text(above)))
-    return fences % 2 == 1 or bool(_FENCE.match(source.line_text(line)))
+    fences = _fence_lines(source.text)
+    before = bisect.bisect_left(fences, line)  # fences above it
+    return before % 2 == 1 or (before < len(fences) and fences[before] == line)
+
+
+@functools.lru_cache(maxsize=8)  # a file's findings ask in turn: the file is read once, not once a finding
+def _fence_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.split("\n"), 1) if _FENCE.match(line)]
+
+
+def _fences_front_matter(source: SourceFile, line: int) -> bool:
+    """Whether `line` of a Markdown file opens or closes its front matter: a comment there
+    would end the `---` line, and the front matter with it."""
+    end = front_matter_end(source.text)
+    return end is not None and line in (1, source.position(end)[0])
 
 
 def _in_front_matter(source: SourceFile, line: int) -> bool:

@@ -26,6 +26,9 @@ OPTIONS = {
     "quoted.yaml": ["--fix"],
     "flow.yaml": ["--fix"],
     "cleo.cantbook": ["--fix"],
+    "values.yaml": ["--suppress"],
+    "script-comments.yaml": ["--fix"],
+    "bom-front-matter.md": ["--suppress"],
 }
 
 
