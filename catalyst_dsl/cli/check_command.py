@@ -56,8 +56,25 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
             before = outcome.first
             click.echo(_diff(outcome.texts, before.sources, here) + "\n".join(notes), nl=True)
             return _status(before.diagnostics, failing), sorted({*files, *before.sources})
+        changed = []
         for path, text in outcome.texts.items():
-            fixing.write(path, text)
+            try:
+                fixing.write(path, text, outcome.originals.get(path))
+            except fixing.ChangedMeanwhile:
+                changed.append(path)
+        if changed:  # what the fixes found no longer holds: nothing of those files is reported as fixed
+            from catalyst_dsl._internal.terminal_text import safe_text
+            from catalyst_dsl.diagnostics.text import display_path
+
+            for path in changed:
+                click.echo(
+                    safe_text(
+                        f"error: {display_path(path, here)} changed while it was being fixed: its fixes were not "
+                        "written, so the change is kept; run the command again"
+                    ),
+                    err=True,
+                )
+            sys.exit(1)
         final = outcome.checked
         diagnostics, sources, checked_files = final.diagnostics, final.sources, final.files
     else:

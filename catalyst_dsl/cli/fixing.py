@@ -87,6 +87,8 @@ class Outcome:
     #: Files left alone, with why: their line ends are mixed (a rewrite would change the
     #: others), or the file cannot be written where it is.
     skipped: list[tuple[str, str]] = factory(list)
+    #: Path -> the file's bytes before the first check, which the fixes were made from.
+    originals: dict[str, bytes] = factory(dict)
 
 
 def fixes_for(d: Diagnostic, source: SourceFile, playbook) -> list[Fix]:
@@ -187,6 +189,9 @@ def fix_project(
         if reason is not None:
             editable.discard(path)
             outcome.skipped.append((path, reason))
+    for path in editable:  # read before the check reads them: a change after is seen at the write
+        with contextlib.suppress(OSError):
+            outcome.originals[path] = _read(path)
     state = _Passes(check, editable, outcome)
     fixing = kinds - {SUPPRESSION}
     if fixing:
@@ -349,17 +354,30 @@ def encoded(path: str, text: str) -> bytes:
     return (b"\xef\xbb\xbf" + body) if data.startswith(b"\xef\xbb\xbf") else body
 
 
-def write(path: str, text: str) -> None:
+class ChangedMeanwhile(Exception):
+    """The file no longer holds the bytes its fixes were made from: someone saved it while it was checked."""
+
+
+def write(path: str, text: str, original: bytes | None = None) -> None:
     """Replace the file's bytes with the fixed text's at once: written beside it first, so
-    that a failure (a full disk) leaves the file as it was, never half written."""
+    that a failure (a full disk) leaves the file as it was, never half written. With
+    `original`, the bytes the fixes were made from: ChangedMeanwhile, and nothing written,
+    when the file holds others now (an edit saved during the check is kept)."""
+    if original is not None and _read(path) != original:
+        raise ChangedMeanwhile(path)
     data = encoded(path, text)
     real = os.path.realpath(path)  # through a link, its target is the file fixed
-    mode = stat.S_IMODE(os.stat(real).st_mode)
+    was = os.stat(real)
     handle, temporary = tempfile.mkstemp(prefix=".catalyst-fix-", dir=os.path.dirname(real))
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.chmod(temporary, mode)
+        os.chmod(temporary, stat.S_IMODE(was.st_mode))
+        if (was.st_uid, was.st_gid) != (os.geteuid(), os.getegid()):
+            # Its owner and group kept (root fixing a user's file must not take it from them);
+            # a user who may not give a file away keeps what they were allowed.
+            with contextlib.suppress(OSError):
+                os.chown(temporary, was.st_uid, was.st_gid)
         os.replace(temporary, real)
     except BaseException:
         with contextlib.suppress(OSError):

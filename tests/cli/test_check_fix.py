@@ -250,3 +250,23 @@ def test_fixes_of_one_title_on_different_lines_are_refused_apart() -> None:
     assert writes(5, "- {bash: make}").key != writes(6, "- bash: ls").key
     # The same step, moved down by a fix above it, is the same fix.
     assert writes(5, "- bash: ls").key == writes(7, "- bash: ls").key
+
+
+def test_a_file_saved_while_it_is_fixed_keeps_what_was_saved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalyst_dsl.cli import fixing
+
+    playbook = project_with(tmp_path, monkeypatch, "writes.yaml")
+    before = playbook.read_text(encoding="utf-8")
+    found = fixing.fix_project
+
+    def saved_meanwhile(*args, **kwargs):
+        outcome = found(*args, **kwargs)  # the fixes are worked out from the file as it was
+        playbook.write_text(before + "# saved by the user\n", encoding="utf-8")
+        return outcome
+
+    monkeypatch.setattr(fixing, "fix_project", saved_meanwhile)
+    result = check("--fix")
+
+    assert result.exit_code == 1
+    assert playbook.read_text(encoding="utf-8") == before + "# saved by the user\n"
+    assert "error: playbooks/writes.yaml changed while it was being fixed: its fixes were not written" in result.output
