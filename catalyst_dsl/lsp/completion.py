@@ -22,8 +22,9 @@ from catalyst_dsl.syntax.source import SourceFile
 if TYPE_CHECKING:
     from catalyst_dsl.project.library import Library
 
-#: A `{{` or `${{` opened before the cursor on its line and not closed yet.
-_OPEN_TEMPLATE = re.compile(r"\$?\{\{(?!.*\}\})([^{}]*)$")
+#: A `{{` or `${{` opened before the cursor on its line and not closed yet: no brace after
+#: it (a lookahead for `}}` at each `{{` had made a line of many of them quadratic).
+_OPEN_TEMPLATE = re.compile(r"\$?\{\{([^{}]*)$")
 #: The name being written where a step's action key goes: `  - na` or `    na`.
 _KEY_AT_CURSOR = re.compile(r"^(\s*)(-\s+)?([A-Za-z][\w-]*)?$")
 _PLAYBOOK_VALUE = re.compile(r"^\s*(?:-\s+)?playbook:\s*['\"]?([\w./@-]*)$")

@@ -136,6 +136,13 @@ class CatalystServer(LanguageServer):
         if text is not None or document is not None:
             data = (text if text is not None else document.source).encode("utf-8", "surrogatepass")
         else:
+            from catalyst_dsl.project.library import never_read, refused
+
+            # As the library check: never a pipe (which would hold the server), a link out
+            # of the project or a file in `.git`.
+            why_not = never_read(path, str(self.project(path).root))
+            if why_not is not None:
+                return SourceFile(path, ""), refused(path, why_not)
             data = read_playbook(path)
             if isinstance(data, Compiled):  # gone, unreadable or too large: its finding says which
                 return SourceFile(path, ""), data

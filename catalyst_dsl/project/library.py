@@ -78,9 +78,9 @@ class Library:
         path = absolute(path)
         result = self._compiled.get(path)
         if result is None:
-            refused = self._never_read(path)
-            if refused is not None:
-                result = self._compiled[path] = _refused(path, refused)
+            why_not = self._never_read(path)
+            if why_not is not None:
+                result = self._compiled[path] = refused(path, why_not)
             elif path in self.overlay:  # an editor's buffer is never cached
                 result = self._compiled[path] = compile_bytes(self.overlay[path], path, self.catalog)
             else:
@@ -96,44 +96,9 @@ class Library:
         annotations). A link leading out of the project, or a file in a `.git` directory,
         would put the machine's files there. A file outside the project was named by the
         user: it is theirs to read."""
-        root = str(self.project.root)
-        if not _inside(path, root):
-            return None
         if self._real_root is None:  # once a library: a realpath costs a system call a folder
-            self._real_root = os.path.realpath(root)
-        real_root = self._real_root
-        # A file that is no link is where its folder really is: one system call a file,
-        # the folders' real paths worked out once a library (most files share a few).
-        try:
-            status = os.lstat(path)
-        except OSError:
-            status = None
-        if status is not None and not stat.S_ISLNK(status.st_mode):
-            folder, name = os.path.split(path)
-            real_folder = self._real_folders.get(folder)
-            if real_folder is None:
-                real_folder = self._real_folders[folder] = os.path.realpath(folder)
-            real = os.path.join(real_folder, name)
-        else:
-            real, status = os.path.realpath(path), None
-        if not _inside(real, real_root):
-            return "it is a link that leads outside the project, which a check never follows"
-        if (".git" in real.casefold() or ".git" in path.casefold()) and (
-            # Only a path that holds `.git` when case-folded can have a `.git` segment
-            # (reserved.writes_git says why): the relative paths are worked out for those.
-            reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None
-            or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
-        ):
-            return "it is inside a .git directory, which a check never reads"
-        if status is None:  # a link: what it leads to
-            try:
-                status = os.stat(path)
-            except OSError:
-                return None  # gone, or unreadable: reading it says so (C001)
-        if not stat.S_ISREG(status.st_mode):
-            # A named pipe with no writer would hold the check (and the editor's) forever.
-            return NOT_A_FILE
-        return None
+            self._real_root = os.path.realpath(self.project.root)
+        return never_read(path, str(self.project.root), self._real_root, self._real_folders)
 
     def loaded(self) -> dict[str, Compiled]:
         return dict(self._compiled)
@@ -284,11 +249,55 @@ class Library:
                         pending.append(edge.callee)
 
 
+def never_read(
+    path: str, root: str, real_root: str | None = None, real_folders: dict[str, str] | None = None
+) -> str | None:
+    """Why the file at `path` of the project at `root` is never read (`Library._never_read`),
+    or None; `real_root` and `real_folders` (folder -> real path) spare a caller that asks
+    about many files their system calls."""
+    if not _inside(path, root):
+        return None
+    real_root = real_root or os.path.realpath(root)
+    real_folders = {} if real_folders is None else real_folders
+    # A file that is no link is where its folder really is: one system call a file,
+    # the folders' real paths worked out once a library (most files share a few).
+    try:
+        status = os.lstat(path)
+    except OSError:
+        status = None
+    if status is not None and not stat.S_ISLNK(status.st_mode):
+        folder, name = os.path.split(path)
+        real_folder = real_folders.get(folder)
+        if real_folder is None:
+            real_folder = real_folders[folder] = os.path.realpath(folder)
+        real = os.path.join(real_folder, name)
+    else:
+        real, status = os.path.realpath(path), None
+    if not _inside(real, real_root):
+        return "it is a link that leads outside the project, which a check never follows"
+    if (".git" in real.casefold() or ".git" in path.casefold()) and (
+        # Only a path that holds `.git` when case-folded can have a `.git` segment
+        # (reserved.writes_git says why): the relative paths are worked out for those.
+        reserved.git_segment(Path(os.path.relpath(real, real_root)).as_posix()) is not None
+        or reserved.git_segment(Path(os.path.relpath(path, root)).as_posix()) is not None
+    ):
+        return "it is inside a .git directory, which a check never reads"
+    if status is None:  # a link: what it leads to
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None  # gone, or unreadable: reading it says so (C001)
+    if not stat.S_ISREG(status.st_mode):
+        # A named pipe with no writer would hold the check (and the editor's) forever.
+        return NOT_A_FILE
+    return None
+
+
 #: Why a named pipe, a socket or a device among the project's playbooks is not read.
 NOT_A_FILE = "it is not a regular file (a named pipe, a socket or a device), which a check never opens"
 
 
-def _refused(path: str, why: str) -> Compiled:
+def refused(path: str, why: str) -> Compiled:
     """C001 for a file a check does not read (`Library._never_read`)."""
     from catalyst_dsl.diagnostics.model import DiagnosticSink
     from catalyst_dsl.syntax.source import SourceFile

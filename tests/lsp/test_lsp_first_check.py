@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from pathlib import Path
 
+from lsprotocol import types as lsp
 from tests.helpers.lsp_session import session
 
 
@@ -105,5 +106,14 @@ def test_a_named_pipe_among_the_playbooks_never_holds_the_first_check(tmp_path: 
             await editor.until(broken, lambda ds: [d.code for d in ds] == ["C501"], timeout=20)
             [found] = await editor.until(trap, lambda ds: len(ds) == 1, timeout=20)
             assert found.code == "C001" and "not a regular file" in found.message
+            # A request about the pipe, which no editor has open, is answered without opening
+            # it (reading it would hold the server, and every request after it, forever).
+            where = lsp.Position(line=0, character=0)
+            asked = editor.client.text_document_hover_async(
+                lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=trap), position=where)
+            )
+            assert await asyncio.wait_for(asked, 20) is None
+            completed = await asyncio.wait_for(editor.complete((folder / "open.yaml").as_uri(), 5, 4), 20)
+            assert isinstance(completed, list)
 
     asyncio.run(run())

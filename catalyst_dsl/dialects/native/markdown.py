@@ -26,13 +26,24 @@ from catalyst_dsl.syntax.yaml_nodes import YScalar
 
 #: A code span: a run of backticks, then text, then a run of the same length (CommonMark).
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+#: A heading: its level and its text, closing `#`s and spaces included (`heading_title`
+#: takes them off: a lazy text before `[ \t#]*$` made a long run of spaces quadratic).
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.+)$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 PHASE = re.compile(r"^phase\b", re.IGNORECASE)
 INPUT_ITEM = re.compile(r"^[-*+][ \t]+(?:\*\*([^*]*)\*\*|`([^`]*)`)[ \t]*:?[ \t]*(.*)$")
 STOP = re.compile(r"STOP HERE\**[ \t]*:?\**[ \t]*(.*)$")
-#: `@path/to/file.md`; not `@req`, `@user` or `@@` (no extension, no path).
-AT_REF = re.compile(r"(?<![\w@/`])@((?:[\w.@-]+/)*[\w.-]+\.(?:md|ya?ml))\b")
+#: `@path/to/file.md`; not `@req`, `@user` or `@@` (no extension, no path), nor an `@`
+#: inside a word or path (after `.` or `-` too: `@.@.@.` had each `@` scan the whole run,
+#: quadratic), nor a name that goes on after its extension (`@a.yaml.bak`, `@a.md-old`).
+AT_REF = re.compile(r"(?<![\w@/`.-])@((?:[\w.@-]+/)*[\w.-]+\.(?:md|ya?ml))(?![\w-]|\.\w)")
+
+
+def heading_title(match: re.Match) -> str:
+    """The text of a HEADING match, without its closing `#`s and the spaces around it."""
+    text = match.group(2)
+    title = text.rstrip(" \t#")
+    return title if title else text[:1]
 
 
 @record
@@ -148,7 +159,7 @@ def _headings(lines, code) -> list[tuple[int, int, str]]:
     for offset, line in lines:
         m = HEADING.match(line)
         if m and not _in_code(code, offset):
-            found.append((offset, len(m.group(1)), m.group(2).strip()))
+            found.append((offset, len(m.group(1)), heading_title(m).strip()))
     return found
 
 
