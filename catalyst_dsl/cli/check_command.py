@@ -107,20 +107,9 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
 
 
 def _not_a_playbook(output_file: str | None, files) -> None:
-    """Refuse an `--output-file` that is one of the files checked: the report would take
-    the place of the playbook."""
-    if output_file is None or not os.path.exists(output_file):
-        return
-    for path in files:
-        try:
-            same = os.path.samefile(output_file, path)
-        except OSError:
-            continue
-        if same:
-            raise click.BadParameter(
-                f"'{output_file}' is a playbook this check reads: the report would replace it; name another file",
-                param_hint="'--output-file'",
-            )
+    from catalyst_dsl.cli.outputs import refuse_replacing
+
+    refuse_replacing(output_file, files, "'--output-file'", "the report", "this check reads")
 
 
 def _status(diagnostics, failing) -> int:

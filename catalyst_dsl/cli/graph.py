@@ -47,6 +47,14 @@ def graph(name: str | None, fmt: str | None, output: str | None, steps: tuple[st
     if steps and not name:
         raise click.UsageError("--step draws part of one playbook's flow: name the playbook")
     fmt = fmt or _EXTENSIONS.get(Path(output).suffix.lower() if output else "", "mermaid")
+    if output is not None:
+        from catalyst_dsl.cli.main import _playbook_file
+        from catalyst_dsl.cli.outputs import project_playbooks, refuse_replacing
+
+        drawn_files = [_playbook_file(name)] if name else []
+        refuse_replacing(
+            output, [*drawn_files, *project_playbooks()], "'-o' / '--output'", "the picture", "of this project"
+        )
     drawn = _flow(name, steps) if name else _calls()
     picture = render(drawn, fmt)
     if output is None:

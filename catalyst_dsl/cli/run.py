@@ -266,6 +266,12 @@ def run(
     session = _session(start, mode, log_format, verbose, project)
     session.options.refresh = refresh
     file = _locate(session, name)
+    if what_if_report:  # refused before anything is planned
+        from catalyst_dsl.cli.outputs import project_playbooks, refuse_replacing
+
+        refuse_replacing(
+            what_if_report, [file, *project_playbooks()], "'--what-if-report'", "the plan", "of this project"
+        )
     given = _given(inputs, lambda: _declared_inputs(session, file))
     if what_if or expect_plan:
         # The canonical JSON of a large plan costs a few milliseconds: made (and hashed)

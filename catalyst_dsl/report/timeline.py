@@ -4,6 +4,8 @@ for where that time sat in the run, so the slow step and the long wait stand out
 
 from __future__ import annotations
 
+import math
+
 from catalyst_dsl._internal.terminal_text import safe_text
 from catalyst_dsl.ir.journal import ATTEMPT_FAILED, CAUGHT, LOOP_ITEM
 from catalyst_dsl.runtime.machine import parse_time
@@ -90,6 +92,8 @@ def render_timeline(state) -> list[str]:
 
 
 def seconds_text(seconds: float) -> str:
+    if not math.isfinite(seconds):  # a damaged record's; a snapshot read refuses them
+        return "?"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 60:

@@ -123,3 +123,22 @@ def test_output_file_never_replaces_a_playbook_checked(project: Path, fix: list[
         assert "is a playbook this check reads: the report would replace it" in result.stderr
     assert (project / "playbooks" / "deploy.yaml").read_text(encoding="utf-8") == PLAYBOOK
     assert caller.read_text(encoding="utf-8").endswith("  - playbook: deploy\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "deploy", "--what-if", "--what-if-report", "playbooks/deploy.yaml"],
+        ["run", "release", "--what-if", "--what-if-report", "./playbooks/../playbooks/deploy.yaml"],
+        ["graph", "deploy", "-o", "playbooks/deploy.yaml"],
+        ["graph", "-o", "playbooks/release.yaml"],
+    ],
+)
+def test_a_plan_or_a_picture_never_replaces_a_playbook(project: Path, command: list[str]) -> None:
+    release = 'name: release\ndescription: R\nowner: me\nsteps:\n  - playbook: deploy\n'
+    (project / "playbooks" / "release.yaml").write_text(release, encoding="utf-8")
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 2, result.output
+    assert "is a playbook of this project: the" in result.stderr and "would replace it" in result.stderr
+    assert (project / "playbooks" / "deploy.yaml").read_text(encoding="utf-8") == PLAYBOOK
+    assert (project / "playbooks" / "release.yaml").read_text(encoding="utf-8") == release

@@ -638,16 +638,20 @@ def test_a_snapshot_with_a_huge_integer_is_refused_as_damaged(project):
     assert result.exit_code == 3
 
 
-def test_a_snapshot_with_a_non_finite_number_is_refused(project):
+@pytest.mark.parametrize("number", ["NaN", "1e999", "-1e999"])
+def test_a_snapshot_with_a_non_finite_number_is_refused(project, number):
+    # 1e999 is JSON's syntax, but reads as infinity: `runs show` drew it with a traceback.
     path = _paused_snapshot(project)
     rid = path.name[len("run-") : -len(".json")]
     text = path.read_text(encoding="utf-8")
     import re
 
-    path.write_text(re.sub(r'"duration": [0-9.e-]+', '"duration": NaN', text, count=1), encoding="utf-8")
-    result = invoke("resume", rid)
-    no_traceback(result)
-    assert result.exit_code == 3
+    path.write_text(re.sub(r'"duration": [0-9.e-]+', f'"duration": {number}', text, count=1), encoding="utf-8")
+    for command in (["resume", rid], ["runs", "show", rid], ["runs", "export", rid]):
+        result = invoke(*command)
+        no_traceback(result)
+        assert result.exit_code == 3, (command, result.output)
+        assert "which is not a JSON number" in result.output, result.output
 
 
 # -- 11. hostile -i values ---------------------------------------------------------------------------------------------

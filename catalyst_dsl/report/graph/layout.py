@@ -69,7 +69,8 @@ def box_size(label: str, kind: str) -> tuple[float, float]:
 
 def layout(graph: Graph) -> Layout:
     ids = [n.id for n in graph.nodes]
-    links = [link for link in graph.links if link.source in set(ids) and link.target in set(ids)]
+    drawn = set(ids)  # once: made again for every arrow, it had made a large flow quadratic
+    links = [link for link in graph.links if link.source in drawn and link.target in drawn]
     back = _back_links(ids, links)
     forward = [link for link in links if id(link) not in back]
     layer = _layers(ids, forward)

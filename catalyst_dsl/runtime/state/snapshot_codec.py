@@ -182,6 +182,15 @@ def _refuse_constant(name: str):
     raise _NotFinite(name)
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused when it is too large for a float
+    (`1e999` reads as infinity, which no run writes and no JSON reader could read back)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NotFinite(text)
+    return value
+
+
 @records.record
 class Sealed:
     """A snapshot as read, with what its seal is checked against (integrity/seal.py)."""
@@ -243,7 +252,7 @@ def parse_document(raw: bytes) -> Document:
     if not text.strip():
         raise Damaged(["is empty"])
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except _NotFinite as exc:
         raise Damaged([f"holds {exc.args[0]}, which is not a JSON number"]) from None
     except RecursionError:
