@@ -35,6 +35,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 
 from catalyst_dsl._internal.records import record
 from catalyst_dsl._internal.serialization import JSON_WORDS
+from catalyst_dsl.lsp import documents
 
 log = logging.getLogger("catalyst.lsp")
 
@@ -168,6 +169,13 @@ class CatalystProtocol(LanguageServerProtocol):
             log.warning("%s ignored: the id must be a number or a string, not %.50r", CANCEL_REQUEST, message.params.id)
             return
         super().handle_message(message)
+
+    @lsp_method(INITIALIZE)
+    def lsp_initialize(self, params):
+        answer = yield from super().lsp_initialize(params)
+        # The workspace is made now, before any document is opened in it.
+        documents.count_lines_as_lsp(self._workspace)
+        return answer
 
     @lsp_method(TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: DidChangeTextDocumentParams):

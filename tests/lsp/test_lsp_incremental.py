@@ -221,3 +221,35 @@ def test_a_file_kept_as_a_check_saw_it_is_no_change_since_that_check():
     seen = {"/w/a.yaml": SourceFile("/w/a.yaml", "a"), "/w/b.yaml": SourceFile("/w/b.yaml", "b1")}
     kept.settle(seen)
     assert kept.take_changed() == {"/w/b.yaml", "/w/c.yaml"}
+
+
+def test_a_change_after_a_line_separator_lands_where_the_editor_made_it(tmp_path: Path) -> None:
+    # U+2028 is no line break to LSP or an editor; pygls's own documents broke lines there,
+    # and a change to the line after it was applied one line too low.
+    from catalyst_dsl.lsp.documents import Document
+
+    (tmp_path / "catalyst.toml").write_text("", encoding="utf-8")
+    (tmp_path / "playbooks").mkdir()
+    path = tmp_path / "playbooks" / "greet.yaml"
+    text = (
+        'name: greet\ndescription: "a\u2028b"\nowner: Engineer\ninputs:\n  - string: other\n'
+        "steps:\n  - display: '{{ topic }}'\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    assert Document(path.as_uri(), source=text).lines[6] == "  - display: '{{ topic }}'\n"
+
+    async def run() -> list[str]:
+        async with session(tmp_path) as editor:
+            uri = editor.open(path)
+            await editor.until(uri, lambda ds: [d.code for d in ds] == ["C501"])
+            editor.versions[uri] = 2
+            where = lsp.Range(start=lsp.Position(line=6, character=17), end=lsp.Position(line=6, character=22))
+            editor.client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                    content_changes=[lsp.TextDocumentContentChangePartial(range=where, text="other")],
+                )
+            )
+            return [d.message for d in await editor.settled(uri)]
+
+    assert asyncio.run(run()) == []
