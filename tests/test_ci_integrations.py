@@ -273,3 +273,20 @@ def test_pre_commit_fails_a_commit_that_breaks_a_caller(tmp_path: Path) -> None:
     cantbook = try_repo()
     assert cantbook.returncode == 1, cantbook.stdout + cantbook.stderr
     assert "'test' depends on 'biuld', which names no node" in cantbook.stdout
+    git("commit", "-q", "--no-verify", "-m", "cantbook")
+
+    # The caller mended; then a commit that only deletes the playbook it calls (pre-commit
+    # names no deleted file), and one that renames it: both fail at the caller.
+    (root / "playbooks" / "welcome.yaml").write_text(CALLER.replace("person", "who"))
+    git("commit", "-q", "--no-verify", "-am", "mended")
+    git("rm", "-q", "playbooks/greet.yaml")
+    for staged in ("deleted", "renamed"):
+        if staged == "renamed":
+            git("reset", "-q", "--hard")
+            git("mv", "playbooks/greet.yaml", "playbooks/hi.yaml")
+            (root / "playbooks" / "hi.yaml").write_text(GREET.replace("person", "who").replace("greet", "hi"))
+            git("add", "-A")
+        broken = try_repo()
+        assert broken.returncode == 1, broken.stdout + broken.stderr
+        assert "error[C804]: no playbook named 'greet'" in broken.stdout, staged
+        assert "--> playbooks/welcome.yaml:5:15" in broken.stdout, staged

@@ -142,3 +142,16 @@ def test_a_plan_or_a_picture_never_replaces_a_playbook(project: Path, command: l
     assert "is a playbook of this project: the" in result.stderr and "would replace it" in result.stderr
     assert (project / "playbooks" / "deploy.yaml").read_text(encoding="utf-8") == PLAYBOOK
     assert (project / "playbooks" / "release.yaml").read_text(encoding="utf-8") == release
+
+
+def test_checking_one_file_reports_calls_elsewhere_to_a_playbook_that_is_gone(project: Path) -> None:
+    # As after `git mv greet.yaml hi.yaml`: the hook names hi.yaml, not the caller.
+    (project / "playbooks" / "deploy.yaml").write_text(
+        'name: deploy\ndescription: D\nowner: me\nsteps:\n  - display: "deploying"\n', encoding="utf-8"
+    )
+    (project / "playbooks" / "welcome.yaml").write_text(
+        "name: welcome\ndescription: W\nowner: me\nsteps:\n  - playbook: greet\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "playbooks/deploy.yaml"])
+    found = [(d["code"], d["span"]["file"], d["span"]["line"]) for d in json.loads(result.stdout)["diagnostics"]]
+    assert result.exit_code == 1 and found == [("C804", "playbooks/welcome.yaml", 5)]

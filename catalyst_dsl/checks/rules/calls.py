@@ -28,13 +28,21 @@ def check_calls(library: LibraryView, files: list[str], sink: DiagnosticSink) ->
 
 
 def check_callers(library: LibraryView, files: list[str], sink: DiagnosticSink) -> None:
-    """The inputs of the calls into `files` from the library's other files. Only the calls
-    are checked there: the rest of a caller is the caller's own, reported when it is checked."""
+    """The inputs of the calls into `files` from the library's other files, and the calls
+    in those files to a playbook that is not there: a change that deletes or renames a
+    playbook leaves no file of it to check, only its callers, which it did not change (a
+    commit's hook names the files that are there). Only the calls are checked there: the
+    rest of a caller is the caller's own, reported when it is checked."""
     checked = set(files)
     for path in files:
         for edge in library.callers(path):
             if edge.caller not in checked and edge.site is not None and not edge.dynamic:
                 _check_inputs(library, edge, sink)
+    for path in library.files:
+        if path not in checked:
+            for edge in library.edges(path):
+                if edge.callee is None and not edge.dynamic:
+                    _unknown_target(library, edge, sink)
 
 
 def _check_file(library: LibraryView, path: str, sink: DiagnosticSink) -> None:
