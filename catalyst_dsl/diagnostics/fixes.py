@@ -47,9 +47,17 @@ def replacement(diagnostic: Diagnostic, source: SourceFile | None) -> Replacemen
         word = word[1:-1]
         if not _WORD.fullmatch(wanted):
             return None  # written inside the quotes as it is, it might need escapes
-    if not _WORD.fullmatch(word) or word == wanted:
+    if not _WORD.fullmatch(word):
+        return None
+    scope = ""
+    if "." in word and "." not in wanted:
+        # A name under a scope (`inputs.featur`): the suggestion is the name, and the scope
+        # stays, or the reference would mean something else (a variable of that name).
+        scope, _, word = word.rpartition(".")
+        scope += "."
+    if word == wanted:
         return None
     # The span must be the misspelling itself, not a larger node the help talks about.
     if difflib.SequenceMatcher(None, word, wanted).ratio() < 0.6:
         return None
-    return Replacement(span, f"{quote}{wanted}{quote}", help_text)
+    return Replacement(span, f"{quote}{scope}{wanted}{quote}", help_text)

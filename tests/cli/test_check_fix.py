@@ -29,6 +29,7 @@ OPTIONS = {
     "values.yaml": ["--suppress"],
     "script-comments.yaml": ["--fix"],
     "bom-front-matter.md": ["--suppress"],
+    "scoped.yaml": ["--unsafe-fixes"],
 }
 
 

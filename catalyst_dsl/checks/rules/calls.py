@@ -88,7 +88,14 @@ def _unknown_target(library: LibraryView, edge: Edge, sink: DiagnosticSink) -> N
             "never outside the project",
         )
         return
-    hint = suggest(edge.target, library.names())
+    names = library.names()
+    if edge.target in names:  # a file of that name, which holds no playbook that can be read
+        hint = (
+            f"a file named {edge.target} is in the library, but no playbook '{edge.target}' could be read from it "
+            "(`catalyst check` on it says why)"
+        )
+    else:
+        hint = suggest(edge.target, names)
     sink.report(
         UNKNOWN_PLAYBOOK,
         f"no playbook named '{edge.target}' in the library",
