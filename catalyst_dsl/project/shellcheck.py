@@ -163,7 +163,7 @@ def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str
             with open(os.path.join(folder, name), "w", encoding="utf-8", errors="surrogatepass", newline="") as f:
                 f.write(text)
             names.append(name)
-        command = [program, "--format=json1", "--norc", f"--shell={shell}", "--severity=style", "--", *names]
+        command = [*_limited(program), "--format=json1", "--norc", f"--shell={shell}", "--severity=style", "--", *names]
         try:
             done = subprocess.run(
                 command,
@@ -186,6 +186,22 @@ def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str
     except ValueError:
         return "ShellCheck's output is not the JSON it was asked for"
     return [[_kept(c) for c in by_file.get(name, [])] for name in names]
+
+
+#: The address space a ShellCheck process may take, in KiB (1 GiB; a batch of 200 ordinary
+#: scripts takes about 18 MB): a script deep in `if`s makes ShellCheck's memory grow with
+#: the square of its depth (800 levels: 840 MB; 5,000: 11.8 GB, all the machine had). Past
+#: this it fails on its batch, and `_check_apart` finds the script.
+MEMORY_KIB = 1024 * 1024
+
+
+def _limited(program: str) -> list[str]:
+    """The command that starts `program` with its memory bounded: through the shell's
+    `ulimit -v` (set in the child before it runs ShellCheck; a `preexec_fn` is not safe
+    with the threads that run the batches), where there is a POSIX shell."""
+    if os.name != "posix" or not os.path.exists("/bin/sh"):
+        return [program]
+    return ["/bin/sh", "-c", f'ulimit -v {MEMORY_KIB} 2>/dev/null; exec "$0" "$@"', program]
 
 
 def _kept(comment: dict) -> dict:
