@@ -187,11 +187,13 @@ def _checker(project, files, scanned, settings, cache, options: CheckOptions):
         diagnostics = reported_for_files(
             result.diagnostics, sources, result.files, project.config, options.select, options.ignore
         )
+        narrowed = options.select is not None or bool(options.ignore)
+        everything = reported_for_files(result.diagnostics, sources, result.files, project.config) if narrowed else None
 
         def playbook(path: str):
             return result.library.compiled(path).playbook
 
-        return fixing.Checked(diagnostics, sources, playbook, result.files)
+        return fixing.Checked(diagnostics, sources, playbook, result.files, everything)
 
     return check
 
@@ -231,6 +233,8 @@ def _fix_notes(outcome: fixing.Outcome, options: CheckOptions, here: str) -> lis
     hidden = 0 if fixing.UNSAFE in options.fixes else _unsafe_left(outcome)
     if hidden:
         lines[-1] += f" {hidden} more with --unsafe-fixes."
+    if outcome.unfinished:
+        lines[-1] += f" Stopped after {fixing.MAX_PASSES} passes: run it again to fix more."
     return lines
 
 

@@ -13,6 +13,7 @@ only files whose text changed, in their own line endings (and byte-order mark).
 from __future__ import annotations
 
 import contextlib
+import re
 import os
 import stat
 import tempfile
@@ -72,6 +73,13 @@ class Checked:
     playbooks: Callable[[str], object]
     #: The files checked (those asked for, less scanned files that are not playbooks).
     files: list[str] = factory(list)
+    #: Every finding, those the command line's `--select`/`--ignore` hide included: a fix
+    #: must not bring a finding that is only out of sight (None: `diagnostics`).
+    all_diagnostics: list[Diagnostic] | None = None
+
+    @property
+    def everything(self) -> list[Diagnostic]:
+        return self.diagnostics if self.all_diagnostics is None else self.all_diagnostics
 
 
 @record(frozen=False)
@@ -87,6 +95,8 @@ class Outcome:
     #: Files left alone, with why: their line ends are mixed (a rewrite would change the
     #: others), or the file cannot be written where it is.
     skipped: list[tuple[str, str]] = factory(list)
+    #: Fixes were left untried after MAX_PASSES: another run fixes more.
+    unfinished: bool = False
     #: Path -> the file's bytes before the first check, which the fixes were made from.
     originals: dict[str, bytes] = factory(dict)
 
@@ -229,16 +239,17 @@ class _Passes:
                     text, taken = apply(self.checked.sources[path].text, taken[:1])
                 trial[path], made[path] = text, taken
             after = self.check(trial)
-            worse = _worse(self.checked.diagnostics, after.diagnostics, set(made))
+            worse = _worse(self.checked.everything, after.everything, set(made))
             if not worse:
                 self._keep(made, trial, after)
                 continue
             for path, codes in worse.items():
                 if len(made[path]) > 1:
                     self.one_at_a_time.add(path)
-                else:
+                else:  # the fix that made it worse: the file's others are tried together again
                     self.refused.update(f.key for f in made[path])
                     self.outcome.refused += [(f, codes) for f in made[path]]
+                    self.one_at_a_time.discard(path)
                 trial.pop(path)
                 if path in self.outcome.texts:
                     trial[path] = self.outcome.texts[path]
@@ -247,6 +258,8 @@ class _Passes:
                 self._keep(made, trial, self.check(trial))
             else:
                 self.checked = self.check(self.outcome.texts)
+        if self._proposed(fixes_of):  # fixes left untried: said, so that nobody takes the file for done
+            self.outcome.unfinished = True
 
     def _keep(self, made: dict[str, list[Fix]], texts: dict[str, str], checked: Checked) -> None:
         for path, taken in made.items():
@@ -292,8 +305,14 @@ def _counted(diagnostics: list[Diagnostic]) -> Counter:
     # are left out: they never fail a check, and a fix that clears an error lets the phases
     # after it speak (a cleo file without errors is told where its nodes may write).
     return Counter(
-        (d.span.file if d.span else "", d.code, d.message) for d in diagnostics if d.severity is not Severity.INFO
+        (d.span.file if d.span else "", d.code, _LINE_NUMBER.sub("line N", d.message))
+        for d in diagnostics
+        if d.severity is not Severity.INFO
     )
+
+
+#: A line a message names ("no C409 on line 6"), which a fix above it moves: not a new finding.
+_LINE_NUMBER = re.compile(r"\bline \d+")
 
 
 def _one_typo_apart(word: str, wanted: str) -> bool:
