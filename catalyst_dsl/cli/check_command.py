@@ -106,6 +106,11 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     return _status(diagnostics, failing), sorted({*files, *sources})
 
 
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
 def _not_a_playbook(output_file: str | None, files) -> None:
     from catalyst_dsl.cli.outputs import refuse_replacing
 
@@ -261,8 +266,10 @@ def _diff(texts: dict[str, str], sources, here: str) -> str:
         # A line break in a file name would start a line of its own (a workflow command
         # on GitHub): the name is written with its escapes, as everywhere else.
         name = safe_text(display_path(path, here))
-        before = sources[path].text.splitlines(keepends=True)
-        after = texts[path].splitlines(keepends=True)
+        # Lines end at `\n` only: `splitlines` would also cut at U+2028 and other separators
+        # inside a value, and the patch would not apply.
+        before = _lines(sources[path].text)
+        after = _lines(texts[path])
         out += difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
     return "\n".join(safe_text(line) for line in text.split("\n"))

@@ -150,6 +150,10 @@ def check(
     """
     from catalyst_dsl.cli.check_command import CheckOptions, run_check
 
+    if diff and ((fmt is not None and fmt != "text") or output_file is not None):
+        # The diff goes to standard output, and with it the count of fixes; no report is made.
+        given = f"--format {fmt}" if fmt not in (None, "text") else "--output-file"
+        raise click.UsageError(f"--diff prints the fixes as a diff, and no report: leave out {given}")
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if statistics and fmt != "text":

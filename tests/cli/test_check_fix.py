@@ -280,3 +280,22 @@ def test_a_file_saved_while_it_is_fixed_keeps_what_was_saved(tmp_path: Path, mon
     assert result.exit_code == 1
     assert playbook.read_text(encoding="utf-8") == before + "# saved by the user\n"
     assert "error: playbooks/writes.yaml changed while it was being fixed: its fixes were not written" in result.output
+
+
+@pytest.mark.parametrize("given", [["--format", "sarif"], ["--output-file", "report.txt"]])
+def test_diff_makes_no_report_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: list[str]) -> None:
+    project_with(tmp_path, monkeypatch, "writes.yaml")
+    result = check("--diff", *given)
+    assert result.exit_code == 2 and "--diff prints the fixes as a diff, and no report: leave out" in result.output
+    assert not (tmp_path / "report.txt").exists()
+
+
+def test_a_diff_cuts_lines_at_line_ends_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "playbooks").mkdir()
+    (tmp_path / "playbooks" / "u.yaml").write_text(
+        'name: u\ndescription: "a\u2028b"\nowner: me\nsteps:\n  - bash: "make a"\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    diff = check("--diff").stdout
+    assert diff.startswith("--- a/playbooks/u.yaml\n+++ b/playbooks/u.yaml\n@@ -3,3 +3,4 @@\n owner: me\n")
+    assert "No newline" not in diff
