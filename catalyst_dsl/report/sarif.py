@@ -156,7 +156,12 @@ def _physical(span: Span, relative_to: str) -> dict:
 def _artifact(path: str, relative_to: str) -> dict:
     shown = display_path(path, relative_to)
     if os.path.isabs(shown):
-        return {"uri": Path(shown).as_uri()}
+        # A file outside the root (`check ../other/x.yaml`): named from the root with `..`,
+        # never by the machine's absolute path, which a shared log should not carry.
+        try:
+            shown = os.path.relpath(shown, relative_to)
+        except ValueError:  # another drive (Windows): no relative path leads there
+            return {"uri": Path(shown).as_uri()}
     return {"uri": quote(Path(shown).as_posix()), "uriBaseId": ROOT_ID}
 
 

@@ -126,6 +126,18 @@ def test_without_a_repository_uris_start_where_catalyst_ran(tmp_path: Path, monk
     }
 
 
+def test_a_file_outside_the_root_is_named_from_it_not_by_the_machines_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "here").mkdir()
+    (tmp_path / "there" / "playbooks").mkdir(parents=True)
+    (tmp_path / "there" / "playbooks" / "broken.yaml").write_text(BROKEN)
+    log = sarif(tmp_path / "here", monkeypatch, "../there/playbooks/broken.yaml")
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    assert uris == {"../there/playbooks/broken.yaml"}
+    assert str(tmp_path) not in json.dumps(log)
+
+
 # -- Microsoft's SARIF Multitool ----------------------------------------------------------------
 
 
