@@ -224,7 +224,7 @@ def render_text(diff: PlanDiff) -> str:
     for step in diff.steps:
         lines += _step_lines(step)
     for field in diff.plan:
-        lines.append(f"~ {field.name}: {_value(field.old)} -> {_value(field.new)}")
+        lines.append("~ " + _field_lines(field).lstrip())
     if diff.moved:
         lines.append(f"  ({diff.moved} step{'s' if diff.moved != 1 else ''} only moved: same address, new position)")
     if diff.empty:
@@ -253,10 +253,38 @@ def _field_lines(field: FieldChange) -> str:
         )
         old_line = old_lines[at] if at < len(old_lines) else None
         new_line = new_lines[at] if at < len(new_lines) else None
-        return f"    {field.name}, line {at + 1}: {_value(old_line)} -> {_value(new_line)}"
-    return f"    {field.name}: {_value(old)} -> {_value(new)}"
+        return f"    {field.name}, line {at + 1}: {_pair(old_line, new_line)}"
+    if isinstance(old, list) and isinstance(new, list) and (len(old) > 1 or len(new) > 1):
+        # A list (locks, outputs): what came in and what went, not two lists cut alike.
+        added = [item for item in new if item not in old]
+        gone = [item for item in old if item not in new]
+        if added or gone:
+            parts = [f"+ {_value(item)}" for item in added] + [f"- {_value(item)}" for item in gone]
+            return f"    {field.name}: {', '.join(parts)}"
+    return f"    {field.name}: {_pair(old, new)}"
 
 
 def _value(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _pair(old: Any, new: Any) -> str:
+    """`old -> new`, each cut to VALUE_CHARS around where they first differ: two long
+    values that differ near their ends were cut before the difference and looked alike."""
+    before = json.dumps(old, ensure_ascii=False, sort_keys=True)
+    after = json.dumps(new, ensure_ascii=False, sort_keys=True)
+    if len(before) <= VALUE_CHARS and len(after) <= VALUE_CHARS:
+        return f"{before} -> {after}"
+    same = 0
+    for a, b in zip(before, after):
+        if a != b:
+            break
+        same += 1
+    start = max(0, same - VALUE_CHARS // 4)  # a little of what they share, for context
+    return f"{_window(before, start)} -> {_window(after, start)}"
+
+
+def _window(text: str, start: int) -> str:
+    shown = text[start : start + VALUE_CHARS - 2]
+    return ("…" if start else "") + shown + ("…" if start + len(shown) < len(text) else "")

@@ -284,3 +284,16 @@ def test_control_characters_in_names_reach_the_terminal_as_escapes() -> None:
     assert "\x1b" not in text and "\x07" not in text
     assert "~ write\\x1b[31m (file-write) changed:" in text
     assert "effects[out/\\x1b]0;owned\\x07\\x1b[2J.txt].diff" in text
+
+
+def test_long_values_are_cut_around_their_difference_and_lists_say_what_came_and_went() -> None:
+    from catalyst_dsl.report.plan_diff import FieldChange, _field_lines
+
+    long = "a" * 150
+    assert _field_lines(FieldChange("config.content", long + "B", long + "C")) == (
+        f'    config.content: …{"a" * 25}B" -> …{"a" * 25}C"'
+    )
+    locks = ["path:out/alpha.txt", "path:out/inner-u.txt", "path:out/beta.txt", "path:out/omega.txt"]
+    assert _field_lines(FieldChange("locks", locks, ["path:out/zero.txt", *locks[:3]])) == (
+        '    locks: + "path:out/zero.txt", - "path:out/omega.txt"'
+    )
