@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping
 
 from catalyst_dsl._internal.records import record
 from catalyst_dsl._internal.terminal_text import safe_text
-from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, VERSION, walk
+from catalyst_dsl.runtime.lifecycle.plan_data import FORMAT, UNNAMED_STEP, VERSION, walk
 
 #: What a regenerated golden plan is made with (for the messages below).
 REGENERATE = "pytest --update-golden (or catalyst run NAME --what-if --what-if-report FILE)"
@@ -173,7 +173,24 @@ def _in_place(
 
 
 def _what_it_does(entry: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in entry.items() if key not in POSITION_FIELDS}
+    fields = {key: value for key, value in entry.items() if key not in POSITION_FIELDS}
+    own = entry.get("step")
+    if isinstance(own, str) and UNNAMED_STEP.match(own):
+        # An unnamed step's name is its action and line (`file-write@8`), which a line added
+        # above it changes; where the plan quotes it (the message of its gate), it is the
+        # step's own name, not a change.
+        fields = _without_name(fields, own)
+    return fields
+
+
+def _without_name(value: Any, name: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(name, "<this step>") if name in value else value
+    if isinstance(value, dict):
+        return {key: _without_name(item, name) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_name(item, name) for item in value]
+    return value
 
 
 def _differences(old: Any, new: Any, name: str = "") -> Iterator[FieldChange]:

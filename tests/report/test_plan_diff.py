@@ -297,3 +297,20 @@ def test_long_values_are_cut_around_their_difference_and_lists_say_what_came_and
     assert _field_lines(FieldChange("locks", locks, ["path:out/zero.txt", *locks[:3]])) == (
         '    locks: + "path:out/zero.txt", - "path:out/omega.txt"'
     )
+
+
+def test_an_unnamed_steps_own_name_quoted_in_its_gate_moves_with_it() -> None:
+    # "approve before file-write@38 runs": a line added above makes it @39, and that is no change.
+    def gated(name: str, message: str) -> dict[str, Any]:
+        return plan("p", [step("steps/0/before", name, "file-write", "would-pause", approval={"message": message})])
+
+    old = gated("file-write@38", "approve before file-write@38 runs")
+    moved = _changed(
+        old,
+        lambda new: new["steps"][0].update(
+            step="file-write@39", approval={"message": "approve before file-write@39 runs"}
+        ),
+    )
+    reworded = _changed(old, lambda new: new["steps"][0].update(approval={"message": "approve file-write@38 now"}))
+    assert plan_diff.render_text(plan_diff.diff_plans(old, moved)).startswith("  (1 step only moved")
+    assert "approval.message" in plan_diff.render_text(plan_diff.diff_plans(old, reworded))

@@ -70,7 +70,7 @@ def predicted_failure(plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
 # -- addresses --------------------------------------------------------------------------------------------------
 
 #: The name the engine gives a step without one: its action and its line (`file-write@38`).
-_UNNAMED = re.compile(r"^(.+)@(?:\d+|\?)$")
+UNNAMED_STEP = re.compile(r"^(.+)@(?:\d+|\?)$")
 
 
 def address_steps(steps: Sequence[MutableMapping[str, Any]]) -> None:
@@ -124,7 +124,7 @@ def _step_address(
     if part and part[-1] == "steps":  # a body of steps (`steps/0`, `call/steps/0`) is its owner's
         part.pop()
     name = str(entry.get("step") or entry.get("action") or "")
-    unnamed = _UNNAMED.match(name)
+    unnamed = UNNAMED_STEP.match(name)
     if unnamed and (action is None or unnamed.group(1) == action or entry.get("action") == unnamed.group(1)):
         key = ("/".join(part), unnamed.group(1))
         ranks[key] = ranks.get(key, 0) + 1
