@@ -85,6 +85,8 @@ def plan_labels(plan: dict) -> tuple[str, ...]:
     catalog = builtin_catalog()  # the built-in actions, then the installed plugins'
     found = set()
     for step, _depth in walk(plan.get("steps") or ()):
+        if step.get("change") == "skipped":
+            continue  # a step the plan knows will not run does nothing
         action = step.get("action")
         spec = catalog.get(action) if isinstance(action, str) else None
         effect = spec.effect if spec is not None else None

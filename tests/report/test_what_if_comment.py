@@ -424,6 +424,8 @@ def test_labels_say_what_a_plan_does() -> None:
     # on the network is not restricted: its plan does not do nothing.
     assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == ("programs",)
     assert plan_labels(plan({"action": "ai-prompt", "change": "unknown"})) == ("programs",)
+    # A step the plan knows is skipped (its condition is false) does nothing.
+    assert plan_labels(plan({"action": "http-request", "change": "skipped", "request": {"url": "x"}})) == ("nothing",)
     confined["mayWrite"].append("build/")
     assert plan_labels(plan({"action": "bash", "change": "unknown", "confinement": confined})) == (
         "writes",

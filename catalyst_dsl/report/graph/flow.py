@@ -62,6 +62,8 @@ def value_text(value: Optional[ir.Value]) -> str:
             if isinstance(value.value, bool)
             else str(value.value)
         )
+    if isinstance(value, ir.ListV):  # a literal list (`for-each: [a, b]`), as YAML's flow style writes it
+        return "[" + ", ".join(value_text(item) for item in value.items) + "]"
     return ""
 
 

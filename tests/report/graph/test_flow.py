@@ -226,3 +226,12 @@ def test_mermaids_text_limit_counts_as_javascript_does() -> None:
     assert "characters, and it draws at most 50,000" in mermaid_refusal(graph, text)
     ascii_graph = Graph("ascii", tuple(Node(f"n{i}", "x" * 60) for i in range(420)), ())
     assert mermaid_refusal(ascii_graph, to_mermaid(ascii_graph)) is None
+
+
+def test_a_loop_over_a_literal_list_names_the_list() -> None:
+    from catalyst_dsl.compiler import compile_bytes
+
+    text = b"name: fe\ndescription: x\nowner: me\nsteps:\n  - for-each: n\n    in: [a, 2]\n"
+    text += b"    steps:\n      - display: x\n"
+    [loop] = [node for node in flow_graph(compile_bytes(text, "fe.yaml").playbook).nodes if node.kind == "loop"]
+    assert loop.label == "for each n in [a, 2]"
