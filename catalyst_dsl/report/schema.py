@@ -74,7 +74,8 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
         steps = {"$ref": f"#/$defs/{_steps_name(strict)}"}
         catch = {
             "type": "array",
-            "items": {"type": "object", "properties": {"code": {"type": "string"}, "steps": steps}},
+            # A code is read as text, as the checker reads it (`code: 5` is "5").
+            "items": {"type": "object", "properties": {"code": {"type": SCALAR}, "steps": steps}},
         }
         # A playbook needs a step (C204); nested lists of steps may be empty.
         return {"properties": {"steps": {"allOf": [steps, {"minItems": 1}]}, "finally": steps, "catch": catch}}
@@ -84,8 +85,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
         {
             "name": {"type": "string"},
             "id": {"type": "string"},
-            "description": {"type": "string"},
-            "owner": {"type": ["string", "null"]},
+            # Read as text, as the checker reads them: `description: 5` is "5".
+            "description": {"type": ["string", "number", "boolean"]},
+            "owner": {"type": SCALAR},
             "catalyst": {"enum": list(SUPPORTED_LANGUAGE_VERSIONS)},
             "errorPolicy": {"$ref": "#/$defs/errorPolicy"},
             "inputs": {"$ref": "#/$defs/inputs"},
@@ -94,6 +96,20 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
     defines_a_function = {
         "properties": {"steps": {"type": "array", "contains": {"type": "object", "required": ["function"]}}}
     }
+    from catalyst_dsl.dialects.registry import DIALECTS
+
+    defs["native"] = {
+        "type": "object",
+        "properties": top_level,
+        "additionalProperties": False,
+        "if": defines_a_function,
+        "then": top(False),
+        "else": top(True),
+    }
+    # A file with the keys another dialect is told by (cleo's `version` and `nodes`, kai's
+    # `version` and `steps`, neither a key of ours) is read in that dialect wherever it is,
+    # and this schema does not describe it: it is left alone, never rejected.
+    foreign = [{"required": list(d.sniff_needs)} for d in DIALECTS if d.sniffs]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Catalyst playbook",
@@ -101,11 +117,9 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
             f"A Catalyst YAML playbook (schema version {SCHEMA_VERSION}); `catalyst check` checks what a schema cannot."
         ),
         "type": "object",
-        "properties": top_level,
-        "additionalProperties": False,
-        "if": defines_a_function,
-        "then": top(False),
-        "else": top(True),
+        "if": {"anyOf": foreign},
+        "then": {},
+        "else": {"$ref": "#/$defs/native"},
         "$defs": defs,
     }
 
@@ -237,8 +251,9 @@ TEMPLATE = {"type": "string", "pattern": "\\{\\{"}
 #: `dialects.values.parse_duration` reads it, which takes what Python's float() takes.
 DURATION_TEXT = {
     "type": "string",
+    # `nan` is no duration (C302); `inf` is one: a step without a limit.
     "pattern": "^\\s*([+]?[0-9_]*[.]?[0-9_]+([eE][+-]?[0-9_]+)?[.]?"
-    "|[+]?([iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN]))\\s*(ms|s|m|h)?\\s*$",
+    "|[+]?[iI][nN][fF]([iI][nN][iI][tT][yY])?)\\s*(ms|s|m|h)?\\s*$",
 }
 #: What a YAML scalar written without quotes may be where the checker takes it as text.
 SCALAR = ["string", "number", "boolean", "null"]
