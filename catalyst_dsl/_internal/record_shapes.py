@@ -158,6 +158,14 @@ def __init__(self, p0, p1, p2, p3, p4):
     self.f4 = _make4() if p4 is _NOTHING else p4
 SHAPES[(False, 5, 0, (False, False, False, False, True))] = __init__.__code__
 
+def __init__(self, p0, p1, p2, p3, p4):
+    self.f0 = p0
+    self.f1 = p1
+    self.f2 = p2
+    self.f3 = _make3() if p3 is _NOTHING else p3
+    self.f4 = p4
+SHAPES[(False, 5, 0, (False, False, False, True, False))] = __init__.__code__
+
 def __init__(self, p0, p1, p2, p3, p4, p5):
     self.f0 = p0
     self.f1 = p1
@@ -175,15 +183,6 @@ def __init__(self, p0, p1, p2, p3, p4, p5):
     self.f4 = p4
     self.f5 = _make5() if p5 is _NOTHING else p5
 SHAPES[(False, 6, 0, (False, False, False, False, False, True))] = __init__.__code__
-
-def __init__(self, p0, p1, p2, p3, p4, p5):
-    self.f0 = _make0() if p0 is _NOTHING else p0
-    self.f1 = _make1() if p1 is _NOTHING else p1
-    self.f2 = _make2() if p2 is _NOTHING else p2
-    self.f3 = p3
-    self.f4 = p4
-    self.f5 = _make5() if p5 is _NOTHING else p5
-SHAPES[(False, 6, 0, (True, True, True, False, False, True))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6):
     self.f0 = p0
@@ -215,6 +214,17 @@ def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7):
     self.f6 = p6
     self.f7 = p7
 SHAPES[(False, 8, 0, (False, False, False, False, False, False, False, False))] = __init__.__code__
+
+def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7):
+    self.f0 = _make0() if p0 is _NOTHING else p0
+    self.f1 = _make1() if p1 is _NOTHING else p1
+    self.f2 = _make2() if p2 is _NOTHING else p2
+    self.f3 = p3
+    self.f4 = p4
+    self.f5 = _make5() if p5 is _NOTHING else p5
+    self.f6 = p6
+    self.f7 = _make7() if p7 is _NOTHING else p7
+SHAPES[(False, 8, 0, (True, True, True, False, False, True, False, True))] = __init__.__code__
 
 def __init__(self, p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11):
     self.f0 = p0
