@@ -78,14 +78,7 @@ def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column:
     key beside the action key, after the step's last line."""
     if source.path.endswith(".md") and not _in_front_matter(source, line):
         return None  # a step of a Markdown body has no YAML keys to insert beside
-    step = next(
-        (
-            s
-            for s in walk(playbook.steps)
-            if s.action_span is not None and (s.action_span.line, s.action_span.col) == (line, column)
-        ),
-        None,
-    )
+    step = _steps_by_action_key(playbook).get((line, column))
     if step is None or step.writes_declared:
         return None
     if source.line_text(line)[: column - 1].rstrip().endswith(("{", ",")):
@@ -93,9 +86,29 @@ def missing_writes(source: SourceFile, playbook: ir.Playbook, line: int, column:
     last = _last_line_of_mapping(source, line, column - 1)
     title = "Add `writes: []` (the step writes nothing; list the paths it writes instead)"
     key = " " * (column - 1) + "writes: []"
-    if last >= source.text.count("\n") and not source.text.endswith("\n"):  # the step ends the file, without a newline
+    if last >= source.line_count - 1 and not source.text.endswith("\n"):  # the step ends the file, without a newline
         return Insertion(title, last - 1, len(source.line_text(last)), "\n" + key)
     return Insertion(title, last, 0, key + "\n")
+
+
+#: The last playbooks' steps by where their action key is: a file's findings ask in turn,
+#: and walking every step for each had made `--fix` of thousands of steps quadratic. Kept
+#: with the playbook itself, whose id is then never another's.
+_BY_ACTION_KEY: dict[int, tuple[ir.Playbook, dict[tuple[int, int], ir.Step]]] = {}
+
+
+def _steps_by_action_key(playbook: ir.Playbook) -> dict[tuple[int, int], ir.Step]:
+    kept = _BY_ACTION_KEY.get(id(playbook))
+    if kept is not None and kept[0] is playbook:
+        return kept[1]
+    index: dict[tuple[int, int], ir.Step] = {}
+    for step in walk(playbook.steps):
+        if step.action_span is not None:
+            index.setdefault((step.action_span.line, step.action_span.col), step)
+    if len(_BY_ACTION_KEY) >= 8:
+        _BY_ACTION_KEY.clear()
+    _BY_ACTION_KEY[id(playbook)] = (playbook, index)
+    return index
 
 
 def _last_line_of_mapping(source: SourceFile, line: int, indent: int) -> int:
@@ -103,7 +116,7 @@ def _last_line_of_mapping(source: SourceFile, line: int, indent: int) -> int:
     keys is on `line`: where a line less indented comes, it has ended (blank lines and
     comments in between are not its own)."""
     last = line
-    total = source.text.count("\n") + 1
+    total = source.line_count
     data = data_spans(source.text, source.path.endswith(".md"))
     for below in range(line + 1, total + 1):
         text = source.line_text(below)
