@@ -73,7 +73,29 @@ class Misnamed:
         return f"the method must be a string, not {found}"
 
 
+def _whole_number(value, _type) -> int:
+    """An LSP integer: a JSON number without a fraction. The converter's own hook is `int()`,
+    which took `4.5` for 4, `true` for 1 and `"4"` for 4, and answered a position that is
+    none as if it were one."""
+    if type(value) is int or (type(value) is float and value.is_integer()):
+        return int(value)
+    raise ValueError(f"{value!r:.30} is not a whole number")
+
+
+def _boolean(value, _type) -> bool:
+    """An LSP boolean: `true` or `false` (a boolean is an `int` to Python, and would else
+    take the whole-number hook)."""
+    if type(value) is bool:
+        return value
+    raise ValueError(f"{value!r:.30} is not true or false")
+
+
 class CatalystProtocol(LanguageServerProtocol):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._converter.register_structure_hook(int, _whole_number)
+        self._converter.register_structure_hook(bool, _boolean)
+
     def structure_message(self, data: dict):
         if "jsonrpc" not in data:
             return data  # a nested object (the hook sees every one), or no message at all

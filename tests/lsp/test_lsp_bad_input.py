@@ -181,6 +181,10 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             4: request(4, "textDocument/hover", [1, 2]),
             5: request(5, "textDocument/definition"),
             6: request(6, "textDocument/hover", {**gone, "position": {"line": -1, "character": 0}}),
+            # Numbers that are no line: a fraction, a boolean, text (each was read as a line).
+            8: request(8, "textDocument/hover", {**gone, "position": {"line": 4.5, "character": 0}}),
+            9: request(9, "textDocument/hover", {**gone, "position": {"line": True, "character": 0}}),
+            10: request(10, "textDocument/hover", {**gone, "position": {"line": "4", "character": 0}}),
         }
         assert {n: e["error"]["code"] for n, e in errors.items()} == dict.fromkeys(errors, -32602)
         assert errors[2]["error"]["message"] == (
@@ -199,6 +203,10 @@ def test_every_request_is_answered_whatever_came_before(tmp_path: Path) -> None:
             "Position.line should be in range [0:2147483647], but was -1 at params.position"
             in errors[6]["error"]["message"]
         )
+        for n, shown in ((8, "4.5"), (9, "True"), (10, "'4'")):
+            assert errors[n]["error"]["message"] == (
+                f"textDocument/hover: invalid params: {shown} is not a whole number at params.position.line"
+            )
         assert request(7, "textDocument/hover", gone, jsonrpc="1.0")["error"]["code"] == -32600
         assert request(11, "no/such-method")["error"]["code"] == -32601  # params left out, as JSON-RPC allows
         send({"id": 12, "method": "textDocument/hover", "params": gone})  # no "jsonrpc": answered by its id
