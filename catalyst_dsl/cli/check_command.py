@@ -112,8 +112,9 @@ def _lines(text: str) -> list[str]:
 
 
 def _not_a_playbook(output_file: str | None, files) -> None:
-    from catalyst_dsl.cli.outputs import refuse_replacing
+    from catalyst_dsl.cli.outputs import refuse_nowhere, refuse_replacing
 
+    refuse_nowhere(output_file, "'--output-file'")
     refuse_replacing(output_file, files, "'--output-file'", "the report", "this check reads")
 
 

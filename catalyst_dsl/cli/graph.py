@@ -49,7 +49,9 @@ def graph(name: str | None, fmt: str | None, output: str | None, steps: tuple[st
     fmt = fmt or _EXTENSIONS.get(Path(output).suffix.lower() if output else "", "mermaid")
     if output is not None:
         from catalyst_dsl.cli.main import _playbook_file
-        from catalyst_dsl.cli.outputs import project_playbooks, refuse_replacing
+        from catalyst_dsl.cli.outputs import project_playbooks, refuse_nowhere, refuse_replacing
+
+        refuse_nowhere(output, "'-o' / '--output'")
 
         drawn_files = [_playbook_file(name)] if name else []
         refuse_replacing(

@@ -35,3 +35,16 @@ def project_playbooks() -> list[str]:
     from catalyst_dsl.project.library import Library
 
     return Library(load_project(Path.cwd(), DiagnosticSink())).files
+
+
+def refuse_nowhere(output: str | None, option: str) -> None:
+    """A usage error (exit 2) for an output path that names no place a file can be made:
+    empty, or in a folder that does not exist. Found before any work, and never taken for
+    the exit status of the work (a check's 1 means findings)."""
+    if output is None:
+        return
+    if not output:
+        raise click.BadParameter("an empty path names no file", param_hint=option)
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise click.BadParameter(f"'{output}': there is no folder {folder} to write it in", param_hint=option)

@@ -267,8 +267,9 @@ def run(
     session.options.refresh = refresh
     file = _locate(session, name)
     if what_if_report:  # refused before anything is planned
-        from catalyst_dsl.cli.outputs import project_playbooks, refuse_replacing
+        from catalyst_dsl.cli.outputs import project_playbooks, refuse_nowhere, refuse_replacing
 
+        refuse_nowhere(what_if_report, "'--what-if-report'")
         refuse_replacing(
             what_if_report, [file, *project_playbooks()], "'--what-if-report'", "the plan", "of this project"
         )

@@ -155,3 +155,18 @@ def test_checking_one_file_reports_calls_elsewhere_to_a_playbook_that_is_gone(pr
     result = CliRunner().invoke(cli, ["check", "--format", "json", "playbooks/deploy.yaml"])
     found = [(d["code"], d["span"]["file"], d["span"]["line"]) for d in json.loads(result.stdout)["diagnostics"]]
     assert result.exit_code == 1 and found == [("C804", "playbooks/welcome.yaml", 5)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "--output-file", "missing/report.txt"],
+        ["check", "--output-file", ""],
+        ["graph", "-o", "missing/calls.svg"],
+        ["run", "deploy", "--what-if", "--what-if-report", "missing/deploy.plan.json"],
+    ],
+)
+def test_an_output_with_nowhere_to_go_is_a_usage_mistake(project: Path, command: list[str]) -> None:
+    result = CliRunner().invoke(cli, command)
+    assert result.exit_code == 2, result.output  # not 1, which a check gives for its findings
+    assert "there is no folder" in result.stderr or "an empty path names no file" in result.stderr

@@ -119,7 +119,7 @@ def test_the_cli_refuses_what_it_cannot_draw(tmp_path, monkeypatch) -> None:
     assert nowhere.exit_code == 2 and "--step steps/99 names no step of hello" in nowhere.output
     assert CliRunner().invoke(cli, ["graph", "hello", "--step", "steps/3/each/2/0"]).exit_code == 0
     unwritable = CliRunner().invoke(cli, ["graph", "hello", "-o", str(tmp_path / "no" / "such" / "x.svg")])
-    assert unwritable.exit_code == 1 and "cannot write the picture" in unwritable.output
+    assert unwritable.exit_code == 2 and "there is no folder" in unwritable.output
 
 
 def test_a_playbook_with_errors_is_still_drawn_with_a_note(tmp_path) -> None:
