@@ -248,7 +248,12 @@ class _Passes:
                     self.one_at_a_time.add(path)
                 else:  # the fix that made it worse: the file's others are tried together again
                     self.refused.update(f.key for f in made[path])
-                    self.outcome.refused += [(f, codes) for f in made[path]]
+                    # Said once: the same fix comes back under another key when the other
+                    # fixes of its line change the line's text.
+                    said = {(f.path, f.code, f.kind, f.title) for f, _codes in self.outcome.refused}
+                    self.outcome.refused += [
+                        (f, codes) for f in made[path] if (f.path, f.code, f.kind, f.title) not in said
+                    ]
                     self.one_at_a_time.discard(path)
                 trial.pop(path)
                 if path in self.outcome.texts:
