@@ -51,13 +51,19 @@ def replacement(diagnostic: Diagnostic, source: SourceFile | None) -> Replacemen
         return None
     scope = ""
     if "." in word and "." not in wanted:
-        # A name under a scope (`inputs.featur`): the suggestion is the name, and the scope
-        # stays, or the reference would mean something else (a variable of that name).
-        scope, _, word = word.rpartition(".")
-        scope += "."
+        # A name under a scope (`inputs.featur`, suggested `feature`): the scope stays, or
+        # the reference would mean something else (a variable of that name). A word that
+        # is the suggestion misspelt whole (`file.write` for `file-write`) is replaced whole.
+        prefix, _, last = word.rpartition(".")
+        if _likeness(last, wanted) > _likeness(word, wanted):
+            scope, word = prefix + ".", last
     if word == wanted:
         return None
     # The span must be the misspelling itself, not a larger node the help talks about.
-    if difflib.SequenceMatcher(None, word, wanted).ratio() < 0.6:
+    if _likeness(word, wanted) < 0.6:
         return None
     return Replacement(span, f"{quote}{scope}{wanted}{quote}", help_text)
+
+
+def _likeness(word: str, wanted: str) -> float:
+    return difflib.SequenceMatcher(None, word, wanted).ratio()

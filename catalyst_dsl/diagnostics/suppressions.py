@@ -33,8 +33,8 @@ _BODY = r"catalyst:\s*(ignore(?:-file)?)\[([^\]\n]*)\]"
 #: A YAML comment starts a line or follows a space; inside a quoted or plain value the
 #: same text is data (`syntax.yaml_text`), and silences nothing. In a block scalar it is
 #: read: a script's comment line silences what is found on the next.
-_YAML = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
-_MARKDOWN = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
+YAML_COMMENT = LazyPattern(r"(?:^|(?<=\s))#\s*" + _BODY)
+MARKDOWN_COMMENT = LazyPattern(r"<!--\s*" + _BODY + r"\s*-->")
 #: Codes never silenced by a comment: the findings about the comments themselves.
 _ABOUT_SUPPRESSIONS = frozenset({UNUSED_SUPPRESSION, UNKNOWN_SUPPRESSION_CODE})
 #: The findings that are ShellCheck's, each message led by its SC code ("SC2086: ...").
@@ -89,12 +89,12 @@ def _comments(source: SourceFile):
     markdown = source.path.endswith(".md")
     data = data_spans(source.text, markdown)
     if not markdown:
-        return [m for m in _YAML.finditer(source.text) if not data.inside(m.start(), blocks=False)]
-    html = _MARKDOWN.finditer(source.text)
+        return [m for m in YAML_COMMENT.finditer(source.text) if not data.inside(m.start(), blocks=False)]
+    html = MARKDOWN_COMMENT.finditer(source.text)
     end = front_matter_end(source.text)
     if end is None:
         return html
-    yaml_comments = [m for m in _YAML.finditer(source.text, 4, end) if not data.inside(m.start(), blocks=False)]
+    yaml_comments = [m for m in YAML_COMMENT.finditer(source.text, 4, end) if not data.inside(m.start(), blocks=False)]
     return sorted([*yaml_comments, *html], key=lambda m: m.start())
 
 

@@ -15,6 +15,7 @@ import re
 from catalyst_dsl._internal.records import record
 
 from catalyst_dsl.diagnostics.ids import UNKNOWN_SUPPRESSION_CODE, UNUSED_SUPPRESSION
+from catalyst_dsl.diagnostics.suppressions import MARKDOWN_COMMENT, YAML_COMMENT
 from catalyst_dsl.ir import nodes as ir
 from catalyst_dsl.lsp.knowledge import walk
 from catalyst_dsl.syntax.front_matter import front_matter_end
@@ -45,19 +46,21 @@ def suppression(source: SourceFile, code: str, line: int) -> Insertion | None:
     text = source.line_text(line)
     start = source.offset(line, 1)
     data = None if markdown else data_spans(source.text, source.path.endswith(".md"))
+    # The comment the reader takes for one (diagnostics/suppressions), never text like it in a value.
+    pattern = MARKDOWN_COMMENT if markdown else YAML_COMMENT
     existing = next(
         (
             m
-            for m in re.finditer(r"catalyst:\s*ignore\[([^\]\n]*)\]", text)
-            if data is None or not data.inside(start + m.start())  # not the text of a value
+            for m in pattern.finditer(text)
+            if m.group(1) == "ignore" and (data is None or not data.inside(start + m.start()))
         ),
         None,
     )
     if existing is not None:  # one comment per line: add the code to it
-        codes = [c.strip() for c in existing.group(1).split(",") if c.strip()]
+        codes = [c.strip() for c in existing.group(2).split(",") if c.strip()]
         if code in codes:
             return None
-        return Insertion(f"Suppress {code} on this line", line - 1, existing.end(1), f", {code}" if codes else code)
+        return Insertion(f"Suppress {code} on this line", line - 1, existing.end(2), f", {code}" if codes else code)
     if markdown:
         inside = _in_code_block(source, line) or _fences_front_matter(source, line)
     else:  # a comment at the line's end would be data: in a quoted value, a block scalar, a value of lines

@@ -13,6 +13,7 @@ is counted, not listed: a position is not something the run does.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterator, Mapping
 
 from catalyst_dsl._internal.records import record
@@ -183,13 +184,16 @@ def _what_it_does(entry: Mapping[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _without_name(value: Any, name: str) -> Any:
+def _without_name(value: Any, name: str, pattern: re.Pattern | None = None) -> Any:
+    """`value` with the step's own name (as a whole: `shell@1`, never within `shell@12`) as `<this step>`."""
+    if pattern is None:
+        pattern = re.compile(r"(?<![\w-])" + re.escape(name) + r"(?!\d)")
     if isinstance(value, str):
-        return value.replace(name, "<this step>") if name in value else value
+        return pattern.sub("<this step>", value) if name in value else value
     if isinstance(value, dict):
-        return {key: _without_name(item, name) for key, item in value.items()}
+        return {key: _without_name(item, name, pattern) for key, item in value.items()}
     if isinstance(value, list):
-        return [_without_name(item, name) for item in value]
+        return [_without_name(item, name, pattern) for item in value]
     return value
 
 

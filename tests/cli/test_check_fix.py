@@ -30,6 +30,7 @@ OPTIONS = {
     "script-comments.yaml": ["--fix"],
     "bom-front-matter.md": ["--suppress"],
     "scoped.yaml": ["--unsafe-fixes"],
+    "dotted.yaml": ["--fix"],
     "converges.yaml": ["--fix"],
     "selected.yaml": ["--select", "C404", "--fix"],
     "unused-below.yaml": ["--fix"],

@@ -314,3 +314,11 @@ def test_an_unnamed_steps_own_name_quoted_in_its_gate_moves_with_it() -> None:
     reworded = _changed(old, lambda new: new["steps"][0].update(approval={"message": "approve file-write@38 now"}))
     assert plan_diff.render_text(plan_diff.diff_plans(old, moved)).startswith("  (1 step only moved")
     assert "approval.message" in plan_diff.render_text(plan_diff.diff_plans(old, reworded))
+
+
+def test_only_the_steps_own_name_is_taken_for_it() -> None:
+    from catalyst_dsl.report.plan_diff import _without_name
+
+    assert _without_name({"m": ["approve shell@1 and shell@12 and x-shell@1"]}, "shell@1") == {
+        "m": ["approve <this step> and shell@12 and x-shell@1"]
+    }
