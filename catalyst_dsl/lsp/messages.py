@@ -73,12 +73,14 @@ class Misnamed:
         return f"the method must be a string, not {found}"
 
 
-def _whole_number(value, _type) -> int:
+def _whole_number(value, kind) -> int:
     """An LSP integer: a JSON number without a fraction. The converter's own hook is `int()`,
     which took `4.5` for 4, `true` for 1 and `"4"` for 4, and answered a position that is
     none as if it were one."""
     if type(value) is int or (type(value) is float and value.is_integer()):
-        return int(value)
+        # The hook, registered for `int`, also gets its subclasses: LSP's enumerations (a
+        # severity), which stay members of their enumeration.
+        return int(value) if kind is int else kind(int(value))
     raise ValueError(f"{value!r:.30} is not a whole number")
 
 
