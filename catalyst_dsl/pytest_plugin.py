@@ -186,14 +186,13 @@ def _golden(text: str, shown: str) -> dict[str, Any]:
 
 def _check_playbook(root: Path, golden: dict[str, Any], dirs: list[str], shown: str) -> None:
     file = golden["playbook"]["file"]
-    path = (root / file).resolve()
     bases = [(root / d).resolve() for d in dirs]
-    if not any(base in path.parents for base in bases):
+    if not golden_plans.inside_any(root / file, bases):
         raise GoldenPlanProblem(
             f"{shown}: its playbook {file} is outside the playbook directories ({', '.join(dirs) or 'none'}); "
             "move the playbook there, or add its directory to the catalyst_playbook_dirs ini setting"
         )
-    if not path.is_file():
+    if not (root / file).is_file():
         raise GoldenPlanProblem(
             f"{shown}: its playbook {file} no longer exists; delete this golden plan, "
             "or restore the playbook (if it moved, set playbook.file and run pytest --update-golden)"

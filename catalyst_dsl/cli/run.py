@@ -251,7 +251,7 @@ def run(
     start = Path(name).parent if os.path.isfile(name) else Path.cwd()
     project = _project(start)
     checked = None
-    if (what_if_report or fmt != "text" or refresh) and not what_if:
+    if (what_if_report is not None or fmt != "text" or refresh) and not what_if:
         raise click.UsageError("--what-if-report, --format and --refresh describe a plan: add --what-if")
     if worktree and (what_if or expect_plan):
         raise click.UsageError(
@@ -266,7 +266,7 @@ def run(
     session = _session(start, mode, log_format, verbose, project)
     session.options.refresh = refresh
     file = _locate(session, name)
-    if what_if_report:  # refused before anything is planned
+    if what_if_report is not None:  # refused before anything is planned
         from catalyst_dsl.cli.outputs import project_playbooks, refuse_nowhere, refuse_replacing
 
         refuse_nowhere(what_if_report, "'--what-if-report'")
@@ -287,7 +287,7 @@ def run(
 
         text = canonical_json(plan) if as_json else None
         if what_if:
-            if what_if_report:
+            if what_if_report is not None:
                 try:
                     with open(what_if_report, "w", encoding="utf-8", newline="\n") as handle:
                         handle.write(text)

@@ -130,7 +130,7 @@ def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: lis
             found.append(Report(golden_shown, _not_planned(golden_shown, golden_shown, wrong), golden_shown))
             continue
         playbook_file = golden["playbook"]["file"]
-        if not any(base in (root / playbook_file).resolve().parents for base in bases):
+        if not golden_plans.inside_any(root / playbook_file, bases):
             why = f"{playbook_file} is outside the playbook directories ({', '.join(playbook_dirs)})"
             found.append(Report(playbook_file, _not_planned(golden_shown, playbook_file, why), golden_shown))
             continue

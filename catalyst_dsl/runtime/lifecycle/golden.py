@@ -54,3 +54,13 @@ def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
         return session.plan(file, golden["inputs"], from_text=False)
     except RunAbort as abort:
         raise ReplanError("\n".join([abort.message, *abort.details, *([abort.help] if abort.help else [])])) from None
+
+
+def inside_any(path: Path, bases: list[Path]) -> bool:
+    """Whether `path` (links resolved) is in one of `bases`; a path no file can have (a NUL
+    in it, a name too long) is in none."""
+    try:
+        real = path.resolve()
+    except (OSError, ValueError):
+        return False
+    return any(base in real.parents for base in bases)
