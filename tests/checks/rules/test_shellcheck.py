@@ -215,3 +215,22 @@ def test_a_script_shellcheck_fails_on_leaves_the_others_checked(
     found = check(tmp_path, steps)
     assert (7, 5, "C648", "") in found
     assert {f[0] for f in found if f[2] != "C648"} == {5, 9}  # the first script's findings and the last's
+
+
+def test_a_shellcheck_that_fails_on_everything_is_started_once_a_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its failure is the program's: halving the batch down to each script would start it
+    # again for every script, on every check.
+    fake = tmp_path / "shellcheck"
+    fake.write_text('#!/bin/sh\ncase "$1" in --version) echo "version: 0.0.1"; exit 0;; esac\nexit 4\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CATALYST_SHELLCHECK", str(fake))
+    monkeypatch.setattr(runner, "_asked", {})
+    monkeypatch.setattr(runner, "_ANSWERING", {})
+    runs = []
+    real = runner._check
+    monkeypatch.setattr(runner, "_check", lambda *args: runs.append(len(args[2])) or real(*args))
+    steps = "".join(f"  - bash: echo {i}\n    writes: []\n" for i in range(8))
+    assert check(tmp_path, steps) == [(5, 5, "C648", "")]
+    assert runs == [8, 1]  # the batch, then one script of one word that tells the program fails
