@@ -96,8 +96,6 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
     defines_a_function = {
         "properties": {"steps": {"type": "array", "contains": {"type": "object", "required": ["function"]}}}
     }
-    from catalyst_dsl.dialects.registry import DIALECTS
-
     defs["native"] = {
         "type": "object",
         "properties": top_level,
@@ -106,10 +104,10 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
         "then": top(False),
         "else": top(True),
     }
-    # A file with the keys another dialect is told by (cleo's `version` and `nodes`, kai's
-    # `version` and `steps`, neither a key of ours) is read in that dialect wherever it is,
-    # and this schema does not describe it: it is left alone, never rejected.
-    foreign = [{"required": list(d.sniff_needs)} for d in DIALECTS if d.sniffs]
+    # A file the checker reads in another dialect wherever it is (as the dialects' `sniff`
+    # tells them) is not this schema's to judge: it is left alone, never rejected. A native
+    # playbook with a stray `version:` is not such a file, and is still rejected for it.
+    foreign = _foreign_shapes()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Catalyst playbook",
@@ -122,6 +120,26 @@ def playbook_schema(catalog: Catalog) -> dict[str, Any]:
         "else": {"$ref": "#/$defs/native"},
         "$defs": defs,
     }
+
+
+def _foreign_shapes() -> list[dict[str, Any]]:
+    """The files the other dialects claim by their content (dialects/*/reader.py `sniff`):
+    cleo's, a `version` and a list of `nodes` without `steps`; kai's, only kai's top-level
+    keys, `version` among them, and a step with `autonomy` or `error_policy`."""
+    from catalyst_dsl.dialects.kai.model import TOP_KEYS as KAI_TOP_KEYS
+
+    cleo = {
+        "required": ["version", "nodes"],
+        "properties": {"nodes": {"type": "array"}},
+        "not": {"required": ["steps"]},
+    }
+    kai_step = {"type": "object", "anyOf": [{"required": ["autonomy"]}, {"required": ["error_policy"]}]}
+    kai = {
+        "required": ["version", "steps"],
+        "propertyNames": {"enum": sorted(KAI_TOP_KEYS)},
+        "properties": {"steps": {"type": "array", "contains": kai_step}},
+    }
+    return [cleo, kai]
 
 
 def _error_policy() -> dict[str, Any]:

@@ -79,6 +79,8 @@ REJECTED = {
     "duration-text": ('steps:\n  - checkpoint: ok?\n    timeout: "5 minutes"\n', "C302"),
     "step-timeout": ("steps:\n  - display: a\n    timeout: soon\n", "C302"),
     "step-timeout-nan": ("steps:\n  - display: a\n    timeout: nan\n", "C302"),
+    # A stray `version:` does not make a native playbook another dialect's file.
+    "stray-version": ("version: 1\nsteps:\n  - display: a\n", "C202"),
     "negative-duration": ("steps:\n  - checkpoint: ok?\n    timeout: -5\n", "C302"),
     "approval-policy": ("steps:\n  - checkpoint: ok?\n    policy: robot\n", "C303"),
     "status-as-text": ('steps:\n  - http-get: https://example.com\n    expectedStatus: "abc"\n', "C302"),
