@@ -46,6 +46,9 @@ MD_CHANGE_LINE_CHARS = 300
 MD_REASON_CHARS = 4000
 #: GitHub refuses a comment longer than this.
 COMMENT_CHARS = 65_536
+#: What the job summary is given at most (GitHub keeps 1 MiB of a step's summary; the rest
+#: is room for what other steps wrote, counted in characters, which UTF-8 may make longer).
+SUMMARY_CHARS = 800_000
 #: Each page of comments read while looking for the one to update.
 PER_PAGE = 100
 #: Comments are read up to this many pages (10,000 comments) before a new one is posted.
@@ -387,8 +390,20 @@ def to_workflow(reports: list[Report], environ: Mapping[str, str]) -> None:
     name beyond the comments themselves, so no value can forge another output."""
     summary = environ.get("GITHUB_STEP_SUMMARY")
     if summary and reports:
+        shown, size = [], 0
+        for report in reports:  # GitHub drops a step's summary past 1 MiB: what fits, then a word
+            if size + len(report.body) + 1 > SUMMARY_CHARS:
+                break
+            shown.append(report.body)
+            size += len(report.body) + 1
+        left = len(reports) - len(shown)
+        if left:
+            shown.append(
+                f"*{left} more report{'s' if left != 1 else ''} left out: a step's summary holds 1 MiB; "
+                "each is in its pull-request comment, and `catalyst what-if-comment --print` prints them all.*"
+            )
         with open(summary, "a", encoding="utf-8", newline="\n") as handle:
-            handle.write("\n".join(r.body for r in reports) + "\n")
+            handle.write("\n".join(shown) + "\n")
     outputs = environ.get("GITHUB_OUTPUT")
     if outputs:
         found = {label for r in reports for label in r.labels}

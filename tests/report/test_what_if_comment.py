@@ -694,3 +694,14 @@ def test_the_action_posts_nothing_for_a_pull_request_from_a_fork(tmp_path: Path)
     assert done.stdout.startswith(
         "::notice title=catalyst::no what-if comments on a pull request from a fork (mallory/widgets)"
     )
+
+
+def test_the_job_summary_holds_what_fits_and_says_what_it_left_out(tmp_path: Path) -> None:
+    from catalyst_dsl.report.pr_comment import SUMMARY_CHARS, Report, to_workflow
+
+    reports = [Report(f"playbooks/p{i}.yaml", "x" * 60_000, f"golden/p{i}.plan.json") for i in range(20)]
+    summary = tmp_path / "summary.md"
+    to_workflow(reports, {"GITHUB_STEP_SUMMARY": str(summary)})
+    written = summary.read_text()
+    assert len(written) <= SUMMARY_CHARS + 300
+    assert written.count("x" * 60_000) == 13 and "*7 more reports left out: a step's summary holds 1 MiB;" in written
