@@ -377,7 +377,10 @@ class _Exactly:
         if found in self.kinds:
             return value
         if found is int and float in self.kinds:
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # a JSON integer of hundreds of digits: no float holds it
+                raise Invalid([(f"expected {self.expected}, got an integer too large for one", ())]) from None
         raise Invalid([(self.words.mismatch(self.expected, value, show=True), ())])
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -183,16 +182,6 @@ def _refuse_constant(name: str):
     raise _NotFinite(name)
 
 
-def _bounded(text: str) -> int:
-    """A JSON integer, refused when no float can hold it (the readers make numbers floats:
-    a 400-digit integer raised OverflowError there)."""
-    digits = len(text.lstrip("-"))
-    # Past 309 digits no float holds it (and past Python's limit on digits it is no int).
-    if digits > 309 or (digits == 309 and abs(int(text)) > sys.float_info.max):
-        raise _NotFinite(f"{text[:20]}… ({digits} digits)")
-    return int(text)
-
-
 def _finite(text: str) -> float:
     """A JSON number with a fraction or exponent, refused when it is too large for a float
     (`1e999` reads as infinity, which no run writes and no JSON reader could read back)."""
@@ -263,7 +252,7 @@ def parse_document(raw: bytes) -> Document:
     if not text.strip():
         raise Damaged(["is empty"])
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except _NotFinite as exc:
         raise Damaged([f"holds {exc.args[0]}, which is not a JSON number"]) from None
     except RecursionError:

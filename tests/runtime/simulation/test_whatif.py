@@ -1041,7 +1041,7 @@ def test_plan_files_that_cannot_be_written_or_read_are_errors_not_tracebacks(pro
     unwritable = project.cli(
         "run", "tiny", "--what-if", "--what-if-report", str(tmp_path / "missing-dir" / "plan.json")
     )
-    assert unwritable.exit_code == 1 and "cannot write the plan" in unwritable.output
+    assert unwritable.exit_code == 2 and "there is no folder" in unwritable.output
     binary = tmp_path / "plan.bin"
     binary.write_bytes(b"\xff\xfe\x00garbage")
     unreadable = project.cli("run", "tiny", "--expect-plan", str(binary))
