@@ -263,7 +263,7 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
         "rows": [
             {
                 "path": step["path"],
-                "step": _clip(step["step"], MD_NAME_CHARS),
+                "step": clip(step["step"], MD_NAME_CHARS),
                 "action": step["action"],
                 "change": step["change"],
                 "symbol": SYMBOLS.get(step["change"], OTHER_SYMBOL),
@@ -277,7 +277,7 @@ def markdown_view(plan: Mapping[str, Any]) -> dict[str, Any]:
         "confined": [
             {
                 "path": step["path"],
-                "step": _clip(step["step"], MD_NAME_CHARS),
+                "step": clip(step["step"], MD_NAME_CHARS),
                 "may": step["confinement"]["mayWrite"],
                 "never": step["confinement"]["neverWrites"],
             }
@@ -316,18 +316,18 @@ def _attention(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             entries.append(
                 {
                     "path": step["path"],
-                    "step": _clip(step["step"], MD_NAME_CHARS),
+                    "step": clip(step["step"], MD_NAME_CHARS),
                     "action": step["action"],
                     "conditional": bool(step.get("conditional")),
-                    "reason": _clip(step.get("reason"), MD_TEXT_CHARS),
+                    "reason": clip(step.get("reason"), MD_TEXT_CHARS),
                     "deletes": [e["path"] for e in step.get("effects") or () if e.get("change") == "delete"],
                     "refusals": [
-                        {"path": w["path"], "refusal": _clip(w.get("refusal"), MD_TEXT_CHARS)}
+                        {"path": w["path"], "refusal": clip(w.get("refusal"), MD_TEXT_CHARS)}
                         for w in step.get("writes") or ()
                         if w.get("allowed") is False
                     ],
                     "roles": list(approval.get("roles") or ()),
-                    "message": _clip(approval.get("message"), MD_TEXT_CHARS),
+                    "message": clip(approval.get("message"), MD_TEXT_CHARS),
                 }
             )
         groups.append({"kind": kind, "label": label, "entries": entries, "more": len(found) - len(entries)})
@@ -350,14 +350,14 @@ def _diff_blocks(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 hidden.append(effect["path"])
                 continue
             budget -= take + MD_DIFF_BLOCK
-            text = "\n".join(_clip(line, MD_LINE_CHARS) for line in lines[:take])
+            text = "\n".join(clip(line, MD_LINE_CHARS) for line in lines[:take])
             shown.append(
                 {
                     "file": effect["path"],
                     "change": effect["change"],
                     "symbol": SYMBOLS.get(effect["change"], OTHER_SYMBOL),
                     "path": step["path"],
-                    "step": _clip(step["step"], MD_NAME_CHARS),
+                    "step": clip(step["step"], MD_NAME_CHARS),
                     "diff": text,
                     "fence": fence(text),
                     "cut": len(lines) - take,
@@ -366,7 +366,7 @@ def _diff_blocks(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"diffs": shown, "hidden": hidden[:MD_HIDDEN_NAMED], "hidden_more": max(0, len(hidden) - MD_HIDDEN_NAMED)}
 
 
-def _clip(text: str | None, limit: int) -> str | None:
+def clip(text: str | None, limit: int) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1] + "…"

@@ -227,9 +227,8 @@ def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool
     name = plan_report.md_code(golden_shown)
     if not stale:
         return f"The plan matches its golden plan {name}.\n"
-    lines = [
-        _cut(line, MD_CHANGE_LINE_CHARS) for line in plan_diff.explain(golden_text, plan, golden_shown).splitlines()
-    ]
+    changes = plan_diff.explain(golden_text, plan, golden_shown)
+    lines = [plan_report.clip(line, MD_CHANGE_LINE_CHARS) for line in changes.splitlines()]
     if len(lines) > MD_CHANGE_LINES:
         cut = len(lines) - MD_CHANGE_LINES
         lines = lines[: MD_CHANGE_LINES - 2] + [f"… {cut + 1} more lines: run pytest to see them all", lines[-1]]
@@ -245,17 +244,13 @@ def _against_golden(golden_text: str, plan: dict, golden_shown: str, stale: bool
 
 
 def _not_planned(golden_file: str, playbook_file: str, why: str) -> str:
-    why = _cut(why, MD_REASON_CHARS)
+    why = plan_report.clip(why, MD_REASON_CHARS)
     ticks = plan_report.fence(why)
     return (
         f"{marker(golden_file)}\n"
         f"## What-if plan for {plan_report.md_code(playbook_file)}: not made\n\n"
         f"{ticks}\n{why}\n{ticks}\n"
     )
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _relative(root: Path, path: str) -> str:
