@@ -1,6 +1,6 @@
 """Benchmark: how soon `catalyst lsp` gives a large library's first diagnostics.
 
-Usage: python bench/lsp_startup.py [--playbooks 2000] [--steps 20] [--rounds 3] [--faulty K]
+Usage: python bench/lsp_startup.py [--playbooks 2000] [--steps 20] [--rounds 3] [--faulty K] [--baseline DIR]
 
 N playbooks of S steps that call each other (bench/library_graph.py's, as
 bench/check_cache.py writes them) are made in a temporary project; with `--faulty K`,
@@ -21,6 +21,12 @@ is printed beside that check's: the host's speed moves from hour to hour, and a 
 piece of reference work does not follow it (bench/README.md), so the ratio is the figure
 that compares across days.
 
+With `--baseline DIR`, a directory holding another build (its `catalyst_dsl` and
+`grammar`, such as `git archive COMMIT catalyst_dsl grammar` unpacked), each round also
+starts that build's server cold, right after this build's, and the two are printed side by
+side: a figure measured on another day, with the build it was measured at, then carries
+over to this build on any host.
+
 Each session's wall time from the server's start to `initialize` answered is printed
 apart. The user's cache key lives in a temporary XDG_CACHE_HOME, not in yours.
 """
@@ -30,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import statistics
 import sys
@@ -111,6 +118,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--faulty", type=int, default=0, metavar="K", help="every K-th playbook has a finding")
+    parser.add_argument("--baseline", type=Path, metavar="DIR", help="another build, started cold in each round too")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
@@ -123,6 +131,10 @@ def main() -> None:
             (root / "playbooks" / f"flow-{i}.yaml").write_text(text)
         env = child_env(Path(tmp) / "pycache", {"XDG_CACHE_HOME": str(Path(tmp) / "cache-home")})
         asyncio.run(session(root, env))  # pays for the .pyc files and writes the entries; not counted
+        baseline = None
+        if args.baseline is not None:
+            baseline = {**env, "PYTHONPATH": os.pathsep.join([str(args.baseline.resolve()), env["PYTHONPATH"]])}
+            asyncio.run(session(root, baseline))  # its own .pyc files; not counted
         before = machine()
         kinds: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
         checks = []  # the wall time of a whole check just before each cold round
@@ -131,6 +143,9 @@ def main() -> None:
             checks.append(run([sys.executable, "-m", "catalyst_dsl", "check", "--no-cache"], root, env)[1])
             kinds["cold"].append(asyncio.run(session(root, env)))
             kinds["warm"].append(asyncio.run(session(root, env)))
+            if baseline is not None:
+                shutil.rmtree(root / ".xe" / "cache", ignore_errors=True)
+                kinds.setdefault("before, cold", []).append(asyncio.run(session(root, baseline)))
         faulty = f", every {args.faulty}th with a finding" if args.faulty else ""
         size = f"{args.playbooks} playbooks x {args.steps} steps{faulty}"
         print(f"catalyst lsp opening 1 of {size}, {args.rounds} rounds")
@@ -143,6 +158,12 @@ def main() -> None:
             f"{ratios[-1]:.2f}x (min / median / max); the checks {min(checks):.2f} / "
             f"{statistics.median(checks):.2f} / {max(checks):.2f} s"
         )
+        if baseline is not None:
+            against = sorted(cold[2] / before[2] for cold, before in zip(kinds["cold"], kinds["before, cold"]))
+            print(
+                f"  cold against the baseline's cold start in the same round: {against[0]:.2f}x / "
+                f"{statistics.median(against):.2f}x / {against[-1]:.2f}x (min / median / max)"
+            )
         for kind, runs in kinds.items():
             start, own, library, whole = (sorted(x) for x in zip(*runs))
 
