@@ -4,7 +4,6 @@ to standard output or `--output-file`. `--watch` (watch.py) calls it again on ea
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 
@@ -104,11 +103,6 @@ def run_check(options: CheckOptions) -> tuple[int, list[str]]:
     if notes:
         click.echo(notes[-1], err=notes_to_stderr)
     return _status(diagnostics, failing), sorted({*files, *sources})
-
-
-def _lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def _not_a_playbook(output_file: str | None, files) -> None:
@@ -260,6 +254,7 @@ def _diff(texts: dict[str, str], sources, here: str) -> str:
     """The fixes as a unified diff of each changed file (a/ and b/ paths, as git prints)."""
     from catalyst_dsl.diagnostics.text import display_path
 
+    from catalyst_dsl._internal.line_diff import unified_text
     from catalyst_dsl._internal.terminal_text import safe_text
 
     out = []
@@ -267,13 +262,8 @@ def _diff(texts: dict[str, str], sources, here: str) -> str:
         # A line break in a file name would start a line of its own (a workflow command
         # on GitHub): the name is written with its escapes, as everywhere else.
         name = safe_text(display_path(path, here))
-        # Lines end at `\n` only: `splitlines` would also cut at U+2028 and other separators
-        # inside a value, and the patch would not apply.
-        before = _lines(sources[path].text)
-        after = _lines(texts[path])
-        out += difflib.unified_diff(before, after, f"a/{name}", f"b/{name}")
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-    return "\n".join(safe_text(line) for line in text.split("\n"))
+        out.append(unified_text(sources[path].text, texts[path], f"a/{name}", f"b/{name}"))
+    return "\n".join(safe_text(line) for line in "".join(out).split("\n"))
 
 
 def project_files(paths: tuple[str, ...]):

@@ -169,19 +169,14 @@ def unified_diff(name: str, before: bytes | None, after: bytes | None) -> str:
     if old is None or new is None:
         sizes = f"{len(before or b'')} -> {len(after or b'')} bytes"
         return f"binary or large file changed ({sizes})\n"
-    import difflib  # only when a file changes: a plan that writes no file shows no diff (about 0.6 ms)
+    from catalyst_dsl._internal.line_diff import unified_text  # only when a file changes
 
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+    return unified_text(
+        old,
+        new,
         "/dev/null" if before is None else f"a/{name}",
         "/dev/null" if after is None else f"b/{name}",
-        n=3,
     )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
 
 
 def _text(data: bytes | None) -> str | None:
