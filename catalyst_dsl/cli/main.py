@@ -389,20 +389,22 @@ def what_if_comment(
     from catalyst_dsl.report import pr_comment
 
     project = load_project(Path.cwd(), DiagnosticSink())
-    reports = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    every = pr_comment.reports(project.root, project.root / golden_dir, list(changed), project.config.playbook_dirs)
+    reports = pr_comment.shown(every)
     try:
         pr_comment.to_workflow(reports, os.environ)
     except OSError as error:
         click.echo(f"error: cannot write the job summary or the step outputs: {error}", err=True)
         sys.exit(1)
+    env = pr_comment.environment()
     if not reports:
         click.echo(f"no golden plan in {golden_dir}/ is changed or out of date")
-        return
+        if print_only or not every:
+            return
     if print_only:
         click.echo("\n".join(r.body for r in reports), nl=False)
         _stale_exit(reports, fail_on_stale)
         return
-    env = pr_comment.environment()
     repo = repo or env["GITHUB_REPOSITORY"]
     number = number if number is not None else pr_comment.pull_request_number(env["GITHUB_EVENT_PATH"])
     missing = [
@@ -415,14 +417,18 @@ def what_if_comment(
         if not value
     ]
     if missing:
+        if not reports:
+            return  # only comments to refresh, and nowhere they could be: nothing to do
         raise click.UsageError(f"cannot post without {', '.join(missing)} (or use --print)")
     try:
         pull = pr_comment.PullRequest(
             env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"]
         )
-        for report in reports:
+        for report in every:
             action, url = pull.post_or_update(report)
-            click.echo(f"{action} the what-if comment of {report.playbook}: {url}")
+            if action:
+                unchanged = " (unchanged)" if action == "kept" else ""
+                click.echo(f"{action} the what-if comment of {report.playbook}{unchanged}: {url}")
     except pr_comment.CommentError as problem:
         click.echo(f"error: {problem}", err=True)
         sys.exit(1)

@@ -67,6 +67,9 @@ class Report:
     golden: str = ""  # the golden plan's file, relative to the project root: the comment's marker
     stale: bool = True  # the plan today is not the golden plan (or cannot be made)
     labels: tuple[str, ...] = ()  # what the plan does (LABELS), none when it could not be made
+    #: A golden plan that matches and that nothing in the change touches: its comment, if
+    #: an earlier push made one (when it was stale), is brought up to date; none is posted.
+    refresh_only: bool = False
 
 
 #: What a plan may do, in the order the labels are shown; `nothing` when it does none.
@@ -105,17 +108,21 @@ def plan_labels(plan: dict) -> tuple[str, ...]:
     return tuple(label for label in LABELS if label in found) or ("nothing",)
 
 
+_MARKER_START = "<!-- catalyst-plan "
+
+
 def marker(golden_file: str) -> str:
     """The first line of a golden plan's comment, by which the comment is found again."""
-    return f"<!-- catalyst-plan {plan_report.marker_text(golden_file)} -->"
+    return f"{_MARKER_START}{plan_report.marker_text(golden_file)} -->"
 
 
 def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: list[str]) -> list[Report]:
     """The what-if report of each golden plan whose playbook (or itself) is in `changed`
     (paths relative to `root`, or absolute), and of every golden plan that is stale, changed
-    or not. A golden plan naming a file outside the playbook directories is not planned (it
-    could name any file of the machine, whose plan would then be posted), nor is a file that
-    is not a golden plan: their comments say why, and they count as stale."""
+    or not; every other golden plan's report is `refresh_only`. A golden plan naming a file
+    outside the playbook directories is not planned (it could name any file of the machine,
+    whose plan would then be posted), nor is a file that is not a golden plan: their
+    comments say why, and they count as stale."""
     touched = {_relative(root, path) for path in changed}
     bases = [(root / folder).resolve() for folder in playbook_dirs]
     found = []
@@ -138,9 +145,17 @@ def reports(root: Path, golden_dir: Path, changed: list[str], playbook_dirs: lis
             found.append(Report(playbook_file, _not_planned(golden_shown, playbook_file, why), golden_shown))
             continue
         report = _report(root, golden, golden_text, playbook_file, golden_shown)
-        if report.stale or {playbook_file, golden_shown} & touched:
-            found.append(report)
+        if not report.stale and not {playbook_file, golden_shown} & touched:
+            # Matching again (a called playbook changed back, say): a comment that says
+            # it is stale must not stay, but a plan no one touched gets no new comment.
+            report = Report(report.playbook, report.body, report.golden, False, report.labels, refresh_only=True)
+        found.append(report)
     return found
+
+
+def shown(reports: list[Report]) -> list[Report]:
+    """The reports a change is shown: its summary, `--print` and new comments hold these."""
+    return [report for report in reports if not report.refresh_only]
 
 
 _SUFFIX = ".plan.json"
@@ -281,24 +296,33 @@ class PullRequest:
         self.repository = repository
         self.number = number
         self.token = token
+        #: The report comments already there, by their first line (the marker): read once.
+        self._by_marker: dict[str, dict] | None = None
 
     def post_or_update(self, report: Report) -> tuple[str, str]:
-        """("updated" or "posted", the comment's address)."""
+        """("updated", "posted", "kept" (the same body) or "" (a `refresh_only` report with no comment
+        to refresh), the comment's address)."""
+        if self._by_marker is None:
+            self._by_marker = {}
+            for comment in self._comments():
+                body = comment.get("body")
+                if isinstance(body, str) and body.startswith(_MARKER_START) and _trusted(comment):
+                    self._by_marker.setdefault(body.partition("\n")[0], comment)
         mark = marker(report.golden)
-        existing = next(
-            (
-                c
-                for c in self._comments()
-                if isinstance(c.get("body"), str) and c["body"].startswith(mark) and _trusted(c)
-            ),
-            None,
-        )
+        existing = self._by_marker.get(mark)
         if existing is not None:
+            if existing.get("body") == report.body:
+                return "kept", str(existing.get("html_url", ""))
             answer = self._request(
                 "PATCH", f"/repos/{self.repository}/issues/comments/{existing['id']}", {"body": report.body}
             )
+            existing["body"] = report.body
             return "updated", str(answer.get("html_url", ""))
+        if report.refresh_only:
+            return "", ""
         answer = self._request("POST", f"/repos/{self.repository}/issues/{self.number}/comments", {"body": report.body})
+        if isinstance(answer, dict):
+            self._by_marker[mark] = {**answer, "body": report.body}
         return "posted", str(answer.get("html_url", ""))
 
     def _comments(self) -> Iterator[dict]:

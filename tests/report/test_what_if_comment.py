@@ -270,6 +270,33 @@ def test_a_golden_plan_made_stale_by_a_playbook_it_calls_is_commented_on_and_fai
     )
 
 
+def test_a_stale_comment_is_brought_up_to_date_when_its_plan_matches_again(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "playbooks" / "callee.yaml").write_text(PLAIN.replace("name: plain", "name: callee"))
+    (root / "playbooks" / "caller.yaml").write_text(
+        "name: caller\ndescription: x\nowner: Engineer\nallowedWritePaths: [notes/**]\n"
+        "steps:\n  - playbook: callee\n    inheritPermissions: true\n"
+    )
+    assert _approve_plan(root, "caller").returncode == 0
+    callee = (root / "playbooks" / "callee.yaml").read_text()
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the callee")
+        (root / "playbooks" / "callee.yaml").write_text(BYE.replace("name: bye", "name: callee"))
+        first = _comment(root, github, "playbooks/callee.yaml")
+        # The next push takes the change back: the caller's plan matches its golden plan again.
+        (root / "playbooks" / "callee.yaml").write_text(callee)
+        second = _comment(root, github, "playbooks/callee.yaml")
+    assert first.exit_code == 1 and second.exit_code == 0, first.output + second.output
+    assert "posted the what-if comment of playbooks/caller.yaml" in first.output
+    assert second.output.startswith("no golden plan in golden/ is changed or out of date\n")
+    assert "updated the what-if comment of playbooks/caller.yaml" in second.output
+    # hello and bye match and were not touched: no comment of theirs was posted.
+    assert [r["method"] for r in github.writes()] == ["POST", "PATCH"]
+    (body,) = [c["body"] for c in github.comments[("acme/widgets", 1)]]
+    assert body.startswith("<!-- catalyst-plan golden/caller.plan.json -->\n")
+    assert "will be added" not in body and "out of date" not in body
+
+
 def test_two_golden_plans_of_one_playbook_have_a_comment_each(tmp_path: Path) -> None:
     root = _project(tmp_path)
     made = subprocess.run(
@@ -305,7 +332,9 @@ def test_two_golden_plans_of_one_playbook_have_a_comment_each(tmp_path: Path) ->
         "<!-- catalyst-plan golden/hello.plan.json -->",
     ]
     assert '"hi moon" -> "hello moon"' in bodies[0] and '"hi world" -> "hello world"' in bodies[1]
-    assert [r["method"] for r in github.writes()] == ["POST", "POST", "PATCH", "PATCH"]
+    # The second push changes no report: the comments are left as they are, not edited.
+    assert [r["method"] for r in github.writes()] == ["POST", "POST"]
+    assert again.output.count("kept the what-if comment of playbooks/hello.yaml (unchanged): ") == 2
 
 
 def test_markers_of_two_paths_differ_and_never_close_the_html_comment() -> None:
@@ -579,7 +608,7 @@ def test_the_action_comments_on_the_playbooks_a_pull_request_changes(tmp_path: P
         assert outputs.read_text() == "labels=nothing\nstale=1\n"
         done = run_step(**{"fail-on-stale-golden": "false"})  # the next push, told not to fail: one comment
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("updated the what-if comment of playbooks/hello.yaml")
+        assert done.stdout.startswith("kept the what-if comment of playbooks/hello.yaml (unchanged)")
         assert [c["body"].splitlines()[0] for c in github.comments[("acme/widgets", 1)]] == [
             "<!-- catalyst-plan golden/hello.plan.json -->"
         ]
