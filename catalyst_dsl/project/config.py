@@ -436,9 +436,25 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
             # Kept all the same: falling back to the default API would send the token elsewhere;
             # the step refuses to send it instead.
             problem = _token_in_clear_text(key, value)
-        if problem is not None:
-            message, hint = problem
-            sink.report(BAD_SETTINGS, message, _key_span(source, key, table_header), help=hint)
+        if problem is None:
+            continue
+        outside = (
+            [(name, d) for name, d in value.items() if isinstance(d, str) and _leaves_project(d)]
+            if key == "aliases" and isinstance(value, dict)
+            else []
+        )
+        if outside and problem == _outside(key, outside[0][1]):
+            # Each alias that leads out, at its own line (not the table's header).
+            home = f"{table_header}.{key}" if table_header else key
+            for name, directory in outside:
+                message, hint = _outside(key, directory)
+                span = _key_span(source, name, home)
+                if span.line == 1 and span.col == 1:  # not written as `[aliases]` (an inline table)
+                    span = _key_span(source, key, table_header)
+                sink.report(BAD_SETTINGS, message, span, help=hint)
+            continue
+        message, hint = problem
+        sink.report(BAD_SETTINGS, message, _key_span(source, key, table_header), help=hint)
     return ProjectConfig(**{SETTINGS[key].name: _setting_value(key, value) for key, value in good.items()})
 
 
@@ -503,16 +519,22 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         "allowed-signers": lambda: [value],
     }
     for directory in directories.get(key, list)():
-        if (
-            directory.startswith(("/", "\\"))
-            or re.match(r"^[A-Za-z]:", directory)
-            or ".." in re.split(r"[/\\]", directory)
-        ):
-            return (
-                f"setting '{key}': '{directory}' is outside the project",
-                "use a path relative to the project root, without '..'",
-            )
+        if _leaves_project(directory):
+            return _outside(key, directory)
     return None
+
+
+def _leaves_project(directory: str) -> bool:
+    return bool(
+        directory.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", directory) or ".." in re.split(r"[/\\]", directory)
+    )
+
+
+def _outside(key: str, directory: str) -> tuple[str, str]:
+    return (
+        f"setting '{key}': '{directory}' is outside the project",
+        "use a path relative to the project root, without '..'",
+    )
 
 
 def _token_in_clear_text(key: str, value: object) -> tuple[str, str] | None:

@@ -260,3 +260,25 @@ def test_a_gitignore_with_patterns_git_would_pass_over(tmp_path, monkeypatch) ->
     )
     result = check(root, monkeypatch)
     assert "checked 1 file(s)" in result.output and result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "lines"),
+    [
+        ("catalyst.toml", '[aliases]\n"a/" = "../x/"\n"b/" = "ok/"\n"c/" = "/abs/"\n', [2, 4]),
+        ("pyproject.toml", '[tool.catalyst.aliases]\n"a/" = "../x/"\n', [2]),
+        # An inline table has no line of each alias: the setting's own line.
+        ("catalyst.toml", 'max-depth = 3\naliases = { "a/" = "../x/", "b/" = "../y/" }\n', [2, 2]),
+    ],
+)
+def test_each_alias_that_leads_out_of_the_project_is_reported_at_its_line(
+    tmp_path: Path, name: str, text: str, lines: list[int]
+) -> None:
+    from catalyst_dsl.diagnostics.model import DiagnosticSink
+    from catalyst_dsl.project.config import read_config
+
+    settings = tmp_path / name
+    settings.write_text(text)
+    sink = DiagnosticSink()
+    assert read_config(settings, sink).aliases == {}
+    assert [(d.code, d.span.line) for d in sink.items] == [("C801", line) for line in lines]
