@@ -73,7 +73,11 @@ def suppressions_in(source: SourceFile, sink: DiagnosticSink) -> list[Suppressio
             from catalyst_dsl.diagnostics.codes import CODES  # the table of 200 codes: only where a comment names one
 
             if code not in CODES and not _SHELLCHECK_CODE.fullmatch(code):
-                hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
+                upper = code.upper()
+                if upper != code and (upper in CODES or _SHELLCHECK_CODE.fullmatch(upper)):
+                    hint = f"did you mean '{upper}'? codes are written in capitals"  # `sc2086` silences nothing
+                else:
+                    hint = suggest(code, CODES, prefix="did you mean ") or "codes are listed in docs/diagnostics.md"
                 what = "an empty code" if not code else f"unknown code '{code}'"
                 sink.report(UNKNOWN_SUPPRESSION_CODE, f"{what} in a catalyst suppression comment", span, help=hint)
                 continue
