@@ -109,6 +109,31 @@ def test_an_inserted_step_leaves_the_other_addresses_as_they_were() -> None:
     assert set(_addresses(before)) <= set(_addresses(after))
 
 
+def test_catch_clauses_and_route_branches_are_named_where_the_plan_knows_their_names() -> None:
+    steps = _entries(
+        [
+            (
+                "steps/0",
+                "try@3",
+                "try",
+                [("steps/0/catch/0/0", "report", "display"), ("steps/0/catch/1/0", "bash@9", "bash")],
+            ),
+            ("steps/1", "pick", "route", [("steps/1/branches/0/0", "docs", "display")]),
+            ("catch/0/0", "alert", "display"),
+        ]
+    )
+    address_steps(steps, {"steps/0/catch/0": "E1", "steps/1/branches/0": "docs", "catch/0": "default"})
+    # A clause the plan names nothing for keeps its position (`catch/1`).
+    assert _addresses(steps) == [
+        "try#1",
+        "try#1/catch/E1/report",
+        "try#1/catch/1/bash#1",
+        "pick",
+        "pick/branches/docs/docs",
+        "catch/default/alert",
+    ]
+
+
 def test_an_address_met_twice_is_told_apart() -> None:
     steps = _entries([("steps/0", "greet", "display"), ("steps/0", "greet", "display")])
     address_steps(steps)

@@ -75,7 +75,8 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
         _chosen(engine, run, certain)  # two that hold already: fails as the run would
     with engine.plan.conditional():
         for k in maybe:
-            _run_body(engine, run, _branches(run.step)[k][1], run.at("branches", k), guarded=True)
+            _, steps, name = _branches(run.step)[k]
+            _run_body(engine, run, steps, run.at("branches", k), guarded=True, name=name)
         if not certain:
             _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"), guarded=True)
     return engine.UNKNOWN
@@ -133,15 +134,19 @@ def _taken(engine: Engine, run: StepRun, chosen: int | None) -> dict[str, Any]:
         _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"))
         return {"branch": "otherwise", "executed": True}
     _, steps, name = _branches(run.step)[chosen]
-    _run_body(engine, run, steps, run.at("branches", chosen))
+    _run_body(engine, run, steps, run.at("branches", chosen), name=name)
     return {"branch": name, "executed": True}
 
 
-def _run_body(engine: Engine, run: StepRun, body: Any, path: str, guarded: bool = False) -> None:
+def _run_body(
+    engine: Engine, run: StepRun, body: Any, path: str, guarded: bool = False, name: str | None = None
+) -> None:
     from catalyst_dsl.ir import nodes as ir
 
     if not isinstance(body, ir.StepsV):
         return
+    if name is not None:
+        engine.name_part(path, name)
     inner = run.child()
     try:
         engine.run_steps(body.steps, run.frame, inner, path)

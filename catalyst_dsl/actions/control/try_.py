@@ -104,11 +104,13 @@ def _may_catch(engine: Simulator, run: StepRun) -> bool:
 
     clauses = run.step.config.get("catch")
     items = clauses.items if isinstance(clauses, ir.ListV) else ()
-    handlers = [
-        (clause.get("steps").steps, run.at("catch", k))
-        for k, clause in enumerate(items)
-        if isinstance(clause, ir.MapV) and isinstance(clause.get("steps"), ir.StepsV)
-    ]
+    handlers = []
+    for k, clause in enumerate(items):
+        if isinstance(clause, ir.MapV) and isinstance(clause.get("steps"), ir.StepsV):
+            handlers.append((clause.get("steps").steps, run.at("catch", k)))
+            code = clause.get("code")
+            if isinstance(code, ir.Lit) and isinstance(code.value, str):
+                engine.name_part(run.at("catch", k), code.value)
     engine.maybe_handled(handlers, run.frame, run.scope)
     return bool(items)
 
@@ -136,6 +138,7 @@ def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
         if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
             handler = clause.get("steps")
             engine.catching(run.at("catch"), error, run.label)
+            engine.name_part(run.at("catch", k), code_text)
             if isinstance(handler, ir.StepsV):
                 handling = run.child({"$error": error.as_value()})
                 engine.run_steps(handler.steps, run.frame, handling, run.at("catch", k))

@@ -125,6 +125,7 @@ class Engine(Calls, Attempts, Pauses):
         for k, clause in enumerate(frame.playbook.catch):
             if clause.code == "default" or error.matches(clause.code):
                 self.catching(paths.join(prefix, "catch"), error, f"playbook {frame.playbook.name}")
+                self.name_part(paths.join(prefix, "catch", k), clause.code)
                 handler = Scope(scope, {"$error": error.as_value()})
                 try:
                     self.run_steps(clause.steps, frame, handler, paths.join(prefix, "catch", k))
@@ -362,6 +363,10 @@ class Engine(Calls, Attempts, Pauses):
 
     def catching(self, where: str, error: StepError, label: str) -> None:
         self.journal.catching(where, error, label)
+
+    def name_part(self, path: str, name: str) -> None:
+        """The steps at `path` are a catch clause or a route branch named `name` (its code,
+        its label or its `when`): a plan addresses them by it; a run has no use for it."""
 
     def same_item(self, path: str, index: int, item: Any) -> None:
         self.journal.same_item(self, path, index, item)

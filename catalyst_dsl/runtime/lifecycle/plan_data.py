@@ -73,7 +73,7 @@ def predicted_failure(plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
 UNNAMED_STEP = re.compile(r"^(.+)@(?:\d+|\?)$")
 
 
-def address_steps(steps: Sequence[MutableMapping[str, Any]]) -> None:
+def address_steps(steps: Sequence[MutableMapping[str, Any]], parts: Mapping[str, str] | None = None) -> None:
     """Give every step entry its `address`: what the step is, where `path` says where it sits.
 
     An address is a path of names: the step's name, under the names of the steps it runs
@@ -83,12 +83,18 @@ def address_steps(steps: Sequence[MutableMapping[str, Any]]) -> None:
     added beside it, leaves it as it was. A pause shown at a step (`…/checkpoint`,
     `…/approve-effects`) is the step's address and that word. An insertion renumbers the
     paths after it, never the addresses: a diff of two plans pairs entries by address.
+    `parts` names the catch clauses and route branches by their paths (`steps/3/catch/0`:
+    `E1`, its code; a branch's label or `when`): their steps are under that name, not the
+    clause's position (`try#1/catch/E1/recover`), so a clause added before another leaves
+    the other's steps as they were.
     """
     taken: set[str] = set()
-    _address_level(steps, "", "", taken)
+    _address_level(steps, "", "", taken, parts or {})
 
 
-def _address_level(steps: Sequence[MutableMapping[str, Any]], parent: str, parent_path: str, taken: set[str]) -> None:
+def _address_level(
+    steps: Sequence[MutableMapping[str, Any]], parent: str, parent_path: str, taken: set[str], parts: Mapping[str, str]
+) -> None:
     own: dict[str, str] = {}  # a step's path -> its address, for the pauses shown at it
     ranks: dict[tuple[str, str], int] = {}  # (part of the parent, action) -> unnamed steps of it so far
     actions = {entry.get("path"): entry.get("action") for entry in steps}
@@ -99,14 +105,14 @@ def _address_level(steps: Sequence[MutableMapping[str, Any]], parent: str, paren
         step_path = base if pause else path
         address = own.get(step_path)
         if address is None:
-            address = _step_address(entry, step_path, actions.get(step_path), parent, parent_path, ranks)
+            address = _step_address(entry, step_path, actions.get(step_path), parent, parent_path, ranks, parts)
             own[step_path] = address
         if pause:
             address = f"{address}/{pause}"
         entry["address"] = _unique(address, taken)
         nested = entry.get("steps")
         if nested:
-            _address_level(nested, address, path, taken)
+            _address_level(nested, address, path, taken, parts)
 
 
 def _step_address(
@@ -116,11 +122,15 @@ def _step_address(
     parent: str,
     parent_path: str,
     ranks: dict[tuple[str, str], int],
+    parts: Mapping[str, str],
 ) -> str:
     relative = (
         step_path[len(parent_path) + 1 :] if parent_path and step_path.startswith(parent_path + "/") else step_path
     )
     part = relative.split("/")[:-1]  # the index among its siblings left out: it is a position
+    named = parts.get(step_path.rpartition("/")[0]) if len(part) >= 2 and part[-2] in _NAMED_PARTS else None
+    if named is not None:
+        part[-1] = named  # a clause's code, a branch's label, in place of its position
     if part and part[-1] == "steps":  # a body of steps (`steps/0`, `call/steps/0`) is its owner's
         part.pop()
     name = str(entry.get("step") or entry.get("action") or "")
@@ -130,6 +140,10 @@ def _step_address(
         ranks[key] = ranks.get(key, 0) + 1
         name = f"{unnamed.group(1)}#{ranks[key]}"
     return "/".join(p for p in (parent, *part, name) if p)
+
+
+#: The parts of a step whose bodies are told apart by a name (PlanRecorder.parts).
+_NAMED_PARTS = frozenset({"catch", "branches"})
 
 
 def _unique(address: str, taken: set[str]) -> str:

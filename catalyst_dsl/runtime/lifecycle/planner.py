@@ -75,7 +75,7 @@ class Planner:
             "steps": context.masker.mask(recorder.steps, own=True),  # the recorder's own lists
             "outputs": recorder.shown(outputs) if outputs is not None else None,
         }
-        address_steps(plan["steps"])
+        address_steps(plan["steps"], recorder.parts)
         plan["summary"] = count_changes(plan["steps"])
         return with_hash(plan) if hashed else plan
 

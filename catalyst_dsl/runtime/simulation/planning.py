@@ -29,6 +29,10 @@ CONDITIONAL: contextvars.ContextVar[bool] = contextvars.ContextVar("catalyst_pla
 _WEIGHT = {"delete": 4, "modify": 3, "create": 2, "no-op": 1}
 
 
+#: Characters of a clause's name in an address (a long `when` is cut).
+PART_NAME_CHARS = 80
+
+
 class PlanRecorder:
     def __init__(self, masker: "Masker") -> None:
         self.masker = masker
@@ -41,6 +45,13 @@ class PlanRecorder:
         #: Set once a step the plan cannot see through may have changed files (an AI
         #: given writing tools, a program): a later file check that fails now may hold then.
         self.files_unknown: str | None = None
+        #: The catch clauses and route branches met, by path (`steps/3/catch/0`): their
+        #: names (a code, a label, a `when`), which address their steps (plan_data).
+        self.parts: dict[str, str] = {}
+
+    def name_part(self, path: str, name: str) -> None:
+        # A `when` may run over lines: an address is one line, and a short one.
+        self.parts.setdefault(path, " ".join(name.split())[:PART_NAME_CHARS])
 
     def open(self, path: str, step: str, action: str) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -111,10 +111,15 @@ class Simulator(Engine):
             self._top_catch(frame, scope, prefix, foreseen)
             return
         handlers = [(clause.steps, paths.join(prefix, "catch", k)) for k, clause in enumerate(frame.playbook.catch)]
+        for (_, path), clause in zip(handlers, frame.playbook.catch):
+            self.name_part(path, clause.code)
         self.maybe_handled(handlers, frame, scope)
 
     def catching(self, where: str, error: StepError, label: str) -> None:
         """A plan journals nothing: a resume never reads it."""
+
+    def name_part(self, path: str, name: str) -> None:
+        self.plan.name_part(path, name)
 
     def same_item(self, path: str, index: int, item: Any) -> None:
         """A plan journals nothing: a resume never reads it."""

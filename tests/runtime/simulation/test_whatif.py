@@ -422,6 +422,61 @@ catch:
 """
 
 
+CLAUSES = """
+name: clauses
+description: steps in catch clauses and route branches, which a clause added before them leaves where they are
+owner: Engineer
+inputs:
+  - string: kind
+    required: true
+steps:
+  - route:
+{branch}      - when: "${{{{ inputs.kind == 'docs' }}}}"
+        label: docs
+        steps:
+          - name: write-docs
+            display: docs
+      - when: "${{{{ inputs.kind == 'code' }}}}"
+        steps:
+          - display: code
+  - try:
+      - name: build
+        bash: make build
+        writes: []
+    catch:
+{clause}      - code: BuildFailed
+        steps:
+          - name: report
+            display: failed
+catch:
+  - code: default
+    steps:
+      - display: alert
+"""
+
+
+def test_steps_in_catch_clauses_and_route_branches_are_addressed_by_the_clauses_names(project):
+    project.playbook("clauses", CLAUSES.format(branch="", clause=""))
+    before = {s["path"]: s["address"] for s in walk(plan_of(project, "clauses", kind="docs")["steps"])}
+    assert before["steps/0/branches/0/0"] == "route#1/branches/docs/write-docs"
+    assert before["steps/1/catch/0/0"] == "try#1/catch/BuildFailed/report"
+    assert before["catch/0/0"] == "catch/default/display#1"
+    # A branch and a clause added before the others: their steps keep their addresses.
+    project.playbook(
+        "clauses",
+        CLAUSES.format(
+            branch="      - when: \"${{ inputs.kind == 'tests' }}\"\n        label: tests\n"
+            "        steps:\n          - display: tests\n",
+            clause="      - code: Timeout\n        steps:\n          - display: slow\n",
+        ),
+    )
+    after = {s["path"]: s["address"] for s in walk(plan_of(project, "clauses", kind="docs")["steps"])}
+    assert after["steps/0/branches/1/0"] == "route#1/branches/docs/write-docs"
+    assert after["steps/1/catch/1/0"] == "try#1/catch/BuildFailed/report"
+    assert after["steps/1/catch/0/0"] == "try#1/catch/Timeout/display#1"
+    assert set(before.values()) < set(after.values())
+
+
 def test_what_a_catch_would_do_is_shown_conditional(project):
     # Whether the build fails is not known to a plan: what each handler would do is shown,
     # in the order a run would do it, as an if's branches on an unknown are.
@@ -431,11 +486,11 @@ def test_what_a_catch_would_do_is_shown_conditional(project):
     assert shown == [
         ("steps/0", "risky", False, "no-op"),
         ("steps/0/steps/0", "risky/build", False, "unknown"),
-        ("steps/0/catch/0/0", "risky/catch/0/report", True, "create"),
-        ("steps/0/catch/0/1", "risky/catch/0/again", True, "unknown"),
+        ("steps/0/catch/0/0", "risky/catch/default/report", True, "create"),
+        ("steps/0/catch/0/1", "risky/catch/default/again", True, "unknown"),
         ("steps/0/finally/0", "risky/finally/tidy", False, "no-op"),
         ("steps/1", "after", False, "no-op"),
-        ("catch/0/0", "catch/0/alert", True, "create"),
+        ("catch/0/0", "catch/BuildFailed/alert", True, "create"),
     ]
     # A handler that may raise again is not a failure the plan predicts.
     assert not any("fails" in s for s in walk(plan["steps"]))
