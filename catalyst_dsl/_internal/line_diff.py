@@ -19,8 +19,11 @@ import bisect
 import difflib
 from typing import Iterator, Sequence
 
-#: Stretches whose two sides multiply to at most this go to difflib (its best answer).
-SMALL = 40_000
+#: What difflib may be given at most: its search looks for the longest run again after
+#: each run it finds, each time among the pairs of equal lines, so on repeated lines it
+#: costs up to the product of the two sides times the shorter; this bounds that product.
+#: A whole input within it gets difflib's own answer (about 160 lines a side at worst).
+DIFFLIB_WORK = 4_000_000
 #: How far apart (in lines of each side) a walk looks for the two sides to agree again,
 #: and for how many lines they must agree.
 RESYNC_REACH = 40
@@ -79,8 +82,10 @@ def _range(start: int, stop: int) -> str:
 
 def matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, int]]:
     """Runs of equal lines (i, j, size), in order, adjacent runs joined."""
-    if len(a) * len(b) <= SMALL:
-        return [tuple(block) for block in _difflib_blocks(a, b, 0, len(a), 0, len(b))]
+    if _difflib_cost(0, len(a), 0, len(b)) <= DIFFLIB_WORK:
+        # difflib.unified_diff's own answer, its popular lines taken for junk as it does.
+        matcher = difflib.SequenceMatcher(None, a, b)
+        return [tuple(block) for block in matcher.get_matching_blocks() if block[2]]
     budget = [STEPS_PER_LINE * (len(a) + len(b)) + ALLOWANCE]
     found: list[tuple[int, int, int]] = []
     pending = [(0, len(a), 0, len(b))]
@@ -114,9 +119,9 @@ def _match_stretch(a, b, alo: int, ahi: int, blo: int, bhi: int, budget: list[in
     budget[0] -= (alo - start) + (end - ahi) + 1
     if alo == ahi or blo == bhi or budget[0] <= 0:
         return found
-    product = (ahi - alo) * (bhi - blo)
-    if product <= SMALL and product <= budget[0]:
-        budget[0] -= product
+    cost = _difflib_cost(alo, ahi, blo, bhi)
+    if cost <= budget[0] and cost <= DIFFLIB_WORK // 8:
+        budget[0] -= cost
         return found + [(i + alo, j + blo, size) for i, j, size in _difflib_blocks(a, b, alo, ahi, blo, bhi) if size]
     budget[0] -= (ahi - alo) + (bhi - blo)
     anchors = _anchors(a, b, alo, ahi, blo, bhi)
@@ -207,6 +212,12 @@ def _anchors(a, b, alo: int, ahi: int, blo: int, bhi: int) -> list[tuple[int, in
         at = before[at]
     run.reverse()
     return run
+
+
+def _difflib_cost(alo: int, ahi: int, blo: int, bhi: int) -> int:
+    """What difflib may cost on a stretch at worst (DIFFLIB_WORK)."""
+    m, n = ahi - alo, bhi - blo
+    return m * n * min(m, n)
 
 
 def _difflib_blocks(a, b, alo: int, ahi: int, blo: int, bhi: int):

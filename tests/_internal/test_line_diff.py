@@ -33,7 +33,7 @@ def test_small_texts_diff_as_difflib_diffs_them() -> None:
     rng = random.Random(7)
     for _ in range(1500):
         alphabet = rng.choice([2, 5, 50, 1000])
-        before = [f"line {rng.randrange(alphabet)}\n" for _ in range(rng.choice([0, 1, 4, 30, 150]))]
+        before = [f"line {rng.randrange(alphabet)}\n" for _ in range(rng.choice([0, 1, 4, 30, 150, 155]))]
         after = edited(rng, before, rng.randrange(12), alphabet)
         if after and rng.random() < 0.2:
             after[-1] = after[-1].rstrip("\n")
@@ -92,23 +92,30 @@ def test_the_search_hands_difflib_only_small_stretches_within_its_budget(monkeyp
     real = line_diff._difflib_blocks
 
     def counted(a, b, alo, ahi, blo, bhi):
-        handed.append((ahi - alo) * (bhi - blo))
+        handed.append(line_diff._difflib_cost(alo, ahi, blo, bhi))
         return real(a, b, alo, ahi, blo, bhi)
 
     monkeypatch.setattr(line_diff, "_difflib_blocks", counted)
     rng = random.Random(3)
-    for pattern in (150, 2):
-        before = [f"  - display: {i % pattern}\n" for i in range(40_000)]
-        for after in (edited(rng, before, 50, 1000), before[::-1]):
-            handed.clear()
-            blocks = line_diff.matching_blocks(before, after)
-            assert all(product <= line_diff.SMALL for product in handed)
-            budget = line_diff.STEPS_PER_LINE * (len(before) + len(after)) + line_diff.ALLOWANCE
-            assert sum(handed) <= budget
-            rebuilt = []
-            for tag, i1, i2, j1, j2 in line_diff._opcodes(blocks, len(before), len(after)):
-                rebuilt += before[i1:i2] if tag == "equal" else after[j1:j2]
-            assert rebuilt == after
+    # Unique lines every 201 lines, and between them two lines repeated against one: each
+    # stretch between anchors is cubic for difflib (it took 74 s on 1,000 of them).
+    anchored = "".join(f"anchor {i}\n" + "x\ny\n" * 100 for i in range(1000)).splitlines(True)
+    anchored_after = "".join(f"anchor {i}\n" + "x\n" * 200 for i in range(1000)).splitlines(True)
+    repeated = [[f"  - display: {i % pattern}\n" for i in range(40_000)] for pattern in (150, 2)]
+    for before, after in (
+        *((text, edited(rng, text, 50, 1000)) for text in repeated),
+        *((text, text[::-1]) for text in repeated),
+        (anchored, anchored_after),
+    ):
+        handed.clear()
+        blocks = line_diff.matching_blocks(before, after)
+        assert all(cost <= line_diff.DIFFLIB_WORK // 8 for cost in handed)
+        budget = line_diff.STEPS_PER_LINE * (len(before) + len(after)) + line_diff.ALLOWANCE
+        assert sum(handed) <= budget
+        rebuilt = []
+        for tag, i1, i2, j1, j2 in line_diff._opcodes(blocks, len(before), len(after)):
+            rebuilt += before[i1:i2] if tag == "equal" else after[j1:j2]
+        assert rebuilt == after
 
 
 def test_lines_end_at_line_feeds_only() -> None:
