@@ -420,19 +420,28 @@ def what_if_comment(
         if not reports:
             return  # only comments to refresh, and nowhere they could be: nothing to do
         raise click.UsageError(f"cannot post without {', '.join(missing)} (or use --print)")
+    # The reports shown first; then the comments of plans that match again, brought up to
+    # date where an earlier push made one: failing at those is not the job's failure.
+    current = None
     try:
         pull = pr_comment.PullRequest(
             env["GITHUB_API_URL"] or project.config.github_api_url, repo, number, env["GITHUB_TOKEN"]
         )
-        for report in every:
-            action, url = pull.post_or_update(report)
-            if action:
-                unchanged = " (unchanged)" if action == "kept" else ""
-                click.echo(f"{action} the what-if comment of {report.playbook}{unchanged}: {url}")
+        for current in [*reports, *(r for r in every if r.refresh_only)]:
+            _post(pull, current)
     except pr_comment.CommentError as problem:
-        click.echo(f"error: {problem}", err=True)
-        sys.exit(1)
+        if reports and (current is None or not current.refresh_only):
+            click.echo(f"error: {problem}", err=True)
+            sys.exit(1)
+        click.echo(f"warning: the what-if comments of golden plans that match were not updated: {problem}", err=True)
     _stale_exit(reports, fail_on_stale)
+
+
+def _post(pull, report) -> None:
+    action, url = pull.post_or_update(report)
+    if action:
+        unchanged = " (unchanged)" if action == "kept" else ""
+        click.echo(f"{action} the what-if comment of {report.playbook}{unchanged}: {url}")
 
 
 def _stale_exit(reports, fail_on_stale: bool) -> None:

@@ -307,7 +307,8 @@ class PullRequest:
             for comment in self._comments():
                 body = comment.get("body")
                 if isinstance(body, str) and body.startswith(_MARKER_START) and _trusted(comment):
-                    self._by_marker.setdefault(body.partition("\n")[0], comment)
+                    # A body saved in GitHub's editor comes back with CRLF line ends.
+                    self._by_marker.setdefault(body.partition("\n")[0].rstrip("\r"), comment)
         mark = marker(report.golden)
         existing = self._by_marker.get(mark)
         if existing is not None:

@@ -297,6 +297,28 @@ def test_a_stale_comment_is_brought_up_to_date_when_its_plan_matches_again(tmp_p
     assert "will be added" not in body and "out of date" not in body
 
 
+def test_a_comment_saved_in_githubs_editor_is_found_and_a_failed_refresh_fails_nothing(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        first = _comment(root, github, "playbooks/hello.yaml")
+        # Saved in the browser: GitHub gives the body back with CRLF line ends.
+        (posted,) = github.comments[("acme/widgets", 1)]
+        posted["body"] = posted["body"].replace("\n", "\r\n")
+        (root / "playbooks" / "hello.yaml").write_text(HELLO)  # the change taken back
+        second = _comment(root, github, "README.md")
+        # GitHub failing while only comments of matching plans would be refreshed.
+        github.failures = 1
+        third = _comment(root, github, "README.md")
+    assert first.exit_code == 1 and second.exit_code == 0, first.output + second.output
+    assert "updated the what-if comment of playbooks/hello.yaml" in second.output
+    assert [r["method"] for r in github.writes()] == ["POST", "PATCH"]
+    assert len(github.comments[("acme/widgets", 1)]) == 1
+    assert third.exit_code == 0, third.output
+    assert "warning: the what-if comments of golden plans that match were not updated: GitHub refused" in third.output
+
+
 def test_two_golden_plans_of_one_playbook_have_a_comment_each(tmp_path: Path) -> None:
     root = _project(tmp_path)
     made = subprocess.run(
