@@ -12,6 +12,8 @@ A what-if that cannot know a `when` shows each branch that may run, as condition
 
 from __future__ import annotations
 
+import json
+
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
@@ -75,8 +77,9 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
         _chosen(engine, run, certain)  # two that hold already: fails as the run would
     with engine.plan.conditional():
         for k in maybe:
-            _, steps, name = _branches(run.step)[k]
-            _run_body(engine, run, steps, run.at("branches", k), guarded=True, name=name)
+            _run_body(
+                engine, run, _branches(run.step)[k][1], run.at("branches", k), guarded=True, name=_address(run, k)
+            )
         if not certain:
             _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"), guarded=True)
     return engine.UNKNOWN
@@ -100,6 +103,21 @@ def _branches(step: ir.Step) -> list[tuple[ir.Value, ir.Value | None, str]]:
         written = when.text if isinstance(when, ir.Tmpl) else repr(getattr(when, "value", None))
         found.append((when, branch.get("steps"), named or written))
     return found
+
+
+def _address(run: StepRun, k: int) -> str:
+    """Branch k as a plan's addresses name it: its label, else its `when` as written (a
+    literal as YAML writes it: `true`, not Python's `True`)."""
+    from catalyst_dsl.ir import nodes as ir
+
+    branch = [b for b in run.step.config.get("branches").items if isinstance(b, ir.MapV)][k]  # as `_branches` counts
+    label, when = branch.get("label"), branch.get("when")
+    if isinstance(label, ir.Lit) and isinstance(label.value, str):
+        return label.value
+    if isinstance(when, ir.Tmpl):
+        return when.text
+    value = getattr(when, "value", None)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _chosen(engine: Engine, run: StepRun, holding: list[int]) -> int | None:
@@ -134,7 +152,7 @@ def _taken(engine: Engine, run: StepRun, chosen: int | None) -> dict[str, Any]:
         _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"))
         return {"branch": "otherwise", "executed": True}
     _, steps, name = _branches(run.step)[chosen]
-    _run_body(engine, run, steps, run.at("branches", chosen), name=name)
+    _run_body(engine, run, steps, run.at("branches", chosen), name=_address(run, chosen))
     return {"branch": name, "executed": True}
 
 

@@ -128,11 +128,11 @@ def _step_address(
         step_path[len(parent_path) + 1 :] if parent_path and step_path.startswith(parent_path + "/") else step_path
     )
     part = relative.split("/")[:-1]  # the index among its siblings left out: it is a position
+    if part and part[-1] == "steps":  # a body of steps (`steps/0`, `call/steps/0`) is its owner's
+        part.pop()
     named = parts.get(step_path.rpartition("/")[0]) if len(part) >= 2 and part[-2] in _NAMED_PARTS else None
     if named is not None:
         part[-1] = named  # a clause's code, a branch's label, in place of its position
-    if part and part[-1] == "steps":  # a body of steps (`steps/0`, `call/steps/0`) is its owner's
-        part.pop()
     name = str(entry.get("step") or entry.get("action") or "")
     unnamed = UNNAMED_STEP.match(name)
     if unnamed and (action is None or unnamed.group(1) == action or entry.get("action") == unnamed.group(1)):

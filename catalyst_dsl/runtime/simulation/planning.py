@@ -29,8 +29,20 @@ CONDITIONAL: contextvars.ContextVar[bool] = contextvars.ContextVar("catalyst_pla
 _WEIGHT = {"delete": 4, "modify": 3, "create": 2, "no-op": 1}
 
 
-#: Characters of a clause's name in an address (a long `when` is cut).
+#: Characters of a clause's name in an address: a longer one (a long `when`) is cut, and
+#: a digest of the whole keeps two that start alike apart.
 PART_NAME_CHARS = 80
+
+
+def _part_name(name: str) -> str:
+    from catalyst_dsl._internal.terminal_text import safe_text
+
+    shown = safe_text(" ".join(name.split())).replace("%", "%25").replace("/", "%2F")
+    if len(shown) <= PART_NAME_CHARS:
+        return shown
+    import hashlib
+
+    return f"{shown[: PART_NAME_CHARS - 10]}…{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 class PlanRecorder:
@@ -48,10 +60,23 @@ class PlanRecorder:
         #: The catch clauses and route branches met, by path (`steps/3/catch/0`): their
         #: names (a code, a label, a `when`), which address their steps (plan_data).
         self.parts: dict[str, str] = {}
+        self._part_names: dict[str, set[str]] = {}  # the owner's clauses -> the names given
 
     def name_part(self, path: str, name: str) -> None:
-        # A `when` may run over lines: an address is one line, and a short one.
-        self.parts.setdefault(path, " ".join(name.split())[:PART_NAME_CHARS])
+        """Name the clause or branch at `path` (`steps/3/catch/0`), once: as an address
+        shows it (one short line, `/` and control characters escaped), and told apart from
+        a clause of the same owner with the same name (`E1~2`: a second clause of one code)."""
+        if path in self.parts:
+            return
+        shown = _part_name(name)
+        owner = path.rsplit("/", 1)[0]  # `steps/3/catch`: the clauses of one step
+        taken = self._part_names.setdefault(owner, set())
+        candidate, n = shown, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{shown}~{n}"
+        taken.add(candidate)
+        self.parts[path] = candidate
 
     def open(self, path: str, step: str, action: str) -> dict[str, Any]:
         entry: dict[str, Any] = {

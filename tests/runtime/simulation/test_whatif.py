@@ -477,6 +477,59 @@ def test_steps_in_catch_clauses_and_route_branches_are_addressed_by_the_clauses_
     assert set(before.values()) < set(after.values())
 
 
+ODD_CLAUSES = """
+name: odd
+description: clauses whose names an address must escape, keep or tell apart
+owner: Engineer
+inputs:
+  - string: kind
+    required: true
+steps:
+  - route:
+      - when: "${{ inputs.kind == 'a/b' }}"
+        steps:
+          - display: slash
+      - when: "${{ inputs.kind == '%s' }}"
+        steps:
+          - display: long
+      - when: "${{ inputs.kind == '%s' }}"
+        steps:
+          - display: long too
+    otherwise:
+      - display: none
+  - route:
+      - when: true
+        label: steps
+        steps:
+          - display: labelled steps
+  - try:
+      - name: risky
+        bash: make
+        writes: []
+    catch:
+      - code: E1
+        steps:
+          - display: first
+      - code: E1
+        steps:
+          - display: second
+""" % ("x" * 90 + "1", "x" * 90 + "2")
+
+
+def test_clause_names_in_addresses_are_escaped_kept_and_told_apart(project):
+    project.playbook("odd", ODD_CLAUSES)
+    shown = {}
+    for kind in ("a/b", "x" * 90 + "1", "x" * 90 + "2"):
+        shown.update({s["path"]: s["address"] for s in walk(plan_of(project, "odd", kind=kind)["steps"])})
+    assert shown["steps/1/branches/0/0"] == "route#2/branches/steps/display#1"  # a label `steps` is kept
+    assert shown["steps/2/catch/0/0"] == "try#1/catch/E1/display#1"
+    assert shown["steps/2/catch/1/0"] == "try#1/catch/E1~2/display#1"  # a second clause of one code
+    slash = shown["steps/0/branches/0/0"]
+    assert slash == "route#1/branches/${{ inputs.kind == 'a%2Fb' }}/display#1"
+    long_one, long_two = shown["steps/0/branches/1/0"], shown["steps/0/branches/2/0"]
+    assert long_one != long_two and max(len(long_one), len(long_two)) < 120
+
+
 def test_what_a_catch_would_do_is_shown_conditional(project):
     # Whether the build fails is not known to a plan: what each handler would do is shown,
     # in the order a run would do it, as an if's branches on an unknown are.
