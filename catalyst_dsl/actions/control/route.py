@@ -12,8 +12,6 @@ A what-if that cannot know a `when` shows each branch that may run, as condition
 
 from __future__ import annotations
 
-import json
-
 from typing import TYPE_CHECKING, Any
 
 from catalyst_dsl.actions.catalog import ActionSpec, Effect, WhatIf
@@ -116,6 +114,8 @@ def _address(run: StepRun, k: int) -> str:
         return label.value
     if isinstance(when, ir.Tmpl):
         return when.text
+    import json  # here: a check loads this module for its declaration only
+
     value = getattr(when, "value", None)
     return value if isinstance(value, str) else json.dumps(value)
 

@@ -6,7 +6,7 @@ found, if it looks for them (only the reference rule does; the library's rules r
 
 from __future__ import annotations
 
-from catalyst_dsl.checks.rules import caching, gates, outputs, references, route_overlap
+from catalyst_dsl.checks.rules import caching, catch_clauses, gates, outputs, references, route_overlap
 
 FILE_RULES = (
     references.check_references,
@@ -15,5 +15,6 @@ FILE_RULES = (
     outputs.check_artifact_paths,
     gates.check_gates,
     route_overlap.check_route_overlaps,
+    catch_clauses.check_catch_clauses,
     caching.check_caching,
 )
