@@ -246,15 +246,20 @@ def _printed(root: Path, *args: str):
         os.chdir(old)
 
 
-def test_a_golden_plan_made_stale_by_a_playbook_it_calls_is_commented_on_and_fails(tmp_path: Path) -> None:
-    # The pull request changes only the called playbook, which has no golden plan of its own.
-    root = _project(tmp_path)
+def _approved_caller(root: Path) -> None:
+    """A playbook `caller` that calls `callee` (which has no golden plan), its plan approved."""
     (root / "playbooks" / "callee.yaml").write_text(PLAIN.replace("name: plain", "name: callee"))
     (root / "playbooks" / "caller.yaml").write_text(
         "name: caller\ndescription: x\nowner: Engineer\nallowedWritePaths: [notes/**]\n"
         "steps:\n  - playbook: callee\n    inheritPermissions: true\n"
     )
     assert _approve_plan(root, "caller").returncode == 0
+
+
+def test_a_golden_plan_made_stale_by_a_playbook_it_calls_is_commented_on_and_fails(tmp_path: Path) -> None:
+    # The pull request changes only the called playbook, which has no golden plan of its own.
+    root = _project(tmp_path)
+    _approved_caller(root)
     (root / "playbooks" / "callee.yaml").write_text(BYE.replace("name: bye", "name: callee"))
 
     printed = _printed(root, "playbooks/callee.yaml")
@@ -272,12 +277,7 @@ def test_a_golden_plan_made_stale_by_a_playbook_it_calls_is_commented_on_and_fai
 
 def test_a_stale_comment_is_brought_up_to_date_when_its_plan_matches_again(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    (root / "playbooks" / "callee.yaml").write_text(PLAIN.replace("name: plain", "name: callee"))
-    (root / "playbooks" / "caller.yaml").write_text(
-        "name: caller\ndescription: x\nowner: Engineer\nallowedWritePaths: [notes/**]\n"
-        "steps:\n  - playbook: callee\n    inheritPermissions: true\n"
-    )
-    assert _approve_plan(root, "caller").returncode == 0
+    _approved_caller(root)
     callee = (root / "playbooks" / "callee.yaml").read_text()
     with FakeGitHub() as github:
         github.add_issue("acme/widgets", "Change the callee")
