@@ -431,30 +431,22 @@ def read_config(path: Path, sink: DiagnosticSink, *, root: Path | None = None, u
         problem = _problem(key, value) or (
             _user_problem(key) if user else _repository_problem(key, value, root or path.parent)
         )
-        if problem is None:
+        # Aliases are checked apart: each one that leads out is reported at its own line.
+        outside = _aliases_outside(value) if key == "aliases" and problem is None else []
+        if problem is None and not outside:
             good[key] = value
             # Kept all the same: falling back to the default API would send the token elsewhere;
             # the step refuses to send it instead.
             problem = _token_in_clear_text(key, value)
-        if problem is None:
-            continue
-        outside = (
-            [(name, d) for name, d in value.items() if isinstance(d, str) and _leaves_project(d)]
-            if key == "aliases" and isinstance(value, dict)
-            else []
-        )
-        if outside and problem == _outside(key, outside[0][1]):
-            # Each alias that leads out, at its own line (not the table's header).
-            home = f"{table_header}.{key}" if table_header else key
-            for name, directory in outside:
-                message, hint = _outside(key, directory)
-                span = _key_span(source, name, home)
-                if span.line == 1 and span.col == 1:  # not written as `[aliases]` (an inline table)
-                    span = _key_span(source, key, table_header)
-                sink.report(BAD_SETTINGS, message, span, help=hint)
-            continue
-        message, hint = problem
-        sink.report(BAD_SETTINGS, message, _key_span(source, key, table_header), help=hint)
+        for name, directory in outside:
+            message, hint = _outside(key, directory)
+            span = _key_span(source, name, f"{table_header}.{key}" if table_header else key)
+            if span.line == 1 and span.col == 1:  # not written as `[aliases]` (an inline table)
+                span = _key_span(source, key, table_header)
+            sink.report(BAD_SETTINGS, message, span, help=hint)
+        if problem is not None:
+            message, hint = problem
+            sink.report(BAD_SETTINGS, message, _key_span(source, key, table_header), help=hint)
     return ProjectConfig(**{SETTINGS[key].name: _setting_value(key, value) for key, value in good.items()})
 
 
@@ -515,13 +507,17 @@ def _problem(key: str, value: object) -> tuple[str, str] | None:
         "state-dir": lambda: [value],
         "secrets-file": lambda: [value],
         "cache-dir": lambda: [value],
-        "aliases": lambda: list(value.values()),
         "allowed-signers": lambda: [value],
     }
     for directory in directories.get(key, list)():
         if _leaves_project(directory):
             return _outside(key, directory)
     return None
+
+
+def _aliases_outside(aliases: dict[str, str]) -> list[tuple[str, str]]:
+    """The aliases (name, directory) whose directory is outside the project."""
+    return [(name, directory) for name, directory in aliases.items() if _leaves_project(directory)]
 
 
 def _leaves_project(directory: str) -> bool:
