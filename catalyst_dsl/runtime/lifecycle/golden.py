@@ -59,8 +59,10 @@ def replan(root: Path, golden: Mapping[str, Any]) -> dict[str, Any]:
 def inside_any(path: Path, bases: list[Path]) -> bool:
     """Whether `path` (links resolved) is in one of `bases`; a path no file can have (a NUL
     in it, a name too long) is in none."""
+    from catalyst_dsl.runtime.effects.beneath import is_within
+
     try:
         real = path.resolve()
     except (OSError, ValueError):
         return False
-    return any(base in real.parents for base in bases)
+    return any(real != base and is_within(real, base) for base in bases)

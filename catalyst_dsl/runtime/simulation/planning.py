@@ -40,9 +40,9 @@ def _part_name(name: str) -> str:
     shown = safe_text(" ".join(name.split())).replace("%", "%25").replace("/", "%2F")
     if len(shown) <= PART_NAME_CHARS:
         return shown
-    import hashlib
+    from catalyst_dsl._internal.digests import hexdigest
 
-    return f"{shown[: PART_NAME_CHARS - 10]}…{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return f"{shown[: PART_NAME_CHARS - 10]}…{hexdigest(name.encode('utf-8', 'surrogatepass'))[:8]}"
 
 
 class PlanRecorder:
