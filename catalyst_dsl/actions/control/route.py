@@ -75,9 +75,8 @@ def simulate(engine: Simulator, run: StepRun, config: dict[str, Any] | None = No
         _chosen(engine, run, certain)  # two that hold already: fails as the run would
     with engine.plan.conditional():
         for k in maybe:
-            _run_body(
-                engine, run, _branches(run.step)[k][1], run.at("branches", k), guarded=True, name=_address(run, k)
-            )
+            _, steps, name = _branches(run.step)[k]
+            _run_body(engine, run, steps, run.at("branches", k), guarded=True, name=name)
         if not certain:
             _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"), guarded=True)
     return engine.UNKNOWN
@@ -96,19 +95,15 @@ def _branches(step: ir.Step) -> list[tuple[ir.Value, ir.Value | None, str]]:
     for branch in branches.items if isinstance(branches, ir.ListV) else ():
         if not isinstance(branch, ir.MapV):
             continue
-        when, label = branch.get("when"), branch.get("label")
-        named = label.value if isinstance(label, ir.Lit) and isinstance(label.value, str) else None
-        written = when.text if isinstance(when, ir.Tmpl) else repr(getattr(when, "value", None))
-        found.append((when, branch.get("steps"), named or written))
+        found.append((branch.get("when"), branch.get("steps"), branch_name(branch)))
     return found
 
 
-def _address(run: StepRun, k: int) -> str:
-    """Branch k as a plan's addresses name it: its label, else its `when` as written (a
-    literal as YAML writes it: `true`, not Python's `True`)."""
+def branch_name(branch: ir.MapV) -> str:
+    """How messages, findings and a plan's addresses name a branch: its label, else its
+    `when` as written (a literal as JSON writes it: `true`, not Python's `True`)."""
     from catalyst_dsl.ir import nodes as ir
 
-    branch = [b for b in run.step.config.get("branches").items if isinstance(b, ir.MapV)][k]  # as `_branches` counts
     label, when = branch.get("label"), branch.get("when")
     if isinstance(label, ir.Lit) and isinstance(label.value, str):
         return label.value
@@ -116,8 +111,7 @@ def _address(run: StepRun, k: int) -> str:
         return when.text
     import json  # here: a check loads this module for its declaration only
 
-    value = getattr(when, "value", None)
-    return value if isinstance(value, str) else json.dumps(value)
+    return json.dumps(getattr(when, "value", None), ensure_ascii=False, default=str)
 
 
 def _chosen(engine: Engine, run: StepRun, holding: list[int]) -> int | None:
@@ -152,7 +146,7 @@ def _taken(engine: Engine, run: StepRun, chosen: int | None) -> dict[str, Any]:
         _run_body(engine, run, run.step.config.get("otherwise"), run.at("otherwise"))
         return {"branch": "otherwise", "executed": True}
     _, steps, name = _branches(run.step)[chosen]
-    _run_body(engine, run, steps, run.at("branches", chosen), name=_address(run, chosen))
+    _run_body(engine, run, steps, run.at("branches", chosen), name=name)
     return {"branch": name, "executed": True}
 
 

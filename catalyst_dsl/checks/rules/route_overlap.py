@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple, Optional
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.control.route import branch_name
 from catalyst_dsl.diagnostics.ids import ROUTE_BRANCHES_OVERLAP
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.ir import nodes as ir
@@ -57,7 +58,7 @@ def _route(step: ir.Step, sink: DiagnosticSink) -> None:
     for branch in branches.items if isinstance(branches, ir.ListV) else ():
         when = branch.get("when") if isinstance(branch, ir.MapV) else None
         if when is not None:
-            found.append((when, _alternatives(when), _label(branch, when)))
+            found.append((when, _alternatives(when), branch_name(branch)))
     for j, (when, later, label) in enumerate(found):
         for i, (earlier_when, earlier, earlier_label) in enumerate(found[:j]):
             why = _overlap(earlier, later)
@@ -72,13 +73,6 @@ def _route(step: ir.Step, sink: DiagnosticSink) -> None:
                 "hold stops with RouteAmbiguous",
             )
             break  # one finding per branch: the first it overlaps
-
-
-def _label(branch: ir.MapV, when: ir.Value) -> str:
-    label = branch.get("label")
-    if isinstance(label, ir.Lit) and isinstance(label.value, str):
-        return label.value
-    return when.text if isinstance(when, ir.Tmpl) else _as_json(getattr(when, "value", None))
 
 
 # -- a condition as alternatives of conjunctions ----------------------------------------------
