@@ -102,40 +102,43 @@ def _may_catch(engine: Simulator, run: StepRun) -> bool:
     """Each clause's steps, as conditional (Simulator.maybe_handled); whether there was one."""
     from catalyst_dsl.ir import nodes as ir
 
-    clauses = run.step.config.get("catch")
-    items = clauses.items if isinstance(clauses, ir.ListV) else ()
     handlers = []
-    for k, clause in enumerate(items):
-        if isinstance(clause, ir.MapV) and isinstance(clause.get("steps"), ir.StepsV):
+    clauses = catch_clauses(run.step)
+    for k, clause, code in clauses:
+        if isinstance(clause.get("steps"), ir.StepsV):
             handlers.append((clause.get("steps").steps, run.at("catch", k)))
-            code = clause.get("code")
-            if isinstance(code, ir.Lit) and isinstance(code.value, str):
-                engine.name_part(run.at("catch", k), code.value)
+            if code is not None:
+                engine.name_part(run.at("catch", k), code)
     engine.maybe_handled(handlers, run.frame, run.scope)
-    return bool(items)
+    return bool(clauses)
+
+
+def catch_clauses(step: ir.Step) -> list[tuple[int, ir.MapV, str | None]]:
+    """A `try` step's `catch` clauses, each with its index and its code (None when it is
+    not a text)."""
+    from catalyst_dsl.ir import nodes as ir
+
+    clauses = step.config.get("catch") if step.action == "try" else None
+    found = []
+    for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
+        if isinstance(clause, ir.MapV):
+            code = clause.get("code")
+            found.append((k, clause, code.value if isinstance(code, ir.Lit) and isinstance(code.value, str) else None))
+    return found
 
 
 def caught_codes(step: ir.Step) -> tuple[str, ...]:
     """The codes a `try` step's `catch` clauses take (`default`: any); none for another
     step. A what-if asks, to tell a failure the run survives from one that ends it."""
-    from catalyst_dsl.ir import nodes as ir
-
-    clauses = step.config.get("catch") if step.action == "try" else None
-    if not isinstance(clauses, ir.ListV):
-        return ()
-    codes = (clause.get("code") for clause in clauses.items if isinstance(clause, ir.MapV))
-    return tuple(code.value for code in codes if isinstance(code, ir.Lit) and isinstance(code.value, str))
+    return tuple(code for _, _, code in catch_clauses(step) if code is not None)
 
 
 def _catch(engine: Engine, run: StepRun, error: Any) -> bool:
     """Run the first clause that matches the error; whether one did."""
     from catalyst_dsl.ir import nodes as ir
 
-    clauses = run.step.config.get("catch")
-    for k, clause in enumerate(clauses.items if isinstance(clauses, ir.ListV) else ()):
-        code = clause.get("code") if isinstance(clause, ir.MapV) else None
-        code_text = code.value if isinstance(code, ir.Lit) else None
-        if code_text == "default" or (isinstance(code_text, str) and error.matches(code_text)):
+    for k, clause, code_text in catch_clauses(run.step):
+        if code_text == "default" or (code_text is not None and error.matches(code_text)):
             handler = clause.get("steps")
             engine.catching(run.at("catch"), error, run.label)
             engine.name_part(run.at("catch", k), code_text)

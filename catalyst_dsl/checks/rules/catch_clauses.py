@@ -6,6 +6,7 @@ any), is never reached. Both a `try` step's clauses and the playbook's own are r
 from __future__ import annotations
 
 from catalyst_dsl.actions.catalog import Catalog
+from catalyst_dsl.actions.control.try_ import catch_clauses
 from catalyst_dsl.diagnostics.ids import UNREACHABLE_CATCH_CLAUSE
 from catalyst_dsl.diagnostics.model import DiagnosticSink, Label
 from catalyst_dsl.syntax.source import Span
@@ -15,15 +16,9 @@ from catalyst_dsl.ir import nodes as ir
 def check_catch_clauses(playbook: ir.Playbook, sink: DiagnosticSink, catalog: Catalog) -> None:
     _clauses([(clause.code, clause.span) for clause in playbook.catch], "the playbook's catch", sink)
     for step in ir.all_steps(playbook):
-        if step.action != "try":
-            continue
-        clauses = step.config.get("catch")
-        written = []
-        for clause in clauses.items if isinstance(clauses, ir.ListV) else ():
-            code = clause.get("code") if isinstance(clause, ir.MapV) else None
-            if isinstance(code, ir.Lit) and isinstance(code.value, str):
-                written.append((code.value, code.span))
-        _clauses(written, "this try's catch", sink)
+        if step.action == "try":
+            written = [(code, clause.get("code").span) for _, clause, code in catch_clauses(step) if code is not None]
+            _clauses(written, "this try's catch", sink)
 
 
 def _clauses(written: list[tuple[str, Span | None]], whose: str, sink: DiagnosticSink) -> None:
