@@ -306,7 +306,13 @@ class PullRequest:
             self._by_marker = {}
             for comment in self._comments():
                 body = comment.get("body")
-                if isinstance(body, str) and body.startswith(_MARKER_START) and _trusted(comment):
+                # Its id goes into the address of the PATCH: a whole number, nothing else.
+                if (
+                    isinstance(body, str)
+                    and body.startswith(_MARKER_START)
+                    and type(comment.get("id")) is int
+                    and _trusted(comment)
+                ):
                     # A body saved in GitHub's editor comes back with CRLF line ends.
                     self._by_marker.setdefault(body.partition("\n")[0].rstrip("\r"), comment)
         mark = marker(report.golden)

@@ -319,6 +319,21 @@ def test_a_comment_saved_in_githubs_editor_is_found_and_a_failed_refresh_fails_n
     assert "warning: the what-if comments of golden plans that match were not updated: GitHub refused" in third.output
 
 
+def test_a_comment_whose_id_is_not_a_number_is_never_taken_for_the_report(tmp_path: Path) -> None:
+    # The id goes into the address of the PATCH: a path in its place is refused.
+    root = _project(tmp_path)
+    (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hello {{ who }}"))
+    with FakeGitHub() as github:
+        github.add_issue("acme/widgets", "Change the greeting")
+        _comment(root, github, "playbooks/hello.yaml", "--no-fail-on-stale")
+        (posted,) = github.comments[("acme/widgets", 1)]
+        posted["id"] = "1/../../../repos/acme/vault"
+        (root / "playbooks" / "hello.yaml").write_text(HELLO.replace("hi {{ who }}", "hey {{ who }}"))
+        again = _comment(root, github, "playbooks/hello.yaml", "--no-fail-on-stale")
+    assert again.exit_code == 0, again.output
+    assert [r["method"] for r in github.writes()] == ["POST", "POST"]
+
+
 def test_two_golden_plans_of_one_playbook_have_a_comment_each(tmp_path: Path) -> None:
     root = _project(tmp_path)
     made = subprocess.run(
